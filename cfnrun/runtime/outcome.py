@@ -1,0 +1,34 @@
+"""What one invocation of a function produced, as seen from outside the worker."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any, Dict, Optional
+
+
+class OutcomeKind(str, enum.Enum):
+    RETURNED = "returned"  # the handler returned a JSON value
+    FUNCTION_ERROR = "function_error"  # the handler raised, or returned something JSON cannot carry
+    TIMED_OUT = "timed_out"  # cut at its deadline; the worker was killed
+    WORKER_DIED = "worker_died"  # sys.exit, os._exit, a signal: the sandbox is gone
+    INIT_ERROR = "init_error"  # the provider could not be imported
+
+
+@dataclass
+class InvocationOutcome:
+    kind: OutcomeKind
+    request_id: str
+    duration_ms: float
+    logs: str = ""
+    result: Any = None
+    # Lambda's error shape: errorType, errorMessage, stackTrace (plus "location" for init errors).
+    error: Optional[Dict[str, Any]] = None
+    timeout_s: Optional[float] = None
+
+    @property
+    def error_type(self) -> str:
+        return (self.error or {}).get("errorType", "")
+
+    @property
+    def error_message(self) -> str:
+        return (self.error or {}).get("errorMessage", "")

@@ -1,0 +1,261 @@
+"""One warm worker process, driven from the parent's event loop.
+
+The parent never runs handler code and never blocks on it: it writes a request
+frame, awaits the reply frame with a deadline, and collects the worker's log
+pipe in the background. A worker that overruns its deadline is killed with its
+whole process group, so nothing it started outlives it.
+"""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import signal
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, Mapping, Optional
+
+from cfnrun.runtime import worker as worker_script
+from cfnrun.runtime.logs import LogCapture, LogSplitter
+from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
+
+WORKER_SCRIPT = Path(worker_script.__file__).resolve()
+_LOG_DRAIN_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """Everything needed to start a sandbox for one function."""
+
+    function_name: str
+    handler: str
+    code_dir: Path
+    cwd: Path
+    env: Mapping[str, str]
+    memory_mb: int = 128
+    python: str = sys.executable
+    init_timeout_s: float = 30.0
+    region: str = "us-east-1"
+    account_id: str = "123456789012"
+
+    @property
+    def function_arn(self) -> str:
+        return f"arn:aws:lambda:{self.region}:{self.account_id}:function:{self.function_name}"
+
+
+class WorkerInitError(Exception):
+    """The provider failed to load: import error, syntax error, missing handler."""
+
+    def __init__(self, error: Dict[str, Any], logs: str) -> None:
+        super().__init__(error.get("errorMessage", "worker failed to start"))
+        self.error = error
+        self.logs = logs
+
+
+def describe_exit(returncode: Optional[int]) -> str:
+    if returncode is None:
+        return "worker is gone"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"worker process was killed by {name}"
+    return f"worker process exited with status {returncode}"
+
+
+class WorkerProcess:
+    _ids = itertools.count(1)
+
+    def __init__(self, spec: WorkerSpec, process: asyncio.subprocess.Process) -> None:
+        self.spec = spec
+        self.process = process
+        self.nonce = ""
+        self._capture = LogCapture()
+        self._splitter: Optional[LogSplitter] = None
+        self._marker_waiters: Dict[str, asyncio.Future[None]] = {}
+        self._log_task = asyncio.ensure_future(self._read_logs())
+        self.invocations = 0
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def alive(self) -> bool:
+        return self.process.returncode is None
+
+    @classmethod
+    async def start(cls, spec: WorkerSpec) -> "WorkerProcess":
+        process = await asyncio.create_subprocess_exec(
+            spec.python,
+            "-u",
+            str(WORKER_SCRIPT),
+            "--handler",
+            spec.handler,
+            "--code-dir",
+            str(spec.code_dir),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=str(spec.cwd),
+            env=dict(spec.env),
+            start_new_session=True,
+        )
+        worker = cls(spec, process)
+        try:
+            hello = await asyncio.wait_for(worker._read_frame(), spec.init_timeout_s)
+        except asyncio.TimeoutError:
+            await worker.kill()
+            raise WorkerInitError(
+                {
+                    "errorType": "Runtime.InitTimeout",
+                    "errorMessage": f"importing {spec.handler} took longer than {spec.init_timeout_s:g} s",
+                },
+                await worker._drain_logs(),
+            ) from None
+        except (asyncio.IncompleteReadError, ConnectionError):
+            returncode = await process.wait()
+            raise WorkerInitError(
+                {"errorType": "Runtime.ExitError", "errorMessage": f"{describe_exit(returncode)} while importing {spec.handler}"},
+                await worker._drain_logs(),
+            ) from None
+        if hello.get("type") == "init_error":
+            await process.wait()
+            raise WorkerInitError(hello["error"], await worker._drain_logs())
+        worker.nonce = hello["nonce"]
+        worker._splitter = LogSplitter(worker_script.LOG_MARKER_PREFIX)
+        return worker
+
+    async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
+        """Run one invocation; never raises for anything the handler does."""
+        request_id = request_id or str(uuid.uuid4())
+        invocation_id = next(self._ids)
+        self.invocations += 1
+        marker = f"{self.nonce}:{invocation_id}"
+        marker_seen: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._marker_waiters[marker] = marker_seen
+        started = time.perf_counter()
+        deadline_ms = int((time.time() + timeout_s) * 1000)
+        frame = worker_script.encode_frame(
+            {
+                "id": invocation_id,
+                "event": event,
+                "context": {
+                    "function_name": self.spec.function_name,
+                    "invoked_function_arn": self.spec.function_arn,
+                    "memory_limit_in_mb": self.spec.memory_mb,
+                    "aws_request_id": request_id,
+                    "log_group_name": f"/aws/lambda/{self.spec.function_name}",
+                    "log_stream_name": f"cfnrun/[$LATEST]{self.nonce}",
+                    "deadline_ms": deadline_ms,
+                },
+            }
+        )
+
+        def elapsed() -> float:
+            return (time.perf_counter() - started) * 1000.0
+
+        try:
+            assert self.process.stdin is not None
+            self.process.stdin.write(frame)
+            await self.process.stdin.drain()
+            reply = await asyncio.wait_for(self._read_frame(), timeout_s)
+        except asyncio.TimeoutError:
+            duration = elapsed()
+            self._marker_waiters.pop(marker, None)
+            await self.kill()
+            return InvocationOutcome(
+                OutcomeKind.TIMED_OUT, request_id, duration, self._take_logs(), timeout_s=timeout_s
+            )
+        except (asyncio.IncompleteReadError, ConnectionError):
+            duration = elapsed()
+            self._marker_waiters.pop(marker, None)
+            returncode = await self.process.wait()
+            await self._drain_logs_into_capture()
+            return InvocationOutcome(
+                OutcomeKind.WORKER_DIED,
+                request_id,
+                duration,
+                self._take_logs(),
+                error={"errorType": "Runtime.ExitError", "errorMessage": describe_exit(returncode)},
+            )
+        duration = elapsed()
+        try:
+            await asyncio.wait_for(marker_seen, _LOG_DRAIN_SECONDS)
+        except asyncio.TimeoutError:
+            pass  # the handler closed or redirected fd 2; keep what arrived
+        finally:
+            self._marker_waiters.pop(marker, None)
+        logs = self._take_logs()
+        if reply.get("type") == "result":
+            return InvocationOutcome(OutcomeKind.RETURNED, request_id, duration, logs, result=reply.get("result"))
+        return InvocationOutcome(OutcomeKind.FUNCTION_ERROR, request_id, duration, logs, error=reply.get("error"))
+
+    async def kill(self) -> None:
+        """Kill the worker and everything it started; wait until it is reaped."""
+        if self.process.returncode is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            await self.process.wait()
+        if self.process.stdin is not None and not self.process.stdin.is_closing():
+            self.process.stdin.close()
+        await self._drain_logs_into_capture()
+
+    async def stop(self) -> None:
+        """Ask an idle worker to leave (EOF on its request pipe), kill it if it lingers."""
+        if self.process.stdin is not None and not self.process.stdin.is_closing():
+            self.process.stdin.close()
+        try:
+            await asyncio.wait_for(self.process.wait(), 2.0)
+        except asyncio.TimeoutError:
+            pass
+        await self.kill()
+
+    # -- internals ---------------------------------------------------------------
+
+    async def _read_frame(self) -> Dict[str, Any]:
+        assert self.process.stdout is not None
+        header = await self.process.stdout.readexactly(worker_script.FRAME_HEADER.size)
+        (size,) = worker_script.FRAME_HEADER.unpack(header)
+        return json.loads(await self.process.stdout.readexactly(size))
+
+    async def _read_logs(self) -> None:
+        assert self.process.stderr is not None
+        stream = self.process.stderr
+        while True:
+            chunk = await stream.read(65536)
+            if not chunk:
+                break
+            if self._splitter is None:
+                self._capture.write(chunk)
+                continue
+            for output, marker in self._splitter.feed(chunk):
+                if output:
+                    self._capture.write(output)
+                if marker is not None:
+                    waiter = self._marker_waiters.get(marker)
+                    if waiter is not None and not waiter.done():
+                        waiter.set_result(None)
+        if self._splitter is not None:
+            self._capture.write(self._splitter.flush())
+
+    async def _drain_logs_into_capture(self) -> None:
+        try:
+            await asyncio.wait_for(asyncio.shield(self._log_task), _LOG_DRAIN_SECONDS)
+        except asyncio.TimeoutError:
+            pass  # a grandchild that escaped the process group still holds the pipe
+
+    async def _drain_logs(self) -> str:
+        await self._drain_logs_into_capture()
+        return self._take_logs()
+
+    def _take_logs(self) -> str:
+        capture, self._capture = self._capture, LogCapture()
+        return capture.text()

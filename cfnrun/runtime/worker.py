@@ -1,0 +1,338 @@
+"""The worker process: a warm sandbox that imports a handler once and serves invocations.
+
+Runs as a script (``python worker.py --handler pkg.mod.attr --code-dir DIR``), in the
+provider's interpreter, using the standard library only, so it never drags cfnrun's own
+dependencies into the provider's module namespace.
+
+Channels, all set up by the parent:
+  * fd 0 carries requests from the parent (length-prefixed JSON frames);
+  * fd 1 carries replies to the parent (same framing);
+  * fd 2 is the log pipe. The worker points both ``sys.stdout`` and ``sys.stderr`` (and
+    the OS-level fds the handler might write to) at it, so the parent sees print(),
+    logging, C-level writes and crash dumps in the order they happened. After each
+    invocation the worker writes an end-of-invocation marker to the log pipe, so the
+    parent knows exactly which output belongs to which invocation.
+"""
+from __future__ import annotations
+
+import faulthandler
+import importlib
+import io
+import json
+import logging
+import os
+import secrets
+import struct
+import sys
+import time
+import traceback
+from typing import Any, BinaryIO, Callable, Dict, List, Optional
+
+FRAME_HEADER = struct.Struct(">I")
+LOG_MARKER_PREFIX = b"\x1e\x1dcfnrun-end:"
+
+
+def encode_frame(message: Dict[str, Any]) -> bytes:
+    body = json.dumps(message, separators=(",", ":")).encode("utf-8")
+    return FRAME_HEADER.pack(len(body)) + body
+
+
+def log_marker(nonce: str, invocation_id: int) -> bytes:
+    return LOG_MARKER_PREFIX + f"{nonce}:{invocation_id}\n".encode("ascii")
+
+
+class LambdaContext:
+    """The context object AWS Lambda's Python runtime hands to a handler."""
+
+    def __init__(self, fields: Dict[str, Any]) -> None:
+        self.function_name: str = fields["function_name"]
+        self.function_version: str = "$LATEST"
+        self.invoked_function_arn: str = fields["invoked_function_arn"]
+        self.memory_limit_in_mb: str = str(fields["memory_limit_in_mb"])
+        self.aws_request_id: str = fields["aws_request_id"]
+        self.log_group_name: str = fields["log_group_name"]
+        self.log_stream_name: str = fields["log_stream_name"]
+        self.identity = None
+        self.client_context = None
+        self._deadline_ms: int = fields["deadline_ms"]
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, self._deadline_ms - int(time.time() * 1000))
+
+
+class _RequestIdFilter(logging.Filter):
+    request_id = ""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.aws_request_id = self.request_id
+        return True
+
+
+def _configure_logging(level: str) -> _RequestIdFilter:
+    request_ids = _RequestIdFilter()
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(
+        logging.Formatter(
+            "[%(levelname)s]\t%(asctime)s.%(msecs)03dZ\t%(aws_request_id)s\t%(message)s",
+            "%Y-%m-%dT%H:%M:%S",
+        )
+    )
+    handler.formatter.converter = time.gmtime  # type: ignore[union-attr]
+    handler.addFilter(request_ids)
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    return request_ids
+
+
+def _provider_frames(frames: List[traceback.FrameSummary]) -> List[str]:
+    """The traceback without the worker's and importlib's own frames."""
+    here = os.path.abspath(__file__)
+    kept = [
+        frame
+        for frame in frames
+        if not frame.filename.startswith("<frozen")
+        and os.path.abspath(frame.filename) != here
+        and os.sep + "importlib" + os.sep not in frame.filename
+    ]
+    return traceback.format_list(kept)
+
+
+def _user_frame(tb_frames: List[traceback.FrameSummary], code_dir: str) -> Optional[traceback.FrameSummary]:
+    """The innermost traceback frame in the provider's own code, if any."""
+    for frame in reversed(tb_frames):
+        if os.path.abspath(frame.filename).startswith(code_dir + os.sep):
+            return frame
+    return None
+
+
+def _where(filename: str, line: Optional[int], code_dir: str) -> str:
+    path = os.path.relpath(os.path.abspath(filename), os.getcwd())
+    return f"{path}:{line}" if line else path
+
+
+def describe_import_failure(module_name: str, error: BaseException, code_dir: str) -> Dict[str, Any]:
+    """Lambda-style init error, pointing at the file and line that broke."""
+    stack = traceback.extract_tb(error.__traceback__)
+    if isinstance(error, SyntaxError):
+        where = _where(error.filename or "?", error.lineno, code_dir)
+        detail = f"{error.msg} ({where})"
+        if error.text:
+            detail += f"\n    {error.text.strip()}"
+        return {
+            "errorType": "Runtime.UserCodeSyntaxError",
+            "errorMessage": f"Syntax error in module '{module_name}': {detail}",
+            "location": where,
+            "stackTrace": [],
+        }
+    frame = _user_frame(stack, code_dir)
+    where = _where(frame.filename, frame.lineno, code_dir) if frame else None
+    message = f"Unable to import module '{module_name}': {type(error).__name__}: {error}"
+    if where:
+        message += f" ({where})"
+    return {
+        "errorType": "Runtime.ImportModuleError",
+        "errorMessage": message,
+        "location": where,
+        "stackTrace": _provider_frames(stack),
+    }
+
+
+def load_handler(handler: str, code_dir: str) -> Callable[..., Any]:
+    module_name, _, attribute = handler.rpartition(".")
+    if not module_name:
+        raise _InitError(
+            {
+                "errorType": "Runtime.MalformedHandlerName",
+                "errorMessage": f"Bad handler '{handler}': expected 'module.attribute', e.g. pkg.handlers.resource",
+            }
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name and module_name.startswith(error.name):
+            raise _InitError(
+                {
+                    "errorType": "Runtime.ImportModuleError",
+                    "errorMessage": f"Unable to import module '{module_name}': no module named "
+                    f"'{error.name}' under {code_dir}",
+                }
+            ) from None
+        raise _InitError(describe_import_failure(module_name, error, code_dir)) from None
+    except BaseException as error:  # noqa: B902 - any import-time failure is the user's
+        raise _InitError(describe_import_failure(module_name, error, code_dir)) from None
+    target = getattr(module, attribute, None)
+    if not callable(target):
+        what = "missing on" if target is None else "is not callable in"
+        raise _InitError(
+            {
+                "errorType": "Runtime.HandlerNotFound",
+                "errorMessage": f"Handler '{attribute}' {what} module '{module_name}' "
+                f"({_where(getattr(module, '__file__', '?') or '?', None, code_dir)})",
+            }
+        )
+    return target
+
+
+class _InitError(Exception):
+    def __init__(self, details: Dict[str, Any]) -> None:
+        super().__init__(details["errorMessage"])
+        self.details = details
+
+
+def _unserializable_path(value: Any, path: str) -> Optional[str]:
+    """Where in a ProgressEvent the first value JSON cannot carry sits, if anywhere."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _unserializable_path(item, f"{path}.{key}" if path else str(key))
+            if found:
+                return found
+        return None
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _unserializable_path(item, f"{path}[{index}]")
+            if found:
+                return found
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return None
+    if hasattr(value, "_serialize") or hasattr(value, "isoformat"):
+        return None
+    return f"{path} (a {type(value).__name__})"
+
+
+def watch_support_library_serialization(handler: Callable[..., Any]) -> None:
+    """Explain the support library's silent serialization failures.
+
+    ``cloudformation_cli_python_lib`` turns a ProgressEvent it cannot serialize (a model
+    holding a ``set``, say) into FAILED InternalFailure with an empty message and no log
+    line. Wrapping the resource's ``_invoke_handler`` lets the worker say what happened.
+    """
+    resource = getattr(handler, "__self__", handler)
+    original = getattr(resource, "_invoke_handler", None)
+    if original is None or not hasattr(resource, "_handlers"):
+        return
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        progress = original(*args, **kwargs)
+        serialize = getattr(progress, "_serialize", None)
+        if serialize is not None:
+            try:
+                where = _unserializable_path(serialize(), "")
+            except Exception as error:  # noqa: B902 - the library would fail the same way
+                where = f"({type(error).__name__}: {error})"
+            if where:
+                print(
+                    f"cfnrun: the handler returned a ProgressEvent that cannot be serialized to "
+                    f"JSON: {where}. The support library reports this as FAILED InternalFailure "
+                    "with an empty message.",
+                    file=sys.stderr,
+                )
+        return progress
+
+    resource._invoke_handler = checked
+
+
+def _read_exact(stream: BinaryIO, size: int) -> bytes:
+    data = stream.read(size)
+    if data is None or len(data) < size:
+        raise EOFError
+    return data
+
+
+def _function_error(error: BaseException) -> Dict[str, Any]:
+    return {
+        "errorType": type(error).__name__,
+        "errorMessage": str(error),
+        "stackTrace": _provider_frames(traceback.extract_tb(error.__traceback__)),
+    }
+
+
+class Worker:
+    def __init__(self, handler: Callable[..., Any], requests: BinaryIO, replies: BinaryIO) -> None:
+        self.handler = handler
+        self.requests = requests
+        self.replies = replies
+        self.nonce = secrets.token_hex(8)
+        self.request_ids = _configure_logging(os.environ.get("CFNRUN_LOG_LEVEL", "INFO"))
+
+    def reply(self, message: Dict[str, Any]) -> None:
+        self.replies.write(encode_frame(message))
+        self.replies.flush()
+
+    def serve(self) -> None:
+        self.reply({"type": "ready", "nonce": self.nonce, "pid": os.getpid()})
+        while True:
+            try:
+                (size,) = FRAME_HEADER.unpack(_read_exact(self.requests, FRAME_HEADER.size))
+                request = json.loads(_read_exact(self.requests, size))
+            except EOFError:
+                return
+            self.reply(self.invoke(request))
+
+    def invoke(self, request: Dict[str, Any]) -> Dict[str, Any]:
+        invocation_id = request["id"]
+        context = LambdaContext(request["context"])
+        self.request_ids.request_id = context.aws_request_id
+        started = time.perf_counter()
+        try:
+            result = self.handler(request["event"], context)
+            try:
+                reply = {"type": "result", "id": invocation_id, "result": result}
+                encode_frame(reply)  # prove it marshals before claiming success
+            except (TypeError, ValueError) as error:
+                reply = {
+                    "type": "error",
+                    "id": invocation_id,
+                    "error": {
+                        "errorType": "Runtime.MarshalError",
+                        "errorMessage": f"Unable to marshal response: {error}",
+                        "stackTrace": [],
+                    },
+                }
+        except Exception as error:  # noqa: B902 - reported to the caller like Lambda does
+            reply = {"type": "error", "id": invocation_id, "error": _function_error(error)}
+        reply["durationMs"] = (time.perf_counter() - started) * 1000.0
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.write(2, log_marker(self.nonce, invocation_id))
+        self.request_ids.request_id = ""
+        return reply
+
+
+def _take_over_fds() -> "tuple[BinaryIO, BinaryIO]":
+    """Keep the protocol on private fds; route fds 0-2 away from it."""
+    requests = os.fdopen(os.dup(0), "rb", buffering=0)
+    replies = os.fdopen(os.dup(1), "wb", buffering=0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    sys.stdin = open(os.devnull)
+    sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
+    sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", buffering=0), write_through=True)
+    return requests, replies
+
+
+def main(argv: List[str]) -> int:
+    handler_name = argv[argv.index("--handler") + 1]
+    code_dir = os.path.abspath(argv[argv.index("--code-dir") + 1])
+    # Running as a script put this file's folder on sys.path; the provider must not see it.
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [code_dir] + [p for p in sys.path if os.path.abspath(p or ".") != here]
+    requests, replies = _take_over_fds()
+    faulthandler.enable(sys.stderr)
+    try:
+        handler = load_handler(handler_name, code_dir)
+    except _InitError as error:
+        sys.stdout.flush()
+        replies.write(encode_frame({"type": "init_error", "error": error.details}))
+        return 3
+    watch_support_library_serialization(handler)
+    worker = Worker(handler, requests, replies)
+    worker.serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
