@@ -1,0 +1,3 @@
+from cfnrun.cli import main
+
+main()

@@ -1,0 +1,130 @@
+"""The ``cfnrun`` command line."""
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from cfnrun import __version__
+from cfnrun.errors import CfnrunError
+from cfnrun.invoker.budgets import Budgets
+from cfnrun.invoker.events import Observer
+from cfnrun.invoker.payloads import Entrypoint
+from cfnrun.invoker.runner import InvokeSettings, ProviderLoadError, execute, prepare
+from cfnrun.protocol import Action
+from cfnrun.render.ndjson import NdjsonRenderer
+from cfnrun.render.timeline import TimelineRenderer
+
+EXIT_SUCCESS = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Run and check CloudFormation resource type handlers written in Python, locally, without Docker.",
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"cfnrun {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    pass
+
+
+def _fail(message: str, details: Optional[List[str]] = None) -> "typer.Exit":
+    typer.echo(f"cfnrun: error: {message}", err=True)
+    for line in details or []:
+        typer.echo(line, err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+@app.command()
+def invoke(
+    action: Action = typer.Argument(..., case_sensitive=False, help="CREATE, READ, UPDATE, DELETE or LIST."),
+    request_file: Optional[str] = typer.Argument(
+        None,
+        help="A 'cfn invoke' request file or a sam-tests event ('-' reads standard input). "
+        "Without one, the desired state is empty.",
+    ),
+    project: Path = typer.Option(Path("."), "--project", "-p", help="The provider project folder (holds .rpdk-config)."),
+    handler: Optional[str] = typer.Option(None, help="Run without a project: the handler as MODULE.ATTRIBUTE."),
+    schema: Optional[Path] = typer.Option(None, help="Run without a project: the resource schema file."),
+    code_dir: Optional[Path] = typer.Option(None, help="Run without a project: the folder to import the handler from."),
+    function: Optional[str] = typer.Option(None, help="The template function to invoke (default: TypeFunction, or TestEntrypoint for a sam-tests event)."),
+    entrypoint: Optional[Entrypoint] = typer.Option(
+        None, case_sensitive=False, help="Request shape: 'type' (HandlerRequest) or 'test' (sam-tests event). Default: from the request file."
+    ),
+    region: Optional[str] = typer.Option(None, help="Region of the request (default: AWS_REGION, the profile's, or us-east-1)."),
+    account_id: str = typer.Option("123456789012", help="awsAccountId of the request."),
+    profile: Optional[str] = typer.Option(None, help="AWS profile for the caller credentials."),
+    credentials: bool = typer.Option(True, "--credentials/--no-credentials", help="Pass local AWS credentials to the handler."),
+    max_reinvoke: Optional[int] = typer.Option(None, min=0, help="Stop after N re-invocations (IN_PROGRESS callbacks or LIST pages)."),
+    virtual_clock: bool = typer.Option(False, "--virtual-clock", help="Skip CallbackDelaySeconds waits but count them against the operation timeout."),
+    time_scale: float = typer.Option(1.0, min=0.0001, help="Multiply every time limit (60 s / 30 s budgets, timeoutInMinutes) by this factor."),
+    invocation_timeout: Optional[float] = typer.Option(None, min=0.001, help="Override the per-invocation budget, in seconds."),
+    operation_timeout: Optional[float] = typer.Option(None, min=0.001, help="Override the whole operation's timeout, in seconds."),
+    json_output: bool = typer.Option(False, "--json", help="Print one JSON object per event (NDJSON)."),
+    log_level: str = typer.Option("INFO", help="Level of the handler's root logger."),
+    python: str = typer.Option(sys.executable, help="Python interpreter that runs the provider."),
+) -> None:
+    """Run one operation as CloudFormation would, replaying IN_PROGRESS until it ends.
+
+    Exit status: 0 SUCCESS, 1 FAILED (or stopped early), 2 usage or project error.
+    """
+    settings = InvokeSettings(
+        action=action,
+        request_file=request_file,
+        project_dir=project,
+        handler=handler,
+        schema=schema,
+        code_dir=code_dir,
+        function=function,
+        entrypoint=entrypoint,
+        region=region,
+        account_id=account_id,
+        profile=profile,
+        use_credentials=credentials,
+        budgets=Budgets(time_scale, invocation_timeout, operation_timeout),
+        virtual_clock=virtual_clock,
+        max_reinvoke=max_reinvoke,
+        log_level=log_level.upper(),
+        python=python,
+    )
+    try:
+        prepared = prepare(settings)
+    except CfnrunError as error:
+        raise _fail(str(error)) from None
+    schema_obj = prepared.project.schema
+    renderer: Observer = NdjsonRenderer(sys.stdout, schema_obj) if json_output else TimelineRenderer(sys.stdout, schema_obj)
+    for note in prepared.notes:
+        typer.echo(f"cfnrun: note: {note}", err=True)
+    try:
+        result = asyncio.run(execute(prepared, [renderer]))
+    except ProviderLoadError as error:
+        details = [line.rstrip() for line in error.stack_trace]
+        if error.logs.strip():
+            details += ["output while importing:", error.logs.rstrip()]
+        raise _fail(str(error), details) from None
+    except KeyboardInterrupt:
+        typer.echo("cfnrun: interrupted; workers stopped", err=True)
+        raise typer.Exit(130) from None
+    raise typer.Exit(EXIT_SUCCESS if result.succeeded else EXIT_FAILED)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

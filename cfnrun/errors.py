@@ -1,0 +1,18 @@
+"""Errors cfnrun reports to its user as one clear line, never as a traceback."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Union
+
+
+class CfnrunError(Exception):
+    """Something the user can fix: a bad flag, file or project."""
+
+
+class ProjectError(CfnrunError):
+    """A provider project file is missing or broken; names the file."""
+
+    def __init__(self, path: Optional[Union[str, Path]], problem: str) -> None:
+        self.path = str(path) if path is not None else None
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}" if self.path else problem)

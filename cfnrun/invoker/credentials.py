@@ -1,0 +1,57 @@
+"""Caller credentials from the developer's local AWS configuration, when there are any.
+
+Credentials are optional: without them the handler gets no session (TypeFunction)
+or placeholder keys (the test entrypoint, whose library code insists on some).
+They are passed to the handler only, never printed or written anywhere.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from cfnrun.protocol import Credentials
+
+PLACEHOLDER = Credentials(
+    accessKeyId="CFNRUNLOCALPLACEHOLDER",
+    secretAccessKey="cfnrun-local-placeholder-secret",
+    sessionToken="cfnrun-local-placeholder-token",
+)
+
+
+def local_credentials(profile: Optional[str] = None) -> Optional[Credentials]:
+    """Resolve the boto3 credential chain, minus the slow instance-metadata lookups."""
+    import botocore.exceptions
+    import botocore.session
+
+    try:
+        session = botocore.session.Session(profile=profile)
+        resolver = session.get_component("credential_provider")
+        for slow in ("iam-role", "container-role"):
+            try:
+                resolver.remove(slow)
+            except (ValueError, KeyError):
+                pass
+        found = session.get_credentials()
+        if found is None:
+            return None
+        frozen = found.get_frozen_credentials()
+    except botocore.exceptions.ProfileNotFound:
+        raise
+    except botocore.exceptions.BotoCoreError:
+        return None
+    if not frozen.access_key or not frozen.secret_key:
+        return None
+    return Credentials(
+        accessKeyId=frozen.access_key,
+        secretAccessKey=frozen.secret_key,
+        sessionToken=frozen.token or "",
+    )
+
+
+def profile_region(profile: Optional[str] = None) -> Optional[str]:
+    import botocore.exceptions
+    import botocore.session
+
+    try:
+        return botocore.session.Session(profile=profile).get_config_variable("region")
+    except botocore.exceptions.BotoCoreError:
+        return None

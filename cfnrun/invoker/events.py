@@ -1,0 +1,84 @@
+"""What an operation reports while it runs, for renderers and checkers to observe."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Union
+
+from cfnrun.invoker.budgets import Budget
+from cfnrun.protocol import Action, ProgressEvent
+from cfnrun.runtime.outcome import InvocationOutcome
+
+
+class EndReason(str, enum.Enum):
+    """Why an operation ended; ``HANDLER`` means the handler's own terminal event."""
+
+    HANDLER = "handler"
+    INVOCATION_BUDGET = "invocation-budget-exceeded"
+    OPERATION_TIMEOUT = "operation-timeout"
+    FUNCTION_ERROR = "function-error"
+    WORKER_DIED = "worker-died"
+    INIT_ERROR = "init-error"
+    INVALID_RESPONSE = "invalid-progress-event"
+    IN_PROGRESS_NOT_ALLOWED = "in-progress-not-allowed"
+    PAGINATION_LOOP = "list-pagination-loop"
+    REINVOKE_LIMIT = "reinvoke-limit"
+
+
+@dataclass
+class OperationStarted:
+    action: Action
+    type_name: str
+    function: str
+    entrypoint: str
+    invocation_budget: Budget
+    operation_budget: Budget
+    virtual_clock: bool
+
+
+@dataclass
+class InvocationCompleted:
+    number: int
+    outcome: InvocationOutcome
+    progress: Optional[ProgressEvent]
+    problem: Optional[str]  # why the response is not a usable ProgressEvent
+    elapsed_s: float  # since the operation started, on the operation's clock
+
+
+@dataclass
+class Waiting:
+    next_number: int
+    delay_s: float
+    virtual: bool
+
+
+@dataclass
+class WaitTick:
+    remaining_s: float
+
+
+@dataclass
+class OperationResult:
+    action: Action
+    status: str  # SUCCESS, FAILED, or IN_PROGRESS when stopped early
+    reason: EndReason
+    message: str
+    invocations: int
+    elapsed_s: float
+    error_code: Optional[str] = None
+    hint: Optional[str] = None
+    resource_model: Optional[Dict[str, Any]] = None
+    resource_models: Optional[List[Dict[str, Any]]] = field(default=None)
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "SUCCESS"
+
+
+@dataclass
+class OperationCompleted:
+    result: OperationResult
+
+
+OperationEvent = Union[OperationStarted, InvocationCompleted, Waiting, WaitTick, OperationCompleted]
+Observer = Callable[[OperationEvent], None]

@@ -1,0 +1,270 @@
+"""Drive one operation the way CloudFormation does, from the first call to a terminal status.
+
+While the handler answers IN_PROGRESS, wait CallbackDelaySeconds and call again with
+the returned callbackContext and model. Cut any call that overruns its response
+budget, end the operation at the schema's timeoutInMinutes, follow LIST pages, and
+tell observers about every step.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, Protocol, Set
+
+from cfnrun.invoker.budgets import Budget, Budgets
+from cfnrun.invoker.clock import RealClock
+from cfnrun.invoker.events import (
+    EndReason,
+    InvocationCompleted,
+    Observer,
+    OperationCompleted,
+    OperationEvent,
+    OperationResult,
+    OperationStarted,
+    Waiting,
+    WaitTick,
+)
+from cfnrun.invoker.payloads import OperationRequest
+from cfnrun.protocol import Action, InvalidProgressEvent, OperationStatus, ProgressEvent, parse_progress_event
+from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
+from cfnrun.schema import ResourceSchema
+
+EMPTY_INTERNAL_FAILURE_HINT = (
+    "FAILED InternalFailure with an empty message is what cloudformation_cli_python_lib "
+    "returns when the handler raised an exception or returned a ProgressEvent it could not "
+    "serialize (a Python set in the model, for instance, which uniqueItems arrays tempt). "
+    "The handler's output above shows which."
+)
+PAGINATION_LOOP_HINT = (
+    "cloudformation_cli_python_lib's production entrypoint (Resource.__call__) does not pass "
+    "the request's nextToken to the handler, so a LIST handler that pages gets the first "
+    "page again on every call. Return all models with nextToken null, or read the token "
+    "through the test entrypoint."
+)
+
+
+class Invocable(Protocol):
+    async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
+        ...
+
+
+class Operation:
+    def __init__(
+        self,
+        target: Invocable,
+        request: OperationRequest,
+        schema: ResourceSchema,
+        function_name: str,
+        budgets: Budgets = Budgets(),
+        function_timeout_s: Optional[float] = None,
+        clock: Optional[RealClock] = None,
+        observers: Optional[List[Observer]] = None,
+        max_reinvoke: Optional[int] = None,
+    ) -> None:
+        self.target = target
+        self.request = request
+        self.action: Action = request.action
+        self.schema = schema
+        self.function_name = function_name
+        self.clock = clock or RealClock()
+        self.observers = list(observers or [])
+        self.max_reinvoke = max_reinvoke
+        self.invocation_budget = budgets.invocation(self.action, function_timeout_s)
+        self.operation_budget = budgets.operation(self.action, schema)
+        self._started = 0.0
+        self._invocations = 0
+        self._models: List[Dict[str, Any]] = []
+        self._tokens: Set[str] = set()
+        self._last_page: Optional[str] = None
+
+    def _emit(self, event: OperationEvent) -> None:
+        for observer in self.observers:
+            observer(event)
+
+    def _elapsed(self) -> float:
+        return self.clock.now() - self._started
+
+    async def run(self) -> OperationResult:
+        self._started = self.clock.now()
+        self._emit(
+            OperationStarted(
+                action=self.action,
+                type_name=self.request.type_name,
+                function=self.function_name,
+                entrypoint=self.request.entrypoint.value,
+                invocation_budget=self.invocation_budget,
+                operation_budget=self.operation_budget,
+                virtual_clock=self.clock.virtual,
+            )
+        )
+        result = await self._loop()
+        self._emit(OperationCompleted(result))
+        return result
+
+    async def _loop(self) -> OperationResult:
+        while True:
+            remaining = self.operation_budget.seconds - self._elapsed()
+            if remaining <= 0:
+                return self._deadline_exceeded()
+            limit: Budget = self.invocation_budget
+            if remaining < limit.seconds:
+                limit = self.operation_budget
+            outcome = await self.target.invoke(self.request.payload(), min(limit.seconds, remaining))
+            self._invocations += 1
+            progress, problem = self._interpret(outcome)
+            self._emit(InvocationCompleted(self._invocations, outcome, progress, problem, self._elapsed()))
+
+            ended = self._ended_without_event(outcome, problem, limit)
+            if ended is not None:
+                return ended
+            assert progress is not None
+            if progress.status is OperationStatus.FAILED:
+                return self._handler_failed(progress)
+            if progress.status is OperationStatus.SUCCESS:
+                if self.action is Action.LIST and progress.nextToken:
+                    looping = self._record_page(progress)
+                    if looping is not None:
+                        return looping
+                    stop = self._reinvoke_limit_reached(progress)
+                    if stop is not None:
+                        return stop
+                    self.request.next_page(progress.nextToken)
+                    continue
+                return self._succeeded(progress)
+            # IN_PROGRESS
+            if not self.action.is_mutating:
+                return self._result(
+                    "FAILED",
+                    EndReason.IN_PROGRESS_NOT_ALLOWED,
+                    f"{self.action.value} handlers MUST return SUCCESS or FAILED, never IN_PROGRESS "
+                    f"(invocation {self._invocations})",
+                )
+            stop = self._reinvoke_limit_reached(progress)
+            if stop is not None:
+                return stop
+            delay = max(0, progress.callbackDelaySeconds or 0)
+            remaining = self.operation_budget.seconds - self._elapsed()
+            await self._wait(min(delay, max(0.0, remaining)))
+            self.request.continue_with(progress)
+
+    def _interpret(self, outcome: InvocationOutcome) -> "tuple[Optional[ProgressEvent], Optional[str]]":
+        if outcome.kind is not OutcomeKind.RETURNED:
+            return None, None
+        try:
+            return parse_progress_event(outcome.result), None
+        except InvalidProgressEvent as error:
+            return None, f"the handler's response is not a ProgressEvent: {error}"
+
+    def _ended_without_event(
+        self, outcome: InvocationOutcome, problem: Optional[str], limit: Budget
+    ) -> Optional[OperationResult]:
+        n = self._invocations
+        if outcome.kind is OutcomeKind.TIMED_OUT:
+            if limit is self.operation_budget:
+                return self._deadline_exceeded(during=n)
+            return self._result(
+                "FAILED",
+                EndReason.INVOCATION_BUDGET,
+                f"invocation {n} did not return a ProgressEvent within {limit.describe()}; "
+                "the call was cut and its worker replaced",
+            )
+        if outcome.kind is OutcomeKind.INIT_ERROR:
+            return self._result("FAILED", EndReason.INIT_ERROR, outcome.error_message)
+        if outcome.kind is OutcomeKind.WORKER_DIED:
+            return self._result(
+                "FAILED",
+                EndReason.WORKER_DIED,
+                f"invocation {n}: the {outcome.error_message} before returning a ProgressEvent "
+                "(sys.exit, os._exit or a crash in native code)",
+            )
+        if outcome.kind is OutcomeKind.FUNCTION_ERROR:
+            return self._result(
+                "FAILED",
+                EndReason.FUNCTION_ERROR,
+                f"invocation {n}: the function raised {outcome.error_type}: {outcome.error_message}",
+            )
+        if problem is not None:
+            return self._result("FAILED", EndReason.INVALID_RESPONSE, f"invocation {n}: {problem}")
+        return None
+
+    def _deadline_exceeded(self, during: Optional[int] = None) -> OperationResult:
+        where = f" during invocation {during}" if during else ""
+        return self._result(
+            "FAILED",
+            EndReason.OPERATION_TIMEOUT,
+            f"the operation did not finish within {self.operation_budget.describe()}; "
+            f"it ran out{where} after {self._invocations} invocation(s) and {self._elapsed():.1f} s",
+        )
+
+    def _handler_failed(self, progress: ProgressEvent) -> OperationResult:
+        hint = None
+        if progress.errorCode == "InternalFailure" and not progress.message:
+            hint = EMPTY_INTERNAL_FAILURE_HINT
+        return self._result(
+            "FAILED",
+            EndReason.HANDLER,
+            progress.message or "",
+            error_code=progress.errorCode,
+            hint=hint,
+            resource_model=progress.resourceModel,
+        )
+
+    def _succeeded(self, progress: ProgressEvent) -> OperationResult:
+        if self.action is Action.LIST:
+            self._models.extend(progress.resourceModels or [])
+            return self._result("SUCCESS", EndReason.HANDLER, progress.message or "", resource_models=self._models)
+        return self._result(
+            "SUCCESS", EndReason.HANDLER, progress.message or "", resource_model=progress.resourceModel
+        )
+
+    def _record_page(self, progress: ProgressEvent) -> Optional[OperationResult]:
+        token = progress.nextToken or ""
+        page = json.dumps(progress.resourceModels or [], sort_keys=True)
+        if token in self._tokens or page == self._last_page:
+            repeated = "nextToken" if token in self._tokens else "page of resourceModels"
+            return self._result(
+                "FAILED",
+                EndReason.PAGINATION_LOOP,
+                f"LIST pagination makes no progress: invocation {self._invocations} returned the same "
+                f"{repeated} as an earlier call (nextToken {token!r}); stopped instead of looping",
+                hint=PAGINATION_LOOP_HINT,
+                resource_models=self._models,
+            )
+        self._tokens.add(token)
+        self._last_page = page
+        self._models.extend(progress.resourceModels or [])
+        return None
+
+    def _reinvoke_limit_reached(self, progress: ProgressEvent) -> Optional[OperationResult]:
+        if self.max_reinvoke is None or self._invocations <= self.max_reinvoke:
+            return None
+        return self._result(
+            "IN_PROGRESS",
+            EndReason.REINVOKE_LIMIT,
+            f"stopped after {self.max_reinvoke} re-invocation(s) (--max-reinvoke); the operation was still "
+            f"{progress.status.value}" + (" with more pages" if progress.nextToken else ""),
+            resource_model=progress.resourceModel,
+            resource_models=self._models or None,
+        )
+
+    async def _wait(self, delay: float) -> None:
+        self._emit(Waiting(self._invocations + 1, delay, self.clock.virtual))
+        if self.clock.virtual or delay <= 0:
+            await self.clock.sleep(delay)
+            return
+        remaining = delay
+        while remaining > 0:
+            step = min(1.0, remaining)
+            await self.clock.sleep(step)
+            remaining -= step
+            self._emit(WaitTick(remaining))
+
+    def _result(self, status: str, reason: EndReason, message: str, **details: Any) -> OperationResult:
+        return OperationResult(
+            action=self.action,
+            status=status,
+            reason=reason,
+            message=message,
+            invocations=self._invocations,
+            elapsed_s=self._elapsed(),
+            **details,
+        )

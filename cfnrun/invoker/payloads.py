@@ -1,0 +1,114 @@
+"""The requests CloudFormation would send, built for either entrypoint.
+
+``TYPE`` targets the production entrypoint (TypeFunction) with a HandlerRequest;
+``TEST`` targets the test entrypoint (TestEntrypoint) with a sam-tests event. Both
+carry the same operation state, which changes as the operation goes on: the
+callbackContext and resource model returned by an IN_PROGRESS event, or the
+nextToken of a LIST page.
+"""
+from __future__ import annotations
+
+import copy
+import enum
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional
+
+from cfnrun.invoker.credentials import PLACEHOLDER
+from cfnrun.invoker.request_files import OperationInput
+from cfnrun.protocol import (
+    Action,
+    Credentials,
+    HandlerRequest,
+    ProgressEvent,
+    RequestData,
+    TestEvent,
+    TestRequest,
+)
+
+DEFAULT_LOGICAL_ID = "MyResource"
+
+
+class Entrypoint(str, enum.Enum):
+    TYPE = "type"
+    TEST = "test"
+
+
+@dataclass
+class OperationRequest:
+    action: Action
+    type_name: str
+    region: str
+    account_id: str
+    entrypoint: Entrypoint
+    operation: OperationInput
+    credentials: Optional[Credentials] = None
+    client_request_token: str = field(default_factory=lambda: str(uuid.uuid4()))
+    stack_id: str = ""
+    next_token: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        self.resource_properties: Dict[str, Any] = copy.deepcopy(self.operation.desired)
+        self.callback_context: Optional[Dict[str, Any]] = self.operation.callback_context
+        if self.operation.client_request_token:
+            self.client_request_token = self.operation.client_request_token
+        if not self.stack_id:
+            self.stack_id = (
+                f"arn:aws:cloudformation:{self.region}:{self.account_id}:stack/cfnrun-local/{uuid.uuid4()}"
+            )
+
+    @property
+    def logical_resource_id(self) -> str:
+        return self.operation.logical_resource_id or DEFAULT_LOGICAL_ID
+
+    def continue_with(self, event: ProgressEvent) -> None:
+        """Carry an IN_PROGRESS event's callbackContext and model into the next call."""
+        self.callback_context = event.callbackContext
+        if event.resourceModel is not None:
+            self.resource_properties = event.resourceModel
+
+    def next_page(self, token: str) -> None:
+        self.next_token = token
+
+    def payload(self) -> Dict[str, Any]:
+        if self.entrypoint is Entrypoint.TEST:
+            return self._test_event()
+        return self._handler_request()
+
+    def _handler_request(self) -> Dict[str, Any]:
+        return HandlerRequest(
+            action=self.action,
+            awsAccountId=self.account_id,
+            bearerToken=self.client_request_token,
+            region=self.region,
+            resourceType=self.type_name,
+            stackId=self.stack_id,
+            callbackContext=self.callback_context,
+            nextToken=self.next_token,
+            requestData=RequestData(
+                callerCredentials=self.credentials,
+                resourceProperties=self.resource_properties,
+                previousResourceProperties=self.operation.previous,
+                logicalResourceId=self.logical_resource_id,
+                typeConfiguration=self.operation.type_configuration,
+            ),
+        ).wire()
+
+    def _test_event(self) -> Dict[str, Any]:
+        return TestEvent(
+            credentials=self.credentials or PLACEHOLDER,
+            action=self.action,
+            region=self.region,
+            callbackContext=self.callback_context,
+            request=TestRequest(
+                clientRequestToken=self.client_request_token,
+                desiredResourceState=self.resource_properties,
+                previousResourceState=self.operation.previous,
+                logicalResourceIdentifier=self.logical_resource_id,
+                typeConfiguration=self.operation.type_configuration,
+                nextToken=self.next_token,
+                region=self.region,
+                awsAccountId=self.account_id,
+                stackId=self.stack_id,
+            ),
+        ).wire()

@@ -1,0 +1,158 @@
+"""``cfnrun invoke`` end to end: project → request → warm worker → operation → result."""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import List, Optional
+
+from cfnrun.errors import CfnrunError
+from cfnrun.invoker.budgets import Budgets
+from cfnrun.invoker.clock import RealClock, VirtualClock
+from cfnrun.invoker.credentials import local_credentials, profile_region
+from cfnrun.invoker.events import Observer, OperationResult
+from cfnrun.invoker.operation import Operation
+from cfnrun.invoker.payloads import Entrypoint, OperationRequest
+from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
+from cfnrun.project import Project, handler_project, load_project
+from cfnrun.protocol import Action
+from cfnrun.runtime.environment import lambda_environment
+from cfnrun.runtime.pool import FunctionPool
+from cfnrun.runtime.process import WorkerInitError, WorkerSpec
+from cfnrun.template import FunctionSpec
+
+DEFAULT_REGION = "us-east-1"
+DEFAULT_ACCOUNT_ID = "123456789012"
+
+
+class ProviderLoadError(CfnrunError):
+    """The provider's code could not be imported into a worker."""
+
+    def __init__(self, error: WorkerInitError) -> None:
+        super().__init__(f"cannot load the provider: {error.error.get('errorType')}: {error}")
+        self.logs = error.logs
+        self.stack_trace: List[str] = list(error.error.get("stackTrace") or [])
+
+
+@dataclass
+class InvokeSettings:
+    action: Action
+    request_file: Optional[str] = None
+    project_dir: Path = Path(".")
+    handler: Optional[str] = None
+    schema: Optional[Path] = None
+    code_dir: Optional[Path] = None
+    function: Optional[str] = None
+    entrypoint: Optional[Entrypoint] = None
+    region: Optional[str] = None
+    account_id: str = DEFAULT_ACCOUNT_ID
+    profile: Optional[str] = None
+    use_credentials: bool = True
+    budgets: Budgets = field(default_factory=Budgets)
+    virtual_clock: bool = False
+    max_reinvoke: Optional[int] = None
+    log_level: str = "INFO"
+    python: str = sys.executable
+
+
+@dataclass
+class PreparedInvoke:
+    settings: InvokeSettings
+    project: Project
+    function: FunctionSpec
+    request: OperationRequest
+    notes: List[str]
+
+
+def _load_project(settings: InvokeSettings) -> Project:
+    if settings.handler or settings.schema:
+        if not (settings.handler and settings.schema):
+            raise CfnrunError("--handler and --schema go together: pass both to run without a project")
+        return handler_project(settings.handler, settings.schema, settings.code_dir or Path("."))
+    return load_project(settings.project_dir)
+
+
+def _region(settings: InvokeSettings, operation: OperationInput) -> str:
+    return (
+        settings.region
+        or operation.region
+        or os.environ.get("AWS_REGION")
+        or os.environ.get("AWS_DEFAULT_REGION")
+        or profile_region(settings.profile)
+        or DEFAULT_REGION
+    )
+
+
+def prepare(settings: InvokeSettings) -> PreparedInvoke:
+    """Everything that can fail on bad input, before any process starts."""
+    project = _load_project(settings)
+    operation = load_request_file(settings.request_file) if settings.request_file else OperationInput(desired={})
+    notes: List[str] = []
+    if operation.action and operation.action is not settings.action:
+        notes.append(
+            f"the request file says action {operation.action.value}; running {settings.action.value} as asked"
+        )
+    entrypoint = settings.entrypoint or (Entrypoint.TEST if operation.format == SAM_TESTS else Entrypoint.TYPE)
+    if settings.function:
+        function = project.function(settings.function)
+    elif entrypoint is Entrypoint.TEST:
+        function = project.test_function()
+    else:
+        function = project.type_function()
+    credentials = operation.credentials
+    if credentials is None and settings.use_credentials:
+        credentials = local_credentials(settings.profile)
+    if credentials is None:
+        notes.append("no AWS credentials found locally: the handler gets no caller session")
+    request = OperationRequest(
+        action=settings.action,
+        type_name=project.type_name,
+        region=_region(settings, operation),
+        account_id=settings.account_id,
+        entrypoint=entrypoint,
+        operation=operation,
+        credentials=credentials,
+    )
+    return PreparedInvoke(settings, project, function, request, notes)
+
+
+def worker_spec(project: Project, function: FunctionSpec, region: str, account_id: str, log_level: str, python: str) -> WorkerSpec:
+    return WorkerSpec(
+        function_name=function.function_name or function.logical_id,
+        handler=function.handler,
+        code_dir=project.code_dir,
+        cwd=project.root,
+        env=lambda_environment(project, function, region, log_level),
+        memory_mb=function.memory_mb,
+        python=python,
+        region=region,
+        account_id=account_id,
+    )
+
+
+async def execute(prepared: PreparedInvoke, observers: List[Observer]) -> OperationResult:
+    settings, request = prepared.settings, prepared.request
+    spec = worker_spec(
+        prepared.project, prepared.function, request.region, settings.account_id, settings.log_level, settings.python
+    )
+    pool = FunctionPool(spec, size=1)
+    try:
+        try:
+            await pool.warm()
+        except WorkerInitError as error:
+            raise ProviderLoadError(error) from None
+        operation = Operation(
+            pool,
+            request,
+            prepared.project.schema,
+            function_name=prepared.function.logical_id,
+            budgets=settings.budgets,
+            function_timeout_s=prepared.function.timeout_s,
+            clock=VirtualClock() if settings.virtual_clock else RealClock(),
+            observers=observers,
+            max_reinvoke=settings.max_reinvoke,
+        )
+        return await operation.run()
+    finally:
+        await pool.close()

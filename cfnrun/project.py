@@ -1,0 +1,146 @@
+"""Find and load a provider project: .rpdk-config, schema, template.yml, code under src/.
+
+Reads files only; never imports the provider (that happens in worker processes).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from cfnrun.errors import ProjectError
+from cfnrun.schema import ResourceSchema
+from cfnrun.template import FunctionSpec, load_template
+
+RPDK_CONFIG = ".rpdk-config"
+TEMPLATE_NAMES = ("template.yml", "template.yaml")
+TYPE_FUNCTION = "TypeFunction"
+TEST_ENTRYPOINT = "TestEntrypoint"
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    schema: ResourceSchema
+    code_dir: Path
+    functions: Dict[str, FunctionSpec]
+    entrypoint: Optional[str] = None
+    test_entrypoint: Optional[str] = None
+
+    @property
+    def type_name(self) -> str:
+        return self.schema.type_name
+
+    def function_names(self) -> List[str]:
+        return [name for spec in self.functions.values() for name in spec.names]
+
+    def find_function(self, name: str) -> Optional[FunctionSpec]:
+        """A function by logical id or FunctionName, also from a qualified name or ARN."""
+        if name.startswith("arn:"):
+            parts = name.split(":")
+            name = parts[6] if len(parts) > 6 else name
+        name = name.split(":", 1)[0]
+        for spec in self.functions.values():
+            if name in spec.names:
+                return spec
+        return None
+
+    def function(self, name: str) -> FunctionSpec:
+        spec = self.find_function(name)
+        if spec is None:
+            known = ", ".join(self.function_names()) or "none"
+            raise ProjectError(None, f"unknown function '{name}' (this project has: {known})")
+        return spec
+
+    def _by_handler(self, handler: Optional[str], fallback: str) -> FunctionSpec:
+        for spec in self.functions.values():
+            if handler and spec.handler == handler:
+                return spec
+        return self.function(fallback)
+
+    def type_function(self) -> FunctionSpec:
+        """The production entrypoint CloudFormation invokes with a HandlerRequest."""
+        return self._by_handler(self.entrypoint, TYPE_FUNCTION)
+
+    def test_function(self) -> FunctionSpec:
+        """The test entrypoint that takes sam-tests events."""
+        return self._by_handler(self.test_entrypoint, TEST_ENTRYPOINT)
+
+
+def _read_rpdk_config(path: Path) -> Dict[str, Any]:
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ProjectError(path, f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+    if not isinstance(config, dict):
+        raise ProjectError(path, "expected a JSON object")
+    artifact = config.get("artifact_type", "RESOURCE")
+    if artifact != "RESOURCE":
+        raise ProjectError(path, f"artifact_type {artifact} is not supported; cfnrun runs resource types")
+    for key in ("typeName", "entrypoint"):
+        if not isinstance(config.get(key), str):
+            raise ProjectError(path, f"'{key}' is missing")
+    return config
+
+
+def schema_file_name(type_name: str) -> str:
+    """The schema file name cfn init uses: ``Org::Svc::Res`` → ``org-svc-res.json``."""
+    return type_name.replace("::", "-").lower() + ".json"
+
+
+def _default_functions(config: Dict[str, Any]) -> Dict[str, FunctionSpec]:
+    functions = {TYPE_FUNCTION: FunctionSpec(TYPE_FUNCTION, config["entrypoint"])}
+    if isinstance(config.get("testEntrypoint"), str):
+        functions[TEST_ENTRYPOINT] = FunctionSpec(TEST_ENTRYPOINT, config["testEntrypoint"])
+    return functions
+
+
+def load_project(root: Path) -> Project:
+    """Load the provider project in ``root`` (the folder holding .rpdk-config)."""
+    root = root.resolve()
+    if not root.is_dir():
+        raise ProjectError(root, "project folder not found")
+    config_path = root / RPDK_CONFIG
+    if not config_path.is_file():
+        raise ProjectError(
+            config_path,
+            "not found: is this a provider project made by 'cfn init'? "
+            "Pass --project DIR, or --handler MODULE.ATTR --schema FILE to run without one",
+        )
+    config = _read_rpdk_config(config_path)
+    schema_path = root / schema_file_name(config["typeName"])
+    schema = ResourceSchema.load(schema_path)
+    if schema.type_name != config["typeName"]:
+        raise ProjectError(
+            schema_path, f"typeName {schema.type_name} does not match {config['typeName']} in {RPDK_CONFIG}"
+        )
+    template_path = next((root / name for name in TEMPLATE_NAMES if (root / name).is_file()), None)
+    functions = load_template(template_path) if template_path else _default_functions(config)
+    code_dir = root / "src" if (root / "src").is_dir() else root
+    return Project(
+        root=root,
+        schema=schema,
+        code_dir=code_dir,
+        functions=functions,
+        entrypoint=config["entrypoint"],
+        test_entrypoint=config.get("testEntrypoint"),
+    )
+
+
+def handler_project(handler: str, schema_path: Path, code_dir: Path) -> Project:
+    """A project made from flags alone: one handler, one schema, a code folder."""
+    if "." not in handler:
+        raise ProjectError(None, f"--handler '{handler}' must be MODULE.ATTRIBUTE, e.g. my_pkg.handlers.resource")
+    schema = ResourceSchema.load(schema_path.resolve())
+    code_dir = code_dir.resolve()
+    if not code_dir.is_dir():
+        raise ProjectError(code_dir, "code folder not found")
+    return Project(
+        root=code_dir,
+        schema=schema,
+        code_dir=code_dir,
+        functions={TYPE_FUNCTION: FunctionSpec(TYPE_FUNCTION, handler)},
+        entrypoint=handler,
+        test_entrypoint=handler,
+    )

@@ -1,0 +1,154 @@
+"""The human view of an operation: one line per invocation, its logs, waits, the outcome."""
+from __future__ import annotations
+
+import json
+import os
+from typing import Optional, TextIO
+
+from cfnrun.invoker.events import (
+    InvocationCompleted,
+    OperationCompleted,
+    OperationEvent,
+    OperationResult,
+    OperationStarted,
+    Waiting,
+    WaitTick,
+)
+from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
+from cfnrun.schema import ResourceSchema
+
+_COLORS = {"SUCCESS": "32", "FAILED": "31", "IN_PROGRESS": "33", "dim": "2", "bold": "1"}
+
+
+class TimelineRenderer:
+    def __init__(self, out: TextIO, schema: ResourceSchema, color: Optional[bool] = None) -> None:
+        self.out = out
+        self.schema = schema
+        interactive = hasattr(out, "isatty") and out.isatty()
+        self.live = interactive
+        self.color = interactive and "NO_COLOR" not in os.environ if color is None else color
+        self._countdown_open = False
+
+    def __call__(self, event: OperationEvent) -> None:
+        if isinstance(event, OperationStarted):
+            clock = " · virtual clock: waits are skipped, still counted" if event.virtual_clock else ""
+            self._line(
+                f"{self._paint('bold', event.action.value)} {event.type_name} "
+                f"→ {event.function} ({event.entrypoint} entrypoint)"
+            )
+            self._line(
+                self._paint(
+                    "dim",
+                    f"  per invocation: {event.invocation_budget.describe()}\n"
+                    f"  whole operation: {event.operation_budget.describe()}{clock}",
+                )
+            )
+        elif isinstance(event, InvocationCompleted):
+            self._close_countdown()
+            self._invocation(event)
+        elif isinstance(event, Waiting):
+            if event.virtual:
+                self._line(self._paint("dim", f"     … callback after {event.delay_s:g} s (virtual, not waited)"))
+            elif event.delay_s > 0:
+                self._countdown(event.delay_s, f"#{event.next_number} in")
+        elif isinstance(event, WaitTick):
+            if event.remaining_s > 0:
+                self._countdown(event.remaining_s, "next call in")
+        elif isinstance(event, OperationCompleted):
+            self._close_countdown()
+            self._result(event.result)
+        self.out.flush()
+
+    # -- pieces ------------------------------------------------------------------
+
+    def _invocation(self, event: InvocationCompleted) -> None:
+        outcome, progress = event.outcome, event.progress
+        head = f"#{event.number:<3}"
+        duration = f"{outcome.duration_ms:8.1f} ms"
+        if progress is not None:
+            status = progress.status.value
+            parts = [self._paint(status, f"{status:<11}"), duration]
+            if progress.errorCode:
+                parts.append(progress.errorCode)
+            if progress.status.value == "IN_PROGRESS":
+                parts.append(f"callback in {progress.callbackDelaySeconds or 0} s")
+            if progress.message:
+                parts.append(repr(progress.message) if "\n" in progress.message else progress.message)
+            self._line(f"{head} " + "  ".join(parts))
+        else:
+            self._line(f"{head} {self._paint('FAILED', self._outcome_label(outcome)):<11}  {duration}  {self._outcome_detail(outcome, event.problem)}")
+        self._logs(outcome.logs)
+        stack = (outcome.error or {}).get("stackTrace") or []
+        if stack and outcome.kind is not OutcomeKind.TIMED_OUT:
+            self._logs("".join(stack), prefix="     ! ")
+
+    @staticmethod
+    def _outcome_label(outcome: InvocationOutcome) -> str:
+        return {
+            OutcomeKind.TIMED_OUT: "TIMED OUT",
+            OutcomeKind.WORKER_DIED: "CRASHED",
+            OutcomeKind.INIT_ERROR: "INIT ERROR",
+            OutcomeKind.FUNCTION_ERROR: "ERROR",
+            OutcomeKind.RETURNED: "BAD EVENT",
+        }[outcome.kind]
+
+    @staticmethod
+    def _outcome_detail(outcome: InvocationOutcome, problem: Optional[str]) -> str:
+        if outcome.kind is OutcomeKind.TIMED_OUT:
+            return f"cut after {outcome.timeout_s:g} s; worker killed and replaced"
+        if outcome.kind is OutcomeKind.RETURNED:
+            return problem or ""
+        if outcome.kind is OutcomeKind.FUNCTION_ERROR:
+            return f"{outcome.error_type}: {outcome.error_message}"
+        return outcome.error_message
+
+    def _logs(self, text: str, prefix: str = "     │ ") -> None:
+        for line in text.rstrip("\n").splitlines():
+            self._line(self._paint("dim", prefix) + line)
+
+    def _result(self, result: OperationResult) -> None:
+        summary = (
+            f"{self._paint(result.status, result.status)} {result.action.value} after "
+            f"{result.invocations} invocation(s), {result.elapsed_s:.2f} s"
+        )
+        if result.error_code:
+            summary += f"  {result.error_code}"
+        self._line("")
+        self._line(summary)
+        if result.message:
+            self._line(f"  {result.message}")
+        if result.hint:
+            self._line(self._paint("dim", f"  hint: {result.hint}"))
+        if result.resource_model is not None:
+            self._line("resourceModel:")
+            self._json(self.schema.mask_write_only(result.resource_model))
+        if result.resource_models is not None:
+            self._line(f"resourceModels ({len(result.resource_models)}):")
+            self._json([self.schema.mask_write_only(m) for m in result.resource_models])
+
+    def _json(self, value: object) -> None:
+        for line in json.dumps(value, indent=2, sort_keys=True, default=str).splitlines():
+            self._line("  " + line)
+
+    def _countdown(self, remaining: float, label: str) -> None:
+        if not self.live:
+            if not self._countdown_open:
+                self._line(self._paint("dim", f"     … waiting {remaining:g} s (CallbackDelaySeconds)"))
+                self._countdown_open = True
+            return
+        self.out.write(f"\r\033[K     … {label} {remaining:.0f} s")
+        self._countdown_open = True
+
+    def _close_countdown(self) -> None:
+        if self._countdown_open and self.live:
+            self.out.write("\r\033[K")
+        self._countdown_open = False
+
+    def _line(self, text: str) -> None:
+        self.out.write(text + "\n")
+
+    def _paint(self, style: str, text: str) -> str:
+        code = _COLORS.get(style)
+        if not self.color or code is None:
+            return text
+        return f"\033[{code}m{text}\033[0m"

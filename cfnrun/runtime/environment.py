@@ -1,0 +1,47 @@
+"""The environment a worker sees: the developer's own, plus what AWS Lambda sets."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Dict, Mapping, Optional
+
+from cfnrun.project import Project
+from cfnrun.template import FunctionSpec
+
+
+def lambda_environment(
+    project: Project,
+    function: FunctionSpec,
+    region: str,
+    log_level: str = "INFO",
+    base: Optional[Mapping[str, str]] = None,
+    overrides: Optional[Mapping[str, str]] = None,
+) -> Dict[str, str]:
+    """Variables for one function's workers.
+
+    The developer's environment is inherited (so AWS_PROFILE, proxies and the like
+    keep working locally), then Lambda's reserved variables are set, then the
+    function's Environment from template.yml, then explicit overrides.
+    """
+    env = dict(os.environ if base is None else base)
+    name = function.function_name or function.logical_id
+    env.update(
+        {
+            "AWS_REGION": region,
+            "AWS_DEFAULT_REGION": region,
+            "AWS_LAMBDA_FUNCTION_NAME": name,
+            "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(function.memory_mb),
+            "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{name}",
+            "AWS_LAMBDA_LOG_STREAM_NAME": "cfnrun/[$LATEST]local",
+            "AWS_EXECUTION_ENV": f"AWS_Lambda_python{sys.version_info.major}.{sys.version_info.minor}",
+            "LAMBDA_TASK_ROOT": str(project.code_dir),
+            "_HANDLER": function.handler,
+            "TZ": env.get("TZ", ":UTC"),
+            "PYTHONUNBUFFERED": "1",
+            "CFNRUN_LOG_LEVEL": log_level,
+        }
+    )
+    env.update(function.environment)
+    env.update(overrides or {})
+    return env

@@ -1,0 +1,115 @@
+"""A resource type schema as an object: identifiers, property sets, handler timeouts."""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional
+
+from cfnrun.errors import ProjectError
+from cfnrun.protocol import Action
+
+DEFAULT_TIMEOUT_MINUTES = 120
+MIN_TIMEOUT_MINUTES = 2
+MAX_TIMEOUT_MINUTES = 2160
+WRITE_ONLY_MASK = "*** writeOnly ***"
+
+
+def pointer_to_path(pointer: str) -> List[str]:
+    """``/properties/Tags/*/Key`` → ``["Tags", "*", "Key"]`` (a path into a model)."""
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
+    if parts[:1] == ["properties"]:
+        parts = parts[1:]
+    return parts
+
+
+def _walk(value: Any, path: List[str]) -> Iterator[tuple]:
+    """Yield (container, key) for every place in ``value`` the path reaches."""
+    if not path:
+        return
+    head, rest = path[0], path[1:]
+    if head == "*":
+        items = enumerate(value) if isinstance(value, list) else []
+        for index, item in items:
+            if rest:
+                yield from _walk(item, rest)
+            else:
+                yield value, index
+        return
+    if isinstance(value, dict) and head in value:
+        if rest:
+            yield from _walk(value[head], rest)
+        else:
+            yield value, head
+
+
+class ResourceSchema:
+    def __init__(self, document: Dict[str, Any], path: Optional[Path] = None) -> None:
+        self.document = document
+        self.path = path
+
+    @classmethod
+    def load(cls, path: Path) -> "ResourceSchema":
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ProjectError(path, "resource schema file not found") from None
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ProjectError(path, f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+        if not isinstance(document, dict):
+            raise ProjectError(path, "a resource schema must be a JSON object")
+        if not isinstance(document.get("typeName"), str):
+            raise ProjectError(path, "the schema has no typeName")
+        return cls(document, path)
+
+    @property
+    def type_name(self) -> str:
+        return str(self.document["typeName"])
+
+    def _pointers(self, key: str) -> List[str]:
+        value = self.document.get(key) or []
+        return [p for p in value if isinstance(p, str)]
+
+    @property
+    def primary_identifier(self) -> List[str]:
+        return self._pointers("primaryIdentifier")
+
+    @property
+    def additional_identifiers(self) -> List[List[str]]:
+        groups = self.document.get("additionalIdentifiers") or []
+        return [[p for p in group if isinstance(p, str)] for group in groups if isinstance(group, list)]
+
+    @property
+    def read_only_properties(self) -> List[str]:
+        return self._pointers("readOnlyProperties")
+
+    @property
+    def write_only_properties(self) -> List[str]:
+        return self._pointers("writeOnlyProperties")
+
+    @property
+    def create_only_properties(self) -> List[str]:
+        return self._pointers("createOnlyProperties")
+
+    def handler(self, action: Action) -> Optional[Dict[str, Any]]:
+        handlers = self.document.get("handlers") or {}
+        entry = handlers.get(action.schema_handler)
+        return entry if isinstance(entry, dict) else None
+
+    def timeout_minutes(self, action: Action) -> int:
+        """``handlers.<action>.timeoutInMinutes``, or the documented default of 120."""
+        entry = self.handler(action) or {}
+        value = entry.get("timeoutInMinutes", DEFAULT_TIMEOUT_MINUTES)
+        return int(value) if isinstance(value, (int, float)) else DEFAULT_TIMEOUT_MINUTES
+
+    def mask_write_only(self, model: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+        """A copy of ``model`` safe to print: writeOnly values replaced by a mask."""
+        if not model or not self.write_only_properties:
+            return model
+        masked = copy.deepcopy(model)
+        for pointer in self.write_only_properties:
+            for container, key in list(_walk(masked, pointer_to_path(pointer))):
+                container[key] = WRITE_ONLY_MASK
+        return masked

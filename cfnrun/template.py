@@ -1,0 +1,121 @@
+"""The provider's SAM template: which functions exist and how each one is configured."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import yaml
+
+from cfnrun.errors import ProjectError
+
+FUNCTION_TYPES = ("AWS::Serverless::Function", "AWS::Lambda::Function")
+DEFAULT_MEMORY_MB = 128
+SAM_DEFAULT_TIMEOUT_S = 3.0
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """One Lambda function of the provider, by its template logical id."""
+
+    logical_id: str
+    handler: str
+    timeout_s: Optional[float] = None
+    memory_mb: int = DEFAULT_MEMORY_MB
+    environment: Dict[str, str] = field(default_factory=dict)
+    function_name: Optional[str] = None
+    runtime: Optional[str] = None
+
+    @property
+    def names(self) -> List[str]:
+        """Every name an Invoke call may use for this function."""
+        names = [self.logical_id]
+        if self.function_name and self.function_name != self.logical_id:
+            names.append(self.function_name)
+        return names
+
+
+class _TemplateLoader(yaml.SafeLoader):
+    """YAML loader that understands CloudFormation's short-form tags (!Ref, !Sub, ...)."""
+
+
+def _intrinsic(loader: yaml.Loader, suffix: str, node: yaml.Node) -> Dict[str, Any]:
+    name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)
+    return {name: value}
+
+
+_TemplateLoader.add_multi_constructor("!", _intrinsic)
+
+
+def _environment(properties: Dict[str, Any], where: str, path: Path) -> Dict[str, str]:
+    variables = ((properties.get("Environment") or {}).get("Variables")) or {}
+    if not isinstance(variables, dict):
+        raise ProjectError(path, f"{where}.Environment.Variables must be a mapping")
+    env: Dict[str, str] = {}
+    for key, value in variables.items():
+        if isinstance(value, (dict, list)):
+            continue  # an intrinsic function: only CloudFormation can resolve it
+        env[str(key)] = "" if value is None else (str(value).lower() if isinstance(value, bool) else str(value))
+    return env
+
+
+def _number(value: Any, where: str, path: Path) -> Optional[float]:
+    if value is None or isinstance(value, dict):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ProjectError(path, f"{where} must be a number, got {value!r}") from None
+
+
+def load_template(path: Path) -> Dict[str, FunctionSpec]:
+    """Functions declared in a SAM template, keyed by logical id, with Globals applied."""
+    try:
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_TemplateLoader)
+    except FileNotFoundError:
+        raise ProjectError(path, "template not found") from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise ProjectError(path, f"not valid YAML{where}: {problem}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("Resources"), dict):
+        raise ProjectError(path, "the template has no Resources section")
+    globals_ = ((document.get("Globals") or {}).get("Function")) or {}
+    functions: Dict[str, FunctionSpec] = {}
+    for logical_id, resource in document["Resources"].items():
+        if not isinstance(resource, dict) or resource.get("Type") not in FUNCTION_TYPES:
+            continue
+        properties = {**globals_, **(resource.get("Properties") or {})}
+        if "Environment" in globals_ and "Environment" in (resource.get("Properties") or {}):
+            properties["Environment"] = {
+                "Variables": {
+                    **_environment(globals_, "Globals.Function", path),
+                    **_environment(resource["Properties"], f"Resources.{logical_id}.Properties", path),
+                }
+            }
+        where = f"Resources.{logical_id}.Properties"
+        handler = properties.get("Handler")
+        if not isinstance(handler, str) or not handler:
+            raise ProjectError(path, f"{where}.Handler is missing")
+        timeout = _number(properties.get("Timeout"), f"{where}.Timeout", path)
+        memory = _number(properties.get("MemorySize"), f"{where}.MemorySize", path)
+        function_name = properties.get("FunctionName")
+        functions[logical_id] = FunctionSpec(
+            logical_id=logical_id,
+            handler=handler,
+            timeout_s=SAM_DEFAULT_TIMEOUT_S if timeout is None else timeout,
+            memory_mb=int(memory) if memory else DEFAULT_MEMORY_MB,
+            environment=_environment(properties, where, path),
+            function_name=function_name if isinstance(function_name, str) else None,
+            runtime=properties.get("Runtime") if isinstance(properties.get("Runtime"), str) else None,
+        )
+    if not functions:
+        raise ProjectError(path, "the template declares no AWS::Serverless::Function")
+    return functions

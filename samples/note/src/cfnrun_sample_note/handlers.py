@@ -1,0 +1,134 @@
+"""A synchronous CRUDL resource: every handler answers SUCCESS or FAILED in one call."""
+import logging
+import uuid
+from datetime import datetime, timezone
+from typing import Any, Dict, MutableMapping, Optional
+
+from cloudformation_cli_python_lib import (
+    Action,
+    HandlerErrorCode,
+    OperationStatus,
+    ProgressEvent,
+    Resource,
+    SessionProxy,
+    exceptions,
+)
+
+from . import store
+from .models import ResourceHandlerRequest, ResourceModel
+
+LOG = logging.getLogger(__name__)
+TYPE_NAME = "Cfnrun::Sample::Note"
+
+resource = Resource(TYPE_NAME, ResourceModel)
+test_entrypoint = resource.test_entrypoint
+
+WRITABLE = ("Title", "Content", "Folder", "Priority", "AccessPassword", "Tags")
+
+
+def _public(record: Dict[str, Any]) -> ResourceModel:
+    """The model CloudFormation may see: everything but the writeOnly AccessPassword."""
+    shown = {key: value for key, value in record.items() if key != "AccessPassword"}
+    return ResourceModel._deserialize(shown)
+
+
+def _writable(model: Optional[ResourceModel]) -> Dict[str, Any]:
+    values = model._serialize() if model else {}
+    return {key: values[key] for key in WRITABLE if values.get(key) is not None}
+
+
+def _success(model: Optional[ResourceModel]) -> ProgressEvent:
+    return ProgressEvent(status=OperationStatus.SUCCESS, resourceModel=model)
+
+
+def _existing(model: Optional[ResourceModel]) -> Dict[str, Any]:
+    record = store.get(model.NoteId if model else None)
+    if record is None:
+        raise exceptions.NotFound(TYPE_NAME, model.NoteId if model else "(no NoteId)")
+    return record
+
+
+@resource.handler(Action.CREATE)
+def create_handler(
+    session: Optional[SessionProxy],
+    request: ResourceHandlerRequest,
+    callback_context: MutableMapping[str, Any],
+) -> ProgressEvent:
+    model = request.desiredResourceState
+    if model is None or not model.Title:
+        return ProgressEvent.failed(HandlerErrorCode.InvalidRequest, "Title is required")
+    if model.NoteId or model.CreatedAt:
+        return ProgressEvent.failed(HandlerErrorCode.InvalidRequest, "NoteId and CreatedAt are read-only")
+    state = store.load()
+    known = state["tokens"].get(request.clientRequestToken)
+    if known and known in state["notes"]:
+        LOG.info("create retried with token %s: returning %s", request.clientRequestToken, known)
+        return _success(_public(state["notes"][known]))
+    note_id = f"note-{uuid.uuid4().hex[:12]}"
+    record = {
+        "NoteId": note_id,
+        "CreatedAt": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
+        **_writable(model),
+    }
+    state["notes"][note_id] = record
+    state["tokens"][request.clientRequestToken] = note_id
+    store.save(state)
+    LOG.info("created %s", note_id)
+    return _success(_public(record))
+
+
+@resource.handler(Action.READ)
+def read_handler(
+    session: Optional[SessionProxy],
+    request: ResourceHandlerRequest,
+    callback_context: MutableMapping[str, Any],
+) -> ProgressEvent:
+    return _success(_public(_existing(request.desiredResourceState)))
+
+
+@resource.handler(Action.UPDATE)
+def update_handler(
+    session: Optional[SessionProxy],
+    request: ResourceHandlerRequest,
+    callback_context: MutableMapping[str, Any],
+) -> ProgressEvent:
+    model = request.desiredResourceState
+    record = _existing(model)
+    desired = _writable(model)
+    if desired.get("Folder") != record.get("Folder"):
+        return ProgressEvent.failed(HandlerErrorCode.NotUpdatable, "Folder is create-only")
+    if not desired.get("Title"):
+        return ProgressEvent.failed(HandlerErrorCode.InvalidRequest, "Title is required")
+    updated = {"NoteId": record["NoteId"], "CreatedAt": record["CreatedAt"], **desired}
+    state = store.load()
+    state["notes"][record["NoteId"]] = updated
+    store.save(state)
+    LOG.info("updated %s", record["NoteId"])
+    return _success(_public(updated))
+
+
+@resource.handler(Action.DELETE)
+def delete_handler(
+    session: Optional[SessionProxy],
+    request: ResourceHandlerRequest,
+    callback_context: MutableMapping[str, Any],
+) -> ProgressEvent:
+    record = _existing(request.desiredResourceState)
+    state = store.load()
+    del state["notes"][record["NoteId"]]
+    store.save(state)
+    LOG.info("deleted %s", record["NoteId"])
+    return ProgressEvent(status=OperationStatus.SUCCESS)
+
+
+@resource.handler(Action.LIST)
+def list_handler(
+    session: Optional[SessionProxy],
+    request: ResourceHandlerRequest,
+    callback_context: MutableMapping[str, Any],
+) -> ProgressEvent:
+    notes = store.load()["notes"].values()
+    return ProgressEvent(
+        status=OperationStatus.SUCCESS,
+        resourceModels=[_public(record) for record in sorted(notes, key=lambda r: r["NoteId"])],
+    )
