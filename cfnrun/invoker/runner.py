@@ -103,7 +103,7 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
     credentials = operation.credentials
     if credentials is None and settings.use_credentials:
         credentials = local_credentials(settings.profile)
-    if credentials is None:
+    if credentials is None and settings.use_credentials:
         notes.append("no AWS credentials found locally: the handler gets no caller session")
     request = OperationRequest(
         action=settings.action,

@@ -48,7 +48,7 @@ class TimelineRenderer:
             self._invocation(event)
         elif isinstance(event, Waiting):
             if event.virtual:
-                self._line(self._paint("dim", f"     … callback after {event.delay_s:g} s (virtual, not waited)"))
+                self._line(self._paint("dim", f"     … callback after {round(event.delay_s, 1):g} s (virtual, not waited)"))
             elif event.delay_s > 0:
                 self._countdown(event.delay_s, f"#{event.next_number} in")
         elif isinstance(event, WaitTick):
@@ -72,6 +72,10 @@ class TimelineRenderer:
                 parts.append(progress.errorCode)
             if progress.status.value == "IN_PROGRESS":
                 parts.append(f"callback in {progress.callbackDelaySeconds or 0} s")
+            if progress.resourceModels is not None:
+                parts.append(f"{len(progress.resourceModels)} model(s)")
+            if progress.nextToken:
+                parts.append(f"nextToken {progress.nextToken!r}")
             if progress.message:
                 parts.append(repr(progress.message) if "\n" in progress.message else progress.message)
             self._line(f"{head} " + "  ".join(parts))

@@ -1,5 +1,14 @@
+"""A stabilizing resource: create, update and delete take several IN_PROGRESS rounds.
+
+Each mutating handler starts the change, then answers IN_PROGRESS with a
+callbackContext and CallbackDelaySeconds until the (simulated) cluster is stable;
+CloudFormation, or cfnrun, calls back with that context after the delay.
+"""
 import logging
-from typing import Any, MutableMapping, Optional
+import os
+import uuid
+from typing import Any, Dict, MutableMapping, Optional
+
 from cloudformation_cli_python_lib import (
     Action,
     HandlerErrorCode,
@@ -8,17 +17,52 @@ from cloudformation_cli_python_lib import (
     Resource,
     SessionProxy,
     exceptions,
-    identifier_utils,
 )
 
+from . import store
 from .models import ResourceHandlerRequest, ResourceModel
 
-# Use this logger to forward log messages to CloudWatch Logs.
 LOG = logging.getLogger(__name__)
 TYPE_NAME = "Cfnrun::Sample::Cluster"
+# How many callbacks a change needs before the cluster is stable.
+STATUS_CHECKS = 2
 
 resource = Resource(TYPE_NAME, ResourceModel)
 test_entrypoint = resource.test_entrypoint
+
+
+def _delay() -> int:
+    return int(os.environ.get("CALLBACK_DELAY_SECONDS", "2"))
+
+
+def _model(record: Dict[str, Any]) -> ResourceModel:
+    return ResourceModel._deserialize({k: v for k, v in record.items() if not k.startswith("_")})
+
+
+def _in_progress(record: Dict[str, Any], stage: str, checks_left: int) -> ProgressEvent:
+    return ProgressEvent(
+        status=OperationStatus.IN_PROGRESS,
+        resourceModel=_model(record),
+        callbackContext={"stage": stage, "checksLeft": checks_left},
+        callbackDelaySeconds=_delay(),
+        message=f"{record['Status'].lower()}: {checks_left} status check(s) to go",
+    )
+
+
+def _existing(model: Optional[ResourceModel]) -> Dict[str, Any]:
+    record = store.get(model.ClusterId if model else None) or store.find_by_name(model.Name if model else None)
+    if record is None or record["Status"] == "DELETED":
+        raise exceptions.NotFound(TYPE_NAME, (model.ClusterId or model.Name) if model else "(no identifier)")
+    return record
+
+
+def _stabilize(record: Dict[str, Any], callback_context: MutableMapping[str, Any]) -> Optional[ProgressEvent]:
+    """One status check: IN_PROGRESS while checks remain, None once the cluster is stable."""
+    checks_left = int(callback_context.get("checksLeft", 0)) - 1
+    if checks_left > 0:
+        LOG.info("%s still %s", record["ClusterId"], record["Status"])
+        return _in_progress(record, callback_context["stage"], checks_left)
+    return None
 
 
 @resource.handler(Action.CREATE)
@@ -28,38 +72,29 @@ def create_handler(
     callback_context: MutableMapping[str, Any],
 ) -> ProgressEvent:
     model = request.desiredResourceState
-    progress: ProgressEvent = ProgressEvent(
-        status=OperationStatus.IN_PROGRESS,
-        resourceModel=model,
-    )
-    # TODO: put code here
+    if callback_context.get("stage") == "create":
+        record = _existing(model)
+        pending = _stabilize(record, callback_context)
+        if pending:
+            return pending
+        record.update(Status="ACTIVE", Endpoint=f"{record['ClusterId']}.cluster.local:7000")
+        store.put(record)
+        LOG.info("%s is ACTIVE", record["ClusterId"])
+        return ProgressEvent(status=OperationStatus.SUCCESS, resourceModel=_model(record))
 
-    # Example:
-    try:
-
-        # primary identifier from example
-        primary_identifier = None
-
-        # setting up random primary identifier compliant with cfn standard
-        if primary_identifier is None:
-            primary_identifier = identifier_utils.generate_resource_identifier(
-                stack_id_or_name=request.stackId,
-                logical_resource_id=request.logicalResourceIdentifier,
-                client_request_token=request.clientRequestToken,
-                max_length=255
-                )
-
-        if isinstance(session, SessionProxy):
-            client = session.client("s3")
-        # Setting Status to success will signal to cfn that the operation is complete
-        progress.status = OperationStatus.SUCCESS
-    except TypeError as e:
-        # exceptions module lets CloudFormation know the type of failure that occurred
-        raise exceptions.InternalFailure(f"was not expecting type {e}")
-        # this can also be done by returning a failed progress event
-        # return ProgressEvent.failed(HandlerErrorCode.InternalFailure, f"was not expecting type {e}")
-
-    return read_handler(session, request, callback_context)
+    if model is None or not model.Name or not model.NodeCount:
+        return ProgressEvent.failed(HandlerErrorCode.InvalidRequest, "Name and NodeCount are required")
+    if store.find_by_name(model.Name):
+        return ProgressEvent.failed(HandlerErrorCode.AlreadyExists, f"a cluster named {model.Name} exists")
+    record = {
+        "ClusterId": f"cl-{uuid.uuid4().hex[:10]}",
+        "Name": model.Name,
+        "NodeCount": model.NodeCount,
+        "Status": "CREATING",
+    }
+    store.put(record)
+    LOG.info("creating %s with %s node(s)", record["ClusterId"], model.NodeCount)
+    return _in_progress(record, "create", STATUS_CHECKS)
 
 
 @resource.handler(Action.UPDATE)
@@ -69,12 +104,21 @@ def update_handler(
     callback_context: MutableMapping[str, Any],
 ) -> ProgressEvent:
     model = request.desiredResourceState
-    progress: ProgressEvent = ProgressEvent(
-        status=OperationStatus.IN_PROGRESS,
-        resourceModel=model,
-    )
-    # TODO: put code here
-    return read_handler(session, request, callback_context)
+    record = _existing(model)
+    if callback_context.get("stage") == "update":
+        pending = _stabilize(record, callback_context)
+        if pending:
+            return pending
+        record["Status"] = "ACTIVE"
+        store.put(record)
+        return ProgressEvent(status=OperationStatus.SUCCESS, resourceModel=_model(record))
+
+    if model.Name and model.Name != record["Name"]:
+        return ProgressEvent.failed(HandlerErrorCode.NotUpdatable, "Name is create-only")
+    record.update(NodeCount=model.NodeCount, Status="UPDATING")
+    store.put(record)
+    LOG.info("resizing %s to %s node(s)", record["ClusterId"], model.NodeCount)
+    return _in_progress(record, "update", STATUS_CHECKS)
 
 
 @resource.handler(Action.DELETE)
@@ -84,12 +128,19 @@ def delete_handler(
     callback_context: MutableMapping[str, Any],
 ) -> ProgressEvent:
     model = request.desiredResourceState
-    progress: ProgressEvent = ProgressEvent(
-        status=OperationStatus.IN_PROGRESS,
-        resourceModel=None,
-    )
-    # TODO: put code here
-    return progress
+    record = _existing(model)
+    if callback_context.get("stage") == "delete":
+        pending = _stabilize(record, callback_context)
+        if pending:
+            return pending
+        state = store.load()
+        del state["clusters"][record["ClusterId"]]
+        store.save(state)
+        LOG.info("%s deleted", record["ClusterId"])
+        return ProgressEvent(status=OperationStatus.SUCCESS)
+    record["Status"] = "DELETING"
+    store.put(record)
+    return _in_progress(record, "delete", STATUS_CHECKS)
 
 
 @resource.handler(Action.READ)
@@ -98,12 +149,7 @@ def read_handler(
     request: ResourceHandlerRequest,
     callback_context: MutableMapping[str, Any],
 ) -> ProgressEvent:
-    model = request.desiredResourceState
-    # TODO: put code here
-    return ProgressEvent(
-        status=OperationStatus.SUCCESS,
-        resourceModel=model,
-    )
+    return ProgressEvent(status=OperationStatus.SUCCESS, resourceModel=_model(_existing(request.desiredResourceState)))
 
 
 @resource.handler(Action.LIST)
@@ -112,8 +158,5 @@ def list_handler(
     request: ResourceHandlerRequest,
     callback_context: MutableMapping[str, Any],
 ) -> ProgressEvent:
-    # TODO: put code here
-    return ProgressEvent(
-        status=OperationStatus.SUCCESS,
-        resourceModels=[],
-    )
+    clusters = sorted(store.load()["clusters"].values(), key=lambda r: r["ClusterId"])
+    return ProgressEvent(status=OperationStatus.SUCCESS, resourceModels=[_model(r) for r in clusters])
