@@ -1,0 +1,214 @@
+"""The worker runtime, driven directly: real worker processes, real pipes, real signals."""
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Dict
+
+import pytest
+
+from cfnrun.project import handler_project
+from cfnrun.runtime.environment import lambda_environment
+from cfnrun.runtime.outcome import OutcomeKind
+from cfnrun.runtime.pool import FunctionPool
+from cfnrun.runtime.process import WorkerInitError, WorkerProcess, WorkerSpec
+from conftest import MISBEHAVING, wait_until
+
+
+def spec_for(handler: str, **env: str) -> WorkerSpec:
+    project = handler_project(handler, MISBEHAVING / "schema.json", MISBEHAVING)
+    function = project.type_function()
+    return WorkerSpec(
+        function_name="Misbehaving",
+        handler=handler,
+        code_dir=MISBEHAVING,
+        cwd=MISBEHAVING,
+        env=lambda_environment(project, function, "eu-west-3", overrides=env),
+        memory_mb=512,
+        region="eu-west-3",
+    )
+
+
+def with_pool(body: Callable[[FunctionPool], Awaitable[Any]], size: int = 1, handler: str = "behaviours.handler") -> Any:
+    async def run() -> Any:
+        pool = FunctionPool(spec_for(handler), size=size)
+        try:
+            await pool.warm()
+            return await body(pool)
+        finally:
+            await pool.close()
+
+    return asyncio.run(run())
+
+
+def test_worker_stays_warm_and_keeps_module_state() -> None:
+    async def body(pool: FunctionPool) -> None:
+        first = await pool.invoke({"do": "echo"}, 5)
+        second = await pool.invoke({"do": "echo"}, 5)
+        assert first.kind is OutcomeKind.RETURNED
+        assert (first.result["count"], second.result["count"]) == (1, 2)
+        assert first.result["pid"] == second.result["pid"]
+        assert first.logs == "echo call 1\n" and second.logs == "echo call 2\n"
+
+    with_pool(body)
+
+
+def test_handler_sees_lambda_context_and_environment() -> None:
+    async def body(pool: FunctionPool) -> None:
+        outcome = await pool.invoke({"do": "context"}, 7, request_id="req-123")
+        seen = outcome.result
+        assert seen["function_name"] == "Misbehaving"
+        assert seen["memory_limit_in_mb"] == "512"
+        assert seen["aws_request_id"] == "req-123"
+        assert seen["invoked_function_arn"].startswith("arn:aws:lambda:eu-west-3:")
+        assert 0 < seen["remaining_ms"] <= 7000
+        assert seen["env"]["AWS_REGION"] == seen["env"]["AWS_DEFAULT_REGION"] == "eu-west-3"
+        assert seen["env"]["AWS_LAMBDA_FUNCTION_NAME"] == "TypeFunction"
+        assert seen["env"]["LAMBDA_TASK_ROOT"] == str(MISBEHAVING)
+
+    with_pool(body)
+
+
+def test_exception_is_reported_and_the_same_worker_serves_on() -> None:
+    async def body(pool: FunctionPool) -> None:
+        failed = await pool.invoke({"do": "raise"}, 5)
+        assert failed.kind is OutcomeKind.FUNCTION_ERROR
+        assert failed.error_type == "ValueError"
+        assert failed.error_message == "the handler broke on purpose"
+        assert any("behaviours.py" in line for line in failed.error["stackTrace"])
+        assert not any("worker.py" in line for line in failed.error["stackTrace"])
+        assert failed.logs == "about to fail\n"
+        after = await pool.invoke({"do": "echo"}, 5)
+        assert after.kind is OutcomeKind.RETURNED and after.result["count"] == 2
+
+    with_pool(body)
+
+
+@pytest.mark.parametrize(
+    "do, expected",
+    [
+        ("exit", "exited with status 3"),
+        ("hard_exit", "exited with status 7"),
+        ("segfault", "killed by SIGSEGV"),
+    ],
+)
+def test_dead_worker_is_reported_and_replaced(do: str, expected: str) -> None:
+    async def body(pool: FunctionPool) -> None:
+        before = await pool.invoke({"do": "echo"}, 5)
+        died = await pool.invoke({"do": do}, 5)
+        assert died.kind is OutcomeKind.WORKER_DIED
+        assert expected in died.error_message
+        if do == "segfault":
+            assert "Fatal Python error" in died.logs and "behaviours.py" in died.logs
+        after = await pool.invoke({"do": "echo"}, 5)
+        assert after.kind is OutcomeKind.RETURNED
+        assert after.result["pid"] != before.result["pid"]
+        assert after.result["count"] == 1  # a fresh sandbox
+
+    with_pool(body)
+
+
+def test_call_past_its_deadline_is_killed_and_the_worker_replaced() -> None:
+    async def body(pool: FunctionPool) -> None:
+        hung_pid = pool.pids[0]
+        outcome = await pool.invoke({"do": "sleep", "seconds": 60}, 0.5)
+        assert outcome.kind is OutcomeKind.TIMED_OUT
+        assert outcome.timeout_s == 0.5
+        assert outcome.logs == "going to sleep\n"
+        assert not _alive(hung_pid)
+        after = await pool.invoke({"do": "echo"}, 5)
+        assert after.kind is OutcomeKind.RETURNED and after.result["pid"] != hung_pid
+
+    with_pool(body)
+
+
+def test_killing_a_worker_also_kills_what_it_started() -> None:
+    async def body(pool: FunctionPool) -> None:
+        outcome = await pool.invoke({"do": "spawn"}, 1.0)
+        assert outcome.kind is OutcomeKind.TIMED_OUT
+        child = int(re.search(r"child pid (\d+)", outcome.logs).group(1))
+        wait_until(lambda: not _alive(child), what=f"child {child} to be gone")
+
+    with_pool(body)
+
+
+def test_output_flood_is_bounded_and_does_not_leak_into_the_next_call() -> None:
+    async def body(pool: FunctionPool) -> None:
+        flood = await pool.invoke({"do": "flood", "lines": 300000}, 30)
+        assert flood.kind is OutcomeKind.RETURNED
+        assert len(flood.logs) < 300 * 1024
+        assert flood.logs.startswith("flood line 0\n")
+        assert flood.logs.rstrip().endswith("flood line 299999")
+        assert "bytes of output omitted" in flood.logs
+        after = await pool.invoke({"do": "print", "text": "clean"}, 5)
+        assert after.logs == "clean\n"
+
+    with_pool(body)
+
+
+def test_unserializable_result_is_a_marshal_error() -> None:
+    async def body(pool: FunctionPool) -> None:
+        outcome = await pool.invoke({"do": "set"}, 5)
+        assert outcome.kind is OutcomeKind.FUNCTION_ERROR
+        assert outcome.error_type == "Runtime.MarshalError"
+        assert "set is not JSON serializable" in outcome.error_message
+
+    with_pool(body)
+
+
+def test_parallel_calls_run_on_separate_warm_workers() -> None:
+    async def body(pool: FunctionPool) -> None:
+        first, second = await asyncio.gather(
+            pool.invoke({"do": "sleep", "seconds": 0.3}, 5), pool.invoke({"do": "context"}, 5)
+        )
+        assert first.kind is second.kind is OutcomeKind.RETURNED
+        assert len(pool.pids) == 2
+
+    with_pool(body, size=2)
+
+
+@pytest.mark.parametrize(
+    "handler, error_type, where",
+    [
+        ("broken_syntax.handler", "Runtime.UserCodeSyntaxError", "broken_syntax.py:2"),
+        ("broken_import.handler", "Runtime.ImportModuleError", "broken_import.py:3"),
+        ("no_such_module.handler", "Runtime.ImportModuleError", "no module named 'no_such_module'"),
+        ("behaviours.no_such_function", "Runtime.HandlerNotFound", "Handler 'no_such_function' missing"),
+    ],
+)
+def test_import_problems_name_the_file_and_line(handler: str, error_type: str, where: str) -> None:
+    async def start() -> WorkerInitError:
+        with pytest.raises(WorkerInitError) as caught:
+            await WorkerProcess.start(spec_for(handler))
+        return caught.value
+
+    error = asyncio.run(start())
+    assert error.error["errorType"] == error_type
+    assert where in error.error["errorMessage"]
+
+
+def test_pool_reports_init_error_as_an_outcome() -> None:
+    async def run() -> None:
+        pool = FunctionPool(spec_for("broken_syntax.handler"))
+        try:
+            outcome = await pool.invoke({}, 5)
+        finally:
+            await pool.close()
+        assert outcome.kind is OutcomeKind.INIT_ERROR
+        assert outcome.error_type == "Runtime.UserCodeSyntaxError"
+
+    asyncio.run(run())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
