@@ -160,50 +160,65 @@ class WorkerProcess:
         def elapsed() -> float:
             return (time.perf_counter() - started) * 1000.0
 
+        timed_out = False
+
+        def expire() -> None:
+            nonlocal timed_out
+            timed_out = True
+            self._signal_group(signal.SIGKILL)
+
+        # A timer rather than asyncio.wait_for: no extra task on the hot path.
+        timer = asyncio.get_running_loop().call_later(timeout_s, expire)
         try:
             assert self.process.stdin is not None
             self.process.stdin.write(frame)
             await self.process.stdin.drain()
-            reply = await asyncio.wait_for(self._read_frame(), timeout_s)
-        except asyncio.TimeoutError:
-            duration = elapsed()
-            self._marker_waiters.pop(marker, None)
-            await self.kill()
-            return InvocationOutcome(
-                OutcomeKind.TIMED_OUT, request_id, duration, self._take_logs(), timeout_s=timeout_s
-            )
+            reply = await self._read_frame()
         except (asyncio.IncompleteReadError, ConnectionError):
             duration = elapsed()
             self._marker_waiters.pop(marker, None)
-            returncode = await self.process.wait()
-            await self._drain_logs_into_capture()
+            if not timed_out:
+                try:  # let a dying worker finish exiting, so its status is the real one
+                    await asyncio.wait_for(self.process.wait(), _LOG_DRAIN_SECONDS)
+                except asyncio.TimeoutError:
+                    pass
+            await self.kill()
+            if timed_out:
+                return InvocationOutcome(
+                    OutcomeKind.TIMED_OUT, request_id, duration, self._take_logs(), timeout_s=timeout_s
+                )
             return InvocationOutcome(
                 OutcomeKind.WORKER_DIED,
                 request_id,
                 duration,
                 self._take_logs(),
-                error={"errorType": "Runtime.ExitError", "errorMessage": describe_exit(returncode)},
+                error={"errorType": "Runtime.ExitError", "errorMessage": describe_exit(self.process.returncode)},
             )
-        duration = elapsed()
-        try:
-            await asyncio.wait_for(marker_seen, _LOG_DRAIN_SECONDS)
-        except asyncio.TimeoutError:
-            pass  # the handler closed or redirected fd 2; keep what arrived
         finally:
-            self._marker_waiters.pop(marker, None)
+            timer.cancel()
+        duration = elapsed()
+        if not marker_seen.done():
+            try:
+                await asyncio.wait_for(marker_seen, _LOG_DRAIN_SECONDS)
+            except asyncio.TimeoutError:
+                pass  # the handler closed or redirected fd 2; keep what arrived
+        self._marker_waiters.pop(marker, None)
         logs = self._take_logs()
         if reply.get("type") == "result":
             return InvocationOutcome(OutcomeKind.RETURNED, request_id, duration, logs, result=reply.get("result"))
         return InvocationOutcome(OutcomeKind.FUNCTION_ERROR, request_id, duration, logs, error=reply.get("error"))
 
-    async def kill(self) -> None:
-        """Kill the worker and everything it started; wait until it is reaped."""
+    def _signal_group(self, signum: int) -> None:
         if self.process.returncode is None:
             try:
-                os.killpg(self.process.pid, signal.SIGKILL)
+                os.killpg(self.process.pid, signum)
             except (ProcessLookupError, PermissionError):
                 pass
-            await self.process.wait()
+
+    async def kill(self) -> None:
+        """Kill the worker and everything it started; wait until it is reaped."""
+        self._signal_group(signal.SIGKILL)
+        await self.process.wait()
         if self.process.stdin is not None and not self.process.stdin.is_closing():
             self.process.stdin.close()
         await self._drain_logs_into_capture()

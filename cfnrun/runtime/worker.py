@@ -268,36 +268,38 @@ class Worker:
                 request = json.loads(_read_exact(self.requests, size))
             except EOFError:
                 return
-            self.reply(self.invoke(request))
+            frame = self.invoke(request)
+            self.replies.write(frame)
+            self.replies.flush()
 
-    def invoke(self, request: Dict[str, Any]) -> Dict[str, Any]:
+    def invoke(self, request: Dict[str, Any]) -> bytes:
+        """Run the handler once; the encoded reply frame, ready to send."""
         invocation_id = request["id"]
         context = LambdaContext(request["context"])
         self.request_ids.request_id = context.aws_request_id
-        started = time.perf_counter()
         try:
             result = self.handler(request["event"], context)
             try:
-                reply = {"type": "result", "id": invocation_id, "result": result}
-                encode_frame(reply)  # prove it marshals before claiming success
+                frame = encode_frame({"type": "result", "id": invocation_id, "result": result})
             except (TypeError, ValueError) as error:
-                reply = {
-                    "type": "error",
-                    "id": invocation_id,
-                    "error": {
-                        "errorType": "Runtime.MarshalError",
-                        "errorMessage": f"Unable to marshal response: {error}",
-                        "stackTrace": [],
-                    },
-                }
+                frame = encode_frame(
+                    {
+                        "type": "error",
+                        "id": invocation_id,
+                        "error": {
+                            "errorType": "Runtime.MarshalError",
+                            "errorMessage": f"Unable to marshal response: {error}",
+                            "stackTrace": [],
+                        },
+                    }
+                )
         except Exception as error:  # noqa: B902 - reported to the caller like Lambda does
-            reply = {"type": "error", "id": invocation_id, "error": _function_error(error)}
-        reply["durationMs"] = (time.perf_counter() - started) * 1000.0
+            frame = encode_frame({"type": "error", "id": invocation_id, "error": _function_error(error)})
         sys.stdout.flush()
         sys.stderr.flush()
         os.write(2, log_marker(self.nonce, invocation_id))
         self.request_ids.request_id = ""
-        return reply
+        return frame
 
 
 def _take_over_fds() -> "tuple[BinaryIO, BinaryIO]":
