@@ -26,8 +26,8 @@ from cfnrun.invoker.payloads import Entrypoint, OperationRequest  # noqa: E402
 from cfnrun.invoker.request_files import OperationInput  # noqa: E402
 from cfnrun.project import Project, handler_project, load_project  # noqa: E402
 from cfnrun.protocol import Action  # noqa: E402
-from cfnrun.invoker.runner import worker_spec  # noqa: E402
 from cfnrun.runtime.pool import FunctionPool  # noqa: E402
+from cfnrun.runtime.registry import RuntimeSettings, worker_spec  # noqa: E402
 
 
 class _Context:
@@ -64,7 +64,7 @@ def direct(project: Project, handler: str, event: Dict[str, Any], calls: int) ->
 
 async def through_pool(project: Project, event: Dict[str, Any], calls: int) -> List[float]:
     function = project.type_function()
-    pool = FunctionPool(worker_spec(project, function, "us-east-1", "123456789012", "WARNING", sys.executable))
+    pool = FunctionPool(worker_spec(project, function, RuntimeSettings(log_level="WARNING")))
     await pool.warm()
     try:
         for _ in range(50):

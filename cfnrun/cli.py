@@ -14,6 +14,10 @@ from cfnrun.invoker.budgets import Budgets
 from cfnrun.invoker.events import Observer
 from cfnrun.invoker.payloads import Entrypoint
 from cfnrun.invoker.runner import InvokeSettings, ProviderLoadError, execute, prepare
+from cfnrun.project import load_project
+from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, RuntimeSettings
+from cfnrun.server.console import Console
+from cfnrun.server.serve import ServeSettings, serve_forever
 from cfnrun.protocol import Action
 from cfnrun.render.ndjson import NdjsonRenderer
 from cfnrun.render.timeline import TimelineRenderer
@@ -120,6 +124,39 @@ def invoke(
         typer.echo("cfnrun: interrupted; workers stopped", err=True)
         raise typer.Exit(130) from None
     raise typer.Exit(EXIT_SUCCESS if result.succeeded else EXIT_FAILED)
+
+
+@app.command()
+def serve(
+    project: Path = typer.Argument(Path("."), help="The provider project folder (holds .rpdk-config)."),
+    host: str = typer.Option("127.0.0.1", help="Address to bind. Anything but loopback exposes your handlers."),
+    port: int = typer.Option(3001, min=0, max=65535, help="Port to listen on (0 picks a free one)."),
+    workers: int = typer.Option(4, min=1, help="Warm workers per function: calls beyond this queue."),
+    region: str = typer.Option(DEFAULT_REGION, help="AWS_REGION the workers see."),
+    account_id: str = typer.Option(DEFAULT_ACCOUNT_ID, help="Account id in the function ARN."),
+    time_scale: float = typer.Option(1.0, min=0.0001, help="Multiply every time limit (function Timeout, contract budgets)."),
+    invocation_timeout: Optional[float] = typer.Option(None, min=0.001, help="Override every call's time limit, in seconds."),
+    log_level: str = typer.Option("INFO", help="Level of the handlers' root logger."),
+    python: str = typer.Option(sys.executable, help="Python interpreter that runs the provider."),
+) -> None:
+    """Serve the project's functions on the AWS Lambda Invoke API, from warm workers.
+
+    Point cfn test, cfn invoke, boto3 or the aws CLI at http://127.0.0.1:3001.
+    """
+    try:
+        loaded = load_project(project)
+    except CfnrunError as error:
+        raise _fail(str(error)) from None
+    settings = ServeSettings(
+        host=host,
+        port=port,
+        runtime=RuntimeSettings(region, account_id, workers, log_level.upper(), python),
+        budgets=Budgets(time_scale, invocation_timeout),
+    )
+    try:
+        asyncio.run(serve_forever(loaded, settings, Console()))
+    except CfnrunError as error:
+        raise _fail(str(error)) from None
 
 
 def main() -> None:

@@ -17,13 +17,10 @@ from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
 from cfnrun.project import Project, handler_project, load_project
 from cfnrun.protocol import Action
-from cfnrun.runtime.environment import lambda_environment
 from cfnrun.runtime.pool import FunctionPool
-from cfnrun.runtime.process import WorkerInitError, WorkerSpec
+from cfnrun.runtime.process import WorkerInitError
+from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, RuntimeSettings, worker_spec
 from cfnrun.template import FunctionSpec
-
-DEFAULT_REGION = "us-east-1"
-DEFAULT_ACCOUNT_ID = "123456789012"
 
 
 class ProviderLoadError(CfnrunError):
@@ -117,26 +114,10 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
     return PreparedInvoke(settings, project, function, request, notes)
 
 
-def worker_spec(project: Project, function: FunctionSpec, region: str, account_id: str, log_level: str, python: str) -> WorkerSpec:
-    return WorkerSpec(
-        function_name=function.function_name or function.logical_id,
-        handler=function.handler,
-        code_dir=project.code_dir,
-        cwd=project.root,
-        env=lambda_environment(project, function, region, log_level),
-        memory_mb=function.memory_mb,
-        python=python,
-        region=region,
-        account_id=account_id,
-    )
-
-
 async def execute(prepared: PreparedInvoke, observers: List[Observer]) -> OperationResult:
     settings, request = prepared.settings, prepared.request
-    spec = worker_spec(
-        prepared.project, prepared.function, request.region, settings.account_id, settings.log_level, settings.python
-    )
-    pool = FunctionPool(spec, size=1)
+    runtime = RuntimeSettings(request.region, settings.account_id, 1, settings.log_level, settings.python)
+    pool = FunctionPool(worker_spec(prepared.project, prepared.function, runtime), size=1)
     try:
         try:
             await pool.warm()

@@ -1,0 +1,71 @@
+"""What ``cfnrun serve`` prints: one line per call, then the handler's own output."""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from typing import Any, Optional, TextIO
+
+from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
+
+_STYLES = {"ok": "32", "fail": "31", "warn": "33", "dim": "2"}
+
+
+def call_status(outcome: InvocationOutcome) -> str:
+    """SUCCESS / IN_PROGRESS / FAILED <code> for a ProgressEvent, else what happened."""
+    if outcome.kind is OutcomeKind.RETURNED:
+        result: Any = outcome.result
+        if isinstance(result, dict) and isinstance(result.get("status"), str):
+            code = result.get("errorCode")
+            return f"{result['status']} {code}" if code else result["status"]
+        return "returned"
+    labels = {
+        OutcomeKind.FUNCTION_ERROR: f"error {outcome.error_type}",
+        OutcomeKind.TIMED_OUT: "timed out",
+        OutcomeKind.WORKER_DIED: "crashed",
+        OutcomeKind.INIT_ERROR: f"init error {outcome.error_type}",
+    }
+    return labels[outcome.kind]
+
+
+class Console:
+    def __init__(self, out: Optional[TextIO] = None, color: Optional[bool] = None) -> None:
+        self.out = out or sys.stdout
+        interactive = hasattr(self.out, "isatty") and self.out.isatty()
+        self.color = (interactive and "NO_COLOR" not in os.environ) if color is None else color
+        self._lock = threading.Lock()
+
+    def _paint(self, style: str, text: str) -> str:
+        return f"\033[{_STYLES[style]}m{text}\033[0m" if self.color else text
+
+    def _write(self, text: str) -> None:
+        with self._lock:
+            self.out.write(text if text.endswith("\n") else text + "\n")
+            self.out.flush()
+
+    def info(self, message: str) -> None:
+        self._write(message)
+
+    def warn(self, message: str) -> None:
+        self._write(self._paint("warn", f"WARNING: {message}"))
+
+    def error(self, message: str) -> None:
+        self._write(self._paint("fail", f"ERROR: {message}"))
+
+    def call(self, function: str, action: Optional[str], outcome: InvocationOutcome, note: Optional[str] = None) -> None:
+        status = call_status(outcome)
+        good = status.split()[0] in ("SUCCESS", "IN_PROGRESS", "returned")
+        short_id = outcome.request_id[:8]
+        stamp = time.strftime("%H:%M:%S")
+        head = (
+            f"{stamp} {function}{' ' + action if action else ''} → "
+            f"{self._paint('ok' if good else 'fail', status)} {outcome.duration_ms:.1f} ms [{short_id}]"
+        )
+        lines = [head]
+        if outcome.kind is not OutcomeKind.RETURNED and outcome.error_message:
+            lines.append(f"    {short_id} ! {outcome.error_message}")
+        lines += [f"    {short_id} │ {line}" for line in outcome.logs.rstrip("\n").splitlines()]
+        if note:
+            lines.append(self._paint("warn", f"    {short_id} ! {note}"))
+        self._write("\n".join(lines))

@@ -1,0 +1,52 @@
+"""An invocation's outcome as AWS Lambda's Invoke API answers it."""
+from __future__ import annotations
+
+import base64
+import json
+from datetime import datetime, timezone
+from typing import Any, Dict, Tuple
+
+from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
+
+TAIL_BYTES = 4096
+
+
+def function_payload(outcome: InvocationOutcome) -> Tuple[bytes, Dict[str, str]]:
+    """The response body and headers; function errors carry ``X-Amz-Function-Error``."""
+    if outcome.kind is OutcomeKind.RETURNED:
+        return json.dumps(outcome.result).encode("utf-8"), {}
+    return json.dumps(function_error(outcome)).encode("utf-8"), {"X-Amz-Function-Error": "Unhandled"}
+
+
+def function_error(outcome: InvocationOutcome) -> Dict[str, Any]:
+    request = outcome.request_id
+    if outcome.kind is OutcomeKind.TIMED_OUT:
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        return {
+            "errorType": "Sandbox.Timedout",
+            "errorMessage": f"{stamp} {request} Task timed out after {outcome.timeout_s or 0:.2f} seconds",
+        }
+    if outcome.kind is OutcomeKind.WORKER_DIED:
+        return {
+            "errorType": "Runtime.ExitError",
+            "errorMessage": f"RequestId: {request} Error: Runtime exited: {outcome.error_message}",
+        }
+    error = dict(outcome.error or {})
+    error.pop("location", None)
+    error.setdefault("stackTrace", [])
+    error["requestId"] = request
+    return error
+
+
+def tail_log(outcome: InvocationOutcome, memory_mb: int) -> str:
+    """``X-Amz-Log-Result``: base64 of the last 4 KB of the call's log, framed like Lambda's."""
+    request = outcome.request_id
+    logs = outcome.logs if outcome.logs.endswith("\n") or not outcome.logs else outcome.logs + "\n"
+    text = (
+        f"START RequestId: {request} Version: $LATEST\n"
+        f"{logs}"
+        f"END RequestId: {request}\n"
+        f"REPORT RequestId: {request}\tDuration: {outcome.duration_ms:.2f} ms\t"
+        f"Billed Duration: {int(outcome.duration_ms) + 1} ms\tMemory Size: {memory_mb} MB\t\n"
+    )
+    return base64.b64encode(text.encode("utf-8")[-TAIL_BYTES:]).decode("ascii")

@@ -1,0 +1,94 @@
+"""Run the Lambda endpoint until Ctrl-C or SIGTERM, then stop cleanly: no orphan workers."""
+from __future__ import annotations
+
+import asyncio
+import signal
+from dataclasses import dataclass
+from typing import Awaitable, Callable, Optional
+
+from aiohttp import web
+
+from cfnrun.errors import CfnrunError
+from cfnrun.invoker.budgets import Budgets
+from cfnrun.project import Project
+from cfnrun.runtime.registry import FunctionRegistry, RuntimeSettings
+from cfnrun.server.console import Console
+from cfnrun.server.lambda_api import LambdaService
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    host: str = "127.0.0.1"
+    port: int = 3001
+    runtime: RuntimeSettings = RuntimeSettings()
+    budgets: Budgets = Budgets()
+    shutdown_timeout_s: float = 10.0
+
+
+class RunningServer:
+    """A started endpoint: its address, and how to stop it."""
+
+    def __init__(self, runner: web.AppRunner, service: LambdaService, registry: FunctionRegistry, url: str) -> None:
+        self.runner = runner
+        self.service = service
+        self.registry = registry
+        self.url = url
+
+    async def stop(self, timeout_s: float) -> None:
+        await self.runner.cleanup()  # stops accepting, lets in-flight calls finish (bounded)
+        await self.service.drain(timeout_s)
+        await self.registry.close()
+
+
+async def start_server(project: Project, settings: ServeSettings, console: Console) -> RunningServer:
+    if settings.host not in LOOPBACK_HOSTS:
+        console.warn(
+            f"binding to {settings.host}: anyone who can reach this machine can run your handlers "
+            "with the credentials passed to them. Use the default 127.0.0.1 unless you mean it."
+        )
+    registry = FunctionRegistry(project, settings.runtime)
+    for name, error in (await registry.warm_all()).items():
+        if error is None:
+            console.info(f"  {name:<20} {project.functions[name].handler}  warm")
+        else:
+            console.error(f"{name} does not load: {error.error.get('errorType')}: {error}")
+    service = LambdaService(registry, settings.budgets, console)
+    runner = web.AppRunner(service.app(), access_log=None, handle_signals=False, shutdown_timeout=settings.shutdown_timeout_s)
+    await runner.setup()
+    site = web.TCPSite(runner, settings.host, settings.port)
+    try:
+        await site.start()
+    except OSError as error:
+        await runner.cleanup()
+        await registry.close()
+        raise CfnrunError(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}") from None
+    sockets = getattr(site._server, "sockets", None) or []  # noqa: SLF001 - the bound port when --port 0
+    port = sockets[0].getsockname()[1] if sockets else settings.port
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    return RunningServer(runner, service, registry, f"http://{host}:{port}")
+
+
+async def serve_forever(
+    project: Project,
+    settings: ServeSettings,
+    console: Console,
+    on_started: Optional[Callable[[RunningServer], Awaitable[None]]] = None,
+) -> None:
+    console.info(f"cfnrun serve: {project.type_name} from {project.root}")
+    server = await start_server(project, settings, console)
+    console.info(f"Lambda Invoke API listening on {server.url} (Ctrl-C to stop)")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        if on_started is not None:
+            await on_started(server)
+        else:
+            await stop.wait()
+    finally:
+        console.info(f"stopping: finishing in-flight calls (up to {settings.shutdown_timeout_s:g} s), then stopping workers")
+        await server.stop(settings.shutdown_timeout_s)
+        console.info("stopped")

@@ -1,0 +1,60 @@
+"""Lambda service errors: the status, ``x-amzn-ErrorType`` header and JSON body boto3 parses."""
+from __future__ import annotations
+
+import json
+
+from aiohttp import web
+
+
+class ServiceError(Exception):
+    """An error of the Invoke API itself (not of the function), as AWS Lambda reports it."""
+
+    def __init__(self, status: int, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.error_type = error_type
+        self.message = message
+
+    def response(self, request_id: str) -> web.Response:
+        return web.Response(
+            status=self.status,
+            body=json.dumps({"Type": "User" if self.status < 500 else "Service", "Message": self.message, "message": self.message}),
+            content_type="application/json",
+            headers={"x-amzn-ErrorType": self.error_type, "x-amzn-RequestId": request_id},
+        )
+
+
+def function_not_found(name: str, known: "list[str]") -> ServiceError:
+    return ServiceError(
+        404,
+        "ResourceNotFoundException",
+        f"Function not found: {name}. This project's functions: {', '.join(known) or 'none'}",
+    )
+
+
+def invalid_json(problem: str) -> ServiceError:
+    return ServiceError(400, "InvalidRequestContentException", f"Could not parse request body into json: {problem}")
+
+
+def too_large(limit: int) -> ServiceError:
+    return ServiceError(
+        413, "RequestTooLargeException", f"Request must be smaller than {limit} bytes for the InvokeFunction operation"
+    )
+
+
+def bad_invocation_type(value: str) -> ServiceError:
+    return ServiceError(
+        400,
+        "InvalidParameterValueException",
+        f"Unsupported X-Amz-Invocation-Type '{value}': use RequestResponse, Event or DryRun",
+    )
+
+
+def unknown_operation(method: str, path: str) -> ServiceError:
+    return ServiceError(
+        404, "UnknownOperationException", f"No operation at {method} {path}; cfnrun serves POST /2015-03-31/functions/{{FunctionName}}/invocations"
+    )
+
+
+def method_not_allowed(method: str, path: str) -> ServiceError:
+    return ServiceError(405, "MethodNotAllowedException", f"{method} is not allowed on {path}; Invoke takes POST")
