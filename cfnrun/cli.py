@@ -9,6 +9,7 @@ from typing import List, Optional
 import typer
 
 from cfnrun import __version__
+from cfnrun.contract.suite import ContractSettings, run_contract_tests
 from cfnrun.errors import CfnrunError
 from cfnrun.invoker.budgets import Budgets
 from cfnrun.invoker.events import Observer
@@ -138,6 +139,9 @@ def serve(
     invocation_timeout: Optional[float] = typer.Option(None, min=0.001, help="Override every call's time limit, in seconds."),
     log_level: str = typer.Option("INFO", help="Level of the handlers' root logger."),
     python: str = typer.Option(sys.executable, help="Python interpreter that runs the provider."),
+    sts_standin: bool = typer.Option(
+        False, "--sts-standin", help="Also answer STS GetCallerIdentity/GetSessionToken at / (for cloudformation-cli without AWS)."
+    ),
 ) -> None:
     """Serve the project's functions on the AWS Lambda Invoke API, from warm workers.
 
@@ -152,11 +156,41 @@ def serve(
         port=port,
         runtime=RuntimeSettings(region, account_id, workers, log_level.upper(), python),
         budgets=Budgets(time_scale, invocation_timeout),
+        sts_standin=sts_standin,
     )
     try:
         asyncio.run(serve_forever(loaded, settings, Console()))
     except CfnrunError as error:
         raise _fail(str(error)) from None
+
+
+@app.command(
+    "test",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def contract_test(
+    ctx: typer.Context,
+    project: Path = typer.Argument(Path("."), help="The provider project folder (holds .rpdk-config)."),
+    region: str = typer.Option(DEFAULT_REGION, help="Region of the requests and AWS_REGION of the workers."),
+    workers: int = typer.Option(2, min=1, help="Warm workers per function."),
+    aws: bool = typer.Option(False, "--aws", help="Use your real AWS credentials and STS instead of local stand-ins."),
+    log_level: str = typer.Option("INFO", help="Level of the handlers' root logger."),
+) -> None:
+    """Run the official contract suite (cfn test) against an embedded cfnrun endpoint.
+
+    Arguments after -- go to pytest, as with cfn test: cfnrun test -- -k contract_create_read
+    """
+    try:
+        loaded = load_project(project)
+        settings = ContractSettings(
+            serve=ServeSettings(runtime=RuntimeSettings(region=region, workers=workers, log_level=log_level.upper())),
+            pytest_args=list(ctx.args),
+            use_aws=aws,
+        )
+        code = asyncio.run(run_contract_tests(loaded, settings))
+    except CfnrunError as error:
+        raise _fail(str(error)) from None
+    raise typer.Exit(code)
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.server import service_errors
 from cfnrun.server.console import Console
 from cfnrun.server.function_responses import function_payload, tail_log
+from cfnrun.server.sts_standin import StsStandIn
 from cfnrun.template import FunctionSpec
 
 MAX_PAYLOAD_BYTES = 6 * 1024 * 1024
@@ -38,15 +39,20 @@ def payload_action(payload: Any) -> Optional[Action]:
 
 
 class LambdaService:
-    def __init__(self, registry: FunctionRegistry, budgets: Budgets, console: Console) -> None:
+    def __init__(
+        self, registry: FunctionRegistry, budgets: Budgets, console: Console, sts: Optional[StsStandIn] = None
+    ) -> None:
         self.registry = registry
         self.budgets = budgets
         self.console = console
+        self.sts = sts
         self._background: Set["asyncio.Task[None]"] = set()
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_PAYLOAD_BYTES, middlewares=[self._service_errors])
         app.router.add_route("*", INVOKE_PATH, self.invoke)
+        if self.sts is not None:
+            app.router.add_post("/", self.sts.handle)
         app.router.add_route("*", "/{path:.*}", self.unknown)
         return app
 

@@ -14,6 +14,7 @@ from cfnrun.project import Project
 from cfnrun.runtime.registry import FunctionRegistry, RuntimeSettings
 from cfnrun.server.console import Console
 from cfnrun.server.lambda_api import LambdaService
+from cfnrun.server.sts_standin import StsStandIn
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -25,6 +26,7 @@ class ServeSettings:
     runtime: RuntimeSettings = RuntimeSettings()
     budgets: Budgets = Budgets()
     shutdown_timeout_s: float = 10.0
+    sts_standin: bool = False
 
 
 class RunningServer:
@@ -54,7 +56,8 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
             console.info(f"  {name:<20} {project.functions[name].handler}  warm")
         else:
             console.error(f"{name} does not load: {error.error.get('errorType')}: {error}")
-    service = LambdaService(registry, settings.budgets, console)
+    sts = StsStandIn(settings.runtime.account_id) if settings.sts_standin else None
+    service = LambdaService(registry, settings.budgets, console, sts)
     runner = web.AppRunner(service.app(), access_log=None, handle_signals=False, shutdown_timeout=settings.shutdown_timeout_s)
     await runner.setup()
     site = web.TCPSite(runner, settings.host, settings.port)
@@ -79,6 +82,8 @@ async def serve_forever(
     console.info(f"cfnrun serve: {project.type_name} from {project.root}")
     server = await start_server(project, settings, console)
     console.info(f"Lambda Invoke API listening on {server.url} (Ctrl-C to stop)")
+    if settings.sts_standin:
+        console.info(f"STS stand-in (GetCallerIdentity, GetSessionToken) at {server.url}/")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -27,9 +27,15 @@ WRITABLE = ("Title", "Content", "Folder", "Priority", "AccessPassword", "Tags")
 
 
 def _public(record: Dict[str, Any]) -> ResourceModel:
-    """The model CloudFormation may see: everything but the writeOnly AccessPassword."""
+    """The model CloudFormation may see: everything but the writeOnly AccessPassword.
+
+    Tags is always a list: the support library reads an empty ``Tags: []`` in a
+    request as None, so answering ``[]`` is how a requested empty list survives.
+    """
     shown = {key: value for key, value in record.items() if key != "AccessPassword"}
-    return ResourceModel._deserialize(shown)
+    model = ResourceModel._deserialize(shown)
+    model.Tags = model.Tags or []
+    return model
 
 
 def _writable(model: Optional[ResourceModel]) -> Dict[str, Any]:

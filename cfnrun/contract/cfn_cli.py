@@ -1,0 +1,41 @@
+"""Run cloudformation-cli's ``cfn``, optionally with its STS calls sent to cfnrun's stand-in.
+
+``python -m cfnrun.contract.cfn_cli [--sts-endpoint URL] [cfn arguments...]``
+
+cloudformation-cli builds its STS clients with the fixed AWS address from
+``rpdk.core.boto_helpers.get_service_endpoint``; this swaps that one lookup for
+the local endpoint and then runs ``cfn`` unchanged.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Callable, List, Optional
+
+
+def run_cfn(argv: List[str], sts_endpoint: Optional[str]) -> None:
+    from rpdk.core import boto_helpers
+    from rpdk.core.cli import main as cfn_main
+
+    if sts_endpoint is None:
+        cfn_main(args_in=argv)
+        return
+    aws_endpoint: Callable[[str, str], str] = boto_helpers.get_service_endpoint
+
+    def endpoint(service: str, region: str) -> str:
+        return sts_endpoint if service == "sts" else aws_endpoint(service, region)
+
+    boto_helpers.get_service_endpoint = endpoint
+    cfn_main(args_in=argv)
+
+
+def main(argv: List[str]) -> None:
+    if argv[:1] == ["--sts-endpoint"]:
+        if len(argv) < 2:
+            sys.exit("usage: python -m cfnrun.contract.cfn_cli [--sts-endpoint URL] [cfn arguments...]")
+        run_cfn(argv[2:], argv[1])
+    else:
+        run_cfn(argv, None)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

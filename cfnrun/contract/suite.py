@@ -1,0 +1,71 @@
+"""``cfnrun test``: cloudformation-cli's contract suite against an embedded cfnrun endpoint.
+
+No SAM, no Docker, and by default no AWS account: cfn's STS calls go to the
+server's stand-in, and placeholder credentials stand in for real ones.
+"""
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Dict, List
+
+from cfnrun.errors import CfnrunError
+from cfnrun.invoker.credentials import PLACEHOLDER
+from cfnrun.project import Project
+from cfnrun.server.console import Console
+from cfnrun.server.serve import ServeSettings, start_server
+
+
+@dataclass(frozen=True)
+class ContractSettings:
+    serve: ServeSettings
+    pytest_args: List[str] = field(default_factory=list)
+    use_aws: bool = False  # real credentials and the real STS instead of the stand-ins
+    log_file: str = "cfnrun-test.log"
+
+
+def require_cloudformation_cli() -> None:
+    for module, package in (("rpdk.core", "cloudformation-cli"), ("rpdk.python", "cloudformation-cli-python-plugin")):
+        if importlib.util.find_spec(module.split(".")[0]) is None or importlib.util.find_spec(module) is None:
+            raise CfnrunError(f"cfnrun test runs cloudformation-cli's suite: pip install 'cfnrun[contract]' (missing {package})")
+
+
+def _environment(settings: ContractSettings) -> Dict[str, str]:
+    env = dict(os.environ)
+    env["AWS_DEFAULT_REGION"] = env["AWS_REGION"] = settings.serve.runtime.region
+    if not settings.use_aws:
+        for key in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
+            env.pop(key, None)
+        env.update(
+            {
+                "AWS_ACCESS_KEY_ID": PLACEHOLDER.accessKeyId,
+                "AWS_SECRET_ACCESS_KEY": PLACEHOLDER.secretAccessKey,
+                "AWS_SESSION_TOKEN": PLACEHOLDER.sessionToken,
+            }
+        )
+    return env
+
+
+async def run_contract_tests(project: Project, settings: ContractSettings) -> int:
+    """Start the endpoint, run ``cfn test`` against it, stop; cfn test's exit status."""
+    require_cloudformation_cli()
+    log_path = project.root / settings.log_file
+    with open(log_path, "w", encoding="utf-8") as log:
+        serve = replace(settings.serve, port=0, sts_standin=not settings.use_aws)
+        server = await start_server(project, serve, Console(log, color=False))
+        try:
+            command = [sys.executable, "-m", "cfnrun.contract.cfn_cli"]
+            if not settings.use_aws:
+                command += ["--sts-endpoint", server.url]
+            command += ["test", "--endpoint", server.url, "--region", serve.runtime.region]
+            if settings.pytest_args:
+                command += ["--", *settings.pytest_args]
+            print(f"cfnrun test: {project.type_name} against {server.url}; handler output in {log_path}", flush=True)
+            process = await asyncio.create_subprocess_exec(*command, cwd=str(project.root), env=_environment(settings))
+            return await process.wait()
+        finally:
+            await server.stop(serve.shutdown_timeout_s)
