@@ -62,3 +62,110 @@ def wait_until(condition: Callable[[], bool], timeout: float = 10.0, what: str =
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.02)
+
+
+class ServerProcess:
+    """``cfnrun serve`` in a real subprocess on a free loopback port, its console read live."""
+
+    def __init__(self, project: Path, *args: str) -> None:
+        import queue
+        import threading
+
+        self.output: List[str] = []
+        self._lines: "queue.Queue[Optional[str]]" = queue.Queue()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "cfnrun", "serve", str(project), "--port", "0", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
+        threading.Thread(target=self._pump, daemon=True).start()
+        self.url = self.wait_for_line(r"listening on (http://\S+)").split("listening on ")[1].split()[0]
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self._lines.put(line.rstrip("\n"))
+        self._lines.put(None)
+
+    def wait_for_line(self, pattern: str, timeout: float = 20.0) -> str:
+        """The next console line matching ``pattern`` (a regex); fails on timeout or exit."""
+        import queue
+        import re
+
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"no console line matching {pattern!r}; got:\n" + "\n".join(self.output))
+            try:
+                line = self._lines.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            if line is None:
+                raise AssertionError(f"server exited; no line matching {pattern!r}:\n" + "\n".join(self.output))
+            self.output.append(line)
+            if re.search(pattern, line):
+                return line
+
+    def client(self, read_timeout: float = 60) -> Any:
+        import boto3
+        from botocore import UNSIGNED
+        from botocore.config import Config
+
+        return boto3.client(
+            "lambda",
+            endpoint_url=self.url,
+            region_name="us-east-1",
+            config=Config(
+                signature_version=UNSIGNED,
+                retries={"max_attempts": 0},
+                read_timeout=read_timeout,
+                max_pool_connections=32,
+            ),
+        )
+
+    def worker_pids(self) -> List[int]:
+        """Processes whose parent is the server: its warm workers."""
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                except (FileNotFoundError, ProcessLookupError, IndexError):
+                    continue
+                if int(fields[1]) == self.process.pid:
+                    pids.append(int(entry.name))
+        return pids
+
+    def stop(self, signum: int = 15, timeout: float = 30) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signum)
+        return self.process.wait(timeout=timeout)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.fixture
+def serve() -> Any:
+    """Start ``cfnrun serve`` for a project; every server is stopped after the test."""
+    started: List[ServerProcess] = []
+
+    def start(project: Path, *args: str) -> ServerProcess:
+        server = ServerProcess(project, *args)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

@@ -11,7 +11,7 @@ from conftest import LIB_PROVIDER, MISBEHAVING, cfnrun, events, result_of
 
 LIB = ["--schema", str(LIB_PROVIDER / "thing.json"), "--code-dir", str(LIB_PROVIDER), "--no-credentials"]
 LIB_CREATE = str(LIB_PROVIDER / "create.json")
-PLAIN = ["--handler", "behaviours.handler", "--schema", str(MISBEHAVING / "schema.json"), "--code-dir", str(MISBEHAVING)]
+PLAIN = ["--handler", "behaviours.handler", "--schema", str(MISBEHAVING / "cfnrun-test-misbehaving.json"), "--code-dir", str(MISBEHAVING)]
 
 
 def write_request(tmp_path: Path, desired: dict, name: str = "request.json") -> str:

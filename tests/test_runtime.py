@@ -14,11 +14,11 @@ from cfnrun.runtime.environment import lambda_environment
 from cfnrun.runtime.outcome import OutcomeKind
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError, WorkerProcess, WorkerSpec
-from conftest import MISBEHAVING, wait_until
+from conftest import MISBEHAVING, pid_alive, wait_until
 
 
 def spec_for(handler: str, **env: str) -> WorkerSpec:
-    project = handler_project(handler, MISBEHAVING / "schema.json", MISBEHAVING)
+    project = handler_project(handler, MISBEHAVING / "cfnrun-test-misbehaving.json", MISBEHAVING)
     function = project.type_function()
     return WorkerSpec(
         function_name="Misbehaving",
@@ -117,7 +117,7 @@ def test_call_past_its_deadline_is_killed_and_the_worker_replaced() -> None:
         assert outcome.kind is OutcomeKind.TIMED_OUT
         assert outcome.timeout_s == 0.5
         assert outcome.logs == "going to sleep\n"
-        assert not _alive(hung_pid)
+        assert not pid_alive(hung_pid)
         after = await pool.invoke({"do": "echo"}, 5)
         assert after.kind is OutcomeKind.RETURNED and after.result["pid"] != hung_pid
 
@@ -129,7 +129,7 @@ def test_killing_a_worker_also_kills_what_it_started() -> None:
         outcome = await pool.invoke({"do": "spawn"}, 1.0)
         assert outcome.kind is OutcomeKind.TIMED_OUT
         child = int(re.search(r"child pid (\d+)", outcome.logs).group(1))
-        wait_until(lambda: not _alive(child), what=f"child {child} to be gone")
+        wait_until(lambda: not pid_alive(child), what=f"child {child} to be gone")
 
     with_pool(body)
 
@@ -200,15 +200,3 @@ def test_pool_reports_init_error_as_an_outcome() -> None:
         assert outcome.error_type == "Runtime.UserCodeSyntaxError"
 
     asyncio.run(run())
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
