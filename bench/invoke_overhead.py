@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest  # noqa: E402
 from cfnrun.invoker.request_files import OperationInput  # noqa: E402
-from cfnrun.project import Project, handler_project, load_project  # noqa: E402
+from cfnrun.project import Project, load_project  # noqa: E402
 from cfnrun.protocol import Action  # noqa: E402
 from cfnrun.runtime.pool import FunctionPool  # noqa: E402
 from cfnrun.runtime.registry import RuntimeSettings, worker_spec  # noqa: E402
@@ -95,10 +95,10 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     args = parser.parse_args()
 
-    noop = handler_project("noop_provider.handler", ROOT / "samples/note/cfnrun-sample-note.json", ROOT / "bench")
+    noop = load_project(ROOT / "bench/noop_project")
     note = load_project(ROOT / "samples/note")
     cases = [
-        ("no-op handler", noop, "noop_provider.handler", {"action": "LIST"}),
+        ("no-op handler", noop, noop.type_function().handler, {"action": "LIST"}),
         ("note sample TypeFunction LIST", note, note.type_function().handler, list_event(note)),
     ]
     print(f"{args.calls} warm invocations each; times in ms")
