@@ -82,6 +82,10 @@ def invoke(
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object per event (NDJSON)."),
     log_level: str = typer.Option("INFO", help="Level of the handler's root logger."),
     python: str = typer.Option(sys.executable, help="Python interpreter that runs the provider."),
+    watch: bool = typer.Option(False, "--watch", help="After the operation, run it again every time a project file is saved."),
+    in_process: bool = typer.Option(
+        False, "--in-process", help="Run the handler inside cfnrun, so breakpoint(), pdb and IDE debuggers work."
+    ),
 ) -> None:
     """Run one operation as CloudFormation would, replaying IN_PROGRESS until it ends.
 
@@ -105,6 +109,8 @@ def invoke(
         max_reinvoke=max_reinvoke,
         log_level=log_level.upper(),
         python=python,
+        watch=watch,
+        in_process=in_process,
     )
     try:
         prepared = prepare(settings)
@@ -115,7 +121,7 @@ def invoke(
     for note in prepared.notes:
         typer.echo(f"cfnrun: note: {note}", err=True)
     try:
-        result = asyncio.run(execute(prepared, [renderer]))
+        result = asyncio.run(execute(prepared, [renderer], on_change=lambda message: typer.echo(f"\ncfnrun: {message}", err=True)))
     except ProviderLoadError as error:
         details = [line.rstrip() for line in error.stack_trace]
         if error.logs.strip():
@@ -142,6 +148,11 @@ def serve(
     sts_standin: bool = typer.Option(
         False, "--sts-standin", help="Also answer STS GetCallerIdentity/GetSessionToken at / (for cloudformation-cli without AWS)."
     ),
+    reload: bool = typer.Option(True, "--reload/--no-reload", help="Load new code into fresh workers when a file is saved."),
+    debug_port: Optional[int] = typer.Option(
+        None, min=1, max=65535, help="Workers listen for a debugger (debugpy) from this port on, one port per function."
+    ),
+    debug_wait: bool = typer.Option(False, "--debug-wait", help="With --debug-port: a worker waits for the debugger to attach."),
 ) -> None:
     """Serve the project's functions on the AWS Lambda Invoke API, from warm workers.
 
@@ -154,9 +165,13 @@ def serve(
     settings = ServeSettings(
         host=host,
         port=port,
-        runtime=RuntimeSettings(region, account_id, workers, log_level.upper(), python),
+        runtime=RuntimeSettings(
+            region, account_id, workers, log_level.upper(), python, standby=reload, debug_port=debug_port, debug_wait=debug_wait
+        ),
         budgets=Budgets(time_scale, invocation_timeout),
         sts_standin=sts_standin,
+        reload=reload,
+        debugging=debug_port is not None,
     )
     try:
         asyncio.run(serve_forever(loaded, settings, Console()))

@@ -198,7 +198,7 @@ def test_function_that_does_not_import_answers_with_its_init_error(serve: Callab
 
 
 def test_parallel_calls_run_on_warm_workers(serve: Callable[..., ServerProcess]) -> None:
-    server = serve(MISBEHAVING, "--workers", "10")
+    server = serve(MISBEHAVING, "--workers", "10", "--no-reload")
     client = server.client()
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=20) as pool:

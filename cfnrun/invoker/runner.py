@@ -5,18 +5,21 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, Callable, List, Optional, Protocol
 
 from cfnrun.errors import CfnrunError
 from cfnrun.invoker.budgets import Budgets
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import local_credentials, profile_region
 from cfnrun.invoker.events import Observer, OperationResult
+from cfnrun.invoker.in_process import InProcessFunction
 from cfnrun.invoker.operation import Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
 from cfnrun.project import Project, handler_project, load_project
 from cfnrun.protocol import Action
+from cfnrun.reload.watcher import describe_change, watch_changes
+from cfnrun.runtime.outcome import InvocationOutcome
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, RuntimeSettings, worker_spec
@@ -51,6 +54,8 @@ class InvokeSettings:
     max_reinvoke: Optional[int] = None
     log_level: str = "INFO"
     python: str = sys.executable
+    watch: bool = False
+    in_process: bool = False
 
 
 @dataclass
@@ -114,26 +119,74 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
     return PreparedInvoke(settings, project, function, request, notes)
 
 
-async def execute(prepared: PreparedInvoke, observers: List[Observer]) -> OperationResult:
+class Target(Protocol):
+    """Where invocations run: a pool of worker processes, or this very process."""
+
+    async def warm(self) -> None: ...
+
+    async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome: ...
+
+    async def reload(self) -> Optional[WorkerInitError]: ...
+
+    async def close(self) -> None: ...
+
+
+def _target(prepared: PreparedInvoke, standby: bool) -> Target:
     settings, request = prepared.settings, prepared.request
+    if settings.in_process:
+        return InProcessFunction(prepared.project, prepared.function, request.region, settings.account_id, settings.log_level)
     runtime = RuntimeSettings(request.region, settings.account_id, 1, settings.log_level, settings.python)
-    pool = FunctionPool(worker_spec(prepared.project, prepared.function, runtime), size=1)
+    return FunctionPool(worker_spec(prepared.project, prepared.function, runtime), size=1, standby=standby)
+
+
+async def _run_operation(prepared: PreparedInvoke, target: Target, observers: List[Observer]) -> OperationResult:
+    settings = prepared.settings
+    operation = Operation(
+        target,
+        prepared.request,
+        prepared.project.schema,
+        function_name=prepared.function.logical_id,
+        budgets=settings.budgets,
+        function_timeout_s=prepared.function.timeout_s,
+        clock=VirtualClock() if settings.virtual_clock else RealClock(),
+        observers=observers,
+        max_reinvoke=settings.max_reinvoke,
+    )
+    return await operation.run()
+
+
+async def execute(
+    prepared: PreparedInvoke,
+    observers: List[Observer],
+    on_change: Optional[Callable[[str], None]] = None,
+) -> OperationResult:
+    """Run the operation; with ``settings.watch``, run it again after every save, until cancelled."""
+    settings = prepared.settings
+    target = _target(prepared, standby=settings.watch)
     try:
         try:
-            await pool.warm()
+            await target.warm()
         except WorkerInitError as error:
-            raise ProviderLoadError(error) from None
-        operation = Operation(
-            pool,
-            request,
-            prepared.project.schema,
-            function_name=prepared.function.logical_id,
-            budgets=settings.budgets,
-            function_timeout_s=prepared.function.timeout_s,
-            clock=VirtualClock() if settings.virtual_clock else RealClock(),
-            observers=observers,
-            max_reinvoke=settings.max_reinvoke,
-        )
-        return await operation.run()
+            if not settings.watch:
+                raise ProviderLoadError(error) from None
+        result = await _run_operation(prepared, target, observers)
+        if not settings.watch:
+            return result
+        async for change in watch_changes(prepared.project):
+            say = on_change or (lambda message: None)
+            say(f"{describe_change(change, prepared.project.root)}: running {settings.action.value} again")
+            try:
+                fresh = prepare(settings)
+            except CfnrunError as error:
+                say(f"{error}; waiting for the next save")
+                continue
+            if fresh.function != prepared.function or fresh.project.code_dir != prepared.project.code_dir:
+                await target.close()
+                target = _target(fresh, standby=True)
+            else:
+                await target.reload()
+            prepared = fresh
+            result = await _run_operation(prepared, target, observers)
+        return result
     finally:
-        await pool.close()
+        await target.close()

@@ -62,6 +62,8 @@ class NdjsonRenderer:
                 record["timeoutSeconds"] = outcome.timeout_s
             if event.problem:
                 record["problem"] = event.problem
+            if outcome.note:
+                record["note"] = outcome.note
             return record
         if isinstance(event, Waiting):
             return {"event": "wait", "next": event.next_number, "delaySeconds": event.delay_s, "virtual": event.virtual}

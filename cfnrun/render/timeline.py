@@ -81,6 +81,8 @@ class TimelineRenderer:
             self._line(f"{head} " + "  ".join(parts))
         else:
             self._line(f"{head} {self._paint('FAILED', self._outcome_label(outcome)):<11}  {duration}  {self._outcome_detail(outcome, event.problem)}")
+        if outcome.note:
+            self._line(self._paint("dim", f"     ! {outcome.note}"))
         self._logs(outcome.logs)
         stack = (outcome.error or {}).get("stackTrace") or []
         if stack and outcome.kind is not OutcomeKind.TIMED_OUT:

@@ -24,6 +24,7 @@ class InvocationOutcome:
     # Lambda's error shape: errorType, errorMessage, stackTrace (plus "location" for init errors).
     error: Optional[Dict[str, Any]] = None
     timeout_s: Optional[float] = None
+    note: Optional[str] = None  # something the user should know about this call, e.g. a debugger
 
     @property
     def error_type(self) -> str:

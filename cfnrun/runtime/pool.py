@@ -2,6 +2,13 @@
 
 A worker that dies or is killed at its deadline is dropped and a replacement is
 started in the background, so the next call finds a warm sandbox again.
+
+``reload`` moves the pool to new code: idle workers are retired at once, busy ones
+finish the call they started on the old code and are retired when they return, and
+a worker with the new code is started right away. With ``standby`` the pool also
+keeps one spare process that has already imported the provider's dependencies
+(boto3, the support library, ...), so loading new code costs only the provider's
+own modules.
 """
 from __future__ import annotations
 
@@ -15,16 +22,20 @@ from cfnrun.runtime.process import WorkerInitError, WorkerProcess, WorkerSpec
 
 
 class FunctionPool:
-    def __init__(self, spec: WorkerSpec, size: int = 1) -> None:
+    def __init__(self, spec: WorkerSpec, size: int = 1, standby: bool = False) -> None:
         if size < 1:
             raise ValueError("a pool needs at least one worker")
         self.spec = spec
         self.size = size
+        self.standby = standby
+        self.generation = 0
         self._idle: List[WorkerProcess] = []
         self._workers: Set[WorkerProcess] = set()
-        self._slots = 0  # workers alive or starting
+        self._slots = 0  # workers of the current generation, alive or starting
         self._changed = asyncio.Condition()
-        self._background: Set[asyncio.Task[None]] = set()
+        self._background: Set["asyncio.Task[Any]"] = set()
+        self._spare: Optional["asyncio.Task[Optional[WorkerProcess]]"] = None
+        self._dependencies: List[str] = []
         self._closed = False
 
     async def warm(self) -> None:
@@ -49,14 +60,47 @@ class FunctionPool:
         await self._release(worker)
         return outcome
 
+    async def reload(self) -> Optional[WorkerInitError]:
+        """Switch to the code now on disk; the new code's init error, if it has one."""
+        async with self._changed:
+            self.generation += 1
+            retired, self._idle = self._idle, []
+            for worker in retired:
+                self._workers.discard(worker)
+            self._slots = 0
+            self._changed.notify_all()
+        for worker in retired:
+            self._in_background(worker.stop())
+        try:
+            await self.warm()
+        except WorkerInitError as error:
+            return error
+        return None
+
     @property
     def pids(self) -> List[int]:
         return sorted(w.pid for w in self._workers if w.alive)
 
+    async def retire(self) -> None:
+        """Take no new calls; let calls in flight finish on their workers, then stop them."""
+        self._closed = True
+        async with self._changed:
+            idle, self._idle = self._idle, []
+            self._changed.notify_all()
+        spare = await self._take_spare()
+        for worker in idle + ([spare] if spare else []):
+            self._workers.discard(worker)
+            self._in_background(worker.stop())
+
     async def close(self) -> None:
         self._closed = True
+        async with self._changed:
+            self._changed.notify_all()
         for task in list(self._background):
             task.cancel()
+        spare = await self._take_spare()
+        if spare is not None:
+            await spare.kill()
         await asyncio.gather(*(w.kill() for w in list(self._workers)), return_exceptions=True)
         self._workers.clear()
         self._idle.clear()
@@ -75,28 +119,44 @@ class FunctionPool:
                     self._forget(worker)
                 if self._slots < self.size:
                     self._slots += 1
+                    generation = self.generation
                     break
                 await self._changed.wait()
-        return await self._start_worker()
+        return await self._start_worker(generation)
 
-    async def _start_worker(self) -> WorkerProcess:
+    async def _start_worker(self, generation: int) -> WorkerProcess:
         try:
-            worker = await WorkerProcess.start(self.spec)
+            worker = await self._take_spare()
+            if worker is None:
+                worker = await WorkerProcess.spawn(self.spec)
+            try:
+                await worker.load()
+                self._dependencies = worker.dependencies or self._dependencies
+            finally:
+                self._prepare_spare()
         except BaseException:
             async with self._changed:
-                self._slots -= 1
+                if generation == self.generation:
+                    self._slots -= 1
                 self._changed.notify()
             raise
+        worker.generation = generation
         self._workers.add(worker)
         return worker
 
     async def _release(self, worker: WorkerProcess) -> None:
         async with self._changed:
-            if worker.alive and not self._closed:
+            current = worker.generation == self.generation
+            if worker.alive and current and not self._closed:
                 self._idle.append(worker)
             else:
-                self._forget(worker)
-                if not self._closed:
+                if current:
+                    self._forget(worker)
+                else:
+                    self._workers.discard(worker)
+                if worker.alive:
+                    self._in_background(worker.stop())
+                elif current and not self._closed:
                     self._replenish()
             self._changed.notify()
 
@@ -108,14 +168,44 @@ class FunctionPool:
     def _replenish(self) -> None:
         """Start a replacement worker in the background (errors surface on the next call)."""
         self._slots += 1
+        generation = self.generation
 
         async def start() -> None:
             try:
-                worker = await self._start_worker()
+                worker = await self._start_worker(generation)
             except (WorkerInitError, OSError):
                 return
             await self._release(worker)
 
-        task = asyncio.ensure_future(start())
+        self._in_background(start())
+
+    def _prepare_spare(self) -> None:
+        """Keep one process with the dependencies imported, ready for the next load."""
+        if not self.standby or self._closed or self._spare is not None:
+            return
+        modules = list(self._dependencies)
+
+        async def spare() -> Optional[WorkerProcess]:
+            worker = await WorkerProcess.spawn(self.spec)
+            try:
+                await worker.preload(modules)
+            except WorkerInitError:
+                return None
+            return worker
+
+        self._spare = asyncio.ensure_future(spare())
+
+    async def _take_spare(self) -> Optional[WorkerProcess]:
+        task, self._spare = self._spare, None
+        if task is None:
+            return None
+        try:
+            worker = await task
+        except (OSError, asyncio.CancelledError):
+            return None
+        return worker if worker is not None and worker.alive else None
+
+    def _in_background(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)

@@ -17,7 +17,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from cfnrun.runtime import worker as worker_script
 from cfnrun.runtime.logs import LogCapture, LogSplitter
@@ -41,6 +41,8 @@ class WorkerSpec:
     init_timeout_s: float = 30.0
     region: str = "us-east-1"
     account_id: str = "123456789012"
+    debug_port: Optional[int] = None
+    debug_wait: bool = False
 
     @property
     def function_arn(self) -> str:
@@ -80,6 +82,8 @@ class WorkerProcess:
         self._marker_waiters: Dict[str, asyncio.Future[None]] = {}
         self._log_task = asyncio.ensure_future(self._read_logs())
         self.invocations = 0
+        self.generation = 0
+        self.dependencies: List[str] = []
 
     @property
     def pid(self) -> int:
@@ -90,15 +94,13 @@ class WorkerProcess:
         return self.process.returncode is None
 
     @classmethod
-    async def start(cls, spec: WorkerSpec) -> "WorkerProcess":
+    async def spawn(cls, spec: WorkerSpec) -> "WorkerProcess":
+        """Start the process; it loads nothing until ``load`` (or ``preload``) is called."""
+        arguments = [spec.python, "-u", str(WORKER_SCRIPT), "--code-dir", str(spec.code_dir)]
+        if spec.debug_port is not None:
+            arguments += ["--debug-port", str(spec.debug_port)] + (["--debug-wait"] if spec.debug_wait else [])
         process = await asyncio.create_subprocess_exec(
-            spec.python,
-            "-u",
-            str(WORKER_SCRIPT),
-            "--handler",
-            spec.handler,
-            "--code-dir",
-            str(spec.code_dir),
+            *arguments,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -106,30 +108,53 @@ class WorkerProcess:
             env=dict(spec.env),
             start_new_session=True,
         )
-        worker = cls(spec, process)
+        return cls(spec, process)
+
+    @classmethod
+    async def start(cls, spec: WorkerSpec) -> "WorkerProcess":
+        worker = await cls.spawn(spec)
+        await worker.load()
+        return worker
+
+    async def preload(self, modules: List[str]) -> None:
+        """Import the provider's dependencies now, so a later ``load`` only imports its code."""
+        await self._send({"type": "preload", "modules": modules})
+        await self._startup_reply("preloading dependencies")
+
+    async def load(self) -> None:
+        """Import the handler; raises WorkerInitError (and the worker exits) if it cannot."""
+        await self._send({"type": "load", "handler": self.spec.handler})
+        hello = await self._startup_reply(f"importing {self.spec.handler}")
+        if hello.get("type") == "init_error":
+            await self.process.wait()
+            raise WorkerInitError(hello["error"], await self._drain_logs())
+        self.nonce = hello["nonce"]
+        self.dependencies = list(hello.get("modules") or [])
+        self._splitter = LogSplitter(worker_script.LOG_MARKER_PREFIX)
+
+    async def _send(self, message: Dict[str, Any]) -> None:
+        assert self.process.stdin is not None
         try:
-            hello = await asyncio.wait_for(worker._read_frame(), spec.init_timeout_s)
+            self.process.stdin.write(worker_script.encode_frame(message))
+            await self.process.stdin.drain()
+        except ConnectionError:
+            pass  # the worker is gone; reading its reply says how
+
+    async def _startup_reply(self, doing: str) -> Dict[str, Any]:
+        try:
+            return await asyncio.wait_for(self._read_frame(), self.spec.init_timeout_s)
         except asyncio.TimeoutError:
-            await worker.kill()
+            await self.kill()
             raise WorkerInitError(
-                {
-                    "errorType": "Runtime.InitTimeout",
-                    "errorMessage": f"importing {spec.handler} took longer than {spec.init_timeout_s:g} s",
-                },
-                await worker._drain_logs(),
+                {"errorType": "Runtime.InitTimeout", "errorMessage": f"{doing} took longer than {self.spec.init_timeout_s:g} s"},
+                await self._drain_logs(),
             ) from None
         except (asyncio.IncompleteReadError, ConnectionError):
-            returncode = await process.wait()
+            returncode = await self.process.wait()
             raise WorkerInitError(
-                {"errorType": "Runtime.ExitError", "errorMessage": f"{describe_exit(returncode)} while importing {spec.handler}"},
-                await worker._drain_logs(),
+                {"errorType": "Runtime.ExitError", "errorMessage": f"{describe_exit(returncode)} while {doing}"},
+                await self._drain_logs(),
             ) from None
-        if hello.get("type") == "init_error":
-            await process.wait()
-            raise WorkerInitError(hello["error"], await worker._drain_logs())
-        worker.nonce = hello["nonce"]
-        worker._splitter = LogSplitter(worker_script.LOG_MARKER_PREFIX)
-        return worker
 
     async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
         """Run one invocation; never raises for anything the handler does."""

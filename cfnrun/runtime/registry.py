@@ -23,9 +23,15 @@ class RuntimeSettings:
     workers: int = 1
     log_level: str = "INFO"
     python: str = sys.executable
+    standby: bool = False  # keep a spare worker with dependencies imported, for fast reloads
+    debug_port: Optional[int] = None  # first debugpy port; one per function, in template order
+    debug_wait: bool = False
 
 
 def worker_spec(project: Project, function: FunctionSpec, settings: RuntimeSettings) -> WorkerSpec:
+    debug_port = None
+    if settings.debug_port is not None:
+        debug_port = settings.debug_port + list(project.functions).index(function.logical_id)
     return WorkerSpec(
         function_name=function.function_name or function.logical_id,
         handler=function.handler,
@@ -36,6 +42,8 @@ def worker_spec(project: Project, function: FunctionSpec, settings: RuntimeSetti
         python=settings.python,
         region=settings.region,
         account_id=settings.account_id,
+        debug_port=debug_port,
+        debug_wait=settings.debug_wait,
     )
 
 
@@ -51,9 +59,45 @@ class FunctionRegistry:
     def pool(self, function: FunctionSpec) -> FunctionPool:
         pool = self._pools.get(function.logical_id)
         if pool is None:
-            pool = FunctionPool(worker_spec(self.project, function, self.settings), self.settings.workers)
+            pool = self._new_pool(function)
             self._pools[function.logical_id] = pool
         return pool
+
+    def _new_pool(self, function: FunctionSpec) -> FunctionPool:
+        # A debugger port belongs to one process: one worker per function then.
+        workers = 1 if self.settings.debug_port is not None else self.settings.workers
+        return FunctionPool(worker_spec(self.project, function, self.settings), workers, standby=self.settings.standby)
+
+    async def reload(self, project: Optional[Project] = None) -> Dict[str, Optional[WorkerInitError]]:
+        """Move every function to the code on disk, and to ``project``'s functions if given.
+
+        Functions whose configuration is unchanged reload their code in place; added ones
+        get a pool, removed ones finish their calls in flight and go. Returns the init
+        error (or None) of every function now served.
+        """
+        if project is not None:
+            self.project = project
+        current = self.project.functions
+        for name in [n for n in self._pools if n not in current]:
+            await self._pools.pop(name).retire()
+        results: Dict[str, Optional[WorkerInitError]] = {}
+
+        async def refresh(function: FunctionSpec) -> None:
+            pool = self._pools.get(function.logical_id)
+            if pool is not None and pool.spec == worker_spec(self.project, function, self.settings):
+                results[function.logical_id] = await pool.reload()
+                return
+            if pool is not None:
+                await pool.retire()
+            fresh = self._pools[function.logical_id] = self._new_pool(function)
+            try:
+                await fresh.warm()
+                results[function.logical_id] = None
+            except WorkerInitError as error:
+                results[function.logical_id] = error
+
+        await asyncio.gather(*(refresh(f) for f in current.values()))
+        return {name: results[name] for name in current}
 
     async def warm_all(self) -> Dict[str, Optional[WorkerInitError]]:
         """Start one worker per function; the init error of each that fails to load."""
@@ -68,6 +112,10 @@ class FunctionRegistry:
 
         errors = await asyncio.gather(*(warm(f) for f in functions))
         return {f.logical_id: e for f, e in zip(functions, errors)}
+
+    @property
+    def pools(self) -> Dict[str, FunctionPool]:
+        return dict(self._pools)
 
     async def close(self) -> None:
         await asyncio.gather(*(pool.close() for pool in self._pools.values()))

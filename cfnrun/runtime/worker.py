@@ -249,8 +249,15 @@ def _function_error(error: BaseException) -> Dict[str, Any]:
 
 
 class Worker:
-    def __init__(self, handler: Callable[..., Any], requests: BinaryIO, replies: BinaryIO) -> None:
+    def __init__(
+        self,
+        handler: Callable[..., Any],
+        requests: BinaryIO,
+        replies: BinaryIO,
+        before_call: Optional[Callable[[], None]] = None,
+    ) -> None:
         self.handler = handler
+        self.before_call = before_call
         self.requests = requests
         self.replies = replies
         self.nonce = secrets.token_hex(8)
@@ -260,8 +267,8 @@ class Worker:
         self.replies.write(encode_frame(message))
         self.replies.flush()
 
-    def serve(self) -> None:
-        self.reply({"type": "ready", "nonce": self.nonce, "pid": os.getpid()})
+    def serve(self, dependencies: List[str]) -> None:
+        self.reply({"type": "ready", "nonce": self.nonce, "pid": os.getpid(), "modules": dependencies})
         while True:
             try:
                 (size,) = FRAME_HEADER.unpack(_read_exact(self.requests, FRAME_HEADER.size))
@@ -277,6 +284,8 @@ class Worker:
         invocation_id = request["id"]
         context = LambdaContext(request["context"])
         self.request_ids.request_id = context.aws_request_id
+        if self.before_call is not None:
+            self.before_call()
         try:
             result = self.handler(request["event"], context)
             try:
@@ -316,23 +325,87 @@ def _take_over_fds() -> "tuple[BinaryIO, BinaryIO]":
     return requests, replies
 
 
+def _provider_modules(code_dir: str) -> "set[str]":
+    return {
+        name
+        for name, module in list(sys.modules.items())
+        if (getattr(module, "__file__", None) or "").startswith(code_dir + os.sep)
+    }
+
+
+def _preload(modules: List[str]) -> None:
+    """Import the provider's dependencies ahead of its code, so loading new code is quick."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except BaseException:  # noqa: B902 - a dependency that fails here fails again, visibly, on load
+            pass
+
+
+def _start_debugger(port: int, wait: bool) -> Optional[Callable[[], None]]:
+    """Listen for a debugger; with ``wait``, what to call before each invocation."""
+    try:
+        import debugpy  # type: ignore[import-not-found]
+    except ImportError:
+        print("cfnrun: --debug-port needs debugpy in the provider's environment: pip install debugpy", file=sys.stderr)
+        return None
+    debugpy.listen(("127.0.0.1", port))
+    if not wait:
+        return None
+
+    def wait_for_debugger() -> None:
+        if not debugpy.is_client_connected():
+            print(f"cfnrun: waiting for a debugger on 127.0.0.1:{port}", file=sys.stderr, flush=True)
+            debugpy.wait_for_client()
+
+    return wait_for_debugger
+
+
+def _option(argv: List[str], name: str) -> Optional[str]:
+    return argv[argv.index(name) + 1] if name in argv else None
+
+
 def main(argv: List[str]) -> int:
-    handler_name = argv[argv.index("--handler") + 1]
+    """Start, optionally preload dependencies, load the handler, then serve invocations.
+
+    Startup frames from the parent: an optional ``{"type": "preload", "modules": [...]}``
+    (answered ``preloaded``), then ``{"type": "load", "handler": "pkg.mod.attr"}``
+    (answered ``ready`` or ``init_error``). A standby worker sits between the two until
+    new code needs a home.
+    """
     code_dir = os.path.abspath(argv[argv.index("--code-dir") + 1])
     # Running as a script put this file's folder on sys.path; the provider must not see it.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [code_dir] + [p for p in sys.path if os.path.abspath(p or ".") != here]
     requests, replies = _take_over_fds()
     faulthandler.enable(sys.stderr)
+    debug_port = _option(argv, "--debug-port")
+    before_call = _start_debugger(int(debug_port), "--debug-wait" in argv) if debug_port else None
+
+    def next_frame() -> Dict[str, Any]:
+        (size,) = FRAME_HEADER.unpack(_read_exact(requests, FRAME_HEADER.size))
+        return json.loads(_read_exact(requests, size))
+
     try:
-        handler = load_handler(handler_name, code_dir)
+        command = next_frame()
+        if command["type"] == "preload":
+            _preload(command["modules"])
+            replies.write(encode_frame({"type": "preloaded"}))
+            command = next_frame()
+    except EOFError:
+        return 0
+    before = set(sys.modules)
+    try:
+        handler = load_handler(command["handler"], code_dir)
     except _InitError as error:
         sys.stdout.flush()
         replies.write(encode_frame({"type": "init_error", "error": error.details}))
         return 3
+    own = _provider_modules(code_dir)
+    dependencies = [name for name in sys.modules if name not in before and name not in own]
     watch_support_library_serialization(handler)
-    worker = Worker(handler, requests, replies)
-    worker.serve()
+    worker = Worker(handler, requests, replies, before_call)
+    worker.serve(dependencies)
     return 0
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Awaitable, Callable, Optional
 
 from aiohttp import web
@@ -11,12 +11,14 @@ from aiohttp import web
 from cfnrun.errors import CfnrunError
 from cfnrun.invoker.budgets import Budgets
 from cfnrun.project import Project
+from cfnrun.reload.reloader import Reloader
 from cfnrun.runtime.registry import FunctionRegistry, RuntimeSettings
 from cfnrun.server.console import Console
 from cfnrun.server.lambda_api import LambdaService
 from cfnrun.server.sts_standin import StsStandIn
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+DEBUG_TIMEOUT_S = 24 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,8 @@ class ServeSettings:
     budgets: Budgets = Budgets()
     shutdown_timeout_s: float = 10.0
     sts_standin: bool = False
+    reload: bool = False
+    debugging: bool = False  # workers listen for a debugger: time limits are suspended
 
 
 class RunningServer:
@@ -37,8 +41,11 @@ class RunningServer:
         self.service = service
         self.registry = registry
         self.url = url
+        self.reloader: Optional["asyncio.Task[None]"] = None
 
     async def stop(self, timeout_s: float) -> None:
+        if self.reloader is not None:
+            self.reloader.cancel()
         await self.runner.cleanup()  # stops accepting, lets in-flight calls finish (bounded)
         await self.service.drain(timeout_s)
         await self.registry.close()
@@ -57,7 +64,13 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
         else:
             console.error(f"{name} does not load: {error.error.get('errorType')}: {error}")
     sts = StsStandIn(settings.runtime.account_id) if settings.sts_standin else None
-    service = LambdaService(registry, settings.budgets, console, sts)
+    budgets = settings.budgets
+    if settings.debugging:
+        budgets = replace(budgets, invocation_timeout_s=DEBUG_TIMEOUT_S)
+        console.warn("workers listen for a debugger: time limits are suspended while you step through calls")
+        for index, name in enumerate(project.functions):
+            console.info(f"  {name:<20} debugpy on 127.0.0.1:{(settings.runtime.debug_port or 0) + index}")
+    service = LambdaService(registry, budgets, console, sts)
     runner = web.AppRunner(service.app(), access_log=None, handle_signals=False, shutdown_timeout=settings.shutdown_timeout_s)
     await runner.setup()
     site = web.TCPSite(runner, settings.host, settings.port)
@@ -70,7 +83,10 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
     sockets = getattr(site._server, "sockets", None) or []  # noqa: SLF001 - the bound port when --port 0
     port = sockets[0].getsockname()[1] if sockets else settings.port
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    return RunningServer(runner, service, registry, f"http://{host}:{port}")
+    server = RunningServer(runner, service, registry, f"http://{host}:{port}")
+    if settings.reload:
+        server.reloader = asyncio.ensure_future(Reloader(registry, console).run())
+    return server
 
 
 async def serve_forever(
@@ -82,6 +98,8 @@ async def serve_forever(
     console.info(f"cfnrun serve: {project.type_name} from {project.root}")
     server = await start_server(project, settings, console)
     console.info(f"Lambda Invoke API listening on {server.url} (Ctrl-C to stop)")
+    if settings.reload:
+        console.info(f"reload: watching {project.root} for changes (--no-reload to turn off)")
     if settings.sts_standin:
         console.info(f"STS stand-in (GetCallerIdentity, GetSessionToken) at {server.url}/")
     stop = asyncio.Event()

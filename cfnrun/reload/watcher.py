@@ -1,0 +1,73 @@
+"""Which saved files matter to a provider project, watched without polling."""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import AsyncIterator, Optional, Set
+
+import watchfiles
+
+from cfnrun.project import RPDK_CONFIG, TEMPLATE_NAMES, Project
+
+IGNORED_DIRS = {
+    ".git", ".hg", ".svn", "__pycache__", "build", "dist", ".state", ".venv", "venv", "env",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".tox", ".nox", "node_modules",
+    ".idea", ".vscode", ".aws-sam", "sam-tests", "example_inputs", "requests", "docs",
+}
+IGNORED_SUFFIXES = (".pyc", ".pyo", ".swp", ".swx", ".swo", ".tmp", ".bak", "~", ".log", ".orig")
+# Burst of saves closer together than this become one reload (format-on-save writes twice).
+SETTLE_MS = 50
+
+
+class ProjectFilter(watchfiles.DefaultFilter):
+    """Code under the import root, plus the schema, template.yml and .rpdk-config."""
+
+    def __init__(self, project: Project) -> None:
+        super().__init__(ignore_dirs=tuple(IGNORED_DIRS))
+        self.root = project.root
+        self.code_dir = project.code_dir
+        self.config_files = {project.root / RPDK_CONFIG, *(project.root / n for n in TEMPLATE_NAMES)}
+        if project.schema.path is not None:
+            self.config_files.add(project.schema.path)
+
+    def __call__(self, change: watchfiles.Change, path: str) -> bool:
+        candidate = Path(path)
+        if candidate in self.config_files:
+            return True
+        if not super().__call__(change, path):  # ignored folders, editor swap and backup files
+            return False
+        if candidate.name.startswith("#") or candidate.name.endswith(IGNORED_SUFFIXES):
+            return False
+        return candidate.is_relative_to(self.code_dir)
+
+    def is_config(self, path: Path) -> bool:
+        return path in self.config_files
+
+
+@dataclass(frozen=True)
+class ProjectChange:
+    paths: Set[Path]
+    config: bool  # the schema, template.yml or .rpdk-config changed: reread the project
+
+
+async def watch_changes(project: Project, stop: Optional[asyncio.Event] = None) -> AsyncIterator[ProjectChange]:
+    """Yield each burst of saves that touched the project's code or configuration."""
+    watch_filter = ProjectFilter(project)
+    async for changes in watchfiles.awatch(
+        project.root, watch_filter=watch_filter, step=SETTLE_MS, stop_event=stop, rust_timeout=1000
+    ):
+        paths = {Path(path) for _, path in changes}
+        yield ProjectChange(paths, any(watch_filter.is_config(path) for path in paths))
+
+
+def describe_change(change: ProjectChange, root: Path) -> str:
+    """``src/pkg/handlers.py changed``: saved files that exist, deleted ones marked as such."""
+    shown = []
+    for path in sorted(change.paths):
+        name = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+        if path.exists():
+            shown.append(name)
+        elif path.suffix in (".py", ".json", ".yml", ".yaml") or path.name == RPDK_CONFIG:
+            shown.append(f"{name} (deleted)")
+    return (", ".join(shown) or "files") + " changed"
