@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-from pathlib import Path
-from typing import Any, Awaitable, Callable, Dict
+from typing import Any, Awaitable, Callable
 
 import pytest
 

@@ -10,7 +10,6 @@ import importlib.util
 import os
 import sys
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Dict, List
 
 from cfnrun.errors import CfnrunError

@@ -18,7 +18,7 @@ from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
 from cfnrun.project import Project, handler_project, load_project
 from cfnrun.protocol import Action
-from cfnrun.reload.watcher import describe_change, watch_changes
+from cfnrun.reload.watcher import ChangeFeed, describe_change
 from cfnrun.runtime.outcome import InvocationOutcome
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError
@@ -163,6 +163,9 @@ async def execute(
     """Run the operation; with ``settings.watch``, run it again after every save, until cancelled."""
     settings = prepared.settings
     target = _target(prepared, standby=settings.watch)
+    feed = ChangeFeed(prepared.project)
+    if settings.watch:
+        await feed.start()
     try:
         try:
             await target.warm()
@@ -172,7 +175,8 @@ async def execute(
         result = await _run_operation(prepared, target, observers)
         if not settings.watch:
             return result
-        async for change in watch_changes(prepared.project):
+        while True:
+            change = await feed.next()
             say = on_change or (lambda message: None)
             say(f"{describe_change(change, prepared.project.root)}: running {settings.action.value} again")
             try:
@@ -187,6 +191,6 @@ async def execute(
                 await target.reload()
             prepared = fresh
             result = await _run_operation(prepared, target, observers)
-        return result
     finally:
+        feed.stop()
         await target.close()

@@ -1,13 +1,12 @@
 """Saved files → new code live in the server's workers, with the console saying what happened."""
 from __future__ import annotations
 
-import asyncio
 import time
-from typing import Optional
+import traceback
 
 from cfnrun.errors import CfnrunError
 from cfnrun.project import load_project
-from cfnrun.reload.watcher import ProjectChange, describe_change, watch_changes
+from cfnrun.reload.watcher import ChangeFeed, ProjectChange, describe_change
 from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.server.console import Console
 
@@ -16,11 +15,19 @@ class Reloader:
     def __init__(self, registry: FunctionRegistry, console: Console) -> None:
         self.registry = registry
         self.console = console
-        self.reloads = 0
+        self.feed = ChangeFeed(registry.project)
 
-    async def run(self, stop: Optional[asyncio.Event] = None) -> None:
-        async for change in watch_changes(self.registry.project, stop):
-            await self.apply(change)
+    async def start(self) -> None:
+        """Begin watching; changes from now on will be applied by ``run``."""
+        await self.feed.start()
+
+    async def run(self) -> None:
+        while True:
+            change = await self.feed.next()
+            try:
+                await self.apply(change)
+            except Exception:  # noqa: B902 - a failed reload must not end reloading
+                self.console.error(f"reload failed; still watching:\n{traceback.format_exc()}")
 
     async def apply(self, change: ProjectChange) -> None:
         self.console.info(f"reload: {describe_change(change, self.registry.project.root)}")
@@ -29,12 +36,11 @@ class Reloader:
         project = None
         if change.config:
             try:
-                project = load_project(root)
+                project = load_project(self.registry.project.root)
             except CfnrunError as error:
                 self.console.error(f"reload: {error}; still serving the previous configuration")
                 return
         results = await self.registry.reload(project)
-        self.reloads += 1
         elapsed = (time.perf_counter() - started) * 1000
         added = sorted(set(results) - before)
         removed = sorted(before - set(results))
@@ -42,10 +48,10 @@ class Reloader:
             self.console.info(
                 "reload: functions" + (f" added: {', '.join(added)}" if added else "") + (f" removed: {', '.join(removed)}" if removed else "")
             )
-        live = [name for name, error in results.items() if error is None]
-        for name, error in results.items():
-            if error is not None:
-                self.console.error(f"reload: {name} does not load: {error.error.get('errorType')}: {error}")
+        live = [name for name, failure in results.items() if failure is None]
+        for name, failure in results.items():
+            if failure is not None:
+                self.console.error(f"reload: {name} does not load: {failure.error.get('errorType')}: {failure}")
                 self.console.info("    calls answer with this error until a save fixes it")
         if live:
             self.console.info(f"reload: new code live in {elapsed:.0f} ms: {', '.join(live)}")

@@ -61,6 +61,35 @@ async def watch_changes(project: Project, stop: Optional[asyncio.Event] = None) 
         yield ProjectChange(paths, any(watch_filter.is_config(path) for path in paths))
 
 
+class ChangeFeed:
+    """Watches from ``start`` on; each burst of saves waits in a queue until taken.
+
+    Starting the watch before acting means a save made while cfnrun is busy (running
+    an operation, reloading) is never missed.
+    """
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self._changes: "asyncio.Queue[ProjectChange]" = asyncio.Queue()
+        self._task: Optional["asyncio.Task[None]"] = None
+
+    async def start(self) -> None:
+        self._task = asyncio.ensure_future(self._pump())
+        for _ in range(3):  # let the watcher set up its inotify watches before returning
+            await asyncio.sleep(0)
+
+    async def _pump(self) -> None:
+        async for change in watch_changes(self.project):
+            self._changes.put_nowait(change)
+
+    async def next(self) -> ProjectChange:
+        return await self._changes.get()
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
 def describe_change(change: ProjectChange, root: Path) -> str:
     """``src/pkg/handlers.py changed``: saved files that exist, deleted ones marked as such."""
     shown = []

@@ -126,14 +126,14 @@ def describe_import_failure(module_name: str, error: BaseException, code_dir: st
             "stackTrace": [],
         }
     frame = _user_frame(stack, code_dir)
-    where = _where(frame.filename, frame.lineno, code_dir) if frame else None
+    location = _where(frame.filename, frame.lineno, code_dir) if frame else None
     message = f"Unable to import module '{module_name}': {type(error).__name__}: {error}"
-    if where:
-        message += f" ({where})"
+    if location:
+        message += f" ({location})"
     return {
         "errorType": "Runtime.ImportModuleError",
         "errorMessage": message,
-        "location": where,
+        "location": location,
         "stackTrace": _provider_frames(stack),
     }
 
@@ -230,7 +230,7 @@ def watch_support_library_serialization(handler: Callable[..., Any]) -> None:
                 )
         return progress
 
-    resource._invoke_handler = checked
+    resource._invoke_handler = checked  # type: ignore[union-attr]
 
 
 def _read_exact(stream: BinaryIO, size: int) -> bytes:

@@ -46,7 +46,7 @@ class LambdaService:
         self.budgets = budgets
         self.console = console
         self.sts = sts
-        self._background: Set["asyncio.Task[None]"] = set()
+        self._background: Set["asyncio.Task[InvocationOutcome]"] = set()
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_PAYLOAD_BYTES, middlewares=[self._service_errors])

@@ -46,6 +46,7 @@ class RunningServer:
     async def stop(self, timeout_s: float) -> None:
         if self.reloader is not None:
             self.reloader.cancel()
+            self.reloader = None
         await self.runner.cleanup()  # stops accepting, lets in-flight calls finish (bounded)
         await self.service.drain(timeout_s)
         await self.registry.close()
@@ -85,7 +86,9 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     server = RunningServer(runner, service, registry, f"http://{host}:{port}")
     if settings.reload:
-        server.reloader = asyncio.ensure_future(Reloader(registry, console).run())
+        reloader = Reloader(registry, console)
+        await reloader.start()
+        server.reloader = asyncio.ensure_future(reloader.run())
     return server
 
 
