@@ -32,6 +32,8 @@ class FunctionPool:
         self._idle: List[WorkerProcess] = []
         self._workers: Set[WorkerProcess] = set()
         self._slots = 0  # workers of the current generation, alive or starting
+        self._arriving = 0  # workers starting for the pool (warm, replacement), not for one caller
+        self._waiting_for_arrivals = 0
         self._changed = asyncio.Condition()
         self._background: Set["asyncio.Task[Any]"] = set()
         self._spare: Optional["asyncio.Task[Optional[WorkerProcess]]"] = None
@@ -39,8 +41,23 @@ class FunctionPool:
         self._closed = False
 
     async def warm(self) -> None:
-        """Start one worker now, so the first call is warm; raises WorkerInitError."""
-        worker = await self._acquire()
+        """Start one worker now, so the first call is warm; raises WorkerInitError.
+
+        Calls that arrive meanwhile wait for this worker rather than each starting
+        their own: after a reload the first call then pays only the new code's import.
+        """
+        async with self._changed:
+            if self._idle or self._slots >= self.size:
+                return
+            self._slots += 1
+            self._arriving += 1
+            generation = self.generation
+        try:
+            worker = await self._start_worker(generation)
+        finally:
+            async with self._changed:
+                self._arriving -= 1
+                self._changed.notify_all()
         await self._release(worker)
 
     async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
@@ -117,6 +134,13 @@ class FunctionPool:
                     if worker.alive:
                         return worker
                     self._forget(worker)
+                if self._arriving > self._waiting_for_arrivals:
+                    self._waiting_for_arrivals += 1  # a worker on its way will be ours
+                    try:
+                        await self._changed.wait()
+                    finally:
+                        self._waiting_for_arrivals -= 1
+                    continue
                 if self._slots < self.size:
                     self._slots += 1
                     generation = self.generation
@@ -167,15 +191,12 @@ class FunctionPool:
 
     def _replenish(self) -> None:
         """Start a replacement worker in the background (errors surface on the next call)."""
-        self._slots += 1
-        generation = self.generation
 
         async def start() -> None:
             try:
-                worker = await self._start_worker(generation)
+                await self.warm()
             except (WorkerInitError, OSError):
                 return
-            await self._release(worker)
 
         self._in_background(start())
 
