@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from cfnrun import __version__
-from cfnrun.contract.suite import ContractSettings, run_contract_tests
+from cfnrun.cfn.suite import ContractSettings, run_contract_tests
 from cfnrun.errors import CfnrunError
 from cfnrun.invoker.budgets import Budgets
 from cfnrun.invoker.events import Observer

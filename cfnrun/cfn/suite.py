@@ -57,7 +57,7 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
         serve = replace(settings.serve, port=0, sts_standin=not settings.use_aws)
         server = await start_server(project, serve, Console(log, color=False))
         try:
-            command = [sys.executable, "-m", "cfnrun.contract.cfn_cli"]
+            command = [sys.executable, "-m", "cfnrun.cfn.offline"]
             if not settings.use_aws:
                 command += ["--sts-endpoint", server.url]
             command += ["test", "--endpoint", server.url, "--region", serve.runtime.region]
