@@ -10,6 +10,7 @@ import typer
 
 from cfnrun import __version__
 from cfnrun.cfn.suite import ContractSettings, run_contract_tests
+from cfnrun.contract.checker import ContractMode
 from cfnrun.errors import CfnrunError
 from cfnrun.invoker.budgets import Budgets
 from cfnrun.invoker.events import Observer
@@ -86,6 +87,12 @@ def invoke(
     in_process: bool = typer.Option(
         False, "--in-process", help="Run the handler inside cfnrun, so breakpoint(), pdb and IDE debuggers work."
     ),
+    contract: ContractMode = typer.Option(
+        ContractMode.WARN, case_sensitive=False, help="Check requests and events against the handler contract: warn, strict (a MUST violation fails), off."
+    ),
+    string_primitives: bool = typer.Option(
+        False, "--string-primitives", help="Send numbers and booleans as strings, as CloudFormation does for template values."
+    ),
 ) -> None:
     """Run one operation as CloudFormation would, replaying IN_PROGRESS until it ends.
 
@@ -111,6 +118,8 @@ def invoke(
         python=python,
         watch=watch,
         in_process=in_process,
+        contract=contract,
+        string_primitives=string_primitives,
     )
     try:
         prepared = prepare(settings)

@@ -109,7 +109,38 @@ class ResourceSchema:
         if not model or not self.write_only_properties:
             return model
         masked = copy.deepcopy(model)
-        for pointer in self.write_only_properties:
-            for container, key in list(_walk(masked, pointer_to_path(pointer))):
-                container[key] = WRITE_ONLY_MASK
+        for container, key in self.locate(masked, self.write_only_properties):
+            container[key] = WRITE_ONLY_MASK
         return masked
+
+    def without_write_only(self, model: Dict[str, Any]) -> Dict[str, Any]:
+        """A copy of ``model`` with every writeOnly value removed."""
+        pruned = copy.deepcopy(model)
+        for container, key in reversed(self.locate(pruned, self.write_only_properties)):
+            del container[key]
+        return pruned
+
+    @staticmethod
+    def locate(model: Any, pointers: List[str]) -> List[tuple]:
+        """(container, key) of every value in ``model`` that one of the property pointers names."""
+        return [place for pointer in pointers for place in _walk(model, pointer_to_path(pointer))]
+
+    def has_value(self, model: Any, pointer: str) -> bool:
+        return bool(self.locate(model, [pointer]))
+
+    def value_at(self, model: Any, pointer: str) -> Any:
+        places = self.locate(model, [pointer])
+        return places[0][0][places[0][1]] if places else None
+
+    def subschema(self, fragment: Dict[str, Any]) -> Dict[str, Any]:
+        """Follow a local ``$ref`` (``#/definitions/Tag``) to the fragment it names."""
+        seen = 0
+        while isinstance(fragment, dict) and isinstance(fragment.get("$ref"), str) and seen < 32:
+            ref = fragment["$ref"]
+            if not ref.startswith("#/"):
+                return {}
+            target: Any = self.document
+            for part in ref[2:].split("/"):
+                target = target.get(part.replace("~1", "/").replace("~0", "~"), {}) if isinstance(target, dict) else {}
+            fragment, seen = target, seen + 1
+        return fragment if isinstance(fragment, dict) else {}

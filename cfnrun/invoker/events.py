@@ -5,6 +5,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Union
 
+from cfnrun.contract.violations import Violation
 from cfnrun.invoker.budgets import Budget
 from cfnrun.protocol import Action, ProgressEvent
 from cfnrun.runtime.outcome import InvocationOutcome
@@ -23,6 +24,7 @@ class EndReason(str, enum.Enum):
     IN_PROGRESS_NOT_ALLOWED = "in-progress-not-allowed"
     PAGINATION_LOOP = "list-pagination-loop"
     REINVOKE_LIMIT = "reinvoke-limit"
+    CONTRACT_VIOLATION = "contract-violation"  # --contract strict
 
 
 @dataclass
@@ -43,6 +45,12 @@ class InvocationCompleted:
     progress: Optional[ProgressEvent]
     problem: Optional[str]  # why the response is not a usable ProgressEvent
     elapsed_s: float  # since the operation started, on the operation's clock
+
+
+@dataclass
+class ContractChecked:
+    invocation: Optional[int]  # None for the request, checked before the first call
+    violations: List[Violation]
 
 
 @dataclass
@@ -69,6 +77,7 @@ class OperationResult:
     hint: Optional[str] = None
     resource_model: Optional[Dict[str, Any]] = None
     resource_models: Optional[List[Dict[str, Any]]] = field(default=None)
+    violations: List[Violation] = field(default_factory=list)
 
     @property
     def succeeded(self) -> bool:
@@ -80,5 +89,5 @@ class OperationCompleted:
     result: OperationResult
 
 
-OperationEvent = Union[OperationStarted, InvocationCompleted, Waiting, WaitTick, OperationCompleted]
+OperationEvent = Union[OperationStarted, InvocationCompleted, ContractChecked, Waiting, WaitTick, OperationCompleted]
 Observer = Callable[[OperationEvent], None]

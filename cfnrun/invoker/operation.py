@@ -12,7 +12,10 @@ from typing import Any, Dict, List, Optional, Protocol, Set
 
 from cfnrun.invoker.budgets import Budget, Budgets
 from cfnrun.invoker.clock import RealClock
+from cfnrun.contract.checker import ContractChecker
+from cfnrun.contract.violations import Violation
 from cfnrun.invoker.events import (
+    ContractChecked,
     EndReason,
     InvocationCompleted,
     Observer,
@@ -59,6 +62,8 @@ class Operation:
         clock: Optional[RealClock] = None,
         observers: Optional[List[Observer]] = None,
         max_reinvoke: Optional[int] = None,
+        checker: Optional[ContractChecker] = None,
+        strict: bool = False,
     ) -> None:
         self.target = target
         self.request = request
@@ -75,6 +80,9 @@ class Operation:
         self._models: List[Dict[str, Any]] = []
         self._tokens: Set[str] = set()
         self._last_page: Optional[str] = None
+        self.checker = checker
+        self.strict = strict
+        self._violations: List[Violation] = []
 
     def _emit(self, event: OperationEvent) -> None:
         for observer in self.observers:
@@ -96,9 +104,28 @@ class Operation:
                 virtual_clock=self.clock.virtual,
             )
         )
-        result = await self._loop()
+        result = self._request_rejected() or await self._loop()
+        if self.checker is not None:
+            self._report(None, self.checker.check_ending(result.reason.value, result.message, result.invocations))
+        result.violations = list(self._violations)
         self._emit(OperationCompleted(result))
         return result
+
+    def _report(self, invocation: Optional[int], violations: List[Violation]) -> Optional[Violation]:
+        """Tell observers about violations; the first MUST violation when strict."""
+        if not violations:
+            return None
+        self._violations.extend(violations)
+        self._emit(ContractChecked(invocation, violations))
+        return next((v for v in violations if v.is_error), None) if self.strict else None
+
+    def _request_rejected(self) -> Optional[OperationResult]:
+        if self.checker is None:
+            return None
+        breach = self._report(None, self.checker.check_request())
+        if breach is None:
+            return None
+        return self._result("FAILED", EndReason.CONTRACT_VIOLATION, f"not invoked: the request breaks the contract: {breach.line()}")
 
     async def _loop(self) -> OperationResult:
         while True:
@@ -112,6 +139,14 @@ class Operation:
             self._invocations += 1
             progress, problem = self._interpret(outcome)
             self._emit(InvocationCompleted(self._invocations, outcome, progress, problem, self._elapsed()))
+            if self.checker is not None and outcome.kind is OutcomeKind.RETURNED:
+                breach = self._report(self._invocations, self.checker.check_event(self._invocations, outcome.result))
+                if breach is not None:
+                    return self._result(
+                        "FAILED",
+                        EndReason.CONTRACT_VIOLATION,
+                        f"invocation {self._invocations} broke the contract (--contract strict): {breach.line()}",
+                    )
 
             ended = self._ended_without_event(outcome, problem, limit)
             if ended is not None:

@@ -29,6 +29,19 @@ from cfnrun.protocol import (
 DEFAULT_LOGICAL_ID = "MyResource"
 
 
+def stringify_primitives(value: Any) -> Any:
+    """Numbers and booleans as strings, the way CloudFormation sends template values."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: stringify_primitives(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [stringify_primitives(item) for item in value]
+    return value
+
+
 class Entrypoint(str, enum.Enum):
     TYPE = "type"
     TEST = "test"
@@ -46,6 +59,7 @@ class OperationRequest:
     client_request_token: str = field(default_factory=lambda: str(uuid.uuid4()))
     stack_id: str = ""
     next_token: Optional[str] = None
+    string_primitives: bool = False  # send numbers and booleans as strings, as template-driven calls do
 
     def __post_init__(self) -> None:
         self.resource_properties: Dict[str, Any] = copy.deepcopy(self.operation.desired)
@@ -75,6 +89,9 @@ class OperationRequest:
             return self._test_event()
         return self._handler_request()
 
+    def _properties(self, model: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+        return stringify_primitives(model) if self.string_primitives and model is not None else model
+
     def _handler_request(self) -> Dict[str, Any]:
         return HandlerRequest(
             action=self.action,
@@ -87,8 +104,8 @@ class OperationRequest:
             nextToken=self.next_token,
             requestData=RequestData(
                 callerCredentials=self.credentials,
-                resourceProperties=self.resource_properties,
-                previousResourceProperties=self.operation.previous,
+                resourceProperties=self._properties(self.resource_properties) or {},
+                previousResourceProperties=self._properties(self.operation.previous),
                 logicalResourceId=self.logical_resource_id,
                 typeConfiguration=self.operation.type_configuration,
             ),
@@ -102,8 +119,8 @@ class OperationRequest:
             callbackContext=self.callback_context,
             request=TestRequest(
                 clientRequestToken=self.client_request_token,
-                desiredResourceState=self.resource_properties,
-                previousResourceState=self.operation.previous,
+                desiredResourceState=self._properties(self.resource_properties),
+                previousResourceState=self._properties(self.operation.previous),
                 logicalResourceIdentifier=self.logical_resource_id,
                 typeConfiguration=self.operation.type_configuration,
                 nextToken=self.next_token,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Protocol
 
+from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.errors import CfnrunError
 from cfnrun.invoker.budgets import Budgets
 from cfnrun.invoker.clock import RealClock, VirtualClock
@@ -56,6 +57,8 @@ class InvokeSettings:
     python: str = sys.executable
     watch: bool = False
     in_process: bool = False
+    contract: ContractMode = ContractMode.WARN
+    string_primitives: bool = False
 
 
 @dataclass
@@ -115,6 +118,7 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
         entrypoint=entrypoint,
         operation=operation,
         credentials=credentials,
+        string_primitives=settings.string_primitives,
     )
     return PreparedInvoke(settings, project, function, request, notes)
 
@@ -141,6 +145,10 @@ def _target(prepared: PreparedInvoke, standby: bool) -> Target:
 
 async def _run_operation(prepared: PreparedInvoke, target: Target, observers: List[Observer]) -> OperationResult:
     settings = prepared.settings
+    checker = None
+    if settings.contract is not ContractMode.OFF:
+        operation_input = prepared.request.operation
+        checker = ContractChecker(prepared.project.schema, settings.action, operation_input.desired, operation_input.previous)
     operation = Operation(
         target,
         prepared.request,
@@ -151,6 +159,8 @@ async def _run_operation(prepared: PreparedInvoke, target: Target, observers: Li
         clock=VirtualClock() if settings.virtual_clock else RealClock(),
         observers=observers,
         max_reinvoke=settings.max_reinvoke,
+        checker=checker,
+        strict=settings.contract is ContractMode.STRICT,
     )
     return await operation.run()
 

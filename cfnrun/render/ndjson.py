@@ -5,6 +5,7 @@ import json
 from typing import Any, Dict, Optional, TextIO
 
 from cfnrun.invoker.events import (
+    ContractChecked,
     InvocationCompleted,
     OperationCompleted,
     OperationEvent,
@@ -65,6 +66,10 @@ class NdjsonRenderer:
             if outcome.note:
                 record["note"] = outcome.note
             return record
+        if isinstance(event, ContractChecked):
+            for violation in event.violations[:-1]:
+                self.out.write(json.dumps({"event": "violation", **violation.wire()}) + "\n")
+            return {"event": "violation", **event.violations[-1].wire()}
         if isinstance(event, Waiting):
             return {"event": "wait", "next": event.next_number, "delaySeconds": event.delay_s, "virtual": event.virtual}
         if isinstance(event, OperationCompleted):
@@ -79,6 +84,8 @@ class NdjsonRenderer:
                 "hint": result.hint,
                 "invocations": result.invocations,
                 "elapsedSeconds": round(result.elapsed_s, 3),
+                "contractErrors": sum(1 for v in result.violations if v.is_error),
+                "contractWarnings": sum(1 for v in result.violations if not v.is_error),
             }
             if result.resource_model is not None:
                 record["resourceModel"] = self.schema.mask_write_only(result.resource_model)

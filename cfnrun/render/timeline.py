@@ -6,6 +6,7 @@ import os
 from typing import Optional, TextIO
 
 from cfnrun.invoker.events import (
+    ContractChecked,
     InvocationCompleted,
     OperationCompleted,
     OperationEvent,
@@ -46,6 +47,11 @@ class TimelineRenderer:
         elif isinstance(event, InvocationCompleted):
             self._close_countdown()
             self._invocation(event)
+        elif isinstance(event, ContractChecked):
+            self._close_countdown()
+            for violation in event.violations:
+                mark = self._paint("FAILED", "✗ contract") if violation.is_error else self._paint("IN_PROGRESS", "! contract")
+                self._line(f"     {mark} {violation.line()}")
         elif isinstance(event, Waiting):
             if event.virtual:
                 self._line(self._paint("dim", f"     … callback after {round(event.delay_s, 1):g} s (virtual, not waited)"))
@@ -125,6 +131,10 @@ class TimelineRenderer:
             self._line(f"  {result.message}")
         if result.hint:
             self._line(self._paint("dim", f"  hint: {result.hint}"))
+        errors = sum(1 for v in result.violations if v.is_error)
+        warnings = len(result.violations) - errors
+        if result.violations:
+            self._line(f"  contract: {errors} error(s), {warnings} warning(s) — see the ✗ and ! lines above")
         if result.resource_model is not None:
             self._line("resourceModel:")
             self._json(self.schema.mask_write_only(result.resource_model))

@@ -1,0 +1,52 @@
+"""The contract checker for one operation: request checks, then every event, then the ending."""
+from __future__ import annotations
+
+import enum
+from typing import Any, Dict, List, Optional
+
+from cfnrun.contract import violations as rules
+from cfnrun.contract.event_rules import EventContext, check_event
+from cfnrun.contract.request_rules import check_request
+from cfnrun.contract.shape import ShapeValidator
+from cfnrun.contract.violations import Violation
+from cfnrun.protocol import Action
+from cfnrun.schema import ResourceSchema
+
+
+class ContractMode(str, enum.Enum):
+    WARN = "warn"  # report violations; outcomes unchanged
+    STRICT = "strict"  # a MUST violation fails the operation
+    OFF = "off"
+
+
+# How the invoker's own endings map to contract rules.
+ENDING_RULES = {
+    "invocation-budget-exceeded": rules.RESPONSE_BUDGET,
+    "operation-timeout": rules.OPERATION_TIMEOUT,
+    "list-pagination-loop": rules.LIST_PAGINATION,
+    "in-progress-not-allowed": None,  # already reported on the event itself
+}
+
+
+class ContractChecker:
+    def __init__(self, schema: ResourceSchema, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> None:
+        self.schema = schema
+        self.action = action
+        self.desired = desired
+        self.previous = previous
+        self.shape = ShapeValidator(schema)
+        self._events = 0
+
+    def check_request(self) -> List[Violation]:
+        return check_request(self.action, self.schema, self.desired, self.previous)
+
+    def check_event(self, invocation: int, event: Any) -> List[Violation]:
+        self._events += 1
+        if not isinstance(event, dict):
+            return []  # not a ProgressEvent at all: the invoker reports that itself
+        context = EventContext(self.action, self.schema, self.shape, self.desired, event, invocation, self._events == 1)
+        return check_event(context)
+
+    def check_ending(self, reason: str, message: str, invocations: int) -> List[Violation]:
+        rule = ENDING_RULES.get(reason)
+        return [Violation(rule, message, None, invocations)] if rule is not None else []

@@ -1,0 +1,173 @@
+"""Rules over one ProgressEvent of an operation: pure functions, (context) → violations."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterator, List, Optional
+
+from cfnrun.contract import violations as rules
+from cfnrun.contract.compare import mismatches
+from cfnrun.contract.shape import ShapeValidator
+from cfnrun.contract.violations import Violation
+from cfnrun.protocol import Action, HandlerErrorCode
+from cfnrun.schema import ResourceSchema
+
+STATUSES = ("IN_PROGRESS", "SUCCESS", "FAILED")
+ERROR_CODES = {code.value for code in HandlerErrorCode}
+
+
+@dataclass
+class EventContext:
+    action: Action
+    schema: ResourceSchema
+    shape: ShapeValidator
+    requested: Dict[str, Any]  # the desired state the operation started with
+    event: Dict[str, Any]  # the raw ProgressEvent, as the handler returned it
+    invocation: int
+    first: bool  # the operation's first event
+
+    @property
+    def status(self) -> Any:
+        return self.event.get("status")
+
+    @property
+    def model(self) -> Optional[Dict[str, Any]]:
+        model = self.event.get("resourceModel")
+        return model if isinstance(model, dict) else None
+
+    def violation(self, rule: rules.Rule, message: str, pointer: Optional[str] = None) -> Violation:
+        return Violation(rule, message, pointer, self.invocation)
+
+
+Check = Callable[[EventContext], Iterator[Violation]]
+
+
+def status_and_error_code(c: EventContext) -> Iterator[Violation]:
+    if c.status not in STATUSES:
+        yield c.violation(rules.STATUS_VALID, f"status is {c.status!r}; use OperationStatus IN_PROGRESS, SUCCESS or FAILED", "/status")
+        return
+    code, message = c.event.get("errorCode"), c.event.get("message")
+    if c.status == "FAILED":
+        if code not in ERROR_CODES:
+            yield c.violation(
+                rules.FAILED_ERROR_CODE,
+                f"FAILED with errorCode {code!r}; return one of the HandlerErrorCode values (NotFound, InvalidRequest, ...)",
+                "/errorCode",
+            )
+        if not message:
+            yield c.violation(rules.FAILED_MESSAGE, "FAILED without a message; say what went wrong, e.g. ProgressEvent.failed(code, message)", "/message")
+    if c.status == "IN_PROGRESS":
+        if code:
+            yield c.violation(rules.IN_PROGRESS_NO_ERROR_CODE, f"IN_PROGRESS carries errorCode {code!r}; drop it or return FAILED", "/errorCode")
+        if c.event.get("resourceModels") is not None:
+            yield c.violation(rules.IN_PROGRESS_NO_RESOURCE_MODELS, "IN_PROGRESS carries resourceModels; return the single resourceModel", "/resourceModels")
+    if c.status in ("SUCCESS", "FAILED") and (c.event.get("callbackDelaySeconds") or 0) > 0:
+        yield c.violation(
+            rules.TERMINAL_NO_CALLBACK_DELAY,
+            f"{c.status} with callbackDelaySeconds {c.event['callbackDelaySeconds']}: a terminal event schedules no callback",
+            "/callbackDelaySeconds",
+        )
+
+
+def read_and_list(c: EventContext) -> Iterator[Violation]:
+    if c.status == "IN_PROGRESS" and c.action in (Action.READ, Action.LIST):
+        rule = rules.READ_NO_IN_PROGRESS if c.action is Action.READ else rules.LIST_NO_IN_PROGRESS
+        yield c.violation(rule, f"{c.action.value} returned IN_PROGRESS; answer SUCCESS or FAILED in one call", "/status")
+    if c.action is not Action.LIST or c.status != "SUCCESS":
+        return
+    models = c.event.get("resourceModels")
+    if not isinstance(models, list):
+        yield c.violation(rules.LIST_RESOURCE_MODELS, "LIST SUCCESS without a resourceModels array; return [] when there are none", "/resourceModels")
+        return
+    for index, model in enumerate(models):
+        missing = [p for p in c.schema.primary_identifier if not c.schema.has_value(model, p)]
+        if missing:
+            yield c.violation(
+                rules.LIST_PRIMARY_IDENTIFIER, f"listed model lacks the primaryIdentifier {', '.join(missing)}", f"/resourceModels/{index}"
+            )
+
+
+def delete_model(c: EventContext) -> Iterator[Violation]:
+    if c.action is Action.DELETE and c.status == "SUCCESS" and c.event.get("resourceModel"):
+        yield c.violation(rules.DELETE_NO_MODEL, "DELETE SUCCESS returned a resourceModel; return none once deleted", "/resourceModel")
+
+
+def primary_identifier(c: EventContext) -> Iterator[Violation]:
+    if c.action not in (Action.CREATE, Action.UPDATE) or c.status not in STATUSES:
+        return
+    if c.status == "FAILED" and (c.first and c.action is Action.CREATE or c.model is None):
+        return
+    missing = [p for p in c.schema.primary_identifier if c.model is None or not c.schema.has_value(c.model, p)]
+    if missing:
+        yield c.violation(
+            rules.PRIMARY_IDENTIFIER,
+            f"{c.status} model without the primaryIdentifier {', '.join(missing)}; set it as soon as the resource exists",
+            "/resourceModel",
+        )
+    if c.action is Action.UPDATE and c.model is not None:
+        for pointer in c.schema.primary_identifier:
+            sent, got = c.schema.value_at(c.requested, pointer), c.schema.value_at(c.model, pointer)
+            if sent is not None and got is not None and sent != got:
+                yield c.violation(
+                    rules.UPDATE_PRIMARY_IDENTIFIER,
+                    f"UPDATE returned {pointer} = {got!r} but the request has {sent!r}; an update MUST NOT create a new resource",
+                    "/resourceModel" + pointer.replace("/properties", "", 1),
+                )
+
+
+def model_shape(c: EventContext) -> Iterator[Violation]:
+    models: List[tuple] = []
+    if c.model is not None:
+        models.append(("/resourceModel", c.model))
+    for index, model in enumerate(c.event.get("resourceModels") or []):
+        if isinstance(model, dict):
+            models.append((f"/resourceModels/{index}", model))
+    for prefix, model in models:
+        for pointer, problem in c.shape.problems(model):
+            yield c.violation(rules.MODEL_SHAPE, problem, prefix + (pointer if pointer != "/" else ""))
+
+
+def _nulls(value: Any, pointer: str) -> Iterator[str]:
+    if value is None:
+        yield pointer
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _nulls(item, f"{pointer}/{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _nulls(item, f"{pointer}/{index}")
+
+
+def final_model(c: EventContext) -> Iterator[Violation]:
+    """CREATE/UPDATE/READ SUCCESS: complete, exact, no nulls, nothing writeOnly."""
+    if c.status != "SUCCESS" or c.action not in (Action.CREATE, Action.UPDATE, Action.READ):
+        return
+    if c.model is None:
+        yield c.violation(rules.MODEL_RETURNED, f"{c.action.value} SUCCESS without a resourceModel", "/resourceModel")
+        return
+    if c.action in (Action.CREATE, Action.UPDATE):
+        for pointer, difference in mismatches(c.requested, c.model, c.schema):
+            yield c.violation(rules.SUCCESS_MATCHES_REQUEST, difference, "/resourceModel" + pointer)
+    for pointer in c.schema.read_only_properties:
+        parent = pointer.rsplit("/", 1)[0]
+        if "*" in pointer or (parent != "/properties" and not c.schema.has_value(c.model, parent)):
+            continue
+        if not c.schema.has_value(c.model, pointer):
+            yield c.violation(
+                rules.READ_ONLY_PRESENT, f"readOnly property {pointer} is missing; return it once it has a value", "/resourceModel"
+            )
+    for pointer in _nulls(c.model, ""):
+        yield c.violation(rules.NO_NULL_VALUES, "null value; leave the property out instead", "/resourceModel" + pointer)
+    for pointer in c.schema.write_only_properties:
+        if c.schema.has_value(c.model, pointer):
+            yield c.violation(
+                rules.NO_WRITE_ONLY,
+                f"writeOnly property {pointer} returned; remove writeOnly properties from the model before returning SUCCESS",
+                "/resourceModel" + pointer.replace("/properties", "", 1),
+            )
+
+
+EVENT_CHECKS: List[Check] = [status_and_error_code, read_and_list, delete_model, primary_identifier, model_shape, final_model]
+
+
+def check_event(context: EventContext) -> List[Violation]:
+    return [violation for check in EVENT_CHECKS for violation in check(context)]

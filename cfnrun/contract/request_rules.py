@@ -1,0 +1,56 @@
+"""Rules over a request before it is sent: what a handler may assume about its input."""
+from __future__ import annotations
+
+from typing import Any, Dict, Iterator, List, Optional
+
+from jsonschema import Draft7Validator
+
+from cfnrun.contract import violations as rules
+from cfnrun.contract.violations import Violation
+from cfnrun.protocol import Action
+from cfnrun.schema import ResourceSchema
+
+
+def check_request(
+    action: Action, schema: ResourceSchema, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]
+) -> List[Violation]:
+    return list(_check(action, schema, desired, previous))
+
+
+def _check(action: Action, schema: ResourceSchema, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> Iterator[Violation]:
+    if action in (Action.CREATE, Action.UPDATE):
+        yield from _valid(schema, desired)
+    if action is Action.CREATE:
+        for pointer in schema.read_only_properties:
+            if schema.has_value(desired, pointer):
+                yield Violation(
+                    rules.REQUEST_NO_READ_ONLY,
+                    f"the create request sets readOnly property {pointer}; the handler sets it, leave it out",
+                    "/desiredResourceState" + pointer.replace("/properties", "", 1),
+                )
+    if action is Action.UPDATE and previous:
+        for pointer in schema.create_only_properties:
+            before, after = schema.value_at(previous, pointer), schema.value_at(desired, pointer)
+            if before != after:
+                yield Violation(
+                    rules.UPDATE_CREATE_ONLY,
+                    f"createOnly property {pointer} changes from {before!r} to {after!r}: CloudFormation would not call "
+                    "UPDATE for this, it would replace the resource (CREATE a new one, then DELETE the old one)",
+                    "/desiredResourceState" + pointer.replace("/properties", "", 1),
+                )
+    if action in (Action.READ, Action.UPDATE, Action.DELETE):
+        groups = [schema.primary_identifier] + schema.additional_identifiers
+        if not any(group and all(schema.has_value(desired, p) for p in group) for group in groups):
+            names = " or ".join("+".join(group) for group in groups if group) or "(the schema declares none)"
+            yield Violation(
+                rules.REQUEST_IDENTIFIER,
+                f"the {action.value} request carries no identifier: set {names} in desiredResourceState",
+                "/desiredResourceState",
+            )
+
+
+def _valid(schema: ResourceSchema, desired: Dict[str, Any]) -> Iterator[Violation]:
+    document = {key: value for key, value in schema.document.items() if key not in ("$schema", "$id")}
+    for error in Draft7Validator(document).iter_errors(desired):
+        pointer = "".join(f"/{part}" for part in error.absolute_path)
+        yield Violation(rules.REQUEST_VALID, f"the request is not valid against the schema: {error.message}", "/desiredResourceState" + pointer)

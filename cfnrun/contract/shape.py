@@ -1,0 +1,57 @@
+"""Does a returned model conform to the shape of the resource schema?
+
+The contract validates models with JSON Schema draft-07's validation keywords for
+any instance type, numbers, strings and arrays, and for objects except
+``required``, ``dependencies`` and ``propertyNames``; it ignores conditional
+(``if``/``then``/``else``) and boolean-logic (``allOf``/``anyOf``/``oneOf``/``not``)
+subschemas. This module applies exactly that subset.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, Iterator, List, Tuple
+
+from jsonschema import Draft7Validator
+
+from cfnrun.schema import ResourceSchema
+
+IGNORED_KEYWORDS = ("required", "dependencies", "propertyNames", "if", "then", "else", "allOf", "anyOf", "oneOf", "not")
+
+
+def _contract_view(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_contract_view(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    view = {}
+    for key, value in node.items():
+        if key in IGNORED_KEYWORDS:
+            continue
+        if key == "$ref" and isinstance(value, str) and not value.startswith("#/"):
+            continue  # a remote reference the contract tests would not follow either
+        if key in ("properties", "patternProperties", "definitions"):
+            view[key] = {name: _contract_view(sub) for name, sub in value.items()} if isinstance(value, dict) else value
+        else:
+            view[key] = _contract_view(value)
+    return view
+
+
+class ShapeValidator:
+    def __init__(self, schema: ResourceSchema) -> None:
+        document = copy.deepcopy(schema.document)
+        view: Dict[str, Any] = {
+            key: _contract_view(document.get(key)) for key in ("properties", "definitions", "patternProperties") if key in document
+        }
+        view["type"] = "object"
+        if "additionalProperties" in document:
+            view["additionalProperties"] = document["additionalProperties"]
+        self._validator = Draft7Validator(view)
+
+    def problems(self, model: Dict[str, Any]) -> List[Tuple[str, str]]:
+        """(JSON pointer into the model, what is wrong) for every property out of shape."""
+        return sorted(self._iter(model))
+
+    def _iter(self, model: Dict[str, Any]) -> Iterator[Tuple[str, str]]:
+        for error in self._validator.iter_errors(model):
+            pointer = "".join(f"/{part}" for part in error.absolute_path) or "/"
+            yield pointer, error.message
