@@ -101,9 +101,6 @@ NO_NULL_VALUES = _rule("no-null-values", MUST, "The model MUST NOT return any pr
 NO_WRITE_ONLY = _rule(
     "no-write-only-returned", MUST, "writeOnlyProperties are never returned: they cannot be read back from the resource."
 )
-IN_PROGRESS_MODEL = _rule(
-    "in-progress-model-so-far", SHOULD, "A handler SHOULD return a model containing all properties set so far during each IN_PROGRESS event."
-)
 RESPONSE_BUDGET = _rule(
     "response-within-budget",
     MUST,

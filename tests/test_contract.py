@@ -1,0 +1,165 @@
+"""The contract checker: one misbehaving provider per rule, caught with the right rule id."""
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional
+
+import pytest
+
+from cfnrun.contract.checker import ContractChecker
+from cfnrun.contract.violations import ALL_RULES
+from cfnrun.invoker.budgets import Budgets
+from cfnrun.invoker.clock import RealClock, VirtualClock
+from cfnrun.invoker.events import OperationResult
+from cfnrun.invoker.operation import Operation
+from cfnrun.invoker.payloads import Entrypoint, OperationRequest
+from cfnrun.invoker.request_files import OperationInput
+from cfnrun.project import handler_project
+from cfnrun.protocol import Action
+from cfnrun.runtime.pool import FunctionPool
+from cfnrun.runtime.registry import RuntimeSettings, worker_spec
+from conftest import FIXTURES, cfnrun, events, result_of
+
+RULEBREAKER = FIXTURES / "rulebreaker"
+SCHEMA = RULEBREAKER / "cfnrun-test-rulebreaker.json"
+EXISTING = {"Id": "rb-1", "Name": "ok"}
+
+
+def run_case(
+    action: Action,
+    desired: Dict[str, Any],
+    previous: Optional[Dict[str, Any]] = None,
+    budgets: Budgets = Budgets(),
+    virtual: bool = False,
+    strict: bool = False,
+) -> OperationResult:
+    project = handler_project("rulebreaker.handler", SCHEMA, RULEBREAKER)
+
+    async def go() -> OperationResult:
+        pool = FunctionPool(worker_spec(project, project.type_function(), RuntimeSettings()))
+        try:
+            request = OperationRequest(
+                action=action,
+                type_name=project.type_name,
+                region="us-east-1",
+                account_id="123456789012",
+                entrypoint=Entrypoint.TYPE,
+                operation=OperationInput(desired=desired, previous=previous),
+            )
+            operation = Operation(
+                pool,
+                request,
+                project.schema,
+                "TypeFunction",
+                budgets=budgets,
+                clock=VirtualClock() if virtual else RealClock(),
+                checker=ContractChecker(project.schema, action, desired, previous),
+                strict=strict,
+            )
+            return await operation.run()
+        finally:
+            await pool.close()
+
+    return asyncio.run(go())
+
+
+CASES = [
+    # rule id, action, desired, previous, extra, where (pointer) or what (message fragment)
+    ("status-valid", Action.CREATE, {"Name": "a", "Breaks": "status-valid"}, None, {}, "/status"),
+    ("failed-error-code", Action.CREATE, {"Name": "a", "Breaks": "failed-error-code"}, None, {}, "/errorCode"),
+    ("failed-message", Action.READ, {**EXISTING, "Breaks": "failed-message"}, None, {}, "/message"),
+    ("in-progress-no-error-code", Action.CREATE, {"Name": "a", "Breaks": "in-progress-no-error-code"}, None, {}, "/errorCode"),
+    ("in-progress-no-resource-models", Action.CREATE, {"Name": "a", "Breaks": "in-progress-no-resource-models"}, None, {}, "/resourceModels"),
+    ("terminal-no-callback-delay", Action.CREATE, {"Name": "a", "Breaks": "terminal-no-callback-delay"}, None, {}, "/callbackDelaySeconds"),
+    ("read-no-in-progress", Action.READ, {**EXISTING, "Breaks": "read-no-in-progress"}, None, {}, "/status"),
+    ("list-no-in-progress", Action.LIST, {"Breaks": "list-no-in-progress"}, None, {}, "/status"),
+    ("list-resource-models", Action.LIST, {"Breaks": "list-resource-models"}, None, {}, "/resourceModels"),
+    ("list-primary-identifier", Action.LIST, {"Breaks": "list-primary-identifier"}, None, {}, "/resourceModels/0"),
+    ("list-pagination-progress", Action.LIST, {"Breaks": "list-pagination-progress"}, None, {}, "same nextToken"),
+    ("delete-success-no-model", Action.DELETE, {**EXISTING, "Breaks": "delete-success-no-model"}, None, {}, "/resourceModel"),
+    ("primary-identifier-present", Action.CREATE, {"Name": "a", "Breaks": "primary-identifier-present"}, None, {}, "/properties/Id"),
+    ("update-primary-identifier-unchanged", Action.UPDATE, {**EXISTING, "Breaks": "update-primary-identifier-unchanged"}, EXISTING, {}, "/resourceModel/Id"),
+    ("model-shape", Action.CREATE, {"Name": "a", "Breaks": "model-shape"}, None, {}, "/resourceModel/Size"),
+    ("success-matches-request", Action.CREATE, {"Name": "a", "Breaks": "success-matches-request"}, None, {}, "/resourceModel/Name"),
+    ("read-only-present", Action.CREATE, {"Name": "a", "Breaks": "read-only-present"}, None, {}, "/properties/CreatedAt"),
+    ("no-null-values", Action.CREATE, {"Name": "a", "Breaks": "no-null-values"}, None, {}, "/resourceModel/Description"),
+    ("no-write-only-returned", Action.CREATE, {"Name": "a", "Secret": "hush", "Breaks": "no-write-only-returned"}, None, {}, "/resourceModel/Secret"),
+    ("model-returned", Action.CREATE, {"Name": "a", "Breaks": "model-returned"}, None, {}, "/resourceModel"),
+    ("response-within-budget", Action.CREATE, {"Name": "a", "Breaks": "response-within-budget"}, None, {"budgets": Budgets(invocation_timeout_s=0.3)}, "0.3 s"),
+    ("operation-within-timeout", Action.CREATE, {"Name": "a", "Breaks": "operation-within-timeout"}, None, {"virtual": True}, "timeoutInMinutes = 2"),
+    ("request-valid", Action.CREATE, {"Name": "a", "Size": 0}, None, {}, "/desiredResourceState/Size"),
+    ("request-valid", Action.CREATE, {"Size": 3}, None, {}, "'Name' is a required property"),
+    ("request-no-read-only", Action.CREATE, {"Name": "a", "Id": "mine"}, None, {}, "/desiredResourceState/Id"),
+    ("update-create-only-unchanged", Action.UPDATE, {"Id": "rb-1", "Name": "renamed"}, EXISTING, {}, "replace the resource"),
+    ("request-has-identifier", Action.READ, {"Name": "ok"}, None, {}, "set /properties/Id"),
+]
+
+
+@pytest.mark.parametrize("rule, action, desired, previous, extra, where", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_each_rule_catches_its_misbehaviour(
+    rule: str, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]], extra: Dict[str, Any], where: str
+) -> None:
+    result = run_case(action, desired, previous, **extra)
+    caught = [v for v in result.violations if v.rule.id == rule]
+    assert caught, f"{rule} not reported; got {[v.line() for v in result.violations]}"
+    assert any(where in (v.pointer or "") or where in v.message for v in caught), [v.line() for v in caught]
+    assert all(v.message and v.rule.sentence for v in caught)
+
+
+def test_every_rule_has_a_misbehaving_case() -> None:
+    assert {rule.id for rule in ALL_RULES} <= {case[0] for case in CASES}
+
+
+@pytest.mark.parametrize("action", list(Action))
+def test_well_behaved_events_have_no_violations(action: Action) -> None:
+    desired = {"Name": "a", "Tags": [{"Key": "b"}, {"Key": "a"}]} if action is Action.CREATE else dict(EXISTING)
+    result = run_case(action, desired, EXISTING if action is Action.UPDATE else None)
+    assert result.status == "SUCCESS" and result.violations == []
+
+
+def test_strict_fails_the_operation_on_the_first_must_violation() -> None:
+    result = run_case(Action.CREATE, {"Name": "a", "Breaks": "success-matches-request"}, strict=True)
+    assert (result.status, result.reason.value) == ("FAILED", "contract-violation")
+    assert "[success-matches-request] requested \"a\", returned \"other\" at /resourceModel/Name" in result.message
+    rejected = run_case(Action.CREATE, {"Name": "a", "Id": "mine"}, strict=True)
+    assert rejected.invocations == 0 and "not invoked" in rejected.message
+
+
+@pytest.mark.parametrize("name", ["note", "cluster"])
+def test_samples_have_no_violations_over_a_full_lifecycle(sample: Callable[[str], Path], tmp_path: Path, name: str) -> None:
+    project = sample(name)
+    flags = ["--json", "--virtual-clock", "--no-credentials", "--contract", "strict"]
+
+    def run(action: str, desired: Optional[Dict[str, Any]] = None, previous: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        request = tmp_path / f"{action}.json"
+        request.write_text(json.dumps({"desiredResourceState": desired or {}, "previousResourceState": previous}))
+        completed = cfnrun("invoke", action, str(request), *flags, cwd=project)
+        assert not [e for e in events(completed) if e["event"] == "violation"], completed.stdout
+        result = result_of(completed)
+        assert result["status"] == "SUCCESS", result
+        return result
+
+    created = run("CREATE", json.loads((project / "requests" / "create.json").read_text())["desiredResourceState"])["resourceModel"]
+    identifier = {key: value for key, value in created.items() if key in ("NoteId", "ClusterId")}
+    run("READ", identifier)
+    changed = {**created, **({"Title": "Renamed"} if name == "note" else {"NodeCount": 5})}
+    run("UPDATE", changed, created)
+    run("LIST")
+    run("DELETE", identifier)
+
+
+def test_warn_reports_without_changing_the_exit_status_and_strict_does() -> None:
+    common = ["--handler", "rulebreaker.handler", "--schema", str(SCHEMA), "--code-dir", str(RULEBREAKER), "--no-credentials"]
+    request = RULEBREAKER / "null-value.json"
+    request.write_text(json.dumps({"desiredResourceState": {"Name": "a", "Breaks": "no-null-values"}}))
+    try:
+        warn = cfnrun("invoke", "CREATE", str(request), *common)
+        strict = cfnrun("invoke", "CREATE", str(request), *common, "--contract", "strict")
+        off = cfnrun("invoke", "CREATE", str(request), *common, "--contract", "off", "--json")
+    finally:
+        request.unlink()
+    assert warn.returncode == 0 and "✗ contract [no-null-values] null value" in warn.stdout
+    assert strict.returncode == 1 and "broke the contract (--contract strict)" in strict.stdout
+    assert off.returncode == 0 and not [e for e in events(off) if e["event"] == "violation"]
