@@ -17,6 +17,8 @@ from cfnrun.invoker.events import Observer
 from cfnrun.invoker.payloads import Entrypoint
 from cfnrun.invoker.runner import InvokeSettings, ProviderLoadError, execute, prepare
 from cfnrun.project import load_project
+from cfnrun.schema import ResourceSchema
+from cfnrun.schema_check import check_schema
 from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, RuntimeSettings
 from cfnrun.server.console import Console
 from cfnrun.server.serve import ServeSettings, serve_forever
@@ -162,6 +164,11 @@ def serve(
         None, min=1, max=65535, help="Workers listen for a debugger (debugpy) from this port on, one port per function."
     ),
     debug_wait: bool = typer.Option(False, "--debug-wait", help="With --debug-port: a worker waits for the debugger to attach."),
+    contract: ContractMode = typer.Option(
+        ContractMode.WARN,
+        case_sensitive=False,
+        help="Check each HandlerRequest call against the handler contract: warn (log), strict (answer FAILED), off.",
+    ),
 ) -> None:
     """Serve the project's functions on the AWS Lambda Invoke API, from warm workers.
 
@@ -181,6 +188,7 @@ def serve(
         sts_standin=sts_standin,
         reload=reload,
         debugging=debug_port is not None,
+        contract=contract,
     )
     try:
         asyncio.run(serve_forever(loaded, settings, Console()))
@@ -215,6 +223,26 @@ def contract_test(
     except CfnrunError as error:
         raise _fail(str(error)) from None
     raise typer.Exit(code)
+
+
+@app.command()
+def validate(
+    project: Path = typer.Argument(Path("."), help="A provider project folder, or a resource schema file."),
+) -> None:
+    """Check the resource schema: valid draft-07, and the resource schema rules.
+
+    Exit status: 0 no errors (warnings may be printed), 1 errors found, 2 the schema cannot be read.
+    """
+    try:
+        schema = ResourceSchema.load(project) if project.is_file() else load_project(project).schema
+    except CfnrunError as error:
+        raise _fail(str(error)) from None
+    problems = check_schema(schema)
+    for problem in problems:
+        typer.echo(f"{schema.path}: {problem.line()}")
+    errors = sum(1 for p in problems if p.severity == "error")
+    typer.echo(f"{schema.path}: {errors} error(s), {len(problems) - errors} warning(s)")
+    raise typer.Exit(EXIT_FAILED if errors else EXIT_SUCCESS)
 
 
 def main() -> None:

@@ -163,3 +163,111 @@ def test_warn_reports_without_changing_the_exit_status_and_strict_does() -> None
     assert warn.returncode == 0 and "✗ contract [no-null-values] null value" in warn.stdout
     assert strict.returncode == 1 and "broke the contract (--contract strict)" in strict.stdout
     assert off.returncode == 0 and not [e for e in events(off) if e["event"] == "violation"]
+
+
+def _handler_request(properties: Dict[str, Any]) -> bytes:
+    return json.dumps(
+        {
+            "action": "CREATE",
+            "awsAccountId": "123456789012",
+            "bearerToken": "token",
+            "region": "us-east-1",
+            "resourceType": "Cfnrun::Test::RuleBreaker",
+            "requestData": {"resourceProperties": properties},
+        }
+    ).encode()
+
+
+def test_serve_logs_violations_per_call_and_strict_answers_failed(serve: Callable[..., Any]) -> None:
+    warn = serve(RULEBREAKER, "--no-reload")
+    answer = json.loads(
+        warn.client().invoke(FunctionName="TypeFunction", Payload=_handler_request({"Name": "a", "Secret": "x", "Breaks": "no-write-only-returned"}))["Payload"].read()
+    )
+    assert answer["status"] == "SUCCESS"
+    assert "contract ✗ [no-write-only-returned] writeOnly property /properties/Secret returned" in warn.wait_for_line(r"contract ✗")
+
+    strict = serve(RULEBREAKER, "--no-reload", "--contract", "strict")
+    failed = json.loads(
+        strict.client().invoke(FunctionName="TypeFunction", Payload=_handler_request({"Name": "a", "Breaks": "success-matches-request"}))["Payload"].read()
+    )
+    assert failed["status"] == "FAILED" and failed["errorCode"] == "InternalFailure"
+    assert "[success-matches-request]" in failed["message"]
+
+
+SMITHY_STYLE = FIXTURES / "schemas" / "smithy-style-widget.json"
+GOOD_SCHEMA: Dict[str, Any] = {
+    "typeName": "Org::Service::Thing",
+    "description": "A schema that follows the rules; each broken case changes one thing.",
+    "definitions": {"Tag": {"type": "object", "properties": {"Key": {"type": "string"}}, "additionalProperties": False}},
+    "properties": {"Id": {"type": "string"}, "Tags": {"type": "array", "items": {"$ref": "#/definitions/Tag"}}},
+    "additionalProperties": False,
+    "primaryIdentifier": ["/properties/Id"],
+    "readOnlyProperties": ["/properties/Id"],
+    "handlers": {"create": {"permissions": [], "timeoutInMinutes": 30}},
+}
+BROKEN_SCHEMAS = [
+    ("type-name", {"typeName": "Org-Service-Thing"}, "/typeName", "Organization::Service::Resource"),
+    ("not-draft-07", {"properties": {"Id": {"type": "strung"}}}, "/properties/Id/type", "not valid draft-07"),
+    ("primary-identifier", {"primaryIdentifier": ["/properties/Name"]}, "/primaryIdentifier/0", "does not name a property"),
+    ("read-only-list", {"readOnlyProperties": ["/properties/Tags/*/Value"]}, "/readOnlyProperties/0", "does not name a property"),
+    ("timeout-low", {"handlers": {"create": {"permissions": [], "timeoutInMinutes": 1}}}, "/handlers/create/timeoutInMinutes", "from 2 to 2160"),
+    ("timeout-high", {"handlers": {"delete": {"permissions": [], "timeoutInMinutes": 2161}}}, "/handlers/delete/timeoutInMinutes", "from 2 to 2160"),
+    ("unknown-handler", {"handlers": {"remove": {"permissions": []}}}, "/handlers/remove", "unknown handler"),
+    ("permissions", {"handlers": {"read": {}}}, "/handlers/read/permissions", "permissions"),
+    ("top-additional", {"additionalProperties": True}, "/additionalProperties", "must be false"),
+    (
+        "nested-additional",
+        {"definitions": {"Tag": {"type": "object", "properties": {"Key": {"type": "string"}}, "additionalProperties": True}}},
+        "/definitions/Tag/additionalProperties",
+        "patternProperties",
+    ),
+    ("if-then-else", {"properties": {"Id": {"type": "string", "if": {"minLength": 1}, "then": {}}}}, "/properties/Id/if", "conditional"),
+    ("property-names", {"properties": {"Id": {"type": "object", "propertyNames": {"pattern": "^a"}}}}, "/properties/Id/propertyNames", "patternProperties"),
+    ("description", {"description": ""}, "/description", "description"),
+    ("read-and-write-only", {"writeOnlyProperties": ["/properties/Id"]}, "/writeOnlyProperties", "both readOnly and writeOnly"),
+]
+
+
+def test_validate_accepts_the_samples_and_a_smithy_style_schema(tmp_path: Path) -> None:
+    for target in (Path("samples/note"), Path("samples/cluster"), SMITHY_STYLE):
+        run = cfnrun("validate", str(target))
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert run.stdout.strip().endswith("0 error(s), 0 warning(s)")
+
+
+@pytest.mark.parametrize("name, change, pointer, message", BROKEN_SCHEMAS, ids=[case[0] for case in BROKEN_SCHEMAS])
+def test_validate_reports_each_problem_with_its_pointer(tmp_path: Path, name: str, change: Dict[str, Any], pointer: str, message: str) -> None:
+    from cfnrun.schema import ResourceSchema
+    from cfnrun.schema_check import check_schema
+
+    problems = check_schema(ResourceSchema({**GOOD_SCHEMA, **change}))
+    assert any(p.pointer == pointer and message in p.message for p in problems), [p.line() for p in problems]
+    assert check_schema(ResourceSchema(GOOD_SCHEMA)) == []
+
+
+def test_validate_command_exit_status_and_output(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({**GOOD_SCHEMA, "primaryIdentifier": ["/properties/Nope"], "additionalProperties": True}))
+    run = cfnrun("validate", str(broken))
+    assert run.returncode == 1
+    assert f"{broken}: error: /primaryIdentifier/0: '/properties/Nope' does not name a property declared in /properties" in run.stdout
+    assert run.stdout.strip().endswith("2 error(s), 0 warning(s)")
+    unreadable = tmp_path / "nope.json"
+    assert cfnrun("validate", str(tmp_path)).returncode == 2
+    unreadable.write_text("{")
+    assert "not valid JSON" in cfnrun("validate", str(unreadable)).stderr
+
+
+def test_string_primitives_sends_template_values_as_strings(tmp_path: Path, sample: Callable[[str], Path]) -> None:
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps({"desiredResourceState": {"do": "properties", "seconds": 2.5, "Flag": True, "Nested": [{"Count": 3}]}}))
+    common = ["--handler", "behaviours.handler", "--schema", str(FIXTURES / "misbehaving" / "cfnrun-test-misbehaving.json")]
+    common += ["--code-dir", str(FIXTURES / "misbehaving"), "--no-credentials", "--json", "--contract", "off"]
+    plain = [e for e in events(cfnrun("invoke", "CREATE", str(request), *common)) if e["event"] == "invocation"][0]
+    strings = [e for e in events(cfnrun("invoke", "CREATE", str(request), *common, "--string-primitives")) if e["event"] == "invocation"][0]
+    assert plain["progressEvent"]["received"]["seconds"] == 2.5
+    assert strings["progressEvent"]["received"] == {"do": "properties", "seconds": "2.5", "Flag": "true", "Nested": [{"Count": "3"}]}
+    # The support library recasts the strings, so a provider built on it sees its own types.
+    note = sample("note")
+    created = result_of(cfnrun("invoke", "CREATE", "requests/create.json", "--json", "--string-primitives", "--no-credentials", cwd=note))
+    assert created["status"] == "SUCCESS" and created["resourceModel"]["Priority"] == 2

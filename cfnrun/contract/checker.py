@@ -29,13 +29,20 @@ ENDING_RULES = {
 
 
 class ContractChecker:
-    def __init__(self, schema: ResourceSchema, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        schema: ResourceSchema,
+        action: Action,
+        desired: Dict[str, Any],
+        previous: Optional[Dict[str, Any]],
+        events_seen: int = 0,  # events of this operation already checked elsewhere
+    ) -> None:
         self.schema = schema
         self.action = action
         self.desired = desired
         self.previous = previous
         self.shape = ShapeValidator(schema)
-        self._events = 0
+        self._events = events_seen
 
     def check_request(self) -> List[Violation]:
         return check_request(self.action, self.schema, self.desired, self.previous)
@@ -50,3 +57,22 @@ class ContractChecker:
     def check_ending(self, reason: str, message: str, invocations: int) -> List[Violation]:
         rule = ENDING_RULES.get(reason)
         return [Violation(rule, message, None, invocations)] if rule is not None else []
+
+
+def check_call(schema: ResourceSchema, payload: Any, result: Any) -> List[Violation]:
+    """Check one call seen by the server: a HandlerRequest or sam-tests event and its answer.
+
+    A call with a callbackContext continues an operation: its request is the replayed
+    model, so only the event is checked.
+    """
+    if not isinstance(payload, dict) or payload.get("action") not in Action.__members__:
+        return []
+    data = payload.get("requestData") if isinstance(payload.get("requestData"), dict) else payload.get("request")
+    if not isinstance(data, dict):
+        return []
+    desired = data.get("resourceProperties", data.get("desiredResourceState")) or {}
+    previous = data.get("previousResourceProperties", data.get("previousResourceState"))
+    first_call = not payload.get("callbackContext")
+    checker = ContractChecker(schema, Action(payload["action"]), desired, previous, events_seen=0 if first_call else 1)
+    found = checker.check_request() if first_call else []
+    return found + checker.check_event(1, result)

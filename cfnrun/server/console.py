@@ -5,7 +5,7 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Optional, TextIO
+from typing import Any, Optional, Sequence, TextIO
 
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 
@@ -53,7 +53,7 @@ class Console:
     def error(self, message: str) -> None:
         self._write(self._paint("fail", f"ERROR: {message}"))
 
-    def call(self, function: str, action: Optional[str], outcome: InvocationOutcome, note: Optional[str] = None) -> None:
+    def call(self, function: str, action: Optional[str], outcome: InvocationOutcome, notes: Sequence[str] = ()) -> None:
         status = call_status(outcome)
         good = status.split()[0] in ("SUCCESS", "IN_PROGRESS", "returned")
         short_id = outcome.request_id[:8]
@@ -66,6 +66,5 @@ class Console:
         if outcome.kind is not OutcomeKind.RETURNED and outcome.error_message:
             lines.append(f"    {short_id} ! {outcome.error_message}")
         lines += [f"    {short_id} │ {line}" for line in outcome.logs.rstrip("\n").splitlines()]
-        if note:
-            lines.append(self._paint("warn", f"    {short_id} ! {note}"))
+        lines += [self._paint("warn", f"    {short_id} ! {note}") for note in notes]
         self._write("\n".join(lines))

@@ -13,6 +13,7 @@ from typing import Any, Awaitable, Callable, Optional, Set
 
 from aiohttp import web
 
+from cfnrun.contract.checker import ContractMode, check_call
 from cfnrun.invoker.budgets import Budget, Budgets
 from cfnrun.protocol import Action
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
@@ -40,12 +41,18 @@ def payload_action(payload: Any) -> Optional[Action]:
 
 class LambdaService:
     def __init__(
-        self, registry: FunctionRegistry, budgets: Budgets, console: Console, sts: Optional[StsStandIn] = None
+        self,
+        registry: FunctionRegistry,
+        budgets: Budgets,
+        console: Console,
+        sts: Optional[StsStandIn] = None,
+        contract: ContractMode = ContractMode.WARN,
     ) -> None:
         self.registry = registry
         self.budgets = budgets
         self.console = console
         self.sts = sts
+        self.contract = contract
         self._background: Set["asyncio.Task[InvocationOutcome]"] = set()
 
     def app(self) -> web.Application:
@@ -120,11 +127,22 @@ class LambdaService:
         action = payload_action(payload)
         limit = self._limit(function, action)
         outcome = await self.registry.pool(function).invoke(payload, limit.seconds, request_id)
-        note = None
+        notes = []
         if outcome.kind is OutcomeKind.TIMED_OUT:
             breach = "contract breach: " if action is not None and "contract" in limit.source else ""
-            note = f"{breach}no answer within {limit.describe()}; the worker was killed and replaced"
-        self.console.call(function.logical_id, action.value if action else None, outcome, note)
+            notes.append(f"{breach}no answer within {limit.describe()}; the worker was killed and replaced")
+        violations = []
+        if self.contract is not ContractMode.OFF and outcome.kind is OutcomeKind.RETURNED:
+            violations = check_call(self.registry.project.schema, payload, outcome.result)
+            notes += [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations]
+        self.console.call(function.logical_id, action.value if action else None, outcome, notes)
+        errors = [v for v in violations if v.is_error]
+        if self.contract is ContractMode.STRICT and errors:
+            outcome.result = {
+                "status": "FAILED",
+                "errorCode": "InternalFailure",
+                "message": f"cfnrun --contract strict: the handler broke the contract: {errors[0].line()}",
+            }
         return outcome
 
     @web.middleware

@@ -8,6 +8,7 @@ from typing import Awaitable, Callable, Optional
 
 from aiohttp import web
 
+from cfnrun.contract.checker import ContractMode
 from cfnrun.errors import CfnrunError
 from cfnrun.invoker.budgets import Budgets
 from cfnrun.project import Project
@@ -31,6 +32,7 @@ class ServeSettings:
     sts_standin: bool = False
     reload: bool = False
     debugging: bool = False  # workers listen for a debugger: time limits are suspended
+    contract: ContractMode = ContractMode.WARN
 
 
 class RunningServer:
@@ -71,7 +73,7 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
         console.warn("workers listen for a debugger: time limits are suspended while you step through calls")
         for index, name in enumerate(project.functions):
             console.info(f"  {name:<20} debugpy on 127.0.0.1:{(settings.runtime.debug_port or 0) + index}")
-    service = LambdaService(registry, budgets, console, sts)
+    service = LambdaService(registry, budgets, console, sts, settings.contract)
     runner = web.AppRunner(service.app(), access_log=None, handle_signals=False, shutdown_timeout=settings.shutdown_timeout_s)
     await runner.setup()
     site = web.TCPSite(runner, settings.host, settings.port)

@@ -1,0 +1,172 @@
+"""``cfnrun validate``: is a resource schema a valid draft-07 document that follows the
+resource schema rules? Every problem comes with a JSON pointer into the schema.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List
+
+from jsonschema import Draft7Validator
+
+from cfnrun.schema import MAX_TIMEOUT_MINUTES, MIN_TIMEOUT_MINUTES, ResourceSchema
+
+TYPE_NAME = re.compile(r"^[a-zA-Z0-9]{2,64}::[a-zA-Z0-9]{2,64}::[a-zA-Z0-9]{2,64}$")
+POINTER_LISTS = (
+    "readOnlyProperties",
+    "writeOnlyProperties",
+    "createOnlyProperties",
+    "conditionalCreateOnlyProperties",
+    "deprecatedProperties",
+    "nonPublicProperties",
+)
+HANDLERS = ("create", "read", "update", "delete", "list")
+DISALLOWED_IN_PROPERTIES = {
+    "if": "conditional subschemas (if/then/else) are not allowed in a resource schema",
+    "then": "conditional subschemas (if/then/else) are not allowed in a resource schema",
+    "else": "conditional subschemas (if/then/else) are not allowed in a resource schema",
+    "not": "'not' is not allowed in a resource schema",
+    "propertyNames": "propertyNames is not allowed: describe the keys with patternProperties instead",
+}
+
+
+@dataclass(frozen=True)
+class SchemaProblem:
+    pointer: str
+    message: str
+    severity: str = "error"
+
+    def line(self) -> str:
+        return f"{self.severity}: {self.pointer or '/'}: {self.message}"
+
+
+def _escape(part: Any) -> str:
+    return str(part).replace("~", "~0").replace("/", "~1")
+
+
+def check_schema(schema: ResourceSchema) -> List[SchemaProblem]:
+    return list(_check(schema))
+
+
+def _check(schema: ResourceSchema) -> Iterator[SchemaProblem]:
+    document = schema.document
+    for error in Draft7Validator(Draft7Validator.META_SCHEMA).iter_errors(document):
+        yield SchemaProblem("".join(f"/{_escape(p)}" for p in error.absolute_path), f"not valid draft-07: {error.message}")
+    yield from _top_level(document)
+    properties = document.get("properties") if isinstance(document.get("properties"), dict) else {}
+    for name, fragment in properties.items():
+        yield from _fragment(fragment, f"/properties/{_escape(name)}")
+    for name, fragment in (document.get("definitions") or {}).items():
+        yield from _fragment(fragment, f"/definitions/{_escape(name)}")
+    yield from _pointer_lists(schema)
+    yield from _handlers(document)
+
+
+def _top_level(document: Dict[str, Any]) -> Iterator[SchemaProblem]:
+    type_name = document.get("typeName")
+    if not isinstance(type_name, str) or not TYPE_NAME.match(type_name):
+        yield SchemaProblem("/typeName", f"typeName {type_name!r} must look like Organization::Service::Resource")
+    if not isinstance(document.get("description"), str) or not document.get("description"):
+        yield SchemaProblem("/description", "a resource schema needs a description")
+    if not isinstance(document.get("properties"), dict) or not document["properties"]:
+        yield SchemaProblem("/properties", "a resource needs at least one property")
+    if document.get("additionalProperties") is not False:
+        yield SchemaProblem("/additionalProperties", "must be false at the top level: every property of a resource is declared")
+    if not document.get("primaryIdentifier"):
+        yield SchemaProblem("/primaryIdentifier", "a resource needs a primaryIdentifier")
+
+
+def _fragment(fragment: Any, pointer: str) -> Iterator[SchemaProblem]:
+    if not isinstance(fragment, dict):
+        return
+    for keyword, why in DISALLOWED_IN_PROPERTIES.items():
+        if keyword in fragment:
+            yield SchemaProblem(f"{pointer}/{keyword}", why)
+    if "additionalProperties" in fragment and fragment["additionalProperties"] is not False:
+        yield SchemaProblem(
+            f"{pointer}/additionalProperties",
+            "additionalProperties may only be false in a property: define extra keys with patternProperties",
+        )
+    if "properties" in fragment and "patternProperties" in fragment:
+        yield SchemaProblem(pointer, "properties and patternProperties cannot be used together in one shape")
+    for keyword in ("properties", "patternProperties"):
+        for name, sub in (fragment.get(keyword) or {}).items():
+            yield from _fragment(sub, f"{pointer}/{keyword}/{_escape(name)}")
+    if isinstance(fragment.get("items"), dict):
+        yield from _fragment(fragment["items"], f"{pointer}/items")
+    for keyword in ("allOf", "anyOf", "oneOf"):
+        for index, sub in enumerate(fragment.get(keyword) or []):
+            yield from _fragment(sub, f"{pointer}/{keyword}/{index}")
+
+
+def _resolves(schema: ResourceSchema, pointer: str) -> bool:
+    """Does a property pointer (``/properties/A/B``, ``/properties/Tags/*/Key``) name a declared property?"""
+    parts = pointer.split("/")[1:]
+    if len(parts) < 2 or parts[0] != "properties":
+        return False
+    fragment: Dict[str, Any] = {"properties": schema.document.get("properties") or {}}
+    for part in parts[1:]:
+        fragment = schema.subschema(fragment)
+        if part == "*":
+            items = fragment.get("items")
+            if not isinstance(items, dict):
+                return False
+            fragment = items
+            continue
+        children = fragment.get("properties") or {}
+        if part not in children:
+            return False
+        fragment = children[part]
+    return True
+
+
+def _pointer_lists(schema: ResourceSchema) -> Iterator[SchemaProblem]:
+    document = schema.document
+    lists = {key: document.get(key) for key in ("primaryIdentifier", *POINTER_LISTS) if key in document}
+    for key, pointers in lists.items():
+        if not isinstance(pointers, list):
+            continue
+        for index, pointer in enumerate(pointers):
+            if not isinstance(pointer, str) or not _resolves(schema, pointer):
+                yield SchemaProblem(f"/{key}/{index}", f"{pointer!r} does not name a property declared in /properties")
+    for group_index, group in enumerate(document.get("additionalIdentifiers") or []):
+        for index, pointer in enumerate(group if isinstance(group, list) else []):
+            if not isinstance(pointer, str) or not _resolves(schema, pointer):
+                yield SchemaProblem(
+                    f"/additionalIdentifiers/{group_index}/{index}", f"{pointer!r} does not name a property declared in /properties"
+                )
+    read_only, write_only = set(schema.read_only_properties), set(schema.write_only_properties)
+    for pointer in sorted(read_only & write_only):
+        yield SchemaProblem("/writeOnlyProperties", f"{pointer} is both readOnly and writeOnly: it could never be set nor read")
+    for pointer in sorted(read_only & set(schema.create_only_properties)):
+        yield SchemaProblem("/createOnlyProperties", f"{pointer} is both readOnly and createOnly: users cannot set it", "warning")
+    for pointer in schema.primary_identifier:
+        if pointer in write_only:
+            yield SchemaProblem("/primaryIdentifier", f"{pointer} is writeOnly: an identifier must be readable")
+
+
+def _handlers(document: Dict[str, Any]) -> Iterator[SchemaProblem]:
+    handlers = document.get("handlers")
+    if handlers is None:
+        return
+    if not isinstance(handlers, dict):
+        yield SchemaProblem("/handlers", "handlers must be an object")
+        return
+    for name, handler in handlers.items():
+        pointer = f"/handlers/{_escape(name)}"
+        if name not in HANDLERS:
+            yield SchemaProblem(pointer, f"unknown handler {name!r}: use {', '.join(HANDLERS)}")
+            continue
+        if not isinstance(handler, dict):
+            yield SchemaProblem(pointer, "a handler must be an object")
+            continue
+        if not isinstance(handler.get("permissions"), list):
+            yield SchemaProblem(f"{pointer}/permissions", "each handler lists the permissions it needs (an array, possibly empty)")
+        timeout = handler.get("timeoutInMinutes")
+        if timeout is not None and (
+            not isinstance(timeout, int) or isinstance(timeout, bool) or not MIN_TIMEOUT_MINUTES <= timeout <= MAX_TIMEOUT_MINUTES
+        ):
+            yield SchemaProblem(
+                f"{pointer}/timeoutInMinutes",
+                f"timeoutInMinutes is {timeout!r}; it must be a whole number from {MIN_TIMEOUT_MINUTES} to {MAX_TIMEOUT_MINUTES}",
+            )
