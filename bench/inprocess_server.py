@@ -17,15 +17,9 @@ from aiohttp import web
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchlib import StubContext  # noqa: E402
 from cfnrun.project import load_project  # noqa: E402
 
-
-class _Context:
-    function_name = "TypeFunction"
-    aws_request_id = "inprocess"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 60000
 
 
 def main() -> None:
@@ -36,7 +30,7 @@ def main() -> None:
     sys.path.insert(0, str(project.code_dir))
     module_name, _, attribute = function.handler.rpartition(".")
     handler = getattr(importlib.import_module(module_name), attribute)
-    context = _Context()
+    context = StubContext()
 
     async def invoke(request: web.Request) -> web.Response:
         event = json.loads(await request.read())

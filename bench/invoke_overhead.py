@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, List, Tuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchlib import StubContext  # noqa: E402
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest  # noqa: E402
 from cfnrun.invoker.request_files import OperationInput  # noqa: E402
 from cfnrun.project import Project, load_project  # noqa: E402
@@ -29,13 +30,6 @@ from cfnrun.protocol import Action  # noqa: E402
 from cfnrun.runtime.pool import FunctionPool  # noqa: E402
 from cfnrun.runtime.registry import RuntimeSettings, worker_spec  # noqa: E402
 
-
-class _Context:
-    function_name = "bench"
-    aws_request_id = "bench"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 60000
 
 
 def percentiles(samples_ms: List[float]) -> Tuple[float, float]:
@@ -51,7 +45,7 @@ def direct(project: Project, handler: str, event: Dict[str, Any], calls: int) ->
     sys.path.insert(0, str(project.code_dir))
     module_name, _, attribute = handler.rpartition(".")
     entry: Callable[..., Any] = getattr(importlib.import_module(module_name), attribute)
-    context = _Context()
+    context = StubContext()
     for _ in range(50):
         entry(event, context)
     samples = []

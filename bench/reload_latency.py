@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -22,27 +21,14 @@ import time
 from pathlib import Path
 
 import boto3
+from benchlib import NOTE_LIST_REQUEST, free_port
 from botocore import UNSIGNED
 from botocore.config import Config
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = "status=OperationStatus.SUCCESS,\n        resourceModels="
-LIST_REQUEST = json.dumps(
-    {
-        "action": "LIST",
-        "awsAccountId": "123456789012",
-        "bearerToken": "bench",
-        "region": "us-east-1",
-        "resourceType": "Cfnrun::Sample::Note",
-        "requestData": {"resourceProperties": {}},
-    }
-).encode()
+LIST_REQUEST = json.dumps(NOTE_LIST_REQUEST).encode()
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def main() -> None:

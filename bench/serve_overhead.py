@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import aiohttp
+from benchlib import NOTE_LIST_REQUEST, free_port
 import boto3
 from botocore import UNSIGNED
 from botocore.config import Config
@@ -28,20 +29,8 @@ from botocore.config import Config
 ROOT = Path(__file__).resolve().parents[1]
 NOOP = ROOT / "bench" / "noop_project"
 NOTE = ROOT / "samples" / "note"
-LIST_REQUEST = {
-    "action": "LIST",
-    "awsAccountId": "123456789012",
-    "bearerToken": "bench",
-    "region": "us-east-1",
-    "resourceType": "Cfnrun::Sample::Note",
-    "requestData": {"resourceProperties": {}},
-}
+LIST_REQUEST = NOTE_LIST_REQUEST
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 30) -> None:

@@ -53,7 +53,7 @@ def _check(schema: ResourceSchema) -> Iterator[SchemaProblem]:
     for error in Draft7Validator(Draft7Validator.META_SCHEMA).iter_errors(document):
         yield SchemaProblem("".join(f"/{_escape(p)}" for p in error.absolute_path), f"not valid draft-07: {error.message}")
     yield from _top_level(document)
-    properties = document.get("properties") if isinstance(document.get("properties"), dict) else {}
+    properties: Dict[str, Any] = document["properties"] if isinstance(document.get("properties"), dict) else {}
     for name, fragment in properties.items():
         yield from _fragment(fragment, f"/properties/{_escape(name)}")
     for name, fragment in (document.get("definitions") or {}).items():
