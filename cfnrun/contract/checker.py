@@ -36,12 +36,13 @@ class ContractChecker:
         desired: Dict[str, Any],
         previous: Optional[Dict[str, Any]],
         events_seen: int = 0,  # events of this operation already checked elsewhere
+        shape: Optional[ShapeValidator] = None,  # reuse one: building it compiles the schema
     ) -> None:
         self.schema = schema
         self.action = action
         self.desired = desired
         self.previous = previous
-        self.shape = ShapeValidator(schema)
+        self.shape = shape or ShapeValidator(schema)
         self._events = events_seen
 
     def check_request(self) -> List[Violation]:
@@ -59,7 +60,7 @@ class ContractChecker:
         return [Violation(rule, message, None, invocations)] if rule is not None else []
 
 
-def check_call(schema: ResourceSchema, payload: Any, result: Any) -> List[Violation]:
+def check_call(shape: ShapeValidator, payload: Any, result: Any) -> List[Violation]:
     """Check one call seen by the server: a HandlerRequest or sam-tests event and its answer.
 
     A call with a callbackContext continues an operation: its request is the replayed
@@ -73,6 +74,8 @@ def check_call(schema: ResourceSchema, payload: Any, result: Any) -> List[Violat
     desired = data.get("resourceProperties", data.get("desiredResourceState")) or {}
     previous = data.get("previousResourceProperties", data.get("previousResourceState"))
     first_call = not payload.get("callbackContext")
-    checker = ContractChecker(schema, Action(payload["action"]), desired, previous, events_seen=0 if first_call else 1)
+    checker = ContractChecker(
+        shape.schema, Action(payload["action"]), desired, previous, events_seen=0 if first_call else 1, shape=shape
+    )
     found = checker.check_request() if first_call else []
     return found + checker.check_event(1, result)

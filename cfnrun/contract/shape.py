@@ -38,6 +38,7 @@ def _contract_view(node: Any) -> Any:
 
 class ShapeValidator:
     def __init__(self, schema: ResourceSchema) -> None:
+        self.schema = schema
         document = copy.deepcopy(schema.document)
         view: Dict[str, Any] = {
             key: _contract_view(document.get(key)) for key in ("properties", "definitions", "patternProperties") if key in document

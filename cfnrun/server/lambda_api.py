@@ -9,11 +9,12 @@ import asyncio
 import json
 import traceback
 import uuid
-from typing import Any, Awaitable, Callable, Optional, Set
+from typing import Any, Awaitable, Callable, Dict, Optional, Set, Tuple
 
 from aiohttp import web
 
 from cfnrun.contract.checker import ContractMode, check_call
+from cfnrun.contract.shape import ShapeValidator
 from cfnrun.invoker.budgets import Budget, Budgets
 from cfnrun.protocol import Action
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
@@ -53,6 +54,8 @@ class LambdaService:
         self.console = console
         self.sts = sts
         self.contract = contract
+        self._shape: Optional[ShapeValidator] = None
+        self._limits: Dict[Tuple[str, Optional[float], Optional[Action]], Budget] = {}
         self._background: Set["asyncio.Task[InvocationOutcome]"] = set()
 
     def app(self) -> web.Application:
@@ -116,6 +119,18 @@ class LambdaService:
 
     def _limit(self, function: FunctionSpec, action: Optional[Action]) -> Budget:
         """Cut a call at its function Timeout, and for a known action at the contract budget."""
+        key = (function.logical_id, function.timeout_s, action)
+        if key not in self._limits:
+            self._limits[key] = self._compute_limit(function, action)
+        return self._limits[key]
+
+    def _shape_validator(self) -> ShapeValidator:
+        schema = self.registry.project.schema  # a reload may have brought a new one
+        if self._shape is None or self._shape.schema is not schema:
+            self._shape = ShapeValidator(schema)
+        return self._shape
+
+    def _compute_limit(self, function: FunctionSpec, action: Optional[Action]) -> Budget:
         timeout = function.timeout_s if function.timeout_s is not None else LAMBDA_MAX_TIMEOUT_S
         if action is not None:
             return self.budgets.invocation(action, timeout)
@@ -133,7 +148,7 @@ class LambdaService:
             notes.append(f"{breach}no answer within {limit.describe()}; the worker was killed and replaced")
         violations = []
         if self.contract is not ContractMode.OFF and outcome.kind is OutcomeKind.RETURNED:
-            violations = check_call(self.registry.project.schema, payload, outcome.result)
+            violations = check_call(self._shape_validator(), payload, outcome.result)
             notes += [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations]
         self.console.call(function.logical_id, action.value if action else None, outcome, notes)
         errors = [v for v in violations if v.is_error]
