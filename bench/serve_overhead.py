@@ -3,7 +3,8 @@
 Usage: python bench/serve_overhead.py [--calls N] [--seconds S] [--concurrency C]
 
 Latency: N sequential warm invocations with a boto3 lambda client, p50/p99, for the
-no-op provider and for the note sample's TypeFunction LIST. Throughput: C concurrent
+no-op provider and for the note sample's TypeFunction LIST; both servers run at once
+and take turns in small batches, so both see the same machine. Throughput: C concurrent
 aiohttp clients calling the no-op handler for S seconds, cfnrun serve with 2 workers.
 Both servers run as separate processes on 127.0.0.1; the client is this process.
 """
@@ -46,10 +47,13 @@ def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 30) -> 
     raise SystemExit(f"nothing listening on {port}")
 
 
-def start_cfnrun(project: Path, workers: int) -> Tuple[subprocess.Popen, str]:
+def start_cfnrun(project: Path, workers: int, contract: str = "warn") -> Tuple[subprocess.Popen, str]:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "cfnrun", "serve", str(project), "--port", str(port), "--workers", str(workers), "--log-level", "WARNING"],
+        [
+            sys.executable, "-m", "cfnrun", "serve", str(project), "--port", str(port), "--workers", str(workers),
+            "--log-level", "WARNING", "--contract", contract, "--no-reload",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -64,23 +68,34 @@ def start_inprocess(project: Path) -> Tuple[subprocess.Popen, str]:
     return process, f"http://127.0.0.1:{port}"
 
 
-def latency(url: str, event: Dict[str, Any], calls: int) -> Tuple[float, float]:
-    client = boto3.client(
+def lambda_client(url: str) -> Any:
+    return boto3.client(
         "lambda",
         endpoint_url=url,
         region_name="us-east-1",
         config=Config(signature_version=UNSIGNED, retries={"max_attempts": 0}),
     )
+
+
+def latency(urls: List[str], event: Dict[str, Any], calls: int, rounds: int = 10) -> List[Tuple[float, float]]:
+    """p50/p99 per server; servers take turns in small batches so both see the same machine."""
     body = json.dumps(event).encode()
-    for _ in range(50):
-        client.invoke(FunctionName="TypeFunction", Payload=body)["Payload"].read()
-    samples: List[float] = []
-    for _ in range(calls):
-        started = time.perf_counter()
-        client.invoke(FunctionName="TypeFunction", Payload=body)["Payload"].read()
-        samples.append((time.perf_counter() - started) * 1000)
-    samples.sort()
-    return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.99))]
+    clients = [lambda_client(url) for url in urls]
+    for client in clients:
+        for _ in range(50):
+            client.invoke(FunctionName="TypeFunction", Payload=body)["Payload"].read()
+    samples: List[List[float]] = [[] for _ in urls]
+    for _ in range(rounds):
+        for client, collected in zip(clients, samples):
+            for _ in range(max(1, calls // rounds)):
+                started = time.perf_counter()
+                client.invoke(FunctionName="TypeFunction", Payload=body)["Payload"].read()
+                collected.append((time.perf_counter() - started) * 1000)
+    results = []
+    for collected in samples:
+        collected.sort()
+        results.append((statistics.median(collected), collected[min(len(collected) - 1, int(len(collected) * 0.99))]))
+    return results
 
 
 async def throughput(url: str, seconds: float, concurrency: int) -> float:
@@ -109,22 +124,27 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     args = parser.parse_args()
 
-    print(f"latency: {args.calls} sequential boto3 invokes per case, ms")
-    print(f"{'case':32} {'in-process p50':>14} {'p99':>7} {'cfnrun p50':>10} {'p99':>7} {'added p50':>9} {'ratio':>6}")
+    print(f"latency: {args.calls} sequential boto3 invokes per case and server, ms")
+    print("  worker isolation: cfnrun serve --contract off; with checks: the default --contract warn")
+    print(
+        f"{'case':32} {'in-process p50':>14} {'p99':>7} {'isolated p50':>12} {'p99':>7} {'added':>7} {'ratio':>6}"
+        f" {'checked p50':>11} {'added':>7}"
+    )
     for name, project, event in (("no-op handler", NOOP, {"action": "LIST"}), ("note sample TypeFunction LIST", NOTE, LIST_REQUEST)):
-        results = []
-        for start in (start_inprocess, lambda p: start_cfnrun(p, 2)):
-            process, url = start(project)
-            try:
-                results.append(latency(url, event, args.calls))
-            finally:
+        servers = [start_inprocess(project), start_cfnrun(project, 2, "off"), start_cfnrun(project, 2, "warn")]
+        try:
+            (base50, base99), (run50, run99), (checked50, _) = latency([url for _, url in servers], event, args.calls)
+        finally:
+            for process, _ in servers:
                 process.terminate()
                 process.wait()
-        (base50, base99), (run50, run99) = results
-        print(f"{name:32} {base50:14.3f} {base99:7.3f} {run50:10.3f} {run99:7.3f} {run50 - base50:9.3f} {run50 / base50:6.2f}")
+        print(
+            f"{name:32} {base50:14.3f} {base99:7.3f} {run50:12.3f} {run99:7.3f} {run50 - base50:7.3f} {run50 / base50:6.2f}"
+            f" {checked50:11.3f} {checked50 - base50:7.3f}"
+        )
 
     print(f"\nthroughput: no-op handler, {args.concurrency} concurrent aiohttp clients for {args.seconds:g} s, invocations/s")
-    for name, start in (("in-process aiohttp", start_inprocess), ("cfnrun serve --workers 2", lambda p: start_cfnrun(p, 2))):
+    for name, start in (("in-process aiohttp", start_inprocess), ("cfnrun serve --workers 2", lambda p: start_cfnrun(p, 2, "off"))):
         process, url = start(NOOP)
         try:
             rate = asyncio.run(throughput(url, args.seconds, args.concurrency))
