@@ -47,7 +47,7 @@ def _rule(rule_id: str, severity: Severity, sentence: str) -> Rule:
     return Rule(rule_id, severity, sentence)
 
 
-MUST, SHOULD = Severity.ERROR, Severity.WARNING
+MUST = Severity.ERROR  # every rule so far enforces a MUST; SHOULDs would be Severity.WARNING
 
 STATUS_VALID = _rule("status-valid", MUST, "OperationStatus is IN_PROGRESS, SUCCESS or FAILED.")
 FAILED_ERROR_CODE = _rule(

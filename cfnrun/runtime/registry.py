@@ -113,10 +113,6 @@ class FunctionRegistry:
         errors = await asyncio.gather(*(warm(f) for f in functions))
         return {f.logical_id: e for f, e in zip(functions, errors)}
 
-    @property
-    def pools(self) -> Dict[str, FunctionPool]:
-        return dict(self._pools)
-
     async def close(self) -> None:
         await asyncio.gather(*(pool.close() for pool in self._pools.values()))
         self._pools.clear()

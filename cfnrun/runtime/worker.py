@@ -106,7 +106,7 @@ def _user_frame(tb_frames: List[traceback.FrameSummary], code_dir: str) -> Optio
     return None
 
 
-def _where(filename: str, line: Optional[int], code_dir: str) -> str:
+def _where(filename: str, line: Optional[int]) -> str:
     path = os.path.relpath(os.path.abspath(filename), os.getcwd())
     return f"{path}:{line}" if line else path
 
@@ -115,7 +115,7 @@ def describe_import_failure(module_name: str, error: BaseException, code_dir: st
     """Lambda-style init error, pointing at the file and line that broke."""
     stack = traceback.extract_tb(error.__traceback__)
     if isinstance(error, SyntaxError):
-        where = _where(error.filename or "?", error.lineno, code_dir)
+        where = _where(error.filename or "?", error.lineno)
         detail = f"{error.msg} ({where})"
         if error.text:
             detail += f"\n    {error.text.strip()}"
@@ -126,7 +126,7 @@ def describe_import_failure(module_name: str, error: BaseException, code_dir: st
             "stackTrace": [],
         }
     frame = _user_frame(stack, code_dir)
-    location = _where(frame.filename, frame.lineno, code_dir) if frame else None
+    location = _where(frame.filename, frame.lineno) if frame else None
     message = f"Unable to import module '{module_name}': {type(error).__name__}: {error}"
     if location:
         message += f" ({location})"
@@ -168,7 +168,7 @@ def load_handler(handler: str, code_dir: str) -> Callable[..., Any]:
             {
                 "errorType": "Runtime.HandlerNotFound",
                 "errorMessage": f"Handler '{attribute}' {what} module '{module_name}' "
-                f"({_where(getattr(module, '__file__', '?') or '?', None, code_dir)})",
+                f"({_where(getattr(module, '__file__', '?') or '?', None)})",
             }
         )
     return target
