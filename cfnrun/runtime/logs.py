@@ -1,7 +1,8 @@
 """The worker's log pipe, cut into one bounded record per invocation."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import asyncio
+import os
 from typing import List, Optional
 
 
@@ -52,40 +53,57 @@ class LogCapture:
         )
 
 
-@dataclass
-class LogSplitter:
-    """Splits the worker's log pipe at end-of-invocation markers."""
+class LogPipe:
+    """The parent's end of a worker's log pipe (the worker's fds 1 and 2).
 
-    marker_prefix: bytes
-    pending: bytearray = field(default_factory=bytearray)
+    The event loop reads it as output arrives, so a chatty handler never blocks on a
+    full pipe; ``take`` first drains whatever is already in the pipe. Since a worker
+    flushes its output before it replies, taking the logs right after a reply returns
+    exactly that invocation's output, with no extra round trip.
+    """
 
-    def feed(self, data: bytes) -> "List[tuple[bytes, Optional[str]]]":
-        """Return (output, marker) pairs; marker is None for output still in progress."""
-        self.pending += data
-        pieces: "List[tuple[bytes, Optional[str]]]" = []
-        while True:
-            at = self.pending.find(self.marker_prefix)
-            if at < 0:
-                keep = len(self.marker_prefix) - 1
-                cut = max(0, len(self.pending) - keep)
-                # keep a possible marker start, unless it cannot be one
-                if cut and self.pending[cut:].find(self.marker_prefix[:1]) < 0:
-                    cut = len(self.pending)
-                if cut:
-                    pieces.append((bytes(self.pending[:cut]), None))
-                    del self.pending[:cut]
-                return pieces
-            end = self.pending.find(b"\n", at)
-            if end < 0:
-                if at:
-                    pieces.append((bytes(self.pending[:at]), None))
-                    del self.pending[:at]
-                return pieces
-            marker = self.pending[at + len(self.marker_prefix) : end].decode("ascii", "replace")
-            pieces.append((bytes(self.pending[:at]), marker))
-            del self.pending[: end + 1]
+    CHUNK = 65536
+    CHUNKS_PER_WAKEUP = 16  # a flood must not starve the event loop (and its deadline timers)
 
-    def flush(self) -> bytes:
-        rest = bytes(self.pending)
-        self.pending.clear()
-        return rest
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self._fd: Optional[int] = fd
+        self._capture = LogCapture()
+        self._loop = asyncio.get_running_loop()
+        self.closed = asyncio.Event()
+        self._loop.add_reader(fd, self._read, self.CHUNKS_PER_WAKEUP)
+
+    def _read(self, limit: Optional[int] = None) -> None:
+        chunks = 0
+        while self._fd is not None and (limit is None or chunks < limit):
+            try:
+                data = os.read(self._fd, self.CHUNK)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self.close()
+                return
+            self._capture.write(data)
+            chunks += 1
+
+    def take(self) -> str:
+        """Everything written since the last ``take``."""
+        self._read(limit=self.CHUNKS_PER_WAKEUP * 4)
+        capture, self._capture = self._capture, LogCapture()
+        return capture.text()
+
+    async def wait_closed(self, timeout_s: float) -> None:
+        """Wait for every writer (the worker and anything it started) to let go of the pipe."""
+        try:
+            await asyncio.wait_for(self.closed.wait(), timeout_s)
+        except asyncio.TimeoutError:
+            pass  # a grandchild that escaped the process group still holds it
+
+    def close(self) -> None:
+        if self._fd is not None:
+            self._loop.remove_reader(self._fd)
+            os.close(self._fd)
+            self._fd = None
+        self.closed.set()

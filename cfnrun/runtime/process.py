@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
 from cfnrun.runtime import worker as worker_script
-from cfnrun.runtime.logs import LogCapture, LogSplitter
+from cfnrun.runtime.logs import LogPipe
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 
 WORKER_SCRIPT = Path(worker_script.__file__).resolve()
@@ -73,14 +73,11 @@ def describe_exit(returncode: Optional[int]) -> str:
 class WorkerProcess:
     _ids = itertools.count(1)
 
-    def __init__(self, spec: WorkerSpec, process: asyncio.subprocess.Process) -> None:
+    def __init__(self, spec: WorkerSpec, process: asyncio.subprocess.Process, logs: LogPipe) -> None:
         self.spec = spec
         self.process = process
         self.nonce = ""
-        self._capture = LogCapture()
-        self._splitter: Optional[LogSplitter] = None
-        self._marker_waiters: Dict[str, asyncio.Future[None]] = {}
-        self._log_task = asyncio.ensure_future(self._read_logs())
+        self._logs = logs
         self.invocations = 0
         self.generation = 0
         self.dependencies: List[str] = []
@@ -99,16 +96,23 @@ class WorkerProcess:
         arguments = [spec.python, "-u", str(WORKER_SCRIPT), "--code-dir", str(spec.code_dir)]
         if spec.debug_port is not None:
             arguments += ["--debug-port", str(spec.debug_port)] + (["--debug-wait"] if spec.debug_wait else [])
-        process = await asyncio.create_subprocess_exec(
-            *arguments,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=str(spec.cwd),
-            env=dict(spec.env),
-            start_new_session=True,
-        )
-        return cls(spec, process)
+        log_read, log_write = os.pipe()  # not inheritable: only this worker holds the write end
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *arguments,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=log_write,
+                cwd=str(spec.cwd),
+                env=dict(spec.env),
+                start_new_session=True,
+            )
+        except BaseException:
+            os.close(log_read)
+            raise
+        finally:
+            os.close(log_write)
+        return cls(spec, process, LogPipe(log_read))
 
     @classmethod
     async def start(cls, spec: WorkerSpec) -> "WorkerProcess":
@@ -130,7 +134,6 @@ class WorkerProcess:
             raise WorkerInitError(hello["error"], await self._drain_logs())
         self.nonce = hello["nonce"]
         self.dependencies = list(hello.get("modules") or [])
-        self._splitter = LogSplitter(worker_script.LOG_MARKER_PREFIX)
 
     async def _send(self, message: Dict[str, Any]) -> None:
         assert self.process.stdin is not None
@@ -161,9 +164,7 @@ class WorkerProcess:
         request_id = request_id or str(uuid.uuid4())
         invocation_id = next(self._ids)
         self.invocations += 1
-        marker = f"{self.nonce}:{invocation_id}"
-        marker_seen: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._marker_waiters[marker] = marker_seen
+        self._logs.take()  # output between calls (background threads) is not this call's
         started = time.perf_counter()
         deadline_ms = int((time.time() + timeout_s) * 1000)
         frame = worker_script.encode_frame(
@@ -201,7 +202,6 @@ class WorkerProcess:
             reply = await self._read_frame()
         except (asyncio.IncompleteReadError, ConnectionError):
             duration = elapsed()
-            self._marker_waiters.pop(marker, None)
             if not timed_out:
                 try:  # let a dying worker finish exiting, so its status is the real one
                     await asyncio.wait_for(self.process.wait(), _LOG_DRAIN_SECONDS)
@@ -222,13 +222,7 @@ class WorkerProcess:
         finally:
             timer.cancel()
         duration = elapsed()
-        if not marker_seen.done():
-            try:
-                await asyncio.wait_for(marker_seen, _LOG_DRAIN_SECONDS)
-            except asyncio.TimeoutError:
-                pass  # the handler closed or redirected fd 2; keep what arrived
-        self._marker_waiters.pop(marker, None)
-        logs = self._take_logs()
+        logs = self._logs.take()  # the worker flushed its output before replying
         if reply.get("type") == "result":
             return InvocationOutcome(OutcomeKind.RETURNED, request_id, duration, logs, result=reply.get("result"))
         return InvocationOutcome(OutcomeKind.FUNCTION_ERROR, request_id, duration, logs, error=reply.get("error"))
@@ -266,36 +260,12 @@ class WorkerProcess:
         (size,) = worker_script.FRAME_HEADER.unpack(header)
         return json.loads(await self.process.stdout.readexactly(size))
 
-    async def _read_logs(self) -> None:
-        assert self.process.stderr is not None
-        stream = self.process.stderr
-        while True:
-            chunk = await stream.read(65536)
-            if not chunk:
-                break
-            if self._splitter is None:
-                self._capture.write(chunk)
-                continue
-            for output, marker in self._splitter.feed(chunk):
-                if output:
-                    self._capture.write(output)
-                if marker is not None:
-                    waiter = self._marker_waiters.get(marker)
-                    if waiter is not None and not waiter.done():
-                        waiter.set_result(None)
-        if self._splitter is not None:
-            self._capture.write(self._splitter.flush())
-
     async def _drain_logs_into_capture(self) -> None:
-        try:
-            await asyncio.wait_for(asyncio.shield(self._log_task), _LOG_DRAIN_SECONDS)
-        except asyncio.TimeoutError:
-            pass  # a grandchild that escaped the process group still holds the pipe
+        await self._logs.wait_closed(_LOG_DRAIN_SECONDS)
 
     async def _drain_logs(self) -> str:
         await self._drain_logs_into_capture()
         return self._take_logs()
 
     def _take_logs(self) -> str:
-        capture, self._capture = self._capture, LogCapture()
-        return capture.text()
+        return self._logs.take()

@@ -1,6 +1,6 @@
 """The worker process: a warm sandbox that imports a handler once and serves invocations.
 
-Runs as a script (``python worker.py --handler pkg.mod.attr --code-dir DIR``), in the
+Runs as a script (``python worker.py --code-dir DIR``; the handler comes in a frame), in the
 provider's interpreter, using the standard library only, so it never drags cfnrun's own
 dependencies into the provider's module namespace.
 
@@ -9,9 +9,9 @@ Channels, all set up by the parent:
   * fd 1 carries replies to the parent (same framing);
   * fd 2 is the log pipe. The worker points both ``sys.stdout`` and ``sys.stderr`` (and
     the OS-level fds the handler might write to) at it, so the parent sees print(),
-    logging, C-level writes and crash dumps in the order they happened. After each
-    invocation the worker writes an end-of-invocation marker to the log pipe, so the
-    parent knows exactly which output belongs to which invocation.
+    logging, C-level writes and crash dumps in the order they happened. The worker
+    flushes its output before it replies, so whatever the pipe holds when the reply
+    arrives belongs to that invocation.
 """
 from __future__ import annotations
 
@@ -29,16 +29,11 @@ import traceback
 from typing import Any, BinaryIO, Callable, Dict, List, Optional
 
 FRAME_HEADER = struct.Struct(">I")
-LOG_MARKER_PREFIX = b"\x1e\x1dcfnrun-end:"
 
 
 def encode_frame(message: Dict[str, Any]) -> bytes:
     body = json.dumps(message, separators=(",", ":")).encode("utf-8")
     return FRAME_HEADER.pack(len(body)) + body
-
-
-def log_marker(nonce: str, invocation_id: int) -> bytes:
-    return LOG_MARKER_PREFIX + f"{nonce}:{invocation_id}\n".encode("ascii")
 
 
 class LambdaContext:
@@ -304,9 +299,8 @@ class Worker:
                 )
         except Exception as error:  # noqa: B902 - reported to the caller like Lambda does
             frame = encode_frame({"type": "error", "id": invocation_id, "error": _function_error(error)})
-        sys.stdout.flush()
+        sys.stdout.flush()  # all of this call's output is in the log pipe before the reply leaves
         sys.stderr.flush()
-        os.write(2, log_marker(self.nonce, invocation_id))
         self.request_ids.request_id = ""
         return frame
 
