@@ -92,15 +92,7 @@ class InProcessFunction:
                 return InvocationOutcome(OutcomeKind.INIT_ERROR, request_id, 0.0, error=failed.error)
         assert self._handler is not None
         context = sandbox.LambdaContext(
-            {
-                "function_name": self.name,
-                "invoked_function_arn": self.arn,
-                "memory_limit_in_mb": self.function.memory_mb,
-                "aws_request_id": request_id,
-                "log_group_name": f"/aws/lambda/{self.name}",
-                "log_stream_name": "cfnrun/in-process",
-                "deadline_ms": int((time.time() + timeout_s) * 1000),
-            }
+            sandbox.context_fields(self.name, self.arn, self.function.memory_mb, request_id, "cfnrun/in-process", timeout_s)
         )
         self._debugger.breakpoint_called = False
         debugger_before = self._debugger.present()

@@ -164,24 +164,16 @@ class WorkerProcess:
         request_id = request_id or str(uuid.uuid4())
         invocation_id = next(self._ids)
         self.invocations += 1
-        self._logs.take()  # output between calls (background threads) is not this call's
         started = time.perf_counter()
-        deadline_ms = int((time.time() + timeout_s) * 1000)
-        frame = worker_script.encode_frame(
-            {
-                "id": invocation_id,
-                "event": event,
-                "context": {
-                    "function_name": self.spec.function_name,
-                    "invoked_function_arn": self.spec.function_arn,
-                    "memory_limit_in_mb": self.spec.memory_mb,
-                    "aws_request_id": request_id,
-                    "log_group_name": f"/aws/lambda/{self.spec.function_name}",
-                    "log_stream_name": f"cfnrun/[$LATEST]{self.nonce}",
-                    "deadline_ms": deadline_ms,
-                },
-            }
+        context = worker_script.context_fields(
+            self.spec.function_name,
+            self.spec.function_arn,
+            self.spec.memory_mb,
+            request_id,
+            f"cfnrun/[$LATEST]{self.nonce}",
+            timeout_s,
         )
+        frame = worker_script.encode_frame({"id": invocation_id, "event": event, "context": context})
 
         def elapsed() -> float:
             return (time.perf_counter() - started) * 1000.0
@@ -210,13 +202,13 @@ class WorkerProcess:
             await self.kill()
             if timed_out:
                 return InvocationOutcome(
-                    OutcomeKind.TIMED_OUT, request_id, duration, self._take_logs(), timeout_s=timeout_s
+                    OutcomeKind.TIMED_OUT, request_id, duration, self._logs.take(), timeout_s=timeout_s
                 )
             return InvocationOutcome(
                 OutcomeKind.WORKER_DIED,
                 request_id,
                 duration,
-                self._take_logs(),
+                self._logs.take(),
                 error={"errorType": "Runtime.ExitError", "errorMessage": describe_exit(self.process.returncode)},
             )
         finally:
@@ -240,7 +232,7 @@ class WorkerProcess:
         await self.process.wait()
         if self.process.stdin is not None and not self.process.stdin.is_closing():
             self.process.stdin.close()
-        await self._drain_logs_into_capture()
+        await self._logs.wait_closed(_LOG_DRAIN_SECONDS)
 
     async def stop(self) -> None:
         """Ask an idle worker to leave (EOF on its request pipe), kill it if it lingers."""
@@ -260,12 +252,7 @@ class WorkerProcess:
         (size,) = worker_script.FRAME_HEADER.unpack(header)
         return json.loads(await self.process.stdout.readexactly(size))
 
-    async def _drain_logs_into_capture(self) -> None:
-        await self._logs.wait_closed(_LOG_DRAIN_SECONDS)
-
     async def _drain_logs(self) -> str:
-        await self._drain_logs_into_capture()
-        return self._take_logs()
-
-    def _take_logs(self) -> str:
+        """All output up to the worker's end (or a short wait for it)."""
+        await self._logs.wait_closed(_LOG_DRAIN_SECONDS)
         return self._logs.take()

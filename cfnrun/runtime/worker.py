@@ -36,6 +36,21 @@ def encode_frame(message: Dict[str, Any]) -> bytes:
     return FRAME_HEADER.pack(len(body)) + body
 
 
+def context_fields(
+    function_name: str, function_arn: str, memory_mb: int, request_id: str, log_stream_name: str, timeout_s: float
+) -> Dict[str, Any]:
+    """What a LambdaContext is built from: sent with each request, or used in-process."""
+    return {
+        "function_name": function_name,
+        "invoked_function_arn": function_arn,
+        "memory_limit_in_mb": memory_mb,
+        "aws_request_id": request_id,
+        "log_group_name": f"/aws/lambda/{function_name}",
+        "log_stream_name": log_stream_name,
+        "deadline_ms": int((time.time() + timeout_s) * 1000),
+    }
+
+
 class LambdaContext:
     """The context object AWS Lambda's Python runtime hands to a handler."""
 
