@@ -69,6 +69,16 @@ def test_handler_sees_lambda_context_and_environment() -> None:
     with_pool(body)
 
 
+def test_megabyte_events_and_results_cross_the_worker_boundary_whole() -> None:
+    async def body(pool: FunctionPool) -> None:
+        outcome = await pool.invoke({"do": "big", "blob": "x" * 3_000_000, "size": 5_000_000}, 10)
+        assert outcome.kind is OutcomeKind.RETURNED, outcome.error
+        assert outcome.result["received"] == 3_000_000 and len(outcome.result["blob"]) == 5_000_000
+        assert (await pool.invoke({"do": "echo"}, 5)).result["count"] == 2
+
+    with_pool(body)
+
+
 def test_exception_is_reported_and_the_same_worker_serves_on() -> None:
     async def body(pool: FunctionPool) -> None:
         failed = await pool.invoke({"do": "raise"}, 5)

@@ -100,6 +100,13 @@ def test_handler_exception_is_an_unhandled_function_error(serve: Callable[..., S
     assert payload(client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["count"] == 2
 
 
+def test_payloads_near_the_6_mb_limit_go_through(serve: Callable[..., ServerProcess]) -> None:
+    client = serve(MISBEHAVING).client()
+    event = json.dumps({"do": "big", "blob": "x" * (5 * 1024 * 1024), "size": 4 * 1024 * 1024}).encode()
+    result = payload(client.invoke(FunctionName="TypeFunction", Payload=event))
+    assert result["received"] == 5 * 1024 * 1024 and len(result["blob"]) == 4 * 1024 * 1024
+
+
 def test_timeouts_kill_the_worker_and_contract_breaches_are_logged(serve: Callable[..., ServerProcess]) -> None:
     # Timeout 100 s in template.yml and the contract's 60 s, both scaled to 1 s and 0.6 s.
     server = serve(MISBEHAVING, "--time-scale", "0.01")

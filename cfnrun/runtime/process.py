@@ -1,17 +1,17 @@
 """One warm worker process, driven from the parent's event loop.
 
-The parent never runs handler code and never blocks on it: it writes a request
-frame, awaits the reply frame with a deadline, and collects the worker's log
-pipe in the background. A worker that overruns its deadline is killed with its
+The parent never runs handler code and never blocks on it: it sends a request
+frame on the worker's socket, awaits the reply frame with a deadline, and
+collects the worker's log pipe in the background. A worker that overruns its deadline is killed with its
 whole process group, so nothing it started outlives it.
 """
 from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import os
 import signal
+import socket
 import sys
 import time
 import uuid
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
 from cfnrun.runtime import worker as worker_script
+from cfnrun.runtime.channel import ChannelClosed, FrameChannel
 from cfnrun.runtime.logs import LogPipe
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 
@@ -73,9 +74,13 @@ def describe_exit(returncode: Optional[int]) -> str:
 class WorkerProcess:
     _ids = itertools.count(1)
 
-    def __init__(self, spec: WorkerSpec, process: asyncio.subprocess.Process, logs: LogPipe) -> None:
+    def __init__(
+        self, spec: WorkerSpec, process: asyncio.subprocess.Process, channel: FrameChannel, logs: LogPipe
+    ) -> None:
         self.spec = spec
         self.process = process
+        self._channel = channel
+        self._loop = asyncio.get_running_loop()
         self.nonce = ""
         self._logs = logs
         self.invocations = 0
@@ -96,23 +101,27 @@ class WorkerProcess:
         arguments = [spec.python, "-u", str(WORKER_SCRIPT), "--code-dir", str(spec.code_dir)]
         if spec.debug_port is not None:
             arguments += ["--debug-port", str(spec.debug_port)] + (["--debug-wait"] if spec.debug_wait else [])
-        log_read, log_write = os.pipe()  # not inheritable: only this worker holds the write end
+        # Neither end is inheritable: only this worker holds its socket and its log pipe.
+        parent_end, worker_end = socket.socketpair()
+        log_read, log_write = os.pipe()
         try:
             process = await asyncio.create_subprocess_exec(
                 *arguments,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
+                stdin=worker_end.fileno(),
+                stdout=log_write,
                 stderr=log_write,
                 cwd=str(spec.cwd),
                 env=dict(spec.env),
                 start_new_session=True,
             )
         except BaseException:
+            parent_end.close()
             os.close(log_read)
             raise
         finally:
+            worker_end.close()
             os.close(log_write)
-        return cls(spec, process, LogPipe(log_read))
+        return cls(spec, process, FrameChannel(parent_end), LogPipe(log_read))
 
     @classmethod
     async def start(cls, spec: WorkerSpec) -> "WorkerProcess":
@@ -122,12 +131,12 @@ class WorkerProcess:
 
     async def preload(self, modules: List[str]) -> None:
         """Import the provider's dependencies now, so a later ``load`` only imports its code."""
-        await self._send({"type": "preload", "modules": modules})
+        self._channel.send(worker_script.encode_frame({"type": "preload", "modules": modules}))
         await self._startup_reply("preloading dependencies")
 
     async def load(self) -> None:
         """Import the handler; raises WorkerInitError (and the worker exits) if it cannot."""
-        await self._send({"type": "load", "handler": self.spec.handler})
+        self._channel.send(worker_script.encode_frame({"type": "load", "handler": self.spec.handler}))
         hello = await self._startup_reply(f"importing {self.spec.handler}")
         if hello.get("type") == "init_error":
             await self.process.wait()
@@ -135,24 +144,16 @@ class WorkerProcess:
         self.nonce = hello["nonce"]
         self.dependencies = list(hello.get("modules") or [])
 
-    async def _send(self, message: Dict[str, Any]) -> None:
-        assert self.process.stdin is not None
-        try:
-            self.process.stdin.write(worker_script.encode_frame(message))
-            await self.process.stdin.drain()
-        except ConnectionError:
-            pass  # the worker is gone; reading its reply says how
-
     async def _startup_reply(self, doing: str) -> Dict[str, Any]:
         try:
-            return await asyncio.wait_for(self._read_frame(), self.spec.init_timeout_s)
+            return await asyncio.wait_for(self._channel.receive(), self.spec.init_timeout_s)
         except asyncio.TimeoutError:
             await self.kill()
             raise WorkerInitError(
                 {"errorType": "Runtime.InitTimeout", "errorMessage": f"{doing} took longer than {self.spec.init_timeout_s:g} s"},
                 await self._drain_logs(),
             ) from None
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except ChannelClosed:
             returncode = await self.process.wait()
             raise WorkerInitError(
                 {"errorType": "Runtime.ExitError", "errorMessage": f"{describe_exit(returncode)} while {doing}"},
@@ -186,13 +187,11 @@ class WorkerProcess:
             self._signal_group(signal.SIGKILL)
 
         # A timer rather than asyncio.wait_for: no extra task on the hot path.
-        timer = asyncio.get_running_loop().call_later(timeout_s, expire)
+        timer = self._loop.call_later(timeout_s, expire)
         try:
-            assert self.process.stdin is not None
-            self.process.stdin.write(frame)
-            await self.process.stdin.drain()
-            reply = await self._read_frame()
-        except (asyncio.IncompleteReadError, ConnectionError):
+            self._channel.send(frame)
+            reply = await self._channel.receive()
+        except ChannelClosed:
             duration = elapsed()
             if not timed_out:
                 try:  # let a dying worker finish exiting, so its status is the real one
@@ -230,14 +229,12 @@ class WorkerProcess:
         """Kill the worker and everything it started; wait until it is reaped."""
         self._signal_group(signal.SIGKILL)
         await self.process.wait()
-        if self.process.stdin is not None and not self.process.stdin.is_closing():
-            self.process.stdin.close()
+        self._channel.close()
         await self._logs.wait_closed(_LOG_DRAIN_SECONDS)
 
     async def stop(self) -> None:
-        """Ask an idle worker to leave (EOF on its request pipe), kill it if it lingers."""
-        if self.process.stdin is not None and not self.process.stdin.is_closing():
-            self.process.stdin.close()
+        """Ask an idle worker to leave (EOF on its socket), kill it if it lingers."""
+        self._channel.close()
         try:
             await asyncio.wait_for(self.process.wait(), 2.0)
         except asyncio.TimeoutError:
@@ -245,12 +242,6 @@ class WorkerProcess:
         await self.kill()
 
     # -- internals ---------------------------------------------------------------
-
-    async def _read_frame(self) -> Dict[str, Any]:
-        assert self.process.stdout is not None
-        header = await self.process.stdout.readexactly(worker_script.FRAME_HEADER.size)
-        (size,) = worker_script.FRAME_HEADER.unpack(header)
-        return json.loads(await self.process.stdout.readexactly(size))
 
     async def _drain_logs(self) -> str:
         """All output up to the worker's end (or a short wait for it)."""

@@ -5,13 +5,13 @@ provider's interpreter, using the standard library only, so it never drags cfnru
 dependencies into the provider's module namespace.
 
 Channels, all set up by the parent:
-  * fd 0 carries requests from the parent (length-prefixed JSON frames);
-  * fd 1 carries replies to the parent (same framing);
-  * fd 2 is the log pipe. The worker points both ``sys.stdout`` and ``sys.stderr`` (and
-    the OS-level fds the handler might write to) at it, so the parent sees print(),
-    logging, C-level writes and crash dumps in the order they happened. The worker
-    flushes its output before it replies, so whatever the pipe holds when the reply
-    arrives belongs to that invocation.
+  * fd 0 is one end of a Unix socket pair: requests come in and replies go out on it,
+    as length-prefixed JSON frames. The worker moves it to a private fd at once, so
+    the handler's own reads of stdin see nothing.
+  * fds 1 and 2 are the log pipe, behind both ``sys.stdout`` and ``sys.stderr``, so the
+    parent sees print(), logging, C-level writes and crash dumps in the order they
+    happened. The worker flushes its output before it replies, so whatever the pipe
+    holds when the reply arrives belongs to that invocation.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import secrets
+import socket
 import struct
 import sys
 import time
@@ -243,11 +244,26 @@ def watch_support_library_serialization(handler: Callable[..., Any]) -> None:
     resource._invoke_handler = checked  # type: ignore[union-attr]
 
 
-def _read_exact(stream: BinaryIO, size: int) -> bytes:
-    data = stream.read(size)
-    if data is None or len(data) < size:
-        raise EOFError
-    return data
+class Channel:
+    """The worker's end of the request/reply socket (blocking)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._requests: BinaryIO = sock.makefile("rb")  # buffered: a read returns all it asked for
+
+    def read_frame(self) -> Dict[str, Any]:
+        """The next request; EOFError when the parent has closed its end."""
+        header = self._requests.read(FRAME_HEADER.size)
+        if len(header) < FRAME_HEADER.size:
+            raise EOFError
+        (size,) = FRAME_HEADER.unpack(header)
+        body = self._requests.read(size)
+        if len(body) < size:
+            raise EOFError
+        return json.loads(body)
+
+    def write_frame(self, frame: bytes) -> None:
+        self._sock.sendall(frame)
 
 
 def _function_error(error: BaseException) -> Dict[str, Any]:
@@ -262,32 +278,24 @@ class Worker:
     def __init__(
         self,
         handler: Callable[..., Any],
-        requests: BinaryIO,
-        replies: BinaryIO,
+        channel: Channel,
         before_call: Optional[Callable[[], None]] = None,
     ) -> None:
         self.handler = handler
         self.before_call = before_call
-        self.requests = requests
-        self.replies = replies
+        self.channel = channel
         self.nonce = secrets.token_hex(8)
         self.request_ids = _configure_logging(os.environ.get("CFNRUN_LOG_LEVEL", "INFO"))
 
-    def reply(self, message: Dict[str, Any]) -> None:
-        self.replies.write(encode_frame(message))
-        self.replies.flush()
-
     def serve(self, dependencies: List[str]) -> None:
-        self.reply({"type": "ready", "nonce": self.nonce, "pid": os.getpid(), "modules": dependencies})
+        ready = {"type": "ready", "nonce": self.nonce, "pid": os.getpid(), "modules": dependencies}
+        self.channel.write_frame(encode_frame(ready))
         while True:
             try:
-                (size,) = FRAME_HEADER.unpack(_read_exact(self.requests, FRAME_HEADER.size))
-                request = json.loads(_read_exact(self.requests, size))
-            except EOFError:
+                request = self.channel.read_frame()
+            except (EOFError, ConnectionError):
                 return
-            frame = self.invoke(request)
-            self.replies.write(frame)
-            self.replies.flush()
+            self.channel.write_frame(self.invoke(request))
 
     def invoke(self, request: Dict[str, Any]) -> bytes:
         """Run the handler once; the encoded reply frame, ready to send."""
@@ -320,18 +328,16 @@ class Worker:
         return frame
 
 
-def _take_over_fds() -> "tuple[BinaryIO, BinaryIO]":
-    """Keep the protocol on private fds; route fds 0-2 away from it."""
-    requests = os.fdopen(os.dup(0), "rb", buffering=0)
-    replies = os.fdopen(os.dup(1), "wb", buffering=0)
+def _take_over_fds() -> Channel:
+    """Keep the protocol on a private fd; leave fd 0 reading nothing."""
+    channel = Channel(socket.socket(fileno=os.dup(0)))
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    os.dup2(2, 1)
     sys.stdin = open(os.devnull)
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
     sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", buffering=0), write_through=True)
-    return requests, replies
+    return channel
 
 
 def _provider_modules(code_dir: str) -> "set[str]":
@@ -386,34 +392,30 @@ def main(argv: List[str]) -> int:
     # Running as a script put this file's folder on sys.path; the provider must not see it.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [code_dir] + [p for p in sys.path if os.path.abspath(p or ".") != here]
-    requests, replies = _take_over_fds()
+    channel = _take_over_fds()
     faulthandler.enable(sys.stderr)
     debug_port = _option(argv, "--debug-port")
     before_call = _start_debugger(int(debug_port), "--debug-wait" in argv) if debug_port else None
 
-    def next_frame() -> Dict[str, Any]:
-        (size,) = FRAME_HEADER.unpack(_read_exact(requests, FRAME_HEADER.size))
-        return json.loads(_read_exact(requests, size))
-
     try:
-        command = next_frame()
+        command = channel.read_frame()
         if command["type"] == "preload":
             _preload(command["modules"])
-            replies.write(encode_frame({"type": "preloaded"}))
-            command = next_frame()
-    except EOFError:
+            channel.write_frame(encode_frame({"type": "preloaded"}))
+            command = channel.read_frame()
+    except (EOFError, ConnectionError):
         return 0
     before = set(sys.modules)
     try:
         handler = load_handler(command["handler"], code_dir)
     except _InitError as error:
         sys.stdout.flush()
-        replies.write(encode_frame({"type": "init_error", "error": error.details}))
+        channel.write_frame(encode_frame({"type": "init_error", "error": error.details}))
         return 3
     own = _provider_modules(code_dir)
     dependencies = [name for name in sys.modules if name not in before and name not in own]
     watch_support_library_serialization(handler)
-    worker = Worker(handler, requests, replies, before_call)
+    worker = Worker(handler, channel, before_call)
     worker.serve(dependencies)
     return 0
 
