@@ -64,6 +64,10 @@ class FrameChannel:
 
     async def receive(self) -> Frame:
         """The next reply frame; raises ChannelClosed when the worker's end is gone."""
+        if not self._frames and self._sock is not None:
+            # A fast handler has often answered already: the kernel tends to run the woken
+            # worker on this CPU right away. Reading now saves a trip through the loop.
+            self._on_readable()
         if self._frames:
             return self._frames.popleft()
         if self._sock is None:
