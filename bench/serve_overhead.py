@@ -3,8 +3,10 @@
 Usage: python bench/serve_overhead.py [--calls N] [--seconds S] [--concurrency C]
 
 Latency: N sequential warm invocations with a boto3 lambda client, p50/p99, for the
-no-op provider and for the note sample's TypeFunction LIST; both servers run at once
-and take turns in small batches, so both see the same machine. Throughput: C concurrent
+no-op provider and for the note sample's TypeFunction LIST. The servers run at once and
+take turns in batches of 50 calls; "added" and "ratio" are medians over those rounds of
+the difference (and ratio) between a server's p50 and the in-process floor's p50 in the
+same round, so the drift of a shared machine cancels out. Throughput: C concurrent
 aiohttp clients calling the no-op handler for S seconds, cfnrun serve with 2 workers.
 Both servers run as separate processes on 127.0.0.1; the client is this process.
 """
@@ -77,24 +79,49 @@ def lambda_client(url: str) -> Any:
     )
 
 
-def latency(urls: List[str], event: Dict[str, Any], calls: int, rounds: int = 10) -> List[Tuple[float, float]]:
-    """p50/p99 per server; servers take turns in small batches so both see the same machine."""
+class Latency:
+    """One server's samples, kept per round so servers can be compared round by round."""
+
+    def __init__(self) -> None:
+        self.rounds: List[List[float]] = []
+
+    @property
+    def samples(self) -> List[float]:
+        return sorted(sample for batch in self.rounds for sample in batch)
+
+    def p50(self) -> float:
+        return statistics.median(self.samples)
+
+    def p99(self) -> float:
+        ordered = self.samples
+        return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+    def added_over(self, floor: "Latency") -> Tuple[float, float]:
+        """Median over rounds of (this p50 - floor p50) and of (this p50 / floor p50).
+
+        Pairing each round with the floor's round just before it cancels the drift of a
+        shared virtual machine, which moves both servers alike within a round.
+        """
+        pairs = [(statistics.median(mine), statistics.median(theirs)) for mine, theirs in zip(self.rounds, floor.rounds)]
+        return statistics.median(a - b for a, b in pairs), statistics.median(a / b for a, b in pairs)
+
+
+def latency(urls: List[str], event: Dict[str, Any], calls: int, batch: int = 50) -> List[Latency]:
+    """Sequential invokes; the servers take turns in batches of ``batch`` calls."""
     body = json.dumps(event).encode()
     clients = [lambda_client(url) for url in urls]
     for client in clients:
         for _ in range(50):
             client.invoke(FunctionName="TypeFunction", Payload=body)["Payload"].read()
-    samples: List[List[float]] = [[] for _ in urls]
-    for _ in range(rounds):
-        for client, collected in zip(clients, samples):
-            for _ in range(max(1, calls // rounds)):
+    results = [Latency() for _ in urls]
+    for _ in range(max(1, calls // batch)):
+        for client, result in zip(clients, results):
+            samples = []
+            for _ in range(batch):
                 started = time.perf_counter()
                 client.invoke(FunctionName="TypeFunction", Payload=body)["Payload"].read()
-                collected.append((time.perf_counter() - started) * 1000)
-    results = []
-    for collected in samples:
-        collected.sort()
-        results.append((statistics.median(collected), collected[min(len(collected) - 1, int(len(collected) * 0.99))]))
+                samples.append((time.perf_counter() - started) * 1000)
+            result.rounds.append(samples)
     return results
 
 
@@ -133,14 +160,15 @@ def main() -> None:
     for name, project, event in (("no-op handler", NOOP, {"action": "LIST"}), ("note sample TypeFunction LIST", NOTE, LIST_REQUEST)):
         servers = [start_inprocess(project), start_cfnrun(project, 2, "off"), start_cfnrun(project, 2, "warn")]
         try:
-            (base50, base99), (run50, run99), (checked50, _) = latency([url for _, url in servers], event, args.calls)
+            floor, isolated, checked = latency([url for _, url in servers], event, args.calls)
         finally:
             for process, _ in servers:
                 process.terminate()
                 process.wait()
+        added, ratio = isolated.added_over(floor)
         print(
-            f"{name:32} {base50:14.3f} {base99:7.3f} {run50:12.3f} {run99:7.3f} {run50 - base50:7.3f} {run50 / base50:6.2f}"
-            f" {checked50:11.3f} {checked50 - base50:7.3f}"
+            f"{name:32} {floor.p50():14.3f} {floor.p99():7.3f} {isolated.p50():12.3f} {isolated.p99():7.3f}"
+            f" {added:7.3f} {ratio:6.2f} {checked.p50():11.3f} {checked.added_over(floor)[0]:7.3f}"
         )
 
     print(f"\nthroughput: no-op handler, {args.concurrency} concurrent aiohttp clients for {args.seconds:g} s, invocations/s")

@@ -91,9 +91,8 @@ class InProcessFunction:
             except WorkerInitError as failed:
                 return InvocationOutcome(OutcomeKind.INIT_ERROR, request_id, 0.0, error=failed.error)
         assert self._handler is not None
-        context = sandbox.LambdaContext(
-            sandbox.context_fields(self.name, self.arn, self.function.memory_mb, request_id, "cfnrun/in-process", timeout_s)
-        )
+        identity = sandbox.sandbox_identity(self.name, self.arn, self.function.memory_mb, "cfnrun/in-process")
+        context = sandbox.LambdaContext(identity, request_id, sandbox.deadline_ms(timeout_s))
         self._debugger.breakpoint_called = False
         debugger_before = self._debugger.present()
         started = time.perf_counter()

@@ -33,6 +33,7 @@ class FrameChannel:
         self._sock: Optional[socket.socket] = sock
         self._fd = sock.fileno()
         self._loop = asyncio.get_running_loop()
+        self._chunk = memoryview(bytearray(self.CHUNK))  # reused: no big allocation per read
         self._inbox = bytearray()
         self._outbox = bytearray()  # what the socket has not taken yet
         self._frames: Deque[Frame] = deque()
@@ -97,17 +98,17 @@ class FrameChannel:
             if self._sock is None:
                 return
             try:
-                data = self._sock.recv(self.CHUNK)
+                size = self._sock.recv_into(self._chunk)
             except BlockingIOError:
                 break
             except OSError:
-                data = b""
-            if not data:
+                size = 0
+            if not size:
                 self._take_frames()
                 self.close()
                 return
-            self._inbox += data
-            if len(data) < self.CHUNK:
+            self._inbox += self._chunk[:size]
+            if size < self.CHUNK:
                 break
         self._take_frames()
 

@@ -35,6 +35,10 @@ class LogCapture:
             self._tail_size -= len(self._tail[0])
             self._tail.pop(0)
 
+    @property
+    def empty(self) -> bool:
+        return not self._head
+
     def text(self) -> str:
         tail = b"".join(self._tail)
         excess = self._tail_size - self._tail_limit
@@ -91,6 +95,8 @@ class LogPipe:
     def take(self) -> str:
         """Everything written since the last ``take``."""
         self._read(limit=self.CHUNKS_PER_WAKEUP * 4)
+        if self._capture.empty:
+            return ""
         capture, self._capture = self._capture, LogCapture()
         return capture.text()
 

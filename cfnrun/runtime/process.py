@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import secrets
 import signal
 import socket
 import sys
@@ -81,7 +82,7 @@ class WorkerProcess:
         self.process = process
         self._channel = channel
         self._loop = asyncio.get_running_loop()
-        self.nonce = ""
+        self.log_stream_name = f"cfnrun/[$LATEST]{secrets.token_hex(8)}"
         self._logs = logs
         self.invocations = 0
         self.generation = 0
@@ -136,12 +137,14 @@ class WorkerProcess:
 
     async def load(self) -> None:
         """Import the handler; raises WorkerInitError (and the worker exits) if it cannot."""
-        self._channel.send(worker_script.encode_frame({"type": "load", "handler": self.spec.handler}))
+        identity = worker_script.sandbox_identity(
+            self.spec.function_name, self.spec.function_arn, self.spec.memory_mb, self.log_stream_name
+        )
+        self._channel.send(worker_script.encode_frame({"type": "load", "handler": self.spec.handler, "identity": identity}))
         hello = await self._startup_reply(f"importing {self.spec.handler}")
         if hello.get("type") == "init_error":
             await self.process.wait()
             raise WorkerInitError(hello["error"], await self._drain_logs())
-        self.nonce = hello["nonce"]
         self.dependencies = list(hello.get("modules") or [])
 
     async def _startup_reply(self, doing: str) -> Dict[str, Any]:
@@ -166,15 +169,9 @@ class WorkerProcess:
         invocation_id = next(self._ids)
         self.invocations += 1
         started = time.perf_counter()
-        context = worker_script.context_fields(
-            self.spec.function_name,
-            self.spec.function_arn,
-            self.spec.memory_mb,
-            request_id,
-            f"cfnrun/[$LATEST]{self.nonce}",
-            timeout_s,
+        frame = worker_script.encode_frame(
+            {"id": invocation_id, "request_id": request_id, "deadline_ms": worker_script.deadline_ms(timeout_s), "event": event}
         )
-        frame = worker_script.encode_frame({"id": invocation_id, "event": event, "context": context})
 
         def elapsed() -> float:
             return (time.perf_counter() - started) * 1000.0

@@ -21,7 +21,6 @@ import io
 import json
 import logging
 import os
-import secrets
 import socket
 import struct
 import sys
@@ -30,42 +29,44 @@ import traceback
 from typing import Any, BinaryIO, Callable, Dict, List, Optional
 
 FRAME_HEADER = struct.Struct(">I")
+_ENCODER = json.JSONEncoder(separators=(",", ":"))  # one instance: json.dumps(separators=...) builds one per call
 
 
 def encode_frame(message: Dict[str, Any]) -> bytes:
-    body = json.dumps(message, separators=(",", ":")).encode("utf-8")
+    body = _ENCODER.encode(message).encode("utf-8")
     return FRAME_HEADER.pack(len(body)) + body
 
 
-def context_fields(
-    function_name: str, function_arn: str, memory_mb: int, request_id: str, log_stream_name: str, timeout_s: float
-) -> Dict[str, Any]:
-    """What a LambdaContext is built from: sent with each request, or used in-process."""
+def sandbox_identity(function_name: str, function_arn: str, memory_mb: int, log_stream_name: str) -> Dict[str, Any]:
+    """The LambdaContext fields that stay the same for every call a sandbox serves."""
     return {
         "function_name": function_name,
         "invoked_function_arn": function_arn,
         "memory_limit_in_mb": memory_mb,
-        "aws_request_id": request_id,
         "log_group_name": f"/aws/lambda/{function_name}",
         "log_stream_name": log_stream_name,
-        "deadline_ms": int((time.time() + timeout_s) * 1000),
     }
+
+
+def deadline_ms(timeout_s: float) -> int:
+    """The wall-clock deadline of a call, as get_remaining_time_in_millis counts it."""
+    return int((time.time() + timeout_s) * 1000)
 
 
 class LambdaContext:
     """The context object AWS Lambda's Python runtime hands to a handler."""
 
-    def __init__(self, fields: Dict[str, Any]) -> None:
-        self.function_name: str = fields["function_name"]
+    def __init__(self, identity: Dict[str, Any], aws_request_id: str, deadline_ms: int) -> None:
+        self.function_name: str = identity["function_name"]
         self.function_version: str = "$LATEST"
-        self.invoked_function_arn: str = fields["invoked_function_arn"]
-        self.memory_limit_in_mb: str = str(fields["memory_limit_in_mb"])
-        self.aws_request_id: str = fields["aws_request_id"]
-        self.log_group_name: str = fields["log_group_name"]
-        self.log_stream_name: str = fields["log_stream_name"]
+        self.invoked_function_arn: str = identity["invoked_function_arn"]
+        self.memory_limit_in_mb: str = str(identity["memory_limit_in_mb"])
+        self.aws_request_id = aws_request_id
+        self.log_group_name: str = identity["log_group_name"]
+        self.log_stream_name: str = identity["log_stream_name"]
         self.identity = None
         self.client_context = None
-        self._deadline_ms: int = fields["deadline_ms"]
+        self._deadline_ms = deadline_ms
 
     def get_remaining_time_in_millis(self) -> int:
         return max(0, self._deadline_ms - int(time.time() * 1000))
@@ -278,17 +279,18 @@ class Worker:
     def __init__(
         self,
         handler: Callable[..., Any],
+        identity: Dict[str, Any],
         channel: Channel,
         before_call: Optional[Callable[[], None]] = None,
     ) -> None:
         self.handler = handler
+        self.identity = identity
         self.before_call = before_call
         self.channel = channel
-        self.nonce = secrets.token_hex(8)
         self.request_ids = _configure_logging(os.environ.get("CFNRUN_LOG_LEVEL", "INFO"))
 
     def serve(self, dependencies: List[str]) -> None:
-        ready = {"type": "ready", "nonce": self.nonce, "pid": os.getpid(), "modules": dependencies}
+        ready = {"type": "ready", "pid": os.getpid(), "modules": dependencies}
         self.channel.write_frame(encode_frame(ready))
         while True:
             try:
@@ -300,7 +302,7 @@ class Worker:
     def invoke(self, request: Dict[str, Any]) -> bytes:
         """Run the handler once; the encoded reply frame, ready to send."""
         invocation_id = request["id"]
-        context = LambdaContext(request["context"])
+        context = LambdaContext(self.identity, request["request_id"], request["deadline_ms"])
         self.request_ids.request_id = context.aws_request_id
         if self.before_call is not None:
             self.before_call()
@@ -384,8 +386,9 @@ def main(argv: List[str]) -> int:
     """Start, optionally preload dependencies, load the handler, then serve invocations.
 
     Startup frames from the parent: an optional ``{"type": "preload", "modules": [...]}``
-    (answered ``preloaded``), then ``{"type": "load", "handler": "pkg.mod.attr"}``
-    (answered ``ready`` or ``init_error``). A standby worker sits between the two until
+    (answered ``preloaded``), then ``{"type": "load", "handler": "pkg.mod.attr",
+    "identity": {...}}`` (answered ``ready`` or ``init_error``); then one
+    ``{"id", "request_id", "deadline_ms", "event"}`` frame per call. A standby worker sits between the two until
     new code needs a home.
     """
     code_dir = os.path.abspath(argv[argv.index("--code-dir") + 1])
@@ -415,7 +418,7 @@ def main(argv: List[str]) -> int:
     own = _provider_modules(code_dir)
     dependencies = [name for name in sys.modules if name not in before and name not in own]
     watch_support_library_serialization(handler)
-    worker = Worker(handler, channel, before_call)
+    worker = Worker(handler, command["identity"], channel, before_call)
     worker.serve(dependencies)
     return 0
 

@@ -6,6 +6,7 @@ unchanged: ``POST /2015-03-31/functions/{FunctionName}/invocations``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import traceback
 import uuid
@@ -35,8 +36,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 def payload_action(payload: Any) -> Optional[Action]:
     """The action of a HandlerRequest or sam-tests event, when the payload is one."""
-    if isinstance(payload, dict) and payload.get("action") in Action.__members__:
-        return Action(payload["action"])
+    if isinstance(payload, dict) and isinstance(payload.get("action"), str):
+        return Action.__members__.get(payload["action"])
     return None
 
 
@@ -110,7 +111,7 @@ class LambdaService:
             body = await request.read()
         except web.HTTPRequestEntityTooLarge:
             raise service_errors.too_large(MAX_PAYLOAD_BYTES) from None
-        if not body.strip():
+        if not body or body.isspace():
             return {}
         try:
             return json.loads(body)
@@ -150,14 +151,16 @@ class LambdaService:
         if self.contract is not ContractMode.OFF and outcome.kind is OutcomeKind.RETURNED:
             violations = check_call(self._shape_validator(), payload, outcome.result)
             notes += [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations]
-        self.console.call(function.logical_id, action.value if action else None, outcome, notes)
+        # Printed once the response is on its way, like Lambda's logs: the caller never waits on a terminal.
+        asyncio.get_running_loop().call_soon(self.console.call, function.logical_id, action.value if action else None, outcome, notes)
         errors = [v for v in violations if v.is_error]
         if self.contract is ContractMode.STRICT and errors:
-            outcome.result = {
+            failed = {
                 "status": "FAILED",
                 "errorCode": "InternalFailure",
                 "message": f"cfnrun --contract strict: the handler broke the contract: {errors[0].line()}",
             }
+            return dataclasses.replace(outcome, result=failed)
         return outcome
 
     @web.middleware
