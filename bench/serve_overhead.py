@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import json
 import socket
-import statistics
 import subprocess
 import sys
 import time
@@ -24,14 +23,13 @@ from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import aiohttp
-from benchlib import NOTE_LIST_REQUEST, free_port
+from benchlib import NOTE_LIST_REQUEST, Latency, free_port, note_sample_with_notes
 import boto3
 from botocore import UNSIGNED
 from botocore.config import Config
 
 ROOT = Path(__file__).resolve().parents[1]
 NOOP = ROOT / "bench" / "noop_project"
-NOTE = ROOT / "samples" / "note"
 LIST_REQUEST = NOTE_LIST_REQUEST
 
 
@@ -77,33 +75,6 @@ def lambda_client(url: str) -> Any:
         region_name="us-east-1",
         config=Config(signature_version=UNSIGNED, retries={"max_attempts": 0}),
     )
-
-
-class Latency:
-    """One server's samples, kept per round so servers can be compared round by round."""
-
-    def __init__(self) -> None:
-        self.rounds: List[List[float]] = []
-
-    @property
-    def samples(self) -> List[float]:
-        return sorted(sample for batch in self.rounds for sample in batch)
-
-    def p50(self) -> float:
-        return statistics.median(self.samples)
-
-    def p99(self) -> float:
-        ordered = self.samples
-        return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-
-    def added_over(self, floor: "Latency") -> Tuple[float, float]:
-        """Median over rounds of (this p50 - floor p50) and of (this p50 / floor p50).
-
-        Pairing each round with the floor's round just before it cancels the drift of a
-        shared virtual machine, which moves both servers alike within a round.
-        """
-        pairs = [(statistics.median(mine), statistics.median(theirs)) for mine, theirs in zip(self.rounds, floor.rounds)]
-        return statistics.median(a - b for a, b in pairs), statistics.median(a / b for a, b in pairs)
 
 
 def latency(urls: List[str], event: Dict[str, Any], calls: int, batch: int = 50) -> List[Latency]:
@@ -157,7 +128,7 @@ def main() -> None:
         f"{'case':32} {'in-process p50':>14} {'p99':>7} {'isolated p50':>12} {'p99':>7} {'added':>7} {'ratio':>6}"
         f" {'checked p50':>11} {'added':>7}"
     )
-    for name, project, event in (("no-op handler", NOOP, {"action": "LIST"}), ("note sample TypeFunction LIST", NOTE, LIST_REQUEST)):
+    for name, project, event in (("no-op handler", NOOP, {"action": "LIST"}), ("note sample TypeFunction LIST", note_sample_with_notes(), LIST_REQUEST)):
         servers = [start_inprocess(project), start_cfnrun(project, 2, "off"), start_cfnrun(project, 2, "warn")]
         try:
             floor, isolated, checked = latency([url for _, url in servers], event, args.calls)

@@ -107,6 +107,20 @@ def test_payloads_near_the_6_mb_limit_go_through(serve: Callable[..., ServerProc
     assert result["received"] == 5 * 1024 * 1024 and len(result["blob"]) == 4 * 1024 * 1024
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'  {"do": "event", "n": [1, 2.5, null, true], "s": "plain"}\n',  # ASCII: forwarded as sent
+        '{"do": "event", "s": "h\u00e9llo \u65e5\u672c \U0001f600"}'.encode("utf-8"),
+        '{"do": "event", "s": "h\u00e9llo"}'.encode("utf-16"),
+    ],
+    ids=["ascii", "utf-8", "utf-16"],
+)
+def test_handler_receives_the_event_the_client_sent(serve: Callable[..., ServerProcess], body: bytes) -> None:
+    client = serve(MISBEHAVING).client()
+    assert payload(client.invoke(FunctionName="TypeFunction", Payload=body))["event"] == json.loads(body)
+
+
 def test_timeouts_kill_the_worker_and_contract_breaches_are_logged(serve: Callable[..., ServerProcess]) -> None:
     # Timeout 100 s in template.yml and the contract's 60 s, both scaled to 1 s and 0.6 s.
     server = serve(MISBEHAVING, "--time-scale", "0.01")

@@ -34,6 +34,7 @@ class FunctionPool:
         self._slots = 0  # workers of the current generation, alive or starting
         self._arriving = 0  # workers starting for the pool (warm, replacement), not for one caller
         self._waiting_for_arrivals = 0
+        self._queued = 0  # callers waiting in _acquire
         self._changed = asyncio.Condition()
         self._background: Set["asyncio.Task[Any]"] = set()
         self._spare: Optional["asyncio.Task[Optional[WorkerProcess]]"] = None
@@ -60,7 +61,10 @@ class FunctionPool:
                 self._changed.notify_all()
         await self._release(worker)
 
-    async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
+    async def invoke(
+        self, event: Any, timeout_s: float, request_id: Optional[str] = None, event_json: Optional[bytes] = None
+    ) -> InvocationOutcome:
+        """One call on a warm worker (``event_json``: see ``WorkerProcess.invoke``)."""
         request_id = request_id or str(uuid.uuid4())
         started = time.perf_counter()
         try:
@@ -73,7 +77,7 @@ class FunctionPool:
                 logs=error.logs,
                 error=error.error,
             )
-        outcome = await worker.invoke(event, timeout_s, request_id)
+        outcome = await worker.invoke(event, timeout_s, request_id, event_json)
         await self._release(worker)
         return outcome
 
@@ -125,19 +129,23 @@ class FunctionPool:
     # -- internals ---------------------------------------------------------------
 
     async def _acquire(self) -> WorkerProcess:
+        if not self._queued and not self._closed:
+            # The warm path, without the lock: nothing below awaits, and no caller queued
+            # before this one can be overtaken.
+            worker = self._take_idle()
+            if worker is not None:
+                return worker
         async with self._changed:
             while True:
                 if self._closed:
                     raise RuntimeError("the pool is closed")
-                while self._idle:
-                    worker = self._idle.pop()
-                    if worker.alive:
-                        return worker
-                    self._forget(worker)
+                worker = self._take_idle()
+                if worker is not None:
+                    return worker
                 if self._arriving > self._waiting_for_arrivals:
                     self._waiting_for_arrivals += 1  # a worker on its way will be ours
                     try:
-                        await self._changed.wait()
+                        await self._queue()
                     finally:
                         self._waiting_for_arrivals -= 1
                     continue
@@ -145,8 +153,23 @@ class FunctionPool:
                     self._slots += 1
                     generation = self.generation
                     break
-                await self._changed.wait()
+                await self._queue()
         return await self._start_worker(generation)
+
+    def _take_idle(self) -> Optional[WorkerProcess]:
+        while self._idle:
+            worker = self._idle.pop()
+            if worker.alive:
+                return worker
+            self._forget(worker)
+        return None
+
+    async def _queue(self) -> None:
+        self._queued += 1
+        try:
+            await self._changed.wait()
+        finally:
+            self._queued -= 1
 
     async def _start_worker(self, generation: int) -> WorkerProcess:
         try:
@@ -169,6 +192,10 @@ class FunctionPool:
         return worker
 
     async def _release(self, worker: WorkerProcess) -> None:
+        current = worker.generation == self.generation
+        if not self._queued and worker.alive and current and not self._closed:
+            self._idle.append(worker)  # nobody to notify: no lock needed
+            return
         async with self._changed:
             current = worker.generation == self.generation
             if worker.alive and current and not self._closed:

@@ -163,14 +163,23 @@ class WorkerProcess:
                 await self._drain_logs(),
             ) from None
 
-    async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
-        """Run one invocation; never raises for anything the handler does."""
+    async def invoke(
+        self, event: Any, timeout_s: float, request_id: Optional[str] = None, event_json: Optional[bytes] = None
+    ) -> InvocationOutcome:
+        """Run one invocation; never raises for anything the handler does.
+
+        ``event_json``, when given, is the event already encoded as UTF-8 JSON (an HTTP
+        body, say) and is sent as it is.
+        """
         request_id = request_id or str(uuid.uuid4())
         invocation_id = next(self._ids)
         self.invocations += 1
         started = time.perf_counter()
-        frame = worker_script.encode_frame(
-            {"id": invocation_id, "request_id": request_id, "deadline_ms": worker_script.deadline_ms(timeout_s), "event": event}
+        frame = worker_script.encode_call(
+            invocation_id,
+            request_id,
+            worker_script.deadline_ms(timeout_s),
+            event_json if event_json is not None else worker_script.encode_json(event),
         )
 
         def elapsed() -> float:

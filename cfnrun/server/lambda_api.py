@@ -87,11 +87,11 @@ class LambdaService:
         invocation_type = request.headers.get("X-Amz-Invocation-Type", "RequestResponse")
         if invocation_type not in INVOCATION_TYPES:
             raise service_errors.bad_invocation_type(invocation_type)
-        payload = await self._read_payload(request)
+        payload, payload_json = await self._read_payload(request)
         if invocation_type == "DryRun":
             return web.Response(status=204, headers={"x-amzn-RequestId": str(uuid.uuid4())})
         request_id = str(uuid.uuid4())
-        call = self._call(function, payload, request_id)
+        call = self._call(function, payload, payload_json, request_id)
         if invocation_type == "Event":
             task = asyncio.ensure_future(call)
             self._background.add(task)
@@ -106,17 +106,19 @@ class LambdaService:
 
     # -- pieces ----------------------------------------------------------------
 
-    async def _read_payload(self, request: web.Request) -> Any:
+    async def _read_payload(self, request: web.Request) -> Tuple[Any, Optional[bytes]]:
+        """The payload, and the body itself when the worker can take it as it is (ASCII JSON)."""
         try:
             body = await request.read()
         except web.HTTPRequestEntityTooLarge:
             raise service_errors.too_large(MAX_PAYLOAD_BYTES) from None
         if not body or body.isspace():
-            return {}
+            return {}, None
         try:
-            return json.loads(body)
+            payload = json.loads(body)
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
             raise service_errors.invalid_json(str(error)) from None
+        return payload, body if body.isascii() else None
 
     def _limit(self, function: FunctionSpec, action: Optional[Action]) -> Budget:
         """Cut a call at its function Timeout, and for a known action at the contract budget."""
@@ -139,10 +141,12 @@ class LambdaService:
             return Budget(self.budgets.invocation_timeout_s, "--invocation-timeout")
         return Budget(timeout * self.budgets.time_scale, "the function's Timeout in template.yml")
 
-    async def _call(self, function: FunctionSpec, payload: Any, request_id: str) -> InvocationOutcome:
+    async def _call(
+        self, function: FunctionSpec, payload: Any, payload_json: Optional[bytes], request_id: str
+    ) -> InvocationOutcome:
         action = payload_action(payload)
         limit = self._limit(function, action)
-        outcome = await self.registry.pool(function).invoke(payload, limit.seconds, request_id)
+        outcome = await self.registry.pool(function).invoke(payload, limit.seconds, request_id, payload_json)
         notes = []
         if outcome.kind is OutcomeKind.TIMED_OUT:
             breach = "contract breach: " if action is not None and "contract" in limit.source else ""
