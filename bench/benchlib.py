@@ -48,7 +48,7 @@ def note_sample_with_notes(count: int = 3) -> Path:
     shutil.copytree(ROOT / "samples" / "note", copy, ignore=shutil.ignore_patterns(".state", "__pycache__"))
     for _ in range(count):
         subprocess.run(
-            [sys.executable, "-m", "cfnrun", "invoke", "CREATE", "requests/create.json", "--json"],
+            [sys.executable, "-m", "cfnrun", "invoke", "CREATE", "requests/create.json", "--json", "--no-credentials"],
             cwd=copy,
             check=True,
             stdout=subprocess.DEVNULL,

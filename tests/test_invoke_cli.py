@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -192,6 +194,16 @@ def test_misbehaving_handler_fails_the_operation_clearly(tmp_path: Path, do: str
     assert shown in run.stdout
     as_json = cfnrun("invoke", "CREATE", write_request(tmp_path, {"do": do}), *PLAIN, "--no-credentials", "--json")
     assert result_of(as_json)["reason"] == reason
+
+
+def test_python_option_runs_the_provider_in_another_interpreter(tmp_path: Path) -> None:
+    env = tmp_path / "provider-env"  # a bare virtualenv: no cfnrun, no pip, nothing installed
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    request = write_request(tmp_path, {"do": "interpreter"})
+    run = cfnrun("invoke", "CREATE", request, *PLAIN, "--no-credentials", "--json", "--python", str(env / "bin" / "python"))
+    assert result_of(run)["status"] == "SUCCESS", run.stdout + run.stderr
+    [invocation] = [e for e in events(run) if e["event"] == "invocation"]
+    assert invocation["logs"] == f"prefix {env}\n"
 
 
 def test_syntax_error_in_the_provider_is_a_project_error_naming_file_and_line(sample: Callable[[str], Path]) -> None:
