@@ -9,6 +9,7 @@ from typing import Any, Callable, Dict, Optional
 import pytest
 
 from cfnrun.contract.checker import ContractChecker
+from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import ALL_RULES
 from cfnrun.invoker.budgets import Budgets
 from cfnrun.invoker.clock import RealClock, VirtualClock
@@ -18,9 +19,10 @@ from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import OperationInput
 from cfnrun.project import handler_project
 from cfnrun.protocol import Action
+from cfnrun.schema import ResourceSchema
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.registry import RuntimeSettings, worker_spec
-from conftest import FIXTURES, cfnrun, events, result_of
+from conftest import FIXTURES, ROOT, cfnrun, events, result_of
 
 RULEBREAKER = FIXTURES / "rulebreaker"
 SCHEMA = RULEBREAKER / "cfnrun-test-rulebreaker.json"
@@ -271,3 +273,17 @@ def test_string_primitives_sends_template_values_as_strings(tmp_path: Path, samp
     note = sample("note")
     created = result_of(cfnrun("invoke", "CREATE", "requests/create.json", "--json", "--string-primitives", "--no-credentials", cwd=note))
     assert created["status"] == "SUCCESS" and created["resourceModel"]["Priority"] == 2
+
+
+def test_model_shape_verdicts_are_remembered_per_model_not_per_look() -> None:
+    schema = ResourceSchema.load(ROOT / "samples" / "note" / "cfnrun-sample-note.json")
+    shape = ShapeValidator(schema)
+    model = {"NoteId": "note-0123456789ab", "Title": "t", "Priority": 2, "Tags": [{"Key": "team", "Value": "x"}]}
+    assert shape.problems(model) == shape.problems(json.loads(json.dumps(model))) == []
+    broken = json.loads(json.dumps(model))
+    broken["Tags"][0]["Key"] = 7  # one nested value differs: a different model
+    assert [pointer for pointer, _ in shape.problems(broken)] == ["/Tags/0/Key"]
+    assert [pointer for pointer, _ in shape.problems(broken)] == ["/Tags/0/Key"]
+    reordered = dict(reversed(list(broken.items())))
+    assert shape.problems(reordered) == shape.problems(broken)
+    assert shape.problems({**model, "Priority": 2.5}) != [] and shape.problems(model) == []

@@ -9,12 +9,17 @@ subschemas. This module applies exactly that subset.
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
+from collections import OrderedDict
 from typing import Any, Dict, Iterator, List, Tuple
 
 from jsonschema import Draft7Validator
 
 from cfnrun.schema import ResourceSchema
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+Problems = List[Tuple[str, str]]
 IGNORED_KEYWORDS = ("required", "dependencies", "propertyNames", "if", "then", "else", "allOf", "anyOf", "oneOf", "not")
 
 
@@ -37,6 +42,15 @@ def _contract_view(node: Any) -> Any:
 
 
 class ShapeValidator:
+    """Checks models against the schema; remembers the verdict for models it has seen.
+
+    Handlers return the same models again and again (a stabilization loop, READ after
+    READ, a LIST), and validating one takes far longer than recognising it. Seen models
+    are keyed by a digest of their canonical JSON, so no property value is kept.
+    """
+
+    REMEMBERED = 1024
+
     def __init__(self, schema: ResourceSchema) -> None:
         self.schema = schema
         document = copy.deepcopy(schema.document)
@@ -47,10 +61,22 @@ class ShapeValidator:
         if "additionalProperties" in document:
             view["additionalProperties"] = document["additionalProperties"]
         self._validator = Draft7Validator(view)
+        self._verdicts: "OrderedDict[bytes, Problems]" = OrderedDict()
 
-    def problems(self, model: Dict[str, Any]) -> List[Tuple[str, str]]:
+    def problems(self, model: Dict[str, Any]) -> Problems:
         """(JSON pointer into the model, what is wrong) for every property out of shape."""
-        return sorted(self._iter(model))
+        try:
+            key = hashlib.blake2b(_CANONICAL.encode(model).encode("utf-8"), digest_size=16).digest()
+        except (TypeError, ValueError):  # not plain JSON: validate without remembering
+            return sorted(self._iter(model))
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            verdict = self._verdicts[key] = sorted(self._iter(model))
+            if len(self._verdicts) > self.REMEMBERED:
+                self._verdicts.popitem(last=False)
+        else:
+            self._verdicts.move_to_end(key)
+        return list(verdict)
 
     def _iter(self, model: Dict[str, Any]) -> Iterator[Tuple[str, str]]:
         for error in self._validator.iter_errors(model):
