@@ -3,7 +3,9 @@
 Usage: python bench/serve_overhead.py [--calls N] [--seconds S] [--concurrency C]
 
 Latency: N sequential warm invocations with a boto3 lambda client, p50/p99, for the
-no-op provider and for the note sample's TypeFunction LIST. The servers run at once and
+no-op provider and for the note sample's TypeFunction LIST, against four servers: the
+in-process floor, a bare forwarder to one child process (the cost of the process hop
+alone), cfnrun serve --contract off and cfnrun serve. The servers run at once and
 take turns in batches of 50 calls; "added" and "ratio" are medians over those rounds of
 the difference (and ratio) between a server's p50 and the in-process floor's p50 in the
 same round, so the drift of a shared machine cancels out. Throughput: C concurrent
@@ -61,11 +63,15 @@ def start_cfnrun(project: Path, workers: int, contract: str = "warn") -> Tuple[s
     return process, f"http://127.0.0.1:{port}"
 
 
-def start_inprocess(project: Path) -> Tuple[subprocess.Popen, str]:
+def start_script(script: str, project: Path) -> Tuple[subprocess.Popen, str]:
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(ROOT / "bench" / "inprocess_server.py"), str(project), str(port)])
+    process = subprocess.Popen([sys.executable, str(ROOT / "bench" / script), str(project), str(port)])
     wait_for_port(port, process)
     return process, f"http://127.0.0.1:{port}"
+
+
+def start_inprocess(project: Path) -> Tuple[subprocess.Popen, str]:
+    return start_script("inprocess_server.py", project)
 
 
 def lambda_client(url: str) -> Any:
@@ -123,23 +129,30 @@ def main() -> None:
     args = parser.parse_args()
 
     print(f"latency: {args.calls} sequential boto3 invokes per case and server, ms")
-    print("  worker isolation: cfnrun serve --contract off; with checks: the default --contract warn")
+    print("  bare hop: bench/forwarder_server.py, the process hop and nothing else")
+    print("  isolated: cfnrun serve --contract off; checked: the default --contract warn")
     print(
-        f"{'case':32} {'in-process p50':>14} {'p99':>7} {'isolated p50':>12} {'p99':>7} {'added':>7} {'ratio':>6}"
-        f" {'checked p50':>11} {'added':>7}"
+        f"{'case':30} {'in-process p50':>14} {'p99':>6} {'bare hop p50':>12} {'added':>6}"
+        f" {'isolated p50':>12} {'p99':>6} {'added':>6} {'ratio':>5} {'checked p50':>11} {'added':>6}"
     )
     for name, project, event in (("no-op handler", NOOP, {"action": "LIST"}), ("note sample TypeFunction LIST", note_sample_with_notes(), LIST_REQUEST)):
-        servers = [start_inprocess(project), start_cfnrun(project, 2, "off"), start_cfnrun(project, 2, "warn")]
+        servers = [
+            start_inprocess(project),
+            start_script("forwarder_server.py", project),
+            start_cfnrun(project, 2, "off"),
+            start_cfnrun(project, 2, "warn"),
+        ]
         try:
-            floor, isolated, checked = latency([url for _, url in servers], event, args.calls)
+            floor, hop, isolated, checked = latency([url for _, url in servers], event, args.calls)
         finally:
             for process, _ in servers:
                 process.terminate()
                 process.wait()
         added, ratio = isolated.added_over(floor)
         print(
-            f"{name:32} {floor.p50():14.3f} {floor.p99():7.3f} {isolated.p50():12.3f} {isolated.p99():7.3f}"
-            f" {added:7.3f} {ratio:6.2f} {checked.p50():11.3f} {checked.added_over(floor)[0]:7.3f}"
+            f"{name:30} {floor.p50():14.3f} {floor.p99():6.2f} {hop.p50():12.3f} {hop.added_over(floor)[0]:6.3f}"
+            f" {isolated.p50():12.3f} {isolated.p99():6.2f} {added:6.3f} {ratio:5.2f}"
+            f" {checked.p50():11.3f} {checked.added_over(floor)[0]:6.3f}"
         )
 
     print(f"\nthroughput: no-op handler, {args.concurrency} concurrent aiohttp clients for {args.seconds:g} s, invocations/s")
