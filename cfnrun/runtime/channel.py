@@ -2,10 +2,11 @@
 
 Requests and replies are length-prefixed JSON frames (see ``worker.encode_frame``) on one
 Unix socket pair. The event loop reads the socket directly and hands each complete reply
-to whoever awaits it, with no stream layer in between: a warm invocation costs one
-write, one read and one loop wakeup on the parent's side. A socket pair rather than two
-pipes: one fd for both directions, and a cheaper wakeup of the worker where measured
-(bench/invoke_overhead.py).
+to whoever awaits it, with no stream layer in between. ``receive`` first tries to read
+at once, since a fast handler has usually answered by the time ``send`` returns; then a
+warm call costs one write and one read and no trip through the event loop. A socket pair
+rather than two pipes: one fd for both directions, and on the development VM a cheaper
+wakeup of the worker (README, "Speed").
 """
 from __future__ import annotations
 
