@@ -1,4 +1,4 @@
-"""The worker runtime, driven directly: real worker processes, real pipes, real signals."""
+"""The worker runtime, driven directly: real worker processes, real sockets and pipes, real signals."""
 from __future__ import annotations
 
 import asyncio

@@ -46,8 +46,9 @@ class _DebuggerWatch:
 class InProcessFunction:
     def __init__(self, project: Project, function: FunctionSpec, region: str, account_id: str, log_level: str) -> None:
         self.function = function
-        self.name = function.function_name or function.logical_id
-        self.arn = f"arn:aws:lambda:{region}:{account_id}:function:{self.name}"
+        name = function.function_name or function.logical_id
+        arn = f"arn:aws:lambda:{region}:{account_id}:function:{name}"
+        self._identity = sandbox.sandbox_identity(name, arn, function.memory_mb, "cfnrun/in-process")
         os.environ.update(lambda_environment(project, function, region, log_level, base={}))
         os.chdir(project.root)
         if str(project.code_dir) not in sys.path:
@@ -91,8 +92,7 @@ class InProcessFunction:
             except WorkerInitError as failed:
                 return InvocationOutcome(OutcomeKind.INIT_ERROR, request_id, 0.0, error=failed.error)
         assert self._handler is not None
-        identity = sandbox.sandbox_identity(self.name, self.arn, self.function.memory_mb, "cfnrun/in-process")
-        context = sandbox.LambdaContext(identity, request_id, sandbox.deadline_ms(timeout_s))
+        context = sandbox.LambdaContext(self._identity, request_id, sandbox.deadline_ms(timeout_s))
         self._debugger.breakpoint_called = False
         debugger_before = self._debugger.present()
         started = time.perf_counter()

@@ -32,16 +32,18 @@ FRAME_HEADER = struct.Struct(">I")
 _ENCODER = json.JSONEncoder(separators=(",", ":"))  # one instance: json.dumps(separators=...) builds one per call
 
 
-def encode_frame(message: Dict[str, Any]) -> bytes:
-    body = encode_json(message)
+def _framed(body: bytes) -> bytes:
     return FRAME_HEADER.pack(len(body)) + body
+
+
+def encode_frame(message: Dict[str, Any]) -> bytes:
+    return _framed(encode_json(message))
 
 
 def encode_call(invocation_id: int, request_id: str, deadline_ms: int, event_json: bytes) -> bytes:
     """One call's frame, with the event spliced in as the JSON text it already is."""
     head = f'{{"id":{invocation_id},"request_id":{_ENCODER.encode(request_id)},"deadline_ms":{deadline_ms},"event":'
-    body = head.encode("utf-8") + event_json + b"}"
-    return FRAME_HEADER.pack(len(body)) + body
+    return _framed(head.encode("utf-8") + event_json + b"}")
 
 
 def encode_json(value: Any) -> bytes:
