@@ -23,7 +23,7 @@ from aiohttp import web
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cfnrun.project import load_project  # noqa: E402
+from cfnrun.model.project import load_project  # noqa: E402
 
 HEADER = struct.Struct(">I")
 

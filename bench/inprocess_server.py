@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchlib import StubContext  # noqa: E402
-from cfnrun.project import load_project  # noqa: E402
+from cfnrun.model.project import load_project  # noqa: E402
 
 
 

@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 from benchlib import Latency, StubContext, note_sample_with_notes  # noqa: E402
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest  # noqa: E402
 from cfnrun.invoker.request_files import OperationInput  # noqa: E402
-from cfnrun.project import Project, load_project  # noqa: E402
-from cfnrun.protocol import Action  # noqa: E402
+from cfnrun.model.project import Project, load_project  # noqa: E402
+from cfnrun.model.protocol import Action  # noqa: E402
 from cfnrun.runtime.pool import FunctionPool  # noqa: E402
 from cfnrun.runtime.registry import RuntimeSettings, worker_spec  # noqa: E402
 

@@ -9,22 +9,22 @@ from typing import List, Optional
 import typer
 
 from cfnrun import __version__
-from cfnrun.cfn.suite import ContractSettings, run_contract_tests
+from cfnrun.app.contract_suite import ContractSettings, run_contract_tests
 from cfnrun.contract.checker import ContractMode
-from cfnrun.errors import CfnrunError
-from cfnrun.invoker.budgets import Budgets
+from cfnrun.model.errors import CfnrunError
+from cfnrun.model.budgets import Budgets
 from cfnrun.invoker.events import Observer
 from cfnrun.invoker.payloads import Entrypoint
-from cfnrun.invoker.runner import InvokeSettings, ProviderLoadError, execute, prepare
-from cfnrun.project import load_project
-from cfnrun.schema import ResourceSchema
-from cfnrun.schema_check import check_schema
+from cfnrun.app.invoke import InvokeSettings, ProviderLoadError, execute, prepare
+from cfnrun.model.project import load_project
+from cfnrun.model.schema import ResourceSchema
+from cfnrun.model.schema_check import check_schema
 from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, RuntimeSettings
-from cfnrun.server.console import Console
-from cfnrun.server.serve import ServeSettings, serve_forever
-from cfnrun.protocol import Action
-from cfnrun.render.ndjson import NdjsonRenderer
-from cfnrun.render.timeline import TimelineRenderer
+from cfnrun.ui.console import Console
+from cfnrun.app.serve import ServeSettings, serve_forever
+from cfnrun.model.protocol import Action
+from cfnrun.ui.ndjson import NdjsonRenderer
+from cfnrun.ui.timeline import TimelineRenderer
 
 EXIT_SUCCESS = 0
 EXIT_FAILED = 1

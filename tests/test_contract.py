@@ -11,15 +11,15 @@ import pytest
 from cfnrun.contract.checker import ContractChecker
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import ALL_RULES
-from cfnrun.invoker.budgets import Budgets
+from cfnrun.model.budgets import Budgets
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.events import OperationResult
 from cfnrun.invoker.operation import Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import OperationInput
-from cfnrun.project import handler_project
-from cfnrun.protocol import Action
-from cfnrun.schema import ResourceSchema
+from cfnrun.model.project import handler_project
+from cfnrun.model.protocol import Action
+from cfnrun.model.schema import ResourceSchema
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.registry import RuntimeSettings, worker_spec
 from conftest import FIXTURES, ROOT, cfnrun, events, result_of
@@ -239,8 +239,8 @@ def test_validate_accepts_the_samples_and_a_smithy_style_schema(tmp_path: Path) 
 
 @pytest.mark.parametrize("name, change, pointer, message", BROKEN_SCHEMAS, ids=[case[0] for case in BROKEN_SCHEMAS])
 def test_validate_reports_each_problem_with_its_pointer(tmp_path: Path, name: str, change: Dict[str, Any], pointer: str, message: str) -> None:
-    from cfnrun.schema import ResourceSchema
-    from cfnrun.schema_check import check_schema
+    from cfnrun.model.schema import ResourceSchema
+    from cfnrun.model.schema_check import check_schema
 
     problems = check_schema(ResourceSchema({**GOOD_SCHEMA, **change}))
     assert any(p.pointer == pointer and message in p.message for p in problems), [p.line() for p in problems]

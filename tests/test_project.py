@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from cfnrun.errors import CfnrunError
+from cfnrun.model.errors import CfnrunError
 from cfnrun.invoker.request_files import CFN_INVOKE, SAM_TESTS, parse_request
-from cfnrun.project import load_project
-from cfnrun.protocol import Action
-from cfnrun.schema import ResourceSchema
-from cfnrun.template import load_template
+from cfnrun.model.project import load_project
+from cfnrun.model.protocol import Action
+from cfnrun.model.schema import ResourceSchema
+from cfnrun.model.template import load_template
 from conftest import SAMPLES
 
 

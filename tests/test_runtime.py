@@ -7,7 +7,7 @@ from typing import Any, Awaitable, Callable
 
 import pytest
 
-from cfnrun.project import handler_project
+from cfnrun.model.project import handler_project
 from cfnrun.runtime.environment import lambda_environment
 from cfnrun.runtime.outcome import OutcomeKind
 from cfnrun.runtime.pool import FunctionPool

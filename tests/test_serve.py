@@ -275,7 +275,7 @@ def test_cfn_invoke_reaches_success_on_the_stabilizing_sample(sample: Callable[[
     server = serve(project, "--sts-standin")
     env = {**os.environ, "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": "example", "AWS_SESSION_TOKEN": "example"}
     completed = subprocess.run(
-        [sys.executable, "-m", "cfnrun.cfn.offline", "--sts-endpoint", server.url,
+        [sys.executable, "-m", "cfnrun.app.cfn_offline", "--sts-endpoint", server.url,
          "invoke", "--endpoint", server.url, "--region", "us-east-1", "resource", "CREATE", "requests/create.json"],
         cwd=project, env=env, capture_output=True, text=True, timeout=120,
     )

@@ -9,8 +9,8 @@ from cfnrun.contract.event_rules import EventContext, check_event
 from cfnrun.contract.request_rules import check_request
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import Violation
-from cfnrun.protocol import Action
-from cfnrun.schema import ResourceSchema
+from cfnrun.model.protocol import Action
+from cfnrun.model.schema import ResourceSchema
 
 
 class ContractMode(str, enum.Enum):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Iterator, Tuple
 
-from cfnrun.schema import ResourceSchema
+from cfnrun.model.schema import ResourceSchema
 
 
 def _key(value: Any) -> str:

@@ -8,8 +8,8 @@ from cfnrun.contract import violations as rules
 from cfnrun.contract.compare import mismatches
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import Violation
-from cfnrun.protocol import Action, HandlerErrorCode
-from cfnrun.schema import ResourceSchema
+from cfnrun.model.protocol import Action, HandlerErrorCode
+from cfnrun.model.schema import ResourceSchema
 
 STATUSES = ("IN_PROGRESS", "SUCCESS", "FAILED")
 ERROR_CODES = {code.value for code in HandlerErrorCode}

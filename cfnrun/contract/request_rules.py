@@ -7,8 +7,8 @@ from jsonschema import Draft7Validator
 
 from cfnrun.contract import violations as rules
 from cfnrun.contract.violations import Violation
-from cfnrun.protocol import Action
-from cfnrun.schema import ResourceSchema
+from cfnrun.model.protocol import Action
+from cfnrun.model.schema import ResourceSchema
 
 
 def check_request(

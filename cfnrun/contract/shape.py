@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 from jsonschema import Draft7Validator
 
-from cfnrun.schema import ResourceSchema
+from cfnrun.model.schema import ResourceSchema
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 Problems = List[Tuple[str, str]]

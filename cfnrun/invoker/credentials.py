@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from cfnrun.protocol import Credentials
+from cfnrun.model.protocol import Credentials
 
 PLACEHOLDER = Credentials(
     accessKeyId="CFNRUNLOCALPLACEHOLDER",

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Union
 
 from cfnrun.contract.violations import Violation
-from cfnrun.invoker.budgets import Budget
-from cfnrun.protocol import Action, ProgressEvent
+from cfnrun.model.budgets import Budget
+from cfnrun.model.protocol import Action, ProgressEvent
 from cfnrun.runtime.outcome import InvocationOutcome
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional, Protocol, Set
 
-from cfnrun.invoker.budgets import Budget, Budgets
+from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.invoker.clock import RealClock
 from cfnrun.contract.checker import ContractChecker
 from cfnrun.contract.violations import Violation
@@ -27,9 +27,9 @@ from cfnrun.invoker.events import (
     WaitTick,
 )
 from cfnrun.invoker.payloads import OperationRequest
-from cfnrun.protocol import Action, InvalidProgressEvent, OperationStatus, ProgressEvent, parse_progress_event
+from cfnrun.model.protocol import Action, InvalidProgressEvent, OperationStatus, ProgressEvent, parse_progress_event
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
-from cfnrun.schema import ResourceSchema
+from cfnrun.model.schema import ResourceSchema
 
 EMPTY_INTERNAL_FAILURE_HINT = (
     "FAILED InternalFailure with an empty message is what cloudformation_cli_python_lib "

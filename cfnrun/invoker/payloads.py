@@ -16,7 +16,7 @@ from typing import Any, Dict, Optional
 
 from cfnrun.invoker.credentials import PLACEHOLDER
 from cfnrun.invoker.request_files import OperationInput
-from cfnrun.protocol import (
+from cfnrun.model.protocol import (
     Action,
     Credentials,
     HandlerRequest,

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Optional
 
-from cfnrun.errors import CfnrunError
-from cfnrun.protocol import Action, Credentials
+from cfnrun.model.errors import CfnrunError
+from cfnrun.model.protocol import Action, Credentials
 
 CFN_INVOKE = "cfn-invoke"
 SAM_TESTS = "sam-tests"

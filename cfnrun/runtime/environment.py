@@ -5,8 +5,8 @@ import os
 import sys
 from typing import Dict, Mapping, Optional
 
-from cfnrun.project import Project
-from cfnrun.template import FunctionSpec
+from cfnrun.model.project import Project
+from cfnrun.model.template import FunctionSpec
 
 
 def lambda_environment(

@@ -6,11 +6,11 @@ import sys
 from dataclasses import dataclass
 from typing import Dict, Optional
 
-from cfnrun.project import Project
+from cfnrun.model.project import Project
 from cfnrun.runtime.environment import lambda_environment
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError, WorkerSpec
-from cfnrun.template import FunctionSpec
+from cfnrun.model.template import FunctionSpec
 
 DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT_ID = "123456789012"

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional
 
-from cfnrun.errors import ProjectError
-from cfnrun.protocol import Action
+from cfnrun.model.errors import ProjectError
+from cfnrun.model.protocol import Action
 
 DEFAULT_TIMEOUT_MINUTES = 120
 MIN_TIMEOUT_MINUTES = 2

@@ -9,14 +9,14 @@ from typing import Awaitable, Callable, Optional
 from aiohttp import web
 
 from cfnrun.contract.checker import ContractMode
-from cfnrun.errors import CfnrunError
-from cfnrun.invoker.budgets import Budgets
-from cfnrun.project import Project
-from cfnrun.reload.reloader import Reloader
+from cfnrun.model.errors import CfnrunError
+from cfnrun.model.budgets import Budgets
+from cfnrun.model.project import Project
+from cfnrun.app.reloader import Reloader
 from cfnrun.runtime.registry import FunctionRegistry, RuntimeSettings
-from cfnrun.server.console import Console
-from cfnrun.server.lambda_api import LambdaService
-from cfnrun.server.sts_standin import StsStandIn
+from cfnrun.ui.console import Console
+from cfnrun.api.lambda_api import LambdaService
+from cfnrun.api.sts_standin import StsStandIn
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 DEBUG_TIMEOUT_S = 24 * 3600.0

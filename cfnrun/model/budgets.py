@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from cfnrun.protocol import Action
-from cfnrun.schema import ResourceSchema
+from cfnrun.model.protocol import Action
+from cfnrun.model.schema import ResourceSchema
 
 MUTATING_BUDGET_S = 60.0
 READ_LIST_BUDGET_S = 30.0

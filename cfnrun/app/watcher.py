@@ -8,7 +8,7 @@ from typing import AsyncIterator, Optional, Set
 
 import watchfiles
 
-from cfnrun.project import RPDK_CONFIG, TEMPLATE_NAMES, Project
+from cfnrun.model.project import RPDK_CONFIG, TEMPLATE_NAMES, Project
 
 IGNORED_DIRS = {
     ".git", ".hg", ".svn", "__pycache__", "build", "dist", ".state", ".venv", "venv", "env",

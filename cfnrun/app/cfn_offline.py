@@ -1,6 +1,6 @@
 """Run cloudformation-cli's ``cfn``, optionally with its STS calls sent to cfnrun's stand-in.
 
-``python -m cfnrun.cfn.offline [--sts-endpoint URL] [cfn arguments...]``
+``python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [cfn arguments...]``
 
 cloudformation-cli builds its STS clients with the fixed AWS address from
 ``rpdk.core.boto_helpers.get_service_endpoint``; this swaps that one lookup for
@@ -31,7 +31,7 @@ def run_cfn(argv: List[str], sts_endpoint: Optional[str]) -> None:
 def main(argv: List[str]) -> None:
     if argv[:1] == ["--sts-endpoint"]:
         if len(argv) < 2:
-            sys.exit("usage: python -m cfnrun.cfn.offline [--sts-endpoint URL] [cfn arguments...]")
+            sys.exit("usage: python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [cfn arguments...]")
         run_cfn(argv[2:], argv[1])
     else:
         run_cfn(argv, None)

@@ -12,7 +12,7 @@ from cfnrun.invoker.events import (
     OperationStarted,
     Waiting,
 )
-from cfnrun.schema import ResourceSchema
+from cfnrun.model.schema import ResourceSchema
 
 
 class NdjsonRenderer:

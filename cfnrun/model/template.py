@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional
 
 import yaml
 
-from cfnrun.errors import ProjectError
+from cfnrun.model.errors import ProjectError
 
 FUNCTION_TYPES = ("AWS::Serverless::Function", "AWS::Lambda::Function")
 DEFAULT_MEMORY_MB = 128

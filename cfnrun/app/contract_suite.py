@@ -12,11 +12,11 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Dict, List
 
-from cfnrun.errors import CfnrunError
+from cfnrun.model.errors import CfnrunError
 from cfnrun.invoker.credentials import PLACEHOLDER
-from cfnrun.project import Project
-from cfnrun.server.console import Console
-from cfnrun.server.serve import ServeSettings, start_server
+from cfnrun.model.project import Project
+from cfnrun.ui.console import Console
+from cfnrun.app.serve import ServeSettings, start_server
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
         serve = replace(settings.serve, port=0, sts_standin=not settings.use_aws)
         server = await start_server(project, serve, Console(log, color=False))
         try:
-            command = [sys.executable, "-m", "cfnrun.cfn.offline"]
+            command = [sys.executable, "-m", "cfnrun.app.cfn_offline"]
             if not settings.use_aws:
                 command += ["--sts-endpoint", server.url]
             command += ["test", "--endpoint", server.url, "--region", serve.runtime.region]

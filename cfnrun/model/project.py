@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from cfnrun.errors import ProjectError
-from cfnrun.schema import ResourceSchema
-from cfnrun.template import FunctionSpec, load_template
+from cfnrun.model.errors import ProjectError
+from cfnrun.model.schema import ResourceSchema
+from cfnrun.model.template import FunctionSpec, load_template
 
 RPDK_CONFIG = ".rpdk-config"
 TEMPLATE_NAMES = ("template.yml", "template.yaml")

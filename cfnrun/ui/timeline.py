@@ -16,7 +16,7 @@ from cfnrun.invoker.events import (
     WaitTick,
 )
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
-from cfnrun.schema import ResourceSchema
+from cfnrun.model.schema import ResourceSchema
 
 _COLORS = {"SUCCESS": "32", "FAILED": "31", "IN_PROGRESS": "33", "dim": "2", "bold": "1"}
 

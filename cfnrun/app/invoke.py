@@ -8,23 +8,23 @@ from pathlib import Path
 from typing import Any, Callable, List, Optional, Protocol
 
 from cfnrun.contract.checker import ContractChecker, ContractMode
-from cfnrun.errors import CfnrunError
-from cfnrun.invoker.budgets import Budgets
+from cfnrun.model.errors import CfnrunError
+from cfnrun.model.budgets import Budgets
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import local_credentials, profile_region
 from cfnrun.invoker.events import Observer, OperationResult
-from cfnrun.invoker.in_process import InProcessFunction
+from cfnrun.runtime.in_process import InProcessFunction
 from cfnrun.invoker.operation import Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
-from cfnrun.project import Project, handler_project, load_project
-from cfnrun.protocol import Action
-from cfnrun.reload.watcher import ChangeFeed, describe_change
+from cfnrun.model.project import Project, handler_project, load_project
+from cfnrun.model.protocol import Action
+from cfnrun.app.watcher import ChangeFeed, describe_change
 from cfnrun.runtime.outcome import InvocationOutcome
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, RuntimeSettings, worker_spec
-from cfnrun.template import FunctionSpec
+from cfnrun.model.template import FunctionSpec
 
 
 class ProviderLoadError(CfnrunError):

@@ -12,7 +12,7 @@ from typing import Dict
 
 from aiohttp import web
 
-from cfnrun.server import service_errors
+from cfnrun.api import service_errors
 
 NAMESPACE = "https://sts.amazonaws.com/doc/2011-06-15/"
 

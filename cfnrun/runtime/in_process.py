@@ -16,12 +16,12 @@ import time
 import uuid
 from typing import Any, Callable, Optional
 
-from cfnrun.project import Project
+from cfnrun.model.project import Project
 from cfnrun.runtime import worker as sandbox
 from cfnrun.runtime.environment import lambda_environment
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.process import WorkerInitError
-from cfnrun.template import FunctionSpec
+from cfnrun.model.template import FunctionSpec
 
 IDE_DEBUGGERS = ("pydevd", "debugpy")
 

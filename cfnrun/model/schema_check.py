@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterator, List
 
 from jsonschema import Draft7Validator
 
-from cfnrun.schema import MAX_TIMEOUT_MINUTES, MIN_TIMEOUT_MINUTES, ResourceSchema
+from cfnrun.model.schema import MAX_TIMEOUT_MINUTES, MIN_TIMEOUT_MINUTES, ResourceSchema
 
 TYPE_NAME = re.compile(r"^[a-zA-Z0-9]{2,64}::[a-zA-Z0-9]{2,64}::[a-zA-Z0-9]{2,64}$")
 POINTER_LISTS = (

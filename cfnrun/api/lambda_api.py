@@ -16,15 +16,15 @@ from aiohttp import web
 
 from cfnrun.contract.checker import ContractMode, check_call
 from cfnrun.contract.shape import ShapeValidator
-from cfnrun.invoker.budgets import Budget, Budgets
-from cfnrun.protocol import Action
+from cfnrun.model.budgets import Budget, Budgets
+from cfnrun.model.protocol import Action
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.registry import FunctionRegistry
-from cfnrun.server import service_errors
-from cfnrun.server.console import Console
-from cfnrun.server.function_responses import function_payload, tail_log
-from cfnrun.server.sts_standin import StsStandIn
-from cfnrun.template import FunctionSpec
+from cfnrun.api import service_errors
+from cfnrun.ui.console import Console
+from cfnrun.api.function_responses import function_payload, tail_log
+from cfnrun.api.sts_standin import StsStandIn
+from cfnrun.model.template import FunctionSpec
 
 MAX_PAYLOAD_BYTES = 6 * 1024 * 1024
 LAMBDA_MAX_TIMEOUT_S = 900.0

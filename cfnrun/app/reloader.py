@@ -4,11 +4,11 @@ from __future__ import annotations
 import time
 import traceback
 
-from cfnrun.errors import CfnrunError
-from cfnrun.project import load_project
-from cfnrun.reload.watcher import ChangeFeed, ProjectChange, describe_change
+from cfnrun.model.errors import CfnrunError
+from cfnrun.model.project import load_project
+from cfnrun.app.watcher import ChangeFeed, ProjectChange, describe_change
 from cfnrun.runtime.registry import FunctionRegistry
-from cfnrun.server.console import Console
+from cfnrun.ui.console import Console
 
 
 class Reloader:
