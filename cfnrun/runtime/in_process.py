@@ -1,9 +1,14 @@
 """Run the handler inside the cfnrun process, so breakpoint(), pdb and IDE debuggers just work.
 
-No isolation and no way to cut a call short: a call over its budget is reported
-after it returns, unless a debugger was involved, in which case budgets are
-suspended and the outcome says so. The handler's stdout goes to stderr, so
-``--json`` output stays clean.
+The handler is loaded and called through the worker's own ``HandlerHost``, so init errors,
+function errors, marshalling and the log format are a worker's. What differs: no isolation
+and no way to cut a call short. A call over its budget is reported after it returns, unless
+a debugger was involved, in which case budgets are suspended and the outcome says so. The
+handler's stdout goes to stderr, so ``--json`` output stays clean.
+
+Everything this mode changes in cfnrun's own process for the handler (environment, working
+folder, sys.path, the root logger, sys.breakpointhook, the provider's modules) is put back
+by ``close``.
 """
 from __future__ import annotations
 
@@ -14,59 +19,93 @@ import os
 import sys
 import time
 import uuid
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from cfnrun.model.project import Project
+from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime import worker as sandbox
 from cfnrun.runtime.environment import lambda_environment
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.process import WorkerInitError
-from cfnrun.model.template import FunctionSpec
 
 IDE_DEBUGGERS = ("pydevd", "debugpy")
 
 
+class _ProcessState:
+    """The parts of this process in-process mode changes, as they were before it did."""
+
+    def __init__(self) -> None:
+        root = logging.getLogger()
+        self._environ = dict(os.environ)
+        self._cwd = os.getcwd()
+        self._path = list(sys.path)
+        self._log_handlers: List[logging.Handler] = list(root.handlers)
+        self._log_level = root.level
+        self._breakpointhook: Callable[..., Any] = sys.breakpointhook
+
+    def restore(self) -> None:
+        os.environ.clear()
+        os.environ.update(self._environ)
+        os.chdir(self._cwd)
+        sys.path[:] = self._path
+        root = logging.getLogger()
+        root.handlers[:] = self._log_handlers
+        root.setLevel(self._log_level)
+        sys.breakpointhook = self._breakpointhook
+
+
 class _DebuggerWatch:
-    """Notices a debugger: an IDE's tracer, or breakpoint() called by the handler."""
+    """Notices a debugger: an IDE's tracer, or breakpoint() called by the handler.
+
+    breakpoint() with the standard hook opens pdb in the frame that called it, the
+    handler's, rather than in this hook's.
+    """
 
     def __init__(self) -> None:
         self.breakpoint_called = False
-        original = sys.breakpointhook
+        self._previous = sys.breakpointhook
 
-        def hook(*args: Any, **kwargs: Any) -> Any:
-            self.breakpoint_called = True
-            return original(*args, **kwargs)
+    def hook(self, *args: Any, **kwargs: Any) -> Any:
+        self.breakpoint_called = True
+        if self._previous is sys.__breakpointhook__ and not os.environ.get("PYTHONBREAKPOINT"):
+            import pdb
 
-        sys.breakpointhook = hook
+            pdb.Pdb().set_trace(sys._getframe(1))
+            return None
+        return self._previous(*args, **kwargs)
 
     def present(self) -> bool:
         return self.breakpoint_called or sys.gettrace() is not None or any(name in sys.modules for name in IDE_DEBUGGERS)
+
+
+def _exit_error(exited: SystemExit) -> Dict[str, Any]:
+    """What a worker's exit would report, for a handler that called sys.exit here."""
+    code = exited.code
+    status = code if isinstance(code, int) else (0 if code is None else 1)
+    return {"errorType": "Runtime.ExitError", "errorMessage": f"handler called sys.exit({code!r}) (exit status {status})"}
 
 
 class InProcessFunction:
     def __init__(self, project: Project, function: FunctionSpec, region: str, account_id: str, log_level: str) -> None:
         self.function = function
         name = function.function_name or function.logical_id
-        arn = f"arn:aws:lambda:{region}:{account_id}:function:{name}"
+        arn = sandbox.function_arn(region, account_id, name)
         self._identity = sandbox.sandbox_identity(name, arn, function.memory_mb, "cfnrun/in-process")
+        self._saved: Optional[_ProcessState] = _ProcessState()
         os.environ.update(lambda_environment(project, function, region, log_level, base={}))
         os.chdir(project.root)
         if str(project.code_dir) not in sys.path:
             sys.path.insert(0, str(project.code_dir))
-        logging.basicConfig(stream=sys.stderr, level=log_level, format="[%(levelname)s] %(name)s: %(message)s")
-        self._handler: Optional[Callable[..., Any]] = None
-        self._code_dir = str(project.code_dir)
+        self._host = sandbox.HandlerHost(str(project.code_dir), log_level, sys.stderr)
         self._debugger = _DebuggerWatch()
+        sys.breakpointhook = self._debugger.hook
 
     async def warm(self) -> None:
         self.load()
 
     async def reload(self) -> Optional[WorkerInitError]:
         """Forget the provider's modules and import them again from disk."""
-        for name, module in list(sys.modules.items()):
-            if (getattr(module, "__file__", None) or "").startswith(self._code_dir + os.sep):
-                del sys.modules[name]
-        self._handler = None
+        self._host.unload()
         try:
             self.load()
         except WorkerInitError as error:
@@ -74,45 +113,45 @@ class InProcessFunction:
         return None
 
     async def close(self) -> None:
-        pass
+        """Unload the provider and put back what this mode changed in the process."""
+        if self._saved is None:
+            return
+        self._host.unload()
+        self._saved.restore()
+        self._saved = None
 
     def load(self) -> None:
         """Import the handler; raises WorkerInitError like a worker would report it."""
         try:
-            self._handler = sandbox.load_handler(self.function.handler, self._code_dir)
-        except sandbox._InitError as error:  # noqa: SLF001 - the worker's own error shape
+            self._host.load(self.function.handler)
+        except sandbox.InitError as error:
             raise WorkerInitError(error.details, "") from None
-        sandbox.watch_support_library_serialization(self._handler)
 
     async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
         request_id = request_id or str(uuid.uuid4())
-        if self._handler is None:
+        if self._host.handler is None:
             try:
                 self.load()
             except WorkerInitError as failed:
                 return InvocationOutcome(OutcomeKind.INIT_ERROR, request_id, 0.0, error=failed.error)
-        assert self._handler is not None
         context = sandbox.LambdaContext(self._identity, request_id, sandbox.deadline_ms(timeout_s))
         self._debugger.breakpoint_called = False
         debugger_before = self._debugger.present()
         started = time.perf_counter()
-        result: Any = None
-        error = None
+        exited: Optional[SystemExit] = None
+        kind, body = "", b""
         try:
             with contextlib.redirect_stdout(sys.stderr):
-                returned = self._handler(event, context)
-        except Exception as raised:  # noqa: B902 - reported like Lambda does
-            error = sandbox._function_error(raised)  # noqa: SLF001
-        else:
-            try:
-                result = json.loads(json.dumps(returned))
-            except (TypeError, ValueError) as marshal:
-                error = {"errorType": "Runtime.MarshalError", "errorMessage": f"Unable to marshal response: {marshal}", "stackTrace": []}
+                kind, body = self._host.call(event, context)
+        except SystemExit as raised:  # a worker process would have ended here
+            exited = raised
         duration = (time.perf_counter() - started) * 1000.0
         debugger = debugger_before or self._debugger.present()
         note = "debugger attached: time budgets are suspended" if debugger else None
         if duration > timeout_s * 1000 and not debugger:
             return InvocationOutcome(OutcomeKind.TIMED_OUT, request_id, duration, timeout_s=timeout_s)
-        if error is not None:
-            return InvocationOutcome(OutcomeKind.FUNCTION_ERROR, request_id, duration, error=error, note=note)
-        return InvocationOutcome(OutcomeKind.RETURNED, request_id, duration, result=result, note=note)
+        if exited is not None:
+            return InvocationOutcome(OutcomeKind.WORKER_DIED, request_id, duration, error=_exit_error(exited), note=note)
+        if kind == "error":
+            return InvocationOutcome(OutcomeKind.FUNCTION_ERROR, request_id, duration, error=json.loads(body), note=note)
+        return InvocationOutcome(OutcomeKind.RETURNED, request_id, duration, result=json.loads(body), note=note)

@@ -48,7 +48,7 @@ class WorkerSpec:
 
     @property
     def function_arn(self) -> str:
-        return f"arn:aws:lambda:{self.region}:{self.account_id}:function:{self.function_name}"
+        return worker_script.function_arn(self.region, self.account_id, self.function_name)
 
 
 class WorkerInitError(Exception):

@@ -26,7 +26,7 @@ import struct
 import sys
 import time
 import traceback
-from typing import Any, BinaryIO, Callable, Dict, List, Optional
+from typing import Any, BinaryIO, Callable, Dict, List, Optional, Set, TextIO, Tuple
 
 FRAME_HEADER = struct.Struct(">I")
 _ENCODER = json.JSONEncoder(separators=(",", ":"))  # one instance: json.dumps(separators=...) builds one per call
@@ -48,6 +48,10 @@ def encode_call(invocation_id: int, request_id: str, deadline_ms: int, event_jso
 
 def encode_json(value: Any) -> bytes:
     return _ENCODER.encode(value).encode("utf-8")
+
+
+def function_arn(region: str, account_id: str, function_name: str) -> str:
+    return f"arn:aws:lambda:{region}:{account_id}:function:{function_name}"
 
 
 def sandbox_identity(function_name: str, function_arn: str, memory_mb: int, log_stream_name: str) -> Dict[str, Any]:
@@ -85,7 +89,7 @@ class LambdaContext:
         return max(0, self._deadline_ms - int(time.time() * 1000))
 
 
-class _RequestIdFilter(logging.Filter):
+class RequestIdFilter(logging.Filter):
     request_id = ""
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -93,9 +97,10 @@ class _RequestIdFilter(logging.Filter):
         return True
 
 
-def _configure_logging(level: str) -> _RequestIdFilter:
-    request_ids = _RequestIdFilter()
-    handler = logging.StreamHandler(sys.stdout)
+def configure_logging(level: str, stream: TextIO) -> RequestIdFilter:
+    """The root logger as Lambda's runtime sets it up: one handler, each record tagged with the request id."""
+    request_ids = RequestIdFilter()
+    handler = logging.StreamHandler(stream)
     handler.setFormatter(
         logging.Formatter(
             "[%(levelname)s]\t%(asctime)s.%(msecs)03dZ\t%(aws_request_id)s\t%(message)s",
@@ -166,7 +171,7 @@ def describe_import_failure(module_name: str, error: BaseException, code_dir: st
 def load_handler(handler: str, code_dir: str) -> Callable[..., Any]:
     module_name, _, attribute = handler.rpartition(".")
     if not module_name:
-        raise _InitError(
+        raise InitError(
             {
                 "errorType": "Runtime.MalformedHandlerName",
                 "errorMessage": f"Bad handler '{handler}': expected 'module.attribute', e.g. pkg.handlers.resource",
@@ -176,20 +181,20 @@ def load_handler(handler: str, code_dir: str) -> Callable[..., Any]:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as error:
         if error.name and module_name.startswith(error.name):
-            raise _InitError(
+            raise InitError(
                 {
                     "errorType": "Runtime.ImportModuleError",
                     "errorMessage": f"Unable to import module '{module_name}': no module named "
                     f"'{error.name}' under {code_dir}",
                 }
             ) from None
-        raise _InitError(describe_import_failure(module_name, error, code_dir)) from None
+        raise InitError(describe_import_failure(module_name, error, code_dir)) from None
     except BaseException as error:  # noqa: B902 - any import-time failure is the user's
-        raise _InitError(describe_import_failure(module_name, error, code_dir)) from None
+        raise InitError(describe_import_failure(module_name, error, code_dir)) from None
     target = getattr(module, attribute, None)
     if not callable(target):
         what = "missing on" if target is None else "is not callable in"
-        raise _InitError(
+        raise InitError(
             {
                 "errorType": "Runtime.HandlerNotFound",
                 "errorMessage": f"Handler '{attribute}' {what} module '{module_name}' "
@@ -199,7 +204,9 @@ def load_handler(handler: str, code_dir: str) -> Callable[..., Any]:
     return target
 
 
-class _InitError(Exception):
+class InitError(Exception):
+    """The handler cannot be loaded; ``details`` is Lambda's init error body."""
+
     def __init__(self, details: Dict[str, Any]) -> None:
         super().__init__(details["errorMessage"])
         self.details = details
@@ -280,7 +287,8 @@ class Channel:
         self._sock.sendall(frame)
 
 
-def _function_error(error: BaseException) -> Dict[str, Any]:
+def function_error(error: BaseException) -> Dict[str, Any]:
+    """Lambda's body for an exception the handler raised."""
     return {
         "errorType": type(error).__name__,
         "errorMessage": str(error),
@@ -288,22 +296,83 @@ def _function_error(error: BaseException) -> Dict[str, Any]:
     }
 
 
+class HandlerHost:
+    """A provider's handler as Lambda's Python runtime holds it: imported once, called per event.
+
+    The worker process and cfnrun's in-process mode both drive one; they differ only in
+    where the reply goes and what surrounds the call.
+    """
+
+    def __init__(self, code_dir: str, log_level: str, log_stream: TextIO) -> None:
+        self.code_dir = os.path.abspath(code_dir)
+        self.handler: Optional[Callable[..., Any]] = None
+        self.dependencies: List[str] = []  # modules the load imported from outside the code folder
+        self._request_ids = configure_logging(log_level, log_stream)
+
+    def load(self, handler: str) -> None:
+        """Import ``module.attribute`` from the code folder; InitError (Lambda's body) if it cannot."""
+        before = set(sys.modules)
+        self.handler = load_handler(handler, self.code_dir)
+        own = self.provider_modules()
+        self.dependencies = [name for name in sys.modules if name not in before and name not in own]
+        watch_support_library_serialization(self.handler)
+
+    def provider_modules(self) -> Set[str]:
+        """Names of the imported modules that live in the code folder."""
+        return {
+            name
+            for name, module in list(sys.modules.items())
+            if (getattr(module, "__file__", None) or "").startswith(self.code_dir + os.sep)
+        }
+
+    def unload(self) -> None:
+        """Forget the handler and the provider's modules, so the next load reads them from disk."""
+        for name in self.provider_modules():
+            del sys.modules[name]
+        self.handler = None
+
+    def call(self, event: Any, context: LambdaContext) -> Tuple[str, bytes]:
+        """Run the handler once: ``("result", JSON)``, or ``("error", Lambda's error body as JSON)``.
+
+        An exception the handler raises is its error; a value JSON cannot carry is
+        Runtime.MarshalError. SystemExit and KeyboardInterrupt are left to the caller.
+        """
+        assert self.handler is not None, "call() before load()"
+        self._request_ids.request_id = context.aws_request_id
+        try:
+            try:
+                result = self.handler(event, context)
+            except Exception as error:  # noqa: B902 - reported to the caller like Lambda does
+                return "error", encode_json(function_error(error))
+            try:
+                return "result", encode_json(result)
+            except (TypeError, ValueError) as error:
+                marshal = {"errorType": "Runtime.MarshalError", "errorMessage": f"Unable to marshal response: {error}", "stackTrace": []}
+                return "error", encode_json(marshal)
+        finally:
+            self._request_ids.request_id = ""
+
+
+def encode_reply(invocation_id: int, kind: str, body: bytes) -> bytes:
+    """A call's reply frame, with the already encoded result or error spliced in."""
+    return _framed(f'{{"type":"{kind}","id":{invocation_id},"{kind}":'.encode("utf-8") + body + b"}")
+
+
 class Worker:
     def __init__(
         self,
-        handler: Callable[..., Any],
+        host: HandlerHost,
         identity: Dict[str, Any],
         channel: Channel,
         before_call: Optional[Callable[[], None]] = None,
     ) -> None:
-        self.handler = handler
+        self.host = host
         self.identity = identity
         self.before_call = before_call
         self.channel = channel
-        self.request_ids = _configure_logging(os.environ.get("CFNRUN_LOG_LEVEL", "INFO"))
 
-    def serve(self, dependencies: List[str]) -> None:
-        ready = {"type": "ready", "pid": os.getpid(), "modules": dependencies}
+    def serve(self) -> None:
+        ready = {"type": "ready", "pid": os.getpid(), "modules": self.host.dependencies}
         self.channel.write_frame(encode_frame(ready))
         while True:
             try:
@@ -314,33 +383,13 @@ class Worker:
 
     def invoke(self, request: Dict[str, Any]) -> bytes:
         """Run the handler once; the encoded reply frame, ready to send."""
-        invocation_id = request["id"]
         context = LambdaContext(self.identity, request["request_id"], request["deadline_ms"])
-        self.request_ids.request_id = context.aws_request_id
         if self.before_call is not None:
             self.before_call()
-        try:
-            result = self.handler(request["event"], context)
-            try:
-                frame = encode_frame({"type": "result", "id": invocation_id, "result": result})
-            except (TypeError, ValueError) as error:
-                frame = encode_frame(
-                    {
-                        "type": "error",
-                        "id": invocation_id,
-                        "error": {
-                            "errorType": "Runtime.MarshalError",
-                            "errorMessage": f"Unable to marshal response: {error}",
-                            "stackTrace": [],
-                        },
-                    }
-                )
-        except Exception as error:  # noqa: B902 - reported to the caller like Lambda does
-            frame = encode_frame({"type": "error", "id": invocation_id, "error": _function_error(error)})
+        kind, body = self.host.call(request["event"], context)
         sys.stdout.flush()  # all of this call's output is in the log pipe before the reply leaves
         sys.stderr.flush()
-        self.request_ids.request_id = ""
-        return frame
+        return encode_reply(request["id"], kind, body)
 
 
 def _take_over_fds() -> Channel:
@@ -355,14 +404,6 @@ def _take_over_fds() -> Channel:
     return channel
 
 
-def _provider_modules(code_dir: str) -> "set[str]":
-    return {
-        name
-        for name, module in list(sys.modules.items())
-        if (getattr(module, "__file__", None) or "").startswith(code_dir + os.sep)
-    }
-
-
 def _preload(modules: List[str]) -> None:
     """Import the provider's dependencies ahead of its code, so loading new code is quick."""
     for name in modules:
@@ -370,6 +411,16 @@ def _preload(modules: List[str]) -> None:
             importlib.import_module(name)
         except BaseException:  # noqa: B902 - a dependency that fails here fails again, visibly, on load
             pass
+
+
+def _breakpoint_without_terminal(*args: Any, **kwargs: Any) -> None:
+    """breakpoint() in a worker: pdb has no terminal here, so say how to debug instead of failing the call."""
+    caller = sys._getframe(1)
+    print(
+        f"cfnrun: breakpoint() at {_where(caller.f_code.co_filename, caller.f_lineno)} skipped: a worker process has no "
+        "terminal for pdb. Use --in-process to stop there in pdb, or --debug-port to attach an IDE debugger.",
+        file=sys.stderr,
+    )
 
 
 def _start_debugger(port: int, wait: bool) -> Optional[Callable[[], None]]:
@@ -380,6 +431,8 @@ def _start_debugger(port: int, wait: bool) -> Optional[Callable[[], None]]:
         print("cfnrun: --debug-port needs debugpy in the provider's environment: pip install debugpy", file=sys.stderr)
         return None
     debugpy.listen(("127.0.0.1", port))
+    if sys.breakpointhook is _breakpoint_without_terminal:
+        sys.breakpointhook = debugpy.breakpoint  # breakpoint() pauses in the attached IDE
     if not wait:
         return None
 
@@ -410,6 +463,8 @@ def main(argv: List[str]) -> int:
     sys.path[:] = [code_dir] + [p for p in sys.path if os.path.abspath(p or ".") != here]
     channel = _take_over_fds()
     faulthandler.enable(sys.stderr)
+    if not os.environ.get("PYTHONBREAKPOINT"):  # the developer's own choice of debugger wins
+        sys.breakpointhook = _breakpoint_without_terminal
     debug_port = _option(argv, "--debug-port")
     before_call = _start_debugger(int(debug_port), "--debug-wait" in argv) if debug_port else None
 
@@ -421,18 +476,14 @@ def main(argv: List[str]) -> int:
             command = channel.read_frame()
     except (EOFError, ConnectionError):
         return 0
-    before = set(sys.modules)
+    host = HandlerHost(code_dir, os.environ.get("CFNRUN_LOG_LEVEL", "INFO"), sys.stdout)
     try:
-        handler = load_handler(command["handler"], code_dir)
-    except _InitError as error:
+        host.load(command["handler"])
+    except InitError as error:
         sys.stdout.flush()
         channel.write_frame(encode_frame({"type": "init_error", "error": error.details}))
         return 3
-    own = _provider_modules(code_dir)
-    dependencies = [name for name in sys.modules if name not in before and name not in own]
-    watch_support_library_serialization(handler)
-    worker = Worker(handler, command["identity"], channel, before_call)
-    worker.serve(dependencies)
+    Worker(host, command["identity"], channel, before_call).serve()
     return 0
 
 

@@ -60,6 +60,8 @@ class TimelineRenderer:
         elif isinstance(event, WaitTick):
             if event.remaining_s > 0:
                 self._countdown(event.remaining_s, "next call in")
+            else:  # the wait is over: a clean line for whatever the next call prints (pdb, say)
+                self._close_countdown()
         elif isinstance(event, OperationCompleted):
             self._close_countdown()
             self._result(event.result)
