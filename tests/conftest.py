@@ -19,6 +19,20 @@ MISBEHAVING = FIXTURES / "misbehaving"
 LIB_PROVIDER = FIXTURES / "lib_provider"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def bytecode_outside_the_tree(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Tests write only under pytest's temporary folders: compiled fixtures too, in this process and its children."""
+    prefix = str(tmp_path_factory.mktemp("pycache"))
+    saved_env, saved_prefix = os.environ.get("PYTHONPYCACHEPREFIX"), sys.pycache_prefix
+    os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = prefix
+    yield
+    sys.pycache_prefix = saved_prefix
+    if saved_env is None:
+        os.environ.pop("PYTHONPYCACHEPREFIX", None)
+    else:
+        os.environ["PYTHONPYCACHEPREFIX"] = saved_env
+
+
 @pytest.fixture
 def sample(tmp_path: Path) -> Callable[[str], Path]:
     """A private copy of a bundled sample, so its local state starts empty."""
