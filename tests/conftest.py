@@ -45,9 +45,12 @@ def sample(tmp_path: Path) -> Callable[[str], Path]:
     return copy
 
 
-def cfnrun(*args: str, cwd: Optional[Path] = None, env: Optional[Dict[str, str]] = None, timeout: float = 90) -> subprocess.CompletedProcess:
-    """Run the real command line, as a user would."""
-    full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
+def cfnrun(
+    *args: str, cwd: Optional[Path] = None, env: Optional[Dict[str, Optional[str]]] = None, timeout: float = 90
+) -> subprocess.CompletedProcess:
+    """Run the real command line, as a user would; an ``env`` value of None unsets that variable."""
+    merged = {**os.environ, "NO_COLOR": "1", **(env or {})}
+    full_env = {key: value for key, value in merged.items() if value is not None}
     return subprocess.run(
         [sys.executable, "-m", "cfnrun", *args],
         cwd=str(cwd or ROOT),

@@ -5,7 +5,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Dict, Optional
 
 import pytest
 
@@ -24,7 +24,7 @@ def write_request(tmp_path: Path, desired: dict, name: str = "request.json") -> 
 
 def test_stabilizing_create_replays_in_progress_until_success(sample: Callable[[str], Path]) -> None:
     project = sample("cluster")
-    run = cfnrun("invoke", "CREATE", "requests/create.json", cwd=project)
+    run = cfnrun("invoke", "CREATE", "requests/create.json", "--virtual-clock", cwd=project)
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
     assert [line.split()[:2] for line in lines if line.startswith("#")] == [
@@ -32,7 +32,7 @@ def test_stabilizing_create_replays_in_progress_until_success(sample: Callable[[
         ["#2", "IN_PROGRESS"],
         ["#3", "SUCCESS"],
     ]
-    assert "waiting 2 s (CallbackDelaySeconds)" in run.stdout
+    assert "callback after 2 s (virtual, not waited)" in run.stdout  # real waits: tests/unit/test_operation_replay.py
     assert "is ACTIVE" in run.stdout  # the handler's own log line, under its invocation
     assert "SUCCESS CREATE after 3 invocation(s)" in run.stdout
     assert '"Status": "ACTIVE"' in run.stdout
@@ -249,3 +249,65 @@ def test_usage_errors_exit_2(sample: Callable[[str], Path], tmp_path: Path) -> N
     assert "nope.json: request file not found" in missing.stderr
     assert "not valid JSON: Expecting value at line 1 column 26" in malformed.stderr
     assert "unknown function 'Nope' (this project has: TypeFunction, TestEntrypoint)" in unknown_function.stderr
+
+
+ENV_AND_CONTEXT = ["--handler", "lib_behaviours.env_and_context", *LIB, "--json", "--contract", "off"]
+
+
+def test_region_flag_sets_the_functions_region() -> None:
+    run = cfnrun("invoke", "CREATE", LIB_CREATE, *ENV_AND_CONTEXT, "--region", "eu-central-1", env={"AWS_REGION": "us-west-2"})
+    seen = result_of(run)["resourceModel"]["Name"]
+    assert seen == "AWS_REGION=eu-central-1,AWS_DEFAULT_REGION=eu-central-1,AWS_LAMBDA_FUNCTION_NAME=TypeFunction"
+
+
+def test_profile_flag_picks_the_profiles_credentials_and_region(tmp_path: Path) -> None:
+    secret = "profile-secret-never-printed"
+    (tmp_path / "config").write_text("[profile dev]\nregion = ap-south-1\n")
+    (tmp_path / "credentials").write_text(f"[dev]\naws_access_key_id = AKIAPROFILEDEV\naws_secret_access_key = {secret}\n")
+    files = {"AWS_CONFIG_FILE": str(tmp_path / "config"), "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "credentials")}
+    unset = ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE")
+    env: Dict[str, Optional[str]] = {**files, **{name: None for name in unset}}
+    args = ["invoke", "CREATE", LIB_CREATE, "--handler", "lib_behaviours.env_and_context", "--schema", str(LIB_PROVIDER / "thing.json"),
+            "--code-dir", str(LIB_PROVIDER), "--json", "--contract", "off"]
+    with_profile = cfnrun(*args, "--profile", "dev", env=env)
+    assert result_of(with_profile)["resourceModel"]["Name"].startswith("AWS_REGION=ap-south-1,")
+    assert "no AWS credentials found locally" not in with_profile.stderr  # the profile's keys were found
+    assert secret not in with_profile.stdout + with_profile.stderr
+    without = cfnrun(*args, env=env)
+    assert "no AWS credentials found locally" in without.stderr
+    unknown = cfnrun(*args, "--profile", "nope", env=env)
+    assert unknown.returncode == 2 and "--profile nope: no such profile" in unknown.stderr and "Traceback" not in unknown.stderr
+
+
+def test_entrypoint_flag_overrides_the_request_files_shape(sample: Callable[[str], Path]) -> None:
+    project = sample("cluster")
+    as_test = cfnrun("invoke", "CREATE", "requests/create.json", "--entrypoint", "test", "--json", "--virtual-clock", cwd=project)
+    as_type = cfnrun("invoke", "CREATE", "sam-tests/create.json", "--entrypoint", "type", "--json", "--virtual-clock", cwd=project)
+    assert (events(as_test)[0]["function"], events(as_test)[0]["entrypoint"]) == ("TestEntrypoint", "test")
+    assert (events(as_type)[0]["function"], events(as_type)[0]["entrypoint"]) == ("TypeFunction", "type")
+    assert result_of(as_type)["resourceModel"]["Name"] == "from-sam-tests"
+
+
+LOGGING_HANDLER = """\
+import logging
+
+def handler(event, context):
+    logging.getLogger("provider").debug("a debug detail")
+    logging.getLogger("provider").info("an info line")
+    return {"status": "SUCCESS", "resourceModel": {"Id": "thing-1"}}
+"""
+
+
+def test_log_level_flag_sets_the_handlers_root_logger(tmp_path: Path) -> None:
+    (tmp_path / "logging_handler.py").write_text(LOGGING_HANDLER)
+    args = ["invoke", "CREATE", "--handler", "logging_handler.handler", "--schema", str(MISBEHAVING / "cfnrun-test-misbehaving.json"),
+            "--code-dir", str(tmp_path), "--no-credentials", "--json", "--contract", "off"]
+    def output(*extra: str) -> str:
+        run = cfnrun(*args, *extra)
+        assert run.returncode == 0, run.stdout + run.stderr
+        return "".join(e["logs"] for e in events(run) if e["event"] == "invocation") + run.stderr  # in-process: stderr
+
+    for mode in ([], ["--in-process"]):
+        default, debug = output(*mode), output(*mode, "--log-level", "debug")
+        assert "an info line" in default and "a debug detail" not in default, mode
+        assert "[DEBUG]" in debug and "a debug detail" in debug, mode

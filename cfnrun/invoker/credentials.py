@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from cfnrun.model.errors import CfnrunError
 from cfnrun.model.protocol import Credentials
 
 PLACEHOLDER = Credentials(
@@ -35,7 +36,7 @@ def local_credentials(profile: Optional[str] = None) -> Optional[Credentials]:
             return None
         frozen = found.get_frozen_credentials()
     except botocore.exceptions.ProfileNotFound:
-        raise
+        raise CfnrunError(f"--profile {profile}: no such profile in your AWS config or credentials files") from None
     except botocore.exceptions.BotoCoreError:
         return None
     if not frozen.access_key or not frozen.secret_key:
