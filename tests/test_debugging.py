@@ -1,18 +1,24 @@
-"""``--in-process`` as a developer debugs with it: a real terminal, real pdb, the real CLI."""
+"""Debugging as a developer does it: pdb on a real terminal (--in-process), an IDE over debugpy (--debug-wait)."""
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
 import select
+import shutil
+import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
-from typing import List
+from typing import Any, Callable, Dict, Iterator, List
 
-from conftest import MISBEHAVING, cfnrun, result_of
+import pytest
+
+from conftest import MISBEHAVING, ServerProcess, cfnrun, result_of
 
 SCHEMA = str(MISBEHAVING / "cfnrun-test-misbehaving.json")
 
@@ -139,3 +145,64 @@ def test_sys_exit_in_process_is_reported_like_a_worker_exit() -> None:
         assert "before returning a ProgressEvent (sys.exit, os._exit or a crash in native code)" in run.stdout
     assert "worker process exited with status 3" in worker.stdout
     assert "handler called sys.exit(3) (exit status 3)" in in_process.stdout
+
+
+def _dap_messages(connection: socket.socket) -> Iterator[Dict[str, Any]]:
+    buffer = b""
+    while True:
+        while b"\r\n\r\n" not in buffer:
+            chunk = connection.recv(65536)
+            if not chunk:
+                return
+            buffer += chunk
+        head, buffer = buffer.split(b"\r\n\r\n", 1)
+        size = int(head.split(b":")[1])
+        while len(buffer) < size:
+            buffer += connection.recv(65536)
+        body, buffer = buffer[:size], buffer[size:]
+        yield json.loads(body)
+
+
+def attach_debugger(port: int) -> socket.socket:
+    """What an IDE does to attach to a listening debugpy: initialize, attach, configurationDone."""
+    connection = socket.create_connection(("127.0.0.1", port), timeout=30)
+    seq = iter(range(1, 100))
+
+    def request(command: str, arguments: Dict[str, Any]) -> None:
+        body = json.dumps({"seq": next(seq), "type": "request", "command": command, "arguments": arguments}).encode()
+        connection.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    request("initialize", {"adapterID": "cfnrun-test", "clientID": "cfnrun-test"})
+    request("attach", {"justMyCode": False})
+    for message in _dap_messages(connection):
+        if message.get("event") == "initialized":
+            request("configurationDone", {})
+        if message.get("command") == "configurationDone":
+            return connection
+    raise AssertionError("debugpy closed the connection during the attach")
+
+
+def test_debug_wait_holds_each_call_until_a_debugger_attaches(tmp_path: Path, serve: Callable[..., ServerProcess]) -> None:
+    pytest.importorskip("debugpy")
+    project = tmp_path / "misbehaving"
+    shutil.copytree(MISBEHAVING, project, ignore=shutil.ignore_patterns("__pycache__"))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = serve(project, "--debug-port", str(port), "--debug-wait", "--no-reload")
+    answers: List[Dict[str, Any]] = []
+    client = server.client()
+
+    def call() -> None:
+        response = client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}')
+        answers.append(json.loads(response["Payload"].read()))
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    debugger = attach_debugger(port)
+    try:
+        caller.join(timeout=60)
+        assert not caller.is_alive() and answers and answers[0]["count"] == 1
+        server.wait_for_line(rf"cfnrun: waiting for a debugger on 127\.0\.0\.1:{port}")  # the call waited
+    finally:
+        debugger.close()
