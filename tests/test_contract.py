@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import pytest
 
@@ -271,3 +271,47 @@ def test_model_shape_verdicts_are_remembered_per_model_not_per_look() -> None:
     reordered = dict(reversed(list(broken.items())))
     assert shape.problems(reordered) == shape.problems(broken)
     assert shape.problems({**model, "Priority": 2.5}) != [] and shape.problems(model) == []
+
+
+class _AwsStandIn:
+    """Plays AWS for one test: an HTTPS proxy that notes where each connection was going, then drops it."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.destinations: List[str] = []
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._server.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self._server.accept()
+            except OSError:
+                return
+            with connection:
+                first_line = connection.recv(4096).split(b"\r\n")[0].decode("latin-1")
+                self.destinations.append(first_line.split(" ")[1] if first_line.startswith("CONNECT ") else first_line)
+
+    def close(self) -> None:
+        self._server.close()
+
+
+def test_aws_flag_sends_cfn_tests_sts_calls_to_aws_with_your_credentials(sample: Callable[[str], Path]) -> None:
+    pytest.importorskip("rpdk.core")
+    project = sample("note")
+    aws = _AwsStandIn()
+    secret = "developer-secret-key-never-printed"
+    env = {"HTTPS_PROXY": aws.url, "AWS_ACCESS_KEY_ID": "AKIADEVELOPER", "AWS_SECRET_ACCESS_KEY": secret, "AWS_SESSION_TOKEN": None}
+    try:
+        local = cfnrun("test", str(project), "--region", "eu-west-1", "--", "-k", "no_such_test", env=env, timeout=180)
+        assert aws.destinations == [], local.stdout[-2000:]  # the stand-in STS answered; AWS was never asked
+        assert "0 selected" in local.stdout, local.stdout[-2000:] + local.stderr[-2000:]
+        real = cfnrun("test", str(project), "--region", "eu-west-1", "--aws", "--", "-k", "no_such_test", env=env, timeout=180)
+    finally:
+        aws.close()
+    assert real.returncode != 0  # AWS (here: the stand-in that drops every connection) could not be reached
+    assert "sts.eu-west-1.amazonaws.com:443" in aws.destinations
+    assert secret not in local.stdout + local.stderr + real.stdout + real.stderr
