@@ -2,7 +2,9 @@
 
 Runs as a script (``python worker.py --code-dir DIR``; the handler comes in a frame), in the
 provider's interpreter, using the standard library only, so it never drags cfnrun's own
-dependencies into the provider's module namespace.
+dependencies into the provider's module namespace. Its ``HandlerHost``, ``LambdaContext`` and
+``InitError`` are also what cfnrun's ``--in-process`` mode drives, so both run a handler
+the same way.
 
 Channels, all set up by the parent:
   * fd 0 is one end of a Unix socket pair: requests come in and replies go out on it,
