@@ -24,11 +24,15 @@ import os
 import socket
 import struct
 import sys
+import threading
 import time
 import traceback
 from typing import Any, BinaryIO, Callable, Dict, List, Optional
 
 FRAME_HEADER = struct.Struct(">I")
+# Exit status of a worker whose handler closed or replaced the request/reply channel's fd:
+# no reply can leave, so the parent explains the death by this status.
+EXIT_CHANNEL_LOST = 86
 _ENCODER = json.JSONEncoder(separators=(",", ":"))  # one instance: json.dumps(separators=...) builds one per call
 
 
@@ -258,15 +262,47 @@ def watch_support_library_serialization(handler: Callable[..., Any]) -> None:
     resource._invoke_handler = checked  # type: ignore[union-attr]
 
 
+class ChannelDisabled(Exception):
+    """This process is a fork of the worker: only the worker itself may use the channel."""
+
+
 class Channel:
-    """The worker's end of the request/reply socket (blocking)."""
+    """The worker's end of the request/reply socket (blocking).
+
+    Only the worker process itself talks on it. A handler that forks leaves a child
+    holding a copy of the socket; in that child the channel is disabled at once (its fd
+    closed), so the child can neither take the next request nor send a reply frame.
+    """
 
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
         self._requests: BinaryIO = sock.makefile("rb")  # buffered: a read returns all it asked for
+        self.owner = os.getpid()
+        self.identity = _fd_identity(sock.fileno())
+        os.register_at_fork(after_in_child=self._disable)
+
+    @property
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def _disable(self) -> None:
+        if os.getpid() == self.owner:
+            return
+        fd = self._sock.fileno()
+        self._sock.detach()  # the fd's number may be reused later in the child; close it exactly once
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+    def usable(self) -> bool:
+        """Still the worker's own socket: not forked away, not closed or replaced by the handler."""
+        return os.getpid() == self.owner and _fd_identity(self.fileno) == self.identity
 
     def read_frame(self) -> Dict[str, Any]:
         """The next request; EOFError when the parent has closed its end."""
+        if os.getpid() != self.owner:
+            raise ChannelDisabled
         header = self._requests.read(FRAME_HEADER.size)
         if len(header) < FRAME_HEADER.size:
             raise EOFError
@@ -277,7 +313,30 @@ class Channel:
         return json.loads(body)
 
     def write_frame(self, frame: bytes) -> None:
+        if os.getpid() != self.owner:
+            raise ChannelDisabled
         self._sock.sendall(frame)
+
+
+def _fd_identity(fd: int) -> Optional["tuple[int, int]"]:
+    """What an fd refers to (device, inode); None when it is closed."""
+    try:
+        status = os.fstat(fd)
+    except OSError:
+        return None
+    return (status.st_dev, status.st_ino)
+
+
+class LogFds:
+    """The worker's fds 1 and 2 as they were at start: the parent's log pipe."""
+
+    def __init__(self) -> None:
+        self.identity = {fd: _fd_identity(fd) for fd in (1, 2)}
+
+    def broken(self) -> List[str]:
+        """The names of the log fds the handler closed or pointed elsewhere."""
+        names = {1: "stdout (fd 1)", 2: "stderr (fd 2)"}
+        return [names[fd] for fd, identity in self.identity.items() if _fd_identity(fd) != identity]
 
 
 def _function_error(error: BaseException) -> Dict[str, Any]:
@@ -300,6 +359,7 @@ class Worker:
         self.identity = identity
         self.before_call = before_call
         self.channel = channel
+        self.log_fds = LogFds()
         self.request_ids = _configure_logging(os.environ.get("CFNRUN_LOG_LEVEL", "INFO"))
 
     def serve(self, dependencies: List[str]) -> None:
@@ -310,7 +370,16 @@ class Worker:
                 request = self.channel.read_frame()
             except (EOFError, ConnectionError):
                 return
-            self.channel.write_frame(self.invoke(request))
+            reply = self.invoke(request)
+            if not self.channel.usable():
+                if os.getpid() != self.channel.owner:
+                    os._exit(0)  # a forked child returned from the handler: it has nobody to answer
+                os._exit(EXIT_CHANNEL_LOST)
+            broken = self.log_fds.broken()
+            if broken:
+                self.channel.write_frame(encode_frame(_unusable_reply(request["id"], broken)))
+                return
+            self.channel.write_frame(reply)
 
     def invoke(self, request: Dict[str, Any]) -> bytes:
         """Run the handler once; the encoded reply frame, ready to send."""
@@ -341,6 +410,52 @@ class Worker:
         sys.stderr.flush()
         self.request_ids.request_id = ""
         return frame
+
+
+def _unusable_reply(invocation_id: int, broken: List[str]) -> Dict[str, Any]:
+    return {
+        "type": "error",
+        "id": invocation_id,
+        "unusable": True,
+        "error": {
+            "errorType": "Runtime.ExitError",
+            "errorMessage": f"the handler closed or replaced the worker's {' and '.join(broken)}; "
+            "this sandbox cannot serve another call and is replaced",
+            "stackTrace": [],
+        },
+    }
+
+
+def _die_with_parent(parent_pid: int, lifeline: int) -> None:
+    """End this worker when the process that started it ends, however it ends.
+
+    On Linux the kernel sends SIGKILL when the parent dies; everywhere, a watchdog thread
+    waits on the lifeline pipe, whose write end only the parent holds, and leaves at EOF.
+    """
+    os.set_inheritable(lifeline, False)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:  # the parent died before the line above took effect
+        os._exit(0)
+
+    def watch() -> None:
+        while True:
+            try:
+                if not os.read(lifeline, 1):
+                    break
+            except InterruptedError:
+                continue
+            except OSError:
+                break
+        os._exit(0)
+
+    threading.Thread(target=watch, name="cfnrun-lifeline", daemon=True).start()
 
 
 def _take_over_fds() -> Channel:
@@ -408,6 +523,9 @@ def main(argv: List[str]) -> int:
     # Running as a script put this file's folder on sys.path; the provider must not see it.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [code_dir] + [p for p in sys.path if os.path.abspath(p or ".") != here]
+    lifeline = _option(argv, "--lifeline")
+    if lifeline is not None:
+        _die_with_parent(int(_option(argv, "--parent-pid") or 0), int(lifeline))
     channel = _take_over_fds()
     faulthandler.enable(sys.stderr)
     debug_port = _option(argv, "--debug-port")
@@ -432,7 +550,10 @@ def main(argv: List[str]) -> int:
     dependencies = [name for name in sys.modules if name not in before and name not in own]
     watch_support_library_serialization(handler)
     worker = Worker(handler, command["identity"], channel, before_call)
-    worker.serve(dependencies)
+    try:
+        worker.serve(dependencies)
+    except ChannelDisabled:
+        os._exit(0)  # a forked child left the handler: it ends quietly, without serving
     return 0
 
 
