@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import re
 import signal
 import threading
@@ -171,3 +172,29 @@ def test_memory_limit_off_lets_a_worker_grow() -> None:
         return grown.result
 
     assert run_pool(body, spec) == {"allocated": 256}
+
+
+def _my_workers() -> "list[int]":
+    me = str(os.getpid())
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "stat").read_text().rsplit(")", 1)[1].split()[1] == me:
+                if b"worker.py" in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+        except (OSError, IndexError):
+            continue
+    return found
+
+
+def test_closing_the_pool_while_a_replacement_starts_leaves_no_worker() -> None:
+    async def body(pool: FunctionPool) -> None:
+        died = await pool.invoke({"do": "exit"}, 5)
+        assert died.kind is OutcomeKind.WORKER_DIED  # a replacement is now starting in the background
+        deadline = time.monotonic() + 10
+        while not _my_workers():  # the replacement's process exists; its handler is still importing
+            assert time.monotonic() < deadline, "no replacement worker started"
+            await asyncio.sleep(0.005)
+
+    run_pool(body)
+    assert _my_workers() == []
