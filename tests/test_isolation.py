@@ -198,3 +198,45 @@ def test_closing_the_pool_while_a_replacement_starts_leaves_no_worker() -> None:
 
     run_pool(body)
     assert _my_workers() == []
+
+
+def test_serve_answers_an_out_of_memory_call_like_lambda() -> None:
+    server = ServerProcess(MISBEHAVING)  # the fixture's template says MemorySize: 128
+    try:
+        client = server.client()
+        answer = client.invoke(FunctionName="TypeFunction", Payload=json.dumps({"do": "allocate", "megabytes": 2048}).encode())
+        error = json.loads(answer["Payload"].read())
+        assert answer["FunctionError"] == "Unhandled"
+        assert error["errorType"] == "Runtime.OutOfMemory"
+        assert "MemorySize of 128 MB" in error["errorMessage"]
+        after = client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}')
+        assert json.loads(after["Payload"].read())["count"] == 1
+    finally:
+        server.stop()
+
+
+def test_serve_memory_limit_off_lets_a_worker_grow() -> None:
+    server = ServerProcess(MISBEHAVING, "--memory-limit", "off")
+    try:
+        answer = server.client().invoke(FunctionName="TypeFunction", Payload=json.dumps({"do": "allocate", "megabytes": 256}).encode())
+        assert json.loads(answer["Payload"].read()) == {"allocated": 256}
+    finally:
+        server.stop()
+
+
+def test_a_worker_whose_lifeline_breaks_leaves_with_what_it_started() -> None:
+    """The portable half of dying with the parent (macOS has no parent-death signal)."""
+
+    async def body(pool: FunctionPool) -> None:
+        worker = pool.pids[0]
+        spawned = await pool.invoke({"do": "group_child_stays"}, 5)
+        child = spawned.result["child"]
+        process = next(iter(pool._workers))
+        os.close(process._lifeline)  # as if this process had died
+        process._lifeline = None
+        deadline = time.monotonic() + 10
+        while pid_alive(worker) or pid_alive(child):
+            assert time.monotonic() < deadline, "the worker or its child outlived the lifeline"
+            await asyncio.sleep(0.01)
+
+    run_pool(body)

@@ -21,6 +21,7 @@ import io
 import json
 import logging
 import os
+import signal
 import socket
 import struct
 import sys
@@ -430,7 +431,8 @@ def _die_with_parent(parent_pid: int, lifeline: int) -> None:
     """End this worker when the process that started it ends, however it ends.
 
     On Linux the kernel sends SIGKILL when the parent dies; everywhere, a watchdog thread
-    waits on the lifeline pipe, whose write end only the parent holds, and leaves at EOF.
+    waits on the lifeline pipe, whose write end only the parent holds, and at EOF kills the
+    worker's process group (the worker leads it), taking what the handler started along.
     """
     os.set_inheritable(lifeline, False)
     if sys.platform.startswith("linux"):
@@ -453,7 +455,7 @@ def _die_with_parent(parent_pid: int, lifeline: int) -> None:
                 continue
             except OSError:
                 break
-        os._exit(0)
+        os.killpg(os.getpgrp(), signal.SIGKILL)  # the worker leads its group: it and what it started
 
     threading.Thread(target=watch, name="cfnrun-lifeline", daemon=True).start()
 
