@@ -240,3 +240,18 @@ def test_a_worker_whose_lifeline_breaks_leaves_with_what_it_started() -> None:
             await asyncio.sleep(0.01)
 
     run_pool(body)
+
+
+def test_a_setsid_daemon_dies_when_its_worker_is_retired_by_a_reload(tmp_path: Path) -> None:
+    pid_file = tmp_path / "daemon.pid"
+
+    async def body(pool: FunctionPool) -> None:
+        started = await pool.invoke({"do": "daemon", "pid_file": str(pid_file)}, 10)
+        daemon = started.result["daemon"]
+        assert await pool.reload() is None
+        deadline = time.monotonic() + 10
+        while pid_alive(daemon):
+            assert time.monotonic() < deadline, f"daemon {daemon} outlived the reload"
+            await asyncio.sleep(0.01)
+
+    run_pool(body)

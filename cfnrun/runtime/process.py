@@ -310,7 +310,8 @@ class WorkerProcess:
             await asyncio.wait_for(self.process.wait(), 2.0)
         except asyncio.TimeoutError:
             pass
-        await self.kill()
+        finally:  # also when the pool closing cancels this: what the worker started must go
+            await self.kill()
 
     # -- internals ---------------------------------------------------------------
 

@@ -12,6 +12,12 @@ Channels, all set up by the parent:
     parent sees print(), logging, C-level writes and crash dumps in the order they
     happened. The worker flushes its output before it replies, so whatever the pipe
     holds when the reply arrives belongs to that invocation.
+  * ``--lifeline FD`` is the read end of a pipe only the parent can write to; EOF on it
+    means the parent is gone, and the worker's group is killed (``_die_with_parent``).
+
+Only the worker process itself answers: a child forked by a handler has the channel
+closed under it and exits when it returns from the handler. A handler that breaks fds
+1/2 or the channel retires its worker (``LogFds``, ``Channel.usable``).
 """
 from __future__ import annotations
 
