@@ -63,12 +63,11 @@ def test_a_setsid_daemon_dies_with_the_crashed_worker_and_the_answer_does_not_wa
     pid_file = tmp_path / "daemon.pid"
 
     async def body(pool: FunctionPool) -> None:
-        started = time.monotonic()
         crashed = await pool.invoke({"do": "daemon", "pid_file": str(pid_file), "then": "crash"}, 10)
-        answered = time.monotonic() - started
+        answered = time.time() - pid_file.stat().st_mtime  # the worker crashes right after the daemon wrote it
         assert crashed.kind is OutcomeKind.WORKER_DIED
         assert "exited with status 9" in crashed.error_message
-        assert answered < 1.5, f"the crash answer took {answered:.1f} s"
+        assert answered < 1.0, f"the crash answer came {answered:.1f} s after the crash"
         daemon = int(pid_file.read_text())
         wait_until(lambda: not pid_alive(daemon), what=f"daemon {daemon} to be gone")
         assert (await pool.invoke({"do": "echo"}, 5)).kind is OutcomeKind.RETURNED
