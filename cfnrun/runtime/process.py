@@ -97,7 +97,7 @@ class WorkerProcess:
         self._marker = marker
         self._lifeline: Optional[int] = lifeline  # write end; the worker leaves when it closes
         self._memory_peak_kib: Optional[int] = None
-        self._torn_down = False
+        self._teardown: Optional["asyncio.Future[None]"] = None
         self._loop = asyncio.get_running_loop()
         self.log_stream_name = f"cfnrun/[$LATEST]{secrets.token_hex(8)}"
         self._logs = logs
@@ -290,9 +290,11 @@ class WorkerProcess:
         left, so what the pipe holds now is all the output there is: it is read without
         waiting for an EOF that an escaped process could hold back.
         """
-        if self._torn_down:
-            return  # the group's number may belong to someone else by now
-        self._torn_down = True
+        if self._teardown is None:  # once: later, the group's number may belong to someone else
+            self._teardown = asyncio.ensure_future(self._tear_down())
+        await asyncio.shield(self._teardown)  # a cancelled caller must not stop it half-way
+
+    async def _tear_down(self) -> None:
         kill_group(self.process.pid)
         await self.process.wait()
         kill_group(self.process.pid)  # what the worker forked while it was being killed
