@@ -18,7 +18,7 @@ from typing import Any, Awaitable, Callable, Dict
 from cfnrun.runtime.outcome import OutcomeKind
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerSpec
-from conftest import MISBEHAVING, ServerProcess, pid_alive, wait_until
+from conftest import MISBEHAVING, ServerProcess, cfnrun, pid_alive, result_of, wait_until
 from test_runtime import spec_for
 
 
@@ -254,3 +254,13 @@ def test_a_setsid_daemon_dies_when_its_worker_is_retired_by_a_reload(tmp_path: P
             await asyncio.sleep(0.01)
 
     run_pool(body)
+
+
+def test_invoke_enforces_memorysize_unless_told_not_to(tmp_path: Path) -> None:
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps({"desiredResourceState": {"do": "allocate", "megabytes": 512}, "previousResourceState": None}))
+    plain = ["--handler", "behaviours.handler", "--schema", str(MISBEHAVING / "cfnrun-test-misbehaving.json"), "--code-dir", str(MISBEHAVING)]
+    enforced = cfnrun("invoke", "CREATE", str(request), *plain, "--no-credentials")
+    assert "MemorySize of 128 MB" in enforced.stdout, enforced.stdout + enforced.stderr
+    grown = cfnrun("invoke", "CREATE", str(request), *plain, "--no-credentials", "--memory-limit", "off", "--json")
+    assert result_of(grown)["reason"] == "invalid-progress-event"  # it returned {"allocated": 512}
