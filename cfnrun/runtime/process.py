@@ -123,7 +123,7 @@ class WorkerProcess:
         parent_end, worker_end = socket.socketpair()
         log_read, log_write = os.pipe()
         lifeline_read, lifeline_write = os.pipe()
-        arguments += ["--parent-pid", str(os.getpid()), "--lifeline", str(lifeline_read)]
+        arguments += ["--lifeline", str(lifeline_read)]
         marker = new_marker()
         try:
             process = await asyncio.create_subprocess_exec(

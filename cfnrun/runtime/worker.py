@@ -433,7 +433,7 @@ def _unusable_reply(invocation_id: int, broken: List[str]) -> Dict[str, Any]:
     }
 
 
-def _die_with_parent(parent_pid: int, lifeline: int) -> None:
+def _die_with_parent(lifeline: int) -> None:
     """End this worker when the process that started it ends, however it ends.
 
     On Linux the kernel sends SIGKILL when the parent dies; everywhere, a watchdog thread
@@ -449,18 +449,15 @@ def _die_with_parent(parent_pid: int, lifeline: int) -> None:
             libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
         except (OSError, AttributeError):
             pass
-    if os.getppid() != parent_pid:  # the parent died before the line above took effect
-        os._exit(0)
+    # A parent that died before prctl took effect has closed the lifeline: the watchdog
+    # sees EOF at once. (No getppid check: a --python wrapper may sit in between.)
 
     def watch() -> None:
-        while True:
-            try:
-                if not os.read(lifeline, 1):
-                    break
-            except InterruptedError:
-                continue
-            except OSError:
-                break
+        try:
+            while os.read(lifeline, 1):
+                pass
+        except OSError:
+            pass
         os.killpg(os.getpgrp(), signal.SIGKILL)  # the worker leads its group: it and what it started
 
     threading.Thread(target=watch, name="cfnrun-lifeline", daemon=True).start()
@@ -533,7 +530,7 @@ def main(argv: List[str]) -> int:
     sys.path[:] = [code_dir] + [p for p in sys.path if os.path.abspath(p or ".") != here]
     lifeline = _option(argv, "--lifeline")
     if lifeline is not None:
-        _die_with_parent(int(_option(argv, "--parent-pid") or 0), int(lifeline))
+        _die_with_parent(int(lifeline))
     channel = _take_over_fds()
     faulthandler.enable(sys.stderr)
     debug_port = _option(argv, "--debug-port")
