@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import enum
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -25,6 +26,12 @@ from cfnrun.app.serve import ServeSettings, serve_forever
 from cfnrun.model.protocol import Action
 from cfnrun.ui.ndjson import NdjsonRenderer
 from cfnrun.ui.timeline import TimelineRenderer
+
+
+class Switch(str, enum.Enum):
+    ON = "on"
+    OFF = "off"
+
 
 EXIT_SUCCESS = 0
 EXIT_FAILED = 1
@@ -85,6 +92,9 @@ def invoke(
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object per event (NDJSON)."),
     log_level: str = typer.Option("INFO", help="Level of the handler's root logger."),
     python: str = typer.Option(sys.executable, help="Python interpreter that runs the provider."),
+    memory_limit: Switch = typer.Option(
+        Switch.ON, "--memory-limit", help="Kill a worker whose real memory exceeds its function's MemorySize (on|off)."
+    ),
     watch: bool = typer.Option(False, "--watch", help="After the operation, run it again every time a project file is saved."),
     in_process: bool = typer.Option(
         False, "--in-process", help="Run the handler inside cfnrun, so breakpoint(), pdb and IDE debuggers work."
@@ -118,6 +128,7 @@ def invoke(
         max_reinvoke=max_reinvoke,
         log_level=log_level.upper(),
         python=python,
+        memory_limit=memory_limit is Switch.ON,
         watch=watch,
         in_process=in_process,
         contract=contract,
@@ -156,6 +167,9 @@ def serve(
     invocation_timeout: Optional[float] = typer.Option(None, min=0.001, help="Override every call's time limit, in seconds."),
     log_level: str = typer.Option("INFO", help="Level of the handlers' root logger."),
     python: str = typer.Option(sys.executable, help="Python interpreter that runs the provider."),
+    memory_limit: Switch = typer.Option(
+        Switch.ON, "--memory-limit", help="Kill a worker whose real memory exceeds its function's MemorySize (on|off)."
+    ),
     sts_standin: bool = typer.Option(
         False, "--sts-standin", help="Also answer STS GetCallerIdentity/GetSessionToken at / (for cloudformation-cli without AWS)."
     ),
@@ -182,7 +196,8 @@ def serve(
         host=host,
         port=port,
         runtime=RuntimeSettings(
-            region, account_id, workers, log_level.upper(), python, standby=reload, debug_port=debug_port, debug_wait=debug_wait
+            region, account_id, workers, log_level.upper(), python, standby=reload, debug_port=debug_port, debug_wait=debug_wait,
+            memory_limit=memory_limit is Switch.ON,
         ),
         budgets=Budgets(time_scale, invocation_timeout),
         sts_standin=sts_standin,

@@ -28,7 +28,7 @@ def function_error(outcome: InvocationOutcome) -> Dict[str, Any]:
         }
     if outcome.kind is OutcomeKind.WORKER_DIED:
         return {
-            "errorType": "Runtime.ExitError",
+            "errorType": outcome.error_type or "Runtime.ExitError",  # Runtime.OutOfMemory, say
             "errorMessage": f"RequestId: {request} Error: Runtime exited: {outcome.error_message}",
         }
     error = dict(outcome.error or {})

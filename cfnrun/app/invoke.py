@@ -55,6 +55,7 @@ class InvokeSettings:
     max_reinvoke: Optional[int] = None
     log_level: str = "INFO"
     python: str = sys.executable
+    memory_limit: bool = True  # enforce the function's MemorySize on the worker
     watch: bool = False
     in_process: bool = False
     contract: ContractMode = ContractMode.WARN
@@ -139,7 +140,9 @@ def _target(prepared: PreparedInvoke, standby: bool) -> Target:
     settings, request = prepared.settings, prepared.request
     if settings.in_process:
         return InProcessFunction(prepared.project, prepared.function, request.region, settings.account_id, settings.log_level)
-    runtime = RuntimeSettings(request.region, settings.account_id, 1, settings.log_level, settings.python)
+    runtime = RuntimeSettings(
+        request.region, settings.account_id, 1, settings.log_level, settings.python, memory_limit=settings.memory_limit
+    )
     return FunctionPool(worker_spec(prepared.project, prepared.function, runtime), size=1, standby=standby)
 
 

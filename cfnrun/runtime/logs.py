@@ -74,7 +74,6 @@ class LogPipe:
         self._fd: Optional[int] = fd
         self._capture = LogCapture()
         self._loop = asyncio.get_running_loop()
-        self.closed = asyncio.Event()
         self._loop.add_reader(fd, self._read, self.CHUNKS_PER_WAKEUP)
 
     def _read(self, limit: Optional[int] = None) -> None:
@@ -100,16 +99,13 @@ class LogPipe:
         capture, self._capture = self._capture, LogCapture()
         return capture.text()
 
-    async def wait_closed(self, timeout_s: float) -> None:
-        """Wait for every writer (the worker and anything it started) to let go of the pipe."""
-        try:
-            await asyncio.wait_for(self.closed.wait(), timeout_s)
-        except asyncio.TimeoutError:
-            pass  # a grandchild that escaped the process group still holds it
+    def drain_and_close(self) -> None:
+        """Keep what the pipe holds now and close it, without waiting for its writers to let go."""
+        self._read(limit=self.CHUNKS_PER_WAKEUP * 4)  # bounded: an escaped writer may still be flooding
+        self.close()
 
     def close(self) -> None:
         if self._fd is not None:
             self._loop.remove_reader(self._fd)
             os.close(self._fd)
             self._fd = None
-        self.closed.set()

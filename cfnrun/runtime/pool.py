@@ -117,8 +117,10 @@ class FunctionPool:
         self._closed = True
         async with self._changed:
             self._changed.notify_all()
-        for task in list(self._background):
+        background = list(self._background)
+        for task in background:
             task.cancel()
+        await asyncio.gather(*background, return_exceptions=True)  # their workers are torn down
         spare = await self._take_spare()
         if spare is not None:
             await spare.kill()
@@ -172,6 +174,7 @@ class FunctionPool:
             self._queued -= 1
 
     async def _start_worker(self, generation: int) -> WorkerProcess:
+        worker: Optional[WorkerProcess] = None
         try:
             worker = await self._take_spare()
             if worker is None:
@@ -182,6 +185,8 @@ class FunctionPool:
             finally:
                 self._prepare_spare()
         except BaseException:
+            if worker is not None:  # failed or cancelled half-way (the pool closing): leave nothing behind
+                await worker.kill()
             async with self._changed:
                 if generation == self.generation:
                     self._slots -= 1

@@ -2,8 +2,10 @@
 
 The parent never runs handler code and never blocks on it: it sends a request
 frame on the worker's socket, awaits the reply frame with a deadline, and
-collects the worker's log pipe in the background. A worker that overruns its deadline is killed with its
-whole process group, so nothing it started outlives it.
+collects the worker's log pipe in the background. However a worker ends (crash, deadline, memory,
+reload, shutdown) its sandbox is torn down: the worker, its process group and every process that
+carries its marker (``sandbox.py``), so nothing it started outlives it. A worker also dies with
+this process (``worker._die_with_parent``).
 """
 from __future__ import annotations
 
@@ -23,10 +25,12 @@ from typing import Any, Dict, List, Mapping, Optional
 from cfnrun.runtime import worker as worker_script
 from cfnrun.runtime.channel import ChannelClosed, FrameChannel
 from cfnrun.runtime.logs import LogPipe
+from cfnrun.runtime.memory import MemoryWatch
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
+from cfnrun.runtime.sandbox import MARKER, kill_group, kill_marked, new_marker
 
 WORKER_SCRIPT = Path(worker_script.__file__).resolve()
-_LOG_DRAIN_SECONDS = 2.0
+_EXIT_WAIT_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,7 @@ class WorkerSpec:
     account_id: str = "123456789012"
     debug_port: Optional[int] = None
     debug_wait: bool = False
+    memory_limit: bool = True  # kill a worker whose real memory exceeds memory_mb
 
     @property
     def function_arn(self) -> str:
@@ -69,6 +74,8 @@ def describe_exit(returncode: Optional[int]) -> str:
         except ValueError:
             name = f"signal {-returncode}"
         return f"worker process was killed by {name}"
+    if returncode == worker_script.EXIT_CHANNEL_LOST:
+        return "the handler closed or replaced the worker's request channel (its socket fd); the worker exited"
     return f"worker process exited with status {returncode}"
 
 
@@ -76,11 +83,21 @@ class WorkerProcess:
     _ids = itertools.count(1)
 
     def __init__(
-        self, spec: WorkerSpec, process: asyncio.subprocess.Process, channel: FrameChannel, logs: LogPipe
+        self,
+        spec: WorkerSpec,
+        process: asyncio.subprocess.Process,
+        channel: FrameChannel,
+        logs: LogPipe,
+        marker: str,
+        lifeline: int,
     ) -> None:
         self.spec = spec
         self.process = process
         self._channel = channel
+        self._marker = marker
+        self._lifeline: Optional[int] = lifeline  # write end; the worker leaves when it closes
+        self._memory_peak_kib: Optional[int] = None
+        self._teardown: Optional["asyncio.Future[None]"] = None
         self._loop = asyncio.get_running_loop()
         self.log_stream_name = f"cfnrun/[$LATEST]{secrets.token_hex(8)}"
         self._logs = logs
@@ -105,24 +122,30 @@ class WorkerProcess:
         # Neither end is inheritable: only this worker holds its socket and its log pipe.
         parent_end, worker_end = socket.socketpair()
         log_read, log_write = os.pipe()
+        lifeline_read, lifeline_write = os.pipe()
+        arguments += ["--lifeline", str(lifeline_read)]
+        marker = new_marker()
         try:
             process = await asyncio.create_subprocess_exec(
                 *arguments,
                 stdin=worker_end.fileno(),
                 stdout=log_write,
                 stderr=log_write,
+                pass_fds=(lifeline_read,),
                 cwd=str(spec.cwd),
-                env=dict(spec.env),
+                env={**spec.env, MARKER: marker},
                 start_new_session=True,
             )
         except BaseException:
             parent_end.close()
             os.close(log_read)
+            os.close(lifeline_write)
             raise
         finally:
             worker_end.close()
             os.close(log_write)
-        return cls(spec, process, FrameChannel(parent_end), LogPipe(log_read))
+            os.close(lifeline_read)
+        return cls(spec, process, FrameChannel(parent_end), LogPipe(log_read), marker, lifeline_write)
 
     @classmethod
     async def start(cls, spec: WorkerSpec) -> "WorkerProcess":
@@ -144,6 +167,7 @@ class WorkerProcess:
         hello = await self._startup_reply(f"importing {self.spec.handler}")
         if hello.get("type") == "init_error":
             await self.process.wait()
+            await self.kill()
             raise WorkerInitError(hello["error"], await self._drain_logs())
         self.dependencies = list(hello.get("modules") or [])
 
@@ -158,6 +182,7 @@ class WorkerProcess:
             ) from None
         except ChannelClosed:
             returncode = await self.process.wait()
+            await self.kill()
             raise WorkerInitError(
                 {"errorType": "Runtime.ExitError", "errorMessage": f"{describe_exit(returncode)} while {doing}"},
                 await self._drain_logs(),
@@ -194,14 +219,30 @@ class WorkerProcess:
 
         # A timer rather than asyncio.wait_for: no extra task on the hot path.
         timer = self._loop.call_later(timeout_s, expire)
+        memory = MemoryWatch.of(self._loop) if self.spec.memory_limit else None
+        if memory is not None:
+            memory.watch(self.pid, self.spec.memory_mb, self._out_of_memory)
         try:
             self._channel.send(frame)
             reply = await self._channel.receive()
         except ChannelClosed:
             duration = elapsed()
+            if self._memory_peak_kib is not None:
+                await self.kill()
+                return InvocationOutcome(
+                    OutcomeKind.WORKER_DIED,
+                    request_id,
+                    duration,
+                    self._logs.take(),
+                    error={
+                        "errorType": "Runtime.OutOfMemory",
+                        "errorMessage": f"the worker used {self._memory_peak_kib // 1024} MB, over the function's "
+                        f"MemorySize of {self.spec.memory_mb} MB; it was killed",
+                    },
+                )
             if not timed_out:
                 try:  # let a dying worker finish exiting, so its status is the real one
-                    await asyncio.wait_for(self.process.wait(), _LOG_DRAIN_SECONDS)
+                    await asyncio.wait_for(self.process.wait(), _EXIT_WAIT_SECONDS)
                 except asyncio.TimeoutError:
                     pass
             await self.kill()
@@ -218,11 +259,21 @@ class WorkerProcess:
             )
         finally:
             timer.cancel()
+            if memory is not None:
+                memory.unwatch(self.pid)
         duration = elapsed()
         logs = self._logs.take()  # the worker flushed its output before replying
+        if reply.get("unusable"):  # the handler broke the worker's fds; it is leaving
+            await self.kill()
+            logs += self._logs.take()
+            return InvocationOutcome(OutcomeKind.WORKER_DIED, request_id, duration, logs, error=reply.get("error"))
         if reply.get("type") == "result":
             return InvocationOutcome(OutcomeKind.RETURNED, request_id, duration, logs, result=reply.get("result"))
         return InvocationOutcome(OutcomeKind.FUNCTION_ERROR, request_id, duration, logs, error=reply.get("error"))
+
+    def _out_of_memory(self, peak_kib: int) -> None:
+        self._memory_peak_kib = peak_kib
+        self._signal_group(signal.SIGKILL)
 
     def _signal_group(self, signum: int) -> None:
         if self.process.returncode is None:
@@ -232,11 +283,27 @@ class WorkerProcess:
                 pass
 
     async def kill(self) -> None:
-        """Kill the worker and everything it started; wait until it is reaped."""
-        self._signal_group(signal.SIGKILL)
+        """Tear the sandbox down: the worker and everything it started; wait until it is reaped.
+
+        The process group is killed even when the worker has already exited, then every
+        process carrying the worker's marker. Nothing that could write to the log pipe is
+        left, so what the pipe holds now is all the output there is: it is read without
+        waiting for an EOF that an escaped process could hold back.
+        """
+        if self._teardown is None:  # once: later, the group's number may belong to someone else
+            self._teardown = asyncio.ensure_future(self._tear_down())
+        await asyncio.shield(self._teardown)  # a cancelled caller must not stop it half-way
+
+    async def _tear_down(self) -> None:
+        kill_group(self.process.pid)
         await self.process.wait()
+        kill_group(self.process.pid)  # what the worker forked while it was being killed
         self._channel.close()
-        await self._logs.wait_closed(_LOG_DRAIN_SECONDS)
+        if self._lifeline is not None:
+            os.close(self._lifeline)
+            self._lifeline = None
+        await self._loop.run_in_executor(None, kill_marked, self._marker)
+        self._logs.drain_and_close()
 
     async def stop(self) -> None:
         """Ask an idle worker to leave (EOF on its socket), kill it if it lingers."""
@@ -245,11 +312,11 @@ class WorkerProcess:
             await asyncio.wait_for(self.process.wait(), 2.0)
         except asyncio.TimeoutError:
             pass
-        await self.kill()
+        finally:  # also when the pool closing cancels this: what the worker started must go
+            await self.kill()
 
     # -- internals ---------------------------------------------------------------
 
     async def _drain_logs(self) -> str:
-        """All output up to the worker's end (or a short wait for it)."""
-        await self._logs.wait_closed(_LOG_DRAIN_SECONDS)
+        """All output up to the worker's end (call after ``kill``)."""
         return self._logs.take()

@@ -26,6 +26,8 @@ class RuntimeSettings:
     standby: bool = False  # keep a spare worker with dependencies imported, for fast reloads
     debug_port: Optional[int] = None  # first debugpy port; one per function, in template order
     debug_wait: bool = False
+    memory_limit: bool = True  # kill a worker over its function's MemorySize
+
 
 
 def worker_spec(project: Project, function: FunctionSpec, settings: RuntimeSettings) -> WorkerSpec:
@@ -44,6 +46,7 @@ def worker_spec(project: Project, function: FunctionSpec, settings: RuntimeSetti
         account_id=settings.account_id,
         debug_port=debug_port,
         debug_wait=settings.debug_wait,
+        memory_limit=settings.memory_limit,
     )
 
 

@@ -14,6 +14,12 @@ Channels, all set up by the parent:
     parent sees print(), logging, C-level writes and crash dumps in the order they
     happened. The worker flushes its output before it replies, so whatever the pipe
     holds when the reply arrives belongs to that invocation.
+  * ``--lifeline FD`` is the read end of a pipe only the parent can write to; EOF on it
+    means the parent is gone, and the worker's group is killed (``_die_with_parent``).
+
+Only the worker process itself answers: a child forked by a handler has the channel
+closed under it and exits when it returns from the handler. A handler that breaks fds
+1/2 or the channel retires its worker (``LogFds``, ``Channel.usable``).
 """
 from __future__ import annotations
 
@@ -23,14 +29,19 @@ import io
 import json
 import logging
 import os
+import signal
 import socket
 import struct
 import sys
+import threading
 import time
 import traceback
 from typing import Any, BinaryIO, Callable, Dict, List, Optional, Set, TextIO, Tuple
 
 FRAME_HEADER = struct.Struct(">I")
+# Exit status of a worker whose handler closed or replaced the request/reply channel's fd:
+# no reply can leave, so the parent explains the death by this status.
+EXIT_CHANNEL_LOST = 86
 _ENCODER = json.JSONEncoder(separators=(",", ":"))  # one instance: json.dumps(separators=...) builds one per call
 
 
@@ -267,15 +278,47 @@ def watch_support_library_serialization(handler: Callable[..., Any]) -> None:
     resource._invoke_handler = checked  # type: ignore[union-attr]
 
 
+class ChannelDisabled(Exception):
+    """This process is a fork of the worker: only the worker itself may use the channel."""
+
+
 class Channel:
-    """The worker's end of the request/reply socket (blocking)."""
+    """The worker's end of the request/reply socket (blocking).
+
+    Only the worker process itself talks on it. A handler that forks leaves a child
+    holding a copy of the socket; in that child the channel is disabled at once (its fd
+    closed), so the child can neither take the next request nor send a reply frame.
+    """
 
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
         self._requests: BinaryIO = sock.makefile("rb")  # buffered: a read returns all it asked for
+        self.owner = os.getpid()
+        self.identity = _fd_identity(sock.fileno())
+        os.register_at_fork(after_in_child=self._disable)
+
+    @property
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def _disable(self) -> None:
+        if os.getpid() == self.owner:
+            return
+        fd = self._sock.fileno()
+        self._sock.detach()  # the fd's number may be reused later in the child; close it exactly once
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+    def usable(self) -> bool:
+        """Still the worker's own socket: not forked away, not closed or replaced by the handler."""
+        return os.getpid() == self.owner and _fd_identity(self.fileno) == self.identity
 
     def read_frame(self) -> Dict[str, Any]:
         """The next request; EOFError when the parent has closed its end."""
+        if os.getpid() != self.owner:
+            raise ChannelDisabled
         header = self._requests.read(FRAME_HEADER.size)
         if len(header) < FRAME_HEADER.size:
             raise EOFError
@@ -286,7 +329,30 @@ class Channel:
         return json.loads(body)
 
     def write_frame(self, frame: bytes) -> None:
+        if os.getpid() != self.owner:
+            raise ChannelDisabled
         self._sock.sendall(frame)
+
+
+def _fd_identity(fd: int) -> Optional["tuple[int, int]"]:
+    """What an fd refers to (device, inode); None when it is closed."""
+    try:
+        status = os.fstat(fd)
+    except OSError:
+        return None
+    return (status.st_dev, status.st_ino)
+
+
+class LogFds:
+    """The worker's fds 1 and 2 as they were at start: the parent's log pipe."""
+
+    def __init__(self) -> None:
+        self.identity = {fd: _fd_identity(fd) for fd in (1, 2)}
+
+    def broken(self) -> List[str]:
+        """The names of the log fds the handler closed or pointed elsewhere."""
+        names = {1: "stdout (fd 1)", 2: "stderr (fd 2)"}
+        return [names[fd] for fd, identity in self.identity.items() if _fd_identity(fd) != identity]
 
 
 def function_error(error: BaseException) -> Dict[str, Any]:
@@ -372,6 +438,7 @@ class Worker:
         self.identity = identity
         self.before_call = before_call
         self.channel = channel
+        self.log_fds = LogFds()
 
     def serve(self) -> None:
         ready = {"type": "ready", "pid": os.getpid(), "modules": self.host.dependencies}
@@ -381,7 +448,16 @@ class Worker:
                 request = self.channel.read_frame()
             except (EOFError, ConnectionError):
                 return
-            self.channel.write_frame(self.invoke(request))
+            reply = self.invoke(request)
+            if not self.channel.usable():
+                if os.getpid() != self.channel.owner:
+                    os._exit(0)  # a forked child returned from the handler: it has nobody to answer
+                os._exit(EXIT_CHANNEL_LOST)
+            broken = self.log_fds.broken()
+            if broken:
+                self.channel.write_frame(encode_frame(_unusable_reply(request["id"], broken)))
+                return
+            self.channel.write_frame(reply)
 
     def invoke(self, request: Dict[str, Any]) -> bytes:
         """Run the handler once; the encoded reply frame, ready to send."""
@@ -392,6 +468,50 @@ class Worker:
         sys.stdout.flush()  # all of this call's output is in the log pipe before the reply leaves
         sys.stderr.flush()
         return encode_reply(request["id"], kind, body)
+
+
+def _unusable_reply(invocation_id: int, broken: List[str]) -> Dict[str, Any]:
+    return {
+        "type": "error",
+        "id": invocation_id,
+        "unusable": True,
+        "error": {
+            "errorType": "Runtime.ExitError",
+            "errorMessage": f"the handler closed or replaced the worker's {' and '.join(broken)}; "
+            "this sandbox cannot serve another call and is replaced",
+            "stackTrace": [],
+        },
+    }
+
+
+def _die_with_parent(lifeline: int) -> None:
+    """End this worker when the process that started it ends, however it ends.
+
+    On Linux the kernel sends SIGKILL when the parent dies; everywhere, a watchdog thread
+    waits on the lifeline pipe, whose write end only the parent holds, and at EOF kills the
+    worker's process group (the worker leads it), taking what the handler started along.
+    """
+    os.set_inheritable(lifeline, False)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+        except (OSError, AttributeError):
+            pass
+    # A parent that died before prctl took effect has closed the lifeline: the watchdog
+    # sees EOF at once. (No getppid check: a --python wrapper may sit in between.)
+
+    def watch() -> None:
+        try:
+            while os.read(lifeline, 1):
+                pass
+        except OSError:
+            pass
+        os.killpg(os.getpgrp(), signal.SIGKILL)  # the worker leads its group: it and what it started
+
+    threading.Thread(target=watch, name="cfnrun-lifeline", daemon=True).start()
 
 
 def _take_over_fds() -> Channel:
@@ -463,6 +583,9 @@ def main(argv: List[str]) -> int:
     # Running as a script put this file's folder on sys.path; the provider must not see it.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [code_dir] + [p for p in sys.path if os.path.abspath(p or ".") != here]
+    lifeline = _option(argv, "--lifeline")
+    if lifeline is not None:
+        _die_with_parent(int(lifeline))
     channel = _take_over_fds()
     faulthandler.enable(sys.stderr)
     if not os.environ.get("PYTHONBREAKPOINT"):  # the developer's own choice of debugger wins
@@ -485,7 +608,10 @@ def main(argv: List[str]) -> int:
         sys.stdout.flush()
         channel.write_frame(encode_frame({"type": "init_error", "error": error.details}))
         return 3
-    Worker(host, command["identity"], channel, before_call).serve()
+    try:
+        Worker(host, command["identity"], channel, before_call).serve()
+    except ChannelDisabled:
+        os._exit(0)  # a forked child left the handler: it ends quietly, without serving
     return 0
 
 

@@ -1,0 +1,95 @@
+"""Everything a worker starts belongs to its sandbox, and ends with it.
+
+Each worker carries a marker in its environment (``CFNRUN_SANDBOX=<token>``) that every
+process it starts inherits, even one that leaves the worker's process group (setsid) or
+is re-parented (double fork). When a worker ends, its process group is killed and then
+``/proc`` is swept for processes of this user that carry the marker. The token is random
+per worker, so the sweep never touches a process this parent did not start.
+
+Without ``/proc`` (macOS) only the process group is killed: a daemon that calls setsid
+outlives its worker there.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+from typing import List
+
+MARKER = "CFNRUN_SANDBOX"
+_PROC = "/proc"
+_SWEEP_ROUNDS = 10  # a process forking while it is swept is caught in a later round
+
+
+def new_marker() -> str:
+    return f"{os.getpid()}-{secrets.token_hex(12)}"
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL a worker's process group; safe after the worker itself is gone.
+
+    A pid is not reused while a process group of that number has members, so this
+    reaches only what the worker left behind.
+    """
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_marked(marker: str) -> int:
+    """SIGKILL every process of this user that carries ``marker``; how many were killed."""
+    if not os.path.isdir(_PROC):
+        return 0
+    needle = f"\0{MARKER}={marker}\0".encode()
+    killed = 0
+    for _ in range(_SWEEP_ROUNDS):
+        found = _marked(needle)
+        if not found:
+            break
+        for pid in found:
+            killed += _kill(pid, needle)
+    return killed
+
+
+def _marked(needle: bytes) -> List[int]:
+    uid = os.getuid()
+    me = os.getpid()
+    found = []
+    for entry in os.scandir(_PROC):
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            if entry.stat().st_uid != uid:
+                continue
+            if needle in _environ(entry.name):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _environ(pid: str) -> bytes:
+    with open(f"{_PROC}/{pid}/environ", "rb") as environ:
+        return b"\0" + environ.read()
+
+
+def _kill(pid: int, needle: bytes) -> int:
+    """Kill ``pid`` if it still carries the marker (a pidfd pins it against pid reuse)."""
+    try:
+        handle = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        handle = -1
+    try:
+        if handle >= 0 and needle not in _environ(str(pid)):
+            return 0
+        if handle >= 0:
+            signal.pidfd_send_signal(handle, signal.SIGKILL)
+        else:
+            os.kill(pid, signal.SIGKILL)
+        return 1
+    except OSError:
+        return 0
+    finally:
+        if handle >= 0:
+            os.close(handle)

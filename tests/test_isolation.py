@@ -1,0 +1,266 @@
+"""The sandbox boundary (issue #9): a worker's answers, processes and memory stay its own.
+
+Real worker processes and real `cfnrun serve` subprocesses; nothing is mocked.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+import re
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Dict
+
+from cfnrun.runtime.outcome import OutcomeKind
+from cfnrun.runtime.pool import FunctionPool
+from cfnrun.runtime.process import WorkerSpec
+from conftest import MISBEHAVING, ServerProcess, cfnrun, pid_alive, result_of, wait_until
+from test_runtime import spec_for
+
+
+def run_pool(body: Callable[[FunctionPool], Awaitable[Any]], spec: WorkerSpec | None = None) -> Any:
+    async def run() -> Any:
+        pool = FunctionPool(spec or spec_for("behaviours.handler"))
+        try:
+            await pool.warm()
+            return await body(pool)
+        finally:
+            await pool.close()
+
+    return asyncio.run(run())
+
+
+def test_a_forked_child_never_answers_and_every_call_gets_its_own_answer() -> None:
+    async def body(pool: FunctionPool) -> None:
+        worker = pool.pids[0]
+        forked = await pool.invoke({"do": "fork"}, 5)
+        assert forked.kind is OutcomeKind.RETURNED
+        assert forked.result["pid"] == worker and forked.result["child"] != 0
+        for count in range(2, 7):
+            echo = await pool.invoke({"do": "echo"}, 5)
+            assert echo.kind is OutcomeKind.RETURNED
+            assert (echo.result["pid"], echo.result["count"]) == (worker, count)
+        wait_until(lambda: not pid_alive(forked.result["child"]), what="the forked child to leave")
+
+    run_pool(body)
+
+
+def test_a_child_in_the_workers_group_dies_with_the_crashed_worker() -> None:
+    async def body(pool: FunctionPool) -> None:
+        crashed = await pool.invoke({"do": "group_child"}, 5)
+        assert crashed.kind is OutcomeKind.WORKER_DIED
+        child = int(re.search(r"child pid (\d+)", crashed.logs).group(1))
+        wait_until(lambda: not pid_alive(child), what=f"child {child} to be gone")
+
+    run_pool(body)
+
+
+def test_a_setsid_daemon_dies_with_the_crashed_worker_and_the_answer_does_not_wait(tmp_path: Path) -> None:
+    pid_file = tmp_path / "daemon.pid"
+
+    async def body(pool: FunctionPool) -> None:
+        crashed = await pool.invoke({"do": "daemon", "pid_file": str(pid_file), "then": "crash"}, 10)
+        answered = time.time() - pid_file.stat().st_mtime  # the worker crashes right after the daemon wrote it
+        assert crashed.kind is OutcomeKind.WORKER_DIED
+        assert "exited with status 9" in crashed.error_message
+        assert answered < 1.0, f"the crash answer came {answered:.1f} s after the crash"
+        daemon = int(pid_file.read_text())
+        wait_until(lambda: not pid_alive(daemon), what=f"daemon {daemon} to be gone")
+        assert (await pool.invoke({"do": "echo"}, 5)).kind is OutcomeKind.RETURNED
+
+    run_pool(body)
+
+
+def test_a_setsid_daemon_dies_when_the_pool_closes(tmp_path: Path) -> None:
+    pid_file = tmp_path / "daemon.pid"
+
+    async def body(pool: FunctionPool) -> int:
+        started = await pool.invoke({"do": "daemon", "pid_file": str(pid_file)}, 10)
+        assert started.kind is OutcomeKind.RETURNED
+        assert pid_alive(started.result["daemon"])
+        return int(started.result["daemon"])
+
+    daemon = run_pool(body)
+    wait_until(lambda: not pid_alive(daemon), what=f"daemon {daemon} to be gone")
+
+
+def test_serve_leaves_no_handler_started_process_after_sigterm(tmp_path: Path) -> None:
+    server = ServerProcess(MISBEHAVING)
+    try:
+        pid_file = tmp_path / "daemon.pid"
+        answer = server.client().invoke(
+            FunctionName="TypeFunction", Payload=json.dumps({"do": "daemon", "pid_file": str(pid_file)}).encode()
+        )
+        daemon = json.loads(answer["Payload"].read())["daemon"]
+        assert pid_alive(daemon)
+    finally:
+        assert server.stop() == 0
+    wait_until(lambda: not pid_alive(daemon), what=f"daemon {daemon} to be gone")
+
+
+def test_workers_die_with_a_sigkilled_server(tmp_path: Path) -> None:
+    server = ServerProcess(MISBEHAVING)
+    started = tmp_path / "spinning"
+    client = server.client(read_timeout=30)
+    payload = json.dumps({"do": "spin", "started": str(started)}).encode()
+    threading.Thread(target=lambda: _ignore_errors(lambda: client.invoke(FunctionName="TypeFunction", Payload=payload)), daemon=True).start()
+    wait_until(lambda: started.exists() and started.read_text() != "", what="the spinning call to start")
+    worker = int(started.read_text())
+    server.stop(signal.SIGKILL)
+    wait_until(lambda: not pid_alive(worker), timeout=5, what=f"worker {worker} to die with its server")
+
+
+def _ignore_errors(call: Callable[[], Any]) -> None:
+    try:
+        call()
+    except Exception:  # noqa: B902 - the server is killed under this call on purpose
+        pass
+
+
+def test_a_handler_that_closes_stdio_gets_a_clear_error_and_the_worker_is_replaced() -> None:
+    async def body(pool: FunctionPool) -> None:
+        worker = pool.pids[0]
+        broken = await pool.invoke({"do": "close_stdio"}, 5)
+        assert broken.kind is OutcomeKind.WORKER_DIED
+        assert "closed or replaced the worker's stdout (fd 1) and stderr (fd 2)" in broken.error_message
+        assert not pid_alive(worker)
+        after = await pool.invoke({"do": "echo"}, 5)
+        assert after.kind is OutcomeKind.RETURNED and after.result["pid"] != worker
+        assert after.logs == "echo call 1\n"
+
+    run_pool(body)
+
+
+def test_a_handler_that_closes_every_fd_is_reported_as_such() -> None:
+    async def body(pool: FunctionPool) -> None:
+        broken = await pool.invoke({"do": "close_all"}, 5)
+        assert broken.kind is OutcomeKind.WORKER_DIED
+        assert "closed or replaced the worker's request channel" in broken.error_message
+        assert (await pool.invoke({"do": "echo"}, 5)).kind is OutcomeKind.RETURNED
+
+    run_pool(body)
+
+
+def test_exceeding_memorysize_ends_the_call_like_lambda_and_replaces_the_worker() -> None:
+    spec = dataclasses.replace(spec_for("behaviours.handler"), memory_mb=128)
+
+    async def body(pool: FunctionPool) -> None:
+        worker = pool.pids[0]
+        hog = await pool.invoke({"do": "allocate", "megabytes": 4096}, 30)
+        assert hog.kind is OutcomeKind.WORKER_DIED
+        assert hog.error_type == "Runtime.OutOfMemory"
+        assert "MemorySize of 128 MB" in hog.error_message
+        peak = int(re.search(r"used (\d+) MB", hog.error_message).group(1))
+        assert 128 < peak < 1024
+        assert not pid_alive(worker)
+        assert (await pool.invoke({"do": "allocate", "megabytes": 32}, 5)).kind is OutcomeKind.RETURNED
+
+    run_pool(body, spec)
+
+
+def test_memory_limit_off_lets_a_worker_grow() -> None:
+    spec = dataclasses.replace(spec_for("behaviours.handler"), memory_mb=128, memory_limit=False)
+
+    async def body(pool: FunctionPool) -> Dict[str, Any]:
+        grown = await pool.invoke({"do": "allocate", "megabytes": 256}, 30)
+        assert grown.kind is OutcomeKind.RETURNED, grown.error
+        return grown.result
+
+    assert run_pool(body, spec) == {"allocated": 256}
+
+
+def _my_workers() -> "list[int]":
+    me = str(os.getpid())
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "stat").read_text().rsplit(")", 1)[1].split()[1] == me:
+                if b"worker.py" in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+        except (OSError, IndexError):
+            continue
+    return found
+
+
+def test_closing_the_pool_while_a_replacement_starts_leaves_no_worker() -> None:
+    async def body(pool: FunctionPool) -> None:
+        died = await pool.invoke({"do": "exit"}, 5)
+        assert died.kind is OutcomeKind.WORKER_DIED  # a replacement is now starting in the background
+        deadline = time.monotonic() + 10
+        while not _my_workers():  # the replacement's process exists; its handler is still importing
+            assert time.monotonic() < deadline, "no replacement worker started"
+            await asyncio.sleep(0.005)
+
+    run_pool(body)
+    assert _my_workers() == []
+
+
+def test_serve_answers_an_out_of_memory_call_like_lambda() -> None:
+    server = ServerProcess(MISBEHAVING)  # the fixture's template says MemorySize: 128
+    try:
+        client = server.client()
+        answer = client.invoke(FunctionName="TypeFunction", Payload=json.dumps({"do": "allocate", "megabytes": 2048}).encode())
+        error = json.loads(answer["Payload"].read())
+        assert answer["FunctionError"] == "Unhandled"
+        assert error["errorType"] == "Runtime.OutOfMemory"
+        assert "MemorySize of 128 MB" in error["errorMessage"]
+        after = client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}')
+        assert json.loads(after["Payload"].read())["count"] == 1
+    finally:
+        server.stop()
+
+
+def test_serve_memory_limit_off_lets_a_worker_grow() -> None:
+    server = ServerProcess(MISBEHAVING, "--memory-limit", "off")
+    try:
+        answer = server.client().invoke(FunctionName="TypeFunction", Payload=json.dumps({"do": "allocate", "megabytes": 256}).encode())
+        assert json.loads(answer["Payload"].read()) == {"allocated": 256}
+    finally:
+        server.stop()
+
+
+def test_a_worker_whose_lifeline_breaks_leaves_with_what_it_started() -> None:
+    """The portable half of dying with the parent (macOS has no parent-death signal)."""
+
+    async def body(pool: FunctionPool) -> None:
+        worker = pool.pids[0]
+        spawned = await pool.invoke({"do": "group_child_stays"}, 5)
+        child = spawned.result["child"]
+        process = next(iter(pool._workers))
+        os.close(process._lifeline)  # as if this process had died
+        process._lifeline = None
+        deadline = time.monotonic() + 10
+        while pid_alive(worker) or pid_alive(child):
+            assert time.monotonic() < deadline, "the worker or its child outlived the lifeline"
+            await asyncio.sleep(0.01)
+
+    run_pool(body)
+
+
+def test_a_setsid_daemon_dies_when_its_worker_is_retired_by_a_reload(tmp_path: Path) -> None:
+    pid_file = tmp_path / "daemon.pid"
+
+    async def body(pool: FunctionPool) -> None:
+        started = await pool.invoke({"do": "daemon", "pid_file": str(pid_file)}, 10)
+        daemon = started.result["daemon"]
+        assert await pool.reload() is None
+        deadline = time.monotonic() + 10
+        while pid_alive(daemon):
+            assert time.monotonic() < deadline, f"daemon {daemon} outlived the reload"
+            await asyncio.sleep(0.01)
+
+    run_pool(body)
+
+
+def test_invoke_enforces_memorysize_unless_told_not_to(tmp_path: Path) -> None:
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps({"desiredResourceState": {"do": "allocate", "megabytes": 512}, "previousResourceState": None}))
+    plain = ["--handler", "behaviours.handler", "--schema", str(MISBEHAVING / "cfnrun-test-misbehaving.json"), "--code-dir", str(MISBEHAVING)]
+    enforced = cfnrun("invoke", "CREATE", str(request), *plain, "--no-credentials")
+    assert "MemorySize of 128 MB" in enforced.stdout, enforced.stdout + enforced.stderr
+    grown = cfnrun("invoke", "CREATE", str(request), *plain, "--no-credentials", "--memory-limit", "off", "--json")
+    assert result_of(grown)["reason"] == "invalid-progress-event"  # it returned {"allocated": 512}
