@@ -214,6 +214,9 @@ def contract_test(
     workers: int = typer.Option(2, min=1, help="Warm workers per function."),
     aws: bool = typer.Option(False, "--aws", help="Use your real AWS credentials and STS instead of local stand-ins."),
     log_level: str = typer.Option("INFO", help="Level of the handlers' root logger."),
+    virtual_clock: bool = typer.Option(
+        False, "--virtual-clock", help="Skip the suite's CallbackDelaySeconds waits; the time is still counted."
+    ),
 ) -> None:
     """Run the official contract suite (cfn test) against an embedded cfnrun endpoint.
 
@@ -225,6 +228,7 @@ def contract_test(
             serve=ServeSettings(runtime=RuntimeSettings(region=region, workers=workers, log_level=log_level.upper())),
             pytest_args=list(ctx.args),
             use_aws=aws,
+            virtual_clock=virtual_clock,
         )
         code = asyncio.run(run_contract_tests(loaded, settings))
     except CfnrunError as error:

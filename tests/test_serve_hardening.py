@@ -257,3 +257,42 @@ def test_no_write_only_value_appears_in_any_output(serve: Callable[..., ServerPr
     violations = [json.loads(line) for line in ndjson.stdout.splitlines() if '"violation"' in line]
     assert {v["rule"] for v in violations} >= {"request-valid", "update-create-only-unchanged"}
     assert "[request-valid] writeOnly property /properties/Secret" in json.loads(strict_answer)["message"]
+
+
+# -- cfn test, for real ------------------------------------------------------------------
+
+
+def test_cfnrun_test_virtual_clock_skips_callback_waits_but_counts_them(sample: Callable[[str], Path]) -> None:
+    pytest.importorskip("rpdk.core")
+    project = sample("cluster")
+    template = project / "template.yml"
+    template.write_text(template.read_text().replace('CALLBACK_DELAY_SECONDS: "2"', 'CALLBACK_DELAY_SECONDS: "30"'))
+    started = time.monotonic()
+    run = cfnrun("test", str(project), "--virtual-clock", timeout=600)
+    took = time.monotonic() - started
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    summary = [line for line in run.stdout.splitlines() if line.startswith("cfnrun test --virtual-clock:")]
+    assert summary, run.stdout[-2000:]
+    waits, skipped = summary[0].split(": ")[1].split(" callback wait(s) skipped, ")
+    assert int(waits) >= 2 and float(skipped.split()[0]) == 30 * int(waits)
+    assert took < 30 * int(waits), f"the run took {took:.0f} s: the waits were not skipped"
+    assert " passed" in run.stdout and " failed" not in run.stdout
+
+
+def test_cfnrun_test_ends_a_paging_loop_in_seconds(sample: Callable[[str], Path]) -> None:
+    pytest.importorskip("rpdk.core")
+    project = sample("note")
+    handlers = project / "src" / "cfnrun_sample_note" / "handlers.py"
+    source = handlers.read_text()
+    paging = source.replace(
+        "        resourceModels=[_public(record) for record in sorted(notes, key=lambda r: r[\"NoteId\"])],\n    )",
+        "        resourceModels=[_public(record) for record in sorted(notes, key=lambda r: r[\"NoteId\"])],\n"
+        "        nextToken=None if request.nextToken == \"page-2\" else \"page-2\",  # never sees the token: loops\n    )",
+    )
+    assert paging != source
+    handlers.write_text(paging)
+    run = cfnrun("test", str(project), "--", "-k", "contract_create_list", timeout=300)
+    assert run.returncode != 0, run.stdout[-3000:]
+    assert "1 failed" in run.stdout and "status should be SUCCESS" in run.stdout
+    log = (project / "cfnrun-test.log").read_text()
+    assert "LOOP stopped: answered FAILED" in log and "returned the nextToken it was called with ('page-2') 3 time(s)" in log
