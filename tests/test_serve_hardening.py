@@ -296,3 +296,47 @@ def test_cfnrun_test_ends_a_paging_loop_in_seconds(sample: Callable[[str], Path]
     assert "1 failed" in run.stdout and "status should be SUCCESS" in run.stdout
     log = (project / "cfnrun-test.log").read_text()
     assert "LOOP stopped: answered FAILED" in log and "returned the nextToken it was called with ('page-2') 3 time(s)" in log
+
+
+# -- in-process pieces ---------------------------------------------------------------------
+
+
+def test_serve_restores_the_signal_handlers_it_replaced() -> None:
+    import asyncio
+    import io
+    import signal
+
+    from cfnrun.app.serve import ServeSettings, serve_forever
+    from cfnrun.model.project import load_project
+    from cfnrun.ui.console import Console
+
+    def mine(signum: int, frame: Any) -> None:
+        raise AssertionError("not expected to run")
+
+    before = {signum: signal.signal(signum, mine) for signum in (signal.SIGINT, signal.SIGTERM)}
+    seen: Dict[str, Any] = {}
+
+    async def started(server: Any) -> None:
+        seen["url"] = server.url
+        seen["during"] = signal.getsignal(signal.SIGTERM)
+
+    try:
+        console = io.StringIO()
+        asyncio.run(serve_forever(load_project(MISBEHAVING), ServeSettings(port=0), Console(console), on_started=started))
+        assert seen["url"].startswith("http://127.0.0.1:") and not seen["url"].endswith(":0")
+        assert seen["during"] is not mine
+        assert signal.getsignal(signal.SIGINT) is mine and signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+
+def test_budgets_say_where_a_call_limit_comes_from() -> None:
+    from cfnrun.model.budgets import BudgetKind, Budgets
+    from cfnrun.model.protocol import Action
+
+    assert Budgets().call(Action.CREATE, 100).kind is BudgetKind.CONTRACT
+    assert Budgets().call(Action.LIST, 5).kind is BudgetKind.FUNCTION_TIMEOUT
+    assert Budgets().call(None, None).seconds == 900 and Budgets().call(None, None).kind is BudgetKind.FUNCTION_TIMEOUT
+    assert Budgets(invocation_timeout_s=2).call(Action.CREATE, 100).kind is BudgetKind.OVERRIDE
+    assert Budgets(time_scale=0.5).call(None, 10).seconds == 5
