@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List
 
 import pytest
+from botocore.exceptions import ClientError
 
 from conftest import FIXTURES, MISBEHAVING, ServerProcess, cfnrun, pid_alive, wait_until
 
@@ -71,8 +72,9 @@ def closed_by_server(sock: socket.socket, timeout: float) -> bool:
 
 
 def test_sigterm_answers_a_call_still_running_after_the_grace_then_exits(serve: Callable[..., ServerProcess], tmp_path: Path) -> None:
-    server = serve(MISBEHAVING, "--no-reload", "--shutdown-grace", "1")
-    client = server.client()
+    server = serve(MISBEHAVING, "--no-reload", "--shutdown-grace", "2")
+    client, kept_alive = server.client(), server.client()
+    assert payload(kept_alive.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["count"] == 1
     marker = tmp_path / "started"
     answer: Dict[str, Any] = {}
     body = json.dumps({"do": "sleep", "seconds": 25, "started": str(marker)}).encode()
@@ -81,14 +83,20 @@ def test_sigterm_answers_a_call_still_running_after_the_grace_then_exits(serve: 
     wait_until(marker.exists, what="the call to start")
     workers = server.worker_pids()
     signalled = time.monotonic()
+    server.process.send_signal(15)
+    server.wait_for_line(r"^stopping: finishing in-flight calls \(up to 2 s")
+    with pytest.raises(ClientError) as refused:  # a new call during the grace, on a kept-alive connection
+        kept_alive.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}')
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
+    assert "cfnrun serve is stopping" in refused.value.response["Error"]["Message"]
     assert server.stop(timeout=15) == 0
     took = time.monotonic() - signalled
     call.join(timeout=10)
-    assert 1.0 <= took < 5.0, f"serve took {took:.1f} s to stop with a 1 s grace"
+    assert 2.0 <= took < 6.0, f"serve took {took:.1f} s to stop with a 2 s grace"
     assert answer["StatusCode"] == 200 and answer["FunctionError"] == "Unhandled"
     error = payload(answer)
     assert error["errorType"] == "Runtime.ExitError"
-    assert "cfnrun serve is stopping" in error["errorMessage"] and "1 s shutdown grace" in error["errorMessage"]
+    assert "cfnrun serve is stopping" in error["errorMessage"] and "2 s shutdown grace" in error["errorMessage"]
     assert not [pid for pid in workers if pid_alive(pid)]
 
 

@@ -66,6 +66,7 @@ class LambdaService:
         self._limits: Dict[Tuple[str, Optional[float], Optional[Action]], Budget] = {}
         self._calls: Set["asyncio.Future[Any]"] = set()  # calls running: one future each, Event calls their task
         self._grace_expired: Optional[float] = None  # the shutdown grace, once it has run out
+        self._stopping = False
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_PAYLOAD_BYTES, middlewares=[self._service_errors])
@@ -81,6 +82,7 @@ class LambdaService:
         Those still running are then answered with a shutdown error as soon as their worker
         is stopped (``FunctionRegistry.close``), instead of having their connection dropped.
         """
+        self._stopping = True
         if self._calls:
             await asyncio.wait(set(self._calls), timeout=grace_s)
         if self._calls:
@@ -107,6 +109,8 @@ class LambdaService:
         if invocation_type not in INVOCATION_TYPES:
             raise service_errors.bad_invocation_type(invocation_type)
         payload, payload_json = await self._read_payload(request)
+        if self._stopping:  # a new call on a kept-alive connection while serve stops
+            raise service_errors.stopping()
         if invocation_type == "DryRun":
             return web.Response(status=204, headers={"x-amzn-RequestId": str(uuid.uuid4())})
         request_id = str(uuid.uuid4())

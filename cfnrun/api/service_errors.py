@@ -52,6 +52,10 @@ def body_timeout(seconds: float) -> ServiceError:
     )
 
 
+def stopping() -> ServiceError:
+    return ServiceError(503, "ServiceException", "cfnrun serve is stopping: it takes no new calls", close_connection=True)
+
+
 def too_large(limit: int) -> ServiceError:
     return ServiceError(
         413, "RequestTooLargeException", f"Request must be smaller than {limit} bytes for the InvokeFunction operation"

@@ -9,7 +9,7 @@ from cfnrun.contract.event_rules import EventContext, check_event
 from cfnrun.contract.request_rules import check_request
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import Violation
-from cfnrun.contract.write_only import WriteOnlyGuard
+from cfnrun.contract.write_only import redact
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
 
@@ -44,12 +44,11 @@ class ContractChecker:
         self.desired = desired
         self.previous = previous
         self.shape = shape or ShapeValidator(schema)
-        self.write_only = WriteOnlyGuard(schema)
         self._events = events_seen
 
     def check_request(self) -> List[Violation]:
         found = check_request(self.action, self.schema, self.desired, self.previous)
-        return self.write_only.redact(found, (self.desired, self.previous))
+        return redact(self.schema, found, (self.desired, self.previous))
 
     def check_event(self, invocation: int, event: Any) -> List[Violation]:
         self._events += 1
@@ -57,7 +56,7 @@ class ContractChecker:
             return []  # not a ProgressEvent at all: the invoker reports that itself
         context = EventContext(self.action, self.schema, self.shape, self.desired, event, invocation, self._events == 1)
         models: List[Any] = event["resourceModels"] if isinstance(event.get("resourceModels"), list) else []
-        return self.write_only.redact(check_event(context), [self.desired, self.previous, event.get("resourceModel"), *models])
+        return redact(self.schema, check_event(context), [self.desired, self.previous, event.get("resourceModel"), *models])
 
     def check_ending(self, reason: str, message: str, invocations: int) -> List[Violation]:
         rule = ENDING_RULES.get(reason)

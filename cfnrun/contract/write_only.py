@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Iterable, Iterator, List, Optional, Set
+from typing import Any, Iterable, Iterator, List, Optional, Set, Tuple
 
 from cfnrun.contract import violations as rules
 from cfnrun.contract.violations import Violation
@@ -54,28 +54,26 @@ def _under(path: List[str], write_only: List[str]) -> bool:
     return len(path) >= len(write_only) and all(w in ("*", p) for w, p in zip(write_only, path))
 
 
-class WriteOnlyGuard:
-    def __init__(self, schema: ResourceSchema) -> None:
-        self.schema = schema
-        self.paths = [(pointer, pointer_to_path(pointer)) for pointer in schema.write_only_properties]
+def redact(schema: ResourceSchema, violations: List[Violation], documents: Iterable[Any]) -> List[Violation]:
+    """``violations`` with every message that would show a writeOnly value of ``documents`` rewritten."""
+    if not violations or not schema.write_only_properties:
+        return violations  # the usual case, kept cheap: checks run on every call serve answers
+    paths = [(pointer, pointer_to_path(pointer)) for pointer in schema.write_only_properties]
+    secrets: Set[str] = set()
+    for document in documents:
+        for container, key in schema.locate(document, schema.write_only_properties):
+            for leaf in _leaves(container[key]):
+                secrets |= _texts(leaf)
+    return [_safe(violation, secrets, paths) for violation in violations]
 
-    def redact(self, violations: List[Violation], documents: Iterable[Any]) -> List[Violation]:
-        if not self.paths or not violations:
-            return violations
-        secrets: Set[str] = set()
-        for document in documents:
-            for container, key in self.schema.locate(document, self.schema.write_only_properties):
-                for leaf in _leaves(container[key]):
-                    secrets |= _texts(leaf)
-        return [self._safe(violation, secrets) for violation in violations]
 
-    def _safe(self, violation: Violation, secrets: Set[str]) -> Violation:
-        path = _model_path(violation.pointer)
-        named = next((pointer for pointer, wo in self.paths if path and _under(path, wo)), None)
-        quoted = any(secret in violation.message for secret in secrets)
-        if violation.rule is rules.NO_WRITE_ONLY and not quoted:
-            return violation  # it names the property, never its value
-        if named is None and not quoted:
-            return violation
-        subject = f"writeOnly property {named}" if named else "a writeOnly value"
-        return dataclasses.replace(violation, message=f"{subject} breaks this rule (value not shown: it is writeOnly)")
+def _safe(violation: Violation, secrets: Set[str], paths: List[Tuple[str, List[str]]]) -> Violation:
+    path = _model_path(violation.pointer)
+    named = next((pointer for pointer, wo in paths if path and _under(path, wo)), None)
+    quoted = any(secret in violation.message for secret in secrets)
+    if violation.rule is rules.NO_WRITE_ONLY and not quoted:
+        return violation  # it names the property, never its value
+    if named is None and not quoted:
+        return violation
+    subject = f"writeOnly property {named}" if named else "a writeOnly value"
+    return dataclasses.replace(violation, message=f"{subject} breaks this rule (value not shown: it is writeOnly)")
