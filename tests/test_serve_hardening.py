@@ -348,3 +348,11 @@ def test_budgets_say_where_a_call_limit_comes_from() -> None:
     assert Budgets().call(None, None).seconds == 900 and Budgets().call(None, None).kind is BudgetKind.FUNCTION_TIMEOUT
     assert Budgets(invocation_timeout_s=2).call(Action.CREATE, 100).kind is BudgetKind.OVERRIDE
     assert Budgets(time_scale=0.5).call(None, 10).seconds == 5
+
+
+def test_invoke_timeline_shows_escape_sequences_escaped(tmp_path: Path) -> None:
+    request = tmp_path / "create.json"
+    request.write_text(json.dumps({"desiredResourceState": {"do": "print", "text": "\x1b]0;owned\x07\x1b[31mred"}}))
+    run = cfnrun("invoke", "CREATE", str(request), "--project", str(MISBEHAVING), "--no-credentials")
+    assert "│ \\x1b]0;owned\\x07\\x1b[31mred" in run.stdout, run.stdout
+    assert "\x1b" not in run.stdout and "\x07" not in run.stdout
