@@ -33,6 +33,8 @@ from botocore.config import Config
 ROOT = Path(__file__).resolve().parents[1]
 NOOP = ROOT / "bench" / "noop_project"
 LIST_REQUEST = NOTE_LIST_REQUEST
+TARGET_ADDED_MS = 0.5  # issue #12: cfnrun serve with default settings over the in-process floor
+TARGET_RATIO = 1.5
 
 
 
@@ -133,8 +135,9 @@ def main() -> None:
     print("  isolated: cfnrun serve --contract off; checked: the default --contract warn")
     print(
         f"{'case':30} {'in-process p50':>14} {'p99':>6} {'bare hop p50':>12} {'added':>6}"
-        f" {'isolated p50':>12} {'p99':>6} {'added':>6} {'ratio':>5} {'checked p50':>11} {'added':>6}"
+        f" {'isolated p50':>12} {'p99':>6} {'added':>6} {'ratio':>5} {'checked p50':>11} {'added':>6} {'ratio':>5}"
     )
+    verdicts = []
     for name, project, event in (("no-op handler", NOOP, {"action": "LIST"}), ("note sample TypeFunction LIST", note_sample_with_notes(), LIST_REQUEST)):
         servers = [
             start_inprocess(project),
@@ -149,10 +152,18 @@ def main() -> None:
                 process.terminate()
                 process.wait()
         added, ratio = isolated.added_over(floor)
+        checked_added, checked_ratio = checked.added_over(floor)
+        verdicts.append((name, checked_added, checked_ratio))
         print(
             f"{name:30} {floor.p50():14.3f} {floor.p99():6.2f} {hop.p50():12.3f} {hop.added_over(floor)[0]:6.3f}"
             f" {isolated.p50():12.3f} {isolated.p99():6.2f} {added:6.3f} {ratio:5.2f}"
-            f" {checked.p50():11.3f} {checked.added_over(floor)[0]:6.3f}"
+            f" {checked.p50():11.3f} {checked_added:6.3f} {checked_ratio:5.2f}"
+        )
+    for name, checked_added, checked_ratio in verdicts:
+        met = checked_added <= TARGET_ADDED_MS and checked_ratio <= TARGET_RATIO
+        print(
+            f"target (default settings, ≤ +{TARGET_ADDED_MS:g} ms p50 and ≤ {TARGET_RATIO:g}× the floor) on {name}: "
+            f"{'met' if met else 'MISSED'} (+{checked_added:.3f} ms, {checked_ratio:.2f}×)"
         )
 
     print(f"\nthroughput: no-op handler, {args.concurrency} concurrent aiohttp clients for {args.seconds:g} s, invocations/s")

@@ -23,6 +23,7 @@ from cfnrun.model.schema_check import check_schema
 from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, RuntimeSettings
 from cfnrun.ui.console import Console
 from cfnrun.app.serve import ServeSettings, serve_forever
+from cfnrun.api.connections import ConnectionLimits
 from cfnrun.model.protocol import Action
 from cfnrun.ui.ndjson import NdjsonRenderer
 from cfnrun.ui.timeline import TimelineRenderer
@@ -183,6 +184,10 @@ def serve(
         case_sensitive=False,
         help="Check each HandlerRequest call against the handler contract: warn (log), strict (answer FAILED), off.",
     ),
+    shutdown_grace: float = typer.Option(10.0, min=0.0, help="On Ctrl-C/SIGTERM, seconds calls in flight get to finish before they are answered with an error."),
+    header_timeout: float = typer.Option(30.0, min=0.001, help="Seconds a connection gets to send a request's headers."),
+    body_timeout: float = typer.Option(60.0, min=0.001, help="Seconds a request gets to send its body after its headers."),
+    max_connections: int = typer.Option(128, min=1, help="Open connections at most; more are closed at once."),
 ) -> None:
     """Serve the project's functions on the AWS Lambda Invoke API, from warm workers.
 
@@ -204,6 +209,8 @@ def serve(
         reload=reload,
         debugging=debug_port is not None,
         contract=contract,
+        shutdown_timeout_s=shutdown_grace,
+        connections=ConnectionLimits(header_timeout_s=header_timeout, body_timeout_s=body_timeout, max_connections=max_connections),
     )
     try:
         asyncio.run(serve_forever(loaded, settings, Console()))
@@ -222,6 +229,9 @@ def contract_test(
     workers: int = typer.Option(2, min=1, help="Warm workers per function."),
     aws: bool = typer.Option(False, "--aws", help="Use your real AWS credentials and STS instead of local stand-ins."),
     log_level: str = typer.Option("INFO", help="Level of the handlers' root logger."),
+    virtual_clock: bool = typer.Option(
+        False, "--virtual-clock", help="Skip the suite's CallbackDelaySeconds waits; the time is still counted."
+    ),
 ) -> None:
     """Run the official contract suite (cfn test) against an embedded cfnrun endpoint.
 
@@ -233,6 +243,7 @@ def contract_test(
             serve=ServeSettings(runtime=RuntimeSettings(region=region, workers=workers, log_level=log_level.upper())),
             pytest_args=list(ctx.args),
             use_aws=aws,
+            virtual_clock=virtual_clock,
         )
         code = asyncio.run(run_contract_tests(loaded, settings))
     except CfnrunError as error:

@@ -9,13 +9,32 @@ from typing import Any, Dict, Tuple
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 
 TAIL_BYTES = 4096
+MAX_RESPONSE_BYTES = 6291556  # Lambda's synchronous response limit (6 MB)
+FUNCTION_ERROR = {"X-Amz-Function-Error": "Unhandled"}
 
 
 def function_payload(outcome: InvocationOutcome) -> Tuple[bytes, Dict[str, str]]:
     """The response body and headers; function errors carry ``X-Amz-Function-Error``."""
     if outcome.kind is OutcomeKind.RETURNED:
-        return json.dumps(outcome.result).encode("utf-8"), {}
-    return json.dumps(function_error(outcome)).encode("utf-8"), {"X-Amz-Function-Error": "Unhandled"}
+        body = json.dumps(outcome.result).encode("utf-8")
+        if len(body) <= MAX_RESPONSE_BYTES:
+            return body, {}
+        error = {
+            "errorMessage": f"Response payload size ({len(body)} bytes) exceeded maximum allowed payload size ({MAX_RESPONSE_BYTES} bytes).",
+            "errorType": "Function.ResponseSizeTooLarge",
+        }
+        return json.dumps(error).encode("utf-8"), dict(FUNCTION_ERROR)
+    return json.dumps(function_error(outcome)).encode("utf-8"), dict(FUNCTION_ERROR)
+
+
+def shutdown_payload(request_id: str, grace_s: float) -> Tuple[bytes, Dict[str, str]]:
+    """The answer to a call still running when serve's shutdown grace ran out."""
+    error = {
+        "errorType": "Runtime.ExitError",
+        "errorMessage": f"RequestId: {request_id} Error: cfnrun serve is stopping: the call was still running "
+        f"after the {grace_s:g} s shutdown grace, so its worker was stopped",
+    }
+    return json.dumps(error).encode("utf-8"), dict(FUNCTION_ERROR)
 
 
 def function_error(outcome: InvocationOutcome) -> Dict[str, Any]:

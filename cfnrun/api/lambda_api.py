@@ -10,26 +10,29 @@ import dataclasses
 import json
 import traceback
 import uuid
-from typing import Any, Awaitable, Callable, Dict, Optional, Set, Tuple
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Set, Tuple
 
 from aiohttp import web
 
+from cfnrun.api import service_errors
+from cfnrun.api.connections import ConnectionGuard, ConnectionLimits
+from cfnrun.api.function_responses import function_payload, shutdown_payload, tail_log
+from cfnrun.api.paging import PagingWatch, loop_message, request_token
+from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.contract.checker import ContractMode, check_call
 from cfnrun.contract.shape import ShapeValidator
+from cfnrun.contract.violations import Violation
 from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.protocol import Action
+from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.registry import FunctionRegistry
-from cfnrun.api import service_errors
 from cfnrun.ui.console import Console
-from cfnrun.api.function_responses import function_payload, tail_log
-from cfnrun.api.sts_standin import StsStandIn
-from cfnrun.model.template import FunctionSpec
 
 MAX_PAYLOAD_BYTES = 6 * 1024 * 1024
-LAMBDA_MAX_TIMEOUT_S = 900.0
 INVOKE_PATH = "/2015-03-31/functions/{name}/invocations"
 INVOCATION_TYPES = ("RequestResponse", "Event", "DryRun")
+PAGING_LOOP_LIMIT = 3  # --contract warn: answers handing back their own nextToken before serve stops the loop
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -49,15 +52,21 @@ class LambdaService:
         console: Console,
         sts: Optional[StsStandIn] = None,
         contract: ContractMode = ContractMode.WARN,
+        limits: ConnectionLimits = ConnectionLimits(),
     ) -> None:
         self.registry = registry
         self.budgets = budgets
         self.console = console
         self.sts = sts
         self.contract = contract
+        self.limits = limits
+        self.connections = ConnectionGuard(limits)
+        self.paging = PagingWatch()
         self._shape: Optional[ShapeValidator] = None
         self._limits: Dict[Tuple[str, Optional[float], Optional[Action]], Budget] = {}
-        self._background: Set["asyncio.Task[InvocationOutcome]"] = set()
+        self._calls: Set["asyncio.Future[Any]"] = set()  # calls running: one future each, Event calls their task
+        self._grace_expired: Optional[float] = None  # the shutdown grace, once it has run out
+        self._stopping = False
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_PAYLOAD_BYTES, middlewares=[self._service_errors])
@@ -67,10 +76,22 @@ class LambdaService:
         app.router.add_route("*", "/{path:.*}", self.unknown)
         return app
 
-    async def drain(self, timeout_s: float) -> None:
-        """Wait (bounded) for Event invocations still running in the background."""
-        if self._background:
-            await asyncio.wait(set(self._background), timeout=timeout_s)
+    async def finish_calls(self, grace_s: float) -> int:
+        """Let the calls in flight finish, for up to ``grace_s``; how many are still running.
+
+        Those still running are then answered with a shutdown error as soon as their worker
+        is stopped (``FunctionRegistry.close``), instead of having their connection dropped.
+        """
+        self._stopping = True
+        if self._calls:
+            await asyncio.wait(set(self._calls), timeout=grace_s)
+        if self._calls:
+            self._grace_expired = grace_s
+        return len(self._calls)
+
+    async def calls_ended(self, timeout_s: float) -> None:
+        if self._calls:
+            await asyncio.wait(set(self._calls), timeout=timeout_s)
 
     # -- routes --------------------------------------------------------------
 
@@ -88,58 +109,75 @@ class LambdaService:
         if invocation_type not in INVOCATION_TYPES:
             raise service_errors.bad_invocation_type(invocation_type)
         payload, payload_json = await self._read_payload(request)
+        if self._stopping:  # a new call on a kept-alive connection while serve stops
+            raise service_errors.stopping()
         if invocation_type == "DryRun":
             return web.Response(status=204, headers={"x-amzn-RequestId": str(uuid.uuid4())})
         request_id = str(uuid.uuid4())
-        call = self._call(function, payload, payload_json, request_id)
         if invocation_type == "Event":
-            task = asyncio.ensure_future(call)
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
+            self._track(asyncio.ensure_future(self._call(function, payload, payload_json, request_id)))
             return web.Response(status=202, headers={"x-amzn-RequestId": request_id})
-        outcome = await call
-        body, headers = function_payload(outcome)
+        running: "asyncio.Future[None]" = asyncio.get_running_loop().create_future()
+        self._calls.add(running)
+        try:
+            outcome: Optional[InvocationOutcome] = await self._call(function, payload, payload_json, request_id)
+        except Exception:  # noqa: B902 - the pool refuses calls once serve has stopped it
+            if self._grace_expired is None:
+                raise
+            outcome = None
+        finally:
+            self._calls.discard(running)
+            running.set_result(None)
+        if self._grace_expired is not None and (outcome is None or outcome.kind is not OutcomeKind.RETURNED):
+            body, headers = shutdown_payload(request_id, self._grace_expired)
+        else:
+            assert outcome is not None
+            body, headers = function_payload(outcome)
         headers.update({"X-Amz-Executed-Version": "$LATEST", "x-amzn-RequestId": request_id})
-        if request.headers.get("X-Amz-Log-Type") == "Tail":
+        if outcome is not None and request.headers.get("X-Amz-Log-Type") == "Tail":
             headers["X-Amz-Log-Result"] = tail_log(outcome, function.memory_mb)
         return web.Response(body=body, headers=headers, content_type="application/json")
 
     # -- pieces ----------------------------------------------------------------
 
+    def _track(self, task: "asyncio.Future[Any]") -> None:
+        self._calls.add(task)
+        task.add_done_callback(self._calls.discard)
+
     async def _read_payload(self, request: web.Request) -> Tuple[Any, Optional[bytes]]:
         """The payload, and the body itself when the worker can take it as it is (ASCII JSON)."""
         try:
-            body = await request.read()
+            if request.content.is_eof():  # the usual case: the body came with the headers
+                body = await request.read()
+            else:
+                body = await asyncio.wait_for(request.read(), self.limits.body_timeout_s)
         except web.HTTPRequestEntityTooLarge:
             raise service_errors.too_large(MAX_PAYLOAD_BYTES) from None
+        except asyncio.TimeoutError:
+            raise service_errors.body_timeout(self.limits.body_timeout_s) from None
         if not body or body.isspace():
             return {}, None
         try:
             payload = json.loads(body)
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
             raise service_errors.invalid_json(str(error)) from None
+        except RecursionError:
+            raise service_errors.too_deep() from None
         return payload, body if body.isascii() else None
 
     def _limit(self, function: FunctionSpec, action: Optional[Action]) -> Budget:
         """Cut a call at its function Timeout, and for a known action at the contract budget."""
         key = (function.logical_id, function.timeout_s, action)
-        if key not in self._limits:
-            self._limits[key] = self._compute_limit(function, action)
-        return self._limits[key]
+        limit = self._limits.get(key)
+        if limit is None:
+            limit = self._limits[key] = self.budgets.call(action, function.timeout_s)
+        return limit
 
     def _shape_validator(self) -> ShapeValidator:
         schema = self.registry.project.schema  # a reload may have brought a new one
         if self._shape is None or self._shape.schema is not schema:
             self._shape = ShapeValidator(schema)
         return self._shape
-
-    def _compute_limit(self, function: FunctionSpec, action: Optional[Action]) -> Budget:
-        timeout = function.timeout_s if function.timeout_s is not None else LAMBDA_MAX_TIMEOUT_S
-        if action is not None:
-            return self.budgets.invocation(action, timeout)
-        if self.budgets.invocation_timeout_s is not None:
-            return Budget(self.budgets.invocation_timeout_s, "--invocation-timeout")
-        return Budget(timeout * self.budgets.time_scale, "the function's Timeout in template.yml")
 
     async def _call(
         self, function: FunctionSpec, payload: Any, payload_json: Optional[bytes], request_id: str
@@ -149,26 +187,60 @@ class LambdaService:
         outcome = await self.registry.pool(function).invoke(payload, limit.seconds, request_id, payload_json)
         notes = []
         if outcome.kind is OutcomeKind.TIMED_OUT:
-            breach = "contract breach: " if action is not None and "contract" in limit.source else ""
+            breach = "contract breach: " if action is not None and limit.is_contract else ""
             notes.append(f"{breach}no answer within {limit.describe()}; the worker was killed and replaced")
-        violations = []
-        if self.contract is not ContractMode.OFF and outcome.kind is OutcomeKind.RETURNED:
+        if self._grace_expired is not None and outcome.kind is not OutcomeKind.RETURNED:
+            notes.append(f"serve is stopping: still running after the {self._grace_expired:g} s shutdown grace; answered with Runtime.ExitError")
+        if action is Action.LIST and outcome.kind is OutcomeKind.RETURNED:
+            outcome = self._stop_paging_loop(function, payload, outcome, notes)
+        loop = asyncio.get_running_loop()
+        if self.contract is ContractMode.STRICT and outcome.kind is OutcomeKind.RETURNED:
             violations = check_call(self._shape_validator(), payload, outcome.result)
-            notes += [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations]
-        # Printed once the response is on its way, like Lambda's logs: the caller never waits on a terminal.
-        asyncio.get_running_loop().call_soon(self.console.call, function.logical_id, action.value if action else None, outcome, notes)
-        errors = [v for v in violations if v.is_error]
-        if self.contract is ContractMode.STRICT and errors:
-            failed = {
-                "status": "FAILED",
-                "errorCode": "InternalFailure",
-                "message": f"cfnrun --contract strict: the handler broke the contract: {errors[0].line()}",
-            }
-            return dataclasses.replace(outcome, result=failed)
+            loop.call_soon(self._report, function, action, payload, outcome, notes, violations)
+            errors = [v for v in violations if v.is_error]
+            if errors:
+                failed = {
+                    "status": "FAILED",
+                    "errorCode": "InternalFailure",
+                    "message": f"cfnrun --contract strict: the handler broke the contract: {errors[0].line()}",
+                }
+                return dataclasses.replace(outcome, result=failed)
+            return outcome
+        # Warn mode: nothing in the answer depends on the checks, so they run once it is on its way,
+        # like Lambda's logs: the caller never waits on the checker or a terminal.
+        loop.call_soon(self._report, function, action, payload, outcome, notes, None)
         return outcome
+
+    def _stop_paging_loop(self, function: FunctionSpec, payload: Any, outcome: InvocationOutcome, notes: List[str]) -> InvocationOutcome:
+        repeats = self.paging.repeats(function.logical_id, payload, outcome.result)
+        if not repeats:
+            return outcome
+        message = loop_message(request_token(payload) or "", repeats)
+        strict = self.contract is ContractMode.STRICT
+        if not strict and repeats < PAGING_LOOP_LIMIT:
+            notes.append(f"LOOP? {message} (answered as is; cfnrun stops it at {PAGING_LOOP_LIMIT} in a row)")
+            return outcome
+        notes.append(f"LOOP stopped: answered FAILED. {message}")
+        failed = {"status": "FAILED", "errorCode": "InternalFailure", "message": f"cfnrun stopped a paging loop: {message}"}
+        return dataclasses.replace(outcome, result=failed)
+
+    def _report(
+        self,
+        function: FunctionSpec,
+        action: Optional[Action],
+        payload: Any,
+        outcome: InvocationOutcome,
+        notes: List[str],
+        violations: Optional[List[Violation]],
+    ) -> None:
+        if violations is None and self.contract is not ContractMode.OFF and outcome.kind is OutcomeKind.RETURNED:
+            violations = check_call(self._shape_validator(), payload, outcome.result)
+        notes = notes + [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations or []]
+        self.console.call(function.logical_id, action.value if action else None, outcome, notes)
 
     @web.middleware
     async def _service_errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        self.connections.request_started(request)
         try:
             return await handler(request)
         except service_errors.ServiceError as error:
@@ -177,5 +249,7 @@ class LambdaService:
             raise
         except Exception as error:  # noqa: B902 - never a bare 500 with a traceback
             self.console.error(f"cfnrun failed serving {request.method} {request.path}:\n{traceback.format_exc()}")
-            failure = service_errors.ServiceError(500, "ServiceException", f"cfnrun internal error: {type(error).__name__}: {error}")
+            failure = service_errors.ServiceError(500, "ServiceException", f"cfnrun internal error: {type(error).__name__}")
             return failure.response(str(uuid.uuid4()))
+        finally:
+            self.connections.request_finished(request)

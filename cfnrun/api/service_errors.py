@@ -9,19 +9,23 @@ from aiohttp import web
 class ServiceError(Exception):
     """An error of the Invoke API itself (not of the function), as AWS Lambda reports it."""
 
-    def __init__(self, status: int, error_type: str, message: str) -> None:
+    def __init__(self, status: int, error_type: str, message: str, close_connection: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.error_type = error_type
         self.message = message
+        self.close_connection = close_connection
 
     def response(self, request_id: str) -> web.Response:
-        return web.Response(
+        response = web.Response(
             status=self.status,
             body=json.dumps({"Type": "User" if self.status < 500 else "Service", "Message": self.message, "message": self.message}),
             content_type="application/json",
             headers={"x-amzn-ErrorType": self.error_type, "x-amzn-RequestId": request_id},
         )
+        if self.close_connection:
+            response.force_close()
+        return response
 
 
 def function_not_found(name: str, known: "list[str]") -> ServiceError:
@@ -34,6 +38,22 @@ def function_not_found(name: str, known: "list[str]") -> ServiceError:
 
 def invalid_json(problem: str) -> ServiceError:
     return ServiceError(400, "InvalidRequestContentException", f"Could not parse request body into json: {problem}")
+
+
+def too_deep() -> ServiceError:
+    return ServiceError(
+        400, "InvalidRequestContentException", "Could not parse request body into json: it is nested too deeply"
+    )
+
+
+def body_timeout(seconds: float) -> ServiceError:
+    return ServiceError(
+        408, "RequestTimeoutException", f"the request body did not arrive within {seconds:g} s of its headers", close_connection=True
+    )
+
+
+def stopping() -> ServiceError:
+    return ServiceError(503, "ServiceException", "cfnrun serve is stopping: it takes no new calls", close_connection=True)
 
 
 def too_large(limit: int) -> ServiceError:

@@ -1,40 +1,91 @@
-"""Run cloudformation-cli's ``cfn``, optionally with its STS calls sent to cfnrun's stand-in.
+"""Run cloudformation-cli's ``cfn``, optionally offline and on a virtual clock.
 
-``python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [cfn arguments...]``
+``python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [--virtual-clock] [cfn arguments...]``
 
-cloudformation-cli builds its STS clients with the fixed AWS address from
-``rpdk.core.boto_helpers.get_service_endpoint``; this swaps that one lookup for
-the local endpoint and then runs ``cfn`` unchanged.
+- ``--sts-endpoint URL``: cloudformation-cli builds its STS clients with the fixed AWS
+  address from ``rpdk.core.boto_helpers.get_service_endpoint``; this swaps that one
+  lookup for the local endpoint.
+- ``--virtual-clock``: the contract suite sleeps every ``callbackDelaySeconds`` between
+  the calls of an IN_PROGRESS operation. On the virtual clock those sleeps return at
+  once and the time they would have taken is added to the suite's clock, so every
+  duration the suite measures still includes them.
+
+Then ``cfn`` runs unchanged, in this process.
 """
 from __future__ import annotations
 
 import sys
+import time
+import types
 from typing import Callable, List, Optional
 
 
-def run_cfn(argv: List[str], sts_endpoint: Optional[str]) -> None:
-    from rpdk.core import boto_helpers
-    from rpdk.core.cli import main as cfn_main
+class SuiteClock:
+    """The contract suite's ``time``: real time plus the waits it skipped."""
 
-    if sts_endpoint is None:
-        cfn_main(args_in=argv)
-        return
+    def __init__(self) -> None:
+        self.skipped_s = 0.0
+        self.waits = 0
+
+    def time(self) -> float:
+        return time.time() + self.skipped_s
+
+    def sleep(self, seconds: float) -> None:
+        self.skipped_s += max(0.0, float(seconds))
+        self.waits += 1
+
+    def install(self) -> None:
+        from rpdk.core.contract import hook_client, resource_client
+
+        suite_time = types.SimpleNamespace(time=self.time, sleep=self.sleep)
+        for module in (resource_client, hook_client):
+            module.time = suite_time  # type: ignore[attr-defined]
+        resource_client.sleep = self.sleep  # type: ignore[attr-defined]
+
+    def summary(self) -> str:
+        return f"cfnrun test --virtual-clock: {self.waits} callback wait(s) skipped, {self.skipped_s:g} s counted but not waited"
+
+
+def _point_sts_at(sts_endpoint: str) -> None:
+    from rpdk.core import boto_helpers
+
     aws_endpoint: Callable[[str, str], str] = boto_helpers.get_service_endpoint
 
     def endpoint(service: str, region: str) -> str:
         return sts_endpoint if service == "sts" else aws_endpoint(service, region)
 
     boto_helpers.get_service_endpoint = endpoint
-    cfn_main(args_in=argv)
+
+
+def run_cfn(argv: List[str], sts_endpoint: Optional[str], virtual_clock: bool = False) -> None:
+    from rpdk.core.cli import main as cfn_main
+
+    if sts_endpoint is not None:
+        _point_sts_at(sts_endpoint)
+    clock = SuiteClock() if virtual_clock else None
+    if clock is not None:
+        clock.install()
+    try:
+        cfn_main(args_in=argv)
+    finally:
+        if clock is not None:
+            print(clock.summary(), flush=True)
+
+
+USAGE = "usage: python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [--virtual-clock] [cfn arguments...]"
 
 
 def main(argv: List[str]) -> None:
-    if argv[:1] == ["--sts-endpoint"]:
-        if len(argv) < 2:
-            sys.exit("usage: python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [cfn arguments...]")
-        run_cfn(argv[2:], argv[1])
-    else:
-        run_cfn(argv, None)
+    sts_endpoint: Optional[str] = None
+    virtual_clock = False
+    while argv[:1] in (["--sts-endpoint"], ["--virtual-clock"]):
+        if argv[0] == "--virtual-clock":
+            virtual_clock, argv = True, argv[1:]
+        elif len(argv) < 2:
+            sys.exit(USAGE)
+        else:
+            sts_endpoint, argv = argv[1], argv[2:]
+    run_cfn(argv, sts_endpoint, virtual_clock)
 
 
 if __name__ == "__main__":

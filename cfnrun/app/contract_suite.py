@@ -25,6 +25,7 @@ class ContractSettings:
     pytest_args: List[str] = field(default_factory=list)
     use_aws: bool = False  # real credentials and the real STS instead of the stand-ins
     log_file: str = "cfnrun-test.log"
+    virtual_clock: bool = False  # skip the suite's CallbackDelaySeconds sleeps, still counting them
 
 
 def require_cloudformation_cli() -> None:
@@ -60,6 +61,8 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
             command = [sys.executable, "-m", "cfnrun.app.cfn_offline"]
             if not settings.use_aws:
                 command += ["--sts-endpoint", server.url]
+            if settings.virtual_clock:
+                command += ["--virtual-clock"]
             command += ["test", "--endpoint", server.url, "--region", serve.runtime.region]
             if settings.pytest_args:
                 command += ["--", *settings.pytest_args]

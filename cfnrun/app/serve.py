@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from dataclasses import dataclass, replace
-from typing import Awaitable, Callable, Optional
+from typing import Any, Awaitable, Callable, Dict, Optional
 
 from aiohttp import web
 
@@ -15,11 +15,13 @@ from cfnrun.model.project import Project
 from cfnrun.app.reloader import Reloader
 from cfnrun.runtime.registry import FunctionRegistry, RuntimeSettings
 from cfnrun.ui.console import Console
+from cfnrun.api.connections import ConnectionLimits, GuardedTCPSite
 from cfnrun.api.lambda_api import LambdaService
 from cfnrun.api.sts_standin import StsStandIn
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 DEBUG_TIMEOUT_S = 24 * 3600.0
+ANSWER_AFTER_STOP_S = 2.0  # once workers are stopped, how long the calls they ran have to be answered
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,8 @@ class ServeSettings:
     port: int = 3001
     runtime: RuntimeSettings = RuntimeSettings()
     budgets: Budgets = Budgets()
-    shutdown_timeout_s: float = 10.0
+    shutdown_timeout_s: float = 10.0  # the grace calls in flight get on Ctrl-C or SIGTERM
+    connections: ConnectionLimits = ConnectionLimits()
     sts_standin: bool = False
     reload: bool = False
     debugging: bool = False  # workers listen for a debugger: time limits are suspended
@@ -45,13 +48,17 @@ class RunningServer:
         self.url = url
         self.reloader: Optional["asyncio.Task[None]"] = None
 
-    async def stop(self, timeout_s: float) -> None:
+    async def stop(self, grace_s: float) -> None:
+        """Stop accepting calls, give those in flight ``grace_s``, answer the rest, stop every worker."""
         if self.reloader is not None:
             self.reloader.cancel()
             self.reloader = None
-        await self.runner.cleanup()  # stops accepting, lets in-flight calls finish (bounded)
-        await self.service.drain(timeout_s)
-        await self.registry.close()
+        for site in self.runner.sites:
+            await site.stop()
+        await self.service.finish_calls(grace_s)
+        await self.registry.close()  # calls still running end now, answered with a shutdown error
+        await self.service.calls_ended(ANSWER_AFTER_STOP_S)
+        await self.runner.cleanup()
 
 
 async def start_server(project: Project, settings: ServeSettings, console: Console) -> RunningServer:
@@ -73,18 +80,23 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
         console.warn("workers listen for a debugger: time limits are suspended while you step through calls")
         for index, name in enumerate(project.functions):
             console.info(f"  {name:<20} debugpy on 127.0.0.1:{(settings.runtime.debug_port or 0) + index}")
-    service = LambdaService(registry, budgets, console, sts, settings.contract)
-    runner = web.AppRunner(service.app(), access_log=None, handle_signals=False, shutdown_timeout=settings.shutdown_timeout_s)
+    service = LambdaService(registry, budgets, console, sts, settings.contract, settings.connections)
+    runner = web.AppRunner(
+        service.app(),
+        access_log=None,
+        handle_signals=False,
+        shutdown_timeout=ANSWER_AFTER_STOP_S,
+        keepalive_timeout=settings.connections.idle_timeout_s,
+    )
     await runner.setup()
-    site = web.TCPSite(runner, settings.host, settings.port)
+    site = GuardedTCPSite(runner, settings.host, settings.port, service.connections)
     try:
         await site.start()
     except OSError as error:
         await runner.cleanup()
         await registry.close()
         raise CfnrunError(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}") from None
-    sockets = getattr(site._server, "sockets", None) or []  # noqa: SLF001 - the bound port when --port 0
-    port = sockets[0].getsockname()[1] if sockets else settings.port
+    port = runner.addresses[0][1] if runner.addresses else settings.port  # the bound one, for --port 0
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     server = RunningServer(runner, service, registry, f"http://{host}:{port}")
     if settings.reload:
@@ -109,7 +121,9 @@ async def serve_forever(
         console.info(f"STS stand-in (GetCallerIdentity, GetSessionToken) at {server.url}/")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    previous: Dict[int, Any] = {}
     for signum in (signal.SIGINT, signal.SIGTERM):
+        previous[signum] = signal.getsignal(signum)
         loop.add_signal_handler(signum, stop.set)
     try:
         if on_started is not None:
@@ -117,6 +131,14 @@ async def serve_forever(
         else:
             await stop.wait()
     finally:
-        console.info(f"stopping: finishing in-flight calls (up to {settings.shutdown_timeout_s:g} s), then stopping workers")
-        await server.stop(settings.shutdown_timeout_s)
+        console.info(
+            f"stopping: finishing in-flight calls (up to {settings.shutdown_timeout_s:g} s; any still running "
+            "then are answered with Runtime.ExitError), then stopping workers"
+        )
+        try:
+            await server.stop(settings.shutdown_timeout_s)
+        finally:
+            for number, handler in previous.items():
+                loop.remove_signal_handler(number)
+                signal.signal(number, handler)
         console.info("stopped")

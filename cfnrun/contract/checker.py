@@ -9,6 +9,7 @@ from cfnrun.contract.event_rules import EventContext, check_event
 from cfnrun.contract.request_rules import check_request
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import Violation
+from cfnrun.contract.write_only import redact
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
 
@@ -46,14 +47,16 @@ class ContractChecker:
         self._events = events_seen
 
     def check_request(self) -> List[Violation]:
-        return check_request(self.action, self.schema, self.desired, self.previous)
+        found = check_request(self.action, self.schema, self.desired, self.previous)
+        return redact(self.schema, found, (self.desired, self.previous))
 
     def check_event(self, invocation: int, event: Any) -> List[Violation]:
         self._events += 1
         if not isinstance(event, dict):
             return []  # not a ProgressEvent at all: the invoker reports that itself
         context = EventContext(self.action, self.schema, self.shape, self.desired, event, invocation, self._events == 1)
-        return check_event(context)
+        models: List[Any] = event["resourceModels"] if isinstance(event.get("resourceModels"), list) else []
+        return redact(self.schema, check_event(context), [self.desired, self.previous, event.get("resourceModel"), *models])
 
     def check_ending(self, reason: str, message: str, invocations: int) -> List[Violation]:
         rule = ENDING_RULES.get(reason)

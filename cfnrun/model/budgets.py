@@ -6,6 +6,7 @@ schema's ``handlers.<action>.timeoutInMinutes`` (120 when absent).
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Optional
 
@@ -14,12 +15,28 @@ from cfnrun.model.schema import ResourceSchema
 
 MUTATING_BUDGET_S = 60.0
 READ_LIST_BUDGET_S = 30.0
+LAMBDA_MAX_TIMEOUT_S = 900.0  # a function without a Timeout may run this long on Lambda
+
+
+class BudgetKind(str, enum.Enum):
+    """Where a time limit comes from."""
+
+    CONTRACT = "contract"  # the handler contract's 60 s / 30 s response budget
+    FUNCTION_TIMEOUT = "function-timeout"  # the function's Timeout in template.yml
+    SCHEMA = "schema"  # handlers.<action>.timeoutInMinutes
+    OVERRIDE = "override"  # --invocation-timeout / --operation-timeout
 
 
 @dataclass(frozen=True)
 class Budget:
     seconds: float
     source: str  # says where the number comes from, for messages
+    kind: BudgetKind
+
+    @property
+    def is_contract(self) -> bool:
+        """Is exceeding it a breach of the handler contract (not just of a local setting)?"""
+        return self.kind is BudgetKind.CONTRACT
 
     def describe(self) -> str:
         return f"{self.source} ({_seconds(self.seconds)})"
@@ -40,24 +57,39 @@ class Budgets:
     def invocation(self, action: Action, function_timeout_s: Optional[float] = None) -> Budget:
         """How long one invocation may run before it is cut."""
         if self.invocation_timeout_s is not None:
-            return Budget(self.invocation_timeout_s, "--invocation-timeout")
+            return Budget(self.invocation_timeout_s, "--invocation-timeout", BudgetKind.OVERRIDE)
         contract = MUTATING_BUDGET_S if action.is_mutating else READ_LIST_BUDGET_S
         budget = Budget(
             contract * self.time_scale,
             f"the handler contract's {contract:g} s response budget for {action.value}"
             + (f" scaled by --time-scale {self.time_scale:g}" if self.time_scale != 1.0 else ""),
+            BudgetKind.CONTRACT,
         )
         if function_timeout_s is not None and function_timeout_s * self.time_scale < budget.seconds:
-            return Budget(function_timeout_s * self.time_scale, "the function's Timeout in template.yml")
+            return self._function_timeout(function_timeout_s)
         return budget
+
+    def call(self, action: Optional[Action], function_timeout_s: Optional[float]) -> Budget:
+        """How long a call served on the Invoke API may run: the function's Timeout, and for
+        a HandlerRequest or sam-tests event (a known ``action``) the contract budget too."""
+        timeout = function_timeout_s if function_timeout_s is not None else LAMBDA_MAX_TIMEOUT_S
+        if action is not None:
+            return self.invocation(action, timeout)
+        if self.invocation_timeout_s is not None:
+            return Budget(self.invocation_timeout_s, "--invocation-timeout", BudgetKind.OVERRIDE)
+        return self._function_timeout(timeout)
+
+    def _function_timeout(self, seconds: float) -> Budget:
+        return Budget(seconds * self.time_scale, "the function's Timeout in template.yml", BudgetKind.FUNCTION_TIMEOUT)
 
     def operation(self, action: Action, schema: ResourceSchema) -> Budget:
         """How long the whole operation, re-invocations and waits included, may take."""
         if self.operation_timeout_s is not None:
-            return Budget(self.operation_timeout_s, "--operation-timeout")
+            return Budget(self.operation_timeout_s, "--operation-timeout", BudgetKind.OVERRIDE)
         minutes = schema.timeout_minutes(action)
         return Budget(
             minutes * 60.0 * self.time_scale,
             f"handlers.{action.schema_handler}.timeoutInMinutes = {minutes}"
             + (f" scaled by --time-scale {self.time_scale:g}" if self.time_scale != 1.0 else ""),
+            BudgetKind.SCHEMA,
         )

@@ -37,9 +37,11 @@ class Project:
 
     def find_function(self, name: str) -> Optional[FunctionSpec]:
         """A function by logical id or FunctionName, also from a qualified name or ARN."""
-        if name.startswith("arn:"):
-            parts = name.split(":")
+        parts = name.split(":")
+        if name.startswith("arn:"):  # arn:aws:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER]
             name = parts[6] if len(parts) > 6 else name
+        elif len(parts) > 2 and parts[1] == "function":  # partial ARN ACCOUNT:function:NAME[:QUALIFIER]
+            name = parts[2]
         name = name.split(":", 1)[0]
         for spec in self.functions.values():
             if name in spec.names:

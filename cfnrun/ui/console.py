@@ -8,6 +8,7 @@ import time
 from typing import Any, Optional, Sequence, TextIO
 
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
+from cfnrun.ui.escape import printable
 
 _STYLES = {"ok": "32", "fail": "31", "warn": "33", "dim": "2"}
 
@@ -45,16 +46,17 @@ class Console:
             self.out.flush()
 
     def info(self, message: str) -> None:
-        self._write(message)
+        self._write(printable(message))
 
     def warn(self, message: str) -> None:
-        self._write(self._paint("warn", f"WARNING: {message}"))
+        self._write(self._paint("warn", f"WARNING: {printable(message)}"))
 
     def error(self, message: str) -> None:
-        self._write(self._paint("fail", f"ERROR: {message}"))
+        self._write(self._paint("fail", f"ERROR: {printable(message)}"))
 
     def call(self, function: str, action: Optional[str], outcome: InvocationOutcome, notes: Sequence[str] = ()) -> None:
-        status = call_status(outcome)
+        """One call: a head line, then the handler's output and the notes, control characters shown escaped."""
+        status = printable(call_status(outcome))
         good = status.split()[0] in ("SUCCESS", "IN_PROGRESS", "returned")
         short_id = outcome.request_id[:8]
         stamp = time.strftime("%H:%M:%S")
@@ -64,7 +66,7 @@ class Console:
         )
         lines = [head]
         if outcome.kind is not OutcomeKind.RETURNED and outcome.error_message:
-            lines.append(f"    {short_id} ! {outcome.error_message}")
-        lines += [f"    {short_id} │ {line}" for line in outcome.logs.rstrip("\n").splitlines()]
-        lines += [self._paint("warn", f"    {short_id} ! {note}") for note in notes]
+            lines.append(f"    {short_id} ! {printable(outcome.error_message)}")
+        lines += [f"    {short_id} │ {line}" for line in printable(outcome.logs.rstrip("\n")).splitlines()]
+        lines += [self._paint("warn", f"    {short_id} ! {printable(note)}") for note in notes]
         self._write("\n".join(lines))

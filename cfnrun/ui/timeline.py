@@ -17,6 +17,7 @@ from cfnrun.invoker.events import (
 )
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.model.schema import ResourceSchema
+from cfnrun.ui.escape import printable
 
 _COLORS = {"SUCCESS": "32", "FAILED": "31", "IN_PROGRESS": "33", "dim": "2", "bold": "1"}
 
@@ -51,7 +52,7 @@ class TimelineRenderer:
             self._close_countdown()
             for violation in event.violations:
                 mark = self._paint("FAILED", "✗ contract") if violation.is_error else self._paint("IN_PROGRESS", "! contract")
-                self._line(f"     {mark} {violation.line()}")
+                self._line(f"     {mark} {printable(violation.line())}")
         elif isinstance(event, Waiting):
             if event.virtual:
                 self._line(self._paint("dim", f"     … callback after {round(event.delay_s, 1):g} s (virtual, not waited)"))
@@ -77,7 +78,7 @@ class TimelineRenderer:
             status = progress.status.value
             parts = [self._paint(status, f"{status:<11}"), duration]
             if progress.errorCode:
-                parts.append(progress.errorCode)
+                parts.append(printable(str(progress.errorCode)))
             if progress.status.value == "IN_PROGRESS":
                 parts.append(f"callback in {progress.callbackDelaySeconds or 0} s")
             if progress.resourceModels is not None:
@@ -85,10 +86,11 @@ class TimelineRenderer:
             if progress.nextToken:
                 parts.append(f"nextToken {progress.nextToken!r}")
             if progress.message:
-                parts.append(repr(progress.message) if "\n" in progress.message else progress.message)
+                parts.append(repr(progress.message) if "\n" in progress.message else printable(progress.message))
             self._line(f"{head} " + "  ".join(parts))
         else:
-            self._line(f"{head} {self._paint('FAILED', self._outcome_label(outcome)):<11}  {duration}  {self._outcome_detail(outcome, event.problem)}")
+            detail = printable(self._outcome_detail(outcome, event.problem))
+            self._line(f"{head} {self._paint('FAILED', self._outcome_label(outcome)):<11}  {duration}  {detail}")
         if outcome.note:
             self._line(self._paint("dim", f"     ! {outcome.note}"))
         self._logs(outcome.logs)
@@ -117,7 +119,7 @@ class TimelineRenderer:
         return outcome.error_message
 
     def _logs(self, text: str, prefix: str = "     │ ") -> None:
-        for line in text.rstrip("\n").splitlines():
+        for line in printable(text.rstrip("\n")).splitlines():
             self._line(self._paint("dim", prefix) + line)
 
     def _result(self, result: OperationResult) -> None:
@@ -126,11 +128,11 @@ class TimelineRenderer:
             f"{result.invocations} invocation(s), {result.elapsed_s:.2f} s"
         )
         if result.error_code:
-            summary += f"  {result.error_code}"
+            summary += f"  {printable(result.error_code)}"
         self._line("")
         self._line(summary)
         if result.message:
-            self._line(f"  {result.message}")
+            self._line(f"  {printable(result.message)}")
         if result.hint:
             self._line(self._paint("dim", f"  hint: {result.hint}"))
         errors = sum(1 for v in result.violations if v.is_error)

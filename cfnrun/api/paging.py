@@ -1,0 +1,48 @@
+"""LIST paging that makes no progress, as the server sees it.
+
+A LIST handler behind the support library's production entrypoint never receives the
+request's nextToken, so if it pages it answers every call with the first page and the
+same nextToken: a client that follows tokens (``cfn test``) loops forever. The server
+sees it as a LIST call whose answer hands back the very token it was called with.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Tuple
+
+from cfnrun.invoker.operation import PAGINATION_LOOP_HINT
+
+
+def request_token(payload: Any) -> Optional[str]:
+    """The nextToken a HandlerRequest or sam-tests event asks for."""
+    if not isinstance(payload, dict):
+        return None
+    token = payload.get("nextToken")
+    if token is None and isinstance(payload.get("request"), dict):
+        token = payload["request"].get("nextToken")
+    return token if isinstance(token, str) and token else None
+
+
+class PagingWatch:
+    """Counts, per function, consecutive LIST answers that return the token they were sent."""
+
+    def __init__(self) -> None:
+        self._repeats: Dict[str, Tuple[str, int]] = {}
+
+    def repeats(self, function: str, payload: Any, result: Any) -> int:
+        """How many times in a row this function has now handed back the same token (0: progress)."""
+        sent = request_token(payload)
+        returned = result.get("nextToken") if isinstance(result, dict) else None
+        if sent is None or returned != sent:
+            self._repeats.pop(function, None)
+            return 0
+        token, count = self._repeats.get(function, (sent, 0))
+        count = count + 1 if token == sent else 1
+        self._repeats[function] = (sent, count)
+        return count
+
+
+def loop_message(token: str, repeats: int) -> str:
+    return (
+        f"LIST paging makes no progress: the handler returned the nextToken it was called with ({token!r}) "
+        f"{repeats} time(s) in a row, so a client following nextToken would loop forever. {PAGINATION_LOOP_HINT}"
+    )

@@ -1,0 +1,358 @@
+"""``cfnrun serve`` under hostile or unlucky conditions, driven by real clients and sockets."""
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, Callable, Dict, List
+
+import pytest
+from botocore.exceptions import ClientError
+
+from conftest import FIXTURES, MISBEHAVING, ServerProcess, cfnrun, pid_alive, wait_until
+
+RULEBREAKER = FIXTURES / "rulebreaker"
+INVOKE = "/2015-03-31/functions/TypeFunction/invocations"
+
+
+def payload(response: Dict[str, Any]) -> Any:
+    return json.loads(response["Payload"].read())
+
+
+def handler_request(action: str, properties: Dict[str, Any], previous: Any = None, **top: Any) -> bytes:
+    data: Dict[str, Any] = {"resourceProperties": properties, "logicalResourceId": "MyResource"}
+    if previous is not None:
+        data["previousResourceProperties"] = previous
+    return json.dumps(
+        {
+            "action": action,
+            "awsAccountId": "123456789012",
+            "bearerToken": "token-1",
+            "region": "us-east-1",
+            "resourceType": "Cfnrun::Test::RuleBreaker",
+            "requestData": data,
+            **top,
+        }
+    ).encode()
+
+
+def post(url: str, body: bytes) -> "tuple[int, Dict[str, str], bytes]":
+    request = urllib.request.Request(url + INVOKE, data=body, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def address(server: ServerProcess) -> "tuple[str, int]":
+    host, port = server.url.split("//")[1].rsplit(":", 1)
+    return host, int(port)
+
+
+def closed_by_server(sock: socket.socket, timeout: float) -> bool:
+    """True when the server closes the connection within ``timeout`` (reads EOF or a reset)."""
+    sock.settimeout(timeout)
+    try:
+        while True:
+            if sock.recv(4096) == b"":
+                return True
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+
+
+# -- shutdown --------------------------------------------------------------------
+
+
+def test_sigterm_answers_a_call_still_running_after_the_grace_then_exits(serve: Callable[..., ServerProcess], tmp_path: Path) -> None:
+    server = serve(MISBEHAVING, "--no-reload", "--shutdown-grace", "2")
+    client, kept_alive = server.client(), server.client()
+    assert payload(kept_alive.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["count"] == 1
+    marker = tmp_path / "started"
+    answer: Dict[str, Any] = {}
+    body = json.dumps({"do": "sleep", "seconds": 25, "started": str(marker)}).encode()
+    call = threading.Thread(target=lambda: answer.update(client.invoke(FunctionName="TypeFunction", Payload=body)))
+    call.start()
+    wait_until(marker.exists, what="the call to start")
+    workers = server.worker_pids()
+    signalled = time.monotonic()
+    server.process.send_signal(15)
+    server.wait_for_line(r"^stopping: finishing in-flight calls \(up to 2 s")
+    with pytest.raises(ClientError) as refused:  # a new call during the grace, on a kept-alive connection
+        kept_alive.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}')
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
+    assert "cfnrun serve is stopping" in refused.value.response["Error"]["Message"]
+    assert server.stop(timeout=15) == 0
+    took = time.monotonic() - signalled
+    call.join(timeout=10)
+    assert 2.0 <= took < 6.0, f"serve took {took:.1f} s to stop with a 2 s grace"
+    assert answer["StatusCode"] == 200 and answer["FunctionError"] == "Unhandled"
+    error = payload(answer)
+    assert error["errorType"] == "Runtime.ExitError"
+    assert "cfnrun serve is stopping" in error["errorMessage"] and "2 s shutdown grace" in error["errorMessage"]
+    assert not [pid for pid in workers if pid_alive(pid)]
+
+
+# -- payloads --------------------------------------------------------------------
+
+
+def test_a_result_over_6_mb_is_lambdas_response_size_error(serve: Callable[..., ServerProcess]) -> None:
+    server = serve(MISBEHAVING, "--no-reload")
+    client = server.client()
+    answer = client.invoke(FunctionName="TypeFunction", Payload=json.dumps({"do": "big", "size": 7 * 1024 * 1024}).encode())
+    assert answer["StatusCode"] == 200 and answer["FunctionError"] == "Unhandled"
+    error = payload(answer)
+    assert error["errorType"] == "Function.ResponseSizeTooLarge"
+    assert "exceeded maximum allowed payload size (6291556 bytes)" in error["errorMessage"]
+    assert payload(client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["count"] == 2
+
+
+def test_deeply_nested_json_is_a_400_that_says_so(serve: Callable[..., ServerProcess]) -> None:
+    server = serve(MISBEHAVING, "--no-reload")
+    status, headers, body = post(server.url, b"[" * 100_000)
+    assert status == 400 and headers["x-amzn-ErrorType"] == "InvalidRequestContentException"
+    message = json.loads(body)["message"]
+    assert message == "Could not parse request body into json: it is nested too deeply"
+    assert "Recursion" not in body.decode()
+    assert payload(server.client().invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["count"] == 1
+
+
+@pytest.mark.parametrize(
+    "name", ["123456789012:function:TypeFunction", "123456789012:function:misbehaving-function:$LATEST"]
+)
+def test_partial_arns_resolve_like_lambdas(serve: Callable[..., ServerProcess], name: str) -> None:
+    client = serve(MISBEHAVING, "--no-reload").client()
+    assert payload(client.invoke(FunctionName=name, Payload=b'{"do": "echo"}'))["count"] == 1
+
+
+def test_escape_sequences_in_handler_output_reach_the_console_escaped(serve: Callable[..., ServerProcess]) -> None:
+    server = serve(MISBEHAVING, "--no-reload")
+    text = "\x1b[2J\x1b]0;owned\x07red\x1b[31m"
+    assert payload(server.client().invoke(FunctionName="TypeFunction", Payload=json.dumps({"do": "print", "text": text}).encode()))
+    line = server.wait_for_line(r"owned")
+    assert line.endswith("│ \\x1b[2J\\x1b]0;owned\\x07red\\x1b[31m")
+    assert "\x1b" not in "\n".join(server.output) and "\x07" not in "\n".join(server.output)
+
+
+# -- connections ---------------------------------------------------------------------
+
+
+def test_slow_headers_and_bodies_are_cut_and_connections_capped(serve: Callable[..., ServerProcess], tmp_path: Path) -> None:
+    server = serve(
+        MISBEHAVING, "--no-reload", "--header-timeout", "0.5", "--body-timeout", "0.5", "--max-connections", "3"
+    )
+    host, port = address(server)
+    client = server.client()
+
+    # A long call is not cut by the header deadline: its headers came in time.
+    long_call: Dict[str, Any] = {}
+    marker = tmp_path / "started"
+    body = json.dumps({"do": "sleep", "seconds": 1.5, "started": str(marker)}).encode()
+    runner = threading.Thread(target=lambda: long_call.update(payload(client.invoke(FunctionName="TypeFunction", Payload=body))))
+    runner.start()
+    wait_until(marker.exists, what="the long call to start")
+
+    # Slow-loris: headers that never end are cut at the deadline.
+    loris = socket.create_connection((host, port))
+    loris.sendall(f"POST {INVOKE} HTTP/1.1\r\nHost: x\r\n".encode())
+    started = time.monotonic()
+    assert closed_by_server(loris, timeout=5)
+    assert time.monotonic() - started < 3
+
+    # A body that stops short gets a 408 at the body deadline.
+    slow_body = socket.create_connection((host, port))
+    slow_body.sendall(f"POST {INVOKE} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{{".encode())
+    slow_body.settimeout(5)
+    assert slow_body.recv(4096).startswith(b"HTTP/1.1 408")
+    slow_body.close()
+
+    # The cap: with the long call's connection and two idle ones open, a fourth is refused at once.
+    idle: List[socket.socket] = [socket.create_connection((host, port)) for _ in range(2)]
+    extra = socket.create_connection((host, port))
+    assert closed_by_server(extra, timeout=0.4)
+    runner.join(timeout=10)
+    assert long_call == {"slept": 1.5, "version": 1}
+    for sock in idle:  # they sent nothing: cut at the header deadline, freeing their places
+        assert closed_by_server(sock, timeout=5)
+    assert payload(client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["count"] == 2
+
+
+# -- paging loops ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode, answered_as_is", [("warn", 2), ("strict", 0)])
+def test_a_list_that_hands_back_its_own_next_token_is_stopped(
+    serve: Callable[..., ServerProcess], mode: str, answered_as_is: int
+) -> None:
+    server = serve(RULEBREAKER, "--no-reload", "--contract", mode)
+    client = server.client()
+    first = payload(client.invoke(FunctionName="TypeFunction", Payload=handler_request("LIST", {"Breaks": "list-pagination-progress"})))
+    assert first["nextToken"] == "same-again"
+    statuses = []
+    for _ in range(3):
+        page = payload(
+            client.invoke(
+                FunctionName="TypeFunction",
+                Payload=handler_request("LIST", {"Breaks": "list-pagination-progress"}, nextToken="same-again"),
+            )
+        )
+        statuses.append(page["status"])
+        if page["status"] == "FAILED":
+            assert page["errorCode"] == "InternalFailure"
+            assert "returned the nextToken it was called with ('same-again')" in page["message"]
+            assert "does not pass the request's nextToken to the handler" in page["message"]
+            break
+    assert statuses == ["SUCCESS"] * answered_as_is + ["FAILED"]
+    assert "LIST paging makes no progress" in server.wait_for_line(r"LOOP")
+
+
+# -- writeOnly values --------------------------------------------------------------------
+
+MARKER = "WOm4rk"
+
+
+def write_only_project(tmp_path: Path) -> Path:
+    project = tmp_path / "rulebreaker"
+    shutil.copytree(RULEBREAKER, project)
+    schema_file = project / "cfnrun-test-rulebreaker.json"
+    schema = json.loads(schema_file.read_text())
+    schema["properties"]["Secret"]["minLength"] = 12
+    schema["createOnlyProperties"].append("/properties/Secret")
+    schema_file.write_text(json.dumps(schema))
+    return project
+
+
+def test_no_write_only_value_appears_in_any_output(serve: Callable[..., ServerProcess], tmp_path: Path) -> None:
+    project = write_only_project(tmp_path)
+    desired = {"Id": "rb-1", "Name": "a", "Secret": MARKER}  # too short, and changed: two violations
+    previous = {"Id": "rb-1", "Name": "a", "Secret": f"old-{MARKER}-old"}
+    request = tmp_path / "update.json"
+    request.write_text(json.dumps({"desiredResourceState": desired, "previousResourceState": previous}))
+
+    timeline = cfnrun("invoke", "UPDATE", str(request), "--project", str(project), "--no-credentials")
+    ndjson = cfnrun("invoke", "UPDATE", str(request), "--project", str(project), "--no-credentials", "--json")
+    strict_invoke = cfnrun("invoke", "UPDATE", str(request), "--project", str(project), "--no-credentials", "--contract", "strict")
+    warn = serve(project, "--no-reload")
+    warn_answer = warn.client().invoke(FunctionName="TypeFunction", Payload=handler_request("UPDATE", desired, previous))["Payload"].read()
+    warn.wait_for_line(r"update-create-only-unchanged")
+    strict = serve(project, "--no-reload", "--contract", "strict")
+    strict_answer = strict.client().invoke(FunctionName="TypeFunction", Payload=handler_request("UPDATE", desired, previous))["Payload"].read()
+    strict.wait_for_line(r"update-create-only-unchanged")
+    for server in (warn, strict):
+        server.stop()
+        server.wait_for_line(r"^stopped$")
+
+    channels = {
+        "invoke timeline": timeline.stdout + timeline.stderr,
+        "invoke --json": ndjson.stdout + ndjson.stderr,
+        "invoke --contract strict": strict_invoke.stdout + strict_invoke.stderr,
+        "serve console": "\n".join(warn.output),
+        "serve answer": warn_answer.decode(),
+        "serve --contract strict console": "\n".join(strict.output),
+        "serve --contract strict answer": strict_answer.decode(),
+    }
+    for channel, text in channels.items():
+        assert MARKER not in text, f"{channel} shows the writeOnly value:\n{text}"
+    assert "[request-valid] writeOnly property /properties/Secret breaks this rule" in channels["invoke timeline"]
+    assert "[update-create-only-unchanged] writeOnly property /properties/Secret" in channels["serve console"]
+    violations = [json.loads(line) for line in ndjson.stdout.splitlines() if '"violation"' in line]
+    assert {v["rule"] for v in violations} >= {"request-valid", "update-create-only-unchanged"}
+    assert "[request-valid] writeOnly property /properties/Secret" in json.loads(strict_answer)["message"]
+
+
+# -- cfn test, for real ------------------------------------------------------------------
+
+
+def test_cfnrun_test_virtual_clock_skips_callback_waits_but_counts_them(sample: Callable[[str], Path]) -> None:
+    pytest.importorskip("rpdk.core")
+    project = sample("cluster")
+    template = project / "template.yml"
+    template.write_text(template.read_text().replace('CALLBACK_DELAY_SECONDS: "2"', 'CALLBACK_DELAY_SECONDS: "30"'))
+    started = time.monotonic()
+    run = cfnrun("test", str(project), "--virtual-clock", timeout=600)
+    took = time.monotonic() - started
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    summary = [line for line in run.stdout.splitlines() if line.startswith("cfnrun test --virtual-clock:")]
+    assert summary, run.stdout[-2000:]
+    waits, skipped = summary[0].split(": ")[1].split(" callback wait(s) skipped, ")
+    assert int(waits) >= 2 and float(skipped.split()[0]) == 30 * int(waits)
+    assert took < 30 * int(waits), f"the run took {took:.0f} s: the waits were not skipped"
+    assert " passed" in run.stdout and " failed" not in run.stdout
+
+
+def test_cfnrun_test_ends_a_paging_loop_in_seconds(sample: Callable[[str], Path]) -> None:
+    pytest.importorskip("rpdk.core")
+    project = sample("note")
+    handlers = project / "src" / "cfnrun_sample_note" / "handlers.py"
+    source = handlers.read_text()
+    paging = source.replace(
+        "        resourceModels=[_public(record) for record in sorted(notes, key=lambda r: r[\"NoteId\"])],\n    )",
+        "        resourceModels=[_public(record) for record in sorted(notes, key=lambda r: r[\"NoteId\"])],\n"
+        "        nextToken=None if request.nextToken == \"page-2\" else \"page-2\",  # never sees the token: loops\n    )",
+    )
+    assert paging != source
+    handlers.write_text(paging)
+    run = cfnrun("test", str(project), "--", "-k", "contract_create_list", timeout=300)
+    assert run.returncode != 0, run.stdout[-3000:]
+    assert "1 failed" in run.stdout and "status should be SUCCESS" in run.stdout
+    log = (project / "cfnrun-test.log").read_text()
+    assert "LOOP stopped: answered FAILED" in log and "returned the nextToken it was called with ('page-2') 3 time(s)" in log
+
+
+# -- in-process pieces ---------------------------------------------------------------------
+
+
+def test_serve_restores_the_signal_handlers_it_replaced() -> None:
+    import asyncio
+    import io
+    import signal
+
+    from cfnrun.app.serve import ServeSettings, serve_forever
+    from cfnrun.model.project import load_project
+    from cfnrun.ui.console import Console
+
+    def mine(signum: int, frame: Any) -> None:
+        raise AssertionError("not expected to run")
+
+    before = {signum: signal.signal(signum, mine) for signum in (signal.SIGINT, signal.SIGTERM)}
+    seen: Dict[str, Any] = {}
+
+    async def started(server: Any) -> None:
+        seen["url"] = server.url
+        seen["during"] = signal.getsignal(signal.SIGTERM)
+
+    try:
+        console = io.StringIO()
+        asyncio.run(serve_forever(load_project(MISBEHAVING), ServeSettings(port=0), Console(console), on_started=started))
+        assert seen["url"].startswith("http://127.0.0.1:") and not seen["url"].endswith(":0")
+        assert seen["during"] is not mine
+        assert signal.getsignal(signal.SIGINT) is mine and signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+
+def test_budgets_say_where_a_call_limit_comes_from() -> None:
+    from cfnrun.model.budgets import BudgetKind, Budgets
+    from cfnrun.model.protocol import Action
+
+    assert Budgets().call(Action.CREATE, 100).kind is BudgetKind.CONTRACT
+    assert Budgets().call(Action.LIST, 5).kind is BudgetKind.FUNCTION_TIMEOUT
+    assert Budgets().call(None, None).seconds == 900 and Budgets().call(None, None).kind is BudgetKind.FUNCTION_TIMEOUT
+    assert Budgets(invocation_timeout_s=2).call(Action.CREATE, 100).kind is BudgetKind.OVERRIDE
+    assert Budgets(time_scale=0.5).call(None, 10).seconds == 5
+
+
+def test_invoke_timeline_shows_escape_sequences_escaped(tmp_path: Path) -> None:
+    request = tmp_path / "create.json"
+    request.write_text(json.dumps({"desiredResourceState": {"do": "print", "text": "\x1b]0;owned\x07\x1b[31mred"}}))
+    run = cfnrun("invoke", "CREATE", str(request), "--project", str(MISBEHAVING), "--no-credentials")
+    assert "│ \\x1b]0;owned\\x07\\x1b[31mred" in run.stdout, run.stdout
+    assert "\x1b" not in run.stdout and "\x07" not in run.stdout
