@@ -14,6 +14,7 @@ from cfnrun.contract.checker import ContractMode
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.budgets import Budgets
 from cfnrun.invoker.events import Observer
+from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT
 from cfnrun.invoker.payloads import Entrypoint
 from cfnrun.app.invoke import InvokeSettings, ProviderLoadError, execute, prepare
 from cfnrun.model.project import load_project
@@ -78,6 +79,12 @@ def invoke(
     profile: Optional[str] = typer.Option(None, help="AWS profile for the caller credentials."),
     credentials: bool = typer.Option(True, "--credentials/--no-credentials", help="Pass local AWS credentials to the handler."),
     max_reinvoke: Optional[int] = typer.Option(None, min=0, help="Stop after N re-invocations (IN_PROGRESS callbacks or LIST pages)."),
+    keep_polling: bool = typer.Option(
+        False,
+        "--keep-polling",
+        help="Keep calling a handler that answers the same IN_PROGRESS with no delay (default: stop after "
+        f"{DEFAULT_STALL_LIMIT} identical answers); the operation still ends at timeoutInMinutes.",
+    ),
     virtual_clock: bool = typer.Option(False, "--virtual-clock", help="Skip CallbackDelaySeconds waits but count them against the operation timeout."),
     time_scale: float = typer.Option(1.0, min=0.0001, help="Multiply every time limit (60 s / 30 s budgets, timeoutInMinutes) by this factor."),
     invocation_timeout: Optional[float] = typer.Option(None, min=0.001, help="Override the per-invocation budget, in seconds."),
@@ -116,6 +123,7 @@ def invoke(
         budgets=Budgets(time_scale, invocation_timeout, operation_timeout),
         virtual_clock=virtual_clock,
         max_reinvoke=max_reinvoke,
+        keep_polling=keep_polling,
         log_level=log_level.upper(),
         python=python,
         watch=watch,

@@ -14,7 +14,7 @@ from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import local_credentials, profile_region
 from cfnrun.invoker.events import Observer, OperationResult
 from cfnrun.runtime.in_process import InProcessFunction
-from cfnrun.invoker.operation import Operation
+from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT, Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
 from cfnrun.model.project import Project, handler_project, load_project
@@ -53,6 +53,7 @@ class InvokeSettings:
     budgets: Budgets = field(default_factory=Budgets)
     virtual_clock: bool = False
     max_reinvoke: Optional[int] = None
+    keep_polling: bool = False  # do not stop a handler that repeats the same IN_PROGRESS with no delay
     log_level: str = "INFO"
     python: str = sys.executable
     watch: bool = False
@@ -161,6 +162,7 @@ async def _run_operation(prepared: PreparedInvoke, target: Target, observers: Li
         max_reinvoke=settings.max_reinvoke,
         checker=checker,
         strict=settings.contract is ContractMode.STRICT,
+        stall_limit=None if settings.keep_polling else DEFAULT_STALL_LIMIT,
     )
     return await operation.run()
 

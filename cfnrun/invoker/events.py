@@ -24,6 +24,7 @@ class EndReason(str, enum.Enum):
     IN_PROGRESS_NOT_ALLOWED = "in-progress-not-allowed"
     PAGINATION_LOOP = "list-pagination-loop"
     REINVOKE_LIMIT = "reinvoke-limit"
+    NO_PROGRESS = "no-progress"  # the same IN_PROGRESS, with no delay, again and again
     CONTRACT_VIOLATION = "contract-violation"  # --contract strict
 
 

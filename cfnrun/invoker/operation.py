@@ -43,6 +43,14 @@ PAGINATION_LOOP_HINT = (
     "page again on every call. Return all models with nextToken null, or read the token "
     "through the test entrypoint."
 )
+DEFAULT_STALL_LIMIT = 20
+NO_PROGRESS_HINT = (
+    "CloudFormation would keep calling until timeoutInMinutes runs out. A handler that is "
+    "waiting on something should return CallbackDelaySeconds (and usually a callbackContext); "
+    "one that is done should return SUCCESS or FAILED. The stub DELETE handler that cfn init "
+    "writes answers IN_PROGRESS forever until you fill it in. --keep-polling calls on until "
+    "the operation times out."
+)
 
 
 class Invocable(Protocol):
@@ -64,6 +72,7 @@ class Operation:
         max_reinvoke: Optional[int] = None,
         checker: Optional[ContractChecker] = None,
         strict: bool = False,
+        stall_limit: Optional[int] = DEFAULT_STALL_LIMIT,
     ) -> None:
         self.target = target
         self.request = request
@@ -83,6 +92,9 @@ class Operation:
         self.checker = checker
         self.strict = strict
         self._violations: List[Violation] = []
+        self.stall_limit = stall_limit
+        self._last_answer: Optional[str] = None
+        self._same_answers = 0
 
     def _emit(self, event: OperationEvent) -> None:
         for observer in self.observers:
@@ -173,7 +185,7 @@ class Operation:
                     f"{self.action.value} handlers MUST return SUCCESS or FAILED, never IN_PROGRESS "
                     f"(invocation {self._invocations})",
                 )
-            stop = self._reinvoke_limit_reached(progress)
+            stop = self._reinvoke_limit_reached(progress) or self._stalled(progress)
             if stop is not None:
                 return stop
             delay = max(0, progress.callbackDelaySeconds or 0)
@@ -279,6 +291,26 @@ class Operation:
             f"{progress.status.value}" + (" with more pages" if progress.nextToken else ""),
             resource_model=progress.resourceModel,
             resource_models=self._models or None,
+        )
+
+    def _stalled(self, progress: ProgressEvent) -> Optional[OperationResult]:
+        """Stop a handler that answers the same IN_PROGRESS, with no delay, ``stall_limit`` times in a row."""
+        if progress.callbackDelaySeconds:
+            self._last_answer, self._same_answers = None, 0
+            return None
+        answer = json.dumps(progress.wire(), sort_keys=True, default=str)
+        self._same_answers = self._same_answers + 1 if answer == self._last_answer else 1
+        self._last_answer = answer
+        if self.stall_limit is None or self._same_answers < self.stall_limit:
+            return None
+        return self._result(
+            "IN_PROGRESS",
+            EndReason.NO_PROGRESS,
+            f"the handler answered the same IN_PROGRESS {self._same_answers} times in a row with no "
+            "CallbackDelaySeconds and no change to callbackContext or resourceModel; stopped instead of "
+            f"calling it again and again (the operation would time out after {self.operation_budget.describe()})",
+            hint=NO_PROGRESS_HINT,
+            resource_model=progress.resourceModel,
         )
 
     async def _wait(self, delay: float) -> None:

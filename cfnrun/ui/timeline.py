@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Optional, TextIO
+from typing import List, Optional, TextIO
 
 from cfnrun.invoker.events import (
     ContractChecked,
@@ -29,6 +29,10 @@ class TimelineRenderer:
         self.live = interactive
         self.color = interactive and "NO_COLOR" not in os.environ if color is None else color
         self._countdown_open = False
+        # Repeats: an invocation identical to the one before (status, event, output) is counted, not printed.
+        self._last_answer: Optional[str] = None
+        self._repeated: List[int] = []
+        self._last_violations: List[str] = []
 
     def __call__(self, event: OperationEvent) -> None:
         if isinstance(event, OperationStarted):
@@ -46,12 +50,26 @@ class TimelineRenderer:
             )
         elif isinstance(event, InvocationCompleted):
             self._close_countdown()
-            self._invocation(event)
+            answer = self._answer(event)
+            if answer == self._last_answer:
+                self._repeated.append(event.number)
+            else:
+                self._flush_repeats()
+                self._last_answer = answer
+                self._last_violations = []
+                self._invocation(event)
         elif isinstance(event, ContractChecked):
             self._close_countdown()
+            lines = [v.line() for v in event.violations]
+            if self._repeated and event.invocation == self._repeated[-1] and lines == self._last_violations:
+                return
+            if event.invocation is not None:
+                self._last_violations = lines
             for violation in event.violations:
                 mark = self._paint("FAILED", "✗ contract") if violation.is_error else self._paint("IN_PROGRESS", "! contract")
                 self._line(f"     {mark} {violation.line()}")
+        elif self._repeated and isinstance(event, (Waiting, WaitTick)):
+            return  # the wait after a repeated answer: said once, for the first of the run
         elif isinstance(event, Waiting):
             if event.virtual:
                 self._line(self._paint("dim", f"     … callback after {round(event.delay_s, 1):g} s (virtual, not waited)"))
@@ -62,10 +80,32 @@ class TimelineRenderer:
                 self._countdown(event.remaining_s, "next call in")
         elif isinstance(event, OperationCompleted):
             self._close_countdown()
+            self._flush_repeats()
             self._result(event.result)
         self.out.flush()
 
     # -- pieces ------------------------------------------------------------------
+
+    @staticmethod
+    def _answer(event: InvocationCompleted) -> str:
+        """What an invocation said, without its timing: equal for a handler repeating itself."""
+        outcome = event.outcome
+        said = {
+            "kind": outcome.kind.value,
+            "event": event.progress.wire() if event.progress is not None else outcome.result,
+            "problem": event.problem,
+            "logs": outcome.logs,
+            "error": outcome.error,
+            "note": outcome.note,
+        }
+        return json.dumps(said, sort_keys=True, default=str)
+
+    def _flush_repeats(self) -> None:
+        if self._repeated:
+            first, last, count = self._repeated[0], self._repeated[-1], len(self._repeated)
+            span = f"#{first}" if count == 1 else f"#{first}–#{last}"
+            self._line(self._paint("dim", f"     ⋮ {span}: the same answer again ({count} more invocation(s), not shown)"))
+            self._repeated = []
 
     def _invocation(self, event: InvocationCompleted) -> None:
         outcome, progress = event.outcome, event.progress

@@ -1,0 +1,98 @@
+"""A brand-new ``cfn init`` Python project, as a new user meets cfnrun in the first hour (issue #10).
+
+The project is made once per session by cloudformation-cli itself (``cfn init`` + ``cfn generate``);
+each test works on its own copy.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from conftest import cfnrun, events, result_of
+
+TYPE_NAME = "Org::Svc::Thing"
+SCHEMA = "org-svc-thing.json"
+
+
+@pytest.fixture(scope="session")
+def cfn_init_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``cfn init`` then ``cfn generate``, non-interactive, exactly as a user would run them."""
+    root = tmp_path_factory.mktemp("cfn-init") / "thing"
+    root.mkdir()
+    cfn = [sys.executable, "-c", "import sys; from rpdk.core.cli import main; sys.exit(main())"]
+    for args in (["init", "--type-name", TYPE_NAME, "--artifact-type", "RESOURCE", "python311", "--no-docker"], ["generate"]):
+        run = subprocess.run(cfn + args, cwd=root, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+        assert run.returncode == 0, run.stdout + run.stderr
+    assert (root / "src" / "org_svc_thing" / "models.py").is_file()
+    return root
+
+
+@pytest.fixture
+def fresh(cfn_init_project: Path, tmp_path: Path) -> Path:
+    """A private copy of the freshly initialised project."""
+    target = tmp_path / "thing"
+    shutil.copytree(cfn_init_project, target)
+    return target
+
+
+def edit_schema(project: Path, change: Callable[[dict], None]) -> None:
+    path = project / SCHEMA
+    document = json.loads(path.read_text())
+    change(document)
+    path.write_text(json.dumps(document, indent=2))
+
+
+# -- 1. the stock DELETE handler answers IN_PROGRESS, with no delay, forever ------------------
+
+
+def test_stock_delete_handler_is_stopped_with_an_explanation(fresh: Path) -> None:
+    run = cfnrun("invoke", "DELETE", cwd=fresh, timeout=60)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "IN_PROGRESS DELETE after 20 invocation(s)" in run.stdout
+    assert "the same IN_PROGRESS 20 times in a row" in run.stdout
+    assert "--keep-polling" in run.stdout
+    invocation_lines = [line for line in run.stdout.splitlines() if line.startswith("#")]
+    assert invocation_lines == [invocation_lines[0]] and invocation_lines[0].split()[:2] == ["#1", "IN_PROGRESS"]
+    assert "#2–#20: the same answer again (19 more invocation(s)" in run.stdout
+
+
+def test_stock_delete_under_a_virtual_clock_stops_too_and_ndjson_keeps_every_call(fresh: Path) -> None:
+    run = cfnrun("invoke", "DELETE", "--virtual-clock", "--json", cwd=fresh, timeout=60)
+    assert run.returncode == 1, run.stdout + run.stderr
+    result = result_of(run)
+    assert result["reason"] == "no-progress" and result["status"] == "IN_PROGRESS" and result["invocations"] == 20
+    assert [e["n"] for e in events(run) if e["event"] == "invocation"] == list(range(1, 21))
+
+
+def test_keep_polling_runs_to_the_operation_timeout(fresh: Path) -> None:
+    run = cfnrun("invoke", "DELETE", "--keep-polling", "--operation-timeout", "0.3", "--json", cwd=fresh, timeout=60)
+    assert run.returncode == 1, run.stdout + run.stderr
+    result = result_of(run)
+    assert result["reason"] == "operation-timeout"
+    assert result["invocations"] > 20
+
+
+def test_in_progress_that_makes_progress_is_not_stopped(tmp_path: Path) -> None:
+    """A handler answering IN_PROGRESS with no delay but a growing callbackContext is working, not stuck."""
+    (tmp_path / "counting.py").write_text(
+        "def handler(event, context):\n"
+        "    n = (event.get('callbackContext') or {}).get('n', 0) + 1\n"
+        "    if n < 30:\n"
+        "        return {'status': 'IN_PROGRESS', 'callbackContext': {'n': n}, 'callbackDelaySeconds': 0}\n"
+        "    return {'status': 'SUCCESS', 'resourceModel': {'Id': 'x'}}\n"
+    )
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({
+        "typeName": "Org::Svc::Count", "description": "d", "additionalProperties": False,
+        "properties": {"Id": {"type": "string"}}, "primaryIdentifier": ["/properties/Id"],
+    }))
+    run = cfnrun("invoke", "CREATE", "--handler", "counting.handler", "--schema", str(schema), "--code-dir", str(tmp_path),
+                 "--no-credentials", "--json", cwd=tmp_path, timeout=60)
+    result = result_of(run)
+    assert result["status"] == "SUCCESS" and result["invocations"] == 30, run.stdout + run.stderr
