@@ -1,7 +1,6 @@
 """``cfnrun invoke`` end to end: project → request → warm worker → operation → result."""
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +10,7 @@ from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.budgets import Budgets
 from cfnrun.invoker.clock import RealClock, VirtualClock
-from cfnrun.invoker.credentials import local_credentials, profile_region
+from cfnrun.invoker.credentials import local_credentials, local_region
 from cfnrun.invoker.events import Observer, OperationResult
 from cfnrun.runtime.in_process import InProcessFunction
 from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT, Operation
@@ -19,11 +18,12 @@ from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
 from cfnrun.model.project import Project, handler_project, load_project
 from cfnrun.model.protocol import Action
+from cfnrun.app.preflight import interpreter_version, runtime_mismatch
 from cfnrun.app.watcher import ChangeFeed, describe_change
 from cfnrun.runtime.outcome import InvocationOutcome
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError
-from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, RuntimeSettings, worker_spec
+from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, RuntimeSettings, worker_spec
 from cfnrun.model.template import FunctionSpec
 
 
@@ -80,21 +80,18 @@ def _load_project(settings: InvokeSettings) -> Project:
 
 
 def _region(settings: InvokeSettings, operation: OperationInput) -> str:
-    return (
-        settings.region
-        or operation.region
-        or os.environ.get("AWS_REGION")
-        or os.environ.get("AWS_DEFAULT_REGION")
-        or profile_region(settings.profile)
-        or DEFAULT_REGION
-    )
+    return settings.region or operation.region or local_region(settings.profile)
 
 
 def prepare(settings: InvokeSettings) -> PreparedInvoke:
     """Everything that can fail on bad input, before any process starts."""
     project = _load_project(settings)
-    operation = load_request_file(settings.request_file) if settings.request_file else OperationInput(desired={})
     notes: List[str] = []
+    if not settings.in_process:
+        mismatch = runtime_mismatch(project, interpreter_version(settings.python))
+        if mismatch:
+            notes.append(mismatch)
+    operation = load_request_file(settings.request_file) if settings.request_file else OperationInput(desired={})
     if operation.action and operation.action is not settings.action:
         notes.append(
             f"the request file says action {operation.action.value}; running {settings.action.value} as asked"

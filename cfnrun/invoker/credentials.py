@@ -6,9 +6,11 @@ They are passed to the handler only, never printed or written anywhere.
 """
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 from cfnrun.model.protocol import Credentials
+from cfnrun.runtime.registry import DEFAULT_REGION
 
 PLACEHOLDER = Credentials(
     accessKeyId="CFNRUNLOCALPLACEHOLDER",
@@ -44,6 +46,16 @@ def local_credentials(profile: Optional[str] = None) -> Optional[Credentials]:
         accessKeyId=frozen.access_key,
         secretAccessKey=frozen.secret_key,
         sessionToken=frozen.token or "",
+    )
+
+
+def local_region(profile: Optional[str] = None) -> str:
+    """The region every command uses unless told: AWS_REGION, AWS_DEFAULT_REGION, the profile's, us-east-1."""
+    return (
+        os.environ.get("AWS_REGION")
+        or os.environ.get("AWS_DEFAULT_REGION")
+        or profile_region(profile)
+        or DEFAULT_REGION
     )
 
 
