@@ -1,51 +1,15 @@
 """A brand-new ``cfn init`` Python project, as a new user meets cfnrun in the first hour (issue #10).
 
-The project is made once per session by cloudformation-cli itself (``cfn init`` + ``cfn generate``);
-each test works on its own copy.
+The project is made once per session by cloudformation-cli itself (``cfn init`` + ``cfn generate``,
+the ``fresh`` fixture in conftest); each test works on its own copy.
 """
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
-from typing import Callable
 
-import pytest
 
 from conftest import cfnrun, events, result_of
-
-TYPE_NAME = "Org::Svc::Thing"
-SCHEMA = "org-svc-thing.json"
-
-
-@pytest.fixture(scope="session")
-def cfn_init_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``cfn init`` then ``cfn generate``, non-interactive, exactly as a user would run them."""
-    root = tmp_path_factory.mktemp("cfn-init") / "thing"
-    root.mkdir()
-    cfn = [sys.executable, "-c", "import sys; from rpdk.core.cli import main; sys.exit(main())"]
-    for args in (["init", "--type-name", TYPE_NAME, "--artifact-type", "RESOURCE", "python311", "--no-docker"], ["generate"]):
-        run = subprocess.run(cfn + args, cwd=root, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
-        assert run.returncode == 0, run.stdout + run.stderr
-    assert (root / "src" / "org_svc_thing" / "models.py").is_file()
-    return root
-
-
-@pytest.fixture
-def fresh(cfn_init_project: Path, tmp_path: Path) -> Path:
-    """A private copy of the freshly initialised project."""
-    target = tmp_path / "thing"
-    shutil.copytree(cfn_init_project, target)
-    return target
-
-
-def edit_schema(project: Path, change: Callable[[dict], None]) -> None:
-    path = project / SCHEMA
-    document = json.loads(path.read_text())
-    change(document)
-    path.write_text(json.dumps(document, indent=2))
 
 
 # -- 1. the stock DELETE handler answers IN_PROGRESS, with no delay, forever ------------------

@@ -31,7 +31,10 @@ class ProviderLoadError(CfnrunError):
     """The provider's code could not be imported into a worker."""
 
     def __init__(self, error: WorkerInitError) -> None:
-        super().__init__(f"cannot load the provider: {error.error.get('errorType')}: {error}")
+        message = f"cannot load the provider: {error.error.get('errorType')}: {error}"
+        if "No module named" in str(error) and ".models'" in str(error):
+            message += "\n  hint: models.py is generated from the schema: run 'cfn generate' in the project folder"
+        super().__init__(message)
         self.logs = error.logs
         self.stack_trace: List[str] = list(error.error.get("stackTrace") or [])
 
@@ -91,7 +94,14 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
         mismatch = runtime_mismatch(project, interpreter_version(settings.python))
         if mismatch:
             notes.append(mismatch)
-    operation = load_request_file(settings.request_file) if settings.request_file else OperationInput(desired={})
+    properties = list((project.schema.document.get("properties") or {}).keys())
+    operation = load_request_file(settings.request_file, properties) if settings.request_file else OperationInput(desired={})
+    notes += operation.warnings
+    if settings.action is Action.UPDATE and operation.previous is None:
+        notes.append(
+            "UPDATE without previousResourceState: the handler gets None where CloudFormation sends the current model; "
+            "add previousResourceState to the request file"
+        )
     if operation.action and operation.action is not settings.action:
         notes.append(
             f"the request file says action {operation.action.value}; running {settings.action.value} as asked"
