@@ -208,3 +208,49 @@ def test_missing_models_py_says_run_cfn_generate(fresh: Path) -> None:
     (fresh / "src" / "org_svc_thing" / "models.py").unlink()
     run = cfnrun("invoke", "READ", cwd=fresh)
     assert_usage_error(run, "ImportModuleError", "run 'cfn generate'")
+
+
+# -- 5. the README's recipes, as written --------------------------------------------------------------
+
+
+def _readme_line(prefix: str) -> str:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    return next(line.split("  #")[0].strip() for line in readme.splitlines() if line.startswith(prefix))
+
+
+def _no_aws_configuration(tmp_path: Path) -> dict:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    return {**env, "HOME": str(home), "NO_COLOR": "1"}
+
+
+def test_readme_aws_cli_recipe_works_as_written(fresh: Path, serve: Callable, tmp_path: Path) -> None:
+    aws = shutil.which("aws", path=os.path.dirname(sys.executable)) or shutil.which("aws")
+    if aws is None:
+        pytest.skip("the aws CLI is not installed")
+    (fresh / "req.json").write_text(json.dumps({"desiredResourceState": {"TPSCode": "ABC123456"}}))
+    env = _no_aws_configuration(tmp_path)
+    printed = subprocess.run([sys.executable, "-m", "cfnrun", "invoke", "READ", "req.json", "--print-request"],
+                             cwd=fresh, env=env, capture_output=True, text=True, timeout=60)
+    assert printed.returncode == 0, printed.stderr
+    (fresh / "event.json").write_text(printed.stdout)
+    server = serve(fresh)
+    recipe = _readme_line("aws lambda invoke").replace("http://127.0.0.1:3001", server.url).split()
+    completed = subprocess.run([aws, *recipe[1:]], cwd=fresh, env=env, capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    answer = json.loads((fresh / "out.json").read_text())
+    assert answer["status"] == "SUCCESS" and answer["resourceModel"] == {"TPSCode": "ABC123456"}
+
+
+def test_offline_cfn_invoke_needs_no_exported_credentials(fresh: Path, serve: Callable, tmp_path: Path) -> None:
+    pytest.importorskip("rpdk.core")
+    # cfn invoke insists on both keys
+    (fresh / "req.json").write_text(json.dumps({"desiredResourceState": {"TPSCode": "ABC123456"}, "previousResourceState": None}))
+    server = serve(fresh, "--sts-standin")
+    recipe = _readme_line("(`python -m cfnrun.app.cfn_offline").strip("(`").split("`")[0]
+    args = recipe.replace("URL", server.url).replace("CREATE requests/create.json", "READ req.json").split()
+    completed = subprocess.run([sys.executable, *args[1:]], cwd=fresh, env=_no_aws_configuration(tmp_path),
+                               capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert '"status": "SUCCESS"' in completed.stdout
