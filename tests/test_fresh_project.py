@@ -60,3 +60,27 @@ def test_in_progress_that_makes_progress_is_not_stopped(tmp_path: Path) -> None:
                  "--no-credentials", "--json", cwd=tmp_path, timeout=60)
     result = result_of(run)
     assert result["status"] == "SUCCESS" and result["invocations"] == 30, run.stdout + run.stderr
+
+
+# -- hints for the pitfalls of a generated project ------------------------------------------------
+
+
+def test_unique_items_array_of_objects_gets_a_hint(fresh: Path) -> None:
+    model = {"TPSCode": "ABC123456", "Title": "a title that is long enough", "TestCode": "NOT_STARTED", "Tags": [{"Key": "a", "Value": "b"}]}
+    (fresh / "req.json").write_text(json.dumps({"desiredResourceState": model}))
+    run = cfnrun("invoke", "CREATE", "req.json", "--json", cwd=fresh)
+    result = result_of(run)
+    assert result["status"] == "FAILED" and "unhashable type: 'dict'" in result["message"]
+    assert "set_or_none" in result["hint"] and "uniqueItems" in result["hint"]
+
+
+def test_type_configuration_the_stock_resource_never_reads_gets_a_note(fresh: Path) -> None:
+    (fresh / "req.json").write_text(json.dumps({"desiredResourceState": {"TPSCode": "ABC123456"}, "typeConfiguration": {"Key": "v"}}))
+    run = cfnrun("invoke", "READ", "req.json", cwd=fresh)
+    assert "built without a TypeConfigurationModel" in run.stderr, run.stderr
+    handlers = fresh / "src" / "org_svc_thing" / "handlers.py"
+    handlers.write_text(handlers.read_text().replace(
+        "Resource(TYPE_NAME, ResourceModel)", "Resource(TYPE_NAME, ResourceModel, TypeConfigurationModel)"
+    ).replace("import ResourceHandlerRequest, ResourceModel", "import ResourceHandlerRequest, ResourceModel, TypeConfigurationModel"))
+    fixed = cfnrun("invoke", "READ", "req.json", cwd=fresh)
+    assert fixed.returncode == 0 and "TypeConfigurationModel" not in fixed.stderr, fixed.stdout + fixed.stderr

@@ -86,6 +86,17 @@ def _region(settings: InvokeSettings, operation: OperationInput) -> str:
     return settings.region or operation.region or local_region(settings.profile)
 
 
+def _reads_type_configuration(project: Project) -> bool:
+    """Does the entrypoint module build its Resource with a TypeConfigurationModel? True when it cannot tell."""
+    if not project.entrypoint or "." not in project.entrypoint:
+        return True
+    module = project.code_dir.joinpath(*project.entrypoint.split(".")[:-1]).with_suffix(".py")
+    try:
+        return "TypeConfigurationModel" in module.read_text(encoding="utf-8", errors="replace").split("Resource(", 1)[-1].split(")", 1)[0]
+    except OSError:
+        return True
+
+
 def prepare(settings: InvokeSettings) -> PreparedInvoke:
     """Everything that can fail on bad input, before any process starts."""
     project = _load_project(settings)
@@ -97,6 +108,12 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
     properties = list((project.schema.document.get("properties") or {}).keys())
     operation = load_request_file(settings.request_file, properties) if settings.request_file else OperationInput(desired={})
     notes += operation.warnings
+    if operation.type_configuration is not None and not _reads_type_configuration(project):
+        notes.append(
+            f"the request carries typeConfiguration, but {project.entrypoint} is built without a TypeConfigurationModel "
+            "(Resource(TYPE_NAME, ResourceModel)), so the handler gets request.typeConfiguration = None: "
+            "pass TypeConfigurationModel from models.py as Resource's third argument"
+        )
     if settings.action is Action.UPDATE and operation.previous is None:
         notes.append(
             "UPDATE without previousResourceState: the handler gets None where CloudFormation sends the current model; "

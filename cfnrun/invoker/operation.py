@@ -43,6 +43,12 @@ PAGINATION_LOOP_HINT = (
     "page again on every call. Return all models with nextToken null, or read the token "
     "through the test entrypoint."
 )
+UNHASHABLE_SET_HINT = (
+    "models.py from cfn generate reads a uniqueItems array with set_or_none, i.e. into a Python set, "
+    "and a set cannot hold objects (dicts): an array of objects marked uniqueItems in the schema fails "
+    "in the support library before the handler runs. Drop uniqueItems from that array (use "
+    "insertionOrder: false if order does not matter), or read it as a list in models.py."
+)
 DEFAULT_STALL_LIMIT = 20
 NO_PROGRESS_HINT = (
     "CloudFormation would keep calling until timeoutInMinutes runs out. A handler that is "
@@ -246,6 +252,8 @@ class Operation:
         hint = None
         if progress.errorCode == "InternalFailure" and not progress.message:
             hint = EMPTY_INTERNAL_FAILURE_HINT
+        elif "unhashable type: 'dict'" in (progress.message or ""):
+            hint = UNHASHABLE_SET_HINT
         return self._result(
             "FAILED",
             EndReason.HANDLER,
