@@ -84,3 +84,12 @@ def test_type_configuration_the_stock_resource_never_reads_gets_a_note(fresh: Pa
     ).replace("import ResourceHandlerRequest, ResourceModel", "import ResourceHandlerRequest, ResourceModel, TypeConfigurationModel"))
     fixed = cfnrun("invoke", "READ", "req.json", cwd=fresh)
     assert fixed.returncode == 0 and "TypeConfigurationModel" not in fixed.stderr, fixed.stdout + fixed.stderr
+
+
+def test_validate_gives_the_warnings_cfn_validate_gives(fresh: Path) -> None:
+    run = cfnrun("validate", "--json", cwd=fresh)
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads(run.stdout)
+    warnings = {(p["pointer"], p["severity"]) for p in report["problems"]}
+    assert warnings == {("/properties/Authors", "warning"), ("/tagging", "warning")}  # as cfn validate warns on this schema
+    assert report["errors"] == 0 and report["warnings"] == 2
