@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import List
 
 
 from conftest import cfnrun, events, result_of
@@ -93,3 +94,54 @@ def test_validate_gives_the_warnings_cfn_validate_gives(fresh: Path) -> None:
     warnings = {(p["pointer"], p["severity"]) for p in report["problems"]}
     assert warnings == {("/properties/Authors", "warning"), ("/tagging", "warning")}  # as cfn validate warns on this schema
     assert report["errors"] == 0 and report["warnings"] == 2
+
+
+# -- progress ------------------------------------------------------------------------------------
+
+
+def _run_in_terminal(args: List[str], cwd: Path, timeout: float = 60) -> str:
+    """The CLI with a pseudo-terminal as its output, as in a user's shell; everything it wrote."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+    import time
+
+    main, secondary = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "cfnrun", *args], cwd=cwd, stdout=secondary, stderr=secondary,
+                               stdin=subprocess.DEVNULL, env={**os.environ, "NO_COLOR": "1"})
+    os.close(secondary)
+    chunks = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([main], [], [], 0.5)
+        if ready:
+            try:
+                data = os.read(main, 65536)
+            except OSError:  # the terminal closed: the process is gone
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif process.poll() is not None:
+            break
+    process.wait(timeout=10)
+    os.close(main)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_a_long_call_shows_a_live_running_line(tmp_path: Path) -> None:
+    from conftest import MISBEHAVING
+
+    request = tmp_path / "sleep.json"
+    request.write_text(json.dumps({"desiredResourceState": {"do": "sleep", "seconds": 2.5}}))
+    args = ["invoke", "CREATE", str(request), "--handler", "behaviours.handler", "--schema",
+            str(MISBEHAVING / "cfnrun-test-misbehaving.json"), "--code-dir", str(MISBEHAVING), "--no-credentials"]
+    screen = _run_in_terminal(args, cwd=tmp_path)
+    assert "… running #1  1 s / 60 s" in screen and "… running #1  2 s / 60 s" in screen, screen
+
+
+def test_virtual_elapsed_time_is_labelled_virtual(fresh: Path) -> None:
+    run = cfnrun("invoke", "DELETE", "--virtual-clock", cwd=fresh)
+    assert "(virtual clock: skipped waits included)" in run.stdout, run.stdout

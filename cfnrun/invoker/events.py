@@ -49,6 +49,15 @@ class InvocationCompleted:
 
 
 @dataclass
+class InvocationRunning:
+    """An invocation still running, every RUNNING_TICK_S of it: for a live progress line."""
+
+    number: int
+    running_s: float
+    budget_s: float
+
+
+@dataclass
 class ContractChecked:
     invocation: Optional[int]  # None for the request, checked before the first call
     violations: List[Violation]
@@ -90,5 +99,5 @@ class OperationCompleted:
     result: OperationResult
 
 
-OperationEvent = Union[OperationStarted, InvocationCompleted, ContractChecked, Waiting, WaitTick, OperationCompleted]
+OperationEvent = Union[OperationStarted, InvocationRunning, InvocationCompleted, ContractChecked, Waiting, WaitTick, OperationCompleted]
 Observer = Callable[[OperationEvent], None]

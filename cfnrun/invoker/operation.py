@@ -7,7 +7,9 @@ tell observers about every step.
 """
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from typing import Any, Dict, List, Optional, Protocol, Set
 
 from cfnrun.model.budgets import Budget, Budgets
@@ -18,6 +20,7 @@ from cfnrun.invoker.events import (
     ContractChecked,
     EndReason,
     InvocationCompleted,
+    InvocationRunning,
     Observer,
     OperationCompleted,
     OperationEvent,
@@ -50,6 +53,7 @@ UNHASHABLE_SET_HINT = (
     "insertionOrder: false if order does not matter), or read it as a list in models.py."
 )
 DEFAULT_STALL_LIMIT = 20
+RUNNING_TICK_S = 1.0
 NO_PROGRESS_HINT = (
     "CloudFormation would keep calling until timeoutInMinutes runs out. A handler that is "
     "waiting on something should return CallbackDelaySeconds (and usually a callbackContext); "
@@ -62,6 +66,23 @@ NO_PROGRESS_HINT = (
 class Invocable(Protocol):
     async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
         ...
+
+
+class _RunningTicker:
+    """Emits InvocationRunning every RUNNING_TICK_S while one call is in flight; nothing for a fast call."""
+
+    def __init__(self, number: int, budget_s: float, emit: Any) -> None:
+        self.number, self.budget_s, self.emit = number, budget_s, emit
+        self.started = time.monotonic()
+        self.loop = asyncio.get_running_loop()
+        self.handle = self.loop.call_later(RUNNING_TICK_S, self._tick)
+
+    def _tick(self) -> None:
+        self.emit(InvocationRunning(self.number, time.monotonic() - self.started, self.budget_s))
+        self.handle = self.loop.call_later(RUNNING_TICK_S, self._tick)
+
+    def stop(self) -> None:
+        self.handle.cancel()
 
 
 class Operation:
@@ -153,7 +174,12 @@ class Operation:
             limit: Budget = self.invocation_budget
             if remaining < limit.seconds:
                 limit = self.operation_budget
-            outcome = await self.target.invoke(self.request.payload(), min(limit.seconds, remaining))
+            call_limit = min(limit.seconds, remaining)
+            ticker = _RunningTicker(self._invocations + 1, call_limit, self._emit)
+            try:
+                outcome = await self.target.invoke(self.request.payload(), call_limit)
+            finally:
+                ticker.stop()
             self._invocations += 1
             progress, problem = self._interpret(outcome)
             self._emit(InvocationCompleted(self._invocations, outcome, progress, problem, self._elapsed()))

@@ -8,6 +8,7 @@ from typing import List, Optional, TextIO
 from cfnrun.invoker.events import (
     ContractChecked,
     InvocationCompleted,
+    InvocationRunning,
     OperationCompleted,
     OperationEvent,
     OperationResult,
@@ -29,13 +30,19 @@ class TimelineRenderer:
         self.live = interactive
         self.color = interactive and "NO_COLOR" not in os.environ if color is None else color
         self._countdown_open = False
+        self._virtual = False
         # Repeats: an invocation identical to the one before (status, event, output) is counted, not printed.
         self._last_answer: Optional[str] = None
         self._repeated: List[int] = []
         self._last_violations: List[str] = []
 
     def __call__(self, event: OperationEvent) -> None:
-        if isinstance(event, OperationStarted):
+        if isinstance(event, InvocationRunning):
+            if self.live:
+                self.out.write(f"\r\033[K     … running #{event.number}  {event.running_s:.0f} s / {event.budget_s:g} s")
+                self._countdown_open = True
+        elif isinstance(event, OperationStarted):
+            self._virtual = event.virtual_clock
             clock = " · virtual clock: waits are skipped, still counted" if event.virtual_clock else ""
             self._line(
                 f"{self._paint('bold', event.action.value)} {event.type_name} "
@@ -162,6 +169,7 @@ class TimelineRenderer:
         summary = (
             f"{self._paint(result.status, result.status)} {result.action.value} after "
             f"{result.invocations} invocation(s), {result.elapsed_s:.2f} s"
+            + (" (virtual clock: skipped waits included)" if self._virtual else "")
         )
         if result.error_code:
             summary += f"  {result.error_code}"
