@@ -145,3 +145,33 @@ def test_a_long_call_shows_a_live_running_line(tmp_path: Path) -> None:
 def test_virtual_elapsed_time_is_labelled_virtual(fresh: Path) -> None:
     run = cfnrun("invoke", "DELETE", "--virtual-clock", cwd=fresh)
     assert "(virtual clock: skipped waits included)" in run.stdout, run.stdout
+
+
+def test_watch_says_it_waits_and_reruns_when_the_request_file_changes(fresh: Path, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    request = tmp_path / "req.json"  # outside the project, as a user's scratch file often is
+    request.write_text(json.dumps({"desiredResourceState": {"TPSCode": "FIRST0001"}}))
+    process = subprocess.Popen([sys.executable, "-m", "cfnrun", "invoke", "READ", str(request), "--json", "--watch", "--no-credentials"],
+                               cwd=fresh, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def next_result() -> dict:
+            for line in process.stdout:  # type: ignore[union-attr]
+                record = json.loads(line)
+                if record["event"] == "result":
+                    return record
+            raise AssertionError("cfnrun exited before another result")
+
+        assert next_result()["resourceModel"] == {"TPSCode": "FIRST0001"}
+        request.write_text(json.dumps({"desiredResourceState": {"TPSCode": "SECOND002"}}))
+        assert next_result()["resourceModel"] == {"TPSCode": "SECOND002"}
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 130
+        stderr = process.stderr.read() if process.stderr else ""
+        assert f"watching {fresh.resolve()} and {request} for saves" in stderr, stderr
+        assert f"{request} changed: running READ again" in stderr, stderr
+    finally:
+        if process.poll() is None:
+            process.kill()

@@ -199,7 +199,9 @@ async def execute(
     """Run the operation; with ``settings.watch``, run it again after every save, until cancelled."""
     settings = prepared.settings
     target = _target(prepared, standby=settings.watch)
-    feed = ChangeFeed(prepared.project)
+    request_file = [Path(settings.request_file)] if settings.request_file and settings.request_file != "-" else []
+    feed = ChangeFeed(prepared.project, request_file)
+    say = on_change or (lambda message: None)
     if settings.watch:
         await feed.start()
     try:
@@ -212,8 +214,9 @@ async def execute(
         if not settings.watch:
             return result
         while True:
+            watched = " and " + str(request_file[0]) if request_file else ""
+            say(f"watching {prepared.project.root}{watched} for saves; Ctrl-C to stop")
             change = await feed.next()
-            say = on_change or (lambda message: None)
             say(f"{describe_change(change, prepared.project.root)}: running {settings.action.value} again")
             try:
                 fresh = prepare(settings)
