@@ -254,3 +254,20 @@ def test_offline_cfn_invoke_needs_no_exported_credentials(fresh: Path, serve: Ca
                                capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert '"status": "SUCCESS"' in completed.stdout
+
+
+def test_posting_a_request_file_to_serve_gets_a_hint(fresh: Path, serve: Callable) -> None:
+    server = serve(fresh)
+    server.client().invoke(FunctionName="TypeFunction", Payload=json.dumps({"desiredResourceState": {"TPSCode": "ABC123456"}}))
+    server.wait_for_line(r"'cfn invoke' request file, not a HandlerRequest.*--print-request")
+
+
+def test_tracebacks_shown_to_users_have_no_cfnrun_frames(fresh: Path) -> None:
+    handlers = fresh / "src" / "org_svc_thing" / "handlers.py"
+    handlers.write_text(handlers.read_text().replace(
+        "    # TODO: put code here\n    return ProgressEvent(\n        status=OperationStatus.SUCCESS,\n        resourceModel=model,",
+        "    raise RuntimeError('read broke')\n    return ProgressEvent(\n        status=OperationStatus.SUCCESS,\n        resourceModel=model,",
+    ))
+    run = cfnrun("invoke", "READ", cwd=fresh)
+    assert "read broke" in run.stdout and "handlers.py" in run.stdout, run.stdout
+    assert "cfnrun/" not in run.stdout.replace(str(fresh), ""), run.stdout

@@ -16,6 +16,7 @@ from aiohttp import web
 
 from cfnrun.contract.checker import ContractMode, check_call
 from cfnrun.contract.shape import ShapeValidator
+from cfnrun.invoker.request_files import request_file_hint
 from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.protocol import Action
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
@@ -147,7 +148,7 @@ class LambdaService:
         action = payload_action(payload)
         limit = self._limit(function, action)
         outcome = await self.registry.pool(function).invoke(payload, limit.seconds, request_id, payload_json)
-        notes = []
+        notes = [hint for hint in [request_file_hint(payload)] if hint]
         if outcome.kind is OutcomeKind.TIMED_OUT:
             breach = "contract breach: " if action is not None and "contract" in limit.source else ""
             notes.append(f"{breach}no answer within {limit.describe()}; the worker was killed and replaced")

@@ -141,3 +141,13 @@ def load_request_file(path: str, properties: Sequence[str] = ()) -> OperationInp
             raise CfnrunError(f"{source}: this is YAML; request files are JSON (as for cfn invoke): convert it to JSON") from None
         raise CfnrunError(f"{source}: not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
     return parse_request(document, source, properties)
+
+
+def request_file_hint(payload: Any) -> Optional[str]:
+    """A hint when a Lambda payload is a cfn invoke request file rather than the HandlerRequest a function takes."""
+    if isinstance(payload, dict) and "desiredResourceState" in payload and "action" not in payload and "requestData" not in payload:
+        return (
+            "this payload is a 'cfn invoke' request file, not a HandlerRequest: TypeFunction takes what CloudFormation "
+            "sends; print one with: cfnrun invoke ACTION FILE --print-request"
+        )
+    return None
