@@ -271,3 +271,11 @@ def test_tracebacks_shown_to_users_have_no_cfnrun_frames(fresh: Path) -> None:
     run = cfnrun("invoke", "READ", cwd=fresh)
     assert "read broke" in run.stdout and "handlers.py" in run.stdout, run.stdout
     assert "cfnrun/" not in run.stdout.replace(str(fresh), ""), run.stdout
+
+
+def test_json_mode_reports_a_provider_that_does_not_load_as_an_event(fresh: Path) -> None:
+    (fresh / "src" / "org_svc_thing" / "models.py").unlink()
+    run = cfnrun("invoke", "READ", "--json", cwd=fresh)
+    assert_usage_error(run)
+    [error] = events(run)
+    assert error["event"] == "error" and "cfn generate" in error["message"] and error["details"]
