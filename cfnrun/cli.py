@@ -64,6 +64,15 @@ def _fail(message: str, details: Optional[List[str]] = None, json_output: bool =
     return typer.Exit(EXIT_USAGE)
 
 
+LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "NOTSET")
+
+
+def _log_level(value: str) -> str:
+    if value.upper() not in LOG_LEVELS:
+        raise typer.BadParameter(f"{value!r} is not a logging level: use one of {', '.join(LOG_LEVELS)}")
+    return value.upper()
+
+
 PROJECT_HELP = "The provider project folder (holds .rpdk-config); default: the nearest one at or above the current folder."
 
 
@@ -117,7 +126,7 @@ def invoke(
     invocation_timeout: Optional[float] = typer.Option(None, min=0.001, help="Override the per-invocation budget, in seconds."),
     operation_timeout: Optional[float] = typer.Option(None, min=0.001, help="Override the whole operation's timeout, in seconds."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object per event (NDJSON)."),
-    log_level: str = typer.Option("INFO", help="Level of the handler's root logger."),
+    log_level: str = typer.Option("INFO", callback=_log_level, help="Level of the handler's root logger."),
     python: str = typer.Option(sys.executable, help="Python interpreter that runs the provider."),
     print_request: bool = typer.Option(
         False, "--print-request", help="Print the first request (HandlerRequest or sam-tests event) as JSON and exit, "
@@ -203,7 +212,7 @@ def serve(
     account_id: str = typer.Option(DEFAULT_ACCOUNT_ID, help="Account id in the function ARN."),
     time_scale: float = typer.Option(1.0, min=0.0001, help="Multiply every time limit (function Timeout, contract budgets)."),
     invocation_timeout: Optional[float] = typer.Option(None, min=0.001, help="Override every call's time limit, in seconds."),
-    log_level: str = typer.Option("INFO", help="Level of the handlers' root logger."),
+    log_level: str = typer.Option("INFO", callback=_log_level, help="Level of the handlers' root logger."),
     python: str = typer.Option(sys.executable, help="Python interpreter that runs the provider."),
     sts_standin: bool = typer.Option(
         False, "--sts-standin", help="Also answer STS GetCallerIdentity/GetSessionToken at / (for cloudformation-cli without AWS)."
@@ -263,7 +272,7 @@ def contract_test(
     region: Optional[str] = typer.Option(None, help=REGION_HELP),
     workers: int = typer.Option(2, min=1, help="Warm workers per function."),
     aws: bool = typer.Option(False, "--aws", help="Use your real AWS credentials and STS instead of local stand-ins."),
-    log_level: str = typer.Option("INFO", help="Level of the handlers' root logger."),
+    log_level: str = typer.Option("INFO", callback=_log_level, help="Level of the handlers' root logger."),
 ) -> None:
     """Run the official contract suite (cfn test) against an embedded cfnrun endpoint.
 

@@ -126,6 +126,11 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
     entrypoint = settings.entrypoint or (Entrypoint.TEST if operation.format == SAM_TESTS else Entrypoint.TYPE)
     if settings.function:
         function = project.function(settings.function)
+        if settings.entrypoint is None and entrypoint is Entrypoint.TYPE and function.handler == project.test_entrypoint != project.entrypoint:
+            entrypoint = Entrypoint.TEST
+            notes.append(
+                f"{function.logical_id} is the test entrypoint: it gets a sam-tests event (--entrypoint type sends a HandlerRequest)"
+            )
     elif entrypoint is Entrypoint.TEST:
         function = project.test_function()
     else:

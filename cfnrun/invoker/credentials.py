@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
+from cfnrun.model.errors import CfnrunError
 from cfnrun.model.protocol import Credentials
 from cfnrun.runtime.registry import DEFAULT_REGION
 
@@ -37,7 +38,7 @@ def local_credentials(profile: Optional[str] = None) -> Optional[Credentials]:
             return None
         frozen = found.get_frozen_credentials()
     except botocore.exceptions.ProfileNotFound:
-        raise
+        raise CfnrunError(f"--profile {profile}: no such profile in your AWS configuration") from None
     except botocore.exceptions.BotoCoreError:
         return None
     if not frozen.access_key or not frozen.secret_key:
