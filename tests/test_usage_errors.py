@@ -289,3 +289,8 @@ def test_naming_the_test_entrypoint_sends_it_a_sam_tests_event(fresh: Path) -> N
     assert "TestEntrypoint is the test entrypoint: it gets a sam-tests event" in run.stderr
     result = events(run)[-1]
     assert result["status"] == "SUCCESS" and result["resourceModel"] == {"TPSCode": "ABC123456"}, run.stdout + run.stderr
+
+
+def test_serve_with_an_unknown_profile_is_a_usage_error(fresh: Path, tmp_path: Path) -> None:
+    run = cfnrun("serve", "--port", "0", "--profile", "no-such-profile-here", cwd=fresh, env={"HOME": str(tmp_path)}, timeout=60)
+    assert_usage_error(run, "--profile no-such-profile-here: no such profile")

@@ -20,6 +20,11 @@ PLACEHOLDER = Credentials(
 )
 
 
+def _no_such_profile(profile: Optional[str]) -> CfnrunError:
+    named = f"--profile {profile}" if profile else f"AWS_PROFILE={os.environ.get('AWS_PROFILE', '')}"
+    return CfnrunError(f"{named}: no such profile in your AWS configuration")
+
+
 def local_credentials(profile: Optional[str] = None) -> Optional[Credentials]:
     """Resolve the boto3 credential chain, minus the slow instance-metadata lookups."""
     import botocore.exceptions
@@ -38,7 +43,7 @@ def local_credentials(profile: Optional[str] = None) -> Optional[Credentials]:
             return None
         frozen = found.get_frozen_credentials()
     except botocore.exceptions.ProfileNotFound:
-        raise CfnrunError(f"--profile {profile}: no such profile in your AWS configuration") from None
+        raise _no_such_profile(profile) from None
     except botocore.exceptions.BotoCoreError:
         return None
     if not frozen.access_key or not frozen.secret_key:
@@ -66,5 +71,7 @@ def profile_region(profile: Optional[str] = None) -> Optional[str]:
 
     try:
         return botocore.session.Session(profile=profile).get_config_variable("region")
+    except botocore.exceptions.ProfileNotFound:
+        raise _no_such_profile(profile) from None
     except botocore.exceptions.BotoCoreError:
         return None
