@@ -168,7 +168,7 @@ def invoke(
         virtual_clock=virtual_clock,
         max_reinvoke=max_reinvoke,
         keep_polling=keep_polling,
-        log_level=log_level.upper(),
+        log_level=log_level,
         python=python,
         watch=watch,
         in_process=in_process,
@@ -247,7 +247,7 @@ def serve(
         host=host,
         port=port,
         runtime=RuntimeSettings(
-            region, account_id, workers, log_level.upper(), python, standby=reload, debug_port=debug_port, debug_wait=debug_wait
+            region, account_id, workers, log_level, python, standby=reload, debug_port=debug_port, debug_wait=debug_wait
         ),
         budgets=Budgets(time_scale, invocation_timeout),
         sts_standin=sts_standin,
@@ -285,7 +285,7 @@ def contract_test(
         project_path = None
     try:
         loaded = load_project(_project_dir(Path(project_path) if project_path else None, project))
-        runtime = RuntimeSettings(region=region or local_region(), workers=workers, log_level=log_level.upper())
+        runtime = RuntimeSettings(region=region or local_region(), workers=workers, log_level=log_level)
         settings = ContractSettings(
             serve=ServeSettings(runtime=runtime),
             pytest_args=pytest_args,

@@ -67,6 +67,7 @@ class TimelineRenderer:
                 self._countdown_open = True
         elif isinstance(event, OperationStarted):
             self._virtual = event.virtual_clock
+            self._last_answer, self._repeated, self._last_violations = None, [], []  # --watch: a new run
             clock = " · virtual clock: waits are skipped, still counted" if event.virtual_clock else ""
             self._line(
                 f"{self._paint('bold', event.action.value)} {event.type_name} "
@@ -91,14 +92,7 @@ class TimelineRenderer:
                 self._invocation(event)
         elif isinstance(event, ContractChecked):
             self._close_countdown()
-            lines = [v.line() for v in event.violations]
-            if self._repeated and event.invocation == self._repeated[-1] and lines == self._last_violations:
-                return
-            if event.invocation is not None:
-                self._last_violations = lines
-            for violation in event.violations:
-                mark = self._paint("FAILED", "✗ contract") if violation.is_error else self._paint("IN_PROGRESS", "! contract")
-                self._line(f"     {mark} {violation.line()}")
+            self._violations(event)
         elif self._repeated and isinstance(event, (Waiting, WaitTick)):
             return  # the wait after a repeated answer: said once, for the first of the run
         elif isinstance(event, Waiting):
@@ -116,6 +110,17 @@ class TimelineRenderer:
         self.out.flush()
 
     # -- pieces ------------------------------------------------------------------
+
+    def _violations(self, event: ContractChecked) -> None:
+        lines = [v.line() for v in event.violations]
+        if self._repeated and event.invocation == self._repeated[-1] and lines == self._last_violations:
+            return  # the same violations as the repeated answer: counted with it
+        self._flush_repeats()
+        if event.invocation is not None:
+            self._last_violations = lines
+        for violation in event.violations:
+            mark = self._paint("FAILED", "✗ contract") if violation.is_error else self._paint("IN_PROGRESS", "! contract")
+            self._line(f"     {mark} {violation.line()}")
 
     @staticmethod
     def _answer(event: InvocationCompleted) -> str:
