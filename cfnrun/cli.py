@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import json
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
@@ -15,15 +16,18 @@ from cfnrun.contract.checker import ContractMode
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.budgets import Budgets
 from cfnrun.invoker.events import Observer
+from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT
 from cfnrun.invoker.payloads import Entrypoint
 from cfnrun.app.invoke import InvokeSettings, ProviderLoadError, execute, prepare
-from cfnrun.model.project import load_project
+from cfnrun.model.project import find_project_root, load_project
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.model.schema_check import check_schema
-from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, RuntimeSettings
+from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, RuntimeSettings
 from cfnrun.ui.console import Console
 from cfnrun.app.serve import ServeSettings, serve_forever
 from cfnrun.api.connections import ConnectionLimits
+from cfnrun.app.preflight import interpreter_version, require_debugpy, runtime_mismatch
+from cfnrun.invoker.credentials import local_region
 from cfnrun.model.protocol import Action
 from cfnrun.ui.ndjson import NdjsonRenderer
 from cfnrun.ui.timeline import TimelineRenderer
@@ -34,6 +38,7 @@ class Switch(str, enum.Enum):
     OFF = "off"
 
 
+REGION_HELP = "AWS_REGION the workers see (default: AWS_REGION, AWS_DEFAULT_REGION, the profile's, or us-east-1)."
 EXIT_SUCCESS = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -58,11 +63,43 @@ def _root(
     pass
 
 
-def _fail(message: str, details: Optional[List[str]] = None) -> "typer.Exit":
+def _fail(message: str, details: Optional[List[str]] = None, json_output: bool = False) -> "typer.Exit":
     typer.echo(f"cfnrun: error: {message}", err=True)
     for line in details or []:
         typer.echo(line, err=True)
+    if json_output:
+        typer.echo(json.dumps({"event": "error", "message": message, "details": details or [], "exitCode": EXIT_USAGE}))
     return typer.Exit(EXIT_USAGE)
+
+
+LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "NOTSET")
+
+
+def _log_level(value: str) -> str:
+    if value.upper() not in LOG_LEVELS:
+        raise typer.BadParameter(f"{value!r} is not a logging level: use one of {', '.join(LOG_LEVELS)}")
+    return value.upper()
+
+
+PROJECT_HELP = "The provider project folder (holds .rpdk-config); default: the nearest one at or above the current folder."
+
+
+def _project_option() -> Any:
+    return typer.Option(None, "--project", "-p", help=PROJECT_HELP)
+
+
+def _project_argument() -> Any:
+    return typer.Argument(None, help=PROJECT_HELP + " Same as --project.", show_default=False)
+
+
+def _project_dir(positional: Optional[Path], option: Optional[Path]) -> Path:
+    """One way to name the project on every command: a positional path or -p/--project, else found like git."""
+    if positional is not None and option is not None and positional.resolve() != option.resolve():
+        raise CfnrunError(f"two projects named: {positional} and --project {option}; name one")
+    named = positional or option
+    if named is not None:
+        return named
+    return find_project_root(Path.cwd()) or Path(".")
 
 
 @app.command()
@@ -73,7 +110,7 @@ def invoke(
         help="A 'cfn invoke' request file or a sam-tests event ('-' reads standard input). "
         "Without one, the desired state is empty.",
     ),
-    project: Path = typer.Option(Path("."), "--project", "-p", help="The provider project folder (holds .rpdk-config)."),
+    project: Optional[Path] = _project_option(),
     handler: Optional[str] = typer.Option(None, help="Run without a project: the handler as MODULE.ATTRIBUTE."),
     schema: Optional[Path] = typer.Option(None, help="Run without a project: the resource schema file."),
     code_dir: Optional[Path] = typer.Option(None, help="Run without a project: the folder to import the handler from."),
@@ -86,15 +123,25 @@ def invoke(
     profile: Optional[str] = typer.Option(None, help="AWS profile for the caller credentials."),
     credentials: bool = typer.Option(True, "--credentials/--no-credentials", help="Pass local AWS credentials to the handler."),
     max_reinvoke: Optional[int] = typer.Option(None, min=0, help="Stop after N re-invocations (IN_PROGRESS callbacks or LIST pages)."),
+    keep_polling: bool = typer.Option(
+        False,
+        "--keep-polling",
+        help="Keep calling a handler that answers the same IN_PROGRESS with no delay (default: stop after "
+        f"{DEFAULT_STALL_LIMIT} identical answers); the operation still ends at timeoutInMinutes.",
+    ),
     virtual_clock: bool = typer.Option(False, "--virtual-clock", help="Skip CallbackDelaySeconds waits but count them against the operation timeout."),
     time_scale: float = typer.Option(1.0, min=0.0001, help="Multiply every time limit (60 s / 30 s budgets, timeoutInMinutes) by this factor."),
     invocation_timeout: Optional[float] = typer.Option(None, min=0.001, help="Override the per-invocation budget, in seconds."),
     operation_timeout: Optional[float] = typer.Option(None, min=0.001, help="Override the whole operation's timeout, in seconds."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object per event (NDJSON)."),
-    log_level: str = typer.Option("INFO", help="Level of the handler's root logger."),
+    log_level: str = typer.Option("INFO", callback=_log_level, help="Level of the handler's root logger."),
     python: str = typer.Option(sys.executable, help="Python interpreter that runs the provider."),
     memory_limit: Switch = typer.Option(
         Switch.ON, "--memory-limit", help="Kill a worker whose real memory exceeds its function's MemorySize (on|off)."
+    ),
+    print_request: bool = typer.Option(
+        False, "--print-request", help="Print the first request (HandlerRequest or sam-tests event) as JSON and exit, "
+        "e.g. for aws lambda invoke against cfnrun serve. Credentials are left out."
     ),
     watch: bool = typer.Option(False, "--watch", help="After the operation, run it again every time a project file is saved."),
     in_process: bool = typer.Option(
@@ -111,10 +158,14 @@ def invoke(
 
     Exit status: 0 SUCCESS, 1 FAILED (or stopped early), 2 usage or project error.
     """
+    try:
+        project_dir = project if (handler or schema) else _project_dir(None, project)
+    except CfnrunError as error:
+        raise _fail(str(error), json_output=json_output) from None
     settings = InvokeSettings(
         action=action,
         request_file=request_file,
-        project_dir=project,
+        project_dir=project_dir or Path("."),
         handler=handler,
         schema=schema,
         code_dir=code_dir,
@@ -123,11 +174,12 @@ def invoke(
         region=region,
         account_id=account_id,
         profile=profile,
-        use_credentials=credentials,
+        use_credentials=credentials and not print_request,
         budgets=Budgets(time_scale, invocation_timeout, operation_timeout),
         virtual_clock=virtual_clock,
         max_reinvoke=max_reinvoke,
-        log_level=log_level.upper(),
+        keep_polling=keep_polling,
+        log_level=log_level,
         python=python,
         memory_limit=memory_limit is Switch.ON,
         watch=watch,
@@ -138,7 +190,11 @@ def invoke(
     try:
         prepared = prepare(settings)
     except CfnrunError as error:
-        raise _fail(str(error)) from None
+        raise _fail(str(error), json_output=json_output) from None
+    if print_request:
+        prepared.request.credentials = None  # never printed
+        typer.echo(json.dumps(prepared.request.payload(), indent=2))
+        raise typer.Exit(EXIT_SUCCESS)
     schema_obj = prepared.project.schema
     renderer: Observer = NdjsonRenderer(sys.stdout, schema_obj) if json_output else TimelineRenderer(sys.stdout, schema_obj)
     for note in prepared.notes:
@@ -149,7 +205,7 @@ def invoke(
         details = [line.rstrip() for line in error.stack_trace]
         if error.logs.strip():
             details += ["output while importing:", error.logs.rstrip()]
-        raise _fail(str(error), details) from None
+        raise _fail(str(error), details, json_output=json_output) from None
     except KeyboardInterrupt:
         typer.echo("cfnrun: interrupted; workers stopped", err=True)
         raise typer.Exit(130) from None
@@ -158,15 +214,17 @@ def invoke(
 
 @app.command()
 def serve(
-    project: Path = typer.Argument(Path("."), help="The provider project folder (holds .rpdk-config)."),
+    project_path: Optional[Path] = _project_argument(),
+    project: Optional[Path] = _project_option(),
     host: str = typer.Option("127.0.0.1", help="Address to bind. Anything but loopback exposes your handlers."),
     port: int = typer.Option(3001, min=0, max=65535, help="Port to listen on (0 picks a free one)."),
     workers: int = typer.Option(4, min=1, help="Warm workers per function: calls beyond this queue."),
-    region: str = typer.Option(DEFAULT_REGION, help="AWS_REGION the workers see."),
+    region: Optional[str] = typer.Option(None, help=REGION_HELP),
+    profile: Optional[str] = typer.Option(None, help="AWS profile whose region applies when --region and AWS_REGION are not set."),
     account_id: str = typer.Option(DEFAULT_ACCOUNT_ID, help="Account id in the function ARN."),
     time_scale: float = typer.Option(1.0, min=0.0001, help="Multiply every time limit (function Timeout, contract budgets)."),
     invocation_timeout: Optional[float] = typer.Option(None, min=0.001, help="Override every call's time limit, in seconds."),
-    log_level: str = typer.Option("INFO", help="Level of the handlers' root logger."),
+    log_level: str = typer.Option("INFO", callback=_log_level, help="Level of the handlers' root logger."),
     python: str = typer.Option(sys.executable, help="Python interpreter that runs the provider."),
     memory_limit: Switch = typer.Option(
         Switch.ON, "--memory-limit", help="Kill a worker whose real memory exceeds its function's MemorySize (on|off)."
@@ -193,15 +251,22 @@ def serve(
 
     Point cfn test, cfn invoke, boto3 or the aws CLI at http://127.0.0.1:3001.
     """
+    console = Console()
     try:
-        loaded = load_project(project)
+        loaded = load_project(_project_dir(project_path, project))
+        mismatch = runtime_mismatch(loaded, interpreter_version(python))
+        if debug_port is not None:
+            require_debugpy(python)
+        region = region or local_region(profile)
     except CfnrunError as error:
         raise _fail(str(error)) from None
+    if mismatch:
+        console.warn(mismatch)
     settings = ServeSettings(
         host=host,
         port=port,
         runtime=RuntimeSettings(
-            region, account_id, workers, log_level.upper(), python, standby=reload, debug_port=debug_port, debug_wait=debug_wait,
+            region, account_id, workers, log_level, python, standby=reload, debug_port=debug_port, debug_wait=debug_wait,
             memory_limit=memory_limit is Switch.ON,
         ),
         budgets=Budgets(time_scale, invocation_timeout),
@@ -213,7 +278,7 @@ def serve(
         connections=ConnectionLimits(header_timeout_s=header_timeout, body_timeout_s=body_timeout, max_connections=max_connections),
     )
     try:
-        asyncio.run(serve_forever(loaded, settings, Console()))
+        asyncio.run(serve_forever(loaded, settings, console))
     except CfnrunError as error:
         raise _fail(str(error)) from None
 
@@ -224,11 +289,12 @@ def serve(
 )
 def contract_test(
     ctx: typer.Context,
-    project: Path = typer.Argument(Path("."), help="The provider project folder (holds .rpdk-config)."),
-    region: str = typer.Option(DEFAULT_REGION, help="Region of the requests and AWS_REGION of the workers."),
+    project_path: Optional[str] = typer.Argument(None, help=PROJECT_HELP + " Same as --project.", show_default=False),
+    project: Optional[Path] = _project_option(),
+    region: Optional[str] = typer.Option(None, help=REGION_HELP),
     workers: int = typer.Option(2, min=1, help="Warm workers per function."),
     aws: bool = typer.Option(False, "--aws", help="Use your real AWS credentials and STS instead of local stand-ins."),
-    log_level: str = typer.Option("INFO", help="Level of the handlers' root logger."),
+    log_level: str = typer.Option("INFO", callback=_log_level, help="Level of the handlers' root logger."),
     virtual_clock: bool = typer.Option(
         False, "--virtual-clock", help="Skip the suite's CallbackDelaySeconds waits; the time is still counted."
     ),
@@ -237,11 +303,17 @@ def contract_test(
 
     Arguments after -- go to pytest, as with cfn test: cfnrun test -- -k contract_create_read
     """
+    pytest_args = list(ctx.args)
+    if project_path is not None and project_path.startswith("-"):
+        # `cfnrun test -- -k NAME`: what follows -- belongs to pytest, even in the project's place.
+        pytest_args.insert(0, project_path)
+        project_path = None
     try:
-        loaded = load_project(project)
+        loaded = load_project(_project_dir(Path(project_path) if project_path else None, project))
+        runtime = RuntimeSettings(region=region or local_region(), workers=workers, log_level=log_level)
         settings = ContractSettings(
-            serve=ServeSettings(runtime=RuntimeSettings(region=region, workers=workers, log_level=log_level.upper())),
-            pytest_args=list(ctx.args),
+            serve=ServeSettings(runtime=runtime),
+            pytest_args=pytest_args,
             use_aws=aws,
             virtual_clock=virtual_clock,
         )
@@ -253,21 +325,32 @@ def contract_test(
 
 @app.command()
 def validate(
-    project: Path = typer.Argument(Path("."), help="A provider project folder, or a resource schema file."),
+    project_path: Optional[Path] = typer.Argument(None, help="A provider project folder, or a resource schema file.", show_default=False),
+    project: Optional[Path] = _project_option(),
+    json_output: bool = typer.Option(False, "--json", help="Print the problems as one JSON object."),
 ) -> None:
     """Check the resource schema: valid draft-07, and the resource schema rules.
 
     Exit status: 0 no errors (warnings may be printed), 1 errors found, 2 the schema cannot be read.
     """
     try:
-        schema = ResourceSchema.load(project) if project.is_file() else load_project(project).schema
+        target = _project_dir(project_path, project)
+        schema = ResourceSchema.load(target) if target.is_file() else load_project(target, usable_schema=False).schema
     except CfnrunError as error:
-        raise _fail(str(error)) from None
+        raise _fail(str(error), json_output=json_output) from None
     problems = check_schema(schema)
-    for problem in problems:
-        typer.echo(f"{schema.path}: {problem.line()}")
     errors = sum(1 for p in problems if p.severity == "error")
-    typer.echo(f"{schema.path}: {errors} error(s), {len(problems) - errors} warning(s)")
+    if json_output:
+        typer.echo(json.dumps({
+            "schema": str(schema.path),
+            "errors": errors,
+            "warnings": len(problems) - errors,
+            "problems": [{"severity": p.severity, "pointer": p.pointer or "/", "message": p.message} for p in problems],
+        }))
+    else:
+        for problem in problems:
+            typer.echo(f"{schema.path}: {problem.line()}")
+        typer.echo(f"{schema.path}: {errors} error(s), {len(problems) - errors} warning(s)")
     raise typer.Exit(EXIT_FAILED if errors else EXIT_SUCCESS)
 
 

@@ -186,3 +186,39 @@ def serve() -> Any:
     yield start
     for server in started:
         server.stop()
+
+
+# -- a brand-new `cfn init` project (issue #10) --------------------------------------------------
+
+FRESH_TYPE_NAME = "Org::Svc::Thing"
+FRESH_SCHEMA = "org-svc-thing.json"
+
+
+@pytest.fixture(scope="session")
+def cfn_init_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``cfn init`` then ``cfn generate``, non-interactive, exactly as a user would run them."""
+    root = tmp_path_factory.mktemp("cfn-init") / "thing"
+    root.mkdir()
+    cfn = [sys.executable, "-c", "import sys; from rpdk.core.cli import main; sys.exit(main())"]
+    init = ["init", "--type-name", FRESH_TYPE_NAME, "--artifact-type", "RESOURCE", "python311", "--no-docker"]
+    for args in (init, ["generate"]):
+        run = subprocess.run(cfn + args, cwd=root, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+        assert run.returncode == 0, run.stdout + run.stderr
+    assert (root / "src" / "org_svc_thing" / "models.py").is_file()
+    return root
+
+
+@pytest.fixture
+def fresh(cfn_init_project: Path, tmp_path: Path) -> Path:
+    """A private copy of the freshly initialised project."""
+    target = tmp_path / "thing"
+    shutil.copytree(cfn_init_project, target)
+    return target
+
+
+def edit_schema(project: Path, change: Callable[[dict], None]) -> None:
+    """Change the fresh project's schema in place, as a user's editor would."""
+    path = project / FRESH_SCHEMA
+    document = json.loads(path.read_text())
+    change(document)
+    path.write_text(json.dumps(document, indent=2))

@@ -22,6 +22,7 @@ from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.contract.checker import ContractMode, check_call
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import Violation
+from cfnrun.invoker.request_files import request_file_hint
 from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.protocol import Action
 from cfnrun.model.template import FunctionSpec
@@ -185,7 +186,7 @@ class LambdaService:
         action = payload_action(payload)
         limit = self._limit(function, action)
         outcome = await self.registry.pool(function).invoke(payload, limit.seconds, request_id, payload_json)
-        notes = []
+        notes = [hint for hint in [request_file_hint(payload)] if hint]
         if outcome.kind is OutcomeKind.TIMED_OUT:
             breach = "contract breach: " if action is not None and limit.is_contract else ""
             notes.append(f"{breach}no answer within {limit.describe()}; the worker was killed and replaced")

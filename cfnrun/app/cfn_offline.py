@@ -4,7 +4,9 @@
 
 - ``--sts-endpoint URL``: cloudformation-cli builds its STS clients with the fixed AWS
   address from ``rpdk.core.boto_helpers.get_service_endpoint``; this swaps that one
-  lookup for the local endpoint.
+  lookup for the local endpoint, and supplies placeholder keys when the environment has no
+  credentials (no AWS_ACCESS_KEY_ID, no AWS_PROFILE), since cloudformation-cli signs even
+  the calls that go to the stand-in.
 - ``--virtual-clock``: the contract suite sleeps every ``callbackDelaySeconds`` between
   the calls of an IN_PROGRESS operation. On the virtual clock those sleeps return at
   once and the time they would have taken is added to the suite's clock, so every
@@ -14,10 +16,13 @@ Then ``cfn`` runs unchanged, in this process.
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 import types
 from typing import Callable, List, Optional
+
+from cfnrun.invoker.credentials import PLACEHOLDER
 
 
 class SuiteClock:
@@ -75,6 +80,15 @@ def run_cfn(argv: List[str], sts_endpoint: Optional[str], virtual_clock: bool = 
 USAGE = "usage: python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [--virtual-clock] [cfn arguments...]"
 
 
+def offline_credentials() -> None:
+    """cloudformation-cli signs its STS calls, so it needs some keys; offline, placeholders do."""
+    if os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE"):
+        return
+    os.environ["AWS_ACCESS_KEY_ID"] = PLACEHOLDER.accessKeyId
+    os.environ["AWS_SECRET_ACCESS_KEY"] = PLACEHOLDER.secretAccessKey
+    os.environ["AWS_SESSION_TOKEN"] = PLACEHOLDER.sessionToken
+
+
 def main(argv: List[str]) -> None:
     sts_endpoint: Optional[str] = None
     virtual_clock = False
@@ -85,6 +99,8 @@ def main(argv: List[str]) -> None:
             sys.exit(USAGE)
         else:
             sts_endpoint, argv = argv[1], argv[2:]
+    if sts_endpoint is not None:
+        offline_credentials()
     run_cfn(argv, sts_endpoint, virtual_clock)
 
 

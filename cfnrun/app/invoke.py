@@ -1,7 +1,6 @@
 """``cfnrun invoke`` end to end: project → request → warm worker → operation → result."""
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,19 +10,20 @@ from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.budgets import Budgets
 from cfnrun.invoker.clock import RealClock, VirtualClock
-from cfnrun.invoker.credentials import local_credentials, profile_region
+from cfnrun.invoker.credentials import local_credentials, local_region
 from cfnrun.invoker.events import Observer, OperationResult
 from cfnrun.runtime.in_process import InProcessFunction
-from cfnrun.invoker.operation import Operation
+from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT, Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
 from cfnrun.model.project import Project, handler_project, load_project
 from cfnrun.model.protocol import Action
+from cfnrun.app.preflight import interpreter_version, runtime_mismatch
 from cfnrun.app.watcher import ChangeFeed, describe_change
 from cfnrun.runtime.outcome import InvocationOutcome
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError
-from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, RuntimeSettings, worker_spec
+from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, RuntimeSettings, worker_spec
 from cfnrun.model.template import FunctionSpec
 
 
@@ -31,7 +31,10 @@ class ProviderLoadError(CfnrunError):
     """The provider's code could not be imported into a worker."""
 
     def __init__(self, error: WorkerInitError) -> None:
-        super().__init__(f"cannot load the provider: {error.error.get('errorType')}: {error}")
+        message = f"cannot load the provider: {error.error.get('errorType')}: {error}"
+        if "No module named" in str(error) and ".models'" in str(error):
+            message += "\n  hint: models.py is generated from the schema: run 'cfn generate' in the project folder"
+        super().__init__(message)
         self.logs = error.logs
         self.stack_trace: List[str] = list(error.error.get("stackTrace") or [])
 
@@ -53,6 +56,7 @@ class InvokeSettings:
     budgets: Budgets = field(default_factory=Budgets)
     virtual_clock: bool = False
     max_reinvoke: Optional[int] = None
+    keep_polling: bool = False  # do not stop a handler that repeats the same IN_PROGRESS with no delay
     log_level: str = "INFO"
     python: str = sys.executable
     memory_limit: bool = True  # enforce the function's MemorySize on the worker
@@ -80,21 +84,42 @@ def _load_project(settings: InvokeSettings) -> Project:
 
 
 def _region(settings: InvokeSettings, operation: OperationInput) -> str:
-    return (
-        settings.region
-        or operation.region
-        or os.environ.get("AWS_REGION")
-        or os.environ.get("AWS_DEFAULT_REGION")
-        or profile_region(settings.profile)
-        or DEFAULT_REGION
-    )
+    return settings.region or operation.region or local_region(settings.profile)
+
+
+def _reads_type_configuration(project: Project) -> bool:
+    """Does the entrypoint module build its Resource with a TypeConfigurationModel? True when it cannot tell."""
+    if not project.entrypoint or "." not in project.entrypoint:
+        return True
+    module = project.code_dir.joinpath(*project.entrypoint.split(".")[:-1]).with_suffix(".py")
+    try:
+        return "TypeConfigurationModel" in module.read_text(encoding="utf-8", errors="replace").split("Resource(", 1)[-1].split(")", 1)[0]
+    except OSError:
+        return True
 
 
 def prepare(settings: InvokeSettings) -> PreparedInvoke:
     """Everything that can fail on bad input, before any process starts."""
     project = _load_project(settings)
-    operation = load_request_file(settings.request_file) if settings.request_file else OperationInput(desired={})
     notes: List[str] = []
+    if not settings.in_process:
+        mismatch = runtime_mismatch(project, interpreter_version(settings.python))
+        if mismatch:
+            notes.append(mismatch)
+    properties = list((project.schema.document.get("properties") or {}).keys())
+    operation = load_request_file(settings.request_file, properties) if settings.request_file else OperationInput(desired={})
+    notes += operation.warnings
+    if operation.type_configuration is not None and not _reads_type_configuration(project):
+        notes.append(
+            f"the request carries typeConfiguration, but {project.entrypoint} is built without a TypeConfigurationModel "
+            "(Resource(TYPE_NAME, ResourceModel)), so the handler gets request.typeConfiguration = None: "
+            "pass TypeConfigurationModel from models.py as Resource's third argument"
+        )
+    if settings.action is Action.UPDATE and operation.previous is None:
+        notes.append(
+            "UPDATE without previousResourceState: the handler gets None where CloudFormation sends the current model; "
+            "add previousResourceState to the request file"
+        )
     if operation.action and operation.action is not settings.action:
         notes.append(
             f"the request file says action {operation.action.value}; running {settings.action.value} as asked"
@@ -102,6 +127,11 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
     entrypoint = settings.entrypoint or (Entrypoint.TEST if operation.format == SAM_TESTS else Entrypoint.TYPE)
     if settings.function:
         function = project.function(settings.function)
+        if settings.entrypoint is None and entrypoint is Entrypoint.TYPE and function.handler == project.test_entrypoint != project.entrypoint:
+            entrypoint = Entrypoint.TEST
+            notes.append(
+                f"{function.logical_id} is the test entrypoint: it gets a sam-tests event (--entrypoint type sends a HandlerRequest)"
+            )
     elif entrypoint is Entrypoint.TEST:
         function = project.test_function()
     else:
@@ -164,6 +194,7 @@ async def _run_operation(prepared: PreparedInvoke, target: Target, observers: Li
         max_reinvoke=settings.max_reinvoke,
         checker=checker,
         strict=settings.contract is ContractMode.STRICT,
+        stall_limit=None if settings.keep_polling else DEFAULT_STALL_LIMIT,
     )
     return await operation.run()
 
@@ -176,7 +207,9 @@ async def execute(
     """Run the operation; with ``settings.watch``, run it again after every save, until cancelled."""
     settings = prepared.settings
     target = _target(prepared, standby=settings.watch)
-    feed = ChangeFeed(prepared.project)
+    request_file = [Path(settings.request_file)] if settings.request_file and settings.request_file != "-" else []
+    feed = ChangeFeed(prepared.project, request_file)
+    say = on_change or (lambda message: None)
     if settings.watch:
         await feed.start()
     try:
@@ -189,8 +222,9 @@ async def execute(
         if not settings.watch:
             return result
         while True:
+            watched = " and " + str(request_file[0]) if request_file else ""
+            say(f"watching {prepared.project.root}{watched} for saves; Ctrl-C to stop")
             change = await feed.next()
-            say = on_change or (lambda message: None)
             say(f"{describe_change(change, prepared.project.root)}: running {settings.action.value} again")
             try:
                 fresh = prepare(settings)

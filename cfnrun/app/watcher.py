@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator, Optional, Set
+from typing import AsyncIterator, Optional, Sequence, Set
 
 import watchfiles
 
@@ -23,17 +23,18 @@ SETTLE_MS = 50
 class ProjectFilter(watchfiles.DefaultFilter):
     """Code under the import root, plus the schema, template.yml and .rpdk-config."""
 
-    def __init__(self, project: Project) -> None:
+    def __init__(self, project: Project, extra_files: Sequence[Path] = ()) -> None:
         super().__init__(ignore_dirs=tuple(IGNORED_DIRS))
         self.root = project.root
         self.code_dir = project.code_dir
+        self.extra_files = set(extra_files)  # e.g. invoke --watch's request file, wherever it is
         self.config_files = {project.root / RPDK_CONFIG, *(project.root / n for n in TEMPLATE_NAMES)}
         if project.schema.path is not None:
             self.config_files.add(project.schema.path)
 
     def __call__(self, change: watchfiles.Change, path: str) -> bool:
         candidate = Path(path)
-        if candidate in self.config_files:
+        if candidate in self.config_files or candidate in self.extra_files:
             return True
         if not super().__call__(change, path):  # ignored folders, editor swap and backup files
             return False
@@ -51,11 +52,14 @@ class ProjectChange:
     config: bool  # the schema, template.yml or .rpdk-config changed: reread the project
 
 
-async def watch_changes(project: Project, stop: Optional[asyncio.Event] = None) -> AsyncIterator[ProjectChange]:
-    """Yield each burst of saves that touched the project's code or configuration."""
-    watch_filter = ProjectFilter(project)
+async def watch_changes(
+    project: Project, stop: Optional[asyncio.Event] = None, extra_files: Sequence[Path] = ()
+) -> AsyncIterator[ProjectChange]:
+    """Yield each burst of saves that touched the project's code or configuration (or one of ``extra_files``)."""
+    watch_filter = ProjectFilter(project, extra_files)
+    folders = {project.root, *(path.parent for path in extra_files if not path.is_relative_to(project.root))}
     async for changes in watchfiles.awatch(
-        project.root, watch_filter=watch_filter, step=SETTLE_MS, stop_event=stop, rust_timeout=1000
+        *sorted(folders), watch_filter=watch_filter, step=SETTLE_MS, stop_event=stop, rust_timeout=1000
     ):
         paths = {Path(path) for _, path in changes}
         yield ProjectChange(paths, any(watch_filter.is_config(path) for path in paths))
@@ -68,8 +72,9 @@ class ChangeFeed:
     an operation, reloading) is never missed.
     """
 
-    def __init__(self, project: Project) -> None:
+    def __init__(self, project: Project, extra_files: Sequence[Path] = ()) -> None:
         self.project = project
+        self.extra_files = [path.resolve() for path in extra_files]
         self._changes: "asyncio.Queue[ProjectChange]" = asyncio.Queue()
         self._task: Optional["asyncio.Task[None]"] = None
 
@@ -79,7 +84,7 @@ class ChangeFeed:
             await asyncio.sleep(0)
 
     async def _pump(self) -> None:
-        async for change in watch_changes(self.project):
+        async for change in watch_changes(self.project, extra_files=self.extra_files):
             self._changes.put_nowait(change)
 
     async def next(self) -> ProjectChange:

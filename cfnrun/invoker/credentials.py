@@ -6,16 +6,23 @@ They are passed to the handler only, never printed or written anywhere.
 """
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.protocol import Credentials
+from cfnrun.runtime.registry import DEFAULT_REGION
 
 PLACEHOLDER = Credentials(
     accessKeyId="CFNRUNLOCALPLACEHOLDER",
     secretAccessKey="cfnrun-local-placeholder-secret",
     sessionToken="cfnrun-local-placeholder-token",
 )
+
+
+def _no_such_profile(profile: Optional[str]) -> CfnrunError:
+    named = f"--profile {profile}" if profile else f"AWS_PROFILE={os.environ.get('AWS_PROFILE', '')}"
+    return CfnrunError(f"{named}: no such profile in your AWS configuration")
 
 
 def local_credentials(profile: Optional[str] = None) -> Optional[Credentials]:
@@ -36,7 +43,7 @@ def local_credentials(profile: Optional[str] = None) -> Optional[Credentials]:
             return None
         frozen = found.get_frozen_credentials()
     except botocore.exceptions.ProfileNotFound:
-        raise CfnrunError(f"--profile {profile}: no such profile in your AWS config or credentials files") from None
+        raise _no_such_profile(profile) from None
     except botocore.exceptions.BotoCoreError:
         return None
     if not frozen.access_key or not frozen.secret_key:
@@ -48,11 +55,23 @@ def local_credentials(profile: Optional[str] = None) -> Optional[Credentials]:
     )
 
 
+def local_region(profile: Optional[str] = None) -> str:
+    """The region every command uses unless told: AWS_REGION, AWS_DEFAULT_REGION, the profile's, us-east-1."""
+    return (
+        os.environ.get("AWS_REGION")
+        or os.environ.get("AWS_DEFAULT_REGION")
+        or profile_region(profile)
+        or DEFAULT_REGION
+    )
+
+
 def profile_region(profile: Optional[str] = None) -> Optional[str]:
     import botocore.exceptions
     import botocore.session
 
     try:
         return botocore.session.Session(profile=profile).get_config_variable("region")
+    except botocore.exceptions.ProfileNotFound:
+        raise _no_such_profile(profile) from None
     except botocore.exceptions.BotoCoreError:
         return None

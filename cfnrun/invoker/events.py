@@ -24,6 +24,7 @@ class EndReason(str, enum.Enum):
     IN_PROGRESS_NOT_ALLOWED = "in-progress-not-allowed"
     PAGINATION_LOOP = "list-pagination-loop"
     REINVOKE_LIMIT = "reinvoke-limit"
+    NO_PROGRESS = "no-progress"  # the same IN_PROGRESS, with no delay, again and again
     CONTRACT_VIOLATION = "contract-violation"  # --contract strict
 
 
@@ -45,6 +46,15 @@ class InvocationCompleted:
     progress: Optional[ProgressEvent]
     problem: Optional[str]  # why the response is not a usable ProgressEvent
     elapsed_s: float  # since the operation started, on the operation's clock
+
+
+@dataclass
+class InvocationRunning:
+    """An invocation still running, every RUNNING_TICK_S of it: for a live progress line."""
+
+    number: int
+    running_s: float
+    budget_s: float
 
 
 @dataclass
@@ -89,5 +99,5 @@ class OperationCompleted:
     result: OperationResult
 
 
-OperationEvent = Union[OperationStarted, InvocationCompleted, ContractChecked, Waiting, WaitTick, OperationCompleted]
+OperationEvent = Union[OperationStarted, InvocationRunning, InvocationCompleted, ContractChecked, Waiting, WaitTick, OperationCompleted]
 Observer = Callable[[OperationEvent], None]

@@ -7,7 +7,9 @@ tell observers about every step.
 """
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from typing import Any, Dict, List, Optional, Protocol, Set
 
 from cfnrun.model.budgets import Budget, Budgets
@@ -18,6 +20,7 @@ from cfnrun.invoker.events import (
     ContractChecked,
     EndReason,
     InvocationCompleted,
+    InvocationRunning,
     Observer,
     OperationCompleted,
     OperationEvent,
@@ -43,11 +46,43 @@ PAGINATION_LOOP_HINT = (
     "page again on every call. Return all models with nextToken null, or read the token "
     "through the test entrypoint."
 )
+UNHASHABLE_SET_HINT = (
+    "models.py from cfn generate reads a uniqueItems array with set_or_none, i.e. into a Python set, "
+    "and a set cannot hold objects (dicts): an array of objects marked uniqueItems in the schema fails "
+    "in the support library before the handler runs. Drop uniqueItems from that array (use "
+    "insertionOrder: false if order does not matter), or read it as a list in models.py."
+)
+DEFAULT_STALL_LIMIT = 20
+RUNNING_TICK_S = 1.0
+NO_PROGRESS_HINT = (
+    "CloudFormation would keep calling until timeoutInMinutes runs out. A handler that is "
+    "waiting on something should return CallbackDelaySeconds (and usually a callbackContext); "
+    "one that is done should return SUCCESS or FAILED. The stub DELETE handler that cfn init "
+    "writes answers IN_PROGRESS forever until you fill it in. --keep-polling calls on until "
+    "the operation times out."
+)
 
 
 class Invocable(Protocol):
     async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
         ...
+
+
+class _RunningTicker:
+    """Emits InvocationRunning every RUNNING_TICK_S while one call is in flight; nothing for a fast call."""
+
+    def __init__(self, number: int, budget_s: float, emit: Any) -> None:
+        self.number, self.budget_s, self.emit = number, budget_s, emit
+        self.started = time.monotonic()
+        self.loop = asyncio.get_running_loop()
+        self.handle = self.loop.call_later(RUNNING_TICK_S, self._tick)
+
+    def _tick(self) -> None:
+        self.emit(InvocationRunning(self.number, time.monotonic() - self.started, self.budget_s))
+        self.handle = self.loop.call_later(RUNNING_TICK_S, self._tick)
+
+    def stop(self) -> None:
+        self.handle.cancel()
 
 
 class Operation:
@@ -64,6 +99,7 @@ class Operation:
         max_reinvoke: Optional[int] = None,
         checker: Optional[ContractChecker] = None,
         strict: bool = False,
+        stall_limit: Optional[int] = DEFAULT_STALL_LIMIT,
     ) -> None:
         self.target = target
         self.request = request
@@ -83,6 +119,9 @@ class Operation:
         self.checker = checker
         self.strict = strict
         self._violations: List[Violation] = []
+        self.stall_limit = stall_limit
+        self._last_answer: Optional[str] = None
+        self._same_answers = 0
 
     def _emit(self, event: OperationEvent) -> None:
         for observer in self.observers:
@@ -135,7 +174,12 @@ class Operation:
             limit: Budget = self.invocation_budget
             if remaining < limit.seconds:
                 limit = self.operation_budget
-            outcome = await self.target.invoke(self.request.payload(), min(limit.seconds, remaining))
+            call_limit = min(limit.seconds, remaining)
+            ticker = _RunningTicker(self._invocations + 1, call_limit, self._emit)
+            try:
+                outcome = await self.target.invoke(self.request.payload(), call_limit)
+            finally:
+                ticker.stop()
             self._invocations += 1
             progress, problem = self._interpret(outcome)
             self._emit(InvocationCompleted(self._invocations, outcome, progress, problem, self._elapsed()))
@@ -173,7 +217,7 @@ class Operation:
                     f"{self.action.value} handlers MUST return SUCCESS or FAILED, never IN_PROGRESS "
                     f"(invocation {self._invocations})",
                 )
-            stop = self._reinvoke_limit_reached(progress)
+            stop = self._reinvoke_limit_reached(progress) or self._stalled(progress)
             if stop is not None:
                 return stop
             delay = max(0, progress.callbackDelaySeconds or 0)
@@ -234,6 +278,8 @@ class Operation:
         hint = None
         if progress.errorCode == "InternalFailure" and not progress.message:
             hint = EMPTY_INTERNAL_FAILURE_HINT
+        elif "unhashable type: 'dict'" in (progress.message or ""):
+            hint = UNHASHABLE_SET_HINT
         return self._result(
             "FAILED",
             EndReason.HANDLER,
@@ -279,6 +325,26 @@ class Operation:
             f"{progress.status.value}" + (" with more pages" if progress.nextToken else ""),
             resource_model=progress.resourceModel,
             resource_models=self._models or None,
+        )
+
+    def _stalled(self, progress: ProgressEvent) -> Optional[OperationResult]:
+        """Stop a handler that answers the same IN_PROGRESS, with no delay, ``stall_limit`` times in a row."""
+        if progress.callbackDelaySeconds:
+            self._last_answer, self._same_answers = None, 0
+            return None
+        answer = json.dumps(progress.wire(), sort_keys=True, default=str)
+        self._same_answers = self._same_answers + 1 if answer == self._last_answer else 1
+        self._last_answer = answer
+        if self.stall_limit is None or self._same_answers < self.stall_limit:
+            return None
+        return self._result(
+            "IN_PROGRESS",
+            EndReason.NO_PROGRESS,
+            f"the handler answered the same IN_PROGRESS {self._same_answers} times in a row with no "
+            "CallbackDelaySeconds and no change to callbackContext or resourceModel; stopped instead of "
+            f"calling it again and again (the operation would time out after {self.operation_budget.describe()})",
+            hint=NO_PROGRESS_HINT,
+            resource_model=progress.resourceModel,
         )
 
     async def _wait(self, delay: float) -> None:

@@ -4,11 +4,12 @@ Both become one OperationInput; the format is detected from the keys present.
 """
 from __future__ import annotations
 
+import difflib
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.protocol import Action, Credentials
@@ -31,6 +32,21 @@ class OperationInput:
     region: Optional[str] = None
     action: Optional[Action] = None
     format: str = CFN_INVOKE
+    warnings: List[str] = field(default_factory=list)  # what the user should know about the file
+
+
+CFN_INVOKE_KEYS = ("desiredResourceState", "previousResourceState", "typeConfiguration", "logicalResourceIdentifier")
+SAM_TESTS_KEYS = ("credentials", "action", "request", "callbackContext", "region")
+
+
+def _unknown_keys(document: Dict[str, Any], known: Sequence[str], source: str) -> List[str]:
+    warnings = []
+    for key in document:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            suggestion = f" (did you mean '{close[0]}'?)" if close else f" (known: {', '.join(known)})"
+            warnings.append(f"{source}: unknown key '{key}' is ignored{suggestion}")
+    return warnings
 
 
 def _object(value: Any, key: str, source: str) -> Optional[Dict[str, Any]]:
@@ -54,9 +70,18 @@ def _sam_credentials(value: Any) -> Optional[Credentials]:
     return credentials
 
 
-def parse_request(document: Any, source: str) -> OperationInput:
+def parse_request(document: Any, source: str, properties: Sequence[str] = ()) -> OperationInput:
+    """A request file's content; ``properties`` (the schema's) lets a bare model stand for desiredResourceState."""
     if not isinstance(document, dict):
         raise CfnrunError(f"{source}: expected a JSON object, got {type(document).__name__}")
+    if properties and document and all(key in properties for key in document):
+        return OperationInput(
+            desired=document,
+            warnings=[
+                f"{source} is a bare resource model (like example_inputs/ and inputs/ files): sent as desiredResourceState. "
+                'A cfn invoke file wraps it: {"desiredResourceState": {...}, "previousResourceState": {...}}'
+            ],
+        )
     if "desiredResourceState" in document:
         return OperationInput(
             desired=_object(document["desiredResourceState"], "desiredResourceState", source) or {},
@@ -64,6 +89,7 @@ def parse_request(document: Any, source: str) -> OperationInput:
             type_configuration=_object(document.get("typeConfiguration"), "typeConfiguration", source),
             logical_resource_id=document.get("logicalResourceIdentifier"),
             format=CFN_INVOKE,
+            warnings=_unknown_keys(document, CFN_INVOKE_KEYS, source),
         )
     if isinstance(document.get("request"), dict):
         request = document["request"]
@@ -81,6 +107,7 @@ def parse_request(document: Any, source: str) -> OperationInput:
             region=document.get("region"),
             action=Action(action) if action else None,
             format=SAM_TESTS,
+            warnings=_unknown_keys(document, SAM_TESTS_KEYS, source),
         )
     raise CfnrunError(
         f"{source}: not a request file cfnrun knows. Expected a 'cfn invoke' request "
@@ -89,7 +116,16 @@ def parse_request(document: Any, source: str) -> OperationInput:
     )
 
 
-def load_request_file(path: str) -> OperationInput:
+def _looks_like_yaml(text: str) -> bool:
+    import yaml
+
+    try:
+        return isinstance(yaml.safe_load(text), dict)
+    except yaml.YAMLError:
+        return False
+
+
+def load_request_file(path: str, properties: Sequence[str] = ()) -> OperationInput:
     """Read a request file ('-' for standard input)."""
     source = "<stdin>" if path == "-" else path
     try:
@@ -101,5 +137,17 @@ def load_request_file(path: str) -> OperationInput:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
+        if _looks_like_yaml(text):
+            raise CfnrunError(f"{source}: this is YAML; request files are JSON (as for cfn invoke): convert it to JSON") from None
         raise CfnrunError(f"{source}: not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
-    return parse_request(document, source)
+    return parse_request(document, source, properties)
+
+
+def request_file_hint(payload: Any) -> Optional[str]:
+    """A hint when a Lambda payload is a cfn invoke request file rather than the HandlerRequest a function takes."""
+    if isinstance(payload, dict) and "desiredResourceState" in payload and "action" not in payload and "requestData" not in payload:
+        return (
+            "this payload is a 'cfn invoke' request file, not a HandlerRequest: TypeFunction takes what CloudFormation "
+            "sends; print one with: cfnrun invoke ACTION FILE --print-request"
+        )
+    return None

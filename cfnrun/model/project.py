@@ -80,6 +80,11 @@ def _read_rpdk_config(path: Path) -> Dict[str, Any]:
     artifact = config.get("artifact_type", "RESOURCE")
     if artifact != "RESOURCE":
         raise ProjectError(path, f"artifact_type {artifact} is not supported; cfnrun runs resource types")
+    language = config.get("language")
+    if isinstance(language, str) and not language.startswith("python"):
+        raise ProjectError(
+            path, f"language {language}: cfnrun runs Python providers (projects made with 'cfn init' and the python plugin)"
+        )
     for key in ("typeName", "entrypoint"):
         if not isinstance(config.get(key), str):
             raise ProjectError(path, f"'{key}' is missing")
@@ -98,8 +103,21 @@ def _default_functions(config: Dict[str, Any]) -> Dict[str, FunctionSpec]:
     return functions
 
 
-def load_project(root: Path) -> Project:
-    """Load the provider project in ``root`` (the folder holding .rpdk-config)."""
+def find_project_root(start: Path) -> Optional[Path]:
+    """The nearest folder at or above ``start`` that holds .rpdk-config, as git finds .git."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / RPDK_CONFIG).is_file():
+            return folder
+    return None
+
+
+def load_project(root: Path, usable_schema: bool = True) -> Project:
+    """Load the provider project in ``root`` (the folder holding .rpdk-config).
+
+    With ``usable_schema`` (the default) a schema cfnrun cannot validate against is a ProjectError;
+    ``cfnrun validate`` turns that off to report every problem itself.
+    """
     root = root.resolve()
     if not root.is_dir():
         raise ProjectError(root, "project folder not found")
@@ -108,7 +126,8 @@ def load_project(root: Path) -> Project:
         raise ProjectError(
             config_path,
             "not found: is this a provider project made by 'cfn init'? "
-            "Pass --project DIR, or --handler MODULE.ATTR --schema FILE to run without one",
+            "Run cfnrun inside the project (or a folder below it), or name it with --project DIR "
+            "(for invoke, --handler MODULE.ATTR --schema FILE also runs without one)",
         )
     config = _read_rpdk_config(config_path)
     schema_path = root / schema_file_name(config["typeName"])
@@ -117,6 +136,8 @@ def load_project(root: Path) -> Project:
         raise ProjectError(
             schema_path, f"typeName {schema.type_name} does not match {config['typeName']} in {RPDK_CONFIG}"
         )
+    if usable_schema:
+        schema.require_usable()
     template_path = next((root / name for name in TEMPLATE_NAMES if (root / name).is_file()), None)
     functions = load_template(template_path) if template_path else _default_functions(config)
     code_dir = root / "src" if (root / "src").is_dir() else root
@@ -135,6 +156,7 @@ def handler_project(handler: str, schema_path: Path, code_dir: Path) -> Project:
     if "." not in handler:
         raise ProjectError(None, f"--handler '{handler}' must be MODULE.ATTRIBUTE, e.g. my_pkg.handlers.resource")
     schema = ResourceSchema.load(schema_path.resolve())
+    schema.require_usable()
     code_dir = code_dir.resolve()
     if not code_dir.is_dir():
         raise ProjectError(code_dir, "code folder not found")

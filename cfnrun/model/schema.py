@@ -43,6 +43,22 @@ def _walk(value: Any, path: List[str]) -> Iterator[tuple]:
             yield value, head
 
 
+JSON_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
+
+
+def _refs(value: Any, pointer: str) -> Iterator[tuple]:
+    """(pointer, $ref) of every ``$ref`` string in a schema document."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "$ref" and isinstance(item, str):
+                yield pointer, item
+            else:
+                yield from _refs(item, f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _refs(item, f"{pointer}/{index}")
+
+
 class ResourceSchema:
     def __init__(self, document: Dict[str, Any], path: Optional[Path] = None) -> None:
         self.document = document
@@ -131,6 +147,38 @@ class ResourceSchema:
     def value_at(self, model: Any, pointer: str) -> Any:
         places = self.locate(model, [pointer])
         return places[0][0][places[0][1]] if places else None
+
+    def require_usable(self) -> None:
+        """Raise a ProjectError naming the first place that would stop cfnrun validating models against it.
+
+        That is a schema that is not valid draft-07 (``"type": "strng"``) or a local ``$ref``
+        to a fragment that does not exist; ``cfnrun validate`` lists every problem.
+        """
+        from jsonschema import Draft7Validator
+        from jsonschema.exceptions import best_match
+
+        error = best_match(Draft7Validator(Draft7Validator.META_SCHEMA).iter_errors(self.document))
+        if error is not None:
+            pointer = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in error.absolute_path) or "/"
+            message = error.message
+            if error.absolute_path and error.absolute_path[-1] == "type":
+                message = f"{error.instance!r} is not a JSON Schema type (use one of {', '.join(JSON_TYPES)})"
+            raise ProjectError(self.path, f"{pointer}: {message}; 'cfnrun validate' lists every problem")
+        for pointer, ref in _refs(self.document, ""):
+            if ref.startswith("#") and not self._resolves(ref):
+                raise ProjectError(self.path, f"{pointer}/$ref: {ref!r} points to nothing in this schema")
+
+    def _resolves(self, ref: str) -> bool:
+        target: Any = self.document
+        for part in [p for p in ref[1:].split("/") if p]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if isinstance(target, dict) and part in target:
+                target = target[part]
+            elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+                target = target[int(part)]
+            else:
+                return False
+        return True
 
     def subschema(self, fragment: Dict[str, Any]) -> Dict[str, Any]:
         """Follow a local ``$ref`` (``#/definitions/Tag``) to the fragment it names."""

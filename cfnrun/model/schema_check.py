@@ -60,6 +60,38 @@ def _check(schema: ResourceSchema) -> Iterator[SchemaProblem]:
         yield from _fragment(fragment, f"/definitions/{_escape(name)}")
     yield from _pointer_lists(schema)
     yield from _handlers(document)
+    yield from _cfn_validate_warnings(document)
+
+
+def _declared_properties(fragment: Any, pointer: str) -> Iterator[tuple]:
+    """(pointer, name, fragment) of every property declared in a shape, at any depth."""
+    if not isinstance(fragment, dict):
+        return
+    for name, sub in (fragment.get("properties") or {}).items() if isinstance(fragment.get("properties"), dict) else []:
+        child = f"{pointer}/properties/{_escape(name)}"
+        yield child, name, sub
+        yield from _declared_properties(sub, child)
+    if isinstance(fragment.get("items"), dict):
+        yield from _declared_properties(fragment["items"], f"{pointer}/items")
+
+
+def _cfn_validate_warnings(document: Dict[str, Any]) -> Iterator[SchemaProblem]:
+    """The warnings ``cfn validate`` prints: arrays without insertionOrder, no tagging, lowercase names."""
+    shapes = [("", document)] + [
+        (f"/definitions/{_escape(name)}", sub) for name, sub in (document.get("definitions") or {}).items()
+    ]
+    for base, shape in shapes:
+        for pointer, name, fragment in _declared_properties(shape, base):
+            if not isinstance(fragment, dict):
+                continue
+            if fragment.get("type") == "array" and "insertionOrder" not in fragment:
+                yield SchemaProblem(
+                    pointer, "array without insertionOrder: say whether order matters (cfn validate warns too)", "warning"
+                )
+            if str(name)[:1].islower():
+                yield SchemaProblem(pointer, f"property {name!r} starts with a lowercase letter; CloudFormation's do not", "warning")
+    if "tagging" not in document:
+        yield SchemaProblem("/tagging", "no tagging section: say whether the resource is taggable (cfn validate warns too)", "warning")
 
 
 def _top_level(document: Dict[str, Any]) -> Iterator[SchemaProblem]:

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Optional, TextIO
+import re
+from typing import List, Optional, TextIO
 
 from cfnrun.invoker.events import (
     ContractChecked,
     InvocationCompleted,
+    InvocationRunning,
     OperationCompleted,
     OperationEvent,
     OperationResult,
@@ -18,6 +20,29 @@ from cfnrun.invoker.events import (
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.ui.escape import printable
+
+CFNRUN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_FRAME = re.compile(r'^(\s*)File "([^"]+)", line \d+, in ')
+
+
+def without_cfnrun_frames(text: str) -> str:
+    """Handler output with the traceback frames of cfnrun's own code (the worker's wrappers) left out."""
+    if CFNRUN_DIR not in text:
+        return text
+    kept: List[str] = []
+    skipping_deeper_than: Optional[int] = None
+    for line in text.split("\n"):
+        indent = len(line) - len(line.lstrip())
+        if skipping_deeper_than is not None and indent > skipping_deeper_than and line.strip():
+            continue  # the frame's source line and its ^^^ marker
+        skipping_deeper_than = None
+        frame = _FRAME.match(line)
+        if frame and frame.group(2).startswith(CFNRUN_DIR):
+            skipping_deeper_than = len(frame.group(1))
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
 
 _COLORS = {"SUCCESS": "32", "FAILED": "31", "IN_PROGRESS": "33", "dim": "2", "bold": "1"}
 
@@ -30,9 +55,20 @@ class TimelineRenderer:
         self.live = interactive
         self.color = interactive and "NO_COLOR" not in os.environ if color is None else color
         self._countdown_open = False
+        self._virtual = False
+        # Repeats: an invocation identical to the one before (status, event, output) is counted, not printed.
+        self._last_answer: Optional[str] = None
+        self._repeated: List[int] = []
+        self._last_violations: List[str] = []
 
     def __call__(self, event: OperationEvent) -> None:
-        if isinstance(event, OperationStarted):
+        if isinstance(event, InvocationRunning):
+            if self.live:
+                self.out.write(f"\r\033[K     … running #{event.number}  {event.running_s:.0f} s / {event.budget_s:g} s")
+                self._countdown_open = True
+        elif isinstance(event, OperationStarted):
+            self._virtual = event.virtual_clock
+            self._last_answer, self._repeated, self._last_violations = None, [], []  # --watch: a new run
             clock = " · virtual clock: waits are skipped, still counted" if event.virtual_clock else ""
             self._line(
                 f"{self._paint('bold', event.action.value)} {event.type_name} "
@@ -47,12 +83,19 @@ class TimelineRenderer:
             )
         elif isinstance(event, InvocationCompleted):
             self._close_countdown()
-            self._invocation(event)
+            answer = self._answer(event)
+            if answer == self._last_answer:
+                self._repeated.append(event.number)
+            else:
+                self._flush_repeats()
+                self._last_answer = answer
+                self._last_violations = []
+                self._invocation(event)
         elif isinstance(event, ContractChecked):
             self._close_countdown()
-            for violation in event.violations:
-                mark = self._paint("FAILED", "✗ contract") if violation.is_error else self._paint("IN_PROGRESS", "! contract")
-                self._line(f"     {mark} {printable(violation.line())}")
+            self._violations(event)
+        elif self._repeated and isinstance(event, (Waiting, WaitTick)):
+            return  # the wait after a repeated answer: said once, for the first of the run
         elif isinstance(event, Waiting):
             if event.virtual:
                 self._line(self._paint("dim", f"     … callback after {round(event.delay_s, 1):g} s (virtual, not waited)"))
@@ -65,10 +108,43 @@ class TimelineRenderer:
                 self._close_countdown()
         elif isinstance(event, OperationCompleted):
             self._close_countdown()
+            self._flush_repeats()
             self._result(event.result)
         self.out.flush()
 
     # -- pieces ------------------------------------------------------------------
+
+    def _violations(self, event: ContractChecked) -> None:
+        lines = [v.line() for v in event.violations]
+        if self._repeated and event.invocation == self._repeated[-1] and lines == self._last_violations:
+            return  # the same violations as the repeated answer: counted with it
+        self._flush_repeats()
+        if event.invocation is not None:
+            self._last_violations = lines
+        for violation in event.violations:
+            mark = self._paint("FAILED", "✗ contract") if violation.is_error else self._paint("IN_PROGRESS", "! contract")
+            self._line(f"     {mark} {printable(violation.line())}")
+
+    @staticmethod
+    def _answer(event: InvocationCompleted) -> str:
+        """What an invocation said, without its timing: equal for a handler repeating itself."""
+        outcome = event.outcome
+        said = {
+            "kind": outcome.kind.value,
+            "event": event.progress.wire() if event.progress is not None else outcome.result,
+            "problem": event.problem,
+            "logs": outcome.logs,
+            "error": outcome.error,
+            "note": outcome.note,
+        }
+        return json.dumps(said, sort_keys=True, default=str)
+
+    def _flush_repeats(self) -> None:
+        if self._repeated:
+            first, last, count = self._repeated[0], self._repeated[-1], len(self._repeated)
+            span = f"#{first}" if count == 1 else f"#{first}–#{last}"
+            self._line(self._paint("dim", f"     ⋮ {span}: the same answer again ({count} more invocation(s), not shown)"))
+            self._repeated = []
 
     def _invocation(self, event: InvocationCompleted) -> None:
         outcome, progress = event.outcome, event.progress
@@ -119,13 +195,14 @@ class TimelineRenderer:
         return outcome.error_message
 
     def _logs(self, text: str, prefix: str = "     │ ") -> None:
-        for line in printable(text.rstrip("\n")).splitlines():
+        for line in printable(without_cfnrun_frames(text).rstrip("\n")).splitlines():
             self._line(self._paint("dim", prefix) + line)
 
     def _result(self, result: OperationResult) -> None:
         summary = (
             f"{self._paint(result.status, result.status)} {result.action.value} after "
             f"{result.invocations} invocation(s), {result.elapsed_s:.2f} s"
+            + (" (virtual clock: skipped waits included)" if self._virtual else "")
         )
         if result.error_code:
             summary += f"  {printable(result.error_code)}"
