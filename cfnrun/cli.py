@@ -169,6 +169,9 @@ def serve(
         case_sensitive=False,
         help="Check each HandlerRequest call against the handler contract: warn (log), strict (answer FAILED), off.",
     ),
+    virtual_clock: bool = typer.Option(
+        False, "--virtual-clock", help="Cloud Control requests skip CallbackDelaySeconds waits but count them against the timeout."
+    ),
 ) -> None:
     """Serve the project's functions on the AWS Lambda Invoke API, from warm workers.
 
@@ -189,6 +192,7 @@ def serve(
         reload=reload,
         debugging=debug_port is not None,
         contract=contract,
+        virtual_clock=virtual_clock,
     )
     try:
         asyncio.run(serve_forever(loaded, settings, Console()))

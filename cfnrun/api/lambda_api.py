@@ -24,6 +24,7 @@ from cfnrun.api import service_errors
 from cfnrun.ui.console import Console
 from cfnrun.api.function_responses import function_payload, tail_log
 from cfnrun.api.sts_standin import StsStandIn
+from cfnrun.api.cloudcontrol import CloudControlApi
 from cfnrun.model.template import FunctionSpec
 
 MAX_PAYLOAD_BYTES = 6 * 1024 * 1024
@@ -49,12 +50,14 @@ class LambdaService:
         console: Console,
         sts: Optional[StsStandIn] = None,
         contract: ContractMode = ContractMode.WARN,
+        cloud_control: Optional[CloudControlApi] = None,
     ) -> None:
         self.registry = registry
         self.budgets = budgets
         self.console = console
         self.sts = sts
         self.contract = contract
+        self.cloud_control = cloud_control
         self._shape: Optional[ShapeValidator] = None
         self._limits: Dict[Tuple[str, Optional[float], Optional[Action]], Budget] = {}
         self._background: Set["asyncio.Task[InvocationOutcome]"] = set()
@@ -62,8 +65,8 @@ class LambdaService:
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_PAYLOAD_BYTES, middlewares=[self._service_errors])
         app.router.add_route("*", INVOKE_PATH, self.invoke)
-        if self.sts is not None:
-            app.router.add_post("/", self.sts.handle)
+        if self.sts is not None or self.cloud_control is not None:
+            app.router.add_post("/", self.root)
         app.router.add_route("*", "/{path:.*}", self.unknown)
         return app
 
@@ -75,6 +78,14 @@ class LambdaService:
     # -- routes --------------------------------------------------------------
 
     async def unknown(self, request: web.Request) -> web.StreamResponse:
+        raise service_errors.unknown_operation(request.method, request.path)
+
+    async def root(self, request: web.Request) -> web.StreamResponse:
+        """POST /: Cloud Control (JSON 1.0, by X-Amz-Target) or the STS stand-in (a form)."""
+        if self.cloud_control is not None and self.cloud_control.accepts(request):
+            return await self.cloud_control.handle(request)
+        if self.sts is not None:
+            return await self.sts.handle(request)
         raise service_errors.unknown_operation(request.method, request.path)
 
     async def invoke(self, request: web.Request) -> web.StreamResponse:

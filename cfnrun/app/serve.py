@@ -17,6 +17,8 @@ from cfnrun.runtime.registry import FunctionRegistry, RuntimeSettings
 from cfnrun.ui.console import Console
 from cfnrun.api.lambda_api import LambdaService
 from cfnrun.api.sts_standin import StsStandIn
+from cfnrun.api.cloudcontrol import CloudControlApi
+from cfnrun.app.resource_requests import ResourceRequestStore
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 DEBUG_TIMEOUT_S = 24 * 3600.0
@@ -33,13 +35,17 @@ class ServeSettings:
     reload: bool = False
     debugging: bool = False  # workers listen for a debugger: time limits are suspended
     contract: ContractMode = ContractMode.WARN
+    virtual_clock: bool = False  # Cloud Control requests skip CallbackDelaySeconds waits
 
 
 class RunningServer:
     """A started endpoint: its address, and how to stop it."""
 
-    def __init__(self, runner: web.AppRunner, service: LambdaService, registry: FunctionRegistry, url: str) -> None:
+    def __init__(
+        self, runner: web.AppRunner, service: LambdaService, registry: FunctionRegistry, url: str, requests: ResourceRequestStore
+    ) -> None:
         self.runner = runner
+        self.requests = requests
         self.service = service
         self.registry = registry
         self.url = url
@@ -51,6 +57,7 @@ class RunningServer:
             self.reloader = None
         await self.runner.cleanup()  # stops accepting, lets in-flight calls finish (bounded)
         await self.service.drain(timeout_s)
+        await self.requests.close(timeout_s)
         await self.registry.close()
 
 
@@ -73,7 +80,8 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
         console.warn("workers listen for a debugger: time limits are suspended while you step through calls")
         for index, name in enumerate(project.functions):
             console.info(f"  {name:<20} debugpy on 127.0.0.1:{(settings.runtime.debug_port or 0) + index}")
-    service = LambdaService(registry, budgets, console, sts, settings.contract)
+    requests = ResourceRequestStore(registry, budgets, console, settings.contract, settings.virtual_clock)
+    service = LambdaService(registry, budgets, console, sts, settings.contract, CloudControlApi(requests))
     runner = web.AppRunner(service.app(), access_log=None, handle_signals=False, shutdown_timeout=settings.shutdown_timeout_s)
     await runner.setup()
     site = web.TCPSite(runner, settings.host, settings.port)
@@ -86,7 +94,7 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
     sockets = getattr(site._server, "sockets", None) or []  # noqa: SLF001 - the bound port when --port 0
     port = sockets[0].getsockname()[1] if sockets else settings.port
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    server = RunningServer(runner, service, registry, f"http://{host}:{port}")
+    server = RunningServer(runner, service, registry, f"http://{host}:{port}", requests)
     if settings.reload:
         reloader = Reloader(registry, console)
         await reloader.start()
@@ -103,6 +111,7 @@ async def serve_forever(
     console.info(f"cfnrun serve: {project.type_name} from {project.root}")
     server = await start_server(project, settings, console)
     console.info(f"Lambda Invoke API listening on {server.url} (Ctrl-C to stop)")
+    console.info(f"Cloud Control API for {project.type_name} at {server.url}/")
     if settings.reload:
         console.info(f"reload: watching {project.root} for changes (--no-reload to turn off)")
     if settings.sts_standin:
