@@ -264,6 +264,7 @@ class ResourceRequestStore:
             result = await self._operation(action, desired, previous, request.clock, progress).run()
         except CancelRequested:
             self._update(progress, "CANCEL_COMPLETE", "cancelled: no further invocations were made")
+            self.console.info(f"Cloud Control request {progress.request_token}: {progress.status}")
             return
         except Exception as error:  # noqa: B902 - a request never stays IN_PROGRESS because cfnrun failed
             self._update(progress, "FAILED", f"cfnrun failed running the request: {type(error).__name__}: {error}", "InternalFailure")
@@ -271,8 +272,7 @@ class ResourceRequestStore:
             return
         if progress.status == "CANCEL_IN_PROGRESS":
             self._update(progress, "CANCEL_COMPLETE", f"cancelled; the invocation in flight ended the operation with {result.status}")
-            return
-        if result.succeeded:
+        elif result.succeeded:
             if action is Action.DELETE:
                 progress.resource_model = None
             self._update(progress, "SUCCESS", result.message or None)
