@@ -130,6 +130,10 @@ def test_cancel_stops_reinvoking_and_ends_cancel_complete(sample: Callable[[str]
     token = create(client, CLUSTER, {"Name": "gone", "NodeCount": 2})["ProgressEvent"]["RequestToken"]
     wait_until(lambda: "StatusMessage" in client.get_resource_request_status(RequestToken=token)["ProgressEvent"], what="first round")
 
+    identifier = client.get_resource_request_status(RequestToken=token)["ProgressEvent"]["Identifier"]
+    with pytest.raises(client.exceptions.ConcurrentOperationException):
+        client.delete_resource(TypeName=CLUSTER, Identifier=identifier)
+
     cancelling = client.cancel_resource_request(RequestToken=token)["ProgressEvent"]
     assert cancelling["OperationStatus"] == "CANCEL_IN_PROGRESS"
     server.wait_for_line(f"request {token}: CANCEL_COMPLETE", timeout=5)
@@ -353,3 +357,21 @@ def test_identifiers_plain_composite_and_json() -> None:
     for bad in ("eu-west-1", "eu-west-1|x", '{"Region": "eu-west-1"}', "a|1|2"):
         with pytest.raises(IdentifierError):
             identifier_model(schema, bad)
+
+
+def test_reload_during_a_request_its_next_call_runs_the_new_code(sample: Callable[[str], Path], serve: Callable[..., ServerProcess]) -> None:
+    project = sample("cluster")
+    server = serve(project)  # reload on
+    client = cloudcontrol(server)
+    token = create(client, CLUSTER, {"Name": "hot", "NodeCount": 1})["ProgressEvent"]["RequestToken"]
+    wait_until(lambda: "StatusMessage" in client.get_resource_request_status(RequestToken=token)["ProgressEvent"], what="first round")
+    handlers = next(project.glob("src/*/handlers.py"))
+    handlers.write_text(handlers.read_text().replace("status check(s) to go", "check(s) left, new code"))
+    server.wait_for_line(r"reload: new code live")
+    # The 2 s CallbackDelaySeconds is still running: the next round goes to the new code.
+    wait_until(
+        lambda: "new code" in client.get_resource_request_status(RequestToken=token)["ProgressEvent"].get("StatusMessage", ""),
+        timeout=10,
+        what="the second round on the new code",
+    )
+    assert wait_success(client, {"ProgressEvent": {"RequestToken": token}})["OperationStatus"] == "SUCCESS"
