@@ -375,3 +375,33 @@ def test_reload_during_a_request_its_next_call_runs_the_new_code(sample: Callabl
         what="the second round on the new code",
     )
     assert wait_success(client, {"ProgressEvent": {"RequestToken": token}})["OperationStatus"] == "SUCCESS"
+
+
+def test_wire_errors_are_json_1_0_and_sts_still_answers_on_the_same_path(
+    sample: Callable[[str], Path], serve: Callable[..., ServerProcess]
+) -> None:
+    import urllib.error
+    import urllib.request
+
+    server = serve(sample("note"), "--no-reload", "--sts-standin")
+
+    def post(body: bytes, headers: Dict[str, str]) -> "tuple[int, str, bytes]":
+        request = urllib.request.Request(server.url + "/", data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, response.headers.get("Content-Type", ""), response.read()
+        except urllib.error.HTTPError as error:
+            return error.code, error.headers.get("Content-Type", ""), error.read()
+
+    json_headers = {"Content-Type": "application/x-amz-json-1.0"}
+    status, content_type, body = post(b"{}", {**json_headers, "X-Amz-Target": "CloudApiService.DescribeEverything"})
+    assert (status, content_type, json.loads(body)["__type"]) == (400, "application/x-amz-json-1.0", "UnknownOperationException")
+    status, _, body = post(b"{not json", {**json_headers, "X-Amz-Target": "CloudApiService.GetResource"})
+    assert (status, json.loads(body)["__type"]) == (400, "SerializationException")
+    status, _, body = post(b"{}", {**json_headers, "X-Amz-Target": "CloudApiService.GetResource"})
+    assert json.loads(body) == {
+        "__type": "ValidationException",
+        "message": "1 validation error detected: Value null at 'TypeName' failed to satisfy constraint: Member must not be null",
+    }
+    status, _, body = post(b"Action=GetCallerIdentity&Version=2011-06-15", {"Content-Type": "application/x-www-form-urlencoded"})
+    assert status == 200 and b"<Account>123456789012</Account>" in body

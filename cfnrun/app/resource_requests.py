@@ -30,7 +30,7 @@ from cfnrun.invoker.request_files import OperationInput
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.identifiers import IdentifierError, identifier_model, identifier_of
 from cfnrun.model.json_patch import PatchError, apply_patch, parse_pointer, touched_paths, validate_patch
-from cfnrun.model.protocol import Action, OperationStatus
+from cfnrun.model.protocol import Action, Credentials, OperationStatus
 from cfnrun.model.schema import ResourceSchema, pointer_to_path
 from cfnrun.runtime.outcome import InvocationOutcome
 from cfnrun.runtime.registry import FunctionRegistry
@@ -146,7 +146,15 @@ class ResourceRequestStore:
         self.virtual_clock = virtual_clock
         self._requests: Dict[str, ResourceRequest] = {}
         self._client_tokens: Dict[str, str] = {}
-        self._credentials = local_credentials(None)
+        self._credentials: Optional[Credentials] = None
+        self._credentials_resolved = False
+
+    def _caller_credentials(self) -> Optional[Credentials]:
+        """Local AWS credentials for the handler's session, as ``cfnrun invoke`` passes; looked up once, on first use."""
+        if not self._credentials_resolved:
+            self._credentials = local_credentials(None)
+            self._credentials_resolved = True
+        return self._credentials
 
     # -- the project ------------------------------------------------------------------
 
@@ -254,7 +262,8 @@ class ResourceRequestStore:
         self._requests[token] = request
         if client_token is not None:
             self._client_tokens[client_token] = token
-        self.console.info(f"Cloud Control {action.value} {progress.type_name} {identifier or ''}→ request {token}")
+        target = f"{progress.type_name} {identifier}" if identifier else progress.type_name
+        self.console.info(f"Cloud Control {action.value} {target} → request {token}")
         request.task = asyncio.ensure_future(self._run(request, action, desired, previous))
         return progress
 
@@ -309,7 +318,7 @@ class ResourceRequestStore:
             operation=OperationInput(
                 desired=desired, previous=previous, client_request_token=progress.request_token if progress else None
             ),
-            credentials=self._credentials,
+            credentials=self._caller_credentials(),
         )
         checker = None
         if self.contract is not ContractMode.OFF:
