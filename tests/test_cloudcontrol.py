@@ -192,6 +192,8 @@ def test_validation_type_identifier_and_idempotency_errors(sample: Callable[[str
     by_json = client.get_resource(TypeName=NOTE, Identifier=json.dumps({"NoteId": created["Identifier"]}))
     assert by_json["ResourceDescription"]["Identifier"] == created["Identifier"]
     assert error(client.get_resource, TypeName=NOTE, Identifier='{"Title": "x"}')[0] == "ValidationException"
+    deleting = client.delete_resource(TypeName=NOTE, Identifier=json.dumps({"NoteId": created["Identifier"]}))["ProgressEvent"]
+    assert deleting["Identifier"] == created["Identifier"]  # reported in its plain form
 
 
 def test_patch_errors_fail_the_whole_request_and_change_nothing(sample: Callable[[str], Path], serve: Callable[..., ServerProcess]) -> None:
@@ -236,6 +238,9 @@ def test_list_pages_and_request_filters(sample: Callable[[str], Path], serve: Ca
     first = client.list_resources(TypeName=NOTE, MaxResults=2)
     second = client.list_resources(TypeName=NOTE, MaxResults=2, NextToken=first["NextToken"])
     assert "NextToken" not in second
+    with pytest.raises(ClientError) as forged:
+        client.list_resources(TypeName=NOTE, NextToken="bm90LWFuLW9mZnNldA==")
+    assert code_of(forged.value) == "ValidationException"
     assert [d["Identifier"] for d in first["ResourceDescriptions"] + second["ResourceDescriptions"]] == ids
     paginated = [d["Identifier"] for page in client.get_paginator("list_resources").paginate(TypeName=NOTE, PaginationConfig={"PageSize": 1}) for d in page["ResourceDescriptions"]]
     assert paginated == ids

@@ -152,11 +152,14 @@ def _page(items: List[Any], params: Dict[str, Any]) -> Tuple[List[Any], Optional
     token = _string(params, "NextToken", required=False)
     if token is not None:
         try:
-            start = int(base64.urlsafe_b64decode(token.encode("ascii")).decode("ascii").removeprefix("offset:"))
+            decoded = base64.b64decode(token.encode("ascii"), validate=True).decode("ascii")
+            start = int(decoded[len("offset:"):]) if decoded.startswith("offset:") else -1
         except (ValueError, UnicodeError):
-            raise validation_error(f"NextToken {token!r} is not one this endpoint issued") from None
+            start = -1
+        if start < 0:
+            raise validation_error(f"NextToken {token!r} is not one this endpoint issued")
     end = start + _max_results(params)
-    following = base64.urlsafe_b64encode(f"offset:{end}".encode("ascii")).decode("ascii") if end < len(items) else None
+    following = base64.b64encode(f"offset:{end}".encode("ascii")).decode("ascii") if end < len(items) else None
     return items[start:end], following
 
 

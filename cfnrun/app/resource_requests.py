@@ -21,6 +21,7 @@ from cfnrun.api.cloudcontrol import CloudControlError, CloudProgress, ResourceDe
 from cfnrun.contract import violations as rules
 from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.contract.request_rules import check_request
+from cfnrun.contract.shape import ShapeValidator
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import local_credentials
 from cfnrun.invoker.events import ContractChecked, InvocationCompleted, OperationEvent, OperationResult, EndReason
@@ -146,6 +147,7 @@ class ResourceRequestStore:
         self.virtual_clock = virtual_clock
         self._requests: Dict[str, ResourceRequest] = {}
         self._client_tokens: Dict[str, str] = {}
+        self._shape: Optional[ShapeValidator] = None
         self._credentials: Optional[Credentials] = None
         self._credentials_resolved = False
 
@@ -161,6 +163,12 @@ class ResourceRequestStore:
     @property
     def schema(self) -> ResourceSchema:
         return self.registry.project.schema  # a reload may bring a new one
+
+    def _shape_validator(self) -> ShapeValidator:
+        """One compiled schema for every operation's contract checks, until a reload brings a new schema."""
+        if self._shape is None or self._shape.schema is not self.schema:
+            self._shape = ShapeValidator(self.schema)
+        return self._shape
 
     def _check_type(self, type_name: str) -> None:
         served = self.registry.project.type_name
@@ -224,6 +232,7 @@ class ResourceRequestStore:
             if any(_touches(path, p) for p in schema.create_only_properties):
                 raise CloudControlError("NotUpdatableException", f"Invalid patch update: createOnly property {path} cannot be updated")
         key = self._identifier_model(identifier)
+        identifier = identifier_of(schema, key) or identifier
         self._check_no_concurrent(identifier)
         current = (await self._read(key)).resource_model or {}
         try:
@@ -242,6 +251,7 @@ class ResourceRequestStore:
         if known is not None:
             return known
         key = self._identifier_model(identifier)
+        identifier = identifier_of(self.schema, key) or identifier
         self._check_no_concurrent(identifier)
         return self._start(Action.DELETE, key, None, identifier, client_token, fingerprint)
 
@@ -322,7 +332,7 @@ class ResourceRequestStore:
         )
         checker = None
         if self.contract is not ContractMode.OFF:
-            checker = ContractChecker(schema, action, desired, previous)
+            checker = ContractChecker(schema, action, desired, previous, shape=self._shape_validator())
         label = f"Cloud Control {progress.request_token[:8]}" if progress else f"Cloud Control {action.value}"
 
         def observe(event: OperationEvent) -> None:
