@@ -111,7 +111,7 @@ def test_virtual_clock_skips_callback_delays_real_clock_waits_them(
     virtual = cloudcontrol(serve(project, "--no-reload", "--virtual-clock"))
     began = time.monotonic()
     wait_success(virtual, create(virtual, CLUSTER, {"Name": "fast", "NodeCount": 1}))
-    assert time.monotonic() - began < 2.0  # two 2 s CallbackDelaySeconds skipped
+    assert time.monotonic() - began < 3.5  # two 2 s CallbackDelaySeconds (4 s) skipped
 
     real = cloudcontrol(serve(project, "--no-reload"))
     started = create(real, CLUSTER, {"Name": "slow", "NodeCount": 1})["ProgressEvent"]
@@ -153,8 +153,9 @@ def test_cancel_stops_reinvoking_and_ends_cancel_complete(sample: Callable[[str]
 
 
 def test_timeout_in_minutes_ends_the_request_failed(sample: Callable[[str], Path], serve: Callable[..., ServerProcess]) -> None:
-    # --time-scale 0.001: the 10 min create timeout becomes 0.6 s, shorter than one 2 s callback delay.
-    client = cloudcontrol(serve(sample("cluster"), "--no-reload", "--time-scale", "0.001"))
+    # --time-scale 0.001: the 10 min create timeout becomes 0.6 s, shorter than one 2 s callback delay
+    # (--invocation-timeout keeps a slow machine's first call clear of the scaled 60 s budget).
+    client = cloudcontrol(serve(sample("cluster"), "--no-reload", "--time-scale", "0.001", "--invocation-timeout", "30"))
     token = create(client, CLUSTER, {"Name": "late", "NodeCount": 1})["ProgressEvent"]["RequestToken"]
     with pytest.raises(WaiterError):
         client.get_waiter("resource_request_success").wait(RequestToken=token, WaiterConfig=FAST)
@@ -366,6 +367,8 @@ def test_identifiers_plain_composite_and_json() -> None:
 
 def test_reload_during_a_request_its_next_call_runs_the_new_code(sample: Callable[[str], Path], serve: Callable[..., ServerProcess]) -> None:
     project = sample("cluster")
+    template = project / "template.yml"  # a 3 s CallbackDelaySeconds: time for the reload to land between rounds
+    template.write_text(template.read_text().replace('CALLBACK_DELAY_SECONDS: "2"', 'CALLBACK_DELAY_SECONDS: "3"'))
     server = serve(project)  # reload on
     client = cloudcontrol(server)
     token = create(client, CLUSTER, {"Name": "hot", "NodeCount": 1})["ProgressEvent"]["RequestToken"]
@@ -373,7 +376,7 @@ def test_reload_during_a_request_its_next_call_runs_the_new_code(sample: Callabl
     handlers = next(project.glob("src/*/handlers.py"))
     handlers.write_text(handlers.read_text().replace("status check(s) to go", "check(s) left, new code"))
     server.wait_for_line(r"reload: new code live")
-    # The 2 s CallbackDelaySeconds is still running: the next round goes to the new code.
+    # The 3 s CallbackDelaySeconds is still running: the next round goes to the new code.
     wait_until(
         lambda: "new code" in client.get_resource_request_status(RequestToken=token)["ProgressEvent"].get("StatusMessage", ""),
         timeout=10,
