@@ -173,7 +173,8 @@ def serve(
         False, "--virtual-clock", help="Cloud Control requests skip CallbackDelaySeconds waits but count them against the timeout."
     ),
 ) -> None:
-    """Serve the project's functions on the AWS Lambda Invoke API, from warm workers.
+    """Serve the project's functions on the AWS Lambda Invoke API, from warm workers,
+    and the project's type on the Cloud Control API at the same address.
 
     Point cfn test, cfn invoke, boto3 or the aws CLI at http://127.0.0.1:3001.
     """
