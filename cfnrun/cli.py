@@ -246,8 +246,12 @@ def serve(
     header_timeout: float = typer.Option(30.0, min=0.001, help="Seconds a connection gets to send a request's headers."),
     body_timeout: float = typer.Option(60.0, min=0.001, help="Seconds a request gets to send its body after its headers."),
     max_connections: int = typer.Option(128, min=1, help="Open connections at most; more are closed at once."),
+    virtual_clock: bool = typer.Option(
+        False, "--virtual-clock", help="Cloud Control requests skip CallbackDelaySeconds waits but count them against the timeout."
+    ),
 ) -> None:
-    """Serve the project's functions on the AWS Lambda Invoke API, from warm workers.
+    """Serve the project's functions on the AWS Lambda Invoke API, from warm workers,
+    and the project's type on the Cloud Control API at the same address.
 
     Point cfn test, cfn invoke, boto3 or the aws CLI at http://127.0.0.1:3001.
     """
@@ -276,6 +280,7 @@ def serve(
         contract=contract,
         shutdown_timeout_s=shutdown_grace,
         connections=ConnectionLimits(header_timeout_s=header_timeout, body_timeout_s=body_timeout, max_connections=max_connections),
+        virtual_clock=virtual_clock,
     )
     try:
         asyncio.run(serve_forever(loaded, settings, console))

@@ -29,6 +29,7 @@ from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.ui.console import Console
+from cfnrun.api.cloudcontrol import CloudControlApi
 
 MAX_PAYLOAD_BYTES = 6 * 1024 * 1024
 INVOKE_PATH = "/2015-03-31/functions/{name}/invocations"
@@ -54,6 +55,7 @@ class LambdaService:
         sts: Optional[StsStandIn] = None,
         contract: ContractMode = ContractMode.WARN,
         limits: ConnectionLimits = ConnectionLimits(),
+        cloud_control: Optional[CloudControlApi] = None,
     ) -> None:
         self.registry = registry
         self.budgets = budgets
@@ -63,6 +65,7 @@ class LambdaService:
         self.limits = limits
         self.connections = ConnectionGuard(limits)
         self.paging = PagingWatch()
+        self.cloud_control = cloud_control
         self._shape: Optional[ShapeValidator] = None
         self._limits: Dict[Tuple[str, Optional[float], Optional[Action]], Budget] = {}
         self._calls: Set["asyncio.Future[Any]"] = set()  # calls running: one future each, Event calls their task
@@ -72,8 +75,8 @@ class LambdaService:
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_PAYLOAD_BYTES, middlewares=[self._service_errors])
         app.router.add_route("*", INVOKE_PATH, self.invoke)
-        if self.sts is not None:
-            app.router.add_post("/", self.sts.handle)
+        if self.sts is not None or self.cloud_control is not None:
+            app.router.add_post("/", self.root)
         app.router.add_route("*", "/{path:.*}", self.unknown)
         return app
 
@@ -97,6 +100,14 @@ class LambdaService:
     # -- routes --------------------------------------------------------------
 
     async def unknown(self, request: web.Request) -> web.StreamResponse:
+        raise service_errors.unknown_operation(request.method, request.path)
+
+    async def root(self, request: web.Request) -> web.StreamResponse:
+        """POST /: Cloud Control (JSON 1.0, by X-Amz-Target) or the STS stand-in (a form)."""
+        if self.cloud_control is not None and self.cloud_control.accepts(request):
+            return await self.cloud_control.handle(request)
+        if self.sts is not None:
+            return await self.sts.handle(request)
         raise service_errors.unknown_operation(request.method, request.path)
 
     async def invoke(self, request: web.Request) -> web.StreamResponse:

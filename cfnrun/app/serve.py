@@ -18,6 +18,8 @@ from cfnrun.ui.console import Console
 from cfnrun.api.connections import ConnectionLimits, GuardedTCPSite
 from cfnrun.api.lambda_api import LambdaService
 from cfnrun.api.sts_standin import StsStandIn
+from cfnrun.api.cloudcontrol import CloudControlApi
+from cfnrun.app.resource_requests import ResourceRequestStore
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 DEBUG_TIMEOUT_S = 24 * 3600.0
@@ -36,13 +38,17 @@ class ServeSettings:
     reload: bool = False
     debugging: bool = False  # workers listen for a debugger: time limits are suspended
     contract: ContractMode = ContractMode.WARN
+    virtual_clock: bool = False  # Cloud Control requests skip CallbackDelaySeconds waits
 
 
 class RunningServer:
     """A started endpoint: its address, and how to stop it."""
 
-    def __init__(self, runner: web.AppRunner, service: LambdaService, registry: FunctionRegistry, url: str) -> None:
+    def __init__(
+        self, runner: web.AppRunner, service: LambdaService, registry: FunctionRegistry, url: str, requests: ResourceRequestStore
+    ) -> None:
         self.runner = runner
+        self.requests = requests
         self.service = service
         self.registry = registry
         self.url = url
@@ -55,7 +61,8 @@ class RunningServer:
             self.reloader = None
         for site in self.runner.sites:
             await site.stop()
-        await self.service.finish_calls(grace_s)
+        # Lambda calls and Cloud Control requests share one grace: their handler calls finish together.
+        await asyncio.gather(self.service.finish_calls(grace_s), self.requests.close(grace_s))
         await self.registry.close()  # calls still running end now, answered with a shutdown error
         await self.service.calls_ended(ANSWER_AFTER_STOP_S)
         await self.runner.cleanup()
@@ -80,7 +87,8 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
         console.warn("workers listen for a debugger: time limits are suspended while you step through calls")
         for index, name in enumerate(project.functions):
             console.info(f"  {name:<20} debugpy on 127.0.0.1:{(settings.runtime.debug_port or 0) + index}")
-    service = LambdaService(registry, budgets, console, sts, settings.contract, settings.connections)
+    requests = ResourceRequestStore(registry, budgets, console, settings.contract, settings.virtual_clock)
+    service = LambdaService(registry, budgets, console, sts, settings.contract, settings.connections, CloudControlApi(requests))
     runner = web.AppRunner(
         service.app(),
         access_log=None,
@@ -98,7 +106,7 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
         raise CfnrunError(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}") from None
     port = runner.addresses[0][1] if runner.addresses else settings.port  # the bound one, for --port 0
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    server = RunningServer(runner, service, registry, f"http://{host}:{port}")
+    server = RunningServer(runner, service, registry, f"http://{host}:{port}", requests)
     if settings.reload:
         reloader = Reloader(registry, console)
         await reloader.start()
@@ -115,6 +123,7 @@ async def serve_forever(
     console.info(f"cfnrun serve: {project.type_name} from {project.root}")
     server = await start_server(project, settings, console)
     console.info(f"Lambda Invoke API listening on {server.url} (Ctrl-C to stop)")
+    console.info(f"Cloud Control API for {project.type_name} at {server.url}/")
     if settings.reload:
         console.info(f"reload: watching {project.root} for changes (--no-reload to turn off)")
     if settings.sts_standin:

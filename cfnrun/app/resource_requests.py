@@ -1,0 +1,439 @@
+"""Cloud Control resource requests: validated, then run in the background by the one invoker.
+
+Each CreateResource, UpdateResource and DeleteResource becomes a request with a token;
+its operation runs through ``cfnrun.invoker.operation.Operation`` exactly as
+``cfnrun invoke`` runs one (IN_PROGRESS replay after CallbackDelaySeconds, the response
+budgets, timeoutInMinutes, contract checks), and its progress is kept for
+GetResourceRequestStatus for the life of the server. GetResource and ListResources run
+READ and LIST the same way and answer when they end.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from cfnrun.api.cloudcontrol import CloudControlError, CloudProgress, ResourceDescription, validation_error
+from cfnrun.contract import violations as rules
+from cfnrun.contract.checker import ContractChecker, ContractMode
+from cfnrun.contract.request_rules import check_request
+from cfnrun.contract.shape import ShapeValidator
+from cfnrun.invoker.clock import RealClock, VirtualClock
+from cfnrun.invoker.credentials import local_credentials
+from cfnrun.invoker.events import ContractChecked, InvocationCompleted, OperationEvent, OperationResult, EndReason
+from cfnrun.invoker.operation import Operation
+from cfnrun.invoker.payloads import Entrypoint, OperationRequest
+from cfnrun.invoker.request_files import OperationInput
+from cfnrun.model.budgets import Budgets
+from cfnrun.model.identifiers import IdentifierError, identifier_model, identifier_of
+from cfnrun.model.json_patch import PatchError, apply_patch, parse_pointer, touched_paths, validate_patch
+from cfnrun.model.protocol import Action, Credentials, OperationStatus
+from cfnrun.model.schema import ResourceSchema, pointer_to_path
+from cfnrun.runtime.outcome import InvocationOutcome
+from cfnrun.runtime.registry import FunctionRegistry
+from cfnrun.ui.console import Console
+
+UNFINISHED = ("PENDING", "IN_PROGRESS", "CANCEL_IN_PROGRESS")
+# A handler's FAILED errorCode → the exception Cloud Control raises for GetResource / ListResources.
+HANDLER_ERRORS = {
+    "NotFound": "ResourceNotFoundException",
+    "AlreadyExists": "AlreadyExistsException",
+    "NotUpdatable": "NotUpdatableException",
+    "InvalidRequest": "InvalidRequestException",
+    "InvalidCredentials": "InvalidCredentialsException",
+    "AccessDenied": "InvalidCredentialsException",
+    "Throttling": "ThrottlingException",
+    "ServiceLimitExceeded": "ServiceLimitExceededException",
+    "NotStabilized": "NotStabilizedException",
+    "GeneralServiceException": "GeneralServiceException",
+    "ServiceInternalError": "ServiceInternalErrorException",
+    "NetworkFailure": "NetworkFailureException",
+    "ResourceConflict": "ResourceConflictException",
+    "InternalFailure": "HandlerInternalFailureException",
+}
+# Endings the invoker decides itself, as the ErrorCode a request reports.
+ENDING_ERROR_CODES = {
+    EndReason.INVOCATION_BUDGET: "ServiceTimeout",
+    EndReason.OPERATION_TIMEOUT: "NotStabilized",
+}
+
+
+class CancelRequested(Exception):
+    """CancelResourceRequest arrived: the operation is not invoked again."""
+
+
+class CancellableClock(RealClock):
+    """The operation's clock, whose waits between invocations end early on cancel."""
+
+    def __init__(self, base: RealClock) -> None:
+        self.base = base
+        self.virtual = base.virtual
+        self.cancelled = asyncio.Event()
+
+    def now(self) -> float:
+        return self.base.now()
+
+    async def sleep(self, seconds: float) -> None:
+        if not self.cancelled.is_set():
+            if self.virtual:
+                await self.base.sleep(seconds)
+            else:
+                try:
+                    await asyncio.wait_for(self.cancelled.wait(), timeout=max(0.0, seconds))
+                except asyncio.TimeoutError:
+                    pass
+        if self.cancelled.is_set():
+            raise CancelRequested()
+
+
+class CurrentCode:
+    """Sends each invocation to the type function as it is now: after a reload, the new code."""
+
+    def __init__(self, registry: FunctionRegistry) -> None:
+        self.registry = registry
+
+    async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
+        pool = self.registry.pool(self.registry.project.type_function())
+        return await pool.invoke(event, timeout_s, request_id)
+
+
+@dataclass
+class ResourceRequest:
+    progress: CloudProgress
+    fingerprint: str  # a digest of the input, for ClientToken idempotency (no property values are kept)
+    clock: CancellableClock
+    task: "Optional[asyncio.Task[None]]" = field(default=None, repr=False)
+
+
+def _fingerprint(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _model_validation_failed(schema: ResourceSchema, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> None:
+    checked = (rules.REQUEST_VALID, rules.REQUEST_NO_READ_ONLY)
+    problems = [v for v in check_request(action, schema, desired, previous) if v.rule in checked]
+    if problems:
+        details = "; ".join(
+            f"#{(v.pointer or '').replace('/desiredResourceState', '', 1)}: {v.message.split(': ', 1)[-1]}" for v in problems
+        )
+        raise validation_error(f"Model validation failed ({details})")
+
+
+def _touches(patch_path: str, property_pointer: str) -> bool:
+    """Does a patch at ``patch_path`` change the value a schema property pointer names?"""
+    patched, named = parse_pointer(patch_path), pointer_to_path(property_pointer)
+    return all(a == b or b == "*" for a, b in zip(patched, named))
+
+
+class ResourceRequestStore:
+    """The resource requests of one ``cfnrun serve``, served to the Cloud Control API."""
+
+    def __init__(
+        self,
+        registry: FunctionRegistry,
+        budgets: Budgets,
+        console: Console,
+        contract: ContractMode = ContractMode.WARN,
+        virtual_clock: bool = False,
+    ) -> None:
+        self.registry = registry
+        self.budgets = budgets
+        self.console = console
+        self.contract = contract
+        self.virtual_clock = virtual_clock
+        self._requests: Dict[str, ResourceRequest] = {}
+        self._client_tokens: Dict[str, str] = {}
+        self._shape: Optional[ShapeValidator] = None
+        self._credentials: Optional[Credentials] = None
+        self._credentials_resolved = False
+
+    def _caller_credentials(self) -> Optional[Credentials]:
+        """Local AWS credentials for the handler's session, as ``cfnrun invoke`` passes; looked up once, on first use."""
+        if not self._credentials_resolved:
+            self._credentials = local_credentials(None)
+            self._credentials_resolved = True
+        return self._credentials
+
+    # -- the project ------------------------------------------------------------------
+
+    @property
+    def schema(self) -> ResourceSchema:
+        return self.registry.project.schema  # a reload may bring a new one
+
+    def _shape_validator(self) -> ShapeValidator:
+        """One compiled schema for every operation's contract checks, until a reload brings a new schema."""
+        if self._shape is None or self._shape.schema is not self.schema:
+            self._shape = ShapeValidator(self.schema)
+        return self._shape
+
+    def _check_type(self, type_name: str) -> None:
+        served = self.registry.project.type_name
+        if type_name != served:
+            raise CloudControlError("TypeNotFoundException", f"The type '{type_name}' cannot be found: this endpoint serves {served}")
+
+    def _identifier_model(self, identifier: str) -> Dict[str, Any]:
+        try:
+            return identifier_model(self.schema, identifier)
+        except IdentifierError as error:
+            raise validation_error(f"Invalid identifier {identifier!r}: {error}") from None
+
+    # -- mutating requests --------------------------------------------------------------
+
+    def _known(self, client_token: Optional[str], fingerprint: str) -> Optional[CloudProgress]:
+        """The request already made with this ClientToken, if it was made with the same input."""
+        if client_token is None or client_token not in self._client_tokens:
+            return None
+        existing = self._requests[self._client_tokens[client_token]]
+        if existing.fingerprint != fingerprint:
+            raise CloudControlError(
+                "ClientTokenConflictException",
+                f"ClientToken {client_token} was already used for request {existing.progress.request_token} with different input",
+            )
+        return existing.progress
+
+    def _check_no_concurrent(self, identifier: str) -> None:
+        for request in self._requests.values():
+            if request.progress.identifier == identifier and request.progress.status in UNFINISHED:
+                raise CloudControlError(
+                    "ConcurrentOperationException",
+                    f"request {request.progress.request_token} ({request.progress.operation}) is still "
+                    f"{request.progress.status} on {identifier}",
+                )
+
+    async def create_resource(self, type_name: str, desired: Dict[str, Any], client_token: Optional[str]) -> CloudProgress:
+        self._check_type(type_name)
+        fingerprint = _fingerprint("CREATE", type_name, desired)
+        known = self._known(client_token, fingerprint)
+        if known is not None:
+            return known
+        _model_validation_failed(self.schema, Action.CREATE, desired, None)
+        return self._start(Action.CREATE, desired, None, None, client_token, fingerprint)
+
+    async def update_resource(
+        self, type_name: str, identifier: str, patch: List[Dict[str, Any]], client_token: Optional[str]
+    ) -> CloudProgress:
+        self._check_type(type_name)
+        fingerprint = _fingerprint("UPDATE", type_name, identifier, patch)
+        known = self._known(client_token, fingerprint)
+        if known is not None:
+            return known
+        try:
+            operations = validate_patch(patch)
+        except PatchError as error:
+            raise validation_error(f"Invalid patch document: {error}") from None
+        schema = self.schema
+        for path in touched_paths(operations):
+            if any(_touches(path, p) for p in schema.read_only_properties):
+                raise validation_error(f"Invalid patch update: readOnly property {path} cannot be updated")
+            if any(_touches(path, p) for p in schema.create_only_properties):
+                raise CloudControlError("NotUpdatableException", f"Invalid patch update: createOnly property {path} cannot be updated")
+        key = self._identifier_model(identifier)
+        identifier = identifier_of(schema, key) or identifier
+        self._check_no_concurrent(identifier)
+        current = (await self._read(key)).resource_model or {}
+        try:
+            patched = apply_patch(current, operations)
+        except PatchError as error:
+            raise validation_error(f"Invalid patch document: {error}") from None
+        if not isinstance(patched, dict):
+            raise validation_error("Invalid patch document: the patched resource model is not a JSON object")
+        _model_validation_failed(schema, Action.UPDATE, patched, current)
+        return self._start(Action.UPDATE, patched, current, identifier, client_token, fingerprint)
+
+    async def delete_resource(self, type_name: str, identifier: str, client_token: Optional[str]) -> CloudProgress:
+        self._check_type(type_name)
+        fingerprint = _fingerprint("DELETE", type_name, identifier)
+        known = self._known(client_token, fingerprint)
+        if known is not None:
+            return known
+        key = self._identifier_model(identifier)
+        identifier = identifier_of(self.schema, key) or identifier
+        self._check_no_concurrent(identifier)
+        return self._start(Action.DELETE, key, None, identifier, client_token, fingerprint)
+
+    def _start(
+        self,
+        action: Action,
+        desired: Dict[str, Any],
+        previous: Optional[Dict[str, Any]],
+        identifier: Optional[str],
+        client_token: Optional[str],
+        fingerprint: str,
+    ) -> CloudProgress:
+        token = str(uuid.uuid4())
+        progress = CloudProgress(
+            self.registry.project.type_name, token, action.value, "IN_PROGRESS", time.time(), identifier=identifier
+        )
+        request = ResourceRequest(progress, fingerprint, CancellableClock(VirtualClock() if self.virtual_clock else RealClock()))
+        self._requests[token] = request
+        if client_token is not None:
+            self._client_tokens[client_token] = token
+        target = f"{progress.type_name} {identifier}" if identifier else progress.type_name
+        self.console.info(f"Cloud Control {action.value} {target} → request {token}")
+        request.task = asyncio.ensure_future(self._run(request, action, desired, previous))
+        return progress
+
+    async def _run(self, request: ResourceRequest, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> None:
+        progress = request.progress
+        try:
+            result = await self._operation(action, desired, previous, request.clock, progress).run()
+        except CancelRequested:
+            self._update(progress, "CANCEL_COMPLETE", "cancelled: no further invocations were made")
+            self.console.info(f"Cloud Control request {progress.request_token}: {progress.status}")
+            return
+        except Exception as error:  # noqa: B902 - a request never stays IN_PROGRESS because cfnrun failed
+            self._update(progress, "FAILED", f"cfnrun failed running the request: {type(error).__name__}: {error}", "InternalFailure")
+            self.console.error(f"Cloud Control request {progress.request_token}: {progress.status_message}")
+            return
+        if progress.status == "CANCEL_IN_PROGRESS":
+            self._update(progress, "CANCEL_COMPLETE", f"cancelled; the invocation in flight ended the operation with {result.status}")
+        elif result.succeeded:
+            if action is Action.DELETE:
+                progress.resource_model = None
+            self._update(progress, "SUCCESS", result.message or None)
+        else:
+            code = result.error_code or ENDING_ERROR_CODES.get(result.reason, "InternalFailure")
+            self._update(progress, "FAILED", result.message, code)
+        self.console.info(f"Cloud Control request {progress.request_token}: {progress.status}")
+
+    @staticmethod
+    def _update(progress: CloudProgress, status: str, message: Optional[str], error_code: Optional[str] = None) -> None:
+        progress.status = status
+        progress.status_message = message
+        progress.error_code = error_code
+        progress.retry_after = None
+        progress.event_time = time.time()
+
+    def _operation(
+        self,
+        action: Action,
+        desired: Dict[str, Any],
+        previous: Optional[Dict[str, Any]],
+        clock: RealClock,
+        progress: Optional[CloudProgress] = None,
+    ) -> Operation:
+        function = self.registry.project.type_function()
+        schema = self.schema
+        project = self.registry.project
+        request = OperationRequest(
+            action=action,
+            type_name=project.type_name,
+            region=self.registry.settings.region,
+            account_id=self.registry.settings.account_id,
+            entrypoint=Entrypoint.TYPE,
+            operation=OperationInput(
+                desired=desired, previous=previous, client_request_token=progress.request_token if progress else None
+            ),
+            credentials=self._caller_credentials(),
+        )
+        checker = None
+        if self.contract is not ContractMode.OFF:
+            checker = ContractChecker(schema, action, desired, previous, shape=self._shape_validator())
+        label = f"Cloud Control {progress.request_token[:8]}" if progress else f"Cloud Control {action.value}"
+
+        def observe(event: OperationEvent) -> None:
+            if isinstance(event, InvocationCompleted):
+                self.console.call(function.logical_id, f"{action.value} ({label})", event.outcome)
+                if progress is not None and event.progress is not None:
+                    self._record_event(progress, event)
+            elif isinstance(event, ContractChecked):
+                for violation in event.violations:
+                    self.console.warn(f"{label}: contract {'✗' if violation.is_error else '!'} {violation.line()}")
+
+        return Operation(
+            CurrentCode(self.registry),
+            request,
+            schema,
+            function_name=function.logical_id,
+            budgets=self.budgets,
+            function_timeout_s=function.timeout_s,
+            clock=clock,
+            observers=[observe],
+            checker=checker,
+            strict=self.contract is ContractMode.STRICT,
+        )
+
+    def _record_event(self, progress: CloudProgress, event: InvocationCompleted) -> None:
+        handler_event = event.progress
+        assert handler_event is not None
+        if handler_event.resourceModel is not None:
+            progress.resource_model = self.schema.without_write_only(handler_event.resourceModel)
+            progress.identifier = progress.identifier or identifier_of(self.schema, handler_event.resourceModel)
+        if progress.status == "CANCEL_IN_PROGRESS":
+            return
+        progress.status_message = handler_event.message or None
+        progress.event_time = time.time()
+        if handler_event.status is OperationStatus.IN_PROGRESS:
+            progress.retry_after = time.time() + max(0, handler_event.callbackDelaySeconds or 0)
+
+    # -- READ and LIST ------------------------------------------------------------------
+
+    async def _read(self, key: Dict[str, Any]) -> OperationResult:
+        result = await self._operation(Action.READ, key, None, RealClock()).run()
+        self._raise_if_failed(result)
+        return result
+
+    @staticmethod
+    def _raise_if_failed(result: OperationResult) -> None:
+        if result.succeeded:
+            return
+        if result.reason is EndReason.HANDLER and result.error_code:
+            raise CloudControlError(HANDLER_ERRORS.get(result.error_code, "HandlerFailureException"), result.message or result.error_code)
+        raise CloudControlError("HandlerInternalFailureException", result.message)
+
+    async def get_resource(self, type_name: str, identifier: str) -> ResourceDescription:
+        self._check_type(type_name)
+        result = await self._read(self._identifier_model(identifier))
+        model = self.schema.without_write_only(result.resource_model or {})
+        return ResourceDescription(identifier_of(self.schema, model) or identifier, model)
+
+    async def list_resources(self, type_name: str, resource_model: Optional[Dict[str, Any]]) -> List[ResourceDescription]:
+        self._check_type(type_name)
+        result = await self._operation(Action.LIST, resource_model or {}, None, RealClock()).run()
+        self._raise_if_failed(result)
+        descriptions = []
+        for model in result.resource_models or []:
+            shown = self.schema.without_write_only(model)
+            descriptions.append(ResourceDescription(identifier_of(self.schema, shown) or "", shown))
+        return descriptions
+
+    # -- request status -----------------------------------------------------------------
+
+    def _request(self, request_token: str) -> ResourceRequest:
+        request = self._requests.get(request_token)
+        if request is None:
+            raise CloudControlError("RequestTokenNotFoundException", f"No resource request with token {request_token}")
+        return request
+
+    def request_status(self, request_token: str) -> CloudProgress:
+        return self._request(request_token).progress
+
+    def list_requests(self) -> List[CloudProgress]:
+        return sorted((r.progress for r in self._requests.values()), key=lambda p: p.event_time, reverse=True)
+
+    def cancel_request(self, request_token: str) -> CloudProgress:
+        request = self._request(request_token)
+        progress = request.progress
+        if progress.status not in ("PENDING", "IN_PROGRESS"):
+            raise validation_error(f"Request {request_token} is {progress.status}: only PENDING or IN_PROGRESS requests can be cancelled")
+        self._update(progress, "CANCEL_IN_PROGRESS", "cancelling: the invocation in flight, if any, finishes first")
+        request.clock.cancelled.set()
+        self.console.info(f"Cloud Control request {request_token}: cancel requested")
+        return progress
+
+    async def close(self, timeout_s: float) -> None:
+        """On stop: no new invocations; calls in flight finish (bounded), then requests end cancelled."""
+        running = [r for r in self._requests.values() if r.task is not None and not r.task.done()]
+        for request in running:
+            if request.progress.status in ("PENDING", "IN_PROGRESS"):
+                self._update(request.progress, "CANCEL_IN_PROGRESS", "the server is stopping")
+            request.clock.cancelled.set()
+        tasks = [r.task for r in running if r.task is not None]
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=timeout_s)
+            for task in pending:
+                task.cancel()
