@@ -16,7 +16,7 @@ from cfnrun.model.errors import CfnrunError
 from cfnrun.invoker.credentials import PLACEHOLDER
 from cfnrun.model.project import Project
 from cfnrun.ui.console import Console
-from cfnrun.app.serve import ServeSettings, start_server
+from cfnrun.app.serve import ServeSettings, aws_calls_routed, start_server
 
 
 @dataclass(frozen=True)
@@ -55,19 +55,24 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
     require_cloudformation_cli()
     log_path = project.root / settings.log_file
     with open(log_path, "w", encoding="utf-8") as log:
-        serve = replace(settings.serve, port=0, sts_standin=not settings.use_aws)
-        server = await start_server(project, serve, Console(log, color=False))
-        try:
-            command = [sys.executable, "-m", "cfnrun.app.cfn_offline"]
-            if not settings.use_aws:
-                command += ["--sts-endpoint", server.url]
-            if settings.virtual_clock:
-                command += ["--virtual-clock"]
-            command += ["test", "--endpoint", server.url, "--region", serve.runtime.region]
-            if settings.pytest_args:
-                command += ["--", *settings.pytest_args]
-            print(f"cfnrun test: {project.type_name} against {server.url}; handler output in {log_path}", flush=True)
-            process = await asyncio.create_subprocess_exec(*command, cwd=str(project.root), env=_environment(settings))
-            return await process.wait()
-        finally:
-            await server.stop(serve.shutdown_timeout_s)
+        console = Console(log, color=False)
+        with aws_calls_routed(replace(settings.serve, port=0, sts_standin=not settings.use_aws), console) as serve:
+            if serve.runtime.aws_endpoint:
+                print(f"cfnrun test: the handlers' AWS calls and the suite's export lookups go to {serve.runtime.aws_endpoint}", flush=True)
+            server = await start_server(project, serve, console)
+            try:
+                command = [sys.executable, "-m", "cfnrun.app.cfn_offline"]
+                if not settings.use_aws:
+                    command += ["--sts-endpoint", server.url]
+                if settings.virtual_clock:
+                    command += ["--virtual-clock"]
+                command += ["test", "--endpoint", server.url, "--region", serve.runtime.region]
+                if serve.runtime.aws_endpoint:
+                    command += ["--cloudformation-endpoint-url", serve.runtime.aws_endpoint]  # {{Export}} inputs: ListExports
+                if settings.pytest_args:
+                    command += ["--", *settings.pytest_args]
+                print(f"cfnrun test: {project.type_name} against {server.url}; handler output in {log_path}", flush=True)
+                process = await asyncio.create_subprocess_exec(*command, cwd=str(project.root), env=_environment(settings))
+                return await process.wait()
+            finally:
+                await server.stop(serve.shutdown_timeout_s)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Protocol
 
@@ -10,7 +10,7 @@ from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.budgets import Budgets
 from cfnrun.invoker.clock import RealClock, VirtualClock
-from cfnrun.invoker.credentials import local_credentials, local_region
+from cfnrun.invoker.credentials import caller_credentials, local_region
 from cfnrun.invoker.events import Observer, OperationResult
 from cfnrun.runtime.in_process import InProcessFunction
 from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT, Operation
@@ -18,6 +18,7 @@ from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
 from cfnrun.model.project import Project, handler_project, load_project
 from cfnrun.model.protocol import Action
+from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
 from cfnrun.app.watcher import ChangeFeed, describe_change
 from cfnrun.runtime.outcome import InvocationOutcome
@@ -64,6 +65,8 @@ class InvokeSettings:
     in_process: bool = False
     contract: ContractMode = ContractMode.WARN
     string_primitives: bool = False
+    aws_endpoint: Optional[str] = None  # where the handler's AWS calls go
+    moto: bool = False  # an embedded moto server for the life of the command
 
 
 @dataclass
@@ -100,6 +103,7 @@ def _reads_type_configuration(project: Project) -> bool:
 
 def prepare(settings: InvokeSettings) -> PreparedInvoke:
     """Everything that can fail on bad input, before any process starts."""
+    aws_endpoint_choice(settings.aws_endpoint, settings.moto)
     project = _load_project(settings)
     notes: List[str] = []
     if not settings.in_process:
@@ -137,10 +141,10 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
     else:
         function = project.type_function()
     credentials = operation.credentials
-    if credentials is None and settings.use_credentials:
-        credentials = local_credentials(settings.profile)
-    if credentials is None and settings.use_credentials:
-        notes.append("no AWS credentials found locally: the handler gets no caller session")
+    if credentials is None:
+        rerouted = settings.aws_endpoint or ("moto" if settings.moto else None)
+        credentials, note = caller_credentials(settings.profile, settings.use_credentials, rerouted)
+        notes += [note] if note else []
     request = OperationRequest(
         action=settings.action,
         type_name=project.type_name,
@@ -169,9 +173,12 @@ class Target(Protocol):
 def _target(prepared: PreparedInvoke, standby: bool) -> Target:
     settings, request = prepared.settings, prepared.request
     if settings.in_process:
-        return InProcessFunction(prepared.project, prepared.function, request.region, settings.account_id, settings.log_level)
+        return InProcessFunction(
+            prepared.project, prepared.function, request.region, settings.account_id, settings.log_level, settings.aws_endpoint
+        )
     runtime = RuntimeSettings(
-        request.region, settings.account_id, 1, settings.log_level, settings.python, memory_limit=settings.memory_limit
+        request.region, settings.account_id, 1, settings.log_level, settings.python, memory_limit=settings.memory_limit,
+        aws_endpoint=settings.aws_endpoint,
     )
     return FunctionPool(worker_spec(prepared.project, prepared.function, runtime), size=1, standby=standby)
 
@@ -200,6 +207,21 @@ async def _run_operation(prepared: PreparedInvoke, target: Target, observers: Li
 
 
 async def execute(
+    prepared: PreparedInvoke,
+    observers: List[Observer],
+    on_change: Optional[Callable[[str], None]] = None,
+    on_note: Optional[Callable[[str], None]] = None,
+) -> OperationResult:
+    """Run the operation (``--moto``: with a moto server for as long as this runs), see ``run_watched``."""
+    if not prepared.settings.moto:
+        return await run_watched(prepared, observers, on_change)
+    with moto_server() as url:
+        (on_note or (lambda message: None))(f"moto server (AWS stand-in) at {url}: the handler's AWS calls go there")
+        prepared.settings = replace(prepared.settings, aws_endpoint=url, moto=False)  # --watch runs reuse this server
+        return await run_watched(prepared, observers, on_change)
+
+
+async def run_watched(
     prepared: PreparedInvoke,
     observers: List[Observer],
     on_change: Optional[Callable[[str], None]] = None,

@@ -1,0 +1,150 @@
+"""Providers that call AWS, offline: the handler's AWS calls go to a moto server (issue #11)."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, Optional
+
+import boto3
+import pytest
+
+from conftest import ServerProcess, cfnrun, events, result_of
+
+moto_server = pytest.importorskip("moto.server")
+
+NO_LOCAL_CREDENTIALS: Dict[str, Optional[str]] = {
+    "AWS_ACCESS_KEY_ID": None,
+    "AWS_SECRET_ACCESS_KEY": None,
+    "AWS_SESSION_TOKEN": None,
+    "AWS_PROFILE": None,
+    "AWS_DEFAULT_PROFILE": None,
+    "AWS_ENDPOINT_URL": None,
+    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/cfnrun-credentials",
+    "AWS_CONFIG_FILE": "/nonexistent/cfnrun-config",
+    "AWS_REGION": "us-east-1",
+}
+GREETING = "/cfnrun/sample/greeting"
+
+
+@pytest.fixture
+def moto_url() -> Iterator[str]:
+    """A separately started moto server on a free loopback port, as a user would run one."""
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+def aws(service: str, url: str) -> Any:
+    return boto3.client(
+        service, endpoint_url=url, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
+    )
+
+
+def parameter_names(url: str) -> "list[str]":
+    return [p["Name"] for p in aws("ssm", url).describe_parameters()["Parameters"]]
+
+
+def test_create_then_delete_against_a_separate_moto_server_without_local_credentials(
+    sample: Callable[[str], Path], moto_url: str
+) -> None:
+    project = sample("parameter")
+    flags = ["--aws-endpoint", moto_url, "--json"]
+    created = cfnrun("invoke", "CREATE", "requests/create.json", *flags, cwd=project, env=NO_LOCAL_CREDENTIALS)
+    assert result_of(created)["status"] == "SUCCESS", created.stdout + created.stderr
+    assert result_of(created)["resourceModel"] == {"Name": GREETING, "Value": "hello from cfnrun"}
+    assert aws("ssm", moto_url).get_parameter(Name=GREETING)["Parameter"]["Value"] == "hello from cfnrun"
+    assert "no AWS credentials found locally" not in created.stderr  # placeholders are the plan, not a problem
+
+    again = cfnrun("invoke", "CREATE", "requests/create.json", *flags, cwd=project, env=NO_LOCAL_CREDENTIALS)
+    assert (result_of(again)["status"], result_of(again)["errorCode"]) == ("FAILED", "AlreadyExists")
+
+    deleted = cfnrun("invoke", "DELETE", "requests/delete.json", *flags, cwd=project, env=NO_LOCAL_CREDENTIALS)
+    assert result_of(deleted)["status"] == "SUCCESS", deleted.stdout + deleted.stderr
+    assert GREETING not in parameter_names(moto_url)
+
+
+def test_without_credentials_or_endpoint_the_handler_still_gets_a_session(sample: Callable[[str], Path]) -> None:
+    """CloudFormation always sends callerCredentials: placeholders, never a None session."""
+    project = sample("parameter")
+    env = {**NO_LOCAL_CREDENTIALS, "AWS_ENDPOINT_URL": "http://127.0.0.1:9"}  # nothing listens: the call fails fast
+    run = cfnrun("invoke", "READ", "requests/delete.json", "--json", "--contract", "off", cwd=project, env=env)
+    assert "no AWS credentials found locally: the handler gets placeholder caller credentials" in run.stderr
+    result = result_of(run)
+    assert "NoneType" not in result["message"] and "no caller session" not in result["message"]
+    assert "127.0.0.1:9" in json.dumps(events(run))  # the call really went out, signed with the placeholders
+
+
+def test_moto_flag_runs_create_read_delete_with_an_embedded_server(sample: Callable[[str], Path]) -> None:
+    project = sample("parameter")
+    run = cfnrun("invoke", "CREATE", "requests/create.json", "--moto", cwd=project, env=NO_LOCAL_CREDENTIALS)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert re.search(r"moto server \(AWS stand-in\) at http://127\.0\.0\.1:\d+", run.stderr)
+    assert "SUCCESS CREATE" in run.stdout
+    # a fresh server per command: DELETE finds nothing, as the contract expects (NotFound)
+    gone = cfnrun("invoke", "DELETE", "requests/delete.json", "--moto", "--json", cwd=project, env=NO_LOCAL_CREDENTIALS)
+    assert (result_of(gone)["status"], result_of(gone)["errorCode"]) == ("FAILED", "NotFound")
+
+
+def test_moto_and_aws_endpoint_together_are_refused(sample: Callable[[str], Path]) -> None:
+    project = sample("parameter")
+    run = cfnrun("invoke", "CREATE", "requests/create.json", "--moto", "--aws-endpoint", "http://127.0.0.1:5000", cwd=project)
+    assert run.returncode == 2 and "--aws-endpoint and --moto both say where AWS calls go" in run.stderr
+    bad = cfnrun("invoke", "CREATE", "requests/create.json", "--aws-endpoint", "127.0.0.1:5000", cwd=project)
+    assert bad.returncode == 2 and "expected a URL such as http://" in bad.stderr
+
+
+def _serve_request(action: str, properties: Dict[str, Any]) -> bytes:
+    return json.dumps(
+        {
+            "action": action,
+            "awsAccountId": "123456789012",
+            "bearerToken": "token-1",
+            "region": "us-east-1",
+            "resourceType": "Cfnrun::Sample::Parameter",
+            "requestData": {
+                "resourceProperties": properties,
+                "logicalResourceId": "MyResource",
+                "callerCredentials": {"accessKeyId": "testing", "secretAccessKey": "testing", "sessionToken": "t"},
+            },
+        }
+    ).encode()
+
+
+def test_serve_with_moto_keeps_the_server_for_its_lifetime(
+    sample: Callable[[str], Path], serve: Callable[..., ServerProcess], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in NO_LOCAL_CREDENTIALS.items():
+        monkeypatch.delenv(key, raising=False) if value is None else monkeypatch.setenv(key, value)
+    server = serve(sample("parameter"), "--moto", "--no-reload")
+    announced = re.search(r"moto server \(AWS stand-in\) at (http://127\.0\.0\.1:\d+)", "\n".join(server.output))
+    assert announced, server.output
+    moto_url = announced.group(1)
+    client = server.client()
+    for value in ("first", "second"):  # two calls, one server: state persists between them
+        action = "CREATE" if value == "first" else "UPDATE"
+        answer = json.loads(client.invoke(FunctionName="TypeFunction", Payload=_serve_request(action, {"Name": "/p", "Value": value}))["Payload"].read())
+        assert answer["status"] == "SUCCESS", answer
+    assert aws("ssm", moto_url).get_parameter(Name="/p")["Parameter"]["Value"] == "second"
+
+
+def test_cfnrun_test_resolves_exports_and_runs_the_suite_against_moto(
+    sample: Callable[[str], Path], moto_url: str
+) -> None:
+    pytest.importorskip("rpdk.core")
+    project = sample("parameter")
+    template = {
+        "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
+        "Outputs": {"Value": {"Value": "from-an-export", "Export": {"Name": "CfnrunSampleValue"}}},
+    }
+    aws("cloudformation", moto_url).create_stack(StackName="exports", TemplateBody=json.dumps(template))
+    run = cfnrun(
+        "test", str(project), "--aws-endpoint", moto_url, "--virtual-clock", "--", "-k", "contract_create_read or contract_delete_read",
+        env=NO_LOCAL_CREDENTIALS, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert f"export lookups go to {moto_url}" in run.stdout
+    log = (project / "cfnrun-test.log").read_text()
+    assert "created /cfnrun/contract/parameter = 'from-an-export'" in log
