@@ -167,6 +167,10 @@ def invoke(
     ),
     aws_endpoint: Optional[str] = _aws_endpoint_option(),
     moto: bool = _moto_option(),
+    retry: bool = typer.Option(
+        True, "--retry/--no-retry", help="Re-invoke FAILED Throttling, NetworkFailure, ServiceInternalError or ResourceConflict "
+        "answers with backoff (1 s, 2 s, 4 s), as the service does."
+    ),
 ) -> None:
     """Run one operation as CloudFormation would, replaying IN_PROGRESS until it ends.
 
@@ -202,6 +206,7 @@ def invoke(
         string_primitives=string_primitives,
         aws_endpoint=aws_endpoint,
         moto=moto,
+        retry=retry,
     )
     try:
         prepared = prepare(settings)

@@ -148,3 +148,33 @@ def test_cfnrun_test_resolves_exports_and_runs_the_suite_against_moto(
     assert f"export lookups go to {moto_url}" in run.stdout
     log = (project / "cfnrun-test.log").read_text()
     assert "created /cfnrun/contract/parameter = 'from-an-export'" in log
+
+
+FLAKY_HANDLER = '''
+CALLS = {"count": 0}
+
+
+def handler(event, context):
+    CALLS["count"] += 1
+    if CALLS["count"] <= 2:
+        return {"status": "FAILED", "errorCode": "Throttling", "message": f"Rate exceeded (call {CALLS['count']})"}
+    return {"status": "SUCCESS", "resourceModel": {"Id": "flaky-1"}}
+'''
+
+
+def test_invoke_retries_a_throttled_answer_and_no_retry_turns_it_off(tmp_path: Path) -> None:
+    from conftest import MISBEHAVING
+
+    (tmp_path / "flaky.py").write_text(FLAKY_HANDLER)
+    flags = ["--handler", "flaky.handler", "--schema", str(MISBEHAVING / "cfnrun-test-misbehaving.json"),
+             "--code-dir", str(tmp_path), "--contract", "off", "--virtual-clock"]
+    retried = cfnrun("invoke", "CREATE", *flags, "--json")
+    result = result_of(retried)
+    assert (result["status"], result["invocations"]) == ("SUCCESS", 3), retried.stdout + retried.stderr
+    assert [(e["retry"], e["delaySeconds"]) for e in events(retried) if e["event"] == "retry"] == [(1, 1.0), (2, 2.0)]
+
+    timeline = cfnrun("invoke", "CREATE", *flags)
+    assert "↻ Throttling is retriable: retry 2/3 as #3, the same request after 2 s (virtual, not waited)" in timeline.stdout
+
+    once = cfnrun("invoke", "CREATE", *flags, "--no-retry", "--json")
+    assert (result_of(once)["status"], result_of(once)["errorCode"], result_of(once)["invocations"]) == ("FAILED", "Throttling", 1)

@@ -15,6 +15,7 @@ from cfnrun.invoker.events import Observer, OperationResult
 from cfnrun.runtime.in_process import InProcessFunction
 from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT, Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
+from cfnrun.invoker.retries import NO_RETRY, RetryPolicy
 from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
 from cfnrun.model.project import Project, handler_project, load_project
 from cfnrun.model.protocol import Action
@@ -67,6 +68,7 @@ class InvokeSettings:
     string_primitives: bool = False
     aws_endpoint: Optional[str] = None  # where the handler's AWS calls go
     moto: bool = False  # an embedded moto server for the life of the command
+    retry: bool = True  # re-invoke FAILED answers with a retriable error code, as the service does
 
 
 @dataclass
@@ -202,6 +204,7 @@ async def _run_operation(prepared: PreparedInvoke, target: Target, observers: Li
         checker=checker,
         strict=settings.contract is ContractMode.STRICT,
         stall_limit=None if settings.keep_polling else DEFAULT_STALL_LIMIT,
+        retry=RetryPolicy() if settings.retry else NO_RETRY,
     )
     return await operation.run()
 
