@@ -178,3 +178,48 @@ def test_invoke_retries_a_throttled_answer_and_no_retry_turns_it_off(tmp_path: P
 
     once = cfnrun("invoke", "CREATE", *flags, "--no-retry", "--json")
     assert (result_of(once)["status"], result_of(once)["errorCode"], result_of(once)["invocations"]) == ("FAILED", "Throttling", 1)
+
+
+# -- what broke on third-party providers ------------------------------------------------------------
+
+AWS_STYLE_SCHEMA = {
+    "typeName": "Cfnrun::Test::Patterns",
+    "description": "patterns written for ECMAScript, as AWS schemas have them",
+    "properties": {
+        "Id": {"type": "string"},
+        "Text": {"type": "string", "pattern": "^[\\u0020-\\uD7FF\\uD800\\uDC00-\\uDBFF\\uDFFF]+$"},
+        "Odd": {"type": "string", "pattern": "(?<=a+)b"},
+    },
+    "additionalProperties": False,
+    "primaryIdentifier": ["/properties/Id"],
+    "readOnlyProperties": ["/properties/Id"],
+    "handlers": {"create": {"permissions": []}},
+}
+PATTERN_HANDLER = '''
+def handler(event, context):
+    model = dict(event["requestData"]["resourceProperties"], Id="p-1")
+    return {"status": "SUCCESS", "resourceModel": model}
+'''
+
+
+def test_patterns_python_cannot_compile_are_translated_or_skipped_never_costing_the_answer(tmp_path: Path) -> None:
+    schema_file = tmp_path / "schema.json"
+    schema_file.write_text(json.dumps(AWS_STYLE_SCHEMA))  # "\\uD800\\uDC00": the regex escapes, as AWS schemas have them
+    (tmp_path / "patterned.py").write_text(PATTERN_HANDLER)
+    request = tmp_path / "create.json"
+    request.write_text(json.dumps({"desiredResourceState": {"Text": "ok \U0001F600", "Odd": "ab"}}))
+    flags = ["--handler", "patterned.handler", "--schema", str(schema_file), "--code-dir", str(tmp_path), "--no-credentials"]
+    run = cfnrun("invoke", "CREATE", str(request), *flags, "--json", "--contract", "strict")
+    result = result_of(run)
+    assert (result["status"], result["resourceModel"]["Id"]) == ("SUCCESS", "p-1"), run.stdout + run.stderr
+    assert run.stderr.count("schema pattern at /properties/Odd/pattern") == 1 and "Traceback" not in run.stderr
+    assert "/properties/Text" not in run.stderr  # translated, so checked, and it matches
+
+    checked = tmp_path / "bad.json"
+    checked.write_text(json.dumps({"desiredResourceState": {"Text": "tab\tis below U+0020"}}))
+    out_of_shape = cfnrun("invoke", "CREATE", str(checked), *flags, "--json")
+    assert any(e["event"] == "violation" and e.get("pointer", "").endswith("/Text") for e in events(out_of_shape))
+
+    validated = cfnrun("validate", str(schema_file), "--json")
+    problems = json.loads(validated.stdout)["problems"]
+    assert [p["pointer"] for p in problems if "Python can run" in p["message"]] == ["/properties/Odd/pattern"]

@@ -17,6 +17,7 @@ from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT, Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.retries import NO_RETRY, RetryPolicy
 from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
+from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project, handler_project, load_project
 from cfnrun.model.protocol import Action
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
@@ -112,6 +113,8 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
         mismatch = runtime_mismatch(project, interpreter_version(settings.python))
         if mismatch:
             notes.append(mismatch)
+    if settings.contract is not ContractMode.OFF:
+        notes += [skipped_pattern_note(pointer, pattern) for pointer, pattern in unusable_patterns(project.schema.document)]
     properties = list((project.schema.document.get("properties") or {}).keys())
     operation = load_request_file(settings.request_file, properties) if settings.request_file else OperationInput(desired={})
     notes += operation.warnings

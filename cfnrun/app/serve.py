@@ -12,6 +12,7 @@ from aiohttp import web
 from cfnrun.contract.checker import ContractMode
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.budgets import Budgets
+from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.reloader import Reloader
@@ -91,6 +92,9 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
             f"binding to {settings.host}: anyone who can reach this machine can run your handlers "
             "with the credentials passed to them. Use the default 127.0.0.1 unless you mean it."
         )
+    if settings.contract is not ContractMode.OFF:
+        for pointer, pattern in unusable_patterns(project.schema.document):
+            console.warn(skipped_pattern_note(pointer, pattern))
     registry = FunctionRegistry(project, settings.runtime)
     for name, error in (await registry.warm_all()).items():
         if error is None:
