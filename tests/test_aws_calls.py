@@ -223,3 +223,15 @@ def test_patterns_python_cannot_compile_are_translated_or_skipped_never_costing_
     validated = cfnrun("validate", str(schema_file), "--json")
     problems = json.loads(validated.stdout)["problems"]
     assert [p["pointer"] for p in problems if "Python can run" in p["message"]] == ["/properties/Odd/pattern"]
+
+
+def test_an_undeclared_handler_is_called_with_a_note_and_default_timeouts_say_so(tmp_path: Path) -> None:
+    schema_file = tmp_path / "schema.json"
+    schema_file.write_text(json.dumps(AWS_STYLE_SCHEMA))  # handlers: create only, no timeoutInMinutes
+    (tmp_path / "patterned.py").write_text(PATTERN_HANDLER)
+    flags = ["--handler", "patterned.handler", "--schema", str(schema_file), "--code-dir", str(tmp_path), "--no-credentials"]
+    update = cfnrun("invoke", "UPDATE", *flags, "--contract", "off")
+    assert "the schema declares no update handler, so CloudFormation would never call it (it would replace the resource" in update.stderr
+    create = cfnrun("invoke", "CREATE", *flags, "--contract", "off")
+    assert "declares no" not in create.stderr
+    assert "whole operation: handlers.create.timeoutInMinutes = 120 (default, 120 min)" in create.stdout

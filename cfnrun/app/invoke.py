@@ -104,6 +104,17 @@ def _reads_type_configuration(project: Project) -> bool:
         return True
 
 
+def _undeclared_handler(project: Project, action: Action) -> Optional[str]:
+    """A note when the schema's ``handlers`` leaves this action out: CloudFormation would not call it."""
+    handlers = project.schema.document.get("handlers")
+    if not isinstance(handlers, dict) or project.schema.handler(action) is not None:
+        return None
+    note = f"the schema declares no {action.schema_handler} handler, so CloudFormation would never call it"
+    if action is Action.UPDATE:
+        note += " (it would replace the resource: CREATE a new one, then DELETE the old)"
+    return note + f"; add handlers.{action.schema_handler} to the schema if the provider supports it"
+
+
 def prepare(settings: InvokeSettings) -> PreparedInvoke:
     """Everything that can fail on bad input, before any process starts."""
     aws_endpoint_choice(settings.aws_endpoint, settings.moto)
@@ -113,6 +124,8 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
         mismatch = runtime_mismatch(project, interpreter_version(settings.python))
         if mismatch:
             notes.append(mismatch)
+    undeclared = _undeclared_handler(project, settings.action)
+    notes += [undeclared] if undeclared else []
     if settings.contract is not ContractMode.OFF:
         notes += [skipped_pattern_note(pointer, pattern) for pointer, pattern in unusable_patterns(project.schema.document)]
     properties = list((project.schema.document.get("properties") or {}).keys())
