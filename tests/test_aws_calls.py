@@ -235,3 +235,45 @@ def test_an_undeclared_handler_is_called_with_a_note_and_default_timeouts_say_so
     create = cfnrun("invoke", "CREATE", *flags, "--contract", "off")
     assert "declares no" not in create.stderr
     assert "whole operation: handlers.create.timeoutInMinutes = 120 (default, 120 min)" in create.stdout
+
+
+ECHO_HANDLER = '''
+import json
+
+
+def handler(event, context):
+    data = event["requestData"]
+    seen = {key: event.get(key) for key in ("responseEndpoint", "resourceTypeVersion")}
+    seen.update({key: data.get(key) for key in ("stackTags", "previousStackTags", "systemTags", "previousSystemTags")})
+    print("SEEN " + json.dumps(seen, sort_keys=True))
+    return {"status": "SUCCESS", "resourceModel": {"Id": "e-1"}}
+'''
+
+
+def test_the_request_carries_what_the_service_sends_and_tags_from_the_request_file(tmp_path: Path) -> None:
+    schema_file = tmp_path / "schema.json"
+    schema_file.write_text(json.dumps(AWS_STYLE_SCHEMA))
+    (tmp_path / "echo.py").write_text(ECHO_HANDLER)
+    request = tmp_path / "update.json"
+    request.write_text(json.dumps({
+        "desiredResourceState": {"Text": "x"},
+        "previousResourceState": {"Text": "y"},
+        "stackTags": {"team": "blue"},
+        "previousStackTags": {"team": "red"},
+        "systemTags": {"aws:cloudformation:stack-name": "demo"},
+    }))
+    flags = ["--handler", "echo.handler", "--schema", str(schema_file), "--code-dir", str(tmp_path), "--contract", "off", "--region", "eu-west-1"]
+    run = cfnrun("invoke", "UPDATE", str(request), *flags, "--json")
+    logs = "".join(e.get("logs", "") for e in events(run) if e["event"] == "invocation")
+    seen = json.loads(logs.split("SEEN ", 1)[1].splitlines()[0])
+    assert seen == {
+        "responseEndpoint": "https://cloudformation.eu-west-1.amazonaws.com",
+        "resourceTypeVersion": "00000001",
+        "stackTags": {"team": "blue"},
+        "previousStackTags": {"team": "red"},
+        "systemTags": {"aws:cloudformation:stack-name": "demo"},
+        "previousSystemTags": None,
+    }
+    request.write_text(json.dumps({"desiredResourceState": {}, "stackTags": {"team": 7}}))
+    bad = cfnrun("invoke", "UPDATE", str(request), *flags)
+    assert bad.returncode == 2 and "'stackTags' maps tag keys to tag values, all strings" in bad.stderr
