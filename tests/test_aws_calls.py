@@ -148,6 +148,18 @@ def test_cfnrun_test_resolves_exports_and_runs_the_suite_against_moto(
     assert f"export lookups go to {moto_url}" in run.stdout
     log = (project / "cfnrun-test.log").read_text()
     assert "created /cfnrun/contract/parameter = 'from-an-export'" in log
+    assert "cfnrun test: no contract violations in the handlers' answers" in run.stdout
+
+
+def test_the_violation_summary_counts_each_rule(tmp_path: Path) -> None:
+    from collections import Counter
+
+    from cfnrun.app.contract_suite import violation_summary
+
+    seen = Counter({"contract ✗ [failed-error-code]": 3, "contract ! [checker-failed]": 1})
+    summary = violation_summary(seen, tmp_path / "cfnrun-test.log").splitlines()
+    assert summary[0].startswith("cfnrun test: 4 contract violation(s) in the handlers' answers (details in ")
+    assert summary[1:] == ["  contract ✗ [failed-error-code]  ×3", "  contract ! [checker-failed]  ×1"]
 
 
 FLAKY_HANDLER = '''

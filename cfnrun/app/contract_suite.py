@@ -10,7 +10,8 @@ import importlib.util
 import os
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Dict, List
+from pathlib import Path
+from typing import Counter, Dict, List
 
 from cfnrun.model.errors import CfnrunError
 from cfnrun.invoker.credentials import PLACEHOLDER
@@ -73,6 +74,17 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
                     command += ["--", *settings.pytest_args]
                 print(f"cfnrun test: {project.type_name} against {server.url}; handler output in {log_path}", flush=True)
                 process = await asyncio.create_subprocess_exec(*command, cwd=str(project.root), env=_environment(settings))
-                return await process.wait()
+                status = await process.wait()
             finally:
                 await server.stop(serve.shutdown_timeout_s)
+            print(violation_summary(server.service.violations_seen, log_path), flush=True)
+            return status
+
+
+def violation_summary(seen: "Counter[str]", log_path: Path) -> str:
+    """What the handler contract checks found during the suite, which cfn test itself does not report."""
+    if not seen:
+        return "cfnrun test: no contract violations in the handlers' answers"
+    lines = [f"cfnrun test: {sum(seen.values())} contract violation(s) in the handlers' answers (details in {log_path}):"]
+    lines += [f"  {line}  ×{count}" for line, count in seen.most_common()]
+    return "\n".join(lines)
