@@ -335,6 +335,13 @@ def contract_test(
     ),
     aws_endpoint: Optional[str] = _aws_endpoint_option(),
     moto: bool = _moto_option(),
+    contract: ContractMode = typer.Option(
+        ContractMode.WARN, case_sensitive=False, help="Check every answer against the handler contract: warn, strict (answer FAILED), off."
+    ),
+    python: str = typer.Option(sys.executable, help="Python interpreter that runs the provider."),
+    cloudformation_endpoint_url: Optional[str] = typer.Option(
+        None, "--cloudformation-endpoint-url", help="Where the suite resolves {{Export}} inputs (default: --aws-endpoint, else AWS)."
+    ),
 ) -> None:
     """Run the official contract suite (cfn test) against an embedded cfnrun endpoint.
 
@@ -347,12 +354,18 @@ def contract_test(
         project_path = None
     try:
         loaded = load_project(_project_dir(Path(project_path) if project_path else None, project))
-        runtime = RuntimeSettings(region=region or local_region(), workers=workers, log_level=log_level, aws_endpoint=aws_endpoint)
+        mismatch = runtime_mismatch(loaded, interpreter_version(python))
+        if mismatch:
+            typer.echo(f"cfnrun: note: {mismatch}", err=True)
+        runtime = RuntimeSettings(
+            region=region or local_region(), workers=workers, log_level=log_level, python=python, aws_endpoint=aws_endpoint
+        )
         settings = ContractSettings(
-            serve=ServeSettings(runtime=runtime, moto=moto),
+            serve=ServeSettings(runtime=runtime, moto=moto, contract=contract),
             pytest_args=pytest_args,
             use_aws=aws,
             virtual_clock=virtual_clock,
+            cloudformation_endpoint=cloudformation_endpoint_url,
         )
         code = asyncio.run(run_contract_tests(loaded, settings))
     except CfnrunError as error:

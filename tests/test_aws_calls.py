@@ -289,3 +289,15 @@ def test_the_request_carries_what_the_service_sends_and_tags_from_the_request_fi
     request.write_text(json.dumps({"desiredResourceState": {}, "stackTags": {"team": 7}}))
     bad = cfnrun("invoke", "UPDATE", str(request), *flags)
     assert bad.returncode == 2 and "'stackTags' maps tag keys to tag values, all strings" in bad.stderr
+
+
+def test_cfnrun_test_explains_a_language_cfn_no_longer_knows_and_checks_python(sample: Callable[[str], Path]) -> None:
+    pytest.importorskip("rpdk.core")
+    project = sample("parameter")
+    config = project / ".rpdk-config"
+    config.write_text(config.read_text().replace('"python39"', '"python37"'))
+    run = cfnrun("test", str(project))
+    assert run.returncode == 2 and ".rpdk-config says language 'python37'" in run.stderr and "python39" in run.stderr
+    assert "Traceback" not in run.stderr
+    missing = cfnrun("test", str(project), "--python", "/nonexistent/python3")
+    assert missing.returncode == 2 and "/nonexistent/python3" in missing.stderr

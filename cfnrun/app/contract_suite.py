@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Counter, Dict, List
+from typing import Counter, Dict, List, Optional
 
 from cfnrun.model.errors import CfnrunError
 from cfnrun.invoker.credentials import PLACEHOLDER
@@ -27,12 +28,31 @@ class ContractSettings:
     use_aws: bool = False  # real credentials and the real STS instead of the stand-ins
     log_file: str = "cfnrun-test.log"
     virtual_clock: bool = False  # skip the suite's CallbackDelaySeconds sleeps, still counting them
+    cloudformation_endpoint: Optional[str] = None  # where the suite resolves {{Export}} inputs (default: the AWS endpoint)
 
 
 def require_cloudformation_cli() -> None:
     for module, package in (("rpdk.core", "cloudformation-cli"), ("rpdk.python", "cloudformation-cli-python-plugin")):
         if importlib.util.find_spec(module.split(".")[0]) is None or importlib.util.find_spec(module) is None:
             raise CfnrunError(f"cfnrun test runs cloudformation-cli's suite: pip install 'cfnrun[contract]' (missing {package})")
+
+
+def require_known_language(project: Project) -> None:
+    """cfn test loads the language plugin .rpdk-config names, and crashes with a KeyError on one it no longer has."""
+    from importlib.metadata import entry_points
+
+    try:
+        language = json.loads((project.root / ".rpdk-config").read_text(encoding="utf-8")).get("language")
+    except (OSError, ValueError, AttributeError):
+        return  # the project loader has its own word on a missing or broken .rpdk-config
+    known = sorted(point.name for point in entry_points().select(group="rpdk.v1.languages"))
+    if language and known and language not in known:
+        raise CfnrunError(
+            f".rpdk-config says language {language!r}, which the installed cloudformation-cli plugins do not know "
+            f"(they know {', '.join(known)}), so cfn test would stop with KeyError: {language!r}. Set \"language\" (and "
+            "settings.language) in .rpdk-config to one of those: it only picks cfn's code generator; the handler still runs "
+            "under --python"
+        )
 
 
 def _environment(settings: ContractSettings) -> Dict[str, str]:
@@ -54,6 +74,7 @@ def _environment(settings: ContractSettings) -> Dict[str, str]:
 async def run_contract_tests(project: Project, settings: ContractSettings) -> int:
     """Start the endpoint, run ``cfn test`` against it, stop; cfn test's exit status."""
     require_cloudformation_cli()
+    require_known_language(project)
     log_path = project.root / settings.log_file
     with open(log_path, "w", encoding="utf-8") as log:
         console = Console(log, color=False)
@@ -68,8 +89,9 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
                 if settings.virtual_clock:
                     command += ["--virtual-clock"]
                 command += ["test", "--endpoint", server.url, "--region", serve.runtime.region]
-                if serve.runtime.aws_endpoint:
-                    command += ["--cloudformation-endpoint-url", serve.runtime.aws_endpoint]  # {{Export}} inputs: ListExports
+                exports_at = settings.cloudformation_endpoint or serve.runtime.aws_endpoint
+                if exports_at:
+                    command += ["--cloudformation-endpoint-url", exports_at]  # {{Export}} inputs: ListExports
                 if settings.pytest_args:
                     command += ["--", *settings.pytest_args]
                 print(f"cfnrun test: {project.type_name} against {server.url}; handler output in {log_path}", flush=True)
