@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Counter, Dict, List, Optional
 
+from cfnrun.contract.checker import ContractMode
 from cfnrun.model.errors import CfnrunError
 from cfnrun.invoker.credentials import PLACEHOLDER
 from cfnrun.model.project import Project
@@ -99,7 +100,8 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
                 status = await process.wait()
             finally:
                 await server.stop(serve.shutdown_timeout_s)
-            print(violation_summary(server.service.violations_seen, log_path), flush=True)
+            if serve.contract is not ContractMode.OFF:
+                print(violation_summary(server.service.violations_seen, log_path), flush=True)
             return status
 
 
