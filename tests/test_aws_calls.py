@@ -123,11 +123,16 @@ def test_serve_with_moto_keeps_the_server_for_its_lifetime(
     assert announced, server.output
     moto_url = announced.group(1)
     client = server.client()
-    for value in ("first", "second"):  # two calls, one server: state persists between them
-        action = "CREATE" if value == "first" else "UPDATE"
-        answer = json.loads(client.invoke(FunctionName="TypeFunction", Payload=_serve_request(action, {"Name": "/p", "Value": value}))["Payload"].read())
-        assert answer["status"] == "SUCCESS", answer
+
+    def call(action: str, value: str) -> Dict[str, Any]:
+        payload = _serve_request(action, {"Name": "/p", "Value": value})
+        return json.loads(client.invoke(FunctionName="TypeFunction", Payload=payload)["Payload"].read())
+
+    assert call("CREATE", "first")["status"] == "SUCCESS"
+    assert call("UPDATE", "second")["status"] == "SUCCESS"  # one server for all calls: state persists between them
     assert aws("ssm", moto_url).get_parameter(Name="/p")["Parameter"]["Value"] == "second"
+    assert call("DELETE", "second")["status"] == "SUCCESS"
+    assert "/p" not in parameter_names(moto_url)
 
 
 def test_cfnrun_test_resolves_exports_and_runs_the_suite_against_moto(
