@@ -88,6 +88,16 @@ def _project_option() -> Any:
     return typer.Option(None, "--project", "-p", help=PROJECT_HELP)
 
 
+def _aws_endpoint_option() -> Any:
+    return typer.Option(
+        None, "--aws-endpoint", help="Send the handlers' AWS calls to this URL (a moto server, LocalStack...); placeholder credentials unless --profile."
+    )
+
+
+def _moto_option() -> Any:
+    return typer.Option(False, "--moto", help="Start a moto server for the handlers' AWS calls, for as long as the command runs (pip install 'cfnrun[moto]').")
+
+
 def _project_argument() -> Any:
     return typer.Argument(None, help=PROJECT_HELP + " Same as --project.", show_default=False)
 
@@ -121,7 +131,9 @@ def invoke(
     region: Optional[str] = typer.Option(None, help="Region of the request (default: AWS_REGION, the profile's, or us-east-1)."),
     account_id: str = typer.Option("123456789012", help="awsAccountId of the request."),
     profile: Optional[str] = typer.Option(None, help="AWS profile for the caller credentials."),
-    credentials: bool = typer.Option(True, "--credentials/--no-credentials", help="Pass local AWS credentials to the handler."),
+    credentials: bool = typer.Option(
+        True, "--credentials/--no-credentials", help="Pass local AWS credentials to the handler (--no-credentials: placeholder keys)."
+    ),
     max_reinvoke: Optional[int] = typer.Option(None, min=0, help="Stop after N re-invocations (IN_PROGRESS callbacks or LIST pages)."),
     keep_polling: bool = typer.Option(
         False,
@@ -152,6 +164,12 @@ def invoke(
     ),
     string_primitives: bool = typer.Option(
         False, "--string-primitives", help="Send numbers and booleans as strings, as CloudFormation does for template values."
+    ),
+    aws_endpoint: Optional[str] = _aws_endpoint_option(),
+    moto: bool = _moto_option(),
+    retry: bool = typer.Option(
+        True, "--retry/--no-retry", help="Re-invoke FAILED Throttling, NetworkFailure, ServiceInternalError or ResourceConflict "
+        "answers with backoff (1 s, 2 s, 4 s), as the service does."
     ),
 ) -> None:
     """Run one operation as CloudFormation would, replaying IN_PROGRESS until it ends.
@@ -186,6 +204,9 @@ def invoke(
         in_process=in_process,
         contract=contract,
         string_primitives=string_primitives,
+        aws_endpoint=aws_endpoint,
+        moto=moto,
+        retry=retry,
     )
     try:
         prepared = prepare(settings)
@@ -200,12 +221,18 @@ def invoke(
     for note in prepared.notes:
         typer.echo(f"cfnrun: note: {note}", err=True)
     try:
-        result = asyncio.run(execute(prepared, [renderer], on_change=lambda message: typer.echo(f"\ncfnrun: {message}", err=True)))
+        result = asyncio.run(execute(
+            prepared, [renderer],
+            on_change=lambda message: typer.echo(f"\ncfnrun: {message}", err=True),
+            on_note=lambda message: typer.echo(f"cfnrun: {message}", err=True),
+        ))
     except ProviderLoadError as error:
         details = [line.rstrip() for line in error.stack_trace]
         if error.logs.strip():
             details += ["output while importing:", error.logs.rstrip()]
         raise _fail(str(error), details, json_output=json_output) from None
+    except CfnrunError as error:
+        raise _fail(str(error), json_output=json_output) from None
     except KeyboardInterrupt:
         typer.echo("cfnrun: interrupted; workers stopped", err=True)
         raise typer.Exit(130) from None
@@ -249,6 +276,8 @@ def serve(
     virtual_clock: bool = typer.Option(
         False, "--virtual-clock", help="Cloud Control requests skip CallbackDelaySeconds waits but count them against the timeout."
     ),
+    aws_endpoint: Optional[str] = _aws_endpoint_option(),
+    moto: bool = _moto_option(),
 ) -> None:
     """Serve the project's functions on the AWS Lambda Invoke API, from warm workers,
     and the project's type on the Cloud Control API at the same address.
@@ -271,7 +300,7 @@ def serve(
         port=port,
         runtime=RuntimeSettings(
             region, account_id, workers, log_level, python, standby=reload, debug_port=debug_port, debug_wait=debug_wait,
-            memory_limit=memory_limit is Switch.ON,
+            memory_limit=memory_limit is Switch.ON, aws_endpoint=aws_endpoint,
         ),
         budgets=Budgets(time_scale, invocation_timeout),
         sts_standin=sts_standin,
@@ -281,6 +310,7 @@ def serve(
         shutdown_timeout_s=shutdown_grace,
         connections=ConnectionLimits(header_timeout_s=header_timeout, body_timeout_s=body_timeout, max_connections=max_connections),
         virtual_clock=virtual_clock,
+        moto=moto,
     )
     try:
         asyncio.run(serve_forever(loaded, settings, console))
@@ -303,6 +333,15 @@ def contract_test(
     virtual_clock: bool = typer.Option(
         False, "--virtual-clock", help="Skip the suite's CallbackDelaySeconds waits; the time is still counted."
     ),
+    aws_endpoint: Optional[str] = _aws_endpoint_option(),
+    moto: bool = _moto_option(),
+    contract: ContractMode = typer.Option(
+        ContractMode.WARN, case_sensitive=False, help="Check every answer against the handler contract: warn, strict (answer FAILED), off."
+    ),
+    python: str = typer.Option(sys.executable, help="Python interpreter that runs the provider."),
+    cloudformation_endpoint_url: Optional[str] = typer.Option(
+        None, "--cloudformation-endpoint-url", help="Where the suite resolves {{Export}} inputs (default: --aws-endpoint, else AWS)."
+    ),
 ) -> None:
     """Run the official contract suite (cfn test) against an embedded cfnrun endpoint.
 
@@ -315,12 +354,18 @@ def contract_test(
         project_path = None
     try:
         loaded = load_project(_project_dir(Path(project_path) if project_path else None, project))
-        runtime = RuntimeSettings(region=region or local_region(), workers=workers, log_level=log_level)
+        mismatch = runtime_mismatch(loaded, interpreter_version(python))
+        if mismatch:
+            typer.echo(f"cfnrun: note: {mismatch}", err=True)
+        runtime = RuntimeSettings(
+            region=region or local_region(), workers=workers, log_level=log_level, python=python, aws_endpoint=aws_endpoint
+        )
         settings = ContractSettings(
-            serve=ServeSettings(runtime=runtime),
+            serve=ServeSettings(runtime=runtime, moto=moto, contract=contract),
             pytest_args=pytest_args,
             use_aws=aws,
             virtual_clock=virtual_clock,
+            cloudformation_endpoint=cloudformation_endpoint_url,
         )
         code = asyncio.run(run_contract_tests(loaded, settings))
     except CfnrunError as error:

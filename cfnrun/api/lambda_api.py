@@ -6,6 +6,7 @@ unchanged: ``POST /2015-03-31/functions/{FunctionName}/invocations``.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import json
 import traceback
@@ -65,6 +66,7 @@ class LambdaService:
         self.limits = limits
         self.connections = ConnectionGuard(limits)
         self.paging = PagingWatch()
+        self.violations_seen: "collections.Counter[str]" = collections.Counter()  # violation lines, for a summary
         self.cloud_control = cloud_control
         self._shape: Optional[ShapeValidator] = None
         self._limits: Dict[Tuple[str, Optional[float], Optional[Action]], Budget] = {}
@@ -247,6 +249,8 @@ class LambdaService:
     ) -> None:
         if violations is None and self.contract is not ContractMode.OFF and outcome.kind is OutcomeKind.RETURNED:
             violations = check_call(self._shape_validator(), payload, outcome.result)
+        lines = [f"contract {'✗' if v.is_error else '!'} [{v.rule.id}]" for v in violations or []]
+        self.violations_seen.update(lines)
         notes = notes + [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations or []]
         self.console.call(function.logical_id, action.value if action else None, outcome, notes)
 

@@ -71,6 +71,17 @@ class Waiting:
 
 
 @dataclass
+class Retrying:
+    """A FAILED answer with a retriable error code: the same request goes again after ``delay_s``."""
+
+    next_number: int
+    retry: int  # 1 for the first retry of this request
+    retries: int  # the most the policy allows
+    error_code: str
+    delay_s: float
+
+
+@dataclass
 class WaitTick:
     remaining_s: float
 
@@ -99,5 +110,7 @@ class OperationCompleted:
     result: OperationResult
 
 
-OperationEvent = Union[OperationStarted, InvocationRunning, InvocationCompleted, ContractChecked, Waiting, WaitTick, OperationCompleted]
+OperationEvent = Union[
+    OperationStarted, InvocationRunning, InvocationCompleted, ContractChecked, Retrying, Waiting, WaitTick, OperationCompleted
+]
 Observer = Callable[[OperationEvent], None]

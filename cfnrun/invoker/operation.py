@@ -3,7 +3,8 @@
 While the handler answers IN_PROGRESS, wait CallbackDelaySeconds and call again with
 the returned callbackContext and model. Cut any call that overruns its response
 budget, end the operation at the schema's timeoutInMinutes, follow LIST pages, and
-tell observers about every step.
+tell observers about every step. A FAILED answer with a retriable error code is sent
+again, as the service does (see ``retries.py``).
 """
 from __future__ import annotations
 
@@ -26,10 +27,12 @@ from cfnrun.invoker.events import (
     OperationEvent,
     OperationResult,
     OperationStarted,
+    Retrying,
     Waiting,
     WaitTick,
 )
 from cfnrun.invoker.payloads import OperationRequest
+from cfnrun.invoker.retries import RetryPolicy
 from cfnrun.model.protocol import Action, InvalidProgressEvent, OperationStatus, ProgressEvent, parse_progress_event
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.model.schema import ResourceSchema
@@ -100,6 +103,7 @@ class Operation:
         checker: Optional[ContractChecker] = None,
         strict: bool = False,
         stall_limit: Optional[int] = DEFAULT_STALL_LIMIT,
+        retry: RetryPolicy = RetryPolicy(),
     ) -> None:
         self.target = target
         self.request = request
@@ -122,6 +126,8 @@ class Operation:
         self.stall_limit = stall_limit
         self._last_answer: Optional[str] = None
         self._same_answers = 0
+        self.retry = retry
+        self._retries = 0  # consecutive retries of the current request
 
     def _emit(self, event: OperationEvent) -> None:
         for observer in self.observers:
@@ -197,7 +203,10 @@ class Operation:
                 return ended
             assert progress is not None
             if progress.status is OperationStatus.FAILED:
+                if await self._retried(progress):
+                    continue
                 return self._handler_failed(progress)
+            self._retries = 0
             if progress.status is OperationStatus.SUCCESS:
                 if self.action is Action.LIST and progress.nextToken:
                     looping = self._record_page(progress)
@@ -274,9 +283,27 @@ class Operation:
             f"it ran out{where} after {self._invocations} invocation(s) and {self._elapsed():.1f} s",
         )
 
+    async def _retried(self, progress: ProgressEvent) -> bool:
+        """Wait out the backoff before sending the same request again; False when this answer is final."""
+        if not self.retry.retriable(progress.errorCode) or self._retries >= self.retry.retries:
+            return False
+        remaining = self.operation_budget.seconds - self._elapsed()
+        if remaining <= 0:
+            return False
+        self._retries += 1
+        delay = min(self.retry.delay_s(self._retries), remaining)
+        self._emit(Retrying(self._invocations + 1, self._retries, self.retry.retries, progress.errorCode or "", delay))
+        await self._wait(delay)
+        return True
+
     def _handler_failed(self, progress: ProgressEvent) -> OperationResult:
         hint = None
-        if progress.errorCode == "InternalFailure" and not progress.message:
+        if self._retries and self.retry.retriable(progress.errorCode):
+            hint = (
+                f"{progress.errorCode} is retriable: the same request was sent {self._retries} more time(s) with backoff, "
+                "as CloudFormation does, and the last answer still failed (--no-retry: fail at the first answer)"
+            )
+        elif progress.errorCode == "InternalFailure" and not progress.message:
             hint = EMPTY_INTERNAL_FAILURE_HINT
         elif "unhashable type: 'dict'" in (progress.message or ""):
             hint = UNHASHABLE_SET_HINT

@@ -14,6 +14,7 @@ from cfnrun.invoker.events import (
     OperationEvent,
     OperationResult,
     OperationStarted,
+    Retrying,
     Waiting,
     WaitTick,
 )
@@ -60,6 +61,7 @@ class TimelineRenderer:
         self._last_answer: Optional[str] = None
         self._repeated: List[int] = []
         self._last_violations: List[str] = []
+        self._retry_said = False  # the wait before a retry is on the retry's line
 
     def __call__(self, event: OperationEvent) -> None:
         if isinstance(event, InvocationRunning):
@@ -94,6 +96,19 @@ class TimelineRenderer:
         elif isinstance(event, ContractChecked):
             self._close_countdown()
             self._violations(event)
+        elif isinstance(event, Retrying):
+            self._close_countdown()
+            self._flush_repeats()
+            self._last_answer = None  # every attempt of a retried request is shown
+            self._retry_said = True
+            virtual = " (virtual, not waited)" if self._virtual else ""
+            self._line(self._paint(
+                "IN_PROGRESS",
+                f"     ↻ {printable(event.error_code)} is retriable: retry {event.retry}/{event.retries} "
+                f"as #{event.next_number}, the same request after {event.delay_s:g} s{virtual}",
+            ))
+        elif self._retry_said and isinstance(event, Waiting) and event.virtual:
+            self._retry_said = False
         elif self._repeated and isinstance(event, (Waiting, WaitTick)):
             return  # the wait after a repeated answer: said once, for the first of the run
         elif isinstance(event, Waiting):
