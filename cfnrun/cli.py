@@ -31,6 +31,8 @@ from cfnrun.invoker.credentials import local_region
 from cfnrun.model.protocol import Action
 from cfnrun.ui.ndjson import NdjsonRenderer
 from cfnrun.ui.timeline import TimelineRenderer
+from cfnrun.app.history import show_operation
+from cfnrun.history.store import HistoryStore
 
 
 class Switch(str, enum.Enum):
@@ -357,6 +359,55 @@ def validate(
             typer.echo(f"{schema.path}: {problem.line()}")
         typer.echo(f"{schema.path}: {errors} error(s), {len(problems) - errors} warning(s)")
     raise typer.Exit(EXIT_FAILED if errors else EXIT_SUCCESS)
+
+
+history_app = typer.Typer(help="Operations cfnrun invoke and cfnrun serve recorded in the project's .cfnrun/history.sqlite3.")
+app.add_typer(history_app, name="history")
+
+
+@history_app.callback(invoke_without_command=True)
+def history(
+    ctx: typer.Context,
+    project: Optional[Path] = _project_option(),
+    limit: int = typer.Option(20, min=1, help="Show the N most recent operations."),
+    json_output: bool = typer.Option(False, "--json", help="One JSON object per operation (NDJSON), newest first."),
+) -> None:
+    """List recorded operations, newest first. Recording is on unless CFNRUN_HISTORY=off;
+    the oldest are pruned beyond 500 (CFNRUN_HISTORY_LIMIT)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    try:
+        operations = HistoryStore(_project_dir(None, project)).operations(limit)
+    except CfnrunError as error:
+        raise _fail(str(error), json_output=json_output) from None
+    if json_output:
+        for operation in operations:
+            typer.echo(json.dumps(operation.summary()))
+        return
+    typer.echo(f"{'ID':>5}  {'WHEN (UTC)':<20} {'VIA':<7} {'ACTION':<7} {'STATUS':<12} {'CALLS':>5} {'SECONDS':>8}  ERROR")
+    for operation in operations:
+        row = operation.summary()
+        typer.echo(
+            f"{row['id']:>5}  {row['startedAt']:<20} {row['source']:<7} {row['action']:<7} {row['status']:<12} "
+            f"{row['invocations']:>5} {row['durationSeconds']:>8.2f}  {row['errorCode'] or ''}"
+        )
+
+
+@history_app.command("show")
+def history_show(
+    operation_id: int = typer.Argument(..., metavar="ID", help="An operation id from cfnrun history."),
+    project: Optional[Path] = _project_option(),
+) -> None:
+    """Print a recorded operation as the timeline cfnrun invoke shows."""
+    try:
+        root = _project_dir(None, project)
+        store = HistoryStore(root)
+        store.get(operation_id)  # a clear error before anything is printed
+        schema = load_project(root, usable_schema=False).schema
+    except CfnrunError as error:
+        raise _fail(str(error)) from None
+    operation = show_operation(store, operation_id, [TimelineRenderer(sys.stdout, schema)])
+    typer.echo(f"\nrecorded {operation.summary()['startedAt']} via cfnrun {operation.source}, cfnrun {operation.cfnrun_version}")
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
 from cfnrun.model.project import Project, handler_project, load_project
 from cfnrun.model.protocol import Action
+from cfnrun.app.history import recorder_for
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
 from cfnrun.app.watcher import ChangeFeed, describe_change
 from cfnrun.runtime.outcome import InvocationOutcome
@@ -178,6 +179,9 @@ def _target(prepared: PreparedInvoke, standby: bool) -> Target:
 
 async def _run_operation(prepared: PreparedInvoke, target: Target, observers: List[Observer]) -> OperationResult:
     settings = prepared.settings
+    recorder = recorder_for(prepared)
+    if recorder is not None:
+        observers = observers + [recorder]
     checker = None
     if settings.contract is not ContractMode.OFF:
         operation_input = prepared.request.operation

@@ -1,0 +1,112 @@
+"""Recorded operations (issue #15): history from invoke and serve, masked, bounded; show; replay."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable, Dict, List
+
+import pytest
+
+from conftest import ServerProcess, cfnrun
+
+ON = {"CFNRUN_HISTORY": "on"}
+PASSWORD = "pw-marker-7f3a9c2e"  # the note sample's writeOnly AccessPassword
+SECRET_KEY = "secret-marker-51d0b6"
+
+
+def history(project: Path, *args: str) -> List[Dict[str, object]]:
+    run = cfnrun("history", "--json", *args, cwd=project, env=ON)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return [json.loads(line) for line in run.stdout.splitlines()]
+
+
+def note_request(project: Path, password: str = PASSWORD, title: str = "Quarterly TPS report") -> str:
+    path = project / "requests" / "secret.json"
+    desired = {"Title": title, "Folder": "reports", "AccessPassword": password}
+    path.write_text(json.dumps({"desiredResourceState": desired}))
+    return str(path)
+
+
+def test_invoke_is_recorded_with_writeonly_values_and_credentials_masked(sample: Callable[[str], Path]) -> None:
+    project = sample("note")
+    credentials = {"AWS_ACCESS_KEY_ID": "AKIDMARKER0001", "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_SESSION_TOKEN": "token-marker-99"}
+    run = cfnrun("invoke", "CREATE", note_request(project), cwd=project, env={**ON, **credentials})
+    assert run.returncode == 0, run.stdout + run.stderr
+
+    [operation] = history(project)
+    assert operation["action"] == "CREATE" and operation["status"] == "SUCCESS" and operation["source"] == "invoke"
+    assert operation["invocations"] == 1 and operation["cfnrunVersion"]
+    database = (project / ".cfnrun" / "history.sqlite3").read_bytes()
+    assert b"Quarterly TPS report" in database  # the request and the model are there ...
+    for secret in (PASSWORD, SECRET_KEY, "AKIDMARKER0001", "token-marker-99"):
+        assert secret.encode() not in database  # ... their secrets are not
+    assert (project / ".cfnrun" / ".gitignore").read_text().strip().endswith("*")
+
+
+def test_recording_off_writes_nothing(sample: Callable[[str], Path]) -> None:
+    project = sample("note")
+    run = cfnrun("invoke", "LIST", cwd=project, env={"CFNRUN_HISTORY": "off"})
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert not (project / ".cfnrun").exists()
+    listed = cfnrun("history", cwd=project, env=ON)
+    assert listed.returncode == 2 and "no history yet" in listed.stderr
+
+
+def test_history_keeps_the_newest_operations_up_to_the_limit(sample: Callable[[str], Path]) -> None:
+    project = sample("note")
+    for _ in range(3):
+        assert cfnrun("invoke", "LIST", cwd=project, env={**ON, "CFNRUN_HISTORY_LIMIT": "2"}).returncode == 0
+    assert [op["id"] for op in history(project)] == [3, 2]
+
+
+def test_history_show_prints_the_timeline_invoke_printed(sample: Callable[[str], Path]) -> None:
+    project = sample("cluster")
+    run = cfnrun("invoke", "CREATE", "requests/create.json", "--virtual-clock", cwd=project, env=ON)
+    assert run.returncode == 0, run.stdout + run.stderr
+    [operation] = history(project)
+    assert operation["invocations"] == 3
+
+    shown = cfnrun("history", "show", str(operation["id"]), cwd=project, env=ON)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith(run.stdout)  # the same timeline, line for line, then where it comes from
+    assert "recorded" in shown.stdout[len(run.stdout):]
+
+
+def test_history_show_of_an_unknown_id_is_a_usage_error(sample: Callable[[str], Path]) -> None:
+    project = sample("note")
+    assert cfnrun("invoke", "LIST", cwd=project, env=ON).returncode == 0
+    shown = cfnrun("history", "show", "42", cwd=project, env=ON)
+    assert shown.returncode == 2 and "no operation 42" in shown.stderr
+
+
+def test_serve_records_each_operation_once_grouping_its_callbacks(
+    sample: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("rpdk.core")
+    project = sample("cluster")
+    monkeypatch.setenv("CFNRUN_HISTORY", "on")
+    server = ServerProcess(project, "--sts-standin")
+    try:
+        env = {**os.environ, "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_SESSION_TOKEN": "example"}
+        completed = subprocess.run(
+            [sys.executable, "-m", "cfnrun.app.cfn_offline", "--sts-endpoint", server.url,
+             "invoke", "--endpoint", server.url, "--region", "us-east-1", "resource", "CREATE", "requests/create.json"],
+            cwd=project, env=env, capture_output=True, text=True, timeout=120,
+        )
+        assert completed.returncode == 0, completed.stdout + completed.stderr
+        server.wait_for_line(r"TypeFunction CREATE → SUCCESS")
+    finally:
+        assert server.stop() == 0
+    [operation] = history(project)
+    assert operation["source"] == "serve" and operation["action"] == "CREATE"
+    assert operation["status"] == "SUCCESS" and operation["invocations"] == 3
+    assert SECRET_KEY.encode() not in (project / ".cfnrun" / "history.sqlite3").read_bytes()
+    shown = cfnrun("history", "show", str(operation["id"]), cwd=project, env=ON)
+    assert shown.returncode == 0, shown.stderr
+    assert [line.split()[:2] for line in shown.stdout.splitlines() if line.startswith("#")] == [
+        ["#1", "IN_PROGRESS"], ["#2", "IN_PROGRESS"], ["#3", "SUCCESS"]
+    ]
+    assert "SUCCESS CREATE after 3 invocation(s)" in shown.stdout
