@@ -32,6 +32,7 @@ from cfnrun.model.protocol import Action
 from cfnrun.ui.ndjson import NdjsonRenderer
 from cfnrun.ui.timeline import TimelineRenderer
 from cfnrun.app.history import show_operation
+from cfnrun.app.replay import ReplayOverrides, replay as replay_operation
 from cfnrun.history.store import HistoryStore
 
 
@@ -408,6 +409,47 @@ def history_show(
         raise _fail(str(error)) from None
     operation = show_operation(store, operation_id, [TimelineRenderer(sys.stdout, schema)])
     typer.echo(f"\nrecorded {operation.summary()['startedAt']} via cfnrun {operation.source}, cfnrun {operation.cfnrun_version}")
+
+
+@app.command()
+def replay(
+    operation_id: int = typer.Argument(..., metavar="ID", help="An operation id from cfnrun history."),
+    project: Optional[Path] = _project_option(),
+    request_file: Optional[str] = typer.Option(
+        None, "--request", help="Send this request file instead of the recorded request (history keeps no writeOnly values)."
+    ),
+    virtual_clock: Optional[bool] = typer.Option(None, "--virtual-clock/--real-clock", help="Override the recorded clock."),
+    contract: Optional[ContractMode] = typer.Option(None, case_sensitive=False, help="Override the recorded --contract mode."),
+    time_scale: Optional[float] = typer.Option(None, min=0.0001, help="Override the recorded --time-scale."),
+) -> None:
+    """Run a recorded operation again against the current code, with the same request and flags,
+    and report what changed: status, error code, returned model(s), contract violations.
+
+    Exit status: 0 same outcome as recorded, 1 it differs, 2 usage or project error.
+    """
+    overrides = ReplayOverrides(request_file, virtual_clock, contract, time_scale)
+    try:
+        root = _project_dir(None, project)
+        store = HistoryStore(root)
+        recorded = store.get(operation_id)
+        typer.echo(f"replaying #{operation_id}: {recorded.action} recorded {recorded.summary()['startedAt']} ({recorded.status})")
+        schema = load_project(root, usable_schema=False).schema
+        report = asyncio.run(replay_operation(store, operation_id, root, overrides, [TimelineRenderer(sys.stdout, schema)]))
+    except ProviderLoadError as error:
+        raise _fail(str(error), [line.rstrip() for line in error.stack_trace]) from None
+    except CfnrunError as error:
+        raise _fail(str(error)) from None
+    for note in report.notes:
+        typer.echo(f"cfnrun: note: {note}", err=True)
+    typer.echo("")
+    if report.same:
+        typer.echo(f"same outcome as #{operation_id}: {report.result.status}")
+        raise typer.Exit(EXIT_SUCCESS)
+    typer.echo(f"changed since #{operation_id}:")
+    for change in report.changes:
+        for line in change.lines:
+            typer.echo(f"  {line}")
+    raise typer.Exit(EXIT_FAILED)
 
 
 def main() -> None:

@@ -25,7 +25,7 @@ def history(project: Path, *args: str) -> List[Dict[str, object]]:
 
 def note_request(project: Path, password: str = PASSWORD, title: str = "Quarterly TPS report") -> str:
     path = project / "requests" / "secret.json"
-    desired = {"Title": title, "Folder": "reports", "AccessPassword": password}
+    desired = {"Title": title, "Folder": "reports", "Priority": 2, "AccessPassword": password}
     path.write_text(json.dumps({"desiredResourceState": desired}))
     return str(path)
 
@@ -110,3 +110,37 @@ def test_serve_records_each_operation_once_grouping_its_callbacks(
         ["#1", "IN_PROGRESS"], ["#2", "IN_PROGRESS"], ["#3", "SUCCESS"]
     ]
     assert "SUCCESS CREATE after 3 invocation(s)" in shown.stdout
+
+    replayed = cfnrun("replay", str(operation["id"]), "--virtual-clock", cwd=project, env=ON)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr  # serve's calls replay as one operation
+    assert f"same outcome as #{operation['id']}: SUCCESS" in replayed.stdout
+
+
+def test_replay_matches_on_unchanged_code_and_reports_what_a_change_did(sample: Callable[[str], Path]) -> None:
+    project = sample("note")
+    assert cfnrun("invoke", "CREATE", note_request(project), cwd=project, env=ON).returncode == 0
+    [recorded] = history(project)
+
+    same = cfnrun("replay", str(recorded["id"]), cwd=project, env=ON)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "same outcome as #1: SUCCESS" in same.stdout  # a new NoteId and CreatedAt (readOnly) are not a change
+    assert "writeOnly /properties/AccessPassword was not recorded" in same.stderr
+
+    handlers = project / "src" / "cfnrun_sample_note" / "handlers.py"
+    code = handlers.read_text()
+    handlers.write_text(code.replace("        **_writable(model),\n", "        **_writable(model),\n        \"Priority\": 5,\n", 1))
+    changed = cfnrun("replay", str(recorded["id"]), cwd=project, env=ON)
+    assert changed.returncode == 1, changed.stdout + changed.stderr
+    report = changed.stdout.split("changed since #1:")[1]
+    assert '-  "Priority": 2' in report and '+  "Priority": 5' in report and "resourceModel recorded (#1)" in report
+    assert "violations: + [success-matches-request]" in report
+    assert [op["id"] for op in history(project)] == [3, 2, 1]  # replays are recorded too
+
+
+def test_replay_usage_errors_exit_2(sample: Callable[[str], Path]) -> None:
+    project = sample("note")
+    assert cfnrun("invoke", "LIST", cwd=project, env=ON).returncode == 0
+    unknown = cfnrun("replay", "7", cwd=project, env=ON)
+    assert unknown.returncode == 2 and "no operation 7" in unknown.stderr
+    missing = cfnrun("replay", "1", "--request", "nowhere.json", cwd=project, env=ON)
+    assert missing.returncode == 2 and "request file not found" in missing.stderr

@@ -44,6 +44,7 @@ class ProviderLoadError(CfnrunError):
 class InvokeSettings:
     action: Action
     request_file: Optional[str] = None
+    request: Optional[OperationInput] = None  # the request as data (replay, the pytest plugin), instead of a file
     project_dir: Path = Path(".")
     handler: Optional[str] = None
     schema: Optional[Path] = None
@@ -108,7 +109,10 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
         if mismatch:
             notes.append(mismatch)
     properties = list((project.schema.document.get("properties") or {}).keys())
-    operation = load_request_file(settings.request_file, properties) if settings.request_file else OperationInput(desired={})
+    if settings.request is not None:
+        operation = settings.request
+    else:
+        operation = load_request_file(settings.request_file, properties) if settings.request_file else OperationInput(desired={})
     notes += operation.warnings
     if operation.type_configuration is not None and not _reads_type_configuration(project):
         notes.append(
