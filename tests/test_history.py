@@ -144,3 +144,41 @@ def test_replay_usage_errors_exit_2(sample: Callable[[str], Path]) -> None:
     assert unknown.returncode == 2 and "no operation 7" in unknown.stderr
     missing = cfnrun("replay", "1", "--request", "nowhere.json", cwd=project, env=ON)
     assert missing.returncode == 2 and "request file not found" in missing.stderr
+
+
+def _processes_in(folder: Path) -> List[int]:
+    """Processes whose working folder is ``folder``: a provider's workers run there."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and Path(os.readlink(entry / "cwd")).resolve() == folder.resolve():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+FAILING_TEST = '''
+from pathlib import Path
+
+
+def test_list_is_reported_with_its_timeline(cfnrun):
+    note = cfnrun.provider(Path(__file__).resolve().parents[1], virtual_clock=True)
+    listed = note.invoke("LIST")
+    assert listed.status == "SUCCESS" and listed.models == [] and listed.invocations == 1
+    assert listed.status == "FAILED", "fails on purpose: the report shows the timeline"
+'''
+
+
+def test_pytest_plugin_runs_the_samples_tests_in_a_separate_pytest(sample: Callable[[str], Path]) -> None:
+    project = sample("note")
+    (project / "tests" / "test_failing.py").write_text(FAILING_TEST)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=project, capture_output=True, text=True, timeout=120,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr  # the sample's example tests pass; the one above fails
+    assert "2 passed" in run.stdout and "1 failed" in run.stdout, run.stdout
+    report = run.stdout.split("cfnrun operations")[1]
+    assert "LIST Cfnrun::Sample::Note → TypeFunction" in report and "SUCCESS LIST after 1 invocation(s)" in report
+    assert _processes_in(project) == []  # the session's warm workers stopped with it

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Protocol
+from typing import Any, Callable, Dict, List, Optional, Protocol
 
 from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.model.errors import CfnrunError
@@ -171,17 +171,21 @@ class Target(Protocol):
     async def close(self) -> None: ...
 
 
-def _target(prepared: PreparedInvoke, standby: bool) -> Target:
+def make_target(prepared: PreparedInvoke, standby: bool, env: Optional[Dict[str, str]] = None) -> Target:
+    """Where the operation runs; ``env`` adds variables to the worker's Lambda environment."""
     settings, request = prepared.settings, prepared.request
     if settings.in_process:
         return InProcessFunction(prepared.project, prepared.function, request.region, settings.account_id, settings.log_level)
     runtime = RuntimeSettings(
         request.region, settings.account_id, 1, settings.log_level, settings.python, memory_limit=settings.memory_limit
     )
-    return FunctionPool(worker_spec(prepared.project, prepared.function, runtime), size=1, standby=standby)
+    spec = worker_spec(prepared.project, prepared.function, runtime)
+    if env:
+        spec = replace(spec, env={**spec.env, **env})
+    return FunctionPool(spec, size=1, standby=standby)
 
 
-async def _run_operation(prepared: PreparedInvoke, target: Target, observers: List[Observer]) -> OperationResult:
+async def run_operation(prepared: PreparedInvoke, target: Target, observers: List[Observer]) -> OperationResult:
     settings = prepared.settings
     recorder = recorder_for(prepared)
     if recorder is not None:
@@ -214,7 +218,7 @@ async def execute(
 ) -> OperationResult:
     """Run the operation; with ``settings.watch``, run it again after every save, until cancelled."""
     settings = prepared.settings
-    target = _target(prepared, standby=settings.watch)
+    target = make_target(prepared, standby=settings.watch)
     request_file = [Path(settings.request_file)] if settings.request_file and settings.request_file != "-" else []
     feed = ChangeFeed(prepared.project, request_file)
     say = on_change or (lambda message: None)
@@ -226,7 +230,7 @@ async def execute(
         except WorkerInitError as error:
             if not settings.watch:
                 raise ProviderLoadError(error) from None
-        result = await _run_operation(prepared, target, observers)
+        result = await run_operation(prepared, target, observers)
         if not settings.watch:
             return result
         while True:
@@ -241,11 +245,11 @@ async def execute(
                 continue
             if fresh.function != prepared.function or fresh.project.code_dir != prepared.project.code_dir:
                 await target.close()
-                target = _target(fresh, standby=True)
+                target = make_target(fresh, standby=True)
             else:
                 await target.reload()
             prepared = fresh
-            result = await _run_operation(prepared, target, observers)
+            result = await run_operation(prepared, target, observers)
     finally:
         feed.stop()
         await target.close()
