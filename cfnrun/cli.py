@@ -376,6 +376,7 @@ def history(
     """List recorded operations, newest first. Recording is on unless CFNRUN_HISTORY=off;
     the oldest are pruned beyond 500 (CFNRUN_HISTORY_LIMIT)."""
     if ctx.invoked_subcommand is not None:
+        ctx.obj = project  # cfnrun history -p DIR show ID
         return
     try:
         operations = HistoryStore(_project_dir(None, project)).operations(limit)
@@ -396,12 +397,13 @@ def history(
 
 @history_app.command("show")
 def history_show(
+    ctx: typer.Context,
     operation_id: int = typer.Argument(..., metavar="ID", help="An operation id from cfnrun history."),
     project: Optional[Path] = _project_option(),
 ) -> None:
     """Print a recorded operation as the timeline cfnrun invoke shows."""
     try:
-        root = _project_dir(None, project)
+        root = _project_dir(None, project or ctx.obj)
         store = HistoryStore(root)
         store.get(operation_id)  # a clear error before anything is printed
         schema = load_project(root, usable_schema=False).schema

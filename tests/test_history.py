@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -39,7 +40,7 @@ def test_invoke_is_recorded_with_writeonly_values_and_credentials_masked(sample:
     [operation] = history(project)
     assert operation["action"] == "CREATE" and operation["status"] == "SUCCESS" and operation["source"] == "invoke"
     assert operation["invocations"] == 1 and operation["cfnrunVersion"]
-    database = (project / ".cfnrun" / "history.sqlite3").read_bytes()
+    database = b"".join(path.read_bytes() for path in (project / ".cfnrun").iterdir())  # with any -wal file
     assert b"Quarterly TPS report" in database  # the request and the model are there ...
     for secret in (PASSWORD, SECRET_KEY, "AKIDMARKER0001", "token-marker-99"):
         assert secret.encode() not in database  # ... their secrets are not
@@ -103,6 +104,7 @@ def test_serve_records_each_operation_once_grouping_its_callbacks(
     [operation] = history(project)
     assert operation["source"] == "serve" and operation["action"] == "CREATE"
     assert operation["status"] == "SUCCESS" and operation["invocations"] == 3
+    assert sorted(path.name for path in (project / ".cfnrun").iterdir()) == [".gitignore", "history.sqlite3"]  # closed cleanly
     assert SECRET_KEY.encode() not in (project / ".cfnrun" / "history.sqlite3").read_bytes()
     shown = cfnrun("history", "show", str(operation["id"]), cwd=project, env=ON)
     assert shown.returncode == 0, shown.stderr
@@ -111,9 +113,15 @@ def test_serve_records_each_operation_once_grouping_its_callbacks(
     ]
     assert "SUCCESS CREATE after 3 invocation(s)" in shown.stdout
 
+    # serve's calls replay as one operation; the cluster now exists, so CREATE fails, and replay says so
     replayed = cfnrun("replay", str(operation["id"]), "--virtual-clock", cwd=project, env=ON)
-    assert replayed.returncode == 0, replayed.stdout + replayed.stderr  # serve's calls replay as one operation
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert "status: SUCCESS → FAILED" in replayed.stdout and "errorCode: None → AlreadyExists" in replayed.stdout
+    shutil.rmtree(project / ".state")  # from scratch, CREATE does what it did
+    replayed = cfnrun("replay", str(operation["id"]), "--virtual-clock", cwd=project, env=ON)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert f"same outcome as #{operation['id']}: SUCCESS" in replayed.stdout
+    assert "violations are not compared" in replayed.stderr
 
 
 def test_replay_matches_on_unchanged_code_and_reports_what_a_change_did(sample: Callable[[str], Path]) -> None:

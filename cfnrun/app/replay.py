@@ -145,8 +145,11 @@ def _diff(what: str, before: Any, after: Any, operation_id: int) -> List[str]:
     return list(difflib.unified_diff(text(before), text(after), f"{what} recorded (#{operation_id})", f"{what} now", lineterm=""))
 
 
-def compare(schema: ResourceSchema, operation_id: int, recorded: OperationResult, now: OperationResult) -> List[Change]:
-    """What differs in the outcome. readOnly properties (generated ids, timestamps) are left out of the models."""
+def compare(
+    schema: ResourceSchema, operation_id: int, recorded: OperationResult, now: OperationResult, violations: bool = True
+) -> List[Change]:
+    """What differs in the outcome. readOnly properties (generated ids, timestamps) are left out of the models;
+    ``violations=False`` leaves the contract violations out too."""
     masker = Masker(schema)
     changes: List[Change] = []
     for what, before, after in (("status", recorded.status, now.status), ("errorCode", recorded.error_code, now.error_code)):
@@ -162,7 +165,7 @@ def compare(schema: ResourceSchema, operation_id: int, recorded: OperationResult
         changes.append(Change("resourceModels", _diff("resourceModels", before_models, after_models, operation_id)))
     before_rules = {(v.rule.id, v.pointer) for v in recorded.violations}
     after_rules = {(v.rule.id, v.pointer) for v in now.violations}
-    if before_rules != after_rules:
+    if violations and before_rules != after_rules:
         lines = [f"violations: - [{rule}]{' at ' + pointer if pointer else ''} (gone)" for rule, pointer in sorted(before_rules - after_rules, key=str)]
         lines += [f"violations: + [{v.rule.id}] {v.message}" for v in now.violations if (v.rule.id, v.pointer) in after_rules - before_rules]
         changes.append(Change("violations", lines))
@@ -182,4 +185,11 @@ async def replay(store: HistoryStore, operation_id: int, project_dir: Path, over
     prepared = prepare(settings)
     result = await execute(prepared, observers)
     recorded = recorded_result(store, operation)
-    return ReplayReport(operation, result, compare(prepared.project.schema, operation_id, recorded, result), notes + prepared.notes)
+    same_checks = operation.source == "invoke"
+    if not same_checks:
+        notes.append(
+            "violations are not compared: serve checked each call against that call's request, "
+            "replay checks the operation against the first request, as cfnrun invoke does"
+        )
+    changes = compare(prepared.project.schema, operation_id, recorded, result, violations=same_checks)
+    return ReplayReport(operation, result, changes, notes + prepared.notes)

@@ -68,6 +68,8 @@ class RunningServer:
         await self.registry.close()  # calls still running end now, answered with a shutdown error
         await self.service.calls_ended(ANSWER_AFTER_STOP_S)
         await self.runner.cleanup()
+        if self.service.history is not None:
+            self.service.history.close()
 
 
 async def start_server(project: Project, settings: ServeSettings, console: Console) -> RunningServer:

@@ -87,6 +87,9 @@ def _models(payload: Dict[str, Any]) -> List[Any]:
     return [data.get(key) for key in keys]
 
 
+MAX_OPEN_OPERATIONS = 1000  # serve: IN_PROGRESS operations awaiting their next call, at most
+
+
 class _Open:
     def __init__(self, operation_id: int, started: float) -> None:
         self.operation_id, self.started, self.invocations = operation_id, started, 1
@@ -149,6 +152,7 @@ class CallRecorder:
         }
         events = [masker.dumps(r) for r in records]
         try:
+            self.store.hold()
             if ongoing is None:
                 request = {"source": "serve", "payload": masker.payload(payload)}
                 ongoing = _Open(self.store.add("serve", token, head, masker.dumps(request), events), started)
@@ -162,4 +166,9 @@ class CallRecorder:
             progress.status is OperationStatus.IN_PROGRESS or (action is Action.LIST and bool(progress.nextToken))
         )
         if key and goes_on:
+            if len(self._open) >= MAX_OPEN_OPERATIONS:  # operations a client abandoned IN_PROGRESS
+                self._open.pop(next(iter(self._open)))
             self._open[key] = ongoing
+
+    def close(self) -> None:
+        self.store.close()

@@ -94,6 +94,7 @@ class HistoryStore:
         self.folder = project_root / FOLDER
         self.path = self.folder / FILE
         self.limit = limit
+        self._held: Optional[sqlite3.Connection] = None
 
     @classmethod
     def for_recording(cls, project_root: Path) -> Optional["HistoryStore"]:
@@ -110,6 +111,8 @@ class HistoryStore:
             raise CfnrunError(f"no history yet: {self.path} does not exist (run cfnrun invoke or serve first)")
         connection = sqlite3.connect(str(self.path), timeout=10)
         connection.execute("PRAGMA foreign_keys = ON")
+        connection.execute("PRAGMA journal_mode = WAL")  # readers (cfnrun history) never block the recorder
+        connection.execute("PRAGMA synchronous = NORMAL")  # no fsync per operation: history is not a ledger
         connection.executescript(_SCHEMA)
         return connection
 
@@ -170,14 +173,28 @@ class HistoryStore:
             rows = connection.execute("SELECT record FROM events WHERE operation_id = ? ORDER BY seq", (operation_id,)).fetchall()
         return [json.loads(record) for (record,) in rows]
 
+    def hold(self) -> None:
+        """Keep one connection open for the writes to come (serve records every call), until ``close``."""
+        if self._held is None:
+            self._held = self._connect(create=True)
+
+    def close(self) -> None:
+        if self._held is not None:
+            self._held.close()
+            self._held = None
+
     @contextlib.contextmanager
     def _session(self, create: bool) -> Iterator[sqlite3.Connection]:
-        connection = self._connect(create)
+        connection = self._held or self._connect(create)
         try:
             yield connection
             connection.commit()
+        except BaseException:
+            connection.rollback()
+            raise
         finally:
-            connection.close()
+            if connection is not self._held:
+                connection.close()
 
 
 _COLUMNS = (
