@@ -190,3 +190,33 @@ def test_pytest_plugin_runs_the_samples_tests_in_a_separate_pytest(sample: Calla
     report = run.stdout.split("cfnrun operations")[1]
     assert "LIST Cfnrun::Sample::Note → TypeFunction" in report and "SUCCESS LIST after 1 invocation(s)" in report
     assert _processes_in(project) == []  # the session's warm workers stopped with it
+
+
+def test_a_writeonly_value_the_handler_logs_or_keeps_in_its_context_is_masked_too(tmp_path: Path) -> None:
+    from cfnrun.history.masking import Masker
+    from cfnrun.history.recorder import OperationRecorder
+    from cfnrun.history.store import HistoryStore
+    from cfnrun.invoker.events import EndReason, InvocationCompleted, OperationCompleted, OperationResult
+    from cfnrun.model.protocol import Action, ProgressEvent
+    from cfnrun.model.schema import ResourceSchema
+    from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
+
+    schema = ResourceSchema.load(Path(__file__).resolve().parents[1] / "samples" / "note" / "cfnrun-sample-note.json")
+    masker = Masker(schema)
+    masker.learn([{"Title": "t", "AccessPassword": PASSWORD}], [{"accessKeyId": "AKIDMARKER0002", "secretAccessKey": SECRET_KEY}])
+    store = HistoryStore(tmp_path)
+    recorder = OperationRecorder(store, masker, {"typeName": schema.type_name, "note": f"said {PASSWORD}"}, None)
+    answer = ProgressEvent.model_validate(
+        {"status": "IN_PROGRESS", "callbackContext": {"pw": PASSWORD}, "resourceModel": {"Title": "t", "AccessPassword": PASSWORD}}
+    )
+    logs = f"logging in with {PASSWORD} and {SECRET_KEY}\n"
+    recorder(InvocationCompleted(1, InvocationOutcome(OutcomeKind.RETURNED, "r1", 1.0, logs=logs), answer, None, 0.1))
+    recorder(OperationCompleted(OperationResult(Action.CREATE, "SUCCESS", EndReason.HANDLER, "", 1, 0.1, resource_model={"Title": "t"})))
+
+    assert recorder.recorded_id == 1
+    database = b"".join(path.read_bytes() for path in (tmp_path / ".cfnrun").iterdir())
+    assert b"logging in with" in database
+    assert PASSWORD.encode() not in database and SECRET_KEY.encode() not in database
+    [invocation] = [record for record in store.events(1) if record["event"] == "invocation"]
+    assert invocation["progress"]["resourceModel"]["AccessPassword"] == "*** writeOnly ***"
+    assert invocation["outcome"]["logs"] == "logging in with *** masked *** and *** masked ***\n"
