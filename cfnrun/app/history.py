@@ -5,9 +5,10 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from cfnrun.history.codec import decode, decode_violation
 from cfnrun.history.masking import Masker
-from cfnrun.history.recorder import OperationRecorder
+from cfnrun.history.recorder import OperationRecorder, not_recorded
 from cfnrun.history.store import HistoryStore, RecordedOperation
 from cfnrun.invoker.events import EndReason, Observer, OperationCompleted, OperationEvent, OperationResult
+from cfnrun.model.errors import CfnrunError
 from cfnrun.model.protocol import Action
 
 if TYPE_CHECKING:  # app.invoke imports this module
@@ -54,7 +55,11 @@ def recorder_for(prepared: "PreparedInvoke") -> Optional[OperationRecorder]:
     """An observer recording the operation in the project's history, unless recording is off."""
     if prepared.settings.handler or prepared.settings.schema:
         return None  # --handler/--schema: no project folder to keep a history in
-    store = HistoryStore.for_recording(prepared.project.root)
+    try:
+        store = HistoryStore.for_recording(prepared.project.root)
+    except CfnrunError as error:  # a bad CFNRUN_HISTORY_LIMIT: said, and the operation runs anyway
+        not_recorded(error)
+        return None
     if store is None:
         return None
     operation = prepared.request.operation

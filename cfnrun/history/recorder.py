@@ -24,9 +24,9 @@ from cfnrun.model.schema import ResourceSchema
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 
 
-def _warn(error: Exception) -> None:
+def not_recorded(error: Exception) -> None:
     """History is a convenience: a database that cannot be written never fails the operation."""
-    sys.stderr.write(f"cfnrun: note: this operation was not recorded in the history: {error}\n")
+    sys.stderr.write(f"cfnrun: note: this operation is not recorded in the history: {error}\n")
 
 
 class OperationRecorder:
@@ -61,7 +61,7 @@ class OperationRecorder:
                 events = [self.masker.dumps(r) for r in self._records]
                 self.recorded_id = self.store.add("invoke", self.token, head, self.masker.dumps(self.request), events)
             except (sqlite3.Error, OSError, CfnrunError) as error:
-                _warn(error)
+                not_recorded(error)
 
 
 def call_token(payload: Any) -> Optional[str]:
@@ -129,13 +129,9 @@ class CallRecorder:
         started = ongoing.started if ongoing else now - outcome.duration_ms / 1000.0
         records: List[Record] = []
         if ongoing is None:
-            records.append({
-                "event": "start", "action": action.value, "typeName": self.type_name, "function": function,
-                "entrypoint": "test" if "request" in payload else "type",
-                "invocationBudget": {"seconds": budgets[0].seconds, "source": budgets[0].source, "kind": budgets[0].kind.value},
-                "operationBudget": {"seconds": budgets[1].seconds, "source": budgets[1].source, "kind": budgets[1].kind.value},
-                "virtualClock": False,
-            })
+            entrypoint = "test" if "request" in payload else "type"
+            started_event = OperationStarted(action, self.type_name, function, entrypoint, budgets[0], budgets[1], False)
+            records.append(encode(started_event, masker) or {})
         records.append(encode(InvocationCompleted(number, outcome, progress, problem, now - started), masker) or {})
         if violations:
             records.append(encode(ContractChecked(number, [Violation(v.rule, v.message, v.pointer, number) for v in violations]), masker) or {})
@@ -160,7 +156,7 @@ class CallRecorder:
                 ongoing.invocations = number
                 self.store.extend(ongoing.operation_id, head, events)
         except (sqlite3.Error, OSError, CfnrunError) as error:
-            _warn(error)
+            not_recorded(error)
             return
         goes_on = progress is not None and (
             progress.status is OperationStatus.IN_PROGRESS or (action is Action.LIST and bool(progress.nextToken))
