@@ -31,6 +31,9 @@ from cfnrun.invoker.credentials import local_region
 from cfnrun.model.protocol import Action
 from cfnrun.ui.ndjson import NdjsonRenderer
 from cfnrun.ui.timeline import TimelineRenderer
+from cfnrun.app.history import show_operation
+from cfnrun.app.replay import ReplayOverrides, replay as replay_operation
+from cfnrun.history.store import HistoryStore
 
 
 class Switch(str, enum.Enum):
@@ -402,6 +405,98 @@ def validate(
             typer.echo(f"{schema.path}: {problem.line()}")
         typer.echo(f"{schema.path}: {errors} error(s), {len(problems) - errors} warning(s)")
     raise typer.Exit(EXIT_FAILED if errors else EXIT_SUCCESS)
+
+
+history_app = typer.Typer(help="Operations cfnrun invoke and cfnrun serve recorded in the project's .cfnrun/history.sqlite3.")
+app.add_typer(history_app, name="history")
+
+
+@history_app.callback(invoke_without_command=True)
+def history(
+    ctx: typer.Context,
+    project: Optional[Path] = _project_option(),
+    limit: int = typer.Option(20, min=1, help="Show the N most recent operations."),
+    json_output: bool = typer.Option(False, "--json", help="One JSON object per operation (NDJSON), newest first."),
+) -> None:
+    """List recorded operations, newest first. Recording is on unless CFNRUN_HISTORY=off;
+    the oldest are pruned beyond 500 (CFNRUN_HISTORY_LIMIT)."""
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = project  # cfnrun history -p DIR show ID
+        return
+    try:
+        operations = HistoryStore(_project_dir(None, project)).operations(limit)
+    except CfnrunError as error:
+        raise _fail(str(error), json_output=json_output) from None
+    if json_output:
+        for operation in operations:
+            typer.echo(json.dumps(operation.summary()))
+        return
+    typer.echo(f"{'ID':>5}  {'WHEN (UTC)':<20} {'VIA':<7} {'ACTION':<7} {'STATUS':<12} {'CALLS':>5} {'SECONDS':>8}  ERROR")
+    for operation in operations:
+        row = operation.summary()
+        typer.echo(
+            f"{row['id']:>5}  {row['startedAt']:<20} {row['source']:<7} {row['action']:<7} {row['status']:<12} "
+            f"{row['invocations']:>5} {row['durationSeconds']:>8.2f}  {row['errorCode'] or ''}"
+        )
+
+
+@history_app.command("show")
+def history_show(
+    ctx: typer.Context,
+    operation_id: int = typer.Argument(..., metavar="ID", help="An operation id from cfnrun history."),
+    project: Optional[Path] = _project_option(),
+) -> None:
+    """Print a recorded operation as the timeline cfnrun invoke shows."""
+    try:
+        root = _project_dir(None, project or ctx.obj)
+        store = HistoryStore(root)
+        store.get(operation_id)  # a clear error before anything is printed
+        schema = load_project(root, usable_schema=False).schema
+    except CfnrunError as error:
+        raise _fail(str(error)) from None
+    operation = show_operation(store, operation_id, [TimelineRenderer(sys.stdout, schema)])
+    typer.echo(f"\nrecorded {operation.summary()['startedAt']} via cfnrun {operation.source}, cfnrun {operation.cfnrun_version}")
+
+
+@app.command()
+def replay(
+    operation_id: int = typer.Argument(..., metavar="ID", help="An operation id from cfnrun history."),
+    project: Optional[Path] = _project_option(),
+    request_file: Optional[str] = typer.Option(
+        None, "--request", help="Send this request file instead of the recorded request (history keeps no writeOnly values)."
+    ),
+    virtual_clock: Optional[bool] = typer.Option(None, "--virtual-clock/--real-clock", help="Override the recorded clock."),
+    contract: Optional[ContractMode] = typer.Option(None, case_sensitive=False, help="Override the recorded --contract mode."),
+    time_scale: Optional[float] = typer.Option(None, min=0.0001, help="Override the recorded --time-scale."),
+) -> None:
+    """Run a recorded operation again against the current code, with the same request and flags,
+    and report what changed: status, error code, returned model(s), contract violations.
+
+    Exit status: 0 same outcome as recorded, 1 it differs, 2 usage or project error.
+    """
+    overrides = ReplayOverrides(request_file, virtual_clock, contract, time_scale)
+    try:
+        root = _project_dir(None, project)
+        store = HistoryStore(root)
+        recorded = store.get(operation_id)
+        typer.echo(f"replaying #{operation_id}: {recorded.action} recorded {recorded.summary()['startedAt']} ({recorded.status})")
+        schema = load_project(root, usable_schema=False).schema
+        report = asyncio.run(replay_operation(store, operation_id, root, overrides, [TimelineRenderer(sys.stdout, schema)]))
+    except ProviderLoadError as error:
+        raise _fail(str(error), [line.rstrip() for line in error.stack_trace]) from None
+    except CfnrunError as error:
+        raise _fail(str(error)) from None
+    for note in report.notes:
+        typer.echo(f"cfnrun: note: {note}", err=True)
+    typer.echo("")
+    if report.same:
+        typer.echo(f"same outcome as #{operation_id}: {report.result.status}")
+        raise typer.Exit(EXIT_SUCCESS)
+    typer.echo(f"changed since #{operation_id}:")
+    for change in report.changes:
+        for line in change.lines:
+            typer.echo(f"  {line}")
+    raise typer.Exit(EXIT_FAILED)
 
 
 def main() -> None:

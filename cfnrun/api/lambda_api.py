@@ -23,6 +23,7 @@ from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.contract.checker import ContractMode, check_call
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import Violation
+from cfnrun.history.recorder import CallRecorder
 from cfnrun.invoker.request_files import request_file_hint
 from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.protocol import Action
@@ -73,6 +74,7 @@ class LambdaService:
         self._calls: Set["asyncio.Future[Any]"] = set()  # calls running: one future each, Event calls their task
         self._grace_expired: Optional[float] = None  # the shutdown grace, once it has run out
         self._stopping = False
+        self.history: Optional[CallRecorder] = None  # serve sets it unless recording is off
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_PAYLOAD_BYTES, middlewares=[self._service_errors])
@@ -252,6 +254,9 @@ class LambdaService:
         lines = [f"contract {'✗' if v.is_error else '!'} [{v.rule.id}]" for v in violations or []]
         self.violations_seen.update(lines)
         notes = notes + [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations or []]
+        if self.history is not None and action is not None and isinstance(payload, dict):
+            budgets = (self._limit(function, action), self.budgets.operation(action, self.registry.project.schema))
+            self.history.call(function.logical_id, action, payload, outcome, violations or [], budgets)
         self.console.call(function.logical_id, action.value if action else None, outcome, notes)
 
     @web.middleware

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Protocol
+from typing import Any, Callable, Dict, List, Optional, Protocol
 
 from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.model.errors import CfnrunError
@@ -21,6 +21,7 @@ from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project, handler_project, load_project
 from cfnrun.model.protocol import Action
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
+from cfnrun.app.history import recorder_for
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
 from cfnrun.app.watcher import ChangeFeed, describe_change
 from cfnrun.runtime.outcome import InvocationOutcome
@@ -46,6 +47,7 @@ class ProviderLoadError(CfnrunError):
 class InvokeSettings:
     action: Action
     request_file: Optional[str] = None
+    request: Optional[OperationInput] = None  # the request as data (replay, the pytest plugin), instead of a file
     project_dir: Path = Path(".")
     handler: Optional[str] = None
     schema: Optional[Path] = None
@@ -129,7 +131,10 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
     if settings.contract is not ContractMode.OFF:
         notes += [skipped_pattern_note(pointer, pattern) for pointer, pattern in unusable_patterns(project.schema.document)]
     properties = list((project.schema.document.get("properties") or {}).keys())
-    operation = load_request_file(settings.request_file, properties) if settings.request_file else OperationInput(desired={})
+    if settings.request is not None:
+        operation = settings.request
+    else:
+        operation = load_request_file(settings.request_file, properties) if settings.request_file else OperationInput(desired={})
     notes += operation.warnings
     if operation.type_configuration is not None and not _reads_type_configuration(project):
         notes.append(
@@ -188,7 +193,8 @@ class Target(Protocol):
     async def close(self) -> None: ...
 
 
-def _target(prepared: PreparedInvoke, standby: bool) -> Target:
+def make_target(prepared: PreparedInvoke, standby: bool, env: Optional[Dict[str, str]] = None) -> Target:
+    """Where the operation runs; ``env`` adds variables to the worker's Lambda environment."""
     settings, request = prepared.settings, prepared.request
     if settings.in_process:
         return InProcessFunction(
@@ -198,11 +204,17 @@ def _target(prepared: PreparedInvoke, standby: bool) -> Target:
         request.region, settings.account_id, 1, settings.log_level, settings.python, memory_limit=settings.memory_limit,
         aws_endpoint=settings.aws_endpoint,
     )
-    return FunctionPool(worker_spec(prepared.project, prepared.function, runtime), size=1, standby=standby)
+    spec = worker_spec(prepared.project, prepared.function, runtime)
+    if env:
+        spec = replace(spec, env={**spec.env, **env})
+    return FunctionPool(spec, size=1, standby=standby)
 
 
-async def _run_operation(prepared: PreparedInvoke, target: Target, observers: List[Observer]) -> OperationResult:
+async def run_operation(prepared: PreparedInvoke, target: Target, observers: List[Observer]) -> OperationResult:
     settings = prepared.settings
+    recorder = recorder_for(prepared)
+    if recorder is not None:
+        observers = observers + [recorder]
     checker = None
     if settings.contract is not ContractMode.OFF:
         operation_input = prepared.request.operation
@@ -247,7 +259,7 @@ async def run_watched(
 ) -> OperationResult:
     """Run the operation; with ``settings.watch``, run it again after every save, until cancelled."""
     settings = prepared.settings
-    target = _target(prepared, standby=settings.watch)
+    target = make_target(prepared, standby=settings.watch)
     request_file = [Path(settings.request_file)] if settings.request_file and settings.request_file != "-" else []
     feed = ChangeFeed(prepared.project, request_file)
     say = on_change or (lambda message: None)
@@ -259,7 +271,7 @@ async def run_watched(
         except WorkerInitError as error:
             if not settings.watch:
                 raise ProviderLoadError(error) from None
-        result = await _run_operation(prepared, target, observers)
+        result = await run_operation(prepared, target, observers)
         if not settings.watch:
             return result
         while True:
@@ -274,11 +286,11 @@ async def run_watched(
                 continue
             if fresh.function != prepared.function or fresh.project.code_dir != prepared.project.code_dir:
                 await target.close()
-                target = _target(fresh, standby=True)
+                target = make_target(fresh, standby=True)
             else:
                 await target.reload()
             prepared = fresh
-            result = await _run_operation(prepared, target, observers)
+            result = await run_operation(prepared, target, observers)
     finally:
         feed.stop()
         await target.close()

@@ -23,6 +23,8 @@ from cfnrun.api.lambda_api import LambdaService
 from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.api.cloudcontrol import CloudControlApi
 from cfnrun.app.resource_requests import ResourceRequestStore
+from cfnrun.history.recorder import CallRecorder
+from cfnrun.history.store import HistoryStore
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 DEBUG_TIMEOUT_S = 24 * 3600.0
@@ -70,6 +72,8 @@ class RunningServer:
         await self.registry.close()  # calls still running end now, answered with a shutdown error
         await self.service.calls_ended(ANSWER_AFTER_STOP_S)
         await self.runner.cleanup()
+        if self.service.history is not None:
+            self.service.history.close()
 
 
 @contextlib.contextmanager
@@ -110,6 +114,8 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
             console.info(f"  {name:<20} debugpy on 127.0.0.1:{(settings.runtime.debug_port or 0) + index}")
     requests = ResourceRequestStore(registry, budgets, console, settings.contract, settings.virtual_clock)
     service = LambdaService(registry, budgets, console, sts, settings.contract, settings.connections, CloudControlApi(requests))
+    history = HistoryStore.for_recording(project.root)
+    service.history = CallRecorder(history, lambda: registry.project.schema, project.type_name) if history else None
     runner = web.AppRunner(
         service.app(),
         access_log=None,
