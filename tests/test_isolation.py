@@ -142,7 +142,7 @@ def test_exceeding_memorysize_ends_the_call_like_lambda_and_replaces_the_worker(
         assert hog.error_type == "Runtime.OutOfMemory"
         assert "MemorySize of 128 MB" in hog.error_message
         peak = int(re.search(r"used (\d+) MB", hog.error_message).group(1))
-        assert 128 < peak < 1024
+        assert 128 <= peak < 1024  # whole MB, rounded down: just over 128 MB reads as 128
         assert not pid_alive(worker)
         assert (await pool.invoke({"do": "allocate", "megabytes": 32}, 5)).kind is OutcomeKind.RETURNED
 
