@@ -58,6 +58,14 @@ class InvocationRunning:
 
 
 @dataclass
+class InvocationOutput:
+    """Complete lines the handler wrote during a long call, as they arrive (after the first tick)."""
+
+    number: int
+    text: str
+
+
+@dataclass
 class ContractChecked:
     invocation: Optional[int]  # None for the request, checked before the first call
     violations: List[Violation]
@@ -111,6 +119,6 @@ class OperationCompleted:
 
 
 OperationEvent = Union[
-    OperationStarted, InvocationRunning, InvocationCompleted, ContractChecked, Retrying, Waiting, WaitTick, OperationCompleted
+    OperationStarted, InvocationRunning, InvocationOutput, InvocationCompleted, ContractChecked, Retrying, Waiting, WaitTick, OperationCompleted
 ]
 Observer = Callable[[OperationEvent], None]

@@ -8,9 +8,7 @@ again, as the service does (see ``retries.py``).
 """
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 from typing import Any, Dict, List, Optional, Protocol, Set
 
 from cfnrun.model.budgets import Budget, Budgets
@@ -21,7 +19,6 @@ from cfnrun.invoker.events import (
     ContractChecked,
     EndReason,
     InvocationCompleted,
-    InvocationRunning,
     Observer,
     OperationCompleted,
     OperationEvent,
@@ -33,6 +30,7 @@ from cfnrun.invoker.events import (
 )
 from cfnrun.invoker.payloads import OperationRequest
 from cfnrun.invoker.retries import RetryPolicy
+from cfnrun.invoker.running_call import RunningCall
 from cfnrun.model.protocol import Action, InvalidProgressEvent, OperationStatus, ProgressEvent, parse_progress_event
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.model.schema import ResourceSchema
@@ -56,7 +54,6 @@ UNHASHABLE_SET_HINT = (
     "insertionOrder: false if order does not matter), or read it as a list in models.py."
 )
 DEFAULT_STALL_LIMIT = 20
-RUNNING_TICK_S = 1.0
 NO_PROGRESS_HINT = (
     "CloudFormation would keep calling until timeoutInMinutes runs out. A handler that is "
     "waiting on something should return CallbackDelaySeconds (and usually a callbackContext); "
@@ -69,23 +66,6 @@ NO_PROGRESS_HINT = (
 class Invocable(Protocol):
     async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
         ...
-
-
-class _RunningTicker:
-    """Emits InvocationRunning every RUNNING_TICK_S while one call is in flight; nothing for a fast call."""
-
-    def __init__(self, number: int, budget_s: float, emit: Any) -> None:
-        self.number, self.budget_s, self.emit = number, budget_s, emit
-        self.started = time.monotonic()
-        self.loop = asyncio.get_running_loop()
-        self.handle = self.loop.call_later(RUNNING_TICK_S, self._tick)
-
-    def _tick(self) -> None:
-        self.emit(InvocationRunning(self.number, time.monotonic() - self.started, self.budget_s))
-        self.handle = self.loop.call_later(RUNNING_TICK_S, self._tick)
-
-    def stop(self) -> None:
-        self.handle.cancel()
 
 
 class Operation:
@@ -181,7 +161,7 @@ class Operation:
             if remaining < limit.seconds:
                 limit = self.operation_budget
             call_limit = min(limit.seconds, remaining)
-            ticker = _RunningTicker(self._invocations + 1, call_limit, self._emit)
+            ticker = RunningCall(self._invocations + 1, call_limit, self._emit)
             try:
                 outcome = await self.target.invoke(self.request.payload(), call_limit)
             finally:
