@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Protocol
+from typing import Callable, Dict, List, Optional
 
 from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.model.errors import CfnrunError
@@ -24,9 +24,9 @@ from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.history import recorder_for
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
 from cfnrun.app.watcher import ChangeFeed, describe_change
-from cfnrun.runtime.outcome import InvocationOutcome
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError
+from cfnrun.runtime.target import FunctionTarget
 from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, RuntimeSettings, worker_spec
 from cfnrun.model.template import FunctionSpec
 
@@ -181,19 +181,7 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
     return PreparedInvoke(settings, project, function, request, notes)
 
 
-class Target(Protocol):
-    """Where invocations run: a pool of worker processes, or this very process."""
-
-    async def warm(self) -> None: ...
-
-    async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome: ...
-
-    async def reload(self) -> Optional[WorkerInitError]: ...
-
-    async def close(self) -> None: ...
-
-
-def make_target(prepared: PreparedInvoke, standby: bool, env: Optional[Dict[str, str]] = None) -> Target:
+def make_target(prepared: PreparedInvoke, standby: bool, env: Optional[Dict[str, str]] = None) -> FunctionTarget:
     """Where the operation runs; ``env`` adds variables to the worker's Lambda environment."""
     settings, request = prepared.settings, prepared.request
     if settings.in_process:
@@ -210,7 +198,7 @@ def make_target(prepared: PreparedInvoke, standby: bool, env: Optional[Dict[str,
     return FunctionPool(spec, size=1, standby=standby)
 
 
-async def run_operation(prepared: PreparedInvoke, target: Target, observers: List[Observer]) -> OperationResult:
+async def run_operation(prepared: PreparedInvoke, target: FunctionTarget, observers: List[Observer]) -> OperationResult:
     settings = prepared.settings
     recorder = recorder_for(prepared)
     if recorder is not None:

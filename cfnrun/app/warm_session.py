@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from cfnrun.app.invoke import InvokeSettings, PreparedInvoke, ProviderLoadError, Target, make_target, prepare, run_operation
+from cfnrun.app.invoke import InvokeSettings, PreparedInvoke, ProviderLoadError, make_target, prepare, run_operation
 from cfnrun.contract.checker import ContractMode
 from cfnrun.invoker.events import InvocationCompleted, OperationEvent, OperationResult
 from cfnrun.invoker.request_files import OperationInput
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.protocol import Action
 from cfnrun.runtime.process import WorkerInitError
+from cfnrun.runtime.target import FunctionTarget
 from cfnrun.ui.timeline import TimelineRenderer
 
 
@@ -79,7 +80,7 @@ class _Collector:
 
 @dataclass
 class WarmSession:
-    _targets: Dict[Tuple[Any, ...], Target] = field(default_factory=dict)
+    _targets: Dict[Tuple[Any, ...], FunctionTarget] = field(default_factory=dict)
     _loop: asyncio.AbstractEventLoop = field(default_factory=asyncio.new_event_loop)
     _thread: Optional[threading.Thread] = None
 

@@ -9,7 +9,7 @@ again, as the service does (see ``retries.py``).
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Protocol, Set
+from typing import Any, Dict, List, Optional, Set
 
 from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.invoker.clock import RealClock
@@ -33,6 +33,7 @@ from cfnrun.invoker.retries import RetryPolicy
 from cfnrun.invoker.running_call import RunningCall
 from cfnrun.model.protocol import Action, InvalidProgressEvent, OperationStatus, ProgressEvent, parse_progress_event
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
+from cfnrun.runtime.target import Invocable
 from cfnrun.model.schema import ResourceSchema
 
 EMPTY_INTERNAL_FAILURE_HINT = (
@@ -61,11 +62,6 @@ NO_PROGRESS_HINT = (
     "writes answers IN_PROGRESS forever until you fill it in. --keep-polling calls on until "
     "the operation times out."
 )
-
-
-class Invocable(Protocol):
-    async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
-        ...
 
 
 class Operation:
