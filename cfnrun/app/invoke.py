@@ -4,11 +4,12 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.budgets import Budgets
+from cfnrun.model.faults import FaultRule
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import caller_credentials, local_region
 from cfnrun.invoker.events import Observer, OperationResult
@@ -72,6 +73,7 @@ class InvokeSettings:
     aws_endpoint: Optional[str] = None  # where the handler's AWS calls go
     moto: bool = False  # an embedded moto server for the life of the command
     retry: bool = True  # re-invoke FAILED answers with a retriable error code, as the service does
+    faults: Tuple[FaultRule, ...] = ()  # --inject: faults in the handler's AWS calls
 
 
 @dataclass
@@ -186,11 +188,12 @@ def make_target(prepared: PreparedInvoke, standby: bool, env: Optional[Dict[str,
     settings, request = prepared.settings, prepared.request
     if settings.in_process:
         return InProcessFunction(
-            prepared.project, prepared.function, request.region, settings.account_id, settings.log_level, settings.aws_endpoint
+            prepared.project, prepared.function, request.region, settings.account_id, settings.log_level, settings.aws_endpoint,
+            settings.faults,
         )
     runtime = RuntimeSettings(
         request.region, settings.account_id, 1, settings.log_level, settings.python, memory_limit=settings.memory_limit,
-        aws_endpoint=settings.aws_endpoint,
+        aws_endpoint=settings.aws_endpoint, faults=settings.faults,
     )
     spec = worker_spec(prepared.project, prepared.function, runtime)
     if env:

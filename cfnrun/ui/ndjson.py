@@ -66,6 +66,8 @@ class NdjsonRenderer:
                 record["problem"] = event.problem
             if outcome.note:
                 record["note"] = outcome.note
+            if outcome.faults:
+                record["injected"] = outcome.faults
             return record
         if isinstance(event, ContractChecked):
             for violation in event.violations[:-1]:

@@ -22,6 +22,7 @@ from cfnrun.invoker.events import (
 from cfnrun.invoker.running_call import not_yet_shown
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.model.schema import ResourceSchema
+from cfnrun.ui.faults import fault_line
 from cfnrun.ui.escape import printable
 
 CFNRUN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -162,6 +163,7 @@ class TimelineRenderer:
             "logs": outcome.logs,
             "error": outcome.error,
             "note": outcome.note,
+            "faults": outcome.faults,
         }
         return json.dumps(said, sort_keys=True, default=str)
 
@@ -195,6 +197,8 @@ class TimelineRenderer:
             self._line(f"{head} {self._paint('FAILED', self._outcome_label(outcome)):<11}  {duration}  {detail}")
         if outcome.note:
             self._line(self._paint("dim", f"     ! {outcome.note}"))
+        for fault in outcome.faults:
+            self._line(self._paint("IN_PROGRESS", f"     ⚡ {printable(fault_line(fault))}"))
         self._logs(not_yet_shown(outcome.logs, self._streamed.pop(event.number, None)))
         stack = (outcome.error or {}).get("stackTrace") or []
         if stack and outcome.kind is not OutcomeKind.TIMED_OUT:

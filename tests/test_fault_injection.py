@@ -1,0 +1,102 @@
+"""--inject: faults in the handler's AWS calls, applied inside the worker, shown in the timeline (issue #11)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Dict
+
+import pytest
+
+from conftest import ServerProcess, cfnrun, events, result_of
+from test_aws_calls import GREETING, NO_LOCAL_CREDENTIALS, _serve_request, aws, moto_url, parameter_names
+
+__all__ = ["moto_url"]  # the fixture, shared with test_aws_calls
+
+
+def test_a_throttled_put_is_mapped_retried_and_shown(sample: Callable[[str], Path], moto_url: str) -> None:
+    project = sample("parameter")
+    flags = ["--aws-endpoint", moto_url, "--inject", "ssm:PutParameter=ThrottlingException@1", "--virtual-clock"]
+    run = cfnrun("invoke", "CREATE", "requests/create.json", *flags, "--json", cwd=project, env=NO_LOCAL_CREDENTIALS)
+    result = result_of(run)
+    assert (result["status"], result["invocations"]) == ("SUCCESS", 2), run.stdout + run.stderr
+    first, second = [e for e in events(run) if e["event"] == "invocation"]
+    # a real botocore ClientError with that code reached the handler, which mapped it to Throttling
+    assert first["progressEvent"]["errorCode"] == "Throttling"
+    assert "An error occurred (ThrottlingException) when calling the PutParameter operation" in first["progressEvent"]["message"]
+    assert first["injected"] == [
+        {"rule": "ssm:PutParameter=ThrottlingException@1", "call": "ssm:PutParameter", "count": 1, "status": 400}
+    ]
+    assert [e["errorCode"] for e in events(run) if e["event"] == "retry"] == ["Throttling"]
+    assert second["status"] == "SUCCESS" and "injected" not in second  # @1: the second call goes through
+    assert aws("ssm", moto_url).get_parameter(Name=GREETING)["Parameter"]["Value"] == "hello from cfnrun"
+
+    deleted = cfnrun("invoke", "DELETE", "requests/delete.json", *flags, cwd=project, env=NO_LOCAL_CREDENTIALS)
+    assert "SUCCESS DELETE" in deleted.stdout, deleted.stdout + deleted.stderr
+    assert GREETING not in parameter_names(moto_url)
+    assert "⚡" not in deleted.stdout  # the rule never matched DeleteParameter
+
+    again = cfnrun("invoke", "CREATE", "requests/create.json", *flags, cwd=project, env=NO_LOCAL_CREDENTIALS)
+    assert "⚡ injected --inject ssm:PutParameter=ThrottlingException@1 into ssm:PutParameter (matching call 1)" in again.stdout
+    assert "↻ Throttling is retriable: retry 1/3 as #2" in again.stdout
+
+
+def test_every_matching_call_a_delay_and_a_service_wide_rule(sample: Callable[[str], Path], moto_url: str) -> None:
+    project = sample("parameter")
+    always = cfnrun(
+        "invoke", "DELETE", "requests/delete.json", "--aws-endpoint", moto_url, "--no-retry", "--json",
+        "--inject", "ssm:*=InternalServerError", "--inject", "ssm:GetParameter=+50ms",
+        cwd=project, env=NO_LOCAL_CREDENTIALS,
+    )
+    result = result_of(always)
+    assert (result["status"], result["errorCode"]) == ("FAILED", "ServiceInternalError"), always.stdout + always.stderr
+    (call,) = [e for e in events(always) if e["event"] == "invocation"]
+    assert call["injected"] == [{"rule": "ssm:*=InternalServerError", "call": "ssm:DeleteParameter", "count": 1, "status": 500}]
+
+    slow = cfnrun(
+        "invoke", "READ", "requests/delete.json", "--aws-endpoint", moto_url, "--json", "--contract", "off",
+        "--inject", "ssm:GetParameter=+300ms", cwd=project, env=NO_LOCAL_CREDENTIALS,
+    )
+    (read,) = [e for e in events(slow) if e["event"] == "invocation"]
+    assert read["injected"][0]["status"] is None and read["durationMs"] >= 300
+    answered = result_of(slow)  # delayed, then sent: moto answered (moto's state is shared by the test process's servers)
+    assert answered["status"] == "SUCCESS" or answered["errorCode"] == "NotFound", slow.stdout + slow.stderr
+
+
+@pytest.mark.parametrize(
+    "value, problem",
+    [
+        ("ssm-PutParameter=ThrottlingException", "expected SERVICE:Operation=ErrorCode"),
+        ("ssm:PutParameter=", "say what happens to the call"),
+        ("ssm:PutParameter=ThrottlingException@0", "calls are counted from 1"),
+        ("ssm:PutParameter=ThrottlingException%150", "a rate is a percentage"),
+    ],
+)
+def test_a_bad_inject_value_is_a_usage_error(sample: Callable[[str], Path], value: str, problem: str) -> None:
+    run = cfnrun("invoke", "CREATE", "requests/create.json", "--inject", value, cwd=sample("parameter"))
+    assert run.returncode == 2 and problem in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_serve_injects_into_every_worker_call(
+    sample: Callable[[str], Path], serve: Callable[..., ServerProcess], moto_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in NO_LOCAL_CREDENTIALS.items():
+        monkeypatch.delenv(key, raising=False) if value is None else monkeypatch.setenv(key, value)
+    server = serve(sample("parameter"), "--aws-endpoint", moto_url, "--no-reload", "--workers", "1",
+        "--inject", "ssm:PutParameter=AccessDeniedException@2",
+    )
+    client = server.client()
+
+    def call(action: str, name: str) -> Dict[str, Any]:
+        payload = _serve_request(action, {"Name": name, "Value": "v"})
+        answer: Dict[str, Any] = json.loads(client.invoke(FunctionName="TypeFunction", Payload=payload)["Payload"].read())
+        return answer
+
+    assert call("CREATE", "/one")["status"] == "SUCCESS"
+    denied = call("CREATE", "/two")  # the worker's second PutParameter
+    assert (denied["status"], denied["errorCode"]) == ("FAILED", "AccessDenied"), denied
+    assert "AccessDeniedException" in denied["message"]
+    server.wait_for_line(r"⚡ injected --inject ssm:PutParameter=AccessDeniedException@2 into ssm:PutParameter \(matching call 2\)")
+    assert call("CREATE", "/three")["status"] == "SUCCESS"
+    names = parameter_names(moto_url)
+    assert "/one" in names and "/three" in names and "/two" not in names
