@@ -35,9 +35,13 @@ def test_a_throttled_put_is_mapped_retried_and_shown(sample: Callable[[str], Pat
     assert GREETING not in parameter_names(moto_url)
     assert "⚡" not in deleted.stdout  # the rule never matched DeleteParameter
 
-    again = cfnrun("invoke", "CREATE", "requests/create.json", *flags, cwd=project, env=NO_LOCAL_CREDENTIALS)
+    recorded = {**NO_LOCAL_CREDENTIALS, "CFNRUN_HISTORY": "on"}
+    again = cfnrun("invoke", "CREATE", "requests/create.json", *flags, cwd=project, env=recorded)
     assert "⚡ injected --inject ssm:PutParameter=ThrottlingException@1 into ssm:PutParameter (matching call 1)" in again.stdout
     assert "↻ Throttling is retriable: retry 1/3 as #2" in again.stdout
+    newest = json.loads(cfnrun("history", "--json", cwd=project, env=recorded).stdout.splitlines()[0])
+    shown = cfnrun("history", "show", str(newest["id"]), cwd=project, env=recorded)
+    assert "⚡ injected --inject ssm:PutParameter=ThrottlingException@1" in shown.stdout, shown.stdout + shown.stderr
 
 
 def test_every_matching_call_a_delay_and_a_service_wide_rule(sample: Callable[[str], Path], moto_url: str) -> None:
