@@ -136,7 +136,7 @@ def invoke(
     handler: Optional[str] = typer.Option(None, help="Run without a project: the handler as MODULE.ATTRIBUTE."),
     schema: Optional[Path] = typer.Option(None, help="Run without a project: the resource schema file."),
     code_dir: Optional[Path] = typer.Option(None, help="Run without a project: the folder to import the handler from."),
-    function: Optional[str] = typer.Option(None, help="The template function to invoke (default: TypeFunction, or TestEntrypoint for a sam-tests event)."),
+    function: Optional[str] = typer.Option(None, help="The template function to invoke (default: TypeFunction, or TestEntrypoint for a sam-tests event); with --lambda-endpoint, its name there."),
     entrypoint: Optional[Entrypoint] = typer.Option(
         None, case_sensitive=False, help="Request shape: 'type' (HandlerRequest) or 'test' (sam-tests event). Default: from the request file."
     ),
@@ -180,6 +180,10 @@ def invoke(
     aws_endpoint: Optional[str] = _aws_endpoint_option(),
     moto: bool = _moto_option(),
     inject: List[str] = _inject_option(),
+    lambda_endpoint: Optional[str] = typer.Option(
+        None, "--lambda-endpoint", metavar="URL", help="Invoke the function on this Lambda Invoke API (sam local start-lambda, LocalStack, "
+        "cfnrun serve, https://lambda.REGION.amazonaws.com) instead of local workers; --function names it there."
+    ),
     retry: bool = typer.Option(
         True, "--retry/--no-retry", help="Re-invoke FAILED Throttling, NetworkFailure, ServiceInternalError or ResourceConflict "
         "answers with backoff (1 s, 2 s, 4 s), as the service does."
@@ -222,6 +226,7 @@ def invoke(
         moto=moto,
         retry=retry,
         faults=faults,
+        lambda_endpoint=lambda_endpoint,
     )
     try:
         prepared = prepare(settings)
