@@ -101,6 +101,9 @@ def test_function_errors_crashes_and_timeouts_map_to_the_same_outcomes(tmp_path:
     exited = run("exit")
     assert exited["result"]["reason"] == "worker-died" and exited["calls"][0]["outcome"] == "worker_died"
 
+    broken = run("echo", "--function", "Broken")  # broken_syntax.py: serve answers Runtime.UserCodeSyntaxError
+    assert broken["result"]["reason"] == "init-error" and "Syntax error in module 'broken_syntax'" in broken["result"]["message"]
+
     slow = run("sleep", "--invocation-timeout", "1")
     assert slow["result"]["reason"] == "invocation-budget-exceeded", slow
     assert slow["calls"][0]["outcome"] == "timed_out" and "cfnrun stopped waiting" in slow["calls"][0]["note"]
