@@ -306,3 +306,82 @@ def test_cfnrun_test_explains_a_language_cfn_no_longer_knows_and_checks_python(s
     assert "Traceback" not in run.stderr
     missing = cfnrun("test", str(project), "--python", "/nonexistent/python3")
     assert missing.returncode == 2 and "/nonexistent/python3" in missing.stderr
+
+
+def test_serve_keeps_the_handlers_answer_when_a_schema_pattern_does_not_compile(
+    tmp_path: Path, serve: Callable[..., ServerProcess]
+) -> None:
+    """Under serve the answer once became ServiceException after the handler ran, losing what it created."""
+    project = tmp_path / "patterns"
+    project.mkdir()
+    (project / "patterned.py").write_text(PATTERN_HANDLER)
+    (project / "cfnrun-test-patterns.json").write_text(json.dumps(AWS_STYLE_SCHEMA))
+    (project / "template.yml").write_text(
+        "Resources:\n  TypeFunction:\n    Type: AWS::Serverless::Function\n    Properties:\n"
+        "      Handler: patterned.handler\n      Runtime: python3.9\n"
+    )
+    config = {"typeName": "Cfnrun::Test::Patterns", "language": "python39", "runtime": "python3.9", "entrypoint": "patterned.handler"}
+    (project / ".rpdk-config").write_text(json.dumps(config))
+    server = serve(project, "--no-reload", "--workers", "1", "--contract", "strict")
+    assert sum("schema pattern at /properties/Odd/pattern" in line for line in server.output) == 1  # said once, at start
+    payload = json.loads(_serve_request("CREATE", {"Text": "ok \U0001F600", "Odd": "ab"}))
+    payload["resourceType"] = "Cfnrun::Test::Patterns"
+    answer = server.client().invoke(FunctionName="TypeFunction", Payload=json.dumps(payload).encode())
+    assert "FunctionError" not in answer
+    body = json.loads(answer["Payload"].read())
+    assert (body["status"], body["resourceModel"]["Id"]) == ("SUCCESS", "p-1"), body
+    assert not any("Traceback" in line or "ServiceException" in line for line in server.output)
+
+
+def test_invoke_moto_watch_keeps_one_server_across_runs(sample: Callable[[str], Path]) -> None:
+    import subprocess
+    import sys
+
+    project = sample("parameter")
+    env = {key: value for key, value in {**__import__("os").environ, **NO_LOCAL_CREDENTIALS}.items() if value is not None}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cfnrun", "invoke", "CREATE", "requests/create.json", "--moto", "--watch", "--json"],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    try:
+        assert process.stdout is not None
+
+        def next_result() -> Dict[str, Any]:
+            for line in process.stdout:  # type: ignore[union-attr]
+                record: Dict[str, Any] = json.loads(line)
+                if record["event"] == "result":
+                    return record
+            raise AssertionError("cfnrun exited before another result")
+
+        assert next_result()["status"] == "SUCCESS"
+        request = project / "requests" / "create.json"
+        request.write_text(request.read_text() + "\n")  # a save: the same CREATE again
+        again = next_result()
+        assert (again["status"], again["errorCode"]) == ("FAILED", "AlreadyExists")  # the parameter is still there
+    finally:
+        process.kill()
+        process.wait(timeout=20)
+
+
+def test_serve_shows_the_handlers_traceback_without_cfnrun_frames(tmp_path: Path, serve: Callable[..., ServerProcess]) -> None:
+    import shutil
+
+    from conftest import LIB_PROVIDER
+
+    project = tmp_path / "thing"
+    shutil.copytree(LIB_PROVIDER, project)
+    (project / "thing.json").rename(project / "cfnrun-test-thing.json")
+    (project / "template.yml").write_text(
+        "Resources:\n  TypeFunction:\n    Type: AWS::Serverless::Function\n    Properties:\n"
+        "      Handler: lib_behaviours.raiser\n      Runtime: python3.9\n"
+    )
+    config = {"typeName": "Cfnrun::Test::Thing", "language": "python39", "runtime": "python3.9", "entrypoint": "lib_behaviours.raiser"}
+    (project / ".rpdk-config").write_text(json.dumps(config))
+    server = serve(project, "--no-reload", "--workers", "1", "--contract", "off")
+    payload = json.loads(_serve_request("CREATE", {"Name": "widget"}))
+    payload["resourceType"] = "Cfnrun::Test::Thing"
+    server.client().invoke(FunctionName="TypeFunction", Payload=json.dumps(payload).encode())
+    server.wait_for_line(r"KeyError: 'missing-configuration'")
+    traceback = "\n".join(server.output)
+    assert "lib_behaviours.py" in traceback and "resource.py" in traceback
+    assert "worker.py" not in traceback and "in checked" not in traceback

@@ -10,6 +10,7 @@ from typing import Any, Optional, Sequence, TextIO
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.ui.escape import printable
 from cfnrun.ui.faults import fault_line
+from cfnrun.ui.frames import without_cfnrun_frames
 
 _STYLES = {"ok": "32", "fail": "31", "warn": "33", "dim": "2"}
 
@@ -69,6 +70,6 @@ class Console:
         if outcome.kind is not OutcomeKind.RETURNED and outcome.error_message:
             lines.append(f"    {short_id} ! {printable(outcome.error_message)}")
         lines += [self._paint("warn", f"    {short_id} ⚡ {printable(fault_line(fault))}") for fault in outcome.faults]
-        lines += [f"    {short_id} │ {line}" for line in printable(outcome.logs.rstrip("\n")).splitlines()]
+        lines += [f"    {short_id} │ {line}" for line in printable(without_cfnrun_frames(outcome.logs).rstrip("\n")).splitlines()]
         lines += [self._paint("warn", f"    {short_id} ! {printable(note)}") for note in notes]
         self._write("\n".join(lines))
