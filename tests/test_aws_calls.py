@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.request
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, Optional
 
@@ -33,7 +34,10 @@ def moto_url() -> Iterator[str]:
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
+    url = f"http://{host}:{port}"
+    # moto keeps its state per process, not per server: start each test from an empty one
+    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).close()
+    yield url
     server.stop()
 
 
@@ -385,3 +389,25 @@ def test_serve_shows_the_handlers_traceback_without_cfnrun_frames(tmp_path: Path
     traceback = "\n".join(server.output)
     assert "lib_behaviours.py" in traceback and "resource.py" in traceback
     assert "worker.py" not in traceback and "in checked" not in traceback
+
+
+def test_cfnrun_test_looks_exports_up_where_cloudformation_endpoint_url_says(
+    sample: Callable[[str], Path], moto_url: str
+) -> None:
+    """--moto takes the handlers' calls; --cloudformation-endpoint-url, not the embedded server, answers ListExports."""
+    pytest.importorskip("rpdk.core")
+    project = sample("parameter")
+    template = {
+        "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
+        "Outputs": {"Value": {"Value": "from-elsewhere", "Export": {"Name": "CfnrunSampleValue"}}},
+    }
+    aws("cloudformation", moto_url).create_stack(StackName="exports-elsewhere", TemplateBody=json.dumps(template))
+    run = cfnrun(
+        "test", str(project), "--moto", "--cloudformation-endpoint-url", moto_url, "--virtual-clock", "--contract", "off",
+        "--", "-k", "contract_create_delete", env=NO_LOCAL_CREDENTIALS, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert "created /cfnrun/contract/parameter = 'from-elsewhere'" in (project / "cfnrun-test.log").read_text()
+    assert "contract violation" not in run.stdout  # --contract off: no checks, so no summary either
+    assert "no contract violations" not in run.stdout
+

@@ -62,8 +62,7 @@ def test_every_matching_call_a_delay_and_a_service_wide_rule(sample: Callable[[s
     )
     (read,) = [e for e in events(slow) if e["event"] == "invocation"]
     assert read["injected"][0]["status"] is None and read["durationMs"] >= 300
-    answered = result_of(slow)  # delayed, then sent: moto answered (moto's state is shared by the test process's servers)
-    assert answered["status"] == "SUCCESS" or answered["errorCode"] == "NotFound", slow.stdout + slow.stderr
+    assert result_of(slow)["errorCode"] == "NotFound", slow.stdout + slow.stderr  # delayed, then sent: moto answered
 
 
 @pytest.mark.parametrize(
@@ -102,5 +101,4 @@ def test_serve_injects_into_every_worker_call(
     assert "AccessDeniedException" in denied["message"]
     server.wait_for_line(r"⚡ injected --inject ssm:PutParameter=AccessDeniedException@2 into ssm:PutParameter \(matching call 2\)")
     assert call("CREATE", "/three")["status"] == "SUCCESS"
-    names = parameter_names(moto_url)
-    assert "/one" in names and "/three" in names and "/two" not in names
+    assert sorted(parameter_names(moto_url)) == ["/one", "/three"]
