@@ -36,9 +36,11 @@ def test_a_throttled_put_is_mapped_retried_and_shown(sample: Callable[[str], Pat
     assert "⚡" not in deleted.stdout  # the rule never matched DeleteParameter
 
     recorded = {**NO_LOCAL_CREDENTIALS, "CFNRUN_HISTORY": "on"}
-    again = cfnrun("invoke", "CREATE", "requests/create.json", *flags, cwd=project, env=recorded)
+    real_clock = [flag for flag in flags if flag != "--virtual-clock"]
+    again = cfnrun("invoke", "CREATE", "requests/create.json", *real_clock, cwd=project, env=recorded)
     assert "⚡ injected --inject ssm:PutParameter=ThrottlingException@1 into ssm:PutParameter (matching call 1)" in again.stdout
-    assert "↻ Throttling is retriable: retry 1/3 as #2" in again.stdout
+    assert "↻ Throttling is retriable: retry 1/3 as #2, the same request after 1 s\n" in again.stdout
+    assert "… waiting 1 s (backoff before the retry)" in again.stdout  # not a CallbackDelaySeconds the handler asked for
     newest = json.loads(cfnrun("history", "--json", cwd=project, env=recorded).stdout.splitlines()[0])
     shown = cfnrun("history", "show", str(newest["id"]), cwd=project, env=recorded)
     assert "⚡ injected --inject ssm:PutParameter=ThrottlingException@1" in shown.stdout, shown.stdout + shown.stderr

@@ -42,6 +42,7 @@ class TimelineRenderer:
         self._repeated: List[int] = []
         self._last_violations: List[str] = []
         self._retry_said = False  # the wait before a retry is on the retry's line
+        self._wait_reason = "CallbackDelaySeconds"  # what the wait being counted down is for
         self._streamed: Dict[int, str] = {}  # output of a long call already shown live, by invocation
 
     def __call__(self, event: OperationEvent) -> None:
@@ -101,6 +102,8 @@ class TimelineRenderer:
         elif self._repeated and isinstance(event, (Waiting, WaitTick)):
             return  # the wait after a repeated answer: said once, for the first of the run
         elif isinstance(event, Waiting):
+            self._wait_reason = "backoff before the retry" if self._retry_said else "CallbackDelaySeconds"
+            self._retry_said = False
             if event.virtual:
                 self._line(self._paint("dim", f"     … callback after {round(event.delay_s, 1):g} s (virtual, not waited)"))
             elif event.delay_s > 0:
@@ -237,7 +240,7 @@ class TimelineRenderer:
     def _countdown(self, remaining: float, label: str) -> None:
         if not self.live:
             if not self._countdown_open:
-                self._line(self._paint("dim", f"     … waiting {remaining:g} s (CallbackDelaySeconds)"))
+                self._line(self._paint("dim", f"     … waiting {remaining:g} s ({self._wait_reason})"))
                 self._countdown_open = True
             return
         self.out.write(f"\r\033[K     … {label} {remaining:.0f} s")
