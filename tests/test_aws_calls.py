@@ -404,10 +404,12 @@ def test_cfnrun_test_looks_exports_up_where_cloudformation_endpoint_url_says(
     aws("cloudformation", moto_url).create_stack(StackName="exports-elsewhere", TemplateBody=json.dumps(template))
     run = cfnrun(
         "test", str(project), "--moto", "--cloudformation-endpoint-url", moto_url, "--virtual-clock", "--contract", "off",
-        "--", "-k", "contract_create_delete", env=NO_LOCAL_CREDENTIALS, timeout=300,
+        "--inject", "ssm:GetParameter=+10ms", "--", "-k", "contract_create_delete", env=NO_LOCAL_CREDENTIALS, timeout=300,
     )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
-    assert "created /cfnrun/contract/parameter = 'from-elsewhere'" in (project / "cfnrun-test.log").read_text()
+    log = (project / "cfnrun-test.log").read_text()
+    assert "created /cfnrun/contract/parameter = 'from-elsewhere'" in log
+    assert "⚡ injected --inject ssm:GetParameter=+10ms into ssm:GetParameter (matching call 1)" in log  # --inject on cfnrun test
     assert "contract violation" not in run.stdout  # --contract off: no checks, so no summary either
     assert "no contract violations" not in run.stdout
 
