@@ -24,7 +24,7 @@ FAULTS_VARIABLE = "CFNRUN_INJECT"
 SYNTAX = "SERVICE:Operation=ErrorCode or SERVICE:Operation=+2s, optionally followed by @N (the N-th call) or %P (P percent)"
 
 _RULE = re.compile(
-    r"^(?P<service>[a-z0-9][a-z0-9-]*):(?P<operation>\*|[A-Za-z][A-Za-z0-9]*)="
+    r"^(?P<service>[A-Za-z0-9][A-Za-z0-9-]*):(?P<operation>\*|[A-Za-z][A-Za-z0-9]*)="
     r"(?P<error>[A-Za-z][A-Za-z0-9.]*)?(?:\+(?P<delay>\d+(?:\.\d+)?)(?P<unit>ms|s))?"
     r"(?:@(?P<nth>\d+)|%(?P<rate>\d+(?:\.\d+)?))?$"
 )
@@ -71,7 +71,7 @@ def parse_fault(text: str) -> FaultRule:
     delay_s = float(delay) / (1000.0 if found["unit"] == "ms" else 1.0) if delay else 0.0
     return FaultRule(
         text=text.strip(),
-        service=found["service"],
+        service=found["service"].lower(),
         operation=found["operation"],
         error_code=error,
         status=http_status(error) if error else None,
