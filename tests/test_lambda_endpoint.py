@@ -119,3 +119,32 @@ def test_endpoint_problems_and_local_only_flags_are_clear_errors(tmp_path: Path,
     clash = cfnrun("invoke", "CREATE", "--lambda-endpoint", server.url, "--in-process", "--inject", "ssm:GetParameter=+1s", cwd=project)
     assert clash.returncode == 2 and "--in-process, --inject only change how cfnrun runs it locally" in clash.stderr
     assert "Traceback" not in missing.stderr + nobody.stderr + clash.stderr
+
+
+def test_ctrl_c_during_a_long_remote_call_ends_invoke_at_once(tmp_path: Path, serve: Callable[..., ServerProcess]) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import wait_until
+
+    project = _misbehaving(tmp_path)
+    server = serve(project, "--no-reload", "--workers", "1")
+    started = tmp_path / "started"
+    (project / "request.json").write_text(json.dumps({"desiredResourceState": {"do": "sleep", "seconds": 15, "started": str(started)}}))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cfnrun", "invoke", "CREATE", "request.json", "--lambda-endpoint", server.url, "--contract", "off"],
+        cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        wait_until(started.exists, timeout=30, what="the remote call to start")
+        interrupted = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=10)
+        assert time.monotonic() - interrupted < 5  # not held up until the 15 s call answers
+        assert "Traceback" not in (process.stderr.read() if process.stderr else "")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

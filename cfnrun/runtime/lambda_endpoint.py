@@ -9,7 +9,8 @@ function may still run there). The Invoke API itself failing (unreachable, no su
 refused credentials) is not the handler's doing: it ends the command with a CfnrunError.
 
 boto3's lambda client signs the calls (AWS needs that; local endpoints ignore it) and runs
-in a worker thread, one call at a time, with its read timeout set to the call's budget.
+in a daemon thread, one call at a time, with its read timeout set to the call's budget; a
+daemon, so Ctrl-C during a long call ends cfnrun at once instead of waiting for the answer.
 """
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ import asyncio
 import base64
 import json
 import math
+import threading
 import time
 import uuid
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple, TypeVar
 
 import boto3
 from botocore.config import Config
@@ -91,7 +93,7 @@ class LambdaEndpointFunction:
         async with self._lock:
             started = time.perf_counter()
             try:
-                answer = await asyncio.to_thread(self._call, event, timeout_s)
+                answer = await _in_daemon_thread(lambda: self._call(event, timeout_s))
             except ReadTimeoutError:
                 duration = (time.perf_counter() - started) * 1000.0
                 return InvocationOutcome(
@@ -130,6 +132,36 @@ class LambdaEndpointFunction:
         return InvocationOutcome(
             kind, request_id, duration, logs, error=error, timeout_s=timeout_s if kind is OutcomeKind.TIMED_OUT else None
         )
+
+
+T = TypeVar("T")
+
+
+async def _in_daemon_thread(work: Callable[[], T]) -> T:
+    """``work()`` in a thread of its own that never holds up the interpreter's exit."""
+    loop = asyncio.get_running_loop()
+    done: "asyncio.Future[T]" = loop.create_future()
+
+    def settle(result: Any, error: Optional[BaseException]) -> None:
+        if done.done():  # the caller was cancelled meanwhile
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(result)
+
+    def run() -> None:
+        try:
+            result, error = work(), None
+        except BaseException as raised:  # noqa: B902 - handed to the awaiting coroutine
+            result, error = None, raised
+        try:
+            loop.call_soon_threadsafe(settle, result, error)
+        except RuntimeError:
+            pass  # the loop is closed: nobody is waiting any more
+
+    threading.Thread(target=run, name="cfnrun-lambda-invoke", daemon=True).start()
+    return await done
 
 
 def _json(body: bytes) -> Tuple[Any, Optional[str]]:
