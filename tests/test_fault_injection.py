@@ -104,3 +104,15 @@ def test_serve_injects_into_every_worker_call(
     server.wait_for_line(r"⚡ injected --inject ssm:PutParameter=AccessDeniedException@2 into ssm:PutParameter \(matching call 2\)")
     assert call("CREATE", "/three")["status"] == "SUCCESS"
     assert sorted(parameter_names(moto_url)) == ["/one", "/three"]
+
+
+def test_in_process_injects_too(sample: Callable[[str], Path], moto_url: str) -> None:
+    project = sample("parameter")
+    run = cfnrun(
+        "invoke", "CREATE", "requests/create.json", "--in-process", "--aws-endpoint", moto_url, "--virtual-clock", "--json",
+        "--inject", "ssm:PutParameter=ThrottlingException@1", cwd=project, env=NO_LOCAL_CREDENTIALS,
+    )
+    result = result_of(run)
+    assert (result["status"], result["invocations"]) == ("SUCCESS", 2), run.stdout + run.stderr
+    first = next(e for e in events(run) if e["event"] == "invocation")
+    assert first["injected"][0]["rule"] == "ssm:PutParameter=ThrottlingException@1"
