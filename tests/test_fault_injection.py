@@ -45,6 +45,11 @@ def test_a_throttled_put_is_mapped_retried_and_shown(sample: Callable[[str], Pat
     shown = cfnrun("history", "show", str(newest["id"]), cwd=project, env=recorded)
     assert "⚡ injected --inject ssm:PutParameter=ThrottlingException@1" in shown.stdout, shown.stdout + shown.stderr
 
+    aws("ssm", moto_url).delete_parameter(Name=GREETING)  # from scratch, the replay does what the recording did
+    replayed = cfnrun("replay", str(newest["id"]), "--virtual-clock", cwd=project, env=recorded)
+    assert replayed.returncode == 0 and f"same outcome as #{newest['id']}: SUCCESS" in replayed.stdout, replayed.stdout + replayed.stderr
+    assert "⚡ injected --inject ssm:PutParameter=ThrottlingException@1" in replayed.stdout  # the endpoint and the fault, again
+
 
 def test_every_matching_call_a_delay_and_a_service_wide_rule(sample: Callable[[str], Path], moto_url: str) -> None:
     project = sample("parameter")
@@ -116,3 +121,14 @@ def test_in_process_injects_too(sample: Callable[[str], Path], moto_url: str) ->
     assert (result["status"], result["invocations"]) == ("SUCCESS", 2), run.stdout + run.stderr
     first = next(e for e in events(run) if e["event"] == "invocation")
     assert first["injected"][0]["rule"] == "ssm:PutParameter=ThrottlingException@1"
+
+
+def test_replay_of_a_moto_operation_starts_a_fresh_moto_server(sample: Callable[[str], Path]) -> None:
+    project = sample("parameter")
+    recorded = {**NO_LOCAL_CREDENTIALS, "CFNRUN_HISTORY": "on"}
+    created = cfnrun("invoke", "CREATE", "requests/create.json", "--moto", cwd=project, env=recorded)
+    assert created.returncode == 0, created.stdout + created.stderr
+    newest = json.loads(cfnrun("history", "--json", cwd=project, env=recorded).stdout.splitlines()[0])
+    replayed = cfnrun("replay", str(newest["id"]), cwd=project, env=recorded)
+    assert replayed.returncode == 0 and f"same outcome as #{newest['id']}: SUCCESS" in replayed.stdout, replayed.stdout + replayed.stderr
+    assert "moto server (AWS stand-in) at http://127.0.0.1:" in replayed.stderr

@@ -66,6 +66,14 @@ def test_invoke_replays_in_progress_against_a_separately_started_serve(tmp_path:
     assert served and calls[-1]["requestId"][:8] in served  # the request id is the endpoint's
     assert [e["event"] for e in events(run)].count("wait") == 2
 
+    recorded = {"CFNRUN_HISTORY": "on"}
+    again = cfnrun("invoke", "CREATE", "create.json", "--lambda-endpoint", server.url, "--virtual-clock", cwd=project, env=recorded)
+    assert again.returncode == 0, again.stdout + again.stderr
+    newest = json.loads(cfnrun("history", "--json", cwd=project, env=recorded).stdout.splitlines()[0])
+    replayed = cfnrun("replay", str(newest["id"]), cwd=project, env=recorded)
+    assert f"same outcome as #{newest['id']}: SUCCESS" in replayed.stdout, replayed.stdout + replayed.stderr
+    assert f"the calls go to steps-function on {server.url}" in replayed.stderr  # replayed at the endpoint, not locally
+
 
 def test_the_note_sample_against_serve_with_contract_checks(sample: Callable[[str], Path], serve: Callable[..., ServerProcess]) -> None:
     project = sample("note")

@@ -86,6 +86,7 @@ class PreparedInvoke:
     request: OperationRequest
     notes: List[str]
     remote_function: Optional[str] = None  # --lambda-endpoint: the function's name there
+    embedded_moto: bool = False  # settings.aws_endpoint is the --moto server this command started
 
 
 def _load_project(settings: InvokeSettings) -> Project:
@@ -291,6 +292,7 @@ async def execute(
     with moto_server() as url:
         (on_note or (lambda message: None))(f"moto server (AWS stand-in) at {url}: the handler's AWS calls go there")
         prepared.settings = replace(prepared.settings, aws_endpoint=url, moto=False)  # --watch runs reuse this server
+        prepared.embedded_moto = True
         return await run_watched(prepared, observers, on_change)
 
 
@@ -331,6 +333,7 @@ async def run_watched(
                 target = make_target(fresh, standby=True)
             else:
                 await target.reload()
+            fresh.embedded_moto = prepared.embedded_moto
             prepared = fresh
             result = await run_operation(prepared, target, observers)
     finally:
