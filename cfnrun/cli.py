@@ -14,6 +14,7 @@ from cfnrun import __version__
 from cfnrun.app.contract_suite import ContractSettings, run_contract_tests
 from cfnrun.contract.checker import ContractMode
 from cfnrun.model.errors import CfnrunError
+from cfnrun.model.faults import parse_faults
 from cfnrun.model.budgets import Budgets
 from cfnrun.invoker.events import Observer
 from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT
@@ -97,6 +98,14 @@ def _aws_endpoint_option() -> Any:
     )
 
 
+def _inject_option() -> Any:
+    return typer.Option(
+        [], "--inject", metavar="SERVICE:Operation=EFFECT",
+        help="Fault in the handlers' AWS calls (repeatable): ssm:PutParameter=ThrottlingException, ...=+2s (a delay), "
+        "suffix @N for the N-th matching call only or %P for P percent of them.",
+    )
+
+
 def _moto_option() -> Any:
     return typer.Option(False, "--moto", help="Start a moto server for the handlers' AWS calls, for as long as the command runs (pip install 'cfnrun[moto]').")
 
@@ -127,7 +136,7 @@ def invoke(
     handler: Optional[str] = typer.Option(None, help="Run without a project: the handler as MODULE.ATTRIBUTE."),
     schema: Optional[Path] = typer.Option(None, help="Run without a project: the resource schema file."),
     code_dir: Optional[Path] = typer.Option(None, help="Run without a project: the folder to import the handler from."),
-    function: Optional[str] = typer.Option(None, help="The template function to invoke (default: TypeFunction, or TestEntrypoint for a sam-tests event)."),
+    function: Optional[str] = typer.Option(None, help="The template function to invoke (default: TypeFunction, or TestEntrypoint for a sam-tests event); with --lambda-endpoint, its name there."),
     entrypoint: Optional[Entrypoint] = typer.Option(
         None, case_sensitive=False, help="Request shape: 'type' (HandlerRequest) or 'test' (sam-tests event). Default: from the request file."
     ),
@@ -170,6 +179,11 @@ def invoke(
     ),
     aws_endpoint: Optional[str] = _aws_endpoint_option(),
     moto: bool = _moto_option(),
+    inject: List[str] = _inject_option(),
+    lambda_endpoint: Optional[str] = typer.Option(
+        None, "--lambda-endpoint", metavar="URL", help="Invoke the function on this Lambda Invoke API (sam local start-lambda, LocalStack, "
+        "cfnrun serve, https://lambda.REGION.amazonaws.com) instead of local workers; --function names it there."
+    ),
     retry: bool = typer.Option(
         True, "--retry/--no-retry", help="Re-invoke FAILED Throttling, NetworkFailure, ServiceInternalError or ResourceConflict "
         "answers with backoff (1 s, 2 s, 4 s), as the service does."
@@ -181,6 +195,7 @@ def invoke(
     """
     try:
         project_dir = project if (handler or schema) else _project_dir(None, project)
+        faults = parse_faults(inject)
     except CfnrunError as error:
         raise _fail(str(error), json_output=json_output) from None
     settings = InvokeSettings(
@@ -210,6 +225,8 @@ def invoke(
         aws_endpoint=aws_endpoint,
         moto=moto,
         retry=retry,
+        faults=faults,
+        lambda_endpoint=lambda_endpoint,
     )
     try:
         prepared = prepare(settings)
@@ -281,6 +298,7 @@ def serve(
     ),
     aws_endpoint: Optional[str] = _aws_endpoint_option(),
     moto: bool = _moto_option(),
+    inject: List[str] = _inject_option(),
 ) -> None:
     """Serve the project's functions on the AWS Lambda Invoke API, from warm workers,
     and the project's type on the Cloud Control API at the same address.
@@ -294,6 +312,7 @@ def serve(
         if debug_port is not None:
             require_debugpy(python)
         region = region or local_region(profile)
+        faults = parse_faults(inject)
     except CfnrunError as error:
         raise _fail(str(error)) from None
     if mismatch:
@@ -303,7 +322,7 @@ def serve(
         port=port,
         runtime=RuntimeSettings(
             region, account_id, workers, log_level, python, standby=reload, debug_port=debug_port, debug_wait=debug_wait,
-            memory_limit=memory_limit is Switch.ON, aws_endpoint=aws_endpoint,
+            memory_limit=memory_limit is Switch.ON, aws_endpoint=aws_endpoint, faults=faults,
         ),
         budgets=Budgets(time_scale, invocation_timeout),
         sts_standin=sts_standin,
@@ -338,6 +357,7 @@ def contract_test(
     ),
     aws_endpoint: Optional[str] = _aws_endpoint_option(),
     moto: bool = _moto_option(),
+    inject: List[str] = _inject_option(),
     contract: ContractMode = typer.Option(
         ContractMode.WARN, case_sensitive=False, help="Check every answer against the handler contract: warn, strict (answer FAILED), off."
     ),
@@ -361,7 +381,8 @@ def contract_test(
         if mismatch:
             typer.echo(f"cfnrun: note: {mismatch}", err=True)
         runtime = RuntimeSettings(
-            region=region or local_region(), workers=workers, log_level=log_level, python=python, aws_endpoint=aws_endpoint
+            region=region or local_region(), workers=workers, log_level=log_level, python=python, aws_endpoint=aws_endpoint,
+            faults=parse_faults(inject),
         )
         settings = ContractSettings(
             serve=ServeSettings(runtime=runtime, moto=moto, contract=contract),

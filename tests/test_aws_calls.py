@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.request
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, Optional
 
@@ -33,7 +34,10 @@ def moto_url() -> Iterator[str]:
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
+    url = f"http://{host}:{port}"
+    # moto keeps its state per process, not per server: start each test from an empty one
+    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).close()
+    yield url
     server.stop()
 
 
@@ -306,3 +310,106 @@ def test_cfnrun_test_explains_a_language_cfn_no_longer_knows_and_checks_python(s
     assert "Traceback" not in run.stderr
     missing = cfnrun("test", str(project), "--python", "/nonexistent/python3")
     assert missing.returncode == 2 and "/nonexistent/python3" in missing.stderr
+
+
+def test_serve_keeps_the_handlers_answer_when_a_schema_pattern_does_not_compile(
+    tmp_path: Path, serve: Callable[..., ServerProcess]
+) -> None:
+    """Under serve the answer once became ServiceException after the handler ran, losing what it created."""
+    project = tmp_path / "patterns"
+    project.mkdir()
+    (project / "patterned.py").write_text(PATTERN_HANDLER)
+    (project / "cfnrun-test-patterns.json").write_text(json.dumps(AWS_STYLE_SCHEMA))
+    (project / "template.yml").write_text(
+        "Resources:\n  TypeFunction:\n    Type: AWS::Serverless::Function\n    Properties:\n"
+        "      Handler: patterned.handler\n      Runtime: python3.9\n"
+    )
+    config = {"typeName": "Cfnrun::Test::Patterns", "language": "python39", "runtime": "python3.9", "entrypoint": "patterned.handler"}
+    (project / ".rpdk-config").write_text(json.dumps(config))
+    server = serve(project, "--no-reload", "--workers", "1", "--contract", "strict")
+    assert sum("schema pattern at /properties/Odd/pattern" in line for line in server.output) == 1  # said once, at start
+    payload = json.loads(_serve_request("CREATE", {"Text": "ok \U0001F600", "Odd": "ab"}))
+    payload["resourceType"] = "Cfnrun::Test::Patterns"
+    answer = server.client().invoke(FunctionName="TypeFunction", Payload=json.dumps(payload).encode())
+    assert "FunctionError" not in answer
+    body = json.loads(answer["Payload"].read())
+    assert (body["status"], body["resourceModel"]["Id"]) == ("SUCCESS", "p-1"), body
+    assert not any("Traceback" in line or "ServiceException" in line for line in server.output)
+
+
+def test_invoke_moto_watch_keeps_one_server_across_runs(sample: Callable[[str], Path]) -> None:
+    import subprocess
+    import sys
+
+    project = sample("parameter")
+    env = {key: value for key, value in {**__import__("os").environ, **NO_LOCAL_CREDENTIALS}.items() if value is not None}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cfnrun", "invoke", "CREATE", "requests/create.json", "--moto", "--watch", "--json"],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    try:
+        assert process.stdout is not None
+
+        def next_result() -> Dict[str, Any]:
+            for line in process.stdout:  # type: ignore[union-attr]
+                record: Dict[str, Any] = json.loads(line)
+                if record["event"] == "result":
+                    return record
+            raise AssertionError("cfnrun exited before another result")
+
+        assert next_result()["status"] == "SUCCESS"
+        request = project / "requests" / "create.json"
+        request.write_text(request.read_text() + "\n")  # a save: the same CREATE again
+        again = next_result()
+        assert (again["status"], again["errorCode"]) == ("FAILED", "AlreadyExists")  # the parameter is still there
+    finally:
+        process.kill()
+        process.wait(timeout=20)
+
+
+def test_serve_shows_the_handlers_traceback_without_cfnrun_frames(tmp_path: Path, serve: Callable[..., ServerProcess]) -> None:
+    import shutil
+
+    from conftest import LIB_PROVIDER
+
+    project = tmp_path / "thing"
+    shutil.copytree(LIB_PROVIDER, project)
+    (project / "thing.json").rename(project / "cfnrun-test-thing.json")
+    (project / "template.yml").write_text(
+        "Resources:\n  TypeFunction:\n    Type: AWS::Serverless::Function\n    Properties:\n"
+        "      Handler: lib_behaviours.raiser\n      Runtime: python3.9\n"
+    )
+    config = {"typeName": "Cfnrun::Test::Thing", "language": "python39", "runtime": "python3.9", "entrypoint": "lib_behaviours.raiser"}
+    (project / ".rpdk-config").write_text(json.dumps(config))
+    server = serve(project, "--no-reload", "--workers", "1", "--contract", "off")
+    payload = json.loads(_serve_request("CREATE", {"Name": "widget"}))
+    payload["resourceType"] = "Cfnrun::Test::Thing"
+    server.client().invoke(FunctionName="TypeFunction", Payload=json.dumps(payload).encode())
+    server.wait_for_line(r"KeyError: 'missing-configuration'")
+    traceback = "\n".join(server.output)
+    assert "lib_behaviours.py" in traceback and "resource.py" in traceback
+    assert "worker.py" not in traceback and "in checked" not in traceback
+
+
+def test_cfnrun_test_looks_exports_up_where_cloudformation_endpoint_url_says(
+    sample: Callable[[str], Path], moto_url: str
+) -> None:
+    """--moto takes the handlers' calls; --cloudformation-endpoint-url, not the embedded server, answers ListExports."""
+    pytest.importorskip("rpdk.core")
+    project = sample("parameter")
+    template = {
+        "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
+        "Outputs": {"Value": {"Value": "from-elsewhere", "Export": {"Name": "CfnrunSampleValue"}}},
+    }
+    aws("cloudformation", moto_url).create_stack(StackName="exports-elsewhere", TemplateBody=json.dumps(template))
+    run = cfnrun(
+        "test", str(project), "--moto", "--cloudformation-endpoint-url", moto_url, "--virtual-clock", "--contract", "off",
+        "--inject", "ssm:GetParameter=+10ms", "--", "-k", "contract_create_delete", env=NO_LOCAL_CREDENTIALS, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    log = (project / "cfnrun-test.log").read_text()
+    assert "created /cfnrun/contract/parameter = 'from-elsewhere'" in log
+    assert "⚡ injected --inject ssm:GetParameter=+10ms into ssm:GetParameter (matching call 1)" in log  # --inject on cfnrun test
+    assert "contract violation" not in run.stdout  # --contract off: no checks, so no summary either
+    assert "no contract violations" not in run.stdout
+

@@ -46,6 +46,12 @@ def request_record(prepared: "PreparedInvoke", masker: Masker) -> Dict[str, Any]
             "inProcess": settings.in_process,
             "contract": settings.contract.value,
             "stringPrimitives": settings.string_primitives,
+            "retry": settings.retry,
+            "moto": prepared.embedded_moto,  # replayed on a fresh moto server: the recorded one is gone
+            "awsEndpoint": None if prepared.embedded_moto else settings.aws_endpoint,
+            "inject": [rule.text for rule in settings.faults],
+            "lambdaEndpoint": settings.lambda_endpoint,
+            "lambdaFunction": prepared.remote_function,
         },
         "maskedWriteOnly": masker.masked_pointers(operation.desired, operation.previous),
     }

@@ -4,14 +4,16 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.budgets import Budgets
+from cfnrun.model.faults import FaultRule
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import caller_credentials, local_region
 from cfnrun.invoker.events import Observer, OperationResult
+from cfnrun.runtime.lambda_endpoint import LambdaEndpointFunction
 from cfnrun.runtime.in_process import InProcessFunction
 from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT, Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
@@ -72,6 +74,8 @@ class InvokeSettings:
     aws_endpoint: Optional[str] = None  # where the handler's AWS calls go
     moto: bool = False  # an embedded moto server for the life of the command
     retry: bool = True  # re-invoke FAILED answers with a retriable error code, as the service does
+    faults: Tuple[FaultRule, ...] = ()  # --inject: faults in the handler's AWS calls
+    lambda_endpoint: Optional[str] = None  # send the calls to this Lambda Invoke API instead of local workers
 
 
 @dataclass
@@ -81,6 +85,8 @@ class PreparedInvoke:
     function: FunctionSpec
     request: OperationRequest
     notes: List[str]
+    remote_function: Optional[str] = None  # --lambda-endpoint: the function's name there
+    embedded_moto: bool = False  # settings.aws_endpoint is the --moto server this command started
 
 
 def _load_project(settings: InvokeSettings) -> Project:
@@ -120,9 +126,10 @@ def _undeclared_handler(project: Project, action: Action) -> Optional[str]:
 def prepare(settings: InvokeSettings) -> PreparedInvoke:
     """Everything that can fail on bad input, before any process starts."""
     aws_endpoint_choice(settings.aws_endpoint, settings.moto)
+    _lambda_endpoint_choice(settings)
     project = _load_project(settings)
     notes: List[str] = []
-    if not settings.in_process:
+    if not settings.in_process and not settings.lambda_endpoint:
         mismatch = runtime_mismatch(project, interpreter_version(settings.python))
         if mismatch:
             notes.append(mismatch)
@@ -152,7 +159,13 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
             f"the request file says action {operation.action.value}; running {settings.action.value} as asked"
         )
     entrypoint = settings.entrypoint or (Entrypoint.TEST if operation.format == SAM_TESTS else Entrypoint.TYPE)
-    if settings.function:
+    remote_function = None
+    if settings.lambda_endpoint:
+        function, remote_function = _remote_function(settings, project, entrypoint)
+        notes.append(
+            f"the calls go to {remote_function} on {settings.lambda_endpoint} (budgets from {function.logical_id} in template.yml)"
+        )
+    elif settings.function:
         function = project.function(settings.function)
         if settings.entrypoint is None and entrypoint is Entrypoint.TYPE and function.handler == project.test_entrypoint != project.entrypoint:
             entrypoint = Entrypoint.TEST
@@ -165,7 +178,7 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
         function = project.type_function()
     credentials = operation.credentials
     if credentials is None:
-        rerouted = settings.aws_endpoint or ("moto" if settings.moto else None)
+        rerouted = settings.aws_endpoint or ("moto" if settings.moto else None) or _stand_in(settings.lambda_endpoint)
         credentials, note = caller_credentials(settings.profile, settings.use_credentials, rerouted)
         notes += [note] if note else []
     request = OperationRequest(
@@ -178,19 +191,61 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
         credentials=credentials,
         string_primitives=settings.string_primitives,
     )
-    return PreparedInvoke(settings, project, function, request, notes)
+    return PreparedInvoke(settings, project, function, request, notes, remote_function)
+
+
+def _stand_in(lambda_endpoint: Optional[str]) -> Optional[str]:
+    """A Lambda endpoint that is not AWS's own gets placeholder caller credentials, as --aws-endpoint does."""
+    if not lambda_endpoint:
+        return None
+    host = lambda_endpoint.split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0]
+    return None if lambda_endpoint.startswith("https://") and host.endswith(".amazonaws.com") else lambda_endpoint
+
+
+def _lambda_endpoint_choice(settings: InvokeSettings) -> None:
+    """--lambda-endpoint runs nothing locally: the flags about local workers do not go with it."""
+    url = settings.lambda_endpoint
+    if not url:
+        return
+    if not url.startswith(("http://", "https://")):
+        raise CfnrunError(f"--lambda-endpoint {url}: expected a URL such as http://127.0.0.1:3001")
+    local_only = {
+        "--in-process": settings.in_process,
+        "--watch": settings.watch,
+        "--inject": bool(settings.faults),
+        "--moto": settings.moto,
+        "--aws-endpoint": bool(settings.aws_endpoint),
+        "--python": settings.python != sys.executable,
+    }
+    clashing = [flag for flag, given in local_only.items() if given]
+    if clashing:
+        raise CfnrunError(
+            f"--lambda-endpoint sends the calls to {url}, where the function runs as deployed there; "
+            f"{', '.join(clashing)} only change{'s' if len(clashing) == 1 else ''} how cfnrun runs it locally: drop one or the other"
+        )
+
+
+def _remote_function(settings: InvokeSettings, project: Project, entrypoint: Entrypoint) -> "tuple[FunctionSpec, str]":
+    """The template function whose Timeout applies, and the name to invoke at the endpoint (--function, else the template's)."""
+    local = project.find_function(settings.function) if settings.function else None
+    if local is None:
+        local = project.test_function() if entrypoint is Entrypoint.TEST else project.type_function()
+    return local, settings.function or local.function_name or local.logical_id
 
 
 def make_target(prepared: PreparedInvoke, standby: bool, env: Optional[Dict[str, str]] = None) -> FunctionTarget:
     """Where the operation runs; ``env`` adds variables to the worker's Lambda environment."""
     settings, request = prepared.settings, prepared.request
+    if settings.lambda_endpoint and prepared.remote_function:
+        return LambdaEndpointFunction(settings.lambda_endpoint, prepared.remote_function, request.region, settings.profile)
     if settings.in_process:
         return InProcessFunction(
-            prepared.project, prepared.function, request.region, settings.account_id, settings.log_level, settings.aws_endpoint
+            prepared.project, prepared.function, request.region, settings.account_id, settings.log_level, settings.aws_endpoint,
+            settings.faults,
         )
     runtime = RuntimeSettings(
         request.region, settings.account_id, 1, settings.log_level, settings.python, memory_limit=settings.memory_limit,
-        aws_endpoint=settings.aws_endpoint,
+        aws_endpoint=settings.aws_endpoint, faults=settings.faults,
     )
     spec = worker_spec(prepared.project, prepared.function, runtime)
     if env:
@@ -237,6 +292,7 @@ async def execute(
     with moto_server() as url:
         (on_note or (lambda message: None))(f"moto server (AWS stand-in) at {url}: the handler's AWS calls go there")
         prepared.settings = replace(prepared.settings, aws_endpoint=url, moto=False)  # --watch runs reuse this server
+        prepared.embedded_moto = True
         return await run_watched(prepared, observers, on_change)
 
 
@@ -277,6 +333,7 @@ async def run_watched(
                 target = make_target(fresh, standby=True)
             else:
                 await target.reload()
+            fresh.embedded_moto = prepared.embedded_moto
             prepared = fresh
             result = await run_operation(prepared, target, observers)
     finally:

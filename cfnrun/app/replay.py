@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from cfnrun.app.invoke import InvokeSettings, execute, prepare
+from cfnrun.model.faults import parse_faults
 from cfnrun.contract.checker import ContractMode
 from cfnrun.history.masking import Masker
 from cfnrun.history.store import HistoryStore, RecordedOperation
@@ -125,7 +126,14 @@ def replay_settings(operation: RecordedOperation, project_dir: Path, overrides: 
         in_process=flags.get("inProcess", False),
         contract=overrides.contract or ContractMode(flags.get("contract", ContractMode.WARN.value)),
         string_primitives=flags.get("stringPrimitives", False),
+        retry=flags.get("retry", True),
+        moto=flags.get("moto", False),
+        aws_endpoint=flags.get("awsEndpoint"),
+        faults=parse_faults(flags.get("inject") or []),
+        lambda_endpoint=flags.get("lambdaEndpoint"),
     )
+    if settings.lambda_endpoint:
+        settings.function = flags.get("lambdaFunction") or settings.function
     return settings, notes
 
 
@@ -183,7 +191,7 @@ async def replay(store: HistoryStore, operation_id: int, project_dir: Path, over
     operation = store.get(operation_id)
     settings, notes = replay_settings(operation, project_dir, overrides)
     prepared = prepare(settings)
-    result = await execute(prepared, observers)
+    result = await execute(prepared, observers, on_note=notes.append)
     recorded = recorded_result(store, operation)
     same_checks = operation.source == "invoke"
     if not same_checks:

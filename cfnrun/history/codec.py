@@ -54,6 +54,7 @@ def outcome_record(outcome: InvocationOutcome) -> Record:
         "error": outcome.error,
         "timeoutSeconds": outcome.timeout_s,
         "note": outcome.note,
+        "faults": outcome.faults,
     }
 
 
@@ -117,6 +118,7 @@ def decode_outcome(record: Record) -> InvocationOutcome:
         error=record.get("error"),
         timeout_s=record.get("timeoutSeconds"),
         note=record.get("note"),
+        faults=record.get("faults") or [],
     )
 
 

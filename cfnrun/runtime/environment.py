@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Dict, Mapping, Optional
+from typing import Dict, Mapping, Optional, Sequence
 
+from cfnrun.model.faults import FAULTS_VARIABLE, FaultRule, faults_variable
 from cfnrun.model.project import Project
 from cfnrun.model.template import FunctionSpec
 
@@ -17,6 +18,7 @@ def lambda_environment(
     base: Optional[Mapping[str, str]] = None,
     overrides: Optional[Mapping[str, str]] = None,
     aws_endpoint: Optional[str] = None,
+    faults: Sequence[FaultRule] = (),
 ) -> Dict[str, str]:
     """Variables for one function's workers.
 
@@ -28,6 +30,7 @@ def lambda_environment(
     (1.31 and later) reads AWS_ENDPOINT_URL for each client it builds, the
     SessionProxy's and the handler's own boto3 clients alike. Service-specific
     AWS_ENDPOINT_URL_<SERVICE> variables the developer set still take precedence.
+    ``faults`` (--inject) reach the worker as JSON in CFNRUN_INJECT.
     """
     env = dict(os.environ if base is None else base)
     name = function.function_name or function.logical_id
@@ -51,6 +54,9 @@ def lambda_environment(
     if aws_endpoint:
         env["AWS_ENDPOINT_URL"] = aws_endpoint
         env.pop("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", None)
+    env.pop(FAULTS_VARIABLE, None)
+    if faults:
+        env[FAULTS_VARIABLE] = faults_variable(faults)
     env.update(function.environment)
     env.update(overrides or {})
     return env

@@ -19,8 +19,9 @@ import os
 import sys
 import time
 import uuid
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from cfnrun.model.faults import FaultRule
 from cfnrun.model.project import Project
 from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime import worker as sandbox
@@ -88,14 +89,14 @@ def _exit_error(exited: SystemExit) -> Dict[str, Any]:
 class InProcessFunction:
     def __init__(
         self, project: Project, function: FunctionSpec, region: str, account_id: str, log_level: str,
-        aws_endpoint: Optional[str] = None,
+        aws_endpoint: Optional[str] = None, faults: Sequence[FaultRule] = (),
     ) -> None:
         self.function = function
         name = function.function_name or function.logical_id
         arn = sandbox.function_arn(region, account_id, name)
         self._identity = sandbox.sandbox_identity(name, arn, function.memory_mb, "cfnrun/in-process")
         self._saved: Optional[_ProcessState] = _ProcessState()
-        os.environ.update(lambda_environment(project, function, region, log_level, base={}, aws_endpoint=aws_endpoint))
+        os.environ.update(lambda_environment(project, function, region, log_level, base={}, aws_endpoint=aws_endpoint, faults=faults))
         os.chdir(project.root)
         if str(project.code_dir) not in sys.path:
             sys.path.insert(0, str(project.code_dir))
@@ -120,6 +121,8 @@ class InProcessFunction:
         if self._saved is None:
             return
         self._host.unload()
+        if self._host.faults is not None:
+            self._host.faults.uninstall()
         self._saved.restore()
         self._saved = None
 
@@ -155,6 +158,7 @@ class InProcessFunction:
             return InvocationOutcome(OutcomeKind.TIMED_OUT, request_id, duration, timeout_s=timeout_s)
         if exited is not None:
             return InvocationOutcome(OutcomeKind.WORKER_DIED, request_id, duration, error=_exit_error(exited), note=note)
+        faults = self._host.fired_faults()
         if kind == "error":
-            return InvocationOutcome(OutcomeKind.FUNCTION_ERROR, request_id, duration, error=json.loads(body), note=note)
-        return InvocationOutcome(OutcomeKind.RETURNED, request_id, duration, result=json.loads(body), note=note)
+            return InvocationOutcome(OutcomeKind.FUNCTION_ERROR, request_id, duration, error=json.loads(body), note=note, faults=faults)
+        return InvocationOutcome(OutcomeKind.RETURNED, request_id, duration, result=json.loads(body), note=note, faults=faults)

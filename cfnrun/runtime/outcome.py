@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
 
 
 class OutcomeKind(str, enum.Enum):
@@ -25,6 +25,8 @@ class InvocationOutcome:
     error: Optional[Dict[str, Any]] = None
     timeout_s: Optional[float] = None
     note: Optional[str] = None  # something the user should know about this call, e.g. a debugger
+    # --inject faults that fired during the call: {"rule", "call" (service:Operation), "count", "status"}
+    faults: List[Dict[str, Any]] = field(default_factory=list)
 
     @property
     def error_type(self) -> str:

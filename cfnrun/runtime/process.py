@@ -267,9 +267,10 @@ class WorkerProcess:
             await self.kill()
             logs += self._logs.take()
             return InvocationOutcome(OutcomeKind.WORKER_DIED, request_id, duration, logs, error=reply.get("error"))
+        faults = reply.get("faults") or []
         if reply.get("type") == "result":
-            return InvocationOutcome(OutcomeKind.RETURNED, request_id, duration, logs, result=reply.get("result"))
-        return InvocationOutcome(OutcomeKind.FUNCTION_ERROR, request_id, duration, logs, error=reply.get("error"))
+            return InvocationOutcome(OutcomeKind.RETURNED, request_id, duration, logs, result=reply.get("result"), faults=faults)
+        return InvocationOutcome(OutcomeKind.FUNCTION_ERROR, request_id, duration, logs, error=reply.get("error"), faults=faults)
 
     def _out_of_memory(self, peak_kib: int) -> None:
         self._memory_peak_kib = peak_kib

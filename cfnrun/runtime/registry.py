@@ -4,8 +4,9 @@ from __future__ import annotations
 import asyncio
 import sys
 from dataclasses import dataclass
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
+from cfnrun.model.faults import FaultRule
 from cfnrun.model.project import Project
 from cfnrun.runtime.environment import lambda_environment
 from cfnrun.runtime.pool import FunctionPool
@@ -28,6 +29,7 @@ class RuntimeSettings:
     debug_wait: bool = False
     memory_limit: bool = True  # kill a worker over its function's MemorySize
     aws_endpoint: Optional[str] = None  # where the handlers' AWS calls go (--aws-endpoint, --moto)
+    faults: Tuple[FaultRule, ...] = ()  # --inject: faults in the handlers' AWS calls
 
 
 
@@ -40,7 +42,9 @@ def worker_spec(project: Project, function: FunctionSpec, settings: RuntimeSetti
         handler=function.handler,
         code_dir=project.code_dir,
         cwd=project.root,
-        env=lambda_environment(project, function, settings.region, settings.log_level, aws_endpoint=settings.aws_endpoint),
+        env=lambda_environment(
+            project, function, settings.region, settings.log_level, aws_endpoint=settings.aws_endpoint, faults=settings.faults
+        ),
         memory_mb=function.memory_mb,
         python=settings.python,
         region=settings.region,

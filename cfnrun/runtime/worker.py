@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import faulthandler
 import importlib
+import importlib.util
 import io
 import json
 import logging
@@ -364,6 +365,22 @@ def function_error(error: BaseException) -> Dict[str, Any]:
     }
 
 
+def install_faults(rules_json: Optional[str]) -> Any:
+    """``--inject``: load fault_hook.py (botocore; next to this file) and install the rules, if any were given."""
+    if not rules_json:
+        return None
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fault_hook.py")
+    spec = importlib.util.spec_from_file_location("cfnrun_fault_hook", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as error:
+        print(f"cfnrun: --inject needs botocore in the provider's environment ({error}); no faults are injected", file=sys.stderr)
+        return None
+    return module.install(json.loads(rules_json))
+
+
 class HandlerHost:
     """A provider's handler as Lambda's Python runtime holds it: imported once, called per event.
 
@@ -376,6 +393,11 @@ class HandlerHost:
         self.handler: Optional[Callable[..., Any]] = None
         self.dependencies: List[str] = []  # modules the load imported from outside the code folder
         self._request_ids = configure_logging(log_level, log_stream)
+        self.faults = install_faults(os.environ.get("CFNRUN_INJECT"))
+
+    def fired_faults(self) -> List[Dict[str, Any]]:
+        """The injected faults that fired since the last ask (``--inject``)."""
+        return self.faults.drain() if self.faults is not None else []
 
     def load(self, handler: str) -> None:
         """Import ``module.attribute`` from the code folder; InitError (Lambda's body) if it cannot."""
@@ -421,9 +443,10 @@ class HandlerHost:
             self._request_ids.request_id = ""
 
 
-def encode_reply(invocation_id: int, kind: str, body: bytes) -> bytes:
-    """A call's reply frame, with the already encoded result or error spliced in."""
-    return _framed(f'{{"type":"{kind}","id":{invocation_id},"{kind}":'.encode("utf-8") + body + b"}")
+def encode_reply(invocation_id: int, kind: str, body: bytes, faults: Optional[List[Dict[str, Any]]] = None) -> bytes:
+    """A call's reply frame, with the already encoded result or error spliced in (and the faults injected into it)."""
+    extra = f'"faults":{_ENCODER.encode(faults)},' if faults else ""
+    return _framed(f'{{"type":"{kind}","id":{invocation_id},{extra}"{kind}":'.encode("utf-8") + body + b"}")
 
 
 class Worker:
@@ -467,7 +490,7 @@ class Worker:
         kind, body = self.host.call(request["event"], context)
         sys.stdout.flush()  # all of this call's output is in the log pipe before the reply leaves
         sys.stderr.flush()
-        return encode_reply(request["id"], kind, body)
+        return encode_reply(request["id"], kind, body, self.host.fired_faults())
 
 
 def _unusable_reply(invocation_id: int, broken: List[str]) -> Dict[str, Any]:

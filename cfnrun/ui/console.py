@@ -9,6 +9,8 @@ from typing import Any, Optional, Sequence, TextIO
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.ui.escape import printable
 from cfnrun.ui.paint import paint, wants_color
+from cfnrun.ui.faults import fault_line
+from cfnrun.ui.frames import without_cfnrun_frames
 
 def call_status(outcome: InvocationOutcome) -> str:
     """SUCCESS / IN_PROGRESS / FAILED <code> for a ProgressEvent, else what happened."""
@@ -63,6 +65,7 @@ class Console:
         lines = [head]
         if outcome.kind is not OutcomeKind.RETURNED and outcome.error_message:
             lines.append(f"    {short_id} ! {printable(outcome.error_message)}")
-        lines += [f"    {short_id} │ {line}" for line in printable(outcome.logs.rstrip("\n")).splitlines()]
+        lines += [self._paint("warn", f"    {short_id} ⚡ {printable(fault_line(fault))}") for fault in outcome.faults]
+        lines += [f"    {short_id} │ {line}" for line in printable(without_cfnrun_frames(outcome.logs).rstrip("\n")).splitlines()]
         lines += [self._paint("warn", f"    {short_id} ! {printable(note)}") for note in notes]
         self._write("\n".join(lines))

@@ -73,6 +73,8 @@ class NdjsonRenderer:
         record.update({key: value for key, value in optional.items() if value})
         if outcome.timeout_s is not None:
             record["timeoutSeconds"] = outcome.timeout_s
+        if outcome.faults:
+            record["injected"] = outcome.faults
         return record
 
     def _result(self, event: OperationCompleted) -> Record:

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
-import re
 from typing import Dict, List, Optional, TextIO
 
 from cfnrun.invoker.events import (
@@ -22,30 +20,11 @@ from cfnrun.invoker.events import (
 from cfnrun.invoker.running_call import not_yet_shown
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.model.schema import ResourceSchema
+from cfnrun.ui.faults import fault_line
+from cfnrun.ui.frames import without_cfnrun_frames
 from cfnrun.ui.escape import printable
 from cfnrun.ui.paint import is_terminal, paint, wants_color
 
-CFNRUN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_FRAME = re.compile(r'^(\s*)File "([^"]+)", line \d+, in ')
-
-
-def without_cfnrun_frames(text: str) -> str:
-    """Handler output with the traceback frames of cfnrun's own code (the worker's wrappers) left out."""
-    if CFNRUN_DIR not in text:
-        return text
-    kept: List[str] = []
-    skipping_deeper_than: Optional[int] = None
-    for line in text.split("\n"):
-        indent = len(line) - len(line.lstrip())
-        if skipping_deeper_than is not None and indent > skipping_deeper_than and line.strip():
-            continue  # the frame's source line and its ^^^ marker
-        skipping_deeper_than = None
-        frame = _FRAME.match(line)
-        if frame and frame.group(2).startswith(CFNRUN_DIR):
-            skipping_deeper_than = len(frame.group(1))
-            continue
-        kept.append(line)
-    return "\n".join(kept)
 
 
 class TimelineRenderer:
@@ -61,6 +40,7 @@ class TimelineRenderer:
         self._repeated: List[int] = []
         self._last_violations: List[str] = []
         self._retry_said = False  # the wait before a retry is on the retry's line
+        self._wait_reason = "CallbackDelaySeconds"  # what the wait being counted down is for
         self._streamed: Dict[int, str] = {}  # output of a long call already shown live, by invocation
 
     def __call__(self, event: OperationEvent) -> None:
@@ -120,6 +100,8 @@ class TimelineRenderer:
         elif self._repeated and isinstance(event, (Waiting, WaitTick)):
             return  # the wait after a repeated answer: said once, for the first of the run
         elif isinstance(event, Waiting):
+            self._wait_reason = "backoff before the retry" if self._retry_said else "CallbackDelaySeconds"
+            self._retry_said = False
             if event.virtual:
                 self._line(self._paint("dim", f"     … callback after {round(event.delay_s, 1):g} s (virtual, not waited)"))
             elif event.delay_s > 0:
@@ -159,6 +141,7 @@ class TimelineRenderer:
             "logs": outcome.logs,
             "error": outcome.error,
             "note": outcome.note,
+            "faults": outcome.faults,
         }
         return json.dumps(said, sort_keys=True, default=str)
 
@@ -192,6 +175,8 @@ class TimelineRenderer:
             self._line(f"{head} {self._paint('FAILED', self._outcome_label(outcome)):<11}  {duration}  {detail}")
         if outcome.note:
             self._line(self._paint("dim", f"     ! {outcome.note}"))
+        for fault in outcome.faults:
+            self._line(self._paint("IN_PROGRESS", f"     ⚡ {printable(fault_line(fault))}"))
         self._logs(not_yet_shown(outcome.logs, self._streamed.pop(event.number, None)))
         stack = (outcome.error or {}).get("stackTrace") or []
         if stack and outcome.kind is not OutcomeKind.TIMED_OUT:
@@ -253,7 +238,7 @@ class TimelineRenderer:
     def _countdown(self, remaining: float, label: str) -> None:
         if not self.live:
             if not self._countdown_open:
-                self._line(self._paint("dim", f"     … waiting {remaining:g} s (CallbackDelaySeconds)"))
+                self._line(self._paint("dim", f"     … waiting {remaining:g} s ({self._wait_reason})"))
                 self._countdown_open = True
             return
         self.out.write(f"\r\033[K     … {label} {remaining:.0f} s")

@@ -1,0 +1,90 @@
+"""``--inject``: faults to put into the handler's AWS calls, as the user writes them.
+
+    SERVICE:Operation=EFFECT[@N | %P]
+
+``SERVICE`` is the name boto3.client() takes (``ssm``, ``dynamodb``, ``s3``...), ``Operation``
+the API's name (``PutParameter``) or ``*`` for every operation of the service. ``EFFECT`` is an
+error code the call fails with (``ThrottlingException``), a delay before the call goes out
+(``+2s``, ``+500ms``), or both (``ThrottlingException+2s``). ``@N`` limits the fault to the N-th
+matching call, ``%P`` to P percent of them (at random); without either every matching call gets it.
+
+The worker process applies the rules (``runtime/fault_hook.py``); this module only reads them
+and hands them over, as JSON in the ``CFNRUN_INJECT`` environment variable.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from typing import Iterable, Optional
+
+from cfnrun.model.errors import CfnrunError
+
+FAULTS_VARIABLE = "CFNRUN_INJECT"
+SYNTAX = "SERVICE:Operation=ErrorCode or SERVICE:Operation=+2s, optionally followed by @N (the N-th call) or %P (P percent)"
+
+_RULE = re.compile(
+    r"^(?P<service>[A-Za-z0-9][A-Za-z0-9-]*):(?P<operation>\*|[A-Za-z][A-Za-z0-9]*)="
+    r"(?P<error>[A-Za-z][A-Za-z0-9.]*)?(?:\+(?P<delay>\d+(?:\.\d+)?)(?P<unit>ms|s))?"
+    r"(?:@(?P<nth>\d+)|%(?P<rate>\d+(?:\.\d+)?))?$"
+)
+
+
+def http_status(error_code: str) -> int:
+    """The HTTP status AWS services answer an error code with (400 unless the code says otherwise)."""
+    code = error_code.lower()
+    if "unavailable" in code:
+        return 503
+    if code.startswith("internal") or code in {"serviceexception", "servicefailure"}:
+        return 500
+    if code.startswith("accessdenied") or code in {"unauthorizedoperation", "forbidden"}:
+        return 403
+    if code in {"toomanyrequestsexception", "slowdown"}:
+        return 429 if code == "toomanyrequestsexception" else 503
+    return 400
+
+
+@dataclass(frozen=True)
+class FaultRule:
+    text: str  # as the user wrote it, for the timeline
+    service: str
+    operation: str  # "*" for every operation
+    error_code: Optional[str] = None
+    status: Optional[int] = None  # the HTTP status of the injected error
+    delay_s: float = 0.0
+    nth: Optional[int] = None  # only the N-th matching call (1-based)
+    rate: Optional[float] = None  # only this share of the matching calls, 0..1
+
+
+def parse_fault(text: str) -> FaultRule:
+    """One ``--inject`` value; CfnrunError saying what is wrong with it."""
+    found = _RULE.match(text.strip())
+    if found is None:
+        raise CfnrunError(f"--inject {text!r}: expected {SYNTAX}, e.g. ssm:PutParameter=ThrottlingException@1")
+    error, delay, nth, rate = found["error"], found["delay"], found["nth"], found["rate"]
+    if not error and not delay:
+        raise CfnrunError(f"--inject {text!r}: say what happens to the call: an error code, a delay (+2s), or both")
+    if nth is not None and int(nth) < 1:
+        raise CfnrunError(f"--inject {text!r}: calls are counted from 1 (@1 is the first matching call)")
+    if rate is not None and not 0 < float(rate) <= 100:
+        raise CfnrunError(f"--inject {text!r}: a rate is a percentage above 0 and at most 100")
+    delay_s = float(delay) / (1000.0 if found["unit"] == "ms" else 1.0) if delay else 0.0
+    return FaultRule(
+        text=text.strip(),
+        service=found["service"].lower(),
+        operation=found["operation"],
+        error_code=error,
+        status=http_status(error) if error else None,
+        delay_s=delay_s,
+        nth=int(nth) if nth is not None else None,
+        rate=float(rate) / 100.0 if rate is not None else None,
+    )
+
+
+def parse_faults(texts: Iterable[str]) -> "tuple[FaultRule, ...]":
+    return tuple(parse_fault(text) for text in texts)
+
+
+def faults_variable(rules: Iterable[FaultRule]) -> str:
+    """The rules as the worker reads them from ``CFNRUN_INJECT``."""
+    return json.dumps([asdict(rule) for rule in rules], separators=(",", ":"))
