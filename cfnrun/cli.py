@@ -28,6 +28,7 @@ from cfnrun.app.serve import ServeSettings, serve_forever
 from cfnrun.api.connections import ConnectionLimits
 from cfnrun.app.preflight import interpreter_version, require_debugpy, runtime_mismatch
 from cfnrun.invoker.credentials import local_region
+from cfnrun.model.hook_protocol import action_from_argument
 from cfnrun.model.protocol import Action
 from cfnrun.ui.ndjson import NdjsonRenderer
 from cfnrun.ui.timeline import TimelineRenderer
@@ -75,6 +76,13 @@ def _fail(message: str, details: Optional[List[str]] = None, json_output: bool =
 LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "NOTSET")
 
 
+def _action(value: str) -> Action:
+    try:
+        return action_from_argument(value)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+
+
 def _log_level(value: str) -> str:
     if value.upper() not in LOG_LEVELS:
         raise typer.BadParameter(f"{value!r} is not a logging level: use one of {', '.join(LOG_LEVELS)}")
@@ -104,7 +112,10 @@ def _project_dir(positional: Optional[Path], option: Optional[Path]) -> Path:
 
 @app.command()
 def invoke(
-    action: Action = typer.Argument(..., case_sensitive=False, help="CREATE, READ, UPDATE, DELETE or LIST."),
+    action: Action = typer.Argument(
+        ..., parser=_action, metavar="ACTION",
+        help="CREATE, READ, UPDATE, DELETE or LIST; in a hook project CREATE_PRE_PROVISION (preCreate), UPDATE_… or DELETE_….",
+    ),
     request_file: Optional[str] = typer.Argument(
         None,
         help="A 'cfn invoke' request file or a sam-tests event ('-' reads standard input). "
@@ -153,6 +164,9 @@ def invoke(
     string_primitives: bool = typer.Option(
         False, "--string-primitives", help="Send numbers and booleans as strings, as CloudFormation does for template values."
     ),
+    typeconfig: Optional[Path] = typer.Option(
+        None, "--typeconfig", help="Type configuration file in cfn's format (default ~/.cfn-cli/typeConfiguration.json when the schema has typeConfiguration)."
+    ),
 ) -> None:
     """Run one operation as CloudFormation would, replaying IN_PROGRESS until it ends.
 
@@ -186,6 +200,7 @@ def invoke(
         in_process=in_process,
         contract=contract,
         string_primitives=string_primitives,
+        typeconfig=typeconfig,
     )
     try:
         prepared = prepare(settings)

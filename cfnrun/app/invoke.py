@@ -15,7 +15,16 @@ from cfnrun.invoker.events import Observer, OperationResult
 from cfnrun.runtime.in_process import InProcessFunction
 from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT, Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
+from cfnrun.invoker.hook_payloads import HookOperationRequest
+from cfnrun.invoker.hook_request_files import HOOK_TEST_EVENT, hook_input
 from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
+from cfnrun.model.hook_protocol import action_mismatch
+from cfnrun.model.type_configuration import (
+    DEFAULT_TYPE_CONFIGURATION,
+    declares_type_configuration,
+    load_type_configuration,
+    type_configuration_problem,
+)
 from cfnrun.model.project import Project, handler_project, load_project
 from cfnrun.model.protocol import Action
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
@@ -64,6 +73,7 @@ class InvokeSettings:
     in_process: bool = False
     contract: ContractMode = ContractMode.WARN
     string_primitives: bool = False
+    typeconfig: Optional[Path] = None  # cfn's --typeconfig file
 
 
 @dataclass
@@ -98,6 +108,27 @@ def _reads_type_configuration(project: Project) -> bool:
         return True
 
 
+def _apply_type_configuration(settings: InvokeSettings, project: Project, operation: OperationInput, notes: List[str]) -> None:
+    """--typeconfig (or cfn's default file, for a schema with typeConfiguration) into the request, checked first."""
+    source = settings.typeconfig
+    default = DEFAULT_TYPE_CONFIGURATION.expanduser()
+    if source is None and operation.type_configuration is None and declares_type_configuration(project.schema) and default.is_file():
+        source = default
+        notes.append(f"type configuration from {DEFAULT_TYPE_CONFIGURATION}, as cfn reads it (--typeconfig FILE names another)")
+    if source is not None:
+        if operation.type_configuration is not None:
+            notes.append(f"--typeconfig {source} replaces the request's typeConfiguration")
+        operation.type_configuration = load_type_configuration(source, project.is_hook)
+    elif operation.type_configuration is None or not declares_type_configuration(project.schema):
+        return
+    problem = type_configuration_problem(project.schema, operation.type_configuration)
+    if problem:
+        raise CfnrunError(
+            f"{source or 'the request'}: the type configuration does not fit the schema's typeConfiguration: {problem} "
+            "(CloudFormation would answer InvalidTypeConfiguration; the handler was not invoked)"
+        )
+
+
 def prepare(settings: InvokeSettings) -> PreparedInvoke:
     """Everything that can fail on bad input, before any process starts."""
     project = _load_project(settings)
@@ -106,10 +137,17 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
         mismatch = runtime_mismatch(project, interpreter_version(settings.python))
         if mismatch:
             notes.append(mismatch)
-    properties = list((project.schema.document.get("properties") or {}).keys())
-    operation = load_request_file(settings.request_file, properties) if settings.request_file else OperationInput(desired={})
+    mismatch = action_mismatch(settings.action, project.is_hook)
+    if mismatch:
+        raise CfnrunError(mismatch)
+    if project.is_hook:
+        operation = hook_input(settings.request_file)
+    else:
+        properties = list((project.schema.document.get("properties") or {}).keys())
+        operation = load_request_file(settings.request_file, properties) if settings.request_file else OperationInput(desired={})
     notes += operation.warnings
-    if operation.type_configuration is not None and not _reads_type_configuration(project):
+    _apply_type_configuration(settings, project, operation, notes)
+    if operation.type_configuration is not None and not project.is_hook and not _reads_type_configuration(project):
         notes.append(
             f"the request carries typeConfiguration, but {project.entrypoint} is built without a TypeConfigurationModel "
             "(Resource(TYPE_NAME, ResourceModel)), so the handler gets request.typeConfiguration = None: "
@@ -122,9 +160,9 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
         )
     if operation.action and operation.action is not settings.action:
         notes.append(
-            f"the request file says action {operation.action.value}; running {settings.action.value} as asked"
+            f"the request file says {operation.action.value}; running {settings.action.value} as asked"
         )
-    entrypoint = settings.entrypoint or (Entrypoint.TEST if operation.format == SAM_TESTS else Entrypoint.TYPE)
+    entrypoint = settings.entrypoint or (Entrypoint.TEST if operation.format in (SAM_TESTS, HOOK_TEST_EVENT) else Entrypoint.TYPE)
     if settings.function:
         function = project.function(settings.function)
         if settings.entrypoint is None and entrypoint is Entrypoint.TYPE and function.handler == project.test_entrypoint != project.entrypoint:
@@ -141,7 +179,8 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
         credentials = local_credentials(settings.profile)
     if credentials is None and settings.use_credentials:
         notes.append("no AWS credentials found locally: the handler gets no caller session")
-    request = OperationRequest(
+    request_class = HookOperationRequest if project.is_hook else OperationRequest
+    request = request_class(
         action=settings.action,
         type_name=project.type_name,
         region=_region(settings, operation),
@@ -179,7 +218,7 @@ def _target(prepared: PreparedInvoke, standby: bool) -> Target:
 async def _run_operation(prepared: PreparedInvoke, target: Target, observers: List[Observer]) -> OperationResult:
     settings = prepared.settings
     checker = None
-    if settings.contract is not ContractMode.OFF:
+    if settings.contract is not ContractMode.OFF and not prepared.project.is_hook:
         operation_input = prepared.request.operation
         checker = ContractChecker(prepared.project.schema, settings.action, operation_input.desired, operation_input.previous)
     operation = Operation(

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from cfnrun.model.errors import CfnrunError
-from cfnrun.model.protocol import Action, Credentials
+from cfnrun.model.protocol import RESOURCE_ACTIONS, Action, Credentials
 
 CFN_INVOKE = "cfn-invoke"
 SAM_TESTS = "sam-tests"
@@ -32,6 +32,7 @@ class OperationInput:
     region: Optional[str] = None
     action: Optional[Action] = None
     format: str = CFN_INVOKE
+    target_name: Optional[str] = None  # a hook's target type, e.g. AWS::S3::Bucket
     warnings: List[str] = field(default_factory=list)  # what the user should know about the file
 
 
@@ -94,8 +95,8 @@ def parse_request(document: Any, source: str, properties: Sequence[str] = ()) ->
     if isinstance(document.get("request"), dict):
         request = document["request"]
         action = document.get("action")
-        if action is not None and action not in Action.__members__:
-            raise CfnrunError(f"{source}: action '{action}' is not one of {', '.join(Action.__members__)}")
+        if action is not None and action not in [a.value for a in RESOURCE_ACTIONS]:
+            raise CfnrunError(f"{source}: action '{action}' is not one of {', '.join(a.value for a in RESOURCE_ACTIONS)}")
         return OperationInput(
             desired=_object(request.get("desiredResourceState"), "request.desiredResourceState", source) or {},
             previous=_object(request.get("previousResourceState"), "request.previousResourceState", source),
@@ -127,6 +128,12 @@ def _looks_like_yaml(text: str) -> bool:
 
 def load_request_file(path: str, properties: Sequence[str] = ()) -> OperationInput:
     """Read a request file ('-' for standard input)."""
+    source, document = read_request_document(path)
+    return parse_request(document, source, properties)
+
+
+def read_request_document(path: str) -> "tuple[str, Any]":
+    """The name to report and the JSON content of a request file ('-' for standard input)."""
     source = "<stdin>" if path == "-" else path
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
@@ -140,7 +147,7 @@ def load_request_file(path: str, properties: Sequence[str] = ()) -> OperationInp
         if _looks_like_yaml(text):
             raise CfnrunError(f"{source}: this is YAML; request files are JSON (as for cfn invoke): convert it to JSON") from None
         raise CfnrunError(f"{source}: not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
-    return parse_request(document, source, properties)
+    return source, document
 
 
 def request_file_hint(payload: Any) -> Optional[str]:
