@@ -20,6 +20,7 @@ from cfnrun.invoker.hook_request_files import HOOK_TEST_EVENT, hook_input
 from cfnrun.invoker.retries import NO_RETRY, RetryPolicy
 from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
 from cfnrun.model.hook_protocol import action_mismatch
+from cfnrun.model.hook_targets import hook_target
 from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.type_configuration import (
     DEFAULT_TYPE_CONFIGURATION,
@@ -242,9 +243,14 @@ async def run_operation(prepared: PreparedInvoke, target: FunctionTarget, observ
     if recorder is not None:
         observers = observers + [recorder]
     checker = None
-    if settings.contract is not ContractMode.OFF and not prepared.project.is_hook:
+    if settings.contract is not ContractMode.OFF:
         operation_input = prepared.request.operation
-        checker = ContractChecker(prepared.project.schema, settings.action, operation_input.desired, operation_input.previous)
+        hook = None
+        if prepared.project.is_hook:
+            hook = hook_target(prepared.project.root, prepared.project.schema, settings.action, operation_input.target_name or "")
+        checker = ContractChecker(
+            prepared.project.schema, settings.action, operation_input.desired, operation_input.previous, target=hook
+        )
     operation = Operation(
         target,
         prepared.request,

@@ -1,7 +1,8 @@
 """A guard hook: every S3 bucket must encrypt with the configured SSE algorithm.
 
 preCreate looks twice (one IN_PROGRESS round, as a hook waiting on a lookup would),
-preUpdate also refuses a change of algorithm, preDelete lets every bucket go.
+preUpdate also refuses a change of algorithm, preDelete refuses buckets tagged
+``cfnrun:protected = true``. Any other target type is answered UnsupportedTarget.
 """
 import logging
 from typing import Any, MutableMapping, Optional
@@ -22,6 +23,8 @@ from .models import HookHandlerRequest, TypeConfigurationModel
 LOG = logging.getLogger(__name__)
 TYPE_NAME = "Cfnrun::Sample::BucketGuard"
 DEFAULT_ALGORITHM = "AES256"
+TARGET = "AWS::S3::Bucket"
+PROTECTED_TAG = "cfnrun:protected"
 
 hook = Hook(TYPE_NAME, TypeConfigurationModel)
 test_entrypoint = hook.test_entrypoint
@@ -41,6 +44,12 @@ def _required(type_configuration: Optional[TypeConfigurationModel]) -> str:
     if type_configuration and type_configuration.EncryptionAlgorithm:
         return type_configuration.EncryptionAlgorithm
     return DEFAULT_ALGORITHM
+
+
+def _unsupported(target_name: Optional[str]) -> Optional[ProgressEvent]:
+    if target_name == TARGET:
+        return None
+    return ProgressEvent.failed(HandlerErrorCode.UnsupportedTarget, f"this hook guards {TARGET}, not {target_name}")
 
 
 def _verdict(name: str, properties: Optional[MutableMapping[str, Any]], required: str) -> ProgressEvent:
@@ -73,6 +82,9 @@ def pre_create_handler(
     type_configuration: TypeConfigurationModel,
 ) -> ProgressEvent:
     context = request.hookContext
+    unsupported = _unsupported(context.targetName)
+    if unsupported:
+        return unsupported
     if not callback_context.get("looked"):
         LOG.info("looking at %s %s", context.targetName, context.targetLogicalId)
         return ProgressEvent(
@@ -92,6 +104,9 @@ def pre_update_handler(
     type_configuration: TypeConfigurationModel,
 ) -> ProgressEvent:
     context = request.hookContext
+    unsupported = _unsupported(context.targetName)
+    if unsupported:
+        return unsupported
     model = context.targetModel or {}
     before, after = _algorithm(model.get("previousResourceProperties")), _algorithm(model.get("resourceProperties"))
     if before and after != before:
@@ -108,4 +123,13 @@ def pre_delete_handler(
     callback_context: MutableMapping[str, Any],
     type_configuration: TypeConfigurationModel,
 ) -> ProgressEvent:
-    return ProgressEvent(status=OperationStatus.SUCCESS)
+    context = request.hookContext
+    unsupported = _unsupported(context.targetName)
+    if unsupported:
+        return unsupported
+    tags = ((context.targetModel or {}).get("resourceProperties") or {}).get("Tags") or []
+    if any(tag.get("Key") == PROTECTED_TAG and str(tag.get("Value")).lower() == "true" for tag in tags):
+        return ProgressEvent.failed(
+            HandlerErrorCode.NonCompliant, f"{context.targetLogicalId} is tagged {PROTECTED_TAG}: remove the tag before deleting it"
+        )
+    return ProgressEvent(status=OperationStatus.SUCCESS, message=f"{context.targetLogicalId} may be deleted")
