@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
-from typing import Callable, List
+from typing import Any, Callable, List
 
+import pytest
 from conftest import SAMPLES, cfnrun, events, result_of
 
 from cfnrun.model.project import load_project
@@ -234,3 +238,47 @@ def test_typeconfig_for_a_resource_type_is_the_whole_file_and_is_validated(sampl
     wrong = write_json(tmp_path / "wrong.json", {"Colour": "blue"})
     refused = cfnrun("invoke", "CREATE", "requests/create.json", "--typeconfig", wrong, cwd=project)
     assert refused.returncode == 2 and "Additional properties are not allowed ('Colour' was unexpected)" in refused.stderr
+
+
+CFN_HOOK_SUITE = [
+    f"contract_pre_{point}_{case}"
+    for point in ("create", "update", "delete")
+    for case in ("success", "failed", "failed_unsupported_target")
+]
+# Anything cfn test would fetch from the registry (ListTypes for AWS::S3::*, DescribeType) goes
+# nowhere: the suite must get its target schemas from the project.
+NO_REGISTRY = {"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_MAX_ATTEMPTS": "1", "AWS_PROFILE": None}
+
+
+def passed_tests(output: str) -> List[str]:
+    return [line.split("::")[1].split()[0] for line in output.splitlines() if "::" in line and " PASSED" in line]
+
+
+def test_the_cfn_test_hook_suite_passes_against_cfnrun_serve(sample: Callable[[str], Path], serve: Callable[..., Any]) -> None:
+    pytest.importorskip("rpdk.core")
+    project = sample("hook")
+    server = serve(project, "--sts-standin")
+    env = {**os.environ, **{k: v for k, v in NO_REGISTRY.items() if v}, "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": "example"}
+    env.pop("AWS_PROFILE", None)
+    completed = subprocess.run(
+        [sys.executable, "-m", "cfnrun.app.cfn_offline", "--sts-endpoint", server.url, "--virtual-clock", "--project-targets",
+         "test", "--endpoint", server.url, "--region", "us-east-1"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-2000:]
+    assert set(CFN_HOOK_SUITE) <= set(passed_tests(completed.stdout)), completed.stdout[-4000:]
+    # the server saw TypeFunction calls by invocation point, with the hook's own status
+    server.wait_for_line(r"TypeFunction CREATE_PRE_PROVISION → IN_PROGRESS")
+    server.wait_for_line(r"TypeFunction (CREATE|UPDATE|DELETE)_PRE_PROVISION → FAILED UnsupportedTarget")
+
+
+def test_cfnrun_test_runs_the_hook_suite_offline_with_the_projects_target_schemas(sample: Callable[[str], Path]) -> None:
+    pytest.importorskip("rpdk.core")
+    project = sample("hook")
+    run = cfnrun("test", str(project), "--virtual-clock", env=NO_REGISTRY, timeout=600)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert set(CFN_HOOK_SUITE) <= set(passed_tests(run.stdout)), run.stdout[-4000:]
+    assert "SKIPPED" not in run.stdout
+    assert "no contract violations in the handlers' answers" in run.stdout
+    log = (project / "cfnrun-test.log").read_text()
+    assert "TypeFunction DELETE_PRE_PROVISION → FAILED NonCompliant" in log  # the protected bucket

@@ -28,7 +28,8 @@ from cfnrun.invoker.request_files import request_file_hint
 from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.hook_targets import target_schemas
 from cfnrun.model.project import Project
-from cfnrun.model.protocol import Action
+from cfnrun.model.hook_protocol import hook_call_parts
+from cfnrun.model.protocol import RESOURCE_ACTIONS, Action
 from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.registry import FunctionRegistry
@@ -44,9 +45,13 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def payload_action(payload: Any) -> Optional[Action]:
-    """The action of a HandlerRequest or sam-tests event, when the payload is one."""
-    if isinstance(payload, dict) and isinstance(payload.get("action"), str):
-        return Action.__members__.get(payload["action"])
+    """The action of a HandlerRequest or sam-tests event, or the invocation point of a hook's call."""
+    if isinstance(payload, dict):
+        hook_call = hook_call_parts(payload)
+        if hook_call is not None:
+            return hook_call[0]
+        if isinstance(payload.get("action"), str) and payload["action"] in [a.value for a in RESOURCE_ACTIONS]:
+            return Action(payload["action"])
     return None
 
 
@@ -269,7 +274,7 @@ class LambdaService:
         lines = [f"contract {'✗' if v.is_error else '!'} [{v.rule.id}]" for v in violations or []]
         self.violations_seen.update(lines)
         notes = notes + [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations or []]
-        if self.history is not None and action is not None and isinstance(payload, dict):
+        if self.history is not None and action is not None and not action.is_hook and isinstance(payload, dict):
             budgets = (self._limit(function, action), self.budgets.operation(action, self.registry.project.schema))
             self.history.call(function.logical_id, action, payload, outcome, violations or [], budgets)
         self.console.call(function.logical_id, action.value if action else None, outcome, notes)

@@ -87,6 +87,8 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
                 command = [sys.executable, "-m", "cfnrun.app.cfn_offline"]
                 if not settings.use_aws:
                     command += ["--sts-endpoint", server.url]
+                    if project.is_hook:
+                        command += ["--project-targets"]
                 if settings.virtual_clock:
                     command += ["--virtual-clock"]
                 command += ["test", "--endpoint", server.url, "--region", serve.runtime.region]
