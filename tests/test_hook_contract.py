@@ -137,3 +137,15 @@ def test_invoke_reports_hook_violations_and_the_sample_answers_unsupported_targe
     assert strict.returncode == 1
     assert "[hook-target-model-valid]" in strict.stdout + strict.stderr
     assert "Additional properties are not allowed ('Colour' was unexpected)" in strict.stdout + strict.stderr
+
+
+def test_serve_knows_a_hook_call_by_its_invocation_point_and_gives_it_the_contract_budget() -> None:
+    from cfnrun.api.lambda_api import payload_action
+    from cfnrun.model.budgets import Budgets
+
+    type_call = {"actionInvocationPoint": "UPDATE_PRE_PROVISION", "requestData": {"targetName": BUCKET}}
+    test_event = {"actionInvocationPoint": "DELETE_PRE_PROVISION", "request": {"hookContext": {"targetName": BUCKET}}}
+    assert payload_action(type_call) is Action.UPDATE_PRE_PROVISION
+    assert payload_action(test_event) is Action.DELETE_PRE_PROVISION
+    assert payload_action({"action": "CREATE_PRE_PROVISION"}) is None  # not a HandlerRequest action
+    assert Budgets().call(payload_action(type_call), 180).seconds == 60
