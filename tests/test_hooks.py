@@ -270,6 +270,7 @@ def test_the_cfn_test_hook_suite_passes_against_cfnrun_serve(sample: Callable[[s
     # the server saw TypeFunction calls by invocation point, with the hook's own status
     server.wait_for_line(r"TypeFunction CREATE_PRE_PROVISION → IN_PROGRESS")
     server.wait_for_line(r"TypeFunction (CREATE|UPDATE|DELETE)_PRE_PROVISION → FAILED UnsupportedTarget")
+    assert not [line for line in server.output if "Cloud Control API" in line]  # a hook provisions nothing
 
 
 def test_cfnrun_test_runs_the_hook_suite_offline_with_the_projects_target_schemas(sample: Callable[[str], Path]) -> None:
