@@ -283,3 +283,14 @@ def test_cfnrun_test_runs_the_hook_suite_offline_with_the_projects_target_schema
     assert "no contract violations in the handlers' answers" in run.stdout
     log = (project / "cfnrun-test.log").read_text()
     assert "TypeFunction DELETE_PRE_PROVISION → FAILED NonCompliant" in log  # the protected bucket
+
+
+def test_a_recorded_hook_operation_replays_against_the_same_target(sample: Callable[[str], Path]) -> None:
+    project = sample("hook")
+    recording = {"CFNRUN_HISTORY": "on"}
+    first = cfnrun("invoke", "preCreate", "requests/create-unencrypted.json", "--virtual-clock", "--no-credentials", cwd=project, env=recording)
+    assert first.returncode == 1, first.stdout + first.stderr
+    replayed = cfnrun("replay", "1", "--virtual-clock", cwd=project, env=recording)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr  # replay's status: 0 when the outcome is the same
+    assert "same outcome as #1: FAILED" in replayed.stdout
+    assert "NonCompliant" in replayed.stdout and "UnsupportedTarget" not in replayed.stdout
