@@ -294,3 +294,13 @@ def test_a_recorded_hook_operation_replays_against_the_same_target(sample: Calla
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr  # replay's status: 0 when the outcome is the same
     assert "same outcome as #1: FAILED" in replayed.stdout
     assert "NonCompliant" in replayed.stdout and "UnsupportedTarget" not in replayed.stdout
+
+
+def test_the_hook_samples_own_tests_pass_through_the_pytest_plugin(sample: Callable[[str], Path]) -> None:
+    project = sample("hook")
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=project, capture_output=True, text=True, timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "3 passed" in run.stdout, run.stdout
