@@ -304,3 +304,17 @@ def test_the_hook_samples_own_tests_pass_through_the_pytest_plugin(sample: Calla
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "3 passed" in run.stdout, run.stdout
+
+
+def test_cfnrun_test_names_the_target_schemas_a_hook_project_lacks(sample: Callable[[str], Path]) -> None:
+    pytest.importorskip("rpdk.core")
+    project = sample("hook")
+    (project / "target-info.json").unlink()  # AWS::S3::* now stands for nothing the project lists
+    run = cfnrun("test", str(project), env=NO_REGISTRY)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "AWS::S3::*: no type in target-info.json matches it" in run.stderr
+    schema_path = project / "cfnrun-sample-bucketguard.json"
+    schema_path.write_text(schema_path.read_text().replace('"AWS::S3::*"', '"AWS::SQS::Queue"'))
+    run = cfnrun("test", str(project), env=NO_REGISTRY)
+    assert run.returncode == 2 and "AWS::SQS::Queue: no schema in target-schemas/ or target-info.json" in run.stderr
+    assert "--aws to let cfn fetch them" in run.stderr

@@ -17,6 +17,7 @@ from cfnrun.model.schema import ResourceSchema
 
 TARGET_SCHEMAS_FOLDER = "target-schemas"
 TARGET_INFO_FILE = "target-info.json"
+STACK_LEVEL_TARGETS = ("STACK", "CHANGE_SET")  # not resource types: no schema to find
 
 
 @dataclass(frozen=True)
@@ -63,3 +64,32 @@ def target_schemas(root: Path) -> Dict[str, Dict[str, Any]]:
 
 def hook_target(root: Path, schema: ResourceSchema, point: Action, name: str) -> HookTarget:
     return HookTarget(name, target_names(schema, point), target_schemas(root).get(name))
+
+
+def _declared_anywhere(schema: ResourceSchema) -> List[str]:
+    handlers = schema.document.get("handlers")
+    names = {
+        name
+        for entry in (handlers.values() if isinstance(handlers, dict) else [])
+        if isinstance(entry, dict) and isinstance(entry.get("targetNames"), list)
+        for name in entry["targetNames"]
+        if isinstance(name, str) and name not in STACK_LEVEL_TARGETS
+    }
+    return sorted(names)
+
+
+def undescribed_targets(root: Path, schema: ResourceSchema) -> List[str]:
+    """What the project lacks for cfn test to find every target without the registry, one line each."""
+    schemas = target_schemas(root)
+    info = _read_json(root / TARGET_INFO_FILE)
+    listed = sorted(info) if isinstance(info, dict) else []
+    problems = []
+    for name in _declared_anywhere(schema):
+        if "*" in name or "?" in name:
+            matched = fnmatch.filter(listed, name)
+            if not matched:
+                problems.append(f"{name}: no type in {TARGET_INFO_FILE} matches it (list the target types it stands for there)")
+            problems += [f"{match}: no schema in {TARGET_SCHEMAS_FOLDER}/ or {TARGET_INFO_FILE}" for match in matched if match not in schemas]
+        elif name not in schemas:
+            problems.append(f"{name}: no schema in {TARGET_SCHEMAS_FOLDER}/ or {TARGET_INFO_FILE}")
+    return problems
