@@ -21,7 +21,7 @@ from cfnrun.invoker.payloads import Entrypoint
 from cfnrun.app.invoke import InvokeSettings, ProviderLoadError, execute, prepare
 from cfnrun.model.project import find_project_root, load_project
 from cfnrun.model.schema import ResourceSchema
-from cfnrun.model.schema_check import check_schema
+from cfnrun.model.schema_check import check_schema, looks_like_hook
 from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, RuntimeSettings
 from cfnrun.ui.console import Console
 from cfnrun.app.serve import ServeSettings, serve_forever
@@ -403,10 +403,15 @@ def validate(
     """
     try:
         target = _project_dir(project_path, project)
-        schema = ResourceSchema.load(target) if target.is_file() else load_project(target, usable_schema=False).schema
+        if target.is_file():
+            schema = ResourceSchema.load(target)
+            hook = looks_like_hook(schema.document)
+        else:
+            loaded = load_project(target, usable_schema=False)
+            schema, hook = loaded.schema, loaded.is_hook
     except CfnrunError as error:
         raise _fail(str(error), json_output=json_output) from None
-    problems = check_schema(schema)
+    problems = check_schema(schema, hook)
     errors = sum(1 for p in problems if p.severity == "error")
     if json_output:
         typer.echo(json.dumps({

@@ -318,3 +318,24 @@ def test_cfnrun_test_names_the_target_schemas_a_hook_project_lacks(sample: Calla
     run = cfnrun("test", str(project), env=NO_REGISTRY)
     assert run.returncode == 2 and "AWS::SQS::Queue: no schema in target-schemas/ or target-info.json" in run.stderr
     assert "--aws to let cfn fetch them" in run.stderr
+
+
+def test_validate_checks_a_hook_schema_by_the_hook_rules(sample: Callable[[str], Path]) -> None:
+    project = sample("hook")
+    clean = cfnrun("validate", str(project))
+    assert clean.returncode == 0 and "0 error(s), 0 warning(s)" in clean.stdout, clean.stdout + clean.stderr
+    schema_path = project / "cfnrun-sample-bucketguard.json"
+    schema = json.loads(schema_path.read_text())
+    schema["handlers"]["preCreate"]["timeoutInMinutes"] = 5
+    schema["handlers"]["preUpdate"]["targetNames"] = []
+    schema["handlers"]["create"] = {"permissions": []}
+    del schema["typeConfiguration"]
+    schema_path.write_text(json.dumps(schema))
+    broken = cfnrun("validate", str(schema_path), "--json")  # a schema file alone is told to be a hook's too
+    assert broken.returncode == 1, broken.stdout + broken.stderr
+    problems = {p["pointer"]: p["message"] for p in json.loads(broken.stdout)["problems"]}
+    assert problems["/handlers/preCreate/timeoutInMinutes"] == "a hook handler takes only targetNames and permissions"
+    assert "list the target types" in problems["/handlers/preUpdate/targetNames"]
+    assert "unknown hook handler 'create'" in problems["/handlers/create"]
+    assert "declares its typeConfiguration" in problems["/typeConfiguration"]
+    assert "/primaryIdentifier" not in problems and "/properties" not in problems
