@@ -9,9 +9,9 @@ from typing import Any, Dict, Optional
 
 from cfnrun.invoker.request_files import (
     OperationInput,
-    _object,
-    _sam_credentials,
-    _unknown_keys,
+    object_field,
+    sam_credentials,
+    unknown_keys,
     read_request_document,
 )
 from cfnrun.model.errors import CfnrunError
@@ -27,15 +27,15 @@ TARGET_MODEL_KEYS = ("resourceProperties", "previousResourceProperties")
 def _target(name: Any, model: Any, where: str, source: str) -> Dict[str, Any]:
     if not isinstance(name, str) or not name:
         raise CfnrunError(f"{source}: '{where}targetName' must name the target type, e.g. \"AWS::S3::Bucket\"")
-    target_model = _object(model, f"{where}targetModel", source) or {}
+    target_model = object_field(model, f"{where}targetModel", source) or {}
     return target_model
 
 
 def _from_target_model(target_model: Dict[str, Any], where: str, source: str) -> OperationInput:
     return OperationInput(
-        desired=_object(target_model.get("resourceProperties"), f"{where}targetModel.resourceProperties", source) or {},
-        previous=_object(target_model.get("previousResourceProperties"), f"{where}targetModel.previousResourceProperties", source),
-        warnings=_unknown_keys(target_model, TARGET_MODEL_KEYS, f"{source}: {where}targetModel"),
+        desired=object_field(target_model.get("resourceProperties"), f"{where}targetModel.resourceProperties", source) or {},
+        previous=object_field(target_model.get("previousResourceProperties"), f"{where}targetModel.previousResourceProperties", source),
+        warnings=unknown_keys(target_model, TARGET_MODEL_KEYS, f"{source}: {where}targetModel"),
     )
 
 
@@ -47,11 +47,11 @@ def parse_hook_request(document: Any, source: str) -> OperationInput:
         operation = _from_target_model(target_model, "", source)
         operation.target_name = document["targetName"]
         operation.format = CFN_INVOKE_HOOK
-        operation.warnings += _unknown_keys(document, CFN_INVOKE_HOOK_KEYS, source)
+        operation.warnings += unknown_keys(document, CFN_INVOKE_HOOK_KEYS, source)
         return operation
     if isinstance(document.get("request"), dict):
         request = document["request"]
-        context = _object(request.get("hookContext"), "request.hookContext", source) or {}
+        context = object_field(request.get("hookContext"), "request.hookContext", source) or {}
         target_model = _target(context.get("targetName"), context.get("targetModel"), "request.hookContext.", source)
         operation = _from_target_model(target_model, "request.hookContext.", source)
         point = document.get("actionInvocationPoint")
@@ -62,13 +62,13 @@ def parse_hook_request(document: Any, source: str) -> OperationInput:
         operation.target_name = context["targetName"]
         operation.logical_resource_id = context.get("targetLogicalId")
         operation.client_request_token = request.get("clientRequestToken")
-        operation.callback_context = _object(document.get("callbackContext"), "callbackContext", source)
-        operation.type_configuration = _object(document.get("typeConfiguration"), "typeConfiguration", source)
-        operation.credentials = _sam_credentials(document.get("credentials"))
+        operation.callback_context = object_field(document.get("callbackContext"), "callbackContext", source)
+        operation.type_configuration = object_field(document.get("typeConfiguration"), "typeConfiguration", source)
+        operation.credentials = sam_credentials(document.get("credentials"))
         operation.region = document.get("region")
         operation.action = Action(point) if point else None
         operation.format = HOOK_TEST_EVENT
-        operation.warnings += _unknown_keys(document, HOOK_TEST_EVENT_KEYS, source)
+        operation.warnings += unknown_keys(document, HOOK_TEST_EVENT_KEYS, source)
         return operation
     raise CfnrunError(
         f"{source}: not a hook request file cfnrun knows. Expected what 'cfn invoke hook' takes "
