@@ -22,13 +22,14 @@ from cfnrun.invoker.payloads import Entrypoint
 from cfnrun.app.invoke import InvokeSettings, ProviderLoadError, execute, prepare
 from cfnrun.model.project import find_project_root, load_project
 from cfnrun.model.schema import ResourceSchema
-from cfnrun.model.schema_check import check_schema
+from cfnrun.model.schema_check import check_schema, looks_like_hook
 from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, RuntimeSettings
 from cfnrun.ui.console import Console
 from cfnrun.app.serve import ServeSettings, serve_forever
 from cfnrun.api.connections import ConnectionLimits
 from cfnrun.app.preflight import interpreter_version, require_debugpy, runtime_mismatch
 from cfnrun.invoker.credentials import local_region
+from cfnrun.model.hook_protocol import action_from_argument
 from cfnrun.model.protocol import Action
 from cfnrun.ui.ndjson import NdjsonRenderer
 from cfnrun.ui.timeline import TimelineRenderer
@@ -79,6 +80,13 @@ def _fail(message: str, details: Optional[List[str]] = None, json_output: bool =
 LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "NOTSET")
 
 
+def _action(value: str) -> Action:
+    try:
+        return action_from_argument(value)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+
+
 def _log_level(value: str) -> str:
     if value.upper() not in LOG_LEVELS:
         raise typer.BadParameter(f"{value!r} is not a logging level: use one of {', '.join(LOG_LEVELS)}")
@@ -126,7 +134,10 @@ def _project_dir(positional: Optional[Path], option: Optional[Path]) -> Path:
 
 @app.command()
 def invoke(
-    action: Action = typer.Argument(..., case_sensitive=False, help="CREATE, READ, UPDATE, DELETE or LIST."),
+    action: Action = typer.Argument(
+        ..., parser=_action, metavar="ACTION",
+        help="CREATE, READ, UPDATE, DELETE or LIST; in a hook project CREATE_PRE_PROVISION (preCreate), UPDATE_… or DELETE_….",
+    ),
     request_file: Optional[str] = typer.Argument(
         None,
         help="A 'cfn invoke' request file or a sam-tests event ('-' reads standard input). "
@@ -177,6 +188,9 @@ def invoke(
     string_primitives: bool = typer.Option(
         False, "--string-primitives", help="Send numbers and booleans as strings, as CloudFormation does for template values."
     ),
+    typeconfig: Optional[Path] = typer.Option(
+        None, "--typeconfig", help="Type configuration file in cfn's format (default ~/.cfn-cli/typeConfiguration.json when the schema has typeConfiguration)."
+    ),
     aws_endpoint: Optional[str] = _aws_endpoint_option(),
     moto: bool = _moto_option(),
     inject: List[str] = _inject_option(),
@@ -222,6 +236,7 @@ def invoke(
         in_process=in_process,
         contract=contract,
         string_primitives=string_primitives,
+        typeconfig=typeconfig,
         aws_endpoint=aws_endpoint,
         moto=moto,
         retry=retry,
@@ -409,10 +424,15 @@ def validate(
     """
     try:
         target = _project_dir(project_path, project)
-        schema = ResourceSchema.load(target) if target.is_file() else load_project(target, usable_schema=False).schema
+        if target.is_file():
+            schema = ResourceSchema.load(target)
+            hook = looks_like_hook(schema.document)
+        else:
+            loaded = load_project(target, usable_schema=False)
+            schema, hook = loaded.schema, loaded.is_hook
     except CfnrunError as error:
         raise _fail(str(error), json_output=json_output) from None
-    problems = check_schema(schema)
+    problems = check_schema(schema, hook)
     errors = sum(1 for p in problems if p.severity == "error")
     if json_output:
         typer.echo(json.dumps({

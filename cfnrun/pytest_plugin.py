@@ -35,10 +35,16 @@ class Provider:
         logical_resource_id: Optional[str] = None,
         client_request_token: Optional[str] = None,
         callback_context: Optional[Dict[str, Any]] = None,
+        target: Optional[str] = None,
     ) -> "OperationOutcome":
-        """Run one operation to its end (IN_PROGRESS replayed) and return its outcome."""
+        """Run one operation to its end (IN_PROGRESS replayed) and return its outcome.
+
+        In a hook project ``action`` is an invocation point (``CREATE_PRE_PROVISION`` or
+        ``preCreate``…), ``target`` the target type (``AWS::S3::Bucket``), ``desired`` and
+        ``previous`` its resource properties, ``type_configuration`` the hook's Properties.
+        """
         from cfnrun.invoker.request_files import OperationInput
-        from cfnrun.model.protocol import Action
+        from cfnrun.model.hook_protocol import action_from_argument
 
         request = OperationInput(
             desired=desired or {},
@@ -47,8 +53,9 @@ class Provider:
             logical_resource_id=logical_resource_id,
             client_request_token=client_request_token,
             callback_context=callback_context,
+            target_name=target,
         )
-        outcome = self._session.run(self.root, self.options, Action(action.upper()), request)
+        outcome = self._session.run(self.root, self.options, action_from_argument(action), request)
         self._seen.append(outcome)
         return outcome
 

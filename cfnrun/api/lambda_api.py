@@ -26,7 +26,10 @@ from cfnrun.contract.violations import Violation
 from cfnrun.history.recorder import CallRecorder
 from cfnrun.invoker.request_files import request_file_hint
 from cfnrun.model.budgets import Budget, Budgets
-from cfnrun.model.protocol import Action
+from cfnrun.model.hook_targets import target_schemas
+from cfnrun.model.project import Project
+from cfnrun.model.hook_protocol import hook_call_parts
+from cfnrun.model.protocol import RESOURCE_ACTIONS, Action
 from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.registry import FunctionRegistry
@@ -42,9 +45,13 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def payload_action(payload: Any) -> Optional[Action]:
-    """The action of a HandlerRequest or sam-tests event, when the payload is one."""
-    if isinstance(payload, dict) and isinstance(payload.get("action"), str):
-        return Action.__members__.get(payload["action"])
+    """The action of a HandlerRequest or sam-tests event, or the invocation point of a hook's call."""
+    if isinstance(payload, dict):
+        hook_call = hook_call_parts(payload)
+        if hook_call is not None:
+            return hook_call[0]
+        if isinstance(payload.get("action"), str) and payload["action"] in [a.value for a in RESOURCE_ACTIONS]:
+            return Action(payload["action"])
     return None
 
 
@@ -70,6 +77,7 @@ class LambdaService:
         self.violations_seen: "collections.Counter[str]" = collections.Counter()  # violation lines, for a summary
         self.cloud_control = cloud_control
         self._shape: Optional[ShapeValidator] = None
+        self._targets: Optional[Tuple[Project, Dict[str, Dict[str, Any]]]] = None  # a hook project's target schemas
         self._limits: Dict[Tuple[str, Optional[float], Optional[Action]], Budget] = {}
         self._calls: Set["asyncio.Future[Any]"] = set()  # calls running: one future each, Event calls their task
         self._grace_expired: Optional[float] = None  # the shutdown grace, once it has run out
@@ -195,6 +203,17 @@ class LambdaService:
             self._shape = ShapeValidator(schema)
         return self._shape
 
+    def _target_schemas(self) -> Dict[str, Dict[str, Any]]:
+        project = self.registry.project  # a reload may have brought new target schemas
+        if not project.is_hook:
+            return {}
+        if self._targets is None or self._targets[0] is not project:
+            self._targets = (project, target_schemas(project.root))
+        return self._targets[1]
+
+    def _check(self, payload: Any, result: Any) -> List[Violation]:
+        return check_call(self._shape_validator(), payload, result, self._target_schemas())
+
     async def _call(
         self, function: FunctionSpec, payload: Any, payload_json: Optional[bytes], request_id: str
     ) -> InvocationOutcome:
@@ -211,12 +230,13 @@ class LambdaService:
             outcome = self._stop_paging_loop(function, payload, outcome, notes)
         loop = asyncio.get_running_loop()
         if self.contract is ContractMode.STRICT and outcome.kind is OutcomeKind.RETURNED:
-            violations = check_call(self._shape_validator(), payload, outcome.result)
+            violations = self._check(payload, outcome.result)
             loop.call_soon(self._report, function, action, payload, outcome, notes, violations)
             errors = [v for v in violations if v.is_error]
             if errors:
+                status_key = "hookStatus" if isinstance(outcome.result, dict) and "hookStatus" in outcome.result else "status"
                 failed = {
-                    "status": "FAILED",
+                    status_key: "FAILED",
                     "errorCode": "InternalFailure",
                     "message": f"cfnrun --contract strict: the handler broke the contract: {errors[0].line()}",
                 }
@@ -250,11 +270,11 @@ class LambdaService:
         violations: Optional[List[Violation]],
     ) -> None:
         if violations is None and self.contract is not ContractMode.OFF and outcome.kind is OutcomeKind.RETURNED:
-            violations = check_call(self._shape_validator(), payload, outcome.result)
+            violations = self._check(payload, outcome.result)
         lines = [f"contract {'✗' if v.is_error else '!'} [{v.rule.id}]" for v in violations or []]
         self.violations_seen.update(lines)
         notes = notes + [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations or []]
-        if self.history is not None and action is not None and isinstance(payload, dict):
+        if self.history is not None and action is not None and not action.is_hook and isinstance(payload, dict):
             budgets = (self._limit(function, action), self.budgets.operation(action, self.registry.project.schema))
             self.history.call(function.logical_id, action, payload, outcome, violations or [], budgets)
         self.console.call(function.logical_id, action.value if action else None, outcome, notes)

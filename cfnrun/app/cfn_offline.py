@@ -1,6 +1,6 @@
 """Run cloudformation-cli's ``cfn``, optionally offline and on a virtual clock.
 
-``python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [--virtual-clock] [cfn arguments...]``
+``python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [--virtual-clock] [--project-targets] [cfn arguments...]``
 
 - ``--sts-endpoint URL``: cloudformation-cli builds its STS clients with the fixed AWS
   address from ``rpdk.core.boto_helpers.get_service_endpoint``; this swaps that one
@@ -11,6 +11,11 @@
   the calls of an IN_PROGRESS operation. On the virtual clock those sleeps return at
   once and the time they would have taken is added to the suite's clock, so every
   duration the suite measures still includes them.
+- ``--project-targets``: for a hook, cfn test resolves wildcard ``targetNames`` with the
+  registry's ListTypes and fetches every target schema the project lacks with
+  DescribeType. This has it read both from the project only (``target-schemas/`` and
+  ``target-info.json``), as ``cfn generate --local-only`` does: no registry call, and a
+  target the project does not describe is cfn's own clear error.
 
 Then ``cfn`` runs unchanged, in this process.
 """
@@ -20,7 +25,7 @@ import os
 import sys
 import time
 import types
-from typing import Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from cfnrun.invoker.credentials import PLACEHOLDER
 
@@ -62,11 +67,24 @@ def _point_sts_at(sts_endpoint: str) -> None:
     boto_helpers.get_service_endpoint = endpoint
 
 
-def run_cfn(argv: List[str], sts_endpoint: Optional[str], virtual_clock: bool = False) -> None:
+def _targets_from_project() -> None:
+    from rpdk.core.project import Project
+
+    load_target_info: Callable[..., Dict[str, Any]] = Project._load_target_info
+
+    def local_target_info(self: Any, endpoint_url: Any, region_name: Any, type_schemas: Any = None, local_only: bool = False, profile_name: Any = None) -> Dict[str, Any]:
+        return load_target_info(self, endpoint_url, region_name, type_schemas, True, profile_name)
+
+    Project._load_target_info = local_target_info  # type: ignore[method-assign]
+
+
+def run_cfn(argv: List[str], sts_endpoint: Optional[str], virtual_clock: bool = False, project_targets: bool = False) -> None:
     from rpdk.core.cli import main as cfn_main
 
     if sts_endpoint is not None:
         _point_sts_at(sts_endpoint)
+    if project_targets:
+        _targets_from_project()
     clock = SuiteClock() if virtual_clock else None
     if clock is not None:
         clock.install()
@@ -77,7 +95,7 @@ def run_cfn(argv: List[str], sts_endpoint: Optional[str], virtual_clock: bool = 
             print(clock.summary(), flush=True)
 
 
-USAGE = "usage: python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [--virtual-clock] [cfn arguments...]"
+USAGE = "usage: python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [--virtual-clock] [--project-targets] [cfn arguments...]"
 
 
 def offline_credentials() -> None:
@@ -91,17 +109,19 @@ def offline_credentials() -> None:
 
 def main(argv: List[str]) -> None:
     sts_endpoint: Optional[str] = None
-    virtual_clock = False
-    while argv[:1] in (["--sts-endpoint"], ["--virtual-clock"]):
+    virtual_clock = project_targets = False
+    while argv[:1] in (["--sts-endpoint"], ["--virtual-clock"], ["--project-targets"]):
         if argv[0] == "--virtual-clock":
             virtual_clock, argv = True, argv[1:]
+        elif argv[0] == "--project-targets":
+            project_targets, argv = True, argv[1:]
         elif len(argv) < 2:
             sys.exit(USAGE)
         else:
             sts_endpoint, argv = argv[1], argv[2:]
     if sts_endpoint is not None:
         offline_credentials()
-    run_cfn(argv, sts_endpoint, virtual_clock)
+    run_cfn(argv, sts_endpoint, virtual_clock, project_targets)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from typing import Counter, Dict, List, Optional
 from cfnrun.contract.checker import ContractMode
 from cfnrun.model.errors import CfnrunError
 from cfnrun.invoker.credentials import PLACEHOLDER
+from cfnrun.model.hook_targets import TARGET_SCHEMAS_FOLDER, undescribed_targets
 from cfnrun.model.project import Project
 from cfnrun.ui.console import Console
 from cfnrun.app.serve import ServeSettings, aws_calls_routed, start_server
@@ -56,6 +57,20 @@ def require_known_language(project: Project) -> None:
         )
 
 
+def require_project_targets(project: Project) -> None:
+    """Offline, cfn test finds a hook's targets in the project or stops with an unhandled exception: say it first."""
+    problems = undescribed_targets(project.root, project.schema)
+    if problems:
+        hint = (
+            f"save each target's schema as {TARGET_SCHEMAS_FOLDER}/<name>.json (aws cloudformation describe-type --type RESOURCE "
+            "--type-name AWS::S3::Bucket --query Schema --output text prints one), or run with --aws to let cfn fetch them"
+        )
+        raise CfnrunError(
+            "cfnrun test reads a hook's target schemas from the project, never from the registry, and this one lacks some:\n"
+            + "".join(f"  {problem}\n" for problem in problems) + hint
+        )
+
+
 def _environment(settings: ContractSettings) -> Dict[str, str]:
     env = dict(os.environ)
     env["AWS_DEFAULT_REGION"] = env["AWS_REGION"] = settings.serve.runtime.region
@@ -76,6 +91,8 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
     """Start the endpoint, run ``cfn test`` against it, stop; cfn test's exit status."""
     require_cloudformation_cli()
     require_known_language(project)
+    if project.is_hook and not settings.use_aws:
+        require_project_targets(project)
     log_path = project.root / settings.log_file
     with open(log_path, "w", encoding="utf-8") as log:
         console = Console(log, color=False)
@@ -87,6 +104,8 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
                 command = [sys.executable, "-m", "cfnrun.app.cfn_offline"]
                 if not settings.use_aws:
                     command += ["--sts-endpoint", server.url]
+                    if project.is_hook:
+                        command += ["--project-targets"]
                 if settings.virtual_clock:
                     command += ["--virtual-clock"]
                 command += ["test", "--endpoint", server.url, "--region", serve.runtime.region]

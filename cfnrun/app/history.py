@@ -26,6 +26,7 @@ def request_record(prepared: "PreparedInvoke", masker: Masker) -> Dict[str, Any]
             "previousResourceState": masker.model(operation.previous),
             "typeConfiguration": operation.type_configuration,
             "logicalResourceIdentifier": operation.logical_resource_id,
+            "targetName": operation.target_name,  # a hook's target type
         },
         "settings": {
             "action": settings.action.value,

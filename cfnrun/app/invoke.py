@@ -17,9 +17,19 @@ from cfnrun.runtime.lambda_endpoint import LambdaEndpointFunction
 from cfnrun.runtime.in_process import InProcessFunction
 from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT, Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
+from cfnrun.invoker.hook_payloads import HookOperationRequest
+from cfnrun.invoker.hook_request_files import HOOK_TEST_EVENT, hook_input
 from cfnrun.invoker.retries import NO_RETRY, RetryPolicy
 from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
+from cfnrun.model.hook_protocol import action_mismatch
+from cfnrun.model.hook_targets import hook_target
 from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
+from cfnrun.model.type_configuration import (
+    DEFAULT_TYPE_CONFIGURATION,
+    declares_type_configuration,
+    load_type_configuration,
+    type_configuration_problem,
+)
 from cfnrun.model.project import Project, handler_project, load_project
 from cfnrun.model.protocol import Action
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
@@ -71,6 +81,7 @@ class InvokeSettings:
     in_process: bool = False
     contract: ContractMode = ContractMode.WARN
     string_primitives: bool = False
+    typeconfig: Optional[Path] = None  # cfn's --typeconfig file
     aws_endpoint: Optional[str] = None  # where the handler's AWS calls go
     moto: bool = False  # an embedded moto server for the life of the command
     retry: bool = True  # re-invoke FAILED answers with a retriable error code, as the service does
@@ -112,6 +123,27 @@ def _reads_type_configuration(project: Project) -> bool:
         return True
 
 
+def _apply_type_configuration(settings: InvokeSettings, project: Project, operation: OperationInput, notes: List[str]) -> None:
+    """--typeconfig (or cfn's default file, for a schema with typeConfiguration) into the request, checked first."""
+    source = settings.typeconfig
+    default = DEFAULT_TYPE_CONFIGURATION.expanduser()
+    if source is None and operation.type_configuration is None and declares_type_configuration(project.schema) and default.is_file():
+        source = default
+        notes.append(f"type configuration from {DEFAULT_TYPE_CONFIGURATION}, as cfn reads it (--typeconfig FILE names another)")
+    if source is not None:
+        if operation.type_configuration is not None:
+            notes.append(f"--typeconfig {source} replaces the request's typeConfiguration")
+        operation.type_configuration = load_type_configuration(source, project.is_hook)
+    elif operation.type_configuration is None or not declares_type_configuration(project.schema):
+        return
+    problem = type_configuration_problem(project.schema, operation.type_configuration)
+    if problem:
+        raise CfnrunError(
+            f"{source or 'the request'}: the type configuration does not fit the schema's typeConfiguration: {problem} "
+            "(CloudFormation would answer InvalidTypeConfiguration; the handler was not invoked)"
+        )
+
+
 def _undeclared_handler(project: Project, action: Action) -> Optional[str]:
     """A note when the schema's ``handlers`` leaves this action out: CloudFormation would not call it."""
     handlers = project.schema.document.get("handlers")
@@ -133,6 +165,9 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
         mismatch = runtime_mismatch(project, interpreter_version(settings.python))
         if mismatch:
             notes.append(mismatch)
+    mismatch = action_mismatch(settings.action, project.is_hook)
+    if mismatch:
+        raise CfnrunError(mismatch)
     undeclared = _undeclared_handler(project, settings.action)
     notes += [undeclared] if undeclared else []
     if settings.contract is not ContractMode.OFF:
@@ -140,10 +175,13 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
     properties = list((project.schema.document.get("properties") or {}).keys())
     if settings.request is not None:
         operation = settings.request
+    elif project.is_hook:
+        operation = hook_input(settings.request_file)
     else:
         operation = load_request_file(settings.request_file, properties) if settings.request_file else OperationInput(desired={})
     notes += operation.warnings
-    if operation.type_configuration is not None and not _reads_type_configuration(project):
+    _apply_type_configuration(settings, project, operation, notes)
+    if operation.type_configuration is not None and not project.is_hook and not _reads_type_configuration(project):
         notes.append(
             f"the request carries typeConfiguration, but {project.entrypoint} is built without a TypeConfigurationModel "
             "(Resource(TYPE_NAME, ResourceModel)), so the handler gets request.typeConfiguration = None: "
@@ -156,9 +194,9 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
         )
     if operation.action and operation.action is not settings.action:
         notes.append(
-            f"the request file says action {operation.action.value}; running {settings.action.value} as asked"
+            f"the request file says {operation.action.value}; running {settings.action.value} as asked"
         )
-    entrypoint = settings.entrypoint or (Entrypoint.TEST if operation.format == SAM_TESTS else Entrypoint.TYPE)
+    entrypoint = settings.entrypoint or (Entrypoint.TEST if operation.format in (SAM_TESTS, HOOK_TEST_EVENT) else Entrypoint.TYPE)
     remote_function = None
     if settings.lambda_endpoint:
         function, remote_function = _remote_function(settings, project, entrypoint)
@@ -181,7 +219,8 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
         rerouted = settings.aws_endpoint or ("moto" if settings.moto else None) or _stand_in(settings.lambda_endpoint)
         credentials, note = caller_credentials(settings.profile, settings.use_credentials, rerouted)
         notes += [note] if note else []
-    request = OperationRequest(
+    request_class = HookOperationRequest if project.is_hook else OperationRequest
+    request = request_class(
         action=settings.action,
         type_name=project.type_name,
         region=_region(settings, operation),
@@ -261,7 +300,12 @@ async def run_operation(prepared: PreparedInvoke, target: FunctionTarget, observ
     checker = None
     if settings.contract is not ContractMode.OFF:
         operation_input = prepared.request.operation
-        checker = ContractChecker(prepared.project.schema, settings.action, operation_input.desired, operation_input.previous)
+        hook = None
+        if prepared.project.is_hook:
+            hook = hook_target(prepared.project.root, prepared.project.schema, settings.action, operation_input.target_name or "")
+        checker = ContractChecker(
+            prepared.project.schema, settings.action, operation_input.desired, operation_input.previous, target=hook
+        )
     operation = Operation(
         target,
         prepared.request,

@@ -15,6 +15,7 @@ from cfnrun.history.masking import Masker
 from cfnrun.history.store import HistoryStore, RecordedOperation
 from cfnrun.invoker.events import Observer, OperationCompleted, OperationResult
 from cfnrun.invoker.payloads import Entrypoint
+from cfnrun.invoker.hook_request_files import load_hook_request_file
 from cfnrun.invoker.request_files import OperationInput, load_request_file
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.errors import CfnrunError
@@ -90,8 +91,9 @@ def replay_settings(operation: RecordedOperation, project_dir: Path, overrides: 
     recorded = _recorded_request(operation)
     flags, body = recorded["settings"], recorded["request"]
     notes: List[str] = []
+    project = load_project(project_dir, usable_schema=False)
     if overrides.request_file:
-        request = load_request_file(overrides.request_file)
+        request = (load_hook_request_file if project.is_hook else load_request_file)(overrides.request_file)
         notes += request.warnings
     else:
         request = OperationInput(
@@ -99,8 +101,9 @@ def replay_settings(operation: RecordedOperation, project_dir: Path, overrides: 
             previous=copy.deepcopy(body.get("previousResourceState")),
             type_configuration=body.get("typeConfiguration"),
             logical_resource_id=body.get("logicalResourceIdentifier"),
+            target_name=body.get("targetName"),
         )
-        masked = _masked(load_project(project_dir, usable_schema=False).schema, body)
+        masked = _masked(project.schema, body)
         if masked:
             notes.append(
                 f"writeOnly {', '.join(masked)} {'was' if len(masked) == 1 else 'were'} not recorded: replayed as {WRITE_ONLY_MASK!r}; "

@@ -113,7 +113,8 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
         for index, name in enumerate(project.functions):
             console.info(f"  {name:<20} debugpy on 127.0.0.1:{(settings.runtime.debug_port or 0) + index}")
     requests = ResourceRequestStore(registry, budgets, console, settings.contract, settings.virtual_clock)
-    service = LambdaService(registry, budgets, console, sts, settings.contract, settings.connections, CloudControlApi(requests))
+    cloud_control = None if project.is_hook else CloudControlApi(requests)  # a hook provisions nothing
+    service = LambdaService(registry, budgets, console, sts, settings.contract, settings.connections, cloud_control)
     history = HistoryStore.for_recording(project.root)
     service.history = CallRecorder(history, lambda: registry.project.schema, project.type_name) if history else None
     runner = web.AppRunner(
@@ -160,7 +161,8 @@ async def _serve(
 ) -> None:
     server = await start_server(project, settings, console)
     console.info(f"Lambda Invoke API listening on {server.url} (Ctrl-C to stop)")
-    console.info(f"Cloud Control API for {project.type_name} at {server.url}/")
+    if not project.is_hook:
+        console.info(f"Cloud Control API for {project.type_name} at {server.url}/")
     if settings.reload:
         console.info(f"reload: watching {project.root} for changes (--no-reload to turn off)")
     if settings.sts_standin:

@@ -6,10 +6,13 @@ from typing import Any, Callable, Dict, List, Optional
 
 from cfnrun.contract import violations as rules
 from cfnrun.contract.event_rules import EventContext, check_event
+from cfnrun.contract.hook_rules import check_hook_event, check_hook_request
 from cfnrun.contract.request_rules import check_request
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import Violation
 from cfnrun.contract.write_only import redact
+from cfnrun.model.hook_protocol import hook_call_parts
+from cfnrun.model.hook_targets import HookTarget, target_names
 from cfnrun.model.protocol import Action
 from cfnrun.model.endings import EndReason
 from cfnrun.model.schema import ResourceSchema
@@ -38,18 +41,24 @@ class ContractChecker:
         previous: Optional[Dict[str, Any]],
         events_seen: int = 0,  # events of this operation already checked elsewhere
         shape: Optional[ShapeValidator] = None,  # reuse one: building it compiles the schema
+        target: Optional[HookTarget] = None,  # for a hook's invocation point: what it is asked about
     ) -> None:
         self.schema = schema
         self.action = action
         self.desired = desired
         self.previous = previous
+        self.target = target
         self.shape = shape or ShapeValidator(schema)
         self._events = events_seen
+        if action.is_hook and target is None:
+            raise ValueError("checking a hook needs its target")
 
     def check_request(self) -> List[Violation]:
         return _never_raising(lambda: self._check_request(), None)
 
     def _check_request(self) -> List[Violation]:
+        if self.target is not None:
+            return _redact_target(self.target, check_hook_request(self.target, self.desired, self.previous), (self.desired, self.previous))
         found = check_request(self.action, self.schema, self.desired, self.previous)
         return redact(self.schema, found, (self.desired, self.previous))
 
@@ -60,6 +69,8 @@ class ContractChecker:
     def _check_event(self, invocation: int, event: Any) -> List[Violation]:
         if not isinstance(event, dict):
             return []  # not a ProgressEvent at all: the invoker reports that itself
+        if self.target is not None:
+            return check_hook_event(self.target, event, invocation)
         context = EventContext(self.action, self.schema, self.shape, self.desired, event, invocation, self._events == 1)
         models: List[Any] = event["resourceModels"] if isinstance(event.get("resourceModels"), list) else []
         return redact(self.schema, check_event(context), [self.desired, self.previous, event.get("resourceModel"), *models])
@@ -67,6 +78,11 @@ class ContractChecker:
     def check_ending(self, reason: EndReason, message: str, invocations: int) -> List[Violation]:
         rule = ENDING_RULES.get(reason)
         return [Violation(rule, message, None, invocations)] if rule is not None else []
+
+
+def _redact_target(target: HookTarget, found: List[Violation], documents: Any) -> List[Violation]:
+    """A target model's writeOnly values (a database password...) stay out of messages, as a resource's do."""
+    return redact(ResourceSchema(target.schema), found, documents) if target.schema is not None else found
 
 
 def _never_raising(check: Callable[[], List[Violation]], invocation: Optional[int]) -> List[Violation]:
@@ -78,12 +94,24 @@ def _never_raising(check: Callable[[], List[Violation]], invocation: Optional[in
         return [Violation(rules.CHECKER_FAILED, message, None, invocation)]
 
 
-def check_call(shape: ShapeValidator, payload: Any, result: Any) -> List[Violation]:
-    """Check one call seen by the server: a HandlerRequest or sam-tests event and its answer.
+def check_call(
+    shape: ShapeValidator, payload: Any, result: Any, target_schemas: Optional[Dict[str, Dict[str, Any]]] = None
+) -> List[Violation]:
+    """Check one call seen by the server: a HandlerRequest, sam-tests event, HookInvocationRequest
+    or HookTestEvent, and its answer; ``target_schemas`` are a hook project's.
 
     A call with a callbackContext continues an operation: its request is the replayed
     model, so only the event is checked.
     """
+    hook_call = hook_call_parts(payload)
+    if hook_call is not None:
+        point, target_name, model, callback_context = hook_call
+        declared = target_names(shape.schema, point)
+        target = HookTarget(target_name, declared, (target_schemas or {}).get(target_name))
+        desired: Dict[str, Any] = model["resourceProperties"] if isinstance(model.get("resourceProperties"), dict) else {}
+        previous = model.get("previousResourceProperties") if isinstance(model.get("previousResourceProperties"), dict) else None
+        checker = ContractChecker(shape.schema, point, desired, previous, shape=shape, target=target)
+        return (checker.check_request() if not callback_context else []) + checker.check_event(1, result)
     if not isinstance(payload, dict) or payload.get("action") not in Action.__members__:
         return []
     data = payload.get("requestData") if isinstance(payload.get("requestData"), dict) else payload.get("request")

@@ -19,7 +19,7 @@ def check_request(
 
 def _check(action: Action, schema: ResourceSchema, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> Iterator[Violation]:
     if action in (Action.CREATE, Action.UPDATE):
-        yield from _valid(schema, desired)
+        yield from schema_problems(schema, desired, rules.REQUEST_VALID, "/desiredResourceState")
     if action is Action.CREATE:
         for pointer in schema.read_only_properties:
             if schema.has_value(desired, pointer):
@@ -49,8 +49,10 @@ def _check(action: Action, schema: ResourceSchema, desired: Dict[str, Any], prev
             )
 
 
-def _valid(schema: ResourceSchema, desired: Dict[str, Any]) -> Iterator[Violation]:
-    document = {key: value for key, value in schema.document.items() if key not in ("$schema", "$id")}
-    for error in Draft7Validator(document).iter_errors(desired):
-        pointer = "".join(f"/{part}" for part in error.absolute_path)
-        yield Violation(rules.REQUEST_VALID, f"the request is not valid against the schema: {error.message}", "/desiredResourceState" + pointer)
+def schema_problems(schema: ResourceSchema, document: Dict[str, Any], rule: rules.Rule, at: str, subject: str = "the request") -> List[Violation]:
+    """``document`` against the whole schema; each problem a violation of ``rule`` pointing under ``at``."""
+    full = {key: value for key, value in schema.document.items() if key not in ("$schema", "$id")}
+    return [
+        Violation(rule, f"{subject} is not valid against the schema: {error.message}", at + "".join(f"/{part}" for part in error.absolute_path))
+        for error in Draft7Validator(full).iter_errors(document)
+    ]

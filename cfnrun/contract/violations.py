@@ -129,6 +129,22 @@ REQUEST_IDENTIFIER = _rule(
     MUST,
     "The input to a read, update or delete handler MUST contain either the primaryIdentifier or an additionalIdentifier.",
 )
+# A hook's answers (cloudformation-cli's HookClient asserts and the hook contract suite).
+HOOK_STATUS_VALID = _rule(
+    "hook-status-valid", MUST, "A hook answers a HookProgressEvent whose hookStatus is IN_PROGRESS, SUCCESS or FAILED."
+)
+HOOK_SUCCESS_CLEAN = _rule(
+    "hook-success-clean", MUST, "SUCCESS events should have no error code set and no callback delay."
+)
+HOOK_IN_PROGRESS_NO_RESULT = _rule("hook-in-progress-no-result", MUST, "IN_PROGRESS events should have no result.")
+HOOK_UNSUPPORTED_TARGET = _rule(
+    "hook-unsupported-target",
+    MUST,
+    "A hook handler MUST return FAILED with a UnsupportedTarget error code if the target is not supported.",
+)
+HOOK_TARGET_MODEL_VALID = _rule(
+    "hook-target-model-valid", MUST, "The target model a hook is sent conforms to the target type's schema."
+)
 
 IN_PROGRESS_SET_SO_FAR = _rule(
     "in-progress-set-so-far",

@@ -31,7 +31,7 @@ from cfnrun.invoker.events import (
 from cfnrun.invoker.payloads import OperationRequest
 from cfnrun.invoker.retries import RetryPolicy
 from cfnrun.invoker.running_call import RunningCall
-from cfnrun.model.protocol import Action, InvalidProgressEvent, OperationStatus, ProgressEvent, parse_progress_event
+from cfnrun.model.protocol import Action, InvalidProgressEvent, OperationStatus, ProgressEvent
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.target import Invocable
 from cfnrun.model.schema import ResourceSchema
@@ -214,7 +214,7 @@ class Operation:
         if outcome.kind is not OutcomeKind.RETURNED:
             return None, None
         try:
-            return parse_progress_event(outcome.result), None
+            return self.request.read_response(outcome.result), None
         except InvalidProgressEvent as error:
             return None, f"the handler's response is not a ProgressEvent: {error}"
 

@@ -24,6 +24,7 @@ from cfnrun.model.protocol import (
     RequestData,
     TestEvent,
     TestRequest,
+    parse_progress_event,
 )
 
 DEFAULT_LOGICAL_ID = "MyResource"
@@ -78,6 +79,10 @@ class OperationRequest:
     @property
     def logical_resource_id(self) -> str:
         return self.operation.logical_resource_id or DEFAULT_LOGICAL_ID
+
+    def read_response(self, payload: Any) -> ProgressEvent:
+        """The handler's answer as a ProgressEvent; raises InvalidProgressEvent saying what is wrong."""
+        return parse_progress_event(payload)
 
     def continue_with(self, event: ProgressEvent) -> None:
         """Carry an IN_PROGRESS event's callbackContext and model into the next call."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from cfnrun.model.errors import CfnrunError, not_json
-from cfnrun.model.protocol import Action, Credentials
+from cfnrun.model.protocol import RESOURCE_ACTIONS, Action, Credentials
 
 CFN_INVOKE = "cfn-invoke"
 SAM_TESTS = "sam-tests"
@@ -32,6 +32,7 @@ class OperationInput:
     region: Optional[str] = None
     action: Optional[Action] = None
     format: str = CFN_INVOKE
+    target_name: Optional[str] = None  # a hook's target type, e.g. AWS::S3::Bucket
     tags: Dict[str, Dict[str, str]] = field(default_factory=dict)  # stackTags, systemTags and their previous* (by wire name)
     warnings: List[str] = field(default_factory=list)  # what the user should know about the file
 
@@ -41,7 +42,7 @@ CFN_INVOKE_KEYS = ("desiredResourceState", "previousResourceState", "typeConfigu
 SAM_TESTS_KEYS = ("credentials", "action", "request", "callbackContext", "region")
 
 
-def _unknown_keys(document: Dict[str, Any], known: Sequence[str], source: str) -> List[str]:
+def unknown_keys(document: Dict[str, Any], known: Sequence[str], source: str) -> List[str]:
     warnings = []
     for key in document:
         if key not in known:
@@ -51,7 +52,7 @@ def _unknown_keys(document: Dict[str, Any], known: Sequence[str], source: str) -
     return warnings
 
 
-def _object(value: Any, key: str, source: str) -> Optional[Dict[str, Any]]:
+def object_field(value: Any, key: str, source: str) -> Optional[Dict[str, Any]]:
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -63,7 +64,7 @@ def _tags(document: Dict[str, Any], source: str) -> Dict[str, Dict[str, str]]:
     """The tag maps CloudFormation sends beside the model (cfnrun's extension of the cfn invoke format)."""
     tags = {}
     for key in TAG_KEYS:
-        value = _object(document.get(key), key, source)
+        value = object_field(document.get(key), key, source)
         if value is None:
             continue
         if not all(isinstance(name, str) and isinstance(tag, str) for name, tag in value.items()):
@@ -72,7 +73,7 @@ def _tags(document: Dict[str, Any], source: str) -> Dict[str, Dict[str, str]]:
     return tags
 
 
-def _sam_credentials(value: Any) -> Optional[Credentials]:
+def sam_credentials(value: Any) -> Optional[Credentials]:
     """Credentials from a sam-tests event, unless they are the guide's placeholders."""
     if not isinstance(value, dict):
         return None
@@ -99,31 +100,31 @@ def parse_request(document: Any, source: str, properties: Sequence[str] = ()) ->
         )
     if "desiredResourceState" in document:
         return OperationInput(
-            desired=_object(document["desiredResourceState"], "desiredResourceState", source) or {},
-            previous=_object(document.get("previousResourceState"), "previousResourceState", source),
-            type_configuration=_object(document.get("typeConfiguration"), "typeConfiguration", source),
+            desired=object_field(document["desiredResourceState"], "desiredResourceState", source) or {},
+            previous=object_field(document.get("previousResourceState"), "previousResourceState", source),
+            type_configuration=object_field(document.get("typeConfiguration"), "typeConfiguration", source),
             logical_resource_id=document.get("logicalResourceIdentifier"),
             format=CFN_INVOKE,
             tags=_tags(document, source),
-            warnings=_unknown_keys(document, CFN_INVOKE_KEYS, source),
+            warnings=unknown_keys(document, CFN_INVOKE_KEYS, source),
         )
     if isinstance(document.get("request"), dict):
         request = document["request"]
         action = document.get("action")
-        if action is not None and action not in Action.__members__:
-            raise CfnrunError(f"{source}: action '{action}' is not one of {', '.join(Action.__members__)}")
+        if action is not None and action not in [a.value for a in RESOURCE_ACTIONS]:
+            raise CfnrunError(f"{source}: action '{action}' is not one of {', '.join(a.value for a in RESOURCE_ACTIONS)}")
         return OperationInput(
-            desired=_object(request.get("desiredResourceState"), "request.desiredResourceState", source) or {},
-            previous=_object(request.get("previousResourceState"), "request.previousResourceState", source),
-            type_configuration=_object(request.get("typeConfiguration"), "request.typeConfiguration", source),
+            desired=object_field(request.get("desiredResourceState"), "request.desiredResourceState", source) or {},
+            previous=object_field(request.get("previousResourceState"), "request.previousResourceState", source),
+            type_configuration=object_field(request.get("typeConfiguration"), "request.typeConfiguration", source),
             logical_resource_id=request.get("logicalResourceIdentifier"),
             client_request_token=request.get("clientRequestToken"),
-            callback_context=_object(document.get("callbackContext"), "callbackContext", source),
-            credentials=_sam_credentials(document.get("credentials")),
+            callback_context=object_field(document.get("callbackContext"), "callbackContext", source),
+            credentials=sam_credentials(document.get("credentials")),
             region=document.get("region"),
             action=Action(action) if action else None,
             format=SAM_TESTS,
-            warnings=_unknown_keys(document, SAM_TESTS_KEYS, source),
+            warnings=unknown_keys(document, SAM_TESTS_KEYS, source),
         )
     raise CfnrunError(
         f"{source}: not a request file cfnrun knows. Expected a 'cfn invoke' request "
@@ -143,6 +144,12 @@ def _looks_like_yaml(text: str) -> bool:
 
 def load_request_file(path: str, properties: Sequence[str] = ()) -> OperationInput:
     """Read a request file ('-' for standard input)."""
+    source, document = read_request_document(path)
+    return parse_request(document, source, properties)
+
+
+def read_request_document(path: str) -> "tuple[str, Any]":
+    """The name to report and the JSON content of a request file ('-' for standard input)."""
     source = "<stdin>" if path == "-" else path
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
@@ -156,7 +163,7 @@ def load_request_file(path: str, properties: Sequence[str] = ()) -> OperationInp
         if _looks_like_yaml(text):
             raise CfnrunError(f"{source}: this is YAML; request files are JSON (as for cfn invoke): convert it to JSON") from None
         raise CfnrunError(f"{source}: {not_json(error)}") from None
-    return parse_request(document, source, properties)
+    return source, document
 
 
 def request_file_hint(payload: Any) -> Optional[str]:

@@ -17,6 +17,9 @@ RPDK_CONFIG = ".rpdk-config"
 TEMPLATE_NAMES = ("template.yml", "template.yaml")
 TYPE_FUNCTION = "TypeFunction"
 TEST_ENTRYPOINT = "TestEntrypoint"
+RESOURCE = "RESOURCE"
+HOOK = "HOOK"
+ARTIFACT_TYPES = (RESOURCE, HOOK)
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,11 @@ class Project:
     functions: Dict[str, FunctionSpec]
     entrypoint: Optional[str] = None
     test_entrypoint: Optional[str] = None
+    artifact_type: str = RESOURCE
+
+    @property
+    def is_hook(self) -> bool:
+        return self.artifact_type == HOOK
 
     @property
     def type_name(self) -> str:
@@ -77,9 +85,9 @@ def _read_rpdk_config(path: Path) -> Dict[str, Any]:
         raise ProjectError(path, not_json(error)) from None
     if not isinstance(config, dict):
         raise ProjectError(path, "expected a JSON object")
-    artifact = config.get("artifact_type", "RESOURCE")
-    if artifact != "RESOURCE":
-        raise ProjectError(path, f"artifact_type {artifact} is not supported; cfnrun runs resource types")
+    artifact = config.get("artifact_type", RESOURCE)
+    if artifact not in ARTIFACT_TYPES:
+        raise ProjectError(path, f"artifact_type {artifact} is not supported; cfnrun runs resource types and hooks")
     language = config.get("language")
     if isinstance(language, str) and not language.startswith("python"):
         raise ProjectError(
@@ -148,6 +156,7 @@ def load_project(root: Path, usable_schema: bool = True) -> Project:
         functions=functions,
         entrypoint=config["entrypoint"],
         test_entrypoint=config.get("testEntrypoint"),
+        artifact_type=config.get("artifact_type", RESOURCE),
     )
 
 

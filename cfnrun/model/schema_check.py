@@ -1,5 +1,5 @@
-"""``cfnrun validate``: is a resource schema a valid draft-07 document that follows the
-resource schema rules? Every problem comes with a JSON pointer into the schema.
+"""``cfnrun validate``: is a resource (or hook) schema a valid draft-07 document that follows
+the resource (or hook) schema rules? Every problem comes with a JSON pointer into the schema.
 """
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ POINTER_LISTS = (
     "nonPublicProperties",
 )
 HANDLERS = ("create", "read", "update", "delete", "list")
+HOOK_HANDLERS = ("preCreate", "preUpdate", "preDelete")
+HOOK_HANDLER_KEYS = ("targetNames", "permissions")  # all a hook handler may say (cloudformation-cli's hook meta-schema)
 DISALLOWED_IN_PROPERTIES = {
     "if": "conditional subschemas (if/then/else) are not allowed in a resource schema",
     "then": "conditional subschemas (if/then/else) are not allowed in a resource schema",
@@ -45,14 +47,67 @@ def _escape(part: Any) -> str:
     return str(part).replace("~", "~0").replace("/", "~1")
 
 
-def check_schema(schema: ResourceSchema) -> List[SchemaProblem]:
-    return list(_check(schema))
+def check_schema(schema: ResourceSchema, hook: bool = False) -> List[SchemaProblem]:
+    return list(_check_hook(schema) if hook else _check(schema))
+
+
+def looks_like_hook(document: Dict[str, Any]) -> bool:
+    """A schema file alone: is it a hook's (its handlers are invocation points)?"""
+    handlers = document.get("handlers")
+    return isinstance(handlers, dict) and any(name in HOOK_HANDLERS for name in handlers)
+
+
+def _draft_07(document: Dict[str, Any]) -> Iterator[SchemaProblem]:
+    for error in Draft7Validator(Draft7Validator.META_SCHEMA).iter_errors(document):
+        yield SchemaProblem("".join(f"/{_escape(p)}" for p in error.absolute_path), f"not valid draft-07: {error.message}")
+
+
+def _check_hook(schema: ResourceSchema) -> Iterator[SchemaProblem]:
+    document = schema.document
+    yield from _draft_07(document)
+    type_name = document.get("typeName")
+    if not isinstance(type_name, str) or not TYPE_NAME.match(type_name):
+        yield SchemaProblem("/typeName", f"typeName {type_name!r} must look like Organization::Service::Hook")
+    if not isinstance(document.get("description"), str) or not document.get("description"):
+        yield SchemaProblem("/description", "a hook schema needs a description")
+    if document.get("additionalProperties") is not False:
+        yield SchemaProblem("/additionalProperties", "must be false at the top level, as cfn's hook meta-schema requires")
+    configuration = document.get("typeConfiguration")
+    if not isinstance(configuration, dict):
+        yield SchemaProblem("/typeConfiguration", "a hook schema declares its typeConfiguration (an object schema, possibly with no properties)")
+    elif configuration.get("additionalProperties") is not False:
+        yield SchemaProblem("/typeConfiguration/additionalProperties", "must be false: every configuration property is declared")
+    yield from _hook_handlers(document)
+    for pointer, pattern in unusable_patterns(document):
+        yield SchemaProblem(pointer, f"{pattern!r} is not a regular expression Python can run: cfnrun does not check values against it", "warning")
+
+
+def _hook_handlers(document: Dict[str, Any]) -> Iterator[SchemaProblem]:
+    handlers = document.get("handlers")
+    if not isinstance(handlers, dict) or not handlers:
+        yield SchemaProblem("/handlers", f"a hook declares at least one handler: {', '.join(HOOK_HANDLERS)}")
+        return
+    for name, handler in handlers.items():
+        pointer = f"/handlers/{_escape(name)}"
+        if name not in HOOK_HANDLERS:
+            yield SchemaProblem(pointer, f"unknown hook handler {name!r}: use {', '.join(HOOK_HANDLERS)}")
+            continue
+        if not isinstance(handler, dict):
+            yield SchemaProblem(pointer, "a handler must be an object")
+            continue
+        names = handler.get("targetNames")
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+            yield SchemaProblem(f"{pointer}/targetNames", "list the target types this handler runs for, e.g. [\"AWS::S3::Bucket\"] (wildcards allowed)")
+        if not isinstance(handler.get("permissions"), list):
+            yield SchemaProblem(f"{pointer}/permissions", "each handler lists the permissions it needs (an array, possibly empty)")
+        for key in handler:
+            if key not in HOOK_HANDLER_KEYS:
+                yield SchemaProblem(f"{pointer}/{_escape(key)}", f"a hook handler takes only {' and '.join(HOOK_HANDLER_KEYS)}")
 
 
 def _check(schema: ResourceSchema) -> Iterator[SchemaProblem]:
     document = schema.document
-    for error in Draft7Validator(Draft7Validator.META_SCHEMA).iter_errors(document):
-        yield SchemaProblem("".join(f"/{_escape(p)}" for p in error.absolute_path), f"not valid draft-07: {error.message}")
+    yield from _draft_07(document)
     yield from _top_level(document)
     properties: Dict[str, Any] = document["properties"] if isinstance(document.get("properties"), dict) else {}
     for name, fragment in properties.items():

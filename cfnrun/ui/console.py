@@ -13,12 +13,13 @@ from cfnrun.ui.faults import fault_line
 from cfnrun.ui.frames import without_cfnrun_frames
 
 def call_status(outcome: InvocationOutcome) -> str:
-    """SUCCESS / IN_PROGRESS / FAILED <code> for a ProgressEvent, else what happened."""
+    """SUCCESS / IN_PROGRESS / FAILED <code> for a ProgressEvent (or a hook's HookProgressEvent), else what happened."""
     if outcome.kind is OutcomeKind.RETURNED:
         result: Any = outcome.result
-        if isinstance(result, dict) and isinstance(result.get("status"), str):
+        key = "hookStatus" if isinstance(result, dict) and "hookStatus" in result else "status"
+        if isinstance(result, dict) and isinstance(result.get(key), str):
             code = result.get("errorCode")
-            return f"{result['status']} {code}" if code else result["status"]
+            return f"{result[key]} {code}" if code else result[key]
         return "returned"
     labels = {
         OutcomeKind.FUNCTION_ERROR: f"error {outcome.error_type}",

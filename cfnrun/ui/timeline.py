@@ -19,6 +19,7 @@ from cfnrun.invoker.events import (
 )
 from cfnrun.invoker.running_call import not_yet_shown
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
+from cfnrun.model.hook_protocol import describe_annotation, hook_annotations
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.ui.faults import fault_line
 from cfnrun.ui.frames import without_cfnrun_frames
@@ -170,6 +171,8 @@ class TimelineRenderer:
             if progress.message:
                 parts.append(repr(progress.message) if "\n" in progress.message else printable(progress.message))
             self._line(f"{head} " + "  ".join(parts))
+            for annotation in hook_annotations(progress):
+                self._line(self._paint("dim", "     ◆ ") + printable(describe_annotation(annotation)))
         else:
             detail = printable(self._outcome_detail(outcome, event.problem))
             self._line(f"{head} {self._paint('FAILED', self._outcome_label(outcome)):<11}  {duration}  {detail}")

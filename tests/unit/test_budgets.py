@@ -4,12 +4,14 @@ from __future__ import annotations
 from fakes import schema
 
 from cfnrun.model.budgets import Budgets
-from cfnrun.model.protocol import Action
+from cfnrun.model.protocol import HOOK_POINTS, RESOURCE_ACTIONS, Action
 
 
 def test_defaults_are_the_contracts_numbers() -> None:
     budgets = Budgets()
-    assert [budgets.invocation(action).seconds for action in Action] == [60, 30, 60, 60, 30]
+    assert [budgets.invocation(action).seconds for action in RESOURCE_ACTIONS] == [60, 30, 60, 60, 30]
+    assert [budgets.invocation(point).seconds for point in HOOK_POINTS] == [60, 60, 60]
+    assert budgets.operation(Action.CREATE_PRE_PROVISION, schema({"preCreate": {"timeoutInMinutes": 3}})).seconds == 180
     assert budgets.operation(Action.CREATE, schema()).seconds == 120 * 60
     assert budgets.operation(Action.CREATE, schema({"create": {"timeoutInMinutes": 5}})).seconds == 300
     assert budgets.invocation(Action.READ).describe() == "the handler contract's 30 s response budget for READ (30 s)"

@@ -20,7 +20,7 @@ from cfnrun.invoker.operation import Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import OperationInput
 from cfnrun.model.budgets import Budgets
-from cfnrun.model.protocol import Action
+from cfnrun.model.protocol import RESOURCE_ACTIONS, Action
 from cfnrun.model.schema import ResourceSchema
 
 
@@ -91,10 +91,10 @@ def test_each_rule_catches_its_misbehaviour(
 
 
 def test_every_rule_has_a_misbehaving_case() -> None:
-    assert {rule.id for rule in ALL_RULES} <= {case[0] for case in CASES}
+    assert {rule.id for rule in ALL_RULES if not rule.id.startswith("hook-")} <= {case[0] for case in CASES}  # hooks: test_hook_contract.py
 
 
-@pytest.mark.parametrize("action", list(Action))
+@pytest.mark.parametrize("action", RESOURCE_ACTIONS)
 def test_well_behaved_events_have_no_violations(rulebreaker: Any, action: Action) -> None:
     existing = {"Id": "rb-1", "Name": "ok"}
     desired = {"Name": "a", "Tags": [{"Key": "b"}, {"Key": "a"}]} if action is Action.CREATE else dict(existing)

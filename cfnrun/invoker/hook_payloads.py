@@ -1,0 +1,99 @@
+"""The requests CloudFormation sends a hook, built for either entrypoint.
+
+``TYPE`` sends TypeFunction a HookInvocationRequest; ``TEST`` sends TestEntrypoint a
+HookTestEvent. The replay loop is the resources' one: this request only changes what
+goes on the wire, how an answer is read (``hookStatus``), and how an IN_PROGRESS is
+carried on (the callbackContext, and ``requestContext.invocation`` counted up, as the
+service does; the target model never changes).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, Optional
+
+from cfnrun.invoker.credentials import PLACEHOLDER
+from cfnrun.invoker.payloads import Entrypoint, OperationRequest
+from cfnrun.model.hook_protocol import (
+    HookInvocationRequest,
+    HookRequestContext,
+    HookRequestData,
+    HookTargetModel,
+    HookTestEvent,
+    credentials_string,
+    parse_hook_progress_event,
+)
+from cfnrun.model.protocol import ProgressEvent
+
+DEFAULT_TARGET_LOGICAL_ID = "MyBucket"
+
+
+@dataclass
+class HookOperationRequest(OperationRequest):
+    invocation: int = 1
+
+    @property
+    def target_name(self) -> str:
+        return self.operation.target_name or ""
+
+    def read_response(self, payload: Any) -> ProgressEvent:
+        return parse_hook_progress_event(payload, "status" if self.entrypoint is Entrypoint.TEST else "hookStatus")
+
+    def continue_with(self, event: ProgressEvent) -> None:
+        self.callback_context = event.callbackContext
+        self.invocation += 1
+
+    def _target_model(self) -> Dict[str, Any]:
+        return HookTargetModel(
+            resourceProperties=self._properties(self.operation.desired),
+            previousResourceProperties=self._properties(self.operation.previous),
+        ).model_dump(exclude_none=True)
+
+    @property
+    def target_logical_id(self) -> str:
+        return self.operation.logical_resource_id or DEFAULT_TARGET_LOGICAL_ID
+
+    def payload(self) -> Dict[str, Any]:
+        if self.entrypoint is Entrypoint.TEST:
+            return self._hook_test_event()
+        return self._hook_invocation_request()
+
+    def _hook_invocation_request(self) -> Dict[str, Any]:
+        return HookInvocationRequest(
+            clientRequestToken=self.client_request_token,
+            awsAccountId=self.account_id,
+            stackId=self.stack_id,
+            hookTypeName=self.type_name,
+            actionInvocationPoint=self.action.value,
+            hookModel=self.operation.type_configuration,
+            requestContext=HookRequestContext(invocation=self.invocation, callbackContext=self.callback_context),
+            requestData=HookRequestData(
+                targetName=self.target_name,
+                targetLogicalId=self.target_logical_id,
+                targetModel=HookTargetModel.model_validate(self._target_model()),
+                callerCredentials=credentials_string(self.credentials),
+            ),
+        ).wire()
+
+    def _hook_test_event(self) -> Dict[str, Any]:
+        credentials: Optional[Any] = self.credentials or PLACEHOLDER
+        return HookTestEvent(
+            credentials=credentials.model_dump() if credentials is not None else {},
+            actionInvocationPoint=self.action.value,
+            region=self.region,
+            callbackContext=self.callback_context,
+            typeConfiguration=self.operation.type_configuration,
+            request={
+                "clientRequestToken": self.client_request_token,
+                "hookContext": {
+                    "awsAccountId": self.account_id,
+                    "stackId": self.stack_id,
+                    "hookTypeName": self.type_name,
+                    "hookTypeVersion": "00000001",
+                    "invocationPoint": self.action.value,
+                    "targetName": self.target_name,
+                    "targetType": "RESOURCE",
+                    "targetLogicalId": self.target_logical_id,
+                    "targetModel": self._target_model(),
+                },
+            },
+        ).wire()
