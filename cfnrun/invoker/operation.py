@@ -13,6 +13,7 @@ import time
 from typing import Any, Dict, List, Optional, Protocol, Set
 
 from cfnrun.model.budgets import Budget, Budgets
+from cfnrun.invoker.choices import DEFAULT_STALL_LIMIT
 from cfnrun.invoker.clock import RealClock
 from cfnrun.contract.checker import ContractChecker
 from cfnrun.contract.violations import Violation
@@ -52,7 +53,6 @@ UNHASHABLE_SET_HINT = (
     "in the support library before the handler runs. Drop uniqueItems from that array (use "
     "insertionOrder: false if order does not matter), or read it as a list in models.py."
 )
-DEFAULT_STALL_LIMIT = 20
 RUNNING_TICK_S = 1.0
 NO_PROGRESS_HINT = (
     "CloudFormation would keep calling until timeoutInMinutes runs out. A handler that is "

@@ -11,22 +11,7 @@ from typing import Any, Dict, List, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-
-class Action(str, Enum):
-    CREATE = "CREATE"
-    READ = "READ"
-    UPDATE = "UPDATE"
-    DELETE = "DELETE"
-    LIST = "LIST"
-
-    @property
-    def is_mutating(self) -> bool:
-        return self in (Action.CREATE, Action.UPDATE, Action.DELETE)
-
-    @property
-    def schema_handler(self) -> str:
-        """The key of this action under the schema's ``handlers`` object."""
-        return self.value.lower()
+from cfnrun.model.action import Action as Action  # its home is light, for the command line
 
 
 class OperationStatus(str, Enum):

@@ -7,13 +7,10 @@ from dataclasses import dataclass
 from typing import Dict, Optional
 
 from cfnrun.model.project import Project
-from cfnrun.runtime.environment import lambda_environment
+from cfnrun.runtime.environment import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, lambda_environment
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError, WorkerSpec
 from cfnrun.model.template import FunctionSpec
-
-DEFAULT_REGION = "us-east-1"
-DEFAULT_ACCOUNT_ID = "123456789012"
 
 
 @dataclass(frozen=True)
