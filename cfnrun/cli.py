@@ -81,6 +81,16 @@ def _project_option() -> Any:
     return typer.Option(None, "--project", "-p", help=PROJECT_HELP)
 
 
+def _aws_endpoint_option() -> Any:
+    return typer.Option(
+        None, "--aws-endpoint", help="Send the handlers' AWS calls to this URL (a moto server, LocalStack...); placeholder credentials unless --profile."
+    )
+
+
+def _moto_option() -> Any:
+    return typer.Option(False, "--moto", help="Start a moto server for the handlers' AWS calls, for as long as the command runs (pip install 'cfnrun[moto]').")
+
+
 def _project_argument() -> Any:
     return typer.Argument(None, help=PROJECT_HELP + " Same as --project.", show_default=False)
 
@@ -116,7 +126,9 @@ def invoke(
     region: Optional[str] = typer.Option(None, help="Region of the request (default: AWS_REGION, the profile's, or us-east-1)."),
     account_id: str = typer.Option("123456789012", help="awsAccountId of the request."),
     profile: Optional[str] = typer.Option(None, help="AWS profile for the caller credentials."),
-    credentials: bool = typer.Option(True, "--credentials/--no-credentials", help="Pass local AWS credentials to the handler."),
+    credentials: bool = typer.Option(
+        True, "--credentials/--no-credentials", help="Pass local AWS credentials to the handler (--no-credentials: placeholder keys)."
+    ),
     max_reinvoke: Optional[int] = typer.Option(None, min=0, help="Stop after N re-invocations (IN_PROGRESS callbacks or LIST pages)."),
     keep_polling: bool = typer.Option(
         False,
@@ -147,6 +159,12 @@ def invoke(
     ),
     string_primitives: bool = typer.Option(
         False, "--string-primitives", help="Send numbers and booleans as strings, as CloudFormation does for template values."
+    ),
+    aws_endpoint: Optional[str] = _aws_endpoint_option(),
+    moto: bool = _moto_option(),
+    retry: bool = typer.Option(
+        True, "--retry/--no-retry", help="Re-invoke FAILED Throttling, NetworkFailure, ServiceInternalError or ResourceConflict "
+        "answers with backoff (1 s, 2 s, 4 s), as the service does."
     ),
 ) -> None:
     """Run one operation as CloudFormation would, replaying IN_PROGRESS until it ends.
@@ -188,6 +206,9 @@ def invoke(
         in_process=in_process,
         contract=contract,
         string_primitives=string_primitives,
+        aws_endpoint=aws_endpoint,
+        moto=moto,
+        retry=retry,
     )
     try:
         prepared = prepare(settings)
@@ -202,12 +223,18 @@ def invoke(
     for note in prepared.notes:
         typer.echo(f"cfnrun: note: {note}", err=True)
     try:
-        result = asyncio.run(execute(prepared, [renderer], on_change=lambda message: typer.echo(f"\ncfnrun: {message}", err=True)))
+        result = asyncio.run(execute(
+            prepared, [renderer],
+            on_change=lambda message: typer.echo(f"\ncfnrun: {message}", err=True),
+            on_note=lambda message: typer.echo(f"cfnrun: {message}", err=True),
+        ))
     except ProviderLoadError as error:
         details = [line.rstrip() for line in error.stack_trace]
         if error.logs.strip():
             details += ["output while importing:", error.logs.rstrip()]
         raise _fail(str(error), details, json_output=json_output) from None
+    except CfnrunError as error:
+        raise _fail(str(error), json_output=json_output) from None
     except KeyboardInterrupt:
         typer.echo("cfnrun: interrupted; workers stopped", err=True)
         raise typer.Exit(130) from None
@@ -251,6 +278,8 @@ def serve(
     virtual_clock: bool = typer.Option(
         False, "--virtual-clock", help="Cloud Control requests skip CallbackDelaySeconds waits but count them against the timeout."
     ),
+    aws_endpoint: Optional[str] = _aws_endpoint_option(),
+    moto: bool = _moto_option(),
 ) -> None:
     """Serve the project's functions on the AWS Lambda Invoke API, from warm workers,
     and the project's type on the Cloud Control API at the same address.
@@ -284,7 +313,7 @@ def serve(
         port=port,
         runtime=RuntimeSettings(
             region, account_id, workers, log_level, python, standby=reload, debug_port=debug_port, debug_wait=debug_wait,
-            memory_limit=memory_limit is Switch.ON,
+            memory_limit=memory_limit is Switch.ON, aws_endpoint=aws_endpoint,
         ),
         budgets=Budgets(time_scale, invocation_timeout),
         sts_standin=sts_standin,
@@ -294,6 +323,7 @@ def serve(
         shutdown_timeout_s=shutdown_grace,
         connections=ConnectionLimits(header_timeout_s=header_timeout, body_timeout_s=body_timeout, max_connections=max_connections),
         virtual_clock=virtual_clock,
+        moto=moto,
     )
     try:
         asyncio.run(serve_forever(loaded, settings, console))
@@ -316,6 +346,15 @@ def contract_test(
     virtual_clock: bool = typer.Option(
         False, "--virtual-clock", help="Skip the suite's CallbackDelaySeconds waits; the time is still counted."
     ),
+    aws_endpoint: Optional[str] = _aws_endpoint_option(),
+    moto: bool = _moto_option(),
+    contract: ContractMode = typer.Option(
+        ContractMode.WARN, case_sensitive=False, help="Check every answer against the handler contract: warn, strict (answer FAILED), off."
+    ),
+    python: str = typer.Option(sys.executable, help="Python interpreter that runs the provider."),
+    cloudformation_endpoint_url: Optional[str] = typer.Option(
+        None, "--cloudformation-endpoint-url", help="Where the suite resolves {{Export}} inputs (default: --aws-endpoint, else AWS)."
+    ),
 ) -> None:
     """Run the official contract suite (cfn test) against an embedded cfnrun endpoint.
 
@@ -324,6 +363,7 @@ def contract_test(
     import asyncio
 
     from cfnrun.app.contract_suite import ContractSettings, run_contract_tests
+    from cfnrun.app.preflight import interpreter_version, runtime_mismatch
     from cfnrun.app.serve import ServeSettings
     from cfnrun.invoker.credentials import local_region
     from cfnrun.model.project import load_project
@@ -336,12 +376,18 @@ def contract_test(
         project_path = None
     try:
         loaded = load_project(_project_dir(Path(project_path) if project_path else None, project))
-        runtime = RuntimeSettings(region=region or local_region(), workers=workers, log_level=log_level)
+        mismatch = runtime_mismatch(loaded, interpreter_version(python))
+        if mismatch:
+            typer.echo(f"cfnrun: note: {mismatch}", err=True)
+        runtime = RuntimeSettings(
+            region=region or local_region(), workers=workers, log_level=log_level, python=python, aws_endpoint=aws_endpoint
+        )
         settings = ContractSettings(
-            serve=ServeSettings(runtime=runtime),
+            serve=ServeSettings(runtime=runtime, moto=moto, contract=contract),
             pytest_args=pytest_args,
             use_aws=aws,
             virtual_clock=virtual_clock,
+            cloudformation_endpoint=cloudformation_endpoint_url,
         )
         code = asyncio.run(run_contract_tests(loaded, settings))
     except CfnrunError as error:
@@ -382,6 +428,113 @@ def validate(
             typer.echo(f"{schema.path}: {problem.line()}")
         typer.echo(f"{schema.path}: {errors} error(s), {len(problems) - errors} warning(s)")
     raise typer.Exit(EXIT_FAILED if errors else EXIT_SUCCESS)
+
+
+history_app = typer.Typer(help="Operations cfnrun invoke and cfnrun serve recorded in the project's .cfnrun/history.sqlite3.")
+app.add_typer(history_app, name="history")
+
+
+@history_app.callback(invoke_without_command=True)
+def history(
+    ctx: typer.Context,
+    project: Optional[Path] = _project_option(),
+    limit: int = typer.Option(20, min=1, help="Show the N most recent operations."),
+    json_output: bool = typer.Option(False, "--json", help="One JSON object per operation (NDJSON), newest first."),
+) -> None:
+    """List recorded operations, newest first. Recording is on unless CFNRUN_HISTORY=off;
+    the oldest are pruned beyond 500 (CFNRUN_HISTORY_LIMIT)."""
+    from cfnrun.history.store import HistoryStore
+
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = project  # cfnrun history -p DIR show ID
+        return
+    try:
+        operations = HistoryStore(_project_dir(None, project)).operations(limit)
+    except CfnrunError as error:
+        raise _fail(str(error), json_output=json_output) from None
+    if json_output:
+        for operation in operations:
+            typer.echo(json.dumps(operation.summary()))
+        return
+    typer.echo(f"{'ID':>5}  {'WHEN (UTC)':<20} {'VIA':<7} {'ACTION':<7} {'STATUS':<12} {'CALLS':>5} {'SECONDS':>8}  ERROR")
+    for operation in operations:
+        row = operation.summary()
+        typer.echo(
+            f"{row['id']:>5}  {row['startedAt']:<20} {row['source']:<7} {row['action']:<7} {row['status']:<12} "
+            f"{row['invocations']:>5} {row['durationSeconds']:>8.2f}  {row['errorCode'] or ''}"
+        )
+
+
+@history_app.command("show")
+def history_show(
+    ctx: typer.Context,
+    operation_id: int = typer.Argument(..., metavar="ID", help="An operation id from cfnrun history."),
+    project: Optional[Path] = _project_option(),
+) -> None:
+    """Print a recorded operation as the timeline cfnrun invoke shows."""
+    from cfnrun.app.history import show_operation
+    from cfnrun.history.store import HistoryStore
+    from cfnrun.model.project import load_project
+    from cfnrun.ui.timeline import TimelineRenderer
+
+    try:
+        root = _project_dir(None, project or ctx.obj)
+        store = HistoryStore(root)
+        store.get(operation_id)  # a clear error before anything is printed
+        schema = load_project(root, usable_schema=False).schema
+    except CfnrunError as error:
+        raise _fail(str(error)) from None
+    operation = show_operation(store, operation_id, [TimelineRenderer(sys.stdout, schema)])
+    typer.echo(f"\nrecorded {operation.summary()['startedAt']} via cfnrun {operation.source}, cfnrun {operation.cfnrun_version}")
+
+
+@app.command()
+def replay(
+    operation_id: int = typer.Argument(..., metavar="ID", help="An operation id from cfnrun history."),
+    project: Optional[Path] = _project_option(),
+    request_file: Optional[str] = typer.Option(
+        None, "--request", help="Send this request file instead of the recorded request (history keeps no writeOnly values)."
+    ),
+    virtual_clock: Optional[bool] = typer.Option(None, "--virtual-clock/--real-clock", help="Override the recorded clock."),
+    contract: Optional[ContractMode] = typer.Option(None, case_sensitive=False, help="Override the recorded --contract mode."),
+    time_scale: Optional[float] = typer.Option(None, min=0.0001, help="Override the recorded --time-scale."),
+) -> None:
+    """Run a recorded operation again against the current code, with the same request and flags,
+    and report what changed: status, error code, returned model(s), contract violations.
+
+    Exit status: 0 same outcome as recorded, 1 it differs, 2 usage or project error.
+    """
+    import asyncio
+
+    from cfnrun.app.invoke import ProviderLoadError
+    from cfnrun.app.replay import ReplayOverrides, replay as replay_operation
+    from cfnrun.history.store import HistoryStore
+    from cfnrun.model.project import load_project
+    from cfnrun.ui.timeline import TimelineRenderer
+
+    overrides = ReplayOverrides(request_file, virtual_clock, contract, time_scale)
+    try:
+        root = _project_dir(None, project)
+        store = HistoryStore(root)
+        recorded = store.get(operation_id)
+        typer.echo(f"replaying #{operation_id}: {recorded.action} recorded {recorded.summary()['startedAt']} ({recorded.status})")
+        schema = load_project(root, usable_schema=False).schema
+        report = asyncio.run(replay_operation(store, operation_id, root, overrides, [TimelineRenderer(sys.stdout, schema)]))
+    except ProviderLoadError as error:
+        raise _fail(str(error), [line.rstrip() for line in error.stack_trace]) from None
+    except CfnrunError as error:
+        raise _fail(str(error)) from None
+    for note in report.notes:
+        typer.echo(f"cfnrun: note: {note}", err=True)
+    typer.echo("")
+    if report.same:
+        typer.echo(f"same outcome as #{operation_id}: {report.result.status}")
+        raise typer.Exit(EXIT_SUCCESS)
+    typer.echo(f"changed since #{operation_id}:")
+    for change in report.changes:
+        for line in change.lines:
+            typer.echo(f"  {line}")
+    raise typer.Exit(EXIT_FAILED)
 
 
 def main() -> None:

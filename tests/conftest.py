@@ -222,3 +222,10 @@ def edit_schema(project: Path, change: Callable[[dict], None]) -> None:
     document = json.loads(path.read_text())
     change(document)
     path.write_text(json.dumps(document, indent=2))
+
+
+@pytest.fixture(autouse=True)
+def no_history_in_the_tree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cfnrun records operations under the project's .cfnrun/; tests that use the repo's fixtures
+    in place must not write there, so recording is off unless a test turns it on (CFNRUN_HISTORY=on)."""
+    monkeypatch.setenv("CFNRUN_HISTORY", "off")

@@ -6,6 +6,7 @@ the ``fresh`` fixture in conftest); each test works on its own copy.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import List
 
@@ -175,3 +176,40 @@ def test_watch_says_it_waits_and_reruns_when_the_request_file_changes(fresh: Pat
     finally:
         if process.poll() is None:
             process.kill()
+
+
+def test_a_long_call_streams_the_handler_output_as_it_is_written(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import time
+
+    from conftest import MISBEHAVING
+
+    release = tmp_path / "release"
+    request = tmp_path / "wait.json"
+    request.write_text(json.dumps({"desiredResourceState": {"do": "wait_for", "release": str(release)}}))
+    args = ["invoke", "CREATE", str(request), "--handler", "behaviours.handler", "--schema",
+            str(MISBEHAVING / "cfnrun-test-misbehaving.json"), "--code-dir", str(MISBEHAVING), "--no-credentials"]
+    process = subprocess.Popen([sys.executable, "-m", "cfnrun", *args], cwd=tmp_path, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, env={**os.environ, "NO_COLOR": "1"})
+    try:
+        assert process.stdout is not None
+        seen = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the call is still blocked: what shows up now was streamed
+            line = process.stdout.readline()
+            assert line, "".join(seen)
+            seen.append(line)
+            if "step 1 of 2" in line:
+                break
+        assert process.poll() is None and not release.exists()
+        assert "#1   running, its output so far:" in "".join(seen)
+        release.touch()
+        rest = process.stdout.read()
+        assert process.wait(timeout=30) == 0
+    finally:
+        process.kill()
+        process.wait()
+    screen = "".join(seen) + rest
+    assert screen.count("step 1 of 2") == 1, screen  # shown live, not again with the answer
+    assert screen.index("step 2 of 2") < screen.index("#1   SUCCESS"), screen

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Optional
 
 import pytest
 
@@ -29,9 +29,13 @@ def spec_for(handler: str, **env: str) -> WorkerSpec:
     )
 
 
-def with_pool(body: Callable[[FunctionPool], Awaitable[Any]], size: int = 1, handler: str = "behaviours.handler") -> Any:
+def with_pool(
+    body: Callable[[FunctionPool], Awaitable[Any]], size: int = 1, handler: str = "behaviours.handler", spec: Optional[WorkerSpec] = None
+) -> Any:
+    """Run ``body`` against a warm pool of the misbehaving provider, and close the pool after."""
+
     async def run() -> Any:
-        pool = FunctionPool(spec_for(handler), size=size)
+        pool = FunctionPool(spec or spec_for(handler), size=size)
         try:
             await pool.warm()
             return await body(pool)

@@ -6,6 +6,7 @@ unchanged: ``POST /2015-03-31/functions/{FunctionName}/invocations``.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import json
 import traceback
@@ -22,6 +23,7 @@ from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.contract.checker import ContractMode, check_call
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import Violation
+from cfnrun.history.recorder import CallRecorder
 from cfnrun.invoker.request_files import request_file_hint
 from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.protocol import Action
@@ -65,12 +67,14 @@ class LambdaService:
         self.limits = limits
         self.connections = ConnectionGuard(limits)
         self.paging = PagingWatch()
+        self.violations_seen: "collections.Counter[str]" = collections.Counter()  # violation lines, for a summary
         self.cloud_control = cloud_control
         self._shape: Optional[ShapeValidator] = None
         self._limits: Dict[Tuple[str, Optional[float], Optional[Action]], Budget] = {}
         self._calls: Set["asyncio.Future[Any]"] = set()  # calls running: one future each, Event calls their task
         self._grace_expired: Optional[float] = None  # the shutdown grace, once it has run out
         self._stopping = False
+        self.history: Optional[CallRecorder] = None  # serve sets it unless recording is off
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_PAYLOAD_BYTES, middlewares=[self._service_errors])
@@ -247,7 +251,12 @@ class LambdaService:
     ) -> None:
         if violations is None and self.contract is not ContractMode.OFF and outcome.kind is OutcomeKind.RETURNED:
             violations = check_call(self._shape_validator(), payload, outcome.result)
+        lines = [f"contract {'✗' if v.is_error else '!'} [{v.rule.id}]" for v in violations or []]
+        self.violations_seen.update(lines)
         notes = notes + [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations or []]
+        if self.history is not None and action is not None and isinstance(payload, dict):
+            budgets = (self._limit(function, action), self.budgets.operation(action, self.registry.project.schema))
+            self.history.call(function.logical_id, action, payload, outcome, violations or [], budgets)
         self.console.call(function.logical_id, action.value if action else None, outcome, notes)
 
     @web.middleware

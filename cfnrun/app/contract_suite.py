@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import os
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Dict, List
+from pathlib import Path
+from typing import Counter, Dict, List, Optional
 
+from cfnrun.contract.checker import ContractMode
 from cfnrun.model.errors import CfnrunError
 from cfnrun.invoker.credentials import PLACEHOLDER
 from cfnrun.model.project import Project
 from cfnrun.ui.console import Console
-from cfnrun.app.serve import ServeSettings, start_server
+from cfnrun.app.serve import ServeSettings, aws_calls_routed, start_server
 
 
 @dataclass(frozen=True)
@@ -26,12 +29,31 @@ class ContractSettings:
     use_aws: bool = False  # real credentials and the real STS instead of the stand-ins
     log_file: str = "cfnrun-test.log"
     virtual_clock: bool = False  # skip the suite's CallbackDelaySeconds sleeps, still counting them
+    cloudformation_endpoint: Optional[str] = None  # where the suite resolves {{Export}} inputs (default: the AWS endpoint)
 
 
 def require_cloudformation_cli() -> None:
     for module, package in (("rpdk.core", "cloudformation-cli"), ("rpdk.python", "cloudformation-cli-python-plugin")):
         if importlib.util.find_spec(module.split(".")[0]) is None or importlib.util.find_spec(module) is None:
             raise CfnrunError(f"cfnrun test runs cloudformation-cli's suite: pip install 'cfnrun[contract]' (missing {package})")
+
+
+def require_known_language(project: Project) -> None:
+    """cfn test loads the language plugin .rpdk-config names, and crashes with a KeyError on one it no longer has."""
+    from importlib.metadata import entry_points
+
+    try:
+        language = json.loads((project.root / ".rpdk-config").read_text(encoding="utf-8")).get("language")
+    except (OSError, ValueError, AttributeError):
+        return  # the project loader has its own word on a missing or broken .rpdk-config
+    known = sorted(point.name for point in entry_points().select(group="rpdk.v1.languages"))
+    if language and known and language not in known:
+        raise CfnrunError(
+            f".rpdk-config says language {language!r}, which the installed cloudformation-cli plugins do not know "
+            f"(they know {', '.join(known)}), so cfn test would stop with KeyError: {language!r}. Set \"language\" (and "
+            "settings.language) in .rpdk-config to one of those: it only picks cfn's code generator; the handler still runs "
+            "under --python"
+        )
 
 
 def _environment(settings: ContractSettings) -> Dict[str, str]:
@@ -53,21 +75,40 @@ def _environment(settings: ContractSettings) -> Dict[str, str]:
 async def run_contract_tests(project: Project, settings: ContractSettings) -> int:
     """Start the endpoint, run ``cfn test`` against it, stop; cfn test's exit status."""
     require_cloudformation_cli()
+    require_known_language(project)
     log_path = project.root / settings.log_file
     with open(log_path, "w", encoding="utf-8") as log:
-        serve = replace(settings.serve, port=0, sts_standin=not settings.use_aws)
-        server = await start_server(project, serve, Console(log, color=False))
-        try:
-            command = [sys.executable, "-m", "cfnrun.app.cfn_offline"]
-            if not settings.use_aws:
-                command += ["--sts-endpoint", server.url]
-            if settings.virtual_clock:
-                command += ["--virtual-clock"]
-            command += ["test", "--endpoint", server.url, "--region", serve.runtime.region]
-            if settings.pytest_args:
-                command += ["--", *settings.pytest_args]
-            print(f"cfnrun test: {project.type_name} against {server.url}; handler output in {log_path}", flush=True)
-            process = await asyncio.create_subprocess_exec(*command, cwd=str(project.root), env=_environment(settings))
-            return await process.wait()
-        finally:
-            await server.stop(serve.shutdown_timeout_s)
+        console = Console(log, color=False)
+        with aws_calls_routed(replace(settings.serve, port=0, sts_standin=not settings.use_aws), console) as serve:
+            if serve.runtime.aws_endpoint:
+                print(f"cfnrun test: the handlers' AWS calls and the suite's export lookups go to {serve.runtime.aws_endpoint}", flush=True)
+            server = await start_server(project, serve, console)
+            try:
+                command = [sys.executable, "-m", "cfnrun.app.cfn_offline"]
+                if not settings.use_aws:
+                    command += ["--sts-endpoint", server.url]
+                if settings.virtual_clock:
+                    command += ["--virtual-clock"]
+                command += ["test", "--endpoint", server.url, "--region", serve.runtime.region]
+                exports_at = settings.cloudformation_endpoint or serve.runtime.aws_endpoint
+                if exports_at:
+                    command += ["--cloudformation-endpoint-url", exports_at]  # {{Export}} inputs: ListExports
+                if settings.pytest_args:
+                    command += ["--", *settings.pytest_args]
+                print(f"cfnrun test: {project.type_name} against {server.url}; handler output in {log_path}", flush=True)
+                process = await asyncio.create_subprocess_exec(*command, cwd=str(project.root), env=_environment(settings))
+                status = await process.wait()
+            finally:
+                await server.stop(serve.shutdown_timeout_s)
+            if serve.contract is not ContractMode.OFF:
+                print(violation_summary(server.service.violations_seen, log_path), flush=True)
+            return status
+
+
+def violation_summary(seen: "Counter[str]", log_path: Path) -> str:
+    """What the handler contract checks found during the suite, which cfn test itself does not report."""
+    if not seen:
+        return "cfnrun test: no contract violations in the handlers' answers"
+    lines = [f"cfnrun test: {sum(seen.values())} contract violation(s) in the handlers' answers (details in {log_path}):"]
+    lines += [f"  {line}  ×{count}" for line, count in seen.most_common()]
+    return "\n".join(lines)

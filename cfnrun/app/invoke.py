@@ -2,27 +2,31 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Protocol
+from typing import Callable, Dict, List, Optional
 
 from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.budgets import Budgets
 from cfnrun.invoker.clock import RealClock, VirtualClock
-from cfnrun.invoker.credentials import local_credentials, local_region
+from cfnrun.invoker.credentials import caller_credentials, local_region
 from cfnrun.invoker.events import Observer, OperationResult
 from cfnrun.runtime.in_process import InProcessFunction
 from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT, Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
+from cfnrun.invoker.retries import NO_RETRY, RetryPolicy
 from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
+from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project, handler_project, load_project
 from cfnrun.model.protocol import Action
+from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
+from cfnrun.app.history import recorder_for
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
 from cfnrun.app.watcher import ChangeFeed, describe_change
-from cfnrun.runtime.outcome import InvocationOutcome
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError
+from cfnrun.runtime.target import FunctionTarget
 from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, RuntimeSettings, worker_spec
 from cfnrun.model.template import FunctionSpec
 
@@ -43,6 +47,7 @@ class ProviderLoadError(CfnrunError):
 class InvokeSettings:
     action: Action
     request_file: Optional[str] = None
+    request: Optional[OperationInput] = None  # the request as data (replay, the pytest plugin), instead of a file
     project_dir: Path = Path(".")
     handler: Optional[str] = None
     schema: Optional[Path] = None
@@ -64,6 +69,9 @@ class InvokeSettings:
     in_process: bool = False
     contract: ContractMode = ContractMode.WARN
     string_primitives: bool = False
+    aws_endpoint: Optional[str] = None  # where the handler's AWS calls go
+    moto: bool = False  # an embedded moto server for the life of the command
+    retry: bool = True  # re-invoke FAILED answers with a retriable error code, as the service does
 
 
 @dataclass
@@ -98,16 +106,35 @@ def _reads_type_configuration(project: Project) -> bool:
         return True
 
 
+def _undeclared_handler(project: Project, action: Action) -> Optional[str]:
+    """A note when the schema's ``handlers`` leaves this action out: CloudFormation would not call it."""
+    handlers = project.schema.document.get("handlers")
+    if not isinstance(handlers, dict) or project.schema.handler(action) is not None:
+        return None
+    note = f"the schema declares no {action.schema_handler} handler, so CloudFormation would never call it"
+    if action is Action.UPDATE:
+        note += " (it would replace the resource: CREATE a new one, then DELETE the old)"
+    return note + f"; add handlers.{action.schema_handler} to the schema if the provider supports it"
+
+
 def prepare(settings: InvokeSettings) -> PreparedInvoke:
     """Everything that can fail on bad input, before any process starts."""
+    aws_endpoint_choice(settings.aws_endpoint, settings.moto)
     project = _load_project(settings)
     notes: List[str] = []
     if not settings.in_process:
         mismatch = runtime_mismatch(project, interpreter_version(settings.python))
         if mismatch:
             notes.append(mismatch)
+    undeclared = _undeclared_handler(project, settings.action)
+    notes += [undeclared] if undeclared else []
+    if settings.contract is not ContractMode.OFF:
+        notes += [skipped_pattern_note(pointer, pattern) for pointer, pattern in unusable_patterns(project.schema.document)]
     properties = list((project.schema.document.get("properties") or {}).keys())
-    operation = load_request_file(settings.request_file, properties) if settings.request_file else OperationInput(desired={})
+    if settings.request is not None:
+        operation = settings.request
+    else:
+        operation = load_request_file(settings.request_file, properties) if settings.request_file else OperationInput(desired={})
     notes += operation.warnings
     if operation.type_configuration is not None and not _reads_type_configuration(project):
         notes.append(
@@ -137,10 +164,10 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
     else:
         function = project.type_function()
     credentials = operation.credentials
-    if credentials is None and settings.use_credentials:
-        credentials = local_credentials(settings.profile)
-    if credentials is None and settings.use_credentials:
-        notes.append("no AWS credentials found locally: the handler gets no caller session")
+    if credentials is None:
+        rerouted = settings.aws_endpoint or ("moto" if settings.moto else None)
+        credentials, note = caller_credentials(settings.profile, settings.use_credentials, rerouted)
+        notes += [note] if note else []
     request = OperationRequest(
         action=settings.action,
         type_name=project.type_name,
@@ -154,30 +181,28 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
     return PreparedInvoke(settings, project, function, request, notes)
 
 
-class Target(Protocol):
-    """Where invocations run: a pool of worker processes, or this very process."""
-
-    async def warm(self) -> None: ...
-
-    async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome: ...
-
-    async def reload(self) -> Optional[WorkerInitError]: ...
-
-    async def close(self) -> None: ...
-
-
-def _target(prepared: PreparedInvoke, standby: bool) -> Target:
+def make_target(prepared: PreparedInvoke, standby: bool, env: Optional[Dict[str, str]] = None) -> FunctionTarget:
+    """Where the operation runs; ``env`` adds variables to the worker's Lambda environment."""
     settings, request = prepared.settings, prepared.request
     if settings.in_process:
-        return InProcessFunction(prepared.project, prepared.function, request.region, settings.account_id, settings.log_level)
+        return InProcessFunction(
+            prepared.project, prepared.function, request.region, settings.account_id, settings.log_level, settings.aws_endpoint
+        )
     runtime = RuntimeSettings(
-        request.region, settings.account_id, 1, settings.log_level, settings.python, memory_limit=settings.memory_limit
+        request.region, settings.account_id, 1, settings.log_level, settings.python, memory_limit=settings.memory_limit,
+        aws_endpoint=settings.aws_endpoint,
     )
-    return FunctionPool(worker_spec(prepared.project, prepared.function, runtime), size=1, standby=standby)
+    spec = worker_spec(prepared.project, prepared.function, runtime)
+    if env:
+        spec = replace(spec, env={**spec.env, **env})
+    return FunctionPool(spec, size=1, standby=standby)
 
 
-async def _run_operation(prepared: PreparedInvoke, target: Target, observers: List[Observer]) -> OperationResult:
+async def run_operation(prepared: PreparedInvoke, target: FunctionTarget, observers: List[Observer]) -> OperationResult:
     settings = prepared.settings
+    recorder = recorder_for(prepared)
+    if recorder is not None:
+        observers = observers + [recorder]
     checker = None
     if settings.contract is not ContractMode.OFF:
         operation_input = prepared.request.operation
@@ -195,6 +220,7 @@ async def _run_operation(prepared: PreparedInvoke, target: Target, observers: Li
         checker=checker,
         strict=settings.contract is ContractMode.STRICT,
         stall_limit=None if settings.keep_polling else DEFAULT_STALL_LIMIT,
+        retry=RetryPolicy() if settings.retry else NO_RETRY,
     )
     return await operation.run()
 
@@ -203,10 +229,25 @@ async def execute(
     prepared: PreparedInvoke,
     observers: List[Observer],
     on_change: Optional[Callable[[str], None]] = None,
+    on_note: Optional[Callable[[str], None]] = None,
+) -> OperationResult:
+    """Run the operation (``--moto``: with a moto server for as long as this runs), see ``run_watched``."""
+    if not prepared.settings.moto:
+        return await run_watched(prepared, observers, on_change)
+    with moto_server() as url:
+        (on_note or (lambda message: None))(f"moto server (AWS stand-in) at {url}: the handler's AWS calls go there")
+        prepared.settings = replace(prepared.settings, aws_endpoint=url, moto=False)  # --watch runs reuse this server
+        return await run_watched(prepared, observers, on_change)
+
+
+async def run_watched(
+    prepared: PreparedInvoke,
+    observers: List[Observer],
+    on_change: Optional[Callable[[str], None]] = None,
 ) -> OperationResult:
     """Run the operation; with ``settings.watch``, run it again after every save, until cancelled."""
     settings = prepared.settings
-    target = _target(prepared, standby=settings.watch)
+    target = make_target(prepared, standby=settings.watch)
     request_file = [Path(settings.request_file)] if settings.request_file and settings.request_file != "-" else []
     feed = ChangeFeed(prepared.project, request_file)
     say = on_change or (lambda message: None)
@@ -218,7 +259,7 @@ async def execute(
         except WorkerInitError as error:
             if not settings.watch:
                 raise ProviderLoadError(error) from None
-        result = await _run_operation(prepared, target, observers)
+        result = await run_operation(prepared, target, observers)
         if not settings.watch:
             return result
         while True:
@@ -233,11 +274,11 @@ async def execute(
                 continue
             if fresh.function != prepared.function or fresh.project.code_dir != prepared.project.code_dir:
                 await target.close()
-                target = _target(fresh, standby=True)
+                target = make_target(fresh, standby=True)
             else:
                 await target.reload()
             prepared = fresh
-            result = await _run_operation(prepared, target, observers)
+            result = await run_operation(prepared, target, observers)
     finally:
         feed.stop()
         await target.close()

@@ -23,7 +23,7 @@ from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.contract.request_rules import check_request
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.invoker.clock import RealClock, VirtualClock
-from cfnrun.invoker.credentials import local_credentials
+from cfnrun.invoker.credentials import caller_credentials
 from cfnrun.invoker.events import ContractChecked, InvocationCompleted, OperationEvent, OperationResult, EndReason
 from cfnrun.invoker.operation import Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
@@ -149,13 +149,11 @@ class ResourceRequestStore:
         self._client_tokens: Dict[str, str] = {}
         self._shape: Optional[ShapeValidator] = None
         self._credentials: Optional[Credentials] = None
-        self._credentials_resolved = False
 
-    def _caller_credentials(self) -> Optional[Credentials]:
-        """Local AWS credentials for the handler's session, as ``cfnrun invoke`` passes; looked up once, on first use."""
-        if not self._credentials_resolved:
-            self._credentials = local_credentials(None)
-            self._credentials_resolved = True
+    def _caller_credentials(self) -> Credentials:
+        """The handler's caller credentials, as ``cfnrun invoke`` passes them; looked up once, on first use."""
+        if self._credentials is None:
+            self._credentials, _ = caller_credentials(aws_endpoint=self.registry.settings.aws_endpoint)
         return self._credentials
 
     # -- the project ------------------------------------------------------------------

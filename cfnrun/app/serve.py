@@ -2,16 +2,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from dataclasses import dataclass, replace
-from typing import Any, Awaitable, Callable, Dict, Optional
+from typing import Any, Awaitable, Callable, Dict, Iterator, Optional
 
 from aiohttp import web
 
 from cfnrun.contract.checker import ContractMode
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.budgets import Budgets
+from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project
+from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.reloader import Reloader
 from cfnrun.runtime.registry import FunctionRegistry, RuntimeSettings
 from cfnrun.ui.console import Console
@@ -20,6 +23,8 @@ from cfnrun.api.lambda_api import LambdaService
 from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.api.cloudcontrol import CloudControlApi
 from cfnrun.app.resource_requests import ResourceRequestStore
+from cfnrun.history.recorder import CallRecorder
+from cfnrun.history.store import HistoryStore
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 DEBUG_TIMEOUT_S = 24 * 3600.0
@@ -39,6 +44,7 @@ class ServeSettings:
     debugging: bool = False  # workers listen for a debugger: time limits are suspended
     contract: ContractMode = ContractMode.WARN
     virtual_clock: bool = False  # Cloud Control requests skip CallbackDelaySeconds waits
+    moto: bool = False  # an embedded moto server takes the handlers' AWS calls while this serves
 
 
 class RunningServer:
@@ -66,6 +72,22 @@ class RunningServer:
         await self.registry.close()  # calls still running end now, answered with a shutdown error
         await self.service.calls_ended(ANSWER_AFTER_STOP_S)
         await self.runner.cleanup()
+        if self.service.history is not None:
+            self.service.history.close()
+
+
+@contextlib.contextmanager
+def aws_calls_routed(settings: ServeSettings, console: Console) -> Iterator[ServeSettings]:
+    """The settings to serve with: ``--moto`` starts a moto server (until the block ends) and routes AWS calls to it."""
+    aws_endpoint_choice(settings.runtime.aws_endpoint, settings.moto)
+    if not settings.moto:
+        if settings.runtime.aws_endpoint:
+            console.info(f"the handlers' AWS calls go to {settings.runtime.aws_endpoint}")
+        yield settings
+        return
+    with moto_server() as url:
+        console.info(f"moto server (AWS stand-in) at {url}: the handlers' AWS calls go there")
+        yield replace(settings, moto=False, runtime=replace(settings.runtime, aws_endpoint=url))
 
 
 async def start_server(project: Project, settings: ServeSettings, console: Console) -> RunningServer:
@@ -74,6 +96,9 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
             f"binding to {settings.host}: anyone who can reach this machine can run your handlers "
             "with the credentials passed to them. Use the default 127.0.0.1 unless you mean it."
         )
+    if settings.contract is not ContractMode.OFF:
+        for pointer, pattern in unusable_patterns(project.schema.document):
+            console.warn(skipped_pattern_note(pointer, pattern))
     registry = FunctionRegistry(project, settings.runtime)
     for name, error in (await registry.warm_all()).items():
         if error is None:
@@ -89,6 +114,8 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
             console.info(f"  {name:<20} debugpy on 127.0.0.1:{(settings.runtime.debug_port or 0) + index}")
     requests = ResourceRequestStore(registry, budgets, console, settings.contract, settings.virtual_clock)
     service = LambdaService(registry, budgets, console, sts, settings.contract, settings.connections, CloudControlApi(requests))
+    history = HistoryStore.for_recording(project.root)
+    service.history = CallRecorder(history, lambda: registry.project.schema, project.type_name) if history else None
     runner = web.AppRunner(
         service.app(),
         access_log=None,
@@ -121,6 +148,16 @@ async def serve_forever(
     on_started: Optional[Callable[[RunningServer], Awaitable[None]]] = None,
 ) -> None:
     console.info(f"cfnrun serve: {project.type_name} from {project.root}")
+    with aws_calls_routed(settings, console) as routed:
+        await _serve(project, routed, console, on_started)
+
+
+async def _serve(
+    project: Project,
+    settings: ServeSettings,
+    console: Console,
+    on_started: Optional[Callable[[RunningServer], Awaitable[None]]],
+) -> None:
     server = await start_server(project, settings, console)
     console.info(f"Lambda Invoke API listening on {server.url} (Ctrl-C to stop)")
     console.info(f"Cloud Control API for {project.type_name} at {server.url}/")

@@ -1,7 +1,7 @@
 """The contract checker for one operation: request checks, then every event, then the ending."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from cfnrun.contract import violations as rules
 from cfnrun.contract.mode import ContractMode as ContractMode  # its home is light, for the command line
@@ -41,11 +41,17 @@ class ContractChecker:
         self._events = events_seen
 
     def check_request(self) -> List[Violation]:
+        return _never_raising(lambda: self._check_request(), None)
+
+    def _check_request(self) -> List[Violation]:
         found = check_request(self.action, self.schema, self.desired, self.previous)
         return redact(self.schema, found, (self.desired, self.previous))
 
     def check_event(self, invocation: int, event: Any) -> List[Violation]:
         self._events += 1
+        return _never_raising(lambda: self._check_event(invocation, event), invocation)
+
+    def _check_event(self, invocation: int, event: Any) -> List[Violation]:
         if not isinstance(event, dict):
             return []  # not a ProgressEvent at all: the invoker reports that itself
         context = EventContext(self.action, self.schema, self.shape, self.desired, event, invocation, self._events == 1)
@@ -55,6 +61,15 @@ class ContractChecker:
     def check_ending(self, reason: str, message: str, invocations: int) -> List[Violation]:
         rule = ENDING_RULES.get(reason)
         return [Violation(rule, message, None, invocations)] if rule is not None else []
+
+
+def _never_raising(check: Callable[[], List[Violation]], invocation: Optional[int]) -> List[Violation]:
+    """A check that fails is itself reported (as a warning), never in place of the handler's answer."""
+    try:
+        return check()
+    except Exception as error:  # noqa: B902 - a checker bug must not cost the handler's answer
+        message = f"the contract check failed: {type(error).__name__}: {error}; nothing was checked, the answer stands"
+        return [Violation(rules.CHECKER_FAILED, message, None, invocation)]
 
 
 def check_call(shape: ShapeValidator, payload: Any, result: Any) -> List[Violation]:

@@ -16,6 +16,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 from jsonschema import Draft7Validator
 
+from cfnrun.model.patterns import python_pattern
 from cfnrun.model.schema import ResourceSchema
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
@@ -28,13 +29,20 @@ def _contract_view(node: Any) -> Any:
         return [_contract_view(item) for item in node]
     if not isinstance(node, dict):
         return node
-    view = {}
+    view: Dict[str, Any] = {}
     for key, value in node.items():
         if key in IGNORED_KEYWORDS:
             continue
         if key == "$ref" and isinstance(value, str) and not value.startswith("#/"):
             continue  # a remote reference the contract tests would not follow either
-        if key in ("properties", "patternProperties", "definitions"):
+        if key == "pattern" and isinstance(value, str):
+            runnable = python_pattern(value)
+            if runnable is not None:  # one re cannot run is skipped (reported by unusable_patterns)
+                view[key] = runnable
+        elif key == "patternProperties" and isinstance(value, dict):
+            runnable_keys = {name: python_pattern(name) for name in value}
+            view[key] = {runnable: _contract_view(value[name]) for name, runnable in runnable_keys.items() if runnable is not None}
+        elif key in ("properties", "definitions"):
             view[key] = {name: _contract_view(sub) for name, sub in value.items()} if isinstance(value, dict) else value
         else:
             view[key] = _contract_view(value)

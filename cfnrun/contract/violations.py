@@ -130,3 +130,9 @@ REQUEST_IDENTIFIER = _rule(
 )
 
 ALL_RULES = [value for value in list(globals().values()) if isinstance(value, Rule)]
+
+CHECKER_FAILED = _rule(
+    "checker-failed",
+    Severity.WARNING,
+    "cfnrun's own check could not run; the handler's answer stands as it was given.",
+)

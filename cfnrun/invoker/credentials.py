@@ -1,8 +1,10 @@
-"""Caller credentials from the developer's local AWS configuration, when there are any.
+"""The caller credentials a handler gets: the developer's local ones, or placeholders.
 
-Credentials are optional: without them the handler gets no session (TypeFunction)
-or placeholder keys (the test entrypoint, whose library code insists on some).
-They are passed to the handler only, never printed or written anywhere.
+CloudFormation always sends callerCredentials, so a handler always gets a session:
+the local credentials when there are any, placeholder keys otherwise. When the
+handler's AWS calls go to another endpoint (--aws-endpoint, --moto), local
+credentials stay home unless a --profile names them. Credentials are passed to the
+handler only, never printed or written anywhere.
 """
 from __future__ import annotations
 
@@ -18,6 +20,24 @@ PLACEHOLDER = Credentials(
     secretAccessKey="cfnrun-local-placeholder-secret",
     sessionToken="cfnrun-local-placeholder-token",
 )
+
+
+NO_LOCAL_CREDENTIALS = (
+    "no AWS credentials found locally: the handler gets placeholder caller credentials, which AWS refuses; "
+    "--moto or --aws-endpoint URL send its AWS calls to a local stand-in"
+)
+
+
+def caller_credentials(
+    profile: Optional[str] = None, use_local: bool = True, aws_endpoint: Optional[str] = None
+) -> "tuple[Credentials, Optional[str]]":
+    """The credentials to send, and a note for the developer when they are placeholders by necessity."""
+    if not use_local or (aws_endpoint and profile is None):
+        return PLACEHOLDER, None
+    found = local_credentials(profile)
+    if found is None:
+        return PLACEHOLDER, None if aws_endpoint else NO_LOCAL_CREDENTIALS
+    return found, None
 
 
 def _no_such_profile(profile: Optional[str]) -> CfnrunError:

@@ -58,6 +58,14 @@ class InvocationRunning:
 
 
 @dataclass
+class InvocationOutput:
+    """Complete lines the handler wrote during a long call, as they arrive (after the first tick)."""
+
+    number: int
+    text: str
+
+
+@dataclass
 class ContractChecked:
     invocation: Optional[int]  # None for the request, checked before the first call
     violations: List[Violation]
@@ -68,6 +76,17 @@ class Waiting:
     next_number: int
     delay_s: float
     virtual: bool
+
+
+@dataclass
+class Retrying:
+    """A FAILED answer with a retriable error code: the same request goes again after ``delay_s``."""
+
+    next_number: int
+    retry: int  # 1 for the first retry of this request
+    retries: int  # the most the policy allows
+    error_code: str
+    delay_s: float
 
 
 @dataclass
@@ -99,5 +118,7 @@ class OperationCompleted:
     result: OperationResult
 
 
-OperationEvent = Union[OperationStarted, InvocationRunning, InvocationCompleted, ContractChecked, Waiting, WaitTick, OperationCompleted]
+OperationEvent = Union[
+    OperationStarted, InvocationRunning, InvocationOutput, InvocationCompleted, ContractChecked, Retrying, Waiting, WaitTick, OperationCompleted
+]
 Observer = Callable[[OperationEvent], None]

@@ -3,14 +3,13 @@
 While the handler answers IN_PROGRESS, wait CallbackDelaySeconds and call again with
 the returned callbackContext and model. Cut any call that overruns its response
 budget, end the operation at the schema's timeoutInMinutes, follow LIST pages, and
-tell observers about every step.
+tell observers about every step. A FAILED answer with a retriable error code is sent
+again, as the service does (see ``retries.py``).
 """
 from __future__ import annotations
 
-import asyncio
 import json
-import time
-from typing import Any, Dict, List, Optional, Protocol, Set
+from typing import Any, Dict, List, Optional, Set
 
 from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.invoker.choices import DEFAULT_STALL_LIMIT
@@ -21,18 +20,21 @@ from cfnrun.invoker.events import (
     ContractChecked,
     EndReason,
     InvocationCompleted,
-    InvocationRunning,
     Observer,
     OperationCompleted,
     OperationEvent,
     OperationResult,
     OperationStarted,
+    Retrying,
     Waiting,
     WaitTick,
 )
 from cfnrun.invoker.payloads import OperationRequest
+from cfnrun.invoker.retries import RetryPolicy
+from cfnrun.invoker.running_call import RunningCall
 from cfnrun.model.protocol import Action, InvalidProgressEvent, OperationStatus, ProgressEvent, parse_progress_event
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
+from cfnrun.runtime.target import Invocable
 from cfnrun.model.schema import ResourceSchema
 
 EMPTY_INTERNAL_FAILURE_HINT = (
@@ -53,7 +55,6 @@ UNHASHABLE_SET_HINT = (
     "in the support library before the handler runs. Drop uniqueItems from that array (use "
     "insertionOrder: false if order does not matter), or read it as a list in models.py."
 )
-RUNNING_TICK_S = 1.0
 NO_PROGRESS_HINT = (
     "CloudFormation would keep calling until timeoutInMinutes runs out. A handler that is "
     "waiting on something should return CallbackDelaySeconds (and usually a callbackContext); "
@@ -61,28 +62,6 @@ NO_PROGRESS_HINT = (
     "writes answers IN_PROGRESS forever until you fill it in. --keep-polling calls on until "
     "the operation times out."
 )
-
-
-class Invocable(Protocol):
-    async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
-        ...
-
-
-class _RunningTicker:
-    """Emits InvocationRunning every RUNNING_TICK_S while one call is in flight; nothing for a fast call."""
-
-    def __init__(self, number: int, budget_s: float, emit: Any) -> None:
-        self.number, self.budget_s, self.emit = number, budget_s, emit
-        self.started = time.monotonic()
-        self.loop = asyncio.get_running_loop()
-        self.handle = self.loop.call_later(RUNNING_TICK_S, self._tick)
-
-    def _tick(self) -> None:
-        self.emit(InvocationRunning(self.number, time.monotonic() - self.started, self.budget_s))
-        self.handle = self.loop.call_later(RUNNING_TICK_S, self._tick)
-
-    def stop(self) -> None:
-        self.handle.cancel()
 
 
 class Operation:
@@ -100,6 +79,7 @@ class Operation:
         checker: Optional[ContractChecker] = None,
         strict: bool = False,
         stall_limit: Optional[int] = DEFAULT_STALL_LIMIT,
+        retry: RetryPolicy = RetryPolicy(),
     ) -> None:
         self.target = target
         self.request = request
@@ -122,6 +102,8 @@ class Operation:
         self.stall_limit = stall_limit
         self._last_answer: Optional[str] = None
         self._same_answers = 0
+        self.retry = retry
+        self._retries = 0  # consecutive retries of the current request
 
     def _emit(self, event: OperationEvent) -> None:
         for observer in self.observers:
@@ -175,7 +157,7 @@ class Operation:
             if remaining < limit.seconds:
                 limit = self.operation_budget
             call_limit = min(limit.seconds, remaining)
-            ticker = _RunningTicker(self._invocations + 1, call_limit, self._emit)
+            ticker = RunningCall(self._invocations + 1, call_limit, self._emit)
             try:
                 outcome = await self.target.invoke(self.request.payload(), call_limit)
             finally:
@@ -197,7 +179,10 @@ class Operation:
                 return ended
             assert progress is not None
             if progress.status is OperationStatus.FAILED:
+                if await self._retried(progress):
+                    continue
                 return self._handler_failed(progress)
+            self._retries = 0
             if progress.status is OperationStatus.SUCCESS:
                 if self.action is Action.LIST and progress.nextToken:
                     looping = self._record_page(progress)
@@ -274,9 +259,27 @@ class Operation:
             f"it ran out{where} after {self._invocations} invocation(s) and {self._elapsed():.1f} s",
         )
 
+    async def _retried(self, progress: ProgressEvent) -> bool:
+        """Wait out the backoff before sending the same request again; False when this answer is final."""
+        if not self.retry.retriable(progress.errorCode) or self._retries >= self.retry.retries:
+            return False
+        remaining = self.operation_budget.seconds - self._elapsed()
+        if remaining <= 0:
+            return False
+        self._retries += 1
+        delay = min(self.retry.delay_s(self._retries), remaining)
+        self._emit(Retrying(self._invocations + 1, self._retries, self.retry.retries, progress.errorCode or "", delay))
+        await self._wait(delay)
+        return True
+
     def _handler_failed(self, progress: ProgressEvent) -> OperationResult:
         hint = None
-        if progress.errorCode == "InternalFailure" and not progress.message:
+        if self._retries and self.retry.retriable(progress.errorCode):
+            hint = (
+                f"{progress.errorCode} is retriable: the same request was sent {self._retries} more time(s) with backoff, "
+                "as CloudFormation does, and the last answer still failed (--no-retry: fail at the first answer)"
+            )
+        elif progress.errorCode == "InternalFailure" and not progress.message:
             hint = EMPTY_INTERNAL_FAILURE_HINT
         elif "unhashable type: 'dict'" in (progress.message or ""):
             hint = UNHASHABLE_SET_HINT

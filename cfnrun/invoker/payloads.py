@@ -27,6 +27,7 @@ from cfnrun.model.protocol import (
 )
 
 DEFAULT_LOGICAL_ID = "MyResource"
+RESOURCE_TYPE_VERSION = "00000001"  # the first registered version, as the service numbers them
 
 
 def stringify_primitives(value: Any) -> Any:
@@ -97,14 +98,22 @@ class OperationRequest:
             stackId=self.stack_id,
             callbackContext=self.callback_context,
             nextToken=self.next_token,
+            responseEndpoint=f"https://cloudformation.{self.region}.amazonaws.com",
+            resourceTypeVersion=RESOURCE_TYPE_VERSION,
             requestData=RequestData(
                 callerCredentials=self.credentials,
                 resourceProperties=self._properties(self.resource_properties) or {},
                 previousResourceProperties=self._properties(self.operation.previous),
                 logicalResourceId=self.logical_resource_id,
                 typeConfiguration=self.operation.type_configuration,
+                **self.operation.tags,
             ),
         ).wire()
+
+    def _test_tags(self) -> Dict[str, Any]:
+        """The request's tags under the names the test entrypoint's request uses."""
+        names = {"stackTags": "desiredResourceTags", "previousStackTags": "previousResourceTags"}
+        return {names.get(key, key): value for key, value in self.operation.tags.items()}
 
     def _test_event(self) -> Dict[str, Any]:
         return TestEvent(
@@ -122,5 +131,6 @@ class OperationRequest:
                 region=self.region,
                 awsAccountId=self.account_id,
                 stackId=self.stack_id,
+                **self._test_tags(),
             ),
         ).wire()

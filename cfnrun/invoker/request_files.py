@@ -32,10 +32,12 @@ class OperationInput:
     region: Optional[str] = None
     action: Optional[Action] = None
     format: str = CFN_INVOKE
+    tags: Dict[str, Dict[str, str]] = field(default_factory=dict)  # stackTags, systemTags and their previous* (by wire name)
     warnings: List[str] = field(default_factory=list)  # what the user should know about the file
 
 
-CFN_INVOKE_KEYS = ("desiredResourceState", "previousResourceState", "typeConfiguration", "logicalResourceIdentifier")
+TAG_KEYS = ("stackTags", "previousStackTags", "systemTags", "previousSystemTags")
+CFN_INVOKE_KEYS = ("desiredResourceState", "previousResourceState", "typeConfiguration", "logicalResourceIdentifier", *TAG_KEYS)
 SAM_TESTS_KEYS = ("credentials", "action", "request", "callbackContext", "region")
 
 
@@ -55,6 +57,19 @@ def _object(value: Any, key: str, source: str) -> Optional[Dict[str, Any]]:
     if not isinstance(value, dict):
         raise CfnrunError(f"{source}: '{key}' must be a JSON object, got {type(value).__name__}")
     return value
+
+
+def _tags(document: Dict[str, Any], source: str) -> Dict[str, Dict[str, str]]:
+    """The tag maps CloudFormation sends beside the model (cfnrun's extension of the cfn invoke format)."""
+    tags = {}
+    for key in TAG_KEYS:
+        value = _object(document.get(key), key, source)
+        if value is None:
+            continue
+        if not all(isinstance(name, str) and isinstance(tag, str) for name, tag in value.items()):
+            raise CfnrunError(f"{source}: '{key}' maps tag keys to tag values, all strings")
+        tags[key] = value
+    return tags
 
 
 def _sam_credentials(value: Any) -> Optional[Credentials]:
@@ -89,6 +104,7 @@ def parse_request(document: Any, source: str, properties: Sequence[str] = ()) ->
             type_configuration=_object(document.get("typeConfiguration"), "typeConfiguration", source),
             logical_resource_id=document.get("logicalResourceIdentifier"),
             format=CFN_INVOKE,
+            tags=_tags(document, source),
             warnings=_unknown_keys(document, CFN_INVOKE_KEYS, source),
         )
     if isinstance(document.get("request"), dict):

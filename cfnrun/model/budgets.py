@@ -32,6 +32,7 @@ class Budget:
     seconds: float
     source: str  # says where the number comes from, for messages
     kind: BudgetKind
+    default: bool = False  # the number is a documented default, not something the schema or a flag set
 
     @property
     def is_contract(self) -> bool:
@@ -39,7 +40,7 @@ class Budget:
         return self.kind is BudgetKind.CONTRACT
 
     def describe(self) -> str:
-        return f"{self.source} ({_seconds(self.seconds)})"
+        return f"{self.source} ({'default, ' if self.default else ''}{_seconds(self.seconds)})"
 
 
 def _seconds(value: float) -> str:
@@ -92,4 +93,5 @@ class Budgets:
             f"handlers.{action.schema_handler}.timeoutInMinutes = {minutes}"
             + (f" scaled by --time-scale {self.time_scale:g}" if self.time_scale != 1.0 else ""),
             BudgetKind.SCHEMA,
+            default="timeoutInMinutes" not in (schema.handler(action) or {}),
         )

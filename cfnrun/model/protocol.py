@@ -113,6 +113,8 @@ class HandlerRequest(BaseModel):
     stackId: Optional[str] = None
     callbackContext: Optional[Dict[str, Any]] = None
     nextToken: Optional[str] = None
+    responseEndpoint: Optional[str] = None
+    resourceTypeVersion: Optional[str] = None
 
     def wire(self) -> Dict[str, Any]:
         return self.model_dump(exclude_none=True, mode="json")

@@ -9,6 +9,7 @@ from typing import Any, Dict, Iterator, List
 
 from jsonschema import Draft7Validator
 
+from cfnrun.model.patterns import unusable_patterns
 from cfnrun.model.schema import MAX_TIMEOUT_MINUTES, MIN_TIMEOUT_MINUTES, ResourceSchema
 
 TYPE_NAME = re.compile(r"^[a-zA-Z0-9]{2,64}::[a-zA-Z0-9]{2,64}::[a-zA-Z0-9]{2,64}$")
@@ -61,6 +62,8 @@ def _check(schema: ResourceSchema) -> Iterator[SchemaProblem]:
     yield from _pointer_lists(schema)
     yield from _handlers(document)
     yield from _cfn_validate_warnings(document)
+    for pointer, pattern in unusable_patterns(document):
+        yield SchemaProblem(pointer, f"{pattern!r} is not a regular expression Python can run: cfnrun does not check values against it", "warning")
 
 
 def _declared_properties(fragment: Any, pointer: str) -> Iterator[tuple]:

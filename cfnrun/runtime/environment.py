@@ -20,12 +20,18 @@ def lambda_environment(
     log_level: str = "INFO",
     base: Optional[Mapping[str, str]] = None,
     overrides: Optional[Mapping[str, str]] = None,
+    aws_endpoint: Optional[str] = None,
 ) -> Dict[str, str]:
     """Variables for one function's workers.
 
     The developer's environment is inherited (so AWS_PROFILE, proxies and the like
     keep working locally), then Lambda's reserved variables are set, then the
     function's Environment from template.yml, then explicit overrides.
+
+    With ``aws_endpoint`` every AWS call the handler makes goes there: botocore
+    (1.31 and later) reads AWS_ENDPOINT_URL for each client it builds, the
+    SessionProxy's and the handler's own boto3 clients alike. Service-specific
+    AWS_ENDPOINT_URL_<SERVICE> variables the developer set still take precedence.
     """
     env = dict(os.environ if base is None else base)
     name = function.function_name or function.logical_id
@@ -46,6 +52,9 @@ def lambda_environment(
             "CFNRUN_LOG_LEVEL": log_level,
         }
     )
+    if aws_endpoint:
+        env["AWS_ENDPOINT_URL"] = aws_endpoint
+        env.pop("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", None)
     env.update(function.environment)
     env.update(overrides or {})
     return env

@@ -86,13 +86,16 @@ def _exit_error(exited: SystemExit) -> Dict[str, Any]:
 
 
 class InProcessFunction:
-    def __init__(self, project: Project, function: FunctionSpec, region: str, account_id: str, log_level: str) -> None:
+    def __init__(
+        self, project: Project, function: FunctionSpec, region: str, account_id: str, log_level: str,
+        aws_endpoint: Optional[str] = None,
+    ) -> None:
         self.function = function
         name = function.function_name or function.logical_id
         arn = sandbox.function_arn(region, account_id, name)
         self._identity = sandbox.sandbox_identity(name, arn, function.memory_mb, "cfnrun/in-process")
         self._saved: Optional[_ProcessState] = _ProcessState()
-        os.environ.update(lambda_environment(project, function, region, log_level, base={}))
+        os.environ.update(lambda_environment(project, function, region, log_level, base={}, aws_endpoint=aws_endpoint))
         os.chdir(project.root)
         if str(project.code_dir) not in sys.path:
             sys.path.insert(0, str(project.code_dir))

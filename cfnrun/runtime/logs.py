@@ -2,8 +2,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
-from typing import List, Optional
+from typing import Callable, List, Optional
+
+OutputTap = Callable[[bytes], None]
+# Set by whoever awaits an invocation and wants the handler's output as it is written
+# (cfnrun invoke's live view); the worker's log pipe feeds it for that call only.
+OUTPUT_TAP: contextvars.ContextVar[Optional[OutputTap]] = contextvars.ContextVar("cfnrun_output_tap", default=None)
+HEAD_LIMIT = 64 * 1024
 
 
 class LogCapture:
@@ -13,7 +20,7 @@ class LogCapture:
     last lines before a crash, so the middle is dropped and counted.
     """
 
-    def __init__(self, head_limit: int = 64 * 1024, tail_limit: int = 192 * 1024) -> None:
+    def __init__(self, head_limit: int = HEAD_LIMIT, tail_limit: int = 192 * 1024) -> None:
         self._head = bytearray()
         self._tail: List[bytes] = []
         self._tail_size = 0
@@ -73,6 +80,7 @@ class LogPipe:
         os.set_blocking(fd, False)
         self._fd: Optional[int] = fd
         self._capture = LogCapture()
+        self.tap: Optional[OutputTap] = None  # sees every chunk as it arrives, besides the capture
         self._loop = asyncio.get_running_loop()
         self._loop.add_reader(fd, self._read, self.CHUNKS_PER_WAKEUP)
 
@@ -89,6 +97,8 @@ class LogPipe:
                 self.close()
                 return
             self._capture.write(data)
+            if self.tap is not None:
+                self.tap(data)
             chunks += 1
 
     def take(self) -> str:

@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from cfnrun.runtime import worker as worker_script
 from cfnrun.runtime.channel import ChannelClosed, FrameChannel
-from cfnrun.runtime.logs import LogPipe
+from cfnrun.runtime.logs import OUTPUT_TAP, LogPipe
 from cfnrun.runtime.memory import MemoryWatch
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.sandbox import MARKER, kill_group, kill_marked, new_marker
@@ -222,6 +222,7 @@ class WorkerProcess:
         memory = MemoryWatch.of(self._loop) if self.spec.memory_limit else None
         if memory is not None:
             memory.watch(self.pid, self.spec.memory_mb, self._out_of_memory)
+        self._logs.tap = OUTPUT_TAP.get()
         try:
             self._channel.send(frame)
             reply = await self._channel.receive()
@@ -258,6 +259,7 @@ class WorkerProcess:
                 error={"errorType": "Runtime.ExitError", "errorMessage": describe_exit(self.process.returncode)},
             )
         finally:
+            self._logs.tap = None
             timer.cancel()
             if memory is not None:
                 memory.unwatch(self.pid)

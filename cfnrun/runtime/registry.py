@@ -24,6 +24,7 @@ class RuntimeSettings:
     debug_port: Optional[int] = None  # first debugpy port; one per function, in template order
     debug_wait: bool = False
     memory_limit: bool = True  # kill a worker over its function's MemorySize
+    aws_endpoint: Optional[str] = None  # where the handlers' AWS calls go (--aws-endpoint, --moto)
 
 
 
@@ -36,7 +37,7 @@ def worker_spec(project: Project, function: FunctionSpec, settings: RuntimeSetti
         handler=function.handler,
         code_dir=project.code_dir,
         cwd=project.root,
-        env=lambda_environment(project, function, settings.region, settings.log_level),
+        env=lambda_environment(project, function, settings.region, settings.log_level, aws_endpoint=settings.aws_endpoint),
         memory_mb=function.memory_mb,
         python=settings.python,
         region=settings.region,

@@ -10,6 +10,7 @@ from cfnrun.invoker.events import (
     OperationCompleted,
     OperationEvent,
     OperationStarted,
+    Retrying,
     Waiting,
 )
 from cfnrun.model.schema import ResourceSchema
@@ -70,6 +71,15 @@ class NdjsonRenderer:
             for violation in event.violations[:-1]:
                 self.out.write(json.dumps({"event": "violation", **violation.wire()}) + "\n")
             return {"event": "violation", **event.violations[-1].wire()}
+        if isinstance(event, Retrying):
+            return {
+                "event": "retry",
+                "next": event.next_number,
+                "retry": event.retry,
+                "retries": event.retries,
+                "errorCode": event.error_code,
+                "delaySeconds": event.delay_s,
+            }
         if isinstance(event, Waiting):
             return {"event": "wait", "next": event.next_number, "delaySeconds": event.delay_s, "virtual": event.virtual}
         if isinstance(event, OperationCompleted):

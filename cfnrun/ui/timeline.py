@@ -4,19 +4,22 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import List, Optional, TextIO
+from typing import Dict, List, Optional, TextIO
 
 from cfnrun.invoker.events import (
     ContractChecked,
     InvocationCompleted,
+    InvocationOutput,
     InvocationRunning,
     OperationCompleted,
     OperationEvent,
     OperationResult,
     OperationStarted,
+    Retrying,
     Waiting,
     WaitTick,
 )
+from cfnrun.invoker.running_call import not_yet_shown
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.ui.escape import printable
@@ -60,12 +63,22 @@ class TimelineRenderer:
         self._last_answer: Optional[str] = None
         self._repeated: List[int] = []
         self._last_violations: List[str] = []
+        self._retry_said = False  # the wait before a retry is on the retry's line
+        self._streamed: Dict[int, str] = {}  # output of a long call already shown live, by invocation
 
     def __call__(self, event: OperationEvent) -> None:
         if isinstance(event, InvocationRunning):
             if self.live:
                 self.out.write(f"\r\033[K     … running #{event.number}  {event.running_s:.0f} s / {event.budget_s:g} s")
                 self._countdown_open = True
+        elif isinstance(event, InvocationOutput):
+            self._close_countdown()
+            if event.number not in self._streamed:
+                self._flush_repeats()
+                self._last_answer = None
+                self._line(self._paint("dim", f"#{event.number:<3} running, its output so far:"))
+            self._streamed[event.number] = self._streamed.get(event.number, "") + event.text
+            self._logs(event.text)
         elif isinstance(event, OperationStarted):
             self._virtual = event.virtual_clock
             self._last_answer, self._repeated, self._last_violations = None, [], []  # --watch: a new run
@@ -94,6 +107,19 @@ class TimelineRenderer:
         elif isinstance(event, ContractChecked):
             self._close_countdown()
             self._violations(event)
+        elif isinstance(event, Retrying):
+            self._close_countdown()
+            self._flush_repeats()
+            self._last_answer = None  # every attempt of a retried request is shown
+            self._retry_said = True
+            virtual = " (virtual, not waited)" if self._virtual else ""
+            self._line(self._paint(
+                "IN_PROGRESS",
+                f"     ↻ {printable(event.error_code)} is retriable: retry {event.retry}/{event.retries} "
+                f"as #{event.next_number}, the same request after {event.delay_s:g} s{virtual}",
+            ))
+        elif self._retry_said and isinstance(event, Waiting) and event.virtual:
+            self._retry_said = False
         elif self._repeated and isinstance(event, (Waiting, WaitTick)):
             return  # the wait after a repeated answer: said once, for the first of the run
         elif isinstance(event, Waiting):
@@ -169,7 +195,7 @@ class TimelineRenderer:
             self._line(f"{head} {self._paint('FAILED', self._outcome_label(outcome)):<11}  {duration}  {detail}")
         if outcome.note:
             self._line(self._paint("dim", f"     ! {outcome.note}"))
-        self._logs(outcome.logs)
+        self._logs(not_yet_shown(outcome.logs, self._streamed.pop(event.number, None)))
         stack = (outcome.error or {}).get("stackTrace") or []
         if stack and outcome.kind is not OutcomeKind.TIMED_OUT:
             self._logs("".join(stack), prefix="     ! ")

@@ -13,7 +13,9 @@ def test_defaults_are_the_contracts_numbers() -> None:
     assert budgets.operation(Action.CREATE, schema()).seconds == 120 * 60
     assert budgets.operation(Action.CREATE, schema({"create": {"timeoutInMinutes": 5}})).seconds == 300
     assert budgets.invocation(Action.READ).describe() == "the handler contract's 30 s response budget for READ (30 s)"
-    assert budgets.operation(Action.CREATE, schema()).describe() == "handlers.create.timeoutInMinutes = 120 (120 min)"
+    assert budgets.operation(Action.CREATE, schema()).describe() == "handlers.create.timeoutInMinutes = 120 (default, 120 min)"
+    declared = schema({"create": {"timeoutInMinutes": 120}})
+    assert budgets.operation(Action.CREATE, declared).describe() == "handlers.create.timeoutInMinutes = 120 (120 min)"
 
 
 def test_time_scale_shrinks_every_limit_and_says_so() -> None:

@@ -1,0 +1,101 @@
+"""Recording ``cfnrun invoke`` runs, and reading recorded operations back as operation events."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+from cfnrun.history.codec import decode, decode_violation
+from cfnrun.history.masking import Masker
+from cfnrun.history.recorder import OperationRecorder, not_recorded
+from cfnrun.history.store import HistoryStore, RecordedOperation
+from cfnrun.invoker.events import EndReason, Observer, OperationCompleted, OperationEvent, OperationResult
+from cfnrun.model.errors import CfnrunError
+from cfnrun.model.protocol import Action
+
+if TYPE_CHECKING:  # app.invoke imports this module
+    from cfnrun.app.invoke import PreparedInvoke  # noqa: F401
+
+
+def request_record(prepared: "PreparedInvoke", masker: Masker) -> Dict[str, Any]:
+    """What ``cfnrun replay`` needs to run the operation again: the request (writeOnly values masked) and the flags."""
+    settings, operation = prepared.settings, prepared.request.operation
+    return {
+        "source": "invoke",
+        "typeName": prepared.project.type_name,
+        "request": {
+            "desiredResourceState": masker.model(operation.desired),
+            "previousResourceState": masker.model(operation.previous),
+            "typeConfiguration": operation.type_configuration,
+            "logicalResourceIdentifier": operation.logical_resource_id,
+        },
+        "settings": {
+            "action": settings.action.value,
+            "requestFile": settings.request_file,
+            "function": prepared.function.logical_id,
+            "entrypoint": prepared.request.entrypoint.value,
+            "region": prepared.request.region,
+            "accountId": settings.account_id,
+            "credentials": settings.use_credentials,
+            "timeScale": settings.budgets.time_scale,
+            "invocationTimeout": settings.budgets.invocation_timeout_s,
+            "operationTimeout": settings.budgets.operation_timeout_s,
+            "virtualClock": settings.virtual_clock,
+            "maxReinvoke": settings.max_reinvoke,
+            "keepPolling": settings.keep_polling,
+            "logLevel": settings.log_level,
+            "memoryLimit": settings.memory_limit,
+            "inProcess": settings.in_process,
+            "contract": settings.contract.value,
+            "stringPrimitives": settings.string_primitives,
+        },
+        "maskedWriteOnly": masker.masked_pointers(operation.desired, operation.previous),
+    }
+
+
+def recorder_for(prepared: "PreparedInvoke") -> Optional[OperationRecorder]:
+    """An observer recording the operation in the project's history, unless recording is off."""
+    if prepared.settings.handler or prepared.settings.schema:
+        return None  # --handler/--schema: no project folder to keep a history in
+    try:
+        store = HistoryStore.for_recording(prepared.project.root)
+    except CfnrunError as error:  # a bad CFNRUN_HISTORY_LIMIT: said, and the operation runs anyway
+        not_recorded(error)
+        return None
+    if store is None:
+        return None
+    operation = prepared.request.operation
+    masker = Masker(prepared.project.schema)
+    credentials = prepared.request.credentials
+    masker.learn([operation.desired, operation.previous], [credentials.model_dump() if credentials else None])
+    return OperationRecorder(store, masker, request_record(prepared, masker), prepared.request.client_request_token)
+
+
+def recorded_events(operation: RecordedOperation, records: List[Dict[str, Any]]) -> List[OperationEvent]:
+    """The events of a recorded operation, ending with its result (built from the last answer for serve's calls)."""
+    events = [decode(record) for record in records]
+    if records and records[-1]["event"] == "result":
+        return events
+    answers = [r for r in records if r["event"] == "invocation"]
+    last = (answers[-1].get("progress") or {}) if answers else {}
+    violations = [decode_violation(v) for r in records if r["event"] == "violations" for v in r["violations"]]
+    result = OperationResult(
+        action=Action(operation.action),
+        status=operation.status,
+        reason=EndReason.HANDLER,
+        message=last.get("message") or "",
+        invocations=operation.invocations,
+        elapsed_s=operation.duration_s,
+        error_code=operation.error_code,
+        resource_model=last.get("resourceModel"),
+        resource_models=last.get("resourceModels"),
+        violations=violations,
+    )
+    return events + [OperationCompleted(result)]
+
+
+def show_operation(store: HistoryStore, operation_id: int, observers: List[Observer]) -> RecordedOperation:
+    """Play a recorded operation's events to ``observers`` (the renderers ``cfnrun invoke`` uses)."""
+    operation = store.get(operation_id)
+    for event in recorded_events(operation, store.events(operation_id)):
+        for observer in observers:
+            observer(event)
+    return operation

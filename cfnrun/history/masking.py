@@ -1,0 +1,77 @@
+"""What never reaches the history database: writeOnly values and credentials."""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, Iterable, List, Optional, Set
+
+from cfnrun.model.schema import ResourceSchema
+
+CREDENTIAL_KEYS = ("callerCredentials", "providerCredentials", "credentials")
+CREDENTIAL_FIELDS = ("accessKeyId", "secretAccessKey", "sessionToken")
+CREDENTIALS_MASK = "*** credentials ***"
+SECRET_MASK = "*** masked ***"
+MIN_SCRUBBED_LENGTH = 4  # shorter values are masked where the schema places them, not searched for in text
+
+
+class Masker:
+    """Masks writeOnly properties where the schema puts them, and every secret string wherever it shows up
+    (a handler that logs its password, a callbackContext that carries it)."""
+
+    def __init__(self, schema: ResourceSchema) -> None:
+        self.schema = schema
+        self._secrets: Set[str] = set()
+
+    def learn(self, models: Iterable[Optional[Dict[str, Any]]], credentials: Iterable[Any] = ()) -> None:
+        """Remember the writeOnly values of ``models`` and the fields of ``credentials`` as secrets."""
+        for model in models:
+            if isinstance(model, dict):
+                for container, key in self.schema.locate(model, self.schema.write_only_properties):
+                    self._remember(container[key])
+        for value in credentials:
+            if isinstance(value, dict):
+                for name in CREDENTIAL_FIELDS:
+                    self._remember(value.get(name))
+
+    def _remember(self, value: Any) -> None:
+        if isinstance(value, (dict, list)):
+            for item in value.values() if isinstance(value, dict) else value:
+                self._remember(item)
+        elif value is not None and not isinstance(value, bool) and len(str(value)) >= MIN_SCRUBBED_LENGTH:
+            self._secrets.add(str(value))
+
+    def masked_pointers(self, *models: Optional[Dict[str, Any]]) -> List[str]:
+        """The writeOnly properties that have a value in ``models``: masked, so a replay cannot send them."""
+        return sorted({p for m in models if isinstance(m, dict) for p in self.schema.write_only_properties if self.schema.has_value(m, p)})
+
+    def model(self, model: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+        return self.schema.mask_write_only(model) if isinstance(model, dict) else model
+
+    def models(self, models: Optional[List[Dict[str, Any]]]) -> Optional[List[Dict[str, Any]]]:
+        return None if models is None else [m for m in (self.model(m) for m in models) if m is not None]
+
+    def payload(self, payload: Any) -> Any:
+        """A HandlerRequest or sam-tests event without credentials and with writeOnly values masked."""
+        if not isinstance(payload, dict):
+            return payload
+        masked = dict(payload)
+        for key in CREDENTIAL_KEYS:
+            if masked.get(key) is not None:
+                masked[key] = CREDENTIALS_MASK
+        for section in ("requestData", "request"):
+            inner = masked.get(section)
+            if isinstance(inner, dict):
+                inner = dict(inner)
+                for key in CREDENTIAL_KEYS:
+                    if inner.get(key) is not None:
+                        inner[key] = CREDENTIALS_MASK
+                for key in ("resourceProperties", "previousResourceProperties", "desiredResourceState", "previousResourceState"):
+                    inner[key] = self.model(inner.get(key))
+                masked[section] = inner
+        return masked
+
+    def dumps(self, value: Any) -> str:
+        """JSON text of ``value`` with every known secret replaced by the mask, wherever it appears."""
+        text = json.dumps(value, default=str, sort_keys=True)
+        for secret in sorted(self._secrets, key=len, reverse=True):
+            text = text.replace(json.dumps(secret)[1:-1], SECRET_MASK)
+        return text

@@ -1,0 +1,170 @@
+"""Observers that write what an operation did into the history store."""
+from __future__ import annotations
+
+import sqlite3
+import sys
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from cfnrun.contract.violations import Violation
+from cfnrun.history.codec import Record, encode
+from cfnrun.history.masking import Masker
+from cfnrun.history.store import HistoryStore
+from cfnrun.invoker.events import (
+    ContractChecked,
+    InvocationCompleted,
+    OperationCompleted,
+    OperationEvent,
+    OperationStarted,
+)
+from cfnrun.model.budgets import Budget
+from cfnrun.model.errors import CfnrunError
+from cfnrun.model.protocol import Action, InvalidProgressEvent, OperationStatus, ProgressEvent, parse_progress_event
+from cfnrun.model.schema import ResourceSchema
+from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
+
+
+def not_recorded(error: Exception) -> None:
+    """History is a convenience: a database that cannot be written never fails the operation."""
+    sys.stderr.write(f"cfnrun: note: this operation is not recorded in the history: {error}\n")
+
+
+class OperationRecorder:
+    """Records one ``cfnrun invoke`` operation (an Observer); with --watch, every run of it."""
+
+    def __init__(self, store: HistoryStore, masker: Masker, request: Dict[str, Any], token: Optional[str]) -> None:
+        self.store, self.masker, self.request, self.token = store, masker, request, token
+        self._records: List[Record] = []
+        self._started_at = time.time()
+        self._function = ""
+        self.recorded_id: Optional[int] = None
+
+    def __call__(self, event: OperationEvent) -> None:
+        if isinstance(event, OperationStarted):
+            self._records, self._started_at, self._function = [], time.time(), event.function
+        record = encode(event, self.masker)
+        if record is not None:
+            self._records.append(record)
+        if isinstance(event, OperationCompleted):
+            result = event.result
+            head = {
+                "started_at": self._started_at,
+                "type_name": self.request.get("typeName", ""),
+                "action": result.action.value,
+                "function": self._function,
+                "status": result.status,
+                "error_code": result.error_code,
+                "invocations": result.invocations,
+                "duration_s": result.elapsed_s,
+            }
+            try:
+                events = [self.masker.dumps(r) for r in self._records]
+                self.recorded_id = self.store.add("invoke", self.token, head, self.masker.dumps(self.request), events)
+            except (sqlite3.Error, OSError, CfnrunError) as error:
+                not_recorded(error)
+
+
+def call_token(payload: Any) -> Optional[str]:
+    """The clientRequestToken a HandlerRequest (bearerToken) or sam-tests event carries."""
+    if not isinstance(payload, dict):
+        return None
+    request = payload.get("request")
+    token = request.get("clientRequestToken") if isinstance(request, dict) else payload.get("bearerToken")
+    return token if isinstance(token, str) and token else None
+
+
+def _credentials(payload: Dict[str, Any]) -> List[Any]:
+    data = payload.get("requestData")
+    data = data if isinstance(data, dict) else {}
+    return [payload.get("credentials"), data.get("callerCredentials"), data.get("providerCredentials")]
+
+
+def _models(payload: Dict[str, Any]) -> List[Any]:
+    data = payload.get("requestData") if isinstance(payload.get("requestData"), dict) else payload.get("request")
+    if not isinstance(data, dict):
+        return []
+    keys = ("resourceProperties", "previousResourceProperties", "desiredResourceState", "previousResourceState")
+    return [data.get(key) for key in keys]
+
+
+MAX_OPEN_OPERATIONS = 1000  # serve: IN_PROGRESS operations awaiting their next call, at most
+
+
+class _Open:
+    def __init__(self, operation_id: int, started: float) -> None:
+        self.operation_id, self.started, self.invocations = operation_id, started, 1
+
+
+class CallRecorder:
+    """Records the calls ``cfnrun serve`` answers, grouped per operation: the calls of one
+    clientRequestToken, for one action, while the handler answers IN_PROGRESS (or pages a LIST)."""
+
+    def __init__(self, store: HistoryStore, schema: Callable[[], ResourceSchema], type_name: str) -> None:
+        self.store, self.schema, self.type_name = store, schema, type_name
+        self._open: Dict[Tuple[str, str, str], _Open] = {}
+
+    def call(
+        self,
+        function: str,
+        action: Action,
+        payload: Dict[str, Any],
+        outcome: InvocationOutcome,
+        violations: List[Violation],
+        budgets: Tuple[Budget, Budget],
+    ) -> None:
+        masker = Masker(self.schema())
+        masker.learn(_models(payload), _credentials(payload))
+        progress: Optional[ProgressEvent] = None
+        problem: Optional[str] = None
+        if outcome.kind is OutcomeKind.RETURNED:
+            try:
+                progress = parse_progress_event(outcome.result)
+            except InvalidProgressEvent as error:
+                problem = str(error)
+        token = call_token(payload)
+        key = (function, action.value, token) if token else None
+        now = time.time()
+        ongoing = self._open.pop(key, None) if key else None  # type: ignore[arg-type]
+        number = ongoing.invocations + 1 if ongoing else 1
+        started = ongoing.started if ongoing else now - outcome.duration_ms / 1000.0
+        records: List[Record] = []
+        if ongoing is None:
+            entrypoint = "test" if "request" in payload else "type"
+            started_event = OperationStarted(action, self.type_name, function, entrypoint, budgets[0], budgets[1], False)
+            records.append(encode(started_event, masker) or {})
+        records.append(encode(InvocationCompleted(number, outcome, progress, problem, now - started), masker) or {})
+        if violations:
+            records.append(encode(ContractChecked(number, [Violation(v.rule, v.message, v.pointer, number) for v in violations]), masker) or {})
+        status = progress.status.value if progress is not None else OperationStatus.FAILED.value
+        head = {
+            "started_at": started,
+            "type_name": self.type_name,
+            "action": action.value,
+            "function": function,
+            "status": status,
+            "error_code": progress.errorCode if progress is not None else outcome.error_type or "InvalidResponse",
+            "invocations": number,
+            "duration_s": now - started,
+        }
+        events = [masker.dumps(r) for r in records]
+        try:
+            self.store.hold()
+            if ongoing is None:
+                request = {"source": "serve", "payload": masker.payload(payload)}
+                ongoing = _Open(self.store.add("serve", token, head, masker.dumps(request), events), started)
+            else:
+                ongoing.invocations = number
+                self.store.extend(ongoing.operation_id, head, events)
+        except (sqlite3.Error, OSError, CfnrunError) as error:
+            not_recorded(error)
+            return
+        goes_on = progress is not None and (
+            progress.status is OperationStatus.IN_PROGRESS or (action is Action.LIST and bool(progress.nextToken))
+        )
+        if key and goes_on:
+            if len(self._open) >= MAX_OPEN_OPERATIONS:  # operations a client abandoned IN_PROGRESS
+                self._open.pop(next(iter(self._open)))
+            self._open[key] = ongoing
+
+    def close(self) -> None:
+        self.store.close()

@@ -1,0 +1,208 @@
+"""The history database: ``.cfnrun/history.sqlite3`` in the project folder, pruned to a bound."""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional
+
+from cfnrun import __version__
+from cfnrun.model.errors import CfnrunError
+
+FOLDER = ".cfnrun"
+FILE = "history.sqlite3"
+DEFAULT_LIMIT = 500  # operations kept; the oldest go first
+SWITCH_ENV = "CFNRUN_HISTORY"  # "off" (or 0, false, no) records nothing
+LIMIT_ENV = "CFNRUN_HISTORY_LIMIT"
+_OFF = ("off", "0", "false", "no")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS operations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    source TEXT NOT NULL,
+    token TEXT,
+    started_at REAL NOT NULL,
+    type_name TEXT NOT NULL,
+    action TEXT NOT NULL,
+    function TEXT NOT NULL,
+    status TEXT NOT NULL,
+    error_code TEXT,
+    invocations INTEGER NOT NULL,
+    duration_s REAL NOT NULL,
+    cfnrun_version TEXT NOT NULL,
+    request TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    operation_id INTEGER NOT NULL REFERENCES operations(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (operation_id, seq)
+);
+"""
+
+
+@dataclass
+class RecordedOperation:
+    id: int
+    source: str  # "invoke" or "serve"
+    token: Optional[str]
+    started_at: float
+    type_name: str
+    action: str
+    function: str
+    status: str
+    error_code: Optional[str]
+    invocations: int
+    duration_s: float
+    cfnrun_version: str
+    request: Dict[str, Any]
+
+    def summary(self) -> Dict[str, Any]:
+        return {
+            "id": self.id,
+            "startedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started_at)),
+            "source": self.source,
+            "typeName": self.type_name,
+            "action": self.action,
+            "function": self.function,
+            "status": self.status,
+            "errorCode": self.error_code,
+            "invocations": self.invocations,
+            "durationSeconds": round(self.duration_s, 3),
+            "cfnrunVersion": self.cfnrun_version,
+        }
+
+
+def recording_enabled() -> bool:
+    return os.environ.get(SWITCH_ENV, "on").strip().lower() not in _OFF
+
+
+def history_limit() -> int:
+    value = os.environ.get(LIMIT_ENV, "")
+    try:
+        return max(1, int(value)) if value else DEFAULT_LIMIT
+    except ValueError:
+        raise CfnrunError(f"{LIMIT_ENV}={value!r} is not a number of operations") from None
+
+
+class HistoryStore:
+    def __init__(self, project_root: Path, limit: int = DEFAULT_LIMIT) -> None:
+        self.folder = project_root / FOLDER
+        self.path = self.folder / FILE
+        self.limit = limit
+        self._held: Optional[sqlite3.Connection] = None
+
+    @classmethod
+    def for_recording(cls, project_root: Path) -> Optional["HistoryStore"]:
+        """The project's store, or None when recording is switched off."""
+        return cls(project_root, history_limit()) if recording_enabled() else None
+
+    def _connect(self, create: bool) -> sqlite3.Connection:
+        if create:
+            self.folder.mkdir(exist_ok=True)
+            ignore = self.folder / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# cfnrun's local state (operation history): not for version control\n*\n", encoding="utf-8")
+        elif not self.path.exists():
+            raise CfnrunError(f"no history yet: {self.path} does not exist (run cfnrun invoke or serve first)")
+        connection = sqlite3.connect(str(self.path), timeout=10)
+        connection.execute("PRAGMA foreign_keys = ON")
+        connection.execute("PRAGMA journal_mode = WAL")  # readers (cfnrun history) never block the recorder
+        connection.execute("PRAGMA synchronous = NORMAL")  # no fsync per operation: history is not a ledger
+        connection.executescript(_SCHEMA)
+        return connection
+
+    def add(self, source: str, token: Optional[str], head: Dict[str, Any], request: str, events: List[str]) -> int:
+        """Store one operation (``head``: type_name, action, function, status, error_code, invocations, duration_s),
+        its request and its events as JSON texts already masked."""
+        with self._session(create=True) as connection:
+            cursor = connection.execute(
+                "INSERT INTO operations (source, token, started_at, type_name, action, function, status, error_code,"
+                " invocations, duration_s, cfnrun_version, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    source, token, head.get("started_at", time.time()), head["type_name"], head["action"], head["function"],
+                    head["status"], head.get("error_code"), head["invocations"], head["duration_s"], __version__,
+                    request,
+                ),
+            )
+            operation_id = int(cursor.lastrowid or 0)
+            self._append(connection, operation_id, 0, events)
+            connection.execute(
+                "DELETE FROM operations WHERE id <= (SELECT id FROM operations ORDER BY id DESC LIMIT 1 OFFSET ?)", (self.limit,)
+            )
+            return operation_id
+
+    def extend(self, operation_id: int, head: Dict[str, Any], events: List[str]) -> None:
+        """Add invocations to an operation still going (serve: a callback of the same request)."""
+        with self._session(create=True) as connection:
+            (seq,) = connection.execute("SELECT COUNT(*) FROM events WHERE operation_id = ?", (operation_id,)).fetchone()
+            self._append(connection, operation_id, seq, events)
+            connection.execute(
+                "UPDATE operations SET status = ?, error_code = ?, invocations = ?, duration_s = ? WHERE id = ?",
+                (head["status"], head.get("error_code"), head["invocations"], head["duration_s"], operation_id),
+            )
+
+    @staticmethod
+    def _append(connection: sqlite3.Connection, operation_id: int, first: int, events: List[str]) -> None:
+        connection.executemany(
+            "INSERT INTO events (operation_id, seq, record) VALUES (?, ?, ?)",
+            [(operation_id, first + n, record) for n, record in enumerate(events)],
+        )
+
+    def operations(self, limit: Optional[int] = None) -> List[RecordedOperation]:
+        """The most recent operations, newest first."""
+        with self._session(create=False) as connection:
+            rows = connection.execute(
+                f"SELECT {_COLUMNS} FROM operations ORDER BY id DESC LIMIT ?", (limit if limit is not None else -1,)
+            ).fetchall()
+        return [_operation(row) for row in rows]
+
+    def get(self, operation_id: int) -> RecordedOperation:
+        with self._session(create=False) as connection:
+            row = connection.execute(f"SELECT {_COLUMNS} FROM operations WHERE id = ?", (operation_id,)).fetchone()
+        if row is None:
+            raise CfnrunError(f"no operation {operation_id} in {self.path} (cfnrun history lists them)")
+        return _operation(row)
+
+    def events(self, operation_id: int) -> List[Dict[str, Any]]:
+        with self._session(create=False) as connection:
+            rows = connection.execute("SELECT record FROM events WHERE operation_id = ? ORDER BY seq", (operation_id,)).fetchall()
+        return [json.loads(record) for (record,) in rows]
+
+    def hold(self) -> None:
+        """Keep one connection open for the writes to come (serve records every call), until ``close``."""
+        if self._held is None:
+            self._held = self._connect(create=True)
+
+    def close(self) -> None:
+        if self._held is not None:
+            self._held.close()
+            self._held = None
+
+    @contextlib.contextmanager
+    def _session(self, create: bool) -> Iterator[sqlite3.Connection]:
+        connection = self._held or self._connect(create)
+        try:
+            yield connection
+            connection.commit()
+        except BaseException:
+            connection.rollback()
+            raise
+        finally:
+            if connection is not self._held:
+                connection.close()
+
+
+_COLUMNS = (
+    "id, source, token, started_at, type_name, action, function, status, error_code, invocations, duration_s, cfnrun_version, request"
+)
+
+
+def _operation(row: Any) -> RecordedOperation:
+    values = list(row)
+    values[-1] = json.loads(values[-1])
+    return RecordedOperation(*values)

@@ -1,0 +1,120 @@
+"""The ``cfnrun`` pytest fixture: run a provider's handlers the way ``cfnrun invoke`` does, from tests.
+
+    def test_lifecycle(cfnrun):
+        p = cfnrun.provider("path/to/project", virtual_clock=True, contract="strict")
+        r = p.invoke("CREATE", {"Title": "x"})
+        assert r.status == "SUCCESS" and not r.violations
+
+Warm workers are shared across the test session per project and function, and stopped when it
+ends. A failing test's report shows the timeline of every operation it ran.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Generator, Iterator, List, Optional, Union
+
+import pytest
+
+if TYPE_CHECKING:
+    from cfnrun.app.warm_session import OperationOutcome, WarmSession
+
+
+class Provider:
+    """One provider project, as tests drive it."""
+
+    def __init__(self, session: "WarmSession", root: Path, options: Any, seen: List["OperationOutcome"]) -> None:
+        self._session, self.root, self.options, self._seen = session, root, options, seen
+
+    def invoke(
+        self,
+        action: str,
+        desired: Optional[Dict[str, Any]] = None,
+        *,
+        previous: Optional[Dict[str, Any]] = None,
+        type_configuration: Optional[Dict[str, Any]] = None,
+        logical_resource_id: Optional[str] = None,
+        client_request_token: Optional[str] = None,
+        callback_context: Optional[Dict[str, Any]] = None,
+    ) -> "OperationOutcome":
+        """Run one operation to its end (IN_PROGRESS replayed) and return its outcome."""
+        from cfnrun.invoker.request_files import OperationInput
+        from cfnrun.model.protocol import Action
+
+        request = OperationInput(
+            desired=desired or {},
+            previous=previous,
+            type_configuration=type_configuration if type_configuration is not None else self.options.type_configuration,
+            logical_resource_id=logical_resource_id,
+            client_request_token=client_request_token,
+            callback_context=callback_context,
+        )
+        outcome = self._session.run(self.root, self.options, Action(action.upper()), request)
+        self._seen.append(outcome)
+        return outcome
+
+
+class CfnrunFixture:
+    def __init__(self, session: "WarmSession", base: Path) -> None:
+        self._session, self._base = session, base
+        self.operations: List["OperationOutcome"] = []  # every operation this test ran, for its report
+
+    def provider(
+        self,
+        path: Union[str, Path],
+        *,
+        virtual_clock: bool = False,
+        contract: str = "warn",
+        region: Optional[str] = None,
+        typeconfig: Optional[Dict[str, Any]] = None,
+        env: Optional[Dict[str, str]] = None,
+        credentials: bool = False,
+        time_scale: float = 1.0,
+        log_level: str = "INFO",
+        python: Optional[str] = None,
+    ) -> Provider:
+        """A provider project (the folder with .rpdk-config), relative paths from pytest's rootdir."""
+        import sys
+
+        from cfnrun.app.warm_session import ProviderOptions
+        from cfnrun.contract.checker import ContractMode
+
+        root = Path(path)
+        options = ProviderOptions(
+            virtual_clock=virtual_clock,
+            contract=ContractMode(contract.lower()),
+            region=region,
+            type_configuration=typeconfig,
+            env=tuple(sorted((env or {}).items())),
+            credentials=credentials,
+            time_scale=time_scale,
+            log_level=log_level,
+            python=python or sys.executable,
+        )
+        return Provider(self._session, root if root.is_absolute() else self._base / root, options, self.operations)
+
+
+@pytest.fixture(scope="session")
+def _cfnrun_session() -> Iterator["WarmSession"]:
+    from cfnrun.app.warm_session import WarmSession
+
+    session = WarmSession()
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+@pytest.fixture
+def cfnrun(_cfnrun_session: "WarmSession", request: pytest.FixtureRequest) -> CfnrunFixture:
+    """Run provider handlers as CloudFormation would; warm workers are shared across the session."""
+    return CfnrunFixture(_cfnrun_session, Path(str(request.config.rootpath)))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Generator[None, Any, None]:
+    outcome = yield
+    report = outcome.get_result()
+    fixture = getattr(item, "funcargs", {}).get("cfnrun")
+    if report.failed and isinstance(fixture, CfnrunFixture) and fixture.operations:
+        timelines = "\n\n".join(operation.timeline.rstrip() for operation in fixture.operations)
+        report.sections.append(("cfnrun operations", timelines))
