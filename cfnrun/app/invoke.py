@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional
 
 from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.model.errors import CfnrunError
@@ -23,12 +23,14 @@ from cfnrun.model.protocol import Action
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.history import recorder_for
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
-from cfnrun.app.watcher import ChangeFeed, describe_change
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.target import FunctionTarget
 from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, RuntimeSettings, worker_spec
 from cfnrun.model.template import FunctionSpec
+
+if TYPE_CHECKING:
+    from cfnrun.app.watcher import ChangeFeed
 
 
 class ProviderLoadError(CfnrunError):
@@ -249,9 +251,12 @@ async def run_watched(
     settings = prepared.settings
     target = make_target(prepared, standby=settings.watch)
     request_file = [Path(settings.request_file)] if settings.request_file and settings.request_file != "-" else []
-    feed = ChangeFeed(prepared.project, request_file)
     say = on_change or (lambda message: None)
+    feed: Optional[ChangeFeed] = None
     if settings.watch:
+        from cfnrun.app.watcher import ChangeFeed, describe_change  # the file watcher loads only for --watch
+
+        feed = ChangeFeed(prepared.project, request_file)
         await feed.start()
     try:
         try:
@@ -260,7 +265,7 @@ async def run_watched(
             if not settings.watch:
                 raise ProviderLoadError(error) from None
         result = await run_operation(prepared, target, observers)
-        if not settings.watch:
+        if feed is None:
             return result
         while True:
             watched = " and " + str(request_file[0]) if request_file else ""
@@ -280,5 +285,6 @@ async def run_watched(
             prepared = fresh
             result = await run_operation(prepared, target, observers)
     finally:
-        feed.stop()
+        if feed is not None:
+            feed.stop()
         await target.close()
