@@ -3,12 +3,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
-from conftest import ROOT, cfnrun
+import pytest
+
+from conftest import MISBEHAVING, ROOT, ServerProcess, cfnrun, pid_alive, wait_until
 
 # What only `cfnrun serve` and `cfnrun test` need.
 SERVER_AND_SUITE = ["aiohttp", "rpdk", "cfnrun.app.serve", "cfnrun.app.contract_suite", "cfnrun.api.lambda_api"]
@@ -72,3 +77,74 @@ def test_history_loads_neither_server_nor_suite_nor_worker(sample: Callable[[str
     loaded = loaded_after(["history", "--project", str(sample("note"))])
     assert "sqlite3" in loaded
     assert not set(loaded) & set(SERVER_AND_SUITE + ["asyncio", "watchfiles", "botocore", "jsonschema"])
+
+
+GATED_MODULE = '''"""Imports only once the test opens the gate (a FIFO): a provider that is slow to import."""
+import os
+
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "gate")) as gate:
+    gate.read()
+
+
+def handler(event, context):
+    return {"status": "SUCCESS", "gated": True}
+'''
+
+
+@pytest.fixture
+def gated_project(tmp_path: Path) -> Path:
+    """The misbehaving fixture, whose TestEntrypoint function cannot finish importing until the gate opens."""
+    project = tmp_path / "gated"
+    shutil.copytree(MISBEHAVING, project, ignore=shutil.ignore_patterns("__pycache__"))
+    (project / "gated.py").write_text(GATED_MODULE)
+    os.mkfifo(project / "gate")
+    template = project / "template.yml"
+    template.write_text(
+        template.read_text()
+        + "\n  TestEntrypoint:\n    Type: AWS::Serverless::Function\n    Properties:\n"
+        + "      Handler: gated.handler\n      Runtime: python3.9\n"
+    )
+    return project
+
+
+def open_gate(project: Path) -> None:
+    with open(project / "gate", "w"):  # blocks until the worker is reading: the import then ends
+        pass
+
+
+def saw(server: ServerProcess, pattern: str) -> None:
+    """Wait for a console line matching ``pattern``, unless one already went by."""
+    if not any(re.search(pattern, line) for line in server.output):
+        server.wait_for_line(pattern)
+
+
+def test_serve_answers_before_every_worker_is_warm(gated_project: Path, serve: Callable[..., ServerProcess]) -> None:
+    server = serve(gated_project, "--no-reload")
+    client = server.client()
+    gated: Dict[str, Any] = {}
+    waiting = threading.Thread(
+        target=lambda: gated.update(json.loads(client.invoke(FunctionName="TestEntrypoint", Payload=b"{}")["Payload"].read()))
+    )
+    waiting.start()
+    # TestEntrypoint is still importing, yet TypeFunction answers: its call waits for no other worker.
+    answer = json.loads(client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}')["Payload"].read())
+    assert answer["count"] == 1
+    server.wait_for_line(r"^  TypeFunction\s+behaviours\.handler  warm in \d+ ms$")
+    assert waiting.is_alive() and not gated  # the gated call waits for its own worker
+    assert not [line for line in server.output if "TestEntrypoint" in line and "warm" in line]
+    open_gate(gated_project)
+    server.wait_for_line(r"^  TestEntrypoint\s+gated\.handler  warm in \d+ ms$")
+    waiting.join(timeout=20)
+    assert gated == {"status": "SUCCESS", "gated": True}
+    saw(server, r"^ERROR: Broken does not load")  # its worker exited after failing to import
+    assert len(server.worker_pids()) == 2  # the early call took the warming worker, not one more of its own
+
+
+def test_serve_stopped_while_a_worker_imports_leaves_no_process(gated_project: Path, serve: Callable[..., ServerProcess]) -> None:
+    server = serve(gated_project, "--no-reload")
+    saw(server, r"^  TypeFunction\s+behaviours\.handler  warm")
+    saw(server, r"^ERROR: Broken does not load")
+    wait_until(lambda: len(server.worker_pids()) == 2, what="TypeFunction's worker and the importing one")
+    workers = server.worker_pids()
+    assert server.stop() == 0
+    wait_until(lambda: not any(pid_alive(pid) for pid in workers), timeout=5, what="workers to exit")

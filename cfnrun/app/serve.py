@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import signal
+import time
 from dataclasses import dataclass, replace
 from typing import Any, Awaitable, Callable, Dict, Iterator, Optional
 
@@ -16,6 +18,7 @@ from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.reloader import Reloader
+from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.registry import FunctionRegistry, RuntimeSettings
 from cfnrun.ui.console import Console
 from cfnrun.api.connections import ConnectionLimits, GuardedTCPSite
@@ -100,11 +103,10 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
         for pointer, pattern in unusable_patterns(project.schema.document):
             console.warn(skipped_pattern_note(pointer, pattern))
     registry = FunctionRegistry(project, settings.runtime)
-    for name, error in (await registry.warm_all()).items():
-        if error is None:
-            console.info(f"  {name:<20} {project.functions[name].handler}  warm")
-        else:
-            console.error(f"{name} does not load: {error.error.get('errorType')}: {error}")
+    # Workers import in the background while the server starts listening: a call waits only
+    # for its own function's worker, and the console says when each function is warm.
+    warming = registry.warm_each()
+    announce_warm(project, warming, console)
     sts = StsStandIn(settings.runtime.account_id) if settings.sts_standin else None
     budgets = settings.budgets
     if settings.debugging:
@@ -112,6 +114,7 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
         console.warn("workers listen for a debugger: time limits are suspended while you step through calls")
         for index, name in enumerate(project.functions):
             console.info(f"  {name:<20} debugpy on 127.0.0.1:{(settings.runtime.debug_port or 0) + index}")
+        await asyncio.gather(*warming.values())  # the debugger ports the banner names are open before it listens
     requests = ResourceRequestStore(registry, budgets, console, settings.contract, settings.virtual_clock)
     service = LambdaService(registry, budgets, console, sts, settings.contract, settings.connections, CloudControlApi(requests))
     history = HistoryStore.for_recording(project.root)
@@ -139,6 +142,25 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
         await reloader.start()
         server.reloader = asyncio.ensure_future(reloader.run())
     return server
+
+
+def announce_warm(project: Project, warming: Dict[str, "asyncio.Task[Optional[WorkerInitError]]"], console: Console) -> None:
+    """Say when each function's first worker is warm, or why it does not load."""
+    started = time.perf_counter()
+    handlers = {name: function.handler for name, function in project.functions.items()}
+
+    def report(name: str, task: "asyncio.Task[Optional[WorkerInitError]]") -> None:
+        if task.cancelled():
+            return
+        error = task.result()
+        if error is None:
+            took = (time.perf_counter() - started) * 1000.0
+            console.info(f"  {name:<20} {handlers[name]}  warm in {took:.0f} ms")
+        else:
+            console.error(f"{name} does not load: {error.error.get('errorType')}: {error}")
+
+    for name, task in warming.items():
+        task.add_done_callback(functools.partial(report, name))
 
 
 async def serve_forever(
