@@ -288,7 +288,7 @@ def serve(
     """
     import asyncio
 
-    from cfnrun.api.connections import ConnectionLimits
+    from cfnrun.api.limits import ConnectionLimits
     from cfnrun.app.preflight import interpreter_version, require_debugpy, runtime_mismatch
     from cfnrun.app.serve import ServeSettings, serve_forever
     from cfnrun.invoker.credentials import local_region

@@ -129,11 +129,11 @@ def test_serve_answers_before_every_worker_is_warm(gated_project: Path, serve: C
     # TestEntrypoint is still importing, yet TypeFunction answers: its call waits for no other worker.
     answer = json.loads(client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}')["Payload"].read())
     assert answer["count"] == 1
-    server.wait_for_line(r"^  TypeFunction\s+behaviours\.handler  warm in \d+ ms$")
+    saw(server, r"^  TypeFunction\s+behaviours\.handler  warm in \d+ ms$")
     assert waiting.is_alive() and not gated  # the gated call waits for its own worker
     assert not [line for line in server.output if "TestEntrypoint" in line and "warm" in line]
     open_gate(gated_project)
-    server.wait_for_line(r"^  TestEntrypoint\s+gated\.handler  warm in \d+ ms$")
+    saw(server, r"^  TestEntrypoint\s+gated\.handler  warm in \d+ ms$")
     waiting.join(timeout=20)
     assert gated == {"status": "SUCCESS", "gated": True}
     saw(server, r"^ERROR: Broken does not load")  # its worker exited after failing to import
