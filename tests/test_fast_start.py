@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import pytest
 
+from cfnrun import __version__
 from conftest import MISBEHAVING, ROOT, ServerProcess, cfnrun, pid_alive, wait_until
 
 # What only `cfnrun serve` and `cfnrun test` need.
@@ -56,6 +57,14 @@ def test_version_and_help_load_nothing_heavy() -> None:
     assert not set(loaded_after(["invoke", "--help"])) & set(SERVER_AND_SUITE + ["jsonschema", "asyncio"])
     version = cfnrun("--version")
     assert version.returncode == 0 and version.stdout.startswith("cfnrun ")
+
+
+def test_version_answers_before_the_command_line_library_loads() -> None:
+    script = "import runpy, sys\nsys.argv = ['cfnrun', '--version']\nrunpy.run_module('cfnrun', run_name='__main__')\nprint('typer' in sys.modules)\n"
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert run.stdout.splitlines() == [f"cfnrun {__version__}", "False"], run.stderr
+    script = shutil.which("cfnrun", path=os.path.dirname(sys.executable))
+    assert script is not None and "cfnrun.__main__" in Path(script).read_text()  # the console script goes the same way
 
 
 def test_validate_loads_neither_server_nor_suite(sample: Callable[[str], Path]) -> None:
