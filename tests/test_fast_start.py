@@ -5,6 +5,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -157,3 +158,15 @@ def test_serve_stopped_while_a_worker_imports_leaves_no_process(gated_project: P
     workers = server.worker_pids()
     assert server.stop() == 0
     wait_until(lambda: not any(pid_alive(pid) for pid in workers), timeout=5, what="workers to exit")
+
+
+def test_serve_on_a_taken_port_is_a_usage_error_while_workers_import(gated_project: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        # Workers start before the port is tried; the gated one is still importing when serve gives up.
+        run = cfnrun("serve", str(gated_project), "--port", str(port), "--no-reload")
+    assert run.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in run.stderr
+    assert "Traceback" not in run.stdout + run.stderr

@@ -145,7 +145,7 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
         console.warn("workers listen for a debugger: time limits are suspended while you step through calls")
         for index, name in enumerate(project.functions):
             console.info(f"  {name:<20} debugpy on 127.0.0.1:{(settings.runtime.debug_port or 0) + index}")
-        await asyncio.gather(*warming.values())  # the debugger ports the banner names are open before it listens
+        await asyncio.gather(*warming.values(), return_exceptions=True)  # the debugger ports the banner names are open before it listens
     requests = ResourceRequestStore(registry, budgets, console, settings.contract, settings.virtual_clock)
     service = LambdaService(registry, budgets, console, sts, settings.contract, settings.connections, CloudControlApi(requests))
     history = HistoryStore.for_recording(project.root)
@@ -182,6 +182,10 @@ def announce_warm(project: Project, warming: Dict[str, "asyncio.Task[Optional[Wo
 
     def report(name: str, task: "asyncio.Task[Optional[WorkerInitError]]") -> None:
         if task.cancelled():
+            return
+        failure = task.exception()
+        if failure is not None:  # not the provider's fault (no process could start): the next call tries again
+            console.error(f"{name}: cannot start a worker: {failure}")
             return
         error = task.result()
         if error is None:
