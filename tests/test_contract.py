@@ -73,6 +73,7 @@ CASES = [
     ("failed-message", Action.READ, {**EXISTING, "Breaks": "failed-message"}, None, {}, "/message"),
     ("in-progress-no-error-code", Action.CREATE, {"Name": "a", "Breaks": "in-progress-no-error-code"}, None, {}, "/errorCode"),
     ("in-progress-no-resource-models", Action.CREATE, {"Name": "a", "Breaks": "in-progress-no-resource-models"}, None, {}, "/resourceModels"),
+    ("in-progress-set-so-far", Action.CREATE, {"Name": "a", "Breaks": "in-progress-set-so-far"}, None, {}, "/resourceModel/Size"),
     ("terminal-no-callback-delay", Action.CREATE, {"Name": "a", "Breaks": "terminal-no-callback-delay"}, None, {}, "/callbackDelaySeconds"),
     ("read-no-in-progress", Action.READ, {**EXISTING, "Breaks": "read-no-in-progress"}, None, {}, "/status"),
     ("list-no-in-progress", Action.LIST, {"Breaks": "list-no-in-progress"}, None, {}, "/status"),

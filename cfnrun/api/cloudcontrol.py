@@ -16,6 +16,8 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional, Protocol, Tup
 
 from aiohttp import web
 
+from cfnrun.model.errors import not_json
+
 TARGET_PREFIX = "CloudApiService."
 CONTENT_TYPE = "application/x-amz-json-1.0"
 OPERATIONS = ("CREATE", "DELETE", "UPDATE")
@@ -132,7 +134,7 @@ def _json_param(params: Dict[str, Any], name: str, expected: type, required: boo
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        raise validation_error(f"{name} is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+        raise validation_error(f"{name} is {not_json(error)}") from None
     if not isinstance(value, expected):
         kind = "object" if expected is dict else "array"
         raise validation_error(f"{name} must be a JSON {kind}, got {type(value).__name__}")

@@ -25,7 +25,6 @@ class ProjectFilter(watchfiles.DefaultFilter):
 
     def __init__(self, project: Project, extra_files: Sequence[Path] = ()) -> None:
         super().__init__(ignore_dirs=tuple(IGNORED_DIRS))
-        self.root = project.root
         self.code_dir = project.code_dir
         self.extra_files = set(extra_files)  # e.g. invoke --watch's request file, wherever it is
         self.config_files = {project.root / RPDK_CONFIG, *(project.root / n for n in TEMPLATE_NAMES)}
@@ -52,14 +51,12 @@ class ProjectChange:
     config: bool  # the schema, template.yml or .rpdk-config changed: reread the project
 
 
-async def watch_changes(
-    project: Project, stop: Optional[asyncio.Event] = None, extra_files: Sequence[Path] = ()
-) -> AsyncIterator[ProjectChange]:
+async def watch_changes(project: Project, extra_files: Sequence[Path] = ()) -> AsyncIterator[ProjectChange]:
     """Yield each burst of saves that touched the project's code or configuration (or one of ``extra_files``)."""
     watch_filter = ProjectFilter(project, extra_files)
     folders = {project.root, *(path.parent for path in extra_files if not path.is_relative_to(project.root))}
     async for changes in watchfiles.awatch(
-        *sorted(folders), watch_filter=watch_filter, step=SETTLE_MS, stop_event=stop, rust_timeout=1000
+        *sorted(folders), watch_filter=watch_filter, step=SETTLE_MS, rust_timeout=1000
     ):
         paths = {Path(path) for _, path in changes}
         yield ProjectChange(paths, any(watch_filter.is_config(path) for path in paths))

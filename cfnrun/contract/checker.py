@@ -11,16 +11,16 @@ from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import Violation
 from cfnrun.contract.write_only import redact
 from cfnrun.model.protocol import Action
+from cfnrun.model.endings import EndReason
 from cfnrun.model.schema import ResourceSchema
 
 
 # How the invoker's own endings map to contract rules.
-ENDING_RULES = {
-    "invocation-budget-exceeded": rules.RESPONSE_BUDGET,
-    "operation-timeout": rules.OPERATION_TIMEOUT,
-    "list-pagination-loop": rules.LIST_PAGINATION,
-    "in-progress-not-allowed": None,  # already reported on the event itself
-}
+ENDING_RULES: Dict[EndReason, rules.Rule] = {
+    EndReason.INVOCATION_BUDGET: rules.RESPONSE_BUDGET,
+    EndReason.OPERATION_TIMEOUT: rules.OPERATION_TIMEOUT,
+    EndReason.PAGINATION_LOOP: rules.LIST_PAGINATION,
+}  # IN_PROGRESS where none is allowed is reported on the event itself
 
 
 class ContractChecker:
@@ -58,7 +58,7 @@ class ContractChecker:
         models: List[Any] = event["resourceModels"] if isinstance(event.get("resourceModels"), list) else []
         return redact(self.schema, check_event(context), [self.desired, self.previous, event.get("resourceModel"), *models])
 
-    def check_ending(self, reason: str, message: str, invocations: int) -> List[Violation]:
+    def check_ending(self, reason: EndReason, message: str, invocations: int) -> List[Violation]:
         rule = ENDING_RULES.get(reason)
         return [Violation(rule, message, None, invocations)] if rule is not None else []
 

@@ -166,7 +166,31 @@ def final_model(c: EventContext) -> Iterator[Violation]:
             )
 
 
-EVENT_CHECKS: List[Check] = [status_and_error_code, read_and_list, delete_model, primary_identifier, model_shape, final_model]
+def in_progress_model(c: EventContext) -> Iterator[Violation]:
+    """CREATE/UPDATE IN_PROGRESS: nothing more than what is set so far (a SHOULD).
+
+    A property is "more" when it is null, or when the request did not ask for it and the
+    schema neither marks it readOnly (the handler's to set) nor gives it a default.
+    """
+    if c.status != "IN_PROGRESS" or c.action not in (Action.CREATE, Action.UPDATE) or c.model is None:
+        return
+    declared = c.schema.document.get("properties") or {}
+    read_only = {p.split("/")[2] for p in c.schema.read_only_properties if p.count("/") >= 2}
+    for name, value in c.model.items():
+        if value is None:
+            yield c.violation(rules.IN_PROGRESS_SET_SO_FAR, "null value: leave out what is not set yet", f"/resourceModel/{name}")
+        elif name not in c.requested and name not in read_only and "default" not in (declared.get(name) or {}):
+            yield c.violation(
+                rules.IN_PROGRESS_SET_SO_FAR,
+                f"{name} is in the IN_PROGRESS model but the request did not set it and the schema neither marks it "
+                "readOnly nor gives it a default; return only what is set so far",
+                f"/resourceModel/{name}",
+            )
+
+
+EVENT_CHECKS: List[Check] = [
+    status_and_error_code, read_and_list, delete_model, primary_identifier, model_shape, final_model, in_progress_model,
+]
 
 
 def check_event(context: EventContext) -> List[Violation]:

@@ -47,7 +47,8 @@ def _rule(rule_id: str, severity: Severity, sentence: str) -> Rule:
     return Rule(rule_id, severity, sentence)
 
 
-MUST = Severity.ERROR  # every rule so far enforces a MUST; SHOULDs would be Severity.WARNING
+MUST = Severity.ERROR
+SHOULD = Severity.WARNING  # reported and counted, never a failure (not even with --contract strict)
 
 STATUS_VALID = _rule("status-valid", MUST, "OperationStatus is IN_PROGRESS, SUCCESS or FAILED.")
 FAILED_ERROR_CODE = _rule(
@@ -127,6 +128,13 @@ REQUEST_IDENTIFIER = _rule(
     "request-has-identifier",
     MUST,
     "The input to a read, update or delete handler MUST contain either the primaryIdentifier or an additionalIdentifier.",
+)
+
+IN_PROGRESS_SET_SO_FAR = _rule(
+    "in-progress-set-so-far",
+    SHOULD,
+    "A create or update handler SHOULD return a model containing all properties set so far and nothing more during each "
+    "IN_PROGRESS event.",
 )
 
 ALL_RULES = [value for value in list(globals().values()) if isinstance(value, Rule)]

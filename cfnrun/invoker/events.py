@@ -1,31 +1,14 @@
 """What an operation reports while it runs, for renderers and checkers to observe."""
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Union
 
 from cfnrun.contract.violations import Violation
 from cfnrun.model.budgets import Budget
+from cfnrun.model.endings import EndReason
 from cfnrun.model.protocol import Action, ProgressEvent
 from cfnrun.runtime.outcome import InvocationOutcome
-
-
-class EndReason(str, enum.Enum):
-    """Why an operation ended; ``HANDLER`` means the handler's own terminal event."""
-
-    HANDLER = "handler"
-    INVOCATION_BUDGET = "invocation-budget-exceeded"
-    OPERATION_TIMEOUT = "operation-timeout"
-    FUNCTION_ERROR = "function-error"
-    WORKER_DIED = "worker-died"
-    INIT_ERROR = "init-error"
-    INVALID_RESPONSE = "invalid-progress-event"
-    IN_PROGRESS_NOT_ALLOWED = "in-progress-not-allowed"
-    PAGINATION_LOOP = "list-pagination-loop"
-    REINVOKE_LIMIT = "reinvoke-limit"
-    NO_PROGRESS = "no-progress"  # the same IN_PROGRESS, with no delay, again and again
-    CONTRACT_VIOLATION = "contract-violation"  # --contract strict
 
 
 @dataclass

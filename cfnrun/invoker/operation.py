@@ -127,7 +127,7 @@ class Operation:
         )
         result = self._request_rejected() or await self._loop()
         if self.checker is not None:
-            self._report(None, self.checker.check_ending(result.reason.value, result.message, result.invocations))
+            self._report(None, self.checker.check_ending(result.reason, result.message, result.invocations))
         result.violations = list(self._violations)
         self._emit(OperationCompleted(result))
         return result

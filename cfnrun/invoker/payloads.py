@@ -56,10 +56,13 @@ class OperationRequest:
     stack_id: str = ""
     next_token: Optional[str] = None
     string_primitives: bool = False  # send numbers and booleans as strings, as template-driven calls do
+    # What the next call sends; the operation moves them on as the handler answers.
+    resource_properties: Dict[str, Any] = field(init=False)
+    callback_context: Optional[Dict[str, Any]] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.resource_properties: Dict[str, Any] = copy.deepcopy(self.operation.desired)
-        self.callback_context: Optional[Dict[str, Any]] = self.operation.callback_context
+        self.resource_properties = copy.deepcopy(self.operation.desired)
+        self.callback_context = self.operation.callback_context
         if self.operation.client_request_token:
             self.client_request_token = self.operation.client_request_token
         if not self.stack_id:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from cfnrun.model.errors import CfnrunError
+from cfnrun.model.errors import CfnrunError, not_json
 from cfnrun.model.protocol import Action, Credentials
 
 CFN_INVOKE = "cfn-invoke"
@@ -155,7 +155,7 @@ def load_request_file(path: str, properties: Sequence[str] = ()) -> OperationInp
     except json.JSONDecodeError as error:
         if _looks_like_yaml(text):
             raise CfnrunError(f"{source}: this is YAML; request files are JSON (as for cfn invoke): convert it to JSON") from None
-        raise CfnrunError(f"{source}: not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+        raise CfnrunError(f"{source}: {not_json(error)}") from None
     return parse_request(document, source, properties)
 
 

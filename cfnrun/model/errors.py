@@ -1,6 +1,7 @@
 """Errors cfnrun reports to its user as one clear line, never as a traceback."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Optional, Union
 
@@ -16,3 +17,8 @@ class ProjectError(CfnrunError):
         self.path = str(path) if path is not None else None
         self.problem = problem
         super().__init__(f"{self.path}: {problem}" if self.path else problem)
+
+
+def not_json(error: json.JSONDecodeError) -> str:
+    """The one wording for a document that does not parse: what, and where."""
+    return f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"

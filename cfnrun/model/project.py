@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from cfnrun.model.errors import ProjectError
+from cfnrun.model.errors import ProjectError, not_json
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.model.template import FunctionSpec, load_template
 
@@ -74,7 +74,7 @@ def _read_rpdk_config(path: Path) -> Dict[str, Any]:
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
-        raise ProjectError(path, f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+        raise ProjectError(path, not_json(error)) from None
     if not isinstance(config, dict):
         raise ProjectError(path, "expected a JSON object")
     artifact = config.get("artifact_type", "RESOURCE")

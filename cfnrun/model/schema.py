@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional
 
-from cfnrun.model.errors import ProjectError
+from cfnrun.model.errors import ProjectError, not_json
 from cfnrun.model.protocol import Action
 
 DEFAULT_TIMEOUT_MINUTES = 120
@@ -73,7 +73,7 @@ class ResourceSchema:
         try:
             document = json.loads(text)
         except json.JSONDecodeError as error:
-            raise ProjectError(path, f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+            raise ProjectError(path, not_json(error)) from None
         if not isinstance(document, dict):
             raise ProjectError(path, "a resource schema must be a JSON object")
         if not isinstance(document.get("typeName"), str):

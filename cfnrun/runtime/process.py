@@ -101,7 +101,6 @@ class WorkerProcess:
         self._loop = asyncio.get_running_loop()
         self.log_stream_name = f"cfnrun/[$LATEST]{secrets.token_hex(8)}"
         self._logs = logs
-        self.invocations = 0
         self.generation = 0
         self.dependencies: List[str] = []
 
@@ -198,7 +197,6 @@ class WorkerProcess:
         """
         request_id = request_id or str(uuid.uuid4())
         invocation_id = next(self._ids)
-        self.invocations += 1
         started = time.perf_counter()
         frame = worker_script.encode_call(
             invocation_id,

@@ -1,7 +1,6 @@
 """What ``cfnrun serve`` prints: one line per call, then the handler's own output."""
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -9,9 +8,7 @@ from typing import Any, Optional, Sequence, TextIO
 
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.ui.escape import printable
-
-_STYLES = {"ok": "32", "fail": "31", "warn": "33", "dim": "2"}
-
+from cfnrun.ui.paint import paint, wants_color
 
 def call_status(outcome: InvocationOutcome) -> str:
     """SUCCESS / IN_PROGRESS / FAILED <code> for a ProgressEvent, else what happened."""
@@ -33,12 +30,11 @@ def call_status(outcome: InvocationOutcome) -> str:
 class Console:
     def __init__(self, out: Optional[TextIO] = None, color: Optional[bool] = None) -> None:
         self.out = out or sys.stdout
-        interactive = hasattr(self.out, "isatty") and self.out.isatty()
-        self.color = (interactive and "NO_COLOR" not in os.environ) if color is None else color
+        self.color = wants_color(self.out, color)
         self._lock = threading.Lock()
 
     def _paint(self, style: str, text: str) -> str:
-        return f"\033[{_STYLES[style]}m{text}\033[0m" if self.color else text
+        return paint(style, text, self.color)
 
     def _write(self, text: str) -> None:
         with self._lock:

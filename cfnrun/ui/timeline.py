@@ -23,6 +23,7 @@ from cfnrun.invoker.running_call import not_yet_shown
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.ui.escape import printable
+from cfnrun.ui.paint import is_terminal, paint, wants_color
 
 CFNRUN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _FRAME = re.compile(r'^(\s*)File "([^"]+)", line \d+, in ')
@@ -47,16 +48,12 @@ def without_cfnrun_frames(text: str) -> str:
     return "\n".join(kept)
 
 
-_COLORS = {"SUCCESS": "32", "FAILED": "31", "IN_PROGRESS": "33", "dim": "2", "bold": "1"}
-
-
 class TimelineRenderer:
     def __init__(self, out: TextIO, schema: ResourceSchema, color: Optional[bool] = None) -> None:
         self.out = out
         self.schema = schema
-        interactive = hasattr(out, "isatty") and out.isatty()
-        self.live = interactive
-        self.color = interactive and "NO_COLOR" not in os.environ if color is None else color
+        self.live = is_terminal(out)
+        self.color = wants_color(out, color)
         self._countdown_open = False
         self._virtual = False
         # Repeats: an invocation identical to the one before (status, event, output) is counted, not printed.
@@ -271,7 +268,4 @@ class TimelineRenderer:
         self.out.write(text + "\n")
 
     def _paint(self, style: str, text: str) -> str:
-        code = _COLORS.get(style)
-        if not self.color or code is None:
-            return text
-        return f"\033[{code}m{text}\033[0m"
+        return paint(style, text, self.color)

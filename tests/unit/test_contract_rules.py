@@ -102,6 +102,12 @@ def test_well_behaved_events_have_no_violations(rulebreaker: Any, action: Action
     assert result.status == "SUCCESS" and result.violations == []
 
 
+def test_a_should_rule_warns_and_strict_does_not_fail_on_it(rulebreaker: Any) -> None:
+    result = run_case(rulebreaker, Action.CREATE, {"Name": "a", "Breaks": "in-progress-set-so-far"}, strict=True)
+    assert result.status == "SUCCESS", result.message
+    assert [(v.rule.id, v.is_error) for v in result.violations] == [("in-progress-set-so-far", False)]
+
+
 def test_strict_fails_on_the_first_must_violation_and_rejects_a_bad_request(rulebreaker: Any) -> None:
     result = run_case(rulebreaker, Action.CREATE, {"Name": "a", "Breaks": "success-matches-request"}, strict=True)
     assert (result.status, result.reason.value) == ("FAILED", "contract-violation")
