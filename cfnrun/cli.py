@@ -1,41 +1,30 @@
-"""The ``cfnrun`` command line."""
+"""The ``cfnrun`` command line.
+
+Start-up is part of the product: at module level only typer and the light modules the
+options name are imported. Each command imports what it runs inside its own body, so
+``--help``, ``--version``, ``validate`` and ``invoke`` never load the server (aiohttp),
+the file watcher or cloudformation-cli (tests/test_fast_start.py holds this).
+"""
 from __future__ import annotations
 
-import asyncio
 import enum
 import json
 import sys
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 import typer
 
 from cfnrun import __version__
-from cfnrun.app.contract_suite import ContractSettings, run_contract_tests
-from cfnrun.contract.checker import ContractMode
+from cfnrun.contract.mode import ContractMode
+from cfnrun.invoker.choices import DEFAULT_STALL_LIMIT, Entrypoint
+from cfnrun.model.action import Action, action_from_argument
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.faults import parse_faults
-from cfnrun.model.budgets import Budgets
-from cfnrun.invoker.events import Observer
-from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT
-from cfnrun.invoker.payloads import Entrypoint
-from cfnrun.app.invoke import InvokeSettings, ProviderLoadError, execute, prepare
-from cfnrun.model.project import find_project_root, load_project
-from cfnrun.model.schema import ResourceSchema
-from cfnrun.model.schema_check import check_schema, looks_like_hook
-from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, RuntimeSettings
-from cfnrun.ui.console import Console
-from cfnrun.app.serve import ServeSettings, serve_forever
-from cfnrun.api.connections import ConnectionLimits
-from cfnrun.app.preflight import interpreter_version, require_debugpy, runtime_mismatch
-from cfnrun.invoker.credentials import local_region
-from cfnrun.model.hook_protocol import action_from_argument
-from cfnrun.model.protocol import Action
-from cfnrun.ui.ndjson import NdjsonRenderer
-from cfnrun.ui.timeline import TimelineRenderer
-from cfnrun.app.history import show_operation
-from cfnrun.app.replay import ReplayOverrides, replay as replay_operation
-from cfnrun.history.store import HistoryStore
+from cfnrun.runtime.environment import DEFAULT_ACCOUNT_ID
+
+if TYPE_CHECKING:
+    from cfnrun.invoker.events import Observer
 
 
 class Switch(str, enum.Enum):
@@ -129,6 +118,8 @@ def _project_dir(positional: Optional[Path], option: Optional[Path]) -> Path:
     named = positional or option
     if named is not None:
         return named
+    from cfnrun.model.project import find_project_root
+
     return find_project_root(Path.cwd()) or Path(".")
 
 
@@ -207,6 +198,13 @@ def invoke(
 
     Exit status: 0 SUCCESS, 1 FAILED (or stopped early), 2 usage or project error.
     """
+    import asyncio
+
+    from cfnrun.app.invoke import InvokeSettings, ProviderLoadError, execute, prepare
+    from cfnrun.model.budgets import Budgets
+    from cfnrun.ui.ndjson import NdjsonRenderer
+    from cfnrun.ui.timeline import TimelineRenderer
+
     try:
         project_dir = project if (handler or schema) else _project_dir(None, project)
         faults = parse_faults(inject)
@@ -320,6 +318,17 @@ def serve(
 
     Point cfn test, cfn invoke, boto3 or the aws CLI at http://127.0.0.1:3001.
     """
+    import asyncio
+
+    from cfnrun.api.limits import ConnectionLimits
+    from cfnrun.app.preflight import interpreter_version, require_debugpy, runtime_mismatch
+    from cfnrun.app.serve import ServeSettings, serve_forever
+    from cfnrun.invoker.credentials import local_region
+    from cfnrun.model.budgets import Budgets
+    from cfnrun.model.project import load_project
+    from cfnrun.runtime.registry import RuntimeSettings
+    from cfnrun.ui.console import Console
+
     console = Console()
     try:
         loaded = load_project(_project_dir(project_path, project))
@@ -385,6 +394,15 @@ def contract_test(
 
     Arguments after -- go to pytest, as with cfn test: cfnrun test -- -k contract_create_read
     """
+    import asyncio
+
+    from cfnrun.app.contract_suite import ContractSettings, run_contract_tests
+    from cfnrun.app.preflight import interpreter_version, runtime_mismatch
+    from cfnrun.app.serve import ServeSettings
+    from cfnrun.invoker.credentials import local_region
+    from cfnrun.model.project import load_project
+    from cfnrun.runtime.registry import RuntimeSettings
+
     pytest_args = list(ctx.args)
     if project_path is not None and project_path.startswith("-"):
         # `cfnrun test -- -k NAME`: what follows -- belongs to pytest, even in the project's place.
@@ -422,6 +440,10 @@ def validate(
 
     Exit status: 0 no errors (warnings may be printed), 1 errors found, 2 the schema cannot be read.
     """
+    from cfnrun.model.project import load_project
+    from cfnrun.model.schema import ResourceSchema
+    from cfnrun.model.schema_check import check_schema, looks_like_hook
+
     try:
         target = _project_dir(project_path, project)
         if target.is_file():
@@ -461,6 +483,8 @@ def history(
 ) -> None:
     """List recorded operations, newest first. Recording is on unless CFNRUN_HISTORY=off;
     the oldest are pruned beyond 500 (CFNRUN_HISTORY_LIMIT)."""
+    from cfnrun.history.store import HistoryStore
+
     if ctx.invoked_subcommand is not None:
         ctx.obj = project  # cfnrun history -p DIR show ID
         return
@@ -488,6 +512,11 @@ def history_show(
     project: Optional[Path] = _project_option(),
 ) -> None:
     """Print a recorded operation as the timeline cfnrun invoke shows."""
+    from cfnrun.app.history import show_operation
+    from cfnrun.history.store import HistoryStore
+    from cfnrun.model.project import load_project
+    from cfnrun.ui.timeline import TimelineRenderer
+
     try:
         root = _project_dir(None, project or ctx.obj)
         store = HistoryStore(root)
@@ -515,6 +544,14 @@ def replay(
 
     Exit status: 0 same outcome as recorded, 1 it differs, 2 usage or project error.
     """
+    import asyncio
+
+    from cfnrun.app.invoke import ProviderLoadError
+    from cfnrun.app.replay import ReplayOverrides, replay as replay_operation
+    from cfnrun.history.store import HistoryStore
+    from cfnrun.model.project import load_project
+    from cfnrun.ui.timeline import TimelineRenderer
+
     overrides = ReplayOverrides(request_file, virtual_clock, contract, time_scale)
     try:
         root = _project_dir(None, project)

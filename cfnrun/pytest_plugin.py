@@ -44,7 +44,7 @@ class Provider:
         ``previous`` its resource properties, ``type_configuration`` the hook's Properties.
         """
         from cfnrun.invoker.request_files import OperationInput
-        from cfnrun.model.hook_protocol import action_from_argument
+        from cfnrun.model.action import action_from_argument
 
         request = OperationInput(
             desired=desired or {},

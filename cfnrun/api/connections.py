@@ -10,19 +10,12 @@ as its function allows.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import Dict, Optional
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
-
-@dataclass(frozen=True)
-class ConnectionLimits:
-    header_timeout_s: float = 30.0  # first byte of a request to the end of its headers
-    body_timeout_s: float = 60.0  # end of the headers to the end of the body
-    idle_timeout_s: float = 75.0  # a kept-alive connection with no request is closed after this
-    max_connections: int = 128
+from cfnrun.api.limits import ConnectionLimits as ConnectionLimits  # its home is light, for the command line
 
 
 class _GuardedConnection(asyncio.Protocol):

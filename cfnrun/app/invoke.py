@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
 
 from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.model.errors import CfnrunError
@@ -13,7 +13,6 @@ from cfnrun.model.faults import FaultRule
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import caller_credentials, local_region
 from cfnrun.invoker.events import Observer, OperationResult
-from cfnrun.runtime.lambda_endpoint import LambdaEndpointFunction
 from cfnrun.runtime.in_process import InProcessFunction
 from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT, Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
@@ -21,7 +20,7 @@ from cfnrun.invoker.hook_payloads import HookOperationRequest
 from cfnrun.invoker.hook_request_files import HOOK_TEST_EVENT, hook_input
 from cfnrun.invoker.retries import NO_RETRY, RetryPolicy
 from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
-from cfnrun.model.hook_protocol import action_mismatch
+from cfnrun.model.action import action_mismatch
 from cfnrun.model.hook_targets import hook_target
 from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.type_configuration import (
@@ -35,12 +34,14 @@ from cfnrun.model.protocol import Action
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.history import recorder_for
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
-from cfnrun.app.watcher import ChangeFeed, describe_change
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.target import FunctionTarget
 from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, RuntimeSettings, worker_spec
 from cfnrun.model.template import FunctionSpec
+
+if TYPE_CHECKING:
+    from cfnrun.app.watcher import ChangeFeed
 
 
 class ProviderLoadError(CfnrunError):
@@ -276,6 +277,8 @@ def make_target(prepared: PreparedInvoke, standby: bool, env: Optional[Dict[str,
     """Where the operation runs; ``env`` adds variables to the worker's Lambda environment."""
     settings, request = prepared.settings, prepared.request
     if settings.lambda_endpoint and prepared.remote_function:
+        from cfnrun.runtime.lambda_endpoint import LambdaEndpointFunction  # boto3: only for --lambda-endpoint
+
         return LambdaEndpointFunction(settings.lambda_endpoint, prepared.remote_function, request.region, settings.profile)
     if settings.in_process:
         return InProcessFunction(
@@ -349,9 +352,12 @@ async def run_watched(
     settings = prepared.settings
     target = make_target(prepared, standby=settings.watch)
     request_file = [Path(settings.request_file)] if settings.request_file and settings.request_file != "-" else []
-    feed = ChangeFeed(prepared.project, request_file)
     say = on_change or (lambda message: None)
+    feed: Optional[ChangeFeed] = None
     if settings.watch:
+        from cfnrun.app.watcher import ChangeFeed, describe_change  # the file watcher loads only for --watch
+
+        feed = ChangeFeed(prepared.project, request_file)
         await feed.start()
     try:
         try:
@@ -360,7 +366,7 @@ async def run_watched(
             if not settings.watch:
                 raise ProviderLoadError(error) from None
         result = await run_operation(prepared, target, observers)
-        if not settings.watch:
+        if feed is None:
             return result
         while True:
             watched = " and " + str(request_file[0]) if request_file else ""
@@ -381,5 +387,6 @@ async def run_watched(
             prepared = fresh
             result = await run_operation(prepared, target, observers)
     finally:
-        feed.stop()
+        if feed is not None:
+            feed.stop()
         await target.close()

@@ -3,29 +3,42 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import importlib
 import signal
+import time
 from dataclasses import dataclass, replace
-from typing import Any, Awaitable, Callable, Dict, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, Iterator, Optional
 
-from aiohttp import web
-
-from cfnrun.contract.checker import ContractMode
+from cfnrun.api.limits import ConnectionLimits
+from cfnrun.contract.mode import ContractMode
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
-from cfnrun.app.reloader import Reloader
+from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.registry import FunctionRegistry, RuntimeSettings
 from cfnrun.ui.console import Console
-from cfnrun.api.connections import ConnectionLimits, GuardedTCPSite
-from cfnrun.api.lambda_api import LambdaService
-from cfnrun.api.sts_standin import StsStandIn
-from cfnrun.api.cloudcontrol import CloudControlApi
-from cfnrun.app.resource_requests import ResourceRequestStore
-from cfnrun.history.recorder import CallRecorder
-from cfnrun.history.store import HistoryStore
 
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from cfnrun.api.lambda_api import LambdaService
+    from cfnrun.app.resource_requests import ResourceRequestStore
+
+# The server itself (aiohttp, the APIs, history, the file watcher) is imported on a thread
+# while the first workers import the provider: on two cores the start-ups overlap.
+SERVER_MODULES = (
+    "aiohttp.web",
+    "cfnrun.api.connections",
+    "cfnrun.api.lambda_api",
+    "cfnrun.api.sts_standin",
+    "cfnrun.api.cloudcontrol",
+    "cfnrun.app.resource_requests",
+    "cfnrun.app.reloader",
+    "cfnrun.history.recorder",
+)
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 DEBUG_TIMEOUT_S = 24 * 3600.0
 ANSWER_AFTER_STOP_S = 2.0  # once workers are stopped, how long the calls they ran have to be answered
@@ -90,6 +103,11 @@ def aws_calls_routed(settings: ServeSettings, console: Console) -> Iterator[Serv
         yield replace(settings, moto=False, runtime=replace(settings.runtime, aws_endpoint=url))
 
 
+def _import_server() -> None:
+    for name in SERVER_MODULES:
+        importlib.import_module(name)
+
+
 async def start_server(project: Project, settings: ServeSettings, console: Console) -> RunningServer:
     if settings.host not in LOOPBACK_HOSTS:
         console.warn(
@@ -100,11 +118,26 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
         for pointer, pattern in unusable_patterns(project.schema.document):
             console.warn(skipped_pattern_note(pointer, pattern))
     registry = FunctionRegistry(project, settings.runtime)
-    for name, error in (await registry.warm_all()).items():
-        if error is None:
-            console.info(f"  {name:<20} {project.functions[name].handler}  warm")
-        else:
-            console.error(f"{name} does not load: {error.error.get('errorType')}: {error}")
+    # Workers import in the background while the server starts listening: a call waits only
+    # for its own function's worker, and the console says when each function is warm.
+    warming = registry.warm_each()
+    announce_warm(project, warming, console)
+    try:
+        await asyncio.to_thread(_import_server)
+    except BaseException:
+        await registry.close()  # interrupted or broken install: no worker outlives this
+        raise
+    from aiohttp import web
+
+    from cfnrun.api.cloudcontrol import CloudControlApi
+    from cfnrun.api.connections import GuardedTCPSite
+    from cfnrun.api.lambda_api import LambdaService
+    from cfnrun.api.sts_standin import StsStandIn
+    from cfnrun.app.reloader import Reloader
+    from cfnrun.app.resource_requests import ResourceRequestStore
+    from cfnrun.history.recorder import CallRecorder
+    from cfnrun.history.store import HistoryStore
+
     sts = StsStandIn(settings.runtime.account_id) if settings.sts_standin else None
     budgets = settings.budgets
     if settings.debugging:
@@ -112,6 +145,7 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
         console.warn("workers listen for a debugger: time limits are suspended while you step through calls")
         for index, name in enumerate(project.functions):
             console.info(f"  {name:<20} debugpy on 127.0.0.1:{(settings.runtime.debug_port or 0) + index}")
+        await asyncio.gather(*warming.values(), return_exceptions=True)  # the debugger ports the banner names are open before it listens
     requests = ResourceRequestStore(registry, budgets, console, settings.contract, settings.virtual_clock)
     cloud_control = None if project.is_hook else CloudControlApi(requests)  # a hook provisions nothing
     service = LambdaService(registry, budgets, console, sts, settings.contract, settings.connections, cloud_control)
@@ -140,6 +174,29 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
         await reloader.start()
         server.reloader = asyncio.ensure_future(reloader.run())
     return server
+
+
+def announce_warm(project: Project, warming: Dict[str, "asyncio.Task[Optional[WorkerInitError]]"], console: Console) -> None:
+    """Say when each function's first worker is warm, or why it does not load."""
+    started = time.perf_counter()
+    handlers = {name: function.handler for name, function in project.functions.items()}
+
+    def report(name: str, task: "asyncio.Task[Optional[WorkerInitError]]") -> None:
+        if task.cancelled():
+            return
+        failure = task.exception()
+        if failure is not None:  # not the provider's fault (no process could start): the next call tries again
+            console.error(f"{name}: cannot start a worker: {failure}")
+            return
+        error = task.result()
+        if error is None:
+            took = (time.perf_counter() - started) * 1000.0
+            console.info(f"  {name:<20} {handlers[name]}  warm in {took:.0f} ms")
+        else:
+            console.error(f"{name} does not load: {error.error.get('errorType')}: {error}")
+
+    for name, task in warming.items():
+        task.add_done_callback(functools.partial(report, name))
 
 
 async def serve_forever(

@@ -1,10 +1,10 @@
 """The contract checker for one operation: request checks, then every event, then the ending."""
 from __future__ import annotations
 
-import enum
 from typing import Any, Callable, Dict, List, Optional
 
 from cfnrun.contract import violations as rules
+from cfnrun.contract.mode import ContractMode as ContractMode  # its home is light, for the command line
 from cfnrun.contract.event_rules import EventContext, check_event
 from cfnrun.contract.hook_rules import check_hook_event, check_hook_request
 from cfnrun.contract.request_rules import check_request
@@ -16,12 +16,6 @@ from cfnrun.model.hook_targets import HookTarget, target_names
 from cfnrun.model.protocol import Action
 from cfnrun.model.endings import EndReason
 from cfnrun.model.schema import ResourceSchema
-
-
-class ContractMode(str, enum.Enum):
-    WARN = "warn"  # report violations; outcomes unchanged
-    STRICT = "strict"  # a MUST violation fails the operation
-    OFF = "off"
 
 
 # How the invoker's own endings map to contract rules.

@@ -86,6 +86,10 @@ def local_region(profile: Optional[str] = None) -> str:
 
 
 def profile_region(profile: Optional[str] = None) -> Optional[str]:
+    config = os.environ.get("AWS_CONFIG_FILE") or os.path.join("~", ".aws", "config")
+    named = profile or os.environ.get("AWS_PROFILE") or os.environ.get("AWS_DEFAULT_PROFILE")
+    if named is None and not os.path.exists(os.path.expanduser(config)):
+        return None  # nowhere a region could be written: botocore (~0.2 s to import) would say the same
     import botocore.exceptions
     import botocore.session
 

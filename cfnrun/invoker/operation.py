@@ -12,6 +12,7 @@ import json
 from typing import Any, Dict, List, Optional, Set
 
 from cfnrun.model.budgets import Budget, Budgets
+from cfnrun.invoker.choices import DEFAULT_STALL_LIMIT
 from cfnrun.invoker.clock import RealClock
 from cfnrun.contract.checker import ContractChecker
 from cfnrun.contract.violations import Violation
@@ -54,7 +55,6 @@ UNHASHABLE_SET_HINT = (
     "in the support library before the handler runs. Drop uniqueItems from that array (use "
     "insertionOrder: false if order does not matter), or read it as a list in models.py."
 )
-DEFAULT_STALL_LIMIT = 20
 NO_PROGRESS_HINT = (
     "CloudFormation would keep calling until timeoutInMinutes runs out. A handler that is "
     "waiting on something should return CallbackDelaySeconds (and usually a callbackContext); "

@@ -9,11 +9,11 @@ nextToken of a LIST page.
 from __future__ import annotations
 
 import copy
-import enum
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
+from cfnrun.invoker.choices import Entrypoint
 from cfnrun.invoker.credentials import PLACEHOLDER
 from cfnrun.invoker.request_files import OperationInput
 from cfnrun.model.protocol import (
@@ -42,11 +42,6 @@ def stringify_primitives(value: Any) -> Any:
     if isinstance(value, list):
         return [stringify_primitives(item) for item in value]
     return value
-
-
-class Entrypoint(str, enum.Enum):
-    TYPE = "type"
-    TEST = "test"
 
 
 @dataclass

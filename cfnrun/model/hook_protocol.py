@@ -34,31 +34,6 @@ HOOK_STATUSES = {
 }
 
 
-def action_from_argument(text: str) -> Action:
-    """``CREATE``…``LIST``, or a hook point: ``CREATE_PRE_PROVISION``… or its handler key ``preCreate``…"""
-    aliases = {point.schema_handler.lower(): point for point in HOOK_POINTS}
-    action = Action.__members__.get(text.strip().upper()) or aliases.get(text.strip().lower())
-    if action is None:
-        raise ValueError(
-            f"'{text}' is not an action: use CREATE, READ, UPDATE, DELETE or LIST for a resource type, "
-            f"{_points()} for a hook"
-        )
-    return action
-
-
-def _points() -> str:
-    return ", ".join(f"{p.value} ({p.schema_handler})" for p in HOOK_POINTS)
-
-
-def action_mismatch(action: Action, hook: bool) -> Optional[str]:
-    """Why ``action`` cannot run in this kind of project, or None when it can."""
-    if hook and not action.is_hook:
-        return f"{action.value} is a resource action, but this is a hook project: use one of {_points()}"
-    if not hook and action.is_hook:
-        return f"{action.value} is a hook invocation point, but this is a resource type project: use CREATE, READ, UPDATE, DELETE or LIST"
-    return None
-
-
 class HookTargetModel(BaseModel):
     model_config = ConfigDict(extra="allow")
 

@@ -11,37 +11,9 @@ from typing import Any, Dict, List, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-
-class Action(str, Enum):
-    CREATE = "CREATE"
-    READ = "READ"
-    UPDATE = "UPDATE"
-    DELETE = "DELETE"
-    LIST = "LIST"
-    # a hook's invocation points (HookInvocationPoint in the support library)
-    CREATE_PRE_PROVISION = "CREATE_PRE_PROVISION"
-    UPDATE_PRE_PROVISION = "UPDATE_PRE_PROVISION"
-    DELETE_PRE_PROVISION = "DELETE_PRE_PROVISION"
-
-    @property
-    def is_hook(self) -> bool:
-        return self.value.endswith("_PRE_PROVISION")
-
-    @property
-    def is_mutating(self) -> bool:
-        """May answer IN_PROGRESS, and has the 60 s response budget."""
-        return self not in (Action.READ, Action.LIST)
-
-    @property
-    def schema_handler(self) -> str:
-        """The key of this action under the schema's ``handlers`` object (``preCreate`` for a hook point)."""
-        if self.is_hook:
-            return "pre" + self.value.split("_", 1)[0].capitalize()
-        return self.value.lower()
-
-
-RESOURCE_ACTIONS = (Action.CREATE, Action.READ, Action.UPDATE, Action.DELETE, Action.LIST)
-HOOK_POINTS = (Action.CREATE_PRE_PROVISION, Action.UPDATE_PRE_PROVISION, Action.DELETE_PRE_PROVISION)
+from cfnrun.model.action import HOOK_POINTS as HOOK_POINTS  # light home, for the command line
+from cfnrun.model.action import RESOURCE_ACTIONS as RESOURCE_ACTIONS
+from cfnrun.model.action import Action as Action
 
 
 class OperationStatus(str, Enum):

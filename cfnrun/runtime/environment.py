@@ -3,11 +3,16 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Dict, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, Mapping, Optional, Sequence
 
 from cfnrun.model.faults import FAULTS_VARIABLE, FaultRule, faults_variable
-from cfnrun.model.project import Project
-from cfnrun.model.template import FunctionSpec
+
+if TYPE_CHECKING:  # kept light: the command line reads the defaults below before any project loads
+    from cfnrun.model.project import Project
+    from cfnrun.model.template import FunctionSpec
+
+DEFAULT_REGION = "us-east-1"
+DEFAULT_ACCOUNT_ID = "123456789012"
 
 
 def lambda_environment(

@@ -8,13 +8,10 @@ from typing import Dict, Optional, Tuple
 
 from cfnrun.model.faults import FaultRule
 from cfnrun.model.project import Project
-from cfnrun.runtime.environment import lambda_environment
+from cfnrun.runtime.environment import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, lambda_environment
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError, WorkerSpec
 from cfnrun.model.template import FunctionSpec
-
-DEFAULT_REGION = "us-east-1"
-DEFAULT_ACCOUNT_ID = "123456789012"
 
 
 @dataclass(frozen=True)
@@ -60,6 +57,7 @@ class FunctionRegistry:
         self.project = project
         self.settings = settings
         self._pools: Dict[str, FunctionPool] = {}
+        self._warming: Dict[str, "asyncio.Task[Optional[WorkerInitError]]"] = {}
 
     def resolve(self, name: str) -> Optional[FunctionSpec]:
         return self.project.find_function(name)
@@ -107,20 +105,30 @@ class FunctionRegistry:
         await asyncio.gather(*(refresh(f) for f in current.values()))
         return {name: results[name] for name in current}
 
-    async def warm_all(self) -> Dict[str, Optional[WorkerInitError]]:
-        """Start one worker per function; the init error of each that fails to load."""
-        functions = list(self.project.functions.values())
+    def warm_each(self) -> Dict[str, "asyncio.Task[Optional[WorkerInitError]]"]:
+        """Start one worker per function, each in its own task, and wait for none of them.
 
-        async def warm(function: FunctionSpec) -> Optional[WorkerInitError]:
+        The pools exist when this returns, so a call that arrives before its function is
+        warm waits for that function's worker (never for the others') instead of starting
+        one more. Each task ends with the function's init error, or None once it is warm.
+        """
+
+        async def warm(pool: FunctionPool) -> Optional[WorkerInitError]:
             try:
-                await self.pool(function).warm()
+                await pool.warm()
             except WorkerInitError as error:
                 return error
             return None
 
-        errors = await asyncio.gather(*(warm(f) for f in functions))
-        return {f.logical_id: e for f, e in zip(functions, errors)}
+        for name, function in self.project.functions.items():
+            self._warming[name] = asyncio.ensure_future(warm(self.pool(function)))
+        return dict(self._warming)
 
     async def close(self) -> None:
+        # A worker still importing belongs to no pool yet: cancelling its start tears it down.
+        warming, self._warming = list(self._warming.values()), {}
+        for task in warming:
+            task.cancel()
+        await asyncio.gather(*warming, return_exceptions=True)
         await asyncio.gather(*(pool.close() for pool in self._pools.values()))
         self._pools.clear()

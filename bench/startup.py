@@ -1,0 +1,215 @@
+"""Cold start: cfnrun's own start-up beside the provider's bare import, measured in the same run.
+
+Usage: python bench/startup.py [--rounds N] [--crashes N] [--edits N]
+
+On a private copy of the note sample (its handlers import boto3 through the support
+library), each round times, one after the other so a busy machine slows all alike:
+
+- the bare import: ``python -c "import cfnrun_sample_note.handlers"`` (the physical limit);
+- ``cfnrun --version``;
+- a one-shot ``cfnrun invoke LIST --no-credentials`` (synchronous: one call, SUCCESS);
+- ``cfnrun serve`` launch → the first LIST answered (the request is sent as soon as the
+  server says it listens, so it includes waiting for TypeFunction's worker).
+
+Each figure is the median over rounds, printed beside the bare import's median as a ratio.
+Then the first call after TypeFunction's worker is killed (SIGKILL while idle, so the call
+finds it dead and needs another worker), with reload on (the pool keeps a spare process
+with the dependencies imported) and with --no-reload (a fresh process imports everything),
+and the reload p50 from bench/reload_latency.py.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, Optional
+
+from benchlib import NOTE_LIST_REQUEST, ROOT
+
+LIST_REQUEST = json.dumps(NOTE_LIST_REQUEST).encode()
+CFNRUN = [sys.executable, "-m", "cfnrun"]
+# No AWS configuration to read: the figures do not depend on the machine's ~/.aws.
+QUIET_ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, "CFNRUN_HISTORY": "off", "NO_COLOR": "1"}
+
+
+def timed(run: Callable[[], None]) -> float:
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
+def quiet(args: List[str], cwd: Path) -> None:
+    subprocess.run(args, cwd=cwd, env=QUIET_ENV, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def list_call(url: str) -> Dict[str, object]:
+    """One LIST through the Lambda Invoke API, with the standard library (no client import to time)."""
+    host, port = url.rsplit("/", 1)[-1].split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=60)
+    try:
+        connection.request("POST", "/2015-03-31/functions/TypeFunction/invocations", body=LIST_REQUEST)
+        response = connection.getresponse()
+        body = json.loads(response.read())
+    finally:
+        connection.close()
+    if response.status != 200 or body.get("status") != "SUCCESS":
+        raise RuntimeError(f"LIST did not succeed: {response.status} {body}")
+    return dict(body)
+
+
+class Server:
+    """``cfnrun serve`` on a free port; ``url`` is known once it says it listens."""
+
+    def __init__(self, project: Path, *args: str) -> None:
+        self.process = subprocess.Popen(
+            CFNRUN + ["serve", str(project), "--port", "0", "--log-level", "WARNING", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=QUIET_ENV,
+        )
+        self.url = self.wait_for(r"listening on (http://\S+)").group(1)
+
+    def wait_for(self, pattern: str) -> "re.Match[str]":
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            found = re.search(pattern, line)
+            if found:
+                return found
+        raise RuntimeError(f"cfnrun serve exited before printing {pattern!r}")
+
+    def worker_pids(self, function: str = "TypeFunction") -> List[int]:
+        """The function's processes whose parent is the server, reaped or not yet (Linux /proc)."""
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
+            except (OSError, ValueError):
+                continue
+            if int(parent) == self.process.pid and f"AWS_LAMBDA_FUNCTION_NAME={function}\0".encode() in _environ(entry):
+                pids.append(int(entry.name))
+        return sorted(pids, key=_start_time)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def _start_time(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+
+
+def _environ(process: Path) -> bytes:
+    try:
+        return (process / "environ").read_bytes()
+    except OSError:
+        return b""
+
+
+def serve_to_first_answer(project: Path) -> float:
+    started = time.perf_counter()
+    server = Server(project, "--no-reload")
+    try:
+        list_call(server.url)
+        return time.perf_counter() - started
+    finally:
+        server.stop()
+
+
+def after_crash(project: Path, crashes: int, *flags: str) -> List[float]:
+    """Kill TypeFunction's idle worker, then time the next call (it needs another worker).
+
+    Crashes are a second apart, as a developer's would be: with reload on (the default),
+    the pool's spare process has its dependencies imported again by then.
+    """
+    server = Server(project, "--workers", "1", *flags)
+    samples = []
+    try:
+        list_call(server.url)
+        for _ in range(crashes):
+            time.sleep(1.0)
+            worker = server.worker_pids()[0]  # the oldest: the one that serves; a spare starts after it
+            os.kill(worker, signal.SIGKILL)
+            deadline = time.monotonic() + 10
+            while Path(f"/proc/{worker}").exists():  # gone once the server has reaped it
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"worker {worker} still there 10 s after SIGKILL")
+                time.sleep(0.005)
+            samples.append(timed(lambda: list_call(server.url)))
+    finally:
+        server.stop()
+    return samples
+
+
+def reload_p50(edits: int) -> Optional[str]:
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "reload_latency.py"), "--edits", str(edits)], capture_output=True, text=True, check=True
+    )
+    found = re.search(r"p50 (\d+)", run.stdout)
+    return found.group(1) if found else None
+
+
+def row(name: str, seconds: float, bare: float, target: str) -> str:
+    return f"| {name} | {seconds * 1000:.0f} | {seconds / bare:.2f}× | {target} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--crashes", type=int, default=15)
+    parser.add_argument("--edits", type=int, default=10, help="saves for the reload figure (0 leaves it out)")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="cfnrun-startup-bench-"))
+    project = work / "note"
+    shutil.copytree(ROOT / "samples" / "note", project, ignore=shutil.ignore_patterns(".state", "__pycache__"))
+    code_dir = project / "src"
+    try:
+        cases: Dict[str, Callable[[], float]] = {
+            "bare": lambda: timed(lambda: quiet([sys.executable, "-c", "import cfnrun_sample_note.handlers"], code_dir)),
+            "version": lambda: timed(lambda: quiet(CFNRUN + ["--version"], project)),
+            "invoke": lambda: timed(lambda: quiet(CFNRUN + ["invoke", "LIST", "--no-credentials"], project)),
+            "serve": lambda: serve_to_first_answer(project),
+        }
+        for run in cases.values():  # once each, untimed: bytecode compiled, files in the page cache
+            run()
+        samples: Dict[str, List[float]] = {name: [] for name in cases}
+        for _ in range(args.rounds):
+            for name, run in cases.items():
+                samples[name].append(run())
+        median = {name: statistics.median(values) for name, values in samples.items()}
+        bare = median["bare"]
+        crash_spare = after_crash(project, args.crashes)
+        crash_fresh = after_crash(project, args.crashes, "--no-reload")
+        reload = reload_p50(args.edits) if args.edits else None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    print(f"cold start on the note sample, median of {args.rounds} rounds (ms; ratio to the bare import in the same run)")
+    print("| case | ms | × bare import | target |")
+    print("| --- | ---: | ---: | --- |")
+    print(f"| bare `python -c \"import cfnrun_sample_note.handlers\"` | {bare * 1000:.0f} | 1.00× | |")
+    print(row("`cfnrun --version`", median["version"], bare, "≤ 0.3×"))
+    print(row("`cfnrun invoke LIST --no-credentials` (one-shot)", median["invoke"], bare, "≤ 1.5×"))
+    print(row("`cfnrun serve` launch → first answer", median["serve"], bare, "≤ 1.5×"))
+    for label, crash in (("reload on: from the spare", crash_spare), ("--no-reload: a fresh process", crash_fresh)):
+        p50 = statistics.median(crash)
+        print(f"| first call after a worker crash ({label}), p50 of {len(crash)} | {p50 * 1000:.0f} | {p50 / bare:.2f}× | ≤ 50 ms |")
+    if reload is not None:
+        print(f"| reload p50 ({args.edits} saves, bench/reload_latency.py) | {reload} | | ≤ 100 ms |")
+
+
+if __name__ == "__main__":
+    main()
