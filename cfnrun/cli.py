@@ -198,8 +198,7 @@ def invoke(
 
     Exit status: 0 SUCCESS, 1 FAILED (or stopped early), 2 usage or project error.
     """
-    import asyncio
-
+    from cfnrun.app import early_start
     from cfnrun.app.invoke import InvokeSettings, ProviderLoadError, execute, prepare
     from cfnrun.model.budgets import Budgets
     from cfnrun.ui.ndjson import NdjsonRenderer
@@ -254,7 +253,7 @@ def invoke(
     for note in prepared.notes:
         typer.echo(f"cfnrun: note: {note}", err=True)
     try:
-        result = asyncio.run(execute(
+        result = early_start.run(execute(  # in the loop of the worker __main__ started, if it did
             prepared, [renderer],
             on_change=lambda message: typer.echo(f"\ncfnrun: {message}", err=True),
             on_note=lambda message: typer.echo(f"cfnrun: {message}", err=True),
@@ -345,7 +344,7 @@ def serve(
         host=host,
         port=port,
         runtime=RuntimeSettings(
-            region, account_id, workers, log_level, python, standby=reload, debug_port=debug_port, debug_wait=debug_wait,
+            region, account_id, workers, log_level, python, standby=reload or debug_port is None, debug_port=debug_port, debug_wait=debug_wait,
             memory_limit=memory_limit is Switch.ON, aws_endpoint=aws_endpoint, faults=faults,
         ),
         budgets=Budgets(time_scale, invocation_timeout),

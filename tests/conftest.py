@@ -143,16 +143,22 @@ class ServerProcess:
             ),
         )
 
-    def worker_pids(self) -> List[int]:
-        """Processes whose parent is the server: its warm workers."""
+    def worker_pids(self, function: Optional[str] = None) -> List[int]:
+        """Processes whose parent is the server: its warm workers and spares.
+
+        With ``function`` (a FunctionName, else the logical id: AWS_LAMBDA_FUNCTION_NAME), that function's only.
+        """
         pids = []
         for entry in Path("/proc").iterdir():
             if entry.name.isdigit():
                 try:
                     fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                    if int(fields[1]) != self.process.pid:
+                        continue
+                    environment = (entry / "environ").read_bytes() if function else b""
                 except (FileNotFoundError, ProcessLookupError, IndexError):
                     continue
-                if int(fields[1]) == self.process.pid:
+                if function is None or f"\0AWS_LAMBDA_FUNCTION_NAME={function}\0".encode() in b"\0" + environment:
                     pids.append(int(entry.name))
         return pids
 

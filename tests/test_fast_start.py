@@ -147,14 +147,19 @@ def test_serve_answers_before_every_worker_is_warm(gated_project: Path, serve: C
     waiting.join(timeout=20)
     assert gated == {"status": "SUCCESS", "gated": True}
     saw(server, r"^ERROR: Broken does not load")  # its worker exited after failing to import
-    assert len(server.worker_pids()) == 2  # the early call took the warming worker, not one more of its own
+    # The early call took the warming worker, not one more of its own: that worker and the pool's spare.
+    wait_until(lambda: len(server.worker_pids("TestEntrypoint")) >= 2, what="TestEntrypoint's spare")
+    assert len(server.worker_pids("TestEntrypoint")) == 2
 
 
 def test_serve_stopped_while_a_worker_imports_leaves_no_process(gated_project: Path, serve: Callable[..., ServerProcess]) -> None:
     server = serve(gated_project, "--no-reload")
     saw(server, r"^  TypeFunction\s+behaviours\.handler  warm")
     saw(server, r"^ERROR: Broken does not load")
-    wait_until(lambda: len(server.worker_pids()) == 2, what="TypeFunction's worker and the importing one")
+    wait_until(
+        lambda: len(server.worker_pids("misbehaving-function")) == 2 and len(server.worker_pids("TestEntrypoint")) == 1,
+        what="TypeFunction's worker and spare, and the importing one",
+    )
     workers = server.worker_pids()
     assert server.stop() == 0
     wait_until(lambda: not any(pid_alive(pid) for pid in workers), timeout=5, what="workers to exit")
@@ -170,3 +175,147 @@ def test_serve_on_a_taken_port_is_a_usage_error_while_workers_import(gated_proje
     assert run.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in run.stderr
     assert "Traceback" not in run.stdout + run.stderr
+
+
+# -- one-shot invoke: the worker imports the provider while the command line loads --------------
+
+# Runs `cfnrun ARGS` through cfnrun/__main__.py, as the console script does, and records each worker
+# spawned: its pid, and which of the command line's heavy modules were loaded by then. With
+# EARLY_REGION set, the early guess names that region, so it differs from what the command needs.
+RECORD_SPAWNS = '''
+import json, os, sys
+import cfnrun.runtime.process as process
+from cfnrun.app import early_start
+
+HEAVY = ["typer", "pydantic", "jsonschema", "cfnrun.cli", "cfnrun.contract.checker", "cfnrun.app.invoke"]
+spawned = []
+spawn = process.WorkerProcess.spawn.__func__
+
+async def recording_spawn(cls, spec):
+    worker = await spawn(cls, spec)
+    spawned.append({"pid": worker.pid, "loaded": [m for m in HEAVY if m in sys.modules]})
+    return worker
+
+process.WorkerProcess.spawn = classmethod(recording_spawn)
+if os.environ.get("EARLY_REGION"):
+    import dataclasses
+    guess = early_start.early_spec
+    early_start.early_spec = lambda argv: dataclasses.replace(guess(argv), region=os.environ["EARLY_REGION"])
+sys.argv = ["cfnrun"] + sys.argv[1:]
+from cfnrun.__main__ import main
+code = 0
+try:
+    main()
+except SystemExit as exit:
+    code = exit.code
+print("SPAWNED", json.dumps(spawned), code, flush=True)
+'''
+
+
+def run_recording_spawns(project: Path, home: Path, *args: str, **env: str) -> "tuple[List[Dict[str, Any]], int, subprocess.CompletedProcess]":
+    run = subprocess.run(
+        [sys.executable, "-c", RECORD_SPAWNS, *args], cwd=str(project), capture_output=True, text=True, timeout=90,
+        env={**no_aws_configuration(home), "NO_COLOR": "1", **env},
+    )
+    marker = [line for line in run.stdout.splitlines() if line.startswith("SPAWNED ")]
+    assert marker, run.stdout + run.stderr
+    spawned, code = marker[-1][len("SPAWNED "):].rsplit(" ", 1)
+    return list(json.loads(spawned)), int(code), run
+
+
+def test_invoke_starts_its_worker_before_the_command_line_schema_and_contract_load(
+    sample: Callable[[str], Path], tmp_path: Path
+) -> None:
+    spawned, code, run = run_recording_spawns(sample("note"), tmp_path, "invoke", "LIST", "--no-credentials")
+    assert code == 0 and "SUCCESS LIST" in run.stdout, run.stdout + run.stderr
+    assert len(spawned) == 1  # the early worker ran the operation: no second one
+    assert spawned[0]["loaded"] == []  # typer, pydantic, jsonschema, the contract checker: all loaded after
+    assert not pid_alive(spawned[0]["pid"])
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["CREATE_PRE_PROVISION"], "is a hook invocation point, but this is a resource type project"),  # found by the command
+        (["LIST", "--max-reinvoke", "-1"], "Invalid value for '--max-reinvoke'"),  # found by the command line library
+    ],
+)
+def test_a_usage_error_leaves_no_early_worker(sample: Callable[[str], Path], tmp_path: Path, args: List[str], message: str) -> None:
+    spawned, code, run = run_recording_spawns(sample("note"), tmp_path, "invoke", *args, "--no-credentials")
+    assert code == 2 and message in run.stderr, run.stderr
+    assert len(spawned) == 1 and spawned[0]["loaded"] == []  # it did start early
+    assert not pid_alive(spawned[0]["pid"])  # and it is gone (reaped) by the time the command returns
+    assert "Traceback" not in run.stderr
+
+
+def test_an_early_worker_started_for_other_settings_is_killed_and_not_used(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    note = sample("note")
+    spawned, code, run = run_recording_spawns(note, tmp_path, "invoke", "LIST", "--no-credentials", "--json", EARLY_REGION="ap-south-1")
+    assert code == 0, run.stderr
+    assert len(spawned) == 2 and spawned[1]["loaded"] != []  # the command started its own worker
+    assert not any(pid_alive(worker["pid"]) for worker in spawned)
+    assert '"status": "SUCCESS"' in run.stdout or '"status":"SUCCESS"' in run.stdout, run.stdout
+
+
+@pytest.mark.parametrize("flag", ["--in-process", "--print-request", "--watch"])
+def test_invoke_starts_nothing_early_where_it_would_not_run_one_local_worker(
+    sample: Callable[[str], Path], tmp_path: Path, flag: str
+) -> None:
+    from cfnrun.app import early_start
+
+    note = sample("note")
+    assert early_start.early_spec(["LIST", "--project", str(note)]) is not None
+    assert early_start.early_spec(["LIST", "--project", str(note), flag]) is None
+
+
+def _spec_the_command_uses(args: List[str], monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Parse ``cfnrun invoke ARGS`` with the real command line and prepare it; the worker spec it would start."""
+    import cfnrun.app.invoke as invoke
+    from cfnrun.cli import app
+
+    specs = []
+    prepare = invoke.prepare
+
+    def prepare_and_stop(settings: Any) -> Any:
+        specs.append(invoke.local_spec(prepare(settings)))
+        raise invoke.CfnrunError("stop here")
+
+    monkeypatch.setattr(invoke, "prepare", prepare_and_stop)
+    try:
+        app(["invoke", *args], standalone_mode=False)
+    except BaseException:  # noqa: B902 - the command line turns the stop into an exit
+        pass
+    assert len(specs) == 1
+    return specs[0]
+
+
+SAM_TESTS_EVENT = {"credentials": {}, "action": "CREATE", "request": {"desiredResourceState": {}}, "region": "ap-northeast-1"}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["LIST", "--no-credentials"],
+        ["READ", "--region", "eu-west-1", "--log-level", "debug", "--memory-limit", "off", "--account-id", "111122223333"],
+        ["CREATE", "--function", "TestEntrypoint", "--json", "--no-credentials"],
+        ["CREATE", "sam-event.json", "--no-credentials"],
+        ["CREATE", "sam-event.json", "--entrypoint", "type", "--region=sa-east-1", "--no-credentials"],
+        ["LIST", "--entrypoint", "test", "--no-credentials"],
+        ["CREATE", "--aws-endpoint", "http://127.0.0.1:5000", "--inject", "ssm:PutParameter=ThrottlingException", "--no-credentials"],
+    ],
+)
+def test_the_early_guess_is_the_spec_the_command_uses(
+    args: List[str], sample: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cfnrun.app import early_start
+
+    note = sample("note")
+    (note / "sam-event.json").write_text(json.dumps(SAM_TESTS_EVENT))
+    monkeypatch.chdir(note)
+    for name, value in no_aws_configuration(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    for name in [name for name in os.environ if name.startswith("AWS_") and name != "AWS_CONFIG_FILE"]:
+        monkeypatch.delenv(name)
+    guess = early_start.early_spec(args)
+    assert guess is not None
+    assert guess == _spec_the_command_uses(args, monkeypatch)

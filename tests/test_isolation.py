@@ -251,3 +251,67 @@ def test_invoke_enforces_memorysize_unless_told_not_to(tmp_path: Path) -> None:
     assert "MemorySize of 128 MB" in enforced.stdout, enforced.stdout + enforced.stderr
     grown = cfnrun("invoke", "CREATE", str(request), *plain, "--no-credentials", "--memory-limit", "off", "--json")
     assert result_of(grown)["reason"] == "invalid-progress-event"  # it returned {"allocated": 512}
+
+
+def _sandbox_marker(pid: int) -> str:
+    found = re.search(rb"(?:^|\0)CFNRUN_SANDBOX=([^\0]*)", Path(f"/proc/{pid}/environ").read_bytes())
+    assert found, f"process {pid} carries no sandbox marker"
+    return found.group(1).decode()
+
+
+def test_a_worker_taken_from_the_spare_is_a_sandbox_like_any_other(tmp_path: Path) -> None:
+    """Crash replacements come from the pool's spare (#16): group, marker, teardown and fork detection hold for it."""
+    pid_file = tmp_path / "daemon.pid"
+
+    async def run() -> None:
+        pool = FunctionPool(spec_for("behaviours.handler"), size=1, standby=True)
+        try:
+            await pool.warm()
+            first = (await pool.invoke({"do": "echo"}, 5)).result["pid"]
+            assert pool._spare is not None
+            spare = await asyncio.shield(pool._spare)
+            assert spare is not None and spare.pid != first
+            assert os.getpgid(spare.pid) == spare.pid  # its own process group, like any worker
+            assert _sandbox_marker(spare.pid) != _sandbox_marker(first)
+            assert (await pool.invoke({"do": "exit"}, 5)).kind is OutcomeKind.WORKER_DIED
+            replaced = await pool.invoke({"do": "echo"}, 5)
+            assert replaced.kind is OutcomeKind.RETURNED and replaced.result["pid"] == spare.pid  # the spare took over
+            forked = await pool.invoke({"do": "fork"}, 5)  # a forked child never answers on its channel
+            assert forked.result["pid"] == spare.pid
+            assert (await pool.invoke({"do": "echo"}, 5)).result["pid"] == spare.pid
+            crashed = await pool.invoke({"do": "daemon", "pid_file": str(pid_file), "then": "crash"}, 10)
+            assert crashed.kind is OutcomeKind.WORKER_DIED
+            daemon = int(pid_file.read_text())
+            wait_until(lambda: not pid_alive(daemon), what=f"daemon {daemon} of the worker from the spare to be gone")
+            after = await pool.invoke({"do": "echo"}, 5)
+            assert after.kind is OutcomeKind.RETURNED and after.result["pid"] not in (first, spare.pid)
+            waiting = pool._spare
+        finally:
+            await pool.close()
+        assert waiting is not None
+        last_spare = await waiting
+        assert last_spare is not None and not pid_alive(last_spare.pid)  # closing the pool ends its spare too
+
+    asyncio.run(run())
+
+
+def test_no_reload_serve_replaces_a_crashed_worker_from_its_spare_and_the_spare_dies_with_it(tmp_path: Path) -> None:
+    server = ServerProcess(MISBEHAVING, "--no-reload", "--workers", "1")
+    try:
+        client = server.client()
+
+        def call() -> Dict[str, Any]:
+            return dict(json.loads(client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}')["Payload"].read()))
+
+        worker = call()["pid"]
+        wait_until(lambda: len(server.worker_pids("misbehaving-function")) == 2, what="the spare beside TypeFunction's worker")
+        (spare,) = [pid for pid in server.worker_pids("misbehaving-function") if pid != worker]
+        assert os.getpgid(spare) == spare and _sandbox_marker(spare) != _sandbox_marker(worker)
+        os.kill(worker, signal.SIGKILL)
+        wait_until(lambda: worker not in server.worker_pids(), what=f"worker {worker} to be reaped")
+        assert call()["pid"] == spare  # no fresh import: the spare, dependencies preloaded, took over
+        wait_until(lambda: len(server.worker_pids("misbehaving-function")) == 2, what="a new spare")
+        everyone = server.worker_pids()
+    finally:
+        server.stop(signal.SIGKILL)
+    wait_until(lambda: not any(pid_alive(pid) for pid in everyone), timeout=5, what="workers and spares to die with their server")

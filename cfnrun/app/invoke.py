@@ -32,10 +32,11 @@ from cfnrun.model.type_configuration import (
 from cfnrun.model.project import Project, handler_project, load_project
 from cfnrun.model.protocol import Action
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
+from cfnrun.app import early_start
 from cfnrun.app.history import recorder_for
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
 from cfnrun.runtime.pool import FunctionPool
-from cfnrun.runtime.process import WorkerInitError
+from cfnrun.runtime.process import WorkerInitError, WorkerSpec
 from cfnrun.runtime.target import FunctionTarget
 from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, RuntimeSettings, worker_spec
 from cfnrun.model.template import FunctionSpec
@@ -285,6 +286,14 @@ def make_target(prepared: PreparedInvoke, standby: bool, env: Optional[Dict[str,
             prepared.project, prepared.function, request.region, settings.account_id, settings.log_level, settings.aws_endpoint,
             settings.faults,
         )
+    spec = local_spec(prepared, env)
+    # The worker __main__ started for this command, if it was started for exactly this spec.
+    return FunctionPool(spec, size=1, standby=standby, first=early_start.take(spec))
+
+
+def local_spec(prepared: PreparedInvoke, env: Optional[Dict[str, str]] = None) -> WorkerSpec:
+    """The worker spec of the function's local workers; ``env`` adds variables to their environment."""
+    settings, request = prepared.settings, prepared.request
     runtime = RuntimeSettings(
         request.region, settings.account_id, 1, settings.log_level, settings.python, memory_limit=settings.memory_limit,
         aws_endpoint=settings.aws_endpoint, faults=settings.faults,
@@ -292,7 +301,7 @@ def make_target(prepared: PreparedInvoke, standby: bool, env: Optional[Dict[str,
     spec = worker_spec(prepared.project, prepared.function, runtime)
     if env:
         spec = replace(spec, env={**spec.env, **env})
-    return FunctionPool(spec, size=1, standby=standby)
+    return spec
 
 
 async def run_operation(prepared: PreparedInvoke, target: FunctionTarget, observers: List[Observer]) -> OperationResult:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional
 
 from cfnrun.model.errors import ProjectError, not_json
-from cfnrun.model.protocol import Action
+from cfnrun.model.action import Action  # not protocol: loading a project needs no wire models (pydantic)
 
 DEFAULT_TIMEOUT_MINUTES = 120
 MIN_TIMEOUT_MINUTES = 2

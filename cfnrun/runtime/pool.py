@@ -9,6 +9,9 @@ a worker with the new code is started right away. With ``standby`` the pool also
 keeps one spare process that has already imported the provider's dependencies
 (boto3, the support library, ...), so loading new code costs only the provider's
 own modules.
+
+A pool can start with a worker already on its way (``first``: spawned, and told to load,
+before the caller had the rest of its work done): the first worker the pool needs is that one.
 """
 from __future__ import annotations
 
@@ -22,9 +25,12 @@ from cfnrun.runtime.process import WorkerInitError, WorkerProcess, WorkerSpec
 
 
 class FunctionPool:
-    def __init__(self, spec: WorkerSpec, size: int = 1, standby: bool = False) -> None:
+    def __init__(self, spec: WorkerSpec, size: int = 1, standby: bool = False, first: Optional[WorkerProcess] = None) -> None:
         if size < 1:
             raise ValueError("a pool needs at least one worker")
+        if first is not None and first.spec != spec:
+            raise ValueError("the pool's first worker was started for another function or settings")
+        self._first = first
         self.spec = spec
         self.size = size
         self.standby = standby
@@ -86,6 +92,9 @@ class FunctionPool:
         async with self._changed:
             self.generation += 1
             retired, self._idle = self._idle, []
+            if self._first is not None:  # started on the old code
+                retired.append(self._first)
+                self._first = None
             for worker in retired:
                 self._workers.discard(worker)
             self._slots = 0
@@ -108,8 +117,9 @@ class FunctionPool:
         async with self._changed:
             idle, self._idle = self._idle, []
             self._changed.notify_all()
+        first, self._first = self._first, None
         spare = await self._take_spare()
-        for worker in idle + ([spare] if spare else []):
+        for worker in idle + [w for w in (first, spare) if w is not None]:
             self._workers.discard(worker)
             self._in_background(worker.stop())
 
@@ -121,6 +131,9 @@ class FunctionPool:
         for task in background:
             task.cancel()
         await asyncio.gather(*background, return_exceptions=True)  # their workers are torn down
+        first, self._first = self._first, None
+        if first is not None:
+            await first.kill()
         spare = await self._take_spare()
         if spare is not None:
             await spare.kill()
@@ -176,7 +189,9 @@ class FunctionPool:
     async def _start_worker(self, generation: int) -> WorkerProcess:
         worker: Optional[WorkerProcess] = None
         try:
-            worker = await self._take_spare()
+            worker, self._first = self._first, None
+            if worker is None:
+                worker = await self._take_spare()
             if worker is None:
                 worker = await WorkerProcess.spawn(self.spec)
             try:

@@ -103,6 +103,7 @@ class WorkerProcess:
         self._logs = logs
         self.generation = 0
         self.dependencies: List[str] = []
+        self._loading = False  # the load frame is sent
 
     @property
     def pid(self) -> int:
@@ -157,12 +158,19 @@ class WorkerProcess:
         self._channel.send(worker_script.encode_frame({"type": "preload", "modules": modules}))
         await self._startup_reply("preloading dependencies")
 
-    async def load(self) -> None:
-        """Import the handler; raises WorkerInitError (and the worker exits) if it cannot."""
+    def start_loading(self) -> None:
+        """Tell the worker to import the handler now, without waiting: ``load`` then awaits its answer."""
+        if self._loading:
+            return
+        self._loading = True
         identity = worker_script.sandbox_identity(
             self.spec.function_name, self.spec.function_arn, self.spec.memory_mb, self.log_stream_name
         )
         self._channel.send(worker_script.encode_frame({"type": "load", "handler": self.spec.handler, "identity": identity}))
+
+    async def load(self) -> None:
+        """Import the handler; raises WorkerInitError (and the worker exits) if it cannot."""
+        self.start_loading()
         hello = await self._startup_reply(f"importing {self.spec.handler}")
         if hello.get("type") == "init_error":
             await self.process.wait()

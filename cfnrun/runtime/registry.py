@@ -21,7 +21,7 @@ class RuntimeSettings:
     workers: int = 1
     log_level: str = "INFO"
     python: str = sys.executable
-    standby: bool = False  # keep a spare worker with dependencies imported, for fast reloads
+    standby: bool = False  # keep a spare worker with dependencies imported, for fast reloads and crash replacements
     debug_port: Optional[int] = None  # first debugpy port; one per function, in template order
     debug_wait: bool = False
     memory_limit: bool = True  # kill a worker over its function's MemorySize
