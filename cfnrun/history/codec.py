@@ -17,6 +17,7 @@ from cfnrun.invoker.events import (
 )
 from cfnrun.model.budgets import Budget, BudgetKind
 from cfnrun.model.protocol import Action, ProgressEvent
+from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 
 _RULES = {rule.id: rule for rule in ALL_RULES}
@@ -51,7 +52,7 @@ def outcome_record(outcome: InvocationOutcome) -> Record:
         "requestId": outcome.request_id,
         "durationMs": outcome.duration_ms,
         "logs": outcome.logs,
-        "error": outcome.error,
+        "error": outcome.error_body,
         "timeoutSeconds": outcome.timeout_s,
         "note": outcome.note,
         "faults": outcome.faults,
@@ -115,7 +116,7 @@ def decode_outcome(record: Record) -> InvocationOutcome:
         request_id=record.get("requestId", ""),
         duration_ms=record.get("durationMs", 0.0),
         logs=record.get("logs", ""),
-        error=record.get("error"),
+        error=LambdaError.from_wire(record["error"]) if record.get("error") is not None else None,
         timeout_s=record.get("timeoutSeconds"),
         note=record.get("note"),
         faults=record.get("faults") or [],
