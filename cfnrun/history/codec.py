@@ -16,7 +16,7 @@ from cfnrun.invoker.events import (
     Waiting,
 )
 from cfnrun.model.budgets import Budget, BudgetKind
-from cfnrun.model.protocol import Action, ProgressEvent
+from cfnrun.model.protocol import Action, OperationStatus, ProgressEvent
 from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 
@@ -62,7 +62,7 @@ def outcome_record(outcome: InvocationOutcome) -> Record:
 def result_record(result: OperationResult, masker: Masker) -> Record:
     return {
         "action": result.action.value,
-        "status": result.status,
+        "status": result.status.value,
         "reason": result.reason.value,
         "message": result.message,
         "invocations": result.invocations,
@@ -126,7 +126,7 @@ def decode_outcome(record: Record) -> InvocationOutcome:
 def decode_result(record: Record) -> OperationResult:
     return OperationResult(
         action=Action(record["action"]),
-        status=record["status"],
+        status=OperationStatus(record["status"]),
         reason=EndReason(record["reason"]),
         message=record.get("message") or "",
         invocations=record["invocations"],

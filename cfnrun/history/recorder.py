@@ -52,7 +52,7 @@ class OperationRecorder:
                 "type_name": self.request.get("typeName", ""),
                 "action": result.action.value,
                 "function": self._function,
-                "status": result.status,
+                "status": result.status.value,
                 "error_code": result.error_code,
                 "invocations": result.invocations,
                 "duration_s": result.elapsed_s,

@@ -146,7 +146,7 @@ class Operation:
         breach = self._report(None, self.checker.check_request())
         if breach is None:
             return None
-        return self._result("FAILED", EndReason.CONTRACT_VIOLATION, f"not invoked: the request breaks the contract: {breach.line()}")
+        return self._result(OperationStatus.FAILED, EndReason.CONTRACT_VIOLATION, f"not invoked: the request breaks the contract: {breach.line()}")
 
     async def _loop(self) -> OperationResult:
         while True:
@@ -169,7 +169,7 @@ class Operation:
                 breach = self._report(self._invocations, self.checker.check_event(self._invocations, outcome.result))
                 if breach is not None:
                     return self._result(
-                        "FAILED",
+                        OperationStatus.FAILED,
                         EndReason.CONTRACT_VIOLATION,
                         f"invocation {self._invocations} broke the contract (--contract strict): {breach.line()}",
                     )
@@ -197,7 +197,7 @@ class Operation:
             # IN_PROGRESS
             if not self.action.is_mutating:
                 return self._result(
-                    "FAILED",
+                    OperationStatus.FAILED,
                     EndReason.IN_PROGRESS_NOT_ALLOWED,
                     f"{self.action.value} handlers MUST return SUCCESS or FAILED, never IN_PROGRESS "
                     f"(invocation {self._invocations})",
@@ -226,34 +226,34 @@ class Operation:
             if limit is self.operation_budget:
                 return self._deadline_exceeded(during=n)
             return self._result(
-                "FAILED",
+                OperationStatus.FAILED,
                 EndReason.INVOCATION_BUDGET,
                 f"invocation {n} did not return a ProgressEvent within {limit.describe()}; "
                 "the call was cut and its worker replaced",
             )
         if outcome.kind is OutcomeKind.INIT_ERROR:
-            return self._result("FAILED", EndReason.INIT_ERROR, outcome.error_message)
+            return self._result(OperationStatus.FAILED, EndReason.INIT_ERROR, outcome.error_message)
         if outcome.kind is OutcomeKind.WORKER_DIED:
             return self._result(
-                "FAILED",
+                OperationStatus.FAILED,
                 EndReason.WORKER_DIED,
                 f"invocation {n}: the {outcome.error_message} before returning a ProgressEvent "
                 "(sys.exit, os._exit or a crash in native code)",
             )
         if outcome.kind is OutcomeKind.FUNCTION_ERROR:
             return self._result(
-                "FAILED",
+                OperationStatus.FAILED,
                 EndReason.FUNCTION_ERROR,
                 f"invocation {n}: the function raised {outcome.error_type}: {outcome.error_message}",
             )
         if problem is not None:
-            return self._result("FAILED", EndReason.INVALID_RESPONSE, f"invocation {n}: {problem}")
+            return self._result(OperationStatus.FAILED, EndReason.INVALID_RESPONSE, f"invocation {n}: {problem}")
         return None
 
     def _deadline_exceeded(self, during: Optional[int] = None) -> OperationResult:
         where = f" during invocation {during}" if during else ""
         return self._result(
-            "FAILED",
+            OperationStatus.FAILED,
             EndReason.OPERATION_TIMEOUT,
             f"the operation did not finish within {self.operation_budget.describe()}; "
             f"it ran out{where} after {self._invocations} invocation(s) and {self._elapsed():.1f} s",
@@ -284,7 +284,7 @@ class Operation:
         elif "unhashable type: 'dict'" in (progress.message or ""):
             hint = UNHASHABLE_SET_HINT
         return self._result(
-            "FAILED",
+            OperationStatus.FAILED,
             EndReason.HANDLER,
             progress.message or "",
             error_code=progress.errorCode,
@@ -295,9 +295,9 @@ class Operation:
     def _succeeded(self, progress: ProgressEvent) -> OperationResult:
         if self.action is Action.LIST:
             self._models.extend(progress.resourceModels or [])
-            return self._result("SUCCESS", EndReason.HANDLER, progress.message or "", resource_models=self._models)
+            return self._result(OperationStatus.SUCCESS, EndReason.HANDLER, progress.message or "", resource_models=self._models)
         return self._result(
-            "SUCCESS", EndReason.HANDLER, progress.message or "", resource_model=progress.resourceModel
+            OperationStatus.SUCCESS, EndReason.HANDLER, progress.message or "", resource_model=progress.resourceModel
         )
 
     def _record_page(self, progress: ProgressEvent) -> Optional[OperationResult]:
@@ -306,7 +306,7 @@ class Operation:
         if token in self._tokens or page == self._last_page:
             repeated = "nextToken" if token in self._tokens else "page of resourceModels"
             return self._result(
-                "FAILED",
+                OperationStatus.FAILED,
                 EndReason.PAGINATION_LOOP,
                 f"LIST pagination makes no progress: invocation {self._invocations} returned the same "
                 f"{repeated} as an earlier call (nextToken {token!r}); stopped instead of looping",
@@ -322,7 +322,7 @@ class Operation:
         if self.max_reinvoke is None or self._invocations <= self.max_reinvoke:
             return None
         return self._result(
-            "IN_PROGRESS",
+            OperationStatus.IN_PROGRESS,
             EndReason.REINVOKE_LIMIT,
             f"stopped after {self.max_reinvoke} re-invocation(s) (--max-reinvoke); the operation was still "
             f"{progress.status.value}" + (" with more pages" if progress.nextToken else ""),
@@ -341,7 +341,7 @@ class Operation:
         if self.stall_limit is None or self._same_answers < self.stall_limit:
             return None
         return self._result(
-            "IN_PROGRESS",
+            OperationStatus.IN_PROGRESS,
             EndReason.NO_PROGRESS,
             f"the handler answered the same IN_PROGRESS {self._same_answers} times in a row with no "
             "CallbackDelaySeconds and no change to callbackContext or resourceModel; stopped instead of "
@@ -362,7 +362,7 @@ class Operation:
             remaining -= step
             self._emit(WaitTick(remaining))
 
-    def _result(self, status: str, reason: EndReason, message: str, **details: Any) -> OperationResult:
+    def _result(self, status: OperationStatus, reason: EndReason, message: str, **details: Any) -> OperationResult:
         return OperationResult(
             action=self.action,
             status=status,

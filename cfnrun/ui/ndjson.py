@@ -82,7 +82,7 @@ class NdjsonRenderer:
         record: Record = {
             "event": "result",
             "action": result.action.value,
-            "status": result.status,
+            "status": result.status.value,
             "reason": result.reason.value,
             "message": result.message,
             "errorCode": result.error_code,

@@ -211,7 +211,7 @@ class TimelineRenderer:
 
     def _result(self, result: OperationResult) -> None:
         summary = (
-            f"{self._paint(result.status, result.status)} {result.action.value} after "
+            f"{self._paint(result.status.value, result.status.value)} {result.action.value} after "
             f"{result.invocations} invocation(s), {result.elapsed_s:.2f} s"
             + (" (virtual clock: skipped waits included)" if self._virtual else "")
         )
