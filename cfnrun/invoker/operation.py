@@ -150,65 +150,80 @@ class Operation:
 
     async def _loop(self) -> OperationResult:
         while True:
-            remaining = self.operation_budget.seconds - self._elapsed()
-            if remaining <= 0:
-                return self._deadline_exceeded()
-            limit: Budget = self.invocation_budget
-            if remaining < limit.seconds:
-                limit = self.operation_budget
-            call_limit = min(limit.seconds, remaining)
-            ticker = RunningCall(self._invocations + 1, call_limit, self._emit)
-            try:
-                outcome = await self.target.invoke(self.request.payload(), call_limit)
-            finally:
-                ticker.stop()
-            self._invocations += 1
-            progress, problem = self._interpret(outcome)
-            self._emit(InvocationCompleted(self._invocations, outcome, progress, problem, self._elapsed()))
-            if self.checker is not None and outcome.kind is OutcomeKind.RETURNED:
-                breach = self._report(self._invocations, self.checker.check_event(self._invocations, outcome.result))
-                if breach is not None:
-                    return self._result(
-                        OperationStatus.FAILED,
-                        EndReason.CONTRACT_VIOLATION,
-                        f"invocation {self._invocations} broke the contract (--contract strict): {breach.line()}",
-                    )
-
-            ended = self._ended_without_event(outcome, problem, limit)
+            ended = await self._step()
             if ended is not None:
                 return ended
-            assert progress is not None
-            if progress.status is OperationStatus.FAILED:
-                if await self._retried(progress):
-                    continue
-                return self._handler_failed(progress)
-            self._retries = 0
-            if progress.status is OperationStatus.SUCCESS:
-                if self.action is Action.LIST and progress.nextToken:
-                    looping = self._record_page(progress)
-                    if looping is not None:
-                        return looping
-                    stop = self._reinvoke_limit_reached(progress)
-                    if stop is not None:
-                        return stop
-                    self.request.next_page(progress.nextToken)
-                    continue
-                return self._succeeded(progress)
-            # IN_PROGRESS
-            if not self.action.is_mutating:
-                return self._result(
-                    OperationStatus.FAILED,
-                    EndReason.IN_PROGRESS_NOT_ALLOWED,
-                    f"{self.action.value} handlers MUST return SUCCESS or FAILED, never IN_PROGRESS "
-                    f"(invocation {self._invocations})",
-                )
-            stop = self._reinvoke_limit_reached(progress) or self._stalled(progress)
-            if stop is not None:
-                return stop
-            delay = max(0, progress.callbackDelaySeconds or 0)
-            remaining = self.operation_budget.seconds - self._elapsed()
-            await self._wait(min(delay, max(0.0, remaining)))
-            self.request.continue_with(progress)
+
+    async def _step(self) -> Optional[OperationResult]:
+        """One invocation and what its answer asks for: the operation's result, or None to call again."""
+        remaining = self.operation_budget.seconds - self._elapsed()
+        if remaining <= 0:
+            return self._deadline_exceeded()
+        limit: Budget = self.invocation_budget if remaining >= self.invocation_budget.seconds else self.operation_budget
+        outcome = await self._invoke(min(limit.seconds, remaining))
+        progress, problem = self._interpret(outcome)
+        self._emit(InvocationCompleted(self._invocations, outcome, progress, problem, self._elapsed()))
+        ended = self._strict_breach(outcome) or self._ended_without_event(outcome, problem, limit)
+        if ended is not None:
+            return ended
+        assert progress is not None
+        return await self._follow(progress)
+
+    async def _invoke(self, call_limit: float) -> InvocationOutcome:
+        ticker = RunningCall(self._invocations + 1, call_limit, self._emit)
+        try:
+            outcome = await self.target.invoke(self.request.payload(), call_limit)
+        finally:
+            ticker.stop()
+        self._invocations += 1
+        return outcome
+
+    def _strict_breach(self, outcome: InvocationOutcome) -> Optional[OperationResult]:
+        """Check the answer (reporting what it breaks); under --contract strict, a MUST it breaks ends the operation."""
+        if self.checker is None or outcome.kind is not OutcomeKind.RETURNED:
+            return None
+        breach = self._report(self._invocations, self.checker.check_event(self._invocations, outcome.result))
+        if breach is None:
+            return None
+        return self._result(
+            OperationStatus.FAILED,
+            EndReason.CONTRACT_VIOLATION,
+            f"invocation {self._invocations} broke the contract (--contract strict): {breach.line()}",
+        )
+
+    async def _follow(self, progress: ProgressEvent) -> Optional[OperationResult]:
+        """What a ProgressEvent asks for: retry, the next page, the next callback, or the end."""
+        if progress.status is OperationStatus.FAILED:
+            return None if await self._retried(progress) else self._handler_failed(progress)
+        self._retries = 0
+        if progress.status is OperationStatus.SUCCESS:
+            if self.action is Action.LIST and progress.nextToken:
+                return self._next_page(progress, progress.nextToken)
+            return self._succeeded(progress)
+        return await self._in_progress(progress)
+
+    def _next_page(self, progress: ProgressEvent, token: str) -> Optional[OperationResult]:
+        stop = self._record_page(progress) or self._reinvoke_limit_reached(progress)
+        if stop is None:
+            self.request.next_page(token)
+        return stop
+
+    async def _in_progress(self, progress: ProgressEvent) -> Optional[OperationResult]:
+        if not self.action.is_mutating:
+            return self._result(
+                OperationStatus.FAILED,
+                EndReason.IN_PROGRESS_NOT_ALLOWED,
+                f"{self.action.value} handlers MUST return SUCCESS or FAILED, never IN_PROGRESS "
+                f"(invocation {self._invocations})",
+            )
+        stop = self._reinvoke_limit_reached(progress) or self._stalled(progress)
+        if stop is not None:
+            return stop
+        delay = max(0, progress.callbackDelaySeconds or 0)
+        remaining = self.operation_budget.seconds - self._elapsed()
+        await self._wait(min(delay, max(0.0, remaining)))
+        self.request.continue_with(progress)
+        return None
 
     def _interpret(self, outcome: InvocationOutcome) -> "tuple[Optional[ProgressEvent], Optional[str]]":
         if outcome.kind is not OutcomeKind.RETURNED:
