@@ -197,7 +197,7 @@ def test_a_writeonly_value_the_handler_logs_or_keeps_in_its_context_is_masked_to
     from cfnrun.history.recorder import OperationRecorder
     from cfnrun.history.store import HistoryStore
     from cfnrun.invoker.events import EndReason, InvocationCompleted, OperationCompleted, OperationResult
-    from cfnrun.model.protocol import Action, ProgressEvent
+    from cfnrun.model.protocol import Action, OperationStatus, ProgressEvent
     from cfnrun.model.schema import ResourceSchema
     from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 
@@ -211,7 +211,7 @@ def test_a_writeonly_value_the_handler_logs_or_keeps_in_its_context_is_masked_to
     )
     logs = f"logging in with {PASSWORD} and {SECRET_KEY}\n"
     recorder(InvocationCompleted(1, InvocationOutcome(OutcomeKind.RETURNED, "r1", 1.0, logs=logs), answer, None, 0.1))
-    recorder(OperationCompleted(OperationResult(Action.CREATE, "SUCCESS", EndReason.HANDLER, "", 1, 0.1, resource_model={"Title": "t"})))
+    recorder(OperationCompleted(OperationResult(Action.CREATE, OperationStatus.SUCCESS, EndReason.HANDLER, "", 1, 0.1, resource_model={"Title": "t"})))
 
     assert recorder.recorded_id == 1
     database = b"".join(path.read_bytes() for path in (tmp_path / ".cfnrun").iterdir())

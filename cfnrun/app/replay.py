@@ -163,7 +163,7 @@ def compare(
     ``violations=False`` leaves the contract violations out too."""
     masker = Masker(schema)
     changes: List[Change] = []
-    for what, before, after in (("status", recorded.status, now.status), ("errorCode", recorded.error_code, now.error_code)):
+    for what, before, after in (("status", recorded.status.value, now.status.value), ("errorCode", recorded.error_code, now.error_code)):
         if before != after:
             changes.append(Change(what, [f"{what}: {before} → {after}"]))
     before_model = _without_read_only(schema, recorded.resource_model)
