@@ -264,7 +264,7 @@ class LambdaService:
         lines = [f"contract {'✗' if v.is_error else '!'} [{v.rule.id}]" for v in violations or []]
         self.violations_seen.update(lines)
         notes = notes + [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations or []]
-        if self.history is not None and action is not None and not action.is_hook:
+        if self.history is not None and action is not None:
             budgets = (self._limit(function, action), self.budgets.operation(action, self.registry.project.schema))
             self.history.call(function.logical_id, action, call, outcome, violations or [], budgets)
         self.console.call(function.logical_id, action.value if action else None, outcome, notes)

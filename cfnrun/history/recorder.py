@@ -19,6 +19,7 @@ from cfnrun.invoker.events import (
 )
 from cfnrun.model.budgets import Budget
 from cfnrun.model.errors import CfnrunError
+from cfnrun.model.hook_protocol import parse_hook_progress_event
 from cfnrun.model.protocol import Action, InvalidProgressEvent, OperationStatus, ProgressEvent, parse_progress_event
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.model.seen_call import SeenCall
@@ -65,6 +66,13 @@ class OperationRecorder:
                 not_recorded(error)
 
 
+def _progress(action: Action, call: SeenCall, result: Any) -> ProgressEvent:
+    """The answer as a ProgressEvent: a hook's TypeFunction answers ``hookStatus``, its test entrypoint ``status``."""
+    if action.is_hook:
+        return parse_hook_progress_event(result, "status" if call.test_event else "hookStatus")
+    return parse_progress_event(result)
+
+
 MAX_OPEN_OPERATIONS = 1000  # serve: IN_PROGRESS operations awaiting their next call, at most
 
 
@@ -96,7 +104,7 @@ class CallRecorder:
         problem: Optional[str] = None
         if outcome.kind is OutcomeKind.RETURNED:
             try:
-                progress = parse_progress_event(outcome.result)
+                progress = _progress(action, call, outcome.result)
             except InvalidProgressEvent as error:
                 problem = str(error)
         token = call.client_request_token

@@ -41,7 +41,8 @@ class SeenCall:
         if not isinstance(payload, dict):
             return cls(payload)
         request = payload.get("request")
-        token = request.get("clientRequestToken") if isinstance(request, dict) else payload.get("bearerToken")
+        # a TestEvent's request, a HandlerRequest's bearerToken, a HookInvocationRequest's own field
+        token = request.get("clientRequestToken") if isinstance(request, dict) else payload.get("bearerToken") or payload.get("clientRequestToken")
         next_token = payload.get("nextToken")
         if next_token is None and isinstance(request, dict):
             next_token = request.get("nextToken")
