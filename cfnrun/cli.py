@@ -567,7 +567,7 @@ def replay(
         typer.echo(f"cfnrun: note: {note}", err=True)
     typer.echo("")
     if report.same:
-        typer.echo(f"same outcome as #{operation_id}: {report.result.status}")
+        typer.echo(f"same outcome as #{operation_id}: {report.result.status.value}")
         raise typer.Exit(EXIT_SUCCESS)
     typer.echo(f"changed since #{operation_id}:")
     for change in report.changes:

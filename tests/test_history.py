@@ -124,6 +124,38 @@ def test_serve_records_each_operation_once_grouping_its_callbacks(
     assert "violations are not compared" in replayed.stderr
 
 
+def test_serve_records_a_hooks_calls_and_they_replay(sample: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    project = sample("hook")
+    printed = cfnrun("invoke", "preCreate", "requests/create-unencrypted.json", "--print-request", cwd=project)
+    assert printed.returncode == 0, printed.stderr
+    request = json.loads(printed.stdout)
+    request["requestData"]["callerCredentials"] = json.dumps(
+        {"accessKeyId": "AKIAEXAMPLE", "secretAccessKey": SECRET_KEY, "sessionToken": "example"}
+    )
+    monkeypatch.setenv("CFNRUN_HISTORY", "on")
+    server = ServerProcess(project)
+    try:
+        client = server.client()
+        answer = json.loads(client.invoke(FunctionName="TypeFunction", Payload=json.dumps(request))["Payload"].read())
+        assert answer["hookStatus"] == "IN_PROGRESS"  # the sample takes a callback before it decides
+        request["requestContext"] = {"invocation": 2, "callbackContext": answer["callbackContext"]}
+        answer = json.loads(client.invoke(FunctionName="TypeFunction", Payload=json.dumps(request))["Payload"].read())
+        assert answer["hookStatus"] == "FAILED" and answer["errorCode"] == "NonCompliant"
+        server.wait_for_line(r"TypeFunction CREATE_PRE_PROVISION → FAILED NonCompliant")
+    finally:
+        assert server.stop() == 0
+    [operation] = history(project)
+    assert operation["source"] == "serve" and operation["action"] == "CREATE_PRE_PROVISION"
+    assert operation["status"] == "FAILED" and operation["errorCode"] == "NonCompliant" and operation["invocations"] == 2
+    assert SECRET_KEY.encode() not in (project / ".cfnrun" / "history.sqlite3").read_bytes()
+    shown = cfnrun("history", "show", str(operation["id"]), cwd=project, env=ON)
+    assert shown.returncode == 0 and "FAILED CREATE_PRE_PROVISION after 2 invocation(s)" in shown.stdout, shown.stdout + shown.stderr
+    # the recorded call replays against the same target, with the same outcome
+    replayed = cfnrun("replay", str(operation["id"]), "--virtual-clock", cwd=project, env=ON)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert f"same outcome as #{operation['id']}: FAILED" in replayed.stdout and "UnsupportedTarget" not in replayed.stdout
+
+
 def test_replay_matches_on_unchanged_code_and_reports_what_a_change_did(sample: Callable[[str], Path]) -> None:
     project = sample("note")
     assert cfnrun("invoke", "CREATE", note_request(project), cwd=project, env=ON).returncode == 0
@@ -197,7 +229,7 @@ def test_a_writeonly_value_the_handler_logs_or_keeps_in_its_context_is_masked_to
     from cfnrun.history.recorder import OperationRecorder
     from cfnrun.history.store import HistoryStore
     from cfnrun.invoker.events import EndReason, InvocationCompleted, OperationCompleted, OperationResult
-    from cfnrun.model.protocol import Action, ProgressEvent
+    from cfnrun.model.protocol import Action, OperationStatus, ProgressEvent
     from cfnrun.model.schema import ResourceSchema
     from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 
@@ -211,7 +243,7 @@ def test_a_writeonly_value_the_handler_logs_or_keeps_in_its_context_is_masked_to
     )
     logs = f"logging in with {PASSWORD} and {SECRET_KEY}\n"
     recorder(InvocationCompleted(1, InvocationOutcome(OutcomeKind.RETURNED, "r1", 1.0, logs=logs), answer, None, 0.1))
-    recorder(OperationCompleted(OperationResult(Action.CREATE, "SUCCESS", EndReason.HANDLER, "", 1, 0.1, resource_model={"Title": "t"})))
+    recorder(OperationCompleted(OperationResult(Action.CREATE, OperationStatus.SUCCESS, EndReason.HANDLER, "", 1, 0.1, resource_model={"Title": "t"})))
 
     assert recorder.recorded_id == 1
     database = b"".join(path.read_bytes() for path in (tmp_path / ".cfnrun").iterdir())

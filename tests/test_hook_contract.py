@@ -21,6 +21,7 @@ from cfnrun.invoker.request_files import OperationInput
 from cfnrun.model.hook_targets import hook_target, target_schemas
 from cfnrun.model.project import handler_project
 from cfnrun.model.protocol import Action
+from cfnrun.model.seen_call import SeenCall
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.registry import RuntimeSettings, worker_spec
 
@@ -112,13 +113,13 @@ def test_serve_checks_hook_calls_by_their_wire_format() -> None:
         "requestContext": {"invocation": 1},
         "requestData": {"targetName": BUCKET, "targetModel": {"resourceProperties": {"BucketName": "Not_A_Bucket"}}},
     }
-    found = check_call(ShapeValidator(project.schema), call, {"hookStatus": "FAILED", "errorCode": "NonCompliant"}, target_schemas(HOOKBREAKER))
+    found = check_call(ShapeValidator(project.schema), SeenCall.parse(call), {"hookStatus": "FAILED", "errorCode": "NonCompliant"}, target_schemas(HOOKBREAKER))
     assert sorted(v.rule.id for v in found) == ["failed-message", "hook-target-model-valid"]
     test_event = {
         "actionInvocationPoint": "CREATE_PRE_PROVISION",
         "request": {"clientRequestToken": "t", "hookContext": {"targetName": "AWS::SQS::Queue", "targetModel": {}}},
     }
-    found = check_call(ShapeValidator(project.schema), test_event, {"status": "SUCCESS"}, target_schemas(HOOKBREAKER))
+    found = check_call(ShapeValidator(project.schema), SeenCall.parse(test_event), {"status": "SUCCESS"}, target_schemas(HOOKBREAKER))
     assert [v.rule.id for v in found] == ["hook-unsupported-target"]
 
 
@@ -140,8 +141,10 @@ def test_invoke_reports_hook_violations_and_the_sample_answers_unsupported_targe
 
 
 def test_serve_knows_a_hook_call_by_its_invocation_point_and_gives_it_the_contract_budget() -> None:
-    from cfnrun.api.lambda_api import payload_action
     from cfnrun.model.budgets import Budgets
+
+    def payload_action(payload: Any) -> Optional[Action]:
+        return SeenCall.parse(payload).action
 
     type_call = {"actionInvocationPoint": "UPDATE_PRE_PROVISION", "requestData": {"targetName": BUCKET}}
     test_event = {"actionInvocationPoint": "DELETE_PRE_PROVISION", "request": {"hookContext": {"targetName": BUCKET}}}

@@ -89,8 +89,8 @@ def test_exception_is_reported_and_the_same_worker_serves_on() -> None:
         assert failed.kind is OutcomeKind.FUNCTION_ERROR
         assert failed.error_type == "ValueError"
         assert failed.error_message == "the handler broke on purpose"
-        assert any("behaviours.py" in line for line in failed.error["stackTrace"])
-        assert not any("worker.py" in line for line in failed.error["stackTrace"])
+        assert any("behaviours.py" in line for line in failed.error.stack_trace)
+        assert not any("worker.py" in line for line in failed.error.stack_trace)
         assert failed.logs == "about to fail\n"
         after = await pool.invoke({"do": "echo"}, 5)
         assert after.kind is OutcomeKind.RETURNED and after.result["count"] == 2
@@ -197,8 +197,8 @@ def test_import_problems_name_the_file_and_line(handler: str, error_type: str, w
         return caught.value
 
     error = asyncio.run(start())
-    assert error.error["errorType"] == error_type
-    assert where in error.error["errorMessage"]
+    assert error.error.error_type == error_type
+    assert where in error.error.message
 
 
 def test_pool_reports_init_error_as_an_outcome() -> None:

@@ -6,6 +6,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any, Dict, Tuple
 
+from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 
 TAIL_BYTES = 4096
@@ -19,38 +20,35 @@ def function_payload(outcome: InvocationOutcome) -> Tuple[bytes, Dict[str, str]]
         body = json.dumps(outcome.result).encode("utf-8")
         if len(body) <= MAX_RESPONSE_BYTES:
             return body, {}
-        error = {
-            "errorMessage": f"Response payload size ({len(body)} bytes) exceeded maximum allowed payload size ({MAX_RESPONSE_BYTES} bytes).",
-            "errorType": "Function.ResponseSizeTooLarge",
-        }
-        return json.dumps(error).encode("utf-8"), dict(FUNCTION_ERROR)
+        error = LambdaError(
+            "Function.ResponseSizeTooLarge",
+            f"Response payload size ({len(body)} bytes) exceeded maximum allowed payload size ({MAX_RESPONSE_BYTES} bytes).",
+        )
+        return json.dumps(error.wire()).encode("utf-8"), dict(FUNCTION_ERROR)
     return json.dumps(function_error(outcome)).encode("utf-8"), dict(FUNCTION_ERROR)
 
 
 def shutdown_payload(request_id: str, grace_s: float) -> Tuple[bytes, Dict[str, str]]:
     """The answer to a call still running when serve's shutdown grace ran out."""
-    error = {
-        "errorType": "Runtime.ExitError",
-        "errorMessage": f"RequestId: {request_id} Error: cfnrun serve is stopping: the call was still running "
+    error = LambdaError(
+        "Runtime.ExitError",
+        f"RequestId: {request_id} Error: cfnrun serve is stopping: the call was still running "
         f"after the {grace_s:g} s shutdown grace, so its worker was stopped",
-    }
-    return json.dumps(error).encode("utf-8"), dict(FUNCTION_ERROR)
+    )
+    return json.dumps(error.wire()).encode("utf-8"), dict(FUNCTION_ERROR)
 
 
 def function_error(outcome: InvocationOutcome) -> Dict[str, Any]:
     request = outcome.request_id
     if outcome.kind is OutcomeKind.TIMED_OUT:
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-        return {
-            "errorType": "Sandbox.Timedout",
-            "errorMessage": f"{stamp} {request} Task timed out after {outcome.timeout_s or 0:.2f} seconds",
-        }
+        return LambdaError("Sandbox.Timedout", f"{stamp} {request} Task timed out after {outcome.timeout_s or 0:.2f} seconds").wire()
     if outcome.kind is OutcomeKind.WORKER_DIED:
-        return {
-            "errorType": outcome.error_type or "Runtime.ExitError",  # Runtime.OutOfMemory, say
-            "errorMessage": f"RequestId: {request} Error: Runtime exited: {outcome.error_message}",
-        }
-    error = dict(outcome.error or {})
+        return LambdaError(
+            outcome.error_type or "Runtime.ExitError",  # Runtime.OutOfMemory, say
+            f"RequestId: {request} Error: Runtime exited: {outcome.error_message}",
+        ).wire()
+    error = outcome.error_body or {}
     error.pop("location", None)
     error.setdefault("stackTrace", [])
     error["requestId"] = request

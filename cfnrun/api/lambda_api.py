@@ -18,7 +18,7 @@ from aiohttp import web
 from cfnrun.api import service_errors
 from cfnrun.api.connections import ConnectionGuard, ConnectionLimits
 from cfnrun.api.function_responses import function_payload, shutdown_payload, tail_log
-from cfnrun.api.paging import PagingWatch, loop_message, request_token
+from cfnrun.api.paging import PagingWatch, loop_message
 from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.contract.checker import ContractMode, check_call
 from cfnrun.contract.shape import ShapeValidator
@@ -28,8 +28,8 @@ from cfnrun.invoker.request_files import request_file_hint
 from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.hook_targets import target_schemas
 from cfnrun.model.project import Project
-from cfnrun.model.hook_protocol import hook_call_parts
-from cfnrun.model.protocol import RESOURCE_ACTIONS, Action
+from cfnrun.model.protocol import Action
+from cfnrun.model.seen_call import SeenCall
 from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.registry import FunctionRegistry
@@ -42,17 +42,6 @@ INVOCATION_TYPES = ("RequestResponse", "Event", "DryRun")
 PAGING_LOOP_LIMIT = 3  # --contract warn: answers handing back their own nextToken before serve stops the loop
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-def payload_action(payload: Any) -> Optional[Action]:
-    """The action of a HandlerRequest or sam-tests event, or the invocation point of a hook's call."""
-    if isinstance(payload, dict):
-        hook_call = hook_call_parts(payload)
-        if hook_call is not None:
-            return hook_call[0]
-        if isinstance(payload.get("action"), str) and payload["action"] in [a.value for a in RESOURCE_ACTIONS]:
-            return Action(payload["action"])
-    return None
 
 
 class LambdaService:
@@ -211,13 +200,14 @@ class LambdaService:
             self._targets = (project, target_schemas(project.root))
         return self._targets[1]
 
-    def _check(self, payload: Any, result: Any) -> List[Violation]:
-        return check_call(self._shape_validator(), payload, result, self._target_schemas())
+    def _check(self, call: SeenCall, result: Any) -> List[Violation]:
+        return check_call(self._shape_validator(), call, result, self._target_schemas())
 
     async def _call(
         self, function: FunctionSpec, payload: Any, payload_json: Optional[bytes], request_id: str
     ) -> InvocationOutcome:
-        action = payload_action(payload)
+        call = SeenCall.parse(payload)
+        action = call.action
         limit = self._limit(function, action)
         outcome = await self.registry.pool(function).invoke(payload, limit.seconds, request_id, payload_json)
         notes = [hint for hint in [request_file_hint(payload)] if hint]
@@ -227,11 +217,11 @@ class LambdaService:
         if self._grace_expired is not None and outcome.kind is not OutcomeKind.RETURNED:
             notes.append(f"serve is stopping: still running after the {self._grace_expired:g} s shutdown grace; answered with Runtime.ExitError")
         if action is Action.LIST and outcome.kind is OutcomeKind.RETURNED:
-            outcome = self._stop_paging_loop(function, payload, outcome, notes)
+            outcome = self._stop_paging_loop(function, call, outcome, notes)
         loop = asyncio.get_running_loop()
         if self.contract is ContractMode.STRICT and outcome.kind is OutcomeKind.RETURNED:
-            violations = self._check(payload, outcome.result)
-            loop.call_soon(self._report, function, action, payload, outcome, notes, violations)
+            violations = self._check(call, outcome.result)
+            loop.call_soon(self._report, function, call, outcome, notes, violations)
             errors = [v for v in violations if v.is_error]
             if errors:
                 status_key = "hookStatus" if isinstance(outcome.result, dict) and "hookStatus" in outcome.result else "status"
@@ -244,14 +234,14 @@ class LambdaService:
             return outcome
         # Warn mode: nothing in the answer depends on the checks, so they run once it is on its way,
         # like Lambda's logs: the caller never waits on the checker or a terminal.
-        loop.call_soon(self._report, function, action, payload, outcome, notes, None)
+        loop.call_soon(self._report, function, call, outcome, notes, None)
         return outcome
 
-    def _stop_paging_loop(self, function: FunctionSpec, payload: Any, outcome: InvocationOutcome, notes: List[str]) -> InvocationOutcome:
-        repeats = self.paging.repeats(function.logical_id, payload, outcome.result)
+    def _stop_paging_loop(self, function: FunctionSpec, call: SeenCall, outcome: InvocationOutcome, notes: List[str]) -> InvocationOutcome:
+        repeats = self.paging.repeats(function.logical_id, call.next_token, outcome.result)
         if not repeats:
             return outcome
-        message = loop_message(request_token(payload) or "", repeats)
+        message = loop_message(call.next_token or "", repeats)
         strict = self.contract is ContractMode.STRICT
         if not strict and repeats < PAGING_LOOP_LIMIT:
             notes.append(f"LOOP? {message} (answered as is; cfnrun stops it at {PAGING_LOOP_LIMIT} in a row)")
@@ -263,20 +253,20 @@ class LambdaService:
     def _report(
         self,
         function: FunctionSpec,
-        action: Optional[Action],
-        payload: Any,
+        call: SeenCall,
         outcome: InvocationOutcome,
         notes: List[str],
         violations: Optional[List[Violation]],
     ) -> None:
+        action = call.action
         if violations is None and self.contract is not ContractMode.OFF and outcome.kind is OutcomeKind.RETURNED:
-            violations = self._check(payload, outcome.result)
+            violations = self._check(call, outcome.result)
         lines = [f"contract {'✗' if v.is_error else '!'} [{v.rule.id}]" for v in violations or []]
         self.violations_seen.update(lines)
         notes = notes + [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations or []]
-        if self.history is not None and action is not None and not action.is_hook and isinstance(payload, dict):
+        if self.history is not None and action is not None:
             budgets = (self._limit(function, action), self.budgets.operation(action, self.registry.project.schema))
-            self.history.call(function.logical_id, action, payload, outcome, violations or [], budgets)
+            self.history.call(function.logical_id, action, call, outcome, violations or [], budgets)
         self.console.call(function.logical_id, action.value if action else None, outcome, notes)
 
     @web.middleware

@@ -12,25 +12,14 @@ from typing import Any, Dict, Optional, Tuple
 from cfnrun.invoker.operation import PAGINATION_LOOP_HINT
 
 
-def request_token(payload: Any) -> Optional[str]:
-    """The nextToken a HandlerRequest or sam-tests event asks for."""
-    if not isinstance(payload, dict):
-        return None
-    token = payload.get("nextToken")
-    if token is None and isinstance(payload.get("request"), dict):
-        token = payload["request"].get("nextToken")
-    return token if isinstance(token, str) and token else None
-
-
 class PagingWatch:
     """Counts, per function, consecutive LIST answers that return the token they were sent."""
 
     def __init__(self) -> None:
         self._repeats: Dict[str, Tuple[str, int]] = {}
 
-    def repeats(self, function: str, payload: Any, result: Any) -> int:
-        """How many times in a row this function has now handed back the same token (0: progress)."""
-        sent = request_token(payload)
+    def repeats(self, function: str, sent: Optional[str], result: Any) -> int:
+        """How many times in a row this function has now handed back ``sent``, the token it was called with (0: progress)."""
         returned = result.get("nextToken") if isinstance(result, dict) else None
         if sent is None or returned != sent:
             self._repeats.pop(function, None)

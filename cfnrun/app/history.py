@@ -9,7 +9,7 @@ from cfnrun.history.recorder import OperationRecorder, not_recorded
 from cfnrun.history.store import HistoryStore, RecordedOperation
 from cfnrun.invoker.events import EndReason, Observer, OperationCompleted, OperationEvent, OperationResult
 from cfnrun.model.errors import CfnrunError
-from cfnrun.model.protocol import Action
+from cfnrun.model.protocol import Action, OperationStatus
 
 if TYPE_CHECKING:  # app.invoke imports this module
     from cfnrun.app.invoke import PreparedInvoke  # noqa: F401
@@ -86,7 +86,7 @@ def recorded_events(operation: RecordedOperation, records: List[Dict[str, Any]])
     violations = [decode_violation(v) for r in records if r["event"] == "violations" for v in r["violations"]]
     result = OperationResult(
         action=Action(operation.action),
-        status=operation.status,
+        status=OperationStatus(operation.status),
         reason=EndReason.HANDLER,
         message=last.get("message") or "",
         invocations=operation.invocations,

@@ -49,12 +49,12 @@ class ProviderLoadError(CfnrunError):
     """The provider's code could not be imported into a worker."""
 
     def __init__(self, error: WorkerInitError) -> None:
-        message = f"cannot load the provider: {error.error.get('errorType')}: {error}"
+        message = f"cannot load the provider: {error.error.error_type}: {error}"
         if "No module named" in str(error) and ".models'" in str(error):
             message += "\n  hint: models.py is generated from the schema: run 'cfn generate' in the project folder"
         super().__init__(message)
         self.logs = error.logs
-        self.stack_trace: List[str] = list(error.error.get("stackTrace") or [])
+        self.stack_trace: List[str] = list(error.error.stack_trace or ())
 
 
 @dataclass

@@ -51,7 +51,7 @@ class Reloader:
         live = [name for name, failure in results.items() if failure is None]
         for name, failure in results.items():
             if failure is not None:
-                self.console.error(f"reload: {name} does not load: {failure.error.get('errorType')}: {failure}")
+                self.console.error(f"reload: {name} does not load: {failure.error.error_type}: {failure}")
                 self.console.info("    calls answer with this error until a save fixes it")
         if live:
             self.console.info(f"reload: new code live in {elapsed:.0f} ms: {', '.join(live)}")

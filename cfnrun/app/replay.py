@@ -21,6 +21,7 @@ from cfnrun.model.budgets import Budgets
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.project import load_project
 from cfnrun.model.protocol import Action
+from cfnrun.model.seen_call import SeenCall
 from cfnrun.model.schema import WRITE_ONLY_MASK, ResourceSchema
 from cfnrun.app.history import recorded_events
 
@@ -60,7 +61,21 @@ def _recorded_request(operation: RecordedOperation) -> Dict[str, Any]:
         return {"request": request["request"], "settings": request["settings"]}
     payload = request.get("payload") or {}
     settings: Dict[str, Any] = {"action": operation.action, "function": operation.function}
-    if isinstance(payload.get("request"), dict):  # a sam-tests event
+    call = SeenCall.parse(payload)
+    if call.hook_target is not None:  # a hook's HookInvocationRequest or HookTestEvent
+        test = call.test_event
+        settings.update(
+            entrypoint=(Entrypoint.TEST if test else Entrypoint.TYPE).value,
+            region=payload.get("region"),
+            accountId=None if test else payload.get("awsAccountId"),
+        )
+        body = {
+            "desiredResourceState": call.desired,
+            "previousResourceState": call.previous,
+            "typeConfiguration": payload.get("typeConfiguration" if test else "hookModel"),
+            "targetName": call.hook_target.name,
+        }
+    elif isinstance(payload.get("request"), dict):  # a sam-tests event
         inner = payload["request"]
         settings.update(entrypoint=Entrypoint.TEST.value, region=payload.get("region"), accountId=inner.get("awsAccountId"))
         body = {key: inner.get(key) for key in ("desiredResourceState", "previousResourceState", "typeConfiguration")}
@@ -163,7 +178,7 @@ def compare(
     ``violations=False`` leaves the contract violations out too."""
     masker = Masker(schema)
     changes: List[Change] = []
-    for what, before, after in (("status", recorded.status, now.status), ("errorCode", recorded.error_code, now.error_code)):
+    for what, before, after in (("status", recorded.status.value, now.status.value), ("errorCode", recorded.error_code, now.error_code)):
         if before != after:
             changes.append(Change(what, [f"{what}: {before} → {after}"]))
     before_model = _without_read_only(schema, recorded.resource_model)

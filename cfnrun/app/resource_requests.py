@@ -288,7 +288,7 @@ class ResourceRequestStore:
             self.console.error(f"Cloud Control request {progress.request_token}: {progress.status_message}")
             return
         if progress.status == "CANCEL_IN_PROGRESS":
-            self._update(progress, "CANCEL_COMPLETE", f"cancelled; the invocation in flight ended the operation with {result.status}")
+            self._update(progress, "CANCEL_COMPLETE", f"cancelled; the invocation in flight ended the operation with {result.status.value}")
         elif result.succeeded:
             if action is Action.DELETE:
                 progress.resource_model = None

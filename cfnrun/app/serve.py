@@ -193,7 +193,7 @@ def announce_warm(project: Project, warming: Dict[str, "asyncio.Task[Optional[Wo
             took = (time.perf_counter() - started) * 1000.0
             console.info(f"  {name:<20} {handlers[name]}  warm in {took:.0f} ms")
         else:
-            console.error(f"{name} does not load: {error.error.get('errorType')}: {error}")
+            console.error(f"{name} does not load: {error.error.error_type}: {error}")
 
     for name, task in warming.items():
         task.add_done_callback(functools.partial(report, name))

@@ -109,7 +109,7 @@ class WarmSession:
         result: OperationResult = self._run(self._operation(prepared, options, collector))
         return OperationOutcome(
             action=action.value,
-            status=result.status,
+            status=result.status.value,
             error_code=result.error_code,
             message=result.message,
             model=result.resource_model,

@@ -11,11 +11,11 @@ from cfnrun.contract.request_rules import check_request
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import Violation
 from cfnrun.contract.write_only import redact
-from cfnrun.model.hook_protocol import hook_call_parts
 from cfnrun.model.hook_targets import HookTarget, target_names
 from cfnrun.model.protocol import Action
 from cfnrun.model.endings import EndReason
 from cfnrun.model.schema import ResourceSchema
+from cfnrun.model.seen_call import SeenCall
 
 
 # How the invoker's own endings map to contract rules.
@@ -89,7 +89,7 @@ def _never_raising(check: Callable[[], List[Violation]], invocation: Optional[in
 
 
 def check_call(
-    shape: ShapeValidator, payload: Any, result: Any, target_schemas: Optional[Dict[str, Dict[str, Any]]] = None
+    shape: ShapeValidator, call: SeenCall, result: Any, target_schemas: Optional[Dict[str, Dict[str, Any]]] = None
 ) -> List[Violation]:
     """Check one call seen by the server: a HandlerRequest, sam-tests event, HookInvocationRequest
     or HookTestEvent, and its answer; ``target_schemas`` are a hook project's.
@@ -97,25 +97,17 @@ def check_call(
     A call with a callbackContext continues an operation: its request is the replayed
     model, so only the event is checked.
     """
-    hook_call = hook_call_parts(payload)
-    if hook_call is not None:
-        point, target_name, model, callback_context = hook_call
-        declared = target_names(shape.schema, point)
-        target = HookTarget(target_name, declared, (target_schemas or {}).get(target_name))
-        desired: Dict[str, Any] = model["resourceProperties"] if isinstance(model.get("resourceProperties"), dict) else {}
-        previous = model.get("previousResourceProperties") if isinstance(model.get("previousResourceProperties"), dict) else None
-        checker = ContractChecker(shape.schema, point, desired, previous, shape=shape, target=target)
-        return (checker.check_request() if not callback_context else []) + checker.check_event(1, result)
-    if not isinstance(payload, dict) or payload.get("action") not in Action.__members__:
+    if call.action is None:
         return []
-    data = payload.get("requestData") if isinstance(payload.get("requestData"), dict) else payload.get("request")
-    if not isinstance(data, dict):
+    first_call = not call.callback_context
+    if call.hook_target is not None:
+        name = call.hook_target.name
+        target = HookTarget(name, target_names(shape.schema, call.action), (target_schemas or {}).get(name))
+        checker = ContractChecker(shape.schema, call.action, call.desired, call.previous, shape=shape, target=target)
+    elif call.request_data is not None:
+        checker = ContractChecker(
+            shape.schema, call.action, call.desired, call.previous, events_seen=0 if first_call else 1, shape=shape
+        )
+    else:
         return []
-    desired = data.get("resourceProperties", data.get("desiredResourceState")) or {}
-    previous = data.get("previousResourceProperties", data.get("previousResourceState"))
-    first_call = not payload.get("callbackContext")
-    checker = ContractChecker(
-        shape.schema, Action(payload["action"]), desired, previous, events_seen=0 if first_call else 1, shape=shape
-    )
-    found = checker.check_request() if first_call else []
-    return found + checker.check_event(1, result)
+    return (checker.check_request() if first_call else []) + checker.check_event(1, result)

@@ -8,10 +8,10 @@ from cfnrun.contract import violations as rules
 from cfnrun.contract.compare import mismatches
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import Violation
-from cfnrun.model.protocol import Action, HandlerErrorCode
+from cfnrun.model.protocol import Action, HandlerErrorCode, OperationStatus
 from cfnrun.model.schema import ResourceSchema
 
-STATUSES = ("IN_PROGRESS", "SUCCESS", "FAILED")
+STATUSES = tuple(status.value for status in OperationStatus)  # what c.status, the raw answer, may be
 ERROR_CODES = {code.value for code in HandlerErrorCode}
 
 
@@ -46,7 +46,7 @@ def status_and_error_code(c: EventContext) -> Iterator[Violation]:
         yield c.violation(rules.STATUS_VALID, f"status is {c.status!r}; use OperationStatus IN_PROGRESS, SUCCESS or FAILED", "/status")
         return
     code, message = c.event.get("errorCode"), c.event.get("message")
-    if c.status == "FAILED":
+    if c.status == OperationStatus.FAILED:
         if code not in ERROR_CODES:
             yield c.violation(
                 rules.FAILED_ERROR_CODE,
@@ -55,12 +55,12 @@ def status_and_error_code(c: EventContext) -> Iterator[Violation]:
             )
         if not message:
             yield c.violation(rules.FAILED_MESSAGE, "FAILED without a message; say what went wrong, e.g. ProgressEvent.failed(code, message)", "/message")
-    if c.status == "IN_PROGRESS":
+    if c.status == OperationStatus.IN_PROGRESS:
         if code:
             yield c.violation(rules.IN_PROGRESS_NO_ERROR_CODE, f"IN_PROGRESS carries errorCode {code!r}; drop it or return FAILED", "/errorCode")
         if c.event.get("resourceModels") is not None:
             yield c.violation(rules.IN_PROGRESS_NO_RESOURCE_MODELS, "IN_PROGRESS carries resourceModels; return the single resourceModel", "/resourceModels")
-    if c.status in ("SUCCESS", "FAILED") and (c.event.get("callbackDelaySeconds") or 0) > 0:
+    if c.status in (OperationStatus.SUCCESS, OperationStatus.FAILED) and (c.event.get("callbackDelaySeconds") or 0) > 0:
         yield c.violation(
             rules.TERMINAL_NO_CALLBACK_DELAY,
             f"{c.status} with callbackDelaySeconds {c.event['callbackDelaySeconds']}: a terminal event schedules no callback",
@@ -69,10 +69,10 @@ def status_and_error_code(c: EventContext) -> Iterator[Violation]:
 
 
 def read_and_list(c: EventContext) -> Iterator[Violation]:
-    if c.status == "IN_PROGRESS" and c.action in (Action.READ, Action.LIST):
+    if c.status == OperationStatus.IN_PROGRESS and c.action in (Action.READ, Action.LIST):
         rule = rules.READ_NO_IN_PROGRESS if c.action is Action.READ else rules.LIST_NO_IN_PROGRESS
         yield c.violation(rule, f"{c.action.value} returned IN_PROGRESS; answer SUCCESS or FAILED in one call", "/status")
-    if c.action is not Action.LIST or c.status != "SUCCESS":
+    if c.action is not Action.LIST or c.status != OperationStatus.SUCCESS:
         return
     models = c.event.get("resourceModels")
     if not isinstance(models, list):
@@ -87,14 +87,14 @@ def read_and_list(c: EventContext) -> Iterator[Violation]:
 
 
 def delete_model(c: EventContext) -> Iterator[Violation]:
-    if c.action is Action.DELETE and c.status == "SUCCESS" and c.event.get("resourceModel"):
+    if c.action is Action.DELETE and c.status == OperationStatus.SUCCESS and c.event.get("resourceModel"):
         yield c.violation(rules.DELETE_NO_MODEL, "DELETE SUCCESS returned a resourceModel; return none once deleted", "/resourceModel")
 
 
 def primary_identifier(c: EventContext) -> Iterator[Violation]:
     if c.action not in (Action.CREATE, Action.UPDATE) or c.status not in STATUSES:
         return
-    if c.status == "FAILED" and (c.first and c.action is Action.CREATE or c.model is None):
+    if c.status == OperationStatus.FAILED and (c.first and c.action is Action.CREATE or c.model is None):
         return
     missing = [p for p in c.schema.primary_identifier if c.model is None or not c.schema.has_value(c.model, p)]
     if missing:
@@ -139,7 +139,7 @@ def _nulls(value: Any, pointer: str) -> Iterator[str]:
 
 def final_model(c: EventContext) -> Iterator[Violation]:
     """CREATE/UPDATE/READ SUCCESS: complete, exact, no nulls, nothing writeOnly."""
-    if c.status != "SUCCESS" or c.action not in (Action.CREATE, Action.UPDATE, Action.READ):
+    if c.status != OperationStatus.SUCCESS or c.action not in (Action.CREATE, Action.UPDATE, Action.READ):
         return
     if c.model is None:
         yield c.violation(rules.MODEL_RETURNED, f"{c.action.value} SUCCESS without a resourceModel", "/resourceModel")
@@ -172,7 +172,7 @@ def in_progress_model(c: EventContext) -> Iterator[Violation]:
     A property is "more" when it is null, or when the request did not ask for it and the
     schema neither marks it readOnly (the handler's to set) nor gives it a default.
     """
-    if c.status != "IN_PROGRESS" or c.action not in (Action.CREATE, Action.UPDATE) or c.model is None:
+    if c.status != OperationStatus.IN_PROGRESS or c.action not in (Action.CREATE, Action.UPDATE) or c.model is None:
         return
     declared = c.schema.document.get("properties") or {}
     read_only = {p.split("/")[2] for p in c.schema.read_only_properties if p.count("/") >= 2}

@@ -16,7 +16,8 @@ from cfnrun.invoker.events import (
     Waiting,
 )
 from cfnrun.model.budgets import Budget, BudgetKind
-from cfnrun.model.protocol import Action, ProgressEvent
+from cfnrun.model.protocol import Action, OperationStatus, ProgressEvent
+from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 
 _RULES = {rule.id: rule for rule in ALL_RULES}
@@ -51,7 +52,7 @@ def outcome_record(outcome: InvocationOutcome) -> Record:
         "requestId": outcome.request_id,
         "durationMs": outcome.duration_ms,
         "logs": outcome.logs,
-        "error": outcome.error,
+        "error": outcome.error_body,
         "timeoutSeconds": outcome.timeout_s,
         "note": outcome.note,
         "faults": outcome.faults,
@@ -61,7 +62,7 @@ def outcome_record(outcome: InvocationOutcome) -> Record:
 def result_record(result: OperationResult, masker: Masker) -> Record:
     return {
         "action": result.action.value,
-        "status": result.status,
+        "status": result.status.value,
         "reason": result.reason.value,
         "message": result.message,
         "invocations": result.invocations,
@@ -115,7 +116,7 @@ def decode_outcome(record: Record) -> InvocationOutcome:
         request_id=record.get("requestId", ""),
         duration_ms=record.get("durationMs", 0.0),
         logs=record.get("logs", ""),
-        error=record.get("error"),
+        error=LambdaError.from_wire(record["error"]) if record.get("error") is not None else None,
         timeout_s=record.get("timeoutSeconds"),
         note=record.get("note"),
         faults=record.get("faults") or [],
@@ -125,7 +126,7 @@ def decode_outcome(record: Record) -> InvocationOutcome:
 def decode_result(record: Record) -> OperationResult:
     return OperationResult(
         action=Action(record["action"]),
-        status=record["status"],
+        status=OperationStatus(record["status"]),
         reason=EndReason(record["reason"]),
         message=record.get("message") or "",
         invocations=record["invocations"],

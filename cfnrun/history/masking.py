@@ -28,6 +28,8 @@ class Masker:
                 for container, key in self.schema.locate(model, self.schema.write_only_properties):
                     self._remember(container[key])
         for value in credentials:
+            if isinstance(value, str):  # a hook's requestData carries them as a JSON string
+                value = _json_object(value)
             if isinstance(value, dict):
                 for name in CREDENTIAL_FIELDS:
                     self._remember(value.get(name))
@@ -75,3 +77,10 @@ class Masker:
         for secret in sorted(self._secrets, key=len, reverse=True):
             text = text.replace(json.dumps(secret)[1:-1], SECRET_MASK)
         return text
+
+
+def _json_object(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None

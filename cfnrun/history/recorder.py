@@ -19,8 +19,10 @@ from cfnrun.invoker.events import (
 )
 from cfnrun.model.budgets import Budget
 from cfnrun.model.errors import CfnrunError
+from cfnrun.model.hook_protocol import parse_hook_progress_event
 from cfnrun.model.protocol import Action, InvalidProgressEvent, OperationStatus, ProgressEvent, parse_progress_event
 from cfnrun.model.schema import ResourceSchema
+from cfnrun.model.seen_call import SeenCall
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 
 
@@ -52,7 +54,7 @@ class OperationRecorder:
                 "type_name": self.request.get("typeName", ""),
                 "action": result.action.value,
                 "function": self._function,
-                "status": result.status,
+                "status": result.status.value,
                 "error_code": result.error_code,
                 "invocations": result.invocations,
                 "duration_s": result.elapsed_s,
@@ -64,27 +66,11 @@ class OperationRecorder:
                 not_recorded(error)
 
 
-def call_token(payload: Any) -> Optional[str]:
-    """The clientRequestToken a HandlerRequest (bearerToken) or sam-tests event carries."""
-    if not isinstance(payload, dict):
-        return None
-    request = payload.get("request")
-    token = request.get("clientRequestToken") if isinstance(request, dict) else payload.get("bearerToken")
-    return token if isinstance(token, str) and token else None
-
-
-def _credentials(payload: Dict[str, Any]) -> List[Any]:
-    data = payload.get("requestData")
-    data = data if isinstance(data, dict) else {}
-    return [payload.get("credentials"), data.get("callerCredentials"), data.get("providerCredentials")]
-
-
-def _models(payload: Dict[str, Any]) -> List[Any]:
-    data = payload.get("requestData") if isinstance(payload.get("requestData"), dict) else payload.get("request")
-    if not isinstance(data, dict):
-        return []
-    keys = ("resourceProperties", "previousResourceProperties", "desiredResourceState", "previousResourceState")
-    return [data.get(key) for key in keys]
+def _progress(action: Action, call: SeenCall, result: Any) -> ProgressEvent:
+    """The answer as a ProgressEvent: a hook's TypeFunction answers ``hookStatus``, its test entrypoint ``status``."""
+    if action.is_hook:
+        return parse_hook_progress_event(result, "status" if call.test_event else "hookStatus")
+    return parse_progress_event(result)
 
 
 MAX_OPEN_OPERATIONS = 1000  # serve: IN_PROGRESS operations awaiting their next call, at most
@@ -107,21 +93,21 @@ class CallRecorder:
         self,
         function: str,
         action: Action,
-        payload: Dict[str, Any],
+        call: SeenCall,
         outcome: InvocationOutcome,
         violations: List[Violation],
         budgets: Tuple[Budget, Budget],
     ) -> None:
         masker = Masker(self.schema())
-        masker.learn(_models(payload), _credentials(payload))
+        masker.learn(call.models, call.credentials)
         progress: Optional[ProgressEvent] = None
         problem: Optional[str] = None
         if outcome.kind is OutcomeKind.RETURNED:
             try:
-                progress = parse_progress_event(outcome.result)
+                progress = _progress(action, call, outcome.result)
             except InvalidProgressEvent as error:
                 problem = str(error)
-        token = call_token(payload)
+        token = call.client_request_token
         key = (function, action.value, token) if token else None
         now = time.time()
         ongoing = self._open.pop(key, None) if key else None  # type: ignore[arg-type]
@@ -129,7 +115,7 @@ class CallRecorder:
         started = ongoing.started if ongoing else now - outcome.duration_ms / 1000.0
         records: List[Record] = []
         if ongoing is None:
-            entrypoint = "test" if "request" in payload else "type"
+            entrypoint = "test" if call.test_event else "type"
             started_event = OperationStarted(action, self.type_name, function, entrypoint, budgets[0], budgets[1], False)
             records.append(encode(started_event, masker) or {})
         records.append(encode(InvocationCompleted(number, outcome, progress, problem, now - started), masker) or {})
@@ -150,7 +136,7 @@ class CallRecorder:
         try:
             self.store.hold()
             if ongoing is None:
-                request = {"source": "serve", "payload": masker.payload(payload)}
+                request = {"source": "serve", "payload": masker.payload(call.payload)}
                 ongoing = _Open(self.store.add("serve", token, head, masker.dumps(request), events), started)
             else:
                 ongoing.invocations = number

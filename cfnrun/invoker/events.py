@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 from cfnrun.contract.violations import Violation
 from cfnrun.model.budgets import Budget
 from cfnrun.model.endings import EndReason
-from cfnrun.model.protocol import Action, ProgressEvent
+from cfnrun.model.protocol import Action, OperationStatus, ProgressEvent
 from cfnrun.runtime.outcome import InvocationOutcome
 
 
@@ -80,7 +80,7 @@ class WaitTick:
 @dataclass
 class OperationResult:
     action: Action
-    status: str  # SUCCESS, FAILED, or IN_PROGRESS when stopped early
+    status: OperationStatus  # SUCCESS, FAILED, or IN_PROGRESS when stopped early
     reason: EndReason
     message: str
     invocations: int
@@ -93,7 +93,7 @@ class OperationResult:
 
     @property
     def succeeded(self) -> bool:
-        return self.status == "SUCCESS"
+        return self.status is OperationStatus.SUCCESS
 
 
 @dataclass

@@ -146,69 +146,84 @@ class Operation:
         breach = self._report(None, self.checker.check_request())
         if breach is None:
             return None
-        return self._result("FAILED", EndReason.CONTRACT_VIOLATION, f"not invoked: the request breaks the contract: {breach.line()}")
+        return self._result(OperationStatus.FAILED, EndReason.CONTRACT_VIOLATION, f"not invoked: the request breaks the contract: {breach.line()}")
 
     async def _loop(self) -> OperationResult:
         while True:
-            remaining = self.operation_budget.seconds - self._elapsed()
-            if remaining <= 0:
-                return self._deadline_exceeded()
-            limit: Budget = self.invocation_budget
-            if remaining < limit.seconds:
-                limit = self.operation_budget
-            call_limit = min(limit.seconds, remaining)
-            ticker = RunningCall(self._invocations + 1, call_limit, self._emit)
-            try:
-                outcome = await self.target.invoke(self.request.payload(), call_limit)
-            finally:
-                ticker.stop()
-            self._invocations += 1
-            progress, problem = self._interpret(outcome)
-            self._emit(InvocationCompleted(self._invocations, outcome, progress, problem, self._elapsed()))
-            if self.checker is not None and outcome.kind is OutcomeKind.RETURNED:
-                breach = self._report(self._invocations, self.checker.check_event(self._invocations, outcome.result))
-                if breach is not None:
-                    return self._result(
-                        "FAILED",
-                        EndReason.CONTRACT_VIOLATION,
-                        f"invocation {self._invocations} broke the contract (--contract strict): {breach.line()}",
-                    )
-
-            ended = self._ended_without_event(outcome, problem, limit)
+            ended = await self._step()
             if ended is not None:
                 return ended
-            assert progress is not None
-            if progress.status is OperationStatus.FAILED:
-                if await self._retried(progress):
-                    continue
-                return self._handler_failed(progress)
-            self._retries = 0
-            if progress.status is OperationStatus.SUCCESS:
-                if self.action is Action.LIST and progress.nextToken:
-                    looping = self._record_page(progress)
-                    if looping is not None:
-                        return looping
-                    stop = self._reinvoke_limit_reached(progress)
-                    if stop is not None:
-                        return stop
-                    self.request.next_page(progress.nextToken)
-                    continue
-                return self._succeeded(progress)
-            # IN_PROGRESS
-            if not self.action.is_mutating:
-                return self._result(
-                    "FAILED",
-                    EndReason.IN_PROGRESS_NOT_ALLOWED,
-                    f"{self.action.value} handlers MUST return SUCCESS or FAILED, never IN_PROGRESS "
-                    f"(invocation {self._invocations})",
-                )
-            stop = self._reinvoke_limit_reached(progress) or self._stalled(progress)
-            if stop is not None:
-                return stop
-            delay = max(0, progress.callbackDelaySeconds or 0)
-            remaining = self.operation_budget.seconds - self._elapsed()
-            await self._wait(min(delay, max(0.0, remaining)))
-            self.request.continue_with(progress)
+
+    async def _step(self) -> Optional[OperationResult]:
+        """One invocation and what its answer asks for: the operation's result, or None to call again."""
+        remaining = self.operation_budget.seconds - self._elapsed()
+        if remaining <= 0:
+            return self._deadline_exceeded()
+        limit: Budget = self.invocation_budget if remaining >= self.invocation_budget.seconds else self.operation_budget
+        outcome = await self._invoke(min(limit.seconds, remaining))
+        progress, problem = self._interpret(outcome)
+        self._emit(InvocationCompleted(self._invocations, outcome, progress, problem, self._elapsed()))
+        ended = self._strict_breach(outcome) or self._ended_without_event(outcome, problem, limit)
+        if ended is not None:
+            return ended
+        assert progress is not None
+        return await self._follow(progress)
+
+    async def _invoke(self, call_limit: float) -> InvocationOutcome:
+        ticker = RunningCall(self._invocations + 1, call_limit, self._emit)
+        try:
+            outcome = await self.target.invoke(self.request.payload(), call_limit)
+        finally:
+            ticker.stop()
+        self._invocations += 1
+        return outcome
+
+    def _strict_breach(self, outcome: InvocationOutcome) -> Optional[OperationResult]:
+        """Check the answer (reporting what it breaks); under --contract strict, a MUST it breaks ends the operation."""
+        if self.checker is None or outcome.kind is not OutcomeKind.RETURNED:
+            return None
+        breach = self._report(self._invocations, self.checker.check_event(self._invocations, outcome.result))
+        if breach is None:
+            return None
+        return self._result(
+            OperationStatus.FAILED,
+            EndReason.CONTRACT_VIOLATION,
+            f"invocation {self._invocations} broke the contract (--contract strict): {breach.line()}",
+        )
+
+    async def _follow(self, progress: ProgressEvent) -> Optional[OperationResult]:
+        """What a ProgressEvent asks for: retry, the next page, the next callback, or the end."""
+        if progress.status is OperationStatus.FAILED:
+            return None if await self._retried(progress) else self._handler_failed(progress)
+        self._retries = 0
+        if progress.status is OperationStatus.SUCCESS:
+            if self.action is Action.LIST and progress.nextToken:
+                return self._next_page(progress, progress.nextToken)
+            return self._succeeded(progress)
+        return await self._in_progress(progress)
+
+    def _next_page(self, progress: ProgressEvent, token: str) -> Optional[OperationResult]:
+        stop = self._record_page(progress) or self._reinvoke_limit_reached(progress)
+        if stop is None:
+            self.request.next_page(token)
+        return stop
+
+    async def _in_progress(self, progress: ProgressEvent) -> Optional[OperationResult]:
+        if not self.action.is_mutating:
+            return self._result(
+                OperationStatus.FAILED,
+                EndReason.IN_PROGRESS_NOT_ALLOWED,
+                f"{self.action.value} handlers MUST return SUCCESS or FAILED, never IN_PROGRESS "
+                f"(invocation {self._invocations})",
+            )
+        stop = self._reinvoke_limit_reached(progress) or self._stalled(progress)
+        if stop is not None:
+            return stop
+        delay = max(0, progress.callbackDelaySeconds or 0)
+        remaining = self.operation_budget.seconds - self._elapsed()
+        await self._wait(min(delay, max(0.0, remaining)))
+        self.request.continue_with(progress)
+        return None
 
     def _interpret(self, outcome: InvocationOutcome) -> "tuple[Optional[ProgressEvent], Optional[str]]":
         if outcome.kind is not OutcomeKind.RETURNED:
@@ -226,34 +241,34 @@ class Operation:
             if limit is self.operation_budget:
                 return self._deadline_exceeded(during=n)
             return self._result(
-                "FAILED",
+                OperationStatus.FAILED,
                 EndReason.INVOCATION_BUDGET,
                 f"invocation {n} did not return a ProgressEvent within {limit.describe()}; "
                 "the call was cut and its worker replaced",
             )
         if outcome.kind is OutcomeKind.INIT_ERROR:
-            return self._result("FAILED", EndReason.INIT_ERROR, outcome.error_message)
+            return self._result(OperationStatus.FAILED, EndReason.INIT_ERROR, outcome.error_message)
         if outcome.kind is OutcomeKind.WORKER_DIED:
             return self._result(
-                "FAILED",
+                OperationStatus.FAILED,
                 EndReason.WORKER_DIED,
                 f"invocation {n}: the {outcome.error_message} before returning a ProgressEvent "
                 "(sys.exit, os._exit or a crash in native code)",
             )
         if outcome.kind is OutcomeKind.FUNCTION_ERROR:
             return self._result(
-                "FAILED",
+                OperationStatus.FAILED,
                 EndReason.FUNCTION_ERROR,
                 f"invocation {n}: the function raised {outcome.error_type}: {outcome.error_message}",
             )
         if problem is not None:
-            return self._result("FAILED", EndReason.INVALID_RESPONSE, f"invocation {n}: {problem}")
+            return self._result(OperationStatus.FAILED, EndReason.INVALID_RESPONSE, f"invocation {n}: {problem}")
         return None
 
     def _deadline_exceeded(self, during: Optional[int] = None) -> OperationResult:
         where = f" during invocation {during}" if during else ""
         return self._result(
-            "FAILED",
+            OperationStatus.FAILED,
             EndReason.OPERATION_TIMEOUT,
             f"the operation did not finish within {self.operation_budget.describe()}; "
             f"it ran out{where} after {self._invocations} invocation(s) and {self._elapsed():.1f} s",
@@ -284,7 +299,7 @@ class Operation:
         elif "unhashable type: 'dict'" in (progress.message or ""):
             hint = UNHASHABLE_SET_HINT
         return self._result(
-            "FAILED",
+            OperationStatus.FAILED,
             EndReason.HANDLER,
             progress.message or "",
             error_code=progress.errorCode,
@@ -295,9 +310,9 @@ class Operation:
     def _succeeded(self, progress: ProgressEvent) -> OperationResult:
         if self.action is Action.LIST:
             self._models.extend(progress.resourceModels or [])
-            return self._result("SUCCESS", EndReason.HANDLER, progress.message or "", resource_models=self._models)
+            return self._result(OperationStatus.SUCCESS, EndReason.HANDLER, progress.message or "", resource_models=self._models)
         return self._result(
-            "SUCCESS", EndReason.HANDLER, progress.message or "", resource_model=progress.resourceModel
+            OperationStatus.SUCCESS, EndReason.HANDLER, progress.message or "", resource_model=progress.resourceModel
         )
 
     def _record_page(self, progress: ProgressEvent) -> Optional[OperationResult]:
@@ -306,7 +321,7 @@ class Operation:
         if token in self._tokens or page == self._last_page:
             repeated = "nextToken" if token in self._tokens else "page of resourceModels"
             return self._result(
-                "FAILED",
+                OperationStatus.FAILED,
                 EndReason.PAGINATION_LOOP,
                 f"LIST pagination makes no progress: invocation {self._invocations} returned the same "
                 f"{repeated} as an earlier call (nextToken {token!r}); stopped instead of looping",
@@ -322,7 +337,7 @@ class Operation:
         if self.max_reinvoke is None or self._invocations <= self.max_reinvoke:
             return None
         return self._result(
-            "IN_PROGRESS",
+            OperationStatus.IN_PROGRESS,
             EndReason.REINVOKE_LIMIT,
             f"stopped after {self.max_reinvoke} re-invocation(s) (--max-reinvoke); the operation was still "
             f"{progress.status.value}" + (" with more pages" if progress.nextToken else ""),
@@ -341,7 +356,7 @@ class Operation:
         if self.stall_limit is None or self._same_answers < self.stall_limit:
             return None
         return self._result(
-            "IN_PROGRESS",
+            OperationStatus.IN_PROGRESS,
             EndReason.NO_PROGRESS,
             f"the handler answered the same IN_PROGRESS {self._same_answers} times in a row with no "
             "CallbackDelaySeconds and no change to callbackContext or resourceModel; stopped instead of "
@@ -362,7 +377,7 @@ class Operation:
             remaining -= step
             self._emit(WaitTick(remaining))
 
-    def _result(self, status: str, reason: EndReason, message: str, **details: Any) -> OperationResult:
+    def _result(self, status: OperationStatus, reason: EndReason, message: str, **details: Any) -> OperationResult:
         return OperationResult(
             action=self.action,
             status=status,

@@ -16,6 +16,7 @@ import socket
 from collections import deque
 from typing import Any, Deque, Dict, Optional, Union
 
+from cfnrun.runtime.fd_reads import read_ready
 from cfnrun.runtime.worker import FRAME_HEADER
 
 Frame = Dict[str, Any]
@@ -95,23 +96,12 @@ class FrameChannel:
     # -- loop callbacks ------------------------------------------------------------
 
     def _on_readable(self) -> None:
-        for _ in range(self.CHUNKS_PER_WAKEUP):
-            if self._sock is None:
-                return
-            try:
-                size = self._sock.recv_into(self._chunk)
-            except BlockingIOError:
-                break
-            except OSError:
-                size = 0
-            if not size:
-                self._take_frames()
-                self.close()
-                return
-            self._inbox += self._chunk[:size]
-            if size < self.CHUNK:
-                break
+        if self._sock is None:
+            return
+        open_ = read_ready(self._sock.recv_into, self._chunk, self._inbox.extend, self.CHUNKS_PER_WAKEUP)
         self._take_frames()
+        if not open_:
+            self.close()
 
     def _take_frames(self) -> None:
         inbox = self._inbox

@@ -19,13 +19,14 @@ import os
 import sys
 import time
 import uuid
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence
 
 from cfnrun.model.faults import FaultRule
 from cfnrun.model.project import Project
 from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime import worker as sandbox
 from cfnrun.runtime.environment import lambda_environment
+from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.process import WorkerInitError
 
@@ -79,11 +80,11 @@ class _DebuggerWatch:
         return self.breakpoint_called or sys.gettrace() is not None or any(name in sys.modules for name in IDE_DEBUGGERS)
 
 
-def _exit_error(exited: SystemExit) -> Dict[str, Any]:
+def _exit_error(exited: SystemExit) -> LambdaError:
     """What a worker's exit would report, for a handler that called sys.exit here."""
     code = exited.code
     status = code if isinstance(code, int) else (0 if code is None else 1)
-    return {"errorType": "Runtime.ExitError", "errorMessage": f"handler called sys.exit({code!r}) (exit status {status})"}
+    return LambdaError("Runtime.ExitError", f"handler called sys.exit({code!r}) (exit status {status})")
 
 
 class InProcessFunction:
@@ -131,7 +132,7 @@ class InProcessFunction:
         try:
             self._host.load(self.function.handler)
         except sandbox.InitError as error:
-            raise WorkerInitError(error.details, "") from None
+            raise WorkerInitError(LambdaError.from_wire(error.details), "") from None
 
     async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
         request_id = request_id or str(uuid.uuid4())
@@ -160,5 +161,5 @@ class InProcessFunction:
             return InvocationOutcome(OutcomeKind.WORKER_DIED, request_id, duration, error=_exit_error(exited), note=note)
         faults = self._host.fired_faults()
         if kind == "error":
-            return InvocationOutcome(OutcomeKind.FUNCTION_ERROR, request_id, duration, error=json.loads(body), note=note, faults=faults)
+            return InvocationOutcome(OutcomeKind.FUNCTION_ERROR, request_id, duration, error=LambdaError.from_wire(json.loads(body)), note=note, faults=faults)
         return InvocationOutcome(OutcomeKind.RETURNED, request_id, duration, result=json.loads(body), note=note, faults=faults)

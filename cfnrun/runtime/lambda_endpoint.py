@@ -28,6 +28,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, ReadTimeoutError
 
 from cfnrun.model.errors import CfnrunError
+from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.process import WorkerInitError
 
@@ -37,10 +38,9 @@ SANDBOX_GONE_TYPES = ("Runtime.ExitError", "Runtime.OutOfMemory")
 LOG_FRAME = ("START RequestId:", "END RequestId:", "REPORT RequestId:")
 
 
-def outcome_kind(error: Dict[str, Any]) -> OutcomeKind:
-    """What a function error body from a Lambda Invoke API stands for."""
-    error_type = str(error.get("errorType", ""))
-    message = str(error.get("errorMessage", ""))
+def outcome_kind(error: LambdaError) -> OutcomeKind:
+    """What a function error from a Lambda Invoke API stands for."""
+    error_type, message = error.error_type, error.message
     if error_type == "Sandbox.Timedout" or "Task timed out after" in message:
         return OutcomeKind.TIMED_OUT
     if error_type in INIT_ERROR_TYPES or error_type.startswith("Runtime.Init"):
@@ -124,10 +124,10 @@ class LambdaEndpointFunction:
         body, problem = _json(answer["Body"])
         if not answer.get("FunctionError"):
             if problem is not None:
-                error = {"errorType": "Runtime.MarshalError", "errorMessage": f"the function's answer is not JSON: {problem}"}
+                error = LambdaError("Runtime.MarshalError", f"the function's answer is not JSON: {problem}")
                 return InvocationOutcome(OutcomeKind.FUNCTION_ERROR, request_id, duration, logs, error=error)
             return InvocationOutcome(OutcomeKind.RETURNED, request_id, duration, logs, result=body)
-        error = body if isinstance(body, dict) else {"errorType": "Unhandled", "errorMessage": str(body)}
+        error = LambdaError.from_wire(body)
         kind = outcome_kind(error)
         return InvocationOutcome(
             kind, request_id, duration, logs, error=error, timeout_s=timeout_s if kind is OutcomeKind.TIMED_OUT else None

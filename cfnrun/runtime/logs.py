@@ -6,6 +6,8 @@ import contextvars
 import os
 from typing import Callable, List, Optional
 
+from cfnrun.runtime.fd_reads import read_ready
+
 OutputTap = Callable[[bytes], None]
 # Set by whoever awaits an invocation and wants the handler's output as it is written
 # (cfnrun invoke's live view); the worker's log pipe feeds it for that call only.
@@ -79,27 +81,22 @@ class LogPipe:
     def __init__(self, fd: int) -> None:
         os.set_blocking(fd, False)
         self._fd: Optional[int] = fd
+        self._chunk = memoryview(bytearray(self.CHUNK))  # reused: no big allocation per read
         self._capture = LogCapture()
         self.tap: Optional[OutputTap] = None  # sees every chunk as it arrives, besides the capture
         self._loop = asyncio.get_running_loop()
         self._loop.add_reader(fd, self._read, self.CHUNKS_PER_WAKEUP)
 
     def _read(self, limit: Optional[int] = None) -> None:
-        chunks = 0
-        while self._fd is not None and (limit is None or chunks < limit):
-            try:
-                data = os.read(self._fd, self.CHUNK)
-            except BlockingIOError:
-                return
-            except OSError:
-                data = b""
-            if not data:
-                self.close()
-                return
-            self._capture.write(data)
-            if self.tap is not None:
-                self.tap(data)
-            chunks += 1
+        fd = self._fd
+        if fd is not None and not read_ready(lambda buffer: os.readv(fd, [buffer]), self._chunk, self._keep, limit):
+            self.close()
+
+    def _keep(self, chunk: memoryview) -> None:
+        data = bytes(chunk)
+        self._capture.write(data)
+        if self.tap is not None:
+            self.tap(data)
 
     def take(self) -> str:
         """Everything written since the last ``take``."""

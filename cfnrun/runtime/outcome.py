@@ -5,6 +5,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from cfnrun.runtime.lambda_error import LambdaError
+
 
 class OutcomeKind(str, enum.Enum):
     RETURNED = "returned"  # the handler returned a JSON value
@@ -21,8 +23,7 @@ class InvocationOutcome:
     duration_ms: float
     logs: str = ""
     result: Any = None
-    # Lambda's error shape: errorType, errorMessage, stackTrace (plus "location" for init errors).
-    error: Optional[Dict[str, Any]] = None
+    error: Optional[LambdaError] = None
     timeout_s: Optional[float] = None
     note: Optional[str] = None  # something the user should know about this call, e.g. a debugger
     # --inject faults that fired during the call: {"rule", "call" (service:Operation), "count", "status"}
@@ -30,8 +31,13 @@ class InvocationOutcome:
 
     @property
     def error_type(self) -> str:
-        return (self.error or {}).get("errorType", "")
+        return self.error.error_type if self.error is not None else ""
 
     @property
     def error_message(self) -> str:
-        return (self.error or {}).get("errorMessage", "")
+        return self.error.message if self.error is not None else ""
+
+    @property
+    def error_body(self) -> Optional[Dict[str, Any]]:
+        """The error as Lambda's JSON body, if there is one."""
+        return self.error.wire() if self.error is not None else None

@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from cfnrun.runtime import worker as worker_script
 from cfnrun.runtime.channel import ChannelClosed, FrameChannel
+from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.logs import OUTPUT_TAP, LogPipe
 from cfnrun.runtime.memory import MemoryWatch
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
@@ -59,8 +60,8 @@ class WorkerSpec:
 class WorkerInitError(Exception):
     """The provider failed to load: import error, syntax error, missing handler."""
 
-    def __init__(self, error: Dict[str, Any], logs: str) -> None:
-        super().__init__(error.get("errorMessage", "worker failed to start"))
+    def __init__(self, error: LambdaError, logs: str) -> None:
+        super().__init__(error.message or "worker failed to start")
         self.error = error
         self.logs = logs
 
@@ -175,7 +176,7 @@ class WorkerProcess:
         if hello.get("type") == "init_error":
             await self.process.wait()
             await self.kill()
-            raise WorkerInitError(hello["error"], await self._drain_logs())
+            raise WorkerInitError(LambdaError.from_wire(hello["error"]), await self._drain_logs())
         self.dependencies = list(hello.get("modules") or [])
 
     async def _startup_reply(self, doing: str) -> Dict[str, Any]:
@@ -184,14 +185,14 @@ class WorkerProcess:
         except asyncio.TimeoutError:
             await self.kill()
             raise WorkerInitError(
-                {"errorType": "Runtime.InitTimeout", "errorMessage": f"{doing} took longer than {self.spec.init_timeout_s:g} s"},
+                LambdaError("Runtime.InitTimeout", f"{doing} took longer than {self.spec.init_timeout_s:g} s"),
                 await self._drain_logs(),
             ) from None
         except ChannelClosed:
             returncode = await self.process.wait()
             await self.kill()
             raise WorkerInitError(
-                {"errorType": "Runtime.ExitError", "errorMessage": f"{describe_exit(returncode)} while {doing}"},
+                LambdaError("Runtime.ExitError", f"{describe_exit(returncode)} while {doing}"),
                 await self._drain_logs(),
             ) from None
 
@@ -241,11 +242,11 @@ class WorkerProcess:
                     request_id,
                     duration,
                     self._logs.take(),
-                    error={
-                        "errorType": "Runtime.OutOfMemory",
-                        "errorMessage": f"the worker used {self._memory_peak_kib // 1024} MB, over the function's "
+                    error=LambdaError(
+                        "Runtime.OutOfMemory",
+                        f"the worker used {self._memory_peak_kib // 1024} MB, over the function's "
                         f"MemorySize of {self.spec.memory_mb} MB; it was killed",
-                    },
+                    ),
                 )
             if not timed_out:
                 try:  # let a dying worker finish exiting, so its status is the real one
@@ -262,7 +263,7 @@ class WorkerProcess:
                 request_id,
                 duration,
                 self._logs.take(),
-                error={"errorType": "Runtime.ExitError", "errorMessage": describe_exit(self.process.returncode)},
+                error=LambdaError("Runtime.ExitError", describe_exit(self.process.returncode)),
             )
         finally:
             self._logs.tap = None
@@ -274,11 +275,11 @@ class WorkerProcess:
         if reply.get("unusable"):  # the handler broke the worker's fds; it is leaving
             await self.kill()
             logs += self._logs.take()
-            return InvocationOutcome(OutcomeKind.WORKER_DIED, request_id, duration, logs, error=reply.get("error"))
+            return InvocationOutcome(OutcomeKind.WORKER_DIED, request_id, duration, logs, error=LambdaError.from_wire(reply.get("error")))
         faults = reply.get("faults") or []
         if reply.get("type") == "result":
             return InvocationOutcome(OutcomeKind.RETURNED, request_id, duration, logs, result=reply.get("result"), faults=faults)
-        return InvocationOutcome(OutcomeKind.FUNCTION_ERROR, request_id, duration, logs, error=reply.get("error"), faults=faults)
+        return InvocationOutcome(OutcomeKind.FUNCTION_ERROR, request_id, duration, logs, error=LambdaError.from_wire(reply.get("error")), faults=faults)
 
     def _out_of_memory(self, peak_kib: int) -> None:
         self._memory_peak_kib = peak_kib

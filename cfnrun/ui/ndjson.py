@@ -69,7 +69,7 @@ class NdjsonRenderer:
             wire = progress.wire()
             record["status"] = progress.status.value
             record["progressEvent"] = {**wire, **self._masked({}, wire)}
-        optional = {"error": outcome.error, "problem": event.problem, "note": outcome.note}
+        optional = {"error": outcome.error_body, "problem": event.problem, "note": outcome.note}
         record.update({key: value for key, value in optional.items() if value})
         if outcome.timeout_s is not None:
             record["timeoutSeconds"] = outcome.timeout_s
@@ -82,7 +82,7 @@ class NdjsonRenderer:
         record: Record = {
             "event": "result",
             "action": result.action.value,
-            "status": result.status,
+            "status": result.status.value,
             "reason": result.reason.value,
             "message": result.message,
             "errorCode": result.error_code,

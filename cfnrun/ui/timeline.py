@@ -140,7 +140,7 @@ class TimelineRenderer:
             "event": event.progress.wire() if event.progress is not None else outcome.result,
             "problem": event.problem,
             "logs": outcome.logs,
-            "error": outcome.error,
+            "error": outcome.error_body,
             "note": outcome.note,
             "faults": outcome.faults,
         }
@@ -181,7 +181,7 @@ class TimelineRenderer:
         for fault in outcome.faults:
             self._line(self._paint("IN_PROGRESS", f"     ⚡ {printable(fault_line(fault))}"))
         self._logs(not_yet_shown(outcome.logs, self._streamed.pop(event.number, None)))
-        stack = (outcome.error or {}).get("stackTrace") or []
+        stack = (outcome.error.stack_trace if outcome.error is not None else None) or ()
         if stack and outcome.kind is not OutcomeKind.TIMED_OUT:
             self._logs("".join(stack), prefix="     ! ")
 
@@ -211,7 +211,7 @@ class TimelineRenderer:
 
     def _result(self, result: OperationResult) -> None:
         summary = (
-            f"{self._paint(result.status, result.status)} {result.action.value} after "
+            f"{self._paint(result.status.value, result.status.value)} {result.action.value} after "
             f"{result.invocations} invocation(s), {result.elapsed_s:.2f} s"
             + (" (virtual clock: skipped waits included)" if self._virtual else "")
         )

@@ -17,6 +17,7 @@ from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import OperationInput
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
+from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 
 
@@ -96,4 +97,4 @@ def request(action: Action, desired: Optional[Dict[str, Any]] = None, previous: 
 
 
 def error_outcome(kind: OutcomeKind, error_type: str, message: str) -> InvocationOutcome:
-    return InvocationOutcome(kind, "req", 1.0, error={"errorType": error_type, "errorMessage": message, "stackTrace": []})
+    return InvocationOutcome(kind, "req", 1.0, error=LambdaError(error_type, message, ()))

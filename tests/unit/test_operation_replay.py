@@ -161,3 +161,23 @@ def test_a_pipe_gets_one_waiting_line_per_wait() -> None:
     run(Action.CREATE, answers, clock=InstantClock(), observers=[TimelineRenderer(out, schema(), color=False)])
     assert out.getvalue().count("… waiting 2 s (CallbackDelaySeconds)") == 2
     assert "\r" not in out.getvalue()
+
+
+def test_the_status_is_an_enum_and_every_view_writes_its_value() -> None:
+    from cfnrun.history.codec import decode_result, encode
+    from cfnrun.history.masking import Masker
+    from cfnrun.invoker.events import OperationCompleted
+    from cfnrun.model.protocol import OperationStatus
+    from cfnrun.ui.ndjson import NdjsonRenderer
+
+    lines, timeline = io.StringIO(), io.StringIO()
+    result, _ = run(
+        Action.CREATE, Script({"status": "SUCCESS", "resourceModel": {"Id": "t"}}),
+        observers=[NdjsonRenderer(lines, schema()), TimelineRenderer(timeline, schema(), color=False)],
+    )
+    assert result.status is OperationStatus.SUCCESS and result.succeeded
+    assert '"status": "SUCCESS"' in lines.getvalue().splitlines()[-1]
+    assert "SUCCESS CREATE" in timeline.getvalue() and "OperationStatus" not in timeline.getvalue()
+    record = encode(OperationCompleted(result), Masker(schema()))
+    assert record is not None and record["status"] == "SUCCESS"
+    assert decode_result(record).status is OperationStatus.SUCCESS

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 from cfnrun.runtime import pool as pool_module
+from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError, WorkerSpec
@@ -56,7 +57,7 @@ class FakeWorker:
         await asyncio.sleep(0)
         if Disk.broken:
             self.alive = False
-            raise WorkerInitError({"errorType": "Runtime.UserCodeSyntaxError", "errorMessage": "bad"}, "")
+            raise WorkerInitError(LambdaError("Runtime.UserCodeSyntaxError", "bad"), "")
         self.code = Disk.version
         self.dependencies = ["boto3"]
 
@@ -156,7 +157,7 @@ def test_a_reload_with_broken_code_reports_it_and_the_fix_recovers() -> None:
         await pool.warm()
         Disk.broken = True
         failure = await pool.reload()
-        assert failure is not None and failure.error["errorType"] == "Runtime.UserCodeSyntaxError"
+        assert failure is not None and failure.error.error_type == "Runtime.UserCodeSyntaxError"
         outcome = await pool.invoke({}, 1.0)
         assert outcome.kind is OutcomeKind.INIT_ERROR  # calls answer with the error until a save fixes it
         Disk.broken, Disk.version = False, 2

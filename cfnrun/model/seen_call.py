@@ -1,0 +1,104 @@
+"""A call as the server sees it, read once: what serve, its contract checks, paging watch and history need.
+
+The payload is whatever a client sent to a function: a HandlerRequest (TypeFunction), a
+sam-tests TestEvent (TestEntrypoint), a hook's HookInvocationRequest or HookTestEvent, or
+anything else. ``SeenCall.parse`` never raises: what a payload lacks is None or empty.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Tuple
+
+from cfnrun.model.action import RESOURCE_ACTIONS, Action
+from cfnrun.model.hook_protocol import hook_call_parts
+
+_ACTIONS = {action.value: action for action in RESOURCE_ACTIONS}
+_MODEL_KEYS = ("resourceProperties", "previousResourceProperties", "desiredResourceState", "previousResourceState")
+
+
+@dataclass(frozen=True)
+class HookCallTarget:
+    """What a hook's call asks about: the target's name and model (resourceProperties, previousResourceProperties)."""
+
+    name: str
+    model: Dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SeenCall:
+    payload: Any
+    action: Optional[Action] = None  # a resource action or a hook's invocation point; None: not a handler's call
+    test_event: bool = False  # a sam-tests event (TestEntrypoint): the request sits under "request"
+    client_request_token: Optional[str] = None
+    next_token: Optional[str] = None  # the LIST page asked for
+    callback_context: Any = None  # set: the call continues an operation
+    # a resource call's requestData (HandlerRequest) or request (TestEvent); None when it has neither
+    request_data: Optional[Dict[str, Any]] = None
+    hook_target: Optional[HookCallTarget] = None  # a hook's call
+
+    @classmethod
+    def parse(cls, payload: Any) -> "SeenCall":
+        if not isinstance(payload, dict):
+            return cls(payload)
+        request = payload.get("request")
+        # a TestEvent's request, a HandlerRequest's bearerToken, a HookInvocationRequest's own field
+        token = request.get("clientRequestToken") if isinstance(request, dict) else payload.get("bearerToken") or payload.get("clientRequestToken")
+        next_token = payload.get("nextToken")
+        if next_token is None and isinstance(request, dict):
+            next_token = request.get("nextToken")
+        common: Dict[str, Any] = dict(
+            payload=payload,
+            test_event="request" in payload,
+            client_request_token=_text(token),
+            next_token=_text(next_token),
+        )
+        hook_call = hook_call_parts(payload)
+        if hook_call is not None:
+            point, target_name, model, callback_context = hook_call
+            return cls(action=point, callback_context=callback_context, hook_target=HookCallTarget(target_name, model), **common)
+        data = payload.get("requestData") if isinstance(payload.get("requestData"), dict) else request
+        action = payload.get("action")
+        return cls(
+            action=_ACTIONS.get(action) if isinstance(action, str) else None,
+            callback_context=payload.get("callbackContext"),
+            request_data=data if isinstance(data, dict) else None,
+            **common,
+        )
+
+    @property
+    def desired(self) -> Any:
+        """The desired model: the request's (or, for a hook, the target's) resource properties."""
+        if self.hook_target is not None:
+            model = self.hook_target.model
+            return model["resourceProperties"] if isinstance(model.get("resourceProperties"), dict) else {}
+        data = self.request_data or {}
+        return data.get("resourceProperties", data.get("desiredResourceState")) or {}
+
+    @property
+    def previous(self) -> Any:
+        """The previous model, if the call carries one."""
+        if self.hook_target is not None:
+            model = self.hook_target.model
+            previous = model.get("previousResourceProperties")
+            return previous if isinstance(previous, dict) else None
+        data = self.request_data or {}
+        return data.get("previousResourceProperties", data.get("previousResourceState"))
+
+    @property
+    def models(self) -> Tuple[Any, ...]:
+        """Every model a resource call's request carries (None where it has none), for masking."""
+        data = self.request_data
+        return tuple(data.get(key) for key in _MODEL_KEYS) if data is not None else ()
+
+    @property
+    def credentials(self) -> Tuple[Any, ...]:
+        """The credentials a call carries (the sam-tests event's, the caller's and the provider's), for masking."""
+        if not isinstance(self.payload, dict):
+            return ()
+        data = self.payload.get("requestData")
+        data = data if isinstance(data, dict) else {}
+        return (self.payload.get("credentials"), data.get("callerCredentials"), data.get("providerCredentials"))
+
+
+def _text(value: Any) -> Optional[str]:
+    return value if isinstance(value, str) and value else None
