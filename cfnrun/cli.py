@@ -322,7 +322,7 @@ def serve(
     from cfnrun.api.limits import ConnectionLimits
     from cfnrun.app.preflight import interpreter_version, require_debugpy, runtime_mismatch
     from cfnrun.app.serve import ServeSettings, serve_forever
-    from cfnrun.invoker.credentials import local_region
+    from cfnrun.invoker.region import local_region
     from cfnrun.model.budgets import Budgets
     from cfnrun.model.project import load_project
     from cfnrun.runtime.registry import RuntimeSettings
@@ -398,7 +398,7 @@ def contract_test(
     from cfnrun.app.contract_suite import ContractSettings, run_contract_tests
     from cfnrun.app.preflight import interpreter_version, runtime_mismatch
     from cfnrun.app.serve import ServeSettings
-    from cfnrun.invoker.credentials import local_region
+    from cfnrun.invoker.region import local_region
     from cfnrun.model.project import load_project
     from cfnrun.runtime.registry import RuntimeSettings
 

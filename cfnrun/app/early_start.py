@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,6 +101,7 @@ def early_spec(argv: List[str]) -> Optional["WorkerSpec"]:
         values = options.get(name)
         return values[-1] if values else default
 
+    from cfnrun.invoker.region import local_region, region_needs_botocore
     from cfnrun.model.action import action_from_argument
     from cfnrun.model.faults import parse_faults
     from cfnrun.model.project import find_project_root, load_project
@@ -123,9 +123,9 @@ def early_spec(argv: List[str]) -> Optional["WorkerSpec"]:
     if not region:
         if request_file == "-":
             return None  # the request's region is on standard input, which only the command reads
-        region = _local_region(last("--profile"))
-        if region is None:
-            return None
+        if region_needs_botocore(last("--profile")):
+            return None  # reading the profile's region would cost what starting early saves
+        region = local_region()
     entrypoint = (last("--entrypoint") or "").lower()
     if last("--function"):
         function = project.function(last("--function") or "")
@@ -142,19 +142,6 @@ def early_spec(argv: List[str]) -> Optional["WorkerSpec"]:
         aws_endpoint=last("--aws-endpoint"), faults=parse_faults(options.get("--inject", [])),
     )
     return worker_spec(project, function, runtime)
-
-
-def _local_region(profile: Optional[str]) -> Optional[str]:
-    """``invoker.credentials.local_region`` where it needs no botocore; None where it would."""
-    from cfnrun.runtime.environment import DEFAULT_REGION
-
-    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-    if region:
-        return region
-    config = os.environ.get("AWS_CONFIG_FILE") or os.path.join("~", ".aws", "config")
-    if profile or os.environ.get("AWS_PROFILE") or os.environ.get("AWS_DEFAULT_PROFILE") or os.path.exists(os.path.expanduser(config)):
-        return None
-    return DEFAULT_REGION
 
 
 def start(argv: List[str]) -> Optional["WorkerProcess"]:

@@ -11,7 +11,8 @@ from cfnrun.model.errors import CfnrunError
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.faults import FaultRule
 from cfnrun.invoker.clock import RealClock, VirtualClock
-from cfnrun.invoker.credentials import caller_credentials, local_region
+from cfnrun.invoker.credentials import caller_credentials
+from cfnrun.invoker.region import local_region
 from cfnrun.invoker.events import Observer, OperationResult
 from cfnrun.runtime.in_process import InProcessFunction
 from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT, Operation

@@ -169,6 +169,7 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
     port = runner.addresses[0][1] if runner.addresses else settings.port  # the bound one, for --port 0
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     server = RunningServer(runner, service, registry, f"http://{host}:{port}", requests)
+    registry.keep_spares_when_warm()  # listening comes first, then the spares
     if settings.reload:
         reloader = Reloader(registry, console)
         await reloader.start()

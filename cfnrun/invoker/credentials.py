@@ -8,12 +8,10 @@ handler only, never printed or written anywhere.
 """
 from __future__ import annotations
 
-import os
 from typing import Optional
 
-from cfnrun.model.errors import CfnrunError
 from cfnrun.model.protocol import Credentials
-from cfnrun.runtime.registry import DEFAULT_REGION
+from cfnrun.invoker.region import no_such_profile
 
 PLACEHOLDER = Credentials(
     accessKeyId="CFNRUNLOCALPLACEHOLDER",
@@ -40,11 +38,6 @@ def caller_credentials(
     return found, None
 
 
-def _no_such_profile(profile: Optional[str]) -> CfnrunError:
-    named = f"--profile {profile}" if profile else f"AWS_PROFILE={os.environ.get('AWS_PROFILE', '')}"
-    return CfnrunError(f"{named}: no such profile in your AWS configuration")
-
-
 def local_credentials(profile: Optional[str] = None) -> Optional[Credentials]:
     """Resolve the boto3 credential chain, minus the slow instance-metadata lookups."""
     import botocore.exceptions
@@ -63,7 +56,7 @@ def local_credentials(profile: Optional[str] = None) -> Optional[Credentials]:
             return None
         frozen = found.get_frozen_credentials()
     except botocore.exceptions.ProfileNotFound:
-        raise _no_such_profile(profile) from None
+        raise no_such_profile(profile) from None
     except botocore.exceptions.BotoCoreError:
         return None
     if not frozen.access_key or not frozen.secret_key:
@@ -73,29 +66,3 @@ def local_credentials(profile: Optional[str] = None) -> Optional[Credentials]:
         secretAccessKey=frozen.secret_key,
         sessionToken=frozen.token or "",
     )
-
-
-def local_region(profile: Optional[str] = None) -> str:
-    """The region every command uses unless told: AWS_REGION, AWS_DEFAULT_REGION, the profile's, us-east-1."""
-    return (
-        os.environ.get("AWS_REGION")
-        or os.environ.get("AWS_DEFAULT_REGION")
-        or profile_region(profile)
-        or DEFAULT_REGION
-    )
-
-
-def profile_region(profile: Optional[str] = None) -> Optional[str]:
-    config = os.environ.get("AWS_CONFIG_FILE") or os.path.join("~", ".aws", "config")
-    named = profile or os.environ.get("AWS_PROFILE") or os.environ.get("AWS_DEFAULT_PROFILE")
-    if named is None and not os.path.exists(os.path.expanduser(config)):
-        return None  # nowhere a region could be written: botocore (~0.2 s to import) would say the same
-    import botocore.exceptions
-    import botocore.session
-
-    try:
-        return botocore.session.Session(profile=profile).get_config_variable("region")
-    except botocore.exceptions.ProfileNotFound:
-        raise _no_such_profile(profile) from None
-    except botocore.exceptions.BotoCoreError:
-        return None

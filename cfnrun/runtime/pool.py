@@ -45,6 +45,7 @@ class FunctionPool:
         self._background: Set["asyncio.Task[Any]"] = set()
         self._spare: Optional["asyncio.Task[Optional[WorkerProcess]]"] = None
         self._dependencies: List[str] = []
+        self._loaded = False  # a worker has imported the handler: _dependencies is what it imported
         self._closed = False
 
     async def warm(self) -> None:
@@ -197,6 +198,7 @@ class FunctionPool:
             try:
                 await worker.load()
                 self._dependencies = worker.dependencies or self._dependencies
+                self._loaded = True
             finally:
                 self._prepare_spare()
         except BaseException:
@@ -246,6 +248,12 @@ class FunctionPool:
                 return
 
         self._in_background(start())
+
+    def keep_spare(self, standby: bool = True) -> None:
+        """Turn ``standby`` on (a spare starts now, once a worker has loaded) or off."""
+        self.standby = standby
+        if standby and self._loaded:  # otherwise the next worker to load starts it
+            self._prepare_spare()
 
     def _prepare_spare(self) -> None:
         """Keep one process with the dependencies imported, ready for the next load."""

@@ -58,6 +58,24 @@ class FunctionRegistry:
         self.settings = settings
         self._pools: Dict[str, FunctionPool] = {}
         self._warming: Dict[str, "asyncio.Task[Optional[WorkerInitError]]"] = {}
+        self._spares = False  # settings.standby takes effect at keep_spares_when_warm(): start-up first
+        self._spares_task: Optional["asyncio.Task[None]"] = None
+
+    def keep_spares_when_warm(self) -> None:
+        """Once every function's first worker is warm (or failed), pools keep their spares (settings.standby).
+
+        Spares import the provider's dependencies too: started with the first workers, they
+        would compete with them, and with the server's own start-up, for the same cores.
+        """
+        warming = list(self._warming.values())
+
+        async def when_warm() -> None:
+            await asyncio.gather(*warming, return_exceptions=True)
+            self._spares = self.settings.standby
+            for pool in self._pools.values():
+                pool.keep_spare(self._spares)
+
+        self._spares_task = asyncio.ensure_future(when_warm())
 
     def resolve(self, name: str) -> Optional[FunctionSpec]:
         return self.project.find_function(name)
@@ -72,7 +90,7 @@ class FunctionRegistry:
     def _new_pool(self, function: FunctionSpec) -> FunctionPool:
         # A debugger port belongs to one process: one worker per function then.
         workers = 1 if self.settings.debug_port is not None else self.settings.workers
-        return FunctionPool(worker_spec(self.project, function, self.settings), workers, standby=self.settings.standby)
+        return FunctionPool(worker_spec(self.project, function, self.settings), workers, standby=self._spares)
 
     async def reload(self, project: Optional[Project] = None) -> Dict[str, Optional[WorkerInitError]]:
         """Move every function to the code on disk, and to ``project``'s functions if given.
@@ -126,6 +144,8 @@ class FunctionRegistry:
 
     async def close(self) -> None:
         # A worker still importing belongs to no pool yet: cancelling its start tears it down.
+        if self._spares_task is not None:
+            self._spares_task.cancel()
         warming, self._warming = list(self._warming.values()), {}
         for task in warming:
             task.cancel()
