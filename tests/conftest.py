@@ -81,6 +81,13 @@ def wait_until(condition: Callable[[], bool], timeout: float = 10.0, what: str =
         time.sleep(0.02)
 
 
+def _is_zygote(pid: int) -> bool:
+    try:
+        return b"--zygote" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 class ServerProcess:
     """``cfnrun serve`` in a real subprocess on a free loopback port, its console read live."""
 
@@ -144,22 +151,26 @@ class ServerProcess:
         )
 
     def worker_pids(self, function: Optional[str] = None) -> List[int]:
-        """Processes whose parent is the server: its warm workers and spares.
+        """The server's worker processes: its children (workers, spares, zygotes) and the workers its zygotes forked.
 
         With ``function`` (a FunctionName, else the logical id: AWS_LAMBDA_FUNCTION_NAME), that function's only.
         """
-        pids = []
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
+        parents = {self.process.pid}
+        pids: List[int] = []
+        for _ in range(2):  # children, then the zygotes' children
+            for entry in Path("/proc").iterdir():
+                if not entry.name.isdigit() or int(entry.name) in pids:
+                    continue
                 try:
                     fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                    if int(fields[1]) != self.process.pid:
+                    if int(fields[1]) not in parents:
                         continue
                     environment = (entry / "environ").read_bytes() if function else b""
                 except (FileNotFoundError, ProcessLookupError, IndexError):
                     continue
                 if function is None or f"\0AWS_LAMBDA_FUNCTION_NAME={function}\0".encode() in b"\0" + environment:
                     pids.append(int(entry.name))
+            parents = {pid for pid in pids if _is_zygote(pid)}
         return pids
 
     def stop(self, signum: int = 15, timeout: float = 30) -> int:

@@ -15,38 +15,46 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict
 
+import pytest
+
 from cfnrun.runtime.outcome import OutcomeKind
 from cfnrun.runtime.pool import FunctionPool
 from conftest import MISBEHAVING, ServerProcess, cfnrun, pid_alive, result_of, wait_until
-from test_runtime import spec_for, with_pool
+from test_runtime import parent_of, spec_for, with_pool
 
 
-def test_a_forked_child_never_answers_and_every_call_gets_its_own_answer() -> None:
+@pytest.fixture(params=[False, True], ids=["spawned", "forked"])
+def forked(request: pytest.FixtureRequest) -> bool:
+    """Each pool-level case runs on spawned workers and on workers forked from the function's zygote."""
+    return bool(request.param)
+
+
+def test_a_forked_child_never_answers_and_every_call_gets_its_own_answer(forked: bool) -> None:
     async def body(pool: FunctionPool) -> None:
         worker = pool.pids[0]
-        forked = await pool.invoke({"do": "fork"}, 5)
-        assert forked.kind is OutcomeKind.RETURNED
-        assert forked.result["pid"] == worker and forked.result["child"] != 0
+        fork_call = await pool.invoke({"do": "fork"}, 5)
+        assert fork_call.kind is OutcomeKind.RETURNED
+        assert fork_call.result["pid"] == worker and fork_call.result["child"] != 0
         for count in range(2, 7):
             echo = await pool.invoke({"do": "echo"}, 5)
             assert echo.kind is OutcomeKind.RETURNED
             assert (echo.result["pid"], echo.result["count"]) == (worker, count)
-        wait_until(lambda: not pid_alive(forked.result["child"]), what="the forked child to leave")
+        wait_until(lambda: not pid_alive(fork_call.result["child"]), what="the forked child to leave")
 
-    with_pool(body)
+    with_pool(body, forked=forked)
 
 
-def test_a_child_in_the_workers_group_dies_with_the_crashed_worker() -> None:
+def test_a_child_in_the_workers_group_dies_with_the_crashed_worker(forked: bool) -> None:
     async def body(pool: FunctionPool) -> None:
         crashed = await pool.invoke({"do": "group_child"}, 5)
         assert crashed.kind is OutcomeKind.WORKER_DIED
         child = int(re.search(r"child pid (\d+)", crashed.logs).group(1))
         wait_until(lambda: not pid_alive(child), what=f"child {child} to be gone")
 
-    with_pool(body)
+    with_pool(body, forked=forked)
 
 
-def test_a_setsid_daemon_dies_with_the_crashed_worker_and_the_answer_does_not_wait(tmp_path: Path) -> None:
+def test_a_setsid_daemon_dies_with_the_crashed_worker_and_the_answer_does_not_wait(tmp_path: Path, forked: bool) -> None:
     pid_file = tmp_path / "daemon.pid"
 
     async def body(pool: FunctionPool) -> None:
@@ -59,10 +67,10 @@ def test_a_setsid_daemon_dies_with_the_crashed_worker_and_the_answer_does_not_wa
         wait_until(lambda: not pid_alive(daemon), what=f"daemon {daemon} to be gone")
         assert (await pool.invoke({"do": "echo"}, 5)).kind is OutcomeKind.RETURNED
 
-    with_pool(body)
+    with_pool(body, forked=forked)
 
 
-def test_a_setsid_daemon_dies_when_the_pool_closes(tmp_path: Path) -> None:
+def test_a_setsid_daemon_dies_when_the_pool_closes(tmp_path: Path, forked: bool) -> None:
     pid_file = tmp_path / "daemon.pid"
 
     async def body(pool: FunctionPool) -> int:
@@ -71,7 +79,7 @@ def test_a_setsid_daemon_dies_when_the_pool_closes(tmp_path: Path) -> None:
         assert pid_alive(started.result["daemon"])
         return int(started.result["daemon"])
 
-    daemon = with_pool(body)
+    daemon = with_pool(body, forked=forked)
     wait_until(lambda: not pid_alive(daemon), what=f"daemon {daemon} to be gone")
 
 
@@ -108,7 +116,7 @@ def _ignore_errors(call: Callable[[], Any]) -> None:
         pass
 
 
-def test_a_handler_that_closes_stdio_gets_a_clear_error_and_the_worker_is_replaced() -> None:
+def test_a_handler_that_closes_stdio_gets_a_clear_error_and_the_worker_is_replaced(forked: bool) -> None:
     async def body(pool: FunctionPool) -> None:
         worker = pool.pids[0]
         broken = await pool.invoke({"do": "close_stdio"}, 5)
@@ -119,20 +127,20 @@ def test_a_handler_that_closes_stdio_gets_a_clear_error_and_the_worker_is_replac
         assert after.kind is OutcomeKind.RETURNED and after.result["pid"] != worker
         assert after.logs == "echo call 1\n"
 
-    with_pool(body)
+    with_pool(body, forked=forked)
 
 
-def test_a_handler_that_closes_every_fd_is_reported_as_such() -> None:
+def test_a_handler_that_closes_every_fd_is_reported_as_such(forked: bool) -> None:
     async def body(pool: FunctionPool) -> None:
         broken = await pool.invoke({"do": "close_all"}, 5)
         assert broken.kind is OutcomeKind.WORKER_DIED
         assert "closed or replaced the worker's request channel" in broken.error_message
         assert (await pool.invoke({"do": "echo"}, 5)).kind is OutcomeKind.RETURNED
 
-    with_pool(body)
+    with_pool(body, forked=forked)
 
 
-def test_exceeding_memorysize_ends_the_call_like_lambda_and_replaces_the_worker() -> None:
+def test_exceeding_memorysize_ends_the_call_like_lambda_and_replaces_the_worker(forked: bool) -> None:
     spec = dataclasses.replace(spec_for("behaviours.handler"), memory_mb=128)
 
     async def body(pool: FunctionPool) -> None:
@@ -146,10 +154,10 @@ def test_exceeding_memorysize_ends_the_call_like_lambda_and_replaces_the_worker(
         assert not pid_alive(worker)
         assert (await pool.invoke({"do": "allocate", "megabytes": 32}, 5)).kind is OutcomeKind.RETURNED
 
-    with_pool(body, spec=spec)
+    with_pool(body, spec=spec, forked=forked)
 
 
-def test_memory_limit_off_lets_a_worker_grow() -> None:
+def test_memory_limit_off_lets_a_worker_grow(forked: bool) -> None:
     spec = dataclasses.replace(spec_for("behaviours.handler"), memory_mb=128, memory_limit=False)
 
     async def body(pool: FunctionPool) -> Dict[str, Any]:
@@ -157,23 +165,26 @@ def test_memory_limit_off_lets_a_worker_grow() -> None:
         assert grown.kind is OutcomeKind.RETURNED, grown.error
         return grown.result
 
-    assert with_pool(body, spec=spec) == {"allocated": 256}
+    assert with_pool(body, spec=spec, forked=forked) == {"allocated": 256}
 
 
 def _my_workers() -> "list[int]":
-    me = str(os.getpid())
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and (entry / "stat").read_text().rsplit(")", 1)[1].split()[1] == me:
-                if b"worker.py" in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-        except (OSError, IndexError):
-            continue
+    """This process's worker processes: spawned ones, zygotes, and the workers zygotes forked."""
+    parents = {str(os.getpid())}
+    found: "list[int]" = []
+    for _ in range(2):
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and entry.name not in parents and (entry / "stat").read_text().rsplit(")", 1)[1].split()[1] in parents:
+                    if b"worker.py" in (entry / "cmdline").read_bytes() and int(entry.name) not in found:
+                        found.append(int(entry.name))
+            except (OSError, IndexError):
+                continue
+        parents |= {str(pid) for pid in found}
     return found
 
 
-def test_closing_the_pool_while_a_replacement_starts_leaves_no_worker() -> None:
+def test_closing_the_pool_while_a_replacement_starts_leaves_no_worker(forked: bool) -> None:
     async def body(pool: FunctionPool) -> None:
         died = await pool.invoke({"do": "exit"}, 5)
         assert died.kind is OutcomeKind.WORKER_DIED  # a replacement is now starting in the background
@@ -182,7 +193,7 @@ def test_closing_the_pool_while_a_replacement_starts_leaves_no_worker() -> None:
             assert time.monotonic() < deadline, "no replacement worker started"
             await asyncio.sleep(0.005)
 
-    with_pool(body)
+    with_pool(body, forked=forked)
     assert _my_workers() == []
 
 
@@ -210,7 +221,7 @@ def test_serve_memory_limit_off_lets_a_worker_grow() -> None:
         server.stop()
 
 
-def test_a_worker_whose_lifeline_breaks_leaves_with_what_it_started() -> None:
+def test_a_worker_whose_lifeline_breaks_leaves_with_what_it_started(forked: bool) -> None:
     """The portable half of dying with the parent (macOS has no parent-death signal)."""
 
     async def body(pool: FunctionPool) -> None:
@@ -225,10 +236,10 @@ def test_a_worker_whose_lifeline_breaks_leaves_with_what_it_started() -> None:
             assert time.monotonic() < deadline, "the worker or its child outlived the lifeline"
             await asyncio.sleep(0.01)
 
-    with_pool(body)
+    with_pool(body, forked=forked)
 
 
-def test_a_setsid_daemon_dies_when_its_worker_is_retired_by_a_reload(tmp_path: Path) -> None:
+def test_a_setsid_daemon_dies_when_its_worker_is_retired_by_a_reload(tmp_path: Path, forked: bool) -> None:
     pid_file = tmp_path / "daemon.pid"
 
     async def body(pool: FunctionPool) -> None:
@@ -240,7 +251,7 @@ def test_a_setsid_daemon_dies_when_its_worker_is_retired_by_a_reload(tmp_path: P
             assert time.monotonic() < deadline, f"daemon {daemon} outlived the reload"
             await asyncio.sleep(0.01)
 
-    with_pool(body)
+    with_pool(body, forked=forked)
 
 
 def test_invoke_enforces_memorysize_unless_told_not_to(tmp_path: Path) -> None:
@@ -259,59 +270,84 @@ def _sandbox_marker(pid: int) -> str:
     return found.group(1).decode()
 
 
-def test_a_worker_taken_from_the_spare_is_a_sandbox_like_any_other(tmp_path: Path) -> None:
-    """Crash replacements come from the pool's spare (#16): group, marker, teardown and fork detection hold for it."""
-    pid_file = tmp_path / "daemon.pid"
+# -- workers forked from the function's zygote (#16) ----------------------------------------------
+
+
+def _sandbox_marker(pid: int) -> str:
+    found = re.search(rb"(?:^|\0)CFNRUN_SANDBOX=([^\0]*)", Path(f"/proc/{pid}/environ").read_bytes())
+    assert found, f"process {pid} carries no sandbox marker"
+    return found.group(1).decode()
+
+
+def test_forked_workers_are_sandboxes_of_their_own(tmp_path: Path) -> None:
+    """A fork of the zygote gets its own session, group, marker and lifeline, and its own answers."""
+
+    async def body(pool: FunctionPool) -> int:
+        first = pool.pids[0]
+        assert parent_of(parent_of(first)) == os.getpid()  # forked by a zygote this process started
+        assert os.getpgid(first) == first and os.getsid(first) == first
+        assert _sandbox_marker(first) != _sandbox_marker(parent_of(first))
+        # The first load told the provider's real dependencies: the zygote forking from now on has them imported.
+        assert (await pool.invoke({"do": "exit"}, 5)).kind is OutcomeKind.WORKER_DIED
+        second = (await pool.invoke({"do": "echo"}, 5)).result["pid"]
+        zygote = parent_of(second)
+        assert zygote != os.getpid() and parent_of(zygote) == os.getpid() and os.getpgid(zygote) != second
+        assert (await pool.invoke({"do": "exit"}, 5)).kind is OutcomeKind.WORKER_DIED
+        after = await pool.invoke({"do": "echo"}, 5)
+        third = after.result["pid"]
+        assert after.kind is OutcomeKind.RETURNED and third not in (first, second) and parent_of(third) == zygote  # forked again
+        assert after.result["count"] == 1 and after.logs == "echo call 1\n"  # fresh module state, its own log pipe
+        assert _sandbox_marker(third) != _sandbox_marker(zygote) and os.getpgid(third) == third
+        child = (await pool.invoke({"do": "group_child_stays"}, 5)).result["child"]
+        assert _sandbox_marker(child) == _sandbox_marker(third)  # what the handler starts carries the worker's marker
+        return zygote
+
+    zygote = with_pool(body, forked=True)
+    assert not pid_alive(zygote) and _my_workers() == []
+
+
+def test_where_forking_is_unsafe_new_workers_come_from_a_spare_and_it_is_said(tmp_path: Path) -> None:
+    """A dependency that starts a thread at import makes forking unsafe: fresh processes, and a note why."""
+    notes: "list[str]" = []
 
     async def run() -> None:
-        pool = FunctionPool(spec_for("behaviours.handler"), size=1, standby=True)
+        pool = FunctionPool(spec_for("behaviours.handler"), standby=True, dependencies=["threaded_dependency"], on_note=notes.append)
         try:
             await pool.warm()
-            first = (await pool.invoke({"do": "echo"}, 5)).result["pid"]
-            assert pool._spare is not None
-            spare = await asyncio.shield(pool._spare)
-            assert spare is not None and spare.pid != first
-            assert os.getpgid(spare.pid) == spare.pid  # its own process group, like any worker
-            assert _sandbox_marker(spare.pid) != _sandbox_marker(first)
+            first = pool.pids[0]
+            assert parent_of(first) == os.getpid()  # spawned
             assert (await pool.invoke({"do": "exit"}, 5)).kind is OutcomeKind.WORKER_DIED
-            replaced = await pool.invoke({"do": "echo"}, 5)
-            assert replaced.kind is OutcomeKind.RETURNED and replaced.result["pid"] == spare.pid  # the spare took over
-            forked = await pool.invoke({"do": "fork"}, 5)  # a forked child never answers on its channel
-            assert forked.result["pid"] == spare.pid
-            assert (await pool.invoke({"do": "echo"}, 5)).result["pid"] == spare.pid
-            crashed = await pool.invoke({"do": "daemon", "pid_file": str(pid_file), "then": "crash"}, 10)
-            assert crashed.kind is OutcomeKind.WORKER_DIED
-            daemon = int(pid_file.read_text())
-            wait_until(lambda: not pid_alive(daemon), what=f"daemon {daemon} of the worker from the spare to be gone")
             after = await pool.invoke({"do": "echo"}, 5)
-            assert after.kind is OutcomeKind.RETURNED and after.result["pid"] not in (first, spare.pid)
-            waiting = pool._spare
+            assert after.kind is OutcomeKind.RETURNED and parent_of(after.result["pid"]) == os.getpid()
+            assert pool.fork_unavailable is not None and "threads" in pool.fork_unavailable
         finally:
             await pool.close()
-        assert waiting is not None
-        last_spare = await waiting
-        assert last_spare is not None and not pid_alive(last_spare.pid)  # closing the pool ends its spare too
 
     asyncio.run(run())
+    assert len(notes) == 1 and "fresh processes, not forks" in notes[0] and "2 threads" in notes[0], notes
+    assert _my_workers() == []
 
 
-def test_no_reload_serve_replaces_a_crashed_worker_from_its_spare_and_the_spare_dies_with_it(tmp_path: Path) -> None:
+def test_serve_forks_a_crashed_workers_replacement_and_everything_dies_with_a_sigkilled_server() -> None:
     server = ServerProcess(MISBEHAVING, "--no-reload", "--workers", "1")
     try:
         client = server.client()
 
-        def call() -> Dict[str, Any]:
-            return dict(json.loads(client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}')["Payload"].read()))
+        def call(do: str = "echo") -> Dict[str, Any]:
+            return dict(json.loads(client.invoke(FunctionName="TypeFunction", Payload=json.dumps({"do": do}).encode())["Payload"].read()))
 
-        worker = call()["pid"]
-        wait_until(lambda: len(server.worker_pids("misbehaving-function")) == 2, what="the spare beside TypeFunction's worker")
-        (spare,) = [pid for pid in server.worker_pids("misbehaving-function") if pid != worker]
-        assert os.getpgid(spare) == spare and _sandbox_marker(spare) != _sandbox_marker(worker)
-        os.kill(worker, signal.SIGKILL)
-        wait_until(lambda: worker not in server.worker_pids(), what=f"worker {worker} to be reaped")
-        assert call()["pid"] == spare  # no fresh import: the spare, dependencies preloaded, took over
-        wait_until(lambda: len(server.worker_pids("misbehaving-function")) == 2, what="a new spare")
-        everyone = server.worker_pids()
+        first = call()["pid"]
+        assert parent_of(first) == server.process.pid  # the first worker is spawned: it tells the dependencies
+        wait_until(lambda: len(server.worker_pids("misbehaving-function")) == 2, what="TypeFunction's zygote")
+        os.kill(first, signal.SIGKILL)
+        wait_until(lambda: first not in server.worker_pids(), what=f"worker {first} to be reaped")
+        replacement = call()["pid"]
+        zygote = parent_of(replacement)
+        assert zygote != server.process.pid and parent_of(zygote) == server.process.pid  # forked by the zygote
+        assert call("exit").get("errorType") == "Runtime.ExitError"
+        again = call()["pid"]
+        assert again not in (first, replacement) and parent_of(again) == zygote
+        everyone = [zygote, again] + server.worker_pids()
     finally:
         server.stop(signal.SIGKILL)
-    wait_until(lambda: not any(pid_alive(pid) for pid in everyone), timeout=5, what="workers and spares to die with their server")
+    wait_until(lambda: not any(pid_alive(pid) for pid in everyone), timeout=5, what="zygote and forked workers to die with their server")

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+from pathlib import Path
 from typing import Any, Awaitable, Callable, Optional
 
 import pytest
@@ -30,19 +32,32 @@ def spec_for(handler: str, **env: str) -> WorkerSpec:
 
 
 def with_pool(
-    body: Callable[[FunctionPool], Awaitable[Any]], size: int = 1, handler: str = "behaviours.handler", spec: Optional[WorkerSpec] = None
+    body: Callable[[FunctionPool], Awaitable[Any]],
+    size: int = 1,
+    handler: str = "behaviours.handler",
+    spec: Optional[WorkerSpec] = None,
+    forked: bool = False,
 ) -> Any:
-    """Run ``body`` against a warm pool of the misbehaving provider, and close the pool after."""
+    """Run ``body`` against a warm pool of the misbehaving provider, and close the pool after.
+
+    ``forked``: every worker, the first included, is a fork of the function's zygote (standby.py).
+    """
 
     async def run() -> Any:
-        pool = FunctionPool(spec or spec_for(handler), size=size)
+        pool = FunctionPool(spec or spec_for(handler), size=size, standby=forked, dependencies=["json"] if forked else None)
         try:
             await pool.warm()
+            if forked:
+                assert all(parent_of(pid) != os.getpid() for pid in pool.pids), "a worker was spawned, not forked"
             return await body(pool)
         finally:
             await pool.close()
 
     return asyncio.run(run())
+
+
+def parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
 def test_worker_stays_warm_and_keeps_module_state() -> None:

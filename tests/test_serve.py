@@ -227,7 +227,7 @@ def test_parallel_calls_run_on_warm_workers(serve: Callable[..., ServerProcess])
     elapsed = time.monotonic() - started
     assert [r["slept"] for r in results] == [1] * 20
     assert elapsed < 8, f"20 one-second calls on 10 workers took {elapsed:.1f} s"
-    assert len(server.worker_pids("misbehaving-function")) == 11  # ten workers and the pool's spare
+    assert len(server.worker_pids("misbehaving-function")) == 11  # ten workers and the function's zygote
 
 
 def test_sigterm_finishes_in_flight_calls_and_leaves_no_workers(serve: Callable[..., ServerProcess], tmp_path: Path) -> None:

@@ -117,7 +117,7 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
     if settings.contract is not ContractMode.OFF:
         for pointer, pattern in unusable_patterns(project.schema.document):
             console.warn(skipped_pattern_note(pointer, pattern))
-    registry = FunctionRegistry(project, settings.runtime)
+    registry = FunctionRegistry(project, settings.runtime, on_note=console.warn)
     # Workers import in the background while the server starts listening: a call waits only
     # for its own function's worker, and the console says when each function is warm.
     warming = registry.warm_each()

@@ -5,10 +5,10 @@ started in the background, so the next call finds a warm sandbox again.
 
 ``reload`` moves the pool to new code: idle workers are retired at once, busy ones
 finish the call they started on the old code and are retired when they return, and
-a worker with the new code is started right away. With ``standby`` the pool also
-keeps one spare process that has already imported the provider's dependencies
-(boto3, the support library, ...), so loading new code costs only the provider's
-own modules.
+a worker with the new code is started right away. With ``standby`` new workers come
+from a process that has already imported the provider's dependencies (boto3, the
+support library, ...): a fork of the function's zygote, or a spare (``standby.py``), so
+loading new code costs only the provider's own modules.
 
 A pool can start with a worker already on its way (``first``: spawned, and told to load,
 before the caller had the rest of its work done): the first worker the pool needs is that one.
@@ -18,14 +18,25 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from typing import Any, List, Optional, Set
+from typing import Any, Callable, List, Optional, Set
 
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.process import WorkerInitError, WorkerProcess, WorkerSpec
+from cfnrun.runtime.standby import WorkerSource
 
 
 class FunctionPool:
-    def __init__(self, spec: WorkerSpec, size: int = 1, standby: bool = False, first: Optional[WorkerProcess] = None) -> None:
+    def __init__(
+        self,
+        spec: WorkerSpec,
+        size: int = 1,
+        standby: bool = False,
+        first: Optional[WorkerProcess] = None,
+        dependencies: Optional[List[str]] = None,
+        on_note: Optional[Callable[[str], None]] = None,
+    ) -> None:
+        """``dependencies``, when known up front, are imported ahead of need at once: then even the first worker
+        is a fork of the zygote. Otherwise they are learned from the first worker that loads."""
         if size < 1:
             raise ValueError("a pool needs at least one worker")
         if first is not None and first.spec != spec:
@@ -33,7 +44,6 @@ class FunctionPool:
         self._first = first
         self.spec = spec
         self.size = size
-        self.standby = standby
         self.generation = 0
         self._idle: List[WorkerProcess] = []
         self._workers: Set[WorkerProcess] = set()
@@ -43,10 +53,21 @@ class FunctionPool:
         self._queued = 0  # callers waiting in _acquire
         self._changed = asyncio.Condition()
         self._background: Set["asyncio.Task[Any]"] = set()
-        self._spare: Optional["asyncio.Task[Optional[WorkerProcess]]"] = None
-        self._dependencies: List[str] = []
-        self._loaded = False  # a worker has imported the handler: _dependencies is what it imported
+        self._source = WorkerSource(spec, standby, on_note)
+        self._dependencies: List[str] = list(dependencies or [])
+        self._loaded = dependencies is not None  # _dependencies is what the provider imports
         self._closed = False
+        if self._loaded:
+            self._source.prepare(self._dependencies)
+
+    @property
+    def standby(self) -> bool:
+        return self._source.standby
+
+    @property
+    def fork_unavailable(self) -> Optional[str]:
+        """Why new workers are not forked from a zygote; None while they are (or may be)."""
+        return self._source.fork_unavailable
 
     async def warm(self) -> None:
         """Start one worker now, so the first call is warm; raises WorkerInitError.
@@ -119,10 +140,10 @@ class FunctionPool:
             idle, self._idle = self._idle, []
             self._changed.notify_all()
         first, self._first = self._first, None
-        spare = await self._take_spare()
-        for worker in idle + [w for w in (first, spare) if w is not None]:
+        for worker in idle + ([first] if first is not None else []):
             self._workers.discard(worker)
             self._in_background(worker.stop())
+        self._in_background(self._source.close())  # a zygote outlives the calls still running on its forks
 
     async def close(self) -> None:
         self._closed = True
@@ -135,12 +156,10 @@ class FunctionPool:
         first, self._first = self._first, None
         if first is not None:
             await first.kill()
-        spare = await self._take_spare()
-        if spare is not None:
-            await spare.kill()
         await asyncio.gather(*(w.kill() for w in list(self._workers)), return_exceptions=True)
         self._workers.clear()
         self._idle.clear()
+        await self._source.close()
 
     # -- internals ---------------------------------------------------------------
 
@@ -192,15 +211,14 @@ class FunctionPool:
         try:
             worker, self._first = self._first, None
             if worker is None:
-                worker = await self._take_spare()
-            if worker is None:
-                worker = await WorkerProcess.spawn(self.spec)
+                worker = await self._source.new_worker()
             try:
                 await worker.load()
                 self._dependencies = worker.dependencies or self._dependencies
                 self._loaded = True
             finally:
-                self._prepare_spare()
+                if self._loaded:
+                    self._source.prepare(self._dependencies)
         except BaseException:
             if worker is not None:  # failed or cancelled half-way (the pool closing): leave nothing behind
                 await worker.kill()
@@ -250,36 +268,10 @@ class FunctionPool:
         self._in_background(start())
 
     def keep_spare(self, standby: bool = True) -> None:
-        """Turn ``standby`` on (a spare starts now, once a worker has loaded) or off."""
-        self.standby = standby
-        if standby and self._loaded:  # otherwise the next worker to load starts it
-            self._prepare_spare()
-
-    def _prepare_spare(self) -> None:
-        """Keep one process with the dependencies imported, ready for the next load."""
-        if not self.standby or self._closed or self._spare is not None:
-            return
-        modules = list(self._dependencies)
-
-        async def spare() -> Optional[WorkerProcess]:
-            worker = await WorkerProcess.spawn(self.spec)
-            try:
-                await worker.preload(modules)
-            except WorkerInitError:
-                return None
-            return worker
-
-        self._spare = asyncio.ensure_future(spare())
-
-    async def _take_spare(self) -> Optional[WorkerProcess]:
-        task, self._spare = self._spare, None
-        if task is None:
-            return None
-        try:
-            worker = await task
-        except (OSError, asyncio.CancelledError):
-            return None
-        return worker if worker is not None and worker.alive else None
+        """Turn ``standby`` on (ready ahead of need from now, once the dependencies are known) or off."""
+        self._source.standby = standby
+        if standby and self._loaded:  # otherwise the next worker to load tells the dependencies
+            self._source.prepare(self._dependencies)
 
     def _in_background(self, work: Any) -> None:
         task = asyncio.ensure_future(work)

@@ -20,7 +20,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Protocol
 
 from cfnrun.runtime import worker as worker_script
 from cfnrun.runtime.channel import ChannelClosed, FrameChannel
@@ -29,6 +29,9 @@ from cfnrun.runtime.logs import OUTPUT_TAP, LogPipe
 from cfnrun.runtime.memory import MemoryWatch
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.sandbox import MARKER, kill_group, kill_marked, new_marker
+
+if TYPE_CHECKING:
+    from cfnrun.runtime.zygote import Zygote
 
 WORKER_SCRIPT = Path(worker_script.__file__).resolve()
 _EXIT_WAIT_SECONDS = 2.0
@@ -80,13 +83,51 @@ def describe_exit(returncode: Optional[int]) -> str:
     return f"worker process exited with status {returncode}"
 
 
+class ProcessHandle(Protocol):
+    """A worker's process as the parent sees it: a spawned child, or a zygote's fork (``ForkedProcess``)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> Optional[int]: ...
+
+    async def wait(self) -> int: ...
+
+
+class _SandboxEnds:
+    """The fds and marker of one new sandbox: the channel socket pair, the log pipe, the lifeline pipe.
+
+    Nothing is inheritable: only the worker (given its ends explicitly) and this parent hold them.
+    """
+
+    def __init__(self) -> None:
+        self.parent_end, self.worker_end = socket.socketpair()
+        self.log_read, self.log_write = os.pipe()
+        self.lifeline_read, self.lifeline_write = os.pipe()
+        self.marker = new_marker()
+
+    def close_worker_ends(self) -> None:
+        self.worker_end.close()
+        os.close(self.log_write)
+        os.close(self.lifeline_read)
+
+    def close_parent_ends(self) -> None:
+        self.parent_end.close()
+        os.close(self.log_read)
+        os.close(self.lifeline_write)
+
+    def worker(self, cls: "type[WorkerProcess]", spec: WorkerSpec, process: ProcessHandle) -> "WorkerProcess":
+        return cls(spec, process, FrameChannel(self.parent_end), LogPipe(self.log_read), self.marker, self.lifeline_write)
+
+
 class WorkerProcess:
     _ids = itertools.count(1)
 
     def __init__(
         self,
         spec: WorkerSpec,
-        process: asyncio.subprocess.Process,
+        process: ProcessHandle,
         channel: FrameChannel,
         logs: LogPipe,
         marker: str,
@@ -120,33 +161,38 @@ class WorkerProcess:
         arguments = [spec.python, "-u", str(WORKER_SCRIPT), "--code-dir", str(spec.code_dir)]
         if spec.debug_port is not None:
             arguments += ["--debug-port", str(spec.debug_port)] + (["--debug-wait"] if spec.debug_wait else [])
-        # Neither end is inheritable: only this worker holds its socket and its log pipe.
-        parent_end, worker_end = socket.socketpair()
-        log_read, log_write = os.pipe()
-        lifeline_read, lifeline_write = os.pipe()
-        arguments += ["--lifeline", str(lifeline_read)]
-        marker = new_marker()
+        ends = _SandboxEnds()
+        arguments += ["--lifeline", str(ends.lifeline_read)]
         try:
             process = await asyncio.create_subprocess_exec(
                 *arguments,
-                stdin=worker_end.fileno(),
-                stdout=log_write,
-                stderr=log_write,
-                pass_fds=(lifeline_read,),
+                stdin=ends.worker_end.fileno(),
+                stdout=ends.log_write,
+                stderr=ends.log_write,
+                pass_fds=(ends.lifeline_read,),
                 cwd=str(spec.cwd),
-                env={**spec.env, MARKER: marker},
+                env={**spec.env, MARKER: ends.marker},
                 start_new_session=True,
             )
         except BaseException:
-            parent_end.close()
-            os.close(log_read)
-            os.close(lifeline_write)
+            ends.close_parent_ends()
             raise
         finally:
-            worker_end.close()
-            os.close(log_write)
-            os.close(lifeline_read)
-        return cls(spec, process, FrameChannel(parent_end), LogPipe(log_read), marker, lifeline_write)
+            ends.close_worker_ends()
+        return ends.worker(cls, spec, process)
+
+    @classmethod
+    async def fork(cls, spec: WorkerSpec, zygote: "Zygote") -> "WorkerProcess":
+        """A worker forked from ``zygote`` (dependencies imported); like ``spawn``, it loads nothing yet."""
+        ends = _SandboxEnds()
+        try:
+            process = await zygote.fork(ends.worker_end.fileno(), ends.log_write, ends.lifeline_read, ends.marker)
+        except BaseException:
+            ends.close_parent_ends()
+            raise
+        finally:
+            ends.close_worker_ends()
+        return ends.worker(cls, spec, process)
 
     @classmethod
     async def start(cls, spec: WorkerSpec) -> "WorkerProcess":

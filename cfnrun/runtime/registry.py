@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 from cfnrun.model.faults import FaultRule
 from cfnrun.model.project import Project
@@ -53,9 +53,10 @@ def worker_spec(project: Project, function: FunctionSpec, settings: RuntimeSetti
 
 
 class FunctionRegistry:
-    def __init__(self, project: Project, settings: RuntimeSettings) -> None:
+    def __init__(self, project: Project, settings: RuntimeSettings, on_note: Optional[Callable[[str], None]] = None) -> None:
         self.project = project
         self.settings = settings
+        self._on_note = on_note  # told once per function when its workers cannot be forked
         self._pools: Dict[str, FunctionPool] = {}
         self._warming: Dict[str, "asyncio.Task[Optional[WorkerInitError]]"] = {}
         self._spares = False  # settings.standby takes effect at keep_spares_when_warm(): start-up first
@@ -90,7 +91,7 @@ class FunctionRegistry:
     def _new_pool(self, function: FunctionSpec) -> FunctionPool:
         # A debugger port belongs to one process: one worker per function then.
         workers = 1 if self.settings.debug_port is not None else self.settings.workers
-        return FunctionPool(worker_spec(self.project, function, self.settings), workers, standby=self._spares)
+        return FunctionPool(worker_spec(self.project, function, self.settings), workers, standby=self._spares, on_note=self._on_note)
 
     async def reload(self, project: Optional[Project] = None) -> Dict[str, Optional[WorkerInitError]]:
         """Move every function to the code on disk, and to ``project``'s functions if given.

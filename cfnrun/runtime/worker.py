@@ -30,6 +30,7 @@ import io
 import json
 import logging
 import os
+import select
 import signal
 import socket
 import struct
@@ -515,14 +516,7 @@ def _die_with_parent(lifeline: int) -> None:
     worker's process group (the worker leads it), taking what the handler started along.
     """
     os.set_inheritable(lifeline, False)
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
-        except (OSError, AttributeError):
-            pass
+    _killed_with_parent()
     # A parent that died before prctl took effect has closed the lifeline: the watchdog
     # sees EOF at once. (No getppid check: a --python wrapper may sit in between.)
 
@@ -535,6 +529,18 @@ def _die_with_parent(lifeline: int) -> None:
         os.killpg(os.getpgrp(), signal.SIGKILL)  # the worker leads its group: it and what it started
 
     threading.Thread(target=watch, name="cfnrun-lifeline", daemon=True).start()
+
+
+def _killed_with_parent() -> None:
+    """On Linux, ask the kernel for SIGKILL when the parent process ends."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+        except (OSError, AttributeError):
+            pass
 
 
 def _take_over_fds() -> Channel:
@@ -600,16 +606,22 @@ def main(argv: List[str]) -> int:
     (answered ``preloaded``), then ``{"type": "load", "handler": "pkg.mod.attr",
     "identity": {...}}`` (answered ``ready`` or ``init_error``); then one
     ``{"id", "request_id", "deadline_ms", "event"}`` frame per call. A standby worker sits between the two until
-    new code needs a home.
+    new code needs a home. With ``--zygote`` the process forks workers instead (``_serve_forks``).
     """
     code_dir = os.path.abspath(argv[argv.index("--code-dir") + 1])
     # Running as a script put this file's folder on sys.path; the provider must not see it.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [code_dir] + [p for p in sys.path if os.path.abspath(p or ".") != here]
+    if "--zygote" in argv:
+        return _serve_forks(code_dir, argv)
     lifeline = _option(argv, "--lifeline")
     if lifeline is not None:
         _die_with_parent(int(lifeline))
-    channel = _take_over_fds()
+    return _run(code_dir, argv, _take_over_fds())
+
+
+def _run(code_dir: str, argv: List[str], channel: Channel) -> int:
+    """A worker's life once its channel and log fds are in place: load the handler, serve calls."""
     faulthandler.enable(sys.stderr)
     if not os.environ.get("PYTHONBREAKPOINT"):  # the developer's own choice of debugger wins
         sys.breakpointhook = _breakpoint_without_terminal
@@ -636,6 +648,137 @@ def main(argv: List[str]) -> int:
     except ChannelDisabled:
         os._exit(0)  # a forked child left the handler: it ends quietly, without serving
     return 0
+
+
+# -- the zygote: a process with the dependencies imported that forks new workers -------------------
+#
+# ``--zygote``: fd 0 is a SOCK_SEQPACKET socket to the parent, one JSON message per packet. The
+# parent sends ``{"type": "preload", "modules": [...]}`` (answered ``{"type": "preloaded",
+# "threads": N}``: forking is only safe while N is 1), then any number of ``{"type": "fork",
+# "marker": TOKEN}`` messages, each carrying three fds (the new worker's channel socket, its log
+# pipe's write end, its lifeline's read end). Each is answered ``{"type": "forked", "pid": P}``;
+# when a forked worker ends, ``{"type": "exited", "pid": P, "returncode": R}`` follows (the zygote
+# is its parent, so only the zygote can reap it). EOF on fd 0 ends the zygote; the kernel then
+# kills the workers it forked (parent-death signal), as it kills the zygote when cfnrun ends.
+
+ZYGOTE_FDS = 3
+_PACKET = 65536
+
+
+def _serve_forks(code_dir: str, argv: List[str]) -> int:
+    _killed_with_parent()
+    control = socket.socket(fileno=os.dup(0))
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    request = json.loads(control.recv(_PACKET) or b"{}")
+    if request.get("type") != "preload":
+        return 0
+    _preload(request["modules"])
+    control.send(encode_json({"type": "preloaded", "threads": _thread_count()}))
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+
+    while True:
+        ready, _, _ = select.select([control.fileno(), wake_read], [], [])
+        if wake_read in ready:
+            os.read(wake_read, 4096)
+            _report_exits(control)
+        if control.fileno() not in ready:
+            continue
+        message, fds, _, _ = socket.recv_fds(control, _PACKET, ZYGOTE_FDS)
+        if not message:
+            return 0
+        fork = json.loads(message)
+        if len(fds) != ZYGOTE_FDS:
+            for fd in fds:
+                os.close(fd)
+            control.send(encode_json({"type": "refused", "reason": f"{len(fds)} fds came with the fork request"}))
+            continue
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            _become_worker(code_dir, argv, fork["marker"], fds, [control.fileno(), wake_read, wake_write])
+        for fd in fds:
+            os.close(fd)
+        control.send(encode_json({"type": "forked", "pid": pid}))
+
+
+def _report_exits(control: socket.socket) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        control.send(encode_json({"type": "exited", "pid": pid, "returncode": os.waitstatus_to_exitcode(status)}))
+
+
+def _thread_count() -> int:
+    """Threads in this process, C-level ones included where /proc tells."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
+
+
+def _become_worker(code_dir: str, argv: List[str], marker: str, fds: List[int], zygote_fds: List[int]) -> None:
+    """In a forked child: drop the zygote's fds, take the worker's, become a sandbox of its own; never returns."""
+    status = 1
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for fd in zygote_fds:
+            os.close(fd)
+        os.setsid()  # its own session and process group, as a spawned worker has
+        channel_fd, log_fd, lifeline = fds
+        os.dup2(channel_fd, 0)
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        os.close(channel_fd)
+        os.close(log_fd)
+        _take_marker(marker)
+        _die_with_parent(lifeline)
+        status = _run(code_dir, argv, _take_over_fds())
+    except BaseException:  # noqa: B902 - a forked child must never return into the zygote's loop
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(status)
+
+
+def _take_marker(marker: str) -> None:
+    """Carry ``marker`` as CFNRUN_SANDBOX instead of the zygote's, also where /proc/PID/environ shows it.
+
+    /proc shows the environment block the process started with, which a fork copies: the
+    zygote's marker is overwritten there in place (the parent makes both the same length),
+    then set the usual way for the processes the handler starts.
+    """
+    name = "CFNRUN_SANDBOX"
+    old = os.environ.get(name, "")
+    if sys.platform.startswith("linux") and old and len(old) == len(marker):
+        import ctypes
+
+        try:
+            environ = ctypes.POINTER(ctypes.c_void_p).in_dll(ctypes.CDLL(None), "environ")
+            entry = f"{name}={old}".encode()
+            index = 0
+            while environ[index]:
+                address = environ[index]
+                if ctypes.string_at(address) == entry:
+                    ctypes.memmove(address + len(name) + 1, marker.encode(), len(marker))
+                    break
+                index += 1
+        except (OSError, ValueError):
+            pass
+    os.environ[name] = marker
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 from cfnrun.runtime import pool as pool_module
+from cfnrun.runtime import standby as standby_module
 from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.pool import FunctionPool
@@ -80,6 +81,9 @@ class FakeWorker:
 @pytest.fixture(autouse=True)
 def fake_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pool_module, "WorkerProcess", FakeWorker)
+    monkeypatch.setattr(standby_module, "WorkerProcess", FakeWorker)
+    # Fake workers cannot be forked: standby keeps a spare here (the zygote is tested with real processes).
+    monkeypatch.setattr(standby_module, "fork_unsafe_reason", lambda python, debug_port: "fake workers")
     FakeWorker.spawned = []
     Disk.version, Disk.broken = 1, False
 
