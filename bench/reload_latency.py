@@ -1,10 +1,11 @@
 """Time from saving a handler file to the first call that returns the new behaviour.
 
-Usage: python bench/reload_latency.py [--edits N]
+Usage: python bench/reload_latency.py [--edits N] [--gap SECONDS]
 
 Serves a private copy of the note sample (its handlers import boto3 through the
 support library) with ``cfnrun serve``, then N times: rewrite the LIST handler's
-message, and call LIST through boto3 until the new message comes back. Prints p50,
+message (``--gap`` seconds after the last one answered; 0 for back-to-back saves), and
+call LIST through boto3 until the new message comes back. Prints p50,
 p95 and the slowest edit, and, for comparison, what starting a fresh worker that
 imports the provider costs on this machine.
 """
@@ -17,6 +18,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -34,6 +36,7 @@ LIST_REQUEST = json.dumps(NOTE_LIST_REQUEST).encode()
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--edits", type=int, default=20)
+    parser.add_argument("--gap", type=float, default=2.0, help="seconds between an answered edit and the next save")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="cfnrun-reload-bench-"))
@@ -54,6 +57,8 @@ def main() -> None:
         for line in server.stdout:
             if "reload: watching" in line:
                 break
+        # Keep reading what it prints (a line per call): a full pipe would stop the server mid-write.
+        threading.Thread(target=server.stdout.read, daemon=True).start()
         client = boto3.client(
             "lambda",
             endpoint_url=f"http://127.0.0.1:{port}",
@@ -67,7 +72,7 @@ def main() -> None:
         message()
         samples = []
         for edit in range(1, args.edits + 1):
-            time.sleep(2.0)  # edits are seconds apart; the previous reload's spare workers finish preloading
+            time.sleep(args.gap)
             expected = f"edit {edit}"
             started = time.perf_counter()
             handlers.write_text(original.replace(MARKER, f'status=OperationStatus.SUCCESS, message="{expected}",\n        resourceModels='))

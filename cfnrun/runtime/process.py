@@ -20,7 +20,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Mapping, Optional, Protocol
 
 from cfnrun.runtime import worker as worker_script
 from cfnrun.runtime.channel import ChannelClosed, FrameChannel
@@ -117,9 +117,6 @@ class _SandboxEnds:
         os.close(self.log_read)
         os.close(self.lifeline_write)
 
-    def worker(self, cls: "type[WorkerProcess]", spec: WorkerSpec, process: ProcessHandle) -> "WorkerProcess":
-        return cls(spec, process, FrameChannel(self.parent_end), LogPipe(self.log_read), self.marker, self.lifeline_write)
-
 
 class WorkerProcess:
     _ids = itertools.count(1)
@@ -161,11 +158,10 @@ class WorkerProcess:
         arguments = [spec.python, "-u", str(WORKER_SCRIPT), "--code-dir", str(spec.code_dir)]
         if spec.debug_port is not None:
             arguments += ["--debug-port", str(spec.debug_port)] + (["--debug-wait"] if spec.debug_wait else [])
-        ends = _SandboxEnds()
-        arguments += ["--lifeline", str(ends.lifeline_read)]
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *arguments,
+
+        async def start(ends: _SandboxEnds) -> ProcessHandle:
+            return await asyncio.create_subprocess_exec(
+                *arguments, "--lifeline", str(ends.lifeline_read),
                 stdin=ends.worker_end.fileno(),
                 stdout=ends.log_write,
                 stderr=ends.log_write,
@@ -174,25 +170,30 @@ class WorkerProcess:
                 env={**spec.env, MARKER: ends.marker},
                 start_new_session=True,
             )
-        except BaseException:
-            ends.close_parent_ends()
-            raise
-        finally:
-            ends.close_worker_ends()
-        return ends.worker(cls, spec, process)
+
+        return await cls._started(spec, start)
 
     @classmethod
     async def fork(cls, spec: WorkerSpec, zygote: "Zygote") -> "WorkerProcess":
         """A worker forked from ``zygote`` (dependencies imported); like ``spawn``, it loads nothing yet."""
+
+        async def start(ends: _SandboxEnds) -> ProcessHandle:
+            return await zygote.fork(ends.worker_end.fileno(), ends.log_write, ends.lifeline_read, ends.marker)
+
+        return await cls._started(spec, start)
+
+    @classmethod
+    async def _started(cls, spec: WorkerSpec, start: Callable[["_SandboxEnds"], Awaitable[ProcessHandle]]) -> "WorkerProcess":
+        """A new sandbox's fds, handed to ``start``; this parent keeps only its own ends."""
         ends = _SandboxEnds()
         try:
-            process = await zygote.fork(ends.worker_end.fileno(), ends.log_write, ends.lifeline_read, ends.marker)
+            process = await start(ends)
         except BaseException:
             ends.close_parent_ends()
             raise
         finally:
             ends.close_worker_ends()
-        return ends.worker(cls, spec, process)
+        return cls(spec, process, FrameChannel(ends.parent_end), LogPipe(ends.log_read), ends.marker, ends.lifeline_write)
 
     @classmethod
     async def start(cls, spec: WorkerSpec) -> "WorkerProcess":
