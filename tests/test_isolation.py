@@ -264,12 +264,6 @@ def test_invoke_enforces_memorysize_unless_told_not_to(tmp_path: Path) -> None:
     assert result_of(grown)["reason"] == "invalid-progress-event"  # it returned {"allocated": 512}
 
 
-def _sandbox_marker(pid: int) -> str:
-    found = re.search(rb"(?:^|\0)CFNRUN_SANDBOX=([^\0]*)", Path(f"/proc/{pid}/environ").read_bytes())
-    assert found, f"process {pid} carries no sandbox marker"
-    return found.group(1).decode()
-
-
 # -- workers forked from the function's zygote (#16) ----------------------------------------------
 
 
