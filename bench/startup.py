@@ -15,7 +15,7 @@ Each figure is the median over rounds, printed beside the bare import's median a
 Then the first call after TypeFunction's worker is killed (SIGKILL while idle, so the call
 finds it dead and needs another worker: a fork of the function's zygote), with crashes a
 second apart and back to back, and the reload p50 from bench/reload_latency.py with saves
-2 s apart (back-to-back saves: ``bench/reload_latency.py --gap 0``, run on its own).
+2 s apart and back to back.
 """
 from __future__ import annotations
 
@@ -206,7 +206,7 @@ def main() -> None:
         median = {name: statistics.median(values) for name, values in samples.items()}
         bare = median["bare"]
         crashes = {gap: after_crash(project, args.crashes, gap) for gap in (1.0, 0.0)}
-        reloads = {gap: reload_p50(args.edits, gap) for gap in (2.0,)} if args.edits else {}
+        reloads = {gap: reload_p50(args.edits, gap) for gap in (2.0, 0.0)} if args.edits else {}
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -1,6 +1,7 @@
 """Hot reload and debugging: real servers, real file edits, real watchers."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -47,6 +48,26 @@ def test_saved_edit_is_live_on_the_next_call(project: Path, serve: Callable[...,
     server.wait_for_line(r"reload: new code live in \d+ ms: TypeFunction")
     after = call(server, {"do": "echo"})
     assert after["version"] == 2 and after["count"] == 1  # a fresh worker
+
+
+def test_an_edit_that_keeps_the_size_and_the_second_is_live_too(
+    project: Path, serve: Callable[..., ServerProcess], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python's bytecode cache cannot tell these two saves apart (equal size, same whole second); the reload must."""
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)  # workers cache bytecode, as on a developer's machine
+    server = serve(project)
+    handlers = project / "behaviours.py"
+    set_version(project, 2)
+    server.wait_for_line(r"reload: new code live")
+    assert call(server, {"do": "echo"})["version"] == 2
+    assert Path(importlib.util.cache_from_source(str(handlers))).exists()  # the new worker cached its bytecode
+    saved_at = handlers.stat().st_mtime_ns
+    staged = tmp_path / "behaviours.py"  # an editor's atomic save: written aside, renamed into place
+    staged.write_text(handlers.read_text().replace("VERSION = 2 ", "VERSION = 3 "))
+    os.utime(staged, ns=(saved_at, saved_at))
+    os.replace(staged, handlers)
+    server.wait_for_line(r"reload: new code live")
+    assert call(server, {"do": "echo"})["version"] == 3
 
 
 def test_syntax_error_then_fix(project: Path, serve: Callable[..., ServerProcess]) -> None:

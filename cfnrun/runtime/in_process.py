@@ -121,9 +121,7 @@ class InProcessFunction:
         """Unload the provider and put back what this mode changed in the process."""
         if self._saved is None:
             return
-        self._host.unload()
-        if self._host.faults is not None:
-            self._host.faults.uninstall()
+        self._host.release()
         self._saved.restore()
         self._saved = None
 

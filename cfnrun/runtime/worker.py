@@ -366,16 +366,22 @@ def function_error(error: BaseException) -> Dict[str, Any]:
     }
 
 
-def install_faults(rules_json: Optional[str]) -> Any:
-    """``--inject``: load fault_hook.py (botocore; next to this file) and install the rules, if any were given."""
-    if not rules_json:
-        return None
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fault_hook.py")
-    spec = importlib.util.spec_from_file_location("cfnrun_fault_hook", path)
+def _sibling(name: str) -> Any:
+    """Load ``name``.py from next to this file by its path: the provider's interpreter may not have cfnrun installed."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"cfnrun_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def install_faults(rules_json: Optional[str]) -> Any:
+    """``--inject``: load fault_hook.py (botocore) and install the rules, if any were given."""
+    if not rules_json:
+        return None
     try:
-        spec.loader.exec_module(module)
+        module = _sibling("fault_hook")
     except ImportError as error:
         print(f"cfnrun: --inject needs botocore in the provider's environment ({error}); no faults are injected", file=sys.stderr)
         return None
@@ -395,6 +401,15 @@ class HandlerHost:
         self.dependencies: List[str] = []  # modules the load imported from outside the code folder
         self._request_ids = configure_logging(log_level, log_stream)
         self.faults = install_faults(os.environ.get("CFNRUN_INJECT"))
+        self._imports = _sibling("code_imports").CodeFolderImports(self.code_dir)
+        self._imports.install()  # a reload runs the code as saved, even two saves within one second
+
+    def release(self) -> None:
+        """Undo what this host changed in the process for the handler: the code folder's imports, injected faults."""
+        self.unload()
+        self._imports.uninstall()
+        if self.faults is not None:
+            self.faults.uninstall()
 
     def fired_faults(self) -> List[Dict[str, Any]]:
         """The injected faults that fired since the last ask (``--inject``)."""

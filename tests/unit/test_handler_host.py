@@ -1,8 +1,10 @@
 """The worker's public API, driven in this process: what a worker and --in-process both rely on."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -22,6 +24,8 @@ def code_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder = tmp_path / "src"
     folder.mkdir()
     monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.setattr(sys, "path_hooks", list(sys.path_hooks))  # hosts install an import hook for the folder
+    monkeypatch.setattr(sys, "path_importer_cache", dict(sys.path_importer_cache))
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     before = set(sys.modules)
@@ -120,3 +124,29 @@ def test_unload_forgets_the_provider_so_the_next_load_reads_the_disk(code_dir: P
     assert "versioned" not in sys.modules and host.handler is None
     host.load("versioned.handler")
     assert host.call({}, context()) == ("result", b"22")
+
+
+def test_a_reload_runs_the_saved_code_when_an_edit_keeps_the_size_and_the_second(
+    code_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python's own bytecode check (size, mtime in whole seconds) would run the old code after this edit."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    path = code_dir / "versioned.py"
+    write(code_dir, "versioned", "def handler(event, context):\n    return 1\n")
+    saved_at = path.stat().st_mtime_ns
+    host = HandlerHost(str(code_dir), "INFO", sys.stderr)
+    try:
+        host.load("versioned.handler")
+        cached = Path(importlib.util.cache_from_source(str(path)))
+        assert cached.exists()  # the first load wrote bytecode, as Lambda's runtime would not but a developer's does
+        write(code_dir, "versioned", "def handler(event, context):\n    return 2\n")
+        os.utime(path, ns=(saved_at, saved_at))  # the second save, within the same second
+        host.unload()
+        host.load("versioned.handler")
+        assert host.call({}, context()) == ("result", b"2")
+        host.unload()
+        host.load("versioned.handler")  # the bytecode cached for the new source serves again
+        assert host.call({}, context()) == ("result", b"2")
+    finally:
+        host.release()
+    assert not any(getattr(hook, "__self__", None).__class__.__name__ == "CodeFolderImports" for hook in sys.path_hooks)
