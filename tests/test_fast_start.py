@@ -61,7 +61,8 @@ def test_version_and_help_load_nothing_heavy() -> None:
 
 
 def test_version_answers_before_the_command_line_library_loads() -> None:
-    script = "import runpy, sys\nsys.argv = ['cfnrun', '--version']\nrunpy.run_module('cfnrun', run_name='__main__')\nprint('typer' in sys.modules)\n"
+    # The command ends the process itself (exit handlers run, output flushed, no module teardown).
+    script = "import atexit, runpy, sys\nsys.argv = ['cfnrun', '--version']\natexit.register(lambda: print('typer' in sys.modules))\nrunpy.run_module('cfnrun', run_name='__main__')\n"
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert run.stdout.splitlines() == [f"cfnrun {__version__}", "False"], run.stderr
     script = shutil.which("cfnrun", path=os.path.dirname(sys.executable))
@@ -203,7 +204,7 @@ if os.environ.get("EARLY_REGION"):
     guess = early_start.early_spec
     early_start.early_spec = lambda argv: dataclasses.replace(guess(argv), region=os.environ["EARLY_REGION"])
 sys.argv = ["cfnrun"] + sys.argv[1:]
-from cfnrun.__main__ import main
+from cfnrun.__main__ import _command as main  # the command, without ending the process
 code = 0
 try:
     main()
