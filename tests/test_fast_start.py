@@ -153,6 +153,31 @@ def test_serve_answers_before_every_worker_is_warm(gated_project: Path, serve: C
     assert len(server.worker_pids("TestEntrypoint")) == 2
 
 
+def test_serve_warms_the_first_function_first_and_a_call_does_not_wait_its_turn(
+    tmp_path: Path, serve: Callable[..., ServerProcess]
+) -> None:
+    """TypeFunction (declared first) imports alone; the others start once it is warm, or when a call asks for one."""
+    project = tmp_path / "first"
+    shutil.copytree(MISBEHAVING, project, ignore=shutil.ignore_patterns("__pycache__"))
+    (project / "gated.py").write_text(GATED_MODULE)
+    os.mkfifo(project / "gate")
+    template = project / "template.yml"
+    template.write_text(
+        template.read_text().replace("Handler: behaviours.handler", "Handler: gated.handler", 1)
+        + "\n  Plain:\n    Type: AWS::Serverless::Function\n    Properties:\n      Handler: behaviours.handler\n"
+    )
+    server = serve(project, "--no-reload")
+    answer = json.loads(server.client().invoke(FunctionName="Plain", Payload=b'{"do": "echo"}')["Payload"].read())
+    assert answer["count"] == 1  # answered while TypeFunction still imports: it did not wait for its turn
+    saw(server, r"^  Plain\s+behaviours\.handler  warm in \d+ ms$")
+    assert len(server.worker_pids("Plain")) == 1  # the call's worker was the warm-up's too: no second one
+    assert not [line for line in server.output if "Broken" in line]  # its turn has not come
+    open_gate(project)
+    saw(server, r"^ERROR: Broken does not load")
+    warm = next(i for i, line in enumerate(server.output) if re.search(r"^  TypeFunction\s+gated\.handler  warm", line))
+    assert warm < next(i for i, line in enumerate(server.output) if "Broken does not load" in line)
+
+
 def test_serve_stopped_while_a_worker_imports_leaves_no_process(gated_project: Path, serve: Callable[..., ServerProcess]) -> None:
     server = serve(gated_project, "--no-reload")
     saw(server, r"^  TypeFunction\s+behaviours\.handler  warm")

@@ -75,12 +75,23 @@ class FunctionPool:
         Calls that arrive meanwhile wait for this worker rather than each starting
         their own: after a reload the first call then pays only the new code's import.
         """
-        async with self._changed:
-            if self._idle or self._slots >= self.size:
-                return
-            self._slots += 1
-            self._arriving += 1
-            generation = self.generation
+        arrival = self.start_warming()
+        if arrival is not None:
+            await arrival
+
+    def start_warming(self) -> "Optional[asyncio.Future[None]]":
+        """``warm`` without waiting: the worker is counted at once (calls from now on wait for it).
+
+        Returns what ends once it is warm (or raises its WorkerInitError); None when no worker
+        is needed: one is idle, or the pool is full or closed.
+        """
+        if self._closed or self._idle or self._slots >= self.size:
+            return None
+        self._slots += 1  # nothing awaits between the check and here: no lock needed
+        self._arriving += 1
+        return self._in_background(self._arrive(self.generation))
+
+    async def _arrive(self, generation: int) -> None:
         try:
             worker = await self._start_worker(generation)
         finally:
@@ -273,7 +284,8 @@ class FunctionPool:
         if standby and self._loaded:  # otherwise the next worker to load tells the dependencies
             self._source.prepare(self._dependencies)
 
-    def _in_background(self, work: Any) -> None:
+    def _in_background(self, work: Any) -> "asyncio.Future[Any]":
         task = asyncio.ensure_future(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        return task

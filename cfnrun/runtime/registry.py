@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from cfnrun.model.faults import FaultRule
 from cfnrun.model.project import Project
@@ -59,6 +59,7 @@ class FunctionRegistry:
         self._on_note = on_note  # told once per function when its workers cannot be forked
         self._pools: Dict[str, FunctionPool] = {}
         self._warming: Dict[str, "asyncio.Task[Optional[WorkerInitError]]"] = {}
+        self._asked: Dict[str, "asyncio.Future[Optional[asyncio.Future[None]]]"] = {}  # functions waiting for their turn to warm
         self._spares = False  # settings.standby takes effect at keep_spares_when_warm(): start-up first
         self._spares_task: Optional["asyncio.Task[None]"] = None
 
@@ -86,6 +87,9 @@ class FunctionRegistry:
         if pool is None:
             pool = self._new_pool(function)
             self._pools[function.logical_id] = pool
+        asked = self._asked.pop(function.logical_id, None)
+        if asked is not None and not asked.done():  # asked for before its turn to warm: its worker starts now
+            asked.set_result(pool.start_warming())
         return pool
 
     def _new_pool(self, function: FunctionSpec) -> FunctionPool:
@@ -130,18 +134,30 @@ class FunctionRegistry:
         The pools exist when this returns, so a call that arrives before its function is
         warm waits for that function's worker (never for the others') instead of starting
         one more. Each task ends with the function's init error, or None once it is warm.
+
+        The first function declared (TypeFunction in a ``cfn init`` template) starts at once;
+        the others once it is warm, so on a small machine it does not share the cores with
+        them as well as with the server's own start-up. A call for one of the others before
+        then starts its worker at once (``pool`` below), and waits for that one.
         """
-
-        async def warm(pool: FunctionPool) -> Optional[WorkerInitError]:
-            try:
-                await pool.warm()
-            except WorkerInitError as error:
-                return error
-            return None
-
+        first: "Optional[asyncio.Task[Optional[WorkerInitError]]]" = None
         for name, function in self.project.functions.items():
-            self._warming[name] = asyncio.ensure_future(warm(self.pool(function)))
+            pool = self.pool(function)
+            if first is None:
+                self._warming[name] = first = asyncio.ensure_future(_warmed(pool.start_warming()))
+            else:
+                self._warming[name] = asyncio.ensure_future(self._warm_after(name, pool, first))
         return dict(self._warming)
+
+    async def _warm_after(self, name: str, pool: FunctionPool, first: "asyncio.Future[Optional[WorkerInitError]]") -> Optional[WorkerInitError]:
+        asked: "asyncio.Future[Optional[asyncio.Future[None]]]" = asyncio.get_running_loop().create_future()
+        self._asked[name] = asked  # a call for this function before ``first`` is warm starts it
+        try:
+            either: "List[asyncio.Future[Any]]" = [first, asked]
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._asked.pop(name, None)
+        return await _warmed(asked.result() if asked.done() else pool.start_warming())
 
     async def close(self) -> None:
         # A worker still importing belongs to no pool yet: cancelling its start tears it down.
@@ -153,3 +169,14 @@ class FunctionRegistry:
         await asyncio.gather(*warming, return_exceptions=True)
         await asyncio.gather(*(pool.close() for pool in self._pools.values()))
         self._pools.clear()
+
+
+async def _warmed(arrival: "Optional[asyncio.Future[None]]") -> Optional[WorkerInitError]:
+    """Once ``arrival`` (a pool's ``start_warming``) is warm: its init error, or None."""
+    if arrival is None:
+        return None
+    try:
+        await arrival
+    except WorkerInitError as error:
+        return error
+    return None
