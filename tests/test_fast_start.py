@@ -102,13 +102,18 @@ def handler(event, context):
 '''
 
 
-@pytest.fixture
-def gated_project(tmp_path: Path) -> Path:
-    """The misbehaving fixture, whose TestEntrypoint function cannot finish importing until the gate opens."""
-    project = tmp_path / "gated"
+def with_gate(project: Path) -> Path:
+    """A copy of the misbehaving fixture with gated.py, whose import waits until ``open_gate``."""
     shutil.copytree(MISBEHAVING, project, ignore=shutil.ignore_patterns("__pycache__"))
     (project / "gated.py").write_text(GATED_MODULE)
     os.mkfifo(project / "gate")
+    return project
+
+
+@pytest.fixture
+def gated_project(tmp_path: Path) -> Path:
+    """The misbehaving fixture, whose TestEntrypoint function cannot finish importing until the gate opens."""
+    project = with_gate(tmp_path / "gated")
     template = project / "template.yml"
     template.write_text(
         template.read_text()
@@ -157,10 +162,7 @@ def test_serve_warms_the_first_function_first_and_a_call_does_not_wait_its_turn(
     tmp_path: Path, serve: Callable[..., ServerProcess]
 ) -> None:
     """TypeFunction (declared first) imports alone; the others start once it is warm, or when a call asks for one."""
-    project = tmp_path / "first"
-    shutil.copytree(MISBEHAVING, project, ignore=shutil.ignore_patterns("__pycache__"))
-    (project / "gated.py").write_text(GATED_MODULE)
-    os.mkfifo(project / "gate")
+    project = with_gate(tmp_path / "first")
     template = project / "template.yml"
     template.write_text(
         template.read_text().replace("Handler: behaviours.handler", "Handler: gated.handler", 1)
