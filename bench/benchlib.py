@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
+# Left out of private copies of a sample: state a local run left in the tree (handler state, history, bytecode).
+LOCAL_STATE = shutil.ignore_patterns(".state", ".cfnrun", "__pycache__")
 
 NOTE_LIST_REQUEST: Dict[str, Any] = {
     "action": "LIST",
@@ -45,7 +47,7 @@ def note_sample_with_notes(count: int = 3) -> Path:
     independent of whatever the checkout's own sample store holds.
     """
     copy = Path(tempfile.mkdtemp(prefix="cfnrun-bench-")) / "note"
-    shutil.copytree(ROOT / "samples" / "note", copy, ignore=shutil.ignore_patterns(".state", "__pycache__"))
+    shutil.copytree(ROOT / "samples" / "note", copy, ignore=LOCAL_STATE)
     for _ in range(count):
         subprocess.run(
             [sys.executable, "-m", "cfnrun", "invoke", "CREATE", "requests/create.json", "--json", "--no-credentials"],

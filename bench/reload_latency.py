@@ -23,11 +23,10 @@ import time
 from pathlib import Path
 
 import boto3
-from benchlib import NOTE_LIST_REQUEST, free_port
+from benchlib import LOCAL_STATE, NOTE_LIST_REQUEST, ROOT, free_port
 from botocore import UNSIGNED
 from botocore.config import Config
 
-ROOT = Path(__file__).resolve().parents[1]
 MARKER = "status=OperationStatus.SUCCESS,\n        resourceModels="
 LIST_REQUEST = json.dumps(NOTE_LIST_REQUEST).encode()
 
@@ -41,7 +40,7 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="cfnrun-reload-bench-"))
     project = work / "note"
-    shutil.copytree(ROOT / "samples" / "note", project, ignore=shutil.ignore_patterns(".state", "__pycache__"))
+    shutil.copytree(ROOT / "samples" / "note", project, ignore=LOCAL_STATE)
     handlers = project / "src" / "cfnrun_sample_note" / "handlers.py"
     original = handlers.read_text()
     assert MARKER in original, "the note sample's LIST handler changed; update MARKER"

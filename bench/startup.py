@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
-from benchlib import NOTE_LIST_REQUEST, ROOT
+from benchlib import LOCAL_STATE, NOTE_LIST_REQUEST, ROOT
 
 LIST_REQUEST = json.dumps(NOTE_LIST_REQUEST).encode()
 CFNRUN = [sys.executable, "-m", "cfnrun"]
@@ -188,7 +188,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="cfnrun-startup-bench-"))
     QUIET_ENV["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     project = work / "note"
-    shutil.copytree(ROOT / "samples" / "note", project, ignore=shutil.ignore_patterns(".state", "__pycache__"))
+    shutil.copytree(ROOT / "samples" / "note", project, ignore=LOCAL_STATE)
     code_dir = project / "src"
     try:
         cases: Dict[str, Callable[[], float]] = {

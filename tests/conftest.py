@@ -17,6 +17,9 @@ SAMPLES = ROOT / "samples"
 FIXTURES = ROOT / "tests" / "fixtures"
 MISBEHAVING = FIXTURES / "misbehaving"
 LIB_PROVIDER = FIXTURES / "lib_provider"
+# What a private copy of a sample or fixture leaves behind: state a local run left in the tree (handler
+# state, recorded history, bytecode), so each test starts from the files in git.
+LOCAL_STATE = shutil.ignore_patterns(".state", ".cfnrun", "__pycache__")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -39,7 +42,7 @@ def sample(tmp_path: Path) -> Callable[[str], Path]:
 
     def copy(name: str) -> Path:
         target = tmp_path / name
-        shutil.copytree(SAMPLES / name, target, ignore=shutil.ignore_patterns(".state", "__pycache__"))
+        shutil.copytree(SAMPLES / name, target, ignore=LOCAL_STATE)
         return target
 
     return copy

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, Iterator, List
 
 import pytest
 
-from conftest import MISBEHAVING, ServerProcess, cfnrun, result_of
+from conftest import LOCAL_STATE, MISBEHAVING, ServerProcess, cfnrun, result_of
 
 SCHEMA = str(MISBEHAVING / "cfnrun-test-misbehaving.json")
 
@@ -185,7 +185,7 @@ def attach_debugger(port: int) -> socket.socket:
 def test_debug_wait_holds_each_call_until_a_debugger_attaches(tmp_path: Path, serve: Callable[..., ServerProcess]) -> None:
     pytest.importorskip("debugpy")
     project = tmp_path / "misbehaving"
-    shutil.copytree(MISBEHAVING, project, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(MISBEHAVING, project, ignore=LOCAL_STATE)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional
 import pytest
 
 from cfnrun import __version__
-from conftest import MISBEHAVING, ROOT, ServerProcess, cfnrun, pid_alive, wait_until
+from conftest import LOCAL_STATE, MISBEHAVING, ROOT, ServerProcess, cfnrun, pid_alive, wait_until
 
 # What only `cfnrun serve` and `cfnrun test` need.
 SERVER_AND_SUITE = ["aiohttp", "rpdk", "cfnrun.app.serve", "cfnrun.app.contract_suite", "cfnrun.api.lambda_api"]
@@ -104,7 +104,7 @@ def handler(event, context):
 
 def with_gate(project: Path) -> Path:
     """A copy of the misbehaving fixture with gated.py, whose import waits until ``open_gate``."""
-    shutil.copytree(MISBEHAVING, project, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(MISBEHAVING, project, ignore=LOCAL_STATE)
     (project / "gated.py").write_text(GATED_MODULE)
     os.mkfifo(project / "gate")
     return project

@@ -16,14 +16,14 @@ from typing import Any, Callable, Dict
 import pytest
 from typer.testing import CliRunner
 
-from conftest import MISBEHAVING, ServerProcess, wait_until
+from conftest import LOCAL_STATE, MISBEHAVING, ServerProcess, wait_until
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A private copy of the misbehaving fixture project, to edit freely."""
     target = tmp_path / "misbehaving"
-    shutil.copytree(MISBEHAVING, target, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(MISBEHAVING, target, ignore=LOCAL_STATE)
     return target
 
 
