@@ -330,7 +330,7 @@ def serve(
 
     console = Console()
     try:
-        loaded = load_project(_project_dir(project_path, project))
+        loaded = load_project(_project_dir(project_path, project), usable_schema=False)  # checked by start_server
         mismatch = runtime_mismatch(loaded, interpreter_version(python))
         if debug_port is not None:
             require_debugpy(python)

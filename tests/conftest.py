@@ -24,16 +24,24 @@ LOCAL_STATE = shutil.ignore_patterns(".state", ".cfnrun", "__pycache__")
 
 @pytest.fixture(scope="session", autouse=True)
 def bytecode_outside_the_tree(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Tests write only under pytest's temporary folders: compiled fixtures too, in this process and its children."""
+    """Tests write only under pytest's temporary folders: compiled fixtures too, in this process and its children.
+
+    Bytecode is written there even where PYTHONDONTWRITEBYTECODE is set: with a cache prefix,
+    Python looks for no other cache, so every cfnrun and worker process the tests start would
+    otherwise compile cfnrun, pydantic, botocore... from source (~1.5 s each instead of ~0.4 s).
+    """
     prefix = str(tmp_path_factory.mktemp("pycache"))
-    saved_env, saved_prefix = os.environ.get("PYTHONPYCACHEPREFIX"), sys.pycache_prefix
+    saved = {name: os.environ.get(name) for name in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")}
+    saved_prefix = sys.pycache_prefix
     os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = prefix
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     yield
     sys.pycache_prefix = saved_prefix
-    if saved_env is None:
-        os.environ.pop("PYTHONPYCACHEPREFIX", None)
-    else:
-        os.environ["PYTHONPYCACHEPREFIX"] = saved_env
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture

@@ -124,8 +124,10 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
     announce_warm(project, warming, console)
     try:
         await asyncio.to_thread(_import_server)
+        # Checked once the first worker is on its way: the check loads jsonschema, which the server needs anyway.
+        project.schema.require_usable()
     except BaseException:
-        await registry.close()  # interrupted or broken install: no worker outlives this
+        await registry.close()  # interrupted, broken install or unusable schema: no worker outlives this
         raise
     from aiohttp import web
 

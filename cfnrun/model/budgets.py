@@ -10,7 +10,7 @@ import enum
 from dataclasses import dataclass
 from typing import Optional
 
-from cfnrun.model.protocol import Action
+from cfnrun.model.action import Action  # not protocol: the wire models (pydantic) are not needed to know the budgets
 from cfnrun.model.schema import ResourceSchema
 
 MUTATING_BUDGET_S = 60.0
