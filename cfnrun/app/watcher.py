@@ -16,8 +16,9 @@ IGNORED_DIRS = {
     ".idea", ".vscode", ".aws-sam", "sam-tests", "example_inputs", "requests", "docs",
 }
 IGNORED_SUFFIXES = (".pyc", ".pyo", ".swp", ".swx", ".swo", ".tmp", ".bak", "~", ".log", ".orig")
-# Burst of saves closer together than this become one reload (format-on-save writes twice).
-SETTLE_MS = 50
+# Saves closer together than this make one reload (an editor that truncates, then writes; a save and its
+# format-on-save rewrite); a change is seen 1-2 of these after it is made.
+SETTLE_MS = 20
 
 
 class ProjectFilter(watchfiles.DefaultFilter):
