@@ -146,12 +146,17 @@ class FunctionRegistry:
             if first is None:
                 self._warming[name] = first = asyncio.ensure_future(_warmed(pool.start_warming()))
             else:
-                self._warming[name] = asyncio.ensure_future(self._warm_after(name, pool, first))
+                self._asked[name] = asyncio.get_running_loop().create_future()  # set by ``pool`` for a call
+                self._warming[name] = asyncio.ensure_future(self._warm_after(name, pool, first, self._asked[name]))
         return dict(self._warming)
 
-    async def _warm_after(self, name: str, pool: FunctionPool, first: "asyncio.Future[Optional[WorkerInitError]]") -> Optional[WorkerInitError]:
-        asked: "asyncio.Future[Optional[asyncio.Future[None]]]" = asyncio.get_running_loop().create_future()
-        self._asked[name] = asked  # a call for this function before ``first`` is warm starts it
+    async def _warm_after(
+        self,
+        name: str,
+        pool: FunctionPool,
+        first: "asyncio.Future[Optional[WorkerInitError]]",
+        asked: "asyncio.Future[Optional[asyncio.Future[None]]]",
+    ) -> Optional[WorkerInitError]:
         try:
             either: "List[asyncio.Future[Any]]" = [first, asked]
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
