@@ -28,7 +28,7 @@ from cfnrun.invoker.request_files import OperationInput  # noqa: E402
 from cfnrun.model.project import Project, load_project  # noqa: E402
 from cfnrun.model.protocol import Action  # noqa: E402
 from cfnrun.runtime.pool import FunctionPool  # noqa: E402
-from cfnrun.runtime.registry import RuntimeSettings, worker_spec  # noqa: E402
+from cfnrun.runtime.spec import RuntimeSettings, worker_spec  # noqa: E402
 
 
 

@@ -28,7 +28,7 @@ from cfnrun.model.project import handler_project  # noqa: E402
 from cfnrun.runtime.environment import lambda_environment  # noqa: E402
 from cfnrun.runtime.outcome import OutcomeKind  # noqa: E402
 from cfnrun.runtime.pool import FunctionPool  # noqa: E402
-from cfnrun.runtime.process import WorkerSpec  # noqa: E402
+from cfnrun.runtime.spec import WorkerSpec  # noqa: E402
 from cfnrun.runtime.sandbox import MARKER  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "misbehaving"

@@ -325,7 +325,7 @@ def serve(
     from cfnrun.invoker.region import local_region
     from cfnrun.model.budgets import Budgets
     from cfnrun.model.project import load_project
-    from cfnrun.runtime.registry import RuntimeSettings
+    from cfnrun.runtime.spec import RuntimeSettings
     from cfnrun.ui.console import Console
 
     console = Console()
@@ -400,7 +400,7 @@ def contract_test(
     from cfnrun.app.serve import ServeSettings
     from cfnrun.invoker.region import local_region
     from cfnrun.model.project import load_project
-    from cfnrun.runtime.registry import RuntimeSettings
+    from cfnrun.runtime.spec import RuntimeSettings
 
     pytest_args = list(ctx.args)
     if project_path is not None and project_path.startswith("-"):

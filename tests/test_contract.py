@@ -20,7 +20,7 @@ from cfnrun.model.project import handler_project
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.runtime.pool import FunctionPool
-from cfnrun.runtime.registry import RuntimeSettings, worker_spec
+from cfnrun.runtime.spec import RuntimeSettings, worker_spec
 from conftest import FIXTURES, ROOT, cfnrun, events, result_of
 
 RULEBREAKER = FIXTURES / "rulebreaker"

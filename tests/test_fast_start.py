@@ -213,19 +213,19 @@ def test_serve_on_a_taken_port_is_a_usage_error_while_workers_import(gated_proje
 # EARLY_REGION set, the early guess names that region, so it differs from what the command needs.
 RECORD_SPAWNS = '''
 import json, os, sys
-import cfnrun.runtime.process as process
+import cfnrun.runtime.spec as specs
 from cfnrun.app import early_start
 
-HEAVY = ["typer", "pydantic", "jsonschema", "cfnrun.cli", "cfnrun.contract.checker", "cfnrun.app.invoke"]
+HEAVY = ["asyncio", "typer", "pydantic", "jsonschema", "cfnrun.cli", "cfnrun.contract.checker", "cfnrun.app.invoke"]
 spawned = []
-spawn = process.WorkerProcess.spawn.__func__
+start_worker_process = specs.start_worker_process
 
-async def recording_spawn(cls, spec):
-    worker = await spawn(cls, spec)
-    spawned.append({"pid": worker.pid, "loaded": [m for m in HEAVY if m in sys.modules]})
-    return worker
+def recording_start(spec, ends):
+    process = start_worker_process(spec, ends)
+    spawned.append({"pid": process.pid, "loaded": [m for m in HEAVY if m in sys.modules]})
+    return process
 
-process.WorkerProcess.spawn = classmethod(recording_spawn)
+specs.start_worker_process = recording_start
 if os.environ.get("EARLY_REGION"):
     import dataclasses
     guess = early_start.early_spec
@@ -258,7 +258,7 @@ def test_invoke_starts_its_worker_before_the_command_line_schema_and_contract_lo
     spawned, code, run = run_recording_spawns(sample("note"), tmp_path, "invoke", "LIST", "--no-credentials")
     assert code == 0 and "SUCCESS LIST" in run.stdout, run.stdout + run.stderr
     assert len(spawned) == 1  # the early worker ran the operation: no second one
-    assert spawned[0]["loaded"] == []  # typer, pydantic, jsonschema, the contract checker: all loaded after
+    assert spawned[0]["loaded"] == []  # the event loop, typer, pydantic, jsonschema, the contract checker: all loaded after
     assert not pid_alive(spawned[0]["pid"])
 
 

@@ -23,7 +23,7 @@ from cfnrun.model.project import handler_project
 from cfnrun.model.protocol import Action
 from cfnrun.model.seen_call import SeenCall
 from cfnrun.runtime.pool import FunctionPool
-from cfnrun.runtime.registry import RuntimeSettings, worker_spec
+from cfnrun.runtime.spec import RuntimeSettings, worker_spec
 
 HOOKBREAKER = FIXTURES / "hookbreaker"
 SCHEMA = HOOKBREAKER / "cfnrun-test-hookbreaker.json"

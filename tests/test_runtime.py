@@ -13,7 +13,8 @@ from cfnrun.model.project import handler_project
 from cfnrun.runtime.environment import lambda_environment
 from cfnrun.runtime.outcome import OutcomeKind
 from cfnrun.runtime.pool import FunctionPool
-from cfnrun.runtime.process import WorkerInitError, WorkerProcess, WorkerSpec
+from cfnrun.runtime.process import WorkerInitError, WorkerProcess
+from cfnrun.runtime.spec import WorkerSpec
 from conftest import MISBEHAVING, pid_alive, wait_until
 
 

@@ -5,7 +5,8 @@ contract checker, ...) and the worker's import of the provider. Done one after t
 other they add up; here they overlap. ``cfnrun/__main__.py`` hands the arguments of an
 ``invoke`` to ``start`` first: a small reading of them (the project, the function, and what
 else goes into the worker's environment) is enough to spawn that function's worker and
-tell it to load, with only the light project model imported. Then the command line runs
+tell it to load, with only the light project model and ``runtime/spec.py`` imported (not
+even the event loop: the command adopts the process into its loop later). Then the command line runs
 as always, and ``app/invoke.make_target`` adopts the early worker only if the worker
 spec it computes is equal to the early one; otherwise the early worker is killed. So the
 reading here may guess: a wrong guess costs a process, never a different run.
@@ -18,7 +19,6 @@ not adopted and waits until it is gone.
 """
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from dataclasses import dataclass
@@ -26,7 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Coroutine, Dict, List, Optional, Tuple, TypeVar
 
 if TYPE_CHECKING:
-    from cfnrun.runtime.process import WorkerProcess, WorkerSpec
+    import asyncio
+    import subprocess
+
+    from cfnrun.runtime.process import WorkerProcess
+    from cfnrun.runtime.spec import SandboxEnds, WorkerSpec
 
 T = TypeVar("T")
 
@@ -46,9 +50,20 @@ NOT_EARLY = {"--handler", "--schema", "--code-dir", "--lambda-endpoint", "--in-p
 
 @dataclass
 class EarlyWorker:
-    loop: asyncio.AbstractEventLoop
-    worker: "WorkerProcess"
+    """A worker process started before the event loop exists, already told to load its handler."""
+
+    spec: "WorkerSpec"
+    process: "subprocess.Popen[bytes]"
+    ends: "SandboxEnds"
+    log_stream_name: str  # the one in the load frame it was sent
     adopted: bool = False
+
+    def adopt(self) -> "WorkerProcess":
+        """The worker as the command drives it (call in the command's event loop, once)."""
+        from cfnrun.runtime.process import SpawnedProcess, WorkerProcess
+
+        self.adopted = True
+        return WorkerProcess.adopt(self.spec, SpawnedProcess(self.process), self.ends, loading=self.log_stream_name)
 
 
 _early: Optional[EarlyWorker] = None
@@ -106,7 +121,7 @@ def early_spec(argv: List[str]) -> Optional["WorkerSpec"]:
     from cfnrun.model.faults import parse_faults
     from cfnrun.model.project import find_project_root, load_project
     from cfnrun.runtime.environment import DEFAULT_ACCOUNT_ID
-    from cfnrun.runtime.registry import RuntimeSettings, worker_spec
+    from cfnrun.runtime.spec import RuntimeSettings, worker_spec
 
     action_from_argument(positional[0])
     named = last("--project") or last("-p")
@@ -144,10 +159,12 @@ def early_spec(argv: List[str]) -> Optional["WorkerSpec"]:
     return worker_spec(project, function, runtime)
 
 
-def start(argv: List[str]) -> Optional["WorkerProcess"]:
-    """Spawn the worker ``cfnrun invoke ARGV`` will need and tell it to load; None when nothing started.
+def start(argv: List[str]) -> Optional[int]:
+    """Spawn the worker ``cfnrun invoke ARGV`` will need and tell it to load; its pid, or None when nothing started.
 
-    Never raises: whatever goes wrong here, the command itself finds and reports it.
+    Neither the event loop nor the worker's own module is imported first: the spawn comes as
+    early as reading the project allows. Never raises: whatever goes wrong here, the command
+    itself finds and reports it.
     """
     global _early
     if _early is not None:
@@ -158,43 +175,45 @@ def start(argv: List[str]) -> Optional["WorkerProcess"]:
         return None
     if spec is None:
         return None
-    from cfnrun.runtime.process import WorkerProcess
+    from cfnrun.runtime import spec as specs
 
-    async def spawn() -> "WorkerProcess":
-        worker = await WorkerProcess.spawn(spec)
-        worker.start_loading()
-        return worker
-
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
+    ends = specs.SandboxEnds()
     try:
-        worker = loop.run_until_complete(spawn())
+        process = specs.start_worker_process(spec, ends)
     except Exception:  # noqa: BLE001 - an interpreter that cannot start: the command will say so
-        asyncio.set_event_loop(None)
-        loop.close()
+        ends.close_parent_ends()
         return None
-    _early = EarlyWorker(loop, worker)
-    return worker
+    finally:
+        ends.close_worker_ends()
+    log_stream_name = specs.new_log_stream_name()
+    try:
+        ends.parent_end.sendall(specs.load_frame(spec, log_stream_name))  # it imports while cfnrun loads
+    except OSError:  # it is gone already (not a Python, say): the command starts its own and says why
+        process.kill()
+        process.wait()
+        ends.close_parent_ends()
+        return None
+    _early = EarlyWorker(spec, process, ends, log_stream_name)
+    return process.pid
 
 
 def take(spec: "WorkerSpec") -> Optional["WorkerProcess"]:
-    """The early worker if it was started for ``spec`` (call in its loop); a worker for anything else is killed."""
+    """The early worker if it was started for ``spec`` (call in the command's loop); one for anything else is killed."""
+    import asyncio
+
     early = _early
     if early is None or early.adopted:
         return None
-    early.adopted = True
-    if early.worker.spec == spec:
-        return early.worker
-    _discarding.append(asyncio.ensure_future(early.worker.kill()))
+    worker = early.adopt()
+    if worker.spec == spec:
+        return worker
+    _discarding.append(asyncio.ensure_future(worker.kill()))
     return None
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(main)``, in the early worker's loop when there is one."""
-    early = _early
-    if early is None or early.loop.is_closed():
-        return asyncio.run(main)
-    loop = early.loop
+    """``asyncio.run(main)``; then no early worker is left that the command did not adopt."""
+    import asyncio
 
     async def then_settle() -> T:
         try:
@@ -202,45 +221,25 @@ def run(main: Coroutine[Any, Any, T]) -> T:
         finally:
             await _settle()
 
-    try:
-        return loop.run_until_complete(then_settle())
-    finally:
-        _close(loop)
+    return asyncio.run(then_settle())
 
 
 async def _settle() -> None:
     """Kill an early worker that was not adopted, and wait for the ones being killed."""
+    import asyncio
+
     early = _early
     if early is not None and not early.adopted:
-        early.adopted = True
-        await early.worker.kill()
+        await early.adopt().kill()
     while _discarding:
         await asyncio.shield(_discarding.pop())
 
 
 def discard() -> None:
-    """However the command ended: no early worker is left behind (idempotent)."""
+    """However the command ended (a usage error before it ran, too): no early worker is left behind."""
     early = _early
-    if early is None or early.loop.is_closed():
+    if early is None or early.adopted:  # adopted in the command's loop, which settled it
         return
-    try:
-        early.loop.run_until_complete(_settle())
-    finally:
-        _close(early.loop)
+    import asyncio
 
-
-def _close(loop: asyncio.AbstractEventLoop) -> None:
-    """What ``asyncio.run`` does after its coroutine: cancel what is left, close the loop."""
-    try:
-        tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        shutdown_executor = getattr(loop, "shutdown_default_executor", None)
-        if shutdown_executor is not None:
-            loop.run_until_complete(shutdown_executor())
-    finally:
-        asyncio.set_event_loop(None)
-        loop.close()
+    asyncio.run(_settle())

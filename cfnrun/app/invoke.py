@@ -37,9 +37,10 @@ from cfnrun.app import early_start
 from cfnrun.app.history import recorder_for
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
 from cfnrun.runtime.pool import FunctionPool
-from cfnrun.runtime.process import WorkerInitError, WorkerSpec
+from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.target import FunctionTarget
-from cfnrun.runtime.registry import DEFAULT_ACCOUNT_ID, RuntimeSettings, worker_spec
+from cfnrun.runtime.environment import DEFAULT_ACCOUNT_ID
+from cfnrun.runtime.spec import RuntimeSettings, WorkerSpec, worker_spec
 from cfnrun.model.template import FunctionSpec
 
 if TYPE_CHECKING:

@@ -18,7 +18,8 @@ from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.runtime.process import WorkerInitError
-from cfnrun.runtime.registry import FunctionRegistry, RuntimeSettings
+from cfnrun.runtime.registry import FunctionRegistry
+from cfnrun.runtime.spec import RuntimeSettings
 from cfnrun.ui.console import Console
 
 if TYPE_CHECKING:

@@ -21,7 +21,8 @@ import uuid
 from typing import Any, Callable, List, Optional, Set
 
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
-from cfnrun.runtime.process import WorkerInitError, WorkerProcess, WorkerSpec
+from cfnrun.runtime.process import WorkerInitError, WorkerProcess
+from cfnrun.runtime.spec import WorkerSpec
 from cfnrun.runtime.standby import WorkerSource
 
 

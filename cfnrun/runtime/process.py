@@ -12,15 +12,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-import secrets
 import signal
-import socket
-import sys
+import subprocess
+import threading
 import time
 import uuid
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Mapping, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Protocol
 
 from cfnrun.runtime import worker as worker_script
 from cfnrun.runtime.channel import ChannelClosed, FrameChannel
@@ -28,36 +25,14 @@ from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.logs import OUTPUT_TAP, LogPipe
 from cfnrun.runtime.memory import MemoryWatch
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
-from cfnrun.runtime.sandbox import MARKER, kill_group, kill_marked, new_marker
+from cfnrun.runtime.sandbox import kill_group, kill_marked
+from cfnrun.runtime import spec as specs
+from cfnrun.runtime.spec import SandboxEnds, WorkerSpec
 
 if TYPE_CHECKING:
     from cfnrun.runtime.zygote import Zygote
 
-WORKER_SCRIPT = Path(worker_script.__file__).resolve()
 _EXIT_WAIT_SECONDS = 2.0
-
-
-@dataclass(frozen=True)
-class WorkerSpec:
-    """Everything needed to start a sandbox for one function."""
-
-    function_name: str
-    handler: str
-    code_dir: Path
-    cwd: Path
-    env: Mapping[str, str]
-    memory_mb: int = 128
-    python: str = sys.executable
-    init_timeout_s: float = 30.0
-    region: str = "us-east-1"
-    account_id: str = "123456789012"
-    debug_port: Optional[int] = None
-    debug_wait: bool = False
-    memory_limit: bool = True  # kill a worker whose real memory exceeds memory_mb
-
-    @property
-    def function_arn(self) -> str:
-        return worker_script.function_arn(self.region, self.account_id, self.function_name)
 
 
 class WorkerInitError(Exception):
@@ -95,27 +70,49 @@ class ProcessHandle(Protocol):
     async def wait(self) -> int: ...
 
 
-class _SandboxEnds:
-    """The fds and marker of one new sandbox: the channel socket pair, the log pipe, the lifeline pipe.
+class SpawnedProcess:
+    """A spawned worker's process (create in the event loop): reaped as soon as it exits, as asyncio's own are.
 
-    Nothing is inheritable: only the worker (given its ends explicitly) and this parent hold them.
+    The exit is watched through a pidfd (Linux 5.3 and later), else by a daemon thread.
     """
 
-    def __init__(self) -> None:
-        self.parent_end, self.worker_end = socket.socketpair()
-        self.log_read, self.log_write = os.pipe()
-        self.lifeline_read, self.lifeline_write = os.pipe()
-        self.marker = new_marker()
+    def __init__(self, popen: "subprocess.Popen[bytes]") -> None:
+        self._popen = popen
+        loop = asyncio.get_running_loop()
+        self._exit: "asyncio.Future[int]" = loop.create_future()
+        try:
+            pidfd = os.pidfd_open(popen.pid)  # type: ignore[attr-defined,unused-ignore]
+        except (AttributeError, OSError):
+            threading.Thread(target=self._wait_on_thread, args=(loop,), daemon=True).start()
+            return
+        loop.add_reader(pidfd, self._reap, loop, pidfd)
 
-    def close_worker_ends(self) -> None:
-        self.worker_end.close()
-        os.close(self.log_write)
-        os.close(self.lifeline_read)
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
 
-    def close_parent_ends(self) -> None:
-        self.parent_end.close()
-        os.close(self.log_read)
-        os.close(self.lifeline_write)
+    @property
+    def returncode(self) -> Optional[int]:
+        return self._popen.poll()
+
+    async def wait(self) -> int:
+        return await asyncio.shield(self._exit)
+
+    def _reap(self, loop: asyncio.AbstractEventLoop, pidfd: int) -> None:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+        self._exited(self._popen.wait())
+
+    def _wait_on_thread(self, loop: asyncio.AbstractEventLoop) -> None:
+        returncode = self._popen.wait()
+        try:
+            loop.call_soon_threadsafe(self._exited, returncode)
+        except RuntimeError:  # the loop is closed: nobody waits any more
+            pass
+
+    def _exited(self, returncode: int) -> None:
+        if not self._exit.done():
+            self._exit.set_result(returncode)
 
 
 class WorkerProcess:
@@ -138,7 +135,7 @@ class WorkerProcess:
         self._memory_peak_kib: Optional[int] = None
         self._teardown: Optional["asyncio.Future[None]"] = None
         self._loop = asyncio.get_running_loop()
-        self.log_stream_name = f"cfnrun/[$LATEST]{secrets.token_hex(8)}"
+        self.log_stream_name = specs.new_log_stream_name()
         self._logs = logs
         self.generation = 0
         self.dependencies: List[str] = []
@@ -155,21 +152,9 @@ class WorkerProcess:
     @classmethod
     async def spawn(cls, spec: WorkerSpec) -> "WorkerProcess":
         """Start the process; it loads nothing until ``load`` (or ``preload``) is called."""
-        arguments = [spec.python, "-u", str(WORKER_SCRIPT), "--code-dir", str(spec.code_dir)]
-        if spec.debug_port is not None:
-            arguments += ["--debug-port", str(spec.debug_port)] + (["--debug-wait"] if spec.debug_wait else [])
 
-        async def start(ends: _SandboxEnds) -> ProcessHandle:
-            return await asyncio.create_subprocess_exec(
-                *arguments, "--lifeline", str(ends.lifeline_read),
-                stdin=ends.worker_end.fileno(),
-                stdout=ends.log_write,
-                stderr=ends.log_write,
-                pass_fds=(ends.lifeline_read,),
-                cwd=str(spec.cwd),
-                env={**spec.env, MARKER: ends.marker},
-                start_new_session=True,
-            )
+        async def start(ends: SandboxEnds) -> ProcessHandle:
+            return SpawnedProcess(specs.start_worker_process(spec, ends))
 
         return await cls._started(spec, start)
 
@@ -177,15 +162,15 @@ class WorkerProcess:
     async def fork(cls, spec: WorkerSpec, zygote: "Zygote") -> "WorkerProcess":
         """A worker forked from ``zygote`` (dependencies imported); like ``spawn``, it loads nothing yet."""
 
-        async def start(ends: _SandboxEnds) -> ProcessHandle:
+        async def start(ends: SandboxEnds) -> ProcessHandle:
             return await zygote.fork(ends.worker_end.fileno(), ends.log_write, ends.lifeline_read, ends.marker)
 
         return await cls._started(spec, start)
 
     @classmethod
-    async def _started(cls, spec: WorkerSpec, start: Callable[["_SandboxEnds"], Awaitable[ProcessHandle]]) -> "WorkerProcess":
+    async def _started(cls, spec: WorkerSpec, start: Callable[[SandboxEnds], Awaitable[ProcessHandle]]) -> "WorkerProcess":
         """A new sandbox's fds, handed to ``start``; this parent keeps only its own ends."""
-        ends = _SandboxEnds()
+        ends = SandboxEnds()
         try:
             process = await start(ends)
         except BaseException:
@@ -193,7 +178,18 @@ class WorkerProcess:
             raise
         finally:
             ends.close_worker_ends()
-        return cls(spec, process, FrameChannel(ends.parent_end), LogPipe(ends.log_read), ends.marker, ends.lifeline_write)
+        return cls.adopt(spec, process, ends)
+
+    @classmethod
+    def adopt(cls, spec: WorkerSpec, process: ProcessHandle, ends: SandboxEnds, loading: Optional[str] = None) -> "WorkerProcess":
+        """The worker in ``process``, started with ``ends`` (their worker side already closed here).
+
+        ``loading``: the log stream name of a load frame already sent to it (``app/early_start.py``).
+        """
+        worker = cls(spec, process, FrameChannel(ends.parent_end), LogPipe(ends.log_read), ends.marker, ends.lifeline_write)
+        if loading is not None:
+            worker.log_stream_name, worker._loading = loading, True
+        return worker
 
     @classmethod
     async def start(cls, spec: WorkerSpec) -> "WorkerProcess":
@@ -211,10 +207,7 @@ class WorkerProcess:
         if self._loading:
             return
         self._loading = True
-        identity = worker_script.sandbox_identity(
-            self.spec.function_name, self.spec.function_arn, self.spec.memory_mb, self.log_stream_name
-        )
-        self._channel.send(worker_script.encode_frame({"type": "load", "handler": self.spec.handler, "identity": identity}))
+        self._channel.send(specs.load_frame(self.spec, self.log_stream_name))
 
     async def load(self) -> None:
         """Import the handler; raises WorkerInitError (and the worker exits) if it cannot."""

@@ -2,54 +2,13 @@
 from __future__ import annotations
 
 import asyncio
-import sys
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
-from cfnrun.model.faults import FaultRule
 from cfnrun.model.project import Project
-from cfnrun.runtime.environment import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, lambda_environment
 from cfnrun.runtime.pool import FunctionPool
-from cfnrun.runtime.process import WorkerInitError, WorkerSpec
+from cfnrun.runtime.process import WorkerInitError
+from cfnrun.runtime.spec import RuntimeSettings, worker_spec
 from cfnrun.model.template import FunctionSpec
-
-
-@dataclass(frozen=True)
-class RuntimeSettings:
-    region: str = DEFAULT_REGION
-    account_id: str = DEFAULT_ACCOUNT_ID
-    workers: int = 1
-    log_level: str = "INFO"
-    python: str = sys.executable
-    standby: bool = False  # keep a spare worker with dependencies imported, for fast reloads and crash replacements
-    debug_port: Optional[int] = None  # first debugpy port; one per function, in template order
-    debug_wait: bool = False
-    memory_limit: bool = True  # kill a worker over its function's MemorySize
-    aws_endpoint: Optional[str] = None  # where the handlers' AWS calls go (--aws-endpoint, --moto)
-    faults: Tuple[FaultRule, ...] = ()  # --inject: faults in the handlers' AWS calls
-
-
-
-def worker_spec(project: Project, function: FunctionSpec, settings: RuntimeSettings) -> WorkerSpec:
-    debug_port = None
-    if settings.debug_port is not None:
-        debug_port = settings.debug_port + list(project.functions).index(function.logical_id)
-    return WorkerSpec(
-        function_name=function.function_name or function.logical_id,
-        handler=function.handler,
-        code_dir=project.code_dir,
-        cwd=project.root,
-        env=lambda_environment(
-            project, function, settings.region, settings.log_level, aws_endpoint=settings.aws_endpoint, faults=settings.faults
-        ),
-        memory_mb=function.memory_mb,
-        python=settings.python,
-        region=settings.region,
-        account_id=settings.account_id,
-        debug_port=debug_port,
-        debug_wait=settings.debug_wait,
-        memory_limit=settings.memory_limit,
-    )
 
 
 class FunctionRegistry:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import asyncio
 from typing import Callable, List, Optional, Set
 
-from cfnrun.runtime.process import WorkerInitError, WorkerProcess, WorkerSpec
+from cfnrun.runtime.process import WorkerInitError, WorkerProcess
+from cfnrun.runtime.spec import WorkerSpec
 from cfnrun.runtime.zygote import ForkUnavailable, Zygote, fork_unsafe_reason
 
 

@@ -18,7 +18,8 @@ from cfnrun.runtime import standby as standby_module
 from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.pool import FunctionPool
-from cfnrun.runtime.process import WorkerInitError, WorkerSpec
+from cfnrun.runtime.process import WorkerInitError
+from cfnrun.runtime.spec import WorkerSpec
 
 SPEC = WorkerSpec("TypeFunction", "handlers.handler", Path("/nowhere"), Path("/nowhere"), {})
 

@@ -1,0 +1,144 @@
+"""What a worker is started with: its spec, the command and environment, the fds of its sandbox.
+
+Light on purpose (no event loop, no worker module): ``app/early_start.py`` starts a one-shot
+invoke's worker from here before the rest of cfnrun loads; ``process.py`` starts every
+other worker the same way.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List, Mapping, Optional, Tuple
+
+from cfnrun.model.faults import FaultRule
+from cfnrun.model.project import Project
+from cfnrun.model.template import FunctionSpec
+from cfnrun.runtime.environment import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, lambda_environment
+from cfnrun.runtime.sandbox import MARKER, new_marker
+
+WORKER_SCRIPT = (Path(__file__).parent / "worker.py").resolve()
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """Everything needed to start a sandbox for one function."""
+
+    function_name: str
+    handler: str
+    code_dir: Path
+    cwd: Path
+    env: Mapping[str, str]
+    memory_mb: int = 128
+    python: str = sys.executable
+    init_timeout_s: float = 30.0
+    region: str = "us-east-1"
+    account_id: str = "123456789012"
+    debug_port: Optional[int] = None
+    debug_wait: bool = False
+    memory_limit: bool = True  # kill a worker whose real memory exceeds memory_mb
+
+    @property
+    def function_arn(self) -> str:
+        from cfnrun.runtime.worker import function_arn  # the worker's own module: loaded once the worker is on its way
+
+        return function_arn(self.region, self.account_id, self.function_name)
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    region: str = DEFAULT_REGION
+    account_id: str = DEFAULT_ACCOUNT_ID
+    workers: int = 1
+    log_level: str = "INFO"
+    python: str = sys.executable
+    standby: bool = False  # keep a spare worker with dependencies imported, for fast reloads and crash replacements
+    debug_port: Optional[int] = None  # first debugpy port; one per function, in template order
+    debug_wait: bool = False
+    memory_limit: bool = True  # kill a worker over its function's MemorySize
+    aws_endpoint: Optional[str] = None  # where the handlers' AWS calls go (--aws-endpoint, --moto)
+    faults: Tuple[FaultRule, ...] = ()  # --inject: faults in the handlers' AWS calls
+
+
+
+def worker_spec(project: Project, function: FunctionSpec, settings: RuntimeSettings) -> WorkerSpec:
+    debug_port = None
+    if settings.debug_port is not None:
+        debug_port = settings.debug_port + list(project.functions).index(function.logical_id)
+    return WorkerSpec(
+        function_name=function.function_name or function.logical_id,
+        handler=function.handler,
+        code_dir=project.code_dir,
+        cwd=project.root,
+        env=lambda_environment(
+            project, function, settings.region, settings.log_level, aws_endpoint=settings.aws_endpoint, faults=settings.faults
+        ),
+        memory_mb=function.memory_mb,
+        python=settings.python,
+        region=settings.region,
+        account_id=settings.account_id,
+        debug_port=debug_port,
+        debug_wait=settings.debug_wait,
+        memory_limit=settings.memory_limit,
+    )
+
+
+class SandboxEnds:
+    """The fds and marker of one new sandbox: the channel socket pair, the log pipe, the lifeline pipe.
+
+    Nothing is inheritable: only the worker (given its ends explicitly) and this parent hold them.
+    """
+
+    def __init__(self) -> None:
+        self.parent_end, self.worker_end = socket.socketpair()
+        self.log_read, self.log_write = os.pipe()
+        self.lifeline_read, self.lifeline_write = os.pipe()
+        self.marker = new_marker()
+
+    def close_worker_ends(self) -> None:
+        self.worker_end.close()
+        os.close(self.log_write)
+        os.close(self.lifeline_read)
+
+    def close_parent_ends(self) -> None:
+        self.parent_end.close()
+        os.close(self.log_read)
+        os.close(self.lifeline_write)
+
+
+def worker_command(spec: WorkerSpec, ends: SandboxEnds) -> List[str]:
+    """The worker's command line: the script, its code folder, its lifeline, a debugger if asked for."""
+    arguments = [spec.python, "-u", str(WORKER_SCRIPT), "--code-dir", str(spec.code_dir)]
+    if spec.debug_port is not None:
+        arguments += ["--debug-port", str(spec.debug_port)] + (["--debug-wait"] if spec.debug_wait else [])
+    return arguments + ["--lifeline", str(ends.lifeline_read)]
+
+
+def start_worker_process(spec: WorkerSpec, ends: SandboxEnds) -> "subprocess.Popen[bytes]":
+    """Start the worker's process (its own session, ``ends``' worker side as its fds); it loads nothing yet."""
+    return subprocess.Popen(
+        worker_command(spec, ends),
+        stdin=ends.worker_end.fileno(),
+        stdout=ends.log_write,
+        stderr=ends.log_write,
+        pass_fds=(ends.lifeline_read,),
+        cwd=str(spec.cwd),
+        env={**spec.env, MARKER: ends.marker},
+        start_new_session=True,
+    )
+
+
+def new_log_stream_name() -> str:
+    return f"cfnrun/[$LATEST]{secrets.token_hex(8)}"
+
+
+def load_frame(spec: WorkerSpec, log_stream_name: str) -> bytes:
+    """The frame that tells a started worker to import its handler, with the identity its context reports."""
+    from cfnrun.runtime import worker as worker_script  # the worker's module: loaded once the worker is on its way
+
+    identity = worker_script.sandbox_identity(spec.function_name, spec.function_arn, spec.memory_mb, log_stream_name)
+    return worker_script.encode_frame({"type": "load", "handler": spec.handler, "identity": identity})
