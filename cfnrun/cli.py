@@ -253,7 +253,7 @@ def invoke(
     for note in prepared.notes:
         typer.echo(f"cfnrun: note: {note}", err=True)
     try:
-        result = early_start.run(execute(  # in the loop of the worker __main__ started, if it did
+        result = early_start.run(execute(  # then kills an early worker the operation did not adopt
             prepared, [renderer],
             on_change=lambda message: typer.echo(f"\ncfnrun: {message}", err=True),
             on_note=lambda message: typer.echo(f"cfnrun: {message}", err=True),
