@@ -8,7 +8,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, Iterator, List, Set, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 # Left out of private copies of a sample: state a local run left in the tree (handler state, history, bytecode).
@@ -32,6 +32,20 @@ class StubContext:
 
     def get_remaining_time_in_millis(self) -> int:
         return 60000
+
+
+def children(parents: Set[int]) -> Iterator[Tuple[int, bytes]]:
+    """The processes whose parent is one of ``parents``, with their command lines (Linux /proc)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):  # gone meanwhile
+            continue
+        if parent in parents:
+            yield int(entry.name), command
 
 
 def free_port() -> int:

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import boto3
-from benchlib import LOCAL_STATE, NOTE_LIST_REQUEST, ROOT, free_port
+from benchlib import LOCAL_STATE, NOTE_LIST_REQUEST, ROOT, children, free_port
 from botocore import UNSIGNED
 from botocore.config import Config
 
@@ -32,17 +32,9 @@ MARKER = "status=OperationStatus.SUCCESS,\n        resourceModels="
 LIST_REQUEST = json.dumps(NOTE_LIST_REQUEST).encode()
 
 
-
 def zygotes(pid: int) -> int:
     """How many of ``pid``'s children are zygotes (``worker.py --zygote``)."""
-    count = 0
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and (entry / "stat").read_text().rsplit(")", 1)[1].split()[1] == str(pid):
-                count += b"--zygote" in (entry / "cmdline").read_bytes()
-        except (OSError, IndexError):
-            continue
-    return count
+    return sum(b"--zygote" in command for _, command in children({pid}))
 
 
 def main() -> None:

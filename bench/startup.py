@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
-from benchlib import LOCAL_STATE, NOTE_LIST_REQUEST, ROOT
+from benchlib import LOCAL_STATE, NOTE_LIST_REQUEST, ROOT, children
 
 LIST_REQUEST = json.dumps(NOTE_LIST_REQUEST).encode()
 CFNRUN = [sys.executable, "-m", "cfnrun"]
@@ -48,7 +48,7 @@ QUIET_ENV = {
 }
 
 
-def timed(run: Callable[[], None]) -> float:
+def timed(run: Callable[[], object]) -> float:
     started = time.perf_counter()
     run()
     return time.perf_counter() - started
@@ -100,20 +100,13 @@ class Server:
         parents = {self.process.pid}
         for level in range(2):  # the server's children, then the zygote's (whose command line is the zygote's)
             zygotes = set()
-            for entry in Path("/proc").iterdir():
-                if not entry.name.isdigit():
-                    continue
-                try:
-                    parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
-                    command = (entry / "cmdline").read_bytes()
-                except (OSError, ValueError):
-                    continue
-                if int(parent) not in parents or f"AWS_LAMBDA_FUNCTION_NAME={function}\0".encode() not in _environ(entry):
+            for pid, command in children(parents):
+                if f"AWS_LAMBDA_FUNCTION_NAME={function}\0".encode() not in _environ(pid):
                     continue
                 if level == 0 and b"--zygote" in command:
-                    zygotes.add(int(entry.name))
+                    zygotes.add(pid)
                 else:
-                    workers.append(int(entry.name))
+                    workers.append(pid)
             parents = zygotes
         return sorted(workers, key=_start_time)
 
@@ -126,9 +119,9 @@ def _start_time(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
 
 
-def _environ(process: Path) -> bytes:
+def _environ(pid: int) -> bytes:
     try:
-        return (process / "environ").read_bytes()
+        return Path(f"/proc/{pid}/environ").read_bytes()
     except OSError:
         return b""
 

@@ -1,5 +1,6 @@
-"""``cfnrun`` and ``python -m cfnrun``: ``--version`` answers before the command line library loads, and
-``invoke`` starts its worker before it (``app/early_start.py``)."""
+"""``cfnrun`` and ``python -m cfnrun``: ``--version`` answers before the command line library loads,
+``invoke`` starts its worker before it (``app/early_start.py``), and the process ends without
+tearing down the modules the command loaded (``_leave``)."""
 import sys
 from typing import NoReturn
 

@@ -36,8 +36,8 @@ class WorkerSpec:
     memory_mb: int = 128
     python: str = sys.executable
     init_timeout_s: float = 30.0
-    region: str = "us-east-1"
-    account_id: str = "123456789012"
+    region: str = DEFAULT_REGION
+    account_id: str = DEFAULT_ACCOUNT_ID
     debug_port: Optional[int] = None
     debug_wait: bool = False
     memory_limit: bool = True  # kill a worker whose real memory exceeds memory_mb
@@ -62,7 +62,6 @@ class RuntimeSettings:
     memory_limit: bool = True  # kill a worker over its function's MemorySize
     aws_endpoint: Optional[str] = None  # where the handlers' AWS calls go (--aws-endpoint, --moto)
     faults: Tuple[FaultRule, ...] = ()  # --inject: faults in the handlers' AWS calls
-
 
 
 def worker_spec(project: Project, function: FunctionSpec, settings: RuntimeSettings) -> WorkerSpec:
