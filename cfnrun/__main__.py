@@ -1,6 +1,6 @@
 """``cfnrun`` and ``python -m cfnrun``: ``--version`` answers before the command line library loads,
-``invoke`` starts its worker before it (``app/early_start.py``), and the process ends without
-tearing down the modules the command loaded (``_leave``)."""
+``invoke`` and ``serve`` start their first worker before it (``app/early_start.py``), and the process
+ends without tearing down the modules the command loaded (``_leave``)."""
 import sys
 from typing import NoReturn
 
@@ -45,11 +45,11 @@ def _command() -> None:
     if sys.argv[1:] == ["--version"]:
         print(f"cfnrun {__version__}")
         return
-    if sys.argv[1:2] == ["invoke"]:
-        # The function's worker imports the provider while the command line loads (app/early_start.py).
+    if sys.argv[1:2] == ["invoke"] or sys.argv[1:2] == ["serve"]:
+        # The first worker imports the provider while the command line loads (app/early_start.py).
         from cfnrun.app import early_start
 
-        early_start.start(sys.argv[2:])
+        early_start.start(sys.argv[2:], sys.argv[1])
         try:
             _run_command_line()
         finally:

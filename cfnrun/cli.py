@@ -69,9 +69,10 @@ def _fail(message: str, details: Optional[List[str]] = None, json_output: bool =
 LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "NOTSET")
 
 
-def _action(value: str) -> Action:
+def _action(value: str) -> str:
+    """The action's own value (``preCreate`` → ``CREATE_PRE_PROVISION``): typer then makes it the Action."""
     try:
-        return action_from_argument(value)
+        return action_from_argument(value).value
     except ValueError as error:
         raise typer.BadParameter(str(error)) from None
 
@@ -317,9 +318,8 @@ def serve(
 
     Point cfn test, cfn invoke, boto3 or the aws CLI at http://127.0.0.1:3001.
     """
-    import asyncio
-
     from cfnrun.api.limits import ConnectionLimits
+    from cfnrun.app import early_start
     from cfnrun.app.preflight import interpreter_version, require_debugpy, runtime_mismatch
     from cfnrun.app.serve import ServeSettings, serve_forever
     from cfnrun.invoker.region import local_region
@@ -358,7 +358,7 @@ def serve(
         moto=moto,
     )
     try:
-        asyncio.run(serve_forever(loaded, settings, console))
+        early_start.run(serve_forever(loaded, settings, console))  # then kills an early worker serve did not adopt
     except CfnrunError as error:
         raise _fail(str(error)) from None
 

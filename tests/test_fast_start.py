@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import urllib.request
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
@@ -229,7 +230,7 @@ specs.start_worker_process = recording_start
 if os.environ.get("EARLY_REGION"):
     import dataclasses
     guess = early_start.early_spec
-    early_start.early_spec = lambda argv: dataclasses.replace(guess(argv), region=os.environ["EARLY_REGION"])
+    early_start.early_spec = lambda argv, command: dataclasses.replace(guess(argv, command), region=os.environ["EARLY_REGION"])
 sys.argv = ["cfnrun"] + sys.argv[1:]
 from cfnrun.__main__ import _command as main  # the command, without ending the process
 code = 0
@@ -348,3 +349,186 @@ def test_the_early_guess_is_the_spec_the_command_uses(
     guess = early_start.early_spec(args)
     assert guess is not None
     assert guess == _spec_the_command_uses(args, monkeypatch)
+
+
+# -- serve: the first worker imports the provider while the command line and the server load ------
+
+
+def test_serve_starts_its_first_worker_before_the_command_line_and_server_load(tmp_path: Path) -> None:
+    project = tmp_path / "misbehaving"
+    shutil.copytree(MISBEHAVING, project, ignore=LOCAL_STATE)
+    serving = subprocess.Popen(
+        [sys.executable, "-c", RECORD_SPAWNS, "serve", "--port", "0", "--no-reload"], cwd=str(project),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**no_aws_configuration(tmp_path), "NO_COLOR": "1"},
+    )
+    try:
+        assert serving.stdout is not None
+        lines = []
+        for line in serving.stdout:
+            lines.append(line)
+            if "listening on" in line:
+                break
+        url = re.search(r"listening on (http://\S+)", "".join(lines))
+        assert url is not None, "".join(lines)
+        request = urllib.request.Request(f"{url.group(1)}/2015-03-31/functions/TypeFunction/invocations", data=b'{"do": "echo"}')
+        with urllib.request.urlopen(request, timeout=30) as response:
+            answer = json.loads(response.read())
+        serving.terminate()
+        rest, _ = serving.communicate(timeout=30)
+    finally:
+        serving.kill()
+    spawned = json.loads(next(line for line in rest.splitlines() if line.startswith("SPAWNED ")).split(" ", 1)[1].rsplit(" ", 1)[0])
+    # TypeFunction's worker started before typer, the event loop, pydantic, jsonschema or the server loaded,
+    # and it is the worker that answered the first call.
+    assert spawned[0]["loaded"] == [] and "aiohttp" not in spawned[0]["loaded"]
+    assert answer["pid"] == spawned[0]["pid"] and answer["count"] == 1
+    assert not any(pid_alive(worker["pid"]) for worker in spawned)
+
+
+def _spec_serve_uses(args: List[str], monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Parse ``cfnrun serve ARGS`` with the real command line; the worker spec of the first function it serves."""
+    import cfnrun.app.serve as serve_module
+    from cfnrun.cli import app
+    from cfnrun.runtime.spec import worker_spec
+
+    specs = []
+
+    async def capture(project: Any, settings: Any, console: Any) -> None:
+        specs.append(worker_spec(project, next(iter(project.functions.values())), settings.runtime))
+
+    monkeypatch.setattr(serve_module, "serve_forever", capture)
+    try:
+        app(["serve", *args], standalone_mode=False)
+    except BaseException:  # noqa: B902 - the command line turns what ends it into an exit
+        pass
+    assert len(specs) == 1
+    return specs[0]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        [".", "--no-reload", "--port", "0", "--sts-standin", "--contract", "strict"],
+        ["--region", "eu-west-1", "--log-level", "debug", "--memory-limit", "off", "--account-id", "111122223333", "--workers", "2"],
+        ["--aws-endpoint", "http://127.0.0.1:5000", "--inject", "ssm:PutParameter=ThrottlingException", "--debug-wait"],
+        ["-p", ".", "--python", sys.executable],
+    ],
+)
+def test_the_early_guess_is_the_spec_serve_uses(args: List[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cfnrun.app import early_start
+
+    project = tmp_path / "misbehaving"
+    shutil.copytree(MISBEHAVING, project, ignore=LOCAL_STATE)
+    monkeypatch.chdir(project)
+    for name, value in no_aws_configuration(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    for name in [name for name in os.environ if name.startswith("AWS_") and name != "AWS_CONFIG_FILE"]:
+        monkeypatch.delenv(name)
+    guess = early_start.early_spec(args, "serve")
+    assert guess is not None
+    assert guess == _spec_serve_uses(args, monkeypatch)
+
+
+@pytest.mark.parametrize("flag", [["--debug-port", "5999"], ["--moto"], ["--help"]])
+def test_serve_starts_nothing_early_where_the_pool_sets_its_worker_up(flag: List[str]) -> None:
+    from cfnrun.app import early_start
+
+    assert early_start.early_spec([str(MISBEHAVING)], "serve") is not None
+    assert early_start.early_spec([str(MISBEHAVING), *flag], "serve") is None
+
+
+# -- serve listens before what reviews calls has loaded -------------------------------------------
+
+
+def _serve_with_the_late_parts_held(monkeypatch: pytest.MonkeyPatch, contract: Any, scenario: Callable[..., Any]) -> str:
+    """Run serve in-process with what it loads after listening held back until ``scenario`` opens the gate.
+
+    ``scenario(server, post, gate)`` runs once serve listens; ``post(path, body, headers)`` sends a
+    request and returns (status, JSON body). Returns serve's console output.
+    """
+    import asyncio
+    import io
+
+    import aiohttp
+
+    import cfnrun.app.serve as serve_module
+    from cfnrun.model.project import load_project
+    from cfnrun.ui.console import Console
+
+    gate = threading.Event()
+    load_late = serve_module._import_late_and_check
+    monkeypatch.setattr(serve_module, "_import_late_and_check", lambda project: (gate.wait(60), load_late(project)))
+    console = io.StringIO()
+
+    async def started(server: Any) -> None:
+        async with aiohttp.ClientSession() as session:
+
+            async def post(path: str, body: bytes, headers: Dict[str, str]) -> Any:
+                async with session.post(server.url + path, data=body, headers=headers) as response:
+                    text = await response.text()
+                    return response.status, json.loads(text) if text else None
+
+            await scenario(server, post, gate)
+
+    asyncio.run(serve_module.serve_forever(load_project(MISBEHAVING), serve_module.ServeSettings(port=0, contract=contract), Console(console), on_started=started))
+    return console.getvalue()
+
+
+INVOKE_TYPE_FUNCTION = "/2015-03-31/functions/TypeFunction/invocations"
+
+
+async def still_waiting(request: Any) -> bool:
+    """True when ``request`` has no answer half a second on: a call takes milliseconds here, so it waits on something."""
+    import asyncio
+
+    try:
+        await asyncio.wait_for(asyncio.shield(request), 0.5)
+    except asyncio.TimeoutError:
+        return True
+    return False
+
+
+def test_a_call_is_answered_before_the_review_loads_and_reviewed_once_it_has(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The contract checker and history are not on the way to an answer; Cloud Control waits for its request store."""
+    import asyncio
+
+    from cfnrun.contract.mode import ContractMode
+
+    seen: Dict[str, Any] = {}
+
+    async def scenario(server: Any, post: Callable[..., Any], gate: threading.Event) -> None:
+        seen["answer"] = await post(INVOKE_TYPE_FUNCTION, b'{"do": "echo"}', {})
+        seen["reviewed_before_loading"] = server.service.late.done()
+        target = {"X-Amz-Target": "CloudApiService.GetResourceRequestStatus", "Content-Type": "application/x-amz-json-1.0"}
+        cloud_control = asyncio.ensure_future(post("/", b'{"RequestToken": "nope"}', target))
+        seen["cloud_control_waited"] = await still_waiting(cloud_control)
+        gate.set()
+        await server.loaded
+        seen["cloud_control"] = await cloud_control
+
+    output = _serve_with_the_late_parts_held(monkeypatch, ContractMode.WARN, scenario)
+    status, body = seen["answer"]
+    assert status == 200 and body["status"] == "SUCCESS"
+    assert seen["reviewed_before_loading"] is False
+    assert seen["cloud_control_waited"]
+    assert seen["cloud_control"][0] == 400 and seen["cloud_control"][1]["__type"] == "RequestTokenNotFoundException"
+    assert "TypeFunction → SUCCESS" in output  # the answered call was reviewed once the review loaded, before serve stopped
+
+
+def test_contract_strict_calls_wait_for_the_checker(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from cfnrun.contract.mode import ContractMode
+
+    seen: Dict[str, Any] = {}
+
+    async def scenario(server: Any, post: Callable[..., Any], gate: threading.Event) -> None:
+        strict = asyncio.ensure_future(post(INVOKE_TYPE_FUNCTION, b'{"do": "echo"}', {}))
+        seen["waited"] = await still_waiting(strict)
+        gate.set()
+        seen["answer"] = await strict
+
+    _serve_with_the_late_parts_held(monkeypatch, ContractMode.STRICT, scenario)
+    assert seen["waited"]
+    assert seen["answer"][0] == 200 and seen["answer"][1]["status"] == "SUCCESS"

@@ -2,6 +2,10 @@
 
 Clients that speak to Lambda — boto3, the aws CLI, ``cfn invoke``, ``cfn test`` — use it
 unchanged: ``POST /2015-03-31/functions/{FunctionName}/invocations``.
+
+Light on purpose: serve listens with this loaded, and what it does not need to answer a
+call (the contract checks, history, the Cloud Control API's request store) arrives a moment
+later as ``LateParts``; a call that needs them sooner waits for them.
 """
 from __future__ import annotations
 
@@ -11,30 +15,28 @@ import dataclasses
 import json
 import traceback
 import uuid
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Set, Tuple
 
 from aiohttp import web
 
 from cfnrun.api import service_errors
+from cfnrun.api.cloudcontrol import CloudControlApi
 from cfnrun.api.connections import ConnectionGuard, ConnectionLimits
 from cfnrun.api.function_responses import function_payload, shutdown_payload, tail_log
 from cfnrun.api.paging import PagingWatch, loop_message
 from cfnrun.api.sts_standin import StsStandIn
-from cfnrun.contract.checker import ContractMode, check_call
-from cfnrun.contract.shape import ShapeValidator
-from cfnrun.contract.violations import Violation
-from cfnrun.history.recorder import CallRecorder
-from cfnrun.invoker.request_files import request_file_hint
+from cfnrun.contract.mode import ContractMode
+from cfnrun.model.action import Action
 from cfnrun.model.budgets import Budget, Budgets
-from cfnrun.model.hook_targets import target_schemas
-from cfnrun.model.project import Project
-from cfnrun.model.protocol import Action
+from cfnrun.model.errors import CfnrunError
 from cfnrun.model.seen_call import SeenCall
 from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.ui.console import Console
-from cfnrun.api.cloudcontrol import CloudControlApi
+
+if TYPE_CHECKING:
+    from cfnrun.api.call_review import CallReview
 
 MAX_PAYLOAD_BYTES = 6 * 1024 * 1024
 INVOKE_PATH = "/2015-03-31/functions/{name}/invocations"
@@ -42,6 +44,14 @@ INVOCATION_TYPES = ("RequestResponse", "Event", "DryRun")
 PAGING_LOOP_LIMIT = 3  # --contract warn: answers handing back their own nextToken before serve stops the loop
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclasses.dataclass(frozen=True)
+class LateParts:
+    """What serve loads once it listens (``app/serve.py``)."""
+
+    review: "CallReview"
+    cloud_control: Optional[CloudControlApi]  # None for a hook project: a hook provisions nothing
 
 
 class LambdaService:
@@ -53,7 +63,7 @@ class LambdaService:
         sts: Optional[StsStandIn] = None,
         contract: ContractMode = ContractMode.WARN,
         limits: ConnectionLimits = ConnectionLimits(),
-        cloud_control: Optional[CloudControlApi] = None,
+        cloud_control: bool = False,
     ) -> None:
         self.registry = registry
         self.budgets = budgets
@@ -63,20 +73,46 @@ class LambdaService:
         self.limits = limits
         self.connections = ConnectionGuard(limits)
         self.paging = PagingWatch()
-        self.violations_seen: "collections.Counter[str]" = collections.Counter()  # violation lines, for a summary
-        self.cloud_control = cloud_control
-        self._shape: Optional[ShapeValidator] = None
-        self._targets: Optional[Tuple[Project, Dict[str, Dict[str, Any]]]] = None  # a hook project's target schemas
+        self.serves_cloud_control = cloud_control
+        self.late: "asyncio.Future[LateParts]" = asyncio.get_running_loop().create_future()  # see ``complete``
+        self._reviews: Set["asyncio.Future[None]"] = set()  # calls waiting for ``late`` to be reviewed
         self._limits: Dict[Tuple[str, Optional[float], Optional[Action]], Budget] = {}
         self._calls: Set["asyncio.Future[Any]"] = set()  # calls running: one future each, Event calls their task
         self._grace_expired: Optional[float] = None  # the shutdown grace, once it has run out
         self._stopping = False
-        self.history: Optional[CallRecorder] = None  # serve sets it unless recording is off
+
+    def complete(self, parts: LateParts) -> None:
+        """The parts loaded after listening are here: calls waiting for them go on."""
+        self.late.set_result(parts)
+
+    def cannot_complete(self, error: BaseException) -> None:
+        """They will not come (serve says why, and stops): calls waiting for them are answered with an error."""
+        if self.late.done():
+            return
+        if isinstance(error, asyncio.CancelledError):  # serve stopped first
+            self.late.cancel()
+            return
+        self.late.set_exception(error)
+        self.late.exception()  # retrieved: the calls that waited were told, serve reports it
+
+    @property
+    def violations_seen(self) -> "collections.Counter[str]":
+        """Violation lines the contract checks found, for a summary."""
+        parts = self._parts_if_loaded()
+        return parts.review.violations_seen if parts is not None else collections.Counter()
+
+    def close(self) -> None:
+        """After the last call: close what reviews them (history)."""
+        parts = self._parts_if_loaded()
+        if parts is not None:
+            parts.review.close()
+        elif not self.late.done():
+            self.late.cancel()
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_PAYLOAD_BYTES, middlewares=[self._service_errors])
         app.router.add_route("*", INVOKE_PATH, self.invoke)
-        if self.sts is not None or self.cloud_control is not None:
+        if self.sts is not None or self.serves_cloud_control:
             app.router.add_post("/", self.root)
         app.router.add_route("*", "/{path:.*}", self.unknown)
         return app
@@ -105,8 +141,10 @@ class LambdaService:
 
     async def root(self, request: web.Request) -> web.StreamResponse:
         """POST /: Cloud Control (JSON 1.0, by X-Amz-Target) or the STS stand-in (a form)."""
-        if self.cloud_control is not None and self.cloud_control.accepts(request):
-            return await self.cloud_control.handle(request)
+        if self.serves_cloud_control and CloudControlApi.accepts(request):
+            cloud_control = (await self._late_parts()).cloud_control
+            assert cloud_control is not None
+            return await cloud_control.handle(request)
         if self.sts is not None:
             return await self.sts.handle(request)
         raise service_errors.unknown_operation(request.method, request.path)
@@ -186,23 +224,6 @@ class LambdaService:
             limit = self._limits[key] = self.budgets.call(action, function.timeout_s)
         return limit
 
-    def _shape_validator(self) -> ShapeValidator:
-        schema = self.registry.project.schema  # a reload may have brought a new one
-        if self._shape is None or self._shape.schema is not schema:
-            self._shape = ShapeValidator(schema)
-        return self._shape
-
-    def _target_schemas(self) -> Dict[str, Dict[str, Any]]:
-        project = self.registry.project  # a reload may have brought new target schemas
-        if not project.is_hook:
-            return {}
-        if self._targets is None or self._targets[0] is not project:
-            self._targets = (project, target_schemas(project.root))
-        return self._targets[1]
-
-    def _check(self, call: SeenCall, result: Any) -> List[Violation]:
-        return check_call(self._shape_validator(), call, result, self._target_schemas())
-
     async def _call(
         self, function: FunctionSpec, payload: Any, payload_json: Optional[bytes], request_id: str
     ) -> InvocationOutcome:
@@ -210,7 +231,7 @@ class LambdaService:
         action = call.action
         limit = self._limit(function, action)
         outcome = await self.registry.pool(function).invoke(payload, limit.seconds, request_id, payload_json)
-        notes = [hint for hint in [request_file_hint(payload)] if hint]
+        notes: List[str] = []
         if outcome.kind is OutcomeKind.TIMED_OUT:
             breach = "contract breach: " if action is not None and limit.is_contract else ""
             notes.append(f"{breach}no answer within {limit.describe()}; the worker was killed and replaced")
@@ -218,10 +239,10 @@ class LambdaService:
             notes.append(f"serve is stopping: still running after the {self._grace_expired:g} s shutdown grace; answered with Runtime.ExitError")
         if action is Action.LIST and outcome.kind is OutcomeKind.RETURNED:
             outcome = self._stop_paging_loop(function, call, outcome, notes)
-        loop = asyncio.get_running_loop()
         if self.contract is ContractMode.STRICT and outcome.kind is OutcomeKind.RETURNED:
-            violations = self._check(call, outcome.result)
-            loop.call_soon(self._report, function, call, outcome, notes, violations)
+            review = (await self._late_parts()).review
+            violations = review.check(call, outcome.result)
+            asyncio.get_running_loop().call_soon(review.report, function, call, outcome, notes, limit, violations)
             errors = [v for v in violations if v.is_error]
             if errors:
                 status_key = "hookStatus" if isinstance(outcome.result, dict) and "hookStatus" in outcome.result else "status"
@@ -234,8 +255,31 @@ class LambdaService:
             return outcome
         # Warn mode: nothing in the answer depends on the checks, so they run once it is on its way,
         # like Lambda's logs: the caller never waits on the checker or a terminal.
-        loop.call_soon(self._report, function, call, outcome, notes, None)
+        parts = self._parts_if_loaded()
+        if parts is not None:
+            asyncio.get_running_loop().call_soon(parts.review.report, function, call, outcome, notes, limit)
+        else:  # a call answered before they loaded: reviewed once they have, in the order answered
+            reviewing = asyncio.ensure_future(self._review_when_loaded(function, call, outcome, notes, limit))
+            self._reviews.add(reviewing)
+            reviewing.add_done_callback(self._reviews.discard)
         return outcome
+
+    def _parts_if_loaded(self) -> Optional[LateParts]:
+        late = self.late
+        return late.result() if late.done() and not late.cancelled() and late.exception() is None else None
+
+    async def _late_parts(self) -> LateParts:
+        try:
+            return await asyncio.shield(self.late)
+        except CfnrunError as error:  # an unusable schema, found once serve listened: serve stops with it
+            raise service_errors.ServiceError(500, "ServiceException", f"cfnrun cannot serve this project: {error}") from None
+
+    async def _review_when_loaded(self, function: FunctionSpec, call: SeenCall, outcome: InvocationOutcome, notes: List[str], limit: Budget) -> None:
+        try:
+            parts = await asyncio.shield(self.late)
+        except (Exception, asyncio.CancelledError):  # noqa: B902 - not coming: serve says why and stops
+            return
+        parts.review.report(function, call, outcome, notes, limit)
 
     def _stop_paging_loop(self, function: FunctionSpec, call: SeenCall, outcome: InvocationOutcome, notes: List[str]) -> InvocationOutcome:
         repeats = self.paging.repeats(function.logical_id, call.next_token, outcome.result)
@@ -249,25 +293,6 @@ class LambdaService:
         notes.append(f"LOOP stopped: answered FAILED. {message}")
         failed = {"status": "FAILED", "errorCode": "InternalFailure", "message": f"cfnrun stopped a paging loop: {message}"}
         return dataclasses.replace(outcome, result=failed)
-
-    def _report(
-        self,
-        function: FunctionSpec,
-        call: SeenCall,
-        outcome: InvocationOutcome,
-        notes: List[str],
-        violations: Optional[List[Violation]],
-    ) -> None:
-        action = call.action
-        if violations is None and self.contract is not ContractMode.OFF and outcome.kind is OutcomeKind.RETURNED:
-            violations = self._check(call, outcome.result)
-        lines = [f"contract {'✗' if v.is_error else '!'} [{v.rule.id}]" for v in violations or []]
-        self.violations_seen.update(lines)
-        notes = notes + [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations or []]
-        if self.history is not None and action is not None:
-            budgets = (self._limit(function, action), self.budgets.operation(action, self.registry.project.schema))
-            self.history.call(function.logical_id, action, call, outcome, violations or [], budgets)
-        self.console.call(function.logical_id, action.value if action else None, outcome, notes)
 
     @web.middleware
     async def _service_errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:

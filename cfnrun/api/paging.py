@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
-from cfnrun.invoker.operation import PAGINATION_LOOP_HINT
+from cfnrun.model.endings import PAGINATION_LOOP_HINT
 
 
 class PagingWatch:

@@ -101,6 +101,7 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
                 print(f"cfnrun test: the handlers' AWS calls and the suite's export lookups go to {serve.runtime.aws_endpoint}", flush=True)
             server = await start_server(project, serve, console)
             try:
+                await server.loaded  # all of it before the suite: an unusable schema stops here
                 command = [sys.executable, "-m", "cfnrun.app.cfn_offline"]
                 if not settings.use_aws:
                     command += ["--sts-endpoint", server.url]

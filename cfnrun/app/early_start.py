@@ -1,21 +1,23 @@
-"""One-shot ``cfnrun invoke``: the function's worker starts before the command line library loads.
+"""``cfnrun invoke`` and ``cfnrun serve``: the first worker starts before the command line library loads.
 
-A one-shot invoke waits for two imports: cfnrun's own (typer, pydantic, jsonschema, the
-contract checker, ...) and the worker's import of the provider. Done one after the
-other they add up; here they overlap. ``cfnrun/__main__.py`` hands the arguments of an
-``invoke`` to ``start`` first: a small reading of them (the project, the function, and what
-else goes into the worker's environment) is enough to spawn that function's worker and
-tell it to load, with only the light project model and ``runtime/spec.py`` imported (not
-even the event loop: the command adopts the process into its loop later). Then the command line runs
-as always, and ``app/invoke.make_target`` adopts the early worker only if the worker
-spec it computes is equal to the early one; otherwise the early worker is killed. So the
-reading here may guess: a wrong guess costs a process, never a different run.
+A one-shot invoke, and serve's first answer, wait for two imports: cfnrun's own (typer, the
+server, the contract checker, ...) and the worker's import of the provider. Done one after
+the other they add up; here they overlap. ``cfnrun/__main__.py`` hands the command's
+arguments to ``start`` first: a small reading of them (the project, the function, and what
+else goes into the worker's environment) is enough to spawn that function's worker and tell
+it to load, with only the light project model and ``runtime/spec.py`` imported (not even the
+event loop: the command adopts the process into its loop later). For invoke that is the
+function the operation calls; for serve, the first function the template declares (the one
+serve warms first). Then the command line runs as always, and the command adopts the early
+worker (``take``) only if the worker spec it computes is equal to the early one; otherwise
+the early worker is killed. So the reading here may guess: a wrong guess costs a process,
+never a different run.
 
-Anything unusual (``--in-process``, ``--lambda-endpoint``, ``--watch``, ``--moto``,
-``--print-request``, ``--help``, a hook project, an option not listed below, the request
-on standard input without ``--region``) starts nothing early. Every way out of the
-command (usage errors included) goes through ``discard``, which kills a worker that was
-not adopted and waits until it is gone.
+Anything unusual (invoke's ``--in-process``, ``--lambda-endpoint``, ``--watch``,
+``--print-request``; serve's ``--debug-port``; ``--moto``, ``--help``, an invoke of a hook project,
+an option not listed below, the request on standard input without ``--region``) starts nothing
+early. Every way out of the command (usage errors included) goes through ``discard``, which
+kills a worker that was not adopted and waits until it is gone.
 """
 from __future__ import annotations
 
@@ -23,29 +25,56 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Coroutine, Dict, List, Optional, Tuple, TypeVar
+from typing import TYPE_CHECKING, Any, Coroutine, Dict, FrozenSet, List, Optional, Tuple, TypeVar
 
 if TYPE_CHECKING:
     import asyncio
     import subprocess
 
+    from cfnrun.model.project import Project
+    from cfnrun.model.template import FunctionSpec
     from cfnrun.runtime.process import WorkerProcess
-    from cfnrun.runtime.spec import SandboxEnds, WorkerSpec
+    from cfnrun.runtime.spec import RuntimeSettings, SandboxEnds, WorkerSpec
 
 T = TypeVar("T")
+Positional = List[str]
+Options = Dict[str, List[str]]
 
-# Every option of ``cfnrun invoke`` (tests/unit/test_early_start.py holds these against the command line).
-VALUE_OPTIONS = {
-    "--project", "-p", "--handler", "--schema", "--code-dir", "--function", "--entrypoint", "--region", "--account-id",
-    "--profile", "--max-reinvoke", "--time-scale", "--invocation-timeout", "--operation-timeout", "--log-level", "--python",
-    "--memory-limit", "--contract", "--typeconfig", "--aws-endpoint", "--inject", "--lambda-endpoint",
-}
-FLAG_OPTIONS = {
-    "--credentials", "--no-credentials", "--keep-polling", "--virtual-clock", "--json", "--print-request", "--watch",
-    "--in-process", "--string-primitives", "--moto", "--retry", "--no-retry", "--help",
-}
-# With these the command runs no local worker, or not one worker once: nothing starts early.
-NOT_EARLY = {"--handler", "--schema", "--code-dir", "--lambda-endpoint", "--in-process", "--watch", "--moto", "--print-request", "--help"}
+
+@dataclass(frozen=True)
+class CommandOptions:
+    """A command's options as the early reading knows them (tests/unit/test_early_start.py holds them against typer's)."""
+
+    values: FrozenSet[str]  # options that take a value
+    flags: FrozenSet[str]
+    not_early: FrozenSet[str]  # with any of these the command runs no local worker, or not one worker once
+
+
+INVOKE = CommandOptions(
+    values=frozenset({
+        "--project", "-p", "--handler", "--schema", "--code-dir", "--function", "--entrypoint", "--region", "--account-id",
+        "--profile", "--max-reinvoke", "--time-scale", "--invocation-timeout", "--operation-timeout", "--log-level", "--python",
+        "--memory-limit", "--contract", "--typeconfig", "--aws-endpoint", "--inject", "--lambda-endpoint",
+    }),
+    flags=frozenset({
+        "--credentials", "--no-credentials", "--keep-polling", "--virtual-clock", "--json", "--print-request", "--watch",
+        "--in-process", "--string-primitives", "--moto", "--retry", "--no-retry", "--help",
+    }),
+    not_early=frozenset({
+        "--handler", "--schema", "--code-dir", "--lambda-endpoint", "--in-process", "--watch", "--moto", "--print-request", "--help",
+    }),
+)
+SERVE = CommandOptions(
+    values=frozenset({
+        "--project", "-p", "--host", "--port", "--workers", "--region", "--profile", "--account-id", "--time-scale",
+        "--invocation-timeout", "--log-level", "--python", "--memory-limit", "--debug-port", "--contract", "--shutdown-grace",
+        "--header-timeout", "--body-timeout", "--max-connections", "--aws-endpoint", "--inject",
+    }),
+    flags=frozenset({"--sts-standin", "--reload", "--no-reload", "--debug-wait", "--virtual-clock", "--moto", "--help"}),
+    # A debugger port belongs to one worker, set up by the pool; --moto's endpoint is known once moto runs.
+    not_early=frozenset({"--debug-port", "--moto", "--help"}),
+)
+COMMANDS = {"invoke": INVOKE, "serve": SERVE}
 
 
 @dataclass
@@ -70,10 +99,10 @@ _early: Optional[EarlyWorker] = None
 _discarding: List["asyncio.Future[None]"] = []
 
 
-def read_arguments(argv: List[str]) -> Optional[Tuple[List[str], Dict[str, List[str]]]]:
-    """Positional arguments and options of an ``invoke`` command line; None when it is not one to read."""
-    positional: List[str] = []
-    options: Dict[str, List[str]] = {}
+def read_arguments(argv: List[str], command: CommandOptions = INVOKE) -> Optional[Tuple[Positional, Options]]:
+    """Positional arguments and options of ``command``'s command line; None when it is not one to read."""
+    positional: Positional = []
+    options: Options = {}
     index = 0
     while index < len(argv):
         argument = argv[index]
@@ -89,10 +118,10 @@ def read_arguments(argv: List[str]) -> Optional[Tuple[List[str], Dict[str, List[
         name, equals, value = argument.partition("=")
         if name.startswith("-p") and not name.startswith("--") and len(name) > 2:
             name, equals, value = "-p", "=", argument[2:]
-        if name in FLAG_OPTIONS and not equals:
+        if name in command.flags and not equals:
             options.setdefault(name, []).append("")
             continue
-        if name not in VALUE_OPTIONS:
+        if name not in command.values:
             return None
         if not equals:
             if index >= len(argv):
@@ -103,30 +132,52 @@ def read_arguments(argv: List[str]) -> Optional[Tuple[List[str], Dict[str, List[
     return positional, options
 
 
-def early_spec(argv: List[str]) -> Optional["WorkerSpec"]:
-    """The worker spec ``cfnrun invoke ARGV`` will most likely need; None when it cannot tell cheaply."""
-    read = read_arguments(argv)
-    if read is None:
-        return None
-    positional, options = read
-    if not 1 <= len(positional) <= 2 or set(options) & NOT_EARLY:
-        return None
+def _last(options: Options, name: str, default: Optional[str] = None) -> Optional[str]:
+    values = options.get(name)
+    return values[-1] if values else default
 
-    def last(name: str, default: Optional[str] = None) -> Optional[str]:
-        values = options.get(name)
-        return values[-1] if values else default
 
-    from cfnrun.invoker.region import local_region, region_needs_botocore
-    from cfnrun.model.action import action_from_argument
+def _runtime(options: Options, region: str, **extra: Any) -> Optional["RuntimeSettings"]:
+    """The runtime settings the command will build from these options (those that shape a worker spec)."""
     from cfnrun.model.faults import parse_faults
-    from cfnrun.model.project import find_project_root, load_project
     from cfnrun.runtime.environment import DEFAULT_ACCOUNT_ID
-    from cfnrun.runtime.spec import RuntimeSettings, worker_spec
+    from cfnrun.runtime.spec import RuntimeSettings
 
-    action_from_argument(positional[0])
-    named = last("--project") or last("-p")
+    memory_limit = _last(options, "--memory-limit", "on")
+    if memory_limit not in ("on", "off"):
+        return None
+    return RuntimeSettings(
+        region, _last(options, "--account-id", DEFAULT_ACCOUNT_ID) or DEFAULT_ACCOUNT_ID, 1,
+        (_last(options, "--log-level", "INFO") or "INFO").upper(), _last(options, "--python", sys.executable) or sys.executable,
+        memory_limit=memory_limit == "on", aws_endpoint=_last(options, "--aws-endpoint"),
+        faults=parse_faults(options.get("--inject", [])), **extra,
+    )
+
+
+def _local_region(options: Options) -> Optional[str]:
+    """The region the command reads from the environment; None when only botocore could tell (a profile's)."""
+    from cfnrun.invoker.region import local_region, region_needs_botocore
+
+    if region_needs_botocore(_last(options, "--profile")):
+        return None  # reading the profile's region would cost what starting early saves
+    return local_region()
+
+
+def _project(named: Optional[str]) -> "Project":
+    from cfnrun.model.project import find_project_root, load_project
+
     root = Path(named) if named else (find_project_root(Path.cwd()) or Path("."))
-    project = load_project(root, usable_schema=False)  # the command checks the schema; jsonschema is not needed here
+    return load_project(root, usable_schema=False)  # the command checks the schema; jsonschema is not needed here
+
+
+def _invoke_function(positional: Positional, options: Options) -> Optional[Tuple["Project", "FunctionSpec", str]]:
+    """The project, the function ``cfnrun invoke`` calls and the region it calls it in."""
+    from cfnrun.model.action import action_from_argument
+
+    if not 1 <= len(positional) <= 2:
+        return None
+    action_from_argument(positional[0])
+    project = _project(_last(options, "--project") or _last(options, "-p"))
     if project.is_hook:
         return None
     request_file = positional[1] if len(positional) > 1 else None
@@ -134,33 +185,56 @@ def early_spec(argv: List[str]) -> Optional["WorkerSpec"]:
     if request_file is not None and request_file != "-":
         document = json.loads(Path(request_file).read_text(encoding="utf-8"))
     sam_tests = isinstance(document, dict) and isinstance(document.get("request"), dict)
-    region = last("--region") or (document.get("region") if sam_tests else None)
+    region = _last(options, "--region") or (document.get("region") if sam_tests else None)
     if not region:
         if request_file == "-":
             return None  # the request's region is on standard input, which only the command reads
-        if region_needs_botocore(last("--profile")):
-            return None  # reading the profile's region would cost what starting early saves
-        region = local_region()
-    entrypoint = (last("--entrypoint") or "").lower()
-    if last("--function"):
-        function = project.function(last("--function") or "")
+        region = _local_region(options)
+    entrypoint = (_last(options, "--entrypoint") or "").lower()
+    if _last(options, "--function"):
+        function = project.function(_last(options, "--function") or "")
     elif entrypoint == "test" or (sam_tests and entrypoint != "type"):
         function = project.test_function()
     else:
         function = project.type_function()
-    memory_limit = last("--memory-limit", "on")
-    if memory_limit not in ("on", "off"):
+    return (project, function, str(region)) if region else None
+
+
+def _serve_function(positional: Positional, options: Options) -> Optional[Tuple["Project", "FunctionSpec", str]]:
+    """The project, the function ``cfnrun serve`` warms first (the first declared) and the region it serves in."""
+    named = _last(options, "--project") or _last(options, "-p")
+    if len(positional) > 1 or (positional and named and Path(positional[0]).resolve() != Path(named).resolve()):
         return None
-    runtime = RuntimeSettings(
-        str(region), last("--account-id", DEFAULT_ACCOUNT_ID) or DEFAULT_ACCOUNT_ID, 1, (last("--log-level", "INFO") or "INFO").upper(),
-        last("--python", sys.executable) or sys.executable, memory_limit=memory_limit == "on",
-        aws_endpoint=last("--aws-endpoint"), faults=parse_faults(options.get("--inject", [])),
-    )
-    return worker_spec(project, function, runtime)
+    project = _project(positional[0] if positional else named)
+    region = _last(options, "--region") or _local_region(options)
+    first = next(iter(project.functions.values()), None)
+    return (project, first, region) if first is not None and region else None
 
 
-def start(argv: List[str]) -> Optional[int]:
-    """Spawn the worker ``cfnrun invoke ARGV`` will need and tell it to load; its pid, or None when nothing started.
+def early_spec(argv: List[str], command: str = "invoke") -> Optional["WorkerSpec"]:
+    """The worker spec ``cfnrun COMMAND ARGV`` will most likely start first; None when it cannot tell cheaply."""
+    options_of = COMMANDS.get(command)
+    read = read_arguments(argv, options_of) if options_of is not None else None
+    if read is None or set(read[1]) & (options_of.not_early if options_of else frozenset()):
+        return None
+    positional, options = read
+    from cfnrun.runtime.spec import worker_spec
+
+    if command == "serve":
+        found = _serve_function(positional, options)
+        extra = {"debug_wait": "--debug-wait" in options}
+    else:
+        found = _invoke_function(positional, options)
+        extra = {}
+    if found is None:
+        return None
+    project, function, region = found
+    runtime = _runtime(options, region, **extra)
+    return worker_spec(project, function, runtime) if runtime is not None else None
+
+
+def start(argv: List[str], command: str = "invoke") -> Optional[int]:
+    """Spawn the worker ``cfnrun COMMAND ARGV`` will need first and tell it to load; its pid, or None when nothing started.
 
     Neither the event loop nor the worker's own module is imported first: the spawn comes as
     early as reading the project allows. Never raises: whatever goes wrong here, the command
@@ -170,7 +244,7 @@ def start(argv: List[str]) -> Optional[int]:
     if _early is not None:
         return None
     try:
-        spec = early_spec(argv)
+        spec = early_spec(argv, command)
     except Exception:  # noqa: BLE001 - the command reports it, with its own words
         return None
     if spec is None:

@@ -16,6 +16,7 @@ from cfnrun.model.errors import CfnrunError
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project
+from cfnrun.app import early_start
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.registry import FunctionRegistry
@@ -28,18 +29,13 @@ if TYPE_CHECKING:
     from cfnrun.api.lambda_api import LambdaService
     from cfnrun.app.resource_requests import ResourceRequestStore
 
-# The server itself (aiohttp, the APIs, history, the file watcher) is imported on a thread
-# while the first workers import the provider: on two cores the start-ups overlap.
-SERVER_MODULES = (
-    "aiohttp.web",
-    "cfnrun.api.connections",
-    "cfnrun.api.lambda_api",
-    "cfnrun.api.sts_standin",
-    "cfnrun.api.cloudcontrol",
-    "cfnrun.app.resource_requests",
-    "cfnrun.app.reloader",
-    "cfnrun.history.recorder",
-)
+# Serve listens once these are imported (on a thread, while the first worker imports the provider:
+# on two cores the start-ups overlap); the file watcher too when it reloads.
+LISTEN_MODULES = ("aiohttp.web", "cfnrun.api.connections", "cfnrun.api.lambda_api")
+# Loaded once it listens: what reviews each answered call (the contract checker with jsonschema,
+# pydantic's wire models, history) and the Cloud Control API's request store. A call that needs
+# them sooner (``--contract strict``, Cloud Control) waits for them; other calls do not.
+LATE_MODULES = ("cfnrun.api.call_review", "cfnrun.app.resource_requests", "cfnrun.history.recorder")
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 DEBUG_TIMEOUT_S = 24 * 3600.0
 ANSWER_AFTER_STOP_S = 2.0  # once workers are stopped, how long the calls they ran have to be answered
@@ -62,32 +58,47 @@ class ServeSettings:
 
 
 class RunningServer:
-    """A started endpoint: its address, and how to stop it."""
+    """A started endpoint: its address, the rest of its start-up (``loaded``), and how to stop it."""
 
     def __init__(
-        self, runner: web.AppRunner, service: LambdaService, registry: FunctionRegistry, url: str, requests: ResourceRequestStore
+        self,
+        runner: web.AppRunner,
+        service: LambdaService,
+        registry: FunctionRegistry,
+        url: str,
+        loaded: "asyncio.Task[ResourceRequestStore]",
     ) -> None:
         self.runner = runner
-        self.requests = requests
         self.service = service
         self.registry = registry
         self.url = url
+        # What serve loads once it listens (``load_late_parts``); raises what stops serve (an unusable schema).
+        self.loaded = loaded
         self.reloader: Optional["asyncio.Task[None]"] = None
+
+    @property
+    def requests(self) -> Optional[ResourceRequestStore]:
+        """The Cloud Control API's request store, once loaded."""
+        loaded = self.loaded
+        return loaded.result() if loaded.done() and not loaded.cancelled() and loaded.exception() is None else None
 
     async def stop(self, grace_s: float) -> None:
         """Stop accepting calls, give those in flight ``grace_s``, answer the rest, stop every worker."""
         if self.reloader is not None:
             self.reloader.cancel()
             self.reloader = None
+        if not self.loaded.done():
+            self.loaded.cancel()
+            await asyncio.gather(self.loaded, return_exceptions=True)
         for site in self.runner.sites:
             await site.stop()
         # Lambda calls and Cloud Control requests share one grace: their handler calls finish together.
-        await asyncio.gather(self.service.finish_calls(grace_s), self.requests.close(grace_s))
+        requests = self.requests
+        await asyncio.gather(self.service.finish_calls(grace_s), *([requests.close(grace_s)] if requests is not None else []))
         await self.registry.close()  # calls still running end now, answered with a shutdown error
         await self.service.calls_ended(ANSWER_AFTER_STOP_S)
         await self.runner.cleanup()
-        if self.service.history is not None:
-            self.service.history.close()
+        self.service.close()
 
 
 @contextlib.contextmanager
@@ -104,12 +115,13 @@ def aws_calls_routed(settings: ServeSettings, console: Console) -> Iterator[Serv
         yield replace(settings, moto=False, runtime=replace(settings.runtime, aws_endpoint=url))
 
 
-def _import_server() -> None:
-    for name in SERVER_MODULES:
+def _import(names: "tuple[str, ...]") -> None:
+    for name in names:
         importlib.import_module(name)
 
 
 async def start_server(project: Project, settings: ServeSettings, console: Console) -> RunningServer:
+    """Listen as soon as the Lambda Invoke API can answer; the rest loads after (``RunningServer.loaded``)."""
     if settings.host not in LOOPBACK_HOSTS:
         console.warn(
             f"binding to {settings.host}: anyone who can reach this machine can run your handlers "
@@ -121,25 +133,18 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
     registry = FunctionRegistry(project, settings.runtime, on_note=console.warn)
     # Workers import in the background while the server starts listening: a call waits only
     # for its own function's worker, and the console says when each function is warm.
-    warming = registry.warm_each()
+    warming = registry.warm_each(adopt=early_start.take)
     announce_warm(project, warming, console)
     try:
-        await asyncio.to_thread(_import_server)
-        # Checked once the first worker is on its way: the check loads jsonschema, which the server needs anyway.
-        project.schema.require_usable()
+        await asyncio.to_thread(_import, LISTEN_MODULES + (("cfnrun.app.reloader",) if settings.reload else ()))
     except BaseException:
-        await registry.close()  # interrupted, broken install or unusable schema: no worker outlives this
+        await registry.close()  # interrupted or broken install: no worker outlives this
         raise
     from aiohttp import web
 
-    from cfnrun.api.cloudcontrol import CloudControlApi
     from cfnrun.api.connections import GuardedTCPSite
     from cfnrun.api.lambda_api import LambdaService
     from cfnrun.api.sts_standin import StsStandIn
-    from cfnrun.app.reloader import Reloader
-    from cfnrun.app.resource_requests import ResourceRequestStore
-    from cfnrun.history.recorder import CallRecorder
-    from cfnrun.history.store import HistoryStore
 
     sts = StsStandIn(settings.runtime.account_id) if settings.sts_standin else None
     budgets = settings.budgets
@@ -149,11 +154,7 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
         for index, name in enumerate(project.functions):
             console.info(f"  {name:<20} debugpy on 127.0.0.1:{(settings.runtime.debug_port or 0) + index}")
         await asyncio.gather(*warming.values(), return_exceptions=True)  # the debugger ports the banner names are open before it listens
-    requests = ResourceRequestStore(registry, budgets, console, settings.contract, settings.virtual_clock)
-    cloud_control = None if project.is_hook else CloudControlApi(requests)  # a hook provisions nothing
-    service = LambdaService(registry, budgets, console, sts, settings.contract, settings.connections, cloud_control)
-    history = HistoryStore.for_recording(project.root)
-    service.history = CallRecorder(history, lambda: registry.project.schema, project.type_name) if history else None
+    service = LambdaService(registry, budgets, console, sts, settings.contract, settings.connections, cloud_control=not project.is_hook)
     runner = web.AppRunner(
         service.app(),
         access_log=None,
@@ -171,13 +172,49 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
         raise CfnrunError(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}") from None
     port = runner.addresses[0][1] if runner.addresses else settings.port  # the bound one, for --port 0
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    server = RunningServer(runner, service, registry, f"http://{host}:{port}", requests)
-    registry.keep_spares_when_warm()  # listening comes first, then the spares
+    loaded = asyncio.ensure_future(load_late_parts(service, registry, project, settings, budgets, console))
+    server = RunningServer(runner, service, registry, f"http://{host}:{port}", loaded)
     if settings.reload:
+        from cfnrun.app.reloader import Reloader
+
         reloader = Reloader(registry, console)
         await reloader.start()
         server.reloader = asyncio.ensure_future(reloader.run())
     return server
+
+
+async def load_late_parts(
+    service: LambdaService, registry: FunctionRegistry, project: Project, settings: ServeSettings, budgets: Budgets, console: Console
+) -> ResourceRequestStore:
+    """What serve needs once it listens: the review of each call, Cloud Control's request store, then the spares.
+
+    The schema is checked here too (the check loads jsonschema, which the review needs anyway):
+    a schema cfnrun cannot validate against raises, and serve stops with that error.
+    """
+    try:
+        await asyncio.to_thread(_import_late_and_check, project)
+        from cfnrun.api.call_review import CallReview
+        from cfnrun.api.cloudcontrol import CloudControlApi
+        from cfnrun.api.lambda_api import LateParts
+        from cfnrun.app.resource_requests import ResourceRequestStore
+        from cfnrun.history.recorder import CallRecorder
+        from cfnrun.history.store import HistoryStore
+
+        requests = ResourceRequestStore(registry, budgets, console, settings.contract, settings.virtual_clock)
+        history = HistoryStore.for_recording(project.root)
+        recorder = CallRecorder(history, lambda: registry.project.schema, project.type_name) if history else None
+        review = CallReview(registry, budgets, console, settings.contract, recorder)
+        service.complete(LateParts(review, None if project.is_hook else CloudControlApi(requests)))
+    except BaseException as error:
+        service.cannot_complete(error)
+        raise
+    registry.keep_spares_when_warm()  # the spares import the provider's dependencies too: after all the rest
+    return requests
+
+
+def _import_late_and_check(project: Project) -> None:
+    _import(LATE_MODULES)
+    project.schema.require_usable()
 
 
 def announce_warm(project: Project, warming: Dict[str, "asyncio.Task[Optional[WorkerInitError]]"], console: Console) -> None:
@@ -238,7 +275,7 @@ async def _serve(
         if on_started is not None:
             await on_started(server)
         else:
-            await stop.wait()
+            await _until_stopped(server, stop)
     finally:
         console.info(
             f"stopping: finishing in-flight calls (up to {settings.shutdown_timeout_s:g} s; any still running "
@@ -251,3 +288,15 @@ async def _serve(
                 loop.remove_signal_handler(number)
                 signal.signal(number, handler)
         console.info("stopped")
+
+
+async def _until_stopped(server: RunningServer, stop: asyncio.Event) -> None:
+    """Until Ctrl-C or SIGTERM; or until what serve loads after listening fails, with that error."""
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait([stopped, server.loaded], return_when=asyncio.FIRST_COMPLETED)
+        if server.loaded.done() and not stopped.done():
+            server.loaded.result()  # raises what stops serve (an unusable schema)
+            await stopped
+    finally:
+        stopped.cancel()

@@ -12,6 +12,7 @@ import json
 from typing import Any, Dict, List, Optional, Set
 
 from cfnrun.model.budgets import Budget, Budgets
+from cfnrun.model.endings import PAGINATION_LOOP_HINT
 from cfnrun.invoker.choices import DEFAULT_STALL_LIMIT
 from cfnrun.invoker.clock import RealClock
 from cfnrun.contract.checker import ContractChecker
@@ -42,12 +43,6 @@ EMPTY_INTERNAL_FAILURE_HINT = (
     "returns when the handler raised an exception or returned a ProgressEvent it could not "
     "serialize (a Python set in the model, for instance, which uniqueItems arrays tempt). "
     "The handler's output above shows which."
-)
-PAGINATION_LOOP_HINT = (
-    "cloudformation_cli_python_lib's production entrypoint (Resource.__call__) does not pass "
-    "the request's nextToken to the handler, so a LIST handler that pages gets the first "
-    "page again on every call. Return all models with nextToken null, or read the token "
-    "through the test entrypoint."
 )
 UNHASHABLE_SET_HINT = (
     "models.py from cfn generate reads a uniqueItems array with set_or_none, i.e. into a Python set, "

@@ -19,3 +19,12 @@ class EndReason(str, enum.Enum):
     REINVOKE_LIMIT = "reinvoke-limit"
     NO_PROGRESS = "no-progress"  # the same IN_PROGRESS, with no delay, again and again
     CONTRACT_VIOLATION = "contract-violation"  # --contract strict
+
+
+# What a LIST that hands back the token it was called with means: the invoker and serve both say it.
+PAGINATION_LOOP_HINT = (
+    "cloudformation_cli_python_lib's production entrypoint (Resource.__call__) does not pass "
+    "the request's nextToken to the handler, so a LIST handler that pages gets the first "
+    "page again on every call. Return all models with nextToken null, or read the token "
+    "through the test entrypoint."
+)

@@ -6,13 +6,11 @@ Names follow ``cloudformation_cli_python_lib`` (``HookInvocationRequest``, ``Hoo
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from cfnrun.model.protocol import (
-    HOOK_POINTS,
-    Action,
     Credentials,
     InvalidProgressEvent,
     OperationStatus,
@@ -86,26 +84,6 @@ class HookTestEvent(BaseModel):
 
     def wire(self) -> Dict[str, Any]:
         return self.model_dump(exclude_none=True, mode="json")
-
-
-def _mapping(value: Any) -> Dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def hook_call_parts(payload: Any) -> Optional[Tuple[Action, str, Dict[str, Any], Any]]:
-    """(invocation point, target name, target model, callbackContext) of a HookInvocationRequest or
-    HookTestEvent; None for any other payload."""
-    if not isinstance(payload, dict) or payload.get("actionInvocationPoint") not in [p.value for p in HOOK_POINTS]:
-        return None
-    point = Action(payload["actionInvocationPoint"])
-    if "requestData" in payload:  # TypeFunction
-        data = _mapping(payload.get("requestData"))
-        callback_context = _mapping(payload.get("requestContext")).get("callbackContext")
-    else:  # TestEntrypoint
-        data = _mapping(_mapping(payload.get("request")).get("hookContext"))
-        callback_context = payload.get("callbackContext")
-    model = _mapping(data.get("targetModel"))
-    return point, str(data.get("targetName") or ""), model, callback_context
 
 
 def credentials_string(credentials: Optional[Credentials]) -> Optional[str]:

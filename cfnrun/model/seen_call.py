@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
-from cfnrun.model.action import RESOURCE_ACTIONS, Action
-from cfnrun.model.hook_protocol import hook_call_parts
+from cfnrun.model.action import HOOK_POINTS, RESOURCE_ACTIONS, Action  # light: serve parses every call before pydantic loads
 
 _ACTIONS = {action.value: action for action in RESOURCE_ACTIONS}
+_HOOK_POINTS = {point.value: point for point in HOOK_POINTS}
 _MODEL_KEYS = ("resourceProperties", "previousResourceProperties", "desiredResourceState", "previousResourceState")
 
 
@@ -98,6 +98,27 @@ class SeenCall:
         data = self.payload.get("requestData")
         data = data if isinstance(data, dict) else {}
         return (self.payload.get("credentials"), data.get("callerCredentials"), data.get("providerCredentials"))
+
+
+def hook_call_parts(payload: Any) -> Optional[Tuple[Action, str, Dict[str, Any], Any]]:
+    """(invocation point, target name, target model, callbackContext) of a HookInvocationRequest or
+    HookTestEvent; None for any other payload."""
+    named = payload.get("actionInvocationPoint") if isinstance(payload, dict) else None
+    point = _HOOK_POINTS.get(named) if isinstance(named, str) else None
+    if point is None:
+        return None
+    if "requestData" in payload:  # TypeFunction
+        data = _mapping(payload.get("requestData"))
+        callback_context = _mapping(payload.get("requestContext")).get("callbackContext")
+    else:  # TestEntrypoint
+        data = _mapping(_mapping(payload.get("request")).get("hookContext"))
+        callback_context = payload.get("callbackContext")
+    model = _mapping(data.get("targetModel"))
+    return point, str(data.get("targetName") or ""), model, callback_context
+
+
+def _mapping(value: Any) -> Dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _text(value: Any) -> Optional[str]:

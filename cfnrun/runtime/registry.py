@@ -6,9 +6,12 @@ from typing import Any, Callable, Dict, List, Optional
 
 from cfnrun.model.project import Project
 from cfnrun.runtime.pool import FunctionPool
-from cfnrun.runtime.process import WorkerInitError
-from cfnrun.runtime.spec import RuntimeSettings, worker_spec
+from cfnrun.runtime.process import WorkerInitError, WorkerProcess
+from cfnrun.runtime.spec import RuntimeSettings, WorkerSpec, worker_spec
 from cfnrun.model.template import FunctionSpec
+
+# Hands over a worker already started for a spec (``app/early_start.py``), or None.
+Adopt = Callable[[WorkerSpec], Optional[WorkerProcess]]
 
 
 class FunctionRegistry:
@@ -51,10 +54,12 @@ class FunctionRegistry:
             asked.set_result(pool.start_warming())
         return pool
 
-    def _new_pool(self, function: FunctionSpec) -> FunctionPool:
+    def _new_pool(self, function: FunctionSpec, adopt: Optional[Adopt] = None) -> FunctionPool:
         # A debugger port belongs to one process: one worker per function then.
         workers = 1 if self.settings.debug_port is not None else self.settings.workers
-        return FunctionPool(worker_spec(self.project, function, self.settings), workers, standby=self._spares, on_note=self._on_note)
+        spec = worker_spec(self.project, function, self.settings)
+        first = adopt(spec) if adopt is not None else None
+        return FunctionPool(spec, workers, standby=self._spares, first=first, on_note=self._on_note)
 
     async def reload(self, project: Optional[Project] = None) -> Dict[str, Optional[WorkerInitError]]:
         """Move every function to the code on disk, and to ``project``'s functions if given.
@@ -87,7 +92,7 @@ class FunctionRegistry:
         await asyncio.gather(*(refresh(f) for f in current.values()))
         return {name: results[name] for name in current}
 
-    def warm_each(self) -> Dict[str, "asyncio.Task[Optional[WorkerInitError]]"]:
+    def warm_each(self, adopt: Optional[Adopt] = None) -> Dict[str, "asyncio.Task[Optional[WorkerInitError]]"]:
         """Start one worker per function, each in its own task, and wait for none of them.
 
         The pools exist when this returns, so a call that arrives before its function is
@@ -98,9 +103,14 @@ class FunctionRegistry:
         the others once it is warm, so on a small machine it does not share the cores with
         them as well as with the server's own start-up. A call for one of the others before
         then starts its worker at once (``pool`` below), and waits for that one.
+
+        ``adopt`` may hand over the first function's worker, started before the event loop was
+        (``app/early_start.py``): that one is its first worker then.
         """
         first: "Optional[asyncio.Task[Optional[WorkerInitError]]]" = None
         for name, function in self.project.functions.items():
+            if first is None and adopt is not None and name not in self._pools:
+                self._pools[name] = self._new_pool(function, adopt)
             pool = self.pool(function)
             if first is None:
                 self._warming[name] = first = asyncio.ensure_future(_warmed(pool.start_warming()))

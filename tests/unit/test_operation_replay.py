@@ -9,7 +9,8 @@ from fakes import FakeTarget, InstantClock, Script, Takes, error_outcome, reques
 
 from cfnrun.invoker.clock import VirtualClock
 from cfnrun.invoker.events import EndReason, OperationEvent, OperationResult, Waiting, WaitTick
-from cfnrun.invoker.operation import EMPTY_INTERNAL_FAILURE_HINT, PAGINATION_LOOP_HINT, Operation
+from cfnrun.invoker.operation import EMPTY_INTERNAL_FAILURE_HINT, Operation
+from cfnrun.model.endings import PAGINATION_LOOP_HINT
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.protocol import Action
 from cfnrun.runtime.outcome import OutcomeKind
