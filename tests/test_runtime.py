@@ -89,6 +89,21 @@ def test_handler_sees_lambda_context_and_environment() -> None:
     with_pool(body)
 
 
+@pytest.mark.parametrize("forked", [False, True])
+def test_the_handler_imports_from_its_code_folder_not_the_current_one_or_cfnruns(tmp_path: Path, forked: bool) -> None:
+    import dataclasses
+
+    import cfnrun.runtime.worker as worker
+
+    async def body(pool: FunctionPool) -> None:
+        seen = (await pool.invoke({"do": "import_path"}, 5)).result
+        assert seen["cwd"] == str(tmp_path)
+        assert seen["path"][0] == str(MISBEHAVING)
+        assert not {"", ".", str(tmp_path), os.path.dirname(worker.__file__)} & set(seen["path"])
+
+    with_pool(body, spec=dataclasses.replace(spec_for("behaviours.handler"), cwd=tmp_path), forked=forked)
+
+
 def test_megabyte_events_and_results_cross_the_worker_boundary_whole() -> None:
     async def body(pool: FunctionPool) -> None:
         outcome = await pool.invoke({"do": "big", "blob": "x" * 3_000_000, "size": 5_000_000}, 10)

@@ -624,7 +624,7 @@ def main(argv: List[str]) -> int:
     new code needs a home. With ``--zygote`` the process forks workers instead (``_serve_forks``).
     """
     code_dir = os.path.abspath(argv[argv.index("--code-dir") + 1])
-    # Running as a script put this file's folder on sys.path; the provider must not see it.
+    # Run as a script (python worker.py), this file's folder is first on sys.path; the provider must not see it.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [code_dir] + [p for p in sys.path if os.path.abspath(p or ".") != here]
     if "--zygote" in argv:

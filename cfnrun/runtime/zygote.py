@@ -25,7 +25,7 @@ import socket
 import sys
 from typing import Dict, List, Optional
 
-from cfnrun.runtime import worker as worker_script
+from cfnrun.runtime import spec as specs
 from cfnrun.runtime.sandbox import MARKER, kill_group, kill_marked, new_marker
 
 _PACKET = 65536
@@ -86,7 +86,7 @@ class Zygote:
         marker = new_marker()
         try:
             process = await asyncio.create_subprocess_exec(
-                python, "-u", worker_script.__file__, "--code-dir", code_dir, "--zygote",
+                *specs.worker_launch(python), "--code-dir", code_dir, "--zygote",
                 stdin=zygote_end.fileno(),
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.DEVNULL,
