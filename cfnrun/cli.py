@@ -70,7 +70,7 @@ LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "NOTSET")
 
 
 def _action(value: str) -> str:
-    """The action's own value (``preCreate`` → ``CREATE_PRE_PROVISION``): typer then makes it the Action."""
+    """The action's own value (``preCreate`` → ``CREATE_PRE_PROVISION``); a string, which every typer passes on as is."""
     try:
         return action_from_argument(value).value
     except ValueError as error:
@@ -126,7 +126,7 @@ def _project_dir(positional: Optional[Path], option: Optional[Path]) -> Path:
 
 @app.command()
 def invoke(
-    action: Action = typer.Argument(
+    action: str = typer.Argument(
         ..., parser=_action, metavar="ACTION",
         help="CREATE, READ, UPDATE, DELETE or LIST; in a hook project CREATE_PRE_PROVISION (preCreate), UPDATE_… or DELETE_….",
     ),
@@ -211,7 +211,7 @@ def invoke(
     except CfnrunError as error:
         raise _fail(str(error), json_output=json_output) from None
     settings = InvokeSettings(
-        action=action,
+        action=Action(action),
         request_file=request_file,
         project_dir=project_dir or Path("."),
         handler=handler,
