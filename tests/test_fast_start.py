@@ -354,12 +354,14 @@ def test_the_early_guess_is_the_spec_the_command_uses(
 # -- serve: the first worker imports the provider while the command line and the server load ------
 
 
-def test_serve_starts_its_first_worker_before_the_command_line_and_server_load(tmp_path: Path) -> None:
+def serve_recording_spawns(tmp_path: Path, **env: str) -> "tuple[Dict[str, Any], List[Dict[str, Any]]]":
+    """``cfnrun serve`` on a copy of the misbehaving fixture, recording each worker spawned (RECORD_SPAWNS):
+    the answer to one echo call, and the spawns, once serve has stopped."""
     project = tmp_path / "misbehaving"
     shutil.copytree(MISBEHAVING, project, ignore=LOCAL_STATE)
     serving = subprocess.Popen(
         [sys.executable, "-c", RECORD_SPAWNS, "serve", "--port", "0", "--no-reload"], cwd=str(project),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**no_aws_configuration(tmp_path), "NO_COLOR": "1"},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**no_aws_configuration(tmp_path), "NO_COLOR": "1", **env},
     )
     try:
         assert serving.stdout is not None
@@ -378,10 +380,22 @@ def test_serve_starts_its_first_worker_before_the_command_line_and_server_load(t
     finally:
         serving.kill()
     spawned = json.loads(next(line for line in rest.splitlines() if line.startswith("SPAWNED ")).split(" ", 1)[1].rsplit(" ", 1)[0])
+    return answer, spawned
+
+
+def test_serve_starts_its_first_worker_before_the_command_line_and_server_load(tmp_path: Path) -> None:
+    answer, spawned = serve_recording_spawns(tmp_path)
     # TypeFunction's worker started before typer, the event loop, pydantic, jsonschema or the server loaded,
     # and it is the worker that answered the first call.
-    assert spawned[0]["loaded"] == [] and "aiohttp" not in spawned[0]["loaded"]
+    assert spawned[0]["loaded"] == []
     assert answer["pid"] == spawned[0]["pid"] and answer["count"] == 1
+    assert not any(pid_alive(worker["pid"]) for worker in spawned)
+
+
+def test_serve_kills_an_early_worker_started_for_other_settings_and_starts_its_own(tmp_path: Path) -> None:
+    answer, spawned = serve_recording_spawns(tmp_path, EARLY_REGION="ap-south-1")
+    assert len(spawned) >= 2 and spawned[0]["loaded"] == [] and spawned[1]["loaded"] != []
+    assert answer["pid"] == spawned[1]["pid"]  # serve's own worker answered, not the wrong guess
     assert not any(pid_alive(worker["pid"]) for worker in spawned)
 
 
