@@ -330,7 +330,7 @@ def serve(
 
     console = Console()
     try:
-        loaded = load_project(_project_dir(project_path, project), usable_schema=False)  # checked by start_server
+        loaded = load_project(_project_dir(project_path, project), usable_schema=False)  # serve checks it once it listens (load_late_parts)
         mismatch = runtime_mismatch(loaded, interpreter_version(python))
         if debug_port is not None:
             require_debugpy(python)
