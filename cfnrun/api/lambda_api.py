@@ -106,8 +106,6 @@ class LambdaService:
         parts = self._parts_if_loaded()
         if parts is not None:
             parts.review.close()
-        elif not self.late.done():
-            self.late.cancel()
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_PAYLOAD_BYTES, middlewares=[self._service_errors])

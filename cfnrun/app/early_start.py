@@ -137,7 +137,7 @@ def _last(options: Options, name: str, default: Optional[str] = None) -> Optiona
     return values[-1] if values else default
 
 
-def _runtime(options: Options, region: str, **extra: Any) -> Optional["RuntimeSettings"]:
+def _runtime(options: Options, region: str) -> Optional["RuntimeSettings"]:
     """The runtime settings the command will build from these options (those that shape a worker spec)."""
     from cfnrun.model.faults import parse_faults
     from cfnrun.runtime.environment import DEFAULT_ACCOUNT_ID
@@ -150,7 +150,7 @@ def _runtime(options: Options, region: str, **extra: Any) -> Optional["RuntimeSe
         region, _last(options, "--account-id", DEFAULT_ACCOUNT_ID) or DEFAULT_ACCOUNT_ID, 1,
         (_last(options, "--log-level", "INFO") or "INFO").upper(), _last(options, "--python", sys.executable) or sys.executable,
         memory_limit=memory_limit == "on", aws_endpoint=_last(options, "--aws-endpoint"),
-        faults=parse_faults(options.get("--inject", [])), **extra,
+        faults=parse_faults(options.get("--inject", [])), debug_wait="--debug-wait" in options,  # serve's only
     )
 
 
@@ -213,24 +213,18 @@ def _serve_function(positional: Positional, options: Options) -> Optional[Tuple[
 
 def early_spec(argv: List[str], command: str = "invoke") -> Optional["WorkerSpec"]:
     """The worker spec ``cfnrun COMMAND ARGV`` will most likely start first; None when it cannot tell cheaply."""
-    options_of = COMMANDS.get(command)
-    read = read_arguments(argv, options_of) if options_of is not None else None
-    if read is None or set(read[1]) & (options_of.not_early if options_of else frozenset()):
+    known = COMMANDS.get(command)
+    read = read_arguments(argv, known) if known is not None else None
+    if known is None or read is None or set(read[1]) & known.not_early:
         return None
     positional, options = read
+    found = (_serve_function if command == "serve" else _invoke_function)(positional, options)
+    runtime = _runtime(options, found[2]) if found is not None else None
+    if found is None or runtime is None:
+        return None
     from cfnrun.runtime.spec import worker_spec
 
-    if command == "serve":
-        found = _serve_function(positional, options)
-        extra = {"debug_wait": "--debug-wait" in options}
-    else:
-        found = _invoke_function(positional, options)
-        extra = {}
-    if found is None:
-        return None
-    project, function, region = found
-    runtime = _runtime(options, region, **extra)
-    return worker_spec(project, function, runtime) if runtime is not None else None
+    return worker_spec(found[0], found[1], runtime)
 
 
 def start(argv: List[str], command: str = "invoke") -> Optional[int]:
