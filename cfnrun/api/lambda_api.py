@@ -115,13 +115,17 @@ class LambdaService:
         app.router.add_route("*", "/{path:.*}", self.unknown)
         return app
 
+    def refuse_new_calls(self) -> None:
+        """From now on a new call (on a kept-alive connection) is answered "serve is stopping"."""
+        self._stopping = True
+
     async def finish_calls(self, grace_s: float) -> int:
         """Let the calls in flight finish, for up to ``grace_s``; how many are still running.
 
         Those still running are then answered with a shutdown error as soon as their worker
         is stopped (``FunctionRegistry.close``), instead of having their connection dropped.
         """
-        self._stopping = True
+        self.refuse_new_calls()
         if self._calls:
             await asyncio.wait(set(self._calls), timeout=grace_s)
         if self._calls:

@@ -84,6 +84,7 @@ class RunningServer:
 
     async def stop(self, grace_s: float) -> None:
         """Stop accepting calls, give those in flight ``grace_s``, answer the rest, stop every worker."""
+        self.service.refuse_new_calls()  # before the first await: no call may slip in while the rest stops
         if self.reloader is not None:
             self.reloader.cancel()
             self.reloader = None
