@@ -22,12 +22,16 @@ class Reloader:
         await self.feed.start()
 
     async def run(self) -> None:
-        while True:
-            change = await self.feed.next()
-            try:
-                await self.apply(change)
-            except Exception:  # noqa: B902 - a failed reload must not end reloading
-                self.console.error(f"reload failed; still watching:\n{traceback.format_exc()}")
+        """Apply each change until cancelled; then the watch stops too."""
+        try:
+            while True:
+                change = await self.feed.next()
+                try:
+                    await self.apply(change)
+                except Exception:  # noqa: B902 - a failed reload must not end reloading
+                    self.console.error(f"reload failed; still watching:\n{traceback.format_exc()}")
+        finally:
+            self.feed.stop()
 
     async def apply(self, change: ProjectChange) -> None:
         self.console.info(f"reload: {describe_change(change, self.registry.project.root)}")

@@ -27,10 +27,11 @@ if TYPE_CHECKING:
     from aiohttp import web
 
     from cfnrun.api.lambda_api import LambdaService
+    from cfnrun.app.reloader import Reloader
     from cfnrun.app.resource_requests import ResourceRequestStore
 
 # Serve listens once these are imported (on a thread, while the first worker imports the provider:
-# on two cores the start-ups overlap); the file watcher too when it reloads.
+# on two cores the start-ups overlap).
 LISTEN_MODULES = ("aiohttp.web", "cfnrun.api.connections", "cfnrun.api.lambda_api")
 # Loaded once it listens: what reviews each answered call (the contract checker with jsonschema,
 # pydantic's wire models, history) and the Cloud Control API's request store. A call that needs
@@ -136,8 +137,40 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
     # for its own function's worker, and the console says when each function is warm.
     warming = registry.warm_each(adopt=early_start.take)
     announce_warm(project, warming, console)
+    reloader: Optional["Reloader"] = None
+    if settings.reload:
+        from cfnrun.app.reloader import Reloader
+
+        reloader = Reloader(registry, console)
+    # The file watch sets itself up while the server loads; it is in place before serve says it listens.
+    watching = asyncio.ensure_future(reloader.start()) if reloader is not None else None
     try:
-        await asyncio.to_thread(_import, LISTEN_MODULES + (("cfnrun.app.reloader",) if settings.reload else ()))
+        server = await _listen(project, settings, console, registry, warming)
+    except BaseException:
+        if reloader is not None and watching is not None:
+            watching.cancel()
+            reloader.feed.stop()
+        raise
+    if reloader is not None and watching is not None:
+        try:
+            await watching
+        except BaseException:
+            reloader.feed.stop()
+            await server.stop(0.0)
+            raise
+        server.reloader = asyncio.ensure_future(reloader.run())
+    return server
+
+
+async def _listen(
+    project: Project,
+    settings: ServeSettings,
+    console: Console,
+    registry: FunctionRegistry,
+    warming: Dict[str, "asyncio.Task[Optional[WorkerInitError]]"],
+) -> RunningServer:
+    try:
+        await asyncio.to_thread(_import, LISTEN_MODULES)
     except BaseException:
         await registry.close()  # interrupted or broken install: no worker outlives this
         raise
@@ -174,14 +207,7 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
     port = runner.addresses[0][1] if runner.addresses else settings.port  # the bound one, for --port 0
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     loaded = asyncio.ensure_future(load_late_parts(service, registry, project, settings, budgets, console))
-    server = RunningServer(runner, service, registry, f"http://{host}:{port}", loaded)
-    if settings.reload:
-        from cfnrun.app.reloader import Reloader
-
-        reloader = Reloader(registry, console)
-        await reloader.start()
-        server.reloader = asyncio.ensure_future(reloader.run())
-    return server
+    return RunningServer(runner, service, registry, f"http://{host}:{port}", loaded)
 
 
 async def load_late_parts(

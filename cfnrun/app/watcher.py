@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator, Optional, Sequence, Set
+from typing import Callable, Iterator, Optional, Sequence, Set
 
 import watchfiles
 
@@ -52,12 +53,30 @@ class ProjectChange:
     config: bool  # the schema, template.yml or .rpdk-config changed: reread the project
 
 
-async def watch_changes(project: Project, extra_files: Sequence[Path] = ()) -> AsyncIterator[ProjectChange]:
-    """Yield each burst of saves that touched the project's code or configuration (or one of ``extra_files``)."""
+class WatchSignal:
+    """The ``stop_event`` the watcher checks on every step: ``ready`` is called at the first check,
+    when the file system watches are in place; ``set`` stops the watch at the next step."""
+
+    def __init__(self, ready: Callable[[], object]) -> None:
+        self._ready: Optional[Callable[[], object]] = ready
+        self._stop = threading.Event()
+
+    def is_set(self) -> bool:
+        ready, self._ready = self._ready, None
+        if ready is not None:
+            ready()
+        return self._stop.is_set()
+
+    def set(self) -> None:
+        self._stop.set()
+
+
+def watch_changes(project: Project, signal: WatchSignal, extra_files: Sequence[Path] = ()) -> Iterator[ProjectChange]:
+    """Each burst of saves that touched the project's code or configuration (or one of ``extra_files``), until ``signal`` is set."""
     watch_filter = ProjectFilter(project, extra_files)
     folders = {project.root, *(path.parent for path in extra_files if not path.is_relative_to(project.root))}
-    async for changes in watchfiles.awatch(
-        *sorted(folders), watch_filter=watch_filter, step=SETTLE_MS, rust_timeout=1000
+    for changes in watchfiles.watch(
+        *sorted(folders), watch_filter=watch_filter, step=SETTLE_MS, rust_timeout=1000, stop_event=signal, raise_interrupt=False
     ):
         paths = {Path(path) for _, path in changes}
         yield ProjectChange(paths, any(watch_filter.is_config(path) for path in paths))
@@ -67,30 +86,52 @@ class ChangeFeed:
     """Watches from ``start`` on; each burst of saves waits in a queue until taken.
 
     Starting the watch before acting means a save made while cfnrun is busy (running
-    an operation, reloading) is never missed.
+    an operation, reloading) is never missed. The watch runs on a thread of its own
+    (watchfiles' blocking ``watch``; its async form would load anyio's event loop backend,
+    ~40 ms of serve's start-up), which hands each change to the event loop.
     """
 
     def __init__(self, project: Project, extra_files: Sequence[Path] = ()) -> None:
         self.project = project
         self.extra_files = [path.resolve() for path in extra_files]
         self._changes: "asyncio.Queue[ProjectChange]" = asyncio.Queue()
-        self._task: Optional["asyncio.Task[None]"] = None
+        self._signal: Optional[WatchSignal] = None
 
     async def start(self) -> None:
-        self._task = asyncio.ensure_future(self._pump())
-        for _ in range(3):  # let the watcher set up its inotify watches before returning
-            await asyncio.sleep(0)
+        """Begin watching; once this returns, every save is seen."""
+        loop = asyncio.get_running_loop()
+        ready: "asyncio.Future[None]" = loop.create_future()
 
-    async def _pump(self) -> None:
-        async for change in watch_changes(self.project, extra_files=self.extra_files):
-            self._changes.put_nowait(change)
+        def settle(error: Optional[BaseException] = None) -> None:
+            if ready.done():
+                return
+            if error is None:
+                ready.set_result(None)
+            else:
+                ready.set_exception(error)
+
+        self._signal = WatchSignal(lambda: loop.call_soon_threadsafe(settle))
+        threading.Thread(target=self._pump, args=(loop, self._signal, settle), name="cfnrun-watch", daemon=True).start()
+        await ready
+
+    def _pump(self, loop: asyncio.AbstractEventLoop, signal: WatchSignal, settle: Callable[..., None]) -> None:
+        try:
+            for change in watch_changes(self.project, signal, extra_files=self.extra_files):
+                loop.call_soon_threadsafe(self._changes.put_nowait, change)
+        except RuntimeError:  # the event loop closed under a change: nobody is left to take it
+            return
+        except Exception as error:  # noqa: B902 - the watch could not start (a folder gone): start() says so
+            try:
+                loop.call_soon_threadsafe(settle, error)
+            except RuntimeError:
+                pass
 
     async def next(self) -> ProjectChange:
         return await self._changes.get()
 
     def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
+        if self._signal is not None:
+            self._signal.set()
 
 
 def describe_change(change: ProjectChange, root: Path) -> str:
