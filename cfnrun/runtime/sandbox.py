@@ -12,7 +12,6 @@ outlives its worker there.
 from __future__ import annotations
 
 import os
-import secrets
 import signal
 from typing import List
 
@@ -22,7 +21,7 @@ _SWEEP_ROUNDS = 10  # a process forking while it is swept is caught in a later r
 
 
 def new_marker() -> str:
-    return f"{os.getpid()}-{secrets.token_hex(12)}"
+    return f"{os.getpid()}-{os.urandom(12).hex()}"
 
 
 def kill_group(pgid: int) -> None:

@@ -7,7 +7,6 @@ other worker the same way.
 from __future__ import annotations
 
 import os
-import secrets
 import socket
 import subprocess
 import sys
@@ -145,7 +144,7 @@ def start_worker_process(spec: WorkerSpec, ends: SandboxEnds) -> "subprocess.Pop
 
 
 def new_log_stream_name() -> str:
-    return f"cfnrun/[$LATEST]{secrets.token_hex(8)}"
+    return f"cfnrun/[$LATEST]{os.urandom(8).hex()}"
 
 
 def load_frame(spec: WorkerSpec, log_stream_name: str) -> bytes:
