@@ -455,7 +455,7 @@ def test_serve_starts_nothing_early_where_the_pool_sets_its_worker_up(flag: List
 # -- serve listens before what reviews calls has loaded -------------------------------------------
 
 
-def _serve_with_the_late_parts_held(monkeypatch: pytest.MonkeyPatch, contract: Any, scenario: Callable[..., Any]) -> str:
+def _serve_with_the_late_parts_held(monkeypatch: pytest.MonkeyPatch, contract: Any, scenario: Callable[..., Any], grace_s: float = 10.0) -> str:
     """Run serve in-process with what it loads after listening held back until ``scenario`` opens the gate.
 
     ``scenario(server, post, gate)`` runs once serve listens; ``post(path, body, headers)`` sends a
@@ -485,7 +485,8 @@ def _serve_with_the_late_parts_held(monkeypatch: pytest.MonkeyPatch, contract: A
 
             await scenario(server, post, gate)
 
-    asyncio.run(serve_module.serve_forever(load_project(MISBEHAVING), serve_module.ServeSettings(port=0, contract=contract), Console(console), on_started=started))
+    settings = serve_module.ServeSettings(port=0, contract=contract, shutdown_timeout_s=grace_s)
+    asyncio.run(serve_module.serve_forever(load_project(MISBEHAVING), settings, Console(console), on_started=started))
     return console.getvalue()
 
 
@@ -546,3 +547,63 @@ def test_contract_strict_calls_wait_for_the_checker(monkeypatch: pytest.MonkeyPa
     _serve_with_the_late_parts_held(monkeypatch, ContractMode.STRICT, scenario)
     assert seen["waited"]
     assert seen["answer"][0] == 200 and seen["answer"][1]["status"] == "SUCCESS"
+
+
+def test_a_call_answered_before_the_review_loads_is_reviewed_when_serve_stops_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stopping gives what loads after listening the grace too: no answered call goes unreviewed."""
+    from cfnrun.contract.mode import ContractMode
+
+    seen: Dict[str, Any] = {}
+
+    async def scenario(server: Any, post: Callable[..., Any], gate: threading.Event) -> None:
+        seen["answer"] = await post(INVOKE_TYPE_FUNCTION, b'{"do": "echo"}', {})
+        refuse = server.service.refuse_new_calls
+
+        def stop_then_open() -> None:  # the gate opens only once serve has begun to stop
+            refuse()
+            gate.set()
+
+        server.service.refuse_new_calls = stop_then_open
+
+    output = _serve_with_the_late_parts_held(monkeypatch, ContractMode.WARN, scenario)
+    assert seen["answer"][0] == 200
+    assert output.index("stopping: finishing in-flight calls") < output.index("TypeFunction → SUCCESS")
+
+
+def test_a_strict_call_waiting_for_the_checker_is_answered_when_serve_stops_before_it_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the grace, the call waiting for the checker gets a 503 that says why, not a dropped connection."""
+    import asyncio
+    import urllib.error
+    import urllib.request
+
+    from cfnrun.contract.mode import ContractMode
+
+    seen: Dict[str, Any] = {}
+    holding: Dict[str, threading.Event] = {}
+
+    def strict_call(url: str) -> None:
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, data=b'{"do": "echo"}', method="POST"), timeout=30) as response:
+                seen["answer"] = (response.status, response.read())
+        except urllib.error.HTTPError as error:
+            seen["answer"] = (error.code, error.read())
+        except OSError as error:  # a dropped connection
+            seen["answer"] = (None, str(error).encode())
+        finally:
+            holding["gate"].set()  # let the held import end, so serve's thread pool can shut down
+
+    async def scenario(server: Any, post: Callable[..., Any], gate: threading.Event) -> None:
+        holding["gate"] = gate
+        call = threading.Thread(target=strict_call, args=(server.url + INVOKE_TYPE_FUNCTION,))
+        call.start()
+        await asyncio.to_thread(call.join, 0.5)
+        seen["waited"] = call.is_alive()
+        seen["call"] = call
+
+    output = _serve_with_the_late_parts_held(monkeypatch, ContractMode.STRICT, scenario, grace_s=0.2)
+    seen["call"].join(timeout=30)
+    assert seen["waited"]
+    status, body = seen["answer"]
+    assert status == 503, body
+    assert "cfnrun serve is stopping: it stopped before its contract checks loaded" in body.decode()
+    assert "stopped" in output

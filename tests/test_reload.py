@@ -154,6 +154,23 @@ def test_no_reload_keeps_the_code(project: Path, serve: Callable[..., ServerProc
     assert call(fixed, {"do": "echo"})["version"] == 1
 
 
+def test_a_watch_that_cannot_start_says_why_and_stops_its_thread(project: Path, tmp_path: Path) -> None:
+    import asyncio
+
+    from cfnrun.app.watcher import ChangeFeed, WatchFailed
+    from cfnrun.model.project import load_project
+
+    missing = tmp_path / "gone" / "request.json"  # a watched file outside the project, in a folder that is not there
+    threads_before = set(threading.enumerate())
+
+    async def start() -> None:
+        await ChangeFeed(load_project(project), [missing]).start()
+
+    with pytest.raises(WatchFailed, match=r"cannot watch .*/gone, .*/misbehaving for saves: "):
+        asyncio.run(start())
+    wait_until(lambda: not (set(threading.enumerate()) - threads_before), what="the watch thread to end")
+
+
 def test_invoke_watch_runs_the_operation_again_after_each_save(project: Path, tmp_path: Path) -> None:
     request = tmp_path / "request.json"
     request.write_text(json.dumps({"desiredResourceState": {"do": "echo"}}))

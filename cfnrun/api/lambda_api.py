@@ -86,7 +86,7 @@ class LambdaService:
         self.late.set_result(parts)
 
     def cannot_complete(self, error: BaseException) -> None:
-        """They will not come (serve says why, and stops): calls waiting for them are answered with an error."""
+        """They will not come: calls waiting for them are answered with an error (serve stopping, or why it stops)."""
         if self.late.done():
             return
         if isinstance(error, asyncio.CancelledError):  # serve stopped first
@@ -143,6 +143,8 @@ class LambdaService:
 
     async def root(self, request: web.Request) -> web.StreamResponse:
         """POST /: Cloud Control (JSON 1.0, by X-Amz-Target) or the STS stand-in (a form)."""
+        if self._stopping:  # a new request on a kept-alive connection while serve stops
+            raise service_errors.stopping()
         if self.serves_cloud_control and CloudControlApi.accepts(request):
             cloud_control = (await self._late_parts()).cloud_control
             assert cloud_control is not None
@@ -273,6 +275,10 @@ class LambdaService:
     async def _late_parts(self) -> LateParts:
         try:
             return await asyncio.shield(self.late)
+        except asyncio.CancelledError:
+            if self.late.cancelled():  # serve stopped before they loaded: answered, not dropped
+                raise service_errors.stopping("it stopped before its contract checks loaded") from None
+            raise
         except CfnrunError as error:  # an unusable schema, found once serve listened: serve stops with it
             raise service_errors.ServiceError(500, "ServiceException", f"cfnrun cannot serve this project: {error}") from None
 

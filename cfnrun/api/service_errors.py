@@ -52,8 +52,8 @@ def body_timeout(seconds: float) -> ServiceError:
     )
 
 
-def stopping() -> ServiceError:
-    return ServiceError(503, "ServiceException", "cfnrun serve is stopping: it takes no new calls", close_connection=True)
+def stopping(what: str = "it takes no new calls") -> ServiceError:
+    return ServiceError(503, "ServiceException", f"cfnrun serve is stopping: {what}", close_connection=True)
 
 
 def too_large(limit: int) -> ServiceError:

@@ -369,8 +369,9 @@ async def run_watched(
         from cfnrun.app.watcher import ChangeFeed, describe_change  # the file watcher loads only for --watch
 
         feed = ChangeFeed(prepared.project, request_file)
-        await feed.start()
     try:
+        if feed is not None:
+            await feed.start()
         try:
             await target.warm()
         except WorkerInitError as error:

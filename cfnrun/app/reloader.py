@@ -6,7 +6,7 @@ import traceback
 
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.project import load_project
-from cfnrun.app.watcher import ChangeFeed, ProjectChange, describe_change
+from cfnrun.app.watcher import ChangeFeed, ProjectChange, WatchFailed, describe_change
 from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.ui.console import Console
 
@@ -25,7 +25,11 @@ class Reloader:
         """Apply each change until cancelled; then the watch stops too."""
         try:
             while True:
-                change = await self.feed.next()
+                try:
+                    change = await self.feed.next()
+                except WatchFailed as error:
+                    self.console.error(f"reload: {error}; saves are no longer seen (restart serve to reload again)")
+                    return
                 try:
                     await self.apply(change)
                 except Exception:  # noqa: B902 - a failed reload must not end reloading

@@ -75,7 +75,8 @@ class RunningServer:
         self.url = url
         # What serve loads once it listens (``load_late_parts``); raises what stops serve (an unusable schema).
         self.loaded = loaded
-        self.reloader: Optional["asyncio.Task[None]"] = None
+        self.reloader: Optional[Reloader] = None  # with reload on, once the file watch is in place
+        self.reloading: Optional["asyncio.Task[None]"] = None
 
     @property
     def requests(self) -> Optional[ResourceRequestStore]:
@@ -86,14 +87,20 @@ class RunningServer:
     async def stop(self, grace_s: float) -> None:
         """Stop accepting calls, give those in flight ``grace_s``, answer the rest, stop every worker."""
         self.service.refuse_new_calls()  # before the first await: no call may slip in while the rest stops
+        if self.reloading is not None:
+            self.reloading.cancel()
         if self.reloader is not None:
-            self.reloader.cancel()
-            self.reloader = None
+            self.reloader.feed.stop()  # the watch's thread ends too, even if the reloading task never ran
+        for site in self.runner.sites:
+            await site.stop()
+        # What loads after listening (imports, opening history) gets the grace too, so the calls
+        # answered before it are reviewed and recorded like the rest, and those waiting on it answered.
+        if not self.loaded.done():
+            await asyncio.wait([self.loaded], timeout=grace_s)
         if not self.loaded.done():
             self.loaded.cancel()
             await asyncio.gather(self.loaded, return_exceptions=True)
-        for site in self.runner.sites:
-            await site.stop()
+        self.service.cannot_complete(asyncio.CancelledError())  # settles what waits on them, if they never came
         # Lambda calls and Cloud Control requests share one grace: their handler calls finish together.
         requests = self.requests
         await asyncio.gather(self.service.finish_calls(grace_s), *([requests.close(grace_s)] if requests is not None else []))
@@ -140,6 +147,7 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
     reloader: Optional["Reloader"] = None
     if settings.reload:
         from cfnrun.app.reloader import Reloader
+        from cfnrun.app.watcher import WatchFailed
 
         reloader = Reloader(registry, console)
     # The file watch sets itself up while the server loads; it is in place before serve says it listens.
@@ -154,11 +162,15 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
     if reloader is not None and watching is not None:
         try:
             await watching
+        except WatchFailed as error:
+            console.warn(f"reload: {error}; serving without reload")
         except BaseException:
             reloader.feed.stop()
             await server.stop(0.0)
             raise
-        server.reloader = asyncio.ensure_future(reloader.run())
+        else:
+            server.reloader = reloader
+            server.reloading = asyncio.ensure_future(reloader.run())
     return server
 
 
@@ -288,7 +300,7 @@ async def _serve(
     console.info(f"Lambda Invoke API listening on {server.url} (Ctrl-C to stop)")
     if not project.is_hook:
         console.info(f"Cloud Control API for {project.type_name} at {server.url}/")
-    if settings.reload:
+    if server.reloader is not None:
         console.info(f"reload: watching {project.root} for changes (--no-reload to turn off)")
     if settings.sts_standin:
         console.info(f"STS stand-in (GetCallerIdentity, GetSessionToken) at {server.url}/")

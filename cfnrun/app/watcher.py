@@ -5,10 +5,11 @@ import asyncio
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Optional, Sequence, Set
+from typing import Callable, Iterator, List, Optional, Sequence, Set, Union
 
 import watchfiles
 
+from cfnrun.model.errors import CfnrunError
 from cfnrun.model.project import RPDK_CONFIG, TEMPLATE_NAMES, Project
 
 IGNORED_DIRS = {
@@ -71,15 +72,23 @@ class WatchSignal:
         self._stop.set()
 
 
+def watched_folders(project: Project, extra_files: Sequence[Path] = ()) -> List[Path]:
+    """The project's folder, and the folder of each extra file outside it."""
+    return sorted({project.root, *(path.parent for path in extra_files if not path.is_relative_to(project.root))})
+
+
 def watch_changes(project: Project, signal: WatchSignal, extra_files: Sequence[Path] = ()) -> Iterator[ProjectChange]:
     """Each burst of saves that touched the project's code or configuration (or one of ``extra_files``), until ``signal`` is set."""
     watch_filter = ProjectFilter(project, extra_files)
-    folders = {project.root, *(path.parent for path in extra_files if not path.is_relative_to(project.root))}
     for changes in watchfiles.watch(
-        *sorted(folders), watch_filter=watch_filter, step=SETTLE_MS, rust_timeout=1000, stop_event=signal, raise_interrupt=False
+        *watched_folders(project, extra_files), watch_filter=watch_filter, step=SETTLE_MS, rust_timeout=1000, stop_event=signal, raise_interrupt=False
     ):
         paths = {Path(path) for _, path in changes}
         yield ProjectChange(paths, any(watch_filter.is_config(path) for path in paths))
+
+
+class WatchFailed(CfnrunError):
+    """The file watch could not start, or stopped with an error: saves are no longer seen."""
 
 
 class ChangeFeed:
@@ -88,50 +97,67 @@ class ChangeFeed:
     Starting the watch before acting means a save made while cfnrun is busy (running
     an operation, reloading) is never missed. The watch runs on a thread of its own
     (watchfiles' blocking ``watch``; its async form would load anyio's event loop backend,
-    ~40 ms of serve's start-up), which hands each change to the event loop.
+    ~40 ms of serve's start-up), which hands each change to the event loop. An error of the
+    watch is never dropped: ``start`` raises it, or, once started, ``next`` does.
     """
 
     def __init__(self, project: Project, extra_files: Sequence[Path] = ()) -> None:
         self.project = project
         self.extra_files = [path.resolve() for path in extra_files]
-        self._changes: "asyncio.Queue[ProjectChange]" = asyncio.Queue()
+        self._changes: "asyncio.Queue[Union[ProjectChange, WatchFailed]]" = asyncio.Queue()
         self._signal: Optional[WatchSignal] = None
 
     async def start(self) -> None:
         """Begin watching; once this returns, every save is seen."""
         loop = asyncio.get_running_loop()
         ready: "asyncio.Future[None]" = loop.create_future()
+        self._signal = WatchSignal(lambda: _hand_over(loop, self._settle, ready, None))
+        watch = threading.Thread(target=self._pump, args=(loop, self._signal, ready), name="cfnrun-watch", daemon=True)
+        watch.start()
+        try:
+            await ready
+        except BaseException:
+            self.stop()
+            raise
 
-        def settle(error: Optional[BaseException] = None) -> None:
-            if ready.done():
-                return
-            if error is None:
+    def _settle(self, ready: "asyncio.Future[None]", error: Optional[BaseException]) -> None:
+        """On the event loop: the watch is in place (``error`` None), or it failed, before or after that."""
+        folders = ", ".join(str(folder) for folder in watched_folders(self.project, self.extra_files))
+        failure = None if error is None else WatchFailed(f"cannot watch {folders} for saves: {error}")
+        if not ready.done():
+            if failure is None:
                 ready.set_result(None)
             else:
-                ready.set_exception(error)
+                ready.set_exception(failure)
+        elif failure is not None:
+            self._changes.put_nowait(failure)
 
-        self._signal = WatchSignal(lambda: loop.call_soon_threadsafe(settle))
-        threading.Thread(target=self._pump, args=(loop, self._signal, settle), name="cfnrun-watch", daemon=True).start()
-        await ready
-
-    def _pump(self, loop: asyncio.AbstractEventLoop, signal: WatchSignal, settle: Callable[..., None]) -> None:
+    def _pump(self, loop: asyncio.AbstractEventLoop, signal: WatchSignal, ready: "asyncio.Future[None]") -> None:
         try:
             for change in watch_changes(self.project, signal, extra_files=self.extra_files):
-                loop.call_soon_threadsafe(self._changes.put_nowait, change)
-        except RuntimeError:  # the event loop closed under a change: nobody is left to take it
-            return
-        except Exception as error:  # noqa: B902 - the watch could not start (a folder gone): start() says so
-            try:
-                loop.call_soon_threadsafe(settle, error)
-            except RuntimeError:
-                pass
+                if not _hand_over(loop, self._changes.put_nowait, change):
+                    return
+        except Exception as error:  # noqa: B902 - a folder gone, the OS watch failing: start() or next() says so
+            _hand_over(loop, self._settle, ready, error)
 
     async def next(self) -> ProjectChange:
-        return await self._changes.get()
+        change = await self._changes.get()
+        if isinstance(change, WatchFailed):
+            raise change
+        return change
 
     def stop(self) -> None:
         if self._signal is not None:
             self._signal.set()
+
+
+def _hand_over(loop: asyncio.AbstractEventLoop, callback: Callable[..., object], *args: object) -> bool:
+    """Run ``callback(*args)`` on ``loop`` (from the watch's thread); False once the loop has closed."""
+    try:
+        loop.call_soon_threadsafe(callback, *args)
+    except RuntimeError:  # the event loop closed: nobody is left to take it
+        return False
+    return True
 
 
 def describe_change(change: ProjectChange, root: Path) -> str:

@@ -25,8 +25,10 @@ WORKER_SCRIPT = (Path(__file__).parent / "worker.py").resolve()
 # time: ~10 ms of every worker's start), under a name of its own, and drops the '' that -c put first
 # on sys.path: the provider sees neither the current folder nor cfnrun's.
 _LAUNCH = (
-    "import sys, importlib.util as u; path = sys.argv[1]; del sys.path[0]; "
-    "spec = u.spec_from_file_location('cfnrun_worker', path); worker = u.module_from_spec(spec); "
+    "import sys, importlib.util as u\n"
+    "path = sys.argv[1]\n"
+    "if sys.path and sys.path[0] == '': del sys.path[0]\n"  # not there under PYTHONSAFEPATH
+    "spec = u.spec_from_file_location('cfnrun_worker', path); worker = u.module_from_spec(spec)\n"
     "spec.loader.exec_module(worker); sys.exit(worker.main(sys.argv))"
 )
 
