@@ -285,9 +285,22 @@ async def serve_forever(
     console: Console,
     on_started: Optional[Callable[[RunningServer], Awaitable[None]]] = None,
 ) -> None:
-    console.info(f"cfnrun serve: {project.type_name} from {project.root}")
-    with aws_calls_routed(settings, console) as routed:
-        await _serve(project, routed, console, on_started)
+    # Ctrl-C and SIGTERM stop serve gracefully from its first line on: one that comes while serve
+    # starts (its port already open, the watch being set up) stops it as soon as it has started.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    previous: Dict[int, Any] = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        previous[signum] = signal.getsignal(signum)
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        console.info(f"cfnrun serve: {project.type_name} from {project.root}")
+        with aws_calls_routed(settings, console) as routed:
+            await _serve(project, routed, console, on_started, stop)
+    finally:
+        for number, handler in previous.items():
+            loop.remove_signal_handler(number)
+            signal.signal(number, handler)
 
 
 async def _serve(
@@ -295,21 +308,10 @@ async def _serve(
     settings: ServeSettings,
     console: Console,
     on_started: Optional[Callable[[RunningServer], Awaitable[None]]],
+    stop: asyncio.Event,
 ) -> None:
     server = await start_server(project, settings, console)
-    console.info(f"Lambda Invoke API listening on {server.url} (Ctrl-C to stop)")
-    if not project.is_hook:
-        console.info(f"Cloud Control API for {project.type_name} at {server.url}/")
-    if server.reloader is not None:
-        console.info(f"reload: watching {project.root} for changes (--no-reload to turn off)")
-    if settings.sts_standin:
-        console.info(f"STS stand-in (GetCallerIdentity, GetSessionToken) at {server.url}/")
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    previous: Dict[int, Any] = {}
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        previous[signum] = signal.getsignal(signum)
-        loop.add_signal_handler(signum, stop.set)
+    _announce(project, settings, server, console)
     try:
         if on_started is not None:
             await on_started(server)
@@ -320,13 +322,18 @@ async def _serve(
             f"stopping: finishing in-flight calls (up to {settings.shutdown_timeout_s:g} s; any still running "
             "then are answered with Runtime.ExitError), then stopping workers"
         )
-        try:
-            await server.stop(settings.shutdown_timeout_s)
-        finally:
-            for number, handler in previous.items():
-                loop.remove_signal_handler(number)
-                signal.signal(number, handler)
+        await server.stop(settings.shutdown_timeout_s)
         console.info("stopped")
+
+
+def _announce(project: Project, settings: ServeSettings, server: RunningServer, console: Console) -> None:
+    console.info(f"Lambda Invoke API listening on {server.url} (Ctrl-C to stop)")
+    if not project.is_hook:
+        console.info(f"Cloud Control API for {project.type_name} at {server.url}/")
+    if server.reloader is not None:
+        console.info(f"reload: watching {project.root} for changes (--no-reload to turn off)")
+    if settings.sts_standin:
+        console.info(f"STS stand-in (GetCallerIdentity, GetSessionToken) at {server.url}/")
 
 
 async def _until_stopped(server: RunningServer, stop: asyncio.Event) -> None:
