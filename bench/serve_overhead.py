@@ -5,7 +5,8 @@ Usage: python bench/serve_overhead.py [--calls N] [--seconds S] [--concurrency C
 Latency: N sequential warm invocations with a boto3 lambda client, p50/p99, for the
 no-op provider and for the note sample's TypeFunction LIST, against four servers: the
 in-process floor, a bare forwarder to one child process (the cost of the process hop
-alone), cfnrun serve --contract off and cfnrun serve. The servers run at once and
+alone), cfnrun serve --contract off --no-reload and cfnrun serve with its defaults
+(contract checks and reload on: the file watch's thread runs beside the server). The servers run at once and
 take turns in batches of 50 calls; "added" and "ratio" are medians over those rounds of
 the difference (and ratio) between a server's p50 and the in-process floor's p50 in the
 same round, so the drift of a shared machine cancels out. Throughput: C concurrent
@@ -51,12 +52,12 @@ def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 30) -> 
     raise SystemExit(f"nothing listening on {port}")
 
 
-def start_cfnrun(project: Path, workers: int, contract: str = "warn") -> Tuple[subprocess.Popen, str]:
+def start_cfnrun(project: Path, workers: int, contract: str = "warn", reload: bool = False) -> Tuple[subprocess.Popen, str]:
     port = free_port()
     process = subprocess.Popen(
         [
             sys.executable, "-m", "cfnrun", "serve", str(project), "--port", str(port), "--workers", str(workers),
-            "--log-level", "WARNING", "--contract", contract, "--no-reload",
+            "--log-level", "WARNING", "--contract", contract, "--reload" if reload else "--no-reload",
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -132,7 +133,7 @@ def main() -> None:
 
     print(f"latency: {args.calls} sequential boto3 invokes per case and server, ms")
     print("  bare hop: bench/forwarder_server.py, the process hop and nothing else")
-    print("  isolated: cfnrun serve --contract off; checked: the default --contract warn")
+    print("  isolated: cfnrun serve --contract off --no-reload; checked: the defaults (--contract warn, reload on)")
     print(
         f"{'case':30} {'in-process p50':>14} {'p99':>6} {'bare hop p50':>12} {'added':>6}"
         f" {'isolated p50':>12} {'p99':>6} {'added':>6} {'ratio':>5} {'checked p50':>11} {'added':>6} {'ratio':>5}"
@@ -143,7 +144,7 @@ def main() -> None:
             start_inprocess(project),
             start_script("forwarder_server.py", project),
             start_cfnrun(project, 2, "off"),
-            start_cfnrun(project, 2, "warn"),
+            start_cfnrun(project, 2, "warn", reload=True),
         ]
         try:
             floor, hop, isolated, checked = latency([url for _, url in servers], event, args.calls)
