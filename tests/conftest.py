@@ -24,17 +24,18 @@ LOCAL_STATE = shutil.ignore_patterns(".state", ".cfnrun", "__pycache__")
 
 @pytest.fixture(scope="session", autouse=True)
 def bytecode_outside_the_tree(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Tests write only under pytest's temporary folders: compiled fixtures too, in this process and its children.
+    """Tests write only under pytest's temporary folders: compiled fixtures and cfnrun's cache too, in this process and its children.
 
     Bytecode is written there even where PYTHONDONTWRITEBYTECODE is set: with a cache prefix,
     Python looks for no other cache, so every cfnrun and worker process the tests start would
     otherwise compile cfnrun, pydantic, botocore... from source (~1.5 s each instead of ~0.4 s).
     """
     prefix = str(tmp_path_factory.mktemp("pycache"))
-    saved = {name: os.environ.get(name) for name in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")}
+    saved = {name: os.environ.get(name) for name in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE", "XDG_CACHE_HOME")}
     saved_prefix = sys.pycache_prefix
     os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = prefix
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))  # the early start's template cache
     yield
     sys.pycache_prefix = saved_prefix
     for name, value in saved.items():

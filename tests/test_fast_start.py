@@ -287,6 +287,24 @@ def test_an_early_worker_started_for_other_settings_is_killed_and_not_used(sampl
     assert '"status": "SUCCESS"' in run.stdout or '"status":"SUCCESS"' in run.stdout, run.stdout
 
 
+def test_a_stale_template_cache_costs_a_process_never_a_different_run(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    note = sample("note")
+    cache = tmp_path / "cache"
+    for _ in range(2):  # a miss, then a hit: the guess is right both times
+        spawned, code, run = run_recording_spawns(note, tmp_path, "invoke", "LIST", "--no-credentials", XDG_CACHE_HOME=str(cache))
+        assert code == 0 and len(spawned) == 1, run.stdout + run.stderr
+    [entry] = (cache / "cfnrun" / "templates").glob("*.json")
+    data = json.loads(entry.read_text())
+    for function in data["functions"]:
+        function["memory_mb"] = 512  # what the template does not say (256)
+    entry.write_text(json.dumps(data))
+    spawned, code, run = run_recording_spawns(note, tmp_path, "invoke", "LIST", "--no-credentials", "--json", XDG_CACHE_HOME=str(cache))
+    assert code == 0, run.stderr
+    assert len(spawned) == 2 and spawned[1]["loaded"] != []  # the stale guess was killed; the command started its own
+    assert not any(pid_alive(worker["pid"]) for worker in spawned)
+    assert '"status": "SUCCESS"' in run.stdout or '"status":"SUCCESS"' in run.stdout, run.stdout
+
+
 @pytest.mark.parametrize("flag", ["--in-process", "--print-request", "--watch"])
 def test_invoke_starts_nothing_early_where_it_would_not_run_one_local_worker(
     sample: Callable[[str], Path], tmp_path: Path, flag: str

@@ -165,9 +165,11 @@ def _local_region(options: Options) -> Optional[str]:
 
 def _project(named: Optional[str]) -> "Project":
     from cfnrun.model.project import find_project_root, load_project
+    from cfnrun.model.template_cache import cached_functions
 
     root = Path(named) if named else (find_project_root(Path.cwd()) or Path("."))
-    return load_project(root, usable_schema=False)  # the command checks the schema; jsonschema is not needed here
+    # The command checks the schema (jsonschema is not needed here) and reads the template itself.
+    return load_project(root, usable_schema=False, read_template=cached_functions)
 
 
 def _invoke_function(positional: Positional, options: Options) -> Optional[Tuple["Project", "FunctionSpec", str]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from cfnrun.model.errors import ProjectError, not_json
 from cfnrun.model.schema import ResourceSchema
@@ -120,11 +120,14 @@ def find_project_root(start: Path) -> Optional[Path]:
     return None
 
 
-def load_project(root: Path, usable_schema: bool = True) -> Project:
+def load_project(
+    root: Path, usable_schema: bool = True, read_template: Callable[[Path], Dict[str, FunctionSpec]] = load_template
+) -> Project:
     """Load the provider project in ``root`` (the folder holding .rpdk-config).
 
     With ``usable_schema`` (the default) a schema cfnrun cannot validate against is a ProjectError;
-    ``cfnrun validate`` turns that off to report every problem itself.
+    ``cfnrun validate`` turns that off to report every problem itself. ``read_template`` reads the
+    template's functions (the early start's guess reads them through ``template_cache``).
     """
     root = root.resolve()
     if not root.is_dir():
@@ -147,7 +150,7 @@ def load_project(root: Path, usable_schema: bool = True) -> Project:
     if usable_schema:
         schema.require_usable()
     template_path = next((root / name for name in TEMPLATE_NAMES if (root / name).is_file()), None)
-    functions = load_template(template_path) if template_path else _default_functions(config)
+    functions = read_template(template_path) if template_path else _default_functions(config)
     code_dir = root / "src" if (root / "src").is_dir() else root
     return Project(
         root=root,

@@ -5,8 +5,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-import yaml
-
 from cfnrun.model.errors import ProjectError
 
 FUNCTION_TYPES = ("AWS::Serverless::Function", "AWS::Lambda::Function")
@@ -35,24 +33,6 @@ class FunctionSpec:
         return names
 
 
-class _TemplateLoader(yaml.SafeLoader):
-    """YAML loader that understands CloudFormation's short-form tags (!Ref, !Sub, ...)."""
-
-
-def _intrinsic(loader: yaml.Loader, suffix: str, node: yaml.Node) -> Dict[str, Any]:
-    name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
-    if isinstance(node, yaml.ScalarNode):
-        value: Any = loader.construct_scalar(node)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)
-    return {name: value}
-
-
-_TemplateLoader.add_multi_constructor("!", _intrinsic)
-
-
 def _environment(properties: Dict[str, Any], where: str, path: Path) -> Dict[str, str]:
     variables = ((properties.get("Environment") or {}).get("Variables")) or {}
     if not isinstance(variables, dict):
@@ -76,15 +56,9 @@ def _number(value: Any, where: str, path: Path) -> Optional[float]:
 
 def load_template(path: Path) -> Dict[str, FunctionSpec]:
     """Functions declared in a SAM template, keyed by logical id, with Globals applied."""
-    try:
-        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_TemplateLoader)
-    except FileNotFoundError:
-        raise ProjectError(path, "template not found") from None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        problem = getattr(error, "problem", None) or str(error)
-        raise ProjectError(path, f"not valid YAML{where}: {problem}") from None
+    from cfnrun.model.template_yaml import read_template  # PyYAML loads only when a template is read
+
+    document = read_template(path)
     if not isinstance(document, dict) or not isinstance(document.get("Resources"), dict):
         raise ProjectError(path, "the template has no Resources section")
     globals_ = ((document.get("Globals") or {}).get("Function")) or {}
