@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Optional
 from cfnrun.model.template import FunctionSpec, load_template
 
 CACHE_ENV = "XDG_CACHE_HOME"
+FORMAT = 1  # of an entry: another cfnrun's entries are misses
 
 
 def cached_functions(path: Path) -> Dict[str, FunctionSpec]:
@@ -35,7 +36,7 @@ def cached_functions(path: Path) -> Dict[str, FunctionSpec]:
     functions = _read(entry, path, stamp)
     if functions is None:
         functions = load_template(path)
-        _write(entry, {"path": str(path), "stamp": stamp, "functions": [asdict(f) for f in functions.values()]})
+        _write(entry, {"format": FORMAT, "path": str(path), "stamp": stamp, "functions": [asdict(f) for f in functions.values()]})
     return functions
 
 
@@ -56,7 +57,7 @@ def _entry(path: Path) -> Path:
 def _read(entry: Path, path: Path, stamp: List[int]) -> Optional[Dict[str, FunctionSpec]]:
     try:
         data: Any = json.loads(entry.read_bytes())
-        if data["path"] != str(path) or data["stamp"] != stamp:
+        if data["format"] != FORMAT or data["path"] != str(path) or data["stamp"] != stamp:
             return None
         functions = [FunctionSpec(**fields) for fields in data["functions"]]
     except (OSError, ValueError, KeyError, TypeError):

@@ -85,10 +85,15 @@ def test_an_editor_save_that_replaces_the_file_is_a_miss(template: Path) -> None
     assert template_cache.cached_functions(template)["TypeFunction"].timeout_s == 90.0
 
 
-@pytest.mark.parametrize("content", ["not json", "{}", '{"path": 1}', "[]"])
+@pytest.mark.parametrize("content", ["not json", "{}", '{"path": 1}', "[]", "another format"])
 def test_a_broken_or_foreign_entry_is_a_miss(template: Path, content: str) -> None:
     template_cache.cached_functions(template)
     [entry] = entries()
+    if content == "another format":
+        data = json.loads(entry.read_text())
+        data["format"] = template_cache.FORMAT + 1
+        data["functions"][0]["handler"] = "from.the.cache"
+        content = json.dumps(data)
     entry.write_text(content)
     assert template_cache.cached_functions(template) == load_template(template)
 
