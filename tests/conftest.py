@@ -103,13 +103,14 @@ def _is_zygote(pid: int) -> bool:
 class ServerProcess:
     """``cfnrun serve`` in a real subprocess on a free loopback port, its console read live."""
 
-    def __init__(self, project: Path, *args: str) -> None:
+    def __init__(self, project: Path, *args: str, process: "Optional[subprocess.Popen[str]]" = None) -> None:
+        """Start serve on ``project``; or, with ``process``, read one started already (stdout a text pipe)."""
         import queue
         import threading
 
         self.output: List[str] = []
         self._lines: "queue.Queue[Optional[str]]" = queue.Queue()
-        self.process = subprocess.Popen(
+        self.process = process or subprocess.Popen(
             [sys.executable, "-m", "cfnrun", "serve", str(project), "--port", "0", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

@@ -171,6 +171,56 @@ def test_a_watch_that_cannot_start_says_why_and_stops_its_thread(project: Path, 
     wait_until(lambda: not (set(threading.enumerate()) - threads_before), what="the watch thread to end")
 
 
+def test_a_save_made_before_the_watch_was_in_place_comes_first(project: Path) -> None:
+    import asyncio
+    import time
+
+    from cfnrun.app.watcher import ChangeFeed
+    from cfnrun.model.project import load_project
+
+    since = time.time()
+    set_version(project, 2)  # saved after the code began to load, before the watch is in place
+    feed = ChangeFeed(load_project(project))
+
+    async def first_change() -> Any:
+        await feed.start(saved_since=since)
+        try:
+            return await asyncio.wait_for(feed.next(), 10)
+        finally:
+            feed.stop()
+
+    change = asyncio.run(first_change())
+    assert change.paths == {project / "behaviours.py"} and not change.config
+
+
+def test_a_save_while_serve_starts_is_live(project: Path) -> None:
+    """Saved once serve's first worker is on its way, before serve listens: the new code is what serve runs."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cfnrun", "serve", str(project), "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NO_COLOR": "1"},
+    )
+    try:
+        wait_until(lambda: bool(children_of(process.pid)), what="serve's first worker to start")
+        set_version(project, 2)
+        server = ServerProcess(project, process=process)
+        server.wait_for_line(r"reload: new code live")
+        assert call(server, {"do": "echo"})["version"] == 2
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def children_of(pid: int) -> list:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+        except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+            continue
+    return found
+
+
 def test_invoke_watch_runs_the_operation_again_after_each_save(project: Path, tmp_path: Path) -> None:
     request = tmp_path / "request.json"
     request.write_text(json.dumps({"desiredResourceState": {"do": "echo"}}))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Coroutine, Dict, FrozenSet, List, Optional, Tuple, TypeVar
@@ -96,6 +97,7 @@ class EarlyWorker:
 
 
 _early: Optional[EarlyWorker] = None
+_began_at: Optional[float] = None  # time.time() when the command began: before it read the project
 _discarding: List["asyncio.Future[None]"] = []
 
 
@@ -236,9 +238,10 @@ def start(argv: List[str], command: str = "invoke") -> Optional[int]:
     early as reading the project allows. Never raises: whatever goes wrong here, the command
     itself finds and reports it.
     """
-    global _early
+    global _early, _began_at
     if _early is not None:
         return None
+    _began_at = time.time()
     try:
         spec = early_spec(argv, command)
     except Exception:  # noqa: BLE001 - the command reports it, with its own words
@@ -265,6 +268,11 @@ def start(argv: List[str], command: str = "invoke") -> Optional[int]:
         return None
     _early = EarlyWorker(spec, process, ends, log_stream_name)
     return process.pid
+
+
+def began_at() -> Optional[float]:
+    """When ``start`` was called (``time.time()``), if it was: the command reads the project's files from then on."""
+    return _began_at
 
 
 def take(spec: "WorkerSpec") -> Optional["WorkerProcess"]:

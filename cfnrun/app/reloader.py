@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 import traceback
+from typing import Optional
 
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.project import load_project
@@ -17,9 +18,9 @@ class Reloader:
         self.console = console
         self.feed = ChangeFeed(registry.project)
 
-    async def start(self) -> None:
-        """Begin watching; changes from now on will be applied by ``run``."""
-        await self.feed.start()
+    async def start(self, saved_since: Optional[float] = None) -> None:
+        """Begin watching; changes from now on (or from ``saved_since``) will be applied by ``run``."""
+        await self.feed.start(saved_since)
 
     async def run(self) -> None:
         """Apply each change until cancelled; then the watch stops too."""

@@ -139,6 +139,7 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
     if settings.contract is not ContractMode.OFF:
         for pointer, pattern in unusable_patterns(project.schema.document):
             console.warn(skipped_pattern_note(pointer, pattern))
+    loading_since = early_start.began_at() or time.time()  # the project's files were read from then on
     registry = FunctionRegistry(project, settings.runtime, on_note=console.warn)
     # Workers import in the background while the server starts listening: a call waits only
     # for its own function's worker, and the console says when each function is warm.
@@ -151,7 +152,8 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
 
         reloader = Reloader(registry, console)
     # The file watch sets itself up while the server loads; it is in place before serve says it listens.
-    watching = asyncio.ensure_future(reloader.start()) if reloader is not None else None
+    # Saves made since the workers began to load are caught up on, as a first change.
+    watching = asyncio.ensure_future(reloader.start(loading_since)) if reloader is not None else None
     try:
         server = await _listen(project, settings, console, registry, warming)
     except BaseException:

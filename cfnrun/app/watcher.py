@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, List, Optional, Sequence, Set, Union
@@ -21,6 +23,9 @@ IGNORED_SUFFIXES = (".pyc", ".pyo", ".swp", ".swx", ".swo", ".tmp", ".bak", "~",
 # Saves closer together than this make one reload (an editor that truncates, then writes; a save and its
 # format-on-save rewrite); a change is seen 1-2 of these after it is made.
 SETTLE_MS = 20
+# A file's modification time may come from the kernel's coarse clock, up to a tick (4 ms at
+# HZ=250) behind time.time(): a save just after a moment can carry a time just before it.
+CLOCK_SLACK_S = 0.005
 
 
 class ProjectFilter(watchfiles.DefaultFilter):
@@ -72,6 +77,24 @@ class WatchSignal:
         self._stop.set()
 
 
+def saved_between(project: Project, extra_files: Sequence[Path], since: float, until: float) -> Optional[ProjectChange]:
+    """The files the watch reports on that were saved between ``since`` and ``until`` (``time.time()``s), as one change."""
+    watch_filter = ProjectFilter(project, extra_files)
+    candidates = [*watch_filter.config_files, *watch_filter.extra_files]
+    for folder, folders, files in os.walk(project.code_dir):
+        folders[:] = [name for name in folders if name not in IGNORED_DIRS]
+        candidates.extend(Path(folder, name) for name in files)
+    saved = set()
+    for path in candidates:
+        try:
+            modified = os.stat(path).st_mtime
+        except OSError:
+            continue
+        if since <= modified <= until and watch_filter(watchfiles.Change.modified, str(path)):
+            saved.add(path)
+    return ProjectChange(saved, any(watch_filter.is_config(path) for path in saved)) if saved else None
+
+
 def watched_folders(project: Project, extra_files: Sequence[Path] = ()) -> List[Path]:
     """The project's folder, and the folder of each extra file outside it."""
     return sorted({project.root, *(path.parent for path in extra_files if not path.is_relative_to(project.root))})
@@ -107,11 +130,23 @@ class ChangeFeed:
         self._changes: "asyncio.Queue[Union[ProjectChange, WatchFailed]]" = asyncio.Queue()
         self._signal: Optional[WatchSignal] = None
 
-    async def start(self) -> None:
-        """Begin watching; once this returns, every save is seen."""
+    async def start(self, saved_since: Optional[float] = None) -> None:
+        """Begin watching; once this returns, every save is seen.
+
+        With ``saved_since`` (a ``time.time()``), saves made from then until the watch was in
+        place come first, as one change: serve's workers read the code before the watch is up.
+        """
         loop = asyncio.get_running_loop()
         ready: "asyncio.Future[None]" = loop.create_future()
-        self._signal = WatchSignal(lambda: _hand_over(loop, self._settle, ready, None))
+
+        def watching() -> None:  # on the watch's thread, once its watches are in place
+            if saved_since is not None:
+                missed = saved_between(self.project, self.extra_files, saved_since - CLOCK_SLACK_S, time.time())
+                if missed is not None:
+                    _hand_over(loop, self._changes.put_nowait, missed)
+            _hand_over(loop, self._settle, ready, None)
+
+        self._signal = WatchSignal(watching)
         watch = threading.Thread(target=self._pump, args=(loop, self._signal, ready), name="cfnrun-watch", daemon=True)
         watch.start()
         try:
