@@ -179,7 +179,7 @@ class ServerProcess:
                     if int(fields[1]) not in parents:
                         continue
                     environment = (entry / "environ").read_bytes() if function else b""
-                except (FileNotFoundError, ProcessLookupError, IndexError):
+                except (OSError, IndexError):  # gone meanwhile
                     continue
                 if function is None or f"\0AWS_LAMBDA_FUNCTION_NAME={function}\0".encode() in b"\0" + environment:
                     pids.append(int(entry.name))
@@ -199,7 +199,7 @@ def pid_alive(pid: int) -> bool:
         return False
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
+    except (OSError, IndexError):  # gone between the kill and the read (ENOENT, or ESRCH from an open file)
         return False
 
 
