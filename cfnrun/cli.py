@@ -361,6 +361,9 @@ def serve(
         early_start.run(serve_forever(loaded, settings, console))  # then kills an early worker serve did not adopt
     except CfnrunError as error:
         raise _fail(str(error)) from None
+    except KeyboardInterrupt:  # a second Ctrl-C while serve was still starting
+        typer.echo("cfnrun: interrupted while starting; workers stopped", err=True)
+        raise typer.Exit(130) from None
 
 
 @app.command(

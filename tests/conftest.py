@@ -203,6 +203,19 @@ def pid_alive(pid: int) -> bool:
         return False
 
 
+def sandboxes_of(pid: int) -> List[int]:
+    """Processes still carrying a sandbox marker made by cfnrun process ``pid`` (its workers, zygotes and what they started)."""
+    marker = f"\0CFNRUN_SANDBOX={pid}-".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker in b"\0" + (entry / "environ").read_bytes() and pid_alive(int(entry.name)):
+                found.append(int(entry.name))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return found
+
+
 @pytest.fixture
 def serve() -> Any:
     """Start ``cfnrun serve`` for a project; every server is stopped after the test."""

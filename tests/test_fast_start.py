@@ -5,6 +5,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional
 import pytest
 
 from cfnrun import __version__
-from conftest import LOCAL_STATE, MISBEHAVING, ROOT, ServerProcess, cfnrun, pid_alive, wait_until
+from conftest import LOCAL_STATE, MISBEHAVING, ROOT, ServerProcess, cfnrun, pid_alive, sandboxes_of, wait_until
 
 # What only `cfnrun serve` and `cfnrun test` need.
 SERVER_AND_SUITE = ["aiohttp", "rpdk", "cfnrun.app.serve", "cfnrun.app.contract_suite", "cfnrun.api.lambda_api"]
@@ -612,16 +613,48 @@ def test_a_strict_call_waiting_for_the_checker_is_answered_when_serve_stops_befo
 
     async def scenario(server: Any, post: Callable[..., Any], gate: threading.Event) -> None:
         holding["gate"] = gate
+        waiting = asyncio.Event()
+        late_parts = server.service._late_parts
+
+        async def late_parts_seen() -> Any:  # the call has its worker's answer and now waits for the checker
+            waiting.set()
+            return await late_parts()
+
+        server.service._late_parts = late_parts_seen
         call = threading.Thread(target=strict_call, args=(server.url + INVOKE_TYPE_FUNCTION,))
         call.start()
-        await asyncio.to_thread(call.join, 0.5)
-        seen["waited"] = call.is_alive()
-        seen["call"] = call
+        await asyncio.wait_for(waiting.wait(), 60)
+        seen["call"] = call  # serve now stops, with the checker still held back
 
     output = _serve_with_the_late_parts_held(monkeypatch, ContractMode.STRICT, scenario, grace_s=0.2)
     seen["call"].join(timeout=30)
-    assert seen["waited"]
     status, body = seen["answer"]
     assert status == 503, body
     assert "cfnrun serve is stopping: it stopped before its contract checks loaded" in body.decode()
     assert "stopped" in output
+
+
+def test_a_second_signal_ends_a_start_that_waits(gated_project: Path) -> None:
+    """With --debug-port serve waits for every worker before it listens; the gated one never comes.
+    SIGTERM asks for a graceful stop once started; a second signal ends the start at once."""
+    pytest.importorskip("debugpy")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cfnrun", "serve", str(gated_project), "--port", "0", "--debug-port", str(port), "--no-reload"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert process.stdout is not None
+    lines: List[str] = []
+    while not lines or not re.search(r"TestEntrypoint\s+debugpy on", lines[-1]):  # then it waits for the workers
+        line = process.stdout.readline()
+        assert line and len(lines) < 50, "".join(lines)
+        lines.append(line)
+    process.send_signal(signal.SIGTERM)
+    process.send_signal(signal.SIGINT)  # another signal number: the two cannot merge into one
+    rest = process.communicate(timeout=20)[0]
+    assert process.returncode == 130, "".join(lines) + rest
+    assert "cfnrun: interrupted while starting; workers stopped" in rest
+    assert "listening" not in rest and "Traceback" not in rest
+    wait_until(lambda: not sandboxes_of(process.pid), timeout=5, what="no worker of this serve to be left")

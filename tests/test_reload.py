@@ -154,6 +154,24 @@ def test_no_reload_keeps_the_code(project: Path, serve: Callable[..., ServerProc
     assert call(fixed, {"do": "echo"})["version"] == 1
 
 
+def test_cfnruns_own_state_in_a_project_whose_code_is_its_root_reloads_nothing(project: Path) -> None:
+    from cfnrun.app.watcher import ProjectFilter
+    from cfnrun.model.project import load_project
+
+    loaded = load_project(project)
+    assert loaded.code_dir == loaded.root  # behaviours.py at the top, no src/
+    watched = ProjectFilter(loaded)
+    assert watched(watchfiles_modified(), str(project / "behaviours.py"))
+    for state in (".cfnrun/history.sqlite3", ".cfnrun/history.sqlite3-wal"):
+        assert not watched(watchfiles_modified(), str(project / state))
+
+
+def watchfiles_modified() -> Any:
+    import watchfiles
+
+    return watchfiles.Change.modified
+
+
 def test_a_watch_that_cannot_start_says_why_and_stops_its_thread(project: Path, tmp_path: Path) -> None:
     import asyncio
 
@@ -178,7 +196,7 @@ def test_a_save_made_before_the_watch_was_in_place_comes_first(project: Path) ->
     from cfnrun.app.watcher import ChangeFeed
     from cfnrun.model.project import load_project
 
-    since = time.time()
+    since = time.time() - 1.0  # the copied files keep their old times; only the save below is newer
     set_version(project, 2)  # saved after the code began to load, before the watch is in place
     feed = ChangeFeed(load_project(project))
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import FIXTURES, LOCAL_STATE, MISBEHAVING, ServerProcess, cfnrun, pid_alive, wait_until
+from conftest import FIXTURES, LOCAL_STATE, MISBEHAVING, ServerProcess, cfnrun, pid_alive, sandboxes_of, wait_until
 
 RULEBREAKER = FIXTURES / "rulebreaker"
 INVOKE = "/2015-03-31/functions/TypeFunction/invocations"
@@ -103,19 +103,6 @@ def test_sigterm_answers_a_call_still_running_after_the_grace_then_exits(serve: 
     assert not [pid for pid in workers if pid_alive(pid)]
 
 
-def _sandboxes_of(pid: int) -> List[int]:
-    """Processes still carrying a sandbox marker made by cfnrun process ``pid`` (its workers, zygotes and what they started)."""
-    marker = f"\0CFNRUN_SANDBOX={pid}-".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and marker in b"\0" + (entry / "environ").read_bytes() and pid_alive(int(entry.name)):
-                found.append(int(entry.name))
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            continue
-    return found
-
-
 def test_sigterm_while_serve_starts_stops_it_gracefully(tmp_path: Path) -> None:
     """From serve's first line on, SIGTERM stops it the graceful way, even before it listens: no worker is left."""
     project = tmp_path / "misbehaving"
@@ -134,7 +121,7 @@ def test_sigterm_while_serve_starts_stops_it_gracefully(tmp_path: Path) -> None:
     rest = process.communicate(timeout=30)[0]
     assert process.returncode == 0, "".join(before) + rest
     assert "stopped" in rest.splitlines()
-    wait_until(lambda: not _sandboxes_of(process.pid), timeout=5, what="no worker of this serve to be left")
+    wait_until(lambda: not sandboxes_of(process.pid), timeout=5, what="no worker of this serve to be left")
 
 
 # -- payloads --------------------------------------------------------------------

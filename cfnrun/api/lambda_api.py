@@ -119,15 +119,16 @@ class LambdaService:
         """From now on a new call (on a kept-alive connection) is answered "serve is stopping"."""
         self._stopping = True
 
-    async def finish_calls(self, grace_s: float) -> int:
-        """Let the calls in flight finish, for up to ``grace_s``; how many are still running.
+    async def finish_calls(self, grace_s: float, left_s: float) -> int:
+        """Let the calls in flight finish, for the ``left_s`` that remain of the ``grace_s`` shutdown grace;
+        how many are still running.
 
         Those still running are then answered with a shutdown error as soon as their worker
         is stopped (``FunctionRegistry.close``), instead of having their connection dropped.
         """
         self.refuse_new_calls()
         if self._calls:
-            await asyncio.wait(set(self._calls), timeout=grace_s)
+            await asyncio.wait(set(self._calls), timeout=left_s)
         if self._calls:
             self._grace_expired = grace_s
         return len(self._calls)

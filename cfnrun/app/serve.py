@@ -91,19 +91,21 @@ class RunningServer:
             self.reloading.cancel()
         if self.reloader is not None:
             self.reloader.feed.stop()  # the watch's thread ends too, even if the reloading task never ran
+        loop = asyncio.get_running_loop()
+        grace_ends = loop.time() + grace_s  # one grace for all that follows
         for site in self.runner.sites:
             await site.stop()
         # What loads after listening (imports, opening history) gets the grace too, so the calls
         # answered before it are reviewed and recorded like the rest, and those waiting on it answered.
         if not self.loaded.done():
-            await asyncio.wait([self.loaded], timeout=grace_s)
+            await asyncio.wait([self.loaded], timeout=max(0.0, grace_ends - loop.time()))
         if not self.loaded.done():
             self.loaded.cancel()
             await asyncio.gather(self.loaded, return_exceptions=True)
         self.service.cannot_complete(asyncio.CancelledError())  # settles what waits on them, if they never came
-        # Lambda calls and Cloud Control requests share one grace: their handler calls finish together.
-        requests = self.requests
-        await asyncio.gather(self.service.finish_calls(grace_s), *([requests.close(grace_s)] if requests is not None else []))
+        # Lambda calls and Cloud Control requests share the rest of the grace: their handler calls finish together.
+        requests, left = self.requests, max(0.0, grace_ends - loop.time())
+        await asyncio.gather(self.service.finish_calls(grace_s, left), *([requests.close(left)] if requests is not None else []))
         await self.registry.close()  # calls still running end now, answered with a shutdown error
         await self.service.calls_ended(ANSWER_AFTER_STOP_S)
         await self.runner.cleanup()
@@ -159,6 +161,8 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
     except BaseException:
         if reloader is not None and watching is not None:
             watching.cancel()
+            if watching.done() and not watching.cancelled():
+                watching.exception()  # a watch that failed first: what stops serve is the error above
             reloader.feed.stop()
         raise
     if reloader is not None and watching is not None:
@@ -184,10 +188,20 @@ async def _listen(
     warming: Dict[str, "asyncio.Task[Optional[WorkerInitError]]"],
 ) -> RunningServer:
     try:
-        await asyncio.to_thread(_import, LISTEN_MODULES)
+        return await _open(project, settings, console, registry, warming)
     except BaseException:
-        await registry.close()  # interrupted or broken install: no worker outlives this
+        await registry.close()  # interrupted, a broken install, a taken port: no worker outlives this
         raise
+
+
+async def _open(
+    project: Project,
+    settings: ServeSettings,
+    console: Console,
+    registry: FunctionRegistry,
+    warming: Dict[str, "asyncio.Task[Optional[WorkerInitError]]"],
+) -> RunningServer:
+    await asyncio.to_thread(_import, LISTEN_MODULES)
     from aiohttp import web
 
     from cfnrun.api.connections import GuardedTCPSite
@@ -214,10 +228,11 @@ async def _listen(
     site = GuardedTCPSite(runner, settings.host, settings.port, service.connections)
     try:
         await site.start()
-    except OSError as error:
+    except BaseException as error:
         await runner.cleanup()
-        await registry.close()
-        raise CfnrunError(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}") from None
+        if isinstance(error, OSError):
+            raise CfnrunError(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}") from None
+        raise
     port = runner.addresses[0][1] if runner.addresses else settings.port  # the bound one, for --port 0
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     loaded = asyncio.ensure_future(load_late_parts(service, registry, project, settings, budgets, console))
@@ -288,17 +303,30 @@ async def serve_forever(
     on_started: Optional[Callable[[RunningServer], Awaitable[None]]] = None,
 ) -> None:
     # Ctrl-C and SIGTERM stop serve gracefully from its first line on: one that comes while serve
-    # starts (its port already open, the watch being set up) stops it as soon as it has started.
-    stop = asyncio.Event()
+    # starts (its port already open, the watch being set up) stops it as soon as it has started;
+    # a second one while it still starts ends the start at once.
+    stop, started, forced = asyncio.Event(), asyncio.Event(), asyncio.Event()
     loop = asyncio.get_running_loop()
+    serving = asyncio.current_task()
+
+    def on_signal() -> None:
+        if stop.is_set() and not started.is_set() and serving is not None and not forced.is_set():
+            forced.set()
+            serving.cancel()
+        stop.set()
+
     previous: Dict[int, Any] = {}
     for signum in (signal.SIGINT, signal.SIGTERM):
         previous[signum] = signal.getsignal(signum)
-        loop.add_signal_handler(signum, stop.set)
+        loop.add_signal_handler(signum, on_signal)
     try:
         console.info(f"cfnrun serve: {project.type_name} from {project.root}")
         with aws_calls_routed(settings, console) as routed:
-            await _serve(project, routed, console, on_started, stop)
+            await _serve(project, routed, console, on_started, stop, started)
+    except asyncio.CancelledError:
+        if forced.is_set():  # what start_server had begun is undone by now: no worker is left
+            raise KeyboardInterrupt from None
+        raise
     finally:
         for number, handler in previous.items():
             loop.remove_signal_handler(number)
@@ -311,8 +339,10 @@ async def _serve(
     console: Console,
     on_started: Optional[Callable[[RunningServer], Awaitable[None]]],
     stop: asyncio.Event,
+    started: asyncio.Event,
 ) -> None:
     server = await start_server(project, settings, console)
+    started.set()
     _announce(project, settings, server, console)
     try:
         if on_started is not None:

@@ -18,6 +18,7 @@ IGNORED_DIRS = {
     ".git", ".hg", ".svn", "__pycache__", "build", "dist", ".state", ".venv", "venv", "env",
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".tox", ".nox", "node_modules",
     ".idea", ".vscode", ".aws-sam", "sam-tests", "example_inputs", "requests", "docs",
+    ".cfnrun",  # cfnrun's own history: recording a call must not reload a project whose code is its root
 }
 IGNORED_SUFFIXES = (".pyc", ".pyo", ".swp", ".swx", ".swo", ".tmp", ".bak", "~", ".log", ".orig")
 # Saves closer together than this make one reload (an editor that truncates, then writes; a save and its

@@ -28,21 +28,27 @@ FORMAT = 1  # of an entry: another cfnrun's entries are misses
 
 def cached_functions(path: Path) -> Dict[str, FunctionSpec]:
     """The functions ``load_template(path)`` returns, from the cache while the file is unchanged."""
+    folder = cache_folder()
     try:
         stamp = _stamp(path)
     except OSError:
         return load_template(path)  # it says what is wrong with the path
-    entry = _entry(path)
+    if folder is None:
+        return load_template(path)
+    entry = _entry(folder, path)
     functions = _read(entry, path, stamp)
     if functions is None:
         functions = load_template(path)
-        _write(entry, {"format": FORMAT, "path": str(path), "stamp": stamp, "functions": [asdict(f) for f in functions.values()]})
+        _write(entry, {"format": FORMAT, "path": os.fsdecode(path), "stamp": stamp, "functions": [asdict(f) for f in functions.values()]})
     return functions
 
 
-def cache_folder() -> Path:
-    base = os.environ.get(CACHE_ENV) or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "cfnrun" / "templates"
+def cache_folder() -> Optional[Path]:
+    """Where entries live; None when there is no absolute place for them (no usable home folder)."""
+    base = os.environ.get(CACHE_ENV, "")
+    if not os.path.isabs(base):  # unset, empty or relative: the XDG rule is to ignore it
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "cfnrun" / "templates" if os.path.isabs(base) else None
 
 
 def _stamp(path: Path) -> List[int]:
@@ -50,14 +56,14 @@ def _stamp(path: Path) -> List[int]:
     return [status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, status.st_dev]
 
 
-def _entry(path: Path) -> Path:
-    return cache_folder() / f"{zlib.crc32(str(path).encode()):08x}-{path.parent.name[:40]}.json"
+def _entry(folder: Path, path: Path) -> Path:
+    return folder / f"{zlib.crc32(os.fsencode(path)):08x}-{path.parent.name[:40]}.json"
 
 
 def _read(entry: Path, path: Path, stamp: List[int]) -> Optional[Dict[str, FunctionSpec]]:
     try:
         data: Any = json.loads(entry.read_bytes())
-        if data["format"] != FORMAT or data["path"] != str(path) or data["stamp"] != stamp:
+        if data["format"] != FORMAT or data["path"] != os.fsdecode(path) or data["stamp"] != stamp:
             return None
         functions = [FunctionSpec(**fields) for fields in data["functions"]]
     except (OSError, ValueError, KeyError, TypeError):
@@ -71,7 +77,7 @@ def _write(entry: Path, data: Dict[str, Any]) -> None:
     try:
         entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        with os.fdopen(descriptor, "w", encoding="utf-8", errors="surrogateescape") as handle:
             json.dump(data, handle)
         os.replace(partial, entry)
     except OSError:

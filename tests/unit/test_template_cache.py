@@ -46,7 +46,7 @@ def template(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def entries() -> list:
     folder = template_cache.cache_folder()
-    return sorted(folder.glob("*.json")) if folder.is_dir() else []
+    return sorted(folder.glob("*.json")) if folder is not None and folder.is_dir() else []
 
 
 def test_a_miss_reads_the_template_and_a_hit_returns_the_same_functions(template: Path) -> None:
@@ -127,3 +127,30 @@ def test_the_early_guess_loads_no_yaml_once_the_template_is_cached(template: Pat
     )
     runs = [subprocess.run([sys.executable, "-c", guess, str(project)], capture_output=True, text=True, env=os.environ, check=True) for _ in range(2)]
     assert [run.stdout.split() for run in runs] == [["pkg.handlers.resource", "True"], ["pkg.handlers.resource", "False"]]
+
+
+@pytest.mark.parametrize("cache_home", ["relative/cache", ""])
+def test_a_relative_or_empty_cache_home_is_ignored_as_xdg_says(
+    template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache_home: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(template_cache.CACHE_ENV, cache_home)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert template_cache.cache_folder() == tmp_path / "home" / ".cache" / "cfnrun" / "templates"
+    template_cache.cached_functions(template)
+    assert not (tmp_path / "relative").exists() and len(entries()) == 1
+
+
+def test_no_home_folder_means_no_cache(template: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(template_cache.CACHE_ENV)
+    monkeypatch.setenv("HOME", "")
+    assert template_cache.cached_functions(template) == load_template(template)  # read, nothing written
+
+
+def test_a_project_path_that_is_not_utf8_is_cached_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(template_cache.CACHE_ENV, str(tmp_path / "cache"))
+    folder = Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/proj\xff"))
+    folder.mkdir()
+    (folder / "template.yml").write_text(TEMPLATE)
+    first = template_cache.cached_functions(folder / "template.yml")
+    assert len(entries()) == 1 and template_cache.cached_functions(folder / "template.yml") == first
