@@ -100,6 +100,30 @@ def _is_zygote(pid: int) -> bool:
         return False
 
 
+def start_serve(project: Path, *args: str) -> "subprocess.Popen[str]":
+    """``cfnrun serve PROJECT --port 0 ARGS`` with its console (stdout and stderr) on one text pipe."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "cfnrun", "serve", str(project), "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+
+
+def read_until(process: "subprocess.Popen[str]", pattern: str) -> List[str]:
+    """A process's console lines up to the first that matches ``pattern`` (a regex); fails if it ends first."""
+    import re
+
+    assert process.stdout is not None
+    lines: List[str] = []
+    while not lines or not re.search(pattern, lines[-1]):
+        line = process.stdout.readline()
+        assert line and len(lines) < 50, "".join(lines)
+        lines.append(line)
+    return lines
+
+
 class ServerProcess:
     """``cfnrun serve`` in a real subprocess on a free loopback port, its console read live."""
 
@@ -110,13 +134,7 @@ class ServerProcess:
 
         self.output: List[str] = []
         self._lines: "queue.Queue[Optional[str]]" = queue.Queue()
-        self.process = process or subprocess.Popen(
-            [sys.executable, "-m", "cfnrun", "serve", str(project), "--port", "0", *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env={**os.environ, "NO_COLOR": "1"},
-        )
+        self.process = process or start_serve(project, *args)
         threading.Thread(target=self._pump, daemon=True).start()
         self.url = self.wait_for_line(r"listening on (http://\S+)").split("listening on ")[1].split()[0]
 

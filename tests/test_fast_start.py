@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional
 import pytest
 
 from cfnrun import __version__
-from conftest import LOCAL_STATE, MISBEHAVING, ROOT, ServerProcess, cfnrun, pid_alive, sandboxes_of, wait_until
+from conftest import LOCAL_STATE, MISBEHAVING, ROOT, ServerProcess, cfnrun, pid_alive, read_until, sandboxes_of, start_serve, wait_until
 
 # What only `cfnrun serve` and `cfnrun test` need.
 SERVER_AND_SUITE = ["aiohttp", "rpdk", "cfnrun.app.serve", "cfnrun.app.contract_suite", "cfnrun.api.lambda_api"]
@@ -641,16 +641,8 @@ def test_a_second_signal_ends_a_start_that_waits(gated_project: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "cfnrun", "serve", str(gated_project), "--port", "0", "--debug-port", str(port), "--no-reload"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NO_COLOR": "1"},
-    )
-    assert process.stdout is not None
-    lines: List[str] = []
-    while not lines or not re.search(r"TestEntrypoint\s+debugpy on", lines[-1]):  # then it waits for the workers
-        line = process.stdout.readline()
-        assert line and len(lines) < 50, "".join(lines)
-        lines.append(line)
+    process = start_serve(gated_project, "--debug-port", str(port), "--no-reload")
+    lines = read_until(process, r"TestEntrypoint\s+debugpy on")  # then it waits for the workers
     process.send_signal(signal.SIGTERM)
     process.send_signal(signal.SIGINT)  # another signal number: the two cannot merge into one
     rest = process.communicate(timeout=20)[0]

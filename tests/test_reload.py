@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict
 import pytest
 from typer.testing import CliRunner
 
-from conftest import LOCAL_STATE, MISBEHAVING, ServerProcess, wait_until
+from conftest import LOCAL_STATE, MISBEHAVING, ServerProcess, start_serve, wait_until
 
 
 @pytest.fixture
@@ -213,10 +213,7 @@ def test_a_save_made_before_the_watch_was_in_place_comes_first(project: Path) ->
 
 def test_a_save_while_serve_starts_is_live(project: Path) -> None:
     """Saved once serve's first worker is on its way, before serve listens: the new code is what serve runs."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "cfnrun", "serve", str(project), "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NO_COLOR": "1"},
-    )
+    process = start_serve(project)
     try:
         wait_until(lambda: bool(children_of(process.pid)), what="serve's first worker to start")
         set_version(project, 2)

@@ -2,11 +2,8 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -17,7 +14,7 @@ from typing import Any, Callable, Dict, List
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import FIXTURES, LOCAL_STATE, MISBEHAVING, ServerProcess, cfnrun, pid_alive, sandboxes_of, wait_until
+from conftest import FIXTURES, LOCAL_STATE, MISBEHAVING, ServerProcess, cfnrun, pid_alive, read_until, sandboxes_of, start_serve, wait_until
 
 RULEBREAKER = FIXTURES / "rulebreaker"
 INVOKE = "/2015-03-31/functions/TypeFunction/invocations"
@@ -107,16 +104,8 @@ def test_sigterm_while_serve_starts_stops_it_gracefully(tmp_path: Path) -> None:
     """From serve's first line on, SIGTERM stops it the graceful way, even before it listens: no worker is left."""
     project = tmp_path / "misbehaving"
     shutil.copytree(MISBEHAVING, project, ignore=LOCAL_STATE)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "cfnrun", "serve", str(project), "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NO_COLOR": "1"},
-    )
-    assert process.stdout is not None
-    before: List[str] = []  # notes may come before serve's first line (the Runtime one)
-    while not before or not before[-1].startswith("cfnrun serve:"):
-        line = process.stdout.readline()
-        assert line and len(before) < 50, "".join(before)
-        before.append(line)
+    process = start_serve(project)
+    before = read_until(process, r"^cfnrun serve:")  # notes may come before serve's first line (the Runtime one)
     process.send_signal(15)
     rest = process.communicate(timeout=30)[0]
     assert process.returncode == 0, "".join(before) + rest

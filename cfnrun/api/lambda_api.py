@@ -125,8 +125,8 @@ class LambdaService:
 
         Those still running are then answered with a shutdown error as soon as their worker
         is stopped (``FunctionRegistry.close``), instead of having their connection dropped.
+        Call ``refuse_new_calls`` first.
         """
-        self.refuse_new_calls()
         if self._calls:
             await asyncio.wait(set(self._calls), timeout=left_s)
         if self._calls:

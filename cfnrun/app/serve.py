@@ -164,37 +164,24 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
             if watching.done() and not watching.cancelled():
                 watching.exception()  # a watch that failed first: what stops serve is the error above
             reloader.feed.stop()
+        await registry.close()  # interrupted, a broken install, a taken port: no worker outlives this
         raise
-    if reloader is not None and watching is not None:
-        try:
-            await watching
-        except WatchFailed as error:
-            console.warn(f"reload: {error}; serving without reload")
-        except BaseException:
-            reloader.feed.stop()
-            await server.stop(0.0)
-            raise
-        else:
-            server.reloader = reloader
-            server.reloading = asyncio.ensure_future(reloader.run())
+    if reloader is None or watching is None:
+        return server
+    try:
+        await watching  # a watch that fails to start has stopped itself
+    except WatchFailed as error:
+        console.warn(f"reload: {error}; serving without reload")
+    except BaseException:
+        await server.stop(0.0)
+        raise
+    else:
+        server.reloader = reloader
+        server.reloading = asyncio.ensure_future(reloader.run())
     return server
 
 
 async def _listen(
-    project: Project,
-    settings: ServeSettings,
-    console: Console,
-    registry: FunctionRegistry,
-    warming: Dict[str, "asyncio.Task[Optional[WorkerInitError]]"],
-) -> RunningServer:
-    try:
-        return await _open(project, settings, console, registry, warming)
-    except BaseException:
-        await registry.close()  # interrupted, a broken install, a taken port: no worker outlives this
-        raise
-
-
-async def _open(
     project: Project,
     settings: ServeSettings,
     console: Console,

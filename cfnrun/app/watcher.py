@@ -120,8 +120,8 @@ class ChangeFeed:
 
     Starting the watch before acting means a save made while cfnrun is busy (running
     an operation, reloading) is never missed. The watch runs on a thread of its own
-    (watchfiles' blocking ``watch``; its async form would load anyio's event loop backend,
-    ~40 ms of serve's start-up), which hands each change to the event loop. An error of the
+    (watchfiles' blocking ``watch``; its async form would load anyio's event loop backend),
+    which hands each change to the event loop. An error of the
     watch is never dropped: ``start`` raises it, or, once started, ``next`` does.
     """
 
@@ -158,8 +158,10 @@ class ChangeFeed:
 
     def _settle(self, ready: "asyncio.Future[None]", error: Optional[BaseException]) -> None:
         """On the event loop: the watch is in place (``error`` None), or it failed, before or after that."""
-        folders = ", ".join(str(folder) for folder in watched_folders(self.project, self.extra_files))
-        failure = None if error is None else WatchFailed(f"cannot watch {folders} for saves: {error}")
+        failure = None
+        if error is not None:
+            folders = ", ".join(str(folder) for folder in watched_folders(self.project, self.extra_files))
+            failure = WatchFailed(f"cannot watch {folders} for saves: {error}")
         if not ready.done():
             if failure is None:
                 ready.set_result(None)

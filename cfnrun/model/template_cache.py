@@ -32,7 +32,7 @@ def cached_functions(path: Path) -> Dict[str, FunctionSpec]:
     try:
         stamp = _stamp(path)
     except OSError:
-        return load_template(path)  # it says what is wrong with the path
+        folder = None  # load_template says what is wrong with the path
     if folder is None:
         return load_template(path)
     entry = _entry(folder, path)
@@ -77,7 +77,7 @@ def _write(entry: Path, data: Dict[str, Any]) -> None:
     try:
         entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8", errors="surrogateescape") as handle:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:  # json.dump writes ASCII
             json.dump(data, handle)
         os.replace(partial, entry)
     except OSError:
