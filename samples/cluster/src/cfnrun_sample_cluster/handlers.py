@@ -49,9 +49,9 @@ def _in_progress(record: Dict[str, Any], stage: str, checks_left: int) -> Progre
     )
 
 
-def _existing(model: Optional[ResourceModel]) -> Dict[str, Any]:
-    record = store.get(model.ClusterId if model else None) or store.find_by_name(model.Name if model else None)
-    if record is None or record["Status"] == "DELETED":
+def _existing(model: Optional[ResourceModel], clusters: store.Clusters) -> Dict[str, Any]:
+    record = store.find(clusters, model.ClusterId, model.Name) if model else None
+    if record is None:
         raise exceptions.NotFound(TYPE_NAME, (model.ClusterId or model.Name) if model else "(no identifier)")
     return record
 
@@ -72,27 +72,22 @@ def create_handler(
     callback_context: MutableMapping[str, Any],
 ) -> ProgressEvent:
     model = request.desiredResourceState
-    if callback_context.get("stage") == "create":
-        record = _existing(model)
-        pending = _stabilize(record, callback_context)
-        if pending:
-            return pending
-        record.update(Status="ACTIVE", Endpoint=f"{record['ClusterId']}.cluster.local:7000")
-        store.put(record)
-        LOG.info("%s is ACTIVE", record["ClusterId"])
-        return ProgressEvent(status=OperationStatus.SUCCESS, resourceModel=_model(record))
+    with store.change() as clusters:
+        if callback_context.get("stage") == "create":
+            record = _existing(model, clusters)
+            pending = _stabilize(record, callback_context)
+            if pending:
+                return pending
+            record.update(Status="ACTIVE", Endpoint=f"{record['ClusterId']}.cluster.local:7000")
+            LOG.info("%s is ACTIVE", record["ClusterId"])
+            return ProgressEvent(status=OperationStatus.SUCCESS, resourceModel=_model(record))
 
-    if model is None or not model.Name or not model.NodeCount:
-        return ProgressEvent.failed(HandlerErrorCode.InvalidRequest, "Name and NodeCount are required")
-    if store.find_by_name(model.Name):
-        return ProgressEvent.failed(HandlerErrorCode.AlreadyExists, f"a cluster named {model.Name} exists")
-    record = {
-        "ClusterId": f"cl-{uuid.uuid4().hex[:10]}",
-        "Name": model.Name,
-        "NodeCount": model.NodeCount,
-        "Status": "CREATING",
-    }
-    store.put(record)
+        if model is None or not model.Name or not model.NodeCount:
+            return ProgressEvent.failed(HandlerErrorCode.InvalidRequest, "Name and NodeCount are required")
+        if store.find(clusters, None, model.Name):
+            return ProgressEvent.failed(HandlerErrorCode.AlreadyExists, f"a cluster named {model.Name} exists")
+        record = {"ClusterId": f"cl-{uuid.uuid4().hex[:10]}", "Name": model.Name, "NodeCount": model.NodeCount, "Status": "CREATING"}
+        clusters[record["ClusterId"]] = record
     LOG.info("creating %s with %s node(s)", record["ClusterId"], model.NodeCount)
     return _in_progress(record, "create", STATUS_CHECKS)
 
@@ -104,19 +99,18 @@ def update_handler(
     callback_context: MutableMapping[str, Any],
 ) -> ProgressEvent:
     model = request.desiredResourceState
-    record = _existing(model)
-    if callback_context.get("stage") == "update":
-        pending = _stabilize(record, callback_context)
-        if pending:
-            return pending
-        record["Status"] = "ACTIVE"
-        store.put(record)
-        return ProgressEvent(status=OperationStatus.SUCCESS, resourceModel=_model(record))
+    with store.change() as clusters:
+        record = _existing(model, clusters)
+        if callback_context.get("stage") == "update":
+            pending = _stabilize(record, callback_context)
+            if pending:
+                return pending
+            record["Status"] = "ACTIVE"
+            return ProgressEvent(status=OperationStatus.SUCCESS, resourceModel=_model(record))
 
-    if model.Name and model.Name != record["Name"]:
-        return ProgressEvent.failed(HandlerErrorCode.NotUpdatable, "Name is create-only")
-    record.update(NodeCount=model.NodeCount, Status="UPDATING")
-    store.put(record)
+        if model.Name and model.Name != record["Name"]:
+            return ProgressEvent.failed(HandlerErrorCode.NotUpdatable, "Name is create-only")
+        record.update(NodeCount=model.NodeCount, Status="UPDATING")
     LOG.info("resizing %s to %s node(s)", record["ClusterId"], model.NodeCount)
     return _in_progress(record, "update", STATUS_CHECKS)
 
@@ -128,18 +122,16 @@ def delete_handler(
     callback_context: MutableMapping[str, Any],
 ) -> ProgressEvent:
     model = request.desiredResourceState
-    record = _existing(model)
-    if callback_context.get("stage") == "delete":
-        pending = _stabilize(record, callback_context)
-        if pending:
-            return pending
-        state = store.load()
-        del state["clusters"][record["ClusterId"]]
-        store.save(state)
-        LOG.info("%s deleted", record["ClusterId"])
-        return ProgressEvent(status=OperationStatus.SUCCESS)
-    record["Status"] = "DELETING"
-    store.put(record)
+    with store.change() as clusters:
+        record = _existing(model, clusters)
+        if callback_context.get("stage") == "delete":
+            pending = _stabilize(record, callback_context)
+            if pending:
+                return pending
+            del clusters[record["ClusterId"]]
+            LOG.info("%s deleted", record["ClusterId"])
+            return ProgressEvent(status=OperationStatus.SUCCESS)
+        record["Status"] = "DELETING"
     return _in_progress(record, "delete", STATUS_CHECKS)
 
 
@@ -149,7 +141,7 @@ def read_handler(
     request: ResourceHandlerRequest,
     callback_context: MutableMapping[str, Any],
 ) -> ProgressEvent:
-    return ProgressEvent(status=OperationStatus.SUCCESS, resourceModel=_model(_existing(request.desiredResourceState)))
+    return ProgressEvent(status=OperationStatus.SUCCESS, resourceModel=_model(_existing(request.desiredResourceState, store.load())))
 
 
 @resource.handler(Action.LIST)
@@ -158,5 +150,5 @@ def list_handler(
     request: ResourceHandlerRequest,
     callback_context: MutableMapping[str, Any],
 ) -> ProgressEvent:
-    clusters = sorted(store.load()["clusters"].values(), key=lambda r: r["ClusterId"])
+    clusters = sorted(store.load().values(), key=lambda r: r["ClusterId"])
     return ProgressEvent(status=OperationStatus.SUCCESS, resourceModels=[_model(r) for r in clusters])

@@ -1,9 +1,19 @@
-"""Clusters kept in one JSON file: a stand-in for a slow cloud API."""
+"""Clusters kept in one JSON file: a stand-in for a slow cloud API.
+
+Workers of ``cfnrun serve`` run at the same time, each its own process, so each change holds
+an exclusive lock on the store while it reads, changes and writes it (``change``); the new
+state is renamed into place from a scratch file of the writer's own, so readers never see a
+partial file.
+"""
+import contextlib
+import fcntl
 import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Iterator, Optional
+
+Clusters = Dict[str, Dict[str, Any]]
 
 
 def _state_file() -> Path:
@@ -12,32 +22,36 @@ def _state_file() -> Path:
     return folder / "clusters.json"
 
 
-def load() -> Dict[str, Any]:
+def _read(path: Path) -> Clusters:
+    return json.loads(path.read_text())["clusters"] if path.exists() else {}
+
+
+def load() -> Clusters:
+    """Every cluster by ClusterId, as last written."""
+    return _read(_state_file())
+
+
+@contextlib.contextmanager
+def change() -> Iterator[Clusters]:
+    """The clusters to change in place, under the store's lock; saved when the block ends without an error."""
     path = _state_file()
-    if not path.exists():
-        return {"clusters": {}, "tokens": {}}
-    return json.loads(path.read_text())
+    with open(path.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the lock file closes
+        clusters = _read(path)
+        yield clusters
+        descriptor, scratch = tempfile.mkstemp(dir=path.parent, prefix=".clusters-", suffix=".tmp")
+        try:
+            with os.fdopen(descriptor, "w") as out:
+                json.dump({"clusters": clusters}, out, indent=2, sort_keys=True)
+            os.replace(scratch, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(scratch)
+            raise
 
 
-def save(state: Dict[str, Any]) -> None:
-    path = _state_file()
-    scratch = path.with_suffix(".tmp")
-    scratch.write_text(json.dumps(state, indent=2, sort_keys=True))
-    scratch.replace(path)
-
-
-def get(cluster_id: Optional[str]) -> Optional[Dict[str, Any]]:
-    return load()["clusters"].get(cluster_id) if cluster_id else None
-
-
-def put(record: Dict[str, Any]) -> None:
-    state = load()
-    state["clusters"][record["ClusterId"]] = record
-    save(state)
-
-
-def find_by_name(name: Optional[str]) -> Optional[Dict[str, Any]]:
-    for record in load()["clusters"].values():
-        if name and record.get("Name") == name:
-            return record
-    return None
+def find(clusters: Clusters, cluster_id: Optional[str], name: Optional[str]) -> Optional[Dict[str, Any]]:
+    """The cluster with this ClusterId or, failing that, this Name."""
+    if cluster_id and cluster_id in clusters:
+        return clusters[cluster_id]
+    return next((record for record in clusters.values() if name and record.get("Name") == name), None)

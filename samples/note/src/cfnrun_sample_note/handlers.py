@@ -47,8 +47,10 @@ def _success(model: Optional[ResourceModel]) -> ProgressEvent:
     return ProgressEvent(status=OperationStatus.SUCCESS, resourceModel=model)
 
 
-def _existing(model: Optional[ResourceModel]) -> Dict[str, Any]:
-    record = store.get(model.NoteId if model else None)
+def _existing(model: Optional[ResourceModel], state: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The stored note the model names (looked up in ``state`` when the caller holds the store's lock)."""
+    note_id = model.NoteId if model else None
+    record = (store.load() if state is None else state)["notes"].get(note_id) if note_id else None
     if record is None:
         raise exceptions.NotFound(TYPE_NAME, model.NoteId if model else "(no NoteId)")
     return record
@@ -65,20 +67,19 @@ def create_handler(
         return ProgressEvent.failed(HandlerErrorCode.InvalidRequest, "Title is required")
     if model.NoteId or model.CreatedAt:
         return ProgressEvent.failed(HandlerErrorCode.InvalidRequest, "NoteId and CreatedAt are read-only")
-    state = store.load()
-    known = state["tokens"].get(request.clientRequestToken)
-    if known and known in state["notes"]:
-        LOG.info("create retried with token %s: returning %s", request.clientRequestToken, known)
-        return _success(_public(state["notes"][known]))
-    note_id = f"note-{uuid.uuid4().hex[:12]}"
-    record = {
-        "NoteId": note_id,
-        "CreatedAt": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
-        **_writable(model),
-    }
-    state["notes"][note_id] = record
-    state["tokens"][request.clientRequestToken] = note_id
-    store.save(state)
+    with store.change() as state:
+        known = state["tokens"].get(request.clientRequestToken)
+        if known and known in state["notes"]:
+            LOG.info("create retried with token %s: returning %s", request.clientRequestToken, known)
+            return _success(_public(state["notes"][known]))
+        note_id = f"note-{uuid.uuid4().hex[:12]}"
+        record = {
+            "NoteId": note_id,
+            "CreatedAt": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
+            **_writable(model),
+        }
+        state["notes"][note_id] = record
+        state["tokens"][request.clientRequestToken] = note_id
     LOG.info("created %s", note_id)
     return _success(_public(record))
 
@@ -99,16 +100,15 @@ def update_handler(
     callback_context: MutableMapping[str, Any],
 ) -> ProgressEvent:
     model = request.desiredResourceState
-    record = _existing(model)
     desired = _writable(model)
-    if desired.get("Folder") != record.get("Folder"):
-        return ProgressEvent.failed(HandlerErrorCode.NotUpdatable, "Folder is create-only")
-    if not desired.get("Title"):
-        return ProgressEvent.failed(HandlerErrorCode.InvalidRequest, "Title is required")
-    updated = {"NoteId": record["NoteId"], "CreatedAt": record["CreatedAt"], **desired}
-    state = store.load()
-    state["notes"][record["NoteId"]] = updated
-    store.save(state)
+    with store.change() as state:  # checked and written under one lock: a concurrent DELETE is not undone
+        record = _existing(model, state)
+        if desired.get("Folder") != record.get("Folder"):
+            return ProgressEvent.failed(HandlerErrorCode.NotUpdatable, "Folder is create-only")
+        if not desired.get("Title"):
+            return ProgressEvent.failed(HandlerErrorCode.InvalidRequest, "Title is required")
+        updated = {"NoteId": record["NoteId"], "CreatedAt": record["CreatedAt"], **desired}
+        state["notes"][record["NoteId"]] = updated
     LOG.info("updated %s", record["NoteId"])
     return _success(_public(updated))
 
@@ -119,10 +119,9 @@ def delete_handler(
     request: ResourceHandlerRequest,
     callback_context: MutableMapping[str, Any],
 ) -> ProgressEvent:
-    record = _existing(request.desiredResourceState)
-    state = store.load()
-    del state["notes"][record["NoteId"]]
-    store.save(state)
+    with store.change() as state:
+        record = _existing(request.desiredResourceState, state)
+        del state["notes"][record["NoteId"]]
     LOG.info("deleted %s", record["NoteId"])
     return ProgressEvent(status=OperationStatus.SUCCESS)
 

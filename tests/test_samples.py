@@ -1,0 +1,41 @@
+"""The bundled samples are what users copy: they hold up under concurrent workers and rerun cleanly."""
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, Dict
+
+from conftest import ServerProcess, cfnrun, events, result_of
+from test_cloudcontrol import FAST, NOTE, cloudcontrol
+
+CONCURRENT_CREATES = 200
+
+
+def _created(client: Any, title: str) -> Dict[str, Any]:
+    token = client.create_resource(TypeName=NOTE, DesiredState=json.dumps({"Title": title}))["ProgressEvent"]["RequestToken"]
+    client.get_waiter("resource_request_success").wait(RequestToken=token, WaiterConfig=FAST)
+    return dict(client.get_resource_request_status(RequestToken=token)["ProgressEvent"])
+
+
+def test_note_store_loses_no_create_from_concurrent_workers(sample: Callable[[str], Path], serve: Callable[..., ServerProcess]) -> None:
+    project = sample("note")
+    client = cloudcontrol(serve(project, "--no-reload", "--workers", "4"))
+    with ThreadPoolExecutor(max_workers=32) as pool:
+        created = list(pool.map(lambda n: _created(client, f"note {n}"), range(CONCURRENT_CREATES)))
+    assert {event["OperationStatus"] for event in created} == {"SUCCESS"}
+    identifiers = {event["Identifier"] for event in created}
+    assert len(identifiers) == CONCURRENT_CREATES
+    store = json.loads((project / ".state" / "notes.json").read_text())  # whole, valid JSON
+    assert set(store["notes"]) == identifiers
+    pages = client.get_paginator("list_resources").paginate(TypeName=NOTE)
+    assert {description["Identifier"] for page in pages for description in page["ResourceDescriptions"]} == identifiers
+
+
+def test_the_quick_start_round_trip_runs_again_and_again(sample: Callable[[str], Path]) -> None:
+    project = sample("cluster")
+    for _ in range(2):  # CREATE the "demo" cluster, then DELETE it by its Name: the next run starts clean
+        for action, request in (("CREATE", "requests/create.json"), ("DELETE", "requests/delete.json")):
+            run = cfnrun("invoke", action, request, "--json", "--virtual-clock", cwd=project)
+            assert run.returncode == 0, run.stdout + run.stderr
+            assert result_of(run)["status"] == "SUCCESS" and not [e for e in events(run) if e["event"] == "violation"]
