@@ -12,12 +12,15 @@ outlives its worker there.
 from __future__ import annotations
 
 import os
+import select
 import signal
+import time
 from typing import List
 
 MARKER = "CFNRUN_SANDBOX"
 _PROC = "/proc"
 _SWEEP_ROUNDS = 10  # a process forking while it is swept is caught in a later round
+_DEATH_WAIT_S = 1.0  # how long a SIGKILLed process may take to die before the sweep goes on
 
 
 def new_marker() -> str:
@@ -74,7 +77,11 @@ def _environ(pid: str) -> bytes:
 
 
 def _kill(pid: int, needle: bytes) -> int:
-    """Kill ``pid`` if it still carries the marker (a pidfd pins it against pid reuse)."""
+    """Kill ``pid`` if it still carries the marker (a pidfd pins it against pid reuse), and wait until it has died.
+
+    SIGKILL is delivered asynchronously: without the wait, the crash answer could reach the
+    caller while what the handler started still runs.
+    """
     try:
         handle = os.pidfd_open(pid)
     except (AttributeError, OSError):
@@ -84,11 +91,26 @@ def _kill(pid: int, needle: bytes) -> int:
             return 0
         if handle >= 0:
             signal.pidfd_send_signal(handle, signal.SIGKILL)
+            select.select([handle], [], [], _DEATH_WAIT_S)  # a pidfd is readable once its process has exited
         else:
             os.kill(pid, signal.SIGKILL)
+            _wait_dead(pid)
         return 1
     except OSError:
         return 0
     finally:
         if handle >= 0:
             os.close(handle)
+
+
+def _wait_dead(pid: int) -> None:
+    """Without a pidfd: poll until ``pid`` is a zombie or gone (bounded by _DEATH_WAIT_S)."""
+    deadline = time.monotonic() + _DEATH_WAIT_S
+    while time.monotonic() < deadline:
+        try:
+            with open(f"{_PROC}/{pid}/stat", "rb") as stat:
+                if stat.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                    return
+        except (OSError, IndexError):
+            return
+        time.sleep(0.001)
