@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
 
 from cfnrun.contract.checker import ContractChecker, ContractMode
+from cfnrun.model.endpoint_url import check_endpoint_url
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.faults import FaultRule
@@ -250,8 +251,7 @@ def _lambda_endpoint_choice(settings: InvokeSettings) -> None:
     url = settings.lambda_endpoint
     if not url:
         return
-    if not url.startswith(("http://", "https://")):
-        raise CfnrunError(f"--lambda-endpoint {url}: expected a URL such as http://127.0.0.1:3001")
+    check_endpoint_url("--lambda-endpoint", url, "http://127.0.0.1:3001")
     local_only = {
         "--in-process": settings.in_process,
         "--watch": settings.watch,

@@ -10,6 +10,7 @@ import contextlib
 import logging
 from typing import Iterator, Optional
 
+from cfnrun.model.endpoint_url import check_endpoint_url
 from cfnrun.model.errors import CfnrunError
 
 MOTO_MISSING = "--moto needs moto's server: pip install 'cfnrun[moto]' (or pip install 'moto[server]')"
@@ -19,8 +20,8 @@ def aws_endpoint_choice(aws_endpoint: Optional[str], moto: bool) -> None:
     """The two ways to reroute AWS calls exclude each other; a bad URL is refused before anything starts."""
     if aws_endpoint and moto:
         raise CfnrunError("--aws-endpoint and --moto both say where AWS calls go: pass one")
-    if aws_endpoint and not aws_endpoint.startswith(("http://", "https://")):
-        raise CfnrunError(f"--aws-endpoint {aws_endpoint}: expected a URL such as http://127.0.0.1:5000")
+    if aws_endpoint:
+        check_endpoint_url("--aws-endpoint", aws_endpoint, "http://127.0.0.1:5000")
 
 
 @contextlib.contextmanager

@@ -13,14 +13,19 @@ and hands them over, as JSON in the ``CFNRUN_INJECT`` environment variable.
 """
 from __future__ import annotations
 
+import functools
+import gzip
+import importlib.util
 import json
 import re
 from dataclasses import asdict, dataclass
-from typing import Iterable, Optional
+from pathlib import Path
+from typing import FrozenSet, Iterable, Optional
 
 from cfnrun.model.errors import CfnrunError
 
 FAULTS_VARIABLE = "CFNRUN_INJECT"
+MAX_DELAY_S = 900.0  # Lambda's longest run (15 min): a longer delay only hangs the call until its budget cuts it
 SYNTAX = "SERVICE:Operation=ErrorCode or SERVICE:Operation=+2s, optionally followed by @N (the N-th call) or %P (P percent)"
 
 _RULE = re.compile(
@@ -69,6 +74,9 @@ def parse_fault(text: str) -> FaultRule:
     if rate is not None and not 0 < float(rate) <= 100:
         raise CfnrunError(f"--inject {text!r}: a rate is a percentage above 0 and at most 100")
     delay_s = float(delay) / (1000.0 if found["unit"] == "ms" else 1.0) if delay else 0.0
+    if delay_s > MAX_DELAY_S:
+        raise CfnrunError(f"--inject {text!r}: a delay is at most {MAX_DELAY_S:g} s (Lambda's longest run)")
+    _check_known(text, found["service"].lower(), found["operation"])
     return FaultRule(
         text=text.strip(),
         service=found["service"].lower(),
@@ -79,6 +87,37 @@ def parse_fault(text: str) -> FaultRule:
         nth=int(nth) if nth is not None else None,
         rate=float(rate) / 100.0 if rate is not None else None,
     )
+
+
+def _check_known(text: str, service: str, operation: str) -> None:
+    """A rule naming a service or operation botocore does not know would never match: refuse it up front."""
+    operations = _operations(service)
+    if operations is None:
+        return  # botocore's models are not where we can read them: the worker matches as written
+    if not operations:
+        raise CfnrunError(f"--inject {text!r}: botocore knows no service {service!r} (the name boto3.client() takes, e.g. ssm, s3)")
+    if operation != "*" and operation not in operations:
+        raise CfnrunError(f"--inject {text!r}: {service} has no operation {operation!r} (API names such as PutParameter)")
+
+
+@functools.lru_cache(maxsize=None)
+def _operations(service: str) -> Optional[FrozenSet[str]]:
+    """The operations of ``service`` in botocore's own models (empty for an unknown service; None if unreadable).
+
+    Read from the files, not through botocore's loader: only a run with ``--inject`` pays, and it pays one file.
+    """
+    found = importlib.util.find_spec("botocore")
+    if found is None or not found.submodule_search_locations:
+        return None
+    versions = sorted(Path(next(iter(found.submodule_search_locations)), "data", service).glob("*/service-2.json*"))
+    if not versions:
+        return frozenset()
+    model = versions[-1]  # the newest API version
+    try:
+        text = gzip.decompress(model.read_bytes()) if model.suffix == ".gz" else model.read_bytes()
+        return frozenset(json.loads(text).get("operations", {}))
+    except (OSError, ValueError):
+        return None
 
 
 def parse_faults(texts: Iterable[str]) -> "tuple[FaultRule, ...]":

@@ -27,3 +27,16 @@ def test_statuses_follow_the_error_code(code: str, status: int) -> None:
 def test_a_missing_operation_is_refused() -> None:
     with pytest.raises(CfnrunError, match="expected SERVICE:Operation=ErrorCode"):
         parse_fault("ssm=ThrottlingException")
+
+
+@pytest.mark.parametrize(
+    "value, problem",
+    [
+        ("nosuchservice:Op=X", "botocore knows no service 'nosuchservice'"),
+        ("ssm:PutParamter=ThrottlingException", "ssm has no operation 'PutParamter'"),
+        ("ssm:PutParameter=+99999999999999s", "a delay is at most 900 s"),
+    ],
+)
+def test_a_rule_that_could_never_apply_is_refused(value: str, problem: str) -> None:
+    with pytest.raises(CfnrunError, match=problem):
+        parse_fault(value)
