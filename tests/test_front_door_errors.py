@@ -28,3 +28,12 @@ def test_a_bad_value_is_refused_before_anything_starts(
     errors = [line for line in run.stderr.splitlines() if line.startswith("cfnrun: error:")]
     assert len(errors) == 1 and problem in errors[0] and flag in errors[0], run.stderr
     assert "Traceback" not in run.stderr and "listening" not in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("depth", [150, 100_000])
+def test_a_deeply_nested_request_file_is_a_usage_error(sample: Callable[[str], Path], tmp_path: Path, depth: int) -> None:
+    request = tmp_path / "deep.json"
+    request.write_text('{"desiredResourceState": {"Title": "t", "Body": ' + "[" * depth + "]" * depth + "}}")
+    run = cfnrun("invoke", "CREATE", str(request), cwd=sample("note"))
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "nests more than 100 levels deep" in run.stderr and "Traceback" not in run.stderr

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
+from cfnrun.model.json_depth import MAX_NESTING, too_deep
 from cfnrun.model.errors import CfnrunError, not_json
 from cfnrun.model.protocol import RESOURCE_ACTIONS, Action, Credentials
 
@@ -157,12 +158,17 @@ def read_request_document(path: str) -> "tuple[str, Any]":
         raise CfnrunError(f"{source}: request file not found") from None
     except IsADirectoryError:
         raise CfnrunError(f"{source}: is a folder, not a request file") from None
+    deep = CfnrunError(f"{source}: the JSON nests more than {MAX_NESTING} levels deep; no request needs that many")
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         if _looks_like_yaml(text):
             raise CfnrunError(f"{source}: this is YAML; request files are JSON (as for cfn invoke): convert it to JSON") from None
         raise CfnrunError(f"{source}: {not_json(error)}") from None
+    except RecursionError:
+        raise deep from None
+    if too_deep(document):
+        raise deep
     return source, document
 
 
