@@ -37,3 +37,43 @@ def test_a_deeply_nested_request_file_is_a_usage_error(sample: Callable[[str], P
     run = cfnrun("invoke", "CREATE", str(request), cwd=sample("note"))
     assert run.returncode == 2, run.stdout + run.stderr
     assert "nests more than 100 levels deep" in run.stderr and "Traceback" not in run.stderr
+
+
+HUGE_ID = str(2**64)
+
+
+@pytest.mark.parametrize("args", [("history", "show", HUGE_ID), ("replay", HUGE_ID), ("history", "--limit", HUGE_ID)])
+def test_an_id_or_limit_past_sqlites_integers_is_answered_cleanly(sample: Callable[[str], Path], args: "tuple[str, ...]") -> None:
+    project = sample("note")
+    assert cfnrun("invoke", "LIST", cwd=project, env={"CFNRUN_HISTORY": "on"}).returncode == 0
+    run = cfnrun(*args, cwd=project)
+    assert "Traceback" not in run.stderr and "OverflowError" not in run.stderr, run.stderr
+    if args[1] == "--limit":  # more than there are: all of them
+        assert run.returncode == 0 and "LIST" in run.stdout
+    else:
+        assert run.returncode == 2 and f"no operation {HUGE_ID}" in run.stderr
+
+
+def test_a_damaged_history_is_named_and_left_as_it_was(sample: Callable[[str], Path]) -> None:
+    project = sample("note")
+    history = project / ".cfnrun" / "history.sqlite3"
+    history.parent.mkdir()
+    history.write_bytes(b"not a database at all" * 100)
+    for args in (("history",), ("history", "show", "1"), ("replay", "1")):
+        run = cfnrun(*args, cwd=project)
+        assert run.returncode == 2, run.stdout + run.stderr
+        assert run.stderr.strip().endswith("file is not a database; move it aside (or delete it) and cfnrun starts a new history")
+        assert "Traceback" not in run.stderr
+    assert history.read_bytes() == b"not a database at all" * 100  # only read: nothing written into it
+    recorded = cfnrun("invoke", "LIST", cwd=project, env={"CFNRUN_HISTORY": "on"})
+    assert recorded.returncode == 0 and "this operation is not recorded in the history" in recorded.stderr  # the run still runs
+
+
+def test_reading_history_writes_nothing(sample: Callable[[str], Path]) -> None:
+    project = sample("note")
+    assert cfnrun("invoke", "LIST", cwd=project, env={"CFNRUN_HISTORY": "on"}).returncode == 0
+    folder = project / ".cfnrun"
+    before = {path.name: path.stat().st_mtime_ns for path in folder.iterdir()}
+    assert cfnrun("history", cwd=project).returncode == 0
+    assert cfnrun("history", "show", "1", cwd=project).returncode == 0
+    assert {path.name: path.stat().st_mtime_ns for path in folder.iterdir()} == before

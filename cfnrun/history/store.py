@@ -102,18 +102,26 @@ class HistoryStore:
         return cls(project_root, history_limit()) if recording_enabled() else None
 
     def _connect(self, create: bool) -> sqlite3.Connection:
-        if create:
-            self.folder.mkdir(exist_ok=True)
-            ignore = self.folder / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# cfnrun's local state (operation history): not for version control\n*\n", encoding="utf-8")
-        elif not self.path.exists():
-            raise CfnrunError(f"no history yet: {self.path} does not exist (run cfnrun invoke or serve first)")
+        """A connection to write through (``create``: folder, file and tables made as needed), or one that only reads."""
+        if not create:
+            if not self.path.exists():
+                raise CfnrunError(f"no history yet: {self.path} does not exist (run cfnrun invoke or serve first)")
+            # Reading makes no tables and sets no journal mode: a damaged file stays as it was. (Not mode=ro:
+            # a read-only connection cannot fold the write-ahead log back in, so it would leave -wal/-shm files.)
+            return sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=rw", uri=True, timeout=10)
+        self.folder.mkdir(exist_ok=True)
+        ignore = self.folder / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# cfnrun's local state (operation history): not for version control\n*\n", encoding="utf-8")
         connection = sqlite3.connect(str(self.path), timeout=10)
-        connection.execute("PRAGMA foreign_keys = ON")
-        connection.execute("PRAGMA journal_mode = WAL")  # readers (cfnrun history) never block the recorder
-        connection.execute("PRAGMA synchronous = NORMAL")  # no fsync per operation: history is not a ledger
-        connection.executescript(_SCHEMA)
+        try:
+            connection.execute("PRAGMA foreign_keys = ON")
+            connection.execute("PRAGMA journal_mode = WAL")  # readers (cfnrun history) never block the recorder
+            connection.execute("PRAGMA synchronous = NORMAL")  # no fsync per operation: history is not a ledger
+            connection.executescript(_SCHEMA)
+        except BaseException:
+            connection.close()
+            raise
         return connection
 
     def add(self, source: str, token: Optional[str], head: Dict[str, Any], request: str, events: List[str]) -> int:
@@ -157,13 +165,16 @@ class HistoryStore:
         """The most recent operations, newest first."""
         with self._session(create=False) as connection:
             rows = connection.execute(
-                f"SELECT {_COLUMNS} FROM operations ORDER BY id DESC LIMIT ?", (limit if limit is not None else -1,)
+                f"SELECT {_COLUMNS} FROM operations ORDER BY id DESC LIMIT ?",
+                (limit if limit is not None and limit <= _LARGEST_ID else -1,),  # -1: no limit
             ).fetchall()
         return [_operation(row) for row in rows]
 
     def get(self, operation_id: int) -> RecordedOperation:
         with self._session(create=False) as connection:
-            row = connection.execute(f"SELECT {_COLUMNS} FROM operations WHERE id = ?", (operation_id,)).fetchone()
+            row = None
+            if 0 < operation_id <= _LARGEST_ID:  # sqlite3 cannot even bind a larger one (OverflowError)
+                row = connection.execute(f"SELECT {_COLUMNS} FROM operations WHERE id = ?", (operation_id,)).fetchone()
         if row is None:
             raise CfnrunError(f"no operation {operation_id} in {self.path} (cfnrun history lists them)")
         return _operation(row)
@@ -185,10 +196,18 @@ class HistoryStore:
 
     @contextlib.contextmanager
     def _session(self, create: bool) -> Iterator[sqlite3.Connection]:
-        connection = self._held or self._connect(create)
+        """A transaction; what the database or the disk refuses (a damaged file, a full disk) becomes a CfnrunError naming the file."""
+        try:
+            connection = self._held or self._connect(create)
+        except (sqlite3.Error, OSError) as error:
+            raise self._unusable(error) from None
         try:
             yield connection
             connection.commit()
+        except (sqlite3.Error, OSError) as error:
+            with contextlib.suppress(sqlite3.Error):
+                connection.rollback()
+            raise self._unusable(error) from None
         except BaseException:
             connection.rollback()
             raise
@@ -196,7 +215,14 @@ class HistoryStore:
             if connection is not self._held:
                 connection.close()
 
+    def _unusable(self, error: BaseException) -> CfnrunError:
+        reason = str(error) or type(error).__name__
+        if isinstance(error, sqlite3.DatabaseError) and ("not a database" in reason or "malformed" in reason):
+            reason += "; move it aside (or delete it) and cfnrun starts a new history"
+        return CfnrunError(f"{self.path}: cannot use the history: {reason}")
 
+
+_LARGEST_ID = 2**63 - 1  # SQLite's largest integer
 _COLUMNS = (
     "id, source, token, started_at, type_name, action, function, status, error_code, invocations, duration_s, cfnrun_version, request"
 )
