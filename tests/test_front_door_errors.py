@@ -77,3 +77,33 @@ def test_reading_history_writes_nothing(sample: Callable[[str], Path]) -> None:
     assert cfnrun("history", cwd=project).returncode == 0
     assert cfnrun("history", "show", "1", cwd=project).returncode == 0
     assert {path.name: path.stat().st_mtime_ns for path in folder.iterdir()} == before
+
+
+BROKEN_MOTO = {
+    "raises": "class ThreadedMotoServer:\n"
+              "    def __init__(self, **kwargs): pass\n"
+              "    def start(self): raise OSError(98, 'Address already in use')\n",
+    # as moto does it: the server is built on a thread of its own, and start() waits for it without a limit
+    "thread fails": "import threading\n"
+                    "class ThreadedMotoServer:\n"
+                    "    def __init__(self, **kwargs): self.ready = threading.Event()\n"
+                    "    def _build(self): raise ImportError('No module named flask_cors')\n"
+                    "    def start(self):\n"
+                    "        threading.Thread(target=self._build, daemon=True).start()\n"
+                    "        self.ready.wait()\n",
+}
+
+
+@pytest.mark.parametrize("command", ["invoke", "serve"])
+@pytest.mark.parametrize("how", sorted(BROKEN_MOTO))
+def test_a_moto_server_that_does_not_start_is_one_line(sample: Callable[[str], Path], tmp_path: Path, command: str, how: str) -> None:
+    """moto stands in for AWS here, so its failure is staged with a broken moto package: no AWS is mocked."""
+    package = tmp_path / "site" / "moto"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "server.py").write_text(BROKEN_MOTO[how])
+    args = ["invoke", "LIST"] if command == "invoke" else ["serve", "--port", "0", "--no-reload"]
+    run = cfnrun(*args, "--moto", cwd=sample("note"), env={"PYTHONPATH": str(tmp_path / "site")}, timeout=60)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "--moto: moto's server did not start: " in run.stderr and "Traceback" not in run.stderr, run.stderr
+    assert ("Address already in use" if how == "raises" else "No module named flask_cors") in run.stderr

@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Iterator, Optional
+import queue
+import threading
+from typing import TYPE_CHECKING, Iterator, Optional
 
 from cfnrun.model.endpoint_url import check_endpoint_url
 from cfnrun.model.errors import CfnrunError
 
+if TYPE_CHECKING:
+    from moto.server import ThreadedMotoServer
+
+MOTO_START_S = 30.0
 MOTO_MISSING = "--moto needs moto's server: pip install 'cfnrun[moto]' (or pip install 'moto[server]')"
 
 
@@ -33,9 +39,49 @@ def moto_server() -> Iterator[str]:
         raise CfnrunError(MOTO_MISSING) from None
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per AWS call otherwise
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
+    url = _started(server)
     try:
-        host, port = server.get_host_and_port()
-        yield f"http://{host}:{port}"
+        yield url
     finally:
         server.stop()
+
+
+def _started(server: "ThreadedMotoServer") -> str:
+    """Start ``server`` and return its URL; CfnrunError saying why when it does not start.
+
+    moto builds its server on a thread of its own and ``start`` waits for it without a limit:
+    if building fails there, ``start`` would wait forever. So it is started from a thread of
+    ours, and an exception on any thread meanwhile, or MOTO_START_S without an answer, ends the wait.
+    """
+    failures: "queue.Queue[BaseException]" = queue.Queue()
+    done = threading.Event()
+
+    def start() -> None:
+        try:
+            server.start()
+        except BaseException as error:  # noqa: B902 - handed to the waiting thread
+            failures.put(error)
+        done.set()
+
+    previous_hook = threading.excepthook
+
+    def hook(args: "threading.ExceptHookArgs") -> None:
+        failures.put(args.exc_value or RuntimeError(str(args.exc_type)))
+        done.set()
+
+    threading.excepthook = hook
+    try:
+        threading.Thread(target=start, name="cfnrun-moto-start", daemon=True).start()
+        done.wait(MOTO_START_S)
+    finally:
+        threading.excepthook = previous_hook
+    if not failures.empty():
+        error = failures.get()
+        raise CfnrunError(f"--moto: moto's server did not start: {type(error).__name__}: {error}")
+    if not done.is_set():
+        raise CfnrunError(f"--moto: moto's server did not start within {MOTO_START_S:g} s")
+    try:
+        host, port = server.get_host_and_port()
+    except Exception as error:  # noqa: B902 - anything moto says here means it is not serving
+        raise CfnrunError(f"--moto: moto's server did not start: {type(error).__name__}: {error}") from None
+    return f"http://{host}:{port}"
