@@ -12,7 +12,7 @@ from cfnrun.contract.checker import ContractChecker
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.model.budgets import Budgets
 from cfnrun.invoker.clock import RealClock, VirtualClock
-from cfnrun.invoker.events import OperationResult
+from cfnrun.events.operation import OperationResult
 from cfnrun.invoker.operation import Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import OperationInput

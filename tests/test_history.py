@@ -228,7 +228,8 @@ def test_a_writeonly_value_the_handler_logs_or_keeps_in_its_context_is_masked_to
     from cfnrun.history.masking import Masker
     from cfnrun.history.recorder import OperationRecorder
     from cfnrun.history.store import HistoryStore
-    from cfnrun.invoker.events import EndReason, InvocationCompleted, OperationCompleted, OperationResult
+    from cfnrun.events.operation import InvocationCompleted, OperationCompleted, OperationResult
+    from cfnrun.model.endings import EndReason
     from cfnrun.model.protocol import Action, OperationStatus, ProgressEvent
     from cfnrun.model.schema import ResourceSchema
     from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind

@@ -13,7 +13,7 @@ from cfnrun.contract.checker import ContractChecker, check_call
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import ALL_RULES
 from cfnrun.invoker.clock import VirtualClock
-from cfnrun.invoker.events import OperationResult
+from cfnrun.events.operation import OperationResult
 from cfnrun.invoker.hook_payloads import HookOperationRequest
 from cfnrun.invoker.operation import Operation
 from cfnrun.invoker.payloads import Entrypoint

@@ -7,7 +7,8 @@ from cfnrun.history.codec import decode, decode_violation
 from cfnrun.history.masking import Masker
 from cfnrun.history.recorder import OperationRecorder, not_recorded
 from cfnrun.history.store import HistoryStore, RecordedOperation
-from cfnrun.invoker.events import EndReason, Observer, OperationCompleted, OperationEvent, OperationResult
+from cfnrun.events.operation import Observer, OperationCompleted, OperationEvent, OperationResult
+from cfnrun.model.endings import EndReason
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.protocol import Action, OperationStatus
 

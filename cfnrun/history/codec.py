@@ -5,7 +5,7 @@ from typing import Any, Dict, Optional
 
 from cfnrun.contract.violations import ALL_RULES, Rule, Severity, Violation
 from cfnrun.history.masking import Masker
-from cfnrun.invoker.events import (
+from cfnrun.events.operation import (
     ContractChecked,
     EndReason,
     InvocationCompleted,

@@ -10,7 +10,7 @@ from cfnrun.contract.violations import Violation
 from cfnrun.history.codec import Record, encode
 from cfnrun.history.masking import Masker
 from cfnrun.history.store import HistoryStore
-from cfnrun.invoker.events import (
+from cfnrun.events.operation import (
     ContractChecked,
     InvocationCompleted,
     OperationCompleted,

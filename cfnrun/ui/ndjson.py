@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional, TextIO
 
-from cfnrun.invoker.events import (
+from cfnrun.events.operation import (
     ContractChecked,
     InvocationCompleted,
     OperationCompleted,
