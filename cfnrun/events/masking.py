@@ -9,7 +9,8 @@ Model = Dict[str, Any]
 
 
 class Masking(Protocol):
-    """Handed to ``encode``: ``--json`` masks with the schema alone, the history also with secrets it learned."""
+    """What ``encode`` masks models with: ``--json`` hands a WriteOnlyMasking, the history its Masker
+    (which, writing the records to disk, also replaces the secrets it learned wherever they appear)."""
 
     def model(self, model: Optional[Model]) -> Optional[Model]: ...
 
