@@ -24,7 +24,7 @@ from cfnrun.model.faults import parse_faults
 from cfnrun.runtime.environment import DEFAULT_ACCOUNT_ID
 
 if TYPE_CHECKING:
-    from cfnrun.invoker.events import Observer
+    from cfnrun.events.operation import Observer
 
 
 class Switch(str, enum.Enum):

@@ -78,6 +78,11 @@ def events(completed: subprocess.CompletedProcess) -> List[Dict[str, Any]]:
     return [json.loads(line) for line in completed.stdout.splitlines() if line.strip()]
 
 
+def violations_of(completed: subprocess.CompletedProcess) -> List[Dict[str, Any]]:
+    """The contract violations the ``--json`` events report, in order."""
+    return [v for e in events(completed) if e["event"] == "violations" for v in e["violations"]]
+
+
 def result_of(completed: subprocess.CompletedProcess) -> Dict[str, Any]:
     records = [e for e in events(completed) if e["event"] == "result"]
     assert records, f"no result event\nstdout:\n{completed.stdout}\nstderr:\n{completed.stderr}"

@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, Iterator, Optional
 import boto3
 import pytest
 
-from conftest import ServerProcess, cfnrun, events, result_of
+from conftest import ServerProcess, cfnrun, events, result_of, violations_of
 
 moto_server = pytest.importorskip("moto.server")
 
@@ -239,7 +239,7 @@ def test_patterns_python_cannot_compile_are_translated_or_skipped_never_costing_
     checked = tmp_path / "bad.json"
     checked.write_text(json.dumps({"desiredResourceState": {"Text": "tab\tis below U+0020"}}))
     out_of_shape = cfnrun("invoke", "CREATE", str(checked), *flags, "--json")
-    assert any(e["event"] == "violation" and e.get("pointer", "").endswith("/Text") for e in events(out_of_shape))
+    assert any(v.get("pointer", "").endswith("/Text") for v in violations_of(out_of_shape))
 
     validated = cfnrun("validate", str(schema_file), "--json")
     problems = json.loads(validated.stdout)["problems"]

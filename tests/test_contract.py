@@ -12,7 +12,7 @@ from cfnrun.contract.checker import ContractChecker
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.model.budgets import Budgets
 from cfnrun.invoker.clock import RealClock, VirtualClock
-from cfnrun.invoker.events import OperationResult
+from cfnrun.events.operation import OperationResult
 from cfnrun.invoker.operation import Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import OperationInput
@@ -21,7 +21,7 @@ from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.spec import RuntimeSettings, worker_spec
-from conftest import FIXTURES, ROOT, cfnrun, events, result_of
+from conftest import FIXTURES, ROOT, cfnrun, events, result_of, violations_of
 
 RULEBREAKER = FIXTURES / "rulebreaker"
 SCHEMA = RULEBREAKER / "cfnrun-test-rulebreaker.json"
@@ -126,7 +126,7 @@ def test_samples_have_no_violations_over_a_full_lifecycle(sample: Callable[[str]
         request = tmp_path / f"{action}.json"
         request.write_text(json.dumps({"desiredResourceState": desired or {}, "previousResourceState": previous}))
         completed = cfnrun("invoke", action, str(request), *flags, cwd=project)
-        assert not [e for e in events(completed) if e["event"] == "violation"], completed.stdout
+        assert not violations_of(completed), completed.stdout
         result = result_of(completed)
         assert result["status"] == "SUCCESS", result
         return result
@@ -149,7 +149,7 @@ def test_warn_reports_without_changing_the_exit_status_and_strict_does(tmp_path:
     off = cfnrun("invoke", "CREATE", str(request), *common, "--contract", "off", "--json")
     assert warn.returncode == 0 and "✗ contract [no-null-values] null value" in warn.stdout
     assert strict.returncode == 1 and "broke the contract (--contract strict)" in strict.stdout
-    assert off.returncode == 0 and not [e for e in events(off) if e["event"] == "violation"]
+    assert off.returncode == 0 and not violations_of(off)
 
 
 def _handler_request(properties: Dict[str, Any]) -> bytes:

@@ -228,7 +228,8 @@ def test_a_writeonly_value_the_handler_logs_or_keeps_in_its_context_is_masked_to
     from cfnrun.history.masking import Masker
     from cfnrun.history.recorder import OperationRecorder
     from cfnrun.history.store import HistoryStore
-    from cfnrun.invoker.events import EndReason, InvocationCompleted, OperationCompleted, OperationResult
+    from cfnrun.events.operation import InvocationCompleted, OperationCompleted, OperationResult
+    from cfnrun.model.endings import EndReason
     from cfnrun.model.protocol import Action, OperationStatus, ProgressEvent
     from cfnrun.model.schema import ResourceSchema
     from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
@@ -250,5 +251,5 @@ def test_a_writeonly_value_the_handler_logs_or_keeps_in_its_context_is_masked_to
     assert b"logging in with" in database
     assert PASSWORD.encode() not in database and SECRET_KEY.encode() not in database
     [invocation] = [record for record in store.events(1) if record["event"] == "invocation"]
-    assert invocation["progress"]["resourceModel"]["AccessPassword"] == "*** writeOnly ***"
-    assert invocation["outcome"]["logs"] == "logging in with *** masked *** and *** masked ***\n"
+    assert invocation["progressEvent"]["resourceModel"]["AccessPassword"] == "*** writeOnly ***"
+    assert invocation["logs"] == "logging in with *** masked *** and *** masked ***\n"

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Optional
 
 import pytest
-from conftest import FIXTURES, cfnrun, events, result_of
+from conftest import FIXTURES, cfnrun, result_of, violations_of
 
 from cfnrun.contract.checker import ContractChecker, check_call
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import ALL_RULES
 from cfnrun.invoker.clock import VirtualClock
-from cfnrun.invoker.events import OperationResult
+from cfnrun.events.operation import OperationResult
 from cfnrun.invoker.hook_payloads import HookOperationRequest
 from cfnrun.invoker.operation import Operation
 from cfnrun.invoker.payloads import Entrypoint
@@ -130,7 +130,7 @@ def test_invoke_reports_hook_violations_and_the_sample_answers_unsupported_targe
     run = cfnrun("invoke", "preCreate", str(queue), "--json", "--no-credentials", cwd=project)
     result = result_of(run)
     assert result["status"] == "FAILED" and result["errorCode"] == "UnsupportedTarget"
-    assert not [e for e in events(run) if e["event"] == "violation"]
+    assert not violations_of(run)
 
     invalid = tmp_path / "invalid.json"
     invalid.write_text(json.dumps({"targetName": BUCKET, "targetModel": {"resourceProperties": {"BucketName": "x", "Colour": "red"}}}))

@@ -68,7 +68,7 @@ def test_json_output_is_one_event_per_line(sample: Callable[[str], Path]) -> Non
     kinds = [e["event"] for e in events(run)]
     assert kinds == ["start", "invocation", "wait", "invocation", "wait", "invocation", "result"]
     start = events(run)[0]
-    assert start["invocationBudgetSeconds"] == 60 and start["operationTimeoutSeconds"] == 600
+    assert start["invocationBudget"]["seconds"] == 60 and start["operationBudget"]["seconds"] == 600
     second = events(run)[3]
     assert second["status"] == "IN_PROGRESS"
     assert second["progressEvent"]["callbackContext"] == {"stage": "create", "checksLeft": 1}
@@ -117,8 +117,8 @@ def test_time_scale_shrinks_the_contract_budget() -> None:
 def test_default_budgets_are_the_contracts() -> None:
     create = events(cfnrun("invoke", "CREATE", LIB_CREATE, "--handler", "lib_behaviours.leaky", *LIB, "--json"))[0]
     read = events(cfnrun("invoke", "READ", LIB_CREATE, "--handler", "lib_behaviours.leaky", *LIB, "--json"))[0]
-    assert create["invocationBudgetSeconds"] == 60 and read["invocationBudgetSeconds"] == 30
-    assert create["operationTimeoutSeconds"] == 120 * 60
+    assert create["invocationBudget"]["seconds"] == 60 and read["invocationBudget"]["seconds"] == 30
+    assert create["operationBudget"]["seconds"] == 120 * 60
 
 
 def test_virtual_clock_runs_a_two_hour_stabilization_into_its_deadline() -> None:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import FIXTURES, LOCAL_STATE, MISBEHAVING, ServerProcess, cfnrun, pid_alive, read_until, sandboxes_of, start_serve, wait_until
+from conftest import FIXTURES, LOCAL_STATE, MISBEHAVING, ServerProcess, cfnrun, pid_alive, read_until, sandboxes_of, start_serve, violations_of, wait_until
 
 RULEBREAKER = FIXTURES / "rulebreaker"
 INVOKE = "/2015-03-31/functions/TypeFunction/invocations"
@@ -275,7 +275,7 @@ def test_no_write_only_value_appears_in_any_output(serve: Callable[..., ServerPr
         assert MARKER not in text, f"{channel} shows the writeOnly value:\n{text}"
     assert "[request-valid] writeOnly property /properties/Secret breaks this rule" in channels["invoke timeline"]
     assert "[update-create-only-unchanged] writeOnly property /properties/Secret" in channels["serve console"]
-    violations = [json.loads(line) for line in ndjson.stdout.splitlines() if '"violation"' in line]
+    violations = violations_of(ndjson)
     assert {v["rule"] for v in violations} >= {"request-valid", "update-create-only-unchanged"}
     assert "[request-valid] writeOnly property /properties/Secret" in json.loads(strict_answer)["message"]
 

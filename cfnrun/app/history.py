@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-from cfnrun.history.codec import decode, decode_violation
+from cfnrun.events.encoding import decode
+from cfnrun.events.operation import ContractChecked, InvocationCompleted, Observer, OperationCompleted, OperationEvent, OperationResult
 from cfnrun.history.masking import Masker
 from cfnrun.history.recorder import OperationRecorder, not_recorded
 from cfnrun.history.store import HistoryStore, RecordedOperation
-from cfnrun.invoker.events import EndReason, Observer, OperationCompleted, OperationEvent, OperationResult
+from cfnrun.model.endings import EndReason
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.protocol import Action, OperationStatus
 
@@ -79,22 +80,21 @@ def recorder_for(prepared: "PreparedInvoke") -> Optional[OperationRecorder]:
 def recorded_events(operation: RecordedOperation, records: List[Dict[str, Any]]) -> List[OperationEvent]:
     """The events of a recorded operation, ending with its result (built from the last answer for serve's calls)."""
     events = [decode(record) for record in records]
-    if records and records[-1]["event"] == "result":
+    if events and isinstance(events[-1], OperationCompleted):
         return events
-    answers = [r for r in records if r["event"] == "invocation"]
-    last = (answers[-1].get("progress") or {}) if answers else {}
-    violations = [decode_violation(v) for r in records if r["event"] == "violations" for v in r["violations"]]
+    answers = [e.progress for e in events if isinstance(e, InvocationCompleted)]
+    last = answers[-1] if answers else None
     result = OperationResult(
         action=Action(operation.action),
         status=OperationStatus(operation.status),
         reason=EndReason.HANDLER,
-        message=last.get("message") or "",
+        message=(last.message if last is not None else None) or "",
         invocations=operation.invocations,
         elapsed_s=operation.duration_s,
         error_code=operation.error_code,
-        resource_model=last.get("resourceModel"),
-        resource_models=last.get("resourceModels"),
-        violations=violations,
+        resource_model=last.resourceModel if last is not None else None,
+        resource_models=last.resourceModels if last is not None else None,
+        violations=[v for e in events if isinstance(e, ContractChecked) for v in e.violations],
     )
     return events + [OperationCompleted(result)]
 

@@ -14,7 +14,7 @@ from cfnrun.model.faults import FaultRule
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import caller_credentials
 from cfnrun.invoker.region import local_region
-from cfnrun.invoker.events import Observer, OperationResult
+from cfnrun.events.operation import Observer, OperationResult
 from cfnrun.runtime.in_process import InProcessFunction
 from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT, Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest

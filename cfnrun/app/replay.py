@@ -13,7 +13,7 @@ from cfnrun.model.faults import parse_faults
 from cfnrun.contract.checker import ContractMode
 from cfnrun.history.masking import Masker
 from cfnrun.history.store import HistoryStore, RecordedOperation
-from cfnrun.invoker.events import Observer, OperationCompleted, OperationResult
+from cfnrun.events.operation import Observer, OperationCompleted, OperationResult
 from cfnrun.invoker.payloads import Entrypoint
 from cfnrun.invoker.hook_request_files import load_hook_request_file
 from cfnrun.invoker.request_files import OperationInput, load_request_file

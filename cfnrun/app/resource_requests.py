@@ -24,11 +24,12 @@ from cfnrun.contract.request_rules import check_request
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import caller_credentials
-from cfnrun.invoker.events import ContractChecked, InvocationCompleted, OperationEvent, OperationResult, EndReason
+from cfnrun.events.operation import ContractChecked, InvocationCompleted, OperationEvent, OperationResult
 from cfnrun.invoker.operation import Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import OperationInput
 from cfnrun.model.budgets import Budgets
+from cfnrun.model.endings import EndReason
 from cfnrun.model.identifiers import IdentifierError, identifier_model, identifier_of
 from cfnrun.model.json_patch import PatchError, apply_patch, parse_pointer, touched_paths, validate_patch
 from cfnrun.model.protocol import Action, Credentials, OperationStatus

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from cfnrun.app.invoke import InvokeSettings, PreparedInvoke, ProviderLoadError, make_target, prepare, run_operation
 from cfnrun.contract.checker import ContractMode
-from cfnrun.invoker.events import InvocationCompleted, OperationEvent, OperationResult
+from cfnrun.events.operation import InvocationCompleted, OperationEvent, OperationResult
 from cfnrun.invoker.request_files import OperationInput
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.protocol import Action

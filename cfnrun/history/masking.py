@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Iterable, List, Optional, Set
 
+from cfnrun.events.masking import WriteOnlyMasking
 from cfnrun.model.schema import ResourceSchema
 
 CREDENTIAL_KEYS = ("callerCredentials", "providerCredentials", "credentials")
@@ -13,12 +14,12 @@ SECRET_MASK = "*** masked ***"
 MIN_SCRUBBED_LENGTH = 4  # shorter values are masked where the schema places them, not searched for in text
 
 
-class Masker:
+class Masker(WriteOnlyMasking):
     """Masks writeOnly properties where the schema puts them, and every secret string wherever it shows up
     (a handler that logs its password, a callbackContext that carries it)."""
 
     def __init__(self, schema: ResourceSchema) -> None:
-        self.schema = schema
+        super().__init__(schema)
         self._secrets: Set[str] = set()
 
     def learn(self, models: Iterable[Optional[Dict[str, Any]]], credentials: Iterable[Any] = ()) -> None:
@@ -44,12 +45,6 @@ class Masker:
     def masked_pointers(self, *models: Optional[Dict[str, Any]]) -> List[str]:
         """The writeOnly properties that have a value in ``models``: masked, so a replay cannot send them."""
         return sorted({p for m in models if isinstance(m, dict) for p in self.schema.write_only_properties if self.schema.has_value(m, p)})
-
-    def model(self, model: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
-        return self.schema.mask_write_only(model) if isinstance(model, dict) else model
-
-    def models(self, models: Optional[List[Dict[str, Any]]]) -> Optional[List[Dict[str, Any]]]:
-        return None if models is None else [m for m in (self.model(m) for m in models) if m is not None]
 
     def payload(self, payload: Any) -> Any:
         """A HandlerRequest or sam-tests event without credentials and with writeOnly values masked."""

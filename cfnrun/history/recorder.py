@@ -7,16 +7,16 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from cfnrun.contract.violations import Violation
-from cfnrun.history.codec import Record, encode
-from cfnrun.history.masking import Masker
-from cfnrun.history.store import HistoryStore
-from cfnrun.invoker.events import (
+from cfnrun.events.encoding import Record, encode
+from cfnrun.events.operation import (
     ContractChecked,
     InvocationCompleted,
     OperationCompleted,
     OperationEvent,
     OperationStarted,
 )
+from cfnrun.history.masking import Masker
+from cfnrun.history.store import HistoryStore
 from cfnrun.model.budgets import Budget
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.hook_protocol import parse_hook_progress_event

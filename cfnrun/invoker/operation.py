@@ -17,7 +17,7 @@ from cfnrun.invoker.choices import DEFAULT_STALL_LIMIT
 from cfnrun.invoker.clock import RealClock
 from cfnrun.contract.checker import ContractChecker
 from cfnrun.contract.violations import Violation
-from cfnrun.invoker.events import (
+from cfnrun.events.operation import (
     ContractChecked,
     EndReason,
     InvocationCompleted,

@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import codecs
 import time
-from typing import Callable, List, Optional
+from typing import Callable, List
 
-from cfnrun.invoker.events import InvocationOutput, InvocationRunning, OperationEvent
+from cfnrun.events.operation import InvocationOutput, InvocationRunning, OperationEvent
 from cfnrun.runtime.logs import HEAD_LIMIT, OUTPUT_TAP
 
 RUNNING_TICK_S = 1.0
@@ -57,10 +57,3 @@ class RunningCall:
     def stop(self) -> None:
         self._handle.cancel()
         OUTPUT_TAP.reset(self._token)
-
-
-def not_yet_shown(logs: str, streamed: Optional[str]) -> str:
-    """The part of a call's logs not yet shown live."""
-    if streamed and logs.startswith(streamed):
-        return logs[len(streamed):]
-    return logs

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Dict, List, Optional, TextIO
 
-from cfnrun.invoker.events import (
+from cfnrun.events.operation import (
     ContractChecked,
     InvocationCompleted,
     InvocationOutput,
@@ -16,8 +16,8 @@ from cfnrun.invoker.events import (
     Retrying,
     Waiting,
     WaitTick,
+    not_yet_shown,
 )
-from cfnrun.invoker.running_call import not_yet_shown
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.model.hook_protocol import describe_annotation, hook_annotations
 from cfnrun.model.schema import ResourceSchema

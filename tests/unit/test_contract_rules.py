@@ -15,7 +15,7 @@ from test_contract import CASES, RULEBREAKER, SCHEMA
 from cfnrun.contract.checker import ContractChecker
 from cfnrun.contract.violations import ALL_RULES
 from cfnrun.invoker.clock import VirtualClock
-from cfnrun.invoker.events import OperationResult
+from cfnrun.events.operation import OperationResult
 from cfnrun.invoker.operation import Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import OperationInput

@@ -8,7 +8,8 @@ from typing import Any, Dict, List, Optional
 from fakes import FakeTarget, InstantClock, Script, Takes, error_outcome, request, schema
 
 from cfnrun.invoker.clock import VirtualClock
-from cfnrun.invoker.events import EndReason, OperationEvent, OperationResult, Waiting, WaitTick
+from cfnrun.events.operation import OperationEvent, OperationResult, Waiting, WaitTick
+from cfnrun.model.endings import EndReason
 from cfnrun.invoker.operation import EMPTY_INTERNAL_FAILURE_HINT, Operation
 from cfnrun.model.endings import PAGINATION_LOOP_HINT
 from cfnrun.model.budgets import Budgets
@@ -165,9 +166,9 @@ def test_a_pipe_gets_one_waiting_line_per_wait() -> None:
 
 
 def test_the_status_is_an_enum_and_every_view_writes_its_value() -> None:
-    from cfnrun.history.codec import decode_result, encode
-    from cfnrun.history.masking import Masker
-    from cfnrun.invoker.events import OperationCompleted
+    from cfnrun.events.encoding import decode, encode
+    from cfnrun.events.masking import WriteOnlyMasking
+    from cfnrun.events.operation import OperationCompleted
     from cfnrun.model.protocol import OperationStatus
     from cfnrun.ui.ndjson import NdjsonRenderer
 
@@ -179,6 +180,7 @@ def test_the_status_is_an_enum_and_every_view_writes_its_value() -> None:
     assert result.status is OperationStatus.SUCCESS and result.succeeded
     assert '"status": "SUCCESS"' in lines.getvalue().splitlines()[-1]
     assert "SUCCESS CREATE" in timeline.getvalue() and "OperationStatus" not in timeline.getvalue()
-    record = encode(OperationCompleted(result), Masker(schema()))
+    record = encode(OperationCompleted(result), WriteOnlyMasking(schema()))
     assert record is not None and record["status"] == "SUCCESS"
-    assert decode_result(record).status is OperationStatus.SUCCESS
+    decoded = decode(record)
+    assert isinstance(decoded, OperationCompleted) and decoded.result.status is OperationStatus.SUCCESS

@@ -9,7 +9,8 @@ import pytest
 from fakes import FakeTarget, Script, request, schema
 
 from cfnrun.invoker.clock import VirtualClock
-from cfnrun.invoker.events import EndReason, OperationEvent, Retrying
+from cfnrun.events.operation import OperationEvent, Retrying
+from cfnrun.model.endings import EndReason
 from cfnrun.invoker.operation import Operation
 from cfnrun.invoker.retries import NO_RETRY, RetryPolicy
 from cfnrun.model.budgets import Budgets

@@ -1,4 +1,8 @@
-"""What an operation reports while it runs, for renderers and checkers to observe."""
+"""What an operation reports while it runs: the events renderers, the history and checkers observe.
+
+They live below the feature packages (invoker emits them; ui, history and app read them),
+so a reader of events never has to import the code that produces them.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -46,6 +50,13 @@ class InvocationOutput:
 
     number: int
     text: str
+
+
+def not_yet_shown(logs: str, streamed: Optional[str]) -> str:
+    """The part of a call's logs (its InvocationCompleted) that its InvocationOutput events did not carry."""
+    if streamed and logs.startswith(streamed):
+        return logs[len(streamed):]
+    return logs
 
 
 @dataclass
