@@ -95,7 +95,7 @@ def _check_known(text: str, service: str, operation: str) -> None:
     if operations is None:
         return  # botocore's models are not where we can read them: the worker matches as written
     if not operations:
-        raise CfnrunError(f"--inject {text!r}: botocore knows no service {service!r} (the name boto3.client() takes, e.g. ssm, s3)")
+        raise CfnrunError(f"--inject {text!r}: botocore knows no service {service!r} (the name boto3.client() takes, e.g. ssm, or its serviceId hyphenated)")
     if operation != "*" and operation not in operations:
         raise CfnrunError(f"--inject {text!r}: {service} has no operation {operation!r} (API names such as PutParameter)")
 
@@ -104,20 +104,58 @@ def _check_known(text: str, service: str, operation: str) -> None:
 def _operations(service: str) -> Optional[FrozenSet[str]]:
     """The operations of ``service`` in botocore's own models (empty for an unknown service; None if unreadable).
 
-    Read from the files, not through botocore's loader: only a run with ``--inject`` pays, and it pays one file.
+    Read from the files, not through botocore's loader: only a run with ``--inject`` pays, and it pays one
+    file, unless the rule names the service by its hyphenated serviceId (``application-auto-scaling``),
+    which takes a look at the start of each model.
     """
+    data = _botocore_data()
+    if data is None:
+        return None
+    model = _newest_model(data / service) or _model_by_service_id(data, service)
+    if model is None:
+        return frozenset()
+    try:
+        return frozenset(json.loads(_read_model(model)).get("operations", {}))
+    except (OSError, ValueError, EOFError):
+        return None
+
+
+def _botocore_data() -> Optional[Path]:
     found = importlib.util.find_spec("botocore")
     if found is None or not found.submodule_search_locations:
         return None
-    versions = sorted(Path(next(iter(found.submodule_search_locations)), "data", service).glob("*/service-2.json*"))
-    if not versions:
-        return frozenset()
-    model = versions[-1]  # the newest API version
-    try:
-        text = gzip.decompress(model.read_bytes()) if model.suffix == ".gz" else model.read_bytes()
-        return frozenset(json.loads(text).get("operations", {}))
-    except (OSError, ValueError):
-        return None
+    return Path(next(iter(found.submodule_search_locations)), "data")
+
+
+def _newest_model(folder: Path) -> Optional[Path]:
+    versions = sorted(folder.glob("*/service-2.json*"))
+    return versions[-1] if versions else None
+
+
+def _read_model(model: Path, size: int = -1) -> bytes:
+    if model.suffix != ".gz":
+        with model.open("rb") as plain:
+            return plain.read(size)
+    with gzip.open(model, "rb") as packed:
+        return packed.read(size)
+
+
+_SERVICE_ID = re.compile(rb'"serviceId"\s*:\s*"([^"]+)"')
+
+
+def _model_by_service_id(data: Path, service: str) -> Optional[Path]:
+    """The model whose serviceId, hyphenated as the fault hook matches it, is ``service``."""
+    for folder in data.iterdir():
+        model = _newest_model(folder)
+        if model is None:
+            continue
+        try:
+            found = _SERVICE_ID.search(_read_model(model, 4096))  # the metadata comes first
+        except (OSError, EOFError):
+            continue
+        if found and found.group(1).decode().replace(" ", "-").lower() == service:
+            return model
+    return None
 
 
 def parse_faults(texts: Iterable[str]) -> "tuple[FaultRule, ...]":
