@@ -214,12 +214,17 @@ def test_missing_models_py_says_run_cfn_generate(fresh: Path) -> None:
     assert_usage_error(run, "ImportModuleError", "run 'cfn generate'")
 
 
-# -- 5. the README's recipes, as written --------------------------------------------------------------
+# -- 5. the recipes of README.md and docs/, as written -------------------------------------------------
 
 
 def _readme_line(prefix: str) -> str:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    return next(line.split("  #")[0].strip() for line in readme.splitlines() if line.startswith(prefix))
+    """The first line of README.md, then of the docs pages, that starts with prefix (a trailing comment cut)."""
+    root = Path(__file__).resolve().parents[1]
+    for page in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]:
+        for line in page.read_text().splitlines():
+            if line.startswith(prefix):
+                return line.split("  #")[0].strip()
+    raise AssertionError(f"no line of README.md or docs/ starts with {prefix!r}")
 
 
 def _no_aws_configuration(tmp_path: Path) -> dict:
@@ -252,7 +257,7 @@ def test_offline_cfn_invoke_needs_no_exported_credentials(fresh: Path, serve: Ca
     # cfn invoke insists on both keys
     (fresh / "req.json").write_text(json.dumps({"desiredResourceState": {"TPSCode": "ABC123456"}, "previousResourceState": None}))
     server = serve(fresh, "--sts-standin")
-    recipe = _readme_line("(`python -m cfnrun.app.cfn_offline").strip("(`").split("`")[0]
+    recipe = _readme_line("python -m cfnrun.app.cfn_offline")
     args = recipe.replace("URL", server.url).replace("CREATE requests/create.json", "READ req.json").split()
     completed = subprocess.run([sys.executable, *args[1:]], cwd=fresh, env=_no_aws_configuration(tmp_path),
                                capture_output=True, text=True, timeout=120)

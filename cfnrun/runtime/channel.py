@@ -6,7 +6,7 @@ to whoever awaits it, with no stream layer in between. ``receive`` first tries t
 at once, since a fast handler has usually answered by the time ``send`` returns; then a
 warm call costs one write and one read and no trip through the event loop. A socket pair
 rather than two pipes: one fd for both directions, and on the development VM a cheaper
-wakeup of the worker (README, "Speed").
+wakeup of the worker (docs/performance.md, "Where the time goes").
 """
 from __future__ import annotations
 
