@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, List
 
-from conftest import ServerProcess, cfnrun, result_of, violations_of
+from conftest import LOCAL_STATE, ROOT, SAMPLES, ServerProcess, cfnrun, result_of, violations_of
 from test_cloudcontrol import FAST, NOTE, cloudcontrol
 
 CONCURRENT_CREATES = 200
@@ -32,10 +33,20 @@ def test_note_store_loses_no_create_from_concurrent_workers(sample: Callable[[st
     assert {description["Identifier"] for page in pages for description in page["ResourceDescriptions"]} == identifiers
 
 
-def test_the_quick_start_round_trip_runs_again_and_again(sample: Callable[[str], Path]) -> None:
-    project = sample("cluster")
-    for _ in range(2):  # CREATE the "demo" cluster, then DELETE it by its Name: the next run starts clean
-        for action, request in (("CREATE", "requests/create.json"), ("DELETE", "requests/delete.json")):
-            run = cfnrun("invoke", action, request, "--json", "--virtual-clock", cwd=project)
+def _quick_start() -> List[List[str]]:
+    """The cfnrun commands of README's first command, after its install steps."""
+    readme = (ROOT / "README.md").read_text()
+    first = next(line for line in readme.splitlines() if line.startswith("python3 -m venv") and "cfnrun invoke" in line)
+    commands = [part.strip().split() for part in first.split("&&")]
+    return [command[1:] for command in commands if command[0] == "cfnrun"]
+
+
+def test_the_readme_quick_start_runs_again_and_again(tmp_path: Path) -> None:
+    shutil.copytree(SAMPLES / "cluster", tmp_path / "samples" / "cluster", ignore=LOCAL_STATE)
+    commands = _quick_start()
+    assert [command[:2] for command in commands] == [["invoke", "CREATE"], ["invoke", "DELETE"]]
+    for _ in range(2):  # the DELETE leaves the sample's store as the CREATE found it
+        for command in commands:
+            run = cfnrun(*command, "--json", "--virtual-clock", cwd=tmp_path)
             assert run.returncode == 0, run.stdout + run.stderr
             assert result_of(run)["status"] == "SUCCESS" and not violations_of(run)
