@@ -62,8 +62,7 @@ class Budgets:
         contract = MUTATING_BUDGET_S if action.is_mutating else READ_LIST_BUDGET_S
         budget = Budget(
             contract * self.time_scale,
-            f"the handler contract's {contract:g} s response budget for {action.value}"
-            + (f" scaled by --time-scale {self.time_scale:g}" if self.time_scale != 1.0 else ""),
+            f"the handler contract's {contract:g} s response budget for {action.value}" + self._scaled(),
             BudgetKind.CONTRACT,
         )
         if function_timeout_s is not None and function_timeout_s * self.time_scale < budget.seconds:
@@ -80,6 +79,9 @@ class Budgets:
             return Budget(self.invocation_timeout_s, "--invocation-timeout", BudgetKind.OVERRIDE)
         return self._function_timeout(timeout)
 
+    def _scaled(self) -> str:
+        return f" scaled by --time-scale {self.time_scale:g}" if self.time_scale != 1.0 else ""
+
     def _function_timeout(self, seconds: float) -> Budget:
         return Budget(seconds * self.time_scale, "the function's Timeout in template.yml", BudgetKind.FUNCTION_TIMEOUT)
 
@@ -88,10 +90,17 @@ class Budgets:
         if self.operation_timeout_s is not None:
             return Budget(self.operation_timeout_s, "--operation-timeout", BudgetKind.OVERRIDE)
         minutes = schema.timeout_minutes(action)
+        declared = "timeoutInMinutes" in (schema.handler(action) or {})
+        if action.is_hook and not declared:  # a hook's handlers take only targetNames and permissions: no key to name
+            return Budget(
+                minutes * 60.0 * self.time_scale,
+                "cfnrun's limit for a hook invocation point (hook schemas set no timeoutInMinutes)" + self._scaled(),
+                BudgetKind.SCHEMA,
+                default=True,
+            )
         return Budget(
             minutes * 60.0 * self.time_scale,
-            f"handlers.{action.schema_handler}.timeoutInMinutes = {minutes}"
-            + (f" scaled by --time-scale {self.time_scale:g}" if self.time_scale != 1.0 else ""),
+            f"handlers.{action.schema_handler}.timeoutInMinutes = {minutes}" + self._scaled(),
             BudgetKind.SCHEMA,
-            default="timeoutInMinutes" not in (schema.handler(action) or {}),
+            default=not declared,
         )

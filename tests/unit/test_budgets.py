@@ -16,6 +16,8 @@ def test_defaults_are_the_contracts_numbers() -> None:
     assert budgets.operation(Action.CREATE, schema({"create": {"timeoutInMinutes": 5}})).seconds == 300
     assert budgets.invocation(Action.READ).describe() == "the handler contract's 30 s response budget for READ (30 s)"
     assert budgets.operation(Action.CREATE, schema()).describe() == "handlers.create.timeoutInMinutes = 120 (default, 120 min)"
+    hook = budgets.operation(Action.UPDATE_PRE_PROVISION, schema())
+    assert (hook.seconds, hook.default) == (120 * 60, True) and "timeoutInMinutes =" not in hook.describe()  # no such key for hooks
     declared = schema({"create": {"timeoutInMinutes": 120}})
     assert budgets.operation(Action.CREATE, declared).describe() == "handlers.create.timeoutInMinutes = 120 (120 min)"
 
