@@ -24,7 +24,7 @@ from typing import Any, Callable, List, Optional, Sequence
 from cfnrun.model.faults import FaultRule
 from cfnrun.model.project import Project
 from cfnrun.model.template import FunctionSpec
-from cfnrun.runtime import worker as sandbox
+from cfnrun.runtime.worker import start_worker as sandbox
 from cfnrun.runtime.environment import lambda_environment
 from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind

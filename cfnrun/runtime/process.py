@@ -19,7 +19,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Protocol
 
-from cfnrun.runtime import worker as worker_script
+from cfnrun.runtime.worker import start_worker as worker_script
 from cfnrun.runtime.channel import ChannelClosed, FrameChannel
 from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.logs import OUTPUT_TAP, LogPipe

@@ -11,7 +11,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from cfnrun.model.faults import faults_variable, parse_faults
-from cfnrun.runtime import worker
+from cfnrun.runtime.worker import start_worker as worker
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from cfnrun.runtime import worker
-from cfnrun.runtime.worker import HandlerHost, InitError, LambdaContext
+from cfnrun.runtime.worker import start_worker as worker
+from cfnrun.runtime.worker.start_worker import HandlerHost, InitError, LambdaContext
 
 IDENTITY = worker.sandbox_identity("Fn", worker.function_arn("eu-west-1", "111122223333", "Fn"), 256, "stream")
 

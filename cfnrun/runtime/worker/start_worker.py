@@ -40,6 +40,8 @@ import time
 import traceback
 from typing import Any, BinaryIO, Callable, Dict, List, Optional, Set, TextIO, Tuple
 
+from .code_imports import CodeFolderImports
+
 FRAME_HEADER = struct.Struct(">I")
 # Exit status of a worker whose handler closed or replaced the request/reply channel's fd:
 # no reply can leave, so the parent explains the death by this status.
@@ -367,8 +369,8 @@ def function_error(error: BaseException) -> Dict[str, Any]:
 
 
 def _sibling(name: str) -> Any:
-    """Load ``name``.py from next to this file by its path: the provider's interpreter may not have cfnrun installed."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    """Load ``name``.py from next to this package by its path: the provider's interpreter may not have cfnrun installed."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), f"{name}.py")
     spec = importlib.util.spec_from_file_location(f"cfnrun_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -401,7 +403,7 @@ class HandlerHost:
         self.dependencies: List[str] = []  # modules the load imported from outside the code folder
         self._request_ids = configure_logging(log_level, log_stream)
         self.faults = install_faults(os.environ.get("CFNRUN_INJECT"))
-        self._imports = _sibling("code_imports").CodeFolderImports(self.code_dir)
+        self._imports = CodeFolderImports(self.code_dir)
         self._imports.install()  # a reload runs the code as saved, even two saves within one second
 
     def release(self) -> None:

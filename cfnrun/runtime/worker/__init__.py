@@ -1,0 +1,1 @@
+"""The worker: what runs in the provider's interpreter (placeholder, split follows)."""
