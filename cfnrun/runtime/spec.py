@@ -61,7 +61,7 @@ class WorkerSpec:
 
     @property
     def function_arn(self) -> str:
-        from cfnrun.runtime.worker.start_worker import function_arn  # the worker's own module: loaded once the worker is on its way
+        from cfnrun.runtime.worker.lambda_context import function_arn  # the worker's own module: loaded once the worker is on its way
 
         return function_arn(self.region, self.account_id, self.function_name)
 
@@ -154,7 +154,8 @@ def new_log_stream_name() -> str:
 
 def load_frame(spec: WorkerSpec, log_stream_name: str) -> bytes:
     """The frame that tells a started worker to import its handler, with the identity its context reports."""
-    from cfnrun.runtime.worker import start_worker as worker_script  # the worker's module: loaded once the worker is on its way
+    from cfnrun.runtime.worker.lambda_context import sandbox_identity  # the worker's own modules: loaded once the worker is on its way
+    from cfnrun.runtime.worker.protocol import encode_frame
 
-    identity = worker_script.sandbox_identity(spec.function_name, spec.function_arn, spec.memory_mb, log_stream_name)
-    return worker_script.encode_frame({"type": "load", "handler": spec.handler, "identity": identity})
+    identity = sandbox_identity(spec.function_name, spec.function_arn, spec.memory_mb, log_stream_name)
+    return encode_frame({"type": "load", "handler": spec.handler, "identity": identity})
