@@ -5,7 +5,7 @@ frame on the worker's socket, awaits the reply frame with a deadline, and
 collects the worker's log pipe in the background. However a worker ends (crash, deadline, memory,
 reload, shutdown) its sandbox is torn down: the worker, its process group and every process that
 carries its marker (``sandbox.py``), so nothing it started outlives it. A worker also dies with
-this process (``worker._die_with_parent``).
+this process (``worker/lifeline.py``).
 """
 from __future__ import annotations
 
