@@ -25,12 +25,14 @@ WORKER_SCRIPT = (Path(__file__).parent / "worker" / "start_worker.py").resolve()
 # each time: ~10 ms of every worker's start), as a package of its own name, ``cfnrun_worker``, whose
 # modules import each other relatively: the provider's interpreter may not have cfnrun installed, and
 # none of the worker's module names can hide a provider's own. Drops the '' that -c put first on
-# sys.path: the provider sees neither the current folder nor cfnrun's.
+# sys.path: the provider sees neither the current folder nor cfnrun's. The entry module's path, the
+# argument after the code, is what names a worker (and a zygote) in ps and /proc/PID/cmdline.
 _LAUNCH = (
     "import sys, os, importlib, importlib.util as u\n"
     "script = sys.argv[1]; folder = os.path.dirname(script)\n"
     "if sys.path and sys.path[0] == '': del sys.path[0]\n"  # not there under PYTHONSAFEPATH
-    "spec = u.spec_from_file_location('cfnrun_worker', os.path.join(folder, '__init__.py'), submodule_search_locations=[folder])\n"
+    "init = os.path.join(folder, '__init__.py')\n"
+    "spec = u.spec_from_file_location('cfnrun_worker', init, submodule_search_locations=[folder])\n"
     "sys.modules['cfnrun_worker'] = package = u.module_from_spec(spec); spec.loader.exec_module(package)\n"
     "worker = importlib.import_module('cfnrun_worker.' + os.path.basename(script)[:-3]); sys.exit(worker.main(sys.argv))"
 )
@@ -61,7 +63,7 @@ class WorkerSpec:
 
     @property
     def function_arn(self) -> str:
-        from cfnrun.runtime.worker.lambda_context import function_arn  # the worker's own module: loaded once the worker is on its way
+        from cfnrun.runtime.worker.lambda_context import function_arn  # the worker's: loaded once the worker is on its way
 
         return function_arn(self.region, self.account_id, self.function_name)
 
@@ -154,7 +156,7 @@ def new_log_stream_name() -> str:
 
 def load_frame(spec: WorkerSpec, log_stream_name: str) -> bytes:
     """The frame that tells a started worker to import its handler, with the identity its context reports."""
-    from cfnrun.runtime.worker.lambda_context import sandbox_identity  # the worker's own modules: loaded once the worker is on its way
+    from cfnrun.runtime.worker.lambda_context import sandbox_identity  # the worker's: loaded once the worker is on its way
     from cfnrun.runtime.worker.protocol import encode_frame
 
     identity = sandbox_identity(spec.function_name, spec.function_arn, spec.memory_mb, log_stream_name)

@@ -5,7 +5,7 @@ installed: its modules import the standard library and each other (relatively), 
 so cfnrun's own dependencies never enter the provider's module namespace. ``runtime/spec.py``
 launches it from cached bytecode as the package ``cfnrun_worker``, whose folder is not on
 ``sys.path``: none of these module names can hide a provider's own ``channel.py`` or ``host.py``.
-cfnrun itself imports ``protocol``, ``lambda_context`` and (for ``--in-process``) ``host``.
+cfnrun itself imports ``protocol`` and ``lambda_context``; ``--in-process`` also ``host`` and ``loading``.
 
 The parent sets up three channels before the worker starts:
   * fd 0, one end of a Unix socket pair: requests in, replies out, as length-prefixed JSON frames;
