@@ -17,7 +17,7 @@ from collections import deque
 from typing import Any, Deque, Dict, Optional, Union
 
 from cfnrun.runtime.fd_reads import read_ready
-from cfnrun.runtime.worker import FRAME_HEADER
+from cfnrun.runtime.worker.protocol import FRAME_HEADER
 
 Frame = Dict[str, Any]
 

@@ -24,11 +24,13 @@ from typing import Any, Callable, List, Optional, Sequence
 from cfnrun.model.faults import FaultRule
 from cfnrun.model.project import Project
 from cfnrun.model.template import FunctionSpec
-from cfnrun.runtime import worker as sandbox
 from cfnrun.runtime.environment import lambda_environment
 from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.process import WorkerInitError
+from cfnrun.runtime.worker.host import HandlerHost
+from cfnrun.runtime.worker.lambda_context import LambdaContext, deadline_ms, function_arn, sandbox_identity
+from cfnrun.runtime.worker.loading import InitError
 
 IDE_DEBUGGERS = ("pydevd", "debugpy")
 
@@ -94,14 +96,14 @@ class InProcessFunction:
     ) -> None:
         self.function = function
         name = function.function_name or function.logical_id
-        arn = sandbox.function_arn(region, account_id, name)
-        self._identity = sandbox.sandbox_identity(name, arn, function.memory_mb, "cfnrun/in-process")
+        arn = function_arn(region, account_id, name)
+        self._identity = sandbox_identity(name, arn, function.memory_mb, "cfnrun/in-process")
         self._saved: Optional[_ProcessState] = _ProcessState()
         os.environ.update(lambda_environment(project, function, region, log_level, base={}, aws_endpoint=aws_endpoint, faults=faults))
         os.chdir(project.root)
         if str(project.code_dir) not in sys.path:
             sys.path.insert(0, str(project.code_dir))
-        self._host = sandbox.HandlerHost(str(project.code_dir), log_level, sys.stderr)
+        self._host = HandlerHost(str(project.code_dir), log_level, sys.stderr)
         self._debugger = _DebuggerWatch()
         sys.breakpointhook = self._debugger.hook
 
@@ -129,7 +131,7 @@ class InProcessFunction:
         """Import the handler; raises WorkerInitError like a worker would report it."""
         try:
             self._host.load(self.function.handler)
-        except sandbox.InitError as error:
+        except InitError as error:
             raise WorkerInitError(LambdaError.from_wire(error.details), "") from None
 
     async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
@@ -139,7 +141,7 @@ class InProcessFunction:
                 self.load()
             except WorkerInitError as failed:
                 return InvocationOutcome(OutcomeKind.INIT_ERROR, request_id, 0.0, error=failed.error)
-        context = sandbox.LambdaContext(self._identity, request_id, sandbox.deadline_ms(timeout_s))
+        context = LambdaContext(self._identity, request_id, deadline_ms(timeout_s))
         self._debugger.breakpoint_called = False
         debugger_before = self._debugger.present()
         started = time.perf_counter()

@@ -2,8 +2,8 @@
 
 Workers, in-process mode and a Lambda Invoke API all produce this body as JSON; the parent
 parses it once, here, and everything above reads fields, not dictionary keys. ``wire()`` gives
-the body back (for NDJSON, history and serve's answers). ``worker.py`` keeps writing plain
-dicts: it runs under any interpreter and imports nothing of cfnrun.
+the body back (for NDJSON, history and serve's answers). The worker package keeps writing
+plain dicts: it runs under any interpreter and imports nothing of cfnrun.
 """
 from __future__ import annotations
 

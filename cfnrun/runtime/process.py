@@ -5,7 +5,7 @@ frame on the worker's socket, awaits the reply frame with a deadline, and
 collects the worker's log pipe in the background. However a worker ends (crash, deadline, memory,
 reload, shutdown) its sandbox is torn down: the worker, its process group and every process that
 carries its marker (``sandbox.py``), so nothing it started outlives it. A worker also dies with
-this process (``worker._die_with_parent``).
+this process (``worker/lifeline.py``).
 """
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Protocol
 
-from cfnrun.runtime import worker as worker_script
 from cfnrun.runtime.channel import ChannelClosed, FrameChannel
 from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.logs import OUTPUT_TAP, LogPipe
@@ -28,6 +27,8 @@ from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.sandbox import kill_group, kill_marked
 from cfnrun.runtime import spec as specs
 from cfnrun.runtime.spec import SandboxEnds, WorkerSpec
+from cfnrun.runtime.worker import protocol
+from cfnrun.runtime.worker.lambda_context import deadline_ms
 
 if TYPE_CHECKING:
     from cfnrun.runtime.zygote import Zygote
@@ -53,7 +54,7 @@ def describe_exit(returncode: Optional[int]) -> str:
         except ValueError:
             name = f"signal {-returncode}"
         return f"worker process was killed by {name}"
-    if returncode == worker_script.EXIT_CHANNEL_LOST:
+    if returncode == protocol.EXIT_CHANNEL_LOST:
         return "the handler closed or replaced the worker's request channel (its socket fd); the worker exited"
     return f"worker process exited with status {returncode}"
 
@@ -199,7 +200,7 @@ class WorkerProcess:
 
     async def preload(self, modules: List[str]) -> None:
         """Import the provider's dependencies now, so a later ``load`` only imports its code."""
-        self._channel.send(worker_script.encode_frame({"type": "preload", "modules": modules}))
+        self._channel.send(protocol.encode_frame({"type": "preload", "modules": modules}))
         await self._startup_reply("preloading dependencies")
 
     def start_loading(self) -> None:
@@ -247,11 +248,11 @@ class WorkerProcess:
         request_id = request_id or str(uuid.uuid4())
         invocation_id = next(self._ids)
         started = time.perf_counter()
-        frame = worker_script.encode_call(
+        frame = protocol.encode_call(
             invocation_id,
             request_id,
-            worker_script.deadline_ms(timeout_s),
-            event_json if event_json is not None else worker_script.encode_json(event),
+            deadline_ms(timeout_s),
+            event_json if event_json is not None else protocol.encode_json(event),
         )
 
         def elapsed() -> float:

@@ -20,21 +20,26 @@ from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime.environment import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, lambda_environment
 from cfnrun.runtime.sandbox import MARKER, new_marker
 
-WORKER_SCRIPT = (Path(__file__).parent / "worker.py").resolve()
-# Runs worker.py from its cached bytecode (a script named on the command line is compiled afresh each
-# time: ~10 ms of every worker's start), under a name of its own, and drops the '' that -c put first
-# on sys.path: the provider sees neither the current folder nor cfnrun's.
+WORKER_SCRIPT = (Path(__file__).parent / "worker" / "start_worker.py").resolve()
+# Runs the worker package from its cached bytecode (a script named on the command line is compiled afresh
+# each time: ~10 ms of every worker's start), as a package of its own name, ``cfnrun_worker``, whose
+# modules import each other relatively: the provider's interpreter may not have cfnrun installed, and
+# none of the worker's module names can hide a provider's own. Drops the '' that -c put first on
+# sys.path: the provider sees neither the current folder nor cfnrun's. The entry module's path, the
+# argument after the code, is what names a worker (and a zygote) in ps and /proc/PID/cmdline.
 _LAUNCH = (
-    "import sys, importlib.util as u\n"
-    "path = sys.argv[1]\n"
+    "import sys, os, importlib, importlib.util as u\n"
+    "script = sys.argv[1]; folder = os.path.dirname(script)\n"
     "if sys.path and sys.path[0] == '': del sys.path[0]\n"  # not there under PYTHONSAFEPATH
-    "spec = u.spec_from_file_location('cfnrun_worker', path); worker = u.module_from_spec(spec)\n"
-    "spec.loader.exec_module(worker); sys.exit(worker.main(sys.argv))"
+    "init = os.path.join(folder, '__init__.py')\n"
+    "spec = u.spec_from_file_location('cfnrun_worker', init, submodule_search_locations=[folder])\n"
+    "sys.modules['cfnrun_worker'] = package = u.module_from_spec(spec); spec.loader.exec_module(package)\n"
+    "worker = importlib.import_module('cfnrun_worker.' + os.path.basename(script)[:-3]); sys.exit(worker.main(sys.argv))"
 )
 
 
 def worker_launch(python: str) -> List[str]:
-    """The start of a worker's (or a zygote's) command line: the interpreter running worker.py, unbuffered."""
+    """The start of a worker's (or a zygote's) command line: the interpreter running the worker package, unbuffered."""
     return [python, "-u", "-c", _LAUNCH, str(WORKER_SCRIPT)]
 
 
@@ -58,7 +63,7 @@ class WorkerSpec:
 
     @property
     def function_arn(self) -> str:
-        from cfnrun.runtime.worker import function_arn  # the worker's own module: loaded once the worker is on its way
+        from cfnrun.runtime.worker.lambda_context import function_arn  # the worker's: loaded once the worker is on its way
 
         return function_arn(self.region, self.account_id, self.function_name)
 
@@ -151,7 +156,8 @@ def new_log_stream_name() -> str:
 
 def load_frame(spec: WorkerSpec, log_stream_name: str) -> bytes:
     """The frame that tells a started worker to import its handler, with the identity its context reports."""
-    from cfnrun.runtime import worker as worker_script  # the worker's module: loaded once the worker is on its way
+    from cfnrun.runtime.worker.lambda_context import sandbox_identity  # the worker's: loaded once the worker is on its way
+    from cfnrun.runtime.worker.protocol import encode_frame
 
-    identity = worker_script.sandbox_identity(spec.function_name, spec.function_arn, spec.memory_mb, log_stream_name)
-    return worker_script.encode_frame({"type": "load", "handler": spec.handler, "identity": identity})
+    identity = sandbox_identity(spec.function_name, spec.function_arn, spec.memory_mb, log_stream_name)
+    return encode_frame({"type": "load", "handler": spec.handler, "identity": identity})

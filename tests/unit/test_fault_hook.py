@@ -11,7 +11,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from cfnrun.model.faults import faults_variable, parse_faults
-from cfnrun.runtime import worker
+from cfnrun.runtime.worker.faults import install_faults
 
 
 @pytest.fixture
@@ -19,7 +19,7 @@ def inject(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     installed = []
 
     def install(*rules: str) -> Any:
-        faults = worker.install_faults(faults_variable(parse_faults(rules)))
+        faults = install_faults(faults_variable(parse_faults(rules)))
         installed.append(faults)
         return faults
 

@@ -12,10 +12,12 @@ from typing import Any, Iterator
 
 import pytest
 
-from cfnrun.runtime import worker
-from cfnrun.runtime.worker import HandlerHost, InitError, LambdaContext
+from cfnrun.runtime.worker.host import HandlerHost
+from cfnrun.runtime.worker.lambda_context import LambdaContext, deadline_ms, function_arn, sandbox_identity
+from cfnrun.runtime.worker.loading import InitError
+from cfnrun.runtime.worker.protocol import encode_reply
 
-IDENTITY = worker.sandbox_identity("Fn", worker.function_arn("eu-west-1", "111122223333", "Fn"), 256, "stream")
+IDENTITY = sandbox_identity("Fn", function_arn("eu-west-1", "111122223333", "Fn"), 256, "stream")
 
 
 @pytest.fixture
@@ -41,7 +43,7 @@ def write(folder: Path, name: str, source: str) -> None:
 
 
 def context() -> LambdaContext:
-    return LambdaContext(IDENTITY, "req-1", worker.deadline_ms(5))
+    return LambdaContext(IDENTITY, "req-1", deadline_ms(5))
 
 
 @pytest.mark.parametrize(
@@ -89,7 +91,7 @@ def test_call_answers_result_error_or_marshal_error(code_dir: Path) -> None:
     assert any("answers.py" in frame for frame in error["stackTrace"]) and not any("worker.py" in f for f in error["stackTrace"])
     kind, body = host.call("set", context())
     assert kind == "error" and json.loads(body)["errorType"] == "Runtime.MarshalError"
-    assert worker.encode_reply(7, kind, body).endswith(b'"id":7,"error":' + body + b"}")
+    assert encode_reply(7, kind, body).endswith(b'"id":7,"error":' + body + b"}")
 
 
 def test_sys_exit_is_left_to_the_caller(code_dir: Path) -> None:

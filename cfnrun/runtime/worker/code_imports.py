@@ -6,8 +6,7 @@ reload as the old code. For files in the code folder, ``SourceHashedLoader`` reu
 bytecode only when it was compiled from the same bytes: it writes PEP 552 checked-hash pycs
 (which Python's own loader validates by hash too) and compares the source's hash before use.
 
-Runs in the worker, in the provider's interpreter: standard library only (``worker.py``
-loads this file by its path, as it loads ``fault_hook.py``).
+Runs in the worker, in the provider's interpreter (``host.py`` installs it): standard library only.
 """
 from __future__ import annotations
 

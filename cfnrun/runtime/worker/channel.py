@@ -1,0 +1,106 @@
+"""The fds a worker starts with, as the parent set them: the channel on fd 0, the log pipe on fds 1 and 2.
+
+The channel moves to a private fd at once, so the handler's own reads of stdin see nothing;
+``sys.stdout`` and ``sys.stderr`` both write straight to the log pipe, so the parent sees
+print(), logging, C-level writes and crash dumps in the order they happened. A handler that
+closes or replaces either retires its worker (``Channel.usable``, ``LogFds.broken``).
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import socket
+import sys
+from typing import Any, BinaryIO, Dict, List, Optional, Tuple
+
+from .protocol import FRAME_HEADER
+
+
+class ChannelDisabled(Exception):
+    """This process is a fork of the worker: only the worker itself may use the channel."""
+
+
+def fd_identity(fd: int) -> Optional[Tuple[int, int]]:
+    """What an fd refers to (device, inode); None when it is closed."""
+    try:
+        status = os.fstat(fd)
+    except OSError:
+        return None
+    return (status.st_dev, status.st_ino)
+
+
+class Channel:
+    """The worker's end of the request/reply socket (blocking).
+
+    Only the worker process itself talks on it. A handler that forks leaves a child
+    holding a copy of the socket; in that child the channel is disabled at once (its fd
+    closed), so the child can neither take the next request nor send a reply frame.
+    """
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._requests: BinaryIO = sock.makefile("rb")  # buffered: a read returns all it asked for
+        self.owner = os.getpid()
+        self.identity = fd_identity(sock.fileno())
+        os.register_at_fork(after_in_child=self._disable)
+
+    @property
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def _disable(self) -> None:
+        if os.getpid() == self.owner:
+            return
+        fd = self._sock.fileno()
+        self._sock.detach()  # the fd's number may be reused later in the child; close it exactly once
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+    def usable(self) -> bool:
+        """Still the worker's own socket: not forked away, not closed or replaced by the handler."""
+        return os.getpid() == self.owner and fd_identity(self.fileno) == self.identity
+
+    def read_frame(self) -> Dict[str, Any]:
+        """The next request; EOFError when the parent has closed its end."""
+        if os.getpid() != self.owner:
+            raise ChannelDisabled
+        header = self._requests.read(FRAME_HEADER.size)
+        if len(header) < FRAME_HEADER.size:
+            raise EOFError
+        (size,) = FRAME_HEADER.unpack(header)
+        body = self._requests.read(size)
+        if len(body) < size:
+            raise EOFError
+        return json.loads(body)
+
+    def write_frame(self, frame: bytes) -> None:
+        if os.getpid() != self.owner:
+            raise ChannelDisabled
+        self._sock.sendall(frame)
+
+
+def take_over_fds() -> Channel:
+    """Keep the protocol on a private fd; leave fd 0 reading nothing."""
+    channel = Channel(socket.socket(fileno=os.dup(0)))
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.stdin = open(os.devnull)
+    sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
+    sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", buffering=0), write_through=True)
+    return channel
+
+
+class LogFds:
+    """The worker's fds 1 and 2 as they were at start: the parent's log pipe."""
+
+    def __init__(self) -> None:
+        self.identity = {fd: fd_identity(fd) for fd in (1, 2)}
+
+    def broken(self) -> List[str]:
+        """The names of the log fds the handler closed or pointed elsewhere."""
+        names = {1: "stdout (fd 1)", 2: "stderr (fd 2)"}
+        return [names[fd] for fd, identity in self.identity.items() if fd_identity(fd) != identity]

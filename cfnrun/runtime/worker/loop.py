@@ -1,0 +1,75 @@
+"""The worker's loop: one request frame in, the handler called once, one reply frame out.
+
+The worker flushes its output before it replies, so whatever the log pipe holds when the
+reply arrives belongs to that call. Only the worker process itself answers: a child forked by
+the handler exits when it returns from the handler. A handler that broke fds 1/2 or the
+channel retires its worker.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Callable, Dict, List, Optional
+
+from .channel import Channel, LogFds
+from .host import HandlerHost
+from .lambda_context import LambdaContext
+from .protocol import EXIT_CHANNEL_LOST, encode_frame, encode_reply
+
+
+class Worker:
+    def __init__(
+        self,
+        host: HandlerHost,
+        identity: Dict[str, Any],
+        channel: Channel,
+        before_call: Optional[Callable[[], None]] = None,
+    ) -> None:
+        self.host = host
+        self.identity = identity
+        self.before_call = before_call
+        self.channel = channel
+        self.log_fds = LogFds()
+
+    def serve(self) -> None:
+        ready = {"type": "ready", "pid": os.getpid(), "modules": self.host.dependencies}
+        self.channel.write_frame(encode_frame(ready))
+        while True:
+            try:
+                request = self.channel.read_frame()
+            except (EOFError, ConnectionError):
+                return
+            reply = self.invoke(request)
+            if not self.channel.usable():
+                if os.getpid() != self.channel.owner:
+                    os._exit(0)  # a forked child returned from the handler: it has nobody to answer
+                os._exit(EXIT_CHANNEL_LOST)
+            broken = self.log_fds.broken()
+            if broken:
+                self.channel.write_frame(encode_frame(_unusable_reply(request["id"], broken)))
+                return
+            self.channel.write_frame(reply)
+
+    def invoke(self, request: Dict[str, Any]) -> bytes:
+        """Run the handler once; the encoded reply frame, ready to send."""
+        context = LambdaContext(self.identity, request["request_id"], request["deadline_ms"])
+        if self.before_call is not None:
+            self.before_call()
+        kind, body = self.host.call(request["event"], context)
+        sys.stdout.flush()  # all of this call's output is in the log pipe before the reply leaves
+        sys.stderr.flush()
+        return encode_reply(request["id"], kind, body, self.host.fired_faults())
+
+
+def _unusable_reply(invocation_id: int, broken: List[str]) -> Dict[str, Any]:
+    return {
+        "type": "error",
+        "id": invocation_id,
+        "unusable": True,
+        "error": {
+            "errorType": "Runtime.ExitError",
+            "errorMessage": f"the handler closed or replaced the worker's {' and '.join(broken)}; "
+            "this sandbox cannot serve another call and is replaced",
+            "stackTrace": [],
+        },
+    }

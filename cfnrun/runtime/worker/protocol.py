@@ -1,0 +1,42 @@
+"""What cfnrun and a worker say to each other: length-prefixed JSON frames, and one exit status.
+
+Both sides encode with these functions (cfnrun imports this module; the worker loads it as
+``cfnrun_worker.protocol``). A call's event and a reply's result are often JSON already (an
+HTTP body, the handler's encoded return value): they are spliced into the frame as they are,
+never decoded and encoded again.
+"""
+from __future__ import annotations
+
+import json
+import struct
+from typing import Any, Dict, List, Optional
+
+FRAME_HEADER = struct.Struct(">I")
+# Exit status of a worker whose handler closed or replaced the request/reply channel's fd:
+# no reply can leave, so the parent explains the death by this status.
+EXIT_CHANNEL_LOST = 86
+_ENCODER = json.JSONEncoder(separators=(",", ":"))  # one instance: json.dumps(separators=...) builds one per call
+
+
+def _framed(body: bytes) -> bytes:
+    return FRAME_HEADER.pack(len(body)) + body
+
+
+def encode_json(value: Any) -> bytes:
+    return _ENCODER.encode(value).encode("utf-8")
+
+
+def encode_frame(message: Dict[str, Any]) -> bytes:
+    return _framed(encode_json(message))
+
+
+def encode_call(invocation_id: int, request_id: str, deadline_ms: int, event_json: bytes) -> bytes:
+    """One call's frame, with the event spliced in as the JSON text it already is."""
+    head = f'{{"id":{invocation_id},"request_id":{_ENCODER.encode(request_id)},"deadline_ms":{deadline_ms},"event":'
+    return _framed(head.encode("utf-8") + event_json + b"}")
+
+
+def encode_reply(invocation_id: int, kind: str, body: bytes, faults: Optional[List[Dict[str, Any]]] = None) -> bytes:
+    """A call's reply frame, with the already encoded result or error spliced in (and the faults injected into it)."""
+    extra = f'"faults":{_ENCODER.encode(faults)},' if faults else ""
+    return _framed(f'{{"type":"{kind}","id":{invocation_id},{extra}"{kind}":'.encode("utf-8") + body + b"}")
