@@ -388,7 +388,7 @@ def test_serve_shows_the_handlers_traceback_without_cfnrun_frames(tmp_path: Path
     server.wait_for_line(r"KeyError: 'missing-configuration'")
     traceback = "\n".join(server.output)
     assert "lib_behaviours.py" in traceback and "resource.py" in traceback
-    assert "worker.py" not in traceback and "in checked" not in traceback
+    assert "runtime/worker/" not in traceback and "in checked" not in traceback
 
 
 def test_cfnrun_test_looks_exports_up_where_cloudformation_endpoint_url_says(

@@ -159,7 +159,7 @@ def test_handler_exception_shows_its_traceback_and_the_hint() -> None:
     assert run.returncode == 1
     assert "KeyError: 'missing-configuration'" in run.stdout
     assert "lib_behaviours.py" in run.stdout
-    assert "in checked" not in run.stdout and "worker.py" not in run.stdout  # cfnrun's own wrapper frame is left out
+    assert "in checked" not in run.stdout and "runtime/worker/" not in run.stdout  # cfnrun's own wrapper frame is left out
     assert "hint: FAILED InternalFailure with an empty message" in run.stdout
 
 

@@ -121,7 +121,7 @@ def test_exception_is_reported_and_the_same_worker_serves_on() -> None:
         assert failed.error_type == "ValueError"
         assert failed.error_message == "the handler broke on purpose"
         assert any("behaviours.py" in line for line in failed.error.stack_trace)
-        assert not any("worker.py" in line for line in failed.error.stack_trace)
+        assert not any("runtime/worker/" in line for line in failed.error.stack_trace)
         assert failed.logs == "about to fail\n"
         after = await pool.invoke({"do": "echo"}, 5)
         assert after.kind is OutcomeKind.RETURNED and after.result["count"] == 2

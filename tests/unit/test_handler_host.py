@@ -88,7 +88,7 @@ def test_call_answers_result_error_or_marshal_error(code_dir: Path) -> None:
     kind, body = host.call("raise", context())
     error = json.loads(body)
     assert (kind, error["errorType"], error["errorMessage"]) == ("error", "KeyError", "'missing'")
-    assert any("answers.py" in frame for frame in error["stackTrace"]) and not any("worker.py" in f for f in error["stackTrace"])
+    assert any("answers.py" in frame for frame in error["stackTrace"]) and not any("runtime/worker/" in f for f in error["stackTrace"])
     kind, body = host.call("set", context())
     assert kind == "error" and json.loads(body)["errorType"] == "Runtime.MarshalError"
     assert encode_reply(7, kind, body).endswith(b'"id":7,"error":' + body + b"}")
