@@ -4,7 +4,7 @@ Startup (``start_server``): the workers begin to warm (the first may have been s
 the command line loaded, ``app/early_start.py``), the port listens as soon as the Lambda Invoke
 API can answer (``app/endpoint.py``), and then one step loads what answers do not wait for
 (``app/late_parts.py``: the contract checks, history, Cloud Control's request store).
-Serve (``serve_forever``): until a signal, or until that step fails (an unusable schema).
+Serve (``_until_stopped``): until Ctrl-C or SIGTERM, or until that step fails (an unusable schema).
 Shutdown (``RunningServer.stop``): new calls are refused, the calls in flight and the late
 step share one grace, then every worker stops.
 """
@@ -57,7 +57,6 @@ class ServeSettings:
     moto: bool = False  # an embedded moto server takes the handlers' AWS calls while this serves
 
 
-
 async def serve_forever(
     project: Project,
     settings: ServeSettings,
@@ -95,7 +94,6 @@ async def serve_forever(
             signal.signal(number, handler)
 
 
-
 async def _serve(
     project: Project,
     settings: ServeSettings,
@@ -119,7 +117,6 @@ async def _serve(
         )
         await server.stop(settings.shutdown_timeout_s)
         console.info("stopped")
-
 
 
 async def start_server(project: Project, settings: ServeSettings, console: Console) -> RunningServer:
@@ -148,6 +145,7 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
             watch.abandon()
         await registry.close()  # interrupted, a broken install, a taken port: no worker outlives this
         raise
+    # Listening: what no answer waits for loads now, in one step (``app/late_parts.py``).
     server.late.begin(project, registry, budgets, console, settings.contract, settings.virtual_clock)
     if watch is not None:
         try:
@@ -156,7 +154,6 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
             await server.stop(0.0)
             raise
     return server
-
 
 
 def _warn_before_starting(project: Project, settings: ServeSettings, console: Console) -> None:
@@ -168,7 +165,6 @@ def _warn_before_starting(project: Project, settings: ServeSettings, console: Co
     if settings.contract is not ContractMode.OFF:
         for pointer, pattern in unusable_patterns(project.schema.document):
             console.warn(skipped_pattern_note(pointer, pattern))
-
 
 
 class _FileWatch:
@@ -201,7 +197,6 @@ class _FileWatch:
         server.reloading = asyncio.ensure_future(self.reloader.run())
 
 
-
 def announce_warm(project: Project, warming: Dict[str, "asyncio.Task[Optional[WorkerInitError]]"], console: Console) -> None:
     """Say when each function's first worker is warm, or why it does not load."""
     started = time.perf_counter()
@@ -225,7 +220,6 @@ def announce_warm(project: Project, warming: Dict[str, "asyncio.Task[Optional[Wo
         task.add_done_callback(functools.partial(report, name))
 
 
-
 def _announce(project: Project, settings: ServeSettings, server: RunningServer, console: Console) -> None:
     console.info(f"Lambda Invoke API listening on {server.url} (Ctrl-C to stop)")
     if not project.is_hook:
@@ -234,7 +228,6 @@ def _announce(project: Project, settings: ServeSettings, server: RunningServer, 
         console.info(f"reload: watching {project.root} for changes (--no-reload to turn off)")
     if settings.sts_standin:
         console.info(f"STS stand-in (GetCallerIdentity, GetSessionToken) at {server.url}/")
-
 
 
 async def _until_stopped(server: RunningServer, stop: asyncio.Event) -> None:
@@ -247,7 +240,6 @@ async def _until_stopped(server: RunningServer, stop: asyncio.Event) -> None:
             await stopped
     finally:
         stopped.cancel()
-
 
 
 @contextlib.contextmanager
