@@ -13,8 +13,7 @@ import asyncio
 import json
 import traceback
 import uuid
-from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, List, Optional, Protocol, Tuple
+from typing import Any, Awaitable, Callable, List, NamedTuple, Optional, Protocol, Tuple
 
 from aiohttp import web
 
@@ -33,8 +32,7 @@ INVOCATION_TYPES = ("RequestResponse", "Event", "DryRun")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-@dataclass(frozen=True)
-class LambdaCall:
+class LambdaCall(NamedTuple):
     """One Invoke call as it came over the wire."""
 
     function: FunctionSpec
@@ -43,8 +41,7 @@ class LambdaCall:
     request_id: str
 
 
-@dataclass(frozen=True)
-class LambdaAnswer:
+class LambdaAnswer(NamedTuple):
     """What to answer a RequestResponse call with."""
 
     outcome: Optional[InvocationOutcome]  # None: the call was cut by serve's stop before its worker answered
