@@ -485,13 +485,14 @@ def _serve_with_the_late_parts_held(monkeypatch: pytest.MonkeyPatch, contract: A
 
     import aiohttp
 
+    import cfnrun.app.late_parts as late_parts_module
     import cfnrun.app.serve as serve_module
     from cfnrun.model.project import load_project
     from cfnrun.ui.console import Console
 
     gate = threading.Event()
-    load_late = serve_module._import_late_and_check
-    monkeypatch.setattr(serve_module, "_import_late_and_check", lambda project: (gate.wait(60), load_late(project)))
+    load_late = late_parts_module._import_late_and_check
+    monkeypatch.setattr(late_parts_module, "_import_late_and_check", lambda project: (gate.wait(60), load_late(project)))
     console = io.StringIO()
 
     async def started(server: Any) -> None:
@@ -533,7 +534,7 @@ def test_a_call_is_answered_before_the_review_loads_and_reviewed_once_it_has(mon
 
     async def scenario(server: Any, post: Callable[..., Any], gate: threading.Event) -> None:
         seen["answer"] = await post(INVOKE_TYPE_FUNCTION, b'{"do": "echo"}', {})
-        seen["reviewed_before_loading"] = server.service.late.done()
+        seen["reviewed_before_loading"] = server.loaded.done()
         target = {"X-Amz-Target": "CloudApiService.GetResourceRequestStatus", "Content-Type": "application/x-amz-json-1.0"}
         cloud_control = asyncio.ensure_future(post("/", b'{"RequestToken": "nope"}', target))
         seen["cloud_control_waited"] = await still_waiting(cloud_control)
@@ -614,13 +615,13 @@ def test_a_strict_call_waiting_for_the_checker_is_answered_when_serve_stops_befo
     async def scenario(server: Any, post: Callable[..., Any], gate: threading.Event) -> None:
         holding["gate"] = gate
         waiting = asyncio.Event()
-        late_parts = server.service._late_parts
+        late_parts = server.late.wait
 
         async def late_parts_seen() -> Any:  # the call has its worker's answer and now waits for the checker
             waiting.set()
             return await late_parts()
 
-        server.service._late_parts = late_parts_seen
+        server.late.wait = late_parts_seen
         call = threading.Thread(target=strict_call, args=(server.url + INVOKE_TYPE_FUNCTION,))
         call.start()
         await asyncio.wait_for(waiting.wait(), 60)

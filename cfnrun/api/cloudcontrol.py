@@ -86,7 +86,8 @@ class ResourceDescription:
 
 
 class ResourceRequests(Protocol):
-    """What serves the operations: the request store and the invoker behind it."""
+    """What serves the operations: serve's request store and the invoker behind it (``app/late_parts.py``'s
+    ``CloudControlRequests``, which waits for the store while serve loads it)."""
 
     async def create_resource(self, type_name: str, desired: Dict[str, Any], client_token: Optional[str]) -> CloudProgress: ...
 
@@ -100,11 +101,11 @@ class ResourceRequests(Protocol):
 
     async def list_resources(self, type_name: str, resource_model: Optional[Dict[str, Any]]) -> List[ResourceDescription]: ...
 
-    def request_status(self, request_token: str) -> CloudProgress: ...
+    async def request_status(self, request_token: str) -> CloudProgress: ...
 
-    def list_requests(self) -> List[CloudProgress]: ...
+    async def list_requests(self) -> List[CloudProgress]: ...
 
-    def cancel_request(self, request_token: str) -> CloudProgress: ...
+    async def cancel_request(self, request_token: str) -> CloudProgress: ...
 
 
 def _json(body: Dict[str, Any], status: int = 200) -> web.Response:
@@ -247,7 +248,7 @@ class CloudControlApi:
         return body
 
     async def get_resource_request_status(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        return {"ProgressEvent": self.requests.request_status(str(_string(params, "RequestToken"))).wire()}
+        return {"ProgressEvent": (await self.requests.request_status(str(_string(params, "RequestToken")))).wire()}
 
     async def list_resource_requests(self, params: Dict[str, Any]) -> Dict[str, Any]:
         status_filter = params.get("ResourceRequestStatusFilter") or {}
@@ -257,7 +258,7 @@ class CloudControlApi:
         statuses = _choices(status_filter.get("OperationStatuses"), OPERATION_STATUSES, "OperationStatuses")
         matching = [
             progress
-            for progress in self.requests.list_requests()
+            for progress in await self.requests.list_requests()
             if (not operations or progress.operation in operations) and (not statuses or progress.status in statuses)
         ]
         page, following = _page(matching, params)
@@ -267,4 +268,4 @@ class CloudControlApi:
         return body
 
     async def cancel_resource_request(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        return {"ProgressEvent": self.requests.cancel_request(str(_string(params, "RequestToken"))).wire()}
+        return {"ProgressEvent": (await self.requests.cancel_request(str(_string(params, "RequestToken")))).wire()}

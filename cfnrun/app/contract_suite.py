@@ -121,7 +121,7 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
             finally:
                 await server.stop(serve.shutdown_timeout_s)
             if serve.contract is not ContractMode.OFF:
-                print(violation_summary(server.service.violations_seen, log_path), flush=True)
+                print(violation_summary(server.violations_seen, log_path), flush=True)
             return status
 
 

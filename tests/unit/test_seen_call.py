@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from fakes import schema
 
-from cfnrun.api.paging import PagingWatch
+from cfnrun.app.paging import PagingWatch
 from cfnrun.contract.checker import check_call
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.model.protocol import Action

@@ -1,9 +1,11 @@
 """What serve does with each call it answered: the contract checks, the history record, the console line.
 
-Loaded once serve listens (``app/serve.py``): the checker (jsonschema), the wire models
-(pydantic) and the history (sqlite3) are not on the way to the first answer. In warn mode
-nothing in an answer depends on them, so a call is reviewed once its answer is on its way;
-``--contract strict`` checks before answering, so such a call waits for this to load.
+For every API on serve's port that runs a handler call itself (the Lambda Invoke API today,
+``app/lambda_calls.py``). Loaded once serve listens (``app/late_parts.py``): the checker
+(jsonschema), the wire models (pydantic) and the history (sqlite3) are not on the way to the
+first answer. In warn mode nothing in an answer depends on them, so a call is reviewed once
+its answer is on its way; ``--contract strict`` checks before answering, so such a call waits
+for this to load.
 """
 from __future__ import annotations
 

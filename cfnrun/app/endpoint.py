@@ -1,0 +1,126 @@
+"""The endpoint on serve's port: the HTTP layer (``cfnrun.api``) joined to what runs its calls, and how it stops.
+
+``app/serve.py`` imports this module on a thread, while the first worker imports the provider
+(on two cores the start-ups overlap), and listens with it as soon as it is imported: it holds
+what answers a Lambda call (aiohttp, the Invoke API, the call policy) and nothing that can come
+later (``app/late_parts.py``).
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+from typing import TYPE_CHECKING, Dict, Optional
+
+from aiohttp import web
+
+from cfnrun.api.cloudcontrol import CloudControlApi
+from cfnrun.api.connections import GuardedTCPSite
+from cfnrun.api.lambda_api import LambdaService
+from cfnrun.api.sts_standin import StsStandIn
+from cfnrun.app.lambda_calls import LambdaCallPolicy
+from cfnrun.app.late_parts import CloudControlRequests, LateLoading, LateParts
+from cfnrun.model.budgets import Budgets
+from cfnrun.model.errors import CfnrunError
+from cfnrun.model.project import Project
+from cfnrun.runtime.process import WorkerInitError
+from cfnrun.runtime.registry import FunctionRegistry
+from cfnrun.ui.console import Console
+
+if TYPE_CHECKING:
+    from cfnrun.app.reloader import Reloader
+    from cfnrun.app.serve import ServeSettings
+
+ANSWER_AFTER_STOP_S = 2.0  # once workers are stopped, how long the calls they ran have to be answered
+
+
+class RunningServer:
+    """A listening endpoint: its address, what it loads after listening (``late``), and how to stop it."""
+
+    def __init__(
+        self, runner: web.AppRunner, service: LambdaService, calls: LambdaCallPolicy, late: LateLoading, registry: FunctionRegistry, url: str
+    ) -> None:
+        self.runner = runner
+        self.service = service
+        self.calls = calls
+        self.late = late
+        self.registry = registry
+        self.url = url
+        self.reloader: Optional[Reloader] = None  # with reload on, once the file watch is in place
+        self.reloading: Optional["asyncio.Task[None]"] = None
+
+    @property
+    def loaded(self) -> "asyncio.Task[LateParts]":
+        """The late parts' loading; raises what stops serve (an unusable schema)."""
+        assert self.late.task is not None, "begun once the server listens"
+        return self.late.task
+
+    @property
+    def violations_seen(self) -> "collections.Counter[str]":
+        """Violation lines the contract checks found, for a summary."""
+        parts = self.late.parts
+        return parts.review.violations_seen if parts is not None else collections.Counter()
+
+    async def stop(self, grace_s: float) -> None:
+        """Stop accepting calls, give those in flight ``grace_s``, answer the rest, stop every worker."""
+        self.service.refuse_new_calls()  # before the first await: no call may slip in while the rest stops
+        if self.reloading is not None:
+            self.reloading.cancel()
+        if self.reloader is not None:
+            self.reloader.feed.stop()  # the watch's thread ends too, even if the reloading task never ran
+        loop = asyncio.get_running_loop()
+        grace_ends = loop.time() + grace_s  # one grace for all that follows
+        for site in self.runner.sites:
+            await site.stop()
+        await self.late.finish(max(0.0, grace_ends - loop.time()))
+        # Lambda calls and Cloud Control requests share the rest of the grace: their handler calls finish together.
+        requests = self.late.parts.requests if self.late.parts is not None else None
+        left = max(0.0, grace_ends - loop.time())
+        await asyncio.gather(self.calls.finish(grace_s, left), *([requests.close(left)] if requests is not None else []))
+        await self.registry.close()  # calls still running end now, answered with a shutdown error
+        await self.calls.ended(ANSWER_AFTER_STOP_S)
+        await self.runner.cleanup()
+        self.late.close()
+
+
+async def listen(
+    project: Project,
+    settings: "ServeSettings",
+    budgets: Budgets,
+    console: Console,
+    registry: FunctionRegistry,
+    warming: Dict[str, "asyncio.Task[Optional[WorkerInitError]]"],
+) -> RunningServer:
+    """Listen on the settings' address with the Invoke API (and Cloud Control, the STS stand-in), calls run by the registry."""
+    if settings.debugging:
+        console.warn("workers listen for a debugger: time limits are suspended while you step through calls")
+        for index, name in enumerate(project.functions):
+            console.info(f"  {name:<20} debugpy on 127.0.0.1:{(settings.runtime.debug_port or 0) + index}")
+        await asyncio.gather(*warming.values(), return_exceptions=True)  # the debugger ports the banner names are open before it listens
+    late = LateLoading()
+    calls = LambdaCallPolicy(registry, budgets, settings.contract, late)
+    service = LambdaService(
+        calls,
+        console.error,
+        settings.connections,
+        sts=StsStandIn(settings.runtime.account_id) if settings.sts_standin else None,
+        cloud_control=None if project.is_hook else CloudControlApi(CloudControlRequests(late)),
+    )
+    runner = web.AppRunner(
+        service.app(),
+        access_log=None,
+        handle_signals=False,
+        shutdown_timeout=ANSWER_AFTER_STOP_S,
+        keepalive_timeout=settings.connections.idle_timeout_s,
+    )
+    await runner.setup()
+    site = GuardedTCPSite(runner, settings.host, settings.port, service.connections)
+    try:
+        await site.start()
+    except BaseException as error:
+        await runner.cleanup()
+        if isinstance(error, OSError):
+            raise CfnrunError(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}") from None
+        raise
+    port = runner.addresses[0][1] if runner.addresses else settings.port  # the bound one, for --port 0
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    return RunningServer(runner, service, calls, late, registry, f"http://{host}:{port}")

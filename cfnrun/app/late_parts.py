@@ -1,0 +1,164 @@
+"""What serve loads once it listens, as one step, and how the calls that need it wait for it.
+
+Serve listens as soon as the Lambda Invoke API can answer (``app/serve.py``). The review of
+each answered call (``app/call_review.py``: the contract checker with jsonschema, pydantic's
+wire models, the history's sqlite3) and Cloud Control's request store load right after, on a
+thread, while the first worker imports the provider. In ``--contract warn`` nothing in an
+answer depends on them: a call answered before they are here is reviewed once they are, in
+the order answered. A ``--contract strict`` call and a Cloud Control request need them to
+answer, so they wait. This module is light: the heavy parts are imported by the step itself.
+"""
+from __future__ import annotations
+
+import asyncio
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set
+
+from cfnrun.api import service_errors
+from cfnrun.api.cloudcontrol import CloudProgress, ResourceDescription
+from cfnrun.contract.mode import ContractMode
+from cfnrun.model.budgets import Budgets
+from cfnrun.model.errors import CfnrunError
+from cfnrun.model.project import Project
+from cfnrun.runtime.registry import FunctionRegistry
+from cfnrun.ui.console import Console
+
+if TYPE_CHECKING:
+    from cfnrun.app.call_review import CallReview
+    from cfnrun.app.resource_requests import ResourceRequestStore
+
+LATE_MODULES = ("cfnrun.app.call_review", "cfnrun.app.resource_requests", "cfnrun.history.recorder")
+
+
+@dataclass(frozen=True)
+class LateParts:
+    review: "CallReview"
+    requests: Optional["ResourceRequestStore"]  # None for a hook project: a hook provisions nothing
+
+
+class LateLoading:
+    """Serve's one step after it starts listening (``begin``): load the ``LateParts``."""
+
+    def __init__(self) -> None:
+        self.parts: Optional[LateParts] = None  # once loaded
+        self.task: Optional["asyncio.Task[LateParts]"] = None  # the step; raises what stops serve (an unusable schema)
+        self._waiting: Set["asyncio.Future[None]"] = set()  # uses of the parts asked for before they loaded
+
+    def begin(
+        self, project: Project, registry: FunctionRegistry, budgets: Budgets, console: Console, contract: ContractMode, virtual_clock: bool
+    ) -> "asyncio.Task[LateParts]":
+        self.task = asyncio.ensure_future(self._load(project, registry, budgets, console, contract, virtual_clock))
+        return self.task
+
+    async def wait(self) -> LateParts:
+        """The parts, once loaded; a call that cannot be answered without them waits here."""
+        if self.parts is not None:
+            return self.parts
+        loading = self.task
+        assert loading is not None, "begun as serve starts listening, before any call"
+        try:
+            return await asyncio.shield(loading)
+        except asyncio.CancelledError:
+            if loading.cancelled():  # serve stopped before they loaded: answered, not dropped
+                raise service_errors.stopping("it stopped before its contract checks loaded") from None
+            raise
+        except CfnrunError as error:  # an unusable schema, found once serve listened: serve stops with it
+            raise service_errors.ServiceError(500, "ServiceException", f"cfnrun cannot serve this project: {error}") from None
+
+    def then(self, use: Callable[[LateParts], None]) -> None:
+        """``use`` the parts once this turn of the loop is over (an answer on its way), or once they load; never if they do not."""
+        if self.parts is not None:
+            asyncio.get_running_loop().call_soon(use, self.parts)
+            return
+        waiting = asyncio.ensure_future(self._when_loaded(use))
+        self._waiting.add(waiting)
+        waiting.add_done_callback(self._waiting.discard)
+
+    async def finish(self, timeout_s: float) -> None:
+        """On stop: the step gets ``timeout_s`` (what is left of the shutdown grace), so the calls answered
+        before it are reviewed and recorded like the rest; then it is cancelled, and the calls waiting for it
+        are answered that serve stops."""
+        loading = self.task
+        if loading is None or loading.done():
+            return
+        await asyncio.wait([loading], timeout=timeout_s)
+        if not loading.done():
+            loading.cancel()
+            await asyncio.gather(loading, return_exceptions=True)
+
+    def close(self) -> None:
+        """After the last call: close what reviews them (history)."""
+        if self.parts is not None:
+            self.parts.review.close()
+
+    async def _when_loaded(self, use: Callable[[LateParts], None]) -> None:
+        assert self.task is not None
+        try:
+            parts = await asyncio.shield(self.task)
+        except (Exception, asyncio.CancelledError):  # noqa: B902 - not coming: serve says why and stops
+            return
+        use(parts)
+
+    async def _load(
+        self, project: Project, registry: FunctionRegistry, budgets: Budgets, console: Console, contract: ContractMode, virtual_clock: bool
+    ) -> LateParts:
+        """The review of each call, Cloud Control's request store, then the spares.
+
+        The schema is checked here too (the check loads jsonschema, which the review needs anyway):
+        a schema cfnrun cannot validate against raises, and serve stops with that error.
+        """
+        await asyncio.to_thread(_import_late_and_check, project)
+        from cfnrun.app.call_review import CallReview
+        from cfnrun.app.resource_requests import ResourceRequestStore
+        from cfnrun.history.recorder import CallRecorder
+        from cfnrun.history.store import HistoryStore
+
+        requests = None if project.is_hook else ResourceRequestStore(registry, budgets, console, contract, virtual_clock)
+        history = HistoryStore.for_recording(project.root)
+        recorder = CallRecorder(history, lambda: registry.project.schema, project.type_name) if history else None
+        self.parts = LateParts(CallReview(registry, budgets, console, contract, recorder), requests)
+        registry.keep_spares_when_warm()  # the spares import the provider's dependencies too: after all the rest
+        return self.parts
+
+
+def _import_late_and_check(project: Project) -> None:
+    for name in LATE_MODULES:
+        importlib.import_module(name)
+    project.schema.require_usable()
+
+
+class CloudControlRequests:
+    """The Cloud Control API's ``ResourceRequests``: the request store, each request waiting until it has loaded."""
+
+    def __init__(self, late: LateLoading) -> None:
+        self.late = late
+
+    async def _store(self) -> "ResourceRequestStore":
+        requests = (await self.late.wait()).requests
+        assert requests is not None, "a resource project's"
+        return requests
+
+    async def create_resource(self, type_name: str, desired: Dict[str, Any], client_token: Optional[str]) -> CloudProgress:
+        return await (await self._store()).create_resource(type_name, desired, client_token)
+
+    async def update_resource(self, type_name: str, identifier: str, patch: List[Dict[str, Any]], client_token: Optional[str]) -> CloudProgress:
+        return await (await self._store()).update_resource(type_name, identifier, patch, client_token)
+
+    async def delete_resource(self, type_name: str, identifier: str, client_token: Optional[str]) -> CloudProgress:
+        return await (await self._store()).delete_resource(type_name, identifier, client_token)
+
+    async def get_resource(self, type_name: str, identifier: str) -> ResourceDescription:
+        return await (await self._store()).get_resource(type_name, identifier)
+
+    async def list_resources(self, type_name: str, resource_model: Optional[Dict[str, Any]]) -> List[ResourceDescription]:
+        return await (await self._store()).list_resources(type_name, resource_model)
+
+    async def request_status(self, request_token: str) -> CloudProgress:
+        return (await self._store()).request_status(request_token)
+
+    async def list_requests(self) -> List[CloudProgress]:
+        return (await self._store()).list_requests()
+
+    async def cancel_request(self, request_token: str) -> CloudProgress:
+        return (await self._store()).cancel_request(request_token)
