@@ -1,16 +1,29 @@
-"""Connection limits for the endpoint: a header deadline and a cap on open connections.
+"""Connection admission for the endpoint: every caller gets an answer, and slow ones cannot crowd out the rest.
 
-aiohttp waits forever for a request's headers, so a client that opens connections and
-sends a byte now and then (slow-loris) would hold them open for good. Each connection is
-given ``header_timeout_s`` from its first byte to the end of a request's headers, and no
-more than ``max_connections`` are open at once; beyond that, new ones are closed at once.
-A call's own run time is not limited here: once its headers are in, it may take as long
-as its function allows.
+- **A header deadline.** aiohttp waits forever for a request's headers, so a client that
+  sends a byte now and then (slow-loris) would hold its connection for good. Each connection
+  has ``header_timeout_s`` from its first byte to the end of a request's headers.
+- **At most ``max_connections`` are served at once.** One more is still accepted, never closed
+  unanswered: it waits, its bytes unread, until a place is free (``_Waiting``).
+- **Under pressure, the connections that do nothing for anyone make room.** While callers
+  wait, a connection still sending its headers ``header_grace_s`` after it began (a real
+  client sends them in one packet; slow-loris sends a byte a second), then one kept alive
+  that long between two requests, is closed, oldest first. Neither has a request in
+  progress, so nothing is lost.
+- **A caller that waited ``queue_wait_s``** (every place busy with calls running) is let in
+  anyway and answered 429 TooManyRequestsException, as Lambda answers a throttled call;
+  boto3 retries those.
+
+A call's own run time is not limited here: once its headers are in, it may take as long as
+its function allows.
 """
 from __future__ import annotations
 
 import asyncio
-from typing import Dict, Optional
+import collections
+import enum
+import time
+from typing import Deque, Dict, Optional
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
@@ -18,34 +31,51 @@ from aiohttp.web_protocol import RequestHandler
 from cfnrun.api.limits import ConnectionLimits as ConnectionLimits  # its home is light, for the command line
 
 
+class _Phase(enum.Enum):
+    WAITING = "waiting"  # accepted, not yet admitted: nothing is read from it
+    HEADERS = "headers"  # admitted, its next request's headers not complete
+    CALL = "call"  # a request in progress (its headers are in, even if its handler has not started yet)
+    IDLE = "idle"  # kept alive between two requests
+
+
 class _GuardedConnection(asyncio.Protocol):
-    """Passes everything to aiohttp's protocol; closes the connection at a missed header deadline."""
+    """Passes everything to aiohttp's protocol once admitted; closes the connection at a missed header deadline."""
 
     def __init__(self, guard: "ConnectionGuard", inner: RequestHandler) -> None:
         self.guard = guard
         self.inner = inner
         self.transport: Optional[asyncio.Transport] = None
+        self.phase = _Phase.WAITING
+        self.since = time.monotonic()  # when the current phase began
+        self.throttled = False  # let in past the cap after waiting too long: its requests are answered 429
+        self.admitted = False  # handed to aiohttp
+        self._tail = b""  # the last bytes of the headers so far, to see their end across reads
         self._deadline: Optional[asyncio.TimerHandle] = None
-        self._in_request = False
+        self._gave_up: Optional[asyncio.TimerHandle] = None  # while waiting: when it is let in to be throttled
+
+    # -- asyncio's side --------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
-        if len(self.guard.open) >= self.guard.limits.max_connections:
-            self.guard.refused += 1
-            transport.abort()
-            return
         self.transport = transport
-        self.guard.open[self.inner] = self
-        self._arm()
-        self.inner.connection_made(transport)
+        self.guard.arrived(self)
 
     def data_received(self, data: bytes) -> None:
-        if self._deadline is None and not self._in_request:
-            self._arm()  # the first bytes of the next request on a kept-alive connection
+        if self.phase is _Phase.IDLE:
+            self._enter(_Phase.HEADERS)  # the first bytes of the next request on a kept-alive connection
+            self._arm()
+        if self.phase is _Phase.HEADERS:
+            # Its headers are in once their blank line is: from then on it is a call, never made to
+            # room for others, even while a busy loop has not yet started its handler.
+            seen = self._tail + data
+            if b"\r\n\r\n" in seen:
+                self._enter(_Phase.CALL)
+                self._disarm()  # the header deadline is met
+            self._tail = seen[-3:]
         self.inner.data_received(data)
 
     def eof_received(self) -> None:
-        if self.transport is not None:
+        if self.admitted:
             self.inner.eof_received()
 
     def pause_writing(self) -> None:
@@ -55,20 +85,61 @@ class _GuardedConnection(asyncio.Protocol):
         self.inner.resume_writing()
 
     def connection_lost(self, exc: Optional[Exception]) -> None:
-        if self.transport is None:
-            return  # refused: aiohttp never saw it
         self._disarm()
-        self.guard.open.pop(self.inner, None)
-        self.inner.connection_lost(exc)
+        if self._gave_up is not None:
+            self._gave_up.cancel()
+        self.guard.left(self)
+        if self.admitted:
+            self.inner.connection_lost(exc)
+
+    # -- the guard's side --------------------------------------------------------
+
+    def admit(self, throttled: bool = False) -> None:
+        """Hand the connection to aiohttp and start reading it."""
+        assert self.transport is not None
+        if self._gave_up is not None:
+            self._gave_up.cancel()
+            self._gave_up = None
+        self.throttled = throttled
+        self.admitted = True
+        self._enter(_Phase.HEADERS)
+        self._arm()
+        self.inner.connection_made(self.transport)
+        self.transport.resume_reading()
+
+    def wait(self, queue_wait_s: float) -> None:
+        """Hold the connection unread until ``admit``; let it in throttled after ``queue_wait_s``."""
+        assert self.transport is not None
+        self.transport.pause_reading()
+        self._gave_up = asyncio.get_running_loop().call_later(queue_wait_s, self.guard.waited_too_long, self)
+
+    def evict(self) -> None:
+        """Close a connection with no request in progress, to make room for a waiting caller."""
+        self.guard.evicted += 1
+        if self.transport is not None:
+            self.transport.abort()
 
     def request_started(self) -> None:
-        self._in_request = True
+        self._enter(_Phase.CALL)
         self._disarm()
 
     def request_finished(self) -> None:
-        self._in_request = False
+        self._enter(_Phase.IDLE)
+        self.guard.room_changed()
+
+    def evictable_at(self, grace_s: float) -> Optional[float]:
+        """When this connection may be closed for a waiting caller (None: it is busy or waiting itself)."""
+        if self.phase in (_Phase.HEADERS, _Phase.IDLE):
+            return self.since + grace_s  # idle too: a client reusing its connection right away keeps it
+        return None
+
+    def _enter(self, phase: _Phase) -> None:
+        self.phase = phase
+        self.since = time.monotonic()
+        self._tail = b""
 
     def _arm(self) -> None:
+        self._disarm()
         self._deadline = asyncio.get_running_loop().call_later(self.guard.limits.header_timeout_s, self._expire)
 
     def _disarm(self) -> None:
@@ -86,22 +157,100 @@ class _GuardedConnection(asyncio.Protocol):
 class ConnectionGuard:
     def __init__(self, limits: ConnectionLimits) -> None:
         self.limits = limits
-        self.open: Dict[RequestHandler, _GuardedConnection] = {}
-        self.refused = 0
+        self.open: Dict[RequestHandler, _GuardedConnection] = {}  # admitted: aiohttp reads them
+        self.waiting: Deque[_GuardedConnection] = collections.deque()
+        self.evicted = 0
+        self.throttled = 0
         self.timed_out = 0
+        self._recheck: Optional[asyncio.TimerHandle] = None
 
     def protocol_factory(self, server: web.Server) -> "asyncio.Protocol":
         return _GuardedConnection(self, server())
 
-    def request_started(self, request: web.BaseRequest) -> None:
+    # -- what the connections report -------------------------------------------
+
+    def arrived(self, connection: _GuardedConnection) -> None:
+        if len(self.open) < self.limits.max_connections and not self.waiting:
+            self._admit(connection)
+            return
+        connection.wait(self.limits.queue_wait_s)
+        self.waiting.append(connection)
+        self.room_changed()
+
+    def left(self, connection: _GuardedConnection) -> None:
+        if self.open.get(connection.inner) is connection:
+            del self.open[connection.inner]
+        else:
+            try:
+                self.waiting.remove(connection)
+            except ValueError:
+                pass
+        self.room_changed()
+
+    def waited_too_long(self, connection: _GuardedConnection) -> None:
+        """Every place stayed busy with calls: let it in, to be answered 429 as Lambda throttles."""
+        try:
+            self.waiting.remove(connection)
+        except ValueError:
+            return
+        self.throttled += 1
+        self._admit(connection, throttled=True)
+
+    def room_changed(self) -> None:
+        """Let waiting callers in: into free places, then into places of connections that serve no one."""
+        if self._recheck is not None:
+            self._recheck.cancel()
+            self._recheck = None
+        while self.waiting:
+            if len(self.open) >= self.limits.max_connections and not self._evict_one():
+                break
+            self._admit(self.waiting.popleft())
+        if self.waiting:
+            self._recheck_when_evictable()
+
+    # -- what the HTTP layer reports ---------------------------------------------
+
+    def request_started(self, request: web.BaseRequest) -> bool:
+        """A request's headers are in; whether to answer it 429 (its connection was let in past the cap)."""
         connection = self.open.get(request.protocol)
-        if connection is not None:
-            connection.request_started()
+        if connection is None:
+            return False
+        connection.request_started()
+        return connection.throttled
 
     def request_finished(self, request: web.BaseRequest) -> None:
         connection = self.open.get(request.protocol)
         if connection is not None:
             connection.request_finished()
+
+    # -- pieces ----------------------------------------------------------------------
+
+    def _admit(self, connection: _GuardedConnection, throttled: bool = False) -> None:
+        self.open[connection.inner] = connection
+        connection.admit(throttled)
+
+    def _evict_one(self) -> bool:
+        """Close the connection that has served no one longest (slow headers past the grace, then idle); False if none may go."""
+        now = time.monotonic()
+        grace = self.limits.header_grace_s
+        candidates = [
+            (connection.phase is not _Phase.HEADERS, at, connection)  # slow headers before idle ones, oldest first
+            for connection in self.open.values()
+            for at in [connection.evictable_at(grace)]
+            if at is not None and at <= now
+        ]
+        if not candidates:
+            return False
+        _, _, chosen = min(candidates, key=lambda candidate: candidate[:2])
+        del self.open[chosen.inner]
+        chosen.evict()
+        return True
+
+    def _recheck_when_evictable(self) -> None:
+        times = [at for at in (c.evictable_at(self.limits.header_grace_s) for c in self.open.values()) if at is not None]
+        if times:
+            delay = max(0.0, min(times) - time.monotonic())
+            self._recheck = asyncio.get_running_loop().call_later(delay, self.room_changed)
 
 
 class GuardedTCPSite(web.BaseSite):

@@ -163,8 +163,10 @@ class LambdaService:
 
     @web.middleware
     async def _service_errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        self.connections.request_started(request)
+        throttled = self.connections.request_started(request)
         try:
+            if throttled:
+                raise service_errors.throttled(self.limits.queue_wait_s)
             return await handler(request)
         except service_errors.ServiceError as error:
             return error.response(str(uuid.uuid4()))

@@ -78,3 +78,13 @@ def unknown_operation(method: str, path: str) -> ServiceError:
 
 def method_not_allowed(method: str, path: str) -> ServiceError:
     return ServiceError(405, "MethodNotAllowedException", f"{method} is not allowed on {path}; Invoke takes POST")
+
+
+def throttled(waited_s: float) -> ServiceError:
+    """As Lambda answers a call over its concurrency: boto3 retries it after a backoff."""
+    return ServiceError(
+        429,
+        "TooManyRequestsException",
+        f"Rate Exceeded: cfnrun serve had no free connection for {waited_s:g} s (--max-connections); retry later",
+        close_connection=True,
+    )

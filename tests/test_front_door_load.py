@@ -1,0 +1,183 @@
+"""The front door under load: every caller gets an answer, whatever else holds connections open (#22).
+
+Real ``cfnrun serve`` processes, real boto3 clients and raw sockets on 127.0.0.1; each test is
+bounded in calls and time.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Dict, List
+
+from botocore import UNSIGNED
+from botocore.config import Config
+
+from conftest import MISBEHAVING, ServerProcess
+from test_serve_hardening import INVOKE, address, payload
+
+
+def lambda_client(server: ServerProcess, pool: int) -> Any:
+    import boto3
+
+    config = Config(signature_version=UNSIGNED, retries={"max_attempts": 0}, max_pool_connections=pool, read_timeout=60)
+    return boto3.client("lambda", endpoint_url=server.url, region_name="us-east-1", config=config)
+
+
+def invoke_all(client: Any, payloads: List[bytes], threads: int) -> List[Dict[str, Any]]:
+    """Every payload at once (``threads`` in flight); each answer's payload, or the error it raised."""
+
+    def call(body: bytes) -> Dict[str, Any]:
+        try:
+            answer = client.invoke(FunctionName="TypeFunction", Payload=body)
+            return {"error": answer.get("FunctionError"), "payload": json.loads(answer["Payload"].read())}
+        except Exception as error:  # noqa: B902 - a dropped connection or an error status: counted, not raised
+            return {"raised": f"{type(error).__name__}: {error}"}
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        return list(pool.map(call, payloads))
+
+
+def test_a_thousand_concurrent_calls_past_the_connection_cap_are_all_answered(serve: Callable[..., ServerProcess]) -> None:
+    server = serve(MISBEHAVING, "--no-reload", "--max-connections", "128")
+    answers = invoke_all(lambda_client(server, 1000), [b'{"do": "echo"}'] * 1000, threads=1000)
+    raised = [a["raised"] for a in answers if "raised" in a]
+    assert not raised, f"{len(raised)} of 1000 calls got no answer, e.g. {raised[0]}"
+    assert all(a["error"] is None and "count" in a["payload"] for a in answers)
+
+
+def test_a_quarter_crashing_among_two_hundred_concurrent_calls_loses_none(serve: Callable[..., ServerProcess]) -> None:
+    server = serve(MISBEHAVING, "--no-reload", "--max-connections", "128")
+    bodies = [json.dumps({"do": "hard_exit"} if n % 4 == 0 else {"do": "echo"}).encode() for n in range(200)]
+    answers = invoke_all(lambda_client(server, 200), bodies, threads=200)
+    assert not [a for a in answers if "raised" in a]
+    crashed = [a for a in answers if a["error"] == "Unhandled"]
+    assert len(crashed) == 50 and all(a["payload"]["errorType"] == "Runtime.ExitError" for a in crashed)
+    assert all("count" in a["payload"] for a in answers if a["error"] is None)
+    assert "count" in payload(server.client().invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))  # serves on
+
+
+SLOW_CONNECTIONS = 200
+
+
+def test_normal_calls_answer_within_a_second_while_slow_loris_connections_are_held_open(serve: Callable[..., ServerProcess]) -> None:
+    server = serve(MISBEHAVING, "--no-reload", "--max-connections", "128")
+    host, port = address(server)
+    stop = threading.Event()
+    sockets: List[socket.socket] = []
+
+    def slow_loris() -> None:  # headers one byte a second, for as long as the test runs (bounded by stop)
+        for _ in range(SLOW_CONNECTIONS):
+            sock = socket.create_connection((host, port))
+            sock.sendall(f"POST {INVOKE} HTTP/1.1\r\nHost: x\r\n".encode())
+            sockets.append(sock)
+        while not stop.wait(1.0):
+            for sock in list(sockets):
+                try:
+                    sock.send(b"X")
+                except OSError:  # cut by serve: it made room, or the header deadline passed
+                    sockets.remove(sock)
+
+    loris = threading.Thread(target=slow_loris, daemon=True)
+    loris.start()
+    try:
+        while len(sockets) < SLOW_CONNECTIONS and loris.is_alive():
+            time.sleep(0.01)  # polling our own thread's progress, not waiting for the server to settle
+        client = lambda_client(server, 1)
+        latencies = []
+        for _ in range(10):
+            started = time.monotonic()
+            assert "count" in payload(client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))
+            latencies.append(time.monotonic() - started)
+            client.close()  # the next call opens a new connection, as a new caller would
+            client = lambda_client(server, 1)
+        assert max(latencies) < 1.0, f"normal calls took {[round(x, 2) for x in latencies]} s beside slow-loris connections"
+        assert len(sockets) > 0  # some slow ones were still held open meanwhile
+    finally:
+        stop.set()
+        loris.join(timeout=5)
+        for sock in sockets:
+            sock.close()
+
+
+class _HeldCalls:
+    """A LambdaCalls for the HTTP layer alone: each call waits until the test releases it."""
+
+    def __init__(self) -> None:
+        from cfnrun.model.template import FunctionSpec
+
+        self.spec = FunctionSpec(logical_id="TypeFunction", handler="h.handler")
+        self.release: "asyncio.Event | None" = None
+
+    def function(self, name: str) -> Any:
+        return self.spec if name == "TypeFunction" else None
+
+    def function_names(self) -> List[str]:
+        return ["TypeFunction"]
+
+    async def invoke(self, call: Any) -> Any:
+        from cfnrun.api.lambda_api import LambdaAnswer
+        from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
+
+        assert self.release is not None
+        await self.release.wait()
+        return LambdaAnswer(InvocationOutcome(OutcomeKind.RETURNED, call.request_id, 1.0, "", result={"ok": True}))
+
+    def invoke_event(self, call: Any) -> None:
+        raise AssertionError("not used")
+
+
+def test_a_caller_that_waits_too_long_for_a_place_is_answered_429_which_boto3_retries() -> None:
+    """The HTTP layer in this process (a real server and real boto3 clients on 127.0.0.1), calls held by the test."""
+    from aiohttp import web
+
+    from cfnrun.api.connections import GuardedTCPSite
+    from cfnrun.api.lambda_api import LambdaService
+    from cfnrun.api.limits import ConnectionLimits
+
+    calls = _HeldCalls()
+    results: Dict[str, Any] = {}
+
+    async def scenario() -> None:
+        calls.release = asyncio.Event()
+        service = LambdaService(calls, print, ConnectionLimits(max_connections=1, queue_wait_s=0.3))
+        runner = web.AppRunner(service.app())
+        await runner.setup()
+        site = GuardedTCPSite(runner, "127.0.0.1", 0, service.connections)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+        def call(retries: Dict[str, Any]) -> Any:
+            import boto3
+            from botocore.exceptions import ClientError
+
+            config = Config(signature_version=UNSIGNED, retries=retries)
+            client = boto3.client("lambda", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1", config=config)
+            try:
+                return json.loads(client.invoke(FunctionName="TypeFunction", Payload=b"{}")["Payload"].read())
+            except ClientError as error:
+                return error.response
+
+        async def until(condition: Callable[[], bool]) -> None:
+            while not condition():
+                await asyncio.sleep(0.01)
+
+        loop = asyncio.get_running_loop()
+        guard = service.connections
+        holding = loop.run_in_executor(None, call, {"max_attempts": 0})  # takes the one place until released
+        await until(lambda: any(c.phase.value == "call" for c in guard.open.values()))
+        results["throttled"] = await loop.run_in_executor(None, call, {"max_attempts": 0})  # waits 0.3 s, then 429
+        retrying = loop.run_in_executor(None, call, {"mode": "standard", "max_attempts": 10})
+        await until(lambda: guard.throttled >= 2)  # the retrying client was throttled too...
+        calls.release.set()  # ...and once the place is free, its retry goes through
+        results["held"], results["retried"] = await holding, await retrying
+        await runner.cleanup()
+
+    asyncio.run(scenario())
+    throttled = results["throttled"]
+    assert throttled["ResponseMetadata"]["HTTPStatusCode"] == 429
+    assert throttled["Error"]["Code"] == "TooManyRequestsException" and "no free connection for 0.3 s" in throttled["Error"]["Message"]
+    assert results["held"] == {"ok": True} and results["retried"] == {"ok": True}
