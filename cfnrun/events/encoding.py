@@ -121,6 +121,8 @@ def _result(result: OperationResult, masking: Masking) -> Record:
         record["resourceModel"] = masking.model(result.resource_model)
     if result.resource_models is not None:
         record["resourceModels"] = masking.models(result.resource_models)
+    if result.callback_context is not None:
+        record["callbackContext"] = result.callback_context
     return record
 
 
@@ -190,4 +192,5 @@ def _decode_result(record: Record) -> OperationResult:
         resource_model=record.get("resourceModel"),
         resource_models=record.get("resourceModels"),
         violations=[_decode_violation(v) for v in record.get("violations", [])],
+        callback_context=record.get("callbackContext"),
     )

@@ -100,6 +100,7 @@ class OperationResult:
     hint: Optional[str] = None
     resource_model: Optional[Dict[str, Any]] = None
     resource_models: Optional[List[Dict[str, Any]]] = field(default=None)
+    callback_context: Optional[Dict[str, Any]] = None  # an operation stopped while IN_PROGRESS: where it stood
     violations: List[Violation] = field(default_factory=list)
 
     @property

@@ -18,12 +18,18 @@ from cfnrun.events.operation import (
 from cfnrun.history.masking import Masker
 from cfnrun.history.store import HistoryStore
 from cfnrun.model.budgets import Budget
+from cfnrun.model.endings import EndReason
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.hook_protocol import parse_hook_progress_event
 from cfnrun.model.protocol import Action, InvalidProgressEvent, OperationStatus, ProgressEvent, parse_progress_event
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.model.seen_call import SeenCall
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
+
+
+def ending_error(reason: EndReason) -> Optional[str]:
+    """What the history's ERROR column shows for an operation the invoker ended (a timeout, an interruption)."""
+    return None if reason is EndReason.HANDLER else reason.value
 
 
 def not_recorded(error: Exception) -> None:
@@ -55,7 +61,7 @@ class OperationRecorder:
                 "action": result.action.value,
                 "function": self._function,
                 "status": result.status.value,
-                "error_code": result.error_code,
+                "error_code": result.error_code or ending_error(result.reason),
                 "invocations": result.invocations,
                 "duration_s": result.elapsed_s,
             }

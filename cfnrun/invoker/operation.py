@@ -8,6 +8,7 @@ again, as the service does (see ``retries.py``).
 """
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, Dict, List, Optional, Set
 
@@ -99,6 +100,7 @@ class Operation:
         self._same_answers = 0
         self.retry = retry
         self._retries = 0  # consecutive retries of the current request
+        self._last_progress: Optional[ProgressEvent] = None  # the latest ProgressEvent the handler answered
 
     def _emit(self, event: OperationEvent) -> None:
         for observer in self.observers:
@@ -120,7 +122,13 @@ class Operation:
                 virtual_clock=self.clock.virtual,
             )
         )
-        result = self._request_rejected() or await self._loop()
+        try:
+            result = self._request_rejected() or await self._loop()
+        except BaseException as stop:  # noqa: B902 - Ctrl-C, serve stopping, a cancel: said, then passed on
+            result = self._interrupted(stop)
+            result.violations = list(self._violations)
+            self._emit(OperationCompleted(result))
+            raise
         if self.checker is not None:
             self._report(None, self.checker.check_ending(result.reason, result.message, result.invocations))
         result.violations = list(self._violations)
@@ -157,6 +165,7 @@ class Operation:
         limit: Budget = self.invocation_budget if remaining >= self.invocation_budget.seconds else self.operation_budget
         outcome = await self._invoke(min(limit.seconds, remaining))
         progress, problem = self._interpret(outcome)
+        self._last_progress = progress or self._last_progress
         self._emit(InvocationCompleted(self._invocations, outcome, progress, problem, self._elapsed()))
         ended = self._strict_breach(outcome) or self._ended_without_event(outcome, problem, limit)
         if ended is not None:
@@ -358,6 +367,24 @@ class Operation:
             f"calling it again and again (the operation would time out after {self.operation_budget.describe()})",
             hint=NO_PROGRESS_HINT,
             resource_model=progress.resourceModel,
+        )
+
+    def _interrupted(self, stop: BaseException) -> OperationResult:
+        """The operation stopped from outside before it ended: where it stood, so the user can resume or clean up."""
+        last = self._last_progress
+        how = type(stop).__name__
+        if isinstance(stop, (asyncio.CancelledError, KeyboardInterrupt)):
+            how = "Ctrl-C, or cfnrun stopping"  # asyncio hands Ctrl-C to the operation as a cancellation
+        standing = f"the last answer was {last.status.value}" if last is not None else "no answer had come"
+        token = self.request.client_request_token
+        return self._result(
+            OperationStatus.IN_PROGRESS,
+            EndReason.INTERRUPTED,
+            f"interrupted ({how}) after {self._invocations} invocation(s); {standing}"
+            + (f"; clientRequestToken {token}" if token else "")
+            + ". What the handler started may be half done: its model so far and callbackContext are kept here",
+            resource_model=last.resourceModel if last is not None else None,
+            callback_context=last.callbackContext if last is not None else None,
         )
 
     async def _wait(self, delay: float) -> None:

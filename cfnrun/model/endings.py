@@ -19,6 +19,7 @@ class EndReason(str, enum.Enum):
     REINVOKE_LIMIT = "reinvoke-limit"
     NO_PROGRESS = "no-progress"  # the same IN_PROGRESS, with no delay, again and again
     CONTRACT_VIOLATION = "contract-violation"  # --contract strict
+    INTERRUPTED = "interrupted"  # stopped from outside (Ctrl-C, serve stopping) while the operation went on
 
 
 # What a LIST that hands back the token it was called with means: the invoker and serve both say it.

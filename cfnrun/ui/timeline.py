@@ -233,6 +233,9 @@ class TimelineRenderer:
         if result.resource_models is not None:
             self._line(f"resourceModels ({len(result.resource_models)}):")
             self._json([self.schema.mask_write_only(m) for m in result.resource_models])
+        if result.callback_context is not None:
+            self._line("callbackContext:")
+            self._json(result.callback_context)
 
     def _json(self, value: object) -> None:
         for line in json.dumps(value, indent=2, sort_keys=True, default=str).splitlines():

@@ -1,0 +1,38 @@
+"""An operation stopped from outside is recorded, not lost (#22.4): Ctrl-C during ``cfnrun invoke``."""
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from conftest import cfnrun
+from test_debugging import Terminal
+
+
+def test_ctrl_c_during_invoke_prints_the_summary_and_records_the_operation_as_interrupted(
+    sample: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = sample("cluster")
+    monkeypatch.setenv("CFNRUN_HISTORY", "on")  # the terminal's process takes this environment
+    terminal = Terminal([sys.executable, "-m", "cfnrun", "invoke", "CREATE", "requests/create.json"], project)
+    try:
+        terminal.read_until(r"#1 +IN_PROGRESS")  # the cluster is CREATING now
+        terminal.read_until(r"next call in")  # the live countdown line is on the screen
+        terminal.process.send_signal(signal.SIGINT)  # what Ctrl-C sends
+        shown = terminal.read_until(r"workers stopped")
+    finally:
+        assert terminal.close() == 130
+    summary = next(line for line in shown.splitlines() if "CREATE after 1 invocation(s)" in line)
+    assert summary.lstrip("\r\x1b[K").startswith("IN_PROGRESS CREATE"), repr(summary)  # the countdown line was cleared first
+    assert "interrupted (Ctrl-C, or cfnrun stopping) after 1 invocation(s); the last answer was IN_PROGRESS" in shown
+    assert '"checksLeft": 2' in shown and '"Status": "CREATING"' in shown  # callbackContext and the model so far
+
+    listed = cfnrun("history", "--json", cwd=project)
+    [operation] = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert (operation["action"], operation["status"], operation["errorCode"]) == ("CREATE", "IN_PROGRESS", "interrupted")
+    shown_again = cfnrun("history", "show", str(operation["id"]), cwd=project)
+    assert "interrupted (Ctrl-C, or cfnrun stopping)" in shown_again.stdout and '"checksLeft": 2' in shown_again.stdout
