@@ -16,7 +16,6 @@ from cfnrun.model.errors import CfnrunError
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project
-from cfnrun.app import early_start
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.registry import FunctionRegistry
@@ -26,6 +25,7 @@ from cfnrun.ui.console import Console
 if TYPE_CHECKING:
     from aiohttp import web
 
+    from cfnrun.app.early_start import EarlyStart
     from cfnrun.api.lambda_api import LambdaService
     from cfnrun.app.reloader import Reloader
     from cfnrun.app.resource_requests import ResourceRequestStore
@@ -131,8 +131,12 @@ def _import(names: "tuple[str, ...]") -> None:
         importlib.import_module(name)
 
 
-async def start_server(project: Project, settings: ServeSettings, console: Console) -> RunningServer:
-    """Listen as soon as the Lambda Invoke API can answer; the rest loads after (``RunningServer.loaded``)."""
+async def start_server(
+    project: Project, settings: ServeSettings, console: Console, early: Optional[EarlyStart] = None
+) -> RunningServer:
+    """Listen as soon as the Lambda Invoke API can answer; the rest loads after (``RunningServer.loaded``).
+
+    ``early``: what the early start began (the first function's worker, maybe), when serve runs as the command."""
     if settings.host not in LOOPBACK_HOSTS:
         console.warn(
             f"binding to {settings.host}: anyone who can reach this machine can run your handlers "
@@ -141,11 +145,11 @@ async def start_server(project: Project, settings: ServeSettings, console: Conso
     if settings.contract is not ContractMode.OFF:
         for pointer, pattern in unusable_patterns(project.schema.document):
             console.warn(skipped_pattern_note(pointer, pattern))
-    loading_since = early_start.began_at() or time.time()  # the project's files were read from then on
+    loading_since = early.began_at if early is not None else time.time()  # the project's files were read from then on
     registry = FunctionRegistry(project, settings.runtime, on_note=console.warn)
     # Workers import in the background while the server starts listening: a call waits only
     # for its own function's worker, and the console says when each function is warm.
-    warming = registry.warm_each(adopt=early_start.take)
+    warming = registry.warm_each(adopt=early.take if early is not None else None)
     announce_warm(project, warming, console)
     reloader: Optional["Reloader"] = None
     if settings.reload:
@@ -288,6 +292,7 @@ async def serve_forever(
     settings: ServeSettings,
     console: Console,
     on_started: Optional[Callable[[RunningServer], Awaitable[None]]] = None,
+    early: Optional[EarlyStart] = None,
 ) -> None:
     # Ctrl-C and SIGTERM stop serve gracefully from its first line on: one that comes while serve
     # starts (its port already open, the watch being set up) stops it as soon as it has started;
@@ -309,7 +314,7 @@ async def serve_forever(
     try:
         console.info(f"cfnrun serve: {project.type_name} from {project.root}")
         with aws_calls_routed(settings, console) as routed:
-            await _serve(project, routed, console, on_started, stop, started)
+            await _serve(project, routed, console, on_started, stop, started, early)
     except asyncio.CancelledError:
         if forced.is_set():  # what start_server had begun is undone by now: no worker is left
             raise KeyboardInterrupt from None
@@ -327,8 +332,9 @@ async def _serve(
     on_started: Optional[Callable[[RunningServer], Awaitable[None]]],
     stop: asyncio.Event,
     started: asyncio.Event,
+    early: Optional[EarlyStart],
 ) -> None:
-    server = await start_server(project, settings, console)
+    server = await start_server(project, settings, console, early)
     started.set()
     _announce(project, settings, server, console)
     try:
