@@ -50,7 +50,9 @@ def _root(
     pass
 
 
-def _command(declaration: type, module: str, help: str, function: str = "run", extra_args: Optional[str] = None) -> Callable[..., None]:
+def _command(
+    declaration: type, module: str, help: str, function: str = "run", extra_args: Optional[str] = None
+) -> Callable[..., None]:
     """A typer command taking ``declaration``'s options, which runs ``module``'s ``function`` with the settings.
 
     ``extra_args``: the settings field that takes what typer leaves unparsed (``cfnrun test -- ...``).
@@ -91,8 +93,8 @@ def _parameter(name: str, declared_option: Option, cli_type: Any) -> inspect.Par
     else:
         info = typer.Option(
             declared_option.cli_default, *declared_option.names, help=declared_option.help, metavar=declared_option.metavar,
-            min=declared_option.minimum, max=declared_option.maximum, case_sensitive=declared_option.case_sensitive, callback=check,
-            show_default=declared_option.show_default,
+            min=declared_option.minimum, max=declared_option.maximum, case_sensitive=declared_option.case_sensitive,
+            callback=check, show_default=declared_option.show_default,
         )
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=cli_type)
 

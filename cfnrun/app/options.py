@@ -80,9 +80,8 @@ def argument(help: str, default: Any = None, **details: Any) -> Any:
 
 def switch(name: str, help: str, default: bool = True, **details: Any) -> Any:
     """A bool the command line sets as ``NAME on|off``."""
-    return option(
-        name, help=help, default=default, cli_type=Switch, cli_default=Switch.ON if default else Switch.OFF, to_setting=_is_on, **details
-    )
+    on_or_off = Switch.ON if default else Switch.OFF
+    return option(name, help=help, default=default, cli_type=Switch, cli_default=on_or_off, to_setting=_is_on, **details)
 
 
 def _is_on(value: Switch) -> bool:

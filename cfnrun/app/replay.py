@@ -89,8 +89,10 @@ def _masked(schema: ResourceSchema, request: Dict[str, Any]) -> List[str]:
     return sorted(found)
 
 
-def replay_settings(operation: RecordedOperation, project_dir: Path, options: ReplayOptions) -> "tuple[InvokeSettings, List[str]]":
-    """The settings ``cfnrun invoke`` ran with (its recorded options), with replay's overrides applied; and what the user should know."""
+def replay_settings(
+    operation: RecordedOperation, project_dir: Path, options: ReplayOptions
+) -> "tuple[InvokeSettings, List[str]]":
+    """The settings ``cfnrun invoke`` ran with (its recorded options) with replay's overrides; and what the user should know."""
     recorded = _recorded_request(operation)
     flags, body = recorded["settings"], recorded["request"]
     notes: List[str] = []

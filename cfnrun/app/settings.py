@@ -6,8 +6,8 @@ Adding an option to a command is one field here plus the code that uses it: the 
 the early start, history and replay follow from the field.
 
 Light on purpose, like ``app/options.py``: the early start builds these before the command line
-library loads, so what the settings turn into (budgets, runtime settings, connection limits) is
-imported where it is built. No ``from __future__ import annotations``: the command line reads the
+library loads, so what the settings turn into (budgets, runtime settings) is imported where it is
+built. No ``from __future__ import annotations``: the command line reads the
 fields' types.
 """
 import dataclasses
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
+from cfnrun.api.limits import ConnectionLimits
 from cfnrun.app.options import REQUIRED, argument, option, switch
 from cfnrun.contract.mode import ContractMode
 from cfnrun.invoker.choices import DEFAULT_STALL_LIMIT, Entrypoint
@@ -24,7 +25,6 @@ from cfnrun.model.faults import FaultRule, parse_faults
 from cfnrun.runtime.environment import DEFAULT_ACCOUNT_ID
 
 if TYPE_CHECKING:
-    from cfnrun.api.limits import ConnectionLimits
     from cfnrun.invoker.request_files import OperationInput
     from cfnrun.model.budgets import Budgets
     from cfnrun.runtime.spec import RuntimeSettings
@@ -35,11 +35,11 @@ REGION_HELP = "AWS_REGION the workers see (default: AWS_REGION, AWS_DEFAULT_REGI
 
 
 def _action(value: str) -> str:
-    """The action's own value (``preCreate`` → ``CREATE_PRE_PROVISION``): what ``--help`` names ACTION's type after."""
+    """The action's own value (``preCreate`` → ``CREATE_PRE_PROVISION``). ``--help`` shows this name as ACTION's type."""
     return action_from_argument(value).value
 
 
-def log_level(value: str) -> str:
+def _checked_log_level(value: str) -> str:
     if value.upper() not in LOG_LEVELS:
         raise ValueError(f"{value!r} is not a logging level: use one of {', '.join(LOG_LEVELS)}")
     return value.upper()
@@ -65,7 +65,7 @@ def _region(help: str, **details: Any) -> Any:
 
 
 def _log_level(help: str, **details: Any) -> Any:
-    return option("--log-level", help=help, default="INFO", check=log_level, **details)
+    return option("--log-level", help=help, default="INFO", check=_checked_log_level, **details)
 
 
 def _python() -> Any:
@@ -140,7 +140,9 @@ class InvokeSettings:
     project_dir: Optional[Path] = _project()  # None: found like git (``app/invoke.py``)
     handler: Optional[str] = option("--handler", help="Run without a project: the handler as MODULE.ATTRIBUTE.", early=False)
     schema: Optional[Path] = option("--schema", help="Run without a project: the resource schema file.", early=False)
-    code_dir: Optional[Path] = option("--code-dir", help="Run without a project: the folder to import the handler from.", early=False)
+    code_dir: Optional[Path] = option(
+        "--code-dir", help="Run without a project: the folder to import the handler from.", early=False
+    )
     function: Optional[str] = option(
         "--function",
         help="The template function to invoke (default: TypeFunction, or TestEntrypoint for a sam-tests event); "
@@ -161,7 +163,8 @@ class InvokeSettings:
         default=True, record="credentials",
     )
     max_reinvoke: Optional[int] = option(
-        "--max-reinvoke", help="Stop after N re-invocations (IN_PROGRESS callbacks or LIST pages).", minimum=0, record="maxReinvoke"
+        "--max-reinvoke", help="Stop after N re-invocations (IN_PROGRESS callbacks or LIST pages).",
+        minimum=0, record="maxReinvoke",
     )
     keep_polling: bool = option(  # do not stop a handler that repeats the same IN_PROGRESS with no delay
         "--keep-polling",
@@ -179,7 +182,8 @@ class InvokeSettings:
         "--invocation-timeout", help="Override the per-invocation budget, in seconds.", minimum=0.001, record="invocationTimeout"
     )
     operation_timeout: Optional[float] = option(
-        "--operation-timeout", help="Override the whole operation's timeout, in seconds.", minimum=0.001, record="operationTimeout"
+        "--operation-timeout", help="Override the whole operation's timeout, in seconds.",
+        minimum=0.001, record="operationTimeout",
     )
     json_output: bool = option("--json", help="Print one JSON object per event (NDJSON).", default=False)
     log_level: str = _log_level("Level of the handler's root logger.", record="logLevel")
@@ -207,7 +211,8 @@ class InvokeSettings:
     )
     typeconfig: Optional[Path] = option(  # cfn's --typeconfig file
         "--typeconfig",
-        help="Type configuration file in cfn's format (default ~/.cfn-cli/typeConfiguration.json when the schema has typeConfiguration).",
+        help="Type configuration file in cfn's format "
+        "(default ~/.cfn-cli/typeConfiguration.json when the schema has typeConfiguration).",
     )
     aws_endpoint: Optional[str] = _aws_endpoint(record="awsEndpoint")  # where the handler's AWS calls go
     moto: bool = _moto(early=False, record="moto")  # an embedded moto server for the life of the command
@@ -242,8 +247,8 @@ class InvokeSettings:
         from cfnrun.runtime.spec import RuntimeSettings
 
         return RuntimeSettings(
-            region, self.account_id, 1, self.log_level, self.python, memory_limit=self.memory_limit, aws_endpoint=self.aws_endpoint,
-            faults=self.faults,
+            region, self.account_id, 1, self.log_level, self.python,
+            memory_limit=self.memory_limit, aws_endpoint=self.aws_endpoint, faults=self.faults,
         )
 
 
@@ -257,7 +262,9 @@ class ServeOptions:
     port: int = option("--port", help="Port to listen on (0 picks a free one).", default=3001, minimum=0, maximum=65535)
     workers: int = option("--workers", help="Warm workers per function: calls beyond this queue.", default=4, minimum=1)
     region: Optional[str] = _region(REGION_HELP)
-    profile: Optional[str] = option("--profile", help="AWS profile whose region applies when --region and AWS_REGION are not set.")
+    profile: Optional[str] = option(
+        "--profile", help="AWS profile whose region applies when --region and AWS_REGION are not set."
+    )
     account_id: str = _account_id("Account id in the function ARN.")
     time_scale: float = _time_scale("Multiply every time limit (function Timeout, contract budgets).")
     invocation_timeout: Optional[float] = option(
@@ -281,17 +288,21 @@ class ServeOptions:
         "Check each HandlerRequest call against the handler contract: warn (log), strict (answer FAILED), off."
     )
     shutdown_grace: float = option(
-        "--shutdown-grace", help="On Ctrl-C/SIGTERM, seconds calls in flight get to finish before they are answered with an error.",
+        "--shutdown-grace",
+        help="On Ctrl-C/SIGTERM, seconds calls in flight get to finish before they are answered with an error.",
         default=10.0, minimum=0.0,
     )
     header_timeout: float = option(
-        "--header-timeout", help="Seconds a connection gets to send a request's headers.", default=30.0, minimum=0.001
+        "--header-timeout", help="Seconds a connection gets to send a request's headers.",
+        default=ConnectionLimits.header_timeout_s, minimum=0.001,
     )
     body_timeout: float = option(
-        "--body-timeout", help="Seconds a request gets to send its body after its headers.", default=60.0, minimum=0.001
+        "--body-timeout", help="Seconds a request gets to send its body after its headers.",
+        default=ConnectionLimits.body_timeout_s, minimum=0.001,
     )
     max_connections: int = option(
-        "--max-connections", help="Open connections at most; more are closed at once.", default=128, minimum=1
+        "--max-connections", help="Open connections at most; more are closed at once.",
+        default=ConnectionLimits.max_connections, minimum=1,
     )
     virtual_clock: bool = _virtual_clock(
         "Cloud Control requests skip CallbackDelaySeconds waits but count them against the timeout."
@@ -305,9 +316,9 @@ class ServeOptions:
         from cfnrun.runtime.spec import RuntimeSettings
 
         return RuntimeSettings(
-            region, self.account_id, self.workers, self.log_level, self.python, standby=self.reload or self.debug_port is None,
-            debug_port=self.debug_port, debug_wait=self.debug_wait, memory_limit=self.memory_limit, aws_endpoint=self.aws_endpoint,
-            faults=self.faults,
+            region, self.account_id, self.workers, self.log_level, self.python,
+            standby=self.reload or self.debug_port is None, debug_port=self.debug_port, debug_wait=self.debug_wait,
+            memory_limit=self.memory_limit, aws_endpoint=self.aws_endpoint, faults=self.faults,
         )
 
     @property
@@ -317,10 +328,10 @@ class ServeOptions:
         return Budgets(self.time_scale, self.invocation_timeout)
 
     @property
-    def connections(self) -> "ConnectionLimits":
-        from cfnrun.api.limits import ConnectionLimits
-
-        return ConnectionLimits(header_timeout_s=self.header_timeout, body_timeout_s=self.body_timeout, max_connections=self.max_connections)
+    def connections(self) -> ConnectionLimits:
+        return ConnectionLimits(
+            header_timeout_s=self.header_timeout, body_timeout_s=self.body_timeout, max_connections=self.max_connections
+        )
 
 
 @dataclass(frozen=True)
@@ -387,4 +398,6 @@ class ReplayOptions:
     contract: Optional[ContractMode] = option(
         "--contract", help="Override the recorded --contract mode.", case_sensitive=False, overrides=True
     )
-    time_scale: Optional[float] = option("--time-scale", help="Override the recorded --time-scale.", minimum=0.0001, overrides=True)
+    time_scale: Optional[float] = option(
+        "--time-scale", help="Override the recorded --time-scale.", minimum=0.0001, overrides=True
+    )

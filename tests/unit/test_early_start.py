@@ -152,11 +152,13 @@ def test_a_record_written_before_the_declaration_still_replays() -> None:
         Action.CREATE, function="TypeFunction", entrypoint=Entrypoint.TYPE, region="us-east-1"
     )
     # serve's records hold fewer keys, and a hook test event no account id.
-    assert from_record(InvokeSettings, {"action": "LIST", "function": "F", "accountId": None}) == InvokeSettings(Action.LIST, function="F")
+    serve_record = {"action": "LIST", "function": "F", "accountId": None}
+    assert from_record(InvokeSettings, serve_record) == InvokeSettings(Action.LIST, function="F")
 
 
 def test_replay_overrides_only_what_it_is_given() -> None:
     assert overrides(ReplayOptions(1)) == {}
     given = ReplayOptions(1, virtual_clock=False, contract=ContractMode.OFF, time_scale=2.0, request_file="r.json")
     assert overrides(given) == {"virtual_clock": False, "contract": ContractMode.OFF, "time_scale": 2.0}
-    assert {name for name, option, _ in declared(ReplayOptions) if option.overrides} <= {field.name for field in dataclasses.fields(InvokeSettings)}
+    overridable = {name for name, option, _ in declared(ReplayOptions) if option.overrides}
+    assert overridable <= {field.name for field in dataclasses.fields(InvokeSettings)}

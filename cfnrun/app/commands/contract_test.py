@@ -25,8 +25,9 @@ def run(options: ContractTestOptions, early: EarlyStart) -> int:
         mismatch = runtime_mismatch(loaded, interpreter_version(options.python))
         if mismatch:
             echo(f"cfnrun: note: {mismatch}", err=True)
+        runtime = options.runtime(options.region or local_region())
         settings = ContractSettings(
-            serve=ServeSettings(runtime=options.runtime(options.region or local_region()), moto=options.moto, contract=options.contract),
+            serve=ServeSettings(runtime=runtime, moto=options.moto, contract=options.contract),
             pytest_args=options.pytest_args,
             use_aws=options.aws,
             virtual_clock=options.virtual_clock,
