@@ -100,10 +100,13 @@ def _parameter(name: str, declared_option: Option, cli_type: Any) -> inspect.Par
 
 
 def _bad_parameter(check: Callable[[str], Any]) -> Callable[[str], Any]:
-    """``check`` as typer runs it: its ValueError is an invalid value. Named as ``check`` is (an argument's type in --help)."""
+    """``check`` as typer runs it: its ValueError is an invalid value; an option not given is not checked.
+    Named as ``check`` is (an argument's type in --help)."""
 
     @functools.wraps(check)
-    def checked(value: str) -> Any:
+    def checked(value: Optional[str]) -> Any:
+        if value is None:
+            return None
         try:
             return check(value)
         except ValueError as error:
