@@ -401,3 +401,6 @@ class ReplayOptions:
     time_scale: Optional[float] = option(
         "--time-scale", help="Override the recorded --time-scale.", minimum=0.0001, overrides=True
     )
+    log_level: Optional[str] = option(
+        "--log-level", help="Override the recorded --log-level.", check=_checked_log_level, overrides=True
+    )

@@ -21,7 +21,7 @@ def typer_settings(command: str, declaration: Type[Any], argv: List[str]) -> Any
     import cfnrun.cli as cli
 
     built: List[Any] = []
-    module = {"invoke": "cfnrun.app.commands.invoke", "serve": "cfnrun.app.commands.serve"}[command]
+    module = f"cfnrun.app.commands.{command}"
     runs = __import__(module, fromlist=["run"])
     original = runs.run
     try:
@@ -157,8 +157,9 @@ def test_a_record_written_before_the_declaration_still_replays() -> None:
 
 
 def test_replay_overrides_only_what_it_is_given() -> None:
-    assert overrides(ReplayOptions(1)) == {}
-    given = ReplayOptions(1, virtual_clock=False, contract=ContractMode.OFF, time_scale=2.0, request_file="r.json")
-    assert overrides(given) == {"virtual_clock": False, "contract": ContractMode.OFF, "time_scale": 2.0}
+    assert overrides(typer_settings("replay", ReplayOptions, ["3"])) == {}
+    argv = ["3", "--real-clock", "--contract", "OFF", "--time-scale", "2", "--log-level", "debug", "--request", "r.json"]
+    given = typer_settings("replay", ReplayOptions, argv)
+    assert overrides(given) == {"virtual_clock": False, "contract": ContractMode.OFF, "time_scale": 2.0, "log_level": "DEBUG"}
     overridable = {name for name, option, _ in declared(ReplayOptions) if option.overrides}
     assert overridable <= {field.name for field in dataclasses.fields(InvokeSettings)}
