@@ -68,7 +68,7 @@ class EarlyStart:
 
     began_at: float  # time.time() when the command began: it reads the project's files from then on
     worker: Optional[EarlyWorker] = None
-    _discarding: List["asyncio.Future[None]"] = field(default_factory=list)
+    _discarding: List["asyncio.Future[None]"] = field(default_factory=list, init=False, repr=False)  # wrong guesses being killed
 
     @classmethod
     def without_worker(cls) -> "EarlyStart":
