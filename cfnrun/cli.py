@@ -19,15 +19,10 @@ import typer
 from cfnrun import __version__
 from cfnrun.app.early_start import EarlyStart
 from cfnrun.app.options import Option, declared, from_command_line
-from cfnrun.app.settings import (
-    ContractTestOptions,
-    HistoryOptions,
-    HistoryShowOptions,
-    InvokeSettings,
-    ReplayOptions,
-    ServeOptions,
-    ValidateOptions,
-)
+from cfnrun.app.settings.history import HistoryOptions, HistoryShowOptions, ReplayOptions
+from cfnrun.app.settings.invoke import InvokeSettings
+from cfnrun.app.settings.serve import ContractTestOptions, ServeOptions
+from cfnrun.app.settings.validate import ValidateOptions
 from cfnrun.model.errors import CfnrunError
 
 app = typer.Typer(

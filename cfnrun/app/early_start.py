@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     import asyncio
     import subprocess
 
-    from cfnrun.app.settings import InvokeSettings, ServeOptions
+    from cfnrun.app.settings.invoke import InvokeSettings
+    from cfnrun.app.settings.serve import ServeOptions
     from cfnrun.model.project import Project
     from cfnrun.model.template import FunctionSpec
     from cfnrun.runtime.process import WorkerProcess
@@ -159,13 +160,16 @@ def begin(argv: List[str], command: str) -> EarlyStart:
 def early_spec(argv: List[str], command: str = "invoke") -> Optional["WorkerSpec"]:
     """The worker spec ``cfnrun COMMAND ARGV`` will most likely start first; None when it cannot tell cheaply."""
     from cfnrun.app.options import read_command_line
-    from cfnrun.app.settings import InvokeSettings, ServeOptions
 
     if command == "invoke":
+        from cfnrun.app.settings.invoke import InvokeSettings
+
         settings = read_command_line(InvokeSettings, argv)
         found = _invoke_function(settings) if settings is not None else None
         runtime = settings.runtime(found[2]) if settings is not None and found is not None else None
     elif command == "serve":
+        from cfnrun.app.settings.serve import ServeOptions
+
         options = read_command_line(ServeOptions, argv)
         found = _serve_function(options) if options is not None else None
         runtime = options.runtime(found[2]) if options is not None and found is not None else None

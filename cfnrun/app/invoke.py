@@ -31,7 +31,7 @@ from cfnrun.model.type_configuration import (
 from cfnrun.model.project import Project, find_project_root, handler_project, load_project
 from cfnrun.model.protocol import Action
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
-from cfnrun.app.settings import InvokeSettings
+from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.app.history import recorder_for
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
 from cfnrun.runtime.pool import FunctionPool

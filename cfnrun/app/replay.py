@@ -10,7 +10,8 @@ from typing import Any, Dict, List
 
 from cfnrun.app.invoke import execute, prepare
 from cfnrun.app.options import from_record, overrides
-from cfnrun.app.settings import InvokeSettings, ReplayOptions
+from cfnrun.app.settings.history import ReplayOptions
+from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.history.masking import Masker
 from cfnrun.history.store import HistoryStore, RecordedOperation
 from cfnrun.invoker.events import Observer, OperationCompleted, OperationResult

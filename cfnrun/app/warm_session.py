@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from cfnrun.app.invoke import PreparedInvoke, ProviderLoadError, make_target, prepare, run_operation
-from cfnrun.app.settings import InvokeSettings
+from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.contract.checker import ContractMode
 from cfnrun.invoker.events import InvocationCompleted, OperationEvent, OperationResult
 from cfnrun.invoker.request_files import OperationInput

@@ -9,7 +9,9 @@ from typing import Any, Dict, List, Type
 import pytest
 
 from cfnrun.app.options import declared, from_record, overrides, read_command_line, to_record
-from cfnrun.app.settings import InvokeSettings, ReplayOptions, ServeOptions
+from cfnrun.app.settings.history import ReplayOptions
+from cfnrun.app.settings.invoke import InvokeSettings
+from cfnrun.app.settings.serve import ServeOptions
 from cfnrun.contract.mode import ContractMode
 from cfnrun.invoker.choices import Entrypoint
 from cfnrun.model.action import Action

@@ -6,7 +6,7 @@ import sys
 
 from cfnrun.app.commands.common import EXIT_SUCCESS, echo, project_dir, usage_error
 from cfnrun.app.early_start import EarlyStart
-from cfnrun.app.settings import HistoryOptions, HistoryShowOptions
+from cfnrun.app.settings.history import HistoryOptions, HistoryShowOptions
 from cfnrun.history.store import HistoryStore
 from cfnrun.model.errors import CfnrunError
 

@@ -10,7 +10,7 @@ import sys
 from cfnrun.app.commands.common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_SUCCESS, echo, usage_error
 from cfnrun.app.early_start import EarlyStart
 from cfnrun.app import invoke
-from cfnrun.app.settings import InvokeSettings
+from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.invoker.events import Observer
 from cfnrun.model.errors import CfnrunError
 from cfnrun.ui.ndjson import NdjsonRenderer

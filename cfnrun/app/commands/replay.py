@@ -11,7 +11,7 @@ from cfnrun.app.commands.common import EXIT_FAILED, EXIT_SUCCESS, echo, project_
 from cfnrun.app.early_start import EarlyStart
 from cfnrun.app.invoke import ProviderLoadError
 from cfnrun.app.replay import replay
-from cfnrun.app.settings import ReplayOptions
+from cfnrun.app.settings.history import ReplayOptions
 from cfnrun.history.store import HistoryStore
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.project import load_project

@@ -5,7 +5,7 @@ from cfnrun.app.commands.common import EXIT_INTERRUPTED, EXIT_SUCCESS, echo, pro
 from cfnrun.app.early_start import EarlyStart
 from cfnrun.app.preflight import interpreter_version, require_debugpy, runtime_mismatch
 from cfnrun.app import serve
-from cfnrun.app.settings import ServeOptions
+from cfnrun.app.settings.serve import ServeOptions
 from cfnrun.invoker.region import local_region
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.project import load_project

@@ -8,7 +8,7 @@ import json
 
 from cfnrun.app.commands.common import EXIT_FAILED, EXIT_SUCCESS, echo, project_dir, usage_error
 from cfnrun.app.early_start import EarlyStart
-from cfnrun.app.settings import ValidateOptions
+from cfnrun.app.settings.validate import ValidateOptions
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.project import load_project
 from cfnrun.model.schema import ResourceSchema
