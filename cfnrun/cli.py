@@ -1,6 +1,6 @@
 """The ``cfnrun`` command line: it parses the options and hands the settings to the command.
 
-Each command's options are declared once, as its settings (``app/settings.py``); the typer
+Each command's options are declared once, as its settings (``app/settings/``); the typer
 commands here are built from those declarations (``_command``). A command hands its settings
 (and the early start's result, ``app/early_start.py``) to the ``run`` of its module in
 ``app/commands/``, imported only when the command runs: at module level only typer and the light

@@ -3,7 +3,7 @@
 A one-shot invoke, and serve's first answer, wait for two imports: cfnrun's own (typer, the
 server, the contract checker, ...) and the worker's import of the provider. Done one after
 the other they add up; here they overlap. ``cfnrun/__main__.py`` runs ``begin`` first: it reads
-the command line into the command's settings from their one declaration (``app/settings.py``,
+the command line into the command's settings from their one declaration (``app/settings/``,
 read without typer by ``app/options.py``), which is enough to spawn the worker of the function the
 command calls first and tell it to load, with only the light project model and
 ``runtime/spec.py`` imported (not even the event loop: the command adopts the process into its

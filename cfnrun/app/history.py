@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # app.invoke imports this module
 def request_record(prepared: "PreparedInvoke", masker: Masker) -> Dict[str, Any]:
     """What ``cfnrun replay`` needs to run the operation again: the request (writeOnly values masked) and the flags.
 
-    The flags are the recorded options of ``InvokeSettings`` (``app/settings.py``) with the values the run
+    The flags are the recorded options of ``InvokeSettings`` (``app/settings/invoke.py``) with the values the run
     resolved: the function, entrypoint and region it used, and ``--moto`` rather than the moto server's
     address (replay starts a fresh one); with ``--lambda-endpoint``, the function's name there too.
     """

@@ -1,4 +1,4 @@
-"""The options' one declaration (``app/settings.py``) and what is derived from it: the early start's reading of a
+"""The options' one declaration (``app/settings/``) and what is derived from it: the early start's reading of a
 command line, typer's, history's record of an invoke run and replay's reverse of it."""
 from __future__ import annotations
 
