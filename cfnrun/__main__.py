@@ -1,6 +1,7 @@
 """``cfnrun`` and ``python -m cfnrun``: ``--version`` answers before the command line library loads,
-``invoke`` and ``serve`` start their first worker before it (``app/early_start.py``), and the process
-ends without tearing down the modules the command loaded (``_leave``)."""
+``invoke`` and ``serve`` start their first worker before it (the early start, ``app/early_start.py``:
+its result goes through the command line to the command), and the process ends without tearing
+down the modules the command loaded (``_leave``)."""
 import sys
 from typing import NoReturn
 
@@ -45,23 +46,16 @@ def _command() -> None:
     if sys.argv[1:] == ["--version"]:
         print(f"cfnrun {__version__}")
         return
-    if sys.argv[1:2] == ["invoke"] or sys.argv[1:2] == ["serve"]:
-        # The first worker imports the provider while the command line loads (app/early_start.py).
-        from cfnrun.app import early_start
+    from cfnrun.app.early_start import begin
 
-        early_start.start(sys.argv[2:], sys.argv[1])
-        try:
-            _run_command_line()
-        finally:
-            early_start.discard()  # usage errors included: no worker is left behind
-        return
-    _run_command_line()
+    # The early start: invoke's and serve's first worker imports the provider while the command line loads.
+    early = begin(sys.argv[2:], sys.argv[1] if len(sys.argv) > 1 else "")
+    try:
+        from cfnrun.cli import main as run_command_line
 
-
-def _run_command_line() -> None:
-    from cfnrun.cli import main as run_command_line
-
-    run_command_line()
+        run_command_line(early)
+    finally:
+        early.discard()  # usage errors included: no worker is left behind
 
 
 if __name__ == "__main__":

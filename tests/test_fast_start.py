@@ -426,7 +426,7 @@ def _spec_serve_uses(args: List[str], monkeypatch: pytest.MonkeyPatch) -> Any:
 
     specs = []
 
-    async def capture(project: Any, settings: Any, console: Any) -> None:
+    async def capture(project: Any, settings: Any, console: Any, early: Any = None) -> None:
         specs.append(worker_spec(project, next(iter(project.functions.values())), settings.runtime))
 
     monkeypatch.setattr(serve_module, "serve_forever", capture)

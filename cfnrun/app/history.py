@@ -1,8 +1,10 @@
 """Recording ``cfnrun invoke`` runs, and reading recorded operations back as operation events."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
+from cfnrun.app.options import to_record
 from cfnrun.events.encoding import decode
 from cfnrun.events.operation import ContractChecked, InvocationCompleted, Observer, OperationCompleted, OperationEvent, OperationResult
 from cfnrun.history.masking import Masker
@@ -17,8 +19,22 @@ if TYPE_CHECKING:  # app.invoke imports this module
 
 
 def request_record(prepared: "PreparedInvoke", masker: Masker) -> Dict[str, Any]:
-    """What ``cfnrun replay`` needs to run the operation again: the request (writeOnly values masked) and the flags."""
+    """What ``cfnrun replay`` needs to run the operation again: the request (writeOnly values masked) and the flags.
+
+    The flags are the recorded options of ``InvokeSettings`` (``app/settings/invoke.py``) with the values the run
+    resolved: the function, entrypoint and region it used, and ``--moto`` rather than the moto server's
+    address (replay starts a fresh one); with ``--lambda-endpoint``, the function's name there too.
+    """
     settings, operation = prepared.settings, prepared.request.operation
+    ran_with = replace(
+        settings,
+        function=prepared.function.logical_id,
+        entrypoint=prepared.request.entrypoint,
+        region=prepared.request.region,
+        credentials=settings.use_credentials,
+        moto=prepared.embedded_moto,
+        aws_endpoint=None if prepared.embedded_moto else settings.aws_endpoint,
+    )
     return {
         "source": "invoke",
         "typeName": prepared.project.type_name,
@@ -29,32 +45,7 @@ def request_record(prepared: "PreparedInvoke", masker: Masker) -> Dict[str, Any]
             "logicalResourceIdentifier": operation.logical_resource_id,
             "targetName": operation.target_name,  # a hook's target type
         },
-        "settings": {
-            "action": settings.action.value,
-            "requestFile": settings.request_file,
-            "function": prepared.function.logical_id,
-            "entrypoint": prepared.request.entrypoint.value,
-            "region": prepared.request.region,
-            "accountId": settings.account_id,
-            "credentials": settings.use_credentials,
-            "timeScale": settings.budgets.time_scale,
-            "invocationTimeout": settings.budgets.invocation_timeout_s,
-            "operationTimeout": settings.budgets.operation_timeout_s,
-            "virtualClock": settings.virtual_clock,
-            "maxReinvoke": settings.max_reinvoke,
-            "keepPolling": settings.keep_polling,
-            "logLevel": settings.log_level,
-            "memoryLimit": settings.memory_limit,
-            "inProcess": settings.in_process,
-            "contract": settings.contract.value,
-            "stringPrimitives": settings.string_primitives,
-            "retry": settings.retry,
-            "moto": prepared.embedded_moto,  # replayed on a fresh moto server: the recorded one is gone
-            "awsEndpoint": None if prepared.embedded_moto else settings.aws_endpoint,
-            "inject": [rule.text for rule in settings.faults],
-            "lambdaEndpoint": settings.lambda_endpoint,
-            "lambdaFunction": prepared.remote_function,
-        },
+        "settings": {**to_record(ran_with), "lambdaFunction": prepared.remote_function},
         "maskedWriteOnly": masker.masked_pointers(operation.desired, operation.previous),
     }
 

@@ -2,15 +2,13 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional
 
 from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.model.endpoint_url import check_endpoint_url
 from cfnrun.model.errors import CfnrunError
-from cfnrun.model.budgets import Budgets
-from cfnrun.model.faults import FaultRule
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import caller_credentials
 from cfnrun.invoker.region import local_region
@@ -31,20 +29,20 @@ from cfnrun.model.type_configuration import (
     load_type_configuration,
     type_configuration_problem,
 )
-from cfnrun.model.project import Project, handler_project, load_project
+from cfnrun.model.project import Project, find_project_root, handler_project, load_project
 from cfnrun.model.protocol import Action
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
-from cfnrun.app import early_start
+from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.app.history import recorder_for
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.target import FunctionTarget
-from cfnrun.runtime.environment import DEFAULT_ACCOUNT_ID
-from cfnrun.runtime.spec import RuntimeSettings, WorkerSpec, worker_spec
+from cfnrun.runtime.spec import WorkerSpec, worker_spec
 from cfnrun.model.template import FunctionSpec
 
 if TYPE_CHECKING:
+    from cfnrun.app.early_start import EarlyStart
     from cfnrun.app.watcher import ChangeFeed
 
 
@@ -58,40 +56,6 @@ class ProviderLoadError(CfnrunError):
         super().__init__(message)
         self.logs = error.logs
         self.stack_trace: List[str] = list(error.error.stack_trace or ())
-
-
-@dataclass
-class InvokeSettings:
-    action: Action
-    request_file: Optional[str] = None
-    request: Optional[OperationInput] = None  # the request as data (replay, the pytest plugin), instead of a file
-    project_dir: Path = Path(".")
-    handler: Optional[str] = None
-    schema: Optional[Path] = None
-    code_dir: Optional[Path] = None
-    function: Optional[str] = None
-    entrypoint: Optional[Entrypoint] = None
-    region: Optional[str] = None
-    account_id: str = DEFAULT_ACCOUNT_ID
-    profile: Optional[str] = None
-    use_credentials: bool = True
-    budgets: Budgets = field(default_factory=Budgets)
-    virtual_clock: bool = False
-    max_reinvoke: Optional[int] = None
-    keep_polling: bool = False  # do not stop a handler that repeats the same IN_PROGRESS with no delay
-    log_level: str = "INFO"
-    python: str = sys.executable
-    memory_limit: bool = True  # enforce the function's MemorySize on the worker
-    watch: bool = False
-    in_process: bool = False
-    contract: ContractMode = ContractMode.WARN
-    string_primitives: bool = False
-    typeconfig: Optional[Path] = None  # cfn's --typeconfig file
-    aws_endpoint: Optional[str] = None  # where the handler's AWS calls go
-    moto: bool = False  # an embedded moto server for the life of the command
-    retry: bool = True  # re-invoke FAILED answers with a retriable error code, as the service does
-    faults: Tuple[FaultRule, ...] = ()  # --inject: faults in the handler's AWS calls
-    lambda_endpoint: Optional[str] = None  # send the calls to this Lambda Invoke API instead of local workers
 
 
 @dataclass
@@ -110,7 +74,7 @@ def _load_project(settings: InvokeSettings) -> Project:
         if not (settings.handler and settings.schema):
             raise CfnrunError("--handler and --schema go together: pass both to run without a project")
         return handler_project(settings.handler, settings.schema, settings.code_dir or Path("."))
-    return load_project(settings.project_dir)
+    return load_project(settings.project_dir or find_project_root(Path.cwd()) or Path("."))
 
 
 def _region(settings: InvokeSettings, operation: OperationInput) -> str:
@@ -276,8 +240,10 @@ def _remote_function(settings: InvokeSettings, project: Project, entrypoint: Ent
     return local, settings.function or local.function_name or local.logical_id
 
 
-def make_target(prepared: PreparedInvoke, standby: bool, env: Optional[Dict[str, str]] = None) -> FunctionTarget:
-    """Where the operation runs; ``env`` adds variables to the worker's Lambda environment."""
+def make_target(
+    prepared: PreparedInvoke, standby: bool, env: Optional[Dict[str, str]] = None, early: Optional["EarlyStart"] = None
+) -> FunctionTarget:
+    """Where the operation runs; ``env`` adds variables to the worker's Lambda environment; ``early``: a worker started for it."""
     settings, request = prepared.settings, prepared.request
     if settings.lambda_endpoint and prepared.remote_function:
         from cfnrun.runtime.lambda_endpoint import LambdaEndpointFunction  # boto3: only for --lambda-endpoint
@@ -289,18 +255,13 @@ def make_target(prepared: PreparedInvoke, standby: bool, env: Optional[Dict[str,
             settings.faults,
         )
     spec = local_spec(prepared, env)
-    # The worker __main__ started for this command, if it was started for exactly this spec.
-    return FunctionPool(spec, size=1, standby=standby, first=early_start.take(spec))
+    # The worker the early start began for this command, if it was started for exactly this spec.
+    return FunctionPool(spec, size=1, standby=standby, first=early.take(spec) if early is not None else None)
 
 
 def local_spec(prepared: PreparedInvoke, env: Optional[Dict[str, str]] = None) -> WorkerSpec:
     """The worker spec of the function's local workers; ``env`` adds variables to their environment."""
-    settings, request = prepared.settings, prepared.request
-    runtime = RuntimeSettings(
-        request.region, settings.account_id, 1, settings.log_level, settings.python, memory_limit=settings.memory_limit,
-        aws_endpoint=settings.aws_endpoint, faults=settings.faults,
-    )
-    spec = worker_spec(prepared.project, prepared.function, runtime)
+    spec = worker_spec(prepared.project, prepared.function, prepared.settings.runtime(prepared.request.region))
     if env:
         spec = replace(spec, env={**spec.env, **env})
     return spec
@@ -343,25 +304,27 @@ async def execute(
     observers: List[Observer],
     on_change: Optional[Callable[[str], None]] = None,
     on_note: Optional[Callable[[str], None]] = None,
+    early: Optional["EarlyStart"] = None,
 ) -> OperationResult:
     """Run the operation (``--moto``: with a moto server for as long as this runs), see ``run_watched``."""
     if not prepared.settings.moto:
-        return await run_watched(prepared, observers, on_change)
+        return await run_watched(prepared, observers, on_change, early)
     with moto_server() as url:
         (on_note or (lambda message: None))(f"moto server (AWS stand-in) at {url}: the handler's AWS calls go there")
         prepared.settings = replace(prepared.settings, aws_endpoint=url, moto=False)  # --watch runs reuse this server
         prepared.embedded_moto = True
-        return await run_watched(prepared, observers, on_change)
+        return await run_watched(prepared, observers, on_change, early)
 
 
 async def run_watched(
     prepared: PreparedInvoke,
     observers: List[Observer],
     on_change: Optional[Callable[[str], None]] = None,
+    early: Optional["EarlyStart"] = None,
 ) -> OperationResult:
     """Run the operation; with ``settings.watch``, run it again after every save, until cancelled."""
     settings = prepared.settings
-    target = make_target(prepared, standby=settings.watch)
+    target = make_target(prepared, standby=settings.watch, early=early)
     request_file = [Path(settings.request_file)] if settings.request_file and settings.request_file != "-" else []
     say = on_change or (lambda message: None)
     feed: Optional[ChangeFeed] = None

@@ -4,36 +4,25 @@ from __future__ import annotations
 import copy
 import difflib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
-from cfnrun.app.invoke import InvokeSettings, execute, prepare
-from cfnrun.model.faults import parse_faults
-from cfnrun.contract.checker import ContractMode
+from cfnrun.app.invoke import execute, prepare
+from cfnrun.app.options import from_record, overrides
+from cfnrun.app.settings.history import ReplayOptions
+from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.history.masking import Masker
 from cfnrun.history.store import HistoryStore, RecordedOperation
 from cfnrun.events.operation import Observer, OperationCompleted, OperationResult
 from cfnrun.invoker.payloads import Entrypoint
 from cfnrun.invoker.hook_request_files import load_hook_request_file
 from cfnrun.invoker.request_files import OperationInput, load_request_file
-from cfnrun.model.budgets import Budgets
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.project import load_project
-from cfnrun.model.protocol import Action
 from cfnrun.model.seen_call import SeenCall
 from cfnrun.model.schema import WRITE_ONLY_MASK, ResourceSchema
 from cfnrun.app.history import recorded_events
-
-
-@dataclass
-class ReplayOverrides:
-    """Flags that replace the recorded ones; None keeps the recording's."""
-
-    request_file: Optional[str] = None  # the full request, e.g. with the writeOnly values history does not keep
-    virtual_clock: Optional[bool] = None
-    contract: Optional[ContractMode] = None
-    time_scale: Optional[float] = None
 
 
 @dataclass
@@ -101,14 +90,16 @@ def _masked(schema: ResourceSchema, request: Dict[str, Any]) -> List[str]:
     return sorted(found)
 
 
-def replay_settings(operation: RecordedOperation, project_dir: Path, overrides: ReplayOverrides) -> "tuple[InvokeSettings, List[str]]":
-    """The settings ``cfnrun invoke`` ran with, with the overrides applied; and what the user should know."""
+def replay_settings(
+    operation: RecordedOperation, project_dir: Path, options: ReplayOptions
+) -> "tuple[InvokeSettings, List[str]]":
+    """The settings ``cfnrun invoke`` ran with (its recorded options) with replay's overrides; and what the user should know."""
     recorded = _recorded_request(operation)
     flags, body = recorded["settings"], recorded["request"]
     notes: List[str] = []
     project = load_project(project_dir, usable_schema=False)
-    if overrides.request_file:
-        request = (load_hook_request_file if project.is_hook else load_request_file)(overrides.request_file)
+    if options.request_file:
+        request = (load_hook_request_file if project.is_hook else load_request_file)(options.request_file)
         notes += request.warnings
     else:
         request = OperationInput(
@@ -124,35 +115,10 @@ def replay_settings(operation: RecordedOperation, project_dir: Path, overrides: 
                 f"writeOnly {', '.join(masked)} {'was' if len(masked) == 1 else 'were'} not recorded: replayed as {WRITE_ONLY_MASK!r}; "
                 "pass --request FILE to send the real value(s)"
             )
-    timeouts = (flags.get("invocationTimeout"), flags.get("operationTimeout"))
-    time_scale = overrides.time_scale if overrides.time_scale is not None else flags.get("timeScale", 1.0)
-    settings = InvokeSettings(
-        action=Action(flags["action"]),
-        request=request,
-        project_dir=project_dir,
-        function=flags.get("function"),
-        entrypoint=Entrypoint(flags["entrypoint"]) if flags.get("entrypoint") else None,
-        region=flags.get("region"),
-        account_id=flags.get("accountId") or InvokeSettings.account_id,
-        use_credentials=flags.get("credentials", True),
-        budgets=Budgets(time_scale, *timeouts),
-        virtual_clock=overrides.virtual_clock if overrides.virtual_clock is not None else flags.get("virtualClock", False),
-        max_reinvoke=flags.get("maxReinvoke"),
-        keep_polling=flags.get("keepPolling", False),
-        log_level=flags.get("logLevel", "INFO"),
-        memory_limit=flags.get("memoryLimit", True),
-        in_process=flags.get("inProcess", False),
-        contract=overrides.contract or ContractMode(flags.get("contract", ContractMode.WARN.value)),
-        string_primitives=flags.get("stringPrimitives", False),
-        retry=flags.get("retry", True),
-        moto=flags.get("moto", False),
-        aws_endpoint=flags.get("awsEndpoint"),
-        faults=parse_faults(flags.get("inject") or []),
-        lambda_endpoint=flags.get("lambdaEndpoint"),
-    )
+    settings = from_record(InvokeSettings, flags, request=request, project_dir=project_dir)
     if settings.lambda_endpoint:
-        settings.function = flags.get("lambdaFunction") or settings.function
-    return settings, notes
+        settings = replace(settings, function=flags.get("lambdaFunction") or settings.function)
+    return replace(settings, **overrides(options)), notes
 
 
 def _without_read_only(schema: ResourceSchema, model: Any) -> Any:
@@ -205,9 +171,10 @@ def recorded_result(store: HistoryStore, operation: RecordedOperation) -> Operat
     return last.result
 
 
-async def replay(store: HistoryStore, operation_id: int, project_dir: Path, overrides: ReplayOverrides, observers: List[Observer]) -> ReplayReport:
+async def replay(store: HistoryStore, project_dir: Path, options: ReplayOptions, observers: List[Observer]) -> ReplayReport:
+    operation_id = options.operation_id
     operation = store.get(operation_id)
-    settings, notes = replay_settings(operation, project_dir, overrides)
+    settings, notes = replay_settings(operation, project_dir, options)
     prepared = prepare(settings)
     result = await execute(prepared, observers, on_note=notes.append)
     recorded = recorded_result(store, operation)

@@ -24,7 +24,6 @@ from cfnrun.contract.mode import ContractMode
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project
-from cfnrun.app import early_start
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.registry import FunctionRegistry
@@ -32,6 +31,7 @@ from cfnrun.runtime.spec import RuntimeSettings
 from cfnrun.ui.console import Console
 
 if TYPE_CHECKING:
+    from cfnrun.app.early_start import EarlyStart
     from cfnrun.app.endpoint import RunningServer
 
 # What answers a call, imported on a thread while the first worker imports the provider (on two
@@ -62,7 +62,9 @@ async def serve_forever(
     settings: ServeSettings,
     console: Console,
     on_started: Optional[Callable[[RunningServer], Awaitable[None]]] = None,
+    early: Optional[EarlyStart] = None,
 ) -> None:
+    """Serve until Ctrl-C or SIGTERM; ``early``: what the early start began, when serve runs as the command."""
     # Ctrl-C and SIGTERM stop serve gracefully from its first line on: one that comes while serve
     # starts (its port already open, the watch being set up) stops it as soon as it has started;
     # a second one while it still starts ends the start at once.
@@ -83,7 +85,7 @@ async def serve_forever(
     try:
         console.info(f"cfnrun serve: {project.type_name} from {project.root}")
         with aws_calls_routed(settings, console) as routed:
-            await _serve(project, routed, console, on_started, stop, started)
+            await _serve(project, routed, console, on_started, stop, started, early)
     except asyncio.CancelledError:
         if forced.is_set():  # what start_server had begun is undone by now: no worker is left
             raise KeyboardInterrupt from None
@@ -101,8 +103,9 @@ async def _serve(
     on_started: Optional[Callable[[RunningServer], Awaitable[None]]],
     stop: asyncio.Event,
     started: asyncio.Event,
+    early: Optional[EarlyStart],
 ) -> None:
-    server = await start_server(project, settings, console)  # startup
+    server = await start_server(project, settings, console, early)  # startup
     started.set()
     _announce(project, settings, server, console)
     try:  # serve
@@ -119,17 +122,17 @@ async def _serve(
         console.info("stopped")
 
 
-async def start_server(project: Project, settings: ServeSettings, console: Console) -> RunningServer:
+async def start_server(project: Project, settings: ServeSettings, console: Console, early: Optional[EarlyStart] = None) -> RunningServer:
     """Startup: the workers begin to warm, the port listens, then the late parts load (``RunningServer.loaded``).
 
     A start that fails or is interrupted stops what it began: no worker outlives it.
     """
     _warn_before_starting(project, settings, console)
-    loading_since = early_start.began_at() or time.time()  # the project's files were read from then on
+    loading_since = early.began_at if early is not None else time.time()  # the project's files were read from then on
     registry = FunctionRegistry(project, settings.runtime, on_note=console.warn)
     # Workers import in the background while the server starts listening: a call waits only
     # for its own function's worker, and the console says when each function is warm.
-    warming = registry.warm_each(adopt=early_start.take)
+    warming = registry.warm_each(adopt=early.take if early is not None else None)
     announce_warm(project, warming, console)
     # The file watch sets itself up while the server loads; it is in place before serve says it listens.
     # Saves made since the workers began to load are caught up on, as a first change.

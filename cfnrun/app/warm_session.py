@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from cfnrun.app.invoke import InvokeSettings, PreparedInvoke, ProviderLoadError, make_target, prepare, run_operation
+from cfnrun.app.invoke import PreparedInvoke, ProviderLoadError, make_target, prepare, run_operation
+from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.contract.checker import ContractMode
 from cfnrun.events.operation import InvocationCompleted, OperationEvent, OperationResult
 from cfnrun.invoker.request_files import OperationInput
-from cfnrun.model.budgets import Budgets
 from cfnrun.model.protocol import Action
 from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.target import FunctionTarget
@@ -96,8 +96,8 @@ class WarmSession:
             request=request,
             project_dir=project_dir,
             region=options.region,
-            use_credentials=options.credentials,
-            budgets=Budgets(options.time_scale),
+            credentials=options.credentials,
+            time_scale=options.time_scale,
             virtual_clock=options.virtual_clock,
             log_level=options.log_level,
             python=options.python,

@@ -1,0 +1,49 @@
+"""``cfnrun history`` (the recorded operations, newest first) and ``cfnrun history show ID`` (one as a timeline)."""
+from __future__ import annotations
+
+import json
+import sys
+
+from cfnrun.app.commands.common import EXIT_SUCCESS, echo, project_dir, usage_error
+from cfnrun.app.early_start import EarlyStart
+from cfnrun.app.settings.history import HistoryOptions, HistoryShowOptions
+from cfnrun.history.store import HistoryStore
+from cfnrun.model.errors import CfnrunError
+
+
+def run(options: HistoryOptions, early: EarlyStart) -> int:
+    """The table of recorded operations (``--json``: one object per operation)."""
+    try:
+        operations = HistoryStore(project_dir(None, options.project)).operations(options.limit)
+    except CfnrunError as error:
+        return usage_error(str(error), json_output=options.json_output)
+    if options.json_output:
+        for operation in operations:
+            echo(json.dumps(operation.summary()))
+        return EXIT_SUCCESS
+    echo(f"{'ID':>5}  {'WHEN (UTC)':<20} {'VIA':<7} {'ACTION':<7} {'STATUS':<12} {'CALLS':>5} {'SECONDS':>8}  ERROR")
+    for operation in operations:
+        row = operation.summary()
+        echo(
+            f"{row['id']:>5}  {row['startedAt']:<20} {row['source']:<7} {row['action']:<7} {row['status']:<12} "
+            f"{row['invocations']:>5} {row['durationSeconds']:>8.2f}  {row['errorCode'] or ''}"
+        )
+    return EXIT_SUCCESS
+
+
+def show(options: HistoryShowOptions, early: EarlyStart) -> int:
+    """A recorded operation as the timeline ``cfnrun invoke`` shows, then when and how it was recorded."""
+    from cfnrun.app.history import show_operation
+    from cfnrun.model.project import load_project
+    from cfnrun.ui.timeline import TimelineRenderer
+
+    try:
+        root = project_dir(None, options.project)
+        store = HistoryStore(root)
+        store.get(options.operation_id)  # a clear error before anything is printed
+        schema = load_project(root, usable_schema=False).schema
+    except CfnrunError as error:
+        return usage_error(str(error))
+    operation = show_operation(store, options.operation_id, [TimelineRenderer(sys.stdout, schema)])
+    echo(f"\nrecorded {operation.summary()['startedAt']} via cfnrun {operation.source}, cfnrun {operation.cfnrun_version}")
+    return EXIT_SUCCESS

@@ -1,0 +1,50 @@
+"""``cfnrun invoke``: run one operation, show its timeline (or NDJSON events), exit with its outcome.
+
+Exit status: 0 SUCCESS, 1 FAILED (or stopped early), 2 usage or project error, 130 interrupted.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+from cfnrun.app.commands.common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_SUCCESS, echo, usage_error
+from cfnrun.app.early_start import EarlyStart
+from cfnrun.app import invoke
+from cfnrun.app.settings.invoke import InvokeSettings
+from cfnrun.events.operation import Observer
+from cfnrun.model.errors import CfnrunError
+from cfnrun.ui.ndjson import NdjsonRenderer
+from cfnrun.ui.timeline import TimelineRenderer
+
+
+def run(settings: InvokeSettings, early: EarlyStart) -> int:
+    try:
+        prepared = invoke.prepare(settings)
+    except CfnrunError as error:
+        return usage_error(str(error), json_output=settings.json_output)
+    if settings.print_request:
+        prepared.request.credentials = None  # never printed
+        echo(json.dumps(prepared.request.payload(), indent=2))
+        return EXIT_SUCCESS
+    schema = prepared.project.schema
+    renderer: Observer = NdjsonRenderer(sys.stdout, schema) if settings.json_output else TimelineRenderer(sys.stdout, schema)
+    for note in prepared.notes:
+        echo(f"cfnrun: note: {note}", err=True)
+    try:
+        result = early.run(invoke.execute(  # then kills an early worker the operation did not adopt
+            prepared, [renderer],
+            on_change=lambda message: echo(f"\ncfnrun: {message}", err=True),
+            on_note=lambda message: echo(f"cfnrun: {message}", err=True),
+            early=early,
+        ))
+    except invoke.ProviderLoadError as error:
+        details = [line.rstrip() for line in error.stack_trace]
+        if error.logs.strip():
+            details += ["output while importing:", error.logs.rstrip()]
+        return usage_error(str(error), details, json_output=settings.json_output)
+    except CfnrunError as error:
+        return usage_error(str(error), json_output=settings.json_output)
+    except KeyboardInterrupt:
+        echo("cfnrun: interrupted; workers stopped", err=True)
+        return EXIT_INTERRUPTED
+    return EXIT_SUCCESS if result.succeeded else EXIT_FAILED

@@ -1,0 +1,130 @@
+"""``cfnrun serve``'s options, and ``cfnrun test``'s (the contract suite against an embedded serve)."""
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, List, Optional, Tuple
+
+from cfnrun.api.limits import ConnectionLimits
+from cfnrun.app.options import option
+from cfnrun.app.settings import common
+from cfnrun.contract.mode import ContractMode
+from cfnrun.model.faults import FaultRule
+
+if TYPE_CHECKING:
+    from cfnrun.model.budgets import Budgets
+    from cfnrun.runtime.spec import RuntimeSettings
+
+REGION_HELP = "AWS_REGION the workers see (default: AWS_REGION, AWS_DEFAULT_REGION, the profile's, or us-east-1)."
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """``cfnrun serve``'s options; the server runs with the ServeSettings built from them (``app/commands/serve.py``)."""
+
+    project_path: Optional[Path] = common.project_argument()
+    project: Optional[Path] = common.project()
+    host: str = option("--host", help="Address to bind. Anything but loopback exposes your handlers.", default="127.0.0.1")
+    port: int = option("--port", help="Port to listen on (0 picks a free one).", default=3001, minimum=0, maximum=65535)
+    workers: int = option("--workers", help="Warm workers per function: calls beyond this queue.", default=4, minimum=1)
+    region: Optional[str] = common.region(REGION_HELP)
+    profile: Optional[str] = option(
+        "--profile", help="AWS profile whose region applies when --region and AWS_REGION are not set."
+    )
+    account_id: str = common.account_id("Account id in the function ARN.")
+    time_scale: float = common.time_scale("Multiply every time limit (function Timeout, contract budgets).")
+    invocation_timeout: Optional[float] = option(
+        "--invocation-timeout", help="Override every call's time limit, in seconds.", minimum=0.001
+    )
+    log_level: str = common.log_level("Level of the handlers' root logger.")
+    python: str = common.python()
+    memory_limit: bool = common.memory_limit()
+    sts_standin: bool = option(
+        "--sts-standin", help="Also answer STS GetCallerIdentity/GetSessionToken at / (for cloudformation-cli without AWS).",
+        default=False,
+    )
+    reload: bool = option("--reload/--no-reload", help="Load new code into fresh workers when a file is saved.", default=True)
+    # A debugger port belongs to one worker, set up by the pool: nothing starts early.
+    debug_port: Optional[int] = option(
+        "--debug-port", help="Workers listen for a debugger (debugpy) from this port on, one port per function.",
+        minimum=1, maximum=65535, early=False,
+    )
+    debug_wait: bool = option("--debug-wait", help="With --debug-port: a worker waits for the debugger to attach.", default=False)
+    contract: ContractMode = common.contract(
+        "Check each HandlerRequest call against the handler contract: warn (log), strict (answer FAILED), off."
+    )
+    shutdown_grace: float = option(
+        "--shutdown-grace",
+        help="On Ctrl-C/SIGTERM, seconds calls in flight get to finish before they are answered with an error.",
+        default=10.0, minimum=0.0,
+    )
+    header_timeout: float = option(
+        "--header-timeout", help="Seconds a connection gets to send a request's headers.",
+        default=ConnectionLimits.header_timeout_s, minimum=0.001,
+    )
+    body_timeout: float = option(
+        "--body-timeout", help="Seconds a request gets to send its body after its headers.",
+        default=ConnectionLimits.body_timeout_s, minimum=0.001,
+    )
+    max_connections: int = option(
+        "--max-connections", help="Open connections at most; more are closed at once.",
+        default=ConnectionLimits.max_connections, minimum=1,
+    )
+    virtual_clock: bool = common.virtual_clock(
+        "Cloud Control requests skip CallbackDelaySeconds waits but count them against the timeout."
+    )
+    aws_endpoint: Optional[str] = common.aws_endpoint()
+    moto: bool = common.moto(early=False)  # moto's endpoint is known once moto runs: nothing starts early
+    faults: Tuple[FaultRule, ...] = common.inject()
+
+    def runtime(self, region: str) -> "RuntimeSettings":
+        """What serve's workers are started with, in ``region``."""
+        from cfnrun.runtime.spec import RuntimeSettings
+
+        return RuntimeSettings(
+            region, self.account_id, self.workers, self.log_level, self.python,
+            standby=self.reload or self.debug_port is None, debug_port=self.debug_port, debug_wait=self.debug_wait,
+            memory_limit=self.memory_limit, aws_endpoint=self.aws_endpoint, faults=self.faults,
+        )
+
+    @property
+    def budgets(self) -> "Budgets":
+        from cfnrun.model.budgets import Budgets
+
+        return Budgets(self.time_scale, self.invocation_timeout)
+
+    @property
+    def connections(self) -> ConnectionLimits:
+        return ConnectionLimits(
+            header_timeout_s=self.header_timeout, body_timeout_s=self.body_timeout, max_connections=self.max_connections
+        )
+
+
+@dataclass(frozen=True)
+class ContractTestOptions:
+    """``cfnrun test``'s options; what follows ``--`` goes to pytest (``pytest_args``)."""
+
+    project_path: Optional[str] = common.project_argument()  # a str: it may be pytest's "-k" instead
+    project: Optional[Path] = common.project()
+    region: Optional[str] = common.region(REGION_HELP)
+    workers: int = option("--workers", help="Warm workers per function.", default=2, minimum=1)
+    aws: bool = option("--aws", help="Use your real AWS credentials and STS instead of local stand-ins.", default=False)
+    log_level: str = common.log_level("Level of the handlers' root logger.")
+    virtual_clock: bool = common.virtual_clock("Skip the suite's CallbackDelaySeconds waits; the time is still counted.")
+    aws_endpoint: Optional[str] = common.aws_endpoint()
+    moto: bool = common.moto()
+    faults: Tuple[FaultRule, ...] = common.inject()
+    contract: ContractMode = common.contract("Check every answer against the handler contract: warn, strict (answer FAILED), off.")
+    python: str = common.python()
+    cloudformation_endpoint: Optional[str] = option(
+        "--cloudformation-endpoint-url", help="Where the suite resolves {{Export}} inputs (default: --aws-endpoint, else AWS)."
+    )
+    pytest_args: List[str] = dataclasses.field(default_factory=list)
+
+    def runtime(self, region: str) -> "RuntimeSettings":
+        """What the suite's workers are started with, in ``region``."""
+        from cfnrun.runtime.spec import RuntimeSettings
+
+        return RuntimeSettings(
+            region=region, workers=self.workers, log_level=self.log_level, python=self.python, aws_endpoint=self.aws_endpoint,
+            faults=self.faults,
+        )
