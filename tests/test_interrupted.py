@@ -9,7 +9,7 @@ from typing import Callable
 
 import pytest
 
-from conftest import cfnrun
+from conftest import ServerProcess, cfnrun
 from test_debugging import Terminal
 
 
@@ -36,3 +36,30 @@ def test_ctrl_c_during_invoke_prints_the_summary_and_records_the_operation_as_in
     assert (operation["action"], operation["status"], operation["errorCode"]) == ("CREATE", "IN_PROGRESS", "interrupted")
     shown_again = cfnrun("history", "show", str(operation["id"]), cwd=project)
     assert "interrupted (Ctrl-C, or cfnrun stopping)" in shown_again.stdout and '"checksLeft": 2' in shown_again.stdout
+
+
+def test_cloud_control_operations_are_recorded_and_those_cut_by_a_stop_are_kept_as_interrupted(
+    sample: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_cloudcontrol import CLUSTER, cloudcontrol, create, wait_success
+
+    project = sample("cluster")
+    monkeypatch.setenv("CFNRUN_HISTORY", "on")  # serve's process takes this environment
+    server = ServerProcess(project, "--no-reload")
+    try:
+        client = cloudcontrol(server)
+        done = wait_success(client, create(client, CLUSTER, {"Name": "done", "NodeCount": 1}))  # real waits: 2 s each
+        cut = create(client, CLUSTER, {"Name": "cut", "NodeCount": 2})["ProgressEvent"]["RequestToken"]
+        server.wait_for_line(rf"TypeFunction CREATE \(Cloud Control {cut[:8]}\)")  # its first call answered IN_PROGRESS
+    finally:
+        assert server.stop() == 0
+
+    listed = [json.loads(line) for line in cfnrun("history", "--json", cwd=project).stdout.splitlines()]
+    by_status = {operation["status"]: operation for operation in listed if operation["source"] == "cloudcontrol"}
+    assert by_status["SUCCESS"]["action"] == "CREATE" and by_status["SUCCESS"]["invocations"] == 3
+    interrupted = by_status["IN_PROGRESS"]
+    assert interrupted["errorCode"] == "interrupted" and interrupted["invocations"] == 1
+    shown = cfnrun("history", "show", str(interrupted["id"]), cwd=project).stdout
+    assert f"interrupted (cfnrun serve stopping) after 1 invocation(s); the last answer was IN_PROGRESS; clientRequestToken {cut}" in shown
+    assert '"checksLeft": 2' in shown and '"Name": "cut"' in shown  # the callbackContext and the model so far
+    assert done["OperationStatus"] == "SUCCESS"

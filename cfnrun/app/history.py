@@ -5,6 +5,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from cfnrun.app.options import to_record
+from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.events.encoding import decode
 from cfnrun.events.operation import ContractChecked, InvocationCompleted, Observer, OperationCompleted, OperationEvent, OperationResult
 from cfnrun.history.masking import Masker
@@ -13,9 +14,14 @@ from cfnrun.history.store import HistoryStore, RecordedOperation
 from cfnrun.model.endings import EndReason
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.protocol import Action, OperationStatus
+from cfnrun.model.schema import ResourceSchema
 
 if TYPE_CHECKING:  # app.invoke imports this module
     from cfnrun.app.invoke import PreparedInvoke  # noqa: F401
+    from cfnrun.invoker.payloads import OperationRequest
+    from cfnrun.invoker.request_files import OperationInput
+
+CLOUD_CONTROL_SOURCE = "cloudcontrol"
 
 
 def request_record(prepared: "PreparedInvoke", masker: Masker) -> Dict[str, Any]:
@@ -25,7 +31,7 @@ def request_record(prepared: "PreparedInvoke", masker: Masker) -> Dict[str, Any]
     resolved: the function, entrypoint and region it used, and ``--moto`` rather than the moto server's
     address (replay starts a fresh one); with ``--lambda-endpoint``, the function's name there too.
     """
-    settings, operation = prepared.settings, prepared.request.operation
+    settings = prepared.settings
     ran_with = replace(
         settings,
         function=prepared.function.logical_id,
@@ -35,9 +41,15 @@ def request_record(prepared: "PreparedInvoke", masker: Masker) -> Dict[str, Any]
         moto=prepared.embedded_moto,
         aws_endpoint=None if prepared.embedded_moto else settings.aws_endpoint,
     )
+    record = _record("invoke", prepared.project.type_name, prepared.request.operation, ran_with, masker)
+    record["settings"]["lambdaFunction"] = prepared.remote_function
+    return record
+
+
+def _record(source: str, type_name: str, operation: "OperationInput", ran_with: InvokeSettings, masker: Masker) -> Dict[str, Any]:
     return {
-        "source": "invoke",
-        "typeName": prepared.project.type_name,
+        "source": source,
+        "typeName": type_name,
         "request": {
             "desiredResourceState": masker.model(operation.desired),
             "previousResourceState": masker.model(operation.previous),
@@ -45,9 +57,20 @@ def request_record(prepared: "PreparedInvoke", masker: Masker) -> Dict[str, Any]
             "logicalResourceIdentifier": operation.logical_resource_id,
             "targetName": operation.target_name,  # a hook's target type
         },
-        "settings": {**to_record(ran_with), "lambdaFunction": prepared.remote_function},
+        "settings": to_record(ran_with),
         "maskedWriteOnly": masker.masked_pointers(operation.desired, operation.previous),
     }
+
+
+def cloud_control_recorder(
+    store: HistoryStore, schema: ResourceSchema, type_name: str, request: "OperationRequest", ran_with: InvokeSettings
+) -> OperationRecorder:
+    """An observer recording one operation a Cloud Control request ran, as ``cfnrun invoke`` records its own:
+    ``cfnrun history`` lists it (via ``cloudcontrol``, under its RequestToken), ``replay`` runs it again."""
+    masker = Masker(schema)
+    operation = request.operation
+    masker.learn([operation.desired, operation.previous], [request.credentials.model_dump() if request.credentials else None])
+    return OperationRecorder(store, masker, _record(CLOUD_CONTROL_SOURCE, type_name, operation, ran_with, masker), request.client_request_token)
 
 
 def recorder_for(prepared: "PreparedInvoke") -> Optional[OperationRecorder]:

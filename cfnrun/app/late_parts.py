@@ -114,8 +114,8 @@ class LateLoading:
         from cfnrun.history.recorder import CallRecorder
         from cfnrun.history.store import HistoryStore
 
-        requests = None if project.is_hook else ResourceRequestStore(registry, budgets, console, contract, virtual_clock)
         history = HistoryStore.for_recording(project.root)
+        requests = None if project.is_hook else ResourceRequestStore(registry, budgets, console, contract, virtual_clock, history)
         recorder = CallRecorder(history, lambda: registry.project.schema, project.type_name) if history else None
         self.parts = LateParts(CallReview(registry, budgets, console, contract, recorder), requests)
         registry.keep_spares_when_warm()  # the spares import the provider's dependencies too: after all the rest

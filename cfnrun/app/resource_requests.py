@@ -24,7 +24,10 @@ from cfnrun.contract.request_rules import check_request
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import caller_credentials
-from cfnrun.events.operation import ContractChecked, InvocationCompleted, OperationEvent, OperationResult
+from cfnrun.app.history import cloud_control_recorder
+from cfnrun.app.settings.invoke import InvokeSettings
+from cfnrun.events.operation import ContractChecked, InvocationCompleted, Observer, OperationEvent, OperationResult
+from cfnrun.history.store import HistoryStore
 from cfnrun.invoker.operation import Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import OperationInput
@@ -34,6 +37,7 @@ from cfnrun.model.identifiers import IdentifierError, identifier_model, identifi
 from cfnrun.model.json_patch import PatchError, apply_patch, parse_pointer, touched_paths, validate_patch
 from cfnrun.model.protocol import Action, Credentials, OperationStatus
 from cfnrun.model.schema import ResourceSchema, pointer_to_path
+from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime.outcome import InvocationOutcome
 from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.ui.console import Console
@@ -74,6 +78,11 @@ class CancellableClock(RealClock):
         self.base = base
         self.virtual = base.virtual
         self.cancelled = asyncio.Event()
+        self.why = ""  # what cancelled it, for the operation's record
+
+    def cancel(self, why: str) -> None:
+        self.why = why
+        self.cancelled.set()
 
     def now(self) -> float:
         return self.base.now()
@@ -88,7 +97,7 @@ class CancellableClock(RealClock):
                 except asyncio.TimeoutError:
                     pass
         if self.cancelled.is_set():
-            raise CancelRequested()
+            raise CancelRequested(self.why)
 
 
 class CurrentCode:
@@ -140,8 +149,10 @@ class ResourceRequestStore:
         console: Console,
         contract: ContractMode = ContractMode.WARN,
         virtual_clock: bool = False,
+        history: Optional[HistoryStore] = None,
     ) -> None:
         self.registry = registry
+        self.history = history  # every operation a request runs is recorded there, like cfnrun invoke's
         self.budgets = budgets
         self.console = console
         self.contract = contract
@@ -343,6 +354,9 @@ class ResourceRequestStore:
                 for violation in event.violations:
                     self.console.warn(f"{label}: contract {'✗' if violation.is_error else '!'} {violation.line()}")
 
+        observers: List[Observer] = [observe]
+        if self.history is not None:
+            observers.append(cloud_control_recorder(self.history, schema, project.type_name, request, self._ran_with(action, function)))
         return Operation(
             CurrentCode(self.registry),
             request,
@@ -351,9 +365,29 @@ class ResourceRequestStore:
             budgets=self.budgets,
             function_timeout_s=function.timeout_s,
             clock=clock,
-            observers=[observe],
+            observers=observers,
             checker=checker,
             strict=self.contract is ContractMode.STRICT,
+        )
+
+    def _ran_with(self, action: Action, function: FunctionSpec) -> InvokeSettings:
+        """The ``cfnrun invoke`` settings that run this operation again (``cfnrun replay``)."""
+        settings = self.registry.settings
+        return InvokeSettings(
+            action=action,
+            function=function.logical_id,
+            entrypoint=Entrypoint.TYPE,
+            region=settings.region,
+            account_id=settings.account_id,
+            virtual_clock=self.virtual_clock,
+            time_scale=self.budgets.time_scale,
+            invocation_timeout=self.budgets.invocation_timeout_s,
+            operation_timeout=self.budgets.operation_timeout_s,
+            log_level=settings.log_level,
+            memory_limit=settings.memory_limit,
+            contract=self.contract,
+            aws_endpoint=settings.aws_endpoint,
+            faults=tuple(settings.faults),
         )
 
     def _record_event(self, progress: CloudProgress, event: InvocationCompleted) -> None:
@@ -420,7 +454,7 @@ class ResourceRequestStore:
         if progress.status not in ("PENDING", "IN_PROGRESS"):
             raise validation_error(f"Request {request_token} is {progress.status}: only PENDING or IN_PROGRESS requests can be cancelled")
         self._update(progress, "CANCEL_IN_PROGRESS", "cancelling: the invocation in flight, if any, finishes first")
-        request.clock.cancelled.set()
+        request.clock.cancel("CancelResourceRequest")
         self.console.info(f"Cloud Control request {request_token}: cancel requested")
         return progress
 
@@ -430,7 +464,7 @@ class ResourceRequestStore:
         for request in running:
             if request.progress.status in ("PENDING", "IN_PROGRESS"):
                 self._update(request.progress, "CANCEL_IN_PROGRESS", "the server is stopping")
-            request.clock.cancelled.set()
+            request.clock.cancel("cfnrun serve stopping")
         tasks = [r.task for r in running if r.task is not None]
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=timeout_s)

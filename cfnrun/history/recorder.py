@@ -67,7 +67,7 @@ class OperationRecorder:
             }
             try:
                 events = [self.masker.dumps(r) for r in self._records]
-                self.recorded_id = self.store.add("invoke", self.token, head, self.masker.dumps(self.request), events)
+                self.recorded_id = self.store.add(self.request.get("source", "invoke"), self.token, head, self.masker.dumps(self.request), events)
             except (sqlite3.Error, OSError, CfnrunError) as error:
                 not_recorded(error)
 

@@ -372,7 +372,7 @@ class Operation:
     def _interrupted(self, stop: BaseException) -> OperationResult:
         """The operation stopped from outside before it ended: where it stood, so the user can resume or clean up."""
         last = self._last_progress
-        how = type(stop).__name__
+        how = str(stop) or type(stop).__name__
         if isinstance(stop, (asyncio.CancelledError, KeyboardInterrupt)):
             how = "Ctrl-C, or cfnrun stopping"  # asyncio hands Ctrl-C to the operation as a cancellation
         standing = f"the last answer was {last.status.value}" if last is not None else "no answer had come"

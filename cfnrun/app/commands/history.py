@@ -21,11 +21,11 @@ def run(options: HistoryOptions, early: EarlyStart) -> int:
         for operation in operations:
             echo(json.dumps(operation.summary()))
         return EXIT_SUCCESS
-    echo(f"{'ID':>5}  {'WHEN (UTC)':<20} {'VIA':<7} {'ACTION':<7} {'STATUS':<12} {'CALLS':>5} {'SECONDS':>8}  ERROR")
+    echo(f"{'ID':>5}  {'WHEN (UTC)':<20} {'VIA':<12} {'ACTION':<7} {'STATUS':<12} {'CALLS':>5} {'SECONDS':>8}  ERROR")
     for operation in operations:
         row = operation.summary()
         echo(
-            f"{row['id']:>5}  {row['startedAt']:<20} {row['source']:<7} {row['action']:<7} {row['status']:<12} "
+            f"{row['id']:>5}  {row['startedAt']:<20} {row['source']:<12} {row['action']:<7} {row['status']:<12} "
             f"{row['invocations']:>5} {row['durationSeconds']:>8.2f}  {row['errorCode'] or ''}"
         )
     return EXIT_SUCCESS
@@ -45,5 +45,6 @@ def show(options: HistoryShowOptions, early: EarlyStart) -> int:
     except CfnrunError as error:
         return usage_error(str(error))
     operation = show_operation(store, options.operation_id, [TimelineRenderer(sys.stdout, schema)])
-    echo(f"\nrecorded {operation.summary()['startedAt']} via cfnrun {operation.source}, cfnrun {operation.cfnrun_version}")
+    via = "cfnrun serve's Cloud Control API" if operation.source == "cloudcontrol" else f"cfnrun {operation.source}"
+    echo(f"\nrecorded {operation.summary()['startedAt']} via {via}, cfnrun {operation.cfnrun_version}")
     return EXIT_SUCCESS
