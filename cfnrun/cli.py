@@ -25,9 +25,11 @@ from cfnrun.app.settings.serve import ContractTestOptions, ServeOptions
 from cfnrun.app.settings.validate import ValidateOptions
 from cfnrun.model.errors import CfnrunError
 
+# rich_markup_mode=None: click's own help layout, which wraps to the terminal's width (rich's tables cut words at 80 columns)
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
+    rich_markup_mode=None,
     help="Run and check CloudFormation resource type handlers written in Python, locally, without Docker.",
 )
 
@@ -88,10 +90,33 @@ def _parameter(name: str, declared_option: Option, cli_type: Any) -> inspect.Par
     else:
         info = typer.Option(
             declared_option.cli_default, *declared_option.names, help=declared_option.help, metavar=declared_option.metavar,
-            min=declared_option.minimum, max=declared_option.maximum, case_sensitive=declared_option.case_sensitive,
-            callback=check, show_default=declared_option.show_default,
+            case_sensitive=declared_option.case_sensitive, callback=check, show_default=declared_option.show_default,
+            **_number_range(declared_option, cli_type),
         )
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=cli_type)
+
+
+def _number_range(declared_option: Option, cli_type: Any) -> Dict[str, Any]:
+    """A bounded number parsed here, so its errors read plainly ("'abc' is not a number", not "... a valid float range")."""
+    low, high = declared_option.minimum, declared_option.maximum
+    if low is None and high is None:
+        return {}
+    whole = cli_type is int or cli_type == Optional[int]
+
+    def number(value: Any) -> Any:
+        if value is None or not isinstance(value, str):
+            return value  # the default
+        try:
+            parsed = int(value) if whole else float(value)
+        except ValueError:
+            raise typer.BadParameter(f"{value!r} is not a {'whole number' if whole else 'number'}") from None
+        if (low is not None and parsed < low) or (high is not None and parsed > high):
+            bounds = " and ".join(part for part in (f"at least {low:g}" if low is not None else "", f"at most {high:g}" if high is not None else "") if part)
+            raise typer.BadParameter(f"{value} is out of range: it must be {bounds}")
+        return parsed
+
+    number.__name__ = "integer" if whole else "number"  # the type --help shows
+    return {"parser": number}
 
 
 def _bad_parameter(check: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -130,7 +155,7 @@ app.command("validate")(_command(ValidateOptions, "cfnrun.app.commands.validate"
     "Exit status: 0 no errors (warnings may be printed), 1 errors found, 2 the schema cannot be read."
 )))
 
-history_app = typer.Typer(help="Operations cfnrun invoke and cfnrun serve recorded in the project's .cfnrun/history.sqlite3.")
+history_app = typer.Typer(rich_markup_mode=None, help="Operations cfnrun invoke and cfnrun serve recorded in the project's .cfnrun/history.sqlite3.")
 app.add_typer(history_app, name="history")
 history_app.callback(invoke_without_command=True)(_command(HistoryOptions, "cfnrun.app.commands.history", (
     "List recorded operations, newest first. Recording is on unless CFNRUN_HISTORY=off;\n"

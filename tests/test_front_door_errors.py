@@ -107,3 +107,26 @@ def test_a_moto_server_that_does_not_start_is_one_line(sample: Callable[[str], P
     assert run.returncode == 2, run.stdout + run.stderr
     assert "--moto: moto's server did not start: " in run.stderr and "Traceback" not in run.stderr, run.stderr
     assert ("Address already in use" if how == "raises" else "No module named flask_cors") in run.stderr
+
+
+@pytest.mark.parametrize("command", ["invoke", "serve", "test", "validate", "history", "replay"])
+def test_help_reads_whole_at_80_columns(command: str) -> None:
+    run = cfnrun(command, "--help", env={"COLUMNS": "80", "TERM": "xterm"})
+    assert run.returncode == 0, run.stderr
+    assert max(len(line) for line in run.stdout.splitlines()) <= 80
+    assert "…" not in run.stdout.replace("UPDATE_… or DELETE_…", "")  # nothing cut short (that one is the help's own text)
+    if command == "invoke":
+        assert "--lambda-endpoint" in run.stdout and "timeoutInMinutes" in run.stdout
+
+
+@pytest.mark.parametrize(
+    "args, problem",
+    [
+        (("invoke", "LIST", "--time-scale", "abc"), "'abc' is not a number"),
+        (("serve", "--port", "99999"), "99999 is out of range: it must be at least 0 and at most 65535"),
+        (("serve", "--workers", "two"), "'two' is not a whole number"),
+    ],
+)
+def test_a_bad_number_is_named_plainly(sample: Callable[[str], Path], args: "tuple[str, ...]", problem: str) -> None:
+    run = cfnrun(*args, cwd=sample("note"))
+    assert run.returncode == 2 and problem in run.stderr and "Traceback" not in run.stderr, run.stderr

@@ -66,7 +66,7 @@ class ServeOptions:
         default=ConnectionLimits.body_timeout_s, minimum=0.001,
     )
     max_connections: int = option(
-        "--max-connections", help="Open connections at most; more are closed at once.",
+        "--max-connections", help="Connections served at once; more wait for a place (answered 429 after 10 s), never closed unanswered.",
         default=ConnectionLimits.max_connections, minimum=1,
     )
     virtual_clock: bool = common.virtual_clock(
