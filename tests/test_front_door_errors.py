@@ -130,3 +130,9 @@ def test_help_reads_whole_at_80_columns(command: str) -> None:
 def test_a_bad_number_is_named_plainly(sample: Callable[[str], Path], args: "tuple[str, ...]", problem: str) -> None:
     run = cfnrun(*args, cwd=sample("note"))
     assert run.returncode == 2 and problem in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("target, said", [("nothere.json", "nothere.json: no such schema file"), ("nothere", "nothere: no such schema file or project folder")])
+def test_validate_names_a_missing_file_as_such(tmp_path: Path, target: str, said: str) -> None:
+    run = cfnrun("validate", target, cwd=tmp_path)
+    assert run.returncode == 2 and said in run.stderr and "project folder not found" not in run.stderr, run.stderr

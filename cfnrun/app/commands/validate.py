@@ -18,6 +18,9 @@ from cfnrun.model.schema_check import check_schema, looks_like_hook
 def run(options: ValidateOptions, early: EarlyStart) -> int:
     try:
         target = project_dir(options.project_path, options.project)
+        if not target.exists():
+            what = "schema file" if target.suffix.lower() == ".json" else "schema file or project folder"
+            raise CfnrunError(f"{target}: no such {what}")
         if target.is_file():
             schema = ResourceSchema.load(target)
             hook = looks_like_hook(schema.document)
