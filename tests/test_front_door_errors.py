@@ -136,3 +136,19 @@ def test_a_bad_number_is_named_plainly(sample: Callable[[str], Path], args: "tup
 def test_validate_names_a_missing_file_as_such(tmp_path: Path, target: str, said: str) -> None:
     run = cfnrun("validate", target, cwd=tmp_path)
     assert run.returncode == 2 and said in run.stderr and "project folder not found" not in run.stderr, run.stderr
+
+
+def test_a_request_path_resolves_in_the_project_too_and_says_so(sample: Callable[[str], Path]) -> None:
+    hook = sample("hook")
+    run = cfnrun("invoke", "preCreate", "requests/create.json", "--project", str(hook), "--virtual-clock", cwd=hook.parent)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"request file requests/create.json: not in the current folder; using {hook / 'requests' / 'create.json'}" in run.stderr
+    missing = cfnrun("invoke", "preCreate", "requests/nothere.json", "--project", str(hook), cwd=hook.parent)
+    assert missing.returncode == 2 and "looked in the current folder and in the project" in missing.stderr
+
+
+def test_a_pre_update_without_previous_properties_gets_a_note(sample: Callable[[str], Path]) -> None:
+    hook = sample("hook")
+    (hook / "bare-update.json").write_text('{"targetName": "AWS::S3::Bucket", "targetModel": {"resourceProperties": {"BucketName": "b"}}}')
+    run = cfnrun("invoke", "preUpdate", "bare-update.json", "--virtual-clock", cwd=hook)
+    assert "preUpdate without previousResourceProperties" in run.stderr, run.stderr

@@ -124,6 +124,17 @@ def _undeclared_handler(project: Project, action: Action) -> Optional[str]:
     return note + f"; add handlers.{action.schema_handler} to the schema if the provider supports it"
 
 
+def _request_path(given: str, project: Project, notes: List[str]) -> str:
+    """The request file as named, or else relative to the project: ``--project samples/hook requests/create.json`` from anywhere."""
+    if given == "-" or Path(given).exists():
+        return given
+    beside = project.root / given
+    if beside.exists():
+        notes.append(f"request file {given}: not in the current folder; using {beside}")
+        return str(beside)
+    raise CfnrunError(f"{given}: request file not found (looked in the current folder and in the project, {project.root})")
+
+
 def prepare(settings: InvokeSettings) -> PreparedInvoke:
     """Everything that can fail on bad input, before any process starts."""
     aws_endpoint_choice(settings.aws_endpoint, settings.moto)
@@ -142,6 +153,8 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
     if settings.contract is not ContractMode.OFF:
         notes += [skipped_pattern_note(pointer, pattern) for pointer, pattern in unusable_patterns(project.schema.document)]
     properties = list((project.schema.document.get("properties") or {}).keys())
+    if settings.request_file and settings.request is None:
+        settings = replace(settings, request_file=_request_path(settings.request_file, project, notes))
     if settings.request is not None:
         operation = settings.request
     elif project.is_hook:
@@ -160,6 +173,11 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
         notes.append(
             "UPDATE without previousResourceState: the handler gets None where CloudFormation sends the current model; "
             "add previousResourceState to the request file"
+        )
+    if settings.action is Action.UPDATE_PRE_PROVISION and operation.previous is None:
+        notes.append(
+            "preUpdate without previousResourceProperties: the hook gets None where CloudFormation sends the target's "
+            "current properties (the stock cfn init hook fails on it); add targetModel.previousResourceProperties to the request file"
         )
     if operation.action and operation.action is not settings.action:
         notes.append(
