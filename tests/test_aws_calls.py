@@ -155,7 +155,7 @@ def test_cfnrun_test_resolves_exports_and_runs_the_suite_against_moto(
     )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert f"export lookups go to {moto_url}" in run.stdout
-    log = (project / "cfnrun-test.log").read_text()
+    log = (project / ".cfnrun" / "test.log").read_text()
     assert "created /cfnrun/contract/parameter = 'from-an-export'" in log
     assert "cfnrun test: no contract violations in the handlers' answers" in run.stdout
 
@@ -407,7 +407,7 @@ def test_cfnrun_test_looks_exports_up_where_cloudformation_endpoint_url_says(
         "--inject", "ssm:GetParameter=+10ms", "--", "-k", "contract_create_delete", env=NO_LOCAL_CREDENTIALS, timeout=300,
     )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
-    log = (project / "cfnrun-test.log").read_text()
+    log = (project / ".cfnrun" / "test.log").read_text()
     assert "created /cfnrun/contract/parameter = 'from-elsewhere'" in log
     assert "⚡ injected --inject ssm:GetParameter=+10ms into ssm:GetParameter (matching call 1)" in log  # --inject on cfnrun test
     assert "contract violation" not in run.stdout  # --contract off: no checks, so no summary either

@@ -281,7 +281,7 @@ def test_cfnrun_test_runs_the_hook_suite_offline_with_the_projects_target_schema
     assert set(CFN_HOOK_SUITE) <= set(passed_tests(run.stdout)), run.stdout[-4000:]
     assert "SKIPPED" not in run.stdout
     assert "no contract violations in the handlers' answers" in run.stdout
-    log = (project / "cfnrun-test.log").read_text()
+    log = (project / ".cfnrun" / "test.log").read_text()
     assert "TypeFunction DELETE_PRE_PROVISION → FAILED NonCompliant" in log  # the protected bucket
 
 

@@ -295,4 +295,4 @@ def test_contract_suite_passes_through_cfnrun_test(sample: Callable[[str], Path]
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     summary = next(line for line in reversed(run.stdout.splitlines()) if line.startswith("="))  # pytest's, before cfnrun's summary
     assert " passed" in summary and "failed" not in summary and "error" not in summary
-    assert "TypeFunction CREATE → SUCCESS" in (project / "cfnrun-test.log").read_text()
+    assert "TypeFunction CREATE → SUCCESS" in (project / ".cfnrun" / "test.log").read_text()

@@ -314,8 +314,10 @@ def test_cfnrun_test_ends_a_paging_loop_in_seconds(sample: Callable[[str], Path]
     run = cfnrun("test", str(project), "--", "-k", "contract_create_list", timeout=300)
     assert run.returncode != 0, run.stdout[-3000:]
     assert "1 failed" in run.stdout and "status should be SUCCESS" in run.stdout
-    log = (project / "cfnrun-test.log").read_text()
+    log = (project / ".cfnrun" / "test.log").read_text()
     assert "LOOP stopped: answered FAILED" in log and "returned the nextToken it was called with ('page-2') 3 time(s)" in log
+    assert "cfnrun test: serve stopped a LIST paging loop 1 time(s)" in run.stdout  # named on the console, not only in the log
+    assert not (project / "cfnrun-test.log").exists()  # the log is local state, under .cfnrun/
 
 
 # -- in-process pieces ---------------------------------------------------------------------

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Counter, Dict, List, Optional
 
 from cfnrun.contract.checker import ContractMode
+from cfnrun.model.endings import PAGINATION_LOOP_HINT
 from cfnrun.model.errors import CfnrunError
+from cfnrun.model.local_state import state_folder
 from cfnrun.invoker.credentials import PLACEHOLDER
 from cfnrun.model.hook_targets import TARGET_SCHEMAS_FOLDER, undescribed_targets
 from cfnrun.model.project import Project
@@ -28,7 +30,7 @@ class ContractSettings:
     serve: ServeSettings
     pytest_args: List[str] = field(default_factory=list)
     use_aws: bool = False  # real credentials and the real STS instead of the stand-ins
-    log_file: str = "cfnrun-test.log"
+    log_file: str = "test.log"  # in the project's .cfnrun/ (local state, ignored by git)
     virtual_clock: bool = False  # skip the suite's CallbackDelaySeconds sleeps, still counting them
     cloudformation_endpoint: Optional[str] = None  # where the suite resolves {{Export}} inputs (default: the AWS endpoint)
 
@@ -93,7 +95,7 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
     require_known_language(project)
     if project.is_hook and not settings.use_aws:
         require_project_targets(project)
-    log_path = project.root / settings.log_file
+    log_path = state_folder(project.root) / settings.log_file
     with open(log_path, "w", encoding="utf-8") as log:
         console = Console(log, color=False)
         with aws_calls_routed(replace(settings.serve, port=0, sts_standin=not settings.use_aws), console) as serve:
@@ -122,7 +124,18 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
                 await server.stop(serve.shutdown_timeout_s)
             if serve.contract is not ContractMode.OFF:
                 print(violation_summary(server.violations_seen, log_path), flush=True)
+            if server.loops_stopped:
+                print(loop_summary(server.loops_stopped, log_path), flush=True)
             return status
+
+
+def loop_summary(stopped: int, log_path: Path) -> str:
+    """cfn test's list tests fail on a paging loop serve stopped; say why here, not only in the log."""
+    return (
+        f"cfnrun test: serve stopped a LIST paging loop {stopped} time(s) (answered FAILED InternalFailure): the LIST "
+        f"handler returned the nextToken it was called with, so cfn test's list tests fail. {PAGINATION_LOOP_HINT} "
+        f"(details in {log_path})"
+    )
 
 
 def violation_summary(seen: "Counter[str]", log_path: Path) -> str:

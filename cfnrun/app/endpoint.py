@@ -60,6 +60,12 @@ class RunningServer:
         parts = self.late.parts
         return parts.review.violations_seen if parts is not None else collections.Counter()
 
+    @property
+    def loops_stopped(self) -> int:
+        """LIST paging loops serve stopped (answered FAILED), for a summary."""
+        parts = self.late.parts
+        return parts.review.loops_stopped if parts is not None else 0
+
     async def stop(self, grace_s: float) -> None:
         """Stop accepting calls, give those in flight ``grace_s``, answer the rest, stop every worker."""
         self.service.refuse_new_calls()  # before the first await: no call may slip in while the rest stops

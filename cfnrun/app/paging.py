@@ -16,6 +16,7 @@ from cfnrun.model.endings import PAGINATION_LOOP_HINT
 from cfnrun.model.seen_call import SeenCall
 from cfnrun.runtime.outcome import InvocationOutcome
 
+LOOP_STOPPED = "LOOP stopped"  # how the console line of a stopped loop begins
 PAGING_LOOP_LIMIT = 3  # --contract warn: answers handing back their own nextToken before serve stops the loop
 
 
@@ -45,7 +46,7 @@ class PagingWatch:
         if not strict and repeats < PAGING_LOOP_LIMIT:
             notes.append(f"LOOP? {message} (answered as is; cfnrun stops it at {PAGING_LOOP_LIMIT} in a row)")
             return outcome
-        notes.append(f"LOOP stopped: answered FAILED. {message}")
+        notes.append(f"{LOOP_STOPPED}: answered FAILED. {message}")
         failed = {"status": "FAILED", "errorCode": "InternalFailure", "message": f"cfnrun stopped a paging loop: {message}"}
         return dataclasses.replace(outcome, result=failed)
 

@@ -12,8 +12,8 @@ from typing import Any, Dict, Iterator, List, Optional
 
 from cfnrun import __version__
 from cfnrun.model.errors import CfnrunError
+from cfnrun.model.local_state import FOLDER, state_folder
 
-FOLDER = ".cfnrun"
 FILE = "history.sqlite3"
 DEFAULT_LIMIT = 500  # operations kept; the oldest go first
 SWITCH_ENV = "CFNRUN_HISTORY"  # "off" (or 0, false, no) records nothing
@@ -109,10 +109,7 @@ class HistoryStore:
             # Reading makes no tables and sets no journal mode: a damaged file stays as it was. (Not mode=ro:
             # a read-only connection cannot fold the write-ahead log back in, so it would leave -wal/-shm files.)
             return sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=rw", uri=True, timeout=10)
-        self.folder.mkdir(exist_ok=True)
-        ignore = self.folder / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# cfnrun's local state (operation history): not for version control\n*\n", encoding="utf-8")
+        state_folder(self.folder.parent)
         connection = sqlite3.connect(str(self.path), timeout=10)
         try:
             connection.execute("PRAGMA foreign_keys = ON")
