@@ -1,6 +1,7 @@
 """Bad values at the front door: one line, exit 2, before anything starts, for every command that takes them."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Callable
 
@@ -152,3 +153,27 @@ def test_a_pre_update_without_previous_properties_gets_a_note(sample: Callable[[
     (hook / "bare-update.json").write_text('{"targetName": "AWS::S3::Bucket", "targetModel": {"resourceProperties": {"BucketName": "b"}}}')
     run = cfnrun("invoke", "preUpdate", "bare-update.json", "--virtual-clock", cwd=hook)
     assert "preUpdate without previousResourceProperties" in run.stderr, run.stderr
+
+
+def test_cloud_control_validation_names_a_write_only_property_and_quotes_little(sample: Callable[[str], Path], serve: Callable) -> None:
+    from botocore.exceptions import ClientError
+
+    from test_cloudcontrol import NOTE, cloudcontrol
+
+    client = cloudcontrol(serve(sample("note"), "--no-reload"))
+
+    def refused(desired: dict) -> str:
+        with pytest.raises(ClientError) as raised:
+            client.create_resource(TypeName=NOTE, DesiredState=json.dumps(desired))
+        assert raised.value.response["Error"]["Code"] == "ValidationException"
+        return str(raised.value.response["Error"]["Message"])
+
+    secret = refused({"Title": "t", "AccessPassword": "s3cr"})
+    assert "s3cr" not in secret and "writeOnly property /properties/AccessPassword fails the schema's minLength" in secret
+    huge = refused({"Title": "t", "Content": "x" * 5_000_000})
+    assert "#/Content" in huge and len(huge) < 1000 and "characters)" in huge
+    deep = "[" * 5000 + "]" * 5000
+    with pytest.raises(ClientError) as raised:
+        client.create_resource(TypeName=NOTE, DesiredState='{"Title": "t", "Tags": ' + deep + "}")
+    assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert "nests more than 100 levels deep" in raised.value.response["Error"]["Message"]

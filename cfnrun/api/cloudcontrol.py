@@ -16,6 +16,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional, Protocol, Tup
 
 from aiohttp import web
 
+from cfnrun.model.json_depth import MAX_NESTING, too_deep
 from cfnrun.model.errors import not_json
 
 TARGET_PREFIX = "CloudApiService."
@@ -132,10 +133,15 @@ def _json_param(params: Dict[str, Any], name: str, expected: type, required: boo
     text = _string(params, name, required)
     if text is None:
         return None
+    deep = validation_error(f"{name} nests more than {MAX_NESTING} levels deep; no resource model needs that many")
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
         raise validation_error(f"{name} is {not_json(error)}") from None
+    except RecursionError:
+        raise deep from None
+    if too_deep(value):
+        raise deep
     if not isinstance(value, expected):
         kind = "object" if expected is dict else "array"
         raise validation_error(f"{name} must be a JSON {kind}, got {type(value).__name__}")
@@ -204,6 +210,8 @@ class CloudControlApi:
                 params = json.loads(await request.read() or b"{}")
             except (UnicodeDecodeError, json.JSONDecodeError) as error:
                 raise CloudControlError("SerializationException", f"the request body is not JSON: {error}") from None
+            except RecursionError:
+                raise CloudControlError("SerializationException", "the request body is nested too deeply to parse") from None
             if not isinstance(params, dict):
                 raise CloudControlError("SerializationException", "the request body must be a JSON object")
             return _json(await operation(params))

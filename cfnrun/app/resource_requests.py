@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from cfnrun.contract import violations as rules
 from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.contract.request_rules import check_request
 from cfnrun.contract.shape import ShapeValidator
+from cfnrun.contract.write_only import redact
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import caller_credentials
 from cfnrun.app.history import cloud_control_recorder
@@ -42,6 +44,8 @@ from cfnrun.runtime.outcome import InvocationOutcome
 from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.ui.console import Console
 
+_SCHEMA_PREFIX = re.compile(r"^.*? is not valid against the schema \(\w+\): ")  # the checker's own words: Cloud Control's are shorter
+MAX_QUOTED = 300  # characters of a validation message quoted back to the caller
 UNFINISHED = ("PENDING", "IN_PROGRESS", "CANCEL_IN_PROGRESS")
 # A handler's FAILED errorCode → the exception Cloud Control raises for GetResource / ListResources.
 HANDLER_ERRORS = {
@@ -125,12 +129,18 @@ def _fingerprint(*parts: Any) -> str:
 
 def _model_validation_failed(schema: ResourceSchema, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> None:
     checked = (rules.REQUEST_VALID, rules.REQUEST_NO_READ_ONLY)
-    problems = [v for v in check_request(action, schema, desired, previous) if v.rule in checked]
+    found = [v for v in check_request(action, schema, desired, previous) if v.rule in checked]
+    problems = redact(schema, found, (desired, previous))  # a writeOnly value is named by its property, never quoted
     if problems:
         details = "; ".join(
-            f"#{(v.pointer or '').replace('/desiredResourceState', '', 1)}: {v.message.split(': ', 1)[-1]}" for v in problems
+            f"#{(v.pointer or '').replace('/desiredResourceState', '', 1)}: {_quoted(_SCHEMA_PREFIX.sub('', v.message))}" for v in problems
         )
         raise validation_error(f"Model validation failed ({details})")
+
+
+def _quoted(text: str) -> str:
+    """A message as the error quotes it: a huge invalid value is not echoed whole."""
+    return text if len(text) <= MAX_QUOTED else f"{text[:MAX_QUOTED]}… ({len(text)} characters)"
 
 
 def _touches(patch_path: str, property_pointer: str) -> bool:

@@ -53,6 +53,10 @@ def schema_problems(schema: ResourceSchema, document: Dict[str, Any], rule: rule
     """``document`` against the whole schema; each problem a violation of ``rule`` pointing under ``at``."""
     full = {key: value for key, value in schema.document.items() if key not in ("$schema", "$id")}
     return [
-        Violation(rule, f"{subject} is not valid against the schema: {error.message}", at + "".join(f"/{part}" for part in error.absolute_path))
+        Violation(
+            rule,
+            f"{subject} is not valid against the schema ({error.validator}): {error.message}",
+            at + "".join(f"/{part}" for part in error.absolute_path),
+        )
         for error in Draft7Validator(full).iter_errors(document)
     ]

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from typing import Any, Iterable, Iterator, List, Optional, Set, Tuple
 
 from cfnrun.contract import violations as rules
 from cfnrun.contract.violations import Violation
 from cfnrun.model.schema import ResourceSchema, pointer_to_path
 
+_SCHEMA_KEYWORD = re.compile(r"not valid against the schema \((\w+)\)")
 QUOTABLE_MIN = 4  # shorter values (1, true, "ab") are not searched for in messages, only by pointer
 CONTAINERS = ("desiredResourceState", "previousResourceState", "resourceModel", "resourceModels")
 
@@ -76,4 +78,6 @@ def _safe(violation: Violation, secrets: Set[str], paths: List[Tuple[str, List[s
     if named is None and not quoted:
         return violation
     subject = f"writeOnly property {named}" if named else "a writeOnly value"
-    return dataclasses.replace(violation, message=f"{subject} breaks this rule (value not shown: it is writeOnly)")
+    keyword = _SCHEMA_KEYWORD.search(violation.message)  # which schema rule it fails, when a validator said so
+    broken = f"fails the schema's {keyword.group(1)}" if keyword else "breaks this rule"
+    return dataclasses.replace(violation, message=f"{subject} {broken} (value not shown: it is writeOnly)")
