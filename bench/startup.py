@@ -8,8 +8,9 @@ library), each round times, one after the other so a busy machine slows all alik
 - the bare import: ``python -c "import cfnrun_sample_note.handlers"`` (the physical limit);
 - ``cfnrun --version``;
 - a one-shot ``cfnrun invoke LIST --no-credentials`` (synchronous: one call, SUCCESS);
-- ``cfnrun serve`` launch → the first LIST answered (the request is sent as soon as the
-  server says it listens, so it includes waiting for TypeFunction's worker), with
+- ``cfnrun serve`` launch → the first LIST answered (the client knows the port and calls until
+  the port takes the call, as a client started beside serve would; it includes waiting for
+  TypeFunction's worker), with
   ``--no-reload`` and with reload on (the default).
 
 Each figure is the median over rounds, printed beside the bare import's median as a ratio.
@@ -27,6 +28,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -74,26 +76,36 @@ def list_call(url: str) -> Dict[str, object]:
     return dict(body)
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 class Server:
-    """``cfnrun serve`` on a free port; ``url`` is known once it says it listens."""
+    """``cfnrun serve`` on a port chosen here, so a client can call it before serve says anything (as a real one would)."""
 
     def __init__(self, project: Path, *args: str) -> None:
+        port = free_port()
         self.process = subprocess.Popen(
-            CFNRUN + ["serve", str(project), "--port", "0", "--log-level", "WARNING", *args],
+            CFNRUN + ["serve", str(project), "--port", str(port), "--log-level", "WARNING", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
             env=QUIET_ENV,
         )
-        self.url = self.wait_for(r"listening on (http://\S+)").group(1)
+        self.url = f"http://127.0.0.1:{port}"
 
-    def wait_for(self, pattern: str) -> "re.Match[str]":
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            found = re.search(pattern, line)
-            if found:
-                return found
-        raise RuntimeError(f"cfnrun serve exited before printing {pattern!r}")
+    def first_answer(self) -> Dict[str, object]:
+        """The first LIST answered: tried again while nothing listens yet (every 2 ms, for up to 60 s)."""
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                return list_call(self.url)
+            except ConnectionRefusedError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("cfnrun serve never answered") from None
+                time.sleep(0.002)
 
     def worker_pids(self, function: str = "TypeFunction") -> List[int]:
         """The function's workers (children of the server, or forks of its zygote), oldest first; not the zygote."""
@@ -131,7 +143,7 @@ def serve_to_first_answer(project: Path, *args: str) -> float:
     started = time.perf_counter()
     server = Server(project, *args)
     try:
-        list_call(server.url)
+        server.first_answer()
         return time.perf_counter() - started
     finally:
         server.stop()
@@ -142,7 +154,7 @@ def after_crash(project: Path, crashes: int, gap_s: float) -> List[float]:
     server = Server(project, "--workers", "1", "--no-reload")
     samples = []
     try:
-        list_call(server.url)
+        server.first_answer()
         time.sleep(1.0)  # the zygote imports the dependencies the first worker told
         for _ in range(crashes):
             time.sleep(gap_s)

@@ -42,6 +42,7 @@ def test_misspelled_type_in_the_schema_names_the_file_and_pointer(fresh: Path) -
     assert_usage_error(run, SCHEMA, "/properties/Title/type", "'strng' is not a JSON Schema type")
     serve = cfnrun("serve", "--port", "0", cwd=fresh, timeout=60)
     assert_usage_error(serve, SCHEMA, "/properties/Title/type")
+    assert "listening" not in serve.stdout + serve.stderr and "Cloud Control API at" not in serve.stdout + serve.stderr
 
 
 def test_json_mode_reports_the_usage_error_as_an_event(fresh: Path) -> None:

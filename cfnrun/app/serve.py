@@ -107,7 +107,8 @@ async def _serve(
 ) -> None:
     server = await start_server(project, settings, console, early)  # startup
     started.set()
-    _announce(project, settings, server, console)
+    # It answers calls already; it says it listens once it knows it can go on (a broken schema stops it first).
+    announcing = asyncio.ensure_future(_announce_when_loaded(project, settings, server, console))
     try:  # serve
         if on_started is not None:
             await on_started(server)
@@ -118,6 +119,7 @@ async def _serve(
             f"stopping: finishing in-flight calls (up to {settings.shutdown_timeout_s:g} s; any still running "
             "then are answered with Runtime.ExitError), then stopping workers"
         )
+        announcing.cancel()
         await server.stop(settings.shutdown_timeout_s)
         console.info("stopped")
 
@@ -231,6 +233,15 @@ def _announce(project: Project, settings: ServeSettings, server: RunningServer, 
         console.info(f"reload: watching {project.root} for changes (--no-reload to turn off)")
     if settings.sts_standin:
         console.info(f"STS stand-in (GetCallerIdentity, GetSessionToken) at {server.url}/")
+
+
+async def _announce_when_loaded(project: Project, settings: ServeSettings, server: RunningServer, console: Console) -> None:
+    """Say serve listens once what it loads after listening is in; never, if that fails (``_until_stopped`` says why)."""
+    try:
+        await asyncio.shield(server.loaded)
+    except Exception:  # noqa: B902 - reported where serve stops on it
+        return
+    _announce(project, settings, server, console)
 
 
 async def _until_stopped(server: RunningServer, stop: asyncio.Event) -> None:
