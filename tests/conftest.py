@@ -149,6 +149,12 @@ class ServerProcess:
             self._lines.put(line.rstrip("\n"))
         self._lines.put(None)
 
+    def has_printed(self, pattern: str, timeout: float = 20.0) -> str:
+        """A console line matching ``pattern``, already printed (read while waiting for another) or the next one."""
+        import re
+
+        return next((line for line in self.output if re.search(pattern, line)), None) or self.wait_for_line(pattern, timeout)
+
     def wait_for_line(self, pattern: str, timeout: float = 20.0) -> str:
         """The next console line matching ``pattern`` (a regex); fails on timeout or exit."""
         import queue

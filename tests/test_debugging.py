@@ -199,6 +199,7 @@ def test_debug_wait_holds_each_call_until_a_debugger_attaches(tmp_path: Path, se
 
     caller = threading.Thread(target=call)
     caller.start()
+    server.has_printed(r"TypeFunction\s+behaviours\.handler\s+warm in")  # its debugpy listens from the worker's start on
     debugger = attach_debugger(port)
     try:
         caller.join(timeout=60)

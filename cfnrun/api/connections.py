@@ -67,11 +67,11 @@ class _GuardedConnection(asyncio.Protocol):
         if self.phase is _Phase.HEADERS:
             # Its headers are in once their blank line is: from then on it is a call, never made to
             # room for others, even while a busy loop has not yet started its handler.
-            seen = self._tail + data
-            if b"\r\n\r\n" in seen:
+            if b"\r\n\r\n" in data or b"\r\n\r\n" in self._tail + data[:3]:
                 self._enter(_Phase.CALL)
                 self._disarm()  # the header deadline is met
-            self._tail = seen[-3:]
+            else:
+                self._tail = (self._tail + data)[-3:]
         self.inner.data_received(data)
 
     def eof_received(self) -> None:
@@ -125,7 +125,8 @@ class _GuardedConnection(asyncio.Protocol):
 
     def request_finished(self) -> None:
         self._enter(_Phase.IDLE)
-        self.guard.room_changed()
+        if self.guard.waiting:  # a caller waits: this connection may make room
+            self.guard.room_changed()
 
     def evictable_at(self, grace_s: float) -> Optional[float]:
         """When this connection may be closed for a waiting caller (None: it is busy or waiting itself)."""
@@ -135,7 +136,8 @@ class _GuardedConnection(asyncio.Protocol):
 
     def _enter(self, phase: _Phase) -> None:
         self.phase = phase
-        self.since = time.monotonic()
+        if phase is not _Phase.CALL:  # only a connection that serves no one is timed, to make room
+            self.since = time.monotonic()
         self._tail = b""
 
     def _arm(self) -> None:
