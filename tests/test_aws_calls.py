@@ -391,6 +391,20 @@ def test_serve_shows_the_handlers_traceback_without_cfnrun_frames(tmp_path: Path
     assert "runtime/worker/" not in traceback and "in checked" not in traceback
 
 
+def test_cfnrun_test_takes_export_values_from_the_command_line_and_looks_nothing_up(sample: Callable[[str], Path]) -> None:
+    pytest.importorskip("rpdk.core")
+    project = sample("parameter")
+    run = cfnrun(
+        "test", str(project), "--moto", "--export", "CfnrunSampleValue=given-here", "--virtual-clock",
+        "--", "-k", "contract_create_read", env=NO_LOCAL_CREDENTIALS, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert "not valid cloudformation exports" not in run.stdout + run.stderr  # moto holds no export: none was looked up
+    assert "created /cfnrun/contract/parameter = 'given-here'" in (project / ".cfnrun" / "test.log").read_text()
+    bad = cfnrun("test", str(project), "--export", "NoEqualsSign")
+    assert bad.returncode == 2 and "--export 'NoEqualsSign': expected NAME=VALUE" in bad.stderr
+
+
 def test_cfnrun_test_looks_exports_up_where_cloudformation_endpoint_url_says(
     sample: Callable[[str], Path], moto_url: str
 ) -> None:

@@ -11,6 +11,8 @@
   the calls of an IN_PROGRESS operation. On the virtual clock those sleeps return at
   once and the time they would have taken is added to the suite's clock, so every
   duration the suite measures still includes them.
+- ``--export NAME=VALUE`` (repeatable): the suite resolves ``{{NAME}}`` in its inputs with
+  these values, instead of calling CloudFormation's ListExports.
 - ``--project-targets``: for a hook, cfn test resolves wildcard ``targetNames`` with the
   registry's ListTypes and fetches every target schema the project lacks with
   DescribeType. This has it read both from the project only (``target-schemas/`` and
@@ -78,11 +80,26 @@ def _targets_from_project() -> None:
     Project._load_target_info = local_target_info  # type: ignore[method-assign]
 
 
-def run_cfn(argv: List[str], sts_endpoint: Optional[str], virtual_clock: bool = False, project_targets: bool = False) -> None:
+def _exports_given(exports: Dict[str, str]) -> None:
+    """The suite's ``{{Export}}`` lookup answered from ``exports``: no CloudFormation call."""
+    from rpdk.core import test as cfn_test
+
+    def given(*args: Any, **kwargs: Any) -> Dict[str, str]:
+        return dict(exports)
+
+    cfn_test.get_cloudformation_exports = given
+
+
+def run_cfn(
+    argv: List[str], sts_endpoint: Optional[str], virtual_clock: bool = False, project_targets: bool = False,
+    exports: Optional[Dict[str, str]] = None,
+) -> None:
     from rpdk.core.cli import main as cfn_main
 
     if sts_endpoint is not None:
         _point_sts_at(sts_endpoint)
+    if exports:
+        _exports_given(exports)
     if project_targets:
         _targets_from_project()
     clock = SuiteClock() if virtual_clock else None
@@ -95,7 +112,10 @@ def run_cfn(argv: List[str], sts_endpoint: Optional[str], virtual_clock: bool = 
             print(clock.summary(), flush=True)
 
 
-USAGE = "usage: python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [--virtual-clock] [--project-targets] [cfn arguments...]"
+USAGE = (
+    "usage: python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [--virtual-clock] [--project-targets] "
+    "[--export NAME=VALUE ...] [cfn arguments...]"
+)
 
 
 def offline_credentials() -> None:
@@ -110,18 +130,22 @@ def offline_credentials() -> None:
 def main(argv: List[str]) -> None:
     sts_endpoint: Optional[str] = None
     virtual_clock = project_targets = False
-    while argv[:1] in (["--sts-endpoint"], ["--virtual-clock"], ["--project-targets"]):
+    exports: Dict[str, str] = {}
+    while argv[:1] in (["--sts-endpoint"], ["--virtual-clock"], ["--project-targets"], ["--export"]):
         if argv[0] == "--virtual-clock":
             virtual_clock, argv = True, argv[1:]
         elif argv[0] == "--project-targets":
             project_targets, argv = True, argv[1:]
         elif len(argv) < 2:
             sys.exit(USAGE)
+        elif argv[0] == "--export":
+            name, _, value = argv[1].partition("=")
+            exports[name], argv = value, argv[2:]
         else:
             sts_endpoint, argv = argv[1], argv[2:]
     if sts_endpoint is not None:
         offline_credentials()
-    run_cfn(argv, sts_endpoint, virtual_clock, project_targets)
+    run_cfn(argv, sts_endpoint, virtual_clock, project_targets, exports)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Counter, Dict, List, Optional
+from typing import Counter, Dict, List, Optional, Tuple
 
 from cfnrun.contract.checker import ContractMode
 from cfnrun.model.endings import PAGINATION_LOOP_HINT
@@ -33,6 +33,7 @@ class ContractSettings:
     log_file: str = "test.log"  # in the project's .cfnrun/ (local state, ignored by git)
     virtual_clock: bool = False  # skip the suite's CallbackDelaySeconds sleeps, still counting them
     cloudformation_endpoint: Optional[str] = None  # where the suite resolves {{Export}} inputs (default: the AWS endpoint)
+    exports: Tuple[Tuple[str, str], ...] = ()  # --export: {{Export}} values resolved here, no ListExports call
 
 
 def require_cloudformation_cli() -> None:
@@ -111,9 +112,11 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
                         command += ["--project-targets"]
                 if settings.virtual_clock:
                     command += ["--virtual-clock"]
+                for name, value in settings.exports:
+                    command += ["--export", f"{name}={value}"]
                 command += ["test", "--endpoint", server.url, "--region", serve.runtime.region]
                 exports_at = settings.cloudformation_endpoint or serve.runtime.aws_endpoint
-                if exports_at:
+                if exports_at and not settings.exports:
                     command += ["--cloudformation-endpoint-url", exports_at]  # {{Export}} inputs: ListExports
                 if settings.pytest_args:
                     command += ["--", *settings.pytest_args]

@@ -32,6 +32,7 @@ def run(options: ContractTestOptions, early: EarlyStart) -> int:
             use_aws=options.aws,
             virtual_clock=options.virtual_clock,
             cloudformation_endpoint=options.cloudformation_endpoint,
+            exports=options.exports,
         )
         return asyncio.run(run_contract_tests(loaded, settings))
     except CfnrunError as error:

@@ -8,6 +8,7 @@ from cfnrun.api.limits import ConnectionLimits
 from cfnrun.app.options import option
 from cfnrun.app.settings import common
 from cfnrun.contract.mode import ContractMode
+from cfnrun.model.errors import CfnrunError
 from cfnrun.model.faults import FaultRule
 
 if TYPE_CHECKING:
@@ -99,6 +100,17 @@ class ServeOptions:
         )
 
 
+def parse_exports(texts: List[str]) -> Tuple[Tuple[str, str], ...]:
+    """``--export NAME=VALUE`` values; CfnrunError for one without a name or an ``=``."""
+    exports = []
+    for text in texts:
+        name, equals, value = text.partition("=")
+        if not equals or not name.strip():
+            raise CfnrunError(f"--export {text!r}: expected NAME=VALUE, e.g. --export CfnrunSampleValue=hello")
+        exports.append((name.strip(), value))
+    return tuple(exports)
+
+
 @dataclass(frozen=True)
 class ContractTestOptions:
     """``cfnrun test``'s options; what follows ``--`` goes to pytest (``pytest_args``)."""
@@ -117,6 +129,11 @@ class ContractTestOptions:
     python: str = common.python()
     cloudformation_endpoint: Optional[str] = option(
         "--cloudformation-endpoint-url", help="Where the suite resolves {{Export}} inputs (default: --aws-endpoint, else AWS)."
+    )
+    exports: Tuple[Tuple[str, str], ...] = option(
+        "--export", help="An {{Export}} value for the suite's inputs, as NAME=VALUE (repeatable): resolved here, "
+        "with no ListExports call.", default=(), cli_type=List[str], cli_default=[], metavar="NAME=VALUE",
+        to_setting=parse_exports,
     )
     pytest_args: List[str] = dataclasses.field(default_factory=list)
 
