@@ -209,7 +209,7 @@ AWS_STYLE_SCHEMA = {
     "properties": {
         "Id": {"type": "string"},
         "Text": {"type": "string", "pattern": "^[\\u0020-\\uD7FF\\uD800\\uDC00-\\uDBFF\\uDFFF]+$"},
-        "Odd": {"type": "string", "pattern": "(?<=a+)b"},
+        "Odd": {"type": "string", "pattern": "(?P<name>a)b"},  # Python's named group: no ECMAScript regex
     },
     "additionalProperties": False,
     "primaryIdentifier": ["/properties/Id"],
@@ -223,7 +223,7 @@ def handler(event, context):
 '''
 
 
-def test_patterns_python_cannot_compile_are_translated_or_skipped_never_costing_the_answer(tmp_path: Path) -> None:
+def test_patterns_are_read_as_ecmascript_and_one_that_is_none_is_skipped_never_costing_the_answer(tmp_path: Path) -> None:
     schema_file = tmp_path / "schema.json"
     schema_file.write_text(json.dumps(AWS_STYLE_SCHEMA))  # "\\uD800\\uDC00": the regex escapes, as AWS schemas have them
     (tmp_path / "patterned.py").write_text(PATTERN_HANDLER)
@@ -234,7 +234,7 @@ def test_patterns_python_cannot_compile_are_translated_or_skipped_never_costing_
     result = result_of(run)
     assert (result["status"], result["resourceModel"]["Id"]) == ("SUCCESS", "p-1"), run.stdout + run.stderr
     assert run.stderr.count("schema pattern at /properties/Odd/pattern") == 1 and "Traceback" not in run.stderr
-    assert "/properties/Text" not in run.stderr  # translated, so checked, and it matches
+    assert "/properties/Text" not in run.stderr  # an ECMAScript pattern (surrogate pairs and all): checked, and it matches
 
     checked = tmp_path / "bad.json"
     checked.write_text(json.dumps({"desiredResourceState": {"Text": "tab\tis below U+0020"}}))
@@ -243,7 +243,7 @@ def test_patterns_python_cannot_compile_are_translated_or_skipped_never_costing_
 
     validated = cfnrun("validate", str(schema_file), "--json")
     problems = json.loads(validated.stdout)["problems"]
-    assert [p["pointer"] for p in problems if "Python can run" in p["message"]] == ["/properties/Odd/pattern"]
+    assert [p["pointer"] for p in problems if "not an ECMAScript regular expression" in p["message"]] == ["/properties/Odd/pattern"]
 
 
 def test_an_undeclared_handler_is_called_with_a_note_and_default_timeouts_say_so(tmp_path: Path) -> None:

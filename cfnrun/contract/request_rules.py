@@ -3,12 +3,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, List, Optional
 
-from jsonschema import Draft7Validator
-
 from cfnrun.contract import violations as rules
 from cfnrun.contract.violations import Violation
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
+from cfnrun.model.schema_validator import SchemaValidator
 
 
 def check_request(
@@ -58,5 +57,5 @@ def schema_problems(schema: ResourceSchema, document: Dict[str, Any], rule: rule
             f"{subject} is not valid against the schema ({error.validator}): {error.message}",
             at + "".join(f"/{part}" for part in error.absolute_path),
         )
-        for error in Draft7Validator(full).iter_errors(document)
+        for error in SchemaValidator(full).iter_errors(document)
     ]

@@ -14,10 +14,8 @@ import json
 from collections import OrderedDict
 from typing import Any, Dict, Iterator, List, Tuple
 
-from jsonschema import Draft7Validator
-
-from cfnrun.model.patterns import python_pattern
 from cfnrun.model.schema import ResourceSchema
+from cfnrun.model.schema_validator import SchemaValidator
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 Problems = List[Tuple[str, str]]
@@ -35,14 +33,7 @@ def _contract_view(node: Any) -> Any:
             continue
         if key == "$ref" and isinstance(value, str) and not value.startswith("#/"):
             continue  # a remote reference the contract tests would not follow either
-        if key == "pattern" and isinstance(value, str):
-            runnable = python_pattern(value)
-            if runnable is not None:  # one re cannot run is skipped (reported by unusable_patterns)
-                view[key] = runnable
-        elif key == "patternProperties" and isinstance(value, dict):
-            runnable_keys = {name: python_pattern(name) for name in value}
-            view[key] = {runnable: _contract_view(value[name]) for name, runnable in runnable_keys.items() if runnable is not None}
-        elif key in ("properties", "definitions"):
+        if key in ("properties", "definitions", "patternProperties"):
             view[key] = {name: _contract_view(sub) for name, sub in value.items()} if isinstance(value, dict) else value
         else:
             view[key] = _contract_view(value)
@@ -68,7 +59,7 @@ class ShapeValidator:
         view["type"] = "object"
         if "additionalProperties" in document:
             view["additionalProperties"] = document["additionalProperties"]
-        self._validator = Draft7Validator(view)
+        self._validator = SchemaValidator(view)  # patterns as ECMAScript reads them (model/patterns.py)
         self._verdicts: "OrderedDict[bytes, Problems]" = OrderedDict()
 
     def problems(self, model: Dict[str, Any]) -> Problems:

@@ -79,7 +79,7 @@ def _check_hook(schema: ResourceSchema) -> Iterator[SchemaProblem]:
         yield SchemaProblem("/typeConfiguration/additionalProperties", "must be false: every configuration property is declared")
     yield from _hook_handlers(document)
     for pointer, pattern in unusable_patterns(document):
-        yield SchemaProblem(pointer, f"{pattern!r} is not a regular expression Python can run: cfnrun does not check values against it", "warning")
+        yield SchemaProblem(pointer, f"{pattern!r} is not an ECMAScript regular expression (resource schema patterns are ECMA-262): cfnrun does not check values against it", "warning")
 
 
 def _hook_handlers(document: Dict[str, Any]) -> Iterator[SchemaProblem]:
@@ -118,7 +118,7 @@ def _check(schema: ResourceSchema) -> Iterator[SchemaProblem]:
     yield from _handlers(document)
     yield from _cfn_validate_warnings(document)
     for pointer, pattern in unusable_patterns(document):
-        yield SchemaProblem(pointer, f"{pattern!r} is not a regular expression Python can run: cfnrun does not check values against it", "warning")
+        yield SchemaProblem(pointer, f"{pattern!r} is not an ECMAScript regular expression (resource schema patterns are ECMA-262): cfnrun does not check values against it", "warning")
 
 
 def _declared_properties(fragment: Any, pointer: str) -> Iterator[tuple]:

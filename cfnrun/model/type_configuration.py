@@ -49,14 +49,15 @@ def declares_type_configuration(schema: ResourceSchema) -> bool:
 
 def type_configuration_problem(schema: ResourceSchema, configuration: Dict[str, Any]) -> Optional[str]:
     """Why ``configuration`` does not fit the schema's ``typeConfiguration`` (as InvalidTypeConfiguration would say), or None."""
-    from jsonschema import Draft7Validator
     from jsonschema.exceptions import best_match
+
+    from cfnrun.model.schema_validator import SchemaValidator
 
     definition = schema.document.get("typeConfiguration")
     if not isinstance(definition, dict):
         return "the schema declares no typeConfiguration, so the type takes none"
     fragment = {"definitions": schema.document.get("definitions") or {}, **definition}
-    error = best_match(Draft7Validator(fragment).iter_errors(configuration))
+    error = best_match(SchemaValidator(fragment).iter_errors(configuration))
     if error is None:
         return None
     pointer = "".join("/" + str(part) for part in error.absolute_path) or "/"

@@ -8,7 +8,6 @@ from fakes import schema
 from cfnrun.contract.checker import ContractChecker
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import CHECKER_FAILED
-from cfnrun.model.patterns import python_pattern
 from cfnrun.model.protocol import Action
 
 
@@ -22,9 +21,3 @@ def test_a_failing_check_becomes_a_warning_not_an_exception() -> None:
     found = checker.check_event(1, {"status": "SUCCESS", "resourceModel": {"Id": "t", "Name": "a"}})
     assert [(v.rule, v.is_error, v.invocation) for v in found] == [(CHECKER_FAILED, False, 1)]
     assert "ValueError: the validator broke" in found[0].message
-
-
-def test_surrogate_pairs_become_code_points_and_the_rest_is_skipped() -> None:
-    assert python_pattern("^[\\uD83D\\uDE00-\\uDBFF\\uDFFF]$") == "^[\\U0001f600-\\U0010ffff]$"
-    assert python_pattern("(?<=a+)b") is None
-    assert python_pattern("^[a-z]{1,3}$") == "^[a-z]{1,3}$"
