@@ -19,6 +19,11 @@
   ``target-info.json``), as ``cfn generate --local-only`` does: no registry call, and a
   target the project does not describe is cfn's own clear error.
 
+Always: the suite compares returned models with requested ones after the schema's
+``propertyTransform``, which cfn test evaluates with jq (pyjq) but the service evaluates as
+JSONata; here the suite evaluates it as JSONata too (``contract/property_transform.py``), so a
+READ that returns the service's normal form is no false failure.
+
 Then ``cfn`` runs unchanged, in this process.
 """
 from __future__ import annotations
@@ -90,12 +95,30 @@ def _exports_given(exports: Dict[str, str]) -> None:
     cfn_test.get_cloudformation_exports = given
 
 
+def jsonata_transform_model(client: Any, input_model: Any) -> Any:
+    """cfn test's ``ResourceClient.transform_model``, evaluating ``propertyTransform`` as the service does (JSONata)."""
+    from cfnrun.contract.property_transform import transformed
+    from cfnrun.model.schema import ResourceSchema
+
+    model, problems = transformed(input_model, ResourceSchema(client._schema))
+    for pointer, problem in problems:
+        print(f"cfnrun test: {pointer}: {problem}", flush=True)
+    return model
+
+
+def _transforms_as_the_service_does() -> None:
+    from rpdk.core.contract.resource_client import ResourceClient
+
+    ResourceClient.transform_model = jsonata_transform_model  # type: ignore[method-assign]
+
+
 def run_cfn(
     argv: List[str], sts_endpoint: Optional[str], virtual_clock: bool = False, project_targets: bool = False,
     exports: Optional[Dict[str, str]] = None,
 ) -> None:
     from rpdk.core.cli import main as cfn_main
 
+    _transforms_as_the_service_does()
     if sts_endpoint is not None:
         _point_sts_at(sts_endpoint)
     if exports:

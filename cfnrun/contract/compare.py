@@ -1,13 +1,15 @@
 """Compare what was requested with what a handler returned, the way the contract means it.
 
 writeOnly properties are not compared; arrays whose schema says ``insertionOrder: false``
-are compared regardless of order, and ``uniqueItems`` arrays as sets.
+are compared regardless of order, and ``uniqueItems`` arrays as sets. A difference the schema's
+``propertyTransform`` explains (the service's normal form of a requested value) is none.
 """
 from __future__ import annotations
 
 import json
 from typing import Any, Dict, Iterator, Tuple
 
+from cfnrun.contract.property_transform import transformed
 from cfnrun.model.schema import ResourceSchema
 
 
@@ -23,7 +25,16 @@ def _same_type(a: Any, b: Any) -> bool:
 
 def mismatches(requested: Dict[str, Any], returned: Dict[str, Any], schema: ResourceSchema) -> Iterator[Tuple[str, str]]:
     """(pointer, what differs) for each requested value the returned model does not carry."""
-    yield from _compare(schema.without_write_only(requested), returned, schema.document, "", schema)
+    found = list(_compare(schema.without_write_only(requested), returned, schema.document, "", schema))
+    if not found:
+        yield from found
+        return
+    normalized, problems = transformed(requested, schema)  # the usual case never gets here: nothing differs
+    yield from problems
+    if normalized is None:
+        yield from found
+    else:
+        yield from _compare(schema.without_write_only(normalized), returned, schema.document, "", schema)
 
 
 def _compare(wanted: Any, got: Any, fragment: Dict[str, Any], pointer: str, schema: ResourceSchema) -> Iterator[Tuple[str, str]]:
