@@ -24,6 +24,7 @@ from cfnrun.contract.mode import ContractMode
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project
+from cfnrun.app.settings.serve import DEFAULT_HOST, DEFAULT_PORT, SHUTDOWN_GRACE_S
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.registry import FunctionRegistry
@@ -37,17 +38,17 @@ if TYPE_CHECKING:
 # What answers a call, imported on a thread while the first worker imports the provider (on two
 # cores the start-ups overlap): aiohttp, the HTTP layer, the call policy. Serve listens once it is in.
 ENDPOINT_MODULE = "cfnrun.app.endpoint"
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+LOOPBACK_HOSTS = (DEFAULT_HOST, "localhost", "::1")
 DEBUG_TIMEOUT_S = 24 * 3600.0
 
 
 @dataclass(frozen=True)
 class ServeSettings:
-    host: str = "127.0.0.1"
-    port: int = 3001
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
     runtime: RuntimeSettings = RuntimeSettings()
     budgets: Budgets = Budgets()
-    shutdown_timeout_s: float = 10.0  # the grace calls in flight get on Ctrl-C or SIGTERM
+    shutdown_timeout_s: float = SHUTDOWN_GRACE_S  # the grace calls in flight get on Ctrl-C or SIGTERM
     connections: ConnectionLimits = ConnectionLimits()
     sts_standin: bool = False
     reload: bool = False

@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from cfnrun.model.budgets import Budgets
     from cfnrun.runtime.spec import RuntimeSettings
 
+# serve's defaults, here once: the options below and ServeSettings (app/serve.py) both take them.
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 3001
+SHUTDOWN_GRACE_S = 10.0
 REGION_HELP = "AWS_REGION the workers see (default: AWS_REGION, AWS_DEFAULT_REGION, the profile's, or us-east-1)."
 
 
@@ -24,8 +28,8 @@ class ServeOptions:
 
     project_path: Optional[Path] = common.project_argument()
     project: Optional[Path] = common.project()
-    host: str = option("--host", help="Address to bind. Anything but loopback exposes your handlers.", default="127.0.0.1")
-    port: int = option("--port", help="Port to listen on (0 picks a free one).", default=3001, minimum=0, maximum=65535)
+    host: str = option("--host", help="Address to bind. Anything but loopback exposes your handlers.", default=DEFAULT_HOST)
+    port: int = option("--port", help="Port to listen on (0 picks a free one).", default=DEFAULT_PORT, minimum=0, maximum=65535)
     workers: int = option("--workers", help="Warm workers per function: calls beyond this queue.", default=4, minimum=1)
     region: Optional[str] = common.region(REGION_HELP)
     profile: Optional[str] = option(
@@ -56,7 +60,7 @@ class ServeOptions:
     shutdown_grace: float = option(
         "--shutdown-grace",
         help="On Ctrl-C/SIGTERM, seconds calls in flight get to finish before they are answered with an error.",
-        default=10.0, minimum=0.0,
+        default=SHUTDOWN_GRACE_S, minimum=0.0,
     )
     header_timeout: float = option(
         "--header-timeout", help="Seconds a connection gets to send a request's headers.",
