@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from typing import Dict, List, Optional, TextIO
 
+from cfnrun.events.encoding import DECIMALS
 from cfnrun.events.operation import (
     ContractChecked,
     InvocationCompleted,
@@ -156,7 +157,7 @@ class TimelineRenderer:
     def _invocation(self, event: InvocationCompleted) -> None:
         outcome, progress = event.outcome, event.progress
         head = f"#{event.number:<3}"
-        duration = f"{outcome.duration_ms:8.1f} ms"
+        duration = f"{round(outcome.duration_ms, DECIMALS):8.1f} ms"  # rounded as recorded: history show prints the same
         if progress is not None:
             status = progress.status.value
             parts = [self._paint(status, f"{status:<11}"), duration]
@@ -212,7 +213,7 @@ class TimelineRenderer:
     def _result(self, result: OperationResult) -> None:
         summary = (
             f"{self._paint(result.status.value, result.status.value)} {result.action.value} after "
-            f"{result.invocations} invocation(s), {result.elapsed_s:.2f} s"
+            f"{result.invocations} invocation(s), {round(result.elapsed_s, DECIMALS):.2f} s"
             + (" (virtual clock: skipped waits included)" if self._virtual else "")
         )
         if result.error_code:

@@ -207,3 +207,23 @@ def test_the_reference_page_names_every_record_and_key() -> None:
     keys |= {record["event"] for record in records if record is not None}
     keys |= set(records[0]["invocationBudget"]) | set(MESSAGE_MISSING.wire()) | set(FAULT)  # type: ignore[index]
     assert keys - documented == set()
+
+
+def test_the_timeline_prints_the_same_from_a_live_event_and_its_record() -> None:
+    """A duration near a rounding edge (2.2503 ms stores as 2.250) prints alike live and in history show."""
+    from cfnrun.ui.timeline import TimelineRenderer
+
+    masking = WriteOnlyMasking(schema())
+    edgy = [
+        InvocationCompleted(1, InvocationOutcome(OutcomeKind.RETURNED, "r-1", 2.2503), _answer({"status": "SUCCESS"}), None, 0.0),
+        OperationCompleted(OperationResult(Action.READ, OperationStatus.SUCCESS, EndReason.HANDLER, "", 1, 4.01499)),
+    ]
+
+    def shown(events: List[OperationEvent]) -> str:
+        out = io.StringIO()
+        renderer = TimelineRenderer(out, schema(), color=False)
+        for event in events:
+            renderer(event)
+        return out.getvalue()
+
+    assert shown(edgy) == shown([decode(json.loads(json.dumps(encode(e, masking)))) for e in edgy])
