@@ -4,7 +4,7 @@
   sends a byte now and then (slow-loris) would hold its connection for good. Each connection
   has ``header_timeout_s`` from its first byte to the end of a request's headers.
 - **At most ``max_connections`` are served at once.** One more is still accepted, never closed
-  unanswered: it waits, its bytes unread, until a place is free (``_Waiting``).
+  unanswered: it waits, its bytes unread, until a place is free (``_Phase.WAITING``).
 - **Under pressure, the connections that do nothing for anyone make room.** While callers
   wait, a connection still sending its headers ``header_grace_s`` after it began (a real
   client sends them in one packet; slow-loris sends a byte a second), then one kept alive
@@ -115,7 +115,6 @@ class _GuardedConnection(asyncio.Protocol):
 
     def evict(self) -> None:
         """Close a connection with no request in progress, to make room for a waiting caller."""
-        self.guard.evicted += 1
         if self.transport is not None:
             self.transport.abort()
 
@@ -161,7 +160,6 @@ class ConnectionGuard:
         self.limits = limits
         self.open: Dict[RequestHandler, _GuardedConnection] = {}  # admitted: aiohttp reads them
         self.waiting: Deque[_GuardedConnection] = collections.deque()
-        self.evicted = 0
         self.throttled = 0
         self.timed_out = 0
         self._recheck: Optional[asyncio.TimerHandle] = None

@@ -207,7 +207,9 @@ def _invoke_function(settings: "InvokeSettings") -> Optional[Tuple["Project", "F
     project = _project(settings.project_dir)
     if project.is_hook:
         return None
-    request_file = settings.request_file
+    from cfnrun.model.project import find_request_file
+
+    request_file = find_request_file(settings.request_file, project.root) if settings.request_file else None
     document: Any = None
     if request_file is not None and request_file != "-":
         document = json.loads(Path(request_file).read_text(encoding="utf-8"))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 from cfnrun.app.options import to_record
 from cfnrun.app.settings.invoke import InvokeSettings
@@ -67,10 +67,17 @@ def cloud_control_recorder(
 ) -> OperationRecorder:
     """An observer recording one operation a Cloud Control request ran, as ``cfnrun invoke`` records its own:
     ``cfnrun history`` lists it (via ``cloudcontrol``, under its RequestToken), ``replay`` runs it again."""
+    return _recorder(store, schema, request, lambda masker: _record(CLOUD_CONTROL_SOURCE, type_name, request.operation, ran_with, masker))
+
+
+def _recorder(
+    store: HistoryStore, schema: ResourceSchema, request: "OperationRequest", record: Callable[[Masker], Dict[str, Any]]
+) -> OperationRecorder:
+    """A recorder whose masker knows the request's writeOnly values and credentials before anything is written."""
     masker = Masker(schema)
     operation = request.operation
     masker.learn([operation.desired, operation.previous], [request.credentials.model_dump() if request.credentials else None])
-    return OperationRecorder(store, masker, _record(CLOUD_CONTROL_SOURCE, type_name, operation, ran_with, masker), request.client_request_token)
+    return OperationRecorder(store, masker, record(masker), request.client_request_token)
 
 
 def recorder_for(prepared: "PreparedInvoke") -> Optional[OperationRecorder]:
@@ -84,11 +91,7 @@ def recorder_for(prepared: "PreparedInvoke") -> Optional[OperationRecorder]:
         return None
     if store is None:
         return None
-    operation = prepared.request.operation
-    masker = Masker(prepared.project.schema)
-    credentials = prepared.request.credentials
-    masker.learn([operation.desired, operation.previous], [credentials.model_dump() if credentials else None])
-    return OperationRecorder(store, masker, request_record(prepared, masker), prepared.request.client_request_token)
+    return _recorder(store, prepared.project.schema, prepared.request, lambda masker: request_record(prepared, masker))
 
 
 def recorded_events(operation: RecordedOperation, records: List[Dict[str, Any]]) -> List[OperationEvent]:

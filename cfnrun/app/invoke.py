@@ -29,7 +29,7 @@ from cfnrun.model.type_configuration import (
     load_type_configuration,
     type_configuration_problem,
 )
-from cfnrun.model.project import Project, find_project_root, handler_project, load_project
+from cfnrun.model.project import Project, find_project_root, find_request_file, handler_project, load_project
 from cfnrun.model.protocol import Action
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.settings.invoke import InvokeSettings
@@ -125,14 +125,13 @@ def _undeclared_handler(project: Project, action: Action) -> Optional[str]:
 
 
 def _request_path(given: str, project: Project, notes: List[str]) -> str:
-    """The request file as named, or else relative to the project: ``--project samples/hook requests/create.json`` from anywhere."""
-    if given == "-" or Path(given).exists():
-        return given
-    beside = project.root / given
-    if beside.exists():
-        notes.append(f"request file {given}: not in the current folder; using {beside}")
-        return str(beside)
-    raise CfnrunError(f"{given}: request file not found (looked in the current folder and in the project, {project.root})")
+    """The request file where ``find_request_file`` finds it, saying so when that is in the project."""
+    found = find_request_file(given, project.root)
+    if found is None:
+        raise CfnrunError(f"{given}: request file not found (looked in the current folder and in the project, {project.root})")
+    if found != given:
+        notes.append(f"request file {given}: not in the current folder; using {found}")
+    return found
 
 
 def prepare(settings: InvokeSettings) -> PreparedInvoke:

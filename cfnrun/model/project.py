@@ -180,3 +180,14 @@ def handler_project(handler: str, schema_path: Path, code_dir: Path) -> Project:
         entrypoint=handler,
         test_entrypoint=handler,
     )
+
+
+def find_request_file(given: str, project_root: Path) -> Optional[str]:
+    """The request file as named (or '-'), else relative to the project; None when it is in neither place.
+
+    So ``cfnrun invoke preCreate requests/create.json --project samples/hook`` works from anywhere.
+    """
+    if given == "-" or Path(given).exists():
+        return given
+    beside = project_root / given
+    return str(beside) if beside.exists() else None
