@@ -12,7 +12,6 @@ from __future__ import annotations
 import collections
 from typing import Any, Dict, List, Optional, Tuple
 
-from cfnrun.app.paging import LOOP_STOPPED
 from cfnrun.contract.checker import ContractMode, check_call
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import Violation
@@ -43,7 +42,6 @@ class CallReview:
         self.contract = contract
         self.history = history
         self.violations_seen: "collections.Counter[str]" = collections.Counter()  # violation lines, for a summary
-        self.loops_stopped = 0  # LIST paging loops serve answered FAILED, for a summary
         self._shape: Optional[ShapeValidator] = None
         self._targets: Optional[Tuple[Project, Dict[str, Dict[str, Any]]]] = None  # a hook project's target schemas
 
@@ -65,7 +63,6 @@ class CallReview:
             violations = self.check(call, outcome.result)
         lines = [f"contract {'✗' if v.is_error else '!'} [{v.rule.id}]" for v in violations or []]
         self.violations_seen.update(lines)
-        self.loops_stopped += any(note.startswith(LOOP_STOPPED) for note in notes)
         hint = request_file_hint(call.payload)
         notes = ([hint] if hint else []) + notes + [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations or []]
         if self.history is not None and action is not None:

@@ -63,8 +63,7 @@ class RunningServer:
     @property
     def loops_stopped(self) -> int:
         """LIST paging loops serve stopped (answered FAILED), for a summary."""
-        parts = self.late.parts
-        return parts.review.loops_stopped if parts is not None else 0
+        return self.calls.paging.stopped
 
     async def stop(self, grace_s: float) -> None:
         """Stop accepting calls, give those in flight ``grace_s``, answer the rest, stop every worker."""

@@ -16,7 +16,6 @@ from cfnrun.model.endings import PAGINATION_LOOP_HINT
 from cfnrun.model.seen_call import SeenCall
 from cfnrun.runtime.outcome import InvocationOutcome
 
-LOOP_STOPPED = "LOOP stopped"  # how the console line of a stopped loop begins
 PAGING_LOOP_LIMIT = 3  # --contract warn: answers handing back their own nextToken before serve stops the loop
 
 
@@ -25,6 +24,7 @@ class PagingWatch:
 
     def __init__(self) -> None:
         self._repeats: Dict[str, Tuple[str, int]] = {}
+        self.stopped = 0  # loops answered FAILED, for a summary (cfnrun test)
 
     def repeats(self, function: str, sent: Optional[str], result: Any) -> int:
         """How many times in a row this function has now handed back ``sent``, the token it was called with (0: progress)."""
@@ -46,7 +46,8 @@ class PagingWatch:
         if not strict and repeats < PAGING_LOOP_LIMIT:
             notes.append(f"LOOP? {message} (answered as is; cfnrun stops it at {PAGING_LOOP_LIMIT} in a row)")
             return outcome
-        notes.append(f"{LOOP_STOPPED}: answered FAILED. {message}")
+        self.stopped += 1
+        notes.append(f"LOOP stopped: answered FAILED. {message}")
         failed = {"status": "FAILED", "errorCode": "InternalFailure", "message": f"cfnrun stopped a paging loop: {message}"}
         return dataclasses.replace(outcome, result=failed)
 
