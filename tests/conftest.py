@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -43,6 +44,13 @@ def bytecode_outside_the_tree(tmp_path_factory: pytest.TempPathFactory) -> Any:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Tests send SIGINT to cfnrun as Ctrl-C would. A shell that started this run in the background made
+    SIGINT ignored here, and processes inherit that; a handler of our own is reset to the default in them."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture

@@ -63,3 +63,12 @@ def test_cloud_control_operations_are_recorded_and_those_cut_by_a_stop_are_kept_
     assert f"interrupted (cfnrun serve stopping) after 1 invocation(s); the last answer was IN_PROGRESS; clientRequestToken {cut}" in shown
     assert '"checksLeft": 2' in shown and '"Name": "cut"' in shown  # the callbackContext and the model so far
     assert done["OperationStatus"] == "SUCCESS"
+
+
+def test_a_timed_out_operation_shows_its_error_in_history(sample: Callable[[str], Path]) -> None:
+    project = sample("cluster")  # its CREATE waits 2 s between calls: longer than the 1 s allowed here
+    run = cfnrun("invoke", "CREATE", "requests/create.json", "--operation-timeout", "1", cwd=project, env={"CFNRUN_HISTORY": "on"})
+    assert run.returncode == 1, run.stdout + run.stderr
+    [operation] = [json.loads(line) for line in cfnrun("history", "--json", cwd=project).stdout.splitlines()]
+    assert (operation["status"], operation["errorCode"]) == ("FAILED", "operation-timeout")
+    assert "operation-timeout" in cfnrun("history", cwd=project).stdout
