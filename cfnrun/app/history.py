@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # app.invoke imports this module
     from cfnrun.invoker.request_files import OperationInput
 
 CLOUD_CONTROL_SOURCE = "cloudcontrol"
+STACK_SOURCE = "stack"  # a resource operation of a local stack
+SERVED_SOURCES = ("invoke", CLOUD_CONTROL_SOURCE, STACK_SOURCE)  # the records that carry the request and the settings
 
 
 def request_record(prepared: "PreparedInvoke", masker: Masker) -> Dict[str, Any]:
@@ -63,11 +65,16 @@ def _record(source: str, type_name: str, operation: "OperationInput", ran_with: 
 
 
 def cloud_control_recorder(
-    store: HistoryStore, schema: ResourceSchema, type_name: str, request: "OperationRequest", ran_with: InvokeSettings
+    store: HistoryStore,
+    schema: ResourceSchema,
+    type_name: str,
+    request: "OperationRequest",
+    ran_with: InvokeSettings,
+    source: str = CLOUD_CONTROL_SOURCE,
 ) -> OperationRecorder:
-    """An observer recording one operation a Cloud Control request ran, as ``cfnrun invoke`` records its own:
-    ``cfnrun history`` lists it (via ``cloudcontrol``, under its RequestToken), ``replay`` runs it again."""
-    return _recorder(store, schema, request, lambda masker: _record(CLOUD_CONTROL_SOURCE, type_name, request.operation, ran_with, masker))
+    """An observer recording one operation serve ran for a Cloud Control request or a stack, as ``cfnrun invoke``
+    records its own: ``cfnrun history`` lists it (via ``source``, under its token), ``replay`` runs it again."""
+    return _recorder(store, schema, request, lambda masker: _record(source, type_name, request.operation, ran_with, masker))
 
 
 def _recorder(

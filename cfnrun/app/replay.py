@@ -22,7 +22,7 @@ from cfnrun.model.errors import CfnrunError
 from cfnrun.model.project import load_project
 from cfnrun.model.seen_call import SeenCall
 from cfnrun.model.schema import WRITE_ONLY_MASK, ResourceSchema
-from cfnrun.app.history import CLOUD_CONTROL_SOURCE, recorded_events
+from cfnrun.app.history import SERVED_SOURCES, recorded_events
 
 
 @dataclass
@@ -46,7 +46,7 @@ class ReplayReport:
 def _recorded_request(operation: RecordedOperation) -> Dict[str, Any]:
     """The request and flags of a recorded operation, from ``cfnrun invoke``'s record or serve's first payload."""
     request = operation.request
-    if request.get("source") in ("invoke", CLOUD_CONTROL_SOURCE):  # both record the request and the settings
+    if request.get("source") in SERVED_SOURCES:  # both record the request and the settings
         return {"request": request["request"], "settings": request["settings"]}
     payload = request.get("payload") or {}
     settings: Dict[str, Any] = {"action": operation.action, "function": operation.function}

@@ -1,0 +1,182 @@
+"""AWS::* resources of a local stack, deployed on the AWS endpoint the handlers use.
+
+Each AWS resource becomes a one-resource stack on that endpoint's own CloudFormation API
+(embedded moto with ``--moto``, or any ``--aws-endpoint``: an external moto, LocalStack). Its
+physical id is the one that stack reports, its Ref and the Fn::GetAtt values the template
+uses come back as that stack's outputs. So the resource lives in the same world the
+handlers' own AWS calls see: a bucket the stack creates is there when a handler lists buckets.
+What a user can rely on is what the endpoint implements (moto's CloudFormation support covers
+the common types; LocalStack covers more); a type it does not know fails the resource with the
+endpoint's own message.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import uuid
+from typing import Any, Dict, List, Optional, Tuple
+
+from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
+from cfnrun.app.stacks.aws_schemas import AwsSchemas
+
+SETTLED_SUFFIXES = ("_COMPLETE", "_FAILED")
+INNER_STACK_KEY = "cfnrun:endpointStack"  # where the resource's stack on the endpoint is kept, in its record
+REF_OUTPUT = "Ref"
+NO_ENDPOINT = (
+    "{type_name} resources need an AWS endpoint: start serve with --moto (an embedded moto) "
+    "or --aws-endpoint URL (an external moto or LocalStack)"
+)
+POLL_FIRST_S = 0.05
+POLL_MAX_S = 1.0
+
+
+def _inner_name(work: ResourceWork) -> str:
+    base = re.sub(r"[^A-Za-z0-9-]", "-", f"{work.stack.stack_name}-{work.logical_id}")
+    return f"{base[:100]}-{uuid.uuid4().hex[:8]}"
+
+
+def _output_keys(wanted: List[str]) -> Dict[str, str]:
+    """Output key (alphanumeric, as the service requires) → the attribute it carries."""
+    return {f"Att{index}": name for index, name in enumerate(wanted)}
+
+
+class AwsTypes:
+    """The ``Provisioner`` of AWS::* types."""
+
+    def __init__(self, endpoint_url: Optional[str], region: str, schemas: AwsSchemas, poll_max_s: float = POLL_MAX_S) -> None:
+        self.endpoint_url = endpoint_url
+        self.region = region
+        self.schemas = schemas
+        self.poll_max_s = poll_max_s
+        self._client: Any = None
+
+    def _cloudformation(self) -> Any:
+        if self._client is None:
+            import boto3  # what the endpoint speaks; imported once a stack has an AWS resource
+
+            self._client = boto3.client(
+                "cloudformation",
+                endpoint_url=self.endpoint_url,
+                region_name=self.region,
+                aws_access_key_id="testing",
+                aws_secret_access_key="testing",
+            )
+        return self._client
+
+    # -- before any call ---------------------------------------------------------------------
+
+    def validate(self, type_name: str, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
+        return None  # cfn-lint checked the properties of AWS types against their schemas before the operation began
+
+    def shown(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:
+        return self.schemas.mask_write_only(type_name, properties)
+
+    def replacement(self, type_name: str, property_path: str) -> Replacement:
+        return self.schemas.replacement(type_name, property_path)
+
+    def attribute_problem(self, type_name: str, name: str) -> Optional[str]:
+        return None  # the endpoint says, when the resource is made
+
+    # -- on the endpoint ---------------------------------------------------------------------
+
+    async def create(self, work: ResourceWork) -> Provisioned:
+        name = _inner_name(work)
+        body = self._template(work)
+        await self._call(work, "create_stack", StackName=name, TemplateBody=body)
+        return await self._settled(work, name)
+
+    async def update(self, work: ResourceWork) -> Provisioned:
+        name = self._inner_stack(work)
+        try:
+            await self._call(work, "update_stack", StackName=name, TemplateBody=self._template(work))
+        except ProvisioningFailed as error:
+            if "No updates are to be performed" not in error.reason:
+                raise
+        return await self._settled(work, name)
+
+    async def delete(self, work: ResourceWork) -> None:
+        name = self._inner_stack(work)
+        if work.retain:
+            return
+        await self._call(work, "delete_stack", StackName=name)
+        status, reason = await self._wait(name)
+        if status not in ("DELETE_COMPLETE", "GONE"):
+            raise ProvisioningFailed(reason or f"the endpoint's stack {name} ended {status}")
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _require_endpoint(self, work: ResourceWork) -> None:
+        if self.endpoint_url is None:
+            raise ProvisioningFailed(NO_ENDPOINT.format(type_name=work.type_name))
+
+    @staticmethod
+    def _inner_stack(work: ResourceWork) -> str:
+        name = (work.model or {}).get(INNER_STACK_KEY)
+        if not isinstance(name, str):
+            raise ProvisioningFailed(f"cfnrun has no record of {work.logical_id}'s stack on the AWS endpoint")
+        return name
+
+    def _template(self, work: ResourceWork) -> str:
+        declaration: Dict[str, Any] = {"Type": work.type_name}
+        if work.properties:
+            declaration["Properties"] = work.properties
+        outputs: Dict[str, Any] = {REF_OUTPUT: {"Value": {"Ref": work.logical_id}}}
+        for key, attribute in _output_keys(sorted(work.attributes_wanted)).items():
+            outputs[key] = {"Value": {"Fn::GetAtt": [work.logical_id, attribute]}}
+        return json.dumps({"Resources": {work.logical_id: declaration}, "Outputs": outputs})
+
+    async def _call(self, work: ResourceWork, operation: str, **arguments: Any) -> Dict[str, Any]:
+        self._require_endpoint(work)
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        client = self._cloudformation()
+        try:
+            return await asyncio.to_thread(getattr(client, operation), **arguments)
+        except ClientError as error:
+            detail = error.response.get("Error", {})
+            raise ProvisioningFailed(f"{detail.get('Message') or error} (the AWS endpoint's {detail.get('Code', 'error')})") from None
+        except BotoCoreError as error:
+            raise ProvisioningFailed(f"the AWS endpoint {self.endpoint_url} did not answer: {error}") from None
+
+    async def _wait(self, name: str) -> Tuple[str, Optional[str]]:
+        """Poll the endpoint's stack until it settles: its status and, when it failed, the first failure's reason."""
+        from botocore.exceptions import ClientError
+
+        client = self._cloudformation()
+        delay = POLL_FIRST_S
+        while True:
+            try:
+                stacks = (await asyncio.to_thread(client.describe_stacks, StackName=name))["Stacks"]
+            except ClientError as error:
+                if "does not exist" in str(error):
+                    return "GONE", None
+                raise
+            status = stacks[0]["StackStatus"] if stacks else "GONE"
+            if status == "GONE" or (status.endswith(SETTLED_SUFFIXES) and not status.endswith("CLEANUP_COMPLETE")):
+                break
+            await asyncio.sleep(delay)
+            delay = min(self.poll_max_s, delay * 2)
+        if status.endswith("_COMPLETE") and "ROLLBACK" not in status:
+            return status, None
+        events = (await asyncio.to_thread(client.describe_stack_events, StackName=name)).get("StackEvents", [])
+        failures = [e.get("ResourceStatusReason") for e in reversed(events) if e.get("ResourceStatus", "").endswith("_FAILED")]
+        return status, next((f for f in failures if f), None)
+
+    async def _settled(self, work: ResourceWork, name: str) -> Provisioned:
+        status, reason = await self._wait(name)
+        if status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
+            raise ProvisioningFailed(reason or f"the AWS endpoint's stack {name} ended {status}")
+        client = self._cloudformation()
+        stack = (await asyncio.to_thread(client.describe_stacks, StackName=name))["Stacks"][0]
+        outputs = {o["OutputKey"]: o.get("OutputValue") for o in stack.get("Outputs", [])}
+        described = await asyncio.to_thread(client.describe_stack_resource, StackName=name, LogicalResourceId=work.logical_id)
+        physical_id = described["StackResourceDetail"].get("PhysicalResourceId") or outputs.get(REF_OUTPUT) or name
+        attributes = {attribute: outputs[key] for key, attribute in _output_keys(sorted(work.attributes_wanted)).items() if key in outputs}
+        missing = sorted(work.attributes_wanted - set(attributes))
+        if missing:
+            raise ProvisioningFailed(
+                f"the AWS endpoint did not give {work.type_name}'s attribute(s) {', '.join(missing)} (Fn::GetAtt): "
+                "it may not implement them"
+            )
+        return Provisioned(physical_id, outputs.get(REF_OUTPUT, physical_id), attributes, {INNER_STACK_KEY: name})

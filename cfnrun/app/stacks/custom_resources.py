@@ -1,0 +1,129 @@
+"""Custom resources (``Custom::*``, ``AWS::CloudFormation::CustomResource``) backed by served functions.
+
+The service sends a custom-resource request to the function its ServiceToken names and waits
+(up to an hour) for the function to PUT its answer to the request's ResponseURL. Here the
+function is one ``serve --functions`` serves, invoked on the same warm runtime; the ResponseURL
+is serve's own (``cfnrun.api.cloudformation``'s response route), so the standard
+``cfn-response`` pattern works unchanged. With the virtual clock, a function that returned
+without answering ends the wait at once, the hour accounted but not spent.
+"""
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any, Dict, Optional, Protocol
+
+from cfnrun.invoker.payloads import stringify_primitives
+from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
+
+CUSTOM_RESOURCE_WAIT_S = 3600.0  # the service waits an hour for a custom resource's response
+NO_RESPONSE = (
+    "CloudFormation did not receive a response from your Custom Resource. Please check your custom resource in order to "
+    "proceed. (cfnrun waited {waited})"
+)
+
+
+def is_custom(type_name: str) -> bool:
+    return type_name.startswith("Custom::") or type_name == "AWS::CloudFormation::CustomResource"
+
+
+class ServedFunctions(Protocol):
+    def knows(self, service_token: str) -> bool:
+        """Does serve serve the function this ServiceToken (an ARN or a name) names?"""
+
+    def names(self) -> str:
+        """The served functions' names, for an error."""
+
+    async def invoke(self, service_token: str, event: Dict[str, Any]) -> Optional[str]:
+        """Invoke it with ``event``; what went wrong (the function raised, timed out, crashed), or None."""
+
+
+class ResponseUrls(Protocol):
+    def expect(self, request_id: str) -> "tuple[str, asyncio.Future[Dict[str, Any]]]":
+        """A ResponseURL for the request, and the future its PUT body resolves."""
+
+    def forget(self, request_id: str) -> None: ...
+
+
+class CustomResources:
+    """The ``Provisioner`` of custom resources."""
+
+    def __init__(self, functions: ServedFunctions, responses: ResponseUrls, virtual_clock: bool, wait_s: float = CUSTOM_RESOURCE_WAIT_S) -> None:
+        self.functions = functions
+        self.responses = responses
+        self.virtual_clock = virtual_clock
+        self.wait_s = wait_s
+
+    def validate(self, type_name: str, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
+        token = properties.get("ServiceToken")
+        if not isinstance(token, str) or not token:
+            return f"Properties validation failed for resource {logical_id} with message:\n#: required key [ServiceToken] not found"
+        if not self.functions.knows(token):
+            return (
+                f"Invalid service token {token}: cfnrun serves no such function; serve the function with "
+                f"--functions TEMPLATE (served: {self.functions.names()})"
+            )
+        return None
+
+    def shown(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:
+        return properties
+
+    def replacement(self, type_name: str, property_path: str) -> Replacement:
+        return Replacement.ALWAYS if property_path == "ServiceToken" else Replacement.CONDITIONALLY
+
+    def attribute_problem(self, type_name: str, name: str) -> Optional[str]:
+        return None  # the function's Data decides
+
+    async def create(self, work: ResourceWork) -> Provisioned:
+        return self._provisioned(await self._request(work, "Create"), work)
+
+    async def update(self, work: ResourceWork) -> Provisioned:
+        return self._provisioned(await self._request(work, "Update"), work)
+
+    async def delete(self, work: ResourceWork) -> None:
+        await self._request(work, "Delete")
+
+    async def _request(self, work: ResourceWork, request_type: str) -> Dict[str, Any]:
+        request_id = str(uuid.uuid4())
+        url, answer = self.responses.expect(request_id)
+        properties = stringify_primitives(work.properties)
+        event: Dict[str, Any] = {
+            "RequestType": request_type,
+            "ServiceToken": properties.get("ServiceToken"),
+            "ResponseURL": url,
+            "StackId": work.stack.stack_id,
+            "RequestId": request_id,
+            "LogicalResourceId": work.logical_id,
+            "ResourceType": work.type_name,
+            "ResourceProperties": properties,
+        }
+        if request_type != "Create":
+            event["PhysicalResourceId"] = work.physical_id
+        if request_type == "Update":
+            event["OldResourceProperties"] = stringify_primitives(work.previous_properties or {})
+        try:
+            failure = await self.functions.invoke(str(properties.get("ServiceToken")), event)
+            if answer.done():
+                body = answer.result()
+            elif failure is not None:
+                raise ProvisioningFailed(f"{NO_RESPONSE.format(waited='no longer: the function failed')}: {failure}")
+            elif self.virtual_clock:
+                raise ProvisioningFailed(NO_RESPONSE.format(waited="on the virtual clock: the function returned without answering"))
+            else:
+                body = await asyncio.wait_for(asyncio.shield(answer), timeout=self.wait_s)
+        except asyncio.TimeoutError:
+            raise ProvisioningFailed(NO_RESPONSE.format(waited=f"{self.wait_s:g} s")) from None
+        finally:
+            self.responses.forget(request_id)
+        if body.get("Status") != "SUCCESS":
+            reason = body.get("Reason") or "See the details in CloudWatch Log Stream"
+            raise ProvisioningFailed(f"Received response status [FAILED] from custom resource. Message returned: {reason} (RequestId: {request_id})")
+        return body
+
+    @staticmethod
+    def _provisioned(body: Dict[str, Any], work: ResourceWork) -> Provisioned:
+        physical_id = body.get("PhysicalResourceId") or work.physical_id
+        if not physical_id:
+            raise ProvisioningFailed("Invalid PhysicalResourceId: the custom resource's response has none")
+        data = body.get("Data") if isinstance(body.get("Data"), dict) else {}
+        return Provisioned(str(physical_id), str(physical_id), {k: v for k, v in data.items()}, None)

@@ -1,0 +1,38 @@
+"""Which provisioner a stack's resource goes to, by its type."""
+from __future__ import annotations
+
+from typing import Callable, List, Optional
+
+from cfnrun.app.stacks.custom_resources import is_custom
+from cfnrun.stacks.provisioning import Provisioner, UnknownType
+
+
+class TypeRouter:
+    """``Provisioners``: custom resources to the served functions, AWS::* to the AWS endpoint, the rest to the served types."""
+
+    def __init__(
+        self,
+        user_types: Provisioner,
+        served_types: Callable[[], List[str]],
+        aws_types: Provisioner,
+        custom_resources: Optional[Provisioner],
+    ) -> None:
+        self.user_types = user_types
+        self.served_types = served_types
+        self.aws_types = aws_types
+        self.custom_resources = custom_resources
+
+    def for_type(self, type_name: str) -> Provisioner:
+        if is_custom(type_name):
+            if self.custom_resources is None:
+                raise UnknownType(f"{type_name}: custom resources need their functions served: start serve with --functions TEMPLATE")
+            return self.custom_resources
+        served = self.served_types()
+        if type_name in served:
+            return self.user_types
+        if type_name.startswith("AWS::"):
+            return self.aws_types
+        raise UnknownType(
+            f"Template format error: Unrecognized resource types: [{type_name}] (cfnrun serves {', '.join(sorted(served)) or 'no types'}; "
+            "add a provider with --provider DIR)"
+        )

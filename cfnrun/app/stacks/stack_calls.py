@@ -1,0 +1,399 @@
+"""The CloudFormation API's operations on the local stacks: parsed input in, botocore-shaped output out.
+
+``cfnrun.api.cloudformation`` reads the query protocol into each operation's input shape and
+writes the output shape as XML; this module is what each operation means here. Input and
+output member names are botocore's (``cloudformation`` 2010-05-15).
+"""
+from __future__ import annotations
+
+import datetime
+import json
+from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional
+
+from cfnrun.stacks.changes import ResourceChange
+from cfnrun.stacks.records import Stack, StackEvent, StackResource
+from cfnrun.stacks.store import ChangeSet, StackError, StackStore
+
+PAGE_SIZE = 100
+Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
+
+
+def _time(seconds: Optional[float]) -> Optional[datetime.datetime]:
+    return datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc) if seconds is not None else None
+
+
+def _present(shape: Dict[str, Any]) -> Dict[str, Any]:
+    """Members with a value: botocore omits the rest."""
+    return {key: value for key, value in shape.items() if value is not None}
+
+
+def _given_parameters(params: Dict[str, Any]) -> Dict[str, Optional[str]]:
+    given: Dict[str, Optional[str]] = {}
+    for parameter in params.get("Parameters") or []:
+        key = parameter.get("ParameterKey")
+        if key is None:
+            raise StackError("A Parameters member has no ParameterKey")
+        given[key] = None if parameter.get("UsePreviousValue") else parameter.get("ParameterValue", "")
+    return given
+
+
+def _tags(params: Dict[str, Any]) -> Optional[Dict[str, str]]:
+    tags = params.get("Tags")
+    return None if tags is None else {tag["Key"]: tag.get("Value", "") for tag in tags}
+
+
+def _page(items: List[Any], params: Dict[str, Any]) -> "tuple[List[Any], Optional[str]]":
+    start = int(params.get("NextToken") or 0)
+    end = start + PAGE_SIZE
+    return items[start:end], (str(end) if end < len(items) else None)
+
+
+def _template_body(params: Dict[str, Any], required: bool = True) -> Optional[str]:
+    if params.get("TemplateURL"):
+        raise StackError("TemplateURL is not supported by cfnrun's local stacks: pass the template as TemplateBody (aws cloudformation --template-body file://…)")
+    body = params.get("TemplateBody")
+    if body is None and required and not params.get("UsePreviousTemplate"):
+        raise StackError("Either Template URL or Template Body must be specified.")
+    return body
+
+
+class StackCalls:
+    """``cfnrun.api.cloudformation.StackCalls``: each supported operation, by name."""
+
+    def __init__(self, store: StackStore, describe_type: Callable[[str], Optional[Dict[str, Any]]], summarize: Callable[[str], Dict[str, Any]]) -> None:
+        self.store = store
+        self.describe_type_of = describe_type  # a served type's DescribeType output, or None
+        self.summarize = summarize  # a template body → ValidateTemplate's/GetTemplateSummary's Parameters, Description, …
+        self._operations: Dict[str, Operation] = {
+            "CreateStack": self.create_stack,
+            "UpdateStack": self.update_stack,
+            "DeleteStack": self.delete_stack,
+            "DescribeStacks": self.describe_stacks,
+            "ListStacks": self.list_stacks,
+            "DescribeStackEvents": self.describe_stack_events,
+            "DescribeStackResource": self.describe_stack_resource,
+            "DescribeStackResources": self.describe_stack_resources,
+            "ListStackResources": self.list_stack_resources,
+            "GetTemplate": self.get_template,
+            "GetTemplateSummary": self.get_template_summary,
+            "ValidateTemplate": self.validate_template,
+            "CreateChangeSet": self.create_change_set,
+            "DescribeChangeSet": self.describe_change_set,
+            "ExecuteChangeSet": self.execute_change_set,
+            "DeleteChangeSet": self.delete_change_set,
+            "ListChangeSets": self.list_change_sets,
+            "ListExports": self.list_exports,
+            "ListImports": self.list_imports,
+            "DescribeType": self.describe_type,
+            "CancelUpdateStack": self.cancel_update_stack,
+            "ContinueUpdateRollback": self.continue_update_rollback,
+        }
+
+    def operations(self) -> FrozenSet[str]:
+        return frozenset(self._operations)
+
+    async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        return await self._operations[operation](params)
+
+    # -- stacks ----------------------------------------------------------------------------
+
+    async def create_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        on_failure = params.get("OnFailure")
+        disable_rollback = bool(params.get("DisableRollback")) or on_failure == "DO_NOTHING"
+        stack = self.store.create_stack(
+            params["StackName"],
+            _template_body(params) or "",
+            _given_parameters(params),
+            _tags(params) or {},
+            disable_rollback,
+            params.get("ClientRequestToken"),
+        )
+        return {"StackId": stack.stack_id}
+
+    async def update_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        stack = self.store.update_stack(
+            params["StackName"], _template_body(params), _given_parameters(params), _tags(params), params.get("ClientRequestToken")
+        )
+        return {"StackId": stack.stack_id}
+
+    async def delete_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        self.store.delete_stack(params["StackName"], tuple(params.get("RetainResources") or ()), params.get("ClientRequestToken"))
+        return {}
+
+    async def cancel_update_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        self.store.cancel_update(params["StackName"])
+        return {}
+
+    async def continue_update_rollback(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        self.store.continue_update_rollback(params["StackName"], tuple(params.get("ResourcesToSkip") or ()))
+        return {}
+
+    async def describe_stacks(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        name = params.get("StackName")
+        if name:
+            stacks = [self.store.get(name)]
+        else:
+            stacks = [s for s in self.store.stacks.values() if s.status != "DELETE_COMPLETE"]
+        page, token = _page(stacks, params)
+        return _present({"Stacks": [self._stack(s) for s in page], "NextToken": token})
+
+    def _stack(self, stack: Stack) -> Dict[str, Any]:
+        return _present(
+            {
+                "StackId": stack.stack_id,
+                "StackName": stack.name,
+                "Description": stack.description,
+                "Parameters": [{"ParameterKey": k, "ParameterValue": v} for k, v in stack.shown_parameters().items()],
+                "CreationTime": _time(stack.created_at),
+                "LastUpdatedTime": _time(stack.updated_at),
+                "DeletionTime": _time(stack.deleted_at),
+                "StackStatus": stack.status,
+                "StackStatusReason": stack.reason,
+                "DisableRollback": stack.disable_rollback,
+                "Outputs": [
+                    _present({"OutputKey": o.key, "OutputValue": str(o.value), "Description": o.description, "ExportName": o.export_name})
+                    for o in stack.outputs
+                ],
+                "Tags": [{"Key": k, "Value": v} for k, v in stack.tags.items()],
+                "Capabilities": list(stack.capabilities),
+                "EnableTerminationProtection": False,
+                "DriftInformation": {"StackDriftStatus": "NOT_CHECKED"},
+            }
+        )
+
+    async def list_stacks(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        wanted = set(params.get("StackStatusFilter") or ())
+        stacks = [s for s in self.store.stacks.values() if not wanted or s.status in wanted]
+        page, token = _page(stacks, params)
+        summaries = [
+            _present(
+                {
+                    "StackId": s.stack_id,
+                    "StackName": s.name,
+                    "TemplateDescription": s.description,
+                    "CreationTime": _time(s.created_at),
+                    "LastUpdatedTime": _time(s.updated_at),
+                    "DeletionTime": _time(s.deleted_at),
+                    "StackStatus": s.status,
+                    "StackStatusReason": s.reason,
+                    "DriftInformation": {"StackDriftStatus": "NOT_CHECKED"},
+                }
+            )
+            for s in page
+        ]
+        return _present({"StackSummaries": summaries, "NextToken": token})
+
+    async def describe_stack_events(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        stack = self.store.get(params["StackName"])
+        page, token = _page(list(reversed(stack.events)), params)
+        return _present({"StackEvents": [_event(e) for e in page], "NextToken": token})
+
+    # -- resources -------------------------------------------------------------------------
+
+    async def describe_stack_resource(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        stack = self.store.get(params["StackName"])
+        resource = _resource(stack, params["LogicalResourceId"])
+        detail = _resource_shape(stack, resource, "LastUpdatedTimestamp")
+        detail["Metadata"] = json.dumps(resource.metadata) if resource.metadata else None
+        return {"StackResourceDetail": _present(detail)}
+
+    async def describe_stack_resources(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        if params.get("StackName"):
+            stack = self.store.get(params["StackName"])
+        elif params.get("PhysicalResourceId"):
+            physical = params["PhysicalResourceId"]
+            found = [s for s in self.store.stacks.values() if any(r.physical_id == physical for r in s.resources.values())]
+            if not found:
+                raise StackError(f"Stack for {physical} does not exist")
+            stack = found[-1]
+        else:
+            raise StackError("Either StackName or PhysicalResourceId must be specified.")
+        resources = [r for r in stack.resources.values() if params.get("LogicalResourceId") in (None, r.logical_id)]
+        return {"StackResources": [_present(_resource_shape(stack, r, "Timestamp")) for r in resources]}
+
+    async def list_stack_resources(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        stack = self.store.get(params["StackName"])
+        page, token = _page(list(stack.resources.values()), params)
+        summaries = [
+            _present(
+                {
+                    "LogicalResourceId": r.logical_id,
+                    "PhysicalResourceId": r.physical_id,
+                    "ResourceType": r.type_name,
+                    "LastUpdatedTimestamp": _time(r.updated_at),
+                    "ResourceStatus": r.status,
+                    "ResourceStatusReason": r.reason,
+                    "DriftInformation": {"StackResourceDriftStatus": "NOT_CHECKED"},
+                }
+            )
+            for r in page
+        ]
+        return _present({"StackResourceSummaries": summaries, "NextToken": token})
+
+    # -- templates -------------------------------------------------------------------------
+
+    async def get_template(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        if params.get("ChangeSetName"):
+            change_set = self.store.change_set(params["ChangeSetName"], params.get("StackName"))
+            return {"TemplateBody": change_set.blueprint.template_body, "StagesAvailable": ["Original", "Processed"]}
+        stack = self.store.get(params["StackName"])
+        return {"TemplateBody": stack.template_body, "StagesAvailable": ["Original", "Processed"]}
+
+    async def get_template_summary(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        if params.get("StackName"):
+            body = self.store.get(params["StackName"]).template_body
+        else:
+            body = _template_body(params) or ""
+        return self.summarize(body)
+
+    async def validate_template(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        summary = self.summarize(_template_body(params) or "")
+        keep = ("Parameters", "Description", "Capabilities", "CapabilitiesReason", "DeclaredTransforms")
+        parameters = [
+            _present({k: p.get(k) for k in ("ParameterKey", "DefaultValue", "NoEcho", "Description")}) for p in summary.get("Parameters", [])
+        ]
+        return _present({**{k: summary.get(k) for k in keep}, "Parameters": parameters})
+
+    # -- change sets -----------------------------------------------------------------------
+
+    async def create_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        change_set = self.store.create_change_set(
+            params["StackName"],
+            params["ChangeSetName"],
+            params.get("ChangeSetType") or "UPDATE",
+            _template_body(params, required=params.get("ChangeSetType") == "CREATE"),
+            _given_parameters(params),
+            _tags(params),
+            params.get("Description"),
+        )
+        return {"Id": change_set.change_set_id, "StackId": change_set.stack_id}
+
+    async def describe_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        change_set = self.store.change_set(params["ChangeSetName"], params.get("StackName"))
+        stack = self.store.stacks[change_set.stack_id]
+        shown = {k: ("****" if k in change_set.blueprint.no_echo else v) for k, v in change_set.parameters.items()}
+        return _present(
+            {
+                "ChangeSetName": change_set.name,
+                "ChangeSetId": change_set.change_set_id,
+                "StackId": stack.stack_id,
+                "StackName": stack.name,
+                "Description": change_set.description,
+                "Parameters": [{"ParameterKey": k, "ParameterValue": v} for k, v in shown.items()],
+                "CreationTime": _time(change_set.created_at),
+                "ExecutionStatus": change_set.execution_status,
+                "Status": change_set.status,
+                "StatusReason": change_set.status_reason,
+                "Changes": [{"Type": "Resource", "ResourceChange": _change(c)} for c in change_set.changes],
+                "Tags": [{"Key": k, "Value": v} for k, v in change_set.tags.items()],
+            }
+        )
+
+    async def execute_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        self.store.execute_change_set(params["ChangeSetName"], params.get("StackName"), params.get("ClientRequestToken"))
+        return {}
+
+    async def delete_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        self.store.delete_change_set(params["ChangeSetName"], params.get("StackName"))
+        return {}
+
+    async def list_change_sets(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        stack = self.store.get(params["StackName"])
+        return {"Summaries": [_change_set_summary(stack, c) for c in self.store.change_sets_of(params["StackName"])]}
+
+    # -- exports and types -----------------------------------------------------------------
+
+    async def list_exports(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        exports = self.store.engine.exports.all()
+        page, token = _page(exports, params)
+        return _present({"Exports": [{"ExportingStackId": e.stack_id, "Name": e.name, "Value": e.value} for e in page], "NextToken": token})
+
+    async def list_imports(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        name = params["ExportName"]
+        importers = self.store.engine.exports.importers(name)
+        if not importers:
+            raise StackError(f"Export '{name}' is not imported by any stack.")
+        return {"Imports": importers}
+
+    async def describe_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        type_name = params.get("TypeName") or ""
+        described = self.describe_type_of(type_name)
+        if described is None:
+            raise StackError(f"The type '{type_name}' cannot be found.", "TypeNotFoundException", 404)
+        return described
+
+
+def _event(event: StackEvent) -> Dict[str, Any]:
+    return _present(
+        {
+            "StackId": event.stack_id,
+            "EventId": event.event_id,
+            "StackName": event.stack_name,
+            "LogicalResourceId": event.logical_id,
+            "PhysicalResourceId": event.physical_id,
+            "ResourceType": event.resource_type,
+            "Timestamp": _time(event.timestamp),
+            "ResourceStatus": event.status,
+            "ResourceStatusReason": event.reason,
+            "ResourceProperties": event.properties,
+            "ClientRequestToken": event.client_request_token,
+        }
+    )
+
+
+def _resource(stack: Stack, logical_id: str) -> StackResource:
+    resource = stack.resources.get(logical_id)
+    if resource is None:
+        raise StackError(f"Resource {logical_id} does not exist for stack {stack.name}")
+    return resource
+
+
+def _resource_shape(stack: Stack, resource: StackResource, time_key: str) -> Dict[str, Any]:
+    return {
+        "StackName": stack.name,
+        "StackId": stack.stack_id,
+        "LogicalResourceId": resource.logical_id,
+        "PhysicalResourceId": resource.physical_id,
+        "ResourceType": resource.type_name,
+        time_key: _time(resource.updated_at),
+        "ResourceStatus": resource.status,
+        "ResourceStatusReason": resource.reason,
+        "DriftInformation": {"StackResourceDriftStatus": "NOT_CHECKED"},
+    }
+
+
+def _change(change: ResourceChange) -> Dict[str, Any]:
+    return _present(
+        {
+            "Action": change.action,
+            "LogicalResourceId": change.logical_id,
+            "PhysicalResourceId": change.physical_id,
+            "ResourceType": change.resource_type,
+            "Replacement": change.replacement,
+            "Scope": list(change.scope),
+            "Details": [
+                {
+                    "Target": {"Attribute": "Properties", "Name": d.name, "RequiresRecreation": d.requires_recreation},
+                    "Evaluation": d.evaluation,
+                    "ChangeSource": d.change_source,
+                }
+                for d in change.details
+            ],
+        }
+    )
+
+
+def _change_set_summary(stack: Stack, change_set: ChangeSet) -> Dict[str, Any]:
+    return _present(
+        {
+            "StackId": stack.stack_id,
+            "StackName": stack.name,
+            "ChangeSetId": change_set.change_set_id,
+            "ChangeSetName": change_set.name,
+            "ExecutionStatus": change_set.execution_status,
+            "Status": change_set.status,
+            "StatusReason": change_set.status_reason,
+            "CreationTime": _time(change_set.created_at),
+            "Description": change_set.description,
+        }
+    )

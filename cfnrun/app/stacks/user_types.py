@@ -1,0 +1,173 @@
+"""A user's resource type in a stack: each resource operation is one run of the one invoker.
+
+CREATE, UPDATE and DELETE go to the type's handlers exactly as ``cfnrun invoke`` and Cloud
+Control send them (``ServedTypeOperations``): IN_PROGRESS replayed after CallbackDelaySeconds,
+the response budgets, timeoutInMinutes, retries of retriable codes, contract checks, history.
+What the stack needs is read off the result: the primaryIdentifier is the physical id and Ref,
+Fn::GetAtt reads the returned model, and a failure's reason is worded as the service words it.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional
+
+from cfnrun.app.stacks.served_types import ServedTypeOperations
+from cfnrun.contract import violations as rules
+from cfnrun.contract.request_rules import schema_problems
+from cfnrun.contract.write_only import redact
+from cfnrun.events.operation import ContractChecked, OperationEvent, OperationResult
+from cfnrun.model.endings import EndReason
+from cfnrun.model.protocol import Action
+from cfnrun.model.schema import ResourceSchema, pointer_to_path
+from cfnrun.model.schema_values import typed_properties
+from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork, UnknownType
+
+_VALIDATOR_PREFIX = re.compile(r"^.*? is not valid against the schema \(\w+\): ")
+ENDING_CODES = {EndReason.INVOCATION_BUDGET: "ServiceTimeout", EndReason.OPERATION_TIMEOUT: "NotStabilized"}
+
+
+def _value_at(model: Optional[Dict[str, Any]], path: List[str]) -> Any:
+    value: Any = model
+    for part in path:
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return None
+    return value
+
+
+class UserTypes:
+    """The ``Provisioner`` of every type a served provider implements."""
+
+    def __init__(self, served: ServedTypeOperations) -> None:
+        self.served = served
+
+    def _schema(self, type_name: str) -> ResourceSchema:
+        schema = self.served.schema(type_name)
+        if schema is None:
+            raise UnknownType(type_name)
+        return schema
+
+    # -- before any call ---------------------------------------------------------------------
+
+    def validate(self, type_name: str, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
+        schema = self._schema(type_name)
+        typed = typed_properties(schema, properties)
+        found = schema_problems(schema, typed, rules.REQUEST_VALID, "")
+        found += [
+            rules.Violation(rules.REQUEST_NO_READ_ONLY, f"readOnly property {p} cannot be set", p.replace("/properties", "", 1))
+            for p in schema.read_only_properties
+            if schema.has_value(typed, p)
+        ]
+        problems = redact(schema, found, (typed,))
+        if not problems:
+            return None
+        details = "\n".join(f"#{v.pointer or ''}: {_VALIDATOR_PREFIX.sub('', v.message)}" for v in problems)
+        return f"Properties validation failed for resource {logical_id} with message:\n{details}"
+
+    def shown(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:
+        return self._schema(type_name).mask_write_only(properties) or {}
+
+    def replacement(self, type_name: str, property_path: str) -> Replacement:
+        pointer = f"/properties/{property_path}"
+        for create_only in self._schema(type_name).create_only_properties:
+            if create_only == pointer or create_only.startswith(pointer + "/"):
+                return Replacement.ALWAYS
+        return Replacement.NEVER
+
+    def attribute_problem(self, type_name: str, name: str) -> Optional[str]:
+        schema = self._schema(type_name)
+        pointer = "/properties/" + "/".join(name.split("."))
+        if any(p == pointer or pointer.startswith(p + "/") for p in schema.read_only_properties):
+            return None
+        return f"Template error: resource type {type_name} does not support attribute type {name} in Fn::GetAtt (its readOnlyProperties are the attributes)"
+
+    # -- the handlers ------------------------------------------------------------------------
+
+    async def create(self, work: ResourceWork) -> Provisioned:
+        schema = self._schema(work.type_name)
+        result = await self._run(work, Action.CREATE, typed_properties(schema, work.properties), None)
+        return self._provisioned(schema, work, result.resource_model or {})
+
+    async def update(self, work: ResourceWork) -> Provisioned:
+        schema = self._schema(work.type_name)
+        identifiers = self._identifiers(schema, work.model)
+        desired = {**typed_properties(schema, work.properties), **identifiers}
+        previous = {**typed_properties(schema, work.previous_properties or {}), **identifiers}
+        result = await self._run(work, Action.UPDATE, desired, previous)
+        return self._provisioned(schema, work, result.resource_model or desired)
+
+    async def delete(self, work: ResourceWork) -> None:
+        schema = self._schema(work.type_name)
+        known = {**typed_properties(schema, work.properties), **(work.model or {})}
+        await self._run(work, Action.DELETE, known, None)
+
+    async def _run(self, work: ResourceWork, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> OperationResult:
+        def observe(event: OperationEvent) -> None:
+            if isinstance(event, ContractChecked):
+                for violation in event.violations:
+                    work.note(f"cfnrun contract {'✗' if violation.is_error else '!'} {violation.line()}")
+
+        result = await self.served.run(
+            work.type_name,
+            action,
+            desired,
+            previous,
+            logical_id=work.logical_id,
+            stack_id=work.stack.stack_id,
+            client_request_token=work.client_request_token,
+            tags=_tags(work),
+            label=f"stack {work.stack.stack_name} {work.logical_id}",
+            observers=[observe],
+        )
+        if not result.succeeded:
+            raise ProvisioningFailed(self._reason(result), result.error_code or ENDING_CODES.get(result.reason))
+        return result
+
+    @staticmethod
+    def _reason(result: OperationResult) -> str:
+        if result.reason is EndReason.HANDLER:
+            return f'Resource handler returned message: "{result.message}" (HandlerErrorCode: {result.error_code or "InternalFailure"})'
+        if result.reason is EndReason.OPERATION_TIMEOUT:
+            return f"Resource timed out waiting for completion: {result.message}"
+        return f"cfnrun: {result.message}"
+
+    @staticmethod
+    def _identifiers(schema: ResourceSchema, model: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+        found: Dict[str, Any] = {}
+        for pointer in schema.primary_identifier:
+            path = pointer_to_path(pointer)
+            value = _value_at(model, path)
+            if value is not None and len(path) == 1:
+                found[path[0]] = value
+        return found
+
+    def _provisioned(self, schema: ResourceSchema, work: ResourceWork, model: Dict[str, Any]) -> Provisioned:
+        parts = [_value_at(model, pointer_to_path(p)) for p in schema.primary_identifier]
+        if not parts or any(p is None for p in parts):
+            raise ProvisioningFailed(
+                f"The handler's model has no primaryIdentifier ({', '.join(schema.primary_identifier)}): the stack cannot track the resource"
+            )
+        physical_id = "|".join(str(p) for p in parts)
+        attributes = {}
+        for name in work.attributes_wanted:
+            value = _value_at(model, name.split("."))
+            if value is not None:
+                attributes[name] = value
+        return Provisioned(physical_id, physical_id, attributes, schema.without_write_only(model))
+
+
+def _tags(work: ResourceWork) -> Dict[str, Dict[str, str]]:
+    tags: Dict[str, Dict[str, str]] = {
+        "stackTags": dict(work.stack.tags),
+        "systemTags": {
+            "aws:cloudformation:stack-name": work.stack.stack_name,
+            "aws:cloudformation:stack-id": work.stack.stack_id,
+            "aws:cloudformation:logical-id": work.logical_id,
+        },
+    }
+    if work.stack.previous_tags is not None:
+        tags["previousStackTags"] = dict(work.stack.previous_tags)
+    return tags

@@ -1,0 +1,262 @@
+"""A template with its parameters: what one stack operation runs, in the engine's terms.
+
+``prepare`` reads the template (``template/``: decoding, declarations, parameters, conditions,
+dependencies) once, before the operation starts, so everything the service refuses up front is
+refused then. The engine then asks the blueprint, resource by resource, for what it needs:
+the resources to run and their order, a resource's properties resolved against the stack as it
+stands (``properties``), the attributes other values read from it, the outputs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
+
+from cfnrun.model.template_text import TemplateDecodeError, decode_template
+from cfnrun.stacks.records import StackOutput, StackResource
+from cfnrun.stacks.template.conditions import evaluate_conditions
+from cfnrun.stacks.template.declarations import ResourceDeclaration, StackTemplate, parse_template
+from cfnrun.stacks.template.dependencies import check_references, dependency_graph, references
+from cfnrun.stacks.template.errors import TemplateError
+from cfnrun.stacks.template.intrinsics import resolve
+from cfnrun.stacks.template.parameters import GivenParameter, ParameterValue, parameter_values, resolve_parameters
+from cfnrun.stacks.template.pseudo import NO_VALUE, PseudoParameters
+from cfnrun.stacks.template.transforms import check_transforms
+
+TemplateProblem = TemplateError  # what the engine catches: the service's ValidationError text
+DEFAULT_AZS = ("a", "b", "c")
+
+
+@dataclass(frozen=True)
+class StackEnvironment:
+    """What a template's values may read besides its own: the stack, the account, the other stacks' exports."""
+
+    stack_name: str
+    stack_id: str
+    region: str
+    account_id: str
+    export: Callable[[str], Optional[str]] = lambda name: None
+    ssm_parameter: Optional[Callable[[str], str]] = None
+
+
+@dataclass
+class _Values:
+    """The ``ResolveContext`` of one resolution: the blueprint's values and the stack's resources as they are now."""
+
+    blueprint: "Blueprint"
+    resources: Mapping[str, StackResource]
+
+    @property
+    def parameters(self) -> Mapping[str, ParameterValue]:
+        return self.blueprint.parameter_values
+
+    @property
+    def pseudo_parameters(self) -> PseudoParameters:
+        return self.blueprint.pseudo
+
+    @property
+    def conditions(self) -> Mapping[str, bool]:
+        return self.blueprint.conditions
+
+    @property
+    def mappings(self) -> Mapping[str, Mapping[str, Mapping[str, Any]]]:
+        return self.blueprint.template.mappings
+
+    def _resource(self, logical_id: str) -> StackResource:
+        resource = self.resources.get(logical_id)
+        if resource is None or resource.physical_id is None:
+            raise TemplateError(f"Template error: resource {logical_id} is not created yet, so it cannot be referenced")
+        return resource
+
+    def ref(self, logical_id: str) -> Any:
+        return self._resource(logical_id).ref
+
+    def get_att(self, logical_id: str, attribute: str) -> Any:
+        resource = self._resource(logical_id)
+        if attribute not in resource.attributes:
+            raise TemplateError(f"Template error: resource {logical_id} does not support attribute type {attribute} in Fn::GetAtt")
+        return resource.attributes[attribute]
+
+    def import_value(self, name: str) -> Any:
+        value = self.blueprint.environment.export(name)
+        if value is None:
+            raise TemplateError(f"No export named {name} found.")
+        return value
+
+    def availability_zones(self, region: str) -> List[str]:
+        return [f"{region or self.blueprint.environment.region}{suffix}" for suffix in DEFAULT_AZS]
+
+
+@dataclass
+class Blueprint:
+    template_body: str
+    template: StackTemplate
+    environment: StackEnvironment
+    parameters: Dict[str, str]  # each parameter's value as text, NoEcho ones included (masked where shown)
+    parameter_values: Dict[str, ParameterValue]
+    conditions: Dict[str, bool]
+    dependencies: Dict[str, FrozenSet[str]]
+    order: List[str]
+    pseudo: PseudoParameters
+    no_echo: Tuple[str, ...] = ()
+    _wanted: Dict[str, FrozenSet[str]] = field(default_factory=dict)
+
+    @property
+    def description(self) -> Optional[str]:
+        return self.template.description
+
+    def resource_ids(self) -> List[str]:
+        return list(self.order)
+
+    def creation_order(self) -> List[str]:
+        return list(self.order)
+
+    def declaration(self, logical_id: str) -> ResourceDeclaration:
+        return self.template.resources[logical_id]
+
+    def type_of(self, logical_id: str) -> str:
+        return self.template.resources[logical_id].type
+
+    def metadata(self, logical_id: str) -> Optional[Dict[str, Any]]:
+        return self.template.resources[logical_id].metadata
+
+    def property_names(self, logical_id: str) -> List[str]:
+        return sorted(self.template.resources[logical_id].properties)
+
+    def references_to(self, logical_id: str, others: Set[str]) -> List[str]:
+        """The top-level properties of ``logical_id`` whose values use any of ``others``."""
+        properties = self.template.resources[logical_id].properties
+        return sorted(name for name, value in properties.items() if any(r.name in others for r in references(value, self.conditions)))
+
+    def _policy(self, value: Any, logical_id: str, attribute: str) -> str:
+        if value is None:
+            return "Delete"
+        if isinstance(value, str):
+            return value
+        resolved = resolve(value, _Values(self, {}), f"Resources.{logical_id}.{attribute}")
+        return str(resolved)
+
+    def deletion_policy(self, logical_id: str) -> str:
+        declared = self.template.resources.get(logical_id)
+        return self._policy(declared.deletion_policy if declared else None, logical_id, "DeletionPolicy")
+
+    def update_replace_policy(self, logical_id: str) -> str:
+        declared = self.template.resources.get(logical_id)
+        return self._policy(declared.update_replace_policy if declared else None, logical_id, "UpdateReplacePolicy")
+
+    def attributes_wanted(self, logical_id: str) -> FrozenSet[str]:
+        """The attributes the template reads from ``logical_id`` by Fn::GetAtt or Fn::Sub (``${X.Arn}``)."""
+        if not self._wanted:
+            found: Dict[str, Set[str]] = {}
+            values = [r.properties for r in self.template.resources.values()] + [
+                [o.value, o.export_name] for o in self.template.outputs.values()
+            ]
+            _collect_attributes(values, found)
+            self._wanted = {name: frozenset(names) for name, names in found.items()}
+        return self._wanted.get(logical_id, frozenset())
+
+    def properties(self, logical_id: str, resources: Mapping[str, StackResource]) -> Dict[str, Any]:
+        """The resource's Properties with every intrinsic function worked out against the stack's resources now."""
+        declared = self.template.resources[logical_id]
+        resolved = resolve(declared.properties, _Values(self, resources), f"Resources.{logical_id}.Properties")
+        return {} if resolved is NO_VALUE or resolved is None else dict(resolved)
+
+    def outputs(self, resources: Mapping[str, StackResource]) -> List[StackOutput]:
+        shown = []
+        context = _Values(self, resources)
+        for name, output in self.template.outputs.items():
+            if output.condition is not None and not self.conditions.get(output.condition, False):
+                continue
+            value = resolve(output.value, context, f"Outputs.{name}.Value")
+            export = resolve(output.export_name, context, f"Outputs.{name}.Export.Name") if output.export_name is not None else None
+            shown.append(StackOutput(name, _text(value), output.description, str(export) if export is not None else None))
+        return shown
+
+    def imports(self) -> FrozenSet[str]:
+        """The export names this stack's values import (those the parameters alone decide)."""
+        names: Set[str] = set()
+        _collect_imports([r.properties for r in self.template.resources.values()] + [o.value for o in self.template.outputs.values()],
+                         _Values(self, {}), names)
+        return frozenset(names)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _collect_attributes(value: Any, found: Dict[str, Set[str]]) -> None:
+    if isinstance(value, dict):
+        if len(value) == 1 and "Fn::GetAtt" in value:
+            target = value["Fn::GetAtt"]
+            if isinstance(target, list) and len(target) == 2 and isinstance(target[0], str) and isinstance(target[1], str):
+                found.setdefault(target[0], set()).add(target[1])
+            elif isinstance(target, str) and "." in target:
+                logical_id, _, attribute = target.partition(".")
+                found.setdefault(logical_id, set()).add(attribute)
+        if len(value) == 1 and "Fn::Sub" in value:
+            text = value["Fn::Sub"][0] if isinstance(value["Fn::Sub"], list) and value["Fn::Sub"] else value["Fn::Sub"]
+            if isinstance(text, str):
+                from cfnrun.stacks.template.intrinsics import sub_variables
+
+                for name in sub_variables(text):
+                    logical_id, dot, attribute = name.partition(".")
+                    if dot and not logical_id.startswith("AWS:"):
+                        found.setdefault(logical_id, set()).add(attribute)
+        for item in value.values():
+            _collect_attributes(item, found)
+    elif isinstance(value, list):
+        for item in value:
+            _collect_attributes(item, found)
+
+
+def _collect_imports(value: Any, context: _Values, names: Set[str]) -> None:
+    if isinstance(value, dict):
+        if len(value) == 1 and "Fn::ImportValue" in value:
+            try:
+                names.add(str(resolve(value["Fn::ImportValue"], context)))
+            except TemplateError:
+                pass  # depends on a resource: known once it runs
+            return
+        for item in value.values():
+            _collect_imports(item, context, names)
+    elif isinstance(value, list):
+        for item in value:
+            _collect_imports(item, context, names)
+
+
+def read_template(template_body: str) -> StackTemplate:
+    """The template's declarations; a TemplateError as the service words it when it is not one."""
+    try:
+        document = decode_template(template_body)
+    except TemplateDecodeError as error:
+        raise TemplateError(f"Template format error: {error}") from None
+    template = parse_template(document)
+    check_transforms(template)
+    check_references(template)
+    return template
+
+
+def prepare(
+    template_body: str, given: Dict[str, Optional[str]], previous: Mapping[str, str], environment: StackEnvironment
+) -> Blueprint:
+    """The blueprint of one operation, or the TemplateError the service answers the API call with."""
+    template = read_template(template_body)
+    offered = [GivenParameter(key, value, use_previous_value=value is None) for key, value in given.items()]
+    resolved = resolve_parameters(template.parameters, offered, previous, environment.ssm_parameter)
+    values = parameter_values(resolved)
+    pseudo = PseudoParameters(environment.account_id, environment.region, environment.stack_id, environment.stack_name)
+    conditions = evaluate_conditions(template.conditions, values, pseudo, template.mappings)
+    graph = dependency_graph(template, conditions)
+    return Blueprint(
+        template_body=template_body,
+        template=template,
+        environment=environment,
+        parameters={name: parameter.value for name, parameter in resolved.items()},
+        parameter_values=values,
+        conditions=conditions,
+        dependencies=dict(graph.dependencies),
+        order=graph.creation_order(),
+        pseudo=pseudo,
+        no_echo=template.no_echo_parameters,
+    )

@@ -1,0 +1,409 @@
+"""Run a stack's create, update and delete as the service does, on the provisioners the app gives.
+
+Resources go in dependency order, independent ones at the same time (``ordering.py``). Each
+resource's properties are resolved once what it references exists (``Blueprint.properties``),
+checked by its provisioner, then provisioned; every step is a stack event with the service's
+status and reason. A failure rolls back: a create deletes what it made, an update puts the
+updated resources back and deletes what it added. Nothing here knows about handlers or AWS:
+the provisioners do.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Set
+
+from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
+from cfnrun.stacks.exports import ExportConflict, Exports
+from cfnrun.stacks.ordering import reverse, run_in_order
+from cfnrun.stacks.provisioning import (
+    ProvisioningFailed,
+    Provisioned,
+    Provisioners,
+    Replacement,
+    ResourceWork,
+    StackContext,
+    UnknownType,
+)
+from cfnrun.stacks.records import NO_ECHO_MASK, Stack, StackOutput, StackResource
+
+REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
+CANCELLED = "Resource update cancelled"
+
+
+@dataclass
+class Revision:
+    """What an update starts from, so that a rollback can return to it."""
+
+    blueprint: Blueprint
+    resources: Dict[str, StackResource]
+    outputs: List[StackOutput]
+    parameters: Dict[str, str]
+    tags: Dict[str, str]
+
+
+@dataclass
+class UpdateRun:
+    """The state of one update, kept for its rollback and for ContinueUpdateRollback."""
+
+    before: Revision
+    added: Set[str] = field(default_factory=set)  # created by this update: deleted if it rolls back
+    updated: Set[str] = field(default_factory=set)  # updated in place: put back if it rolls back
+    replaced: Dict[str, StackResource] = field(default_factory=dict)  # the old resource of each replacement
+    cancelled: bool = False
+
+
+class StackEngine:
+    def __init__(self, provisioners: Provisioners, exports: Exports, region: str, account_id: str) -> None:
+        self.provisioners = provisioners
+        self.exports = exports
+        self.region = region
+        self.account_id = account_id
+        self.blueprints: Dict[str, Blueprint] = {}  # each stack's current template, by stack id
+        self.updates: Dict[str, UpdateRun] = {}  # each stack's last update, by stack id
+        self.stack_names: Dict[str, str] = {}
+
+    # -- create ----------------------------------------------------------------------------
+
+    async def create(self, stack: Stack, blueprint: Blueprint, token: Optional[str] = None) -> None:
+        self.blueprints[stack.stack_id] = blueprint
+        self.stack_names[stack.stack_id] = stack.name
+        stack.set_status("CREATE_IN_PROGRESS", "User Initiated", token)
+        for logical_id in blueprint.resource_ids():
+            stack.resources[logical_id] = StackResource(logical_id, blueprint.type_of(logical_id), "NOT_STARTED")
+        failed: List[str] = []
+
+        async def create_one(logical_id: str) -> bool:
+            ok = await self._create(stack, blueprint, stack.resources[logical_id], token)
+            if not ok:
+                failed.append(logical_id)
+            return ok
+
+        await run_in_order(blueprint.dependencies, create_one, stop=lambda: bool(failed))
+        for resource in [r for r in stack.resources.values() if r.status == "NOT_STARTED"]:
+            del stack.resources[resource.logical_id]
+        problem = None if failed else self._publish_outputs(stack, blueprint)
+        if not failed and problem is None:
+            stack.set_status("CREATE_COMPLETE", None, token)
+            return
+        reason = problem or f"The following resource(s) failed to create: [{', '.join(sorted(failed))}]. "
+        if stack.disable_rollback:
+            stack.set_status("CREATE_FAILED", reason, token)
+            return
+        stack.set_status("ROLLBACK_IN_PROGRESS", f"{reason}Rollback requested by user." if not problem else reason, token)
+        ok = await self._delete_all(stack, blueprint, list(stack.resources), token)
+        stack.set_status("ROLLBACK_COMPLETE" if ok else "ROLLBACK_FAILED", None if ok else "The following resource(s) failed to delete.", token)
+
+    async def _create(self, stack: Stack, blueprint: Blueprint, resource: StackResource, token: Optional[str]) -> bool:
+        try:
+            provisioner = self.provisioners.for_type(resource.type_name)
+            properties = blueprint.properties(resource.logical_id, stack.resources)
+        except (TemplateProblem, UnknownType) as error:
+            stack.set_resource_status(resource, "CREATE_FAILED", str(error), token=token)
+            return False
+        problem = provisioner.validate(resource.type_name, resource.logical_id, properties)
+        shown = self._shown(stack, provisioner.shown(resource.type_name, properties))
+        if problem is not None:
+            stack.set_resource_status(resource, "CREATE_FAILED", problem, shown, token)
+            return False
+        stack.set_resource_status(resource, "CREATE_IN_PROGRESS", None, shown, token)
+        work = self._work(stack, blueprint, resource, properties, token)
+        try:
+            made = await provisioner.create(work)
+        except ProvisioningFailed as error:
+            stack.set_resource_status(resource, "CREATE_FAILED", self._masked(stack, error.reason), shown, token)
+            return False
+        self._keep(resource, made, properties)
+        stack.set_resource_status(resource, "CREATE_COMPLETE", None, shown, token)
+        return True
+
+    # -- update ----------------------------------------------------------------------------
+
+    async def update(self, stack: Stack, blueprint: Blueprint, parameters: Dict[str, str], tags: Dict[str, str], token: Optional[str] = None) -> None:
+        previous = self.blueprints[stack.stack_id]
+        run = UpdateRun(Revision(previous, copy.deepcopy(stack.resources), list(stack.outputs), dict(stack.parameters), dict(stack.tags)))
+        self.updates[stack.stack_id] = run
+        self.blueprints[stack.stack_id] = blueprint
+        stack.parameters, stack.tags, stack.no_echo = parameters, tags, blueprint.no_echo
+        stack.template_body, stack.description = blueprint.template_body, blueprint.description
+        stack.updated_at = time.time()
+        stack.set_status("UPDATE_IN_PROGRESS", "User Initiated", token)
+        failed: List[str] = []
+
+        async def update_one(logical_id: str) -> bool:
+            ok = await self._update_resource(stack, blueprint, run, logical_id, token)
+            if not ok:
+                failed.append(logical_id)
+            return ok
+
+        await run_in_order(blueprint.dependencies, update_one, stop=lambda: bool(failed) or run.cancelled)
+        problem = None
+        if not failed and not run.cancelled:
+            problem = self._publish_outputs(stack, blueprint)
+        if failed or run.cancelled or problem:
+            reason = problem or (
+                f"The following resource(s) failed to update: [{', '.join(sorted(failed))}]. " if failed else "User Initiated"
+            )
+            await self._roll_back_update(stack, run, reason, token)
+            return
+        stack.set_status("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", None, token)
+        removed = [lid for lid in run.before.resources if lid not in blueprint.resource_ids()]
+        await self._clean_up(stack, run.before.blueprint, removed, run.replaced, token)
+        stack.set_status("UPDATE_COMPLETE", None, token)
+
+    async def _update_resource(self, stack: Stack, blueprint: Blueprint, run: UpdateRun, logical_id: str, token: Optional[str]) -> bool:
+        type_name = blueprint.type_of(logical_id)
+        current = stack.resources.get(logical_id)
+        if current is None or not current.exists:
+            stack.resources[logical_id] = StackResource(logical_id, type_name, "NOT_STARTED")
+            run.added.add(logical_id)
+            return await self._create(stack, blueprint, stack.resources[logical_id], token)
+        try:
+            provisioner = self.provisioners.for_type(type_name)
+            properties = blueprint.properties(logical_id, stack.resources)
+        except (TemplateProblem, UnknownType) as error:
+            stack.set_resource_status(current, "UPDATE_FAILED", str(error), token=token)
+            return False
+        if current.type_name == type_name and properties == current.properties:
+            return True  # unchanged: not touched
+        problem = provisioner.validate(type_name, logical_id, properties)
+        shown = self._shown(stack, provisioner.shown(type_name, properties))
+        if problem is not None:
+            stack.set_resource_status(current, "UPDATE_FAILED", problem, shown, token)
+            return False
+        if current.type_name != type_name or self._replaces(provisioner, type_name, current.properties or {}, properties):
+            return await self._replace(stack, blueprint, run, current, properties, shown, token)
+        stack.set_resource_status(current, "UPDATE_IN_PROGRESS", None, shown, token)
+        run.updated.add(logical_id)
+        work = replace(self._work(stack, blueprint, current, properties, token), previous_properties=current.properties)
+        try:
+            made = await provisioner.update(work)
+        except ProvisioningFailed as error:
+            stack.set_resource_status(current, "UPDATE_FAILED", self._masked(stack, error.reason), shown, token)
+            return False
+        self._keep(current, made, properties)
+        stack.set_resource_status(current, "UPDATE_COMPLETE", None, shown, token)
+        return True
+
+    async def _replace(
+        self, stack: Stack, blueprint: Blueprint, run: UpdateRun, old: StackResource, properties: Dict[str, Any], shown: str, token: Optional[str]
+    ) -> bool:
+        run.replaced[old.logical_id] = old
+        new = StackResource(old.logical_id, blueprint.type_of(old.logical_id), "NOT_STARTED")
+        stack.resources[old.logical_id] = new
+        stack.set_resource_status(new, "UPDATE_IN_PROGRESS", REPLACING, shown, token)
+        provisioner = self.provisioners.for_type(new.type_name)
+        try:
+            made = await provisioner.create(self._work(stack, blueprint, new, properties, token))
+        except ProvisioningFailed as error:
+            stack.set_resource_status(new, "UPDATE_FAILED", self._masked(stack, error.reason), shown, token)
+            return False
+        self._keep(new, made, properties)
+        stack.set_resource_status(new, "UPDATE_COMPLETE", None, shown, token)
+        return True
+
+    def _replaces(self, provisioner: Any, type_name: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
+        changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+        return any(provisioner.replacement(type_name, name) is Replacement.ALWAYS for name in changed)
+
+    async def _clean_up(
+        self, stack: Stack, blueprint: Blueprint, removed: List[str], replaced: Mapping[str, StackResource], token: Optional[str]
+    ) -> bool:
+        """The update's cleanup phase: delete the old resources of replacements, then the removed ones."""
+        ok = True
+        for logical_id, old in replaced.items():
+            policy = blueprint.update_replace_policy(logical_id)
+            ok = await self._delete_one(stack, old, policy, token, keep_record=False) and ok
+        gone = {lid: stack.resources[lid] for lid in removed if lid in stack.resources}
+        ok = await self._delete_all(stack, blueprint, list(gone), token) and ok
+        for logical_id in gone:
+            stack.resources.pop(logical_id, None)
+        return ok
+
+    async def _roll_back_update(self, stack: Stack, run: UpdateRun, reason: str, token: Optional[str]) -> None:
+        stack.set_status("UPDATE_ROLLBACK_IN_PROGRESS", reason, token)
+        before = run.before
+        self.blueprints[stack.stack_id] = before.blueprint
+        stack.parameters, stack.tags, stack.no_echo = before.parameters, before.tags, before.blueprint.no_echo
+        stack.template_body, stack.description = before.blueprint.template_body, before.blueprint.description
+        if not await self._put_back(stack, run, token):
+            stack.set_status("UPDATE_ROLLBACK_FAILED", "The following resource(s) failed to update.", token)
+            return
+        await self._finish_rollback(stack, run, token)
+
+    async def _put_back(self, stack: Stack, run: UpdateRun, token: Optional[str]) -> bool:
+        """Each resource updated in place goes back to its previous properties; replaced ones to the old resource."""
+        before = run.before
+        failed: List[str] = []
+
+        async def put_back(logical_id: str) -> bool:
+            if logical_id in run.replaced:
+                return True
+            current, old = stack.resources[logical_id], before.resources[logical_id]
+            provisioner = self.provisioners.for_type(current.type_name)
+            shown = self._shown(stack, provisioner.shown(current.type_name, old.properties or {}))
+            stack.set_resource_status(current, "UPDATE_IN_PROGRESS", None, shown, token)
+            work = replace(
+                self._work(stack, before.blueprint, current, old.properties or {}, token), previous_properties=current.properties
+            )
+            try:
+                made = await provisioner.update(work)
+            except ProvisioningFailed as error:
+                stack.set_resource_status(current, "UPDATE_FAILED", self._masked(stack, error.reason), shown, token)
+                failed.append(logical_id)
+                return False
+            self._keep(current, made, old.properties or {})
+            stack.set_resource_status(current, "UPDATE_COMPLETE", None, shown, token)
+            run.updated.discard(logical_id)
+            return True
+
+        order = {lid: deps for lid, deps in before.blueprint.dependencies.items() if lid in run.updated}
+        await run_in_order(order, put_back)
+        return not failed
+
+    async def _finish_rollback(self, stack: Stack, run: UpdateRun, token: Optional[str]) -> None:
+        stack.set_status("UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS", None, token)
+        made_by_update = {lid: stack.resources[lid] for lid in run.added | set(run.replaced) if lid in stack.resources}
+        blueprint = self.blueprints[stack.stack_id]
+        for logical_id, new in made_by_update.items():
+            if new.exists:
+                await self._delete_one(stack, new, "Delete", token, keep_record=False)
+        for logical_id in made_by_update:
+            stack.resources.pop(logical_id, None)
+        for logical_id, old in run.replaced.items():
+            stack.resources[logical_id] = old
+        stack.outputs = run.before.outputs
+        self._publish_outputs(stack, blueprint)
+        self.updates.pop(stack.stack_id, None)
+        stack.set_status("UPDATE_ROLLBACK_COMPLETE", None, token)
+
+    async def continue_update_rollback(self, stack: Stack, skip: FrozenSet[str], token: Optional[str] = None) -> None:
+        run = self.updates.get(stack.stack_id)
+        if run is None:
+            stack.set_status("UPDATE_ROLLBACK_COMPLETE", None, token)
+            return
+        run.updated -= set(skip)
+        stack.set_status("UPDATE_ROLLBACK_IN_PROGRESS", None, token)
+        if not await self._put_back(stack, run, token):
+            stack.set_status("UPDATE_ROLLBACK_FAILED", "The following resource(s) failed to update.", token)
+            return
+        await self._finish_rollback(stack, run, token)
+
+    def cancel_update(self, stack: Stack) -> None:
+        run = self.updates.get(stack.stack_id)
+        if run is not None:
+            run.cancelled = True
+
+    # -- delete ----------------------------------------------------------------------------
+
+    async def delete(self, stack: Stack, retain: FrozenSet[str] = frozenset(), token: Optional[str] = None) -> None:
+        blueprint = self.blueprints.get(stack.stack_id)
+        stack.set_status("DELETE_IN_PROGRESS", "User Initiated", token)
+        for output in stack.outputs:
+            if output.export_name:
+                try:
+                    self.exports.check_unused(output.export_name)
+                except ExportConflict as error:
+                    stack.set_status("DELETE_FAILED", str(error), token)
+                    return
+        ok = True
+        if blueprint is not None:
+            ok = await self._delete_all(stack, blueprint, list(stack.resources), token, retain)
+        if not ok:
+            failed = sorted(r.logical_id for r in stack.resources.values() if r.status == "DELETE_FAILED")
+            stack.set_status("DELETE_FAILED", f"The following resource(s) failed to delete: [{', '.join(failed)}]. ", token)
+            return
+        self.exports.publish(stack.stack_id, {})
+        self.exports.set_imports(stack.name, ())
+        self.blueprints.pop(stack.stack_id, None)
+        self.updates.pop(stack.stack_id, None)
+        stack.deleted_at = time.time()
+        stack.set_status("DELETE_COMPLETE", None, token)
+
+    async def _delete_all(
+        self, stack: Stack, blueprint: Blueprint, logical_ids: List[str], token: Optional[str], retain: FrozenSet[str] = frozenset()
+    ) -> bool:
+        """Delete these resources, dependants first; those never created are just dropped."""
+        failed: List[str] = []
+
+        async def delete_one(logical_id: str) -> bool:
+            resource = stack.resources[logical_id]
+            if not resource.exists:
+                return True
+            policy = "Retain" if logical_id in retain else blueprint.deletion_policy(logical_id)
+            ok = await self._delete_one(stack, resource, policy, token)
+            if not ok:
+                failed.append(logical_id)
+            return ok
+
+        await run_in_order(reverse(blueprint.dependencies, logical_ids), delete_one)
+        return not failed
+
+    async def _delete_one(self, stack: Stack, resource: StackResource, policy: str, token: Optional[str], keep_record: bool = True) -> bool:
+        if policy in ("Retain", "Snapshot", "RetainExceptOnCreate"):
+            stack.set_resource_status(resource, "DELETE_SKIPPED", None, token=token)
+            return True
+        stack.set_resource_status(resource, "DELETE_IN_PROGRESS", None, token=token)
+        try:
+            provisioner = self.provisioners.for_type(resource.type_name)
+            await provisioner.delete(self._work(stack, self.blueprints.get(stack.stack_id), resource, resource.properties or {}, token))
+        except (ProvisioningFailed, UnknownType) as error:
+            reason = error.reason if isinstance(error, ProvisioningFailed) else str(error)
+            stack.set_resource_status(resource, "DELETE_FAILED", self._masked(stack, reason), token=token)
+            return False
+        stack.set_resource_status(resource, "DELETE_COMPLETE", None, token=token)
+        return True
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def context(self, stack: Stack) -> StackContext:
+        return StackContext(stack.stack_id, stack.name, self.region, self.account_id, dict(stack.tags))
+
+    def _work(self, stack: Stack, blueprint: Optional[Blueprint], resource: StackResource, properties: Dict[str, Any], token: Optional[str]) -> ResourceWork:
+        def note(reason: str) -> None:
+            stack.set_resource_status(resource, resource.status, self._masked(stack, reason), token=token)
+
+        wanted = blueprint.attributes_wanted(resource.logical_id) if blueprint is not None else frozenset()
+        return ResourceWork(
+            stack=self.context(stack),
+            logical_id=resource.logical_id,
+            type_name=resource.type_name,
+            properties=properties,
+            physical_id=resource.physical_id,
+            model=resource.model,
+            attributes_wanted=wanted,
+            client_request_token=token,
+            note=note,
+        )
+
+    @staticmethod
+    def _keep(resource: StackResource, made: Provisioned, properties: Dict[str, Any]) -> None:
+        resource.physical_id, resource.ref, resource.attributes, resource.model = made.physical_id, made.ref, dict(made.attributes), made.model
+        resource.properties = properties
+
+    def _publish_outputs(self, stack: Stack, blueprint: Blueprint) -> Optional[str]:
+        """Evaluate the outputs and publish the exports; the reason the stack fails, or None."""
+        try:
+            outputs = blueprint.outputs(stack.resources)
+            exports = {o.export_name: str(o.value) for o in outputs if o.export_name}
+            self.exports.check_publish(stack.stack_id, exports, self.stack_names)
+        except (TemplateProblem, ExportConflict) as error:
+            return str(error)
+        self.exports.publish(stack.stack_id, exports)
+        self.exports.set_imports(stack.name, blueprint.imports())
+        stack.outputs = outputs
+        return None
+
+    @staticmethod
+    def _masked(stack: Stack, text: str) -> str:
+        """``text`` with every NoEcho parameter's value replaced by ****."""
+        for name in stack.no_echo:
+            value = stack.parameters.get(name)
+            if value:
+                text = text.replace(value, NO_ECHO_MASK)
+        return text
+
+    def _shown(self, stack: Stack, properties: Dict[str, Any]) -> str:
+        return self._masked(stack, json.dumps(properties, sort_keys=True, default=str))

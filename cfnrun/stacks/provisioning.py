@@ -1,0 +1,97 @@
+"""What the engine asks of whoever provisions a resource type, and what it gets back.
+
+The engine knows stacks, not types: the app hands it one ``Provisioner`` per kind of type
+(a user's type through the one invoker, an AWS::* type on the AWS endpoint, a custom
+resource through a served function). Each call is one resource operation, awaited until it
+ends; a failure is ``ProvisioningFailed`` with the reason a stack event shows.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, FrozenSet, Optional, Protocol
+
+
+class ProvisioningFailed(Exception):
+    """The resource operation failed; ``reason`` is the ResourceStatusReason."""
+
+    def __init__(self, reason: str, error_code: Optional[str] = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.error_code = error_code
+
+
+class UnknownType(Exception):
+    """No provisioner serves this type."""
+
+
+class Replacement(enum.Enum):
+    """Whether changing a property replaces the resource (the change set's RequiresRecreation)."""
+
+    NEVER = "Never"
+    CONDITIONALLY = "Conditionally"
+    ALWAYS = "Always"
+
+
+@dataclass(frozen=True)
+class StackContext:
+    """The stack a resource operation is part of."""
+
+    stack_id: str
+    stack_name: str
+    region: str
+    account_id: str
+    tags: Dict[str, str] = field(default_factory=dict)
+    previous_tags: Optional[Dict[str, str]] = None
+
+
+@dataclass(frozen=True)
+class ResourceWork:
+    """One resource operation: what to create, update or delete."""
+
+    stack: StackContext
+    logical_id: str
+    type_name: str
+    properties: Dict[str, Any]
+    previous_properties: Optional[Dict[str, Any]] = None
+    physical_id: Optional[str] = None
+    model: Optional[Dict[str, Any]] = None  # the model the type's handler last returned (update, delete)
+    attributes_wanted: FrozenSet[str] = frozenset()  # the Fn::GetAtt names the template uses
+    retain: bool = False  # DeletionPolicy Retain: the resource leaves the stack but stays
+    client_request_token: Optional[str] = None
+    note: Callable[[str], None] = field(default=lambda reason: None, compare=False)  # an IN_PROGRESS reason for the events
+
+
+@dataclass(frozen=True)
+class Provisioned:
+    """A created or updated resource as the stack keeps it."""
+
+    physical_id: str
+    ref: Any
+    attributes: Dict[str, Any] = field(default_factory=dict)  # the wanted Fn::GetAtt values, by name ("A.B" for nested)
+    model: Optional[Dict[str, Any]] = None
+
+
+class Provisioner(Protocol):
+    def validate(self, type_name: str, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
+        """The reason the properties are refused before any call ("Properties validation failed …"), or None."""
+
+    def replacement(self, type_name: str, property_path: str) -> Replacement:
+        """Does changing the top-level property ``property_path`` replace the resource?"""
+
+    def shown(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:
+        """The properties as events may show them (writeOnly values masked)."""
+
+    def attribute_problem(self, type_name: str, name: str) -> Optional[str]:
+        """Why Fn::GetAtt ``name`` cannot work on this type, or None."""
+
+    async def create(self, work: ResourceWork) -> Provisioned: ...
+
+    async def update(self, work: ResourceWork) -> Provisioned: ...
+
+    async def delete(self, work: ResourceWork) -> None: ...
+
+
+class Provisioners(Protocol):
+    def for_type(self, type_name: str) -> Provisioner:
+        """The provisioner of ``type_name``; raises UnknownType (its message lists the served types)."""

@@ -1,0 +1,129 @@
+"""What a local stack holds: its resources, its events, its outputs, as DescribeStacks shows them."""
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from cfnrun.stacks.statuses import is_settled
+
+NO_ECHO_MASK = "****"
+
+
+@dataclass(frozen=True)
+class StackEvent:
+    """One line of DescribeStackEvents."""
+
+    event_id: str
+    stack_id: str
+    stack_name: str
+    logical_id: str
+    physical_id: str
+    resource_type: str
+    timestamp: float
+    status: str
+    reason: Optional[str] = None
+    properties: Optional[str] = None  # ResourceProperties as JSON text, masked
+    client_request_token: Optional[str] = None
+
+
+@dataclass
+class StackResource:
+    """A resource of the stack as the engine last left it."""
+
+    logical_id: str
+    type_name: str
+    status: str
+    reason: Optional[str] = None
+    physical_id: Optional[str] = None
+    ref: Any = None  # what Ref answers
+    attributes: Dict[str, Any] = field(default_factory=dict)  # what Fn::GetAtt answers, by attribute name
+    model: Optional[Dict[str, Any]] = None  # a user type's model as its handler last returned it
+    properties: Optional[Dict[str, Any]] = None  # the resolved properties last applied
+    updated_at: float = field(default_factory=time.time)
+    metadata: Optional[Dict[str, Any]] = None
+
+    @property
+    def exists(self) -> bool:
+        """Has a provider created it (and not deleted it)? Then a rollback or delete must remove it."""
+        return self.physical_id is not None and self.status not in ("DELETE_COMPLETE", "DELETE_SKIPPED")
+
+
+@dataclass(frozen=True)
+class StackOutput:
+    key: str
+    value: Any
+    description: Optional[str] = None
+    export_name: Optional[str] = None
+
+
+@dataclass
+class Stack:
+    """A stack, for the life of the serve that holds it (or longer, with --state)."""
+
+    stack_id: str
+    name: str
+    status: str
+    template_body: str
+    parameters: Dict[str, str]  # the values given or defaulted, as text; NoEcho ones still in clear (masked when shown)
+    no_echo: Tuple[str, ...] = ()
+    tags: Dict[str, str] = field(default_factory=dict)
+    description: Optional[str] = None
+    reason: Optional[str] = None
+    disable_rollback: bool = False
+    capabilities: Tuple[str, ...] = ()
+    created_at: float = field(default_factory=time.time)
+    updated_at: Optional[float] = None
+    deleted_at: Optional[float] = None
+    resources: Dict[str, StackResource] = field(default_factory=dict)
+    outputs: List[StackOutput] = field(default_factory=list)
+    events: List[StackEvent] = field(default_factory=list)
+    on_event: Optional[Callable[[StackEvent], None]] = field(default=None, repr=False, compare=False)
+
+    @property
+    def settled(self) -> bool:
+        return is_settled(self.status)
+
+    def shown_parameters(self) -> Dict[str, str]:
+        """The parameters as DescribeStacks shows them: NoEcho values masked."""
+        return {key: NO_ECHO_MASK if key in self.no_echo else value for key, value in self.parameters.items()}
+
+    def set_status(self, status: str, reason: Optional[str] = None, token: Optional[str] = None) -> None:
+        """The stack's own status, with its event."""
+        self.status, self.reason = status, reason
+        self.record(self.name, self.stack_id, "AWS::CloudFormation::Stack", status, reason, token=token)
+
+    def set_resource_status(
+        self, resource: StackResource, status: str, reason: Optional[str] = None, properties: Optional[str] = None, token: Optional[str] = None
+    ) -> None:
+        resource.status, resource.reason, resource.updated_at = status, reason, time.time()
+        self.record(resource.logical_id, resource.physical_id or "", resource.type_name, status, reason, properties, token)
+
+    def record(
+        self,
+        logical_id: str,
+        physical_id: str,
+        resource_type: str,
+        status: str,
+        reason: Optional[str],
+        properties: Optional[str] = None,
+        token: Optional[str] = None,
+    ) -> StackEvent:
+        event = StackEvent(
+            event_id=str(uuid.uuid4()),
+            stack_id=self.stack_id,
+            stack_name=self.name,
+            logical_id=logical_id,
+            physical_id=physical_id,
+            resource_type=resource_type,
+            timestamp=time.time(),
+            status=status,
+            reason=reason,
+            properties=properties,
+            client_request_token=token,
+        )
+        self.events.append(event)
+        if self.on_event is not None:
+            self.on_event(event)
+        return event

@@ -1,0 +1,300 @@
+"""The stacks of one serve, and what the CloudFormation API's operations do to them.
+
+Each mutating operation checks its input as the service does (an error here is the API's
+ValidationError, AlreadyExistsException, …), then starts the stack operation in the
+background and returns at once, like the service: status and events advance as the handlers
+run. ``settled`` waits for a stack's operation (``cfnrun stack test`` and tests use it).
+"""
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Awaitable, Callable, Dict, List, Optional, Tuple
+
+from cfnrun.stacks.blueprint import Blueprint
+from cfnrun.stacks.changes import ResourceChange, plan_changes
+from cfnrun.stacks.engine import StackEngine
+from cfnrun.stacks.records import Stack
+from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
+
+STACK_NAME = re.compile(r"^[a-zA-Z][-a-zA-Z0-9]{0,127}$")
+CHANGE_SET_NAME = re.compile(r"^[a-zA-Z][-a-zA-Z0-9]{0,127}$")
+
+# (template body, given parameters: key → value or None for UsePreviousValue, the stack's previous values,
+#  stack name, stack id) → the blueprint; raises StackError for what the service refuses.
+Prepare = Callable[[str, Dict[str, Optional[str]], Dict[str, str], str, str], Blueprint]
+
+
+class StackError(Exception):
+    """An operation the service would refuse: ``code`` is the API's error code."""
+
+    def __init__(self, message: str, code: str = "ValidationError", status: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.status = status
+
+
+@dataclass
+class ChangeSet:
+    change_set_id: str
+    name: str
+    stack_id: str
+    change_set_type: str  # CREATE | UPDATE
+    blueprint: Blueprint
+    parameters: Dict[str, str]
+    tags: Dict[str, str]
+    changes: List[ResourceChange]
+    description: Optional[str] = None
+    status: str = "CREATE_COMPLETE"
+    status_reason: Optional[str] = None
+    execution_status: str = "AVAILABLE"
+    created_at: float = field(default_factory=time.time)
+
+
+class StackStore:
+    def __init__(self, engine: StackEngine, prepare: Prepare) -> None:
+        self.engine = engine
+        self.prepare = prepare
+        self.stacks: Dict[str, Stack] = {}  # by stack id, deleted ones included (DescribeStacks by id shows them)
+        self.change_sets: Dict[str, ChangeSet] = {}
+        self._tasks: Dict[str, "asyncio.Task[None]"] = {}
+        self._tokens: Dict[Tuple[str, str], str] = {}  # (stack id, ClientRequestToken) → the operation it started
+
+    # -- finding -------------------------------------------------------------------------------
+
+    def find(self, name_or_id: str) -> Optional[Stack]:
+        stack = self.stacks.get(name_or_id)
+        if stack is not None:
+            return stack
+        live = [s for s in self.stacks.values() if s.name == name_or_id and s.status != "DELETE_COMPLETE"]
+        return live[-1] if live else None
+
+    def get(self, name_or_id: str) -> Stack:
+        stack = self.find(name_or_id)
+        if stack is None:
+            raise StackError(f"Stack with id {name_or_id} does not exist")
+        return stack
+
+    def change_set(self, name_or_id: str, stack_name: Optional[str] = None) -> ChangeSet:
+        found = self.change_sets.get(name_or_id)
+        if found is None and stack_name is not None:
+            stack = self.find(stack_name)
+            found = next((c for c in self.change_sets.values() if stack and c.stack_id == stack.stack_id and c.name == name_or_id), None)
+        if found is None:
+            raise StackError(f"ChangeSet [{name_or_id}] does not exist", "ChangeSetNotFound", 404)
+        return found
+
+    # -- stack operations ----------------------------------------------------------------------
+
+    def create_stack(
+        self,
+        name: str,
+        template_body: str,
+        parameters: Dict[str, Optional[str]],
+        tags: Dict[str, str],
+        disable_rollback: bool = False,
+        token: Optional[str] = None,
+    ) -> Stack:
+        stack = self._new_stack(name, template_body, parameters, tags, disable_rollback)
+        blueprint = self.prepare(template_body, parameters, {}, name, stack.stack_id)
+        stack.parameters, stack.no_echo, stack.description = blueprint.parameters, blueprint.no_echo, blueprint.description
+        self.stacks[stack.stack_id] = stack
+        self._start(stack, self.engine.create(stack, blueprint, token))
+        return stack
+
+    def _new_stack(self, name: str, template_body: str, parameters: Dict[str, Optional[str]], tags: Dict[str, str], disable_rollback: bool) -> Stack:
+        if not STACK_NAME.match(name):
+            raise StackError(
+                f"1 validation error detected: Value '{name}' at 'stackName' failed to satisfy constraint: "
+                "Member must satisfy regular expression pattern: [a-zA-Z][-a-zA-Z0-9]*"
+            )
+        if self.find(name) is not None:
+            raise StackError(f"Stack [{name}] already exists", "AlreadyExistsException")
+        stack_id = f"arn:aws:cloudformation:{self.engine.region}:{self.engine.account_id}:stack/{name}/{uuid.uuid4()}"
+        return Stack(stack_id, name, "CREATE_IN_PROGRESS", template_body, {}, tags=dict(tags), disable_rollback=disable_rollback)
+
+    def update_stack(
+        self,
+        name: str,
+        template_body: Optional[str],
+        parameters: Dict[str, Optional[str]],
+        tags: Optional[Dict[str, str]],
+        token: Optional[str] = None,
+    ) -> Stack:
+        stack = self.get(name)
+        self._require_status(stack, UPDATABLE, "updated")
+        body = template_body if template_body is not None else stack.template_body
+        blueprint = self.prepare(body, parameters, stack.parameters, stack.name, stack.stack_id)
+        new_tags = dict(stack.tags) if tags is None else tags
+        if body == stack.template_body and blueprint.parameters == stack.parameters and new_tags == stack.tags:
+            raise StackError("No updates are to be performed.")
+        self._start(stack, self.engine.update(stack, blueprint, blueprint.parameters, new_tags, token))
+        return stack
+
+    def delete_stack(self, name: str, retain: Tuple[str, ...] = (), token: Optional[str] = None) -> None:
+        stack = self.find(name)
+        if stack is None or stack.status == "DELETE_COMPLETE":
+            return  # the service answers a delete of a missing stack with success
+        if not stack.settled:
+            raise StackError(f"Stack [{stack.name}] is in {stack.status} state and can not be deleted")
+        if retain and stack.status != "DELETE_FAILED":
+            raise StackError(
+                "Invalid operation on stack: RetainResources is only valid for a stack in DELETE_FAILED state"
+            )
+        unknown = [r for r in retain if r not in stack.resources]
+        if unknown:
+            raise StackError(f"The specified resources to retain [{', '.join(unknown)}] do not exist in the stack")
+        self._start(stack, self.engine.delete(stack, frozenset(retain), token))
+
+    def cancel_update(self, name: str) -> None:
+        stack = self.get(name)
+        if stack.status != "UPDATE_IN_PROGRESS":
+            raise StackError(f"CancelUpdateStack cannot be called from current stack status {stack.status}")
+        self.engine.cancel_update(stack)
+
+    def continue_update_rollback(self, name: str, skip: Tuple[str, ...] = ()) -> None:
+        stack = self.get(name)
+        if stack.status != "UPDATE_ROLLBACK_FAILED":
+            raise StackError(f"Stack {stack.stack_id} is in {stack.status} state and can not continue update rollback")
+        self._start(stack, self.engine.continue_update_rollback(stack, frozenset(skip)))
+
+    # -- change sets ---------------------------------------------------------------------------
+
+    def create_change_set(
+        self,
+        stack_name: str,
+        name: str,
+        change_set_type: str,
+        template_body: Optional[str],
+        parameters: Dict[str, Optional[str]],
+        tags: Optional[Dict[str, str]],
+        description: Optional[str] = None,
+    ) -> ChangeSet:
+        if not CHANGE_SET_NAME.match(name):
+            raise StackError(f"ChangeSet name {name!r} must match [a-zA-Z][-a-zA-Z0-9]*")
+        stack = self.find(stack_name)
+        if change_set_type == "CREATE":
+            if stack is not None and stack.status != "REVIEW_IN_PROGRESS":
+                raise StackError(f"Stack [{stack_name}] already exists and cannot be created again with the changeSet [{name}].", "AlreadyExistsException")
+            if stack is None:
+                if template_body is None:
+                    raise StackError("A template must be given for a change set of type CREATE")
+                stack = self._new_stack(stack_name, template_body, parameters, tags or {}, False)
+                stack.status = "REVIEW_IN_PROGRESS"
+                self.stacks[stack.stack_id] = stack
+                stack.record(stack.name, stack.stack_id, "AWS::CloudFormation::Stack", "REVIEW_IN_PROGRESS", "User Initiated")
+            previous_parameters: Dict[str, str] = {}
+        else:
+            if stack is None:
+                raise StackError(f"Stack [{stack_name}] does not exist")
+            self._require_status(stack, UPDATABLE, "updated")
+            previous_parameters = stack.parameters
+        if any(c.stack_id == stack.stack_id and c.name == name for c in self.change_sets.values()):
+            raise StackError(f"ChangeSet {name} already exists", "AlreadyExistsException")
+        body = template_body if template_body is not None else stack.template_body
+        blueprint = self.prepare(body, parameters, previous_parameters, stack.name, stack.stack_id)
+        current = self.engine.blueprints.get(stack.stack_id)
+        changes = plan_changes(stack.resources, current, blueprint, self.engine.provisioners)
+        change_set = ChangeSet(
+            change_set_id=f"arn:aws:cloudformation:{self.engine.region}:{self.engine.account_id}:changeSet/{name}/{uuid.uuid4()}",
+            name=name,
+            stack_id=stack.stack_id,
+            change_set_type=change_set_type,
+            blueprint=blueprint,
+            parameters=blueprint.parameters,
+            tags=dict(stack.tags) if tags is None else tags,
+            changes=changes,
+            description=description,
+        )
+        if not changes and change_set_type == "UPDATE" and change_set.tags == stack.tags and blueprint.parameters == stack.parameters:
+            change_set.status, change_set.execution_status = "FAILED", "UNAVAILABLE"
+            change_set.status_reason = "The submitted information didn't contain changes. Submit different information to create a change set."
+        self.change_sets[change_set.change_set_id] = change_set
+        return change_set
+
+    def execute_change_set(self, name_or_id: str, stack_name: Optional[str], token: Optional[str] = None) -> None:
+        change_set = self.change_set(name_or_id, stack_name)
+        if change_set.execution_status != "AVAILABLE":
+            raise StackError(
+                f"ChangeSet [{change_set.change_set_id}] cannot be executed in its current execution status of [{change_set.execution_status}]",
+                "InvalidChangeSetStatus",
+            )
+        stack = self.stacks[change_set.stack_id]
+        change_set.execution_status = "EXECUTE_IN_PROGRESS"
+        if change_set.change_set_type == "CREATE":
+            stack.parameters, stack.no_echo = change_set.parameters, change_set.blueprint.no_echo
+            stack.description = change_set.blueprint.description
+            run = self.engine.create(stack, change_set.blueprint, token)
+        else:
+            self._require_status(stack, UPDATABLE, "updated")
+            run = self.engine.update(stack, change_set.blueprint, change_set.parameters, change_set.tags, token)
+        self._start(stack, self._executing(change_set, stack, run))
+        for other in self.change_sets.values():  # executing one change set makes the stack's others obsolete
+            if other.stack_id == stack.stack_id and other is not change_set:
+                other.execution_status = "OBSOLETE"
+
+    async def _executing(self, change_set: ChangeSet, stack: Stack, run: Awaitable[None]) -> None:
+        try:
+            await run
+        finally:
+            ok = stack.status in ("CREATE_COMPLETE", "UPDATE_COMPLETE")
+            change_set.execution_status = "EXECUTE_COMPLETE" if ok else "EXECUTE_FAILED"
+
+    def delete_change_set(self, name_or_id: str, stack_name: Optional[str]) -> None:
+        change_set = self.change_set(name_or_id, stack_name)
+        if change_set.execution_status == "EXECUTE_IN_PROGRESS":
+            raise StackError(f"ChangeSet [{change_set.change_set_id}] is being executed and cannot be deleted", "InvalidChangeSetStatus")
+        del self.change_sets[change_set.change_set_id]
+
+    def change_sets_of(self, stack_name: str) -> List[ChangeSet]:
+        stack = self.get(stack_name)
+        return [c for c in self.change_sets.values() if c.stack_id == stack.stack_id]
+
+    # -- running -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _require_status(stack: Stack, allowed: "frozenset[str]", verb: str) -> None:
+        if stack.status not in allowed:
+            detail = " (delete it and create it again)" if stack.status in ONLY_DELETABLE else ""
+            raise StackError(f"Stack:{stack.stack_id} is in {stack.status} state and can not be {verb}{detail}.")
+
+    def _start(self, stack: Stack, run: Awaitable[None]) -> None:
+        async def guarded() -> None:
+            try:
+                await run
+            except Exception as error:  # noqa: B902 - a stack never stays IN_PROGRESS because cfnrun failed
+                stack.set_status(_failed_status(stack.status), f"cfnrun failed running the stack operation: {type(error).__name__}: {error}")
+
+        self._tasks[stack.stack_id] = asyncio.ensure_future(guarded())
+
+    async def settled(self, name_or_id: str) -> Stack:
+        stack = self.get(name_or_id)
+        task = self._tasks.get(stack.stack_id)
+        if task is not None:
+            await asyncio.shield(task)
+        return stack
+
+    async def close(self, timeout_s: float) -> None:
+        """On stop: stack operations in flight get ``timeout_s`` to finish, then they are cancelled."""
+        running = [t for t in self._tasks.values() if not t.done()]
+        if running:
+            _, pending = await asyncio.wait(running, timeout=timeout_s)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _failed_status(status: str) -> str:
+    for start, failed in (
+        ("UPDATE_ROLLBACK", "UPDATE_ROLLBACK_FAILED"),
+        ("ROLLBACK", "ROLLBACK_FAILED"),
+        ("UPDATE", "UPDATE_ROLLBACK_FAILED"),
+        ("DELETE", "DELETE_FAILED"),
+    ):
+        if status.startswith(start):
+            return failed
+    return "CREATE_FAILED"
