@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import base64
 import datetime
-from typing import Any, Dict, List
-
-from botocore.model import ListShape, MapShape, OperationModel, Shape, StructureShape
+from typing import TYPE_CHECKING, Any, Dict, List, cast
 
 from cfnrun.api.cloudformation.service_model import NAMESPACE
 from cfnrun.api.cloudformation.xml_text import escaped
+
+if TYPE_CHECKING:  # shapes are told apart by type_name: botocore is imported with the model, on the first request
+    from botocore.model import ListShape, MapShape, OperationModel, Shape, StructureShape
 
 
 class ResultShapeError(TypeError):
@@ -31,7 +32,7 @@ def _timestamp(value: Any, where: str) -> str:
     return value.isoformat(timespec="milliseconds") + "Z"
 
 
-def _scalar(shape: Shape, value: Any, where: str) -> str:
+def _scalar(shape: "Shape", value: Any, where: str) -> str:
     kind = shape.type_name
     if kind == "timestamp":
         return _timestamp(value, where)
@@ -59,9 +60,10 @@ def _element(tag: str, inner: str) -> str:
     return f"<{tag}>{inner}</{tag}>" if inner else f"<{tag}/>"
 
 
-def _write(shape: Shape, value: Any, where: str, out: List[str]) -> None:
+def _write(shape: "Shape", value: Any, where: str, out: List[str]) -> None:
     """The content of one element (its tag written by the caller) into ``out``."""
-    if isinstance(shape, StructureShape):
+    if shape.type_name == "structure":
+        shape = cast("StructureShape", shape)
         if not isinstance(value, dict):
             raise ResultShapeError(f"{where} must be a dict ({shape.name}), got {type(value).__name__}")
         unknown = sorted(set(value) - set(shape.members))
@@ -70,13 +72,15 @@ def _write(shape: Shape, value: Any, where: str, out: List[str]) -> None:
         for name, member in shape.members.items():
             if value.get(name) is not None:
                 _tagged(member.serialization.get("name", name), member, value[name], f"{where}.{name}", out)
-    elif isinstance(shape, ListShape):
+    elif shape.type_name == "list":
+        shape = cast("ListShape", shape)
         if not isinstance(value, (list, tuple)):
             raise ResultShapeError(f"{where} must be a list, got {type(value).__name__}")
         tag = shape.member.serialization.get("name", "member")
         for index, item in enumerate(value):
             _tagged(tag, shape.member, item, f"{where}[{index}]", out)
-    elif isinstance(shape, MapShape):
+    elif shape.type_name == "map":
+        shape = cast("MapShape", shape)
         if not isinstance(value, dict):
             raise ResultShapeError(f"{where} must be a dict, got {type(value).__name__}")
         key_tag = shape.key.serialization.get("name", "key")
@@ -90,13 +94,13 @@ def _write(shape: Shape, value: Any, where: str, out: List[str]) -> None:
         out.append(_scalar(shape, value, where))
 
 
-def _tagged(tag: str, shape: Shape, value: Any, where: str, out: List[str]) -> None:
+def _tagged(tag: str, shape: "Shape", value: Any, where: str, out: List[str]) -> None:
     inner: List[str] = []
     _write(shape, value, where, inner)
     out.append(_element(tag, "".join(inner)))
 
 
-def response_body(operation: OperationModel, result: Dict[str, Any], request_id: str) -> str:
+def response_body(operation: "OperationModel", result: Dict[str, Any], request_id: str) -> str:
     """The whole answer document for ``result`` (shaped as the operation's output; ignored when it has none)."""
     name = operation.name
     out: List[str] = [f'<{name}Response xmlns="{NAMESPACE}">']

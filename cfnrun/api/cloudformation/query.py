@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, cast
 from urllib.parse import parse_qsl
-
-from botocore.model import ListShape, MapShape, OperationModel, Shape, StructureShape
-from botocore.utils import parse_timestamp
 
 from cfnrun.api.cloudformation.errors import StackApiError, constraint_violations, validation_error
 from cfnrun.model.patterns import ecma_search
+
+if TYPE_CHECKING:  # shapes are told apart by type_name: botocore is imported with the model, on the first request
+    from botocore.model import ListShape, MapShape, OperationModel, Shape, StructureShape
 
 QUOTED_VALUE_CHARS = 256  # a longer value (a template) is cut in messages
 
@@ -61,6 +61,15 @@ def _wire_path(path: str, part: str) -> str:
     return f"{path}.{name}" if path else name
 
 
+def _timestamp(text: str) -> datetime.datetime:
+    """An ISO 8601 time (as botocore sends one: ``2026-11-24T17:00:00Z``) or seconds since the epoch, in UTC."""
+    try:
+        stamp = datetime.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+    except ValueError:
+        return datetime.datetime.fromtimestamp(float(text), datetime.timezone.utc)
+    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=datetime.timezone.utc)
+
+
 def _quoted(value: Any) -> str:
     text = str(value).lower() if isinstance(value, bool) else str(value)
     if len(text) > QUOTED_VALUE_CHARS:
@@ -81,12 +90,12 @@ class _Reader:
 
     def read(self, shape: Shape, node: _Node, name: str, path: str) -> Any:
         """``node`` as ``shape``; ``name`` is the dotted request name, for unknown-parameter errors."""
-        if isinstance(shape, StructureShape):
-            return self._structure(shape, node, name, path)
-        if isinstance(shape, ListShape):
-            return self._list(shape, node, name, path)
-        if isinstance(shape, MapShape):
-            return self._map(shape, node, name, path)
+        if shape.type_name == "structure":
+            return self._structure(cast("StructureShape", shape), node, name, path)
+        if shape.type_name == "list":
+            return self._list(cast("ListShape", shape), node, name, path)
+        if shape.type_name == "map":
+            return self._map(cast("MapShape", shape), node, name, path)
         if node.children:
             raise self._unknown(name + "." + next(iter(node.children)))
         return self._scalar(shape, node.value or "", path)
@@ -182,9 +191,8 @@ class _Reader:
             self.fail(text, path, "Member must be true or false")
         elif kind == "timestamp":
             try:
-                stamp: datetime.datetime = parse_timestamp(text)
-                return stamp
-            except (ValueError, OverflowError):
+                return _timestamp(text)
+            except (ValueError, OverflowError, OSError):
                 self.fail(text, path, "Member must be a timestamp (ISO 8601, e.g. 2026-11-24T17:00:00Z)")
         else:
             return text
@@ -216,7 +224,7 @@ class _Reader:
                 self.fail(value, path, f"Member must satisfy regular expression pattern: {pattern}")
 
 
-def read_input(operation: OperationModel, form: Dict[str, str]) -> Dict[str, Any]:
+def read_input(operation: "OperationModel", form: Dict[str, str]) -> Dict[str, Any]:
     """The operation's parameters from the form (less Action and Version), as boto3 was given them."""
     fields = {name: value for name, value in form.items() if name not in ("Action", "Version")}
     shape = operation.input_shape
