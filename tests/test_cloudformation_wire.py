@@ -58,6 +58,8 @@ class DictStacks:
         self.calls.append(operation)
         if operation == "CreateStack":
             name = params["StackName"]
+            if name == "crash":
+                raise RuntimeError("the engine has a bug")
             if name in self.stacks:
                 raise modelled_error("AlreadyExistsException", f"Stack [{name}] already exists")
             stack_id = f"arn:aws:cloudformation:us-east-1:{ACCOUNT}:stack/{name}/0000-{len(self.stacks)}"
@@ -277,6 +279,15 @@ def test_errors_are_raised_as_boto3_raises_the_services(endpoint: Endpoint) -> N
         "2 validation errors detected: Value '0' at 'timeoutInMinutes' failed to satisfy constraint: Member must have value "
         "greater than or equal to 1; Value null at 'stackName' failed to satisfy constraint: Member must not be null"
     )
+
+
+def test_a_failure_of_cfnrun_itself_is_a_500_in_the_query_error_shape(endpoint: Endpoint, capsys: pytest.CaptureFixture[str]) -> None:
+    client = endpoint.client("cloudformation")
+    with pytest.raises(ClientError) as failed:
+        client.create_stack(StackName="crash", TemplateBody="Resources: {}")
+    assert failed.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500
+    assert failed.value.response["Error"] == {"Type": "Receiver", "Code": "ServiceException", "Message": "cfnrun internal error: RuntimeError"}
+    assert "RuntimeError: the engine has a bug" in capsys.readouterr().out  # the traceback went to serve's console
 
 
 def test_a_form_with_a_wrong_version_or_action_is_answered_by_cloudformation(endpoint: Endpoint) -> None:
