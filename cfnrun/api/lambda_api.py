@@ -5,7 +5,8 @@ unchanged: ``POST /2015-03-31/functions/{FunctionName}/invocations``. This modul
 the request (function name, invocation type, payload), hands a typed ``LambdaCall`` to a
 ``LambdaCalls`` implementation (``app/lambda_calls.py``: what a call runs with and what
 is done with its answer) and writes the ``LambdaAnswer`` back as Lambda would. On the same
-port, ``POST /`` goes to the Cloud Control API or the STS stand-in, also wire only.
+port, ``POST /`` goes to the Cloud Control API, the CloudFormation API or the STS stand-in, and
+``PUT /cfnrun/custom-resource-responses/{token}`` takes custom resources' answers, also wire only.
 """
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ from aiohttp import web
 
 from cfnrun.api import service_errors
 from cfnrun.api.cloudcontrol import CloudControlApi
+from cfnrun.api.cloudformation.custom_resource_responses import CustomResourceResponseEndpoint
+from cfnrun.api.cloudformation.errors import StackApiError
+from cfnrun.api.cloudformation.service import CloudFormationApi
 from cfnrun.api.connections import ConnectionGuard, ConnectionLimits
 from cfnrun.api.function_responses import function_payload, shutdown_payload, tail_log
 from cfnrun.api.sts_standin import StsStandIn
@@ -62,7 +66,8 @@ class LambdaCalls(Protocol):
 
 
 class LambdaService:
-    """The endpoint on serve's port: the Invoke API, and on ``POST /`` Cloud Control or the STS stand-in."""
+    """The endpoint on serve's port: the Invoke API; on ``POST /`` Cloud Control, CloudFormation or the STS
+    stand-in; the ResponseURL of custom resources."""
 
     def __init__(
         self,
@@ -71,20 +76,26 @@ class LambdaService:
         limits: ConnectionLimits = ConnectionLimits(),
         sts: Optional[StsStandIn] = None,
         cloud_control: Optional[CloudControlApi] = None,
+        cloudformation: Optional[CloudFormationApi] = None,
+        custom_resource_responses: Optional[CustomResourceResponseEndpoint] = None,
     ) -> None:
         self.calls = calls
         self.limits = limits
         self.on_failure = on_failure  # says how cfnrun itself failed a request (it is answered with a 500)
         self.sts = sts
         self.cloud_control = cloud_control
+        self.cloudformation = cloudformation
+        self.custom_resource_responses = custom_resource_responses
         self.connections = ConnectionGuard(limits)
         self._stopping = False
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_PAYLOAD_BYTES, middlewares=[self._service_errors])
         app.router.add_route("*", INVOKE_PATH, self.invoke)
-        if self.sts is not None or self.cloud_control is not None:
+        if self.sts is not None or self.cloud_control is not None or self.cloudformation is not None:
             app.router.add_post("/", self.root)
+        if self.custom_resource_responses is not None:
+            self.custom_resource_responses.add_route(app)
         app.router.add_route("*", "/{path:.*}", self.unknown)
         return app
 
@@ -98,13 +109,17 @@ class LambdaService:
         raise service_errors.unknown_operation(request.method, request.path)
 
     async def root(self, request: web.Request) -> web.StreamResponse:
-        """POST /: Cloud Control (JSON 1.0, by X-Amz-Target) or the STS stand-in (a form)."""
+        """POST /: Cloud Control (JSON 1.0, by X-Amz-Target), CloudFormation or the STS stand-in (forms)."""
         if self._stopping:  # a new request on a kept-alive connection while serve stops
             raise service_errors.stopping()
         if self.cloud_control is not None and CloudControlApi.accepts(request):
             return await self.cloud_control.handle(request)
+        if self.cloudformation is not None and await CloudFormationApi.accepts(request):
+            return await self.cloudformation.handle(request)
         if self.sts is not None:
             return await self.sts.handle(request)
+        if self.cloudformation is not None:  # a form that is no one's: CloudFormation's error says what is wrong
+            return await self.cloudformation.handle(request)
         raise service_errors.unknown_operation(request.method, request.path)
 
     async def invoke(self, request: web.Request) -> web.StreamResponse:
@@ -161,6 +176,19 @@ class LambdaService:
             raise service_errors.too_deep() from None
         return payload, body if body.isascii() else None
 
+    async def _error_response(self, request: web.Request, error: service_errors.ServiceError) -> web.Response:
+        """``error`` as Lambda answers it, or for a CloudFormation request in the shape botocore's query parser reads."""
+        request_id = str(uuid.uuid4())
+        if self.cloudformation is not None and request.method == "POST" and request.path == "/":
+            try:
+                cloudformation = await asyncio.wait_for(CloudFormationApi.accepts(request), self.limits.body_timeout_s)
+            except (web.HTTPException, ConnectionError, asyncio.TimeoutError):  # a body too large, or that never came
+                cloudformation = False
+            if cloudformation:
+                as_stack_error = StackApiError(error.error_type, error.message, error.status)
+                return as_stack_error.response(request_id, error.close_connection)
+        return error.response(request_id)
+
     @web.middleware
     async def _service_errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         throttled = self.connections.request_started(request)
@@ -169,12 +197,12 @@ class LambdaService:
                 raise service_errors.throttled(self.limits.queue_wait_s)
             return await handler(request)
         except service_errors.ServiceError as error:
-            return error.response(str(uuid.uuid4()))
+            return await self._error_response(request, error)
         except web.HTTPException:
             raise
         except Exception as error:  # noqa: B902 - never a bare 500 with a traceback
             self.on_failure(f"cfnrun failed serving {request.method} {request.path}:\n{traceback.format_exc()}")
             failure = service_errors.ServiceError(500, "ServiceException", f"cfnrun internal error: {type(error).__name__}")
-            return failure.response(str(uuid.uuid4()))
+            return await self._error_response(request, failure)
         finally:
             self.connections.request_finished(request)
