@@ -125,7 +125,7 @@ def parse_template(document: Any) -> StackTemplate:
         conditions=conditions,
         resources={logical_id: _resource(logical_id, value, conditions) for logical_id, value in resources.items()},
         outputs={name: _output(name, value, conditions) for name, value in _section(document, "Outputs").items()},
-        transforms=_transforms(document.get("Transform")),
+        transforms=transform_names(document.get("Transform")),
         description=description,
     )
     clash = sorted(set(parsed.parameters) & set(parsed.resources))
@@ -292,7 +292,8 @@ def _output(name: Any, value: Any, conditions: Mapping[str, Any]) -> OutputDecla
     )
 
 
-def _transforms(value: Any) -> Tuple[str, ...]:
+def transform_names(value: Any) -> Tuple[str, ...]:
+    """The names in a Transform section: one name, a list, or macros given as {Name, Parameters}."""
     if value is None:
         return ()
     names = []

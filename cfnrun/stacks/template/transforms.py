@@ -12,9 +12,9 @@ unknown to the service too, and refused with its words.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Tuple
+from typing import Any, Iterator, Mapping, Tuple
 
-from cfnrun.stacks.template.declarations import StackTemplate
+from cfnrun.stacks.template.declarations import StackTemplate, transform_names
 from cfnrun.stacks.template.errors import TemplateError, format_error
 from cfnrun.stacks.template.intrinsics import SUPPORTED_FUNCTIONS, is_function, unsupported_function
 
@@ -24,21 +24,25 @@ LANGUAGE_EXTENSION_FUNCTIONS = ("Fn::Length", "Fn::ToJsonString")
 FOR_EACH = "Fn::ForEach"
 
 
-def check_transforms(template: StackTemplate) -> None:
-    """Refuse the transforms, functions and policies this template uses that cannot run locally."""
-    for name in template.transforms:
+def check_transforms(document: Mapping[str, Any]) -> None:
+    """Refuse, before the template is read further, transforms that cannot run locally (the service runs them first)."""
+    for name in transform_names(document.get("Transform")):
         if name not in SUPPORTED_TRANSFORMS:
             raise TemplateError(f"Transform {name} is not supported locally: cfnrun runs {', '.join(SUPPORTED_TRANSFORMS)} "
                                 "only (for a SAM template, deploy the output of `sam build`; macros need the account)",
                                 "Transform")
-    extensions = LANGUAGE_EXTENSIONS in template.transforms
-    document = template.document
     for section in ("Conditions", "Resources", "Outputs"):
-        for name in document.get(section) or {}:
+        block = document.get(section)
+        for name in block if isinstance(block, dict) else ():
             if isinstance(name, str) and name.startswith(FOR_EACH):
                 raise TemplateError(f"{FOR_EACH} is not supported locally (it rewrites the template; "
                                     f"{LANGUAGE_EXTENSIONS} runs here without it)", f"{section}.{name}")
-    for where, function, argument in _functions(document, ""):
+
+
+def check_functions(template: StackTemplate) -> None:
+    """Refuse the functions and policies this template uses that do not exist without their transform, or at all."""
+    extensions = LANGUAGE_EXTENSIONS in template.transforms
+    for where, function, argument in _functions(template.document, ""):
         _check_function(where, function, argument, extensions)
     if not extensions:
         for logical_id, resource in template.resources.items():
