@@ -151,13 +151,18 @@ def _logical_id(kind: str, name: Any) -> str:
     return name
 
 
-def _text(value: Any) -> str:
-    """A scalar as the service reads it: numbers and booleans as their text."""
+def scalar_text(value: Any) -> Optional[str]:
+    """A scalar as text, the way the service turns numbers and booleans into strings; None for anything else."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value)) if abs(value) < 1e16 else str(value)
-    return str(value)
+    if isinstance(value, (int, float)):
+        return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+    return value if isinstance(value, str) else None
+
+
+def _text(value: Any) -> str:
+    text = scalar_text(value)
+    return str(value) if text is None else text
 
 
 def _parameter(name: Any, value: Any) -> ParameterDeclaration:

@@ -18,8 +18,9 @@ import base64
 import ipaddress
 import json
 import re
-from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Protocol, Tuple
 
+from cfnrun.stacks.template.declarations import scalar_text
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.parameters import ParameterValue
 from cfnrun.stacks.template.pseudo import NO_VALUE, PSEUDO_PARAMETERS, PseudoParameters
@@ -109,15 +110,6 @@ def get_att_target(argument: Any) -> Tuple[str, Any]:
     return argument[0], argument[1]
 
 
-def text_of(value: Any) -> Optional[str]:
-    """A scalar as text, the way the service turns numbers and booleans into strings; None for anything else."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
-    return value if isinstance(value, str) else None
-
-
 def _ref(argument: Any, context: ResolveContext, where: str) -> Any:
     if not isinstance(argument, str):
         raise TemplateError("Template format error: Every Ref object must have a single String value.")
@@ -162,7 +154,7 @@ def _sub(argument: Any, context: ResolveContext, where: str) -> str:
             value = context.get_att(logical_id, attribute)
         else:
             value = context.ref(name)
-        text = text_of(value)
+        text = scalar_text(value)
         if text is None:
             raise TemplateError(f"Template error: variable {name} in Fn::Sub expression does not resolve to a string")
         return text
@@ -173,7 +165,7 @@ def _sub(argument: Any, context: ResolveContext, where: str) -> str:
 def _join(argument: Any, context: ResolveContext, where: str) -> str:
     if isinstance(argument, list) and len(argument) == 2 and isinstance(argument[0], str):
         items = resolve(argument[1], context, where)
-        texts = [text_of(item) for item in items] if isinstance(items, list) else [None]
+        texts = [scalar_text(item) for item in items] if isinstance(items, list) else [None]
         if all(text is not None for text in texts):
             return argument[0].join(texts)  # type: ignore[arg-type]
     raise TemplateError("Template error: every Fn::Join object requires two parameters, (1) a string delimiter and (2) "
@@ -225,7 +217,7 @@ def _find_in_map(argument: Any, context: ResolveContext, where: str) -> Any:
     if not (isinstance(argument, list) and len(argument) == 3):
         raise TemplateError("Template error: every Fn::FindInMap object requires three parameters, the map name, map key "
                             "and the attribute for return value")
-    keys = [text_of(resolve(key, context, where)) for key in argument]
+    keys = [scalar_text(resolve(key, context, where)) for key in argument]
     value: Any = context.mappings
     for key in keys:
         value = value.get(key, NO_VALUE) if isinstance(value, Mapping) and key is not None else NO_VALUE
@@ -237,7 +229,7 @@ def _find_in_map(argument: Any, context: ResolveContext, where: str) -> Any:
 
 
 def _base64(argument: Any, context: ResolveContext, where: str) -> str:
-    text = text_of(resolve(argument, context, where))
+    text = scalar_text(resolve(argument, context, where))
     if text is None:
         raise TemplateError("Template error: Fn::Base64 requires a string")
     return base64.b64encode(text.encode("utf-8")).decode("ascii")
@@ -313,7 +305,7 @@ def _equals(argument: Any, context: ResolveContext, where: str) -> bool:
     if not (isinstance(argument, list) and len(argument) == 2):
         raise TemplateError("Template error: Fn::Equals requires a list of two values to compare")
     left, right = (resolve(item, context, where) for item in argument)
-    return (text_of(left) if text_of(left) is not None else left) == (text_of(right) if text_of(right) is not None else right)
+    return (scalar_text(left) if scalar_text(left) is not None else left) == (scalar_text(right) if scalar_text(right) is not None else right)
 
 
 def _and(argument: Any, context: ResolveContext, where: str) -> bool:
