@@ -56,7 +56,7 @@ def _number(value: Any, where: str, path: Path) -> Optional[float]:
 
 def load_template(path: Path) -> Dict[str, FunctionSpec]:
     """Functions declared in a SAM template, keyed by logical id, with Globals applied."""
-    from cfnrun.model.template_yaml import read_template  # PyYAML loads only when a template is read
+    from cfnrun.model.template_text import read_template  # PyYAML loads only when a template is read
 
     document = read_template(path)
     if not isinstance(document, dict) or not isinstance(document.get("Resources"), dict):

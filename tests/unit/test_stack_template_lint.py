@@ -1,0 +1,66 @@
+"""cfn-lint on stack templates: the served types' schemas are checked like AWS types; errors and warnings with lines."""
+from __future__ import annotations
+
+from typing import Any, Dict
+
+from cfnrun.stacks.template.lint import lint_errors, lint_template
+
+
+def _note_schema(*properties: str) -> Dict[str, Any]:
+    return {
+        "typeName": "Sample::Note::Resource",
+        "description": "A note.",
+        "properties": {name: {"type": "string"} for name in ("Title", "NoteId", *properties)},
+        "required": ["Title"],
+        "readOnlyProperties": ["/properties/NoteId"],
+        "primaryIdentifier": ["/properties/NoteId"],
+        "additionalProperties": False,
+        "handlers": {"create": {"permissions": []}, "read": {"permissions": []}, "delete": {"permissions": []}},
+    }
+
+
+TEMPLATE = """\
+Resources:
+  Note:
+    Type: Sample::Note::Resource
+    Properties:
+      Title: hello
+  Bucket:
+    Type: AWS::S3::Bucket
+    Properties:
+      BucketName: !GetAtt Note.NoteId
+Outputs:
+  NoteId:
+    Value: !GetAtt Note.NoteId
+"""
+
+
+def test_a_template_using_a_served_type_lints_clean() -> None:
+    assert lint_template(TEMPLATE, [_note_schema()]) == []
+
+
+def test_a_misspelt_property_of_a_served_type_is_an_error_naming_it_and_its_line() -> None:
+    findings = lint_template(TEMPLATE.replace("Title: hello", "Titel: hello"), [_note_schema()])
+    misspelt = [finding for finding in findings if "Titel" in finding.message]
+    assert [(f.rule_id, f.line, f.severity) for f in misspelt] == [("E3002", 5, "error")]
+    assert misspelt[0].path == "Resources/Note/Properties/Titel"
+    message = lint_errors(findings)
+    assert message is not None and "'Titel' was unexpected" in message and "line 5" in message
+
+
+def test_an_unknown_attribute_of_a_served_type_is_an_error() -> None:
+    findings = lint_template(TEMPLATE.replace("Value: !GetAtt Note.NoteId", "Value: !GetAtt Note.Nope"), [_note_schema()])
+    assert [(f.rule_id, f.line) for f in findings] == [("E6101", 12)]
+
+
+def test_a_changed_schema_takes_effect_and_a_type_no_longer_given_is_unknown() -> None:
+    with_body = TEMPLATE.replace("Title: hello", "Title: hello\n      Body: text")
+    assert [f.rule_id for f in lint_template(with_body, [_note_schema()])] == ["E3002"]
+    assert lint_template(with_body, [_note_schema("Body")]) == []
+    assert "E3006" in [f.rule_id for f in lint_template(TEMPLATE, [])]
+
+
+def test_warnings_are_findings_but_not_errors() -> None:
+    findings = lint_template(TEMPLATE.replace("Resources:", "Parameters:\n  Unused: {Type: String}\nResources:"), [_note_schema()])
+    assert [(f.rule_id, f.severity) for f in findings] == [("W2001", "warning")]
+    assert lint_errors(findings) is None

@@ -1,0 +1,163 @@
+"""Stack templates decoded and checked as the service does: short forms, positions, structure, transforms, references."""
+from __future__ import annotations
+
+import pytest
+
+from cfnrun.model.template_text import TemplateDecodeError, decode_template
+from cfnrun.stacks.template.errors import TemplateError
+from cfnrun.stacks.template.loading import load_stack_template
+
+YAML = """\
+AWSTemplateFormatVersion: 2010-09-09
+Description: notes
+Parameters:
+  Env:
+    Type: String
+    AllowedValues: [dev, prod]
+    Default: dev
+  Secret:
+    Type: String
+    NoEcho: true
+Conditions:
+  IsProd: !Equals [!Ref Env, prod]
+  NotProd: !Not [!Condition IsProd]
+Resources:
+  Note:
+    Type: Sample::Note::Resource
+    DependsOn: Bucket
+    Properties:
+      Title: !Sub "${AWS::StackName}-${Env}"
+      Address: !GetAtt Db.Endpoint.Address
+  Db:
+    Type: AWS::RDS::DBInstance
+    Condition: IsProd
+    DeletionPolicy: Snapshot
+  Bucket:
+    Type: AWS::S3::Bucket
+Outputs:
+  NoteId:
+    Value: !Ref Note
+    Export:
+      Name: !Sub "${AWS::StackName}-NoteId"
+"""
+
+
+def test_short_forms_become_long_forms_and_getatt_splits_at_the_first_dot() -> None:
+    document = decode_template(YAML)
+    assert document["AWSTemplateFormatVersion"] == "2010-09-09"  # text, not a date
+    assert document["Conditions"]["NotProd"] == {"Fn::Not": [{"Condition": "IsProd"}]}
+    assert document["Resources"]["Note"]["Properties"]["Address"] == {"Fn::GetAtt": ["Db", "Endpoint.Address"]}
+    assert document["Resources"]["Note"]["Properties"]["Title"] == {"Fn::Sub": "${AWS::StackName}-${Env}"}
+
+
+@pytest.mark.parametrize("tag", ["Base64 x", "Cidr [a, 1, 2]", "GetAZs ''", "ImportValue x", "Join ['', []]", "Select [0, []]",
+                                 "Split [',', x]", "FindInMap [a, b, c]", "If [c, a, b]", "And [a, b]", "Or [a, b]",
+                                 "Length []", "ToJsonString {}"])
+def test_every_short_form_is_known(tag: str) -> None:
+    name = tag.split()[0]
+    assert list(decode_template(f"A: !{tag}\n")["A"]) == [f"Fn::{name}"]
+
+
+def test_the_typed_view() -> None:
+    template = load_stack_template(YAML)
+    assert template.description == "notes"
+    assert template.no_echo_parameters == ("Secret",)
+    assert template.parameters["Env"].allowed_values == ("dev", "prod")
+    note = template.resources["Note"]
+    assert note.depends_on == ("Bucket",) and note.type == "Sample::Note::Resource"
+    assert template.resources["Db"].condition == "IsProd"
+    assert template.resources["Db"].deletion_policy == "Snapshot"
+    assert template.outputs["NoteId"].export_name == {"Fn::Sub": "${AWS::StackName}-NoteId"}
+
+
+@pytest.mark.parametrize(
+    "text, line, column, problem",
+    [
+        ('{"Resources": {\n  "A": {"Type": "X"},\n  "A": {"Type": "Y"}}}', 3, 3, "found duplicate key 'A'"),
+        ("Resources:\n  A:\n    Type: X\n  A:\n    Type: Y\n", 4, 3, "found duplicate key 'A'"),
+        ("Resources:\n  A: !Reff B\n", 2, 6, "could not determine a constructor for the tag '!Reff'"),
+        ('{"Resources": {\n  "A": }', 2, 8, "Expecting value"),
+    ],
+)
+def test_decode_errors_have_line_and_column(text: str, line: int, column: int, problem: str) -> None:
+    with pytest.raises(TemplateDecodeError) as raised:
+        decode_template(text)
+    assert (raised.value.line, raised.value.column, raised.value.problem) == (line, column, problem)
+    with pytest.raises(TemplateError, match=rf"^Template format error: (JSON|YAML) not well-formed\. .*\(line {line}, column {column}\)"):
+        load_stack_template(text)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("Description: x\n", "Template format error: At least one Resources member must be defined."),
+        ("Resources: {A: {Type: X}}\nOutput: {}\n", r"Template format error: Invalid template property or properties \[Output\]"),
+        ("Resources: {A: {Properties: {}}}\n", r"Template format error: \[/Resources/A\] Every Resources object must contain a Type member."),
+        ("Resources: {my-bucket: {Type: X}}\n", "Template format error: Resource name my-bucket is non alphanumeric."),
+        ("Resources: {A: {Type: X, Propertes: {}}}\n", "Template format error: Invalid template resource property 'Propertes'"),
+        ("Resources: {A: {Type: X, DeletionPolicy: Keep}}\n", "Template format error: Unrecognized DeletionPolicy Keep for resource A"),
+        ("Resources: {A: {Type: X, Condition: Nope}}\n", "Template format error: Unresolved condition dependency Nope"),
+        ("Parameters: {P: {Default: x}}\nResources: {A: {Type: X}}\n",
+         r"Template format error: \[/Parameters/P\] Every Parameters object must contain a Type member."),
+        ("Parameters: {P: {Type: Strin}}\nResources: {A: {Type: X}}\n", "Template format error: Unrecognized parameter type: Strin"),
+        ("Resources: {A: {Type: X}}\nOutputs: {O: {Description: x}}\n", "Template format error: .* Every Outputs member must contain a Value"),
+        ("AWSTemplateFormatVersion: '2011-01-01'\nResources: {A: {Type: X}}\n", "Template format error: Unsupported template format version"),
+        ("Resources: {A: {Type: X, Properties: {B: !Ref Nope}}}\n",
+         r"Template format error: Unresolved resource dependencies \[Nope\] in the Resources block of the template"),
+        ("Resources: {A: {Type: X, DependsOn: [Nope]}}\n", r"Unresolved resource dependencies \[Nope\] in the Resources block"),
+        ("Resources: {A: {Type: X, Properties: {B: !Sub '${Nope}'}}}\n", r"Unresolved resource dependencies \[Nope\]"),
+        ("Resources: {A: {Type: X, Properties: {B: !GetAtt Nope.Arn}}}\n",
+         "Template error: instance of Fn::GetAtt references undefined resource Nope"),
+        ("Resources: {A: {Type: X}}\nOutputs: {O: {Value: !Ref Nope}}\n",
+         r"Unresolved resource dependencies \[Nope\] in the Outputs block of the template"),
+        ("Conditions: {C: !Equals [!Ref A, x]}\nResources: {A: {Type: X}}\n",
+         r"Unresolved dependencies \[A\]. Cannot reference resources in the Conditions block of the template"),
+        ("Resources: {A: {Type: X, Properties: {B: {Fn::Foo: 1}}}}\n",
+         r"Template format error: Encountered unsupported function: Fn::Foo Supported functions are: \[Fn::Base64"),
+        ("Resources: {A: {Type: X, Properties: {B: !Length [1]}}}\n", "Encountered unsupported function: Fn::Length"),
+        ("Resources: {A: {Type: X, DeletionPolicy: !Ref P}}\nParameters: {P: {Type: String}}\n",
+         "Every DeletionPolicy member must be a string; intrinsic functions in it need the AWS::LanguageExtensions transform"),
+    ],
+)
+def test_structural_errors_in_the_services_words(text: str, message: str) -> None:
+    with pytest.raises(TemplateError, match=message):
+        load_stack_template(text)
+
+
+def test_errors_name_where_they_happened() -> None:
+    with pytest.raises(TemplateError) as raised:
+        load_stack_template("Resources: {A: {Type: X, Properties: {B: [1, !Ref Nope]}}}\n")
+    assert raised.value.where == "Resources.A"
+    assert str(raised.value).endswith("(at Resources.A)")
+
+
+@pytest.mark.parametrize("transform", ["AWS::Serverless-2016-10-31", "AWS::Include", "MyMacro"])
+def test_transforms_other_than_language_extensions_are_named_as_not_supported(transform: str) -> None:
+    with pytest.raises(TemplateError, match=f"Transform {transform} is not supported locally"):
+        load_stack_template(f"Transform: [{transform}]\nResources: {{A: {{Type: X}}}}\n")
+
+
+def test_language_extensions_without_foreach_is_accepted() -> None:
+    template = load_stack_template(
+        "Transform: AWS::LanguageExtensions\nParameters: {P: {Type: String, Default: Retain}}\n"
+        "Mappings: {M: {a: {b: c}}}\n"
+        "Resources: {A: {Type: X, DeletionPolicy: !Ref P, Properties: {N: !Length [1, 2], J: !ToJsonString {a: 1},"
+        " F: !FindInMap [M, x, y, {DefaultValue: d}]}}}\n"
+    )
+    assert template.transforms == ("AWS::LanguageExtensions",)
+    assert template.resources["A"].deletion_policy == {"Ref": "P"}
+
+
+def test_foreach_and_fn_transform_are_refused_with_their_names() -> None:
+    with pytest.raises(TemplateError, match="Fn::ForEach is not supported locally"):
+        load_stack_template("Transform: AWS::LanguageExtensions\nResources:\n  Fn::ForEach::Topics: [T, [a], {'T${T}': {Type: X}}]\n  A: {Type: X}\n")
+    with pytest.raises(TemplateError, match="Transform AWS::Include is not supported locally"):
+        load_stack_template("Resources: {A: {Type: X, Properties: {Fn::Transform: {Name: AWS::Include}}}}\n")
+
+
+def test_the_sam_template_reader_uses_the_same_decoder(tmp_path) -> None:
+    from cfnrun.model.template import load_template
+
+    path = tmp_path / "template.json"
+    path.write_text('{"Resources": {"TypeFunction": {"Type": "AWS::Serverless::Function", "Properties": {"Handler": "h.f"}}}}')
+    assert load_template(path)["TypeFunction"].handler == "h.f"
