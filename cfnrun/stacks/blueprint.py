@@ -11,16 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
-from cfnrun.model.template_text import TemplateDecodeError, decode_template
 from cfnrun.stacks.records import StackOutput, StackResource
 from cfnrun.stacks.template.conditions import evaluate_conditions
-from cfnrun.stacks.template.declarations import ResourceDeclaration, StackTemplate, parse_template
-from cfnrun.stacks.template.dependencies import check_references, dependency_graph, references
+from cfnrun.stacks.template.declarations import ResourceDeclaration, StackTemplate
+from cfnrun.stacks.template.dependencies import dependency_graph, references
 from cfnrun.stacks.template.errors import TemplateError
-from cfnrun.stacks.template.intrinsics import resolve
+from cfnrun.stacks.template.intrinsics import resolve, sub_variables
+from cfnrun.stacks.template.loading import load_stack_template
 from cfnrun.stacks.template.parameters import GivenParameter, ParameterValue, parameter_values, resolve_parameters
+from cfnrun.stacks.template.policies import deletion_policy, update_replace_policy
 from cfnrun.stacks.template.pseudo import NO_VALUE, PseudoParameters
-from cfnrun.stacks.template.transforms import check_transforms
 
 TemplateProblem = TemplateError  # what the engine catches: the service's ValidationError text
 DEFAULT_AZS = ("a", "b", "c")
@@ -127,21 +127,13 @@ class Blueprint:
         properties = self.template.resources[logical_id].properties
         return sorted(name for name, value in properties.items() if any(r.name in others for r in references(value, self.conditions)))
 
-    def _policy(self, value: Any, logical_id: str, attribute: str) -> str:
-        if value is None:
-            return "Delete"
-        if isinstance(value, str):
-            return value
-        resolved = resolve(value, _Values(self, {}), f"Resources.{logical_id}.{attribute}")
-        return str(resolved)
-
     def deletion_policy(self, logical_id: str) -> str:
         declared = self.template.resources.get(logical_id)
-        return self._policy(declared.deletion_policy if declared else None, logical_id, "DeletionPolicy")
+        return deletion_policy(declared, _Values(self, {})) if declared is not None else "Delete"
 
     def update_replace_policy(self, logical_id: str) -> str:
         declared = self.template.resources.get(logical_id)
-        return self._policy(declared.update_replace_policy if declared else None, logical_id, "UpdateReplacePolicy")
+        return update_replace_policy(declared, _Values(self, {})) if declared is not None else "Delete"
 
     def attributes_wanted(self, logical_id: str) -> FrozenSet[str]:
         """The attributes the template reads from ``logical_id`` by Fn::GetAtt or Fn::Sub (``${X.Arn}``)."""
@@ -197,8 +189,6 @@ def _collect_attributes(value: Any, found: Dict[str, Set[str]]) -> None:
         if len(value) == 1 and "Fn::Sub" in value:
             text = value["Fn::Sub"][0] if isinstance(value["Fn::Sub"], list) and value["Fn::Sub"] else value["Fn::Sub"]
             if isinstance(text, str):
-                from cfnrun.stacks.template.intrinsics import sub_variables
-
                 for name in sub_variables(text):
                     logical_id, dot, attribute = name.partition(".")
                     if dot and not logical_id.startswith("AWS:"):
@@ -225,23 +215,11 @@ def _collect_imports(value: Any, context: _Values, names: Set[str]) -> None:
             _collect_imports(item, context, names)
 
 
-def read_template(template_body: str) -> StackTemplate:
-    """The template's declarations; a TemplateError as the service words it when it is not one."""
-    try:
-        document = decode_template(template_body)
-    except TemplateDecodeError as error:
-        raise TemplateError(f"Template format error: {error}") from None
-    template = parse_template(document)
-    check_transforms(template)
-    check_references(template)
-    return template
-
-
 def prepare(
     template_body: str, given: Dict[str, Optional[str]], previous: Mapping[str, str], environment: StackEnvironment
 ) -> Blueprint:
     """The blueprint of one operation, or the TemplateError the service answers the API call with."""
-    template = read_template(template_body)
+    template = load_stack_template(template_body)
     offered = [GivenParameter(key, value, use_previous_value=value is None) for key, value in given.items()]
     resolved = resolve_parameters(template.parameters, offered, previous, environment.ssm_parameter)
     values = parameter_values(resolved)

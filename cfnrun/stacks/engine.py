@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Set
 
 from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
+from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
 from cfnrun.stacks.ordering import reverse, run_in_order
 from cfnrun.stacks.provisioning import (
@@ -93,7 +94,7 @@ class StackEngine:
             stack.set_status("CREATE_FAILED", reason, token)
             return
         stack.set_status("ROLLBACK_IN_PROGRESS", f"{reason}Rollback requested by user." if not problem else reason, token)
-        ok = await self._delete_all(stack, blueprint, list(stack.resources), token)
+        ok = await self._delete_all(stack, blueprint, list(stack.resources), token, rolling_back_create=True)
         stack.set_status("ROLLBACK_COMPLETE" if ok else "ROLLBACK_FAILED", None if ok else "The following resource(s) failed to delete.", token)
 
     async def _create(self, stack: Stack, blueprint: Blueprint, resource: StackResource, token: Optional[str]) -> bool:
@@ -215,7 +216,7 @@ class StackEngine:
         ok = True
         for logical_id, old in replaced.items():
             policy = blueprint.update_replace_policy(logical_id)
-            ok = await self._delete_one(stack, old, policy, token, keep_record=False) and ok
+            ok = await self._delete_one(stack, old, policy, token) and ok
         gone = {lid: stack.resources[lid] for lid in removed if lid in stack.resources}
         ok = await self._delete_all(stack, blueprint, list(gone), token) and ok
         for logical_id in gone:
@@ -267,9 +268,9 @@ class StackEngine:
         stack.set_status("UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS", None, token)
         made_by_update = {lid: stack.resources[lid] for lid in run.added | set(run.replaced) if lid in stack.resources}
         blueprint = self.blueprints[stack.stack_id]
-        for logical_id, new in made_by_update.items():
+        for new in made_by_update.values():
             if new.exists:
-                await self._delete_one(stack, new, "Delete", token, keep_record=False)
+                await self._delete_one(stack, new, "Delete", token)
         for logical_id in made_by_update:
             stack.resources.pop(logical_id, None)
         for logical_id, old in run.replaced.items():
@@ -323,7 +324,13 @@ class StackEngine:
         stack.set_status("DELETE_COMPLETE", None, token)
 
     async def _delete_all(
-        self, stack: Stack, blueprint: Blueprint, logical_ids: List[str], token: Optional[str], retain: FrozenSet[str] = frozenset()
+        self,
+        stack: Stack,
+        blueprint: Blueprint,
+        logical_ids: List[str],
+        token: Optional[str],
+        retain: FrozenSet[str] = frozenset(),
+        rolling_back_create: bool = False,
     ) -> bool:
         """Delete these resources, dependants first; those never created are just dropped."""
         failed: List[str] = []
@@ -333,7 +340,7 @@ class StackEngine:
             if not resource.exists:
                 return True
             policy = "Retain" if logical_id in retain else blueprint.deletion_policy(logical_id)
-            ok = await self._delete_one(stack, resource, policy, token)
+            ok = await self._delete_one(stack, resource, policy, token, rolling_back_create=rolling_back_create)
             if not ok:
                 failed.append(logical_id)
             return ok
@@ -341,8 +348,10 @@ class StackEngine:
         await run_in_order(reverse(blueprint.dependencies, logical_ids), delete_one)
         return not failed
 
-    async def _delete_one(self, stack: Stack, resource: StackResource, policy: str, token: Optional[str], keep_record: bool = True) -> bool:
-        if policy in ("Retain", "Snapshot", "RetainExceptOnCreate"):
+    async def _delete_one(
+        self, stack: Stack, resource: StackResource, policy: str, token: Optional[str], rolling_back_create: bool = False
+    ) -> bool:
+        if keeps_resource(policy, rolling_back_create=rolling_back_create):
             stack.set_resource_status(resource, "DELETE_SKIPPED", None, token=token)
             return True
         stack.set_resource_status(resource, "DELETE_IN_PROGRESS", None, token=token)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any, Dict, Optional, Protocol
+from typing import Any, Dict, Optional, Protocol, Tuple
 
+from cfnrun.api.cloudformation.custom_resource_responses import CustomResourceResponse, response_url
 from cfnrun.invoker.payloads import stringify_primitives
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 
@@ -38,17 +39,40 @@ class ServedFunctions(Protocol):
         """Invoke it with ``event``; what went wrong (the function raised, timed out, crashed), or None."""
 
 
-class ResponseUrls(Protocol):
-    def expect(self, request_id: str) -> "tuple[str, asyncio.Future[Dict[str, Any]]]":
-        """A ResponseURL for the request, and the future its PUT body resolves."""
+class PendingResponses:
+    """The answers serve's ResponseURL route receives (``CustomResourceResponses``), each to the request waiting on it."""
 
-    def forget(self, request_id: str) -> None: ...
+    def __init__(self) -> None:
+        self.base_url = ""  # serve's, once it listens
+        self._waiting: Dict[str, "asyncio.Future[CustomResourceResponse]"] = {}
+
+    def expect(self, request_id: str) -> Tuple[str, "asyncio.Future[CustomResourceResponse]"]:
+        answer: "asyncio.Future[CustomResourceResponse]" = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = answer
+        return response_url(self.base_url, request_id), answer
+
+    def forget(self, request_id: str) -> None:
+        self._waiting.pop(request_id, None)
+
+    async def respond(self, token: str, response: CustomResourceResponse) -> bool:
+        answer = self._waiting.get(token)
+        if answer is None or answer.done():
+            return False
+        answer.set_result(response)
+        return True
+
+    async def reject(self, token: str, reason: str) -> bool:
+        answer = self._waiting.get(token)
+        if answer is None or answer.done():
+            return False
+        answer.set_exception(ProvisioningFailed(f"Invalid response from the custom resource: {reason}"))
+        return True
 
 
 class CustomResources:
     """The ``Provisioner`` of custom resources."""
 
-    def __init__(self, functions: ServedFunctions, responses: ResponseUrls, virtual_clock: bool, wait_s: float = CUSTOM_RESOURCE_WAIT_S) -> None:
+    def __init__(self, functions: ServedFunctions, responses: PendingResponses, virtual_clock: bool, wait_s: float = CUSTOM_RESOURCE_WAIT_S) -> None:
         self.functions = functions
         self.responses = responses
         self.virtual_clock = virtual_clock
@@ -83,7 +107,7 @@ class CustomResources:
     async def delete(self, work: ResourceWork) -> None:
         await self._request(work, "Delete")
 
-    async def _request(self, work: ResourceWork, request_type: str) -> Dict[str, Any]:
+    async def _request(self, work: ResourceWork, request_type: str) -> CustomResourceResponse:
         request_id = str(uuid.uuid4())
         url, answer = self.responses.expect(request_id)
         properties = stringify_primitives(work.properties)
@@ -115,15 +139,12 @@ class CustomResources:
             raise ProvisioningFailed(NO_RESPONSE.format(waited=f"{self.wait_s:g} s")) from None
         finally:
             self.responses.forget(request_id)
-        if body.get("Status") != "SUCCESS":
-            reason = body.get("Reason") or "See the details in CloudWatch Log Stream"
+        if body.status != "SUCCESS":
+            reason = body.reason or "See the details in CloudWatch Log Stream"
             raise ProvisioningFailed(f"Received response status [FAILED] from custom resource. Message returned: {reason} (RequestId: {request_id})")
         return body
 
     @staticmethod
-    def _provisioned(body: Dict[str, Any], work: ResourceWork) -> Provisioned:
-        physical_id = body.get("PhysicalResourceId") or work.physical_id
-        if not physical_id:
-            raise ProvisioningFailed("Invalid PhysicalResourceId: the custom resource's response has none")
-        data = body.get("Data") if isinstance(body.get("Data"), dict) else {}
-        return Provisioned(str(physical_id), str(physical_id), {k: v for k, v in data.items()}, None)
+    def _provisioned(body: CustomResourceResponse, work: ResourceWork) -> Provisioned:
+        physical_id = body.physical_resource_id or work.physical_id or ""
+        return Provisioned(physical_id, physical_id, dict(body.data), None)
