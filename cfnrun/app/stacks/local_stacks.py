@@ -1,0 +1,160 @@
+"""Local stacks on serve: the engine, its provisioners and the API's operations, built from serve's parts.
+
+Every user type's resource operation goes through ``ServedTypeOperations`` (the one invoker on
+the served providers' warm workers); AWS::* resources go to the AWS endpoint the handlers use;
+custom resources to the functions ``--functions`` serves. A template is linted (cfn-lint, with
+the served types' schemas) and read (parameters, conditions, dependencies) when the API call
+arrives, so what the service refuses up front is refused then, as a ValidationError.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional
+
+from cfnrun.api.cloudformation.errors import StackApiError, modelled_error
+from cfnrun.app.stacks.aws_schemas import AwsSchemas
+from cfnrun.app.stacks.aws_types import AwsTypes
+from cfnrun.app.stacks.custom_resources import CustomResources, PendingResponses, ServedFunctions
+from cfnrun.app.stacks.provisioners import TypeRouter
+from cfnrun.app.stacks.served_types import ServedTypeOperations
+from cfnrun.app.stacks.stack_calls import StackCalls
+from cfnrun.app.stacks.user_types import UserTypes
+from cfnrun.stacks.blueprint import Blueprint, StackEnvironment, prepare
+from cfnrun.stacks.engine import StackEngine
+from cfnrun.stacks.exports import Exports
+from cfnrun.stacks.provisioning import UnknownType
+from cfnrun.stacks.store import StackError, StackStore
+from cfnrun.stacks.template.errors import TemplateError
+from cfnrun.stacks.template.lint import lint_errors, lint_template
+from cfnrun.stacks.template.loading import load_stack_template
+
+TEMPLATE_VERSION = "2010-09-09"
+# StackError codes whose botocore error shape differs from the code
+MODELLED = {"ChangeSetNotFound": "ChangeSetNotFoundException", "TypeNotFoundException": "TypeNotFoundException"}
+
+
+@dataclass
+class LocalStacks:
+    store: StackStore
+    calls: "CheckedStackCalls"
+    responses: PendingResponses
+
+
+class CheckedStackCalls:
+    """``api.cloudformation.StackCalls``: templates linted before they are read, the engine's refusals as API errors."""
+
+    def __init__(self, calls: StackCalls, lint: Callable[[str], Optional[str]]) -> None:
+        self.calls = calls
+        self.lint = lint
+
+    def operations(self) -> "frozenset[str]":
+        return self.calls.operations()
+
+    async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            body = params.get("TemplateBody")
+            if isinstance(body, str) and operation in ("CreateStack", "UpdateStack", "CreateChangeSet", "ValidateTemplate"):
+                problem = await asyncio.to_thread(self.lint, body)
+                if problem is not None:
+                    raise StackError(problem)
+            return await self.calls.call(operation, params)
+        except TemplateError as error:
+            raise StackApiError("ValidationError", str(error)) from None
+        except StackError as error:
+            if error.code in MODELLED:
+                raise modelled_error(MODELLED[error.code], error.message) from None
+            raise StackApiError(error.code, error.message, error.status) from None
+
+
+def local_stacks(
+    operations: ServedTypeOperations,
+    served_types: Callable[[], List[str]],
+    functions: Optional[ServedFunctions],
+    aws_endpoint: Optional[str],
+    region: str,
+    account_id: str,
+    virtual_clock: bool,
+) -> LocalStacks:
+    responses = PendingResponses()
+    router = TypeRouter(
+        UserTypes(operations),
+        served_types,
+        AwsTypes(aws_endpoint, region, AwsSchemas(region)),
+        CustomResources(functions, responses, virtual_clock) if functions is not None else None,
+    )
+    exports = Exports()
+    engine = StackEngine(router, exports, region, account_id)
+
+    def prepared(body: str, given: Dict[str, Optional[str]], previous: Dict[str, str], name: str, stack_id: str) -> Blueprint:
+        blueprint = prepare(body, given, previous, StackEnvironment(name, stack_id, region, account_id, exports.value))
+        unknown = []
+        for logical_id in blueprint.resource_ids():
+            try:
+                router.for_type(blueprint.type_of(logical_id))
+            except UnknownType as error:
+                unknown.append(str(error))
+        if unknown:
+            raise StackError(unknown[0])
+        return blueprint
+
+    def lint(body: str) -> Optional[str]:
+        schemas = [s.document for s in (operations.schema(t) for t in served_types()) if s is not None]
+        try:
+            return lint_errors(lint_template(body, schemas, region))
+        except TemplateError:
+            return None  # not a template cfn-lint can read: reading it says why, in the service's words
+
+    def describe_type(type_name: str) -> Optional[Dict[str, Any]]:
+        schema = operations.schema(type_name)
+        if schema is None:
+            return None
+        return {
+            "Arn": f"arn:aws:cloudformation:{region}:{account_id}:type/resource/{type_name.replace('::', '-')}",
+            "Type": "RESOURCE",
+            "TypeName": type_name,
+            "DefaultVersionId": "00000001",
+            "IsDefaultVersion": True,
+            "Description": schema.document.get("description"),
+            "Schema": json.dumps(schema.document),
+            "ProvisioningType": "FULLY_MUTABLE",
+            "DeprecatedStatus": "LIVE",
+            "Visibility": "PRIVATE",
+        }
+
+    store = StackStore(engine, prepared)
+    calls = StackCalls(store, describe_type, summarize)
+    return LocalStacks(store, CheckedStackCalls(calls, lint), responses)
+
+
+def summarize(body: str) -> Dict[str, Any]:
+    """GetTemplateSummary's (and ValidateTemplate's) view of a template."""
+    template = load_stack_template(body)
+    parameters = []
+    for name, declared in template.parameters.items():
+        constraints = {"AllowedValues": list(declared.allowed_values)} if declared.allowed_values else {}
+        parameters.append(
+            {
+                key: value
+                for key, value in {
+                    "ParameterKey": name,
+                    "DefaultValue": declared.default,
+                    "ParameterType": declared.type,
+                    "NoEcho": declared.no_echo,
+                    "Description": declared.description,
+                    "ParameterConstraints": constraints,
+                }.items()
+                if value is not None
+            }
+        )
+    metadata = template.document.get("Metadata")
+    summary: Dict[str, Any] = {
+        "Parameters": parameters,
+        "Description": template.description,
+        "ResourceTypes": sorted({r.type for r in template.resources.values()}),
+        "Version": str(template.document.get("AWSTemplateFormatVersion") or TEMPLATE_VERSION),
+        "Metadata": json.dumps(metadata) if metadata is not None else None,
+        "DeclaredTransforms": list(template.transforms),
+    }
+    return {key: value for key, value in summary.items() if value is not None}
