@@ -426,7 +426,8 @@ def _spec_serve_uses(args: List[str], monkeypatch: pytest.MonkeyPatch) -> Any:
 
     specs = []
 
-    async def capture(project: Any, settings: Any, console: Any, early: Any = None) -> None:
+    async def capture(sources: Any, settings: Any, console: Any, early: Any = None) -> None:
+        project = sources.providers[0]
         specs.append(worker_spec(project, next(iter(project.functions.values())), settings.runtime))
 
     monkeypatch.setattr(serve_module, "serve_forever", capture)
@@ -506,7 +507,7 @@ def _serve_with_the_late_parts_held(monkeypatch: pytest.MonkeyPatch, contract: A
             await scenario(server, post, gate)
 
     settings = serve_module.ServeSettings(port=0, contract=contract, shutdown_timeout_s=grace_s)
-    asyncio.run(serve_module.serve_forever(load_project(MISBEHAVING), settings, Console(console), on_started=started))
+    asyncio.run(serve_module.serve_forever(serve_module.Sources.of(load_project(MISBEHAVING)), settings, Console(console), on_started=started))
     return console.getvalue()
 
 

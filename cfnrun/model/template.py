@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Protocol, Set
 
 from cfnrun.model.errors import ProjectError
 
@@ -23,6 +23,7 @@ class FunctionSpec:
     environment: Dict[str, str] = field(default_factory=dict)
     function_name: Optional[str] = None
     runtime: Optional[str] = None
+    code_dir: Optional[Path] = None  # a plain function's own code folder (its CodeUri); None: its project's
 
     @property
     def names(self) -> List[str]:
@@ -31,6 +32,51 @@ class FunctionSpec:
         if self.function_name and self.function_name != self.logical_id:
             names.append(self.function_name)
         return names
+
+
+def called_name(name: str) -> str:
+    """The function name an Invoke call means: from a name, a qualified name (``NAME:QUALIFIER``) or an ARN."""
+    parts = name.split(":")
+    if name.startswith("arn:"):  # arn:aws:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER]
+        name = parts[6] if len(parts) > 6 else name
+    elif len(parts) > 2 and parts[1] == "function":  # partial ARN ACCOUNT:function:NAME[:QUALIFIER]
+        name = parts[2]
+    return name.split(":", 1)[0]
+
+
+def function_named(functions: Dict[str, FunctionSpec], name: str) -> Optional[FunctionSpec]:
+    """The function of ``functions`` an Invoke call names (by logical id or FunctionName, as a qualified name or ARN too)."""
+    bare = called_name(name)
+    return next((spec for spec in functions.values() if bare in spec.names), None)
+
+
+class FunctionSource(Protocol):
+    """Where served functions come from, each with a pool of warm workers: a provider project, or a template of plain functions.
+
+    It says what runs the functions (``code_dir``, the folder they run in), which files a reload
+    watches, and how to read itself again after one of its configuration files changed.
+    """
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def code_dir(self) -> Path: ...
+
+    @property
+    def functions(self) -> Dict[str, FunctionSpec]: ...
+
+    @property
+    def config_files(self) -> Set[Path]: ...
+
+    @property
+    def code_dirs(self) -> Set[Path]: ...
+
+    def find_function(self, name: str) -> Optional[FunctionSpec]: ...
+
+    def function_names(self) -> List[str]: ...
+
+    def read_again(self) -> "FunctionSource": ...
 
 
 def _environment(properties: Dict[str, Any], where: str, path: Path) -> Dict[str, str]:
