@@ -15,9 +15,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Set
 
 from cfnrun.model.errors import ProjectError
-from cfnrun.model.template import FunctionSpec, function_named, load_template
-
-SERVERLESS_FUNCTION = "AWS::Serverless::Function"
+from cfnrun.model.template import SERVERLESS_FUNCTION, FunctionSpec, function_named, load_template
 
 
 @dataclass(frozen=True)

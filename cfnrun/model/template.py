@@ -7,7 +7,8 @@ from typing import Any, Dict, List, Optional, Protocol, Set
 
 from cfnrun.model.errors import ProjectError
 
-FUNCTION_TYPES = ("AWS::Serverless::Function", "AWS::Lambda::Function")
+SERVERLESS_FUNCTION = "AWS::Serverless::Function"
+FUNCTION_TYPES = (SERVERLESS_FUNCTION, "AWS::Lambda::Function")
 DEFAULT_MEMORY_MB = 128
 SAM_DEFAULT_TIMEOUT_S = 3.0
 
@@ -112,11 +113,12 @@ def load_template(path: Path) -> Dict[str, FunctionSpec]:
     for logical_id, resource in document["Resources"].items():
         if not isinstance(resource, dict) or resource.get("Type") not in FUNCTION_TYPES:
             continue
-        properties = {**globals_, **(resource.get("Properties") or {})}
-        if "Environment" in globals_ and "Environment" in (resource.get("Properties") or {}):
+        applied = globals_ if resource["Type"] == SERVERLESS_FUNCTION else {}  # SAM's Globals: its own functions only
+        properties = {**applied, **(resource.get("Properties") or {})}
+        if "Environment" in applied and "Environment" in (resource.get("Properties") or {}):
             properties["Environment"] = {
                 "Variables": {
-                    **_environment(globals_, "Globals.Function", path),
+                    **_environment(applied, "Globals.Function", path),
                     **_environment(resource["Properties"], f"Resources.{logical_id}.Properties", path),
                 }
             }
