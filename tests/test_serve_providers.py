@@ -8,14 +8,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 from botocore import UNSIGNED
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from conftest import FIXTURES, MISBEHAVING, ServerProcess, cfnrun
+from conftest import FIXTURES, LOCAL_STATE, MISBEHAVING, ServerProcess, cfnrun
 
 NOTE = "Cfnrun::Sample::Note"
 CLUSTER = "Cfnrun::Sample::Cluster"
@@ -29,11 +29,11 @@ def serve_in() -> Iterator[Callable[..., ServerProcess]]:
     """``cfnrun serve --port 0 ARGS`` started in folder ``cwd`` (with ``env`` added); each stopped after the test."""
     started: List[ServerProcess] = []
 
-    def start(cwd: Path, *args: str, env: Dict[str, str] = {}) -> ServerProcess:
+    def start(cwd: Path, *args: str, env: Optional[Dict[str, str]] = None) -> ServerProcess:
         process = subprocess.Popen(
             [sys.executable, "-m", "cfnrun", "serve", "--port", "0", *args],
             cwd=str(cwd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env={**os.environ, "NO_COLOR": "1", **env},
+            env={**os.environ, "NO_COLOR": "1", **(env or {})},
         )
         server = ServerProcess(cwd, process=process)
         started.append(server)
@@ -181,3 +181,25 @@ def test_a_plain_function_may_not_take_a_providers_function_name(tmp_path: Path)
     run = cfnrun("serve", "--port", "0", "--provider", str(MISBEHAVING), "--functions", str(template), cwd=tmp_path, timeout=60)
     assert run.returncode == 2
     assert "function name TypeFunction is also served by provider Cfnrun::Test::Misbehaving" in run.stderr
+
+
+def test_each_source_reloads_its_own_saves(serve_in: Callable[..., ServerProcess], tmp_path: Path) -> None:
+    provider, functions = tmp_path / "misbehaving", tmp_path / "functions"
+    shutil.copytree(MISBEHAVING, provider, ignore=LOCAL_STATE)
+    shutil.copytree(FUNCTIONS, functions, ignore=LOCAL_STATE)
+    server = serve_in(tmp_path, "--provider", str(provider), "--functions", str(functions / "template.yaml"))
+    server.has_printed(rf"reload: watching {provider}, {functions} for changes")
+    lambda_client = server.client()
+    assert answer(lambda_client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["version"] == 1
+
+    handlers = functions / "src" / "app.py"
+    handlers.write_text(handlers.read_text().replace('"event": event,', '"event": event, "edited": True,'))
+    server.wait_for_line(r"reload: src/app.py changed")
+    server.wait_for_line(r"reload: new code live in \d+ ms: EchoFunction, PlainFunction")
+    assert answer(lambda_client.invoke(FunctionName="cfnrun-echo", Payload=b"{}"))["edited"] is True
+
+    behaviours = provider / "behaviours.py"
+    behaviours.write_text(behaviours.read_text().replace("VERSION = 1", "VERSION = 2", 1))
+    server.wait_for_line(r"reload: behaviours.py changed")
+    server.wait_for_line(r"reload: new code live in \d+ ms: TypeFunction")
+    assert answer(lambda_client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["version"] == 2
