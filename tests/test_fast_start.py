@@ -464,6 +464,28 @@ def test_the_early_guess_is_the_spec_serve_uses(args: List[str], tmp_path: Path,
     assert guess == _spec_serve_uses(args, monkeypatch)
 
 
+@pytest.mark.parametrize("inside_a_project", [True, False])
+def test_the_early_guess_with_more_providers_is_the_spec_serve_uses(
+    inside_a_project: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inside a project its first function starts early; outside any, the first --provider's."""
+    from cfnrun.app import early_start
+
+    project, note, elsewhere = tmp_path / "misbehaving", tmp_path / "note", tmp_path / "elsewhere"
+    shutil.copytree(MISBEHAVING, project, ignore=LOCAL_STATE)
+    shutil.copytree(ROOT / "samples" / "note", note, ignore=LOCAL_STATE)
+    elsewhere.mkdir()
+    monkeypatch.chdir(project if inside_a_project else elsewhere)
+    for name, value in no_aws_configuration(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    for name in [name for name in os.environ if name.startswith("AWS_") and name != "AWS_CONFIG_FILE"]:
+        monkeypatch.delenv(name)
+    args = ["--provider", str(note), "--functions", str(ROOT / "tests" / "fixtures" / "functions" / "template.yaml")]
+    guess = early_start.early_spec(args, "serve")
+    assert guess is not None and guess.code_dir == (project if inside_a_project else note / "src")
+    assert guess == _spec_serve_uses(args, monkeypatch)
+
+
 @pytest.mark.parametrize("flag", [["--debug-port", "5999"], ["--moto"], ["--help"]])
 def test_serve_starts_nothing_early_where_the_pool_sets_its_worker_up(flag: List[str]) -> None:
     from cfnrun.app import early_start

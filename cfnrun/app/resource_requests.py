@@ -43,7 +43,6 @@ from cfnrun.model.json_patch import PatchError, apply_patch, parse_pointer, touc
 from cfnrun.model.protocol import Action, Credentials, OperationStatus
 from cfnrun.model.schema import ResourceSchema, pointer_to_path
 from cfnrun.model.template import FunctionSpec
-from cfnrun.runtime.outcome import InvocationOutcome
 from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.ui.console import Console
 
@@ -105,17 +104,6 @@ class CancellableClock(RealClock):
                     pass
         if self.cancelled.is_set():
             raise CancelRequested(self.why)
-
-
-class CurrentCode:
-    """Sends each invocation to the provider's type function as it is now: after a reload, the new code."""
-
-    def __init__(self, registry: "FunctionRegistry[Project]") -> None:
-        self.registry = registry
-
-    async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
-        pool = self.registry.pool(self.registry.project.type_function())
-        return await pool.invoke(event, timeout_s, request_id)
 
 
 @dataclass
@@ -378,7 +366,7 @@ class ResourceRequestStore:
         if history is not None:
             observers.append(cloud_control_recorder(history, schema, project.type_name, request, self._ran_with(registry, action, function)))
         return Operation(
-            CurrentCode(registry),
+            self.served.code(project.type_name),
             request,
             schema,
             function_name=function.logical_id,

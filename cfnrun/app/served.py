@@ -53,6 +53,17 @@ class UnknownType(CfnrunError):
     """No served provider has this type name."""
 
 
+class CurrentCode:
+    """An ``Operation``'s target: each invocation goes to the provider's type function as it is now (after a reload, the new code)."""
+
+    def __init__(self, registry: FunctionRegistry[Project]) -> None:
+        self.registry = registry
+
+    async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
+        pool = self.registry.pool(self.registry.project.type_function())
+        return await pool.invoke(event, timeout_s, request_id)
+
+
 class Served:
     """Every source one serve serves, each with its registry; the lookup for a type name or a function name.
 
@@ -113,6 +124,10 @@ class Served:
                 return registry
         served = ", ".join(self.type_names()) or "no resource type"
         raise UnknownType(f"The type '{type_name}' cannot be found: this endpoint serves {served}")
+
+    def code(self, type_name: str) -> CurrentCode:
+        """What an ``Operation`` on ``type_name`` invokes: its provider's type function, as the code is now."""
+        return CurrentCode(self.provider(type_name))
 
     # -- functions ---------------------------------------------------------------------------------
 
