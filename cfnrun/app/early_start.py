@@ -236,10 +236,10 @@ def _serve_function(options: "ServeOptions") -> Optional[Tuple["Project", "Funct
     named, positional = options.project, options.project_path
     if positional is not None and named is not None and positional.resolve() != named.resolve():
         return None
-    first = positional or named
-    if first is None and options.providers and find_project_root(Path.cwd()) is None:
-        first = options.providers[0]
-    project = _project(first)
+    folder = positional or named
+    if folder is None and options.providers and find_project_root(Path.cwd()) is None:
+        folder = options.providers[0]
+    project = _project(folder)
     region = options.region or _local_region(options.profile)
     first = next(iter(project.functions.values()), None)
     return (project, first, region) if first is not None and region else None
