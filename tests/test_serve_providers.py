@@ -203,3 +203,21 @@ def test_each_source_reloads_its_own_saves(serve_in: Callable[..., ServerProcess
     server.wait_for_line(r"reload: behaviours.py changed")
     server.wait_for_line(r"reload: new code live in \d+ ms: TypeFunction")
     assert answer(lambda_client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["version"] == 2
+
+
+def test_cfn_invoke_calls_a_providers_function_by_its_unambiguous_name(
+    sample: Callable[[str], Path], serve_in: Callable[..., ServerProcess]
+) -> None:
+    pytest.importorskip("rpdk.core")
+    note, cluster = sample("note"), sample("cluster")
+    server = serve_in(note, "--provider", str(cluster), "--sts-standin", "--no-reload")
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": "example", "AWS_SESSION_TOKEN": "example"}
+    completed = subprocess.run(
+        [sys.executable, "-m", "cfnrun.app.cfn_offline", "--sts-endpoint", server.url, "invoke", "--endpoint", server.url,
+         "--region", "us-east-1", "--function-name", "Cfnrun-Sample-Note-TypeFunction", "resource", "CREATE", "requests/create.json"],
+        cwd=note, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    response = completed.stdout.split("=== Handler response ===")[-1]
+    assert json.loads(response.split("=== Handler input ===")[0])["status"] == "SUCCESS"
+    server.wait_for_line(r"Cfnrun-Sample-Note-TypeFunction CREATE → SUCCESS")
