@@ -8,8 +8,8 @@ type's project and registry (to run an ``Operation`` on ``CurrentCode``), a func
 AWS calls go.
 
 Naming (the serve guide's "Several providers" section says it for users): with one provider, its
-functions answer to their names as today (``TypeFunction``, ``TestEntrypoint``, template logical
-ids and FunctionNames, ARNs of those). A provider's function also answers, always, to its type
+functions answer to their own names (``TypeFunction``, ``TestEntrypoint``, template logical ids
+and FunctionNames, ARNs of those), as when serve served one project only. A provider's function also answers, always, to its type
 name with ``::`` made ``-``, a ``-`` and its name: ``Sample-Note-Resource-TypeFunction`` (the
 characters Lambda allows in a function name). A bare name two providers share is ambiguous: the
 call is refused with the unambiguous names. A plain function answers to its logical id and
