@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from cfnrun.runtime.registry import FunctionRegistry
     from cfnrun.app.resource_requests import ResourceRequestStore
     from cfnrun.app.served import Served
+    from cfnrun.history.store import HistoryStore
 
 LATE_MODULES = ("cfnrun.app.call_review", "cfnrun.app.resource_requests", "cfnrun.history.recorder")
 
@@ -37,6 +38,7 @@ LATE_MODULES = ("cfnrun.app.call_review", "cfnrun.app.resource_requests", "cfnru
 class LateParts:
     review: "CallReview"
     requests: Optional["ResourceRequestStore"]  # None when only hooks are served: a hook provisions nothing
+    histories: Dict[str, "HistoryStore"]  # each provider's own (its .cfnrun/), by type name; none when recording is off
 
 
 class LateLoading:
@@ -123,7 +125,7 @@ class LateLoading:
                 histories[project.type_name] = history
                 recorders[project.type_name] = CallRecorder(history, _schema_of(registry), project.type_name)
         requests = ResourceRequestStore(served, console, contract, virtual_clock, histories) if served.type_names() else None
-        self.parts = LateParts(CallReview(budgets, console, contract, recorders), requests)
+        self.parts = LateParts(CallReview(budgets, console, contract, recorders), requests, histories)
         served.keep_spares_when_warm()  # the spares import the providers' dependencies too: after all the rest
         return self.parts
 
