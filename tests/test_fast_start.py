@@ -426,7 +426,8 @@ def _spec_serve_uses(args: List[str], monkeypatch: pytest.MonkeyPatch) -> Any:
 
     specs = []
 
-    async def capture(project: Any, settings: Any, console: Any, early: Any = None) -> None:
+    async def capture(sources: Any, settings: Any, console: Any, early: Any = None) -> None:
+        project = sources.providers[0]
         specs.append(worker_spec(project, next(iter(project.functions.values())), settings.runtime))
 
     monkeypatch.setattr(serve_module, "serve_forever", capture)
@@ -460,6 +461,28 @@ def test_the_early_guess_is_the_spec_serve_uses(args: List[str], tmp_path: Path,
         monkeypatch.delenv(name)
     guess = early_start.early_spec(args, "serve")
     assert guess is not None
+    assert guess == _spec_serve_uses(args, monkeypatch)
+
+
+@pytest.mark.parametrize("inside_a_project", [True, False])
+def test_the_early_guess_with_more_providers_is_the_spec_serve_uses(
+    inside_a_project: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inside a project its first function starts early; outside any, the first --provider's."""
+    from cfnrun.app import early_start
+
+    project, note, elsewhere = tmp_path / "misbehaving", tmp_path / "note", tmp_path / "elsewhere"
+    shutil.copytree(MISBEHAVING, project, ignore=LOCAL_STATE)
+    shutil.copytree(ROOT / "samples" / "note", note, ignore=LOCAL_STATE)
+    elsewhere.mkdir()
+    monkeypatch.chdir(project if inside_a_project else elsewhere)
+    for name, value in no_aws_configuration(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    for name in [name for name in os.environ if name.startswith("AWS_") and name != "AWS_CONFIG_FILE"]:
+        monkeypatch.delenv(name)
+    args = ["--provider", str(note), "--functions", str(ROOT / "tests" / "fixtures" / "functions" / "template.yaml")]
+    guess = early_start.early_spec(args, "serve")
+    assert guess is not None and guess.code_dir == (project if inside_a_project else note / "src")
     assert guess == _spec_serve_uses(args, monkeypatch)
 
 
@@ -506,7 +529,7 @@ def _serve_with_the_late_parts_held(monkeypatch: pytest.MonkeyPatch, contract: A
             await scenario(server, post, gate)
 
     settings = serve_module.ServeSettings(port=0, contract=contract, shutdown_timeout_s=grace_s)
-    asyncio.run(serve_module.serve_forever(load_project(MISBEHAVING), settings, Console(console), on_started=started))
+    asyncio.run(serve_module.serve_forever(serve_module.Sources.of(load_project(MISBEHAVING)), settings, Console(console), on_started=started))
     return console.getvalue()
 
 

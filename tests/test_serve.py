@@ -194,7 +194,7 @@ def test_service_errors_have_lambdas_status_and_error_type(serve: Callable[..., 
         assert error_code(caught.value)[:2] == (status, code), name
     with pytest.raises(ClientError) as unknown:
         client.invoke(FunctionName="Nope", Payload=b"{}")
-    assert "This project's functions: TypeFunction, misbehaving-function, Broken" in error_code(unknown.value)[2]
+    assert "Served functions: TypeFunction, misbehaving-function, Broken" in error_code(unknown.value)[2]
 
     for method, path, status, code in [
         ("GET", "/2015-03-31/functions/TypeFunction/invocations", 405, "MethodNotAllowedException"),

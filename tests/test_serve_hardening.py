@@ -328,7 +328,7 @@ def test_serve_restores_the_signal_handlers_it_replaced() -> None:
     import io
     import signal
 
-    from cfnrun.app.serve import ServeSettings, serve_forever
+    from cfnrun.app.serve import ServeSettings, Sources, serve_forever
     from cfnrun.model.project import load_project
     from cfnrun.ui.console import Console
 
@@ -344,7 +344,7 @@ def test_serve_restores_the_signal_handlers_it_replaced() -> None:
 
     try:
         console = io.StringIO()
-        asyncio.run(serve_forever(load_project(MISBEHAVING), ServeSettings(port=0), Console(console), on_started=started))
+        asyncio.run(serve_forever(Sources.of(load_project(MISBEHAVING)), ServeSettings(port=0), Console(console), on_started=started))
         assert seen["url"].startswith("http://127.0.0.1:") and not seen["url"].endswith(":0")
         assert seen["during"] is not mine
         assert signal.getsignal(signal.SIGINT) is mine and signal.getsignal(signal.SIGTERM) is mine

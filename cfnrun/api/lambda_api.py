@@ -1,4 +1,4 @@
-"""The AWS Lambda Invoke API over a project's functions, as aiohttp handlers: the wire only.
+"""The AWS Lambda Invoke API over the served functions, as aiohttp handlers: the wire only.
 
 Clients that speak to Lambda — boto3, the aws CLI, ``cfn invoke``, ``cfn test`` — use it
 unchanged: ``POST /2015-03-31/functions/{FunctionName}/invocations``. This module reads
@@ -14,7 +14,7 @@ import asyncio
 import json
 import traceback
 import uuid
-from typing import Any, Awaitable, Callable, List, NamedTuple, Optional, Protocol, Tuple
+from typing import Any, Awaitable, Callable, NamedTuple, Optional, Protocol, Tuple
 
 from aiohttp import web
 
@@ -26,8 +26,8 @@ from cfnrun.api.cloudformation.service import CloudFormationApi
 from cfnrun.api.connections import ConnectionGuard, ConnectionLimits
 from cfnrun.api.function_responses import function_payload, shutdown_payload, tail_log
 from cfnrun.api.sts_standin import StsStandIn
-from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime.outcome import InvocationOutcome
+from cfnrun.runtime.registry import ServedFunction
 
 MAX_PAYLOAD_BYTES = 6 * 1024 * 1024
 INVOKE_PATH = "/2015-03-31/functions/{name}/invocations"
@@ -39,7 +39,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 class LambdaCall(NamedTuple):
     """One Invoke call as it came over the wire."""
 
-    function: FunctionSpec
+    function: ServedFunction
     payload: Any
     payload_json: Optional[bytes]  # the body itself when the worker can take it as it is (ASCII JSON)
     request_id: str
@@ -55,9 +55,8 @@ class LambdaAnswer(NamedTuple):
 class LambdaCalls(Protocol):
     """What runs the calls the Invoke API takes. May raise ``service_errors.ServiceError`` to answer with one."""
 
-    def function(self, name: str) -> Optional[FunctionSpec]: ...
-
-    def function_names(self) -> List[str]: ...
+    def function(self, name: str) -> ServedFunction:
+        """The function a call names; a ``ResourceNotFoundException`` ServiceError when it names none, or several."""
 
     async def invoke(self, call: LambdaCall) -> LambdaAnswer: ...
 
@@ -127,8 +126,6 @@ class LambdaService:
             raise service_errors.method_not_allowed(request.method, request.path)
         name = request.match_info["name"]
         function = self.calls.function(name)
-        if function is None:
-            raise service_errors.function_not_found(name, self.calls.function_names())
         invocation_type = request.headers.get("X-Amz-Invocation-Type", "RequestResponse")
         if invocation_type not in INVOCATION_TYPES:
             raise service_errors.bad_invocation_type(invocation_type)
@@ -150,7 +147,7 @@ class LambdaService:
             body, headers = function_payload(outcome)
         headers.update({"X-Amz-Executed-Version": "$LATEST", "x-amzn-RequestId": call.request_id})
         if outcome is not None and request.headers.get("X-Amz-Log-Type") == "Tail":
-            headers["X-Amz-Log-Result"] = tail_log(outcome, function.memory_mb)
+            headers["X-Amz-Log-Result"] = tail_log(outcome, function.spec.memory_mb)
         return web.Response(body=body, headers=headers, content_type="application/json")
 
     # -- pieces ----------------------------------------------------------------

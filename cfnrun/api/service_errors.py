@@ -32,7 +32,16 @@ def function_not_found(name: str, known: "list[str]") -> ServiceError:
     return ServiceError(
         404,
         "ResourceNotFoundException",
-        f"Function not found: {name}. This project's functions: {', '.join(known) or 'none'}",
+        f"Function not found: {name}. Served functions: {', '.join(known) or 'none'}",
+    )
+
+
+def ambiguous_function(name: str, candidates: "list[str]") -> ServiceError:
+    """A bare name several served providers' functions have (``TypeFunction``): the caller picks one of ``candidates``."""
+    return ServiceError(
+        404,
+        "ResourceNotFoundException",
+        f"Function not found: {name} is ambiguous, {len(candidates)} served providers have it. Call one of: {', '.join(candidates)}",
     )
 
 

@@ -21,36 +21,39 @@ from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.hook_targets import target_schemas
 from cfnrun.model.project import Project
 from cfnrun.model.seen_call import SeenCall
-from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
-from cfnrun.runtime.registry import FunctionRegistry
+from cfnrun.runtime.registry import FunctionRegistry, ServedFunction
 from cfnrun.ui.console import Console
 
 
 class CallReview:
+    """One serve's review of calls, for every provider it serves: each call is checked against its
+    provider's schema and recorded in its provider's history (``histories``, by type name). A plain
+    function's call is no handler's: it gets its console line only."""
+
     def __init__(
         self,
-        registry: FunctionRegistry,
         budgets: Budgets,
         console: Console,
         contract: ContractMode,
-        history: Optional[CallRecorder] = None,
+        histories: Optional[Dict[str, CallRecorder]] = None,
     ) -> None:
-        self.registry = registry
         self.budgets = budgets
         self.console = console
         self.contract = contract
-        self.history = history
+        self.histories = histories or {}
         self.violations_seen: "collections.Counter[str]" = collections.Counter()  # violation lines, for a summary
-        self._shape: Optional[ShapeValidator] = None
-        self._targets: Optional[Tuple[Project, Dict[str, Dict[str, Any]]]] = None  # a hook project's target schemas
+        self._shapes: Dict[str, ShapeValidator] = {}  # by type name
+        self._targets: Dict[str, Tuple[Project, Dict[str, Dict[str, Any]]]] = {}  # a hook project's target schemas, by type name
 
-    def check(self, call: SeenCall, result: Any) -> List[Violation]:
-        return check_call(self._shape_validator(), call, result, self._target_schemas())
+    def check(self, function: ServedFunction, call: SeenCall, result: Any) -> List[Violation]:
+        if function.type_name is None or call.action is None:
+            return []
+        return check_call(self._shape_validator(function.registry), call, result, self._target_schemas(function.registry))
 
     def report(
         self,
-        function: FunctionSpec,
+        function: ServedFunction,
         call: SeenCall,
         outcome: InvocationOutcome,
         notes: List[str],
@@ -60,29 +63,34 @@ class CallReview:
         """Check the call unless that is done (``violations``), record it, and write its console line."""
         action = call.action
         if violations is None and self.contract is not ContractMode.OFF and outcome.kind is OutcomeKind.RETURNED:
-            violations = self.check(call, outcome.result)
+            violations = self.check(function, call, outcome.result)
         lines = [f"contract {'✗' if v.is_error else '!'} [{v.rule.id}]" for v in violations or []]
         self.violations_seen.update(lines)
         hint = request_file_hint(call.payload)
         notes = ([hint] if hint else []) + notes + [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations or []]
-        if self.history is not None and action is not None:
-            self.history.call(function.logical_id, action, call, outcome, violations or [], (limit, self.budgets.operation(action, self.registry.project.schema)))
-        self.console.call(function.logical_id, action.value if action else None, outcome, notes)
+        history = self.histories.get(function.type_name) if function.type_name is not None else None
+        if history is not None and action is not None:
+            schema = function.registry.project.schema
+            history.call(function.spec.logical_id, action, call, outcome, violations or [], (limit, self.budgets.operation(action, schema)))
+        self.console.call(function.name, action.value if action else None, outcome, notes)
 
     def close(self) -> None:
-        if self.history is not None:
-            self.history.close()
+        for history in self.histories.values():
+            history.close()
 
-    def _shape_validator(self) -> ShapeValidator:
-        schema = self.registry.project.schema  # a reload may have brought a new one
-        if self._shape is None or self._shape.schema is not schema:
-            self._shape = ShapeValidator(schema)
-        return self._shape
+    def _shape_validator(self, registry: "FunctionRegistry[Project]") -> ShapeValidator:
+        project = registry.project
+        schema = project.schema  # a reload may have brought a new one
+        shape = self._shapes.get(project.type_name)
+        if shape is None or shape.schema is not schema:
+            shape = self._shapes[project.type_name] = ShapeValidator(schema)
+        return shape
 
-    def _target_schemas(self) -> Dict[str, Dict[str, Any]]:
-        project = self.registry.project  # a reload may have brought new target schemas
+    def _target_schemas(self, registry: "FunctionRegistry[Project]") -> Dict[str, Dict[str, Any]]:
+        project = registry.project  # a reload may have brought new target schemas
         if not project.is_hook:
             return {}
-        if self._targets is None or self._targets[0] is not project:
-            self._targets = (project, target_schemas(project.root))
-        return self._targets[1]
+        known = self._targets.get(project.type_name)
+        if known is None or known[0] is not project:
+            known = self._targets[project.type_name] = (project, target_schemas(project.root))
+        return known[1]

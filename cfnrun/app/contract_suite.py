@@ -22,7 +22,7 @@ from cfnrun.invoker.credentials import PLACEHOLDER
 from cfnrun.model.hook_targets import TARGET_SCHEMAS_FOLDER, undescribed_targets
 from cfnrun.model.project import Project
 from cfnrun.ui.console import Console
-from cfnrun.app.serve import ServeSettings, aws_calls_routed, start_server
+from cfnrun.app.serve import ServeSettings, Sources, aws_calls_routed, start_server
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
         with aws_calls_routed(replace(settings.serve, port=0, sts_standin=not settings.use_aws), console) as serve:
             if serve.runtime.aws_endpoint:
                 print(f"cfnrun test: the handlers' AWS calls and the suite's export lookups go to {serve.runtime.aws_endpoint}", flush=True)
-            server = await start_server(project, serve, console)
+            server = await start_server(Sources.of(project), serve, console)
             try:
                 await server.loaded  # all of it before the suite: an unusable schema stops here
                 command = [sys.executable, "-m", "cfnrun.app.cfn_offline"]

@@ -8,7 +8,8 @@ read without typer by ``app/options.py``), which is enough to spawn the worker o
 command calls first and tell it to load, with only the light project model and
 ``runtime/spec.py`` imported (not even the event loop: the command adopts the process into its
 loop later). For invoke that is the function the operation calls; for serve, the first function
-the template declares (the one serve warms first).
+the template declares (the one serve warms first) of the current project, or of the first
+``--provider`` when serve runs outside any project.
 
 ``begin`` returns an ``EarlyStart`` (when the command began, and the worker if one started),
 which ``__main__`` hands through the command line to the command. The command adopts the early
@@ -229,11 +230,16 @@ def _invoke_function(settings: "InvokeSettings") -> Optional[Tuple["Project", "F
 
 
 def _serve_function(options: "ServeOptions") -> Optional[Tuple["Project", "FunctionSpec", str]]:
-    """The project, the function ``cfnrun serve`` warms first (the first declared) and the region it serves in."""
+    """The project serve warms first (the current one, else the first ``--provider``), its first function, and the region."""
+    from cfnrun.model.project import find_project_root
+
     named, positional = options.project, options.project_path
     if positional is not None and named is not None and positional.resolve() != named.resolve():
         return None
-    project = _project(positional or named)
+    folder = positional or named
+    if folder is None and options.providers and find_project_root(Path.cwd()) is None:
+        folder = options.providers[0]
+    project = _project(folder)
     region = options.region or _local_region(options.profile)
     first = next(iter(project.functions.values()), None)
     return (project, first, region) if first is not None and region else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from typing import TYPE_CHECKING, Dict, Optional
+from typing import TYPE_CHECKING, List
 
 from aiohttp import web
 
@@ -19,11 +19,8 @@ from cfnrun.api.lambda_api import LambdaService
 from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.app.lambda_calls import LambdaCallPolicy
 from cfnrun.app.late_parts import CloudControlRequests, LateLoading, LateParts
-from cfnrun.model.budgets import Budgets
+from cfnrun.app.served import Served, Warming
 from cfnrun.model.errors import CfnrunError
-from cfnrun.model.project import Project
-from cfnrun.runtime.process import WorkerInitError
-from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.ui.console import Console
 
 if TYPE_CHECKING:
@@ -34,19 +31,18 @@ ANSWER_AFTER_STOP_S = 2.0  # once workers are stopped, how long the calls they r
 
 
 class RunningServer:
-    """A listening endpoint: its address, what it loads after listening (``late``), and how to stop it."""
+    """A listening endpoint: its address, what it serves (``served``: the lookup of types and functions), what it
+    loads after listening (``late``), and how to stop it."""
 
-    def __init__(
-        self, runner: web.AppRunner, service: LambdaService, calls: LambdaCallPolicy, late: LateLoading, registry: FunctionRegistry, url: str
-    ) -> None:
+    def __init__(self, runner: web.AppRunner, service: LambdaService, calls: LambdaCallPolicy, late: LateLoading, served: Served, url: str) -> None:
         self.runner = runner
         self.service = service
         self.calls = calls
         self.late = late
-        self.registry = registry
+        self.served = served
         self.url = url
-        self.reloader: Optional[Reloader] = None  # with reload on, once the file watch is in place
-        self.reloading: Optional["asyncio.Task[None]"] = None
+        self.reloaders: List[Reloader] = []  # with reload on, one per served source once its file watch is in place
+        self.reloading: List["asyncio.Task[None]"] = []
 
     @property
     def loaded(self) -> "asyncio.Task[LateParts]":
@@ -68,10 +64,10 @@ class RunningServer:
     async def stop(self, grace_s: float) -> None:
         """Stop accepting calls, give those in flight ``grace_s``, answer the rest, stop every worker."""
         self.service.refuse_new_calls()  # before the first await: no call may slip in while the rest stops
-        if self.reloading is not None:
-            self.reloading.cancel()
-        if self.reloader is not None:
-            self.reloader.feed.stop()  # the watch's thread ends too, even if the reloading task never ran
+        for reloading in self.reloading:
+            reloading.cancel()
+        for reloader in self.reloaders:
+            reloader.feed.stop()  # the watch's thread ends too, even if the reloading task never ran
         loop = asyncio.get_running_loop()
         grace_ends = loop.time() + grace_s  # one grace for all that follows
         for site in self.runner.sites:
@@ -81,34 +77,27 @@ class RunningServer:
         requests = self.late.parts.requests if self.late.parts is not None else None
         left = max(0.0, grace_ends - loop.time())
         await asyncio.gather(self.calls.finish(grace_s, left), *([requests.close(left)] if requests is not None else []))
-        await self.registry.close()  # calls still running end now, answered with a shutdown error
+        await self.served.close()  # calls still running end now, answered with a shutdown error
         await self.calls.ended(ANSWER_AFTER_STOP_S)
         await self.runner.cleanup()
         self.late.close()
 
 
-async def listen(
-    project: Project,
-    settings: "ServeSettings",
-    budgets: Budgets,
-    console: Console,
-    registry: FunctionRegistry,
-    warming: Dict[str, "asyncio.Task[Optional[WorkerInitError]]"],
-) -> RunningServer:
-    """Listen on the settings' address with the Invoke API (and Cloud Control, the STS stand-in), calls run by the registry."""
+async def listen(served: Served, settings: "ServeSettings", console: Console, warming: Warming) -> RunningServer:
+    """Listen on the settings' address with the Invoke API (and Cloud Control, the STS stand-in), calls run by ``served``'s registries."""
     if settings.debugging:
         console.warn("workers listen for a debugger: time limits are suspended while you step through calls")
-        for index, name in enumerate(project.functions):
+        for index, name in enumerate(warming):
             console.info(f"  {name:<20} debugpy on 127.0.0.1:{(settings.runtime.debug_port or 0) + index}")
         await asyncio.gather(*warming.values(), return_exceptions=True)  # the debugger ports the banner names are open before it listens
     late = LateLoading()
-    calls = LambdaCallPolicy(registry, budgets, settings.contract, late)
+    calls = LambdaCallPolicy(served, settings.contract, late)
     service = LambdaService(
         calls,
         console.error,
         settings.connections,
         sts=StsStandIn(settings.runtime.account_id) if settings.sts_standin else None,
-        cloud_control=None if project.is_hook else CloudControlApi(CloudControlRequests(late)),
+        cloud_control=CloudControlApi(CloudControlRequests(late)) if served.type_names() else None,
     )
     runner = web.AppRunner(
         service.app(),
@@ -128,4 +117,4 @@ async def listen(
         raise
     port = runner.addresses[0][1] if runner.addresses else settings.port  # the bound one, for --port 0
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    return RunningServer(runner, service, calls, late, registry, f"http://{host}:{port}")
+    return RunningServer(runner, service, calls, late, served, f"http://{host}:{port}")

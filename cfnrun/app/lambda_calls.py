@@ -12,38 +12,38 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, List, Optional, Set
 
+from cfnrun.api import service_errors
 from cfnrun.api.lambda_api import LambdaAnswer, LambdaCall
 from cfnrun.app.late_parts import LateLoading
 from cfnrun.app.paging import PagingWatch
+from cfnrun.app.served import Served, UnknownFunction
 from cfnrun.contract.mode import ContractMode
 from cfnrun.model.action import Action
-from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.seen_call import SeenCall
-from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
-from cfnrun.runtime.registry import FunctionRegistry
+from cfnrun.runtime.registry import ServedFunction
 
 
 class LambdaCallPolicy:
-    """Serve's ``LambdaCalls``: one per server, for every function of the project."""
+    """Serve's ``LambdaCalls``: one per server, for every function it serves."""
 
-    def __init__(self, registry: FunctionRegistry, budgets: Budgets, contract: ContractMode, late: LateLoading) -> None:
-        self.registry = registry
-        self.budgets = budgets
+    def __init__(self, served: Served, contract: ContractMode, late: LateLoading) -> None:
+        self.served = served
         self.contract = contract
         self.late = late  # the review of each call arrives with the late parts
         self.paging = PagingWatch()
-        self._limits: Dict[Tuple[str, Optional[float], Optional[Action]], Budget] = {}
         self._running: Set["asyncio.Future[Any]"] = set()  # one future per call, an Event call's task
         self._grace_expired: Optional[float] = None  # the shutdown grace, once it has run out
 
-    def function(self, name: str) -> Optional[FunctionSpec]:
-        return self.registry.resolve(name)
-
-    def function_names(self) -> List[str]:
-        return self.registry.project.function_names()
+    def function(self, name: str) -> ServedFunction:
+        try:
+            return self.served.function(name)
+        except UnknownFunction as unknown:
+            if unknown.candidates:
+                raise service_errors.ambiguous_function(name, unknown.candidates) from None
+            raise service_errors.function_not_found(name, self.served.function_names()) from None
 
     async def invoke(self, call: LambdaCall) -> LambdaAnswer:
         running: "asyncio.Future[None]" = asyncio.get_running_loop().create_future()
@@ -71,7 +71,7 @@ class LambdaCallPolicy:
         how many are still running.
 
         Those still running are then answered with a shutdown error as soon as their worker
-        is stopped (``FunctionRegistry.close``), instead of having their connection dropped.
+        is stopped (``Served.close``), instead of having their connection dropped.
         Refuse new calls first (``LambdaService.refuse_new_calls``).
         """
         if self._running:
@@ -84,20 +84,13 @@ class LambdaCallPolicy:
         if self._running:
             await asyncio.wait(set(self._running), timeout=timeout_s)
 
-    def _limit(self, function: FunctionSpec, action: Optional[Action]) -> Budget:
-        """Cut a call at its function Timeout, and for a known action at the contract budget."""
-        key = (function.logical_id, function.timeout_s, action)
-        limit = self._limits.get(key)
-        if limit is None:
-            limit = self._limits[key] = self.budgets.call(action, function.timeout_s)
-        return limit
-
     async def _run(self, call: LambdaCall) -> InvocationOutcome:
         function = call.function
-        seen = SeenCall.parse(call.payload)
-        action = seen.action
-        limit = self._limit(function, action)
-        outcome = await self.registry.pool(function).invoke(call.payload, limit.seconds, call.request_id, call.payload_json)
+        # A plain function's event is no handler's call, whatever its keys: no contract, no budget of an action.
+        seen = SeenCall.parse(call.payload) if function.type_name is not None else SeenCall(call.payload)
+        action: Optional[Action] = seen.action
+        limit = self.served.limit(function, action)
+        outcome = await self.served.invoke(function, call.payload, action, call.request_id, call.payload_json)
         notes: List[str] = []
         if outcome.kind is OutcomeKind.TIMED_OUT:
             breach = "contract breach: " if action is not None and limit.is_contract else ""
@@ -106,10 +99,10 @@ class LambdaCallPolicy:
             notes.append(f"serve is stopping: still running after the {self._grace_expired:g} s shutdown grace; answered with Runtime.ExitError")
         strict = self.contract is ContractMode.STRICT
         if action is Action.LIST and outcome.kind is OutcomeKind.RETURNED:
-            outcome = self.paging.answer(function.logical_id, seen, outcome, notes, strict)
+            outcome = self.paging.answer(function.name, seen, outcome, notes, strict)
         if strict and outcome.kind is OutcomeKind.RETURNED:
             review = (await self.late.wait()).review
-            violations = review.check(seen, outcome.result)
+            violations = review.check(function, seen, outcome.result)
             asyncio.get_running_loop().call_soon(review.report, function, seen, outcome, notes, limit, violations)
             errors = [v for v in violations if v.is_error]
             if not errors:

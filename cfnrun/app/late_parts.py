@@ -20,13 +20,16 @@ from cfnrun.api.cloudcontrol import CloudProgress, ResourceDescription
 from cfnrun.contract.mode import ContractMode
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.errors import CfnrunError
-from cfnrun.model.project import Project
-from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.ui.console import Console
 
 if TYPE_CHECKING:
     from cfnrun.app.call_review import CallReview
+    from cfnrun.model.project import Project
+    from cfnrun.model.schema import ResourceSchema
+    from cfnrun.runtime.registry import FunctionRegistry
     from cfnrun.app.resource_requests import ResourceRequestStore
+    from cfnrun.app.served import Served
+    from cfnrun.history.store import HistoryStore
 
 LATE_MODULES = ("cfnrun.app.call_review", "cfnrun.app.resource_requests", "cfnrun.history.recorder")
 
@@ -34,7 +37,8 @@ LATE_MODULES = ("cfnrun.app.call_review", "cfnrun.app.resource_requests", "cfnru
 @dataclass(frozen=True)
 class LateParts:
     review: "CallReview"
-    requests: Optional["ResourceRequestStore"]  # None for a hook project: a hook provisions nothing
+    requests: Optional["ResourceRequestStore"]  # None when only hooks are served: a hook provisions nothing
+    histories: Dict[str, "HistoryStore"]  # each provider's own (its .cfnrun/), by type name; none when recording is off
 
 
 class LateLoading:
@@ -45,10 +49,8 @@ class LateLoading:
         self.task: Optional["asyncio.Task[LateParts]"] = None  # the step; raises what stops serve (an unusable schema)
         self._waiting: Set["asyncio.Future[None]"] = set()  # uses of the parts asked for before they loaded
 
-    def begin(
-        self, project: Project, registry: FunctionRegistry, budgets: Budgets, console: Console, contract: ContractMode, virtual_clock: bool
-    ) -> "asyncio.Task[LateParts]":
-        self.task = asyncio.ensure_future(self._load(project, registry, budgets, console, contract, virtual_clock))
+    def begin(self, served: "Served", budgets: Budgets, console: Console, contract: ContractMode, virtual_clock: bool) -> "asyncio.Task[LateParts]":
+        self.task = asyncio.ensure_future(self._load(served, budgets, console, contract, virtual_clock))
         return self.task
 
     async def wait(self) -> LateParts:
@@ -100,32 +102,44 @@ class LateLoading:
             return
         use(parts)
 
-    async def _load(
-        self, project: Project, registry: FunctionRegistry, budgets: Budgets, console: Console, contract: ContractMode, virtual_clock: bool
-    ) -> LateParts:
+    async def _load(self, served: "Served", budgets: Budgets, console: Console, contract: ContractMode, virtual_clock: bool) -> LateParts:
         """The review of each call, Cloud Control's request store, then the spares.
 
-        The schema is checked here too (the check loads jsonschema, which the review needs anyway):
-        a schema cfnrun cannot validate against raises, and serve stops with that error.
+        Every provider's schema is checked here too (the check loads jsonschema, which the review needs
+        anyway): a schema cfnrun cannot validate against raises, and serve stops with that error.
+        Each provider records in its own history (its ``.cfnrun/``), where ``cfnrun history`` and
+        ``cfnrun replay`` in that project find its calls.
         """
-        await asyncio.to_thread(_import_late_and_check, project)
+        await asyncio.to_thread(_import_late_and_check, served)
         from cfnrun.app.call_review import CallReview
         from cfnrun.app.resource_requests import ResourceRequestStore
         from cfnrun.history.recorder import CallRecorder
         from cfnrun.history.store import HistoryStore
 
-        history = HistoryStore.for_recording(project.root)
-        requests = None if project.is_hook else ResourceRequestStore(registry, budgets, console, contract, virtual_clock, history)
-        recorder = CallRecorder(history, lambda: registry.project.schema, project.type_name) if history else None
-        self.parts = LateParts(CallReview(registry, budgets, console, contract, recorder), requests)
-        registry.keep_spares_when_warm()  # the spares import the provider's dependencies too: after all the rest
+        histories: Dict[str, HistoryStore] = {}
+        recorders: Dict[str, CallRecorder] = {}
+        for registry in served.providers:
+            project = registry.project
+            history = HistoryStore.for_recording(project.root)
+            if history is not None:
+                histories[project.type_name] = history
+                recorders[project.type_name] = CallRecorder(history, _schema_of(registry), project.type_name)
+        requests = ResourceRequestStore(served, console, contract, virtual_clock, histories) if served.type_names() else None
+        self.parts = LateParts(CallReview(budgets, console, contract, recorders), requests, histories)
+        served.keep_spares_when_warm()  # the spares import the providers' dependencies too: after all the rest
         return self.parts
 
 
-def _import_late_and_check(project: Project) -> None:
+def _schema_of(registry: "FunctionRegistry[Project]") -> "Callable[[], ResourceSchema]":
+    """The provider's schema as it is when asked (a reload may bring a new one)."""
+    return lambda: registry.project.schema
+
+
+def _import_late_and_check(served: "Served") -> None:
     for name in LATE_MODULES:
         importlib.import_module(name)
-    project.schema.require_usable()
+    for registry in served.providers:
+        registry.project.schema.require_usable()
 
 
 class CloudControlRequests:
@@ -136,7 +150,7 @@ class CloudControlRequests:
 
     async def _store(self) -> "ResourceRequestStore":
         requests = (await self.late.wait()).requests
-        assert requests is not None, "a resource project's"
+        assert requests is not None, "served with a resource type"
         return requests
 
     async def create_resource(self, type_name: str, desired: Dict[str, Any], client_token: Optional[str]) -> CloudProgress:

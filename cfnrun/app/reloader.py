@@ -1,19 +1,21 @@
-"""Saved files → new code live in the server's workers, with the console saying what happened."""
+"""Saved files → new code live in the server's workers, with the console saying what happened.
+
+One reloader per served source (a provider project, a ``--functions`` template): each watches its own files.
+"""
 from __future__ import annotations
 
 import time
 import traceback
-from typing import Optional
+from typing import Any, Optional
 
 from cfnrun.model.errors import CfnrunError
-from cfnrun.model.project import load_project
 from cfnrun.app.watcher import ChangeFeed, ProjectChange, WatchFailed, describe_change
 from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.ui.console import Console
 
 
 class Reloader:
-    def __init__(self, registry: FunctionRegistry, console: Console) -> None:
+    def __init__(self, registry: "FunctionRegistry[Any]", console: Console) -> None:
         self.registry = registry
         self.console = console
         self.feed = ChangeFeed(registry.project)
@@ -45,7 +47,7 @@ class Reloader:
         project = None
         if change.config:
             try:
-                project = load_project(self.registry.project.root)
+                project = self.registry.project.read_again()
             except CfnrunError as error:
                 self.console.error(f"reload: {error}; still serving the previous configuration")
                 return

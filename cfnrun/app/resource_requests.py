@@ -5,7 +5,9 @@ its operation runs through ``cfnrun.invoker.operation.Operation`` exactly as
 ``cfnrun invoke`` runs one (IN_PROGRESS replay after CallbackDelaySeconds, the response
 budgets, timeoutInMinutes, contract checks), and its progress is kept for
 GetResourceRequestStatus for the life of the server. GetResource and ListResources run
-READ and LIST the same way and answer when they end.
+READ and LIST the same way and answer when they end. One store serves every resource type
+serve serves (``app/served.py``): each request runs on its type's provider, against its schema,
+and is recorded in that provider's history.
 """
 from __future__ import annotations
 
@@ -27,20 +29,20 @@ from cfnrun.contract.write_only import redact
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import caller_credentials
 from cfnrun.app.history import cloud_control_recorder
+from cfnrun.app.served import Served, UnknownType
 from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.events.operation import ContractChecked, InvocationCompleted, Observer, OperationEvent, OperationResult
 from cfnrun.history.store import HistoryStore
 from cfnrun.invoker.operation import Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import OperationInput
-from cfnrun.model.budgets import Budgets
 from cfnrun.model.endings import EndReason
+from cfnrun.model.project import Project
 from cfnrun.model.identifiers import IdentifierError, identifier_model, identifier_of
 from cfnrun.model.json_patch import PatchError, apply_patch, parse_pointer, touched_paths, validate_patch
 from cfnrun.model.protocol import Action, Credentials, OperationStatus
 from cfnrun.model.schema import ResourceSchema, pointer_to_path
 from cfnrun.model.template import FunctionSpec
-from cfnrun.runtime.outcome import InvocationOutcome
 from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.ui.console import Console
 
@@ -104,19 +106,9 @@ class CancellableClock(RealClock):
             raise CancelRequested(self.why)
 
 
-class CurrentCode:
-    """Sends each invocation to the type function as it is now: after a reload, the new code."""
-
-    def __init__(self, registry: FunctionRegistry) -> None:
-        self.registry = registry
-
-    async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
-        pool = self.registry.pool(self.registry.project.type_function())
-        return await pool.invoke(event, timeout_s, request_id)
-
-
 @dataclass
 class ResourceRequest:
+    registry: "FunctionRegistry[Project]"  # its type's provider
     progress: CloudProgress
     fingerprint: str  # a digest of the input, for ClientToken idempotency (no property values are kept)
     clock: CancellableClock
@@ -150,54 +142,57 @@ def _touches(patch_path: str, property_pointer: str) -> bool:
 
 
 class ResourceRequestStore:
-    """The resource requests of one ``cfnrun serve``, served to the Cloud Control API."""
+    """The resource requests of one ``cfnrun serve``, for every resource type it serves, served to the Cloud Control API."""
 
     def __init__(
         self,
-        registry: FunctionRegistry,
-        budgets: Budgets,
+        served: Served,
         console: Console,
         contract: ContractMode = ContractMode.WARN,
         virtual_clock: bool = False,
-        history: Optional[HistoryStore] = None,
+        histories: Optional[Dict[str, HistoryStore]] = None,
     ) -> None:
-        self.registry = registry
-        self.history = history  # every operation a request runs is recorded there, like cfnrun invoke's
-        self.budgets = budgets
+        self.served = served
+        self.histories = histories or {}  # by type name: every operation a request runs is recorded there, like cfnrun invoke's
+        self.budgets = served.budgets
         self.console = console
         self.contract = contract
         self.virtual_clock = virtual_clock
         self._requests: Dict[str, ResourceRequest] = {}
         self._client_tokens: Dict[str, str] = {}
-        self._shape: Optional[ShapeValidator] = None
+        self._shapes: Dict[str, ShapeValidator] = {}  # by type name
         self._credentials: Optional[Credentials] = None
 
     def _caller_credentials(self) -> Credentials:
         """The handler's caller credentials, as ``cfnrun invoke`` passes them; looked up once, on first use."""
         if self._credentials is None:
-            self._credentials, _ = caller_credentials(aws_endpoint=self.registry.settings.aws_endpoint)
+            self._credentials, _ = caller_credentials(aws_endpoint=self.served.aws_endpoint)
         return self._credentials
 
-    # -- the project ------------------------------------------------------------------
+    # -- the providers ----------------------------------------------------------------
 
-    @property
-    def schema(self) -> ResourceSchema:
-        return self.registry.project.schema  # a reload may bring a new one
+    def _shape_validator(self, schema: ResourceSchema) -> ShapeValidator:
+        """One compiled schema per type for every operation's contract checks, until a reload brings a new schema."""
+        shape = self._shapes.get(schema.type_name)
+        if shape is None or shape.schema is not schema:
+            shape = self._shapes[schema.type_name] = ShapeValidator(schema)
+        return shape
 
-    def _shape_validator(self) -> ShapeValidator:
-        """One compiled schema for every operation's contract checks, until a reload brings a new schema."""
-        if self._shape is None or self._shape.schema is not self.schema:
-            self._shape = ShapeValidator(self.schema)
-        return self._shape
-
-    def _check_type(self, type_name: str) -> None:
-        served = self.registry.project.type_name
-        if type_name != served:
-            raise CloudControlError("TypeNotFoundException", f"The type '{type_name}' cannot be found: this endpoint serves {served}")
-
-    def _identifier_model(self, identifier: str) -> Dict[str, Any]:
+    def _provider(self, type_name: str) -> "FunctionRegistry[Project]":
+        """The registry of the provider serving resource type ``type_name``; TypeNotFoundException naming the served ones."""
         try:
-            return identifier_model(self.schema, identifier)
+            registry = self.served.provider(type_name)
+        except UnknownType as error:
+            raise CloudControlError("TypeNotFoundException", str(error)) from None
+        if registry.project.is_hook:
+            served = ", ".join(self.served.type_names())
+            raise CloudControlError("TypeNotFoundException", f"The type '{type_name}' is a hook, not a resource type: this endpoint serves {served}")
+        return registry
+
+    @staticmethod
+    def _identifier_model(schema: ResourceSchema, identifier: str) -> Dict[str, Any]:
+        try:
+            return identifier_model(schema, identifier)
         except IdentifierError as error:
             raise validation_error(f"Invalid identifier {identifier!r}: {error}") from None
 
@@ -225,18 +220,18 @@ class ResourceRequestStore:
                 )
 
     async def create_resource(self, type_name: str, desired: Dict[str, Any], client_token: Optional[str]) -> CloudProgress:
-        self._check_type(type_name)
+        registry = self._provider(type_name)
         fingerprint = _fingerprint("CREATE", type_name, desired)
         known = self._known(client_token, fingerprint)
         if known is not None:
             return known
-        _model_validation_failed(self.schema, Action.CREATE, desired, None)
-        return self._start(Action.CREATE, desired, None, None, client_token, fingerprint)
+        _model_validation_failed(registry.project.schema, Action.CREATE, desired, None)
+        return self._start(registry, Action.CREATE, desired, None, None, client_token, fingerprint)
 
     async def update_resource(
         self, type_name: str, identifier: str, patch: List[Dict[str, Any]], client_token: Optional[str]
     ) -> CloudProgress:
-        self._check_type(type_name)
+        registry = self._provider(type_name)
         fingerprint = _fingerprint("UPDATE", type_name, identifier, patch)
         known = self._known(client_token, fingerprint)
         if known is not None:
@@ -245,16 +240,16 @@ class ResourceRequestStore:
             operations = validate_patch(patch)
         except PatchError as error:
             raise validation_error(f"Invalid patch document: {error}") from None
-        schema = self.schema
+        schema = registry.project.schema
         for path in touched_paths(operations):
             if any(_touches(path, p) for p in schema.read_only_properties):
                 raise validation_error(f"Invalid patch update: readOnly property {path} cannot be updated")
             if any(_touches(path, p) for p in schema.create_only_properties):
                 raise CloudControlError("NotUpdatableException", f"Invalid patch update: createOnly property {path} cannot be updated")
-        key = self._identifier_model(identifier)
+        key = self._identifier_model(schema, identifier)
         identifier = identifier_of(schema, key) or identifier
         self._check_no_concurrent(identifier)
-        current = (await self._read(key)).resource_model or {}
+        current = (await self._read(registry, key)).resource_model or {}
         try:
             patched = apply_patch(current, operations)
         except PatchError as error:
@@ -262,21 +257,23 @@ class ResourceRequestStore:
         if not isinstance(patched, dict):
             raise validation_error("Invalid patch document: the patched resource model is not a JSON object")
         _model_validation_failed(schema, Action.UPDATE, patched, current)
-        return self._start(Action.UPDATE, patched, current, identifier, client_token, fingerprint)
+        return self._start(registry, Action.UPDATE, patched, current, identifier, client_token, fingerprint)
 
     async def delete_resource(self, type_name: str, identifier: str, client_token: Optional[str]) -> CloudProgress:
-        self._check_type(type_name)
+        registry = self._provider(type_name)
         fingerprint = _fingerprint("DELETE", type_name, identifier)
         known = self._known(client_token, fingerprint)
         if known is not None:
             return known
-        key = self._identifier_model(identifier)
-        identifier = identifier_of(self.schema, key) or identifier
+        schema = registry.project.schema
+        key = self._identifier_model(schema, identifier)
+        identifier = identifier_of(schema, key) or identifier
         self._check_no_concurrent(identifier)
-        return self._start(Action.DELETE, key, None, identifier, client_token, fingerprint)
+        return self._start(registry, Action.DELETE, key, None, identifier, client_token, fingerprint)
 
     def _start(
         self,
+        registry: "FunctionRegistry[Project]",
         action: Action,
         desired: Dict[str, Any],
         previous: Optional[Dict[str, Any]],
@@ -285,10 +282,8 @@ class ResourceRequestStore:
         fingerprint: str,
     ) -> CloudProgress:
         token = str(uuid.uuid4())
-        progress = CloudProgress(
-            self.registry.project.type_name, token, action.value, "IN_PROGRESS", time.time(), identifier=identifier
-        )
-        request = ResourceRequest(progress, fingerprint, CancellableClock(VirtualClock() if self.virtual_clock else RealClock()))
+        progress = CloudProgress(registry.project.type_name, token, action.value, "IN_PROGRESS", time.time(), identifier=identifier)
+        request = ResourceRequest(registry, progress, fingerprint, CancellableClock(VirtualClock() if self.virtual_clock else RealClock()))
         self._requests[token] = request
         if client_token is not None:
             self._client_tokens[client_token] = token
@@ -300,7 +295,7 @@ class ResourceRequestStore:
     async def _run(self, request: ResourceRequest, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> None:
         progress = request.progress
         try:
-            result = await self._operation(action, desired, previous, request.clock, progress).run()
+            result = await self._operation(request.registry, action, desired, previous, request.clock, progress).run()
         except CancelRequested:
             self._update(progress, "CANCEL_COMPLETE", "cancelled: no further invocations were made")
             self.console.info(f"Cloud Control request {progress.request_token}: {progress.status}")
@@ -330,20 +325,21 @@ class ResourceRequestStore:
 
     def _operation(
         self,
+        registry: "FunctionRegistry[Project]",
         action: Action,
         desired: Dict[str, Any],
         previous: Optional[Dict[str, Any]],
         clock: RealClock,
         progress: Optional[CloudProgress] = None,
     ) -> Operation:
-        function = self.registry.project.type_function()
-        schema = self.schema
-        project = self.registry.project
+        project = registry.project  # as it is now: a reload may bring new code or a new schema
+        function = project.type_function()
+        schema = project.schema
         request = OperationRequest(
             action=action,
             type_name=project.type_name,
-            region=self.registry.settings.region,
-            account_id=self.registry.settings.account_id,
+            region=self.served.region,
+            account_id=self.served.account_id,
             entrypoint=Entrypoint.TYPE,
             operation=OperationInput(
                 desired=desired, previous=previous, client_request_token=progress.request_token if progress else None
@@ -352,23 +348,25 @@ class ResourceRequestStore:
         )
         checker = None
         if self.contract is not ContractMode.OFF:
-            checker = ContractChecker(schema, action, desired, previous, shape=self._shape_validator())
+            checker = ContractChecker(schema, action, desired, previous, shape=self._shape_validator(schema))
         label = f"Cloud Control {progress.request_token[:8]}" if progress else f"Cloud Control {action.value}"
+        shown = self.served.shown_name(registry, function.logical_id)
 
         def observe(event: OperationEvent) -> None:
             if isinstance(event, InvocationCompleted):
-                self.console.call(function.logical_id, f"{action.value} ({label})", event.outcome)
+                self.console.call(shown, f"{action.value} ({label})", event.outcome)
                 if progress is not None and event.progress is not None:
-                    self._record_event(progress, event)
+                    self._record_event(progress, event, schema)
             elif isinstance(event, ContractChecked):
                 for violation in event.violations:
                     self.console.warn(f"{label}: contract {'✗' if violation.is_error else '!'} {violation.line()}")
 
         observers: List[Observer] = [observe]
-        if self.history is not None:
-            observers.append(cloud_control_recorder(self.history, schema, project.type_name, request, self._ran_with(action, function)))
+        history = self.histories.get(project.type_name)
+        if history is not None:
+            observers.append(cloud_control_recorder(history, schema, project.type_name, request, self._ran_with(registry, action, function)))
         return Operation(
-            CurrentCode(self.registry),
+            self.served.code(project.type_name),
             request,
             schema,
             function_name=function.logical_id,
@@ -380,9 +378,9 @@ class ResourceRequestStore:
             strict=self.contract is ContractMode.STRICT,
         )
 
-    def _ran_with(self, action: Action, function: FunctionSpec) -> InvokeSettings:
+    def _ran_with(self, registry: "FunctionRegistry[Project]", action: Action, function: FunctionSpec) -> InvokeSettings:
         """The ``cfnrun invoke`` settings that run this operation again (``cfnrun replay``)."""
-        settings = self.registry.settings
+        settings = registry.settings
         return InvokeSettings(
             action=action,
             function=function.logical_id,
@@ -400,12 +398,13 @@ class ResourceRequestStore:
             faults=tuple(settings.faults),
         )
 
-    def _record_event(self, progress: CloudProgress, event: InvocationCompleted) -> None:
+    @staticmethod
+    def _record_event(progress: CloudProgress, event: InvocationCompleted, schema: ResourceSchema) -> None:
         handler_event = event.progress
         assert handler_event is not None
         if handler_event.resourceModel is not None:
-            progress.resource_model = self.schema.without_write_only(handler_event.resourceModel)
-            progress.identifier = progress.identifier or identifier_of(self.schema, handler_event.resourceModel)
+            progress.resource_model = schema.without_write_only(handler_event.resourceModel)
+            progress.identifier = progress.identifier or identifier_of(schema, handler_event.resourceModel)
         if progress.status == "CANCEL_IN_PROGRESS":
             return
         progress.status_message = handler_event.message or None
@@ -415,8 +414,8 @@ class ResourceRequestStore:
 
     # -- READ and LIST ------------------------------------------------------------------
 
-    async def _read(self, key: Dict[str, Any]) -> OperationResult:
-        result = await self._operation(Action.READ, key, None, RealClock()).run()
+    async def _read(self, registry: "FunctionRegistry[Project]", key: Dict[str, Any]) -> OperationResult:
+        result = await self._operation(registry, Action.READ, key, None, RealClock()).run()
         self._raise_if_failed(result)
         return result
 
@@ -429,19 +428,21 @@ class ResourceRequestStore:
         raise CloudControlError("HandlerInternalFailureException", result.message)
 
     async def get_resource(self, type_name: str, identifier: str) -> ResourceDescription:
-        self._check_type(type_name)
-        result = await self._read(self._identifier_model(identifier))
-        model = self.schema.without_write_only(result.resource_model or {})
-        return ResourceDescription(identifier_of(self.schema, model) or identifier, model)
+        registry = self._provider(type_name)
+        result = await self._read(registry, self._identifier_model(registry.project.schema, identifier))
+        schema = registry.project.schema
+        model = schema.without_write_only(result.resource_model or {})
+        return ResourceDescription(identifier_of(schema, model) or identifier, model)
 
     async def list_resources(self, type_name: str, resource_model: Optional[Dict[str, Any]]) -> List[ResourceDescription]:
-        self._check_type(type_name)
-        result = await self._operation(Action.LIST, resource_model or {}, None, RealClock()).run()
+        registry = self._provider(type_name)
+        result = await self._operation(registry, Action.LIST, resource_model or {}, None, RealClock()).run()
         self._raise_if_failed(result)
+        schema = registry.project.schema
         descriptions = []
         for model in result.resource_models or []:
-            shown = self.schema.without_write_only(model)
-            descriptions.append(ResourceDescription(identifier_of(self.schema, shown) or "", shown))
+            shown = schema.without_write_only(model)
+            descriptions.append(ResourceDescription(identifier_of(schema, shown) or "", shown))
         return descriptions
 
     # -- request status -----------------------------------------------------------------

@@ -1,6 +1,8 @@
 """cfnrun serve: startup → serve → shutdown, until Ctrl-C or SIGTERM; no worker outlives it.
 
-Startup (``start_server``): the workers begin to warm (the first may have been spawned before
+What it serves (``Sources``): one or more provider projects (the current one and each ``--provider``)
+and the plain functions of each ``--functions`` template, each with its own warm pools and reload
+(``app/served.py``). Startup (``start_server``): the workers begin to warm (the first may have been spawned before
 the command line loaded, ``app/early_start.py``), the port listens as soon as the Lambda Invoke
 API can answer (``app/endpoint.py``), and then one step loads what answers do not wait for
 (``app/late_parts.py``: the contract checks, history, Cloud Control's request store).
@@ -17,15 +19,17 @@ import importlib
 import signal
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, Iterator, Optional, Tuple
 
 from cfnrun.api.limits import ConnectionLimits
 from cfnrun.contract.mode import ContractMode
 from cfnrun.model.budgets import Budgets
+from cfnrun.model.function_template import FunctionTemplate
 from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project
 from cfnrun.app.settings.serve import DEFAULT_HOST, DEFAULT_PORT, SHUTDOWN_GRACE_S
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
+from cfnrun.app.served import Served, Warming
 from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.runtime.spec import RuntimeSettings
@@ -40,6 +44,18 @@ if TYPE_CHECKING:
 ENDPOINT_MODULE = "cfnrun.app.endpoint"
 LOOPBACK_HOSTS = (DEFAULT_HOST, "localhost", "::1")
 DEBUG_TIMEOUT_S = 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What one serve serves: provider projects (the current project first, when there is one) and templates of plain functions."""
+
+    providers: Tuple[Project, ...]
+    templates: Tuple[FunctionTemplate, ...] = ()
+
+    @classmethod
+    def of(cls, project: Project) -> "Sources":
+        return cls((project,))
 
 
 @dataclass(frozen=True)
@@ -59,7 +75,7 @@ class ServeSettings:
 
 
 async def serve_forever(
-    project: Project,
+    sources: Sources,
     settings: ServeSettings,
     console: Console,
     on_started: Optional[Callable[[RunningServer], Awaitable[None]]] = None,
@@ -84,9 +100,12 @@ async def serve_forever(
         previous[signum] = signal.getsignal(signum)
         loop.add_signal_handler(signum, on_signal)
     try:
-        console.info(f"cfnrun serve: {project.type_name} from {project.root}")
+        for project in sources.providers:
+            console.info(f"cfnrun serve: {project.type_name} from {project.root}")
+        for template in sources.templates:
+            console.info(f"cfnrun serve: functions {', '.join(template.functions)} from {template.path}")
         with aws_calls_routed(settings, console) as routed:
-            await _serve(project, routed, console, on_started, stop, started, early)
+            await _serve(sources, routed, console, on_started, stop, started, early)
     except asyncio.CancelledError:
         if forced.is_set():  # what start_server had begun is undone by now: no worker is left
             raise KeyboardInterrupt from None
@@ -98,7 +117,7 @@ async def serve_forever(
 
 
 async def _serve(
-    project: Project,
+    sources: Sources,
     settings: ServeSettings,
     console: Console,
     on_started: Optional[Callable[[RunningServer], Awaitable[None]]],
@@ -106,10 +125,10 @@ async def _serve(
     started: asyncio.Event,
     early: Optional[EarlyStart],
 ) -> None:
-    server = await start_server(project, settings, console, early)  # startup
+    server = await start_server(sources, settings, console, early)  # startup
     started.set()
     # It answers calls already; it says it listens once it knows it can go on (a broken schema stops it first).
-    announcing = asyncio.ensure_future(_announce_when_loaded(project, settings, server, console))
+    announcing = asyncio.ensure_future(_announce_when_loaded(settings, server, console))
     try:  # serve
         if on_started is not None:
             await on_started(server)
@@ -125,58 +144,59 @@ async def _serve(
         console.info("stopped")
 
 
-async def start_server(project: Project, settings: ServeSettings, console: Console, early: Optional[EarlyStart] = None) -> RunningServer:
+async def start_server(sources: Sources, settings: ServeSettings, console: Console, early: Optional[EarlyStart] = None) -> RunningServer:
     """Startup: the workers begin to warm, the port listens, then the late parts load (``RunningServer.loaded``).
 
     A start that fails or is interrupted stops what it began: no worker outlives it.
     """
-    _warn_before_starting(project, settings, console)
+    _warn_before_starting(sources, settings, console)
     loading_since = early.began_at if early is not None else time.time()  # the project's files were read from then on
-    registry = FunctionRegistry(project, settings.runtime, on_note=console.warn)
+    budgets = replace(settings.budgets, invocation_timeout_s=DEBUG_TIMEOUT_S) if settings.debugging else settings.budgets
+    served = Served(sources.providers, sources.templates, settings.runtime, budgets, on_note=console.warn)
     # Workers import in the background while the server starts listening: a call waits only
     # for its own function's worker, and the console says when each function is warm.
-    warming = registry.warm_each(adopt=early.take if early is not None else None)
-    announce_warm(project, warming, console)
-    # The file watch sets itself up while the server loads; it is in place before serve says it listens.
+    warming = served.warm_each(adopt=early.take if early is not None else None)
+    announce_warm(served, warming, console)
+    # The file watches set themselves up while the server loads; they are in place before serve says it listens.
     # Saves made since the workers began to load are caught up on, as a first change.
-    watch = _FileWatch(registry, console, loading_since) if settings.reload else None
-    budgets = replace(settings.budgets, invocation_timeout_s=DEBUG_TIMEOUT_S) if settings.debugging else settings.budgets
+    watches = [_FileWatch(registry, console, loading_since) for registry in served.registries] if settings.reload else []
     try:
         await asyncio.to_thread(importlib.import_module, ENDPOINT_MODULE)
         from cfnrun.app.endpoint import listen
 
-        server = await listen(project, settings, budgets, console, registry, warming)
+        server = await listen(served, settings, console, warming)
     except BaseException:
-        if watch is not None:
+        for watch in watches:
             watch.abandon()
-        await registry.close()  # interrupted, a broken install, a taken port: no worker outlives this
+        await served.close()  # interrupted, a broken install, a taken port: no worker outlives this
         raise
     # Listening: what no answer waits for loads now, in one step (``app/late_parts.py``).
-    server.late.begin(project, registry, budgets, console, settings.contract, settings.virtual_clock)
-    if watch is not None:
-        try:
+    server.late.begin(served, budgets, console, settings.contract, settings.virtual_clock)
+    try:
+        for watch in watches:
             await watch.in_place(server)
-        except BaseException:
-            await server.stop(0.0)
-            raise
+    except BaseException:
+        await server.stop(0.0)
+        raise
     return server
 
 
-def _warn_before_starting(project: Project, settings: ServeSettings, console: Console) -> None:
+def _warn_before_starting(sources: Sources, settings: ServeSettings, console: Console) -> None:
     if settings.host not in LOOPBACK_HOSTS:
         console.warn(
             f"binding to {settings.host}: anyone who can reach this machine can run your handlers "
             "with the credentials passed to them. Use the default 127.0.0.1 unless you mean it."
         )
     if settings.contract is not ContractMode.OFF:
-        for pointer, pattern in unusable_patterns(project.schema.document):
-            console.warn(skipped_pattern_note(pointer, pattern))
+        for project in sources.providers:
+            for pointer, pattern in unusable_patterns(project.schema.document):
+                console.warn(skipped_pattern_note(pointer, pattern))
 
 
 class _FileWatch:
     """``--reload``'s watch, set up while the server starts; it reloads once serve listens."""
 
-    def __init__(self, registry: FunctionRegistry, console: Console, saved_since: float) -> None:
+    def __init__(self, registry: "FunctionRegistry[Any]", console: Console, saved_since: float) -> None:
         from cfnrun.app.reloader import Reloader
 
         self.console = console
@@ -199,14 +219,14 @@ class _FileWatch:
         except WatchFailed as error:  # it has stopped itself
             self.console.warn(f"reload: {error}; serving without reload")
             return
-        server.reloader = self.reloader
-        server.reloading = asyncio.ensure_future(self.reloader.run())
+        server.reloaders.append(self.reloader)
+        server.reloading.append(asyncio.ensure_future(self.reloader.run()))
 
 
-def announce_warm(project: Project, warming: Dict[str, "asyncio.Task[Optional[WorkerInitError]]"], console: Console) -> None:
+def announce_warm(served: Served, warming: Warming, console: Console) -> None:
     """Say when each function's first worker is warm, or why it does not load."""
     started = time.perf_counter()
-    handlers = {name: function.handler for name, function in project.functions.items()}
+    handlers = served.handlers()
 
     def report(name: str, task: "asyncio.Task[Optional[WorkerInitError]]") -> None:
         if task.cancelled():
@@ -226,23 +246,27 @@ def announce_warm(project: Project, warming: Dict[str, "asyncio.Task[Optional[Wo
         task.add_done_callback(functools.partial(report, name))
 
 
-def _announce(project: Project, settings: ServeSettings, server: RunningServer, console: Console) -> None:
+def _announce(settings: ServeSettings, server: RunningServer, console: Console) -> None:
     console.info(f"Lambda Invoke API listening on {server.url} (Ctrl-C to stop)")
-    if not project.is_hook:
-        console.info(f"Cloud Control API for {project.type_name} at {server.url}/")
-    if server.reloader is not None:
-        console.info(f"reload: watching {project.root} for changes (--no-reload to turn off)")
+    served = server.served
+    if served.type_names():
+        console.info(f"Cloud Control API for {', '.join(served.type_names())} at {server.url}/")
+    if len(served.registries) > 1:
+        console.info(f"functions by unambiguous name: {', '.join(served.function_names())}")
+    if server.reloaders:
+        folders = ", ".join(str(reloader.registry.project.root) for reloader in server.reloaders)
+        console.info(f"reload: watching {folders} for changes (--no-reload to turn off)")
     if settings.sts_standin:
         console.info(f"STS stand-in (GetCallerIdentity, GetSessionToken) at {server.url}/")
 
 
-async def _announce_when_loaded(project: Project, settings: ServeSettings, server: RunningServer, console: Console) -> None:
+async def _announce_when_loaded(settings: ServeSettings, server: RunningServer, console: Console) -> None:
     """Say serve listens once what it loads after listening is in; never, if that fails (``_until_stopped`` says why)."""
     try:
         await asyncio.shield(server.loaded)
     except Exception:  # noqa: B902 - reported where serve stops on it
         return
-    _announce(project, settings, server, console)
+    _announce(settings, server, console)
 
 
 async def _until_stopped(server: RunningServer, stop: asyncio.Event) -> None:

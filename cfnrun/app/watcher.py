@@ -1,4 +1,4 @@
-"""Which saved files matter to a provider project, watched without polling."""
+"""Which saved files matter to a provider project (or a template of plain functions), watched without polling."""
 from __future__ import annotations
 
 import asyncio
@@ -12,7 +12,8 @@ from typing import Callable, Iterator, List, Optional, Sequence, Set, Union
 import watchfiles
 
 from cfnrun.model.errors import CfnrunError
-from cfnrun.model.project import RPDK_CONFIG, TEMPLATE_NAMES, Project
+from cfnrun.model.project import RPDK_CONFIG
+from cfnrun.model.template import FunctionSource
 
 IGNORED_DIRS = {
     ".git", ".hg", ".svn", "__pycache__", "build", "dist", ".state", ".venv", "venv", "env",
@@ -30,15 +31,14 @@ CLOCK_SLACK_S = 0.005
 
 
 class ProjectFilter(watchfiles.DefaultFilter):
-    """Code under the import root, plus the schema, template.yml and .rpdk-config."""
+    """Code under the import root (each function's, for plain functions), plus the schema, template.yml and .rpdk-config
+    (the ``--functions`` template)."""
 
-    def __init__(self, project: Project, extra_files: Sequence[Path] = ()) -> None:
+    def __init__(self, project: FunctionSource, extra_files: Sequence[Path] = ()) -> None:
         super().__init__(ignore_dirs=tuple(IGNORED_DIRS))
-        self.code_dir = project.code_dir
+        self.code_dirs = project.code_dirs
         self.extra_files = set(extra_files)  # e.g. invoke --watch's request file, wherever it is
-        self.config_files = {project.root / RPDK_CONFIG, *(project.root / n for n in TEMPLATE_NAMES)}
-        if project.schema.path is not None:
-            self.config_files.add(project.schema.path)
+        self.config_files = project.config_files
 
     def __call__(self, change: watchfiles.Change, path: str) -> bool:
         candidate = Path(path)
@@ -48,7 +48,7 @@ class ProjectFilter(watchfiles.DefaultFilter):
             return False
         if candidate.name.startswith("#") or candidate.name.endswith(IGNORED_SUFFIXES):
             return False
-        return candidate.is_relative_to(self.code_dir)
+        return any(candidate.is_relative_to(folder) for folder in self.code_dirs)
 
     def is_config(self, path: Path) -> bool:
         return path in self.config_files
@@ -78,13 +78,14 @@ class WatchSignal:
         self._stop.set()
 
 
-def saved_between(project: Project, extra_files: Sequence[Path], since: float, until: float) -> Optional[ProjectChange]:
+def saved_between(project: FunctionSource, extra_files: Sequence[Path], since: float, until: float) -> Optional[ProjectChange]:
     """The files the watch reports on that were saved between ``since`` and ``until`` (``time.time()``s), as one change."""
     watch_filter = ProjectFilter(project, extra_files)
     candidates = [*watch_filter.config_files, *watch_filter.extra_files]
-    for folder, folders, files in os.walk(project.code_dir):
-        folders[:] = [name for name in folders if name not in IGNORED_DIRS]
-        candidates.extend(Path(folder, name) for name in files)
+    for code_dir in project.code_dirs:
+        for folder, folders, files in os.walk(code_dir):
+            folders[:] = [name for name in folders if name not in IGNORED_DIRS]
+            candidates.extend(Path(folder, name) for name in files)
     saved = set()
     for path in candidates:
         try:
@@ -96,12 +97,13 @@ def saved_between(project: Project, extra_files: Sequence[Path], since: float, u
     return ProjectChange(saved, any(watch_filter.is_config(path) for path in saved)) if saved else None
 
 
-def watched_folders(project: Project, extra_files: Sequence[Path] = ()) -> List[Path]:
-    """The project's folder, and the folder of each extra file outside it."""
-    return sorted({project.root, *(path.parent for path in extra_files if not path.is_relative_to(project.root))})
+def watched_folders(project: FunctionSource, extra_files: Sequence[Path] = ()) -> List[Path]:
+    """The project's folder, and each code folder and extra file's folder outside it."""
+    outside = [*project.code_dirs, *(path.parent for path in extra_files)]
+    return sorted({project.root, *(folder for folder in outside if not folder.is_relative_to(project.root))})
 
 
-def watch_changes(project: Project, signal: WatchSignal, extra_files: Sequence[Path] = ()) -> Iterator[ProjectChange]:
+def watch_changes(project: FunctionSource, signal: WatchSignal, extra_files: Sequence[Path] = ()) -> Iterator[ProjectChange]:
     """Each burst of saves that touched the project's code or configuration (or one of ``extra_files``), until ``signal`` is set."""
     watch_filter = ProjectFilter(project, extra_files)
     for changes in watchfiles.watch(
@@ -125,7 +127,7 @@ class ChangeFeed:
     watch is never dropped: ``start`` raises it, or, once started, ``next`` does.
     """
 
-    def __init__(self, project: Project, extra_files: Sequence[Path] = ()) -> None:
+    def __init__(self, project: FunctionSource, extra_files: Sequence[Path] = ()) -> None:
         self.project = project
         self.extra_files = [path.resolve() for path in extra_files]
         self._changes: "asyncio.Queue[Union[ProjectChange, WatchFailed]]" = asyncio.Queue()

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Set
 
 from cfnrun.model.errors import ProjectError, not_json
 from cfnrun.model.schema import ResourceSchema
-from cfnrun.model.template import FunctionSpec, load_template
+from cfnrun.model.template import FunctionSpec, function_named, load_template
 
 RPDK_CONFIG = ".rpdk-config"
 TEMPLATE_NAMES = ("template.yml", "template.yaml")
@@ -45,16 +45,23 @@ class Project:
 
     def find_function(self, name: str) -> Optional[FunctionSpec]:
         """A function by logical id or FunctionName, also from a qualified name or ARN."""
-        parts = name.split(":")
-        if name.startswith("arn:"):  # arn:aws:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER]
-            name = parts[6] if len(parts) > 6 else name
-        elif len(parts) > 2 and parts[1] == "function":  # partial ARN ACCOUNT:function:NAME[:QUALIFIER]
-            name = parts[2]
-        name = name.split(":", 1)[0]
-        for spec in self.functions.values():
-            if name in spec.names:
-                return spec
-        return None
+        return function_named(self.functions, name)
+
+    @property
+    def config_files(self) -> Set[Path]:
+        """.rpdk-config, template.yml and the schema: a save of one rereads the project."""
+        files = {self.root / RPDK_CONFIG, *(self.root / name for name in TEMPLATE_NAMES)}
+        if self.schema.path is not None:
+            files.add(self.schema.path)
+        return files
+
+    @property
+    def code_dirs(self) -> Set[Path]:
+        return {self.code_dir}
+
+    def read_again(self) -> "Project":
+        """The project as its files are now (after a save of one of ``config_files``)."""
+        return load_project(self.root)
 
     def function(self, name: str) -> FunctionSpec:
         spec = self.find_function(name)

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Protocol, Set
 
 from cfnrun.model.errors import ProjectError
 
-FUNCTION_TYPES = ("AWS::Serverless::Function", "AWS::Lambda::Function")
+SERVERLESS_FUNCTION = "AWS::Serverless::Function"
+FUNCTION_TYPES = (SERVERLESS_FUNCTION, "AWS::Lambda::Function")
 DEFAULT_MEMORY_MB = 128
 SAM_DEFAULT_TIMEOUT_S = 3.0
 
@@ -23,6 +24,7 @@ class FunctionSpec:
     environment: Dict[str, str] = field(default_factory=dict)
     function_name: Optional[str] = None
     runtime: Optional[str] = None
+    code_dir: Optional[Path] = None  # a plain function's own code folder (its CodeUri); None: its project's
 
     @property
     def names(self) -> List[str]:
@@ -31,6 +33,51 @@ class FunctionSpec:
         if self.function_name and self.function_name != self.logical_id:
             names.append(self.function_name)
         return names
+
+
+def called_name(name: str) -> str:
+    """The function name an Invoke call means: from a name, a qualified name (``NAME:QUALIFIER``) or an ARN."""
+    parts = name.split(":")
+    if name.startswith("arn:"):  # arn:aws:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER]
+        name = parts[6] if len(parts) > 6 else name
+    elif len(parts) > 2 and parts[1] == "function":  # partial ARN ACCOUNT:function:NAME[:QUALIFIER]
+        name = parts[2]
+    return name.split(":", 1)[0]
+
+
+def function_named(functions: Dict[str, FunctionSpec], name: str) -> Optional[FunctionSpec]:
+    """The function of ``functions`` an Invoke call names (by logical id or FunctionName, as a qualified name or ARN too)."""
+    bare = called_name(name)
+    return next((spec for spec in functions.values() if bare in spec.names), None)
+
+
+class FunctionSource(Protocol):
+    """Where served functions come from, each with a pool of warm workers: a provider project, or a template of plain functions.
+
+    It says what runs the functions (``code_dir``, the folder they run in), which files a reload
+    watches, and how to read itself again after one of its configuration files changed.
+    """
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def code_dir(self) -> Path: ...
+
+    @property
+    def functions(self) -> Dict[str, FunctionSpec]: ...
+
+    @property
+    def config_files(self) -> Set[Path]: ...
+
+    @property
+    def code_dirs(self) -> Set[Path]: ...
+
+    def find_function(self, name: str) -> Optional[FunctionSpec]: ...
+
+    def function_names(self) -> List[str]: ...
+
+    def read_again(self) -> "FunctionSource": ...
 
 
 def _environment(properties: Dict[str, Any], where: str, path: Path) -> Dict[str, str]:
@@ -66,11 +113,12 @@ def load_template(path: Path) -> Dict[str, FunctionSpec]:
     for logical_id, resource in document["Resources"].items():
         if not isinstance(resource, dict) or resource.get("Type") not in FUNCTION_TYPES:
             continue
-        properties = {**globals_, **(resource.get("Properties") or {})}
-        if "Environment" in globals_ and "Environment" in (resource.get("Properties") or {}):
+        applied = globals_ if resource["Type"] == SERVERLESS_FUNCTION else {}  # SAM's Globals: its own functions only
+        properties = {**applied, **(resource.get("Properties") or {})}
+        if "Environment" in applied and "Environment" in (resource.get("Properties") or {}):
             properties["Environment"] = {
                 "Variables": {
-                    **_environment(globals_, "Globals.Function", path),
+                    **_environment(applied, "Globals.Function", path),
                     **_environment(resource["Properties"], f"Resources.{logical_id}.Properties", path),
                 }
             }

@@ -8,15 +8,14 @@ from typing import TYPE_CHECKING, Dict, Mapping, Optional, Sequence
 from cfnrun.model.faults import FAULTS_VARIABLE, FaultRule, faults_variable
 
 if TYPE_CHECKING:  # kept light: the command line reads the defaults below before any project loads
-    from cfnrun.model.project import Project
-    from cfnrun.model.template import FunctionSpec
+    from cfnrun.model.template import FunctionSource, FunctionSpec
 
 DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT_ID = "123456789012"
 
 
 def lambda_environment(
-    project: Project,
+    project: FunctionSource,
     function: FunctionSpec,
     region: str,
     log_level: str = "INFO",
@@ -49,7 +48,7 @@ def lambda_environment(
             "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{name}",
             "AWS_LAMBDA_LOG_STREAM_NAME": "cfnrun/[$LATEST]local",
             "AWS_EXECUTION_ENV": f"AWS_Lambda_python{sys.version_info.major}.{sys.version_info.minor}",
-            "LAMBDA_TASK_ROOT": str(project.code_dir),
+            "LAMBDA_TASK_ROOT": str(function.code_dir or project.code_dir),
             "_HANDLER": function.handler,
             "TZ": env.get("TZ", ":UTC"),
             "PYTHONUNBUFFERED": "1",

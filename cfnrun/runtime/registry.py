@@ -1,21 +1,25 @@
-"""The project's functions, each with its own pool of warm workers, created on first use."""
+"""One source's functions (a provider project's, or a template's plain functions), each with its own pool of warm
+workers, created on first use. Serve keeps one registry per source (``app/served.py``)."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, Dict, List, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Generic, List, Optional, TypeVar
 
-from cfnrun.model.project import Project
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError, WorkerProcess
 from cfnrun.runtime.spec import RuntimeSettings, WorkerSpec, worker_spec
-from cfnrun.model.template import FunctionSpec
+from cfnrun.model.template import FunctionSource, FunctionSpec
 
 # Hands over a worker already started for a spec (``app/early_start.py``), or None.
 Adopt = Callable[[WorkerSpec], Optional[WorkerProcess]]
+S = TypeVar("S", bound=FunctionSource)
 
 
-class FunctionRegistry:
-    def __init__(self, project: Project, settings: RuntimeSettings, on_note: Optional[Callable[[str], None]] = None) -> None:
+class FunctionRegistry(Generic[S]):
+    """``project``: the source as it is now (a reload may bring a new one): a ``Project``, or a ``FunctionTemplate``."""
+
+    def __init__(self, project: S, settings: RuntimeSettings, on_note: Optional[Callable[[str], None]] = None) -> None:
         self.project = project
         self.settings = settings
         self._on_note = on_note  # told once per function when its workers cannot be forked
@@ -61,7 +65,7 @@ class FunctionRegistry:
         first = adopt(spec) if adopt is not None else None
         return FunctionPool(spec, workers, standby=self._spares, first=first, on_note=self._on_note)
 
-    async def reload(self, project: Optional[Project] = None) -> Dict[str, Optional[WorkerInitError]]:
+    async def reload(self, project: Optional[S] = None) -> Dict[str, Optional[WorkerInitError]]:
         """Move every function to the code on disk, and to ``project``'s functions if given.
 
         Functions whose configuration is unchanged reload their code in place; added ones
@@ -154,3 +158,16 @@ async def _warmed(arrival: "Optional[asyncio.Future[None]]") -> Optional[WorkerI
     except WorkerInitError as error:
         return error
     return None
+
+
+@dataclass(frozen=True, eq=False)
+class ServedFunction:
+    """A function as serve answers for it: the name it goes by there, its spec, and the registry whose pools run it."""
+
+    name: str  # unambiguous among everything serve serves
+    spec: FunctionSpec
+    registry: "FunctionRegistry[Any]"
+    type_name: Optional[str] = None  # the provider's resource type or hook; None for a plain function
+
+    def pool(self) -> FunctionPool:
+        return self.registry.pool(self.spec)

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import List, Mapping, Optional, Tuple
 
 from cfnrun.model.faults import FaultRule
-from cfnrun.model.project import Project
-from cfnrun.model.template import FunctionSpec
+from cfnrun.model.template import FunctionSource, FunctionSpec
 from cfnrun.runtime.environment import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, lambda_environment
 from cfnrun.runtime.sandbox import MARKER, new_marker
 
@@ -83,14 +82,14 @@ class RuntimeSettings:
     faults: Tuple[FaultRule, ...] = ()  # --inject: faults in the handlers' AWS calls
 
 
-def worker_spec(project: Project, function: FunctionSpec, settings: RuntimeSettings) -> WorkerSpec:
+def worker_spec(project: FunctionSource, function: FunctionSpec, settings: RuntimeSettings) -> WorkerSpec:
     debug_port = None
     if settings.debug_port is not None:
         debug_port = settings.debug_port + list(project.functions).index(function.logical_id)
     return WorkerSpec(
         function_name=function.function_name or function.logical_id,
         handler=function.handler,
-        code_dir=project.code_dir,
+        code_dir=function.code_dir or project.code_dir,
         cwd=project.root,
         env=lambda_environment(
             project, function, settings.region, settings.log_level, aws_endpoint=settings.aws_endpoint, faults=settings.faults

@@ -11,12 +11,15 @@ from cfnrun.api.lambda_api import LambdaAnswer, LambdaCall
 from cfnrun.api.service_errors import ServiceError
 from cfnrun.app.lambda_calls import LambdaCallPolicy
 from cfnrun.app.late_parts import LateLoading, LateParts
+from cfnrun.app.served import Served
 from cfnrun.contract import violations as rules
 from cfnrun.contract.mode import ContractMode
 from cfnrun.contract.violations import Violation
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
+from cfnrun.runtime.registry import ServedFunction
+from cfnrun.runtime.spec import RuntimeSettings
 
 FUNCTION = FunctionSpec("TypeFunction", "handlers.resource")  # no Timeout: the contract budget cuts a call first
 LIST_PAGE_2 = {"action": "LIST", "request": {"clientRequestToken": "t", "desiredResourceState": {}, "nextToken": "page-2"}}
@@ -51,10 +54,10 @@ class FakeReview:
     violations: List[Violation] = field(default_factory=list)
     reported: List[Tuple[Any, List[str], Optional[List[Violation]]]] = field(default_factory=list)
 
-    def check(self, call: Any, result: Any) -> List[Violation]:
+    def check(self, function: ServedFunction, call: Any, result: Any) -> List[Violation]:
         return list(self.violations)
 
-    def report(self, function: FunctionSpec, call: Any, outcome: InvocationOutcome, notes: List[str], limit: Any, violations: Optional[List[Violation]] = None) -> None:
+    def report(self, function: ServedFunction, call: Any, outcome: InvocationOutcome, notes: List[str], limit: Any, violations: Optional[List[Violation]] = None) -> None:
         self.reported.append((outcome.result if outcome.kind is OutcomeKind.RETURNED else outcome.kind, list(notes), violations))
 
 
@@ -62,15 +65,25 @@ def returns(result: Dict[str, Any]) -> Callable[[Any, float, str], InvocationOut
     return lambda payload, timeout_s, request_id: InvocationOutcome(OutcomeKind.RETURNED, request_id, 1.0, result=result)
 
 
-def policy(answer: Answer, contract: ContractMode = ContractMode.WARN, review: Optional[FakeReview] = None) -> Tuple[LambdaCallPolicy, LateLoading]:
+class FakeCalls(LambdaCallPolicy):
+    """The policy, and the fake registry its calls' function runs on."""
+
+    def __init__(self, answer: Answer, contract: ContractMode, late: LateLoading) -> None:
+        super().__init__(Served([], [], RuntimeSettings(), Budgets()), contract, late)
+        self.fake_registry = FakeRegistry(FakePool(answer))
+
+
+def policy(answer: Answer, contract: ContractMode = ContractMode.WARN, review: Optional[FakeReview] = None) -> Tuple[FakeCalls, LateLoading]:
     late = LateLoading()
     if review is not None:
-        late.parts = LateParts(review, None)  # type: ignore[arg-type]
-    return LambdaCallPolicy(FakeRegistry(FakePool(answer)), Budgets(), contract, late), late  # type: ignore[arg-type]
+        late.parts = LateParts(review, None, {})  # type: ignore[arg-type]
+    return FakeCalls(answer, contract, late), late
 
 
-def call(payload: Any, request_id: str = "r-1") -> LambdaCall:
-    return LambdaCall(FUNCTION, payload, None, request_id)
+def call(calls: FakeCalls, payload: Any, request_id: str = "r-1") -> LambdaCall:
+    """A call of the type's TypeFunction, run by the fake pool of ``calls``."""
+    function = ServedFunction("TypeFunction", FUNCTION, calls.fake_registry, "Cfnrun::Sample::Note")  # type: ignore[arg-type]
+    return LambdaCall(function, payload, None, request_id)
 
 
 async def settle() -> None:
@@ -81,7 +94,7 @@ async def settle() -> None:
 def test_a_list_handing_back_its_token_is_noted_then_stopped_at_the_limit() -> None:
     async def scenario() -> List[LambdaAnswer]:
         calls, _ = policy(returns({"status": "SUCCESS", "resourceModels": [], "nextToken": "page-2"}), review=review)
-        answers = [await calls.invoke(call(LIST_PAGE_2)) for _ in range(3)]
+        answers = [await calls.invoke(call(calls, LIST_PAGE_2)) for _ in range(3)]
         await settle()
         return answers
 
@@ -98,7 +111,7 @@ def test_strict_answers_failed_when_the_handler_breaks_the_contract() -> None:
 
     async def scenario() -> LambdaAnswer:
         calls, _ = policy(returns({"status": "DONE"}), ContractMode.STRICT, review)
-        answer = await calls.invoke(call(CREATE))
+        answer = await calls.invoke(call(calls, CREATE))
         await settle()
         return answer
 
@@ -113,7 +126,7 @@ def test_a_timed_out_call_is_noted_as_a_contract_breach() -> None:
 
     async def scenario() -> None:
         calls, _ = policy(lambda payload, timeout_s, request_id: InvocationOutcome(OutcomeKind.TIMED_OUT, request_id, 1.0, timeout_s=timeout_s), review=review)
-        await calls.invoke(call(CREATE))
+        await calls.invoke(call(calls, CREATE))
         await settle()
 
     asyncio.run(scenario())
@@ -129,10 +142,10 @@ def test_calls_answered_before_the_review_loads_are_reviewed_once_it_has_in_orde
         loading: "asyncio.Future[LateParts]" = asyncio.get_running_loop().create_future()
         late.task = loading  # type: ignore[assignment]
         for n in range(3):
-            await calls.invoke(call({"n": n}, f"r-{n}"))
+            await calls.invoke(call(calls, {"n": n}, f"r-{n}"))
         await settle()
         before = list(review.reported)
-        late.parts = LateParts(review, None)  # type: ignore[arg-type]
+        late.parts = LateParts(review, None, {})  # type: ignore[arg-type]
         loading.set_result(late.parts)
         await settle()
         return before, review.reported
@@ -146,7 +159,7 @@ def test_a_strict_call_waiting_for_the_checker_is_told_serve_stops_when_it_never
     async def scenario() -> ServiceError:
         calls, late = policy(returns({"status": "SUCCESS"}), ContractMode.STRICT)
         late.task = asyncio.ensure_future(asyncio.sleep(60))  # type: ignore[assignment]
-        waiting = asyncio.ensure_future(calls.invoke(call(CREATE)))
+        waiting = asyncio.ensure_future(calls.invoke(call(calls, CREATE)))
         await settle()
         await late.finish(0.0)
         with pytest.raises(ServiceError) as raised:
@@ -168,7 +181,7 @@ def test_a_call_still_running_after_the_grace_is_answered_with_the_shutdown() ->
             return InvocationOutcome(OutcomeKind.WORKER_DIED, request_id, 1.0)
 
         calls, _ = policy(died, review=review)
-        running = asyncio.ensure_future(calls.invoke(call(CREATE)))
+        running = asyncio.ensure_future(calls.invoke(call(calls, CREATE)))
         await settle()
         still = await calls.finish(10.0, 0.0)
         release.set()  # its worker is stopped: the call ends

@@ -1,14 +1,19 @@
 """``cfnrun serve``: check what can be checked before listening, then serve until Ctrl-C or SIGTERM."""
 from __future__ import annotations
 
+from pathlib import Path
+from typing import List, Optional
+
 from cfnrun.app.commands.common import EXIT_INTERRUPTED, EXIT_SUCCESS, echo, project_dir, usage_error
 from cfnrun.app.early_start import EarlyStart
 from cfnrun.app.preflight import interpreter_version, require_debugpy, runtime_mismatch
 from cfnrun.app import serve
+from cfnrun.app.served import check_unique
 from cfnrun.app.settings.serve import ServeOptions
 from cfnrun.invoker.region import local_region
 from cfnrun.model.errors import CfnrunError
-from cfnrun.model.project import load_project
+from cfnrun.model.function_template import load_function_template
+from cfnrun.model.project import Project, find_project_root, load_project
 from cfnrun.ui.console import Console
 
 
@@ -30,22 +35,49 @@ def serve_settings(options: ServeOptions, region: str) -> serve.ServeSettings:
     )
 
 
+def served_sources(options: ServeOptions) -> serve.Sources:
+    """The projects and templates to serve: the current project (named, or found at or above the current folder)
+    when there is one, then each ``--provider``, then each ``--functions`` template. CfnrunError for one that does not load.
+
+    Without ``--provider`` or ``--functions`` the current project is required, as it always was.
+    """
+    # Each schema is checked once serve listens (load_late_parts).
+    current = _current_project(options)
+    providers: List[Project] = [current] if current is not None else []
+    for folder in options.providers:
+        if not folder.is_dir():
+            raise CfnrunError(f"--provider {folder}: not a folder (a provider project made by 'cfn init' holds .rpdk-config)")
+        project = load_project(folder, usable_schema=False)
+        if all(project.root != other.root for other in providers):
+            providers.append(project)
+    templates = [load_function_template(path) for path in options.functions]
+    check_unique(providers, templates)
+    return serve.Sources(tuple(providers), tuple(templates))
+
+
+def _current_project(options: ServeOptions) -> Optional[Project]:
+    named = options.project_path or options.project
+    if named is None and (options.providers or options.functions) and find_project_root(Path.cwd()) is None:
+        return None  # serve --provider DIR ... outside any project
+    return load_project(project_dir(options.project_path, options.project), usable_schema=False)
+
+
 def run(options: ServeOptions, early: EarlyStart) -> int:
     console = Console()
     try:
-        # The schema is checked once serve listens (load_late_parts).
-        loaded = load_project(project_dir(options.project_path, options.project), usable_schema=False)
-        mismatch = runtime_mismatch(loaded, interpreter_version(options.python))
+        sources = served_sources(options)
+        version = interpreter_version(options.python)
+        mismatches = [note for note in (runtime_mismatch(project, version) for project in sources.providers) if note]
         if options.debug_port is not None:
             require_debugpy(options.python)
         region = options.region or local_region(options.profile)
     except CfnrunError as error:
         return usage_error(str(error))
-    if mismatch:
+    for mismatch in mismatches:
         console.warn(mismatch)
     try:
         # Then kills an early worker serve did not adopt.
-        early.run(serve.serve_forever(loaded, serve_settings(options, region), console, early=early))
+        early.run(serve.serve_forever(sources, serve_settings(options, region), console, early=early))
     except CfnrunError as error:
         return usage_error(str(error))
     except KeyboardInterrupt:  # a second Ctrl-C while serve was still starting
