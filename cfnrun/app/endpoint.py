@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, List
 from aiohttp import web
 
 from cfnrun.api.cloudcontrol import CloudControlApi
+from cfnrun.api.cloudformation.custom_resource_responses import CustomResourceResponseEndpoint
+from cfnrun.api.cloudformation.service import CloudFormationApi
 from cfnrun.api.connections import GuardedTCPSite
 from cfnrun.api.lambda_api import LambdaService
 from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.app.lambda_calls import LambdaCallPolicy
-from cfnrun.app.late_parts import CloudControlRequests, LateLoading, LateParts
+from cfnrun.app.late_parts import CloudControlRequests, LateLoading, LateParts, ResponsesWhenLoaded, StackCallsWhenLoaded
 from cfnrun.app.served import Served, Warming
 from cfnrun.model.errors import CfnrunError
 from cfnrun.ui.console import Console
@@ -73,10 +75,11 @@ class RunningServer:
         for site in self.runner.sites:
             await site.stop()
         await self.late.finish(max(0.0, grace_ends - loop.time()))
-        # Lambda calls and Cloud Control requests share the rest of the grace: their handler calls finish together.
-        requests = self.late.parts.requests if self.late.parts is not None else None
+        # Lambda calls, Cloud Control requests and stack operations share the rest of the grace: their handler calls finish together.
+        parts = self.late.parts
         left = max(0.0, grace_ends - loop.time())
-        await asyncio.gather(self.calls.finish(grace_s, left), *([requests.close(left)] if requests is not None else []))
+        closing = [parts.stacks.store.close(left), *([parts.requests.close(left)] if parts.requests is not None else [])] if parts else []
+        await asyncio.gather(self.calls.finish(grace_s, left), *closing)
         await self.served.close()  # calls still running end now, answered with a shutdown error
         await self.calls.ended(ANSWER_AFTER_STOP_S)
         await self.runner.cleanup()
@@ -98,6 +101,8 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         settings.connections,
         sts=StsStandIn(settings.runtime.account_id) if settings.sts_standin else None,
         cloud_control=CloudControlApi(CloudControlRequests(late)) if served.type_names() else None,
+        cloudformation=CloudFormationApi(StackCallsWhenLoaded(late)),
+        custom_resource_responses=CustomResourceResponseEndpoint(ResponsesWhenLoaded(late)),
     )
     runner = web.AppRunner(
         service.app(),

@@ -2,7 +2,7 @@
 
 Serve listens as soon as the Lambda Invoke API can answer (``app/serve.py``). The review of
 each answered call (``app/call_review.py``: the contract checker with jsonschema, pydantic's
-wire models, the history's sqlite3) and Cloud Control's request store load right after, on a
+wire models, the history's sqlite3), Cloud Control's request store and the local stacks load right after, on a
 thread, while the first worker imports the provider. In ``--contract warn`` nothing in an
 answer depends on them: a call answered before they are here is reviewed once they are, in
 the order answered. A ``--contract strict`` call and a Cloud Control request need them to
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set
 
 from cfnrun.api import service_errors
 from cfnrun.api.cloudcontrol import CloudProgress, ResourceDescription
+from cfnrun.app.stacks import STACK_OPERATIONS
 from cfnrun.contract.mode import ContractMode
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.errors import CfnrunError
@@ -29,9 +30,11 @@ if TYPE_CHECKING:
     from cfnrun.runtime.registry import FunctionRegistry
     from cfnrun.app.resource_requests import ResourceRequestStore
     from cfnrun.app.served import Served
+    from cfnrun.app.stacks.local_stacks import LocalStacks
+    from cfnrun.api.cloudformation.custom_resource_responses import CustomResourceResponse
     from cfnrun.history.store import HistoryStore
 
-LATE_MODULES = ("cfnrun.app.call_review", "cfnrun.app.resource_requests", "cfnrun.history.recorder")
+LATE_MODULES = ("cfnrun.app.call_review", "cfnrun.app.resource_requests", "cfnrun.app.stacks.local_stacks", "cfnrun.history.recorder")
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class LateParts:
     review: "CallReview"
     requests: Optional["ResourceRequestStore"]  # None when only hooks are served: a hook provisions nothing
     histories: Dict[str, "HistoryStore"]  # each provider's own (its .cfnrun/), by type name; none when recording is off
+    stacks: "LocalStacks"  # the CloudFormation API's stacks
 
 
 class LateLoading:
@@ -49,8 +53,10 @@ class LateLoading:
         self.task: Optional["asyncio.Task[LateParts]"] = None  # the step; raises what stops serve (an unusable schema)
         self._waiting: Set["asyncio.Future[None]"] = set()  # uses of the parts asked for before they loaded
 
-    def begin(self, served: "Served", budgets: Budgets, console: Console, contract: ContractMode, virtual_clock: bool) -> "asyncio.Task[LateParts]":
-        self.task = asyncio.ensure_future(self._load(served, budgets, console, contract, virtual_clock))
+    def begin(
+        self, served: "Served", budgets: Budgets, console: Console, contract: ContractMode, virtual_clock: bool, url: str = ""
+    ) -> "asyncio.Task[LateParts]":
+        self.task = asyncio.ensure_future(self._load(served, budgets, console, contract, virtual_clock, url))
         return self.task
 
     async def wait(self) -> LateParts:
@@ -102,7 +108,9 @@ class LateLoading:
             return
         use(parts)
 
-    async def _load(self, served: "Served", budgets: Budgets, console: Console, contract: ContractMode, virtual_clock: bool) -> LateParts:
+    async def _load(
+        self, served: "Served", budgets: Budgets, console: Console, contract: ContractMode, virtual_clock: bool, url: str
+    ) -> LateParts:
         """The review of each call, Cloud Control's request store, then the spares.
 
         Every provider's schema is checked here too (the check loads jsonschema, which the review needs
@@ -113,6 +121,8 @@ class LateLoading:
         await asyncio.to_thread(_import_late_and_check, served)
         from cfnrun.app.call_review import CallReview
         from cfnrun.app.resource_requests import ResourceRequestStore
+        from cfnrun.app.stacks.local_stacks import local_stacks
+        from cfnrun.app.type_operations import TypeOperations
         from cfnrun.history.recorder import CallRecorder
         from cfnrun.history.store import HistoryStore
 
@@ -124,8 +134,9 @@ class LateLoading:
             if history is not None:
                 histories[project.type_name] = history
                 recorders[project.type_name] = CallRecorder(history, _schema_of(registry), project.type_name)
-        requests = ResourceRequestStore(served, console, contract, virtual_clock, histories) if served.type_names() else None
-        self.parts = LateParts(CallReview(budgets, console, contract, recorders), requests, histories)
+        operations = TypeOperations(served, console, contract, virtual_clock, histories)
+        requests = ResourceRequestStore(operations) if served.type_names() else None
+        self.parts = LateParts(CallReview(budgets, console, contract, recorders), requests, histories, local_stacks(operations, url))
         served.keep_spares_when_warm()  # the spares import the providers' dependencies too: after all the rest
         return self.parts
 
@@ -176,3 +187,29 @@ class CloudControlRequests:
 
     async def cancel_request(self, request_token: str) -> CloudProgress:
         return (await self._store()).cancel_request(request_token)
+
+
+class StackCallsWhenLoaded:
+    """The CloudFormation API's ``StackCalls``: the local stacks, each call waiting until they have loaded."""
+
+    def __init__(self, late: LateLoading) -> None:
+        self.late = late
+
+    def operations(self) -> "frozenset[str]":
+        return STACK_OPERATIONS
+
+    async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        return await (await self.late.wait()).stacks.calls.call(operation, params)
+
+
+class ResponsesWhenLoaded:
+    """The ResponseURL route's ``CustomResourceResponses``: the local stacks' pending custom-resource requests."""
+
+    def __init__(self, late: LateLoading) -> None:
+        self.late = late
+
+    async def respond(self, token: str, response: "CustomResourceResponse") -> bool:
+        return await (await self.late.wait()).stacks.responses.respond(token, response)
+
+    async def reject(self, token: str, reason: str) -> bool:
+        return await (await self.late.wait()).stacks.responses.reject(token, reason)

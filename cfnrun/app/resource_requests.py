@@ -22,29 +22,20 @@ from typing import Any, Dict, List, Optional
 
 from cfnrun.api.cloudcontrol import CloudControlError, CloudProgress, ResourceDescription, validation_error
 from cfnrun.contract import violations as rules
-from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.contract.request_rules import check_request
-from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.write_only import redact
-from cfnrun.invoker.clock import RealClock, VirtualClock
-from cfnrun.invoker.credentials import caller_credentials
-from cfnrun.app.history import cloud_control_recorder
-from cfnrun.app.served import Served, UnknownType
-from cfnrun.app.settings.invoke import InvokeSettings
-from cfnrun.events.operation import ContractChecked, InvocationCompleted, Observer, OperationEvent, OperationResult
-from cfnrun.history.store import HistoryStore
+from cfnrun.invoker.clock import RealClock
+from cfnrun.app.served import UnknownType
+from cfnrun.app.type_operations import TypeOperations
+from cfnrun.events.operation import InvocationCompleted, OperationEvent, OperationResult
 from cfnrun.invoker.operation import Operation
-from cfnrun.invoker.payloads import Entrypoint, OperationRequest
-from cfnrun.invoker.request_files import OperationInput
 from cfnrun.model.endings import EndReason
 from cfnrun.model.project import Project
 from cfnrun.model.identifiers import IdentifierError, identifier_model, identifier_of
 from cfnrun.model.json_patch import PatchError, apply_patch, parse_pointer, touched_paths, validate_patch
-from cfnrun.model.protocol import Action, Credentials, OperationStatus
+from cfnrun.model.protocol import Action, OperationStatus
 from cfnrun.model.schema import ResourceSchema, pointer_to_path
-from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime.registry import FunctionRegistry
-from cfnrun.ui.console import Console
 
 _SCHEMA_PREFIX = re.compile(r"^.*? is not valid against the schema \(\w+\): ")  # the checker's own words: Cloud Control's are shorter
 MAX_QUOTED = 300  # characters of a validation message quoted back to the caller
@@ -144,39 +135,14 @@ def _touches(patch_path: str, property_pointer: str) -> bool:
 class ResourceRequestStore:
     """The resource requests of one ``cfnrun serve``, for every resource type it serves, served to the Cloud Control API."""
 
-    def __init__(
-        self,
-        served: Served,
-        console: Console,
-        contract: ContractMode = ContractMode.WARN,
-        virtual_clock: bool = False,
-        histories: Optional[Dict[str, HistoryStore]] = None,
-    ) -> None:
-        self.served = served
-        self.histories = histories or {}  # by type name: every operation a request runs is recorded there, like cfnrun invoke's
-        self.budgets = served.budgets
-        self.console = console
-        self.contract = contract
-        self.virtual_clock = virtual_clock
+    def __init__(self, operations: TypeOperations) -> None:
+        self.operations = operations  # the one way a served type's operation runs (and is recorded in its provider's history)
+        self.served = operations.served
+        self.console = operations.console
         self._requests: Dict[str, ResourceRequest] = {}
         self._client_tokens: Dict[str, str] = {}
-        self._shapes: Dict[str, ShapeValidator] = {}  # by type name
-        self._credentials: Optional[Credentials] = None
-
-    def _caller_credentials(self) -> Credentials:
-        """The handler's caller credentials, as ``cfnrun invoke`` passes them; looked up once, on first use."""
-        if self._credentials is None:
-            self._credentials, _ = caller_credentials(aws_endpoint=self.served.aws_endpoint)
-        return self._credentials
 
     # -- the providers ----------------------------------------------------------------
-
-    def _shape_validator(self, schema: ResourceSchema) -> ShapeValidator:
-        """One compiled schema per type for every operation's contract checks, until a reload brings a new schema."""
-        shape = self._shapes.get(schema.type_name)
-        if shape is None or shape.schema is not schema:
-            shape = self._shapes[schema.type_name] = ShapeValidator(schema)
-        return shape
 
     def _provider(self, type_name: str) -> "FunctionRegistry[Project]":
         """The registry of the provider serving resource type ``type_name``; TypeNotFoundException naming the served ones."""
@@ -283,7 +249,7 @@ class ResourceRequestStore:
     ) -> CloudProgress:
         token = str(uuid.uuid4())
         progress = CloudProgress(registry.project.type_name, token, action.value, "IN_PROGRESS", time.time(), identifier=identifier)
-        request = ResourceRequest(registry, progress, fingerprint, CancellableClock(VirtualClock() if self.virtual_clock else RealClock()))
+        request = ResourceRequest(registry, progress, fingerprint, CancellableClock(self.operations.new_clock()))
         self._requests[token] = request
         if client_token is not None:
             self._client_tokens[client_token] = token
@@ -332,70 +298,22 @@ class ResourceRequestStore:
         clock: RealClock,
         progress: Optional[CloudProgress] = None,
     ) -> Operation:
-        project = registry.project  # as it is now: a reload may bring new code or a new schema
-        function = project.type_function()
-        schema = project.schema
-        request = OperationRequest(
-            action=action,
-            type_name=project.type_name,
-            region=self.served.region,
-            account_id=self.served.account_id,
-            entrypoint=Entrypoint.TYPE,
-            operation=OperationInput(
-                desired=desired, previous=previous, client_request_token=progress.request_token if progress else None
-            ),
-            credentials=self._caller_credentials(),
-        )
-        checker = None
-        if self.contract is not ContractMode.OFF:
-            checker = ContractChecker(schema, action, desired, previous, shape=self._shape_validator(schema))
+        schema = registry.project.schema
         label = f"Cloud Control {progress.request_token[:8]}" if progress else f"Cloud Control {action.value}"
-        shown = self.served.shown_name(registry, function.logical_id)
 
         def observe(event: OperationEvent) -> None:
-            if isinstance(event, InvocationCompleted):
-                self.console.call(shown, f"{action.value} ({label})", event.outcome)
-                if progress is not None and event.progress is not None:
-                    self._record_event(progress, event, schema)
-            elif isinstance(event, ContractChecked):
-                for violation in event.violations:
-                    self.console.warn(f"{label}: contract {'✗' if violation.is_error else '!'} {violation.line()}")
+            if isinstance(event, InvocationCompleted) and progress is not None and event.progress is not None:
+                self._record_event(progress, event, schema)
 
-        observers: List[Observer] = [observe]
-        history = self.histories.get(project.type_name)
-        if history is not None:
-            observers.append(cloud_control_recorder(history, schema, project.type_name, request, self._ran_with(registry, action, function)))
-        return Operation(
-            self.served.code(project.type_name),
-            request,
-            schema,
-            function_name=function.logical_id,
-            budgets=self.budgets,
-            function_timeout_s=function.timeout_s,
+        return self.operations.operation(
+            registry.project.type_name,
+            action,
+            desired,
+            previous,
+            label=label,
             clock=clock,
-            observers=observers,
-            checker=checker,
-            strict=self.contract is ContractMode.STRICT,
-        )
-
-    def _ran_with(self, registry: "FunctionRegistry[Project]", action: Action, function: FunctionSpec) -> InvokeSettings:
-        """The ``cfnrun invoke`` settings that run this operation again (``cfnrun replay``)."""
-        settings = registry.settings
-        return InvokeSettings(
-            action=action,
-            function=function.logical_id,
-            entrypoint=Entrypoint.TYPE,
-            region=settings.region,
-            account_id=settings.account_id,
-            virtual_clock=self.virtual_clock,
-            time_scale=self.budgets.time_scale,
-            invocation_timeout=self.budgets.invocation_timeout_s,
-            operation_timeout=self.budgets.operation_timeout_s,
-            log_level=settings.log_level,
-            memory_limit=settings.memory_limit,
-            contract=self.contract,
-            aws_endpoint=settings.aws_endpoint,
-            faults=tuple(settings.faults),
+            client_request_token=progress.request_token if progress else None,
+            observers=[observe],
         )
 
     @staticmethod

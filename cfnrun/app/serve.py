@@ -171,7 +171,7 @@ async def start_server(sources: Sources, settings: ServeSettings, console: Conso
         await served.close()  # interrupted, a broken install, a taken port: no worker outlives this
         raise
     # Listening: what no answer waits for loads now, in one step (``app/late_parts.py``).
-    server.late.begin(served, budgets, console, settings.contract, settings.virtual_clock)
+    server.late.begin(served, budgets, console, settings.contract, settings.virtual_clock, server.url)
     try:
         for watch in watches:
             await watch.in_place(server)

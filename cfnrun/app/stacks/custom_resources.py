@@ -14,6 +14,9 @@ import uuid
 from typing import Any, Dict, Optional, Protocol, Tuple
 
 from cfnrun.api.cloudformation.custom_resource_responses import CustomResourceResponse, response_url
+from cfnrun.app.served import Served, UnknownFunction
+from cfnrun.runtime.outcome import OutcomeKind
+from cfnrun.ui.console import Console
 from cfnrun.invoker.payloads import stringify_primitives
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 
@@ -148,3 +151,29 @@ class CustomResources:
     def _provisioned(body: CustomResourceResponse, work: ResourceWork) -> Provisioned:
         physical_id = body.physical_resource_id or work.physical_id or ""
         return Provisioned(physical_id, physical_id, dict(body.data), None)
+
+
+class FunctionCalls:
+    """``ServedFunctions`` on serve's functions: the ServiceToken names one (name, qualified name or ARN)."""
+
+    def __init__(self, served: Served, console: Console) -> None:
+        self.served = served
+        self.console = console
+
+    def knows(self, service_token: str) -> bool:
+        try:
+            self.served.function(service_token)
+        except UnknownFunction:
+            return False
+        return True
+
+    def names(self) -> str:
+        return ", ".join(self.served.function_names()) or "none"
+
+    async def invoke(self, service_token: str, event: Dict[str, Any]) -> Optional[str]:
+        function = self.served.function(service_token)
+        outcome = await self.served.invoke(function, event)
+        self.console.call(function.name, f"custom resource {event['RequestType']} {event['LogicalResourceId']}", outcome)
+        if outcome.kind is OutcomeKind.RETURNED:
+            return None
+        return f"{outcome.error_type}: {outcome.error_message}"

@@ -11,16 +11,17 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Optional
 
 from cfnrun.api.cloudformation.errors import StackApiError, modelled_error
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
 from cfnrun.app.stacks.aws_types import AwsTypes
-from cfnrun.app.stacks.custom_resources import CustomResources, PendingResponses, ServedFunctions
+from cfnrun.app.served import Served
+from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
 from cfnrun.app.stacks.provisioners import TypeRouter
-from cfnrun.app.stacks.served_types import ServedTypeOperations
 from cfnrun.app.stacks.stack_calls import StackCalls
 from cfnrun.app.stacks.user_types import UserTypes
+from cfnrun.app.type_operations import TypeOperations
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment, prepare
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.exports import Exports
@@ -68,21 +69,18 @@ class CheckedStackCalls:
             raise StackApiError(error.code, error.message, error.status) from None
 
 
-def local_stacks(
-    operations: ServedTypeOperations,
-    served_types: Callable[[], List[str]],
-    functions: Optional[ServedFunctions],
-    aws_endpoint: Optional[str],
-    region: str,
-    account_id: str,
-    virtual_clock: bool,
-) -> LocalStacks:
+def local_stacks(operations: TypeOperations, url: str) -> LocalStacks:
+    """The stacks of a serve listening on ``url`` (the ResponseURL of custom resources is there)."""
+    served: Served = operations.served
+    region, account_id = served.region, served.account_id
+    served_types = served.type_names
     responses = PendingResponses()
+    responses.base_url = url
     router = TypeRouter(
         UserTypes(operations),
         served_types,
-        AwsTypes(aws_endpoint, region, AwsSchemas(region)),
-        CustomResources(functions, responses, virtual_clock) if functions is not None else None,
+        AwsTypes(served.aws_endpoint, region, AwsSchemas(region)),
+        CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock) if served.templates else None,
     )
     exports = Exports()
     engine = StackEngine(router, exports, region, account_id)
@@ -123,8 +121,15 @@ def local_stacks(
             "Visibility": "PRIVATE",
         }
 
+    def configure_type(type_name: str, configuration: Dict[str, Any]) -> str:
+        schema = operations.schema(type_name)
+        if schema is None:
+            raise StackError(f"The type '{type_name}' cannot be found.", "TypeNotFoundException", 404)
+        operations.type_configurations[type_name] = configuration
+        return f"arn:aws:cloudformation:{region}:{account_id}:type-configuration/resource/{type_name.replace('::', '-')}/default"
+
     store = StackStore(engine, prepared)
-    calls = StackCalls(store, describe_type, summarize)
+    calls = StackCalls(store, describe_type, summarize, configure_type)
     return LocalStacks(store, CheckedStackCalls(calls, lint), responses)
 
 

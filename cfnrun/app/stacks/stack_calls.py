@@ -10,6 +10,7 @@ import datetime
 import json
 from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional
 
+from cfnrun.app.stacks import STACK_OPERATIONS
 from cfnrun.stacks.changes import ResourceChange
 from cfnrun.stacks.records import Stack, StackEvent, StackResource
 from cfnrun.stacks.store import ChangeSet, StackError, StackStore
@@ -60,8 +61,15 @@ def _template_body(params: Dict[str, Any], required: bool = True) -> Optional[st
 class StackCalls:
     """``cfnrun.api.cloudformation.StackCalls``: each supported operation, by name."""
 
-    def __init__(self, store: StackStore, describe_type: Callable[[str], Optional[Dict[str, Any]]], summarize: Callable[[str], Dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        store: StackStore,
+        describe_type: Callable[[str], Optional[Dict[str, Any]]],
+        summarize: Callable[[str], Dict[str, Any]],
+        configure_type: Callable[[str, Dict[str, Any]], str],
+    ) -> None:
         self.store = store
+        self.configure_type = configure_type  # a served type's configuration (SetTypeConfiguration) → its ConfigurationArn
         self.describe_type_of = describe_type  # a served type's DescribeType output, or None
         self.summarize = summarize  # a template body → ValidateTemplate's/GetTemplateSummary's Parameters, Description, …
         self._operations: Dict[str, Operation] = {
@@ -87,10 +95,12 @@ class StackCalls:
             "DescribeType": self.describe_type,
             "CancelUpdateStack": self.cancel_update_stack,
             "ContinueUpdateRollback": self.continue_update_rollback,
+            "SetTypeConfiguration": self.set_type_configuration,
         }
+        assert frozenset(self._operations) == STACK_OPERATIONS, "app/stacks/__init__.py names every operation answered"
 
     def operations(self) -> FrozenSet[str]:
-        return frozenset(self._operations)
+        return STACK_OPERATIONS
 
     async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
         return await self._operations[operation](params)
@@ -315,12 +325,32 @@ class StackCalls:
             raise StackError(f"Export '{name}' is not imported by any stack.")
         return {"Imports": importers}
 
+    async def set_type_configuration(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        type_name = _type_name(params)
+        try:
+            configuration = json.loads(params["Configuration"])
+        except ValueError as error:
+            raise StackError(f"Configuration is not valid JSON: {error}") from None
+        if not isinstance(configuration, dict):
+            raise StackError("Configuration must be a JSON object")
+        return {"ConfigurationArn": self.configure_type(type_name, configuration)}
+
     async def describe_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        type_name = params.get("TypeName") or ""
+        type_name = _type_name(params)
         described = self.describe_type_of(type_name)
         if described is None:
             raise StackError(f"The type '{type_name}' cannot be found.", "TypeNotFoundException", 404)
         return described
+
+
+def _type_name(params: Dict[str, Any]) -> str:
+    """The TypeName, or the one a TypeArn (…:type/resource/Org-Service-Type) names."""
+    if params.get("TypeName"):
+        return str(params["TypeName"])
+    arn = str(params.get("TypeArn") or "")
+    if "/" not in arn:
+        raise StackError("TypeName or TypeArn must be specified.")
+    return arn.rsplit("/", 1)[-1].replace("-", "::")
 
 
 def _event(event: StackEvent) -> Dict[str, Any]:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional
 
-from cfnrun.app.stacks.served_types import ServedTypeOperations
+from cfnrun.app.type_operations import TypeOperations
+from cfnrun.app.history import STACK_SOURCE
 from cfnrun.contract import violations as rules
 from cfnrun.contract.request_rules import schema_problems
 from cfnrun.contract.write_only import redact
@@ -41,11 +42,11 @@ def _value_at(model: Optional[Dict[str, Any]], path: List[str]) -> Any:
 class UserTypes:
     """The ``Provisioner`` of every type a served provider implements."""
 
-    def __init__(self, served: ServedTypeOperations) -> None:
-        self.served = served
+    def __init__(self, operations: TypeOperations) -> None:
+        self.operations = operations
 
     def _schema(self, type_name: str) -> ResourceSchema:
-        schema = self.served.schema(type_name)
+        schema = self.operations.schema(type_name)
         if schema is None:
             raise UnknownType(type_name)
         return schema
@@ -110,18 +111,19 @@ class UserTypes:
                 for violation in event.violations:
                     work.note(f"cfnrun contract {'✗' if violation.is_error else '!'} {violation.line()}")
 
-        result = await self.served.run(
+        result = await self.operations.operation(
             work.type_name,
             action,
             desired,
             previous,
             logical_id=work.logical_id,
             stack_id=work.stack.stack_id,
-            client_request_token=work.client_request_token,
             tags=_tags(work),
             label=f"stack {work.stack.stack_name} {work.logical_id}",
             observers=[observe],
-        )
+            string_primitives=True,  # template values reach handlers as text, as the service sends them
+            history_source=STACK_SOURCE,
+        ).run()
         if not result.succeeded:
             raise ProvisioningFailed(self._reason(result), result.error_code or ENDING_CODES.get(result.reason))
         return result

@@ -1,78 +1,61 @@
 """One resource operation of a served type, run by the one invoker on the type's warm workers.
 
-A stack's resources and Cloud Control's requests both end here: the request CloudFormation
-would send (HandlerRequest to TypeFunction), the ``Operation`` that drives it (replay, budgets,
-timeoutInMinutes, retries), the contract checks, the console line and the history record.
+Cloud Control's requests and local stacks' resources both end here: the request CloudFormation
+would send (a HandlerRequest to TypeFunction), the ``Operation`` that drives it (replay after
+CallbackDelaySeconds, budgets, timeoutInMinutes, retries), the contract checks, the console
+line and the record in the provider's history.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Protocol
+from typing import Any, Dict, List, Optional
 
-from cfnrun.app.history import CLOUD_CONTROL_SOURCE, STACK_SOURCE, cloud_control_recorder
+from cfnrun.app.history import CLOUD_CONTROL_SOURCE, cloud_control_recorder
+from cfnrun.app.served import Served, UnknownType
 from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.contract.shape import ShapeValidator
-from cfnrun.events.operation import InvocationCompleted, Observer, OperationEvent, OperationResult
+from cfnrun.events.operation import ContractChecked, InvocationCompleted, Observer, OperationEvent
 from cfnrun.history.store import HistoryStore
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import caller_credentials
 from cfnrun.invoker.operation import Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import OperationInput
-from cfnrun.model.budgets import Budgets
 from cfnrun.model.project import Project
 from cfnrun.model.protocol import Action, Credentials
 from cfnrun.model.schema import ResourceSchema
-from cfnrun.runtime.outcome import InvocationOutcome
 from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.ui.console import Console
 
 
-class CurrentCode:
-    """Sends each invocation to the type function as it is now: after a reload, the new code."""
-
-    def __init__(self, registry: FunctionRegistry) -> None:
-        self.registry = registry
-
-    async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None) -> InvocationOutcome:
-        pool = self.registry.pool(self.registry.project.type_function())
-        return await pool.invoke(event, timeout_s, request_id)
-
-
-class TypeLookup(Protocol):
-    def registry_for(self, type_name: str) -> Optional[FunctionRegistry]:
-        """The registry of the provider serving ``type_name``, or None."""
-
-
-class ServedTypeOperations:
+class TypeOperations:
     def __init__(
         self,
-        types: TypeLookup,
-        budgets: Budgets,
+        served: Served,
         console: Console,
         contract: ContractMode = ContractMode.WARN,
         virtual_clock: bool = False,
-        history: Optional[HistoryStore] = None,
-        clock: Optional[Callable[[], RealClock]] = None,
+        histories: Optional[Dict[str, HistoryStore]] = None,
     ) -> None:
-        self.types = types
-        self.budgets = budgets
+        self.served = served
+        self.budgets = served.budgets
         self.console = console
         self.contract = contract
         self.virtual_clock = virtual_clock
-        self.history = history
-        self.new_clock = clock or (lambda: VirtualClock() if virtual_clock else RealClock())
+        self.histories = histories or {}  # each provider's, by type name: every operation is recorded there
+        self.type_configurations: Dict[str, Dict[str, Any]] = {}  # SetTypeConfiguration's, by type name
         self._shapes: Dict[str, ShapeValidator] = {}
         self._credentials: Optional[Credentials] = None
 
     def schema(self, type_name: str) -> Optional[ResourceSchema]:
-        registry = self.types.registry_for(type_name)
-        return registry.project.schema if registry is not None else None  # a reload may bring a new one
+        """The served type's schema as it is now (a reload may bring a new one), or None."""
+        try:
+            return self.served.provider(type_name).project.schema
+        except UnknownType:
+            return None
 
-    def _registry(self, type_name: str) -> FunctionRegistry:
-        registry = self.types.registry_for(type_name)
-        assert registry is not None, f"{type_name} is served"
-        return registry
+    def new_clock(self) -> RealClock:
+        return VirtualClock() if self.virtual_clock else RealClock()
 
     def _shape(self, schema: ResourceSchema) -> ShapeValidator:
         """One compiled schema per type for every operation's contract checks, until a reload brings a new schema."""
@@ -81,10 +64,10 @@ class ServedTypeOperations:
             shape = self._shapes[schema.type_name] = ShapeValidator(schema)
         return shape
 
-    def _caller_credentials(self, registry: FunctionRegistry) -> Credentials:
+    def _caller_credentials(self) -> Credentials:
         """The handler's caller credentials, as ``cfnrun invoke`` passes them; looked up once, on first use."""
         if self._credentials is None:
-            self._credentials, _ = caller_credentials(aws_endpoint=registry.settings.aws_endpoint)
+            self._credentials, _ = caller_credentials(aws_endpoint=self.served.aws_endpoint)
         return self._credentials
 
     def operation(
@@ -104,41 +87,47 @@ class ServedTypeOperations:
         observers: Optional[List[Observer]] = None,
         history_source: str = CLOUD_CONTROL_SOURCE,
     ) -> Operation:
-        registry = self._registry(type_name)
-        project = registry.project
+        registry = self.served.provider(type_name)
+        project = registry.project  # as it is now: a reload may bring new code or a new schema
         function = project.type_function()
         schema = project.schema
         request = OperationRequest(
             action=action,
             type_name=project.type_name,
-            region=registry.settings.region,
-            account_id=registry.settings.account_id,
+            region=self.served.region,
+            account_id=self.served.account_id,
             entrypoint=Entrypoint.TYPE,
             operation=OperationInput(
                 desired=desired,
                 previous=previous,
                 logical_resource_id=logical_id,
                 client_request_token=client_request_token,
+                type_configuration=self.type_configurations.get(type_name),
                 tags=tags or {},
             ),
-            credentials=self._caller_credentials(registry),
+            credentials=self._caller_credentials(),
             stack_id=stack_id,
             string_primitives=string_primitives,
         )
         checker = None
         if self.contract is not ContractMode.OFF:
             checker = ContractChecker(schema, action, desired, previous, shape=self._shape(schema))
+        shown = self.served.shown_name(registry, function.logical_id)
 
-        def console_line(event: OperationEvent) -> None:
+        def on_console(event: OperationEvent) -> None:
             if isinstance(event, InvocationCompleted):
-                self.console.call(function.logical_id, f"{action.value} ({label})", event.outcome)
+                self.console.call(shown, f"{action.value} ({label})", event.outcome)
+            elif isinstance(event, ContractChecked):
+                for violation in event.violations:
+                    self.console.warn(f"{label}: contract {'✗' if violation.is_error else '!'} {violation.line()}")
 
-        watching: List[Observer] = [console_line, *(observers or [])]
-        if self.history is not None:
-            ran_with = self._ran_with(project, registry, action)
-            watching.append(cloud_control_recorder(self.history, schema, project.type_name, request, ran_with, history_source))
+        watching: List[Observer] = [on_console, *(observers or [])]
+        history = self.histories.get(project.type_name)
+        if history is not None:
+            ran_with = self._ran_with(project, registry, action, string_primitives)
+            watching.append(cloud_control_recorder(history, schema, project.type_name, request, ran_with, history_source))
         return Operation(
-            CurrentCode(registry),
+            self.served.code(project.type_name),
             request,
             schema,
             function_name=function.logical_id,
@@ -150,11 +139,7 @@ class ServedTypeOperations:
             strict=self.contract is ContractMode.STRICT,
         )
 
-    async def run(self, type_name: str, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]], **details: Any) -> OperationResult:
-        """Run one operation to its end (stack resources send template values as text, as the service does)."""
-        return await self.operation(type_name, action, desired, previous, string_primitives=True, history_source=STACK_SOURCE, **details).run()
-
-    def _ran_with(self, project: Project, registry: FunctionRegistry, action: Action) -> InvokeSettings:
+    def _ran_with(self, project: Project, registry: "FunctionRegistry[Project]", action: Action, string_primitives: bool) -> InvokeSettings:
         """The ``cfnrun invoke`` settings that run this operation again (``cfnrun replay``)."""
         settings = registry.settings
         return InvokeSettings(
@@ -172,5 +157,5 @@ class ServedTypeOperations:
             contract=self.contract,
             aws_endpoint=settings.aws_endpoint,
             faults=tuple(settings.faults),
-            string_primitives=True,
+            string_primitives=string_primitives,
         )
