@@ -54,7 +54,7 @@ class FunctionTemplate:
 
 def load_function_template(path: Path) -> FunctionTemplate:
     """The template's Python functions, each with its code folder; ProjectError naming the function for one cfnrun cannot run."""
-    from cfnrun.model.template_yaml import read_template  # PyYAML loads only when a template is read
+    from cfnrun.model.template_text import read_template  # PyYAML loads only when a template is read
 
     path = path.resolve()
     if not path.is_file():

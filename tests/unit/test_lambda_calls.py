@@ -76,7 +76,7 @@ class FakeCalls(LambdaCallPolicy):
 def policy(answer: Answer, contract: ContractMode = ContractMode.WARN, review: Optional[FakeReview] = None) -> Tuple[FakeCalls, LateLoading]:
     late = LateLoading()
     if review is not None:
-        late.parts = LateParts(review, None, {})  # type: ignore[arg-type]
+        late.parts = LateParts(review, None, {}, None)  # type: ignore[arg-type]
     return FakeCalls(answer, contract, late), late
 
 
@@ -145,7 +145,7 @@ def test_calls_answered_before_the_review_loads_are_reviewed_once_it_has_in_orde
             await calls.invoke(call(calls, {"n": n}, f"r-{n}"))
         await settle()
         before = list(review.reported)
-        late.parts = LateParts(review, None, {})  # type: ignore[arg-type]
+        late.parts = LateParts(review, None, {}, None)  # type: ignore[arg-type]
         loading.set_result(late.parts)
         await settle()
         return before, review.reported
