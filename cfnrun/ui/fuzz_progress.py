@@ -68,3 +68,5 @@ class FuzzProgress:
                     self._line(paint("fail", printable(f"       ✗ {problem}"), self.color))
         if event.history_id is not None:
             self._line(f"recorded as #{event.history_id}: cfnrun replay {event.history_id} runs it again")
+        else:
+            self._line("not recorded in the history (CFNRUN_HISTORY is off): cfnrun replay cannot run it")
