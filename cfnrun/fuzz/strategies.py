@@ -9,6 +9,7 @@ the last word. readOnly properties are never generated: the handler sets them.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Dict, List, Literal, Optional, Set, Tuple
 
 from hypothesis import find, settings
@@ -34,8 +35,8 @@ def _text(fragment: Dict[str, Any]) -> st.SearchStrategy[str]:
     if not isinstance(pattern, str):
         return st.text(_CHARACTERS, min_size=low, max_size=high)
     try:
-        candidates: st.SearchStrategy[str] = st.from_regex(pattern)
-    except Exception:  # noqa: B902 - Python cannot read it (ECMAScript-only syntax): plain text, filtered below
+        candidates: st.SearchStrategy[str] = st.from_regex(re.compile(pattern))
+    except (re.error, OverflowError):  # Python cannot read it (surrogate pairs, ECMAScript-only syntax): plain text, filtered below
         candidates = st.text(_CHARACTERS, min_size=low, max_size=high)
     return candidates.filter(lambda text: low <= len(text) <= high and ecma_search(pattern, text) is not False)
 
