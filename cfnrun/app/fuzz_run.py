@@ -13,7 +13,7 @@ import asyncio
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Awaitable, Dict, List, Optional, Protocol, TypeVar
 
 from cfnrun.app.invoke import ProviderLoadError
 from cfnrun.app.options import from_record, to_record
@@ -44,14 +44,21 @@ from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.runtime.spec import RuntimeSettings
 
+T = TypeVar("T")
 FUZZ_SOURCE = "fuzz"  # history's source of a recorded case
 DATABASE = "hypothesis"  # the example database's folder in the project's .cfnrun/
+
+
+class LoopDriver(Protocol):
+    """What drives an operation to its end from synchronous code: an event loop owned by this thread (``fuzz``)."""
+
+    def run_until_complete(self, future: Awaitable[T]) -> T: ...
 
 
 class InvokerRunner:
     """Runs the fuzzer's operations (``fuzz.sequence.OperationRunner``) on the type function's warm workers."""
 
-    def __init__(self, project: Project, settings: FuzzSettings, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, project: Project, settings: FuzzSettings, loop: LoopDriver) -> None:
         self.project, self.settings, self.loop = project, settings, loop
         self.function = project.type_function()
         runtime = RuntimeSettings(log_level=settings.log_level, python=settings.python, faults=settings.faults)

@@ -35,7 +35,8 @@ def _text(fragment: Dict[str, Any]) -> st.SearchStrategy[str]:
     if not isinstance(pattern, str):
         return st.text(_CHARACTERS, min_size=low, max_size=high)
     try:
-        candidates: st.SearchStrategy[str] = st.from_regex(re.compile(pattern))
+        # ASCII: \d and \w are ASCII in ECMAScript; Python's Unicode ones would be drawn, then mostly rejected.
+        candidates: st.SearchStrategy[str] = st.from_regex(re.compile(pattern, re.ASCII))
     except (re.error, OverflowError):  # Python cannot read it (surrogate pairs, ECMAScript-only syntax): plain text, filtered below
         candidates = st.text(_CHARACTERS, min_size=low, max_size=high)
     return candidates.filter(lambda text: low <= len(text) <= high and ecma_search(pattern, text) is not False)
