@@ -3,19 +3,21 @@
 The exploration (``cfnrun/fuzz/``) is synchronous: hypothesis calls the test, the test runs
 operations. Each operation is an ``Operation`` (``invoker/operation.py``) with the contract
 checker, on the type function's warm worker pool (``runtime/registry.py``), driven to its end on
-one event loop owned by this thread: ``run_until_complete`` per operation costs less than handing
-each one to a loop in another thread (bench/fuzz.py measures both), and hypothesis never runs
-while an operation does.
+one event loop owned by this thread: ``run_until_complete`` per operation is as fast as handing
+each one to a loop in another thread (bench/fuzz.py measures both, within a few per cent of each
+other) with no second thread to stop, and hypothesis never runs while an operation does.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Awaitable, Dict, List, Optional, Protocol, TypeVar
+from typing import Any, Awaitable, Dict, Iterator, List, Optional, Protocol, TypeVar
 
 from cfnrun.app.invoke import ProviderLoadError
+from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.options import from_record, to_record
 from cfnrun.app.settings.fuzz import FuzzSettings
 from cfnrun.contract.checker import ContractChecker, ContractMode
@@ -61,7 +63,9 @@ class InvokerRunner:
     def __init__(self, project: Project, settings: FuzzSettings, loop: LoopDriver) -> None:
         self.project, self.settings, self.loop = project, settings, loop
         self.function = project.type_function()
-        runtime = RuntimeSettings(log_level=settings.log_level, python=settings.python, faults=settings.faults)
+        runtime = RuntimeSettings(
+            log_level=settings.log_level, python=settings.python, faults=settings.faults, aws_endpoint=settings.aws_endpoint
+        )
         self.registry = FunctionRegistry(project, runtime)
         self.shape = ShapeValidator(project.schema)  # compiled once for every operation's checks
 
@@ -136,6 +140,7 @@ def budget_of(settings: FuzzSettings) -> FuzzBudget:
 
 def run_fuzz(root: Path, settings: FuzzSettings, observer: FuzzObserver) -> FuzzReport:
     """Explore the project's handlers; a failure is recorded in the project's history (``completed.history_id``)."""
+    aws_endpoint_choice(settings.aws_endpoint, settings.moto)
     project = load_fuzzed_project(root)
     schema = project.schema
     notes = [skipped_pattern_note(pointer, pattern) for pointer, pattern in unusable_patterns(schema.document)]
@@ -151,15 +156,26 @@ def run_fuzz(root: Path, settings: FuzzSettings, observer: FuzzObserver) -> Fuzz
 
 
 def _explore(project: Project, settings: FuzzSettings, observer: FuzzObserver) -> Exploration:
-    loop = asyncio.new_event_loop()
-    runner = InvokerRunner(project, settings, loop)
-    try:
-        runner.warm()
-        database = state_folder(project.root) / DATABASE
-        return explore(project.schema, runner, budget_of(settings), database, observer)
-    finally:
-        runner.close()
-        loop.close()
+    with _aws_stand_in(settings) as settings:
+        loop = asyncio.new_event_loop()
+        runner = InvokerRunner(project, settings, loop)
+        try:
+            runner.warm()
+            database = state_folder(project.root) / DATABASE
+            return explore(project.schema, runner, budget_of(settings), database, observer)
+        finally:
+            runner.close()
+            loop.close()
+
+
+@contextlib.contextmanager
+def _aws_stand_in(settings: FuzzSettings) -> Iterator[FuzzSettings]:
+    """``settings``, with ``--moto``'s server started for as long as the workers run and named as their AWS endpoint."""
+    if not settings.moto:
+        yield settings
+        return
+    with moto_server() as url:
+        yield replace(settings, moto=False, aws_endpoint=url)
 
 
 def record_finding(project: Project, settings: FuzzSettings, exploration: Exploration) -> Optional[int]:
@@ -214,8 +230,12 @@ class CaseReplay:
 def replay_case(root: Path, operation: RecordedOperation) -> CaseReplay:
     """Run a recorded case's steps again, judged as fuzzing judged them, with the settings it was found with."""
     project = load_fuzzed_project(root)
+    with _aws_stand_in(from_record(FuzzSettings, operation.request.get("settings") or {})) as settings:
+        return _replay_steps(project, settings, operation)
+
+
+def _replay_steps(project: Project, settings: FuzzSettings, operation: RecordedOperation) -> CaseReplay:
     schema = project.schema
-    settings = from_record(FuzzSettings, operation.request.get("settings") or {})
     steps, _ = recorded_case(operation)
     strategies = ModelStrategies(schema)
     notes: List[str] = []
