@@ -36,7 +36,7 @@ from cfnrun.app.settings.fuzz import FuzzSettings  # noqa: E402
 from cfnrun.fuzz.explore import Exploration, explore  # noqa: E402
 from cfnrun.fuzz.sequence import OperationRunner  # noqa: E402
 from cfnrun.model.project import Project  # noqa: E402
-from test_fuzz import Boxes  # noqa: E402  # the unit tests' in-process stand-in, with the same bug
+from test_fuzz_sequences import Boxes  # noqa: E402  # the unit tests' in-process stand-in, with the same bug
 
 BUG = "return size % 90 if size > 90 else size"
 

@@ -57,6 +57,16 @@ FuzzEvent = Union[FuzzStarted, ExampleRun, FuzzCompleted]
 FuzzObserver = Callable[[FuzzEvent], None]
 
 
+def case_lines(steps: List[str], failing: Optional[int], problems: List[str]) -> List[str]:
+    """A sequence as printed: numbered requests, the problems under the step that showed them."""
+    out = []
+    for index, step in enumerate(steps):
+        out.append(f"{index + 1:>3}. {step}")
+        if index == failing:
+            out += [f"       ✗ {problem}" for problem in problems]
+    return out
+
+
 def encode_fuzz(event: FuzzEvent) -> Dict[str, Any]:
     """The JSON record of a fuzz event."""
     if isinstance(event, FuzzStarted):

@@ -15,16 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, find, given, settings
 from hypothesis import seed as use_seed
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from cfnrun.events.fuzz import ExampleRun, FuzzCompleted, FuzzObserver
 from cfnrun.fuzz.sequence import OperationRunner, SequenceFailed, SequenceRun
 from cfnrun.fuzz.steps import Finding, Step
 from cfnrun.fuzz.strategies import ModelStrategies
 from cfnrun.model.action import Action
+from cfnrun.model.errors import CfnrunError
 from cfnrun.model.schema import ResourceSchema, pointer_to_path
 
 ACTIONS = (Action.CREATE, Action.READ, Action.UPDATE, Action.LIST, Action.DELETE)  # the order shrinking prefers
@@ -104,6 +106,7 @@ def explore(
 ) -> Exploration:
     """Run generated sequences against ``runner`` until one fails (then shrink it) or the budget is spent."""
     drawer = _StepDrawer(schema, budget.actions)
+    _require_a_model(schema, drawer.models)
     tally = _Tally()
     tell = observer or (lambda event: None)
 
@@ -120,7 +123,7 @@ def explore(
     @given(st.data())
     def sequence(data: Any) -> None:
         run = SequenceRun(schema, runner, strict=budget.strict, tolerate_failures=budget.tolerate_failures)
-        failed = False
+        failed = stopped = False
         try:
             for _ in range(data.draw(st.integers(1, budget.max_steps), label="steps")):
                 run.apply(drawer.draw(data, run))
@@ -128,8 +131,12 @@ def explore(
             failed = True
             tally.found.append(failure.finding)
             raise
+        except (KeyboardInterrupt, SystemExit):
+            stopped = True  # no clean-up operations after Ctrl-C: the command stops its workers
+            raise
         finally:
-            run.clean_up()
+            if not stopped:
+                run.clean_up()
             tally.examples += 1
             tally.operations += run.operations
             tell(ExampleRun(tally.examples, [s.describe(schema) for s in run.steps], failed, tally.operations, _since(tally.started)))
@@ -142,6 +149,7 @@ def explore(
         test()
     except SequenceFailed as failure:
         finding = failure.finding  # the last run hypothesis makes is the smallest failing one
+
     except Exception:  # noqa: B902 - hypothesis's own (a flaky failure): the smallest case seen failing stands
         if not tally.found:
             raise
@@ -151,6 +159,17 @@ def explore(
         completed.steps = [s.describe(schema) for s in finding.steps]
         completed.failing_step, completed.problems = finding.failing, finding.problems
     return Exploration(completed, finding)
+
+
+def _require_a_model(schema: ResourceSchema, models: st.SearchStrategy[Dict[str, Any]]) -> None:
+    """A CfnrunError when no valid model comes out of the schema (the sequences would be LISTs alone)."""
+    try:
+        find(models, lambda _: True, settings=settings(database=None, max_examples=100, suppress_health_check=list(HealthCheck)))
+    except (NoSuchExample, Unsatisfiable):
+        raise CfnrunError(
+            f"cfnrun fuzz could not generate a valid model from {schema.type_name}'s schema "
+            "(a required property that is readOnly, or constraints no value meets?): 'cfnrun validate' checks it"
+        ) from None
 
 
 def _since(started: float) -> float:

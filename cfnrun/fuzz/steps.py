@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
+from cfnrun.events.fuzz import case_lines
 from cfnrun.model.action import Action
 from cfnrun.model.schema import ResourceSchema
 
@@ -57,10 +58,5 @@ class Finding:
     problems: List[str]
 
     def lines(self, schema: ResourceSchema) -> List[str]:
-        """The minimal case as printed: numbered requests, the problems under the step that showed them."""
-        out = []
-        for index, step in enumerate(self.steps):
-            out.append(f"{index + 1:>3}. {step.describe(schema)}")
-            if index == self.failing:
-                out += [f"       ✗ {problem}" for problem in self.problems]
-        return out
+        """The minimal case as printed (``events.fuzz.case_lines``)."""
+        return case_lines([step.describe(schema) for step in self.steps], self.failing, self.problems)

@@ -10,7 +10,7 @@ import shutil
 import time
 from typing import TextIO
 
-from cfnrun.events.fuzz import ExampleRun, FuzzCompleted, FuzzEvent, FuzzStarted
+from cfnrun.events.fuzz import ExampleRun, FuzzCompleted, FuzzEvent, FuzzStarted, case_lines
 from cfnrun.ui.escape import printable
 from cfnrun.ui.paint import is_terminal, paint, wants_color
 
@@ -61,11 +61,8 @@ class FuzzProgress:
             self._line(paint("ok", f"no failure: {totals}", self.color))
             return
         self._line(paint("fail", f"FAILED: the smallest sequence that breaks the handler ({totals}):", self.color))
-        for index, step in enumerate(event.steps):
-            self._line(printable(f"{index + 1:>3}. {step}"))
-            if index == event.failing_step:
-                for problem in event.problems:
-                    self._line(paint("fail", printable(f"       ✗ {problem}"), self.color))
+        for line in case_lines(event.steps, event.failing_step, event.problems):
+            self._line(paint("fail", printable(line), self.color) if line.lstrip().startswith("✗") else printable(line))
         if event.history_id is not None:
             self._line(f"recorded as #{event.history_id}: cfnrun replay {event.history_id} runs it again")
         else:

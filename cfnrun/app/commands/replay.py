@@ -50,6 +50,7 @@ def run(options: ReplayOptions, early: EarlyStart) -> int:
 def _replay_fuzz_case(root: Path, recorded: RecordedOperation) -> int:
     """A case ``cfnrun fuzz`` found: 1 while it still breaks the handler, 0 once it passes."""
     from cfnrun.app.fuzz_run import recorded_case, replay_case
+    from cfnrun.events.fuzz import case_lines
 
     _, problems = recorded_case(recorded)
     echo(f"replaying fuzz case #{recorded.id}, recorded {recorded.summary()['startedAt']}: {'; '.join(problems)}")
@@ -61,8 +62,7 @@ def _replay_fuzz_case(root: Path, recorded: RecordedOperation) -> int:
         echo(f"cfnrun: note: {note}", err=True)
     schema = load_project(root, usable_schema=False).schema
     if replayed.finding is None:
-        for index, step in enumerate(replayed.steps):
-            echo(f"{index + 1:>3}. {step.describe(schema)}")
+        echo("\n".join(case_lines([step.describe(schema) for step in replayed.steps], None, [])))
         echo(f"the case passes now: fixed since #{recorded.id}")
         return EXIT_SUCCESS
     echo("\n".join(replayed.finding.lines(schema)))

@@ -16,6 +16,7 @@ from cfnrun.fuzz.steps import Step
 from cfnrun.fuzz.strategies import ModelStrategies
 from cfnrun.model.action import Action
 from cfnrun.model.endings import EndReason
+from cfnrun.model.errors import CfnrunError
 from cfnrun.model.patterns import ecma_search
 from cfnrun.model.protocol import OperationStatus
 from cfnrun.model.schema import WRITE_ONLY_MASK, ResourceSchema
@@ -152,3 +153,9 @@ def test_a_correct_runner_passes_and_every_sequence_cleans_up() -> None:
     boxes = Boxes(fixed=True)
     exploration = explore(SIZER, boxes, FuzzBudget(max_examples=50, seed=1))
     assert exploration.finding is None and exploration.completed.examples >= 50 and boxes.boxes == {}
+
+
+def test_a_schema_no_valid_model_meets_is_a_clear_error() -> None:
+    impossible = _schema({"Name": {"type": "string", "minLength": 3, "maxLength": 2}}, required=["Name"])
+    with pytest.raises(CfnrunError, match="could not generate a valid model from T::T::T's schema"):
+        explore(impossible, Boxes(), FuzzBudget(max_examples=5, seed=1))
