@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -83,6 +84,22 @@ def test_the_note_sample_with_writeonly_createonly_and_unordered_arrays_passes(s
     project = sample("note")
     passed = cfnrun("fuzz", str(project), "--max-examples", "10", "--seed", "3", env={"NOTES_STATE_DIR": str(project / ".state")})
     assert passed.returncode == 0, passed.stdout + passed.stderr
+
+
+def test_a_terminal_shows_live_progress_and_ctrl_c_stops_the_workers(tmp_path: Path) -> None:
+    from test_debugging import Terminal
+    from test_history import _processes_in
+
+    project = _sizer(tmp_path, fixed=True)
+    terminal = Terminal([sys.executable, "-m", "cfnrun", "fuzz", "--max-examples", "100000"], project)
+    try:
+        live = terminal.read_until(r"\d+ examples · \d+ operations · \d+/s · \S+")  # the live line, redrawn in place
+        assert "\r\x1b[K" in live
+        terminal.process.send_signal(signal.SIGINT)
+        terminal.read_until(r"interrupted; workers stopped")
+    finally:
+        assert terminal.close() == 130
+    assert _processes_in(project) == []
 
 
 def test_json_prints_ndjson_events_from_start_to_result(tmp_path: Path) -> None:
