@@ -13,13 +13,13 @@ import hashlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from hypothesis import HealthCheck, Phase, Verbosity, find, given, settings
 from hypothesis import seed as use_seed
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
-from hypothesis.errors import NoSuchExample, Unsatisfiable
+from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
 
 from cfnrun.events.fuzz import ExampleRun, FuzzCompleted, FuzzObserver
 from cfnrun.fuzz.sequence import OperationRunner, SequenceFailed, SequenceRun
@@ -56,7 +56,15 @@ class _Tally:
     examples: int = 0
     operations: int = 0
     started: float = field(default_factory=time.monotonic)
-    found: List[Finding] = field(default_factory=list)
+    smallest: Optional[Finding] = None  # of the failing sequences seen: fewest steps, then shortest
+
+    def keep(self, finding: Finding) -> None:
+        if self.smallest is None or _size(finding) < _size(self.smallest):
+            self.smallest = finding
+
+
+def _size(finding: Finding) -> Tuple[int, int]:
+    return len(finding.steps), len(repr(finding.steps))
 
 
 class _StepDrawer:
@@ -129,7 +137,7 @@ def explore(
                 run.apply(drawer.draw(data, run))
         except SequenceFailed as failure:
             failed = True
-            tally.found.append(failure.finding)
+            tally.keep(failure.finding)
             raise
         except (KeyboardInterrupt, SystemExit):
             stopped = True  # no clean-up operations after Ctrl-C: the command stops its workers
@@ -149,11 +157,10 @@ def explore(
         test()
     except SequenceFailed as failure:
         finding = failure.finding  # the last run hypothesis makes is the smallest failing one
-
-    except Exception:  # noqa: B902 - hypothesis's own (a flaky failure): the smallest case seen failing stands
-        if not tally.found:
+    except Flaky:  # the smallest case did not fail again when hypothesis repeated it: the smallest seen failing stands
+        if tally.smallest is None:
             raise
-        finding = min(tally.found, key=lambda each: (len(each.steps), len(repr(each.steps))))
+        finding = tally.smallest
     completed = FuzzCompleted(tally.examples, tally.operations, _since(tally.started))
     if finding is not None:
         completed.steps = [s.describe(schema) for s in finding.steps]

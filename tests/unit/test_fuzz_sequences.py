@@ -159,3 +159,25 @@ def test_a_schema_no_valid_model_meets_is_a_clear_error() -> None:
     impossible = _schema({"Name": {"type": "string", "minLength": 3, "maxLength": 2}}, required=["Name"])
     with pytest.raises(CfnrunError, match="could not generate a valid model from T::T::T's schema"):
         explore(impossible, Boxes(), FuzzBudget(max_examples=5, seed=1))
+
+
+class OnceBroken(Boxes):
+    """Its first READ answers a wrong Name (every model has one), never again: a failure hypothesis cannot repeat."""
+
+    def __init__(self) -> None:
+        super().__init__(fixed=True)
+        self.reads = 0
+
+    def run(self, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> OperationResult:
+        result = super().run(action, desired, previous)
+        if action is Action.READ and result.resource_model is not None:
+            self.reads += 1
+            if self.reads == 1:
+                result.resource_model = {**result.resource_model, "Name": "someone-else"}
+        return result
+
+
+def test_a_failure_that_does_not_repeat_is_still_reported() -> None:
+    exploration = explore(SIZER, OnceBroken(), FuzzBudget(max_examples=200, seed=2))
+    assert exploration.finding is not None
+    assert any(problem.startswith("read-after-write: /Name") for problem in exploration.finding.problems)
