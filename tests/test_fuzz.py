@@ -102,6 +102,16 @@ def test_a_terminal_shows_live_progress_and_ctrl_c_stops_the_workers(tmp_path: P
     assert _processes_in(project) == []
 
 
+def test_injected_faults_mix_in_and_a_provider_that_answers_them_properly_passes(sample) -> None:
+    """The parameter sample calls SSM (here a moto server); throttled calls are retried, or end FAILED with a code."""
+    project = sample("parameter")
+    run = cfnrun("fuzz", str(project), "--moto", "--inject", "ssm:PutParameter=ThrottlingException%30", "--max-examples", "5",
+                 "--seed", "1", "--json", timeout=180)
+    assert run.returncode == 0, run.stdout + run.stderr
+    records = [json.loads(line) for line in run.stdout.splitlines()]
+    assert records[0]["inject"] == ["ssm:PutParameter=ThrottlingException%30"] and records[-1]["failed"] is False
+
+
 def test_json_prints_ndjson_events_from_start_to_result(tmp_path: Path) -> None:
     project = _sizer(tmp_path)
     run = cfnrun("fuzz", str(project), "--json", "--seed", SEED, "--max-examples", BUDGET, env=ON, timeout=120)
