@@ -131,6 +131,8 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert bad_action.returncode == 2 and "FOO: not a resource action" in bad_action.stderr
     no_create = cfnrun("fuzz", str(project), "--actions", "READ")
     assert no_create.returncode == 2 and "add CREATE" in no_create.stderr
+    no_python = cfnrun("fuzz", str(project), "--python", str(tmp_path / "no-such-python"))
+    assert no_python.returncode == 2 and "no such interpreter" in no_python.stderr and "Traceback" not in no_python.stderr
     nowhere = cfnrun("fuzz", str(tmp_path / "missing"), "--json")
     assert nowhere.returncode == 2
     assert json.loads(nowhere.stdout.splitlines()[-1])["event"] == "error"

@@ -18,6 +18,7 @@ from typing import Any, Awaitable, Dict, Iterator, List, Optional, Protocol, Typ
 
 from cfnrun.app.invoke import ProviderLoadError
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
+from cfnrun.app.preflight import interpreter_version, runtime_mismatch
 from cfnrun.app.options import from_record, to_record
 from cfnrun.app.settings.fuzz import FuzzSettings
 from cfnrun.contract.checker import ContractChecker, ContractMode
@@ -144,6 +145,8 @@ def run_fuzz(root: Path, settings: FuzzSettings, observer: FuzzObserver) -> Fuzz
     project = load_fuzzed_project(root)
     schema = project.schema
     notes = [skipped_pattern_note(pointer, pattern) for pointer, pattern in unusable_patterns(schema.document)]
+    mismatch = runtime_mismatch(project, interpreter_version(settings.python))  # a bad --python is a usage error, before any worker
+    notes += [mismatch] if mismatch else []
     observer(FuzzStarted(
         project.type_name, settings.max_examples, settings.seed, [a.value for a in settings.actions], settings.virtual_clock,
         [rule.text for rule in settings.faults],
