@@ -19,6 +19,7 @@ import typer
 from cfnrun import __version__
 from cfnrun.app.early_start import EarlyStart
 from cfnrun.app.options import Option, declared, from_command_line
+from cfnrun.app.settings.fuzz import FuzzSettings
 from cfnrun.app.settings.history import HistoryOptions, HistoryShowOptions, ReplayOptions
 from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.app.settings.serve import ContractTestOptions, ServeOptions
@@ -153,6 +154,12 @@ app.command("test", context_settings={"allow_extra_args": True, "ignore_unknown_
 app.command("validate")(_command(ValidateOptions, "cfnrun.app.commands.validate", (
     "Check the resource schema: valid draft-07, and the resource schema rules.\n\n"
     "Exit status: 0 no errors (warnings may be printed), 1 errors found, 2 the schema cannot be read."
+)))
+app.command("fuzz")(_command(FuzzSettings, "cfnrun.app.commands.fuzz", (
+    "Run generated sequences of CREATE, READ, UPDATE, LIST and DELETE with models generated from\n"
+    "the schema, checking the contract, read-after-write and LIST; a failure is shrunk to its\n"
+    "smallest case, printed as requests and recorded for cfnrun replay.\n\n"
+    "Exit status: 0 no failure, 1 a failure, 2 usage or project error."
 )))
 
 history_app = typer.Typer(rich_markup_mode=None, help="Operations cfnrun invoke and cfnrun serve recorded in the project's .cfnrun/history.sqlite3.")

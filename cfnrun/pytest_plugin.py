@@ -7,16 +7,29 @@
 
 Warm workers are shared across the test session per project and function, and stopped when it
 ends. A failing test's report shows the timeline of every operation it ran.
+
+``cfnrun.fuzz(path, max_examples=50)`` runs ``cfnrun fuzz`` on a project within that budget: it
+returns the report when nothing failed and raises ``FuzzFailure`` (an AssertionError) naming the
+smallest failing case, recorded in the project's history for ``cfnrun replay``.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Generator, Iterator, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Generator, Iterator, List, Optional, Sequence, Union
 
 import pytest
 
 if TYPE_CHECKING:
+    from cfnrun.app.fuzz_run import FuzzReport
     from cfnrun.app.warm_session import OperationOutcome, WarmSession
+
+
+class FuzzFailure(AssertionError):
+    """``cfnrun.fuzz`` found a sequence that breaks the handler; the message is its smallest case."""
+
+    def __init__(self, message: str, report: "FuzzReport") -> None:
+        super().__init__(message)
+        self.report = report
 
 
 class Provider:
@@ -98,6 +111,50 @@ class CfnrunFixture:
             python=python or sys.executable,
         )
         return Provider(self._session, root if root.is_absolute() else self._base / root, options, self.operations)
+
+
+    def fuzz(
+        self,
+        path: Union[str, Path],
+        *,
+        max_examples: int = 50,
+        max_steps: int = 10,
+        seed: Optional[int] = None,
+        actions: Optional[List[str]] = None,
+        contract: str = "strict",
+        inject: Sequence[str] = (),
+        virtual_clock: bool = True,
+        python: Optional[str] = None,
+    ) -> "FuzzReport":
+        """Fuzz a provider project (as ``cfnrun fuzz``); raises FuzzFailure with the smallest failing case."""
+        import sys
+
+        from cfnrun.app.fuzz_run import run_fuzz
+        from cfnrun.app.settings.fuzz import FUZZED_ACTIONS, FuzzSettings
+        from cfnrun.contract.checker import ContractMode
+        from cfnrun.model.action import Action
+        from cfnrun.model.faults import parse_faults
+
+        root = Path(path) if Path(path).is_absolute() else self._base / path
+        settings = FuzzSettings(
+            max_examples=max_examples,
+            max_steps=max_steps,
+            seed=seed,
+            actions=tuple(Action(name.upper()) for name in actions) if actions else FUZZED_ACTIONS,
+            contract=ContractMode(contract.lower()),
+            virtual_clock=virtual_clock,
+            faults=parse_faults(inject),
+            python=python or sys.executable,
+        )
+        report = run_fuzz(root, settings, lambda event: None)
+        if report.finding is not None:
+            from cfnrun.model.project import load_project
+
+            lines = report.finding.lines(load_project(root).schema)
+            recorded = report.completed.history_id
+            replay = f"\n(cfnrun replay {recorded} -p {root} runs it again)" if recorded is not None else ""
+            raise FuzzFailure("cfnrun fuzz: the smallest sequence that breaks the handler:\n" + "\n".join(lines) + replay, report)
+        return report
 
 
 @pytest.fixture(scope="session")

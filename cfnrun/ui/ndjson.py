@@ -5,6 +5,7 @@ import json
 from typing import TextIO
 
 from cfnrun.events.encoding import encode
+from cfnrun.events.fuzz import FuzzEvent, encode_fuzz
 from cfnrun.events.masking import WriteOnlyMasking
 from cfnrun.events.operation import OperationEvent
 from cfnrun.model.schema import ResourceSchema
@@ -20,3 +21,14 @@ class NdjsonRenderer:
         if record is not None:  # live ticks and streamed output: the invocation record carries the logs
             self.out.write(json.dumps(record, default=str) + "\n")
             self.out.flush()
+
+
+class FuzzNdjsonRenderer:
+    """``cfnrun fuzz --json``: one object per fuzz event (steps arrive with writeOnly values masked)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def __call__(self, event: FuzzEvent) -> None:
+        self.out.write(json.dumps(encode_fuzz(event), default=str) + "\n")
+        self.out.flush()

@@ -47,8 +47,8 @@ def memory_limit() -> Any:
     )
 
 
-def contract(help: str, **details: Any) -> Any:
-    return option("--contract", help=help, default=ContractMode.WARN, case_sensitive=False, **details)
+def contract(help: str, default: ContractMode = ContractMode.WARN, **details: Any) -> Any:
+    return option("--contract", help=help, default=default, case_sensitive=False, **details)
 
 
 def time_scale(help: str, **details: Any) -> Any:

@@ -1,0 +1,183 @@
+"""The exploration: hypothesis draws sequences of steps, ``SequenceRun`` runs and judges them.
+
+A sequence is drawn step by step (hypothesis's interactive ``data()``), each step from what the
+sequence has made so far: a CREATE with a generated model, a READ, UPDATE or DELETE of one of its
+resources (deleted ones too: NotFound is expected), a LIST. When a step fails, hypothesis shrinks
+the sequence (fewer steps, simpler values) and runs the smallest failing one last; that run's
+steps are the finding. Failing cases are kept in hypothesis's example database (the project's
+``.cfnrun/hypothesis``), so the next exploration tries them first.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Optional, Tuple
+
+from hypothesis import HealthCheck, Phase, Verbosity, find, given, settings
+from hypothesis import seed as use_seed
+from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
+
+from cfnrun.events.fuzz import ExampleRun, FuzzCompleted, FuzzObserver
+from cfnrun.fuzz.sequence import OperationRunner, SequenceFailed, SequenceRun
+from cfnrun.fuzz.steps import Finding, Step
+from cfnrun.fuzz.strategies import ModelStrategies
+from cfnrun.model.action import Action
+from cfnrun.model.errors import CfnrunError
+from cfnrun.model.schema import ResourceSchema, pointer_to_path
+
+ACTIONS = (Action.CREATE, Action.READ, Action.UPDATE, Action.LIST, Action.DELETE)  # the order shrinking prefers
+# READ is drawn twice as often as the others: it is the step that shows what a write really left.
+DRAWN = ACTIONS + (Action.READ,)
+CREATE_ONLY_CHANGE_ODDS = 4  # one UPDATE in this many changes a createOnly property (expected: NotUpdatable)
+
+
+@dataclass(frozen=True)
+class FuzzBudget:
+    max_examples: int = 100  # sequences generated (the ones shrinking runs come on top)
+    seed: Optional[int] = None
+    actions: Tuple[Action, ...] = ACTIONS
+    max_steps: int = 10  # steps in one sequence, at most
+    strict: bool = True  # contract MUST violations are failures
+    tolerate_failures: bool = False  # faults are injected: FAILED with an error code is an acceptable answer
+
+
+@dataclass
+class Exploration:
+    completed: FuzzCompleted
+    finding: Optional[Finding]  # the smallest failing sequence; None when nothing failed
+
+
+@dataclass
+class _Tally:
+    examples: int = 0
+    operations: int = 0
+    started: float = field(default_factory=time.monotonic)
+    smallest: Optional[Finding] = None  # of the failing sequences seen: fewest steps, then shortest
+
+    def keep(self, finding: Finding) -> None:
+        if self.smallest is None or _size(finding) < _size(self.smallest):
+            self.smallest = finding
+
+
+def _size(finding: Finding) -> Tuple[int, int]:
+    return len(finding.steps), len(repr(finding.steps))
+
+
+class _StepDrawer:
+    """Draws the next step of a sequence from what it has made so far."""
+
+    def __init__(self, schema: ResourceSchema, actions: Tuple[Action, ...]) -> None:
+        self.schema = schema
+        self.actions = [action for action in DRAWN if action in actions]
+        self.models = ModelStrategies(schema).model()
+        self.create_only = [pointer_to_path(p)[0] for p in schema.create_only_properties if len(pointer_to_path(p)) == 1]
+        self.identifiers = {pointer_to_path(p)[0] for p in schema.primary_identifier if pointer_to_path(p)}
+
+    def draw(self, data: Any, run: SequenceRun) -> Step:
+        known = sorted(run.resources)
+        possible = [a for a in self.actions if a in (Action.CREATE, Action.LIST) or known]
+        action = data.draw(st.sampled_from(possible), label="action")
+        if action is Action.CREATE:
+            return Step(action, run.next_number(), data.draw(self.models, label="model"))
+        if action is Action.LIST:
+            return Step(action)
+        number = data.draw(st.sampled_from(known), label="resource")
+        if action is not Action.UPDATE:
+            return Step(action, number)
+        return Step(action, number, self._update(data, run.current(number)))
+
+    def _update(self, data: Any, current: Dict[str, Any]) -> Dict[str, Any]:
+        """A new model for a resource: createOnly properties kept as they are, unless this update is the one in
+        CREATE_ONLY_CHANGE_ODDS that changes them; its primary identifier is added by the run."""
+        model = dict(data.draw(self.models, label="model"))
+        changes_create_only = bool(self.create_only) and data.draw(st.integers(0, CREATE_ONLY_CHANGE_ODDS - 1), label="createOnly") == 1
+        for name in self.create_only:
+            if changes_create_only:
+                continue
+            if name in current:
+                model[name] = current[name]
+            else:
+                model.pop(name, None)
+        return {name: value for name, value in model.items() if name not in self.identifiers}
+
+
+def explore(
+    schema: ResourceSchema,
+    runner: OperationRunner,
+    budget: FuzzBudget,
+    database: Optional[Path] = None,
+    observer: Optional[FuzzObserver] = None,
+) -> Exploration:
+    """Run generated sequences against ``runner`` until one fails (then shrink it) or the budget is spent."""
+    drawer = _StepDrawer(schema, budget.actions)
+    _require_a_model(schema, drawer.models)
+    tally = _Tally()
+    tell = observer or (lambda event: None)
+
+    @settings(
+        max_examples=budget.max_examples,
+        deadline=None,
+        database=DirectoryBasedExampleDatabase(str(database)) if database is not None else None,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+    )
+    @given(st.data())
+    def sequence(data: Any) -> None:
+        run = SequenceRun(schema, runner, strict=budget.strict, tolerate_failures=budget.tolerate_failures)
+        failed = stopped = False
+        try:
+            for _ in range(data.draw(st.integers(1, budget.max_steps), label="steps")):
+                run.apply(drawer.draw(data, run))
+        except SequenceFailed as failure:
+            failed = True
+            tally.keep(failure.finding)
+            raise
+        except (KeyboardInterrupt, SystemExit):
+            stopped = True  # no clean-up operations after Ctrl-C: the command stops its workers
+            raise
+        finally:
+            if not stopped:
+                run.clean_up()
+            tally.examples += 1
+            tally.operations += run.operations
+            tell(ExampleRun(tally.examples, [s.describe(schema) for s in run.steps], failed, tally.operations, _since(tally.started)))
+
+    # One database entry per resource type, across cfnrun versions (not the digest of this function's code).
+    sequence._hypothesis_internal_database_key = hashlib.sha256(f"cfnrun fuzz {schema.type_name}".encode()).digest()  # type: ignore[attr-defined]
+    test = use_seed(budget.seed)(sequence) if budget.seed is not None else sequence
+    finding: Optional[Finding] = None
+    try:
+        test()
+    except SequenceFailed as failure:
+        finding = failure.finding  # the last run hypothesis makes is the smallest failing one
+    except Flaky:  # the smallest case did not fail again when hypothesis repeated it: the smallest seen failing stands
+        if tally.smallest is None:
+            raise
+        finding = tally.smallest
+    completed = FuzzCompleted(tally.examples, tally.operations, _since(tally.started))
+    if finding is not None:
+        completed.steps = [s.describe(schema) for s in finding.steps]
+        completed.failing_step, completed.problems = finding.failing, finding.problems
+    return Exploration(completed, finding)
+
+
+def _require_a_model(schema: ResourceSchema, models: st.SearchStrategy[Dict[str, Any]]) -> None:
+    """A CfnrunError when no valid model comes out of the schema (the sequences would be LISTs alone)."""
+    try:
+        find(models, lambda _: True, settings=settings(database=None, max_examples=100, suppress_health_check=list(HealthCheck)))
+    except (NoSuchExample, Unsatisfiable):
+        raise CfnrunError(
+            f"cfnrun fuzz could not generate a valid model from {schema.type_name}'s schema "
+            "(a required property that is readOnly, or constraints no value meets?): 'cfnrun validate' checks it"
+        ) from None
+
+
+def _since(started: float) -> float:
+    return time.monotonic() - started

@@ -1,0 +1,169 @@
+"""Hypothesis strategies for resource models, read from the resource schema.
+
+A generated model is valid against the schema as the service reads it: types, enums, ranges,
+lengths, ``required`` and ``dependencies`` honoured, and every ``pattern`` evaluated as an
+ECMA-262 regular expression through cfnrun's one pattern handling (``model/patterns.py``):
+hypothesis writes candidates from the pattern as Python reads it, and the ECMAScript engine has
+the last word. readOnly properties are never generated: the handler sets them.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Dict, List, Literal, Optional, Set, Tuple
+
+from hypothesis import find, settings
+from hypothesis import strategies as st
+
+from cfnrun.model.patterns import ecma_search
+from cfnrun.model.schema import ResourceSchema, pointer_to_path
+from cfnrun.model.schema_validator import SchemaValidator
+
+MAX_TEXT = 24  # characters of a generated string when the schema allows more: short cases print well
+MAX_ITEMS = 3  # items of a generated array when the schema allows more
+MAX_DEPTH = 6  # nesting followed through $ref; deeper, a property is left out when optional
+JSON_SAFE_INTEGER = 2**53 - 1
+_SURROGATES: Tuple[Literal["Cs"]] = ("Cs",)  # halves of UTF-16 pairs: no JSON document holds one alone
+_CHARACTERS = st.characters(codec="utf-8", exclude_categories=_SURROGATES)
+
+
+def _text(fragment: Dict[str, Any]) -> st.SearchStrategy[str]:
+    low = int(fragment.get("minLength", 0) or 0)
+    high = fragment.get("maxLength")
+    high = max(low, min(int(high), low + MAX_TEXT)) if isinstance(high, int) else low + MAX_TEXT
+    pattern = fragment.get("pattern")
+    if not isinstance(pattern, str):
+        return st.text(_CHARACTERS, min_size=low, max_size=high)
+    try:
+        # ASCII: \d and \w are ASCII in ECMAScript; Python's Unicode ones would be drawn, then mostly rejected.
+        candidates: st.SearchStrategy[str] = st.from_regex(re.compile(pattern, re.ASCII))
+    except (re.error, OverflowError):  # Python cannot read it (surrogate pairs, ECMAScript-only syntax): plain text, filtered below
+        candidates = st.text(_CHARACTERS, min_size=low, max_size=high)
+    return candidates.filter(lambda text: low <= len(text) <= high and ecma_search(pattern, text) is not False)
+
+
+def _number(fragment: Dict[str, Any], integer: bool) -> st.SearchStrategy[Any]:
+    low, high = fragment.get("minimum"), fragment.get("maximum")
+    above, below = fragment.get("exclusiveMinimum"), fragment.get("exclusiveMaximum")
+    if integer:
+        lowest = int(low) if isinstance(low, (int, float)) else -JSON_SAFE_INTEGER
+        highest = int(high) if isinstance(high, (int, float)) else JSON_SAFE_INTEGER
+        if isinstance(above, (int, float)):
+            lowest = max(lowest, int(above) + 1)
+        if isinstance(below, (int, float)):
+            highest = min(highest, int(below) - 1)
+        values: st.SearchStrategy[Any] = st.integers(lowest, highest)
+    else:
+        values = st.floats(
+            min_value=low if isinstance(low, (int, float)) else above if isinstance(above, (int, float)) else None,
+            max_value=high if isinstance(high, (int, float)) else below if isinstance(below, (int, float)) else None,
+            exclude_min=not isinstance(low, (int, float)) and isinstance(above, (int, float)),
+            exclude_max=not isinstance(high, (int, float)) and isinstance(below, (int, float)),
+            allow_nan=False, allow_infinity=False, width=32,
+        )
+    step = fragment.get("multipleOf")
+    if isinstance(step, (int, float)) and step > 0:
+        values = values.filter(lambda number: (number / step) == int(number / step))
+    return values
+
+
+class ModelStrategies:
+    """The strategies of one schema: whole models for CREATE and UPDATE, and any fragment's values."""
+
+    def __init__(self, schema: ResourceSchema) -> None:
+        self.schema = schema
+        self.read_only: Set[str] = {"/" + "/".join(pointer_to_path(p)) for p in schema.read_only_properties}
+        document = {key: value for key, value in schema.document.items() if key not in ("readOnlyProperties",)}
+        self._validator = SchemaValidator(document)
+
+    def model(self) -> st.SearchStrategy[Dict[str, Any]]:
+        """A model a CREATE may send: every writable property the schema allows, none readOnly, valid against the schema."""
+        return self._object(self.schema.document, "", 0).filter(self.valid)
+
+    def valid(self, model: Dict[str, Any]) -> bool:
+        return self._validator.is_valid(model)
+
+    def fill_masked(self, model: Dict[str, Any], mask: str) -> Dict[str, Any]:
+        """``model`` with each top-level writeOnly value that history masked replaced by the simplest valid value."""
+        filled = dict(model)
+        declared = self.schema.document.get("properties") or {}
+        for pointer in self.schema.write_only_properties:
+            path = pointer_to_path(pointer)
+            if len(path) == 1 and filled.get(path[0]) == mask and isinstance(declared.get(path[0]), dict):
+                filled[path[0]] = find(self.values(declared[path[0]], f"/{path[0]}"), lambda _: True, settings=settings(database=None))
+        return filled
+
+    def values(self, fragment: Dict[str, Any], where: str = "", depth: int = 0) -> st.SearchStrategy[Any]:
+        """Values of one schema fragment; ``where``: its path in the model (``/Tags/Key``), for readOnly."""
+        fragment = self.schema.subschema(fragment)
+        if "const" in fragment:
+            return st.just(fragment["const"])
+        if isinstance(fragment.get("enum"), list) and fragment["enum"]:
+            return st.sampled_from(fragment["enum"])
+        for combinator in ("oneOf", "anyOf"):
+            branches = fragment.get(combinator)
+            if isinstance(branches, list) and branches:
+                base = {key: value for key, value in fragment.items() if key != combinator}
+                return st.one_of([self.values({**base, **self.schema.subschema(branch)}, where, depth) for branch in branches])
+        if isinstance(fragment.get("allOf"), list):
+            merged = {key: value for key, value in fragment.items() if key != "allOf"}
+            for part in fragment["allOf"]:
+                merged.update(self.schema.subschema(part))
+            return self.values(merged, where, depth)
+        kinds = fragment.get("type")
+        if isinstance(kinds, list):
+            return st.one_of([self.values({**fragment, "type": kind}, where, depth) for kind in kinds if isinstance(kind, str)])
+        kind = kinds if isinstance(kinds, str) else _implied_type(fragment)
+        if kind == "object":
+            return self._object(fragment, where, depth + 1)
+        if kind == "array":
+            return self._array(fragment, where, depth + 1)
+        if kind == "integer":
+            return _number(fragment, integer=True)
+        if kind == "number":
+            return _number(fragment, integer=False)
+        if kind == "boolean":
+            return st.booleans()
+        if kind == "null":
+            return st.none()
+        return _text(fragment)
+
+    def _array(self, fragment: Dict[str, Any], where: str, depth: int) -> st.SearchStrategy[List[Any]]:
+        items: Dict[str, Any] = fragment["items"] if isinstance(fragment.get("items"), dict) else {}
+        low = int(fragment.get("minItems", 0) or 0)
+        high = fragment.get("maxItems")
+        high = max(low, min(int(high), low + MAX_ITEMS)) if isinstance(high, int) else low + MAX_ITEMS
+        if depth > MAX_DEPTH:
+            high = low
+        unique = (lambda item: json.dumps(item, sort_keys=True)) if fragment.get("uniqueItems") is True else None
+        return st.lists(self.values(items, f"{where}/*", depth), min_size=low, max_size=high, unique_by=unique)
+
+    def _object(self, fragment: Dict[str, Any], where: str, depth: int) -> st.SearchStrategy[Dict[str, Any]]:
+        fragment = self.schema.subschema(fragment)
+        properties: Dict[str, Any] = fragment["properties"] if isinstance(fragment.get("properties"), dict) else {}
+        required = [name for name in fragment.get("required") or [] if isinstance(name, str)]
+        writable = {name: sub for name, sub in properties.items() if f"{where}/{name}" not in self.read_only}
+        fixed = {name: self.values(sub, f"{where}/{name}", depth) for name, sub in writable.items() if name in required}
+        optional: Dict[str, st.SearchStrategy[Any]] = {}
+        if depth <= MAX_DEPTH:
+            optional = {name: self.values(sub, f"{where}/{name}", depth) for name, sub in writable.items() if name not in required}
+        if not properties and isinstance(fragment.get("patternProperties"), dict) and depth <= MAX_DEPTH:
+            return self._pattern_object(fragment["patternProperties"], where, depth)
+        return st.fixed_dictionaries(fixed, optional=optional)
+
+    def _pattern_object(self, patterns: Dict[str, Any], where: str, depth: int) -> st.SearchStrategy[Dict[str, Any]]:
+        entries = [st.tuples(_text({"pattern": name, "minLength": 1}), self.values(sub, f"{where}/*", depth)) for name, sub in patterns.items()]
+        if not entries:
+            return st.just({})
+        return st.lists(st.one_of(entries), max_size=MAX_ITEMS).map(dict)
+
+
+def _implied_type(fragment: Dict[str, Any]) -> Optional[str]:
+    """The type a fragment without ``type`` describes by its keywords (``properties``: an object...)."""
+    if "properties" in fragment or "patternProperties" in fragment:
+        return "object"
+    if "items" in fragment:
+        return "array"
+    if any(key in fragment for key in ("minimum", "maximum", "multipleOf")):
+        return "number"
+    return "string"
