@@ -263,3 +263,49 @@ def test_what_the_service_refuses_up_front_is_a_validation_error(stacks: Stacks)
     assert "No export named nobody-exports-this found" in refused(StackName="importer", TemplateBody=json.dumps(missing))
     # serve keeps serving: the next call works
     assert cfn.list_stacks()["StackSummaries"] is not None
+
+
+def test_stacks_kept_with_state_survive_a_restart_and_say_what_the_endpoint_lost(tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    template = {
+        "Parameters": {"Password": {"Type": "String", "NoEcho": True}},
+        "Resources": {
+            "Bucket": {"Type": "AWS::S3::Bucket"},
+            "Note": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": {"Ref": "Bucket"}, "AccessPassword": {"Ref": "Password"}}},
+        },
+    }
+    arguments = ("serve", "--port", "0", "--no-reload", "--moto", "--virtual-clock", "--provider", "note", "--state", "kept")
+
+    def start() -> ServerProcess:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "cfnrun", *arguments], cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, env={**os.environ, "NO_COLOR": "1"},
+        )
+        return ServerProcess(tmp_path, process=process)
+
+    first = start()
+    try:
+        cfn = boto3.client("cloudformation", endpoint_url=first.url, **CREDENTIALS)
+        cfn.create_stack(StackName="kept", TemplateBody=json.dumps(template), Parameters=_parameters(Password="s3cret-pass"))
+        cfn.get_waiter("stack_create_complete").wait(StackName="kept", WaiterConfig=FAST)
+        note = cfn.describe_stack_resource(StackName="kept", LogicalResourceId="Note")["StackResourceDetail"]["PhysicalResourceId"]
+    finally:
+        first.stop()
+    assert "s3cret-pass" not in (tmp_path / "kept" / "stacks.json").read_text(encoding="utf-8")
+
+    second = start()
+    try:
+        second.has_printed(r"stack kept: CREATE_COMPLETE, read back from")
+        second.has_printed(r"stack kept: Bucket \(AWS::S3::Bucket .*\) is gone from the AWS endpoint")
+        cfn = boto3.client("cloudformation", endpoint_url=second.url, **CREDENTIALS)
+        cloudcontrol = boto3.client("cloudcontrol", endpoint_url=second.url, **CREDENTIALS)
+        assert cfn.describe_stacks(StackName="kept")["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
+        assert cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Note", Identifier=note)["ResourceDescription"]["Identifier"] == note
+        cfn.delete_stack(StackName="kept")
+        cfn.get_waiter("stack_delete_complete").wait(StackName="kept", WaiterConfig=FAST)
+        with pytest.raises(ClientError, match="ResourceNotFoundException"):
+            cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Note", Identifier=note)
+    finally:
+        second.stop()

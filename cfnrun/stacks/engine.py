@@ -174,7 +174,10 @@ class StackEngine:
         if problem is not None:
             stack.set_resource_status(current, "UPDATE_FAILED", problem, shown, token)
             return False
-        if current.type_name != type_name or self._replaces(provisioner, type_name, current.properties or {}, properties):
+        known = current.properties
+        if known is None:  # read back after a restart with secrets in it: compare with the model the handler returned
+            known = {k: v for k, v in (current.model or {}).items() if k in properties}
+        if current.type_name != type_name or self._replaces(provisioner, type_name, known, properties):
             return await self._replace(stack, blueprint, run, current, properties, shown, token)
         stack.set_resource_status(current, "UPDATE_IN_PROGRESS", None, shown, token)
         run.updated.add(logical_id)
@@ -206,7 +209,7 @@ class StackEngine:
         return True
 
     def _replaces(self, provisioner: Any, type_name: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
-        changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+        changed = {k for k in set(before) | set(after) if _as_text(before.get(k)) != _as_text(after.get(k))}
         return any(provisioner.replacement(type_name, name) is Replacement.ALWAYS for name in changed)
 
     async def _clean_up(
@@ -416,3 +419,24 @@ class StackEngine:
 
     def _shown(self, stack: Stack, properties: Dict[str, Any]) -> str:
         return self._masked(stack, json.dumps(properties, sort_keys=True, default=str))
+
+    def holds_secrets(self, stack: Stack, resource: StackResource) -> bool:
+        """Do the resource's properties hold a writeOnly or NoEcho value (so they are never written to disk)?"""
+        if resource.properties is None:
+            return False
+        try:
+            shown = self.provisioners.for_type(resource.type_name).shown(resource.type_name, resource.properties)
+        except UnknownType:
+            return True
+        return self._shown(stack, shown) != json.dumps(resource.properties, sort_keys=True, default=str)
+
+
+def _as_text(value: Any) -> Any:
+    """A value with its primitives as text: a template's "5" and a handler's 5 are the same value."""
+    if isinstance(value, dict):
+        return {k: _as_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_text(v) for v in value]
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return None if value is None else str(value)

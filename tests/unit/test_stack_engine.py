@@ -64,13 +64,15 @@ class Memory:
         self.counter += 1
         physical = f"{work.logical_id}-{self.counter}"
         self.live[physical] = dict(work.properties)
-        return Provisioned(physical, physical, {"Arn": f"arn:{physical}", "Nested.Value": "deep"}, {"Id": physical})
+        model = {"Id": physical, **work.properties}  # as a handler returns it: the properties and the identifier
+        return Provisioned(physical, physical, {"Arn": f"arn:{physical}", "Nested.Value": "deep"}, model)
 
     async def update(self, work: ResourceWork) -> Provisioned:
         await self._enter("update", work)
         assert work.physical_id in self.live
         self.live[work.physical_id] = dict(work.properties)
-        return Provisioned(work.physical_id, work.physical_id, {"Arn": f"arn:{work.physical_id}", "Nested.Value": "deep"}, work.model)
+        model = {"Id": work.physical_id, **work.properties}
+        return Provisioned(work.physical_id, work.physical_id, {"Arn": f"arn:{work.physical_id}", "Nested.Value": "deep"}, model)
 
     async def delete(self, work: ResourceWork) -> None:
         await self._enter("delete", work)

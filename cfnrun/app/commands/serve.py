@@ -32,6 +32,7 @@ def serve_settings(options: ServeOptions, region: str) -> serve.ServeSettings:
         connections=options.connections,
         virtual_clock=options.virtual_clock,
         moto=options.moto,
+        stack_state=options.state,
     )
 
 

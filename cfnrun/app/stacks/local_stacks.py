@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Dict, Optional
 
 from cfnrun.api.cloudformation.errors import StackApiError, modelled_error
@@ -22,8 +23,11 @@ from cfnrun.app.stacks.provisioners import TypeRouter
 from cfnrun.app.stacks.stack_calls import StackCalls
 from cfnrun.app.stacks.user_types import UserTypes
 from cfnrun.app.type_operations import TypeOperations
+from cfnrun.ui.console import Console
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment, prepare
+from cfnrun.model.errors import CfnrunError
 from cfnrun.stacks.engine import StackEngine
+from cfnrun.stacks.persistence import StateError
 from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.provisioning import UnknownType
 from cfnrun.stacks.store import StackError, StackStore
@@ -44,6 +48,26 @@ class LocalStacks:
     store: StackStore
     calls: "CheckedStackCalls"
     responses: PendingResponses
+    environment: Callable[[str, str], StackEnvironment]
+    aws_types: AwsTypes
+    console: Console
+
+    async def restore(self) -> None:
+        """Read back the stacks ``--state`` keeps, and say which AWS resources the endpoint no longer has."""
+        try:
+            restored = self.store.restore(self.environment)
+        except StateError as error:
+            raise CfnrunError(str(error)) from None
+        for stack in restored:
+            if stack.status == "DELETE_COMPLETE":
+                continue
+            self.console.info(f"stack {stack.name}: {stack.status}, read back from {self.store.state}")
+            for resource in stack.resources.values():
+                if resource.exists and resource.type_name.startswith("AWS::") and not await self.aws_types.still_there(resource.model):
+                    self.console.warn(
+                        f"stack {stack.name}: {resource.logical_id} ({resource.type_name} {resource.physical_id}) is gone from the AWS "
+                        "endpoint (an embedded --moto starts empty each time): delete the stack, or update it to make it again"
+                    )
 
 
 class CheckedStackCalls:
@@ -73,24 +97,28 @@ class CheckedStackCalls:
             raise StackApiError(error.code, error.message, error.status) from None
 
 
-def local_stacks(operations: TypeOperations, url: str) -> LocalStacks:
+def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = None) -> LocalStacks:
     """The stacks of a serve listening on ``url`` (the ResponseURL of custom resources is there)."""
     served: Served = operations.served
     region, account_id = served.region, served.account_id
     served_types = served.type_names
     responses = PendingResponses()
     responses.base_url = url
+    aws_types = AwsTypes(served.aws_endpoint, region, AwsSchemas(region))
     router = TypeRouter(
         UserTypes(operations),
         served_types,
-        AwsTypes(served.aws_endpoint, region, AwsSchemas(region)),
+        aws_types,
         CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock) if served.templates else None,
     )
     exports = Exports()
     engine = StackEngine(router, exports, region, account_id)
 
+    def environment(name: str, stack_id: str) -> StackEnvironment:
+        return StackEnvironment(name, stack_id, region, account_id, exports.value)
+
     def prepared(body: str, given: Dict[str, Optional[str]], previous: Dict[str, str], name: str, stack_id: str) -> Blueprint:
-        blueprint = prepare(body, given, previous, StackEnvironment(name, stack_id, region, account_id, exports.value))
+        blueprint = prepare(body, given, previous, environment(name, stack_id))
         unknown = []
         for logical_id in blueprint.resource_ids():
             try:
@@ -136,9 +164,9 @@ def local_stacks(operations: TypeOperations, url: str) -> LocalStacks:
         operations.type_configurations[type_name] = configuration
         return f"arn:aws:cloudformation:{region}:{account_id}:type-configuration/resource/{type_name.replace('::', '-')}/default"
 
-    store = StackStore(engine, prepared)
+    store = StackStore(engine, prepared, state)
     calls = StackCalls(store, describe_type, summarize, configure_type)
-    return LocalStacks(store, CheckedStackCalls(calls, lint), responses)
+    return LocalStacks(store, CheckedStackCalls(calls, lint), responses, environment, aws_types, operations.console)
 
 
 def summarize(body: str) -> Dict[str, Any]:
