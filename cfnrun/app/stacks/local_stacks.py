@@ -17,6 +17,7 @@ from cfnrun.api.cloudformation.errors import StackApiError, modelled_error
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
 from cfnrun.app.stacks.aws_types import AwsTypes
 from cfnrun.app.served import Served
+from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
 from cfnrun.app.stacks.provisioners import TypeRouter
 from cfnrun.app.stacks.stack_calls import StackCalls
@@ -44,6 +45,7 @@ class LocalStacks:
     store: StackStore
     calls: "CheckedStackCalls"
     responses: PendingResponses
+    drift: DriftChecks
 
 
 class CheckedStackCalls:
@@ -80,8 +82,9 @@ def local_stacks(operations: TypeOperations, url: str) -> LocalStacks:
     served_types = served.type_names
     responses = PendingResponses()
     responses.base_url = url
+    user_types = UserTypes(operations)
     router = TypeRouter(
-        UserTypes(operations),
+        user_types,
         served_types,
         AwsTypes(served.aws_endpoint, region, AwsSchemas(region)),
         CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock) if served.templates else None,
@@ -137,8 +140,9 @@ def local_stacks(operations: TypeOperations, url: str) -> LocalStacks:
         return f"arn:aws:cloudformation:{region}:{account_id}:type-configuration/resource/{type_name.replace('::', '-')}/default"
 
     store = StackStore(engine, prepared)
-    calls = StackCalls(store, describe_type, summarize, configure_type)
-    return LocalStacks(store, CheckedStackCalls(calls, lint), responses)
+    drift = DriftChecks(store, operations, user_types)
+    calls = StackCalls(store, describe_type, summarize, configure_type, drift)
+    return LocalStacks(store, CheckedStackCalls(calls, lint), responses, drift)
 
 
 def summarize(body: str) -> Dict[str, Any]:
