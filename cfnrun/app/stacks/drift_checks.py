@@ -40,6 +40,14 @@ AWS_NOT_CHECKED = (
     "where cfnrun has no READ handler to run"
 )
 
+GONE_NOT_CHECKED = "{type_name} is not served now, so there is no READ handler to run"
+
+
+def _not_checked_reason(type_name: str) -> str:
+    if is_custom(type_name):
+        return CUSTOM_NOT_CHECKED
+    return (AWS_NOT_CHECKED if type_name.startswith("AWS::") else GONE_NOT_CHECKED).format(type_name=type_name)
+
 
 class DriftChecks:
     """The drift detections of one serve's stacks, and each resource's last result."""
@@ -98,7 +106,7 @@ class DriftChecks:
     async def _drift(self, stack: Stack, resource: StackResource) -> ResourceDrift:
         schema = self.operations.schema(resource.type_name)
         if schema is None:
-            reason = CUSTOM_NOT_CHECKED if is_custom(resource.type_name) else AWS_NOT_CHECKED.format(type_name=resource.type_name)
+            reason = _not_checked_reason(resource.type_name)
             return not_checked_resource(stack.stack_id, resource, reason, time.time())
         work = ResourceWork(
             StackContext(stack.stack_id, stack.name, self.store.engine.region, self.store.engine.account_id, dict(stack.tags)),
