@@ -235,7 +235,8 @@ class StackCalls:
         else:
             raise StackError("Either StackName or PhysicalResourceId must be specified.")
         resources = [r for r in stack.resources.values() if params.get("LogicalResourceId") in (None, r.logical_id)]
-        return {"StackResources": [_present({**_resource_shape(stack, r, "Timestamp"), "DriftInformation": self._resource_drift(stack, r)}) for r in resources]}
+        shapes = [{**_resource_shape(stack, r, "Timestamp"), "DriftInformation": self._resource_drift(stack, r)} for r in resources]
+        return {"StackResources": [_present(shape) for shape in shapes]}
 
     async def list_stack_resources(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.get(params["StackName"])
