@@ -18,6 +18,7 @@ from cfnrun.api.cloudformation.errors import StackApiError, modelled_error
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
 from cfnrun.app.stacks.aws_types import AwsTypes
 from cfnrun.app.served import Served
+from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
 from cfnrun.app.stacks.provisioners import TypeRouter
 from cfnrun.app.stacks.stack_calls import StackCalls
@@ -48,6 +49,7 @@ class LocalStacks:
     store: StackStore
     calls: "CheckedStackCalls"
     responses: PendingResponses
+    drift: DriftChecks
     environment: Callable[[str, str], StackEnvironment]
     aws_types: AwsTypes
     console: Console
@@ -105,8 +107,9 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
     responses = PendingResponses()
     responses.base_url = url
     aws_types = AwsTypes(served.aws_endpoint, region, AwsSchemas(region))
+    user_types = UserTypes(operations)
     router = TypeRouter(
-        UserTypes(operations),
+        user_types,
         served_types,
         aws_types,
         CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock) if served.templates else None,
@@ -165,8 +168,9 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
         return f"arn:aws:cloudformation:{region}:{account_id}:type-configuration/resource/{type_name.replace('::', '-')}/default"
 
     store = StackStore(engine, prepared, state)
-    calls = StackCalls(store, describe_type, summarize, configure_type)
-    return LocalStacks(store, CheckedStackCalls(calls, lint), responses, environment, aws_types, operations.console)
+    drift = DriftChecks(store, operations, user_types)
+    calls = StackCalls(store, describe_type, summarize, configure_type, drift)
+    return LocalStacks(store, CheckedStackCalls(calls, lint), responses, drift, environment, aws_types, operations.console)
 
 
 def summarize(body: str) -> Dict[str, Any]:
