@@ -14,7 +14,7 @@ import asyncio
 import importlib
 from pathlib import Path
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set, Tuple
 
 from cfnrun.api import service_errors
 from cfnrun.api.cloudcontrol import CloudProgress, ResourceDescription
@@ -63,8 +63,9 @@ class LateLoading:
         virtual_clock: bool,
         url: str = "",
         stack_state: Optional[Path] = None,
+        active_hooks: Tuple[str, ...] = (),
     ) -> "asyncio.Task[LateParts]":
-        self.task = asyncio.ensure_future(self._load(served, budgets, console, contract, virtual_clock, url, stack_state))
+        self.task = asyncio.ensure_future(self._load(served, budgets, console, contract, virtual_clock, url, stack_state, active_hooks))
         return self.task
 
     async def wait(self) -> LateParts:
@@ -125,6 +126,7 @@ class LateLoading:
         virtual_clock: bool,
         url: str,
         stack_state: Optional[Path],
+        active_hooks: Tuple[str, ...],
     ) -> LateParts:
         """The review of each call, Cloud Control's request store, then the spares.
 
@@ -151,7 +153,7 @@ class LateLoading:
                 recorders[project.type_name] = CallRecorder(history, _schema_of(registry), project.type_name)
         operations = TypeOperations(served, console, contract, virtual_clock, histories)
         requests = ResourceRequestStore(operations) if served.type_names() else None
-        stacks = local_stacks(operations, url, stack_state)
+        stacks = local_stacks(operations, url, stack_state, active_hooks)
         await stacks.restore()
         self.parts = LateParts(CallReview(budgets, console, contract, recorders), requests, histories, stacks)
         served.keep_spares_when_warm()  # the spares import the providers' dependencies too: after all the rest

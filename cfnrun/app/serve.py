@@ -53,6 +53,7 @@ class Sources:
 
     providers: Tuple[Project, ...]
     templates: Tuple[FunctionTemplate, ...] = ()
+    hooks: Tuple[str, ...] = ()  # the hooks --hook named (among the providers): they run in stacks from the start
 
     @classmethod
     def of(cls, project: Project) -> "Sources":
@@ -173,7 +174,7 @@ async def start_server(sources: Sources, settings: ServeSettings, console: Conso
         await served.close()  # interrupted, a broken install, a taken port: no worker outlives this
         raise
     # Listening: what no answer waits for loads now, in one step (``app/late_parts.py``).
-    server.late.begin(served, budgets, console, settings.contract, settings.virtual_clock, server.url, settings.stack_state)
+    server.late.begin(served, budgets, console, settings.contract, settings.virtual_clock, server.url, settings.stack_state, sources.hooks)
     try:
         for watch in watches:
             await watch.in_place(server)

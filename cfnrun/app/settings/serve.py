@@ -33,6 +33,11 @@ class ServeOptions:
         "the Lambda and Cloud Control APIs; with several, functions are also named TYPE-NAME-FUNCTION (Org-Svc-Res-TypeFunction).",
         default=(), cli_type=List[Path], cli_default=[], metavar="DIR", to_setting=tuple,
     )
+    hooks: Tuple[Path, ...] = option(
+        "--hook", help="Serve this hook project (repeatable) and run it in local stacks before each resource it targets "
+        "(ENABLED, FailureMode FAIL, until SetTypeConfiguration says otherwise).",
+        default=(), cli_type=List[Path], cli_default=[], metavar="DIR", to_setting=tuple,
+    )
     functions: Tuple[Path, ...] = option(
         "--functions", help="Also serve the plain Python Lambda functions of this SAM/CloudFormation template (repeatable), "
         "by logical id, FunctionName and ARN.",

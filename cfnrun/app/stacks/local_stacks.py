@@ -12,7 +12,7 @@ import asyncio
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from cfnrun.api.cloudformation.errors import StackApiError, modelled_error
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
@@ -20,6 +20,7 @@ from cfnrun.app.stacks.aws_types import AwsTypes
 from cfnrun.app.served import Served
 from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
+from cfnrun.app.stacks.hook_gate import CustomHook, HookGate
 from cfnrun.app.stacks.provisioners import TypeRouter
 from cfnrun.app.stacks.stack_calls import StackCalls
 from cfnrun.app.stacks.user_types import UserTypes
@@ -27,6 +28,8 @@ from cfnrun.app.type_operations import TypeOperations
 from cfnrun.ui.console import Console
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment, prepare
 from cfnrun.model.errors import CfnrunError
+from cfnrun.model.hook_configuration import HookConfiguration, HookConfigurationError, parse_hook_configuration
+from cfnrun.model.type_configuration import declares_type_configuration, type_configuration_problem
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.persistence import StateError
 from cfnrun.stacks.exports import Exports
@@ -99,7 +102,7 @@ class CheckedStackCalls:
             raise StackApiError(error.code, error.message, error.status) from None
 
 
-def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = None) -> LocalStacks:
+def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = None, active_hooks: Tuple[str, ...] = ()) -> LocalStacks:
     """The stacks of a serve listening on ``url`` (the ResponseURL of custom resources is there)."""
     served: Served = operations.served
     region, account_id = served.region, served.account_id
@@ -115,7 +118,12 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
         CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock) if served.templates else None,
     )
     exports = Exports()
-    engine = StackEngine(router, exports, region, account_id)
+    hooks = HookGate()
+    for registry in served.providers:
+        if registry.project.is_hook:
+            hook_type = registry.project.type_name
+            hooks.add(CustomHook(hook_type, operations, HookConfiguration(enabled=hook_type in active_hooks)))
+    engine = StackEngine(router, exports, region, account_id, hooks)
 
     def environment(name: str, stack_id: str) -> StackEnvironment:
         return StackEnvironment(name, stack_id, region, account_id, exports.value)
@@ -161,16 +169,33 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
         }
 
     def configure_type(type_name: str, configuration: Dict[str, Any]) -> str:
-        schema = operations.schema(type_name)
-        if schema is None:
+        kind = "hook" if type_name in hooks.hooks else "resource"
+        if kind == "hook":
+            configure_hook(hooks.hooks[type_name], configuration)
+        elif operations.schema(type_name) is not None:
+            operations.type_configurations[type_name] = configuration
+        else:
             raise StackError(f"The type '{type_name}' cannot be found.", "TypeNotFoundException", 404)
-        operations.type_configurations[type_name] = configuration
-        return f"arn:aws:cloudformation:{region}:{account_id}:type-configuration/resource/{type_name.replace('::', '-')}/default"
+        return f"arn:aws:cloudformation:{region}:{account_id}:type-configuration/{kind}/{type_name.replace('::', '-')}/default"
 
     store = StackStore(engine, prepared, state)
     drift = DriftChecks(store, operations, user_types)
     calls = StackCalls(store, describe_type, summarize, configure_type, drift)
     return LocalStacks(store, CheckedStackCalls(calls, lint), responses, drift, environment, aws_types, operations.console)
+
+
+def configure_hook(hook: Any, configuration: Dict[str, Any]) -> None:
+    """SetTypeConfiguration of a hook: the service's HookConfiguration, its Properties checked against the hook's schema."""
+    try:
+        parsed = parse_hook_configuration(configuration)
+    except HookConfigurationError as error:
+        raise StackError(f"Invalid hook configuration: {error}", "InvalidTypeConfiguration") from None
+    schema = getattr(hook, "schema", None)
+    if schema is not None and declares_type_configuration(schema):
+        problem = type_configuration_problem(schema, parsed.properties)
+        if problem is not None:
+            raise StackError(f"Invalid hook configuration: Properties{problem}", "InvalidTypeConfiguration")
+    hook.configuration = parsed
 
 
 def summarize(body: str) -> Dict[str, Any]:

@@ -414,6 +414,11 @@ def _event(event: StackEvent) -> Dict[str, Any]:
             "ResourceStatusReason": event.reason,
             "ResourceProperties": event.properties,
             "ClientRequestToken": event.client_request_token,
+            "HookType": event.hook_type,
+            "HookStatus": event.hook_status,
+            "HookStatusReason": event.hook_status_reason,
+            "HookInvocationPoint": event.hook_invocation_point,
+            "HookFailureMode": event.hook_failure_mode,
         }
     )
 
