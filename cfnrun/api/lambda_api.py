@@ -21,6 +21,7 @@ from aiohttp import web
 from cfnrun.api import service_errors
 from cfnrun.api.cloudcontrol import CloudControlApi
 from cfnrun.api.cloudformation.custom_resource_responses import CustomResourceResponseEndpoint
+from cfnrun.api.cloudformation.hook_payloads import HookPayloadEndpoint
 from cfnrun.api.cloudformation.errors import StackApiError
 from cfnrun.api.cloudformation.service import CloudFormationApi
 from cfnrun.api.connections import ConnectionGuard, ConnectionLimits
@@ -77,6 +78,7 @@ class LambdaService:
         cloud_control: Optional[CloudControlApi] = None,
         cloudformation: Optional[CloudFormationApi] = None,
         custom_resource_responses: Optional[CustomResourceResponseEndpoint] = None,
+        hook_payloads: Optional[HookPayloadEndpoint] = None,
     ) -> None:
         self.calls = calls
         self.limits = limits
@@ -85,6 +87,7 @@ class LambdaService:
         self.cloud_control = cloud_control
         self.cloudformation = cloudformation
         self.custom_resource_responses = custom_resource_responses
+        self.hook_payloads = hook_payloads
         self.connections = ConnectionGuard(limits)
         self._stopping = False
 
@@ -95,6 +98,8 @@ class LambdaService:
             app.router.add_post("/", self.root)
         if self.custom_resource_responses is not None:
             self.custom_resource_responses.add_route(app)
+        if self.hook_payloads is not None:
+            self.hook_payloads.add_route(app)
         app.router.add_route("*", "/{path:.*}", self.unknown)
         return app
 

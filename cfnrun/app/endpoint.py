@@ -15,12 +15,20 @@ from aiohttp import web
 
 from cfnrun.api.cloudcontrol import CloudControlApi
 from cfnrun.api.cloudformation.custom_resource_responses import CustomResourceResponseEndpoint
+from cfnrun.api.cloudformation.hook_payloads import HookPayloadEndpoint
 from cfnrun.api.cloudformation.service import CloudFormationApi
 from cfnrun.api.connections import GuardedTCPSite
 from cfnrun.api.lambda_api import LambdaService
 from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.app.lambda_calls import LambdaCallPolicy
-from cfnrun.app.late_parts import CloudControlRequests, LateLoading, LateParts, ResponsesWhenLoaded, StackCallsWhenLoaded
+from cfnrun.app.late_parts import (
+    CloudControlRequests,
+    HookPayloadsWhenLoaded,
+    LateLoading,
+    LateParts,
+    ResponsesWhenLoaded,
+    StackCallsWhenLoaded,
+)
 from cfnrun.app.served import Served, Warming
 from cfnrun.model.errors import CfnrunError
 from cfnrun.ui.console import Console
@@ -103,6 +111,7 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         cloud_control=CloudControlApi(CloudControlRequests(late)) if served.type_names() else None,
         cloudformation=CloudFormationApi(StackCallsWhenLoaded(late)),
         custom_resource_responses=CustomResourceResponseEndpoint(ResponsesWhenLoaded(late)),
+        hook_payloads=HookPayloadEndpoint(HookPayloadsWhenLoaded(late)),
     )
     runner = web.AppRunner(
         service.app(),

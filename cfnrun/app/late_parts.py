@@ -152,8 +152,8 @@ class LateLoading:
                 histories[project.type_name] = history
                 recorders[project.type_name] = CallRecorder(history, _schema_of(registry), project.type_name)
         operations = TypeOperations(served, console, contract, virtual_clock, histories)
-        requests = ResourceRequestStore(operations) if served.type_names() else None
         stacks = local_stacks(operations, url, stack_state, active_hooks)
+        requests = ResourceRequestStore(operations, stacks.hooks) if served.type_names() else None
         await stacks.restore()
         self.parts = LateParts(CallReview(budgets, console, contract, recorders), requests, histories, stacks)
         served.keep_spares_when_warm()  # the spares import the providers' dependencies too: after all the rest
@@ -219,6 +219,16 @@ class StackCallsWhenLoaded:
 
     async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
         return await (await self.late.wait()).stacks.calls.call(operation, params)
+
+
+class HookPayloadsWhenLoaded:
+    """The hook payload route's ``HookPayloads``: the documents of the STACK and CHANGE_SET hook invocations running."""
+
+    def __init__(self, late: LateLoading) -> None:
+        self.late = late
+
+    async def payload(self, token: str) -> Optional[Dict[str, Any]]:
+        return await (await self.late.wait()).stacks.payloads.payload(token)
 
 
 class ResponsesWhenLoaded:

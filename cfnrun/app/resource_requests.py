@@ -8,6 +8,10 @@ GetResourceRequestStatus for the life of the server. GetResource and ListResourc
 READ and LIST the same way and answer when they end. One store serves every resource type
 serve serves (``app/served.py``): each request runs on its type's provider, against its schema,
 and is recorded in that provider's history.
+
+Hooks whose configuration targets CLOUD_CONTROL run before each CreateResource, UpdateResource and
+DeleteResource (stack filters do not apply, as in the service): one in FAIL mode that fails makes
+the request FAILED with its message before the handler is invoked; in WARN mode it goes on.
 """
 from __future__ import annotations
 
@@ -36,6 +40,8 @@ from cfnrun.model.json_patch import PatchError, apply_patch, parse_pointer, touc
 from cfnrun.model.protocol import Action, OperationStatus
 from cfnrun.model.schema import ResourceSchema, pointer_to_path
 from cfnrun.runtime.registry import FunctionRegistry
+from cfnrun.stacks.hooks import HookGate, HookReport, HookTarget, with_reasons
+from cfnrun.stacks.provisioning import StackContext
 
 _SCHEMA_PREFIX = re.compile(r"^.*? is not valid against the schema \(\w+\): ")  # the checker's own words: Cloud Control's are shorter
 MAX_QUOTED = 300  # characters of a validation message quoted back to the caller
@@ -58,6 +64,8 @@ HANDLER_ERRORS = {
     "InternalFailure": "HandlerInternalFailureException",
 }
 # Endings the invoker decides itself, as the ErrorCode a request reports.
+# The ErrorCode of a request its hooks refused: HandlerErrorCode has no hook code, and the guide names none.
+HOOK_REFUSAL_ERROR_CODE = "GeneralServiceException"
 ENDING_ERROR_CODES = {
     EndReason.INVOCATION_BUDGET: "ServiceTimeout",
     EndReason.OPERATION_TIMEOUT: "NotStabilized",
@@ -135,8 +143,9 @@ def _touches(patch_path: str, property_pointer: str) -> bool:
 class ResourceRequestStore:
     """The resource requests of one ``cfnrun serve``, for every resource type it serves, served to the Cloud Control API."""
 
-    def __init__(self, operations: TypeOperations) -> None:
+    def __init__(self, operations: TypeOperations, hooks: Optional[HookGate] = None) -> None:
         self.operations = operations  # the one way a served type's operation runs (and is recorded in its provider's history)
+        self.hooks = hooks  # asked before each create, update and delete (CLOUD_CONTROL targets)
         self.served = operations.served
         self.console = operations.console
         self._requests: Dict[str, ResourceRequest] = {}
@@ -261,6 +270,11 @@ class ResourceRequestStore:
     async def _run(self, request: ResourceRequest, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> None:
         progress = request.progress
         try:
+            refused = await self._hooks(progress, action, desired, previous)
+            if refused is not None:
+                self._update(progress, "FAILED", refused, HOOK_REFUSAL_ERROR_CODE)
+                self.console.info(f"Cloud Control request {progress.request_token}: {progress.status} (refused by its hooks)")
+                return
             result = await self._operation(request.registry, action, desired, previous, request.clock, progress).run()
         except CancelRequested:
             self._update(progress, "CANCEL_COMPLETE", "cancelled: no further invocations were made")
@@ -280,6 +294,23 @@ class ResourceRequestStore:
             code = result.error_code or ENDING_ERROR_CODES.get(result.reason, "InternalFailure")
             self._update(progress, "FAILED", result.message, code)
         self.console.info(f"Cloud Control request {progress.request_token}: {progress.status}")
+
+    async def _hooks(self, progress: CloudProgress, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> Optional[str]:
+        """The CLOUD_CONTROL hooks of this request; why they refuse it, or None (no stack: its id is empty, its filters ignored)."""
+        if self.hooks is None:
+            return None
+        context = StackContext("", "", self.served.region, self.served.account_id)
+        logical_id = progress.identifier or progress.request_token
+        target = HookTarget(context, action.value, logical_id, progress.type_name, desired, previous, operation="CLOUD_CONTROL")
+        reports: List[HookReport] = []
+
+        def report(hooked: HookReport) -> None:
+            reports.append(hooked)
+            if hooked.status != "HOOK_IN_PROGRESS":
+                self.console.info(f"Cloud Control request {progress.request_token}: hook {hooked.hook_type} {hooked.status} {hooked.reason or ''}".rstrip())
+
+        refused = await self.hooks.before(target, report)
+        return with_reasons(refused, reports) if refused is not None else None
 
     @staticmethod
     def _update(progress: CloudProgress, status: str, message: Optional[str], error_code: Optional[str] = None) -> None:

@@ -22,6 +22,7 @@ from cfnrun.invoker.operation import Operation
 from cfnrun.invoker.hook_payloads import HookOperationRequest
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import OperationInput
+from cfnrun.model.hook_protocol import StackLevelTarget
 from cfnrun.model.hook_targets import hook_target
 from cfnrun.model.project import Project
 from cfnrun.model.protocol import Action, Credentials
@@ -90,6 +91,7 @@ class TypeOperations:
         history_source: str = CLOUD_CONTROL_SOURCE,
         target_name: Optional[str] = None,
         type_configuration: Optional[Dict[str, Any]] = None,
+        stack_level: Optional[StackLevelTarget] = None,
     ) -> Operation:
         """One operation of ``type_name``: a resource type's, or a hook's at ``action`` (an invocation point) on ``target_name``."""
         registry = self.served.provider(type_name)
@@ -111,6 +113,7 @@ class TypeOperations:
                 type_configuration=type_configuration if type_configuration is not None else self.type_configurations.get(type_name),
                 tags=tags or {},
                 target_name=target_name,
+                stack_level=stack_level,
             ),
             credentials=self._caller_credentials(),
             stack_id=stack_id,

@@ -2,9 +2,10 @@
 
 ``TYPE`` sends TypeFunction a HookInvocationRequest; ``TEST`` sends TestEntrypoint a
 HookTestEvent. The replay loop is the resources' one: this request only changes what
-goes on the wire, how an answer is read (``hookStatus``), and how an IN_PROGRESS is
-carried on (the callbackContext, and ``requestContext.invocation`` counted up, as the
-service does; the target model never changes).
+goes on the wire (a STACK or CHANGE_SET target's document behind the ``payload`` URL, as
+the service hands it: the support library downloads it), how an answer is read
+(``hookStatus``), and how an IN_PROGRESS is carried on (the callbackContext, and
+``requestContext.invocation`` counted up, as the service does; the target model never changes).
 """
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ class HookOperationRequest(OperationRequest):
         self.invocation += 1
 
     def _target_model(self) -> Dict[str, Any]:
+        if self.operation.stack_level is not None:
+            return dict(self.operation.stack_level.model)  # the test entrypoint downloads nothing: the document itself
         return HookTargetModel(
             resourceProperties=self._properties(self.operation.desired),
             previousResourceProperties=self._properties(self.operation.previous),
@@ -58,6 +61,7 @@ class HookOperationRequest(OperationRequest):
         return self._hook_invocation_request()
 
     def _hook_invocation_request(self) -> Dict[str, Any]:
+        stack_level = self.operation.stack_level
         return HookInvocationRequest(
             clientRequestToken=self.client_request_token,
             awsAccountId=self.account_id,
@@ -66,10 +70,13 @@ class HookOperationRequest(OperationRequest):
             actionInvocationPoint=self.action.value,
             hookModel=self.operation.type_configuration,
             requestContext=HookRequestContext(invocation=self.invocation, callbackContext=self.callback_context),
+            changeSetId=stack_level.changeSetId if stack_level else None,
             requestData=HookRequestData(
                 targetName=self.target_name,
+                targetType=stack_level.targetType if stack_level else "RESOURCE",
                 targetLogicalId=self.target_logical_id,
-                targetModel=HookTargetModel.model_validate(self._target_model()),
+                targetModel=None if stack_level and stack_level.payload else HookTargetModel.model_validate(self._target_model()),
+                payload=stack_level.payload if stack_level else None,
                 callerCredentials=credentials_string(self.credentials),
             ),
         ).wire()
@@ -91,7 +98,7 @@ class HookOperationRequest(OperationRequest):
                     "hookTypeVersion": "00000001",
                     "invocationPoint": self.action.value,
                     "targetName": self.target_name,
-                    "targetType": "RESOURCE",
+                    "targetType": self.operation.stack_level.targetType if self.operation.stack_level else "RESOURCE",
                     "targetLogicalId": self.target_logical_id,
                     "targetModel": self._target_model(),
                 },

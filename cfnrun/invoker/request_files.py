@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from cfnrun.model.json_depth import MAX_NESTING, too_deep
 from cfnrun.model.errors import CfnrunError, not_json
+from cfnrun.model.hook_protocol import StackLevelTarget
 from cfnrun.model.protocol import RESOURCE_ACTIONS, Action, Credentials
 
 CFN_INVOKE = "cfn-invoke"
@@ -33,7 +34,8 @@ class OperationInput:
     region: Optional[str] = None
     action: Optional[Action] = None
     format: str = CFN_INVOKE
-    target_name: Optional[str] = None  # a hook's target type, e.g. AWS::S3::Bucket
+    target_name: Optional[str] = None  # a hook's target type, e.g. AWS::S3::Bucket, or STACK / CHANGE_SET
+    stack_level: Optional[StackLevelTarget] = None  # a hook's STACK or CHANGE_SET target: its document, not properties
     tags: Dict[str, Dict[str, str]] = field(default_factory=dict)  # stackTags, systemTags and their previous* (by wire name)
     warnings: List[str] = field(default_factory=list)  # what the user should know about the file
 

@@ -39,11 +39,21 @@ class HookTargetModel(BaseModel):
     previousResourceProperties: Optional[Dict[str, Any]] = None
 
 
+class StackLevelTarget(BaseModel):
+    """A STACK or CHANGE_SET target: the service puts its document (``model``) behind a presigned URL (``payload``)."""
+
+    targetType: str  # STACK or CHANGE_SET
+    model: Dict[str, Any]  # template and previousTemplate, or template and changedResources
+    payload: Optional[str] = None  # the URL the support library downloads ``model`` from
+    changeSetId: Optional[str] = None
+
+
 class HookRequestData(BaseModel):
     targetName: str
     targetType: str = "RESOURCE"
     targetLogicalId: str
-    targetModel: HookTargetModel
+    targetModel: Optional[HookTargetModel] = None  # a resource's; a stack-level target's document is behind ``payload``
+    payload: Optional[str] = None
     callerCredentials: Optional[str] = None  # a JSON string, as the service sends it
     providerCredentials: Optional[str] = None
     providerLogGroupName: Optional[str] = None

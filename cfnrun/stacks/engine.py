@@ -13,12 +13,12 @@ import copy
 import json
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Set
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
 from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
-from cfnrun.stacks.hooks import INVOCATION_POINT, HookGate, HookReport, HookTarget
+from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookReport, HookTarget, stack_model
 from cfnrun.stacks.ordering import reverse, run_in_order
 from cfnrun.stacks.provisioning import (
     ProvisioningFailed,
@@ -86,10 +86,12 @@ class StackEngine:
                 failed.append(logical_id)
             return ok
 
-        await run_in_order(blueprint.dependencies, create_one, stop=lambda: bool(failed))
+        refused = await self._stack_hooks(stack, "CREATE", blueprint.template.document, None, token)
+        if refused is None:
+            await run_in_order(blueprint.dependencies, create_one, stop=lambda: bool(failed))
         for resource in [r for r in stack.resources.values() if r.status == "NOT_STARTED"]:
             del stack.resources[resource.logical_id]
-        problem = None if failed else self._publish_outputs(stack, blueprint)
+        problem = refused or (None if failed else self._publish_outputs(stack, blueprint))
         if not failed and problem is None:
             stack.set_status("CREATE_COMPLETE", None, token)
             return
@@ -139,6 +141,10 @@ class StackEngine:
         stack.template_body, stack.description = blueprint.template_body, blueprint.description
         stack.updated_at = time.time()
         stack.set_status("UPDATE_IN_PROGRESS", "User Initiated", token)
+        refused = await self._stack_hooks(stack, "UPDATE", blueprint.template.document, previous.template.document, token)
+        if refused is not None:
+            await self._roll_back_update(stack, run, refused, token)
+            return
         failed: List[str] = []
 
         async def update_one(logical_id: str) -> bool:
@@ -321,6 +327,10 @@ class StackEngine:
     async def delete(self, stack: Stack, retain: FrozenSet[str] = frozenset(), token: Optional[str] = None) -> None:
         blueprint = self.blueprints.get(stack.stack_id)
         stack.set_status("DELETE_IN_PROGRESS", "User Initiated", token)
+        refused = await self._stack_hooks(stack, "DELETE", None, blueprint.template.document if blueprint else None, token)
+        if refused is not None:
+            stack.set_status("DELETE_FAILED", refused, token)
+            return
         for output in stack.outputs:
             if output.export_name:
                 try:
@@ -409,16 +419,25 @@ class StackEngine:
         token: Optional[str],
     ) -> Optional[str]:
         """The hooks targeting this resource operation, each report a stack event; why they refuse it, or None."""
+        target = HookTarget(self.context(stack), action, resource.logical_id, resource.type_name, properties, previous)
+        return await self._ask_hooks(stack, target, (resource.logical_id, resource.physical_id or "", resource.type_name, resource.status), token)
+
+    async def _stack_hooks(
+        self, stack: Stack, action: str, template: Optional[Dict[str, Any]], previous: Optional[Dict[str, Any]], token: Optional[str]
+    ) -> Optional[str]:
+        """The hooks targeting the stack operation itself (STACK), before any resource; why they refuse it, or None."""
+        model = stack_model(template, previous)
+        target = HookTarget(self.context(stack), action, stack.name, STACK_TARGET, {}, operation=STACK_TARGET, model=model)
+        return await self._ask_hooks(stack, target, (stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status), token)
+
+    async def _ask_hooks(self, stack: Stack, target: HookTarget, subject: Tuple[str, str, str, str], token: Optional[str]) -> Optional[str]:
+        """Ask the gate; each hook's progress is an event of ``subject`` (logical id, physical id, type, status)."""
         if self.hooks is None:
             return None
-        target = HookTarget(self.context(stack), action, resource.logical_id, resource.type_name, properties, previous)
 
         def report(hooked: HookReport) -> None:
             stack.record(
-                resource.logical_id,
-                resource.physical_id or "",
-                resource.type_name,
-                resource.status,
+                *subject,
                 None,
                 token=token,
                 hook_type=hooked.hook_type,
@@ -428,7 +447,7 @@ class StackEngine:
                 hook_failure_mode=hooked.failure_mode,
             )
 
-        refused = await self.hooks.before_resource(target, report)
+        refused = await self.hooks.before(target, report)
         return self._masked(stack, refused) if refused is not None else None
 
     def context(self, stack: Stack) -> StackContext:

@@ -1,25 +1,44 @@
-"""Hooks before each resource operation of a stack: what the engine asks, and what it writes down.
+"""Hooks inside operations: what the engine, the change sets and Cloud Control ask, and what is written down.
 
-Before CloudFormation creates, updates or deletes a resource it runs the hooks whose configuration
-targets it (the PRE_PROVISION invocation point). The engine asks a ``HookGate`` (the app's: custom
-hooks through the one invoker, Guard and Lambda hooks) with a ``HookTarget``; each hook's progress
-comes back as ``HookReport``s, written as stack events with the hook fields; a hook that failed in
-FAIL mode fails the resource, one in WARN mode lets it go on with its message in the events.
+CloudFormation runs the hooks whose configuration targets an operation at its PRE_PROVISION
+invocation point: before each resource of a stack is created, updated or deleted (RESOURCE),
+before a stack's create, update or delete starts at all (STACK), when a change set is created
+(CHANGE_SET), and before a Cloud Control API create, update or delete (CLOUD_CONTROL). Each asks a
+``HookGate`` (the app's: custom hooks through the one invoker, Guard and Lambda hooks) with a
+``HookTarget``; each hook's progress comes back as ``HookReport``s, written as stack events with
+the hook fields; a hook that failed in FAIL mode refuses the operation, one in WARN mode lets it
+go on with its message in the events.
+
+A STACK or CHANGE_SET target is not a resource: the service hands the hook a document instead of
+resource properties (``stack_model``, ``change_set_model``), the user guide's shapes.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Protocol
+from typing import Any, Callable, Dict, Iterable, Optional, Protocol
 
+from cfnrun.stacks.changes import ResourceChange
 from cfnrun.stacks.provisioning import StackContext
 
 HOOK_STATUSES = ("HOOK_IN_PROGRESS", "HOOK_COMPLETE_SUCCEEDED", "HOOK_COMPLETE_FAILED", "HOOK_FAILED")
+FAILED_HOOK_STATUSES = ("HOOK_COMPLETE_FAILED", "HOOK_FAILED")  # the hook judged against the target, or could not judge it
 INVOCATION_POINT = "PRE_PROVISION"
+STACK_TARGET = "STACK"
+CHANGE_SET_TARGET = "CHANGE_SET"
+# a change set's Add / Modify / Remove as a changed resource's action in what a CHANGE_SET hook receives
+CHANGE_ACTIONS = {"Add": "CREATE", "Modify": "UPDATE", "Remove": "DELETE"}
 
 
 @dataclass(frozen=True)
 class HookTarget:
-    """A resource about to be provisioned: what its hooks are shown."""
+    """What a hook is about to judge, and what it is shown.
+
+    ``operation`` is the configuration's TargetOperation (RESOURCE, STACK, CHANGE_SET, CLOUD_CONTROL).
+    For a resource (RESOURCE, CLOUD_CONTROL) ``type_name`` is its type and the properties are its
+    own; for a STACK or CHANGE_SET target ``type_name`` is STACK or CHANGE_SET, ``logical_id`` the
+    stack's name or the change set's id, and ``model`` the document the service hands the hook.
+    """
 
     stack: StackContext
     action: str  # CREATE, UPDATE or DELETE
@@ -27,6 +46,14 @@ class HookTarget:
     type_name: str
     properties: Dict[str, Any]
     previous_properties: Optional[Dict[str, Any]] = None
+    operation: str = "RESOURCE"
+    model: Optional[Dict[str, Any]] = None
+    change_set_id: Optional[str] = None
+
+    @property
+    def target_type(self) -> str:
+        """The request's ``targetType``: a Cloud Control operation's target is a resource."""
+        return self.operation if self.operation in (STACK_TARGET, CHANGE_SET_TARGET) else "RESOURCE"
 
 
 @dataclass(frozen=True)
@@ -40,10 +67,42 @@ class HookReport:
 
 
 class HookGate(Protocol):
-    async def before_resource(self, target: HookTarget, report: Callable[[HookReport], None]) -> Optional[str]:
-        """Run the hooks that target this resource operation; the failure reason when one in FAIL mode failed, else None."""
+    async def before(self, target: HookTarget, report: Callable[[HookReport], None]) -> Optional[str]:
+        """Run the hooks that target this operation; the failure reason when one in FAIL mode failed, else None."""
 
 
 def hook_failure(hook_types: "list[str]") -> str:
-    """The reason a resource fails with when its hooks in FAIL mode failed."""
+    """The reason an operation fails with when its hooks in FAIL mode failed."""
     return f"The following hook(s)/validation failed: [{', '.join(hook_types)}]"
+
+
+def with_reasons(refused: str, reports: Iterable[HookReport]) -> str:
+    """A refusal with each failed FAIL-mode hook's own reason, where no stack event shows them (a change set, a Cloud Control request)."""
+    reasons = [f"{r.hook_type}: {r.reason}" for r in reports if r.failure_mode == "FAIL" and r.status in FAILED_HOOK_STATUSES and r.reason]
+    return ". ".join([refused, *reasons])
+
+
+def _template_text(template: Optional[Dict[str, Any]]) -> Optional[str]:
+    return json.dumps(template) if template is not None else None
+
+
+def stack_model(template: Optional[Dict[str, Any]], previous_template: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """What a STACK hook receives: the template (none on a delete) and the previous one (on an update or a delete), as JSON text."""
+    model = {"template": _template_text(template), "previousTemplate": _template_text(previous_template)}
+    return {key: value for key, value in model.items() if value is not None}
+
+
+def change_set_model(template: Dict[str, Any], changes: Iterable[ResourceChange], before: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
+    """What a CHANGE_SET hook receives: the template and each changed resource (``before``: the current properties by logical id)."""
+    changed = []
+    for change in changes:
+        previous = before.get(change.logical_id)
+        changed.append(
+            {
+                "logicalResourceId": change.logical_id,
+                "resourceType": change.resource_type,
+                "action": CHANGE_ACTIONS[change.action],
+                "beforeContext": json.dumps({"Properties": previous}) if previous is not None and change.action != "Add" else None,
+            }
+        )
+    return {"template": json.dumps(template), "changedResources": changed}

@@ -18,6 +18,7 @@ from typing import Awaitable, Callable, Dict, List, Optional, Tuple
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment
 from cfnrun.stacks.changes import ResourceChange, plan_changes
 from cfnrun.stacks.engine import StackEngine
+from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookTarget, change_set_model, with_reasons
 from cfnrun.stacks.persistence import read_state, restored_blueprint, restored_stack, stack_record, write_state
 from cfnrun.stacks.records import Stack
 from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
@@ -55,6 +56,7 @@ class ChangeSet:
     status_reason: Optional[str] = None
     execution_status: str = "AVAILABLE"
     created_at: float = field(default_factory=time.time)
+    hook_results: List[HookReport] = field(default_factory=list)  # what its CHANGE_SET hooks answered
 
 
 class StackStore:
@@ -64,7 +66,7 @@ class StackStore:
         self.state = state  # --state DIR: every change is written there (``persistence.py``)
         self.stacks: Dict[str, Stack] = {}  # by stack id, deleted ones included (DescribeStacks by id shows them)
         self.change_sets: Dict[str, ChangeSet] = {}
-        self._tasks: Dict[str, "asyncio.Task[None]"] = {}
+        self._tasks: Dict[str, "asyncio.Task[None]"] = {}  # each stack's operation, and each change set's hooks, by id
         self._tokens: Dict[Tuple[str, str], str] = {}  # (stack id, ClientRequestToken) → the operation it started
 
     # -- kept across restarts --------------------------------------------------------------------
@@ -263,7 +265,34 @@ class StackStore:
             change_set.status, change_set.execution_status = "FAILED", "UNAVAILABLE"
             change_set.status_reason = "The submitted information didn't contain changes. Submit different information to create a change set."
         self.change_sets[change_set.change_set_id] = change_set
+        if change_set.status != "FAILED" and self.engine.hooks is not None:
+            change_set.status, change_set.execution_status = "CREATE_IN_PROGRESS", "UNAVAILABLE"
+            self._tasks[change_set.change_set_id] = asyncio.ensure_future(self._change_set_hooks(change_set, stack))
         return change_set
+
+    async def _change_set_hooks(self, change_set: ChangeSet, stack: Stack) -> None:
+        """The CHANGE_SET hooks judge the change set as it is created: a refusal makes it FAILED with their reasons."""
+        before = {r.logical_id: r.properties for r in stack.resources.values() if r.exists and r.properties is not None}
+        model = change_set_model(change_set.blueprint.template.document, change_set.changes, before)
+        target = HookTarget(
+            self.engine.context(stack),
+            change_set.change_set_type,
+            change_set.change_set_id,
+            CHANGE_SET_TARGET,
+            {},
+            operation=CHANGE_SET_TARGET,
+            model=model,
+            change_set_id=change_set.change_set_id,
+        )
+        assert self.engine.hooks is not None
+        try:
+            refused = await self.engine.hooks.before(target, change_set.hook_results.append)
+        except Exception as error:  # noqa: B902 - a change set never stays CREATE_IN_PROGRESS because cfnrun failed
+            refused = f"cfnrun failed running the change set's hooks: {type(error).__name__}: {error}"
+        if refused is None:
+            change_set.status, change_set.execution_status = "CREATE_COMPLETE", "AVAILABLE"
+            return
+        change_set.status, change_set.status_reason = "FAILED", with_reasons(refused, change_set.hook_results)
 
     def execute_change_set(self, name_or_id: str, stack_name: Optional[str], token: Optional[str] = None) -> None:
         change_set = self.change_set(name_or_id, stack_name)

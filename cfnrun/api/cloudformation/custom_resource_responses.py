@@ -97,7 +97,7 @@ def parse_response(body: bytes) -> CustomResourceResponse:
     )
 
 
-def _s3_error(status: int, code: str, message: str) -> web.Response:
+def s3_error(status: int, code: str, message: str) -> web.Response:
     request_id = uuid.uuid4().hex[:16].upper()
     body = f"<Error><Code>{code}</Code><Message>{escaped(message)}</Message><RequestId>{request_id}</RequestId></Error>"
     return web.Response(status=status, text=body, content_type="application/xml", headers={"x-amz-request-id": request_id})
@@ -114,7 +114,7 @@ class CustomResourceResponseEndpoint:
 
     async def handle(self, request: web.Request) -> web.Response:
         if request.method != "PUT":
-            return _s3_error(405, "MethodNotAllowed", f"The specified method is not allowed against this resource: {request.method}; the ResponseURL takes PUT")
+            return s3_error(405, "MethodNotAllowed", f"The specified method is not allowed against this resource: {request.method}; the ResponseURL takes PUT")
         token = request.match_info["token"]
         body = await request.read()
         try:
@@ -122,11 +122,11 @@ class CustomResourceResponseEndpoint:
         except BadResponse as problem:
             if not await self.responses.reject(token, str(problem)):
                 return _unknown(token)
-            return _s3_error(400, "InvalidArgument", str(problem))
+            return s3_error(400, "InvalidArgument", str(problem))
         if not await self.responses.respond(token, response):
             return _unknown(token)
         return web.Response(status=200, headers={"ETag": f'"{hashlib.md5(body, usedforsecurity=False).hexdigest()}"'})
 
 
 def _unknown(token: str) -> web.Response:
-    return _s3_error(404, "NoSuchUpload", f"No custom-resource request waits for a response at token {token!r}: it was answered already, timed out, or never issued")
+    return s3_error(404, "NoSuchUpload", f"No custom-resource request waits for a response at token {token!r}: it was answered already, timed out, or never issued")

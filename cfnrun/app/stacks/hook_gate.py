@@ -1,9 +1,16 @@
-"""The hooks of local stacks: which run before a resource operation, how each runs, what its outcome means.
+"""The hooks of a serve: which run before an operation, how each runs, what its outcome means.
+
+One gate serves every target operation: each resource of a local stack (RESOURCE), a stack's
+create, update or delete (STACK), a change set's creation (CHANGE_SET) and Cloud Control's
+create, update and delete (CLOUD_CONTROL). A hook of any kind plugs in as a ``Hook``: it says
+which targets it declares and judges a ``HookTarget`` (``target.operation`` tells which; a
+STACK or CHANGE_SET target brings its document in ``target.model``).
 
 A custom hook (a served hook project, ``serve --hook DIR``) runs through the one invoker on its warm
 workers, exactly as ``cfnrun invoke preCreate`` runs it: the HookInvocationRequest the service
 sends, IN_PROGRESS replayed with its callbackContext, the hook budgets, the contract checks, the
-history record. Its configuration is the service's (``model/hook_configuration.py``), set with
+history record (a STACK or CHANGE_SET target's document behind a payload URL served on serve's
+own port, ``hook_payloads.py``, as the service's presigned one). Its configuration is the service's (``model/hook_configuration.py``), set with
 SetTypeConfiguration; a hook served with ``--hook`` starts ENABLED for RESOURCE targets in FAIL
 mode, one served with ``--provider`` starts DISABLED, as a newly activated hook does.
 
@@ -19,11 +26,13 @@ import fnmatch
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Protocol
 
-from cfnrun.app.history import STACK_SOURCE
+from cfnrun.app.history import CLOUD_CONTROL_SOURCE, STACK_SOURCE
+from cfnrun.app.stacks.hook_payloads import HookPayloadStore
 from cfnrun.app.type_operations import TypeOperations
 from cfnrun.model.endings import EndReason
 from cfnrun.model.hook_configuration import HookConfiguration
-from cfnrun.model.hook_targets import target_names
+from cfnrun.model.hook_protocol import StackLevelTarget
+from cfnrun.model.hook_targets import STACK_LEVEL_TARGETS, target_names
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.stacks.hooks import HookReport, HookTarget, hook_failure
@@ -48,38 +57,52 @@ class Hook(Protocol):
     configuration: HookConfiguration
 
     def targets(self, action: str, type_name: str) -> bool:
-        """Does the hook itself declare this target (its schema's targetNames, a Guard or Lambda hook's filters)?"""
+        """Does the hook itself declare this target (its schema's targetNames, a Guard or Lambda hook's filters)?
 
-    async def run(self, target: HookTarget) -> HookOutcome: ...
+        ``type_name`` is a resource type, or STACK / CHANGE_SET for a stack-level target."""
+
+    async def run(self, target: HookTarget) -> HookOutcome:
+        """Judge ``target``: ``target.operation`` is RESOURCE, STACK, CHANGE_SET or CLOUD_CONTROL; a stack-level one brings ``target.model``."""
 
 
 class CustomHook:
-    def __init__(self, hook_type: str, operations: TypeOperations, configuration: HookConfiguration) -> None:
+    def __init__(self, hook_type: str, operations: TypeOperations, configuration: HookConfiguration, payloads: HookPayloadStore) -> None:
         self.hook_type = hook_type
         self.operations = operations
         self.configuration = configuration
+        self.payloads = payloads
 
     @property
     def schema(self) -> ResourceSchema:
         return self.operations.served.provider(self.hook_type).project.schema  # as it is now: a reload may bring a new one
 
     def targets(self, action: str, type_name: str) -> bool:
-        schema = self.schema
-        return any(fnmatch.fnmatchcase(type_name, pattern) for pattern in target_names(schema, Action(f"{action}_PRE_PROVISION")))
+        names = target_names(self.schema, Action(f"{action}_PRE_PROVISION"))
+        if type_name in STACK_LEVEL_TARGETS:  # declared by name: a wildcard stands for resource types
+            return type_name in names
+        return any(fnmatch.fnmatchcase(type_name, pattern) for pattern in names)
 
     async def run(self, target: HookTarget) -> HookOutcome:
+        if target.model is None:
+            return await self._run(target, None)
+        with self.payloads.serving(target.model) as url:
+            return await self._run(target, StackLevelTarget(targetType=target.target_type, model=target.model, payload=url, changeSetId=target.change_set_id))
+
+    async def _run(self, target: HookTarget, stack_level: Optional[StackLevelTarget]) -> HookOutcome:
+        where = "Cloud Control" if target.operation == "CLOUD_CONTROL" else f"stack {target.stack.stack_name}"
         result = await self.operations.operation(
             self.hook_type,
             Action(f"{target.action}_PRE_PROVISION"),
             target.properties,
             target.previous_properties,
-            label=f"hook on stack {target.stack.stack_name} {target.logical_id}",
+            label=f"hook on {where} {target.logical_id}",
             logical_id=target.logical_id,
             stack_id=target.stack.stack_id,
             target_name=target.type_name,
             type_configuration=self.configuration.properties,
-            string_primitives=True,
-            history_source=STACK_SOURCE,
+            string_primitives=target.operation != "CLOUD_CONTROL",
+            history_source=CLOUD_CONTROL_SOURCE if target.operation == "CLOUD_CONTROL" else STACK_SOURCE,
+            stack_level=stack_level,
         ).run()
         if result.succeeded:
             return HookOutcome("HOOK_COMPLETE_SUCCEEDED", result.message or None)
@@ -108,8 +131,8 @@ class HookGate:
             if hook.configuration.applies(operation, action, type_name, stack_name) and hook.targets(action, type_name)
         ]
 
-    async def before_resource(self, target: HookTarget, report: Callable[[HookReport], None]) -> Optional[str]:
-        hooks = self._applicable("RESOURCE", target.action, target.type_name, target.stack.stack_name)
+    async def before(self, target: HookTarget, report: Callable[[HookReport], None]) -> Optional[str]:
+        hooks = self._applicable(target.operation, target.action, target.type_name, target.stack.stack_name)
         if not hooks:
             return None
 

@@ -21,6 +21,7 @@ from cfnrun.app.served import Served
 from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
 from cfnrun.app.stacks.hook_gate import CustomHook, HookGate
+from cfnrun.app.stacks.hook_payloads import HookPayloadStore
 from cfnrun.app.stacks.hook_resources import HookKind, HookResources
 from cfnrun.app.stacks.provisioners import TypeRouter
 from cfnrun.app.stacks.stack_calls import StackCalls
@@ -55,6 +56,7 @@ class LocalStacks:
     responses: PendingResponses
     drift: DriftChecks
     hooks: HookGate  # every hook of this serve: custom ones served, Guard and Lambda ones declared in stacks
+    payloads: HookPayloadStore  # the documents STACK and CHANGE_SET hooks download, on serve's port
     environment: Callable[[str, str], StackEnvironment]
     aws_types: AwsTypes
     console: Console
@@ -114,10 +116,11 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
     aws_types = AwsTypes(served.aws_endpoint, region, AwsSchemas(region))
     user_types = UserTypes(operations)
     hooks = HookGate()
+    payloads = HookPayloadStore(url)
     for registry in served.providers:
         if registry.project.is_hook:
             hook_type = registry.project.type_name
-            hooks.add(CustomHook(hook_type, operations, HookConfiguration(enabled=hook_type in active_hooks)))
+            hooks.add(CustomHook(hook_type, operations, HookConfiguration(enabled=hook_type in active_hooks), payloads))
     hook_kinds: Dict[str, HookKind] = {}  # AWS::CloudFormation::GuardHook, ::LambdaHook: what runs each kind
     hook_resources = HookResources(hooks, hook_kinds)
     router = TypeRouter(
@@ -186,7 +189,7 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
     store = StackStore(engine, prepared, state)
     drift = DriftChecks(store, operations, user_types)
     calls = StackCalls(store, describe_type, summarize, configure_type, drift)
-    return LocalStacks(store, CheckedStackCalls(calls, lint), responses, drift, hooks, environment, aws_types, operations.console)
+    return LocalStacks(store, CheckedStackCalls(calls, lint), responses, drift, hooks, payloads, environment, aws_types, operations.console)
 
 
 def configure_hook(hook: Any, configuration: Dict[str, Any]) -> None:
