@@ -89,13 +89,17 @@ class CustomHook:
             return await self._run(target, StackLevelTarget(targetType=target.target_type, model=target.model, payload=url, changeSetId=target.change_set_id))
 
     async def _run(self, target: HookTarget, stack_level: Optional[StackLevelTarget]) -> HookOutcome:
-        where = "Cloud Control" if target.operation == "CLOUD_CONTROL" else f"stack {target.stack.stack_name}"
+        where = {
+            "STACK": f"stack {target.stack.stack_name}",
+            "CHANGE_SET": f"a change set of stack {target.stack.stack_name}",
+            "CLOUD_CONTROL": f"Cloud Control {target.logical_id}",
+        }.get(target.operation, f"stack {target.stack.stack_name} {target.logical_id}")
         result = await self.operations.operation(
             self.hook_type,
             Action(f"{target.action}_PRE_PROVISION"),
             target.properties,
             target.previous_properties,
-            label=f"hook on {where} {target.logical_id}",
+            label=f"hook on {where}",
             logical_id=target.logical_id,
             stack_id=target.stack.stack_id,
             target_name=target.type_name,
