@@ -356,6 +356,14 @@ class StackStore:
             await asyncio.shield(task)
         return stack
 
+    async def change_set_settled(self, name_or_id: str, stack_name: Optional[str] = None) -> ChangeSet:
+        """The change set once its CHANGE_SET hooks have judged it."""
+        change_set = self.change_set(name_or_id, stack_name)
+        task = self._tasks.get(change_set.change_set_id)
+        if task is not None:
+            await asyncio.shield(task)
+        return change_set
+
     async def close(self, timeout_s: float) -> None:
         """On stop: stack operations in flight get ``timeout_s`` to finish, then they are cancelled."""
         running = [t for t in self._tasks.values() if not t.done()]

@@ -1,0 +1,142 @@
+"""Hooks on the stack-level targets, on in-memory provisioners: what the engine and the change sets ask, and what a refusal does.
+
+The real hooks (a served hook project through the invoker, its document behind a payload URL)
+are driven by tests/test_hook_targets.py through serve; here the engine's decisions are checked.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, Callable, Dict, List, Optional
+
+from cfnrun.stacks.blueprint import StackEnvironment, prepare
+from cfnrun.stacks.changes import ResourceChange
+from cfnrun.stacks.engine import StackEngine
+from cfnrun.stacks.exports import Exports
+from cfnrun.stacks.hooks import HookReport, HookTarget, change_set_model, stack_model
+from cfnrun.stacks.store import StackStore
+from test_stack_engine import ACCOUNT, REGION, TWO, Memory, Router, _template
+
+HOOK = "Test::Policy::Hook"
+
+
+class Gate:
+    """A gate whose one hook refuses the targets ``refuse`` says no to; it keeps what it was asked."""
+
+    def __init__(self, refuse: Callable[[HookTarget], Optional[str]]) -> None:
+        self.refuse = refuse
+        self.asked: List[HookTarget] = []
+
+    async def before(self, target: HookTarget, report: Callable[[HookReport], None]) -> Optional[str]:
+        self.asked.append(target)
+        report(HookReport(HOOK, "HOOK_IN_PROGRESS", "FAIL", "Hook invocation is in progress"))
+        reason = self.refuse(target)
+        report(HookReport(HOOK, "HOOK_COMPLETE_FAILED" if reason else "HOOK_COMPLETE_SUCCEEDED", "FAIL", reason))
+        return f"The following hook(s)/validation failed: [{HOOK}]" if reason else None
+
+
+def _store(memory: Memory, gate: Gate) -> StackStore:
+    exports = Exports()
+    engine = StackEngine(Router(memory), exports, REGION, ACCOUNT, gate)
+
+    def prepared(body: str, given: Dict[str, Optional[str]], previous: Dict[str, str], name: str, stack_id: str) -> Any:
+        return prepare(body, given, previous, StackEnvironment(name, stack_id, REGION, ACCOUNT, exports.value))
+
+    return StackStore(engine, prepared)
+
+
+def _no_description(target: HookTarget) -> Optional[str]:
+    if target.operation != "STACK" or target.action == "DELETE":
+        return None
+    return None if json.loads(target.model["template"]).get("Description") else "the template needs a Description"  # type: ignore[index]
+
+
+def test_a_refused_stack_create_provisions_nothing_and_rolls_back() -> None:
+    memory, gate = Memory(), Gate(_no_description)
+
+    async def scenario() -> Any:
+        store = _store(memory, gate)
+        store.create_stack("s", _template(TWO), {}, {})
+        return await store.settled("s")
+
+    stack = asyncio.run(scenario())
+    assert stack.status == "ROLLBACK_COMPLETE"
+    assert memory.calls == [] and gate.asked[0].operation == "STACK" and len(gate.asked) == 1  # no resource was even asked about
+    hooked = [e for e in stack.events if e.hook_type]
+    assert [(e.logical_id, e.status, e.hook_status, e.hook_status_reason) for e in hooked][-1] == (
+        "s", "CREATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "the template needs a Description"
+    )
+    assert [e.reason for e in stack.events if e.status == "ROLLBACK_IN_PROGRESS"] == [f"The following hook(s)/validation failed: [{HOOK}]"]
+
+
+def test_a_stack_target_is_shown_the_template_and_on_update_the_previous_one() -> None:
+    memory, gate = Memory(), Gate(_no_description)
+
+    async def scenario() -> Any:
+        store = _store(memory, gate)
+        store.create_stack("s", _template(TWO, Description="first"), {}, {})
+        await store.settled("s")
+        store.update_stack("s", _template(TWO), {}, None)
+        return await store.settled("s")
+
+    stack = asyncio.run(scenario())
+    assert stack.status == "UPDATE_ROLLBACK_COMPLETE"
+    update = [t for t in gate.asked if t.operation == "STACK"][-1]
+    assert (update.action, update.logical_id, update.type_name, update.target_type) == ("UPDATE", "s", "STACK", "STACK")
+    assert json.loads(update.model["previousTemplate"])["Description"] == "first"  # type: ignore[index]
+    assert "Description" not in json.loads(update.model["template"])  # type: ignore[index]
+    assert [c[0] for c in memory.calls] == ["create", "create"]  # the refused update touched nothing
+
+
+def test_a_refused_stack_delete_is_delete_failed_with_every_resource_kept() -> None:
+    memory = Memory()
+    gate = Gate(lambda target: "protected" if target.operation == "STACK" and target.action == "DELETE" else None)
+
+    async def scenario() -> Any:
+        store = _store(memory, gate)
+        store.create_stack("s", _template(TWO), {}, {})
+        await store.settled("s")
+        store.delete_stack("s")
+        return await store.settled("s")
+
+    stack = asyncio.run(scenario())
+    assert (stack.status, stack.reason) == ("DELETE_FAILED", f"The following hook(s)/validation failed: [{HOOK}]")
+    assert len(memory.live) == 2
+    deleting = [t for t in gate.asked if t.action == "DELETE"]
+    assert [t.operation for t in deleting] == ["STACK"] and "template" not in deleting[0].model  # type: ignore[operator]
+
+
+def test_a_change_set_its_hooks_refuse_is_failed_with_their_reasons() -> None:
+    memory = Memory()
+    gate = Gate(lambda t: "removes Second" if t.operation == "CHANGE_SET" and any(c["action"] == "DELETE" for c in t.model["changedResources"]) else None)  # type: ignore[index]
+
+    async def scenario() -> Any:
+        store = _store(memory, gate)
+        store.create_stack("s", _template(TWO), {}, {})
+        await store.settled("s")
+        removing = store.create_change_set("s", "shrink", "UPDATE", _template({"First": TWO["First"]}), {}, None)
+        assert (removing.status, removing.execution_status) == ("CREATE_IN_PROGRESS", "UNAVAILABLE")
+        resizing = store.create_change_set("s", "resize", "UPDATE", _template({**TWO, "First": {**TWO["First"], "Properties": {"Name": "one", "Size": 2}}}), {}, None)
+        return [await store.change_set_settled(c.change_set_id) for c in (removing, resizing)]
+
+    removing, resizing = asyncio.run(scenario())
+    assert (removing.status, removing.execution_status) == ("FAILED", "UNAVAILABLE")
+    assert removing.status_reason == f"The following hook(s)/validation failed: [{HOOK}]. {HOOK}: removes Second"
+    assert (resizing.status, resizing.execution_status) == ("CREATE_COMPLETE", "AVAILABLE")
+    asked = [t for t in gate.asked if t.operation == "CHANGE_SET"][-1]
+    assert asked.change_set_id == resizing.change_set_id and asked.logical_id == resizing.change_set_id and asked.action == "UPDATE"
+
+
+def test_the_stack_and_change_set_documents_have_the_guides_shape() -> None:
+    template = {"Description": "d", "Resources": {"A": {"Type": "T::T::T"}}}
+    assert stack_model(template, None) == {"template": json.dumps(template)}
+    assert stack_model(None, template) == {"previousTemplate": json.dumps(template)}
+    changes = [ResourceChange("Add", "New", "T::T::T"), ResourceChange("Modify", "A", "T::T::T", "a-1", "False"), ResourceChange("Remove", "Old", "T::T::T")]
+    model = change_set_model(template, changes, {"A": {"Size": "1"}, "Old": {"Size": "2"}})
+    assert model["template"] == json.dumps(template)
+    assert [(c["logicalResourceId"], c["action"], c["beforeContext"]) for c in model["changedResources"]] == [
+        ("New", "CREATE", None),
+        ("A", "UPDATE", json.dumps({"Properties": {"Size": "1"}})),
+        ("Old", "DELETE", json.dumps({"Properties": {"Size": "2"}})),
+    ]
+    assert all(c["resourceType"] == "T::T::T" for c in model["changedResources"])
