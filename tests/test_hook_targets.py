@@ -116,6 +116,27 @@ def test_a_stack_hook_refuses_a_template_without_a_description_before_anything_i
     assert json.loads(served.cloudcontrol.get_resource(TypeName=NOTE, Identifier=note)["ResourceDescription"]["Properties"])["Title"] == "one"
 
 
+def test_a_stack_hook_that_raises_is_hook_failed_and_warn_mode_lets_the_stack_through(served: Served) -> None:
+    served.configure(TargetOperations=["STACK"], FailureMode="WARN")
+    served.cloudformation.create_stack(StackName="warned", TemplateBody=_template("raise", First="one"))
+    served.wait("stack_create_complete", StackName="warned")
+    status, hook_status, reason = _hook_events(served.events("warned"), "warned")[-1]
+    assert (status, hook_status) == ("CREATE_IN_PROGRESS", "HOOK_FAILED")
+    assert reason == f"Hook {HOOK} failed: InternalFailure (FailureMode WARN: the operation goes on)"  # the traceback is in serve's console
+    served.server.has_printed(r"RuntimeError: the hook broke on purpose")
+
+
+def test_the_payload_url_serves_nothing_once_its_invocation_has_ended(served: Served) -> None:
+    import urllib.error
+    import urllib.request
+
+    for method, status, code in (("GET", 404, "NoSuchKey"), ("PUT", 405, "MethodNotAllowed")):
+        request = urllib.request.Request(f"{served.server.url}/cfnrun/hook-payloads/0123abcd", method=method, data=b"" if method == "PUT" else None)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code == status and f"<Code>{code}</Code>" in refused.value.read().decode()
+
+
 def test_a_stack_hook_refuses_a_delete_as_delete_failed_until_it_is_disabled(served: Served) -> None:
     cfn = served.cloudformation
     served.configure(TargetOperations=["STACK"])

@@ -112,7 +112,7 @@ class CustomHook:
             return HookOutcome("HOOK_COMPLETE_SUCCEEDED", result.message or None)
         if result.reason is EndReason.HANDLER and result.error_code in JUDGED:
             return HookOutcome("HOOK_COMPLETE_FAILED", result.message or result.error_code)
-        detail = f"{result.error_code}: {result.message}" if result.error_code else result.message
+        detail = ": ".join(part for part in (result.error_code, result.message) if part) or result.status.value
         return HookOutcome("HOOK_FAILED", f"Hook {self.hook_type} failed: {detail}")
 
 
