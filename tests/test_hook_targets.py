@@ -180,6 +180,15 @@ def test_a_change_set_its_hook_refuses_is_failed_with_the_hooks_message(served: 
     described = cfn.describe_change_set(ChangeSetName=removing["Id"])
     assert (described["Status"], described["ExecutionStatus"]) == ("FAILED", "UNAVAILABLE")
     assert described["StatusReason"] == f"The following hook(s)/validation failed: [{HOOK}]. {HOOK}: the change set removes Second"
+    results = cfn.list_hook_results(TargetType="CHANGE_SET", TargetId=removing["Id"])
+    assert (results["TargetType"], results["TargetId"]) == ("CHANGE_SET", removing["Id"])
+    [result] = results["HookResults"]
+    assert (result["TypeName"], result["Status"], result["HookStatusReason"], result["FailureMode"]) == (
+        HOOK, "HOOK_COMPLETE_FAILED", "the change set removes Second", "FAIL"
+    )
+    detail = cfn.get_hook_result(HookResultId=result["HookResultId"])
+    assert detail["Target"] == {"TargetType": "CHANGE_SET", "TargetTypeName": "CHANGE_SET", "TargetId": removing["Id"], "Action": "UPDATE"}
+    assert detail["TypeArn"] == "arn:aws:cloudformation:us-east-1:123456789012:type/hook/Cfnrun-Test-StackHook"
 
     retitling = cfn.create_change_set(StackName="planned", ChangeSetName="retitle", TemplateBody=_template("two notes", First="uno", Second="two"))
     served.wait("change_set_create_complete", ChangeSetName=retitling["Id"])
@@ -196,6 +205,8 @@ def test_cloud_control_hooks_fail_a_request_in_fail_mode_and_let_it_through_in_w
     assert refused["OperationStatus"] == "FAILED"
     assert refused["StatusMessage"] == f"The following hook(s)/validation failed: [{HOOK}]. {HOOK}: a note may not be titled 'forbidden'"
     assert refused["ErrorCode"] == "GeneralServiceException" and "Identifier" not in refused  # nothing was created
+    [result] = served.cloudformation.list_hook_results(TargetType="CLOUD_CONTROL", TargetId=refused["HooksRequestToken"])["HookResults"]
+    assert (result["Status"], result["HookStatusReason"]) == ("HOOK_COMPLETE_FAILED", "a note may not be titled 'forbidden'")
 
     allowed = served.request_ends(cc.create_resource(TypeName=NOTE, DesiredState=json.dumps({"Title": "fine"}))["ProgressEvent"])
     assert allowed["OperationStatus"] == "SUCCESS", allowed
@@ -209,7 +220,8 @@ def test_cloud_control_hooks_fail_a_request_in_fail_mode_and_let_it_through_in_w
     served.server.has_printed(r"hook Cfnrun::Test::StackHook HOOK_COMPLETE_FAILED a note may not be titled 'forbidden' \(FailureMode WARN")
 
     served.configure(TargetOperations=["CLOUD_CONTROL"], HookInvocationStatus="DISABLED")
-    assert served.request_ends(cc.create_resource(TypeName=NOTE, DesiredState=json.dumps({"Title": "forbidden"}))["ProgressEvent"])["OperationStatus"] == "SUCCESS"
+    unjudged = served.request_ends(cc.create_resource(TypeName=NOTE, DesiredState=json.dumps({"Title": "forbidden"}))["ProgressEvent"])
+    assert unjudged["OperationStatus"] == "SUCCESS" and "HooksRequestToken" not in unjudged  # no hook ran
     served.configure(TargetOperations=["RESOURCE"])  # only stacks' resources: Cloud Control is not a target
     assert served.request_ends(cc.create_resource(TypeName=NOTE, DesiredState=json.dumps({"Title": "forbidden"}))["ProgressEvent"])["OperationStatus"] == "SUCCESS"
 

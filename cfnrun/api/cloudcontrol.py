@@ -57,6 +57,7 @@ class CloudProgress:
     status_message: Optional[str] = None
     error_code: Optional[str] = None
     retry_after: Optional[float] = None
+    hooks_request_token: Optional[str] = None  # set when hooks judged the request: their results' TargetId (ListHookResults)
 
     def wire(self) -> Dict[str, Any]:
         event: Dict[str, Any] = {
@@ -72,6 +73,7 @@ class CloudProgress:
             "StatusMessage": self.status_message,
             "ErrorCode": self.error_code,
             "RetryAfter": self.retry_after,
+            "HooksRequestToken": self.hooks_request_token,
         }
         event.update({key: value for key, value in optional.items() if value is not None})
         return event

@@ -296,16 +296,22 @@ class ResourceRequestStore:
         self.console.info(f"Cloud Control request {progress.request_token}: {progress.status}")
 
     async def _hooks(self, progress: CloudProgress, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> Optional[str]:
-        """The CLOUD_CONTROL hooks of this request; why they refuse it, or None (no stack: its id is empty, its filters ignored)."""
+        """The CLOUD_CONTROL hooks of this request; why they refuse it, or None.
+
+        There is no stack (its id is empty, stack filters are ignored); the target's logical id is the
+        request's token, and its hook results are found by the HooksRequestToken the request then shows."""
         if self.hooks is None:
             return None
         context = StackContext("", "", self.served.region, self.served.account_id)
-        logical_id = progress.identifier or progress.request_token
-        target = HookTarget(context, action.value, logical_id, progress.type_name, desired, previous, operation="CLOUD_CONTROL")
+        hooks_token = str(uuid.uuid4())
+        target = HookTarget(
+            context, action.value, progress.request_token, progress.type_name, desired, previous, operation="CLOUD_CONTROL", target_id=hooks_token
+        )
         reports: List[HookReport] = []
 
         def report(hooked: HookReport) -> None:
             reports.append(hooked)
+            progress.hooks_request_token = hooks_token
             if hooked.status != "HOOK_IN_PROGRESS":
                 self.console.info(f"Cloud Control request {progress.request_token}: hook {hooked.hook_type} {hooked.status} {hooked.reason or ''}".rstrip())
 

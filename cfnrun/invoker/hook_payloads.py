@@ -15,6 +15,7 @@ from typing import Any, Dict, Optional
 from cfnrun.invoker.credentials import PLACEHOLDER
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.model.hook_protocol import (
+    HOOK_TYPE_VERSION,
     HookInvocationRequest,
     HookRequestContext,
     HookRequestData,
@@ -95,7 +96,7 @@ class HookOperationRequest(OperationRequest):
                     "awsAccountId": self.account_id,
                     "stackId": self.stack_id,
                     "hookTypeName": self.type_name,
-                    "hookTypeVersion": "00000001",
+                    "hookTypeVersion": HOOK_TYPE_VERSION,
                     "invocationPoint": self.action.value,
                     "targetName": self.target_name,
                     "targetType": self.operation.stack_level.targetType if self.operation.stack_level else "RESOURCE",

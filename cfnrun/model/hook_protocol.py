@@ -21,6 +21,7 @@ from cfnrun.model.protocol import (
 # The support library's HandlerErrorCode values a hook may answer with, beyond a resource's.
 HOOK_ONLY_ERROR_CODES = ("NonCompliant", "UnsupportedTarget", "Unknown", "HandlerInternalFailure")
 TARGET_TYPES = ("RESOURCE", "STACK", "CHANGE_SET")
+HOOK_TYPE_VERSION = "00000001"  # the version a hook runs as locally: the first registered one, as the service numbers them
 
 # hookStatus → the operation status the replay loop understands
 HOOK_STATUSES = {
@@ -72,7 +73,7 @@ class HookInvocationRequest(BaseModel):
     stackId: str
     changeSetId: Optional[str] = None
     hookTypeName: str
-    hookTypeVersion: str = "00000001"
+    hookTypeVersion: str = HOOK_TYPE_VERSION
     actionInvocationPoint: str
     hookModel: Optional[Dict[str, Any]] = None
     requestContext: HookRequestContext

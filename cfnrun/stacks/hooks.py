@@ -49,6 +49,7 @@ class HookTarget:
     operation: str = "RESOURCE"
     model: Optional[Dict[str, Any]] = None
     change_set_id: Optional[str] = None
+    target_id: Optional[str] = None  # how its hook results are found: a change set's ARN, a Cloud Control request's HooksRequestToken
 
     @property
     def target_type(self) -> str:

@@ -283,6 +283,7 @@ class StackStore:
             operation=CHANGE_SET_TARGET,
             model=model,
             change_set_id=change_set.change_set_id,
+            target_id=change_set.change_set_id,
         )
         assert self.engine.hooks is not None
         try:

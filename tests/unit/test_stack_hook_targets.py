@@ -1,4 +1,4 @@
-"""Hooks on the stack-level targets, on in-memory provisioners: what the engine and the change sets ask, and what a refusal does.
+"""Hooks on the stack-level targets, on in-memory provisioners: what the engine and the change sets ask, what a refusal does, how results are found.
 
 The real hooks (a served hook project through the invoker, its document behind a payload URL)
 are driven by tests/test_hook_targets.py through serve; here the engine's decisions are checked.
@@ -9,12 +9,16 @@ import asyncio
 import json
 from typing import Any, Callable, Dict, List, Optional
 
+import pytest
+
+from cfnrun.app.stacks.hook_results import HookResults
 from cfnrun.stacks.blueprint import StackEnvironment, prepare
 from cfnrun.stacks.changes import ResourceChange
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.hooks import HookReport, HookTarget, change_set_model, stack_model
-from cfnrun.stacks.store import StackStore
+from cfnrun.stacks.provisioning import StackContext
+from cfnrun.stacks.store import StackError, StackStore
 from test_stack_engine import ACCOUNT, REGION, TWO, Memory, Router, _template
 
 HOOK = "Test::Policy::Hook"
@@ -140,3 +144,30 @@ def test_the_stack_and_change_set_documents_have_the_guides_shape() -> None:
         ("Old", "DELETE", json.dumps({"Properties": {"Size": "2"}})),
     ]
     assert all(c["resourceType"] == "T::T::T" for c in model["changedResources"])
+
+
+def test_hook_results_are_found_by_target_or_by_hook_in_the_combinations_the_service_takes() -> None:
+    results = HookResults(REGION, ACCOUNT)
+    stack = StackContext("arn:aws:cloudformation:us-east-1:123456789012:stack/s/1", "s", REGION, ACCOUNT)
+    change_set = HookTarget(stack, "UPDATE", "arn:cs", "CHANGE_SET", {}, operation="CHANGE_SET", target_id="arn:cs")
+    cloud_control = HookTarget(StackContext("", "", REGION, ACCOUNT), "CREATE", "req-1", "Test::Thing::Resource", {}, operation="CLOUD_CONTROL", target_id="hooks-1")
+    results.record(HOOK, change_set, "HOOK_COMPLETE_FAILED", "no", "FAIL", 1.0)
+    results.record("Other::Policy::Hook", cloud_control, "HOOK_COMPLETE_SUCCEEDED", None, "WARN", 2.0)
+    assert [r.hook_type for r in results.matching({})] == [HOOK, "Other::Policy::Hook"]
+    assert [r.target_id for r in results.matching({"TargetType": "CLOUD_CONTROL", "TargetId": "hooks-1"})] == ["hooks-1"]
+    assert results.matching({"TargetType": "CHANGE_SET", "TargetId": "hooks-1"}) == []
+    arn = results.type_arn(HOOK)
+    assert arn == "arn:aws:cloudformation:us-east-1:123456789012:type/hook/Test-Policy-Hook"
+    assert [r.status for r in results.matching({"TypeArn": arn, "Status": "HOOK_COMPLETE_FAILED"})] == ["HOOK_COMPLETE_FAILED"]
+    assert results.matching({"TypeArn": arn, "Status": "HOOK_COMPLETE_SUCCEEDED"}) == []
+    assert results.matching({})[1].execution_target == "req-1" and results.matching({})[0].execution_target == stack.stack_id
+    for wrong, message in (
+        ({"TargetType": "CHANGE_SET"}, "TargetType and TargetId must be given together"),
+        ({"TargetType": "STACK", "TargetId": "x"}, "only CHANGE_SET and CLOUD_CONTROL"),
+        ({"Status": "HOOK_FAILED"}, "Status can only be given with TypeArn"),
+    ):
+        with pytest.raises(StackError, match=message):
+            results.matching(wrong)
+    with pytest.raises(StackError, match="does not exist") as missing:
+        results.get("0" * 36)
+    assert missing.value.code == "HookResultNotFoundException"

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import time
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Protocol
 
 from cfnrun.app.history import CLOUD_CONTROL_SOURCE, STACK_SOURCE
 from cfnrun.app.stacks.hook_payloads import HookPayloadStore
+from cfnrun.app.stacks.hook_results import HookResults
 from cfnrun.app.type_operations import TypeOperations
 from cfnrun.model.endings import EndReason
 from cfnrun.model.hook_configuration import HookConfiguration
@@ -119,8 +121,9 @@ class CustomHook:
 class HookGate:
     """``stacks.hooks.HookGate``: every hook of this serve, by type name."""
 
-    def __init__(self) -> None:
+    def __init__(self, results: HookResults) -> None:
         self.hooks: Dict[str, Hook] = {}
+        self.results = results  # every verdict, for ListHookResults and GetHookResult
 
     def add(self, hook: Hook) -> None:
         self.hooks[hook.hook_type] = hook
@@ -143,6 +146,7 @@ class HookGate:
         async def one(hook: Hook) -> Optional[str]:
             mode = hook.configuration.failure_mode
             report(HookReport(hook.hook_type, "HOOK_IN_PROGRESS", mode, "Hook invocation is in progress"))
+            invoked_at = time.time()
             try:
                 outcome = await hook.run(target)
             except Exception as error:  # noqa: B902 - a hook that cannot run is HOOK_FAILED, never a stuck stack
@@ -151,6 +155,7 @@ class HookGate:
             if outcome.failed and mode == "WARN":
                 reason = f"{reason or outcome.status} (FailureMode WARN: the operation goes on)"
             report(HookReport(hook.hook_type, outcome.status, mode, reason))
+            self.results.record(hook.hook_type, target, outcome.status, reason, mode, invoked_at)
             return hook.hook_type if outcome.failed and mode == "FAIL" else None
 
         refused = [name for name in await asyncio.gather(*(one(hook) for hook in hooks)) if name is not None]

@@ -22,6 +22,7 @@ from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
 from cfnrun.app.stacks.hook_gate import CustomHook, HookGate
 from cfnrun.app.stacks.hook_payloads import HookPayloadStore
+from cfnrun.app.stacks.hook_results import HookResults
 from cfnrun.app.stacks.hook_resources import HookKind, HookResources
 from cfnrun.app.stacks.provisioners import TypeRouter
 from cfnrun.app.stacks.stack_calls import StackCalls
@@ -46,7 +47,11 @@ TEMPLATE_VERSION = "2010-09-09"
 # types listed) and circular dependencies (E3004, "Circular dependency between resources: [A, B]")
 LEFT_TO_THE_ENGINE = ("E3004", "E3006")
 # StackError codes whose botocore error shape differs from the code
-MODELLED = {"ChangeSetNotFound": "ChangeSetNotFoundException", "TypeNotFoundException": "TypeNotFoundException"}
+MODELLED = {
+    "ChangeSetNotFound": "ChangeSetNotFoundException",
+    "TypeNotFoundException": "TypeNotFoundException",
+    "HookResultNotFoundException": "HookResultNotFoundException",
+}
 
 
 @dataclass
@@ -115,7 +120,7 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
     responses.base_url = url
     aws_types = AwsTypes(served.aws_endpoint, region, AwsSchemas(region))
     user_types = UserTypes(operations)
-    hooks = HookGate()
+    hooks = HookGate(HookResults(region, account_id))
     payloads = HookPayloadStore(url)
     for registry in served.providers:
         if registry.project.is_hook:
@@ -188,7 +193,7 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
 
     store = StackStore(engine, prepared, state)
     drift = DriftChecks(store, operations, user_types)
-    calls = StackCalls(store, describe_type, summarize, configure_type, drift)
+    calls = StackCalls(store, describe_type, summarize, configure_type, drift, hooks.results)
     return LocalStacks(store, CheckedStackCalls(calls, lint), responses, drift, hooks, payloads, environment, aws_types, operations.console)
 
 

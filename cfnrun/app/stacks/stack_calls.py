@@ -12,6 +12,8 @@ from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional
 
 from cfnrun.app.stacks import STACK_OPERATIONS
 from cfnrun.app.stacks.drift_checks import DriftChecks
+from cfnrun.app.stacks.hook_results import HookResult, HookResults
+from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
 from cfnrun.stacks.changes import ResourceChange
 from cfnrun.stacks.drift import DriftDetection, PropertyDifference, ResourceDrift
 from cfnrun.stacks.records import Stack, StackEvent, StackResource
@@ -70,8 +72,10 @@ class StackCalls:
         summarize: Callable[[str], Dict[str, Any]],
         configure_type: Callable[[str, Dict[str, Any]], str],
         drift: DriftChecks,
+        hook_results: HookResults,
     ) -> None:
         self.store = store
+        self.hook_results = hook_results
         self.drift = drift
         self.configure_type = configure_type  # a served type's configuration (SetTypeConfiguration) → its ConfigurationArn
         self.describe_type_of = describe_type  # a served type's DescribeType output, or None
@@ -104,6 +108,8 @@ class StackCalls:
             "DescribeStackDriftDetectionStatus": self.describe_stack_drift_detection_status,
             "DescribeStackResourceDrifts": self.describe_stack_resource_drifts,
             "DetectStackResourceDrift": self.detect_stack_resource_drift,
+            "ListHookResults": self.list_hook_results,
+            "GetHookResult": self.get_hook_result,
         }
         assert frozenset(self._operations) == STACK_OPERATIONS, "app/stacks/__init__.py names every operation answered"
 
@@ -354,6 +360,20 @@ class StackCalls:
         self.store.delete_change_set(params["ChangeSetName"], params.get("StackName"))
         return {}
 
+    # -- hook results ----------------------------------------------------------------------
+
+    async def list_hook_results(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        found = self.hook_results.matching(params)
+        page, token = _page(found, params)
+        filtered = params.get("TargetId") is not None
+        results = [_hook_result_summary(r, filtered) for r in page]
+        return _present({"TargetType": params.get("TargetType"), "TargetId": params.get("TargetId"), "HookResults": results, "NextToken": token})
+
+    async def get_hook_result(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        result = self.hook_results.get(params["HookResultId"])
+        target = {"TargetType": result.target.operation, "TargetTypeName": result.target.type_name, "TargetId": result.target_id, "Action": result.target.action}
+        return _present({**_hook_result(result), "TypeArn": result.type_arn, "InvokedAt": _time(result.invoked_at), "Target": target})
+
     async def list_change_sets(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.get(params["StackName"])
         return {"Summaries": [_change_set_summary(stack, c) for c in self.store.change_sets_of(params["StackName"])]}
@@ -504,3 +524,23 @@ def _change_set_summary(stack: Stack, change_set: ChangeSet) -> Dict[str, Any]:
             "Description": change_set.description,
         }
     )
+
+
+def _hook_result(result: HookResult) -> Dict[str, Any]:
+    return {
+        "HookResultId": result.result_id,
+        "InvocationPoint": "PRE_PROVISION",
+        "FailureMode": result.failure_mode,
+        "TypeName": result.hook_type,
+        "TypeVersionId": HOOK_TYPE_VERSION,
+        "Status": result.status,
+        "HookStatusReason": result.reason,
+    }
+
+
+def _hook_result_summary(result: HookResult, filtered: bool) -> Dict[str, Any]:
+    shape = {**_hook_result(result), "TargetType": result.target.operation, "TargetId": result.target_id, "TypeArn": result.type_arn}
+    if not filtered:  # as the service: when the call named no target
+        shape.update({"InvokedAt": _time(result.invoked_at), "HookExecutionTarget": result.execution_target})
+    return _present(shape)
+
