@@ -207,6 +207,9 @@ def test_cloud_control_hooks_fail_a_request_in_fail_mode_and_let_it_through_in_w
     assert refused["ErrorCode"] == "GeneralServiceException" and "Identifier" not in refused  # nothing was created
     [result] = served.cloudformation.list_hook_results(TargetType="CLOUD_CONTROL", TargetId=refused["HooksRequestToken"])["HookResults"]
     assert (result["Status"], result["HookStatusReason"]) == ("HOOK_COMPLETE_FAILED", "a note may not be titled 'forbidden'")
+    assert served.cloudformation.get_hook_result(HookResultId=result["HookResultId"])["Annotations"] == [
+        {"AnnotationName": "NoteTitle", "Status": "FAILED", "StatusMessage": "Title 'forbidden'", "RemediationMessage": "choose a Title other than 'forbidden'", "SeverityLevel": "HIGH"}
+    ]
 
     allowed = served.request_ends(cc.create_resource(TypeName=NOTE, DesiredState=json.dumps({"Title": "fine"}))["ProgressEvent"])
     assert allowed["OperationStatus"] == "SUCCESS", allowed

@@ -25,15 +25,16 @@ import asyncio
 import fnmatch
 import time
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Protocol
+from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
 from cfnrun.app.history import CLOUD_CONTROL_SOURCE, STACK_SOURCE
 from cfnrun.app.stacks.hook_payloads import HookPayloadStore
 from cfnrun.app.stacks.hook_results import HookResults
 from cfnrun.app.type_operations import TypeOperations
+from cfnrun.events.operation import InvocationCompleted, OperationEvent
 from cfnrun.model.endings import EndReason
 from cfnrun.model.hook_configuration import HookConfiguration
-from cfnrun.model.hook_protocol import StackLevelTarget
+from cfnrun.model.hook_protocol import StackLevelTarget, hook_annotations
 from cfnrun.model.hook_targets import STACK_LEVEL_TARGETS, target_names
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
@@ -46,6 +47,7 @@ JUDGED = ("NonCompliant",)  # a FAILED hookStatus with this errorCode is a verdi
 class HookOutcome:
     status: str  # HOOK_COMPLETE_SUCCEEDED, HOOK_COMPLETE_FAILED or HOOK_FAILED
     reason: Optional[str] = None
+    annotations: Tuple[Dict[str, Any], ...] = ()  # the hook's last answer's, as the support library writes them
 
     @property
     def failed(self) -> bool:
@@ -96,6 +98,12 @@ class CustomHook:
             "CHANGE_SET": f"a change set of stack {target.stack.stack_name}",
             "CLOUD_CONTROL": f"Cloud Control {target.logical_id}",
         }.get(target.operation, f"stack {target.stack.stack_name} {target.logical_id}")
+        answered: List[Dict[str, Any]] = []
+
+        def keep_annotations(event: OperationEvent) -> None:
+            if isinstance(event, InvocationCompleted) and event.progress is not None:
+                answered[:] = hook_annotations(event.progress)
+
         result = await self.operations.operation(
             self.hook_type,
             Action(f"{target.action}_PRE_PROVISION"),
@@ -109,11 +117,13 @@ class CustomHook:
             string_primitives=target.operation != "CLOUD_CONTROL",
             history_source=CLOUD_CONTROL_SOURCE if target.operation == "CLOUD_CONTROL" else STACK_SOURCE,
             stack_level=stack_level,
+            observers=[keep_annotations],
         ).run()
+        annotations = tuple(answered)
         if result.succeeded:
-            return HookOutcome("HOOK_COMPLETE_SUCCEEDED", result.message or None)
+            return HookOutcome("HOOK_COMPLETE_SUCCEEDED", result.message or None, annotations)
         if result.reason is EndReason.HANDLER and result.error_code in JUDGED:
-            return HookOutcome("HOOK_COMPLETE_FAILED", result.message or result.error_code)
+            return HookOutcome("HOOK_COMPLETE_FAILED", result.message or result.error_code, annotations)
         detail = ": ".join(part for part in (result.error_code, result.message) if part) or result.status.value
         return HookOutcome("HOOK_FAILED", f"Hook {self.hook_type} failed: {detail}")
 
@@ -155,7 +165,7 @@ class HookGate:
             if outcome.failed and mode == "WARN":
                 reason = f"{reason or outcome.status} (FailureMode WARN: the operation goes on)"
             report(HookReport(hook.hook_type, outcome.status, mode, reason))
-            self.results.record(hook.hook_type, target, outcome.status, reason, mode, invoked_at)
+            self.results.record(hook.hook_type, target, outcome.status, reason, mode, invoked_at, outcome.annotations)
             return hook.hook_type if outcome.failed and mode == "FAIL" else None
 
         refused = [name for name in await asyncio.gather(*(one(hook) for hook in hooks)) if name is not None]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from cfnrun.stacks.hooks import HookTarget
 from cfnrun.stacks.store import StackError
@@ -26,6 +26,7 @@ class HookResult:
     failure_mode: str
     target: HookTarget
     invoked_at: float
+    annotations: Tuple[Dict[str, Any], ...] = ()  # as the hook answered them (annotationName, status, statusMessage, …)
     result_id: str = field(default_factory=lambda: str(uuid.uuid4()))
 
     @property
@@ -51,8 +52,17 @@ class HookResults:
     def type_arn(self, hook_type: str) -> str:
         return f"arn:aws:cloudformation:{self.region}:{self.account_id}:type/hook/{hook_type.replace('::', '-')}"
 
-    def record(self, hook_type: str, target: HookTarget, status: str, reason: Optional[str], failure_mode: str, invoked_at: float) -> None:
-        self.results.append(HookResult(hook_type, self.type_arn(hook_type), status, reason, failure_mode, target, invoked_at))
+    def record(
+        self,
+        hook_type: str,
+        target: HookTarget,
+        status: str,
+        reason: Optional[str],
+        failure_mode: str,
+        invoked_at: float,
+        annotations: Tuple[Dict[str, Any], ...] = (),
+    ) -> None:
+        self.results.append(HookResult(hook_type, self.type_arn(hook_type), status, reason, failure_mode, target, invoked_at, annotations))
 
     def matching(self, params: Dict[str, Any]) -> List[HookResult]:
         """ListHookResults' filters, refused in the combinations the service refuses."""

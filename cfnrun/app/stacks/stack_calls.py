@@ -20,6 +20,7 @@ from cfnrun.stacks.records import Stack, StackEvent, StackResource
 from cfnrun.stacks.store import ChangeSet, StackError, StackStore
 
 PAGE_SIZE = 100
+ANNOTATION_KEYS = ("annotationName", "status", "statusMessage", "remediationMessage", "remediationLink", "severityLevel")
 Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
 
 
@@ -372,7 +373,10 @@ class StackCalls:
     async def get_hook_result(self, params: Dict[str, Any]) -> Dict[str, Any]:
         result = self.hook_results.get(params["HookResultId"])
         target = {"TargetType": result.target.operation, "TargetTypeName": result.target.type_name, "TargetId": result.target_id, "Action": result.target.action}
-        return _present({**_hook_result(result), "TypeArn": result.type_arn, "InvokedAt": _time(result.invoked_at), "Target": target})
+        annotations = [_annotation(a) for a in result.annotations]
+        return _present(
+            {**_hook_result(result), "TypeArn": result.type_arn, "InvokedAt": _time(result.invoked_at), "Target": target, "Annotations": annotations or None}
+        )
 
     async def list_change_sets(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.get(params["StackName"])
@@ -543,4 +547,9 @@ def _hook_result_summary(result: HookResult, filtered: bool) -> Dict[str, Any]:
     if not filtered:  # as the service: when the call named no target
         shape.update({"InvokedAt": _time(result.invoked_at), "HookExecutionTarget": result.execution_target})
     return _present(shape)
+
+
+def _annotation(annotation: Dict[str, Any]) -> Dict[str, Any]:
+    """A hook's annotation (the support library's camelCase) as GetHookResult's Annotation."""
+    return _present({key[0].upper() + key[1:]: annotation.get(key) for key in ANNOTATION_KEYS})
 
