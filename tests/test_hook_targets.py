@@ -197,6 +197,30 @@ def test_a_change_set_its_hook_refuses_is_failed_with_the_hooks_message(served: 
     served.wait("stack_update_complete", StackName="planned")
 
 
+def test_a_change_set_hook_answering_skip_stack_hook_spares_its_execution_the_stack_hook(served: Served) -> None:
+    cfn = served.cloudformation
+    served.configure(TargetOperations=["STACK", "CHANGE_SET"])
+    cfn.create_stack(StackName="reviewed", TemplateBody=_template("described", First="one"))
+    served.wait("stack_create_complete", StackName="reviewed")
+    undescribed = json.loads(_template(First="uno"))
+
+    unreviewed = cfn.create_change_set(StackName="reviewed", ChangeSetName="plain", TemplateBody=json.dumps(undescribed))
+    served.wait("change_set_create_complete", ChangeSetName=unreviewed["Id"])
+    cfn.execute_change_set(ChangeSetName=unreviewed["Id"])
+    with pytest.raises(WaiterError):
+        served.wait("stack_update_complete", StackName="reviewed")
+    assert _hook_events(served.events("reviewed"), "reviewed")[-1] == ("UPDATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "the template must have a Description")
+
+    hooked_before = len(_hook_events(served.events("reviewed"), "reviewed"))
+    reviewed = cfn.create_change_set(StackName="reviewed", ChangeSetName="signed", TemplateBody=json.dumps({**undescribed, "Metadata": {"Reviewed": True}}))
+    served.wait("change_set_create_complete", ChangeSetName=reviewed["Id"])
+    [verdict] = cfn.list_hook_results(TargetType="CHANGE_SET", TargetId=reviewed["Id"])["HookResults"]
+    assert (verdict["Status"], verdict["HookStatusReason"]) == ("HOOK_COMPLETE_SUCCEEDED", "reviewed: the stack hook need not run")
+    cfn.execute_change_set(ChangeSetName=reviewed["Id"])
+    served.wait("stack_update_complete", StackName="reviewed")
+    assert len(_hook_events(served.events("reviewed"), "reviewed")) == hooked_before  # the STACK hook was not asked
+
+
 def test_cloud_control_hooks_fail_a_request_in_fail_mode_and_let_it_through_in_warn_mode(served: Served) -> None:
     cc = served.cloudcontrol
     # Stack filters are for stacks: a Cloud Control request is judged whatever they say, as in the service.

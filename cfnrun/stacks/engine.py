@@ -72,7 +72,8 @@ class StackEngine:
 
     # -- create ----------------------------------------------------------------------------
 
-    async def create(self, stack: Stack, blueprint: Blueprint, token: Optional[str] = None) -> None:
+    async def create(self, stack: Stack, blueprint: Blueprint, token: Optional[str] = None, skip_hooks: FrozenSet[str] = frozenset()) -> None:
+        """Create the stack; ``skip_hooks``: STACK hooks its change set's hooks said need not run again."""
         self.blueprints[stack.stack_id] = blueprint
         self.stack_names[stack.stack_id] = stack.name
         stack.set_status("CREATE_IN_PROGRESS", "User Initiated", token)
@@ -86,7 +87,7 @@ class StackEngine:
                 failed.append(logical_id)
             return ok
 
-        refused = await self._stack_hooks(stack, "CREATE", blueprint.template.document, None, token)
+        refused = await self._stack_hooks(stack, "CREATE", blueprint.template.document, None, token, skip_hooks)
         if refused is None:
             await run_in_order(blueprint.dependencies, create_one, stop=lambda: bool(failed))
         for resource in [r for r in stack.resources.values() if r.status == "NOT_STARTED"]:
@@ -132,7 +133,15 @@ class StackEngine:
 
     # -- update ----------------------------------------------------------------------------
 
-    async def update(self, stack: Stack, blueprint: Blueprint, parameters: Dict[str, str], tags: Dict[str, str], token: Optional[str] = None) -> None:
+    async def update(
+        self,
+        stack: Stack,
+        blueprint: Blueprint,
+        parameters: Dict[str, str],
+        tags: Dict[str, str],
+        token: Optional[str] = None,
+        skip_hooks: FrozenSet[str] = frozenset(),
+    ) -> None:
         previous = self.blueprints[stack.stack_id]
         run = UpdateRun(Revision(previous, copy.deepcopy(stack.resources), list(stack.outputs), dict(stack.parameters), dict(stack.tags)))
         self.updates[stack.stack_id] = run
@@ -141,7 +150,7 @@ class StackEngine:
         stack.template_body, stack.description = blueprint.template_body, blueprint.description
         stack.updated_at = time.time()
         stack.set_status("UPDATE_IN_PROGRESS", "User Initiated", token)
-        refused = await self._stack_hooks(stack, "UPDATE", blueprint.template.document, previous.template.document, token)
+        refused = await self._stack_hooks(stack, "UPDATE", blueprint.template.document, previous.template.document, token, skip_hooks)
         if refused is not None:
             await self._roll_back_update(stack, run, refused, token)
             return
@@ -423,11 +432,17 @@ class StackEngine:
         return await self._ask_hooks(stack, target, (resource.logical_id, resource.physical_id or "", resource.type_name, resource.status), token)
 
     async def _stack_hooks(
-        self, stack: Stack, action: str, template: Optional[Dict[str, Any]], previous: Optional[Dict[str, Any]], token: Optional[str]
+        self,
+        stack: Stack,
+        action: str,
+        template: Optional[Dict[str, Any]],
+        previous: Optional[Dict[str, Any]],
+        token: Optional[str],
+        skip_hooks: FrozenSet[str] = frozenset(),
     ) -> Optional[str]:
         """The hooks targeting the stack operation itself (STACK), before any resource; why they refuse it, or None."""
         model = stack_model(template, previous)
-        target = HookTarget(self.context(stack), action, stack.name, STACK_TARGET, {}, operation=STACK_TARGET, model=model)
+        target = HookTarget(self.context(stack), action, stack.name, STACK_TARGET, {}, operation=STACK_TARGET, model=model, skipped=skip_hooks)
         return await self._ask_hooks(stack, target, (stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status), token)
 
     async def _ask_hooks(self, stack: Stack, target: HookTarget, subject: Tuple[str, str, str, str], token: Optional[str]) -> Optional[str]:

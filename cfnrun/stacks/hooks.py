@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, Optional, Protocol
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Optional, Protocol
 
 from cfnrun.stacks.changes import ResourceChange
 from cfnrun.stacks.provisioning import StackContext
@@ -50,6 +50,7 @@ class HookTarget:
     model: Optional[Dict[str, Any]] = None
     change_set_id: Optional[str] = None
     target_id: Optional[str] = None  # how its hook results are found: a change set's ARN, a Cloud Control request's HooksRequestToken
+    skipped: FrozenSet[str] = frozenset()  # hooks not to run: on a STACK target, those that passed its change set with SKIP_STACK_HOOK
 
     @property
     def target_type(self) -> str:
@@ -65,6 +66,7 @@ class HookReport:
     status: str  # one of HOOK_STATUSES
     failure_mode: str  # FAIL or WARN
     reason: Optional[str] = None
+    skips_stack_hook: bool = False  # a CHANGE_SET hook answered CHANGE_SET_SUCCESS_SKIP_STACK_HOOK: not asked again when it executes
 
 
 class HookGate(Protocol):

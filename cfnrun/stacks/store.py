@@ -13,7 +13,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Awaitable, Callable, Dict, List, Optional, Tuple
+from typing import Awaitable, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment
 from cfnrun.stacks.changes import ResourceChange, plan_changes
@@ -57,6 +57,11 @@ class ChangeSet:
     execution_status: str = "AVAILABLE"
     created_at: float = field(default_factory=time.time)
     hook_results: List[HookReport] = field(default_factory=list)  # what its CHANGE_SET hooks answered
+
+    @property
+    def skips_stack_hooks(self) -> FrozenSet[str]:
+        """The hooks that answered CHANGE_SET_SUCCESS_SKIP_STACK_HOOK: the change set's execution does not ask them again."""
+        return frozenset(r.hook_type for r in self.hook_results if r.skips_stack_hook)
 
 
 class StackStore:
@@ -307,10 +312,10 @@ class StackStore:
         if change_set.change_set_type == "CREATE":
             stack.parameters, stack.no_echo = change_set.parameters, change_set.blueprint.no_echo
             stack.description = change_set.blueprint.description
-            run = self.engine.create(stack, change_set.blueprint, token)
+            run = self.engine.create(stack, change_set.blueprint, token, change_set.skips_stack_hooks)
         else:
             self._require_status(stack, UPDATABLE, "updated")
-            run = self.engine.update(stack, change_set.blueprint, change_set.parameters, change_set.tags, token)
+            run = self.engine.update(stack, change_set.blueprint, change_set.parameters, change_set.tags, token, change_set.skips_stack_hooks)
         self._start(stack, self._executing(change_set, stack, run))
         for other in self.change_sets.values():  # executing one change set makes the stack's others obsolete
             if other.stack_id == stack.stack_id and other is not change_set:

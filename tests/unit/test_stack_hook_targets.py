@@ -171,3 +171,27 @@ def test_hook_results_are_found_by_target_or_by_hook_in_the_combinations_the_ser
     with pytest.raises(StackError, match="does not exist") as missing:
         results.get("0" * 36)
     assert missing.value.code == "HookResultNotFoundException"
+
+
+def test_hooks_that_answered_skip_stack_hook_for_a_change_set_are_skipped_on_its_stack_target() -> None:
+    memory = Memory()
+
+    class Skipping(Gate):
+        async def before(self, target: HookTarget, report: Callable[[HookReport], None]) -> Optional[str]:
+            self.asked.append(target)
+            report(HookReport(HOOK, "HOOK_COMPLETE_SUCCEEDED", "FAIL", "reviewed", skips_stack_hook=target.operation == "CHANGE_SET"))
+            return None
+
+    gate = Skipping(lambda target: None)
+
+    async def scenario() -> Any:
+        store = _store(memory, gate)
+        store.create_stack("s", _template(TWO), {}, {})
+        await store.settled("s")
+        change_set = await store.change_set_settled(store.create_change_set("s", "grow", "UPDATE", _template({**TWO, "Third": TWO["First"]}), {}, None).change_set_id)
+        store.execute_change_set(change_set.change_set_id, None)
+        return await store.settled("s")
+
+    assert asyncio.run(scenario()).status == "UPDATE_COMPLETE"
+    stack_targets = [t for t in gate.asked if t.operation == "STACK"]
+    assert [t.skipped for t in stack_targets] == [frozenset(), frozenset({HOOK})]  # the create asked every hook; the execution not this one

@@ -40,6 +40,7 @@ from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.stacks.hooks import HookReport, HookTarget, hook_failure
 
+SKIP_STACK_HOOK = "CHANGE_SET_SUCCESS_SKIP_STACK_HOOK"  # a CHANGE_SET hook's success that spares it the STACK target on execution
 JUDGED = ("NonCompliant",)  # a FAILED hookStatus with this errorCode is a verdict, not an error
 
 
@@ -48,6 +49,7 @@ class HookOutcome:
     status: str  # HOOK_COMPLETE_SUCCEEDED, HOOK_COMPLETE_FAILED or HOOK_FAILED
     reason: Optional[str] = None
     annotations: Tuple[Dict[str, Any], ...] = ()  # the hook's last answer's, as the support library writes them
+    skips_stack_hook: bool = False  # it answered CHANGE_SET_SUCCESS_SKIP_STACK_HOOK
 
     @property
     def failed(self) -> bool:
@@ -98,11 +100,12 @@ class CustomHook:
             "CHANGE_SET": f"a change set of stack {target.stack.stack_name}",
             "CLOUD_CONTROL": f"Cloud Control {target.logical_id}",
         }.get(target.operation, f"stack {target.stack.stack_name} {target.logical_id}")
-        answered: List[Dict[str, Any]] = []
+        last: Dict[str, Any] = {}  # the hook's last answer: its annotations and its own hookStatus
 
-        def keep_annotations(event: OperationEvent) -> None:
+        def keep_answer(event: OperationEvent) -> None:
             if isinstance(event, InvocationCompleted) and event.progress is not None:
-                answered[:] = hook_annotations(event.progress)
+                last["annotations"] = tuple(hook_annotations(event.progress))
+                last["hookStatus"] = (event.progress.model_extra or {}).get("hookStatus")
 
         result = await self.operations.operation(
             self.hook_type,
@@ -117,11 +120,11 @@ class CustomHook:
             string_primitives=target.operation != "CLOUD_CONTROL",
             history_source=CLOUD_CONTROL_SOURCE if target.operation == "CLOUD_CONTROL" else STACK_SOURCE,
             stack_level=stack_level,
-            observers=[keep_annotations],
+            observers=[keep_answer],
         ).run()
-        annotations = tuple(answered)
+        annotations = last.get("annotations", ())
         if result.succeeded:
-            return HookOutcome("HOOK_COMPLETE_SUCCEEDED", result.message or None, annotations)
+            return HookOutcome("HOOK_COMPLETE_SUCCEEDED", result.message or None, annotations, last.get("hookStatus") == SKIP_STACK_HOOK)
         if result.reason is EndReason.HANDLER and result.error_code in JUDGED:
             return HookOutcome("HOOK_COMPLETE_FAILED", result.message or result.error_code, annotations)
         detail = ": ".join(part for part in (result.error_code, result.message) if part) or result.status.value
@@ -150,6 +153,7 @@ class HookGate:
 
     async def before(self, target: HookTarget, report: Callable[[HookReport], None]) -> Optional[str]:
         hooks = self._applicable(target.operation, target.action, target.type_name, target.stack.stack_name)
+        hooks = [hook for hook in hooks if hook.hook_type not in target.skipped]
         if not hooks:
             return None
 
@@ -164,7 +168,7 @@ class HookGate:
             reason = outcome.reason
             if outcome.failed and mode == "WARN":
                 reason = f"{reason or outcome.status} (FailureMode WARN: the operation goes on)"
-            report(HookReport(hook.hook_type, outcome.status, mode, reason))
+            report(HookReport(hook.hook_type, outcome.status, mode, reason, outcome.skips_stack_hook))
             self.results.record(hook.hook_type, target, outcome.status, reason, mode, invoked_at, outcome.annotations)
             return hook.hook_type if outcome.failed and mode == "FAIL" else None
 
