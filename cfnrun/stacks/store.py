@@ -17,6 +17,7 @@ from typing import Awaitable, Callable, Dict, List, Optional, Tuple
 from cfnrun.stacks.blueprint import Blueprint
 from cfnrun.stacks.changes import ResourceChange, plan_changes
 from cfnrun.stacks.engine import StackEngine
+from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.records import Stack
 from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
 
@@ -98,8 +99,11 @@ class StackStore:
         tags: Dict[str, str],
         disable_rollback: bool = False,
         token: Optional[str] = None,
+        on_event: Optional[Callable[[StackEvent], None]] = None,
     ) -> Stack:
+        """``on_event``: told of each of the stack's events from its first on (``cfnrun stack test`` follows a stack so)."""
         stack = self._new_stack(name, template_body, parameters, tags, disable_rollback)
+        stack.on_event = on_event
         blueprint = self.prepare(template_body, parameters, {}, name, stack.stack_id)
         stack.parameters, stack.no_echo, stack.description = blueprint.parameters, blueprint.no_echo, blueprint.description
         self.stacks[stack.stack_id] = stack

@@ -104,6 +104,22 @@ class AwsTypes:
         if status not in ("DELETE_COMPLETE", "GONE"):
             raise ProvisioningFailed(reason or f"the endpoint's stack {name} ended {status}")
 
+    async def left_on_endpoint(self, model: Optional[Dict[str, Any]]) -> Optional[str]:
+        """After a delete: why the resource is still on the endpoint (its stack there is not deleted), or None when it is gone."""
+        name = (model or {}).get(INNER_STACK_KEY)
+        if not isinstance(name, str) or self.endpoint_url is None:
+            return "cfnrun has no record of its stack on the AWS endpoint"
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            stacks = (await asyncio.to_thread(self._cloudformation().describe_stacks, StackName=name))["Stacks"]
+        except ClientError as error:
+            return None if "does not exist" in str(error) else f"the AWS endpoint cannot say: {error}"
+        except BotoCoreError as error:
+            return f"the AWS endpoint {self.endpoint_url} did not answer: {error}"
+        status = stacks[0]["StackStatus"] if stacks else "DELETE_COMPLETE"
+        return None if status == "DELETE_COMPLETE" else f"its stack {name} on the AWS endpoint is {status}"
+
     # -- helpers -----------------------------------------------------------------------------
 
     def _require_endpoint(self, work: ResourceWork) -> None:

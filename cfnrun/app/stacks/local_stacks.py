@@ -17,6 +17,7 @@ from cfnrun.api.cloudformation.errors import StackApiError, modelled_error
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
 from cfnrun.app.stacks.aws_types import AwsTypes
 from cfnrun.app.served import Served
+from cfnrun.app.stacks.leftovers import LeftoverCheck
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
 from cfnrun.app.stacks.provisioners import TypeRouter
 from cfnrun.app.stacks.stack_calls import StackCalls
@@ -41,6 +42,8 @@ class LocalStacks:
     store: StackStore
     calls: "CheckedStackCalls"
     responses: PendingResponses
+    operations: TypeOperations  # the one invoker every user type's resource operation goes through
+    leftovers: LeftoverCheck  # is a deleted resource gone (``cfnrun stack test``)
 
 
 class CheckedStackCalls:
@@ -76,10 +79,11 @@ def local_stacks(operations: TypeOperations, url: str) -> LocalStacks:
     served_types = served.type_names
     responses = PendingResponses()
     responses.base_url = url
+    aws_types = AwsTypes(served.aws_endpoint, region, AwsSchemas(region))
     router = TypeRouter(
         UserTypes(operations),
         served_types,
-        AwsTypes(served.aws_endpoint, region, AwsSchemas(region)),
+        aws_types,
         CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock) if served.templates else None,
     )
     exports = Exports()
@@ -130,7 +134,7 @@ def local_stacks(operations: TypeOperations, url: str) -> LocalStacks:
 
     store = StackStore(engine, prepared)
     calls = StackCalls(store, describe_type, summarize, configure_type)
-    return LocalStacks(store, CheckedStackCalls(calls, lint), responses)
+    return LocalStacks(store, CheckedStackCalls(calls, lint), responses, operations, LeftoverCheck(operations, served_types, aws_types))
 
 
 def summarize(body: str) -> Dict[str, Any]:

@@ -12,7 +12,8 @@ from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional
 
 from cfnrun.app.stacks import STACK_OPERATIONS
 from cfnrun.stacks.changes import ResourceChange
-from cfnrun.stacks.records import Stack, StackEvent, StackResource
+from cfnrun.events.stack import StackEvent
+from cfnrun.stacks.records import Stack, StackResource
 from cfnrun.stacks.store import ChangeSet, StackError, StackStore
 
 PAGE_SIZE = 100
