@@ -95,10 +95,15 @@ class StackFollower:
         self.observer = observer
         self.made: Dict[Tuple[str, str], MadeResource] = {}  # by (LogicalResourceId, PhysicalResourceId)
         self.ended: Dict[Tuple[str, str], str] = {}  # the resource's last DELETE_COMPLETE / DELETE_SKIPPED / DELETE_FAILED
+        self.failures: List[str] = []  # the current step's resource failures, "Note CREATE_FAILED: reason", in order
 
     def __call__(self, event: StackEvent) -> None:
         self.observer(event)
-        if event.resource_type == STACK_TYPE or not event.physical_id:
+        if event.resource_type == STACK_TYPE:
+            return
+        if event.status.endswith("_FAILED"):
+            self.failures.append(f"{event.logical_id} {event.status}: {_one_line(event.reason or '')}".rstrip(": "))
+        if not event.physical_id:
             return
         key = (event.logical_id, event.physical_id)
         stack = self.stacks.store.stacks.get(event.stack_id)
@@ -153,15 +158,19 @@ class StackLifecycle:
         steps = [Step("create", dict(plan.parameters))]
         try:
             blueprint = store.prepare(plan.body, dict(plan.parameters), {}, plan.stack_name, PLACEHOLDER_ID)
-            for number, changes in enumerate(plan.updates, start=2):
-                following = self._prepare_update(blueprint, changes)
-                if following.parameters == blueprint.parameters:
-                    described = Step("update", changes).describe(blueprint.no_echo)
-                    raise StackTestRefused(f"step {number} ({described}) changes no parameter's value: No updates are to be performed.")
-                blueprint = following
-                steps.append(Step("update", dict(changes)))
         except (TemplateError, StackError) as error:
-            raise StackTestRefused(_one_line(str(error))) from None
+            raise StackTestRefused(f"{plan.template}: {_one_line(str(error))}") from None
+        for number, changes in enumerate(plan.updates, start=2):
+            step = Step("update", dict(changes))
+            where = f"{plan.template}, step {number} ({step.describe(blueprint.no_echo)})"
+            try:
+                following = self._prepare_update(blueprint, changes)
+            except (TemplateError, StackError) as error:
+                raise StackTestRefused(f"{where}: {_one_line(str(error))}") from None
+            if following.parameters == blueprint.parameters:
+                raise StackTestRefused(f"{where}: it changes no parameter's value: No updates are to be performed.")
+            blueprint = following
+            steps.append(step)
         if not plan.keep:
             steps.append(Step("delete", {}))
         return steps, blueprint.no_echo
@@ -195,6 +204,7 @@ class StackLifecycle:
         self.observer(StepStarted(number, total, step.kind, shown_parameters(step.parameters, no_echo)))
         started = time.monotonic()
         store = self.stacks.store
+        self.follower.failures.clear()
         try:
             if step.kind == "create":
                 self.stack = store.create_stack(self.plan.stack_name, self.plan.body, dict(step.parameters), {}, on_event=self.follower)
@@ -220,8 +230,10 @@ class StackLifecycle:
         finally:
             settling.cancel()  # interrupted: the store's operation itself runs on until serve stops it
         ok = stack.status == STEP_ENDS[step.kind]
-        self.observer(StepCompleted(number, step.kind, stack.status, ok, time.monotonic() - started, stack.reason))
-        return ok, stack.status, stack.reason
+        # why it failed: the first resource failure (what the rollback answers), else the stack's own reason
+        reason = stack.reason if ok or not self.follower.failures else self.follower.failures[0]
+        self.observer(StepCompleted(number, step.kind, stack.status, ok, time.monotonic() - started, reason))
+        return ok, stack.status, reason
 
     def _on_violations(self, report: ContractReport) -> None:
         if self.stack is None or report.stack_id != self.stack.stack_id:

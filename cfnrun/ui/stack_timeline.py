@@ -27,6 +27,10 @@ from cfnrun.ui.paint import is_terminal, paint, wants_color
 LOGICAL_WIDTH = 22
 TYPE_WIDTH = 28
 STATUS_WIDTH = 34
+KEPT_NOTE = (
+    "  the stack itself ends with this command (cfnrun keeps no stack state), so nothing deletes these later: delete them "
+    "with their own handlers (cfnrun invoke DELETE) or on the AWS endpoint (with --moto, they went with moto)"
+)
 
 
 def status_style(status: str) -> str:
@@ -113,6 +117,8 @@ class StackTimeline:
         skipped = event.steps_total - event.steps_run
         self._row("steps", f"{steps_ok}/{event.steps_total} completed" + (f", {skipped} skipped after a failure" if skipped else ""),
                   "fail" if event.steps_failed else "ok")
+        for failed in event.steps_failed:
+            self._detail("✗", failed)
         gone = f", {event.checked_gone} confirmed gone after delete" if event.checked_gone else ""
         self._row("resources", f"{event.resources} made (replacements included){gone}", None)
         errors = sum(1 for v in event.violations if v.is_error)
@@ -130,6 +136,7 @@ class StackTimeline:
             self._row("kept", f"{len(event.kept)} resource(s), not deleted", "warn")
             for line in event.kept:
                 self._detail("·", line)
+            self._line(self._paint("dim", KEPT_NOTE))
         self._row("wall time", f"{event.elapsed_s:.2f} s", None)
         verdict = "FAILED" if event.failed else "PASSED"
         self._line(self._paint("fail" if event.failed else "ok", f"{verdict}: stack test {event.stack_name}"))
