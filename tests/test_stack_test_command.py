@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List
 import pytest
 
 from cfnrun.model.schema import WRITE_ONLY_MASK
-from tests.conftest import SAMPLES, cfnrun
+from tests.conftest import FIXTURES, LOCAL_STATE, SAMPLES, cfnrun
 
 PROVIDERS = ("note", "cluster", "parameter")
 SECRET = "s3cret-NoEcho-value-9"
@@ -142,3 +142,32 @@ def test_usage_errors_exit_2_with_one_line(stack_samples: Path, args: List[str],
     assert completed.stderr.splitlines() == [f"cfnrun: error: {completed.stderr.split('cfnrun: error: ')[1].strip()}"]
     assert says in completed.stderr
     assert "step 1" not in completed.stdout  # refused before anything was made
+
+
+@pytest.fixture
+def rule_breaker_stack(tmp_path: Path) -> Path:
+    """The rule breaker fixture's type, in a one-resource stack whose CREATE answers a null value (a MUST violation)."""
+    shutil.copytree(FIXTURES / "rulebreaker", tmp_path / "rulebreaker", ignore=LOCAL_STATE)
+    (tmp_path / "breaks.yaml").write_text(
+        "Resources:\n  Breaker:\n    Type: Cfnrun::Test::RuleBreaker\n    Properties: {Name: one, Breaks: no-null-values}\n",
+        encoding="utf-8",
+    )
+    return tmp_path
+
+
+def test_contract_warn_reports_the_violation_and_passes(rule_breaker_stack: Path) -> None:
+    # --keep: this handler's READ never answers NotFound, which is not what is tested here
+    completed = cfnrun("stack", "test", "breaks.yaml", "--provider", "rulebreaker", "--contract", "warn", "--keep", "--json", cwd=rule_breaker_stack)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    result = records(completed)[-1]
+    assert result["failingViolations"] == 0
+    assert {(v["logicalResourceId"], v["action"], v["severity"]) for v in result["violations"]} == {("Breaker", "CREATE", "error")}
+
+
+def test_contract_strict_fails_on_a_must_violation(rule_breaker_stack: Path) -> None:
+    completed = cfnrun("stack", "test", "breaks.yaml", "--provider", "rulebreaker", "--keep", cwd=rule_breaker_stack)
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "Breaker                Cfnrun::Test::RuleBreaker    CREATE_FAILED" in completed.stdout
+    assert "contract   2 MUST, 0 SHOULD violation(s)" in completed.stdout  # model-shape and no-null-values
+    assert "✗ Breaker (Cfnrun::Test::RuleBreaker) CREATE: [no-null-values]" in completed.stdout
+    assert "FAILED: stack test breaks" in completed.stdout
