@@ -7,15 +7,18 @@ run that passes leaves none of them behind.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List
 
 import pytest
 
 from cfnrun.model.schema import WRITE_ONLY_MASK
-from tests.conftest import FIXTURES, LOCAL_STATE, SAMPLES, cfnrun
+from tests.conftest import FIXTURES, LOCAL_STATE, SAMPLES, cfnrun, sandboxes_of
 
 PROVIDERS = ("note", "cluster", "parameter")
 SECRET = "s3cret-NoEcho-value-9"
@@ -171,3 +174,29 @@ def test_contract_strict_fails_on_a_must_violation(rule_breaker_stack: Path) -> 
     assert "contract   2 MUST, 0 SHOULD violation(s)" in completed.stdout  # model-shape and no-null-values
     assert "✗ Breaker (Cfnrun::Test::RuleBreaker) CREATE: [no-null-values]" in completed.stdout
     assert "FAILED: stack test breaks" in completed.stdout
+
+
+def test_ctrl_c_while_a_handler_stabilizes_stops_serve_and_every_worker(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    sample("cluster")
+    (tmp_path / "slow.yaml").write_text(
+        "Resources:\n  Cluster:\n    Type: Cfnrun::Sample::Cluster\n    Properties: {Name: slow, NodeCount: 1}\n", encoding="utf-8"
+    )
+    # the real clock: the cluster answers IN_PROGRESS with CallbackDelaySeconds, so the create is still running when Ctrl-C comes
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cfnrun", "stack", "test", "slow.yaml", "--provider", "cluster", "--json"],
+        cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"},
+    )
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            record = json.loads(line)
+            if record.get("logicalResourceId") == "Cluster" and record.get("resourceStatus") == "CREATE_IN_PROGRESS":
+                break
+        assert sandboxes_of(process.pid), "the cluster's workers run"
+        process.send_signal(signal.SIGINT)  # what Ctrl-C sends
+        assert process.wait(timeout=60) == 130
+    finally:
+        process.kill()
+        process.wait()
+    assert process.stderr is not None and "interrupted" in process.stderr.read()
+    assert sandboxes_of(process.pid) == []

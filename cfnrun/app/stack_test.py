@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import signal
 import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
@@ -77,14 +78,24 @@ def shown_parameters(parameters: Dict[str, str], no_echo: Tuple[str, ...]) -> Di
 async def run_stack_test(
     plan: StackTestPlan, sources: Sources, settings: ServeSettings, observer: StackTestObserver, console: Console
 ) -> StackTestCompleted:
-    """Start serve in-process, run the stack's life on it, stop serve (on Ctrl-C too): no worker outlives this."""
-    with aws_calls_routed(settings, console) as routed:
-        server = await start_server(sources, routed, console)
-        try:
-            parts = await server.loaded  # an unusable schema stops here
-            return await StackLifecycle(plan, parts.stacks, observer, routed).run()
-        finally:
-            await server.stop(routed.shutdown_timeout_s)
+    """Start serve in-process, run the stack's life on it, stop serve (on Ctrl-C and SIGTERM too): no worker outlives this.
+
+    SIGTERM (a CI runner's stop) cancels the run as Ctrl-C does: asyncio.CancelledError, once serve has stopped.
+    """
+    loop = asyncio.get_running_loop()
+    running = asyncio.current_task()
+    assert running is not None
+    loop.add_signal_handler(signal.SIGTERM, running.cancel)
+    try:
+        with aws_calls_routed(settings, console) as routed:
+            server = await start_server(sources, routed, console)
+            try:
+                parts = await server.loaded  # an unusable schema stops here
+                return await StackLifecycle(plan, parts.stacks, observer, routed).run()
+            finally:
+                await server.stop(routed.shutdown_timeout_s)
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
 
 
 class StackFollower:

@@ -7,6 +7,7 @@ parameter); 130 interrupted (the serve it started is stopped, with its workers).
 """
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -53,8 +54,8 @@ def run(settings: StackTestSettings, early: EarlyStart) -> int:
             completed = early.run(run_stack_test(plan, sources, serve_settings, renderer, Console(log, color=False)))
     except CfnrunError as error:
         return usage_error(str(error), json_output=settings.json_output)
-    except KeyboardInterrupt:
-        echo("cfnrun: interrupted; the stack's serve and its workers stopped", err=True)
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM (``run_stack_test``)
+        echo("cfnrun: interrupted: the remaining steps did not run and nothing was deleted; serve and its workers stopped", err=True)
         return EXIT_INTERRUPTED
     if completed.failed:
         echo(f"cfnrun: the handlers' output is in {log_path}", err=True)
