@@ -32,6 +32,11 @@ class StackEvent:
     reason: Optional[str] = None
     properties: Optional[str] = None  # ResourceProperties as JSON text, masked
     client_request_token: Optional[str] = None
+    hook_type: Optional[str] = None  # a hook's event: the hook, its HookStatus, reason, invocation point and failure mode
+    hook_status: Optional[str] = None
+    hook_status_reason: Optional[str] = None
+    hook_invocation_point: Optional[str] = None
+    hook_failure_mode: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -138,7 +143,16 @@ def encode_stack_event(event: StackEvent) -> Dict[str, Any]:
         "timestamp": round(event.timestamp, DECIMALS),
         "resourceStatus": event.status,
     }
-    optional = {"resourceStatusReason": event.reason, "resourceProperties": event.properties, "clientRequestToken": event.client_request_token}
+    optional = {
+        "resourceStatusReason": event.reason,
+        "resourceProperties": event.properties,
+        "clientRequestToken": event.client_request_token,
+        "hookType": event.hook_type,
+        "hookStatus": event.hook_status,
+        "hookStatusReason": event.hook_status_reason,
+        "hookInvocationPoint": event.hook_invocation_point,
+        "hookFailureMode": event.hook_failure_mode,
+    }
     record.update({key: value for key, value in optional.items() if value})
     return record
 

@@ -93,6 +93,7 @@ class Stack:
         reason: Optional[str],
         properties: Optional[str] = None,
         token: Optional[str] = None,
+        **hook: Optional[str],
     ) -> StackEvent:
         event = StackEvent(
             event_id=str(uuid.uuid4()),
@@ -106,6 +107,7 @@ class Stack:
             reason=reason,
             properties=properties,
             client_request_token=token,
+            **hook,
         )
         self.events.append(event)
         if self.on_event is not None:

@@ -39,7 +39,7 @@ def status_style(status: str) -> str:
         return "fail"
     if status.endswith("_IN_PROGRESS"):
         return "IN_PROGRESS"
-    if status.endswith("_COMPLETE"):
+    if status.endswith(("_COMPLETE", "_SUCCEEDED")):
         return "ok"
     return "dim"
 
@@ -84,8 +84,11 @@ class StackTimeline:
         stamp = time.strftime("%H:%M:%S", time.localtime(event.timestamp))
         logical = printable(event.logical_id).ljust(LOGICAL_WIDTH)
         type_name = printable(event.resource_type).ljust(TYPE_WIDTH)
-        status = self._paint(status_style(event.status), event.status.ljust(STATUS_WIDTH))
-        reason_lines = printable(event.reason or "").splitlines() or [""]
+        # a hook's event shows the hook's status and reason (HOOK_COMPLETE_FAILED  Org::Hook::Name: why), as the console does
+        shown_status = event.hook_status or event.status
+        reason = f"{event.hook_type}: {event.hook_status_reason or ''}".rstrip(": ") if event.hook_type else event.reason or ""
+        status = self._paint(status_style(shown_status), shown_status.ljust(STATUS_WIDTH))
+        reason_lines = printable(reason).splitlines() or [""]
         self._line(f"{stamp}  {logical} {type_name} {status} {reason_lines[0]}".rstrip())
         indent = " " * (10 + LOGICAL_WIDTH + TYPE_WIDTH + STATUS_WIDTH + 3)
         for more in reason_lines[1:]:

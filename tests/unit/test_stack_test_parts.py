@@ -51,6 +51,9 @@ def failed_run() -> List[StackTestEvent]:
         _event("demo", "AWS::CloudFormation::Stack", "CREATE_IN_PROGRESS", "User Initiated", STACK_ID),
         StackEvent("e2", STACK_ID, "demo", "Note", "", "Cfnrun::Sample::Note", 1795541384.5, "CREATE_FAILED",
                    "Properties validation failed for resource Note with message:\n#/Folder: 'a.b' does not match", '{"Title": "x"}', "tok"),
+        StackEvent("e3", STACK_ID, "demo", "Note", "", "Cfnrun::Sample::Note", 1795541384.5, "CREATE_IN_PROGRESS",
+                   hook_type="Cfnrun::Sample::Guard", hook_status="HOOK_COMPLETE_FAILED", hook_status_reason="no Title",
+                   hook_invocation_point="PRE_PROVISION", hook_failure_mode="WARN"),
         StepProgress(1, ["Cluster DELETE_IN_PROGRESS"], 0.4),
         _event("demo", "AWS::CloudFormation::Stack", "ROLLBACK_COMPLETE", physical_id=STACK_ID),
         StepCompleted(1, "create", "ROLLBACK_COMPLETE", False, 0.5, "Note CREATE_FAILED: Properties validation failed"),
@@ -104,15 +107,19 @@ def test_the_default_stack_name_is_the_templates_file_name_as_a_stack_name(templ
 
 def test_each_event_but_the_live_progress_has_a_record_in_order() -> None:
     records = [encode_stack_test(event) for event in failed_run()]
-    assert records[4] is None  # StepProgress: live only
+    assert records[5] is None  # StepProgress: live only
     kinds = [record["event"] for record in records if record is not None]
     assert kinds == [
-        "stackTestStart", "stackStep", "stackEvent", "stackEvent", "stackEvent", "stackStepResult", "stackStep", "stackStepResult",
-        "stackTestResult",
+        "stackTestStart", "stackStep", "stackEvent", "stackEvent", "stackEvent", "stackEvent", "stackStepResult", "stackStep",
+        "stackStepResult", "stackTestResult",
     ]
+    hooked = records[4]
+    assert hooked is not None and (hooked["hookType"], hooked["hookStatus"], hooked["hookFailureMode"]) == (
+        "Cfnrun::Sample::Guard", "HOOK_COMPLETE_FAILED", "WARN"
+    )
     failed = records[3]
     assert failed is not None and failed["resourceStatus"] == "CREATE_FAILED" and failed["clientRequestToken"] == "tok"
-    assert "resourceStatusReason" not in records[5]  # type: ignore[operator]  # left out when there is none
+    assert "resourceStatusReason" not in records[6] and "hookType" not in records[6]  # type: ignore[operator]  # left out when none
     result = records[-1]
     assert result is not None and result["failed"] is True and result["elapsedSeconds"] == 1.235
     assert result["violations"][0]["logicalResourceId"] == "Note" and result["violations"][0]["rule"] == "no-null-values"
@@ -138,6 +145,8 @@ def test_the_timeline_shows_each_event_the_rollback_and_the_verdict_without_colo
     failed = next(line for line in lines if "CREATE_FAILED" in line)
     assert failed.split()[1:3] == ["Note", "Cfnrun::Sample::Note"] and failed.endswith("Properties validation failed for resource Note with message:")
     assert lines[lines.index(failed) + 1].strip() == "#/Folder: 'a.b' does not match"  # a reason's next lines, indented under it
+    hooked = next(line for line in lines if "HOOK_COMPLETE_FAILED" in line)
+    assert hooked.split()[1:4] == ["Note", "Cfnrun::Sample::Note", "HOOK_COMPLETE_FAILED"] and hooked.endswith("Cfnrun::Sample::Guard: no Title")
     assert "── step 1/2: create Secret=**** ──" in shown
     assert "✗ step 1 create: ROLLBACK_COMPLETE (rolled back) in 0.50 s" in shown
     assert "✓ step 2 delete: DELETE_COMPLETE in 0.01 s" in shown

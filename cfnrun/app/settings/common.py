@@ -95,6 +95,14 @@ def providers(help: str) -> Any:
     return option("--provider", help=help, default=(), cli_type=List[Path], cli_default=[], metavar="DIR", to_setting=tuple)
 
 
+def hooks(**details: Any) -> Any:
+    return option(
+        "--hook", help="Serve this hook project (repeatable) and run it in local stacks before each resource it targets "
+        "(ENABLED, FailureMode FAIL, until SetTypeConfiguration says otherwise).",
+        default=(), cli_type=List[Path], cli_default=[], metavar="DIR", to_setting=tuple, **details,
+    )
+
+
 def functions(**details: Any) -> Any:
     return option(
         "--functions", help="Also serve the plain Python Lambda functions of this SAM/CloudFormation template (repeatable), "

@@ -32,6 +32,7 @@ class ServeOptions:
         "Also serve this provider project (repeatable), beside the current one if there is one: each type on "
         "the Lambda and Cloud Control APIs; with several, functions are also named TYPE-NAME-FUNCTION (Org-Svc-Res-TypeFunction)."
     )
+    hooks: Tuple[Path, ...] = common.hooks()
     functions: Tuple[Path, ...] = common.functions()
     host: str = option("--host", help="Address to bind. Anything but loopback exposes your handlers.", default=DEFAULT_HOST)
     port: int = option("--port", help="Port to listen on (0 picks a free one).", default=DEFAULT_PORT, minimum=0, maximum=65535)
@@ -85,6 +86,10 @@ class ServeOptions:
     aws_endpoint: Optional[str] = common.aws_endpoint()
     moto: bool = common.moto(early=False)  # moto's endpoint is known once moto runs: nothing starts early
     faults: Tuple[FaultRule, ...] = common.inject()
+    state: Optional[Path] = option(
+        "--state", help="Keep the local stacks in this folder across restarts (NoEcho and writeOnly values are never written).",
+        metavar="DIR",
+    )
 
     def runtime(self, region: str) -> "RuntimeSettings":
         """What serve's workers are started with, in ``region``."""

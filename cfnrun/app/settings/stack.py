@@ -89,6 +89,7 @@ class StackTestSettings:
     providers: Tuple[Path, ...] = common.providers(
         "Serve this provider project's type for the stack (repeatable), beside the current project if there is one."
     )
+    hooks: Tuple[Path, ...] = common.hooks()
     functions: Tuple[Path, ...] = common.functions()
     contract: ContractMode = common.contract(
         "Check every handler call: strict (a MUST violation fails the handler's answer, so its step), warn (reported, "

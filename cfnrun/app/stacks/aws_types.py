@@ -104,21 +104,41 @@ class AwsTypes:
         if status not in ("DELETE_COMPLETE", "GONE"):
             raise ProvisioningFailed(reason or f"the endpoint's stack {name} ended {status}")
 
-    async def left_on_endpoint(self, model: Optional[Dict[str, Any]]) -> Optional[str]:
-        """After a delete: why the resource is still on the endpoint (its stack there is not deleted), or None when it is gone."""
+    async def still_there(self, model: Optional[Dict[str, Any]]) -> bool:
+        """Does the endpoint still have the resource's stack (after a restart of serve, an embedded moto does not)?"""
         name = (model or {}).get(INNER_STACK_KEY)
-        if not isinstance(name, str) or self.endpoint_url is None:
+        if self.endpoint_url is None or not isinstance(name, str):
+            return False
+        try:
+            return await self._endpoint_status(name) is not None
+        except ProvisioningFailed:
+            return False
+
+    async def left_on_endpoint(self, model: Optional[Dict[str, Any]]) -> Optional[str]:
+        """After a delete: why the resource may still be on the endpoint (its stack there is not deleted), or None when it is gone."""
+        name = (model or {}).get(INNER_STACK_KEY)
+        if self.endpoint_url is None or not isinstance(name, str):
             return "cfnrun has no record of its stack on the AWS endpoint"
+        try:
+            status = await self._endpoint_status(name)
+        except ProvisioningFailed as error:
+            return error.reason
+        return None if status is None else f"its stack {name} on the AWS endpoint is {status}"
+
+    async def _endpoint_status(self, name: str) -> Optional[str]:
+        """The status of the endpoint's stack ``name``; None once it is deleted or gone; ProvisioningFailed when the endpoint cannot say."""
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
             stacks = (await asyncio.to_thread(self._cloudformation().describe_stacks, StackName=name))["Stacks"]
         except ClientError as error:
-            return None if "does not exist" in str(error) else f"the AWS endpoint cannot say: {error}"
+            if "does not exist" in str(error):
+                return None
+            raise ProvisioningFailed(f"the AWS endpoint cannot say: {error}") from None
         except BotoCoreError as error:
-            return f"the AWS endpoint {self.endpoint_url} did not answer: {error}"
+            raise ProvisioningFailed(f"the AWS endpoint {self.endpoint_url} did not answer: {error}") from None
         status = stacks[0]["StackStatus"] if stacks else "DELETE_COMPLETE"
-        return None if status == "DELETE_COMPLETE" else f"its stack {name} on the AWS endpoint is {status}"
+        return None if status == "DELETE_COMPLETE" else status
 
     # -- helpers -----------------------------------------------------------------------------
 
