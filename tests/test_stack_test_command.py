@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List
 
+import boto3
 import pytest
 
 from cfnrun.model.schema import WRITE_ONLY_MASK
@@ -113,6 +114,29 @@ def test_keep_skips_the_delete_and_lists_what_the_stack_holds(stack_samples: Pat
     assert "DELETE_IN_PROGRESS" not in out
     assert "4 resource(s), not deleted" in out
     assert "ends with this command" in out
+
+
+def test_keep_with_state_keeps_the_stack_for_serve_to_delete_later(stack_samples: Path, serve: Any) -> None:
+    kept = stack_test(stack_samples, "stack/template.yaml", "--moto", "--keep", "--state", "kept", "--json")
+    assert kept.returncode == 0, kept.stdout + kept.stderr
+    assert records(kept)[-1]["keptIn"] == "kept"
+    [stack] = json.loads((stack_samples / "kept" / "stacks.json").read_text(encoding="utf-8"))["stacks"]
+    assert (stack["name"], stack["status"]) == ("template", "CREATE_COMPLETE")
+
+    again = stack_test(stack_samples, "stack/template.yaml", "--moto", "--state", "kept")
+    assert again.returncode == 2, again.stdout + again.stderr
+    assert "a stack named template is already kept in kept (CREATE_COMPLETE)" in again.stderr
+
+    # as the summary says: serve reads it back and deletes it, though the bucket and the SSM parameter went with the first moto
+    providers = [arg for name in PROVIDERS[1:] for arg in ("--provider", str(stack_samples / name))]
+    server = serve(stack_samples / "note", *providers, "--moto", "--virtual-clock", "--state", str(stack_samples / "kept"))
+    server.has_printed("is gone from the AWS endpoint")
+    client = boto3.client(
+        "cloudformation", endpoint_url=server.url, region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="y"
+    )
+    client.delete_stack(StackName="template")
+    client.get_waiter("stack_delete_complete").wait(StackName="template", WaiterConfig={"Delay": 0.2, "MaxAttempts": 200})
+    assert json.loads((stack_samples / "note" / ".state" / "notes.json").read_text(encoding="utf-8"))["notes"] == {}
 
 
 def test_a_resource_read_finds_after_its_delete_is_left_behind(sample: Callable[[str], Path], tmp_path: Path) -> None:

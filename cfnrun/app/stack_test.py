@@ -156,6 +156,7 @@ class StackLifecycle:
         completed = StackTestCompleted(
             self.plan.stack_name, run, len(steps), failed_steps, len(self.follower.made), checked_gone, unchecked,
             list(self.violations), len(failing), leftovers, kept, time.monotonic() - started, problems,
+            str(self.stacks.store.state) if self.stacks.store.state is not None else None,
         )
         self.observer(completed)
         return completed
@@ -163,6 +164,12 @@ class StackLifecycle:
     async def _checked_steps(self) -> Tuple[List[Step], Tuple[str, ...]]:
         """The steps, once the template and every step's parameters are what the service accepts; StackTestRefused if not."""
         plan, store = self.plan, self.stacks.store
+        kept = store.find(plan.stack_name)  # one --state keeps from an earlier run
+        if kept is not None:
+            raise StackTestRefused(
+                f"a stack named {plan.stack_name} is already kept in {store.state} ({kept.status}): delete it (cfnrun serve "
+                f"--state {store.state}, then aws cloudformation delete-stack) or name this one with --stack-name"
+            )
         problem = await asyncio.to_thread(self.stacks.calls.lint, plan.body)
         if problem is not None:
             raise StackTestRefused(f"{plan.template}: {problem}")

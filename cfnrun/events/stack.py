@@ -120,6 +120,7 @@ class StackTestCompleted:
     kept: List[str]  # --keep: what the stack still holds, "LogicalResourceId (Type) PhysicalResourceId"
     elapsed_s: float
     problems: List[str] = field(default_factory=list)  # everything that failed the run, one line each
+    kept_in: Optional[str] = None  # --state: the folder that keeps the stack (with --keep, ``cfnrun serve --state`` serves it again)
 
     @property
     def failed(self) -> bool:
@@ -197,6 +198,7 @@ def encode_stack_test(event: StackTestEvent) -> Optional[Dict[str, Any]]:
             "failingViolations": event.failing_violations,
             "leftovers": [_leftover(each) for each in event.leftovers],
             "kept": event.kept,
+            "keptIn": event.kept_in,
             "problems": event.problems,
             "elapsedSeconds": round(event.elapsed_s, DECIMALS),
         }

@@ -97,7 +97,11 @@ def _scrubbed(value: Any, secrets: List[str]) -> Any:
 def stack_record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, bool]) -> Dict[str, Any]:
     """A stack as written; ``masked``: the resources whose properties hold writeOnly or NoEcho values."""
     secrets = [value for key, value in stack.parameters.items() if key in stack.no_echo and value]
-    return _scrubbed(_record(stack, blueprint, masked), secrets)
+    record = _scrubbed(_record(stack, blueprint, masked), secrets)
+    # The template is the user's own file: a NoEcho Default is in it already, and masking text in it would break it (YAML
+    # reads "Default: ****" as an alias; a short value like "dev" would be masked wherever it appears).
+    record["template_body"] = stack.template_body
+    return record
 
 
 def _record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, bool]) -> Dict[str, Any]:

@@ -28,8 +28,12 @@ LOGICAL_WIDTH = 22
 TYPE_WIDTH = 28
 STATUS_WIDTH = 34
 KEPT_NOTE = (
-    "  the stack itself ends with this command (cfnrun keeps no stack state), so nothing deletes these later: delete them "
-    "with their own handlers (cfnrun invoke DELETE) or on the AWS endpoint (with --moto, they went with moto)"
+    "  the stack itself ends with this command (no --state), so nothing deletes these later: delete them with their own "
+    "handlers (cfnrun invoke DELETE) or on the AWS endpoint (with --moto, they went with moto)"
+)
+KEPT_IN_NOTE = (
+    "  the stack is kept in {folder}: cfnrun serve --state {folder} (with the same --provider options) serves it again, to "
+    "inspect it or delete it (aws cloudformation delete-stack); AWS::* resources on an embedded --moto are gone with it"
 )
 
 
@@ -139,7 +143,7 @@ class StackTimeline:
             self._row("kept", f"{len(event.kept)} resource(s), not deleted", "warn")
             for line in event.kept:
                 self._detail("·", line)
-            self._line(self._paint("dim", KEPT_NOTE))
+            self._line(self._paint("dim", KEPT_IN_NOTE.format(folder=event.kept_in) if event.kept_in else KEPT_NOTE))
         self._row("wall time", f"{event.elapsed_s:.2f} s", None)
         verdict = "FAILED" if event.failed else "PASSED"
         self._line(self._paint("fail" if event.failed else "ok", f"{verdict}: stack test {event.stack_name}"))

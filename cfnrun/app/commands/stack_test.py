@@ -42,7 +42,7 @@ def run(settings: StackTestSettings, early: EarlyStart) -> int:
         )
         serve_settings = ServeSettings(
             host=DEFAULT_HOST, port=0, runtime=runtime, contract=settings.contract, virtual_clock=settings.virtual_clock,
-            moto=settings.moto,
+            moto=settings.moto, stack_state=settings.state,
         )
         plan = StackTestPlan(
             template=str(settings.template), body=body, stack_name=settings.stack_name or default_stack_name(settings.template),

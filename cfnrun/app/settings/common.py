@@ -113,3 +113,7 @@ def functions(**details: Any) -> Any:
 
 def json_output(help: str = "Print one JSON object per event (NDJSON).", **details: Any) -> Any:
     return option("--json", help=help, default=False, **details)
+
+
+def stack_state(help: str, **details: Any) -> Any:
+    return option("--state", help=help, metavar="DIR", **details)

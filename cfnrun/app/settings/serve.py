@@ -86,9 +86,8 @@ class ServeOptions:
     aws_endpoint: Optional[str] = common.aws_endpoint()
     moto: bool = common.moto(early=False)  # moto's endpoint is known once moto runs: nothing starts early
     faults: Tuple[FaultRule, ...] = common.inject()
-    state: Optional[Path] = option(
-        "--state", help="Keep the local stacks in this folder across restarts (NoEcho and writeOnly values are never written).",
-        metavar="DIR",
+    state: Optional[Path] = common.stack_state(
+        "Keep the local stacks in this folder across restarts (NoEcho and writeOnly values are never written)."
     )
 
     def runtime(self, region: str) -> "RuntimeSettings":

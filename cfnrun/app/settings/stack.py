@@ -81,9 +81,13 @@ class StackTestSettings:
         "--stack-name", help="The stack's name (default: the template's file name, e.g. template).", check=_stack_name,
     )
     keep: bool = option(
-        "--keep", help="Skip the delete step and list what the stack still holds. The stack lives only in this command's serve, "
-        "so it ends with the command: nothing deletes those resources afterwards (state a handler wrote, or an --aws-endpoint's).",
+        "--keep", help="Skip the delete step and list what the stack still holds. Without --state the stack ends with the command "
+        "and nothing deletes those resources afterwards (state a handler wrote, or an --aws-endpoint's); with --state DIR, "
+        "'cfnrun serve --state DIR' serves the stack again, to inspect or delete it.",
         default=False,
+    )
+    state: Optional[Path] = common.stack_state(
+        "Keep the stack in this folder, as 'cfnrun serve --state DIR' does (NoEcho and writeOnly values are never written)."
     )
     project: Optional[Path] = common.project()
     providers: Tuple[Path, ...] = common.providers(

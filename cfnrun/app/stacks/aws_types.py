@@ -99,6 +99,9 @@ class AwsTypes:
         name = self._inner_stack(work)
         if work.retain:
             return
+        self._require_endpoint(work)
+        if await self._endpoint_status(name) is None:
+            return  # already gone (an embedded moto after a restart of serve): deleted, as the service takes a resource it cannot find
         await self._call(work, "delete_stack", StackName=name)
         status, reason = await self._wait(name)
         if status not in ("DELETE_COMPLETE", "GONE"):

@@ -103,7 +103,12 @@ class UserTypes:
     async def delete(self, work: ResourceWork) -> None:
         schema = self._schema(work.type_name)
         known = {**typed_properties(schema, work.properties), **(work.model or {})}
-        await self._run(work, Action.DELETE, known, None)
+        try:
+            await self._run(work, Action.DELETE, known, None)
+        except ProvisioningFailed as error:
+            if error.error_code != "NotFound":
+                raise
+            # already gone (deleted out of band, or with an embedded moto after a restart): the service takes it as deleted
 
     async def read(self, work: ResourceWork) -> Optional[Dict[str, Any]]:
         """The resource as its READ handler sees it now (from the model the stack keeps); None when it answers NotFound."""
