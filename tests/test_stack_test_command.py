@@ -139,6 +139,19 @@ def test_keep_with_state_keeps_the_stack_for_serve_to_delete_later(stack_samples
     assert json.loads((stack_samples / "note" / ".state" / "notes.json").read_text(encoding="utf-8"))["notes"] == {}
 
 
+def test_a_hook_that_fails_a_resource_fails_the_step_with_its_reason(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    sample("hook")
+    (tmp_path / "bucket.yaml").write_text("Resources:\n  Bucket:\n    Type: AWS::S3::Bucket\n", encoding="utf-8")
+    completed = cfnrun("stack", "test", "bucket.yaml", "--hook", "hook", "--moto", "--json", cwd=tmp_path)
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    found = records(completed)
+    hooked = [r for r in found if r["event"] == "stackEvent" and r.get("hookStatus") == "HOOK_COMPLETE_FAILED"]
+    assert [(r["logicalResourceId"], r["hookType"], r["hookFailureMode"]) for r in hooked] == [("Bucket", "Cfnrun::Sample::BucketGuard", "FAIL")]
+    create = next(r for r in found if r["event"] == "stackStepResult" and r["kind"] == "create")
+    assert create["stackStatus"] == "ROLLBACK_COMPLETE"
+    assert create["reason"].startswith("Bucket HOOK_COMPLETE_FAILED Cfnrun::Sample::BucketGuard: Bucket must use server-side encryption")
+
+
 def test_a_resource_read_finds_after_its_delete_is_left_behind(sample: Callable[[str], Path], tmp_path: Path) -> None:
     note = sample("note")
     handlers = next((note / "src").glob("*/handlers.py"))

@@ -112,6 +112,10 @@ class StackFollower:
         self.observer(event)
         if event.resource_type == STACK_TYPE:
             return
+        if event.hook_type is not None:
+            if event.hook_failure_mode == "FAIL" and (event.hook_status or "").endswith("FAILED"):  # what fails the resource next
+                self.failures.append(f"{event.logical_id} {event.hook_status} {event.hook_type}: {_one_line(event.hook_status_reason or '')}")
+            return
         if event.status.endswith("_FAILED"):
             self.failures.append(f"{event.logical_id} {event.status}: {_one_line(event.reason or '')}".rstrip(": "))
         if not event.physical_id:

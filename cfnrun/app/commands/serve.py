@@ -78,8 +78,8 @@ def served_sources(options: SourceOptions) -> serve.Sources:
 
 def _current_project(options: SourceOptions) -> Optional[Project]:
     named = options.project_path or options.project
-    if named is None and (options.providers or options.functions) and find_project_root(Path.cwd()) is None:
-        return None  # serve --provider DIR ... outside any project
+    if named is None and (options.providers or options.hooks or options.functions) and find_project_root(Path.cwd()) is None:
+        return None  # serve --provider DIR (or --hook DIR) ... outside any project
     return load_project(project_dir(options.project_path, options.project), usable_schema=False)
 
 
