@@ -150,9 +150,9 @@ class StackLifecycle:
         self.stacks.operations.contract_listeners.append(self._on_violations)
         try:
             failed_steps, run = await self._run_steps(steps, no_echo)
+            checked_gone, unchecked, leftovers, kept = await self._what_is_left()  # the READs it sends are checked too
         finally:
             self.stacks.operations.contract_listeners.remove(self._on_violations)
-        checked_gone, unchecked, leftovers, kept = await self._what_is_left()
         failing = [v for v in self.violations if v.is_error] if self.plan.strict else []
         problems = list(failed_steps)
         problems += [f"contract ✗ {v.line()}" for v in failing]
