@@ -31,6 +31,7 @@ from cfnrun.stacks.provisioning import (
 )
 from cfnrun.stacks.records import NO_ECHO_MASK, Stack, StackOutput, StackResource
 
+HOOK_REASON_LIMIT = 1024  # HookStatusReason, as the API bounds it
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
 CANCELLED = "Resource update cancelled"
 
@@ -423,7 +424,7 @@ class StackEngine:
                 token=token,
                 hook_type=hooked.hook_type,
                 hook_status=hooked.status,
-                hook_status_reason=self._masked(stack, hooked.reason) if hooked.reason else None,
+                hook_status_reason=self._masked(stack, hooked.reason)[:HOOK_REASON_LIMIT] if hooked.reason else None,
                 hook_invocation_point=INVOCATION_POINT,
                 hook_failure_mode=hooked.failure_mode,
             )
