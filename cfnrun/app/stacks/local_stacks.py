@@ -28,7 +28,7 @@ from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.provisioning import UnknownType
 from cfnrun.stacks.store import StackError, StackStore
 from cfnrun.stacks.template.errors import TemplateError
-from cfnrun.stacks.template.lint import lint_errors, lint_template
+from cfnrun.stacks.template.lint import lint_errors, lint_template, without_unknown_user_types
 from cfnrun.stacks.template.loading import load_stack_template
 
 TEMPLATE_VERSION = "2010-09-09"
@@ -100,7 +100,7 @@ def local_stacks(operations: TypeOperations, url: str) -> LocalStacks:
     def lint(body: str) -> Optional[str]:
         schemas = [s.document for s in (operations.schema(t) for t in served_types()) if s is not None]
         try:
-            return lint_errors(lint_template(body, schemas, region))
+            return lint_errors(without_unknown_user_types(lint_template(body, schemas, region)))
         except TemplateError:
             return None  # not a template cfn-lint can read: reading it says why, in the service's words
 
