@@ -2,8 +2,9 @@
 
 Each mistake ends either in the service's error shape (a ``ValidationError`` or a modelled
 exception, raised by boto3 as it raises AWS's) or in a stack that rolls back with a stack event
-saying why; serve keeps serving the stacks after it. One serve (the note sample, and the
-misbehaving fixture whose handler crashes or hangs on request) answers every test of a module.
+saying why; serve keeps serving the stacks after it. One serve (the note sample, the
+misbehaving fixture whose handler crashes or hangs on request, and moto for AWS::* types)
+answers every test of a module.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     note, misbehaving = root / "note", root / "misbehaving"
     shutil.copytree(SAMPLES / "note", note, ignore=LOCAL_STATE)
     shutil.copytree(MISBEHAVING, misbehaving, ignore=LOCAL_STATE)
-    process = ServerProcess(note, "--provider", str(misbehaving), "--invocation-timeout", str(HANG_CUT_SECONDS), "--no-reload")
+    process = ServerProcess(note, "--provider", str(misbehaving), "--invocation-timeout", str(HANG_CUT_SECONDS), "--no-reload", "--moto")
     yield process
     process.stop()
 
@@ -159,3 +160,33 @@ def test_a_handler_that_breaks_mid_stack_fails_its_resource_and_the_stack_rolls_
     # serve keeps serving: the same template without the broken resource is created
     cloudformation.create_stack(StackName=f"{name}-after", TemplateBody=template({"First": a_note()}))
     assert settled(cloudformation, f"{name}-after")["StackStatus"] == "CREATE_COMPLETE"
+
+
+def test_an_aws_type_the_endpoint_does_not_implement_fails_its_resource_and_the_stack_rolls_back(cloudformation: Any) -> None:
+    """moto's CloudFormation completes a stack of a type it does not know without making anything."""
+    policy = {
+        "Type": "AWS::CloudFront::CachePolicy",
+        "DependsOn": "Topic",
+        "Properties": {
+            "CachePolicyConfig": {
+                "Name": "local",
+                "DefaultTTL": 1,
+                "MaxTTL": 2,
+                "MinTTL": 0,
+                "ParametersInCacheKeyAndForwardedToOrigin": {
+                    "EnableAcceptEncodingGzip": False,
+                    "CookiesConfig": {"CookieBehavior": "none"},
+                    "HeadersConfig": {"HeaderBehavior": "none"},
+                    "QueryStringsConfig": {"QueryStringBehavior": "none"},
+                },
+            }
+        },
+    }
+    body = template({"Topic": {"Type": "AWS::SNS::Topic"}, "Policy": policy})
+    cloudformation.create_stack(StackName="not-on-moto", TemplateBody=body)
+    assert settled(cloudformation, "not-on-moto")["StackStatus"] == "ROLLBACK_COMPLETE"
+    events = events_of(cloudformation, "not-on-moto")
+    failed = [event for event in events if event[1] == "CREATE_FAILED"]
+    assert [event[0] for event in failed] == ["Policy"]
+    assert "does not implement AWS::CloudFront::CachePolicy" in str(failed[0][2])
+    assert ("Topic", "DELETE_COMPLETE", None) in events
