@@ -78,7 +78,7 @@ class RunningServer:
         # Lambda calls, Cloud Control requests and stack operations share the rest of the grace: their handler calls finish together.
         parts = self.late.parts
         left = max(0.0, grace_ends - loop.time())
-        closing = [parts.stacks.store.close(left), *([parts.requests.close(left)] if parts.requests is not None else [])] if parts else []
+        closing = [parts.stacks.store.close(left), parts.stacks.drift.close(left), *([parts.requests.close(left)] if parts.requests is not None else [])] if parts else []
         await asyncio.gather(self.calls.finish(grace_s, left), *closing)
         await self.served.close()  # calls still running end now, answered with a shutdown error
         await self.calls.ended(ANSWER_AFTER_STOP_S)

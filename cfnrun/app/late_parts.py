@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+from pathlib import Path
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set, Tuple
 
 from cfnrun.api import service_errors
 from cfnrun.api.cloudcontrol import CloudProgress, ResourceDescription
@@ -54,9 +55,17 @@ class LateLoading:
         self._waiting: Set["asyncio.Future[None]"] = set()  # uses of the parts asked for before they loaded
 
     def begin(
-        self, served: "Served", budgets: Budgets, console: Console, contract: ContractMode, virtual_clock: bool, url: str = ""
+        self,
+        served: "Served",
+        budgets: Budgets,
+        console: Console,
+        contract: ContractMode,
+        virtual_clock: bool,
+        url: str = "",
+        stack_state: Optional[Path] = None,
+        active_hooks: Tuple[str, ...] = (),
     ) -> "asyncio.Task[LateParts]":
-        self.task = asyncio.ensure_future(self._load(served, budgets, console, contract, virtual_clock, url))
+        self.task = asyncio.ensure_future(self._load(served, budgets, console, contract, virtual_clock, url, stack_state, active_hooks))
         return self.task
 
     async def wait(self) -> LateParts:
@@ -109,7 +118,15 @@ class LateLoading:
         use(parts)
 
     async def _load(
-        self, served: "Served", budgets: Budgets, console: Console, contract: ContractMode, virtual_clock: bool, url: str
+        self,
+        served: "Served",
+        budgets: Budgets,
+        console: Console,
+        contract: ContractMode,
+        virtual_clock: bool,
+        url: str,
+        stack_state: Optional[Path],
+        active_hooks: Tuple[str, ...],
     ) -> LateParts:
         """The review of each call, Cloud Control's request store, then the spares.
 
@@ -136,7 +153,9 @@ class LateLoading:
                 recorders[project.type_name] = CallRecorder(history, _schema_of(registry), project.type_name)
         operations = TypeOperations(served, console, contract, virtual_clock, histories)
         requests = ResourceRequestStore(operations) if served.type_names() else None
-        self.parts = LateParts(CallReview(budgets, console, contract, recorders), requests, histories, local_stacks(operations, url))
+        stacks = local_stacks(operations, url, stack_state, active_hooks)
+        await stacks.restore()
+        self.parts = LateParts(CallReview(budgets, console, contract, recorders), requests, histories, stacks)
         served.keep_spares_when_warm()  # the spares import the providers' dependencies too: after all the rest
         return self.parts
 

@@ -18,6 +18,7 @@ import functools
 import importlib
 import signal
 import time
+from pathlib import Path
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, Iterator, Optional, Tuple
 
@@ -52,6 +53,7 @@ class Sources:
 
     providers: Tuple[Project, ...]
     templates: Tuple[FunctionTemplate, ...] = ()
+    hooks: Tuple[str, ...] = ()  # the hooks --hook named (among the providers): they run in stacks from the start
 
     @classmethod
     def of(cls, project: Project) -> "Sources":
@@ -72,6 +74,7 @@ class ServeSettings:
     contract: ContractMode = ContractMode.WARN
     virtual_clock: bool = False  # Cloud Control requests skip CallbackDelaySeconds waits
     moto: bool = False  # an embedded moto server takes the handlers' AWS calls while this serves
+    stack_state: Optional[Path] = None  # --state: where the local stacks are kept across restarts
 
 
 async def serve_forever(
@@ -171,7 +174,7 @@ async def start_server(sources: Sources, settings: ServeSettings, console: Conso
         await served.close()  # interrupted, a broken install, a taken port: no worker outlives this
         raise
     # Listening: what no answer waits for loads now, in one step (``app/late_parts.py``).
-    server.late.begin(served, budgets, console, settings.contract, settings.virtual_clock, server.url)
+    server.late.begin(served, budgets, console, settings.contract, settings.virtual_clock, server.url, settings.stack_state, sources.hooks)
     try:
         for watch in watches:
             await watch.in_place(server)

@@ -19,8 +19,10 @@ from cfnrun.history.store import HistoryStore
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import caller_credentials
 from cfnrun.invoker.operation import Operation
+from cfnrun.invoker.hook_payloads import HookOperationRequest
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
 from cfnrun.invoker.request_files import OperationInput
+from cfnrun.model.hook_targets import hook_target
 from cfnrun.model.project import Project
 from cfnrun.model.protocol import Action, Credentials
 from cfnrun.model.schema import ResourceSchema
@@ -86,12 +88,16 @@ class TypeOperations:
         string_primitives: bool = False,
         observers: Optional[List[Observer]] = None,
         history_source: str = CLOUD_CONTROL_SOURCE,
+        target_name: Optional[str] = None,
+        type_configuration: Optional[Dict[str, Any]] = None,
     ) -> Operation:
+        """One operation of ``type_name``: a resource type's, or a hook's at ``action`` (an invocation point) on ``target_name``."""
         registry = self.served.provider(type_name)
         project = registry.project  # as it is now: a reload may bring new code or a new schema
         function = project.type_function()
         schema = project.schema
-        request = OperationRequest(
+        request_class = HookOperationRequest if project.is_hook else OperationRequest
+        request = request_class(
             action=action,
             type_name=project.type_name,
             region=self.served.region,
@@ -102,8 +108,9 @@ class TypeOperations:
                 previous=previous,
                 logical_resource_id=logical_id,
                 client_request_token=client_request_token,
-                type_configuration=self.type_configurations.get(type_name),
+                type_configuration=type_configuration if type_configuration is not None else self.type_configurations.get(type_name),
                 tags=tags or {},
+                target_name=target_name,
             ),
             credentials=self._caller_credentials(),
             stack_id=stack_id,
@@ -111,7 +118,8 @@ class TypeOperations:
         )
         checker = None
         if self.contract is not ContractMode.OFF:
-            checker = ContractChecker(schema, action, desired, previous, shape=self._shape(schema))
+            hook = hook_target(project.root, schema, action, target_name or "") if project.is_hook else None
+            checker = ContractChecker(schema, action, desired, previous, shape=self._shape(schema), target=hook)
         shown = self.served.shown_name(registry, function.logical_id)
 
         def on_console(event: OperationEvent) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Set
 from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
 from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
+from cfnrun.stacks.hooks import INVOCATION_POINT, HookGate, HookReport, HookTarget
 from cfnrun.stacks.ordering import reverse, run_in_order
 from cfnrun.stacks.provisioning import (
     ProvisioningFailed,
@@ -57,8 +58,11 @@ class UpdateRun:
 
 
 class StackEngine:
-    def __init__(self, provisioners: Provisioners, exports: Exports, region: str, account_id: str) -> None:
+    def __init__(
+        self, provisioners: Provisioners, exports: Exports, region: str, account_id: str, hooks: Optional[HookGate] = None
+    ) -> None:
         self.provisioners = provisioners
+        self.hooks = hooks  # run before each resource is provisioned (PRE_PROVISION), when any are configured
         self.exports = exports
         self.region = region
         self.account_id = account_id
@@ -110,6 +114,10 @@ class StackEngine:
             stack.set_resource_status(resource, "CREATE_FAILED", problem, shown, token)
             return False
         stack.set_resource_status(resource, "CREATE_IN_PROGRESS", None, shown, token)
+        refused = await self._hooks(stack, resource, "CREATE", properties, None, token)
+        if refused is not None:
+            stack.set_resource_status(resource, "CREATE_FAILED", refused, shown, token)
+            return False
         work = self._work(stack, blueprint, resource, properties, token)
         try:
             made = await provisioner.create(work)
@@ -174,9 +182,16 @@ class StackEngine:
         if problem is not None:
             stack.set_resource_status(current, "UPDATE_FAILED", problem, shown, token)
             return False
-        if current.type_name != type_name or self._replaces(provisioner, type_name, current.properties or {}, properties):
+        known = current.properties
+        if known is None:  # read back after a restart with secrets in it: compare with the model the handler returned
+            known = {k: v for k, v in (current.model or {}).items() if k in properties}
+        if current.type_name != type_name or self._replaces(provisioner, type_name, known, properties):
             return await self._replace(stack, blueprint, run, current, properties, shown, token)
         stack.set_resource_status(current, "UPDATE_IN_PROGRESS", None, shown, token)
+        refused = await self._hooks(stack, current, "UPDATE", properties, current.properties, token)
+        if refused is not None:
+            stack.set_resource_status(current, "UPDATE_FAILED", refused, shown, token)
+            return False
         run.updated.add(logical_id)
         work = replace(self._work(stack, blueprint, current, properties, token), previous_properties=current.properties)
         try:
@@ -195,6 +210,10 @@ class StackEngine:
         new = StackResource(old.logical_id, blueprint.type_of(old.logical_id), "NOT_STARTED")
         stack.resources[old.logical_id] = new
         stack.set_resource_status(new, "UPDATE_IN_PROGRESS", REPLACING, shown, token)
+        refused = await self._hooks(stack, new, "UPDATE", properties, old.properties, token)
+        if refused is not None:
+            stack.set_resource_status(new, "UPDATE_FAILED", refused, shown, token)
+            return False
         provisioner = self.provisioners.for_type(new.type_name)
         try:
             made = await provisioner.create(self._work(stack, blueprint, new, properties, token))
@@ -206,7 +225,7 @@ class StackEngine:
         return True
 
     def _replaces(self, provisioner: Any, type_name: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
-        changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+        changed = {k for k in set(before) | set(after) if _as_text(before.get(k)) != _as_text(after.get(k))}
         return any(provisioner.replacement(type_name, name) is Replacement.ALWAYS for name in changed)
 
     async def _clean_up(
@@ -216,9 +235,9 @@ class StackEngine:
         ok = True
         for logical_id, old in replaced.items():
             policy = blueprint.update_replace_policy(logical_id)
-            ok = await self._delete_one(stack, old, policy, token) and ok
+            ok = await self._delete_one(stack, old, policy, token, hooked=True) and ok
         gone = {lid: stack.resources[lid] for lid in removed if lid in stack.resources}
-        ok = await self._delete_all(stack, blueprint, list(gone), token) and ok
+        ok = await self._delete_all(stack, blueprint, list(gone), token, hooked=True) and ok
         for logical_id in gone:
             stack.resources.pop(logical_id, None)
         return ok
@@ -311,7 +330,7 @@ class StackEngine:
                     return
         ok = True
         if blueprint is not None:
-            ok = await self._delete_all(stack, blueprint, list(stack.resources), token, retain)
+            ok = await self._delete_all(stack, blueprint, list(stack.resources), token, retain, hooked=True)
         if not ok:
             failed = sorted(r.logical_id for r in stack.resources.values() if r.status == "DELETE_FAILED")
             stack.set_status("DELETE_FAILED", f"The following resource(s) failed to delete: [{', '.join(failed)}]. ", token)
@@ -331,8 +350,10 @@ class StackEngine:
         token: Optional[str],
         retain: FrozenSet[str] = frozenset(),
         rolling_back_create: bool = False,
+        hooked: bool = False,
     ) -> bool:
-        """Delete these resources, dependants first; those never created are just dropped."""
+        """Delete these resources, dependants first; those never created are just dropped (``hooked``: hooks run first,
+        as on a stack's delete and an update's cleanup; a rollback runs none)."""
         failed: List[str] = []
 
         async def delete_one(logical_id: str) -> bool:
@@ -340,7 +361,7 @@ class StackEngine:
             if not resource.exists:
                 return True
             policy = "Retain" if logical_id in retain else blueprint.deletion_policy(logical_id)
-            ok = await self._delete_one(stack, resource, policy, token, rolling_back_create=rolling_back_create)
+            ok = await self._delete_one(stack, resource, policy, token, rolling_back_create=rolling_back_create, hooked=hooked)
             if not ok:
                 failed.append(logical_id)
             return ok
@@ -349,12 +370,23 @@ class StackEngine:
         return not failed
 
     async def _delete_one(
-        self, stack: Stack, resource: StackResource, policy: str, token: Optional[str], rolling_back_create: bool = False
+        self,
+        stack: Stack,
+        resource: StackResource,
+        policy: str,
+        token: Optional[str],
+        rolling_back_create: bool = False,
+        hooked: bool = False,
     ) -> bool:
         if keeps_resource(policy, rolling_back_create=rolling_back_create):
             stack.set_resource_status(resource, "DELETE_SKIPPED", None, token=token)
             return True
         stack.set_resource_status(resource, "DELETE_IN_PROGRESS", None, token=token)
+        if hooked:
+            refused = await self._hooks(stack, resource, "DELETE", resource.properties or {}, None, token)
+            if refused is not None:
+                stack.set_resource_status(resource, "DELETE_FAILED", refused, token=token)
+                return False
         try:
             provisioner = self.provisioners.for_type(resource.type_name)
             await provisioner.delete(self._work(stack, self.blueprints.get(stack.stack_id), resource, resource.properties or {}, token))
@@ -366,6 +398,38 @@ class StackEngine:
         return True
 
     # -- helpers ---------------------------------------------------------------------------
+
+    async def _hooks(
+        self,
+        stack: Stack,
+        resource: StackResource,
+        action: str,
+        properties: Dict[str, Any],
+        previous: Optional[Dict[str, Any]],
+        token: Optional[str],
+    ) -> Optional[str]:
+        """The hooks targeting this resource operation, each report a stack event; why they refuse it, or None."""
+        if self.hooks is None:
+            return None
+        target = HookTarget(self.context(stack), action, resource.logical_id, resource.type_name, properties, previous)
+
+        def report(hooked: HookReport) -> None:
+            stack.record(
+                resource.logical_id,
+                resource.physical_id or "",
+                resource.type_name,
+                resource.status,
+                None,
+                token=token,
+                hook_type=hooked.hook_type,
+                hook_status=hooked.status,
+                hook_status_reason=self._masked(stack, hooked.reason) if hooked.reason else None,
+                hook_invocation_point=INVOCATION_POINT,
+                hook_failure_mode=hooked.failure_mode,
+            )
+
+        refused = await self.hooks.before_resource(target, report)
+        return self._masked(stack, refused) if refused is not None else None
 
     def context(self, stack: Stack) -> StackContext:
         return StackContext(stack.stack_id, stack.name, self.region, self.account_id, dict(stack.tags))
@@ -416,3 +480,24 @@ class StackEngine:
 
     def _shown(self, stack: Stack, properties: Dict[str, Any]) -> str:
         return self._masked(stack, json.dumps(properties, sort_keys=True, default=str))
+
+    def holds_secrets(self, stack: Stack, resource: StackResource) -> bool:
+        """Do the resource's properties hold a writeOnly or NoEcho value (so they are never written to disk)?"""
+        if resource.properties is None:
+            return False
+        try:
+            shown = self.provisioners.for_type(resource.type_name).shown(resource.type_name, resource.properties)
+        except UnknownType:
+            return True
+        return self._shown(stack, shown) != json.dumps(resource.properties, sort_keys=True, default=str)
+
+
+def _as_text(value: Any) -> Any:
+    """A value with its primitives as text: a template's "5" and a handler's 5 are the same value."""
+    if isinstance(value, dict):
+        return {k: _as_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_text(v) for v in value]
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return None if value is None else str(value)

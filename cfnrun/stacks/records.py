@@ -26,6 +26,11 @@ class StackEvent:
     reason: Optional[str] = None
     properties: Optional[str] = None  # ResourceProperties as JSON text, masked
     client_request_token: Optional[str] = None
+    hook_type: Optional[str] = None  # a hook's event: the hook, its HookStatus, reason, invocation point and failure mode
+    hook_status: Optional[str] = None
+    hook_status_reason: Optional[str] = None
+    hook_invocation_point: Optional[str] = None
+    hook_failure_mode: Optional[str] = None
 
 
 @dataclass
@@ -109,6 +114,7 @@ class Stack:
         reason: Optional[str],
         properties: Optional[str] = None,
         token: Optional[str] = None,
+        **hook: Optional[str],
     ) -> StackEvent:
         event = StackEvent(
             event_id=str(uuid.uuid4()),
@@ -122,6 +128,7 @@ class Stack:
             reason=reason,
             properties=properties,
             client_request_token=token,
+            **hook,
         )
         self.events.append(event)
         if self.on_event is not None:

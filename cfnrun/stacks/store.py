@@ -12,11 +12,13 @@ import re
 import time
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Awaitable, Callable, Dict, List, Optional, Tuple
 
-from cfnrun.stacks.blueprint import Blueprint
+from cfnrun.stacks.blueprint import Blueprint, StackEnvironment
 from cfnrun.stacks.changes import ResourceChange, plan_changes
 from cfnrun.stacks.engine import StackEngine
+from cfnrun.stacks.persistence import read_state, restored_blueprint, restored_stack, stack_record, write_state
 from cfnrun.stacks.records import Stack
 from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
 
@@ -56,13 +58,58 @@ class ChangeSet:
 
 
 class StackStore:
-    def __init__(self, engine: StackEngine, prepare: Prepare) -> None:
+    def __init__(self, engine: StackEngine, prepare: Prepare, state: Optional[Path] = None) -> None:
         self.engine = engine
         self.prepare = prepare
+        self.state = state  # --state DIR: every change is written there (``persistence.py``)
         self.stacks: Dict[str, Stack] = {}  # by stack id, deleted ones included (DescribeStacks by id shows them)
         self.change_sets: Dict[str, ChangeSet] = {}
         self._tasks: Dict[str, "asyncio.Task[None]"] = {}
         self._tokens: Dict[Tuple[str, str], str] = {}  # (stack id, ClientRequestToken) → the operation it started
+
+    # -- kept across restarts --------------------------------------------------------------------
+
+    def _keep(self, stack: Stack) -> None:
+        self.stacks[stack.stack_id] = stack
+        stack.on_event = lambda event: self.save()
+
+    def save(self) -> None:
+        """Write every stack to ``--state`` (nothing without it)."""
+        if self.state is None:
+            return
+        records = []
+        for stack in self.stacks.values():
+            masked = {r.logical_id: self.engine.holds_secrets(stack, r) for r in stack.resources.values()}
+            records.append(stack_record(stack, self.engine.blueprints.get(stack.stack_id), masked))
+        write_state(self.state, records)
+
+    def restore(self, environment: Callable[[str, str], StackEnvironment]) -> List[Stack]:
+        """Read the stacks ``--state`` holds (``environment``: a stack's, by name and id); raises StateError."""
+        if self.state is None:
+            return []
+        restored = []
+        for record in read_state(self.state):
+            stack = restored_stack(record)
+            blueprint = restored_blueprint(record, environment(stack.name, stack.stack_id))
+            if blueprint is not None and stack.status != "DELETE_COMPLETE":
+                self.engine.blueprints[stack.stack_id] = blueprint
+                self.engine.exports.publish(stack.stack_id, {o.export_name: str(o.value) for o in stack.outputs if o.export_name})
+                self.engine.exports.set_imports(stack.name, blueprint.imports())
+            self.engine.stack_names[stack.stack_id] = stack.name
+            self._keep(stack)
+            restored.append(stack)
+        self.save()  # what was caught mid-operation is written as read back: failed
+        return restored
+
+    @staticmethod
+    def _require_kept(stack: Stack, parameters: Dict[str, Optional[str]]) -> None:
+        """UsePreviousValue of a NoEcho parameter whose value was not kept across a restart: say so plainly."""
+        for key, value in parameters.items():
+            if value is None and key in stack.no_echo and key not in stack.parameters:
+                raise StackError(
+                    f"Invalid input for parameter key {key}: it is NoEcho, and its value is never written to --state, so it did "
+                    "not survive the restart of cfnrun serve; give its value again"
+                )
 
     # -- finding -------------------------------------------------------------------------------
 
@@ -102,7 +149,7 @@ class StackStore:
         stack = self._new_stack(name, template_body, parameters, tags, disable_rollback)
         blueprint = self.prepare(template_body, parameters, {}, name, stack.stack_id)
         stack.parameters, stack.no_echo, stack.description = blueprint.parameters, blueprint.no_echo, blueprint.description
-        self.stacks[stack.stack_id] = stack
+        self._keep(stack)
         self._start(stack, self.engine.create(stack, blueprint, token))
         return stack
 
@@ -128,6 +175,7 @@ class StackStore:
         stack = self.get(name)
         self._require_status(stack, UPDATABLE, "updated")
         body = template_body if template_body is not None else stack.template_body
+        self._require_kept(stack, parameters)
         blueprint = self.prepare(body, parameters, stack.parameters, stack.name, stack.stack_id)
         new_tags = dict(stack.tags) if tags is None else tags
         if body == stack.template_body and blueprint.parameters == stack.parameters and new_tags == stack.tags:
@@ -185,13 +233,14 @@ class StackStore:
                     raise StackError("A template must be given for a change set of type CREATE")
                 stack = self._new_stack(stack_name, template_body, parameters, tags or {}, False)
                 stack.status = "REVIEW_IN_PROGRESS"
-                self.stacks[stack.stack_id] = stack
+                self._keep(stack)
                 stack.record(stack.name, stack.stack_id, "AWS::CloudFormation::Stack", "REVIEW_IN_PROGRESS", "User Initiated")
             previous_parameters: Dict[str, str] = {}
         else:
             if stack is None:
                 raise StackError(f"Stack [{stack_name}] does not exist")
             self._require_status(stack, UPDATABLE, "updated")
+            self._require_kept(stack, parameters)
             previous_parameters = stack.parameters
         if any(c.stack_id == stack.stack_id and c.name == name for c in self.change_sets.values()):
             raise StackError(f"ChangeSet {name} already exists", "AlreadyExistsException")

@@ -64,13 +64,15 @@ class Memory:
         self.counter += 1
         physical = f"{work.logical_id}-{self.counter}"
         self.live[physical] = dict(work.properties)
-        return Provisioned(physical, physical, {"Arn": f"arn:{physical}", "Nested.Value": "deep"}, {"Id": physical})
+        model = {"Id": physical, **work.properties}  # as a handler returns it: the properties and the identifier
+        return Provisioned(physical, physical, {"Arn": f"arn:{physical}", "Nested.Value": "deep"}, model)
 
     async def update(self, work: ResourceWork) -> Provisioned:
         await self._enter("update", work)
         assert work.physical_id in self.live
         self.live[work.physical_id] = dict(work.properties)
-        return Provisioned(work.physical_id, work.physical_id, {"Arn": f"arn:{work.physical_id}", "Nested.Value": "deep"}, work.model)
+        model = {"Id": work.physical_id, **work.properties}
+        return Provisioned(work.physical_id, work.physical_id, {"Arn": f"arn:{work.physical_id}", "Nested.Value": "deep"}, model)
 
     async def delete(self, work: ResourceWork) -> None:
         await self._enter("delete", work)
@@ -382,3 +384,56 @@ def test_unknown_parameters_and_types_are_refused_before_anything_runs() -> None
 
     run(scenario())
     assert memory.calls == []
+
+
+def test_a_failed_rollback_waits_for_continue_update_rollback_which_can_skip_the_resource() -> None:
+    memory = Memory()
+    broken = json.loads(json.dumps(TWO))
+    broken["First"]["Properties"]["Size"] = 5
+    broken["Second"]["Properties"]["Fail"] = "update"
+
+    async def scenario() -> Any:
+        store = _store(memory)
+        store.create_stack("s", _template(TWO), {}, {})
+        await store.settled("s")
+        original_update = memory.update
+
+        async def refuse_going_back(work: ResourceWork) -> Provisioned:
+            if work.logical_id == "First" and work.properties.get("Size") == 1:
+                raise ProvisioningFailed("cannot go back")
+            return await original_update(work)
+
+        memory.update = refuse_going_back  # type: ignore[method-assign]
+        store.update_stack("s", _template(broken), {}, None)
+        stuck = await store.settled("s")
+        assert stuck.status == "UPDATE_ROLLBACK_FAILED"
+        with pytest.raises(StackError, match="can not be updated"):
+            store.update_stack("s", _template(TWO), {}, None)
+        store.continue_update_rollback("s", ("First",))
+        return await store.settled("s")
+
+    stack = run(scenario())
+    assert stack.status == "UPDATE_ROLLBACK_COMPLETE"
+    assert json.loads(stack.template_body) == {"Resources": TWO}
+
+
+def test_cancel_update_stack_starts_nothing_more_and_rolls_back() -> None:
+    memory = Memory()
+    longer = dict(TWO, Third={"Type": "Test::Thing::Resource", "Properties": {"Name": "three", "After": {"Ref": "Second"}}})
+
+    async def scenario() -> Any:
+        store = _store(memory)
+        store.create_stack("s", _template(TWO), {}, {})
+        await store.settled("s")
+        memory.gate = asyncio.Event()
+        store.update_stack("s", _template(longer), {}, None)
+        while memory.running < 1:  # Third waits for nothing new: it is being created
+            await asyncio.sleep(0)
+        store.cancel_update("s")
+        memory.gate.set()
+        return await store.settled("s")
+
+    stack = run(scenario())
+    assert stack.status == "UPDATE_ROLLBACK_COMPLETE"
+    assert "Third" not in stack.resources
+    assert not any(k.startswith("Third") for k in memory.live)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from cfnrun.stacks.template.lint import lint_errors, lint_template, without_unknown_user_types
+from cfnrun.stacks.template.lint import lint_errors, lint_template
 
 
 def _note_schema(*properties: str) -> Dict[str, Any]:
@@ -64,11 +64,3 @@ def test_warnings_are_findings_but_not_errors() -> None:
     findings = lint_template(TEMPLATE.replace("Resources:", "Parameters:\n  Unused: {Type: String}\nResources:"), [_note_schema()])
     assert [(f.rule_id, f.severity) for f in findings] == [("W2001", "warning")]
     assert lint_errors(findings) is None
-
-
-def test_an_unknown_type_outside_aws_is_left_to_the_stack_which_names_the_served_types() -> None:
-    template = TEMPLATE.replace("Type: AWS::S3::Bucket", "Type: AWS::S3::Buckt")
-    findings = without_unknown_user_types(lint_template(template, []))
-    assert [(f.rule_id, f.message) for f in findings if f.rule_id == "E3006"] == [
-        ("E3006", "Resource type 'AWS::S3::Buckt' does not exist in 'us-east-1'")
-    ]

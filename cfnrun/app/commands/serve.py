@@ -32,6 +32,7 @@ def serve_settings(options: ServeOptions, region: str) -> serve.ServeSettings:
         connections=options.connections,
         virtual_clock=options.virtual_clock,
         moto=options.moto,
+        stack_state=options.state,
     )
 
 
@@ -44,15 +45,20 @@ def served_sources(options: ServeOptions) -> serve.Sources:
     # Each schema is checked once serve listens (load_late_parts).
     current = _current_project(options)
     providers: List[Project] = [current] if current is not None else []
-    for folder in options.providers:
+    hooks: List[str] = []
+    for flag, folder in [("--provider", f) for f in options.providers] + [("--hook", f) for f in options.hooks]:
         if not folder.is_dir():
-            raise CfnrunError(f"--provider {folder}: not a folder (a provider project made by 'cfn init' holds .rpdk-config)")
+            raise CfnrunError(f"{flag} {folder}: not a folder (a project made by 'cfn init' holds .rpdk-config)")
         project = load_project(folder, usable_schema=False)
+        if flag == "--hook":
+            if not project.is_hook:
+                raise CfnrunError(f"--hook {folder}: {project.type_name} is a resource type, not a hook (serve it with --provider)")
+            hooks.append(project.type_name)
         if all(project.root != other.root for other in providers):
             providers.append(project)
     templates = [load_function_template(path) for path in options.functions]
     check_unique(providers, templates)
-    return serve.Sources(tuple(providers), tuple(templates))
+    return serve.Sources(tuple(providers), tuple(templates), tuple(hooks))
 
 
 def _current_project(options: ServeOptions) -> Optional[Project]:

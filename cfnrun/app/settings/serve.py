@@ -33,6 +33,11 @@ class ServeOptions:
         "the Lambda and Cloud Control APIs; with several, functions are also named TYPE-NAME-FUNCTION (Org-Svc-Res-TypeFunction).",
         default=(), cli_type=List[Path], cli_default=[], metavar="DIR", to_setting=tuple,
     )
+    hooks: Tuple[Path, ...] = option(
+        "--hook", help="Serve this hook project (repeatable) and run it in local stacks before each resource it targets "
+        "(ENABLED, FailureMode FAIL, until SetTypeConfiguration says otherwise).",
+        default=(), cli_type=List[Path], cli_default=[], metavar="DIR", to_setting=tuple,
+    )
     functions: Tuple[Path, ...] = option(
         "--functions", help="Also serve the plain Python Lambda functions of this SAM/CloudFormation template (repeatable), "
         "by logical id, FunctionName and ARN.",
@@ -90,6 +95,10 @@ class ServeOptions:
     aws_endpoint: Optional[str] = common.aws_endpoint()
     moto: bool = common.moto(early=False)  # moto's endpoint is known once moto runs: nothing starts early
     faults: Tuple[FaultRule, ...] = common.inject()
+    state: Optional[Path] = option(
+        "--state", help="Keep the local stacks in this folder across restarts (NoEcho and writeOnly values are never written).",
+        metavar="DIR",
+    )
 
     def runtime(self, region: str) -> "RuntimeSettings":
         """What serve's workers are started with, in ``region``."""

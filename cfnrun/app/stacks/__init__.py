@@ -8,5 +8,6 @@ STACK_OPERATIONS = frozenset(
         "DescribeStackResource", "DescribeStackResources", "ListStackResources", "GetTemplate", "GetTemplateSummary",
         "ValidateTemplate", "CreateChangeSet", "DescribeChangeSet", "ExecuteChangeSet", "DeleteChangeSet", "ListChangeSets",
         "ListExports", "ListImports", "DescribeType", "SetTypeConfiguration", "CancelUpdateStack", "ContinueUpdateRollback",
+        "DetectStackDrift", "DescribeStackDriftDetectionStatus", "DescribeStackResourceDrifts", "DetectStackResourceDrift",
     }
 )

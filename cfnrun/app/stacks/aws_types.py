@@ -104,6 +104,19 @@ class AwsTypes:
         if status not in ("DELETE_COMPLETE", "GONE"):
             raise ProvisioningFailed(reason or f"the endpoint's stack {name} ended {status}")
 
+    async def still_there(self, model: Optional[Dict[str, Any]]) -> bool:
+        """Does the endpoint still have the resource's stack (after a restart of serve, an embedded moto does not)?"""
+        name = (model or {}).get(INNER_STACK_KEY)
+        if self.endpoint_url is None or not isinstance(name, str):
+            return False
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            stacks = (await asyncio.to_thread(self._cloudformation().describe_stacks, StackName=name))["Stacks"]
+        except (ClientError, BotoCoreError):
+            return False
+        return bool(stacks) and stacks[0]["StackStatus"] != "DELETE_COMPLETE"
+
     # -- helpers -----------------------------------------------------------------------------
 
     def _require_endpoint(self, work: ResourceWork) -> None:

@@ -11,27 +11,39 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from cfnrun.api.cloudformation.errors import StackApiError, modelled_error
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
 from cfnrun.app.stacks.aws_types import AwsTypes
 from cfnrun.app.served import Served
+from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
+from cfnrun.app.stacks.hook_gate import CustomHook, HookGate
+from cfnrun.app.stacks.hook_resources import HookKind, HookResources
 from cfnrun.app.stacks.provisioners import TypeRouter
 from cfnrun.app.stacks.stack_calls import StackCalls
 from cfnrun.app.stacks.user_types import UserTypes
 from cfnrun.app.type_operations import TypeOperations
+from cfnrun.ui.console import Console
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment, prepare
+from cfnrun.model.errors import CfnrunError
+from cfnrun.model.hook_configuration import HookConfiguration, HookConfigurationError, parse_hook_configuration
+from cfnrun.model.type_configuration import declares_type_configuration, type_configuration_problem
 from cfnrun.stacks.engine import StackEngine
+from cfnrun.stacks.persistence import StateError
 from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.provisioning import UnknownType
 from cfnrun.stacks.store import StackError, StackStore
 from cfnrun.stacks.template.errors import TemplateError
-from cfnrun.stacks.template.lint import lint_errors, lint_template, without_unknown_user_types
+from cfnrun.stacks.template.lint import lint_errors, lint_template
 from cfnrun.stacks.template.loading import load_stack_template
 
 TEMPLATE_VERSION = "2010-09-09"
+# cfn-lint rules whose finding the engine words as the service does: an unknown type (E3006, refused with the served
+# types listed) and circular dependencies (E3004, "Circular dependency between resources: [A, B]")
+LEFT_TO_THE_ENGINE = ("E3004", "E3006")
 # StackError codes whose botocore error shape differs from the code
 MODELLED = {"ChangeSetNotFound": "ChangeSetNotFoundException", "TypeNotFoundException": "TypeNotFoundException"}
 
@@ -41,6 +53,28 @@ class LocalStacks:
     store: StackStore
     calls: "CheckedStackCalls"
     responses: PendingResponses
+    drift: DriftChecks
+    hooks: HookGate  # every hook of this serve: custom ones served, Guard and Lambda ones declared in stacks
+    environment: Callable[[str, str], StackEnvironment]
+    aws_types: AwsTypes
+    console: Console
+
+    async def restore(self) -> None:
+        """Read back the stacks ``--state`` keeps, and say which AWS resources the endpoint no longer has."""
+        try:
+            restored = self.store.restore(self.environment)
+        except StateError as error:
+            raise CfnrunError(str(error)) from None
+        for stack in restored:
+            if stack.status == "DELETE_COMPLETE":
+                continue
+            self.console.info(f"stack {stack.name}: {stack.status}, read back from {self.store.state}")
+            for resource in stack.resources.values():
+                if resource.exists and resource.type_name.startswith("AWS::") and not await self.aws_types.still_there(resource.model):
+                    self.console.warn(
+                        f"stack {stack.name}: {resource.logical_id} ({resource.type_name} {resource.physical_id}) is gone from the AWS "
+                        "endpoint (an embedded --moto starts empty each time): delete the stack, or update it to make it again"
+                    )
 
 
 class CheckedStackCalls:
@@ -57,6 +91,7 @@ class CheckedStackCalls:
         try:
             body = params.get("TemplateBody")
             if isinstance(body, str) and operation in ("CreateStack", "UpdateStack", "CreateChangeSet", "ValidateTemplate"):
+                load_stack_template(body)  # a template that is not one is refused in the service's words, before lint's
                 problem = await asyncio.to_thread(self.lint, body)
                 if problem is not None:
                     raise StackError(problem)
@@ -69,24 +104,37 @@ class CheckedStackCalls:
             raise StackApiError(error.code, error.message, error.status) from None
 
 
-def local_stacks(operations: TypeOperations, url: str) -> LocalStacks:
+def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = None, active_hooks: Tuple[str, ...] = ()) -> LocalStacks:
     """The stacks of a serve listening on ``url`` (the ResponseURL of custom resources is there)."""
     served: Served = operations.served
     region, account_id = served.region, served.account_id
     served_types = served.type_names
     responses = PendingResponses()
     responses.base_url = url
+    aws_types = AwsTypes(served.aws_endpoint, region, AwsSchemas(region))
+    user_types = UserTypes(operations)
+    hooks = HookGate()
+    for registry in served.providers:
+        if registry.project.is_hook:
+            hook_type = registry.project.type_name
+            hooks.add(CustomHook(hook_type, operations, HookConfiguration(enabled=hook_type in active_hooks)))
+    hook_kinds: Dict[str, HookKind] = {}  # AWS::CloudFormation::GuardHook, ::LambdaHook: what runs each kind
+    hook_resources = HookResources(hooks, hook_kinds)
     router = TypeRouter(
-        UserTypes(operations),
+        user_types,
         served_types,
-        AwsTypes(served.aws_endpoint, region, AwsSchemas(region)),
+        aws_types,
         CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock) if served.templates else None,
+        {name: hook_resources for name in hook_kinds},
     )
     exports = Exports()
-    engine = StackEngine(router, exports, region, account_id)
+    engine = StackEngine(router, exports, region, account_id, hooks)
+
+    def environment(name: str, stack_id: str) -> StackEnvironment:
+        return StackEnvironment(name, stack_id, region, account_id, exports.value)
 
     def prepared(body: str, given: Dict[str, Optional[str]], previous: Dict[str, str], name: str, stack_id: str) -> Blueprint:
-        blueprint = prepare(body, given, previous, StackEnvironment(name, stack_id, region, account_id, exports.value))
+        blueprint = prepare(body, given, previous, environment(name, stack_id))
         unknown = []
         for logical_id in blueprint.resource_ids():
             try:
@@ -95,12 +143,16 @@ def local_stacks(operations: TypeOperations, url: str) -> LocalStacks:
                 unknown.append(str(error))
         if unknown:
             raise StackError(unknown[0])
+        for name in sorted(blueprint.imports()):
+            if exports.value(name) is None:
+                raise StackError(f"No export named {name} found.")
         return blueprint
 
     def lint(body: str) -> Optional[str]:
         schemas = [s.document for s in (operations.schema(t) for t in served_types()) if s is not None]
         try:
-            return lint_errors(without_unknown_user_types(lint_template(body, schemas, region)))
+            findings = lint_template(body, schemas, region)
+            return lint_errors(f for f in findings if f.rule_id not in LEFT_TO_THE_ENGINE)
         except TemplateError:
             return None  # not a template cfn-lint can read: reading it says why, in the service's words
 
@@ -122,15 +174,33 @@ def local_stacks(operations: TypeOperations, url: str) -> LocalStacks:
         }
 
     def configure_type(type_name: str, configuration: Dict[str, Any]) -> str:
-        schema = operations.schema(type_name)
-        if schema is None:
+        kind = "hook" if type_name in hooks.hooks else "resource"
+        if kind == "hook":
+            configure_hook(hooks.hooks[type_name], configuration)
+        elif operations.schema(type_name) is not None:
+            operations.type_configurations[type_name] = configuration
+        else:
             raise StackError(f"The type '{type_name}' cannot be found.", "TypeNotFoundException", 404)
-        operations.type_configurations[type_name] = configuration
-        return f"arn:aws:cloudformation:{region}:{account_id}:type-configuration/resource/{type_name.replace('::', '-')}/default"
+        return f"arn:aws:cloudformation:{region}:{account_id}:type-configuration/{kind}/{type_name.replace('::', '-')}/default"
 
-    store = StackStore(engine, prepared)
-    calls = StackCalls(store, describe_type, summarize, configure_type)
-    return LocalStacks(store, CheckedStackCalls(calls, lint), responses)
+    store = StackStore(engine, prepared, state)
+    drift = DriftChecks(store, operations, user_types)
+    calls = StackCalls(store, describe_type, summarize, configure_type, drift)
+    return LocalStacks(store, CheckedStackCalls(calls, lint), responses, drift, hooks, environment, aws_types, operations.console)
+
+
+def configure_hook(hook: Any, configuration: Dict[str, Any]) -> None:
+    """SetTypeConfiguration of a hook: the service's HookConfiguration, its Properties checked against the hook's schema."""
+    try:
+        parsed = parse_hook_configuration(configuration)
+    except HookConfigurationError as error:
+        raise StackError(f"Invalid hook configuration: {error}", "InvalidTypeConfiguration") from None
+    schema = getattr(hook, "schema", None)
+    if schema is not None and declares_type_configuration(schema):
+        problem = type_configuration_problem(schema, parsed.properties)
+        if problem is not None:
+            raise StackError(f"Invalid hook configuration: Properties{problem}", "InvalidTypeConfiguration")
+    hook.configuration = parsed
 
 
 def summarize(body: str) -> Dict[str, Any]:

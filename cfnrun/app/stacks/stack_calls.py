@@ -11,7 +11,9 @@ import json
 from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional
 
 from cfnrun.app.stacks import STACK_OPERATIONS
+from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.stacks.changes import ResourceChange
+from cfnrun.stacks.drift import DriftDetection, PropertyDifference, ResourceDrift
 from cfnrun.stacks.records import Stack, StackEvent, StackResource
 from cfnrun.stacks.store import ChangeSet, StackError, StackStore
 
@@ -43,9 +45,9 @@ def _tags(params: Dict[str, Any]) -> Optional[Dict[str, str]]:
     return None if tags is None else {tag["Key"]: tag.get("Value", "") for tag in tags}
 
 
-def _page(items: List[Any], params: Dict[str, Any]) -> "tuple[List[Any], Optional[str]]":
+def _page(items: List[Any], params: Dict[str, Any], size: int = PAGE_SIZE) -> "tuple[List[Any], Optional[str]]":
     start = int(params.get("NextToken") or 0)
-    end = start + PAGE_SIZE
+    end = start + size
     return items[start:end], (str(end) if end < len(items) else None)
 
 
@@ -67,8 +69,10 @@ class StackCalls:
         describe_type: Callable[[str], Optional[Dict[str, Any]]],
         summarize: Callable[[str], Dict[str, Any]],
         configure_type: Callable[[str, Dict[str, Any]], str],
+        drift: DriftChecks,
     ) -> None:
         self.store = store
+        self.drift = drift
         self.configure_type = configure_type  # a served type's configuration (SetTypeConfiguration) → its ConfigurationArn
         self.describe_type_of = describe_type  # a served type's DescribeType output, or None
         self.summarize = summarize  # a template body → ValidateTemplate's/GetTemplateSummary's Parameters, Description, …
@@ -96,6 +100,10 @@ class StackCalls:
             "CancelUpdateStack": self.cancel_update_stack,
             "ContinueUpdateRollback": self.continue_update_rollback,
             "SetTypeConfiguration": self.set_type_configuration,
+            "DetectStackDrift": self.detect_stack_drift,
+            "DescribeStackDriftDetectionStatus": self.describe_stack_drift_detection_status,
+            "DescribeStackResourceDrifts": self.describe_stack_resource_drifts,
+            "DetectStackResourceDrift": self.detect_stack_resource_drift,
         }
         assert frozenset(self._operations) == STACK_OPERATIONS, "app/stacks/__init__.py names every operation answered"
 
@@ -167,9 +175,17 @@ class StackCalls:
                 "Tags": [{"Key": k, "Value": v} for k, v in stack.tags.items()],
                 "Capabilities": list(stack.capabilities),
                 "EnableTerminationProtection": False,
-                "DriftInformation": {"StackDriftStatus": "NOT_CHECKED"},
+                "DriftInformation": self._stack_drift(stack),
             }
         )
+
+    def _stack_drift(self, stack: Stack) -> Dict[str, Any]:
+        status, checked_at = self.drift.stack_information(stack)
+        return _present({"StackDriftStatus": status, "LastCheckTimestamp": _time(checked_at)})
+
+    def _resource_drift(self, stack: Stack, resource: StackResource) -> Dict[str, Any]:
+        status, checked_at = self.drift.resource_information(stack, resource.logical_id)
+        return _present({"StackResourceDriftStatus": status, "LastCheckTimestamp": _time(checked_at)})
 
     async def list_stacks(self, params: Dict[str, Any]) -> Dict[str, Any]:
         wanted = set(params.get("StackStatusFilter") or ())
@@ -186,7 +202,7 @@ class StackCalls:
                     "DeletionTime": _time(s.deleted_at),
                     "StackStatus": s.status,
                     "StackStatusReason": s.reason,
-                    "DriftInformation": {"StackDriftStatus": "NOT_CHECKED"},
+                    "DriftInformation": self._stack_drift(s),
                 }
             )
             for s in page
@@ -203,7 +219,7 @@ class StackCalls:
     async def describe_stack_resource(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.get(params["StackName"])
         resource = _resource(stack, params["LogicalResourceId"])
-        detail = _resource_shape(stack, resource, "LastUpdatedTimestamp")
+        detail = {**_resource_shape(stack, resource, "LastUpdatedTimestamp"), "DriftInformation": self._resource_drift(stack, resource)}
         detail["Metadata"] = json.dumps(resource.metadata) if resource.metadata else None
         return {"StackResourceDetail": _present(detail)}
 
@@ -219,7 +235,8 @@ class StackCalls:
         else:
             raise StackError("Either StackName or PhysicalResourceId must be specified.")
         resources = [r for r in stack.resources.values() if params.get("LogicalResourceId") in (None, r.logical_id)]
-        return {"StackResources": [_present(_resource_shape(stack, r, "Timestamp")) for r in resources]}
+        shapes = [{**_resource_shape(stack, r, "Timestamp"), "DriftInformation": self._resource_drift(stack, r)} for r in resources]
+        return {"StackResources": [_present(shape) for shape in shapes]}
 
     async def list_stack_resources(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.get(params["StackName"])
@@ -233,12 +250,42 @@ class StackCalls:
                     "LastUpdatedTimestamp": _time(r.updated_at),
                     "ResourceStatus": r.status,
                     "ResourceStatusReason": r.reason,
-                    "DriftInformation": {"StackResourceDriftStatus": "NOT_CHECKED"},
+                    "DriftInformation": self._resource_drift(stack, r),
                 }
             )
             for r in page
         ]
         return _present({"StackResourceSummaries": summaries, "NextToken": token})
+
+    # -- drift -----------------------------------------------------------------------------
+
+    async def detect_stack_drift(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        detection = self.drift.detect_stack(params["StackName"], tuple(params.get("LogicalResourceIds") or ()))
+        return {"StackDriftDetectionId": detection.detection_id}
+
+    async def describe_stack_drift_detection_status(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        detection: DriftDetection = self.drift.detection(params["StackDriftDetectionId"])
+        return _present(
+            {
+                "StackId": detection.stack_id,
+                "StackDriftDetectionId": detection.detection_id,
+                "StackDriftStatus": detection.stack_status,
+                "DetectionStatus": detection.status,
+                "DetectionStatusReason": detection.reason,
+                "DriftedStackResourceCount": detection.drifted_count,
+                "Timestamp": _time(detection.started_at),
+            }
+        )
+
+    async def describe_stack_resource_drifts(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        wanted = set(params.get("StackResourceDriftStatusFilters") or ())
+        drifts = [d for d in self.drift.resource_drifts(params["StackName"]) if not wanted or d.status in wanted]
+        page, token = _page(drifts, params, int(params.get("MaxResults") or PAGE_SIZE))
+        return _present({"StackResourceDrifts": [_resource_drift_shape(d) for d in page], "NextToken": token})
+
+    async def detect_stack_resource_drift(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        drift = await self.drift.detect_resource(params["StackName"], params["LogicalResourceId"])
+        return {"StackResourceDrift": _resource_drift_shape(drift)}
 
     # -- templates -------------------------------------------------------------------------
 
@@ -367,6 +414,11 @@ def _event(event: StackEvent) -> Dict[str, Any]:
             "ResourceStatusReason": event.reason,
             "ResourceProperties": event.properties,
             "ClientRequestToken": event.client_request_token,
+            "HookType": event.hook_type,
+            "HookStatus": event.hook_status,
+            "HookStatusReason": event.hook_status_reason,
+            "HookInvocationPoint": event.hook_invocation_point,
+            "HookFailureMode": event.hook_failure_mode,
         }
     )
 
@@ -388,7 +440,32 @@ def _resource_shape(stack: Stack, resource: StackResource, time_key: str) -> Dic
         time_key: _time(resource.updated_at),
         "ResourceStatus": resource.status,
         "ResourceStatusReason": resource.reason,
-        "DriftInformation": {"StackResourceDriftStatus": "NOT_CHECKED"},
+    }
+
+
+def _resource_drift_shape(drift: ResourceDrift) -> Dict[str, Any]:
+    return _present(
+        {
+            "StackId": drift.stack_id,
+            "LogicalResourceId": drift.logical_id,
+            "PhysicalResourceId": drift.physical_id,
+            "ResourceType": drift.resource_type,
+            "ExpectedProperties": drift.expected_properties,
+            "ActualProperties": drift.actual_properties,
+            "PropertyDifferences": [_property_difference(d) for d in drift.differences] if drift.differences else None,
+            "StackResourceDriftStatus": drift.status,
+            "Timestamp": _time(drift.timestamp),
+            "DriftStatusReason": drift.reason,
+        }
+    )
+
+
+def _property_difference(difference: PropertyDifference) -> Dict[str, Any]:
+    return {
+        "PropertyPath": difference.path,
+        "ExpectedValue": difference.expected,
+        "ActualValue": difference.actual,
+        "DifferenceType": difference.kind,
     }
 
 

@@ -1,7 +1,7 @@
 """A user's resource type in a stack: each resource operation is one run of the one invoker.
 
-CREATE, UPDATE and DELETE go to the type's handlers exactly as ``cfnrun invoke`` and Cloud
-Control send them (``ServedTypeOperations``): IN_PROGRESS replayed after CallbackDelaySeconds,
+CREATE, UPDATE, DELETE and drift detection's READ go to the type's handlers exactly as ``cfnrun
+invoke`` and Cloud Control send them (``ServedTypeOperations``): IN_PROGRESS replayed after CallbackDelaySeconds,
 the response budgets, timeoutInMinutes, retries of retriable codes, contract checks, history.
 What the stack needs is read off the result: the primaryIdentifier is the physical id and Ref,
 Fn::GetAtt reads the returned model, and a failure's reason is worded as the service words it.
@@ -104,6 +104,17 @@ class UserTypes:
         schema = self._schema(work.type_name)
         known = {**typed_properties(schema, work.properties), **(work.model or {})}
         await self._run(work, Action.DELETE, known, None)
+
+    async def read(self, work: ResourceWork) -> Optional[Dict[str, Any]]:
+        """The resource as its READ handler sees it now (from the model the stack keeps); None when it answers NotFound."""
+        self._schema(work.type_name)
+        try:
+            result = await self._run(work, Action.READ, dict(work.model or {}), None)
+        except ProvisioningFailed as failed:
+            if failed.error_code == "NotFound":
+                return None
+            raise
+        return result.resource_model or {}
 
     async def _run(self, work: ResourceWork, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> OperationResult:
         def observe(event: OperationEvent) -> None:

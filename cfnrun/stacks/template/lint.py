@@ -25,14 +25,11 @@ tables are process-wide, so one lint runs at a time.
 from __future__ import annotations
 
 import json
-import re
 import threading
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 IGNORED_RULES = ("E1040", "W3010")
-# cfn-lint's "Resource type 'X' does not exist in 'region'": for a type outside AWS::* the stack's own check says more
-UNKNOWN_TYPE = re.compile(r"^Resource type '(?!AWS::)[^']+' does not exist")
 
 _LOCK = threading.Lock()
 _RUNNERS: Dict[str, Any] = {}
@@ -67,15 +64,6 @@ def lint_template(body: str, schemas: Iterable[Mapping[str, Any]] = (), region: 
         template, errors = decode_str(body)
         matches = list(errors or []) if template is None or errors else list(_runner(region).validate_template(template))
     return [_finding(match) for match in matches if match.rule.id not in IGNORED_RULES]
-
-
-def without_unknown_user_types(findings: Iterable[LintFinding]) -> List[LintFinding]:
-    """The findings but cfn-lint's E3006 for a type outside AWS::*, which only says the type is not in the region.
-
-    Such a type is either served (then cfn-lint knows it) or a typo of a served one: the stack's
-    own check refuses it naming the types serve has, which is what the user needs to see.
-    """
-    return [finding for finding in findings if not (finding.rule_id == "E3006" and UNKNOWN_TYPE.match(finding.message))]
 
 
 def lint_errors(findings: Iterable[LintFinding]) -> Optional[str]:

@@ -1,0 +1,207 @@
+"""Local stacks kept across restarts of serve (``--state DIR``): what is written, and how it is read back.
+
+Written: each stack as DescribeStacks, DescribeStackEvents and the engine see it — its template,
+parameters, resources (physical ids, Ref and GetAtt values, the model the handler last returned,
+which never holds writeOnly values), outputs, events — and the exports. Never written: the value of
+a NoEcho parameter (masked wherever it appears), and the properties of a resource that hold a
+writeOnly or NoEcho value (marked as not kept). What that costs after a restart:
+
+- a NoEcho parameter must be given again on the next update (UsePreviousValue has nothing to use);
+- a resource whose properties were masked is sent to its UPDATE handler on the next update even if
+  its template did not change (cfnrun cannot tell), with the masked previous properties;
+- a stack caught in the middle of an operation when serve stopped is read back failed
+  (``*_FAILED``), its resources as they were last recorded: delete it, or roll it on.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional
+
+from cfnrun.stacks.blueprint import Blueprint, StackEnvironment
+from cfnrun.stacks.records import NO_ECHO_MASK, Stack, StackEvent, StackOutput, StackResource
+from cfnrun.stacks.template.errors import TemplateError
+from cfnrun.stacks.template.loading import load_stack_template
+from cfnrun.stacks.template.pseudo import PseudoParameters
+
+STATE_FILE = "stacks.json"
+FORMAT = 1
+# What a stack caught mid-operation is read back as.
+INTERRUPTED = {
+    "CREATE_IN_PROGRESS": "CREATE_FAILED",
+    "ROLLBACK_IN_PROGRESS": "ROLLBACK_FAILED",
+    "UPDATE_IN_PROGRESS": "UPDATE_ROLLBACK_FAILED",
+    "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS": "UPDATE_COMPLETE",
+    "UPDATE_ROLLBACK_IN_PROGRESS": "UPDATE_ROLLBACK_FAILED",
+    "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS": "UPDATE_ROLLBACK_COMPLETE",
+    "DELETE_IN_PROGRESS": "DELETE_FAILED",
+}
+STOPPED_MID_OPERATION = "cfnrun serve stopped during this operation; its resources are as last recorded"
+
+
+class StateError(Exception):
+    """The state file cannot be read back."""
+
+
+class RestoredBlueprint(Blueprint):
+    """A stack's last template read back: what the engine needs to delete the stack, or to return to it on rollback."""
+
+    restored_outputs: List[StackOutput]
+    restored_imports: List[str]
+    policies: Dict[str, List[str]]  # logical id → [DeletionPolicy, UpdateReplacePolicy]
+
+    def deletion_policy(self, logical_id: str) -> str:
+        return self.policies.get(logical_id, ["Delete", "Delete"])[0]
+
+    def update_replace_policy(self, logical_id: str) -> str:
+        return self.policies.get(logical_id, ["Delete", "Delete"])[1]
+
+    def properties(self, logical_id: str, resources: Mapping[str, StackResource]) -> Dict[str, Any]:
+        raise TemplateError("Template error: this stack's template was read back after a restart: update the stack to resolve it again")
+
+    def outputs(self, resources: Mapping[str, StackResource]) -> List[StackOutput]:
+        return list(self.restored_outputs)
+
+    def imports(self) -> "frozenset[str]":
+        return frozenset(self.restored_imports)
+
+
+def _blueprint_record(blueprint: Blueprint, stack: Stack) -> Dict[str, Any]:
+    return {
+        "dependencies": {k: sorted(v) for k, v in blueprint.dependencies.items()},
+        "order": blueprint.resource_ids(),
+        "conditions": blueprint.conditions,
+        "wanted": {lid: sorted(blueprint.attributes_wanted(lid)) for lid in blueprint.resource_ids()},
+        "policies": {lid: [blueprint.deletion_policy(lid), blueprint.update_replace_policy(lid)] for lid in blueprint.resource_ids()},
+        "imports": sorted(blueprint.imports()),
+    }
+
+
+def _scrubbed(value: Any, secrets: List[str]) -> Any:
+    """``value`` with every NoEcho parameter value in its text replaced by ****."""
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, NO_ECHO_MASK)
+        return value
+    if isinstance(value, dict):
+        return {key: _scrubbed(item, secrets) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(item, secrets) for item in value]
+    return value
+
+
+def stack_record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, bool]) -> Dict[str, Any]:
+    """A stack as written; ``masked``: the resources whose properties hold writeOnly or NoEcho values."""
+    secrets = [value for key, value in stack.parameters.items() if key in stack.no_echo and value]
+    return _scrubbed(_record(stack, blueprint, masked), secrets)
+
+
+def _record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, bool]) -> Dict[str, Any]:
+    resources = []
+    for resource in stack.resources.values():
+        record = asdict(resource)
+        record["properties_masked"] = masked.get(resource.logical_id, True)
+        if record["properties_masked"]:
+            record["properties"] = None
+        resources.append(record)
+    return {
+        "stack_id": stack.stack_id,
+        "name": stack.name,
+        "status": stack.status,
+        "reason": stack.reason,
+        "template_body": stack.template_body,
+        "parameters": {k: v for k, v in stack.parameters.items() if k not in stack.no_echo},
+        "no_echo": list(stack.no_echo),
+        "tags": stack.tags,
+        "description": stack.description,
+        "disable_rollback": stack.disable_rollback,
+        "created_at": stack.created_at,
+        "updated_at": stack.updated_at,
+        "deleted_at": stack.deleted_at,
+        "resources": resources,
+        "outputs": [asdict(o) for o in stack.outputs],
+        "events": [asdict(e) for e in stack.events],
+        "blueprint": _blueprint_record(blueprint, stack) if blueprint is not None else None,
+    }
+
+
+def write_state(folder: Path, records: List[Dict[str, Any]]) -> None:
+    """Replace the state file at once (a crash mid-write leaves the previous one)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".stacks-", suffix=".json", dir=str(folder))
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump({"format": FORMAT, "stacks": records}, out, default=str)
+        os.replace(temporary, folder / STATE_FILE)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def read_state(folder: Path) -> List[Dict[str, Any]]:
+    path = folder / STATE_FILE
+    if not path.exists():
+        return []
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise StateError(f"{path}: cannot read the stacks kept there: {error}") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT or not isinstance(document.get("stacks"), list):
+        raise StateError(f"{path}: not a stacks file cfnrun wrote (format {FORMAT} expected)")
+    return document["stacks"]
+
+
+def restored_stack(record: Dict[str, Any]) -> Stack:
+    resources = {}
+    for item in record["resources"]:
+        item = dict(item)
+        item.pop("properties_masked", None)
+        resources[item["logical_id"]] = StackResource(**item)
+    stack = Stack(
+        stack_id=record["stack_id"],
+        name=record["name"],
+        status=record["status"],
+        template_body=record["template_body"],
+        parameters=dict(record["parameters"]),
+        no_echo=tuple(record["no_echo"]),
+        tags=dict(record["tags"]),
+        description=record.get("description"),
+        reason=record.get("reason"),
+        disable_rollback=bool(record.get("disable_rollback")),
+        created_at=record["created_at"],
+        updated_at=record.get("updated_at"),
+        deleted_at=record.get("deleted_at"),
+        resources=resources,
+        outputs=[StackOutput(**o) for o in record["outputs"]],
+        events=[StackEvent(**e) for e in record["events"]],
+    )
+    interrupted = INTERRUPTED.get(stack.status)
+    if interrupted is not None:
+        stack.set_status(interrupted, STOPPED_MID_OPERATION)
+    return stack
+
+
+def restored_blueprint(record: Dict[str, Any], environment: StackEnvironment) -> Optional[RestoredBlueprint]:
+    saved = record.get("blueprint")
+    if saved is None:
+        return None
+    blueprint = RestoredBlueprint(
+        template_body=record["template_body"],
+        template=load_stack_template(record["template_body"]),
+        environment=environment,
+        parameters=dict(record["parameters"]),
+        parameter_values={},
+        conditions=dict(saved["conditions"]),
+        dependencies={k: frozenset(v) for k, v in saved["dependencies"].items()},
+        order=list(saved["order"]),
+        pseudo=PseudoParameters(environment.account_id, environment.region, environment.stack_id, environment.stack_name),
+        no_echo=tuple(record["no_echo"]),
+        _wanted={k: frozenset(v) for k, v in saved["wanted"].items()},
+    )
+    blueprint.restored_outputs = [StackOutput(**o) for o in record["outputs"]]
+    blueprint.restored_imports = list(saved["imports"])
+    blueprint.policies = {k: list(v) for k, v in saved["policies"].items()}
+    return blueprint

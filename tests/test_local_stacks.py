@@ -1,0 +1,311 @@
+"""Local stacks on ``cfnrun serve``: whole templates through the CloudFormation API, with real clients.
+
+One serve (per test module and xdist worker) serves the three samples' types, the custom-resource
+functions and an embedded moto; each test works on its own stack names, so the tests stay
+independent of each other's order.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, Iterator, List
+
+import pytest
+from botocore.exceptions import ClientError, WaiterError
+
+from conftest import FIXTURES, LOCAL_STATE, SAMPLES, ServerProcess, cfnrun
+
+TEMPLATE = (SAMPLES / "stack" / "template.yaml").read_text(encoding="utf-8")
+FAST = {"Delay": 0.1, "MaxAttempts": 600}
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+
+
+class Stacks:
+    """The module's serve: its address, the moto endpoint behind it, and clients for both."""
+
+    def __init__(self, server: ServerProcess, folder: Path) -> None:
+        import boto3
+
+        self.server = server
+        self.folder = folder
+        announced = re.search(r"at (http://[0-9.]+:[0-9]+)", server.has_printed(r"moto server \(AWS stand-in\) at"))
+        assert announced, server.output
+        self.moto = announced.group(1)
+        self.cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+        self.cloudcontrol = boto3.client("cloudcontrol", endpoint_url=server.url, **CREDENTIALS)
+        self.s3 = boto3.client("s3", endpoint_url=self.moto, **CREDENTIALS)
+        self.ssm = boto3.client("ssm", endpoint_url=self.moto, **CREDENTIALS)
+
+    def events(self, stack: str) -> List[Dict[str, Any]]:
+        pages = self.cloudformation.get_paginator("describe_stack_events").paginate(StackName=stack)
+        return list(reversed([e for page in pages for e in page["StackEvents"]]))
+
+    def statuses(self, stack: str, logical_id: str) -> List[str]:
+        return [e["ResourceStatus"] for e in self.events(stack) if e["LogicalResourceId"] == logical_id]
+
+    def outputs(self, stack: str) -> Dict[str, str]:
+        described = self.cloudformation.describe_stacks(StackName=stack)["Stacks"][0]
+        return {o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])}
+
+    def wait(self, waiter: str, **arguments: Any) -> None:
+        self.cloudformation.get_waiter(waiter).wait(WaiterConfig=FAST, **arguments)
+
+
+@pytest.fixture(scope="module")
+def stacks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stacks]:
+    folder = tmp_path_factory.mktemp("stacks")
+    for name in ("note", "cluster", "parameter"):
+        shutil.copytree(SAMPLES / name, folder / name, ignore=LOCAL_STATE)
+    shutil.copytree(FIXTURES / "custom_resource", folder / "custom_resource")
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "cfnrun", "serve", "--port", "0", "--no-reload", "--moto", "--virtual-clock",
+            "--provider", "note", "--provider", "cluster", "--provider", "parameter",
+            "--functions", "custom_resource/template.yaml",
+        ],
+        cwd=str(folder), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "NO_COLOR": "1", "CFNRUN_HISTORY": "on"},
+    )
+    server = ServerProcess(folder, process=process)
+    try:
+        yield Stacks(server, folder)
+    finally:
+        server.stop()
+
+
+def _parameters(**values: str) -> List[Dict[str, Any]]:
+    return [{"ParameterKey": key, "ParameterValue": value} for key, value in values.items()]
+
+
+def _previous(*keys: str) -> List[Dict[str, Any]]:
+    return [{"ParameterKey": key, "UsePreviousValue": True} for key in keys]
+
+
+def test_a_stack_of_three_user_types_and_a_bucket_is_created_updated_replaced_and_deleted(stacks: Stacks) -> None:
+    cfn = stacks.cloudformation
+    cfn.create_stack(StackName="life", TemplateBody=TEMPLATE, Parameters=_parameters(NodeCount="1", NotePassword="hunter2-secret"))
+    stacks.wait("stack_create_complete", StackName="life")
+    outputs = stacks.outputs("life")
+    note_id = outputs["NoteId"]
+    assert re.fullmatch(r"note-[0-9a-f]{12}", note_id)
+    assert outputs["ClusterEndpoint"].endswith(".cluster.local:7000")  # GetAtt of a readOnly property, after stabilizing
+    assert outputs["BucketArn"] == "arn:aws:s3:::cfnrun-life-dev"
+    # The AWS resource and the handlers' own AWS calls are in one world: the bucket is on moto, and so is the
+    # parameter the SSM-writing type put there, holding the note's id (GetAtt of one user type into another).
+    assert "cfnrun-life-dev" in [b["Name"] for b in stacks.s3.list_buckets()["Buckets"]]
+    assert stacks.ssm.get_parameter(Name="/life/note-id")["Parameter"]["Value"] == note_id
+    described = cfn.describe_stacks(StackName="life")["Stacks"][0]
+    assert {p["ParameterKey"]: p["ParameterValue"] for p in described["Parameters"]}["NotePassword"] == "****"
+    assert not any("hunter2-secret" in json.dumps(e, default=str) for e in stacks.events("life"))
+    assert [e["Name"] for e in cfn.list_exports()["Exports"]] == ["life-note-id"]
+
+    # In place: only the cluster changes, and its handler gets the previous state.
+    cfn.update_stack(StackName="life", UsePreviousTemplate=True, Parameters=_parameters(NodeCount="2") + _previous("Env", "Folder", "NotePassword"))
+    stacks.wait("stack_update_complete", StackName="life")
+    update = stacks.events("life")
+    since = max(i for i, e in enumerate(update) if e["ResourceStatus"] == "UPDATE_IN_PROGRESS" and e["LogicalResourceId"] == "life")
+    touched = {e["LogicalResourceId"] for e in update[since:]} - {"life"}
+    assert touched == {"Cluster"}
+
+    # A createOnly change through a change set: the note is replaced, its dependant follows, the old note goes in cleanup.
+    cfn.create_change_set(
+        StackName="life", ChangeSetName="move", UsePreviousTemplate=True,
+        Parameters=_parameters(Folder="archive") + _previous("Env", "NodeCount", "NotePassword"),
+    )
+    stacks.wait("change_set_create_complete", StackName="life", ChangeSetName="move")
+    changes = {c["ResourceChange"]["LogicalResourceId"]: c["ResourceChange"] for c in cfn.describe_change_set(StackName="life", ChangeSetName="move")["Changes"]}
+    assert changes["Note"]["Replacement"] == "True"
+    assert changes["Note"]["Details"][0]["Target"] == {"Attribute": "Properties", "Name": "Folder", "RequiresRecreation": "Always"}
+    assert changes["NoteSetting"]["Details"][0]["Evaluation"] == "Dynamic"
+    cfn.execute_change_set(StackName="life", ChangeSetName="move")
+    stacks.wait("stack_update_complete", StackName="life")
+    new_id = stacks.outputs("life")["NoteId"]
+    assert new_id != note_id
+    assert stacks.ssm.get_parameter(Name="/life/note-id")["Parameter"]["Value"] == new_id
+    with pytest.raises(ClientError, match="ResourceNotFoundException"):
+        stacks.cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Note", Identifier=note_id)
+    assert "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS" in stacks.statuses("life", "life")
+
+    cfn.delete_stack(StackName="life")
+    stacks.wait("stack_delete_complete", StackName="life")
+    assert "cfnrun-life-dev" not in [b["Name"] for b in stacks.s3.list_buckets()["Buckets"]]
+    with pytest.raises(ClientError, match="ParameterNotFound"):
+        stacks.ssm.get_parameter(Name="/life/note-id")
+    with pytest.raises(ClientError, match="ResourceNotFoundException"):
+        stacks.cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Note", Identifier=new_id)
+    assert cfn.list_exports()["Exports"] == []
+    # The stack operations' handler calls are in the providers' history, as their own source.
+    history = cfnrun("history", cwd=stacks.folder / "note")
+    assert history.returncode == 0, history.stderr
+    assert "stack" in history.stdout
+
+
+def test_a_resource_failing_schema_validation_rolls_back_the_one_created_before_it(stacks: Stacks) -> None:
+    # The value comes from a parameter: lint cannot see it, so the properties check before the handler catches it.
+    template = {
+        "Parameters": {"Priority": {"Type": "Number"}},
+        "Resources": {
+            "First": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": "first"}},
+            "Second": {"Type": "Cfnrun::Sample::Note", "DependsOn": "First", "Properties": {"Title": "second", "Priority": {"Ref": "Priority"}}},
+        },
+    }
+    stacks.cloudformation.create_stack(StackName="invalid", TemplateBody=json.dumps(template), Parameters=_parameters(Priority="9"))
+    with pytest.raises(WaiterError, match="ROLLBACK_COMPLETE"):
+        stacks.wait("stack_create_complete", StackName="invalid")
+    described = stacks.cloudformation.describe_stacks(StackName="invalid")["Stacks"][0]
+    assert described["StackStatus"] == "ROLLBACK_COMPLETE"
+    events = stacks.events("invalid")
+    failed = [e for e in events if e["ResourceStatus"] == "CREATE_FAILED"]
+    assert failed[0]["LogicalResourceId"] == "Second"
+    assert failed[0]["ResourceStatusReason"].startswith("Properties validation failed for resource Second with message:")
+    assert "#/Priority" in failed[0]["ResourceStatusReason"]
+    first = [e for e in events if e["LogicalResourceId"] == "First"]
+    assert [e["ResourceStatus"] for e in first] == ["CREATE_IN_PROGRESS", "CREATE_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
+    with pytest.raises(ClientError, match="ResourceNotFoundException"):
+        stacks.cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Note", Identifier=first[1]["PhysicalResourceId"])
+
+
+def test_the_aws_cli_deploys_and_deletes_a_stack(stacks: Stacks, tmp_path: Path) -> None:
+    """``aws cloudformation deploy`` as users type it: about 30 s, of which the CLI's own first wait after
+    ExecuteChangeSet is 30 (its waiter's fixed Delay); the stack is done long before."""
+    aws = shutil.which("aws", path=os.path.dirname(sys.executable)) or shutil.which("aws")
+    assert aws, "the aws CLI is a test dependency"
+    template = tmp_path / "stack.yaml"
+    template.write_text(TEMPLATE, encoding="utf-8")
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
+
+    def aws_cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([aws, "cloudformation", *args, "--endpoint-url", stacks.server.url], env=env, capture_output=True, text=True, timeout=120)
+
+    deployed = aws_cli("deploy", "--stack-name", "clistack", "--template-file", str(template), "--parameter-overrides", "Env=prod")
+    assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+    assert "Successfully created/updated stack - clistack" in deployed.stdout
+    shown = aws_cli("describe-stacks", "--stack-name", "clistack")
+    stack = json.loads(shown.stdout)["Stacks"][0]
+    assert stack["StackStatus"] == "CREATE_COMPLETE"
+    resources = json.loads(aws_cli("list-stack-resources", "--stack-name", "clistack").stdout)["StackResourceSummaries"]
+    assert sorted(r["LogicalResourceId"] for r in resources) == ["Bucket", "Cluster", "Note", "NoteSetting"]
+    # Env=prod takes the If branches: three nodes, priority 5.
+    cluster = next(r for r in resources if r["LogicalResourceId"] == "Cluster")
+    model = json.loads(stacks.cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Cluster", Identifier=cluster["PhysicalResourceId"])["ResourceDescription"]["Properties"])
+    assert model["NodeCount"] == 3
+    unchanged = aws_cli(
+        "deploy", "--stack-name", "clistack", "--template-file", str(template), "--parameter-overrides", "Env=prod", "--no-fail-on-empty-changeset"
+    )
+    assert unchanged.returncode == 0 and "No changes to deploy" in unchanged.stdout + unchanged.stderr, unchanged.stdout + unchanged.stderr
+    assert aws_cli("delete-stack", "--stack-name", "clistack").returncode == 0
+    waited = aws_cli("wait", "stack-delete-complete", "--stack-name", "clistack")
+    assert waited.returncode == 0, waited.stderr
+
+
+def test_a_custom_resource_answers_on_its_response_url(stacks: Stacks) -> None:
+    arn = "arn:aws:lambda:us-east-1:123456789012:function:GreeterFunction"
+    template = {
+        "Parameters": {"Times": {"Type": "Number", "Default": "2"}},
+        "Resources": {"Greeting": {"Type": "Custom::Greeting", "Properties": {"ServiceToken": arn, "Name": "world", "Times": {"Ref": "Times"}}}},
+        "Outputs": {"Greeting": {"Value": {"Fn::GetAtt": ["Greeting", "Greeting"]}}},
+    }
+    cfn = stacks.cloudformation
+    cfn.create_stack(StackName="custom", TemplateBody=json.dumps(template))
+    stacks.wait("stack_create_complete", StackName="custom")
+    assert stacks.outputs("custom")["Greeting"] == "hello, world (x2)"
+    cfn.update_stack(StackName="custom", TemplateBody=json.dumps(template), Parameters=_parameters(Times="3"))
+    stacks.wait("stack_update_complete", StackName="custom")
+    assert stacks.outputs("custom")["Greeting"] == "hello, world (x3)"
+    cfn.delete_stack(StackName="custom")
+    stacks.wait("stack_delete_complete", StackName="custom")
+    assert stacks.server.has_printed(r"Delete Greeting")
+
+
+def test_a_custom_resource_that_fails_or_never_answers_fails_its_stack(stacks: Stacks) -> None:
+    refused = {"Resources": {"Greeting": {"Type": "Custom::Greeting", "Properties": {"ServiceToken": "GreeterFunction", "Name": "refuse"}}}}
+    silent = {"Resources": {"Quiet": {"Type": "AWS::CloudFormation::CustomResource", "Properties": {"ServiceToken": "SilentFunction"}}}}
+    cfn = stacks.cloudformation
+    cfn.create_stack(StackName="refused", TemplateBody=json.dumps(refused))
+    cfn.create_stack(StackName="silent", TemplateBody=json.dumps(silent))
+    for name in ("refused", "silent"):
+        with pytest.raises(WaiterError, match="ROLLBACK_COMPLETE"):
+            stacks.wait("stack_create_complete", StackName=name)
+        assert cfn.describe_stacks(StackName=name)["Stacks"][0]["StackStatus"] == "ROLLBACK_COMPLETE"
+    reasons = {e["LogicalResourceId"]: e.get("ResourceStatusReason") for e in stacks.events("refused") + stacks.events("silent") if e["ResourceStatus"] == "CREATE_FAILED"}
+    assert "Received response status [FAILED] from custom resource. Message returned: names like 'refuse' are refused" in reasons["Greeting"]
+    assert reasons["Quiet"].startswith("CloudFormation did not receive a response from your Custom Resource.")
+
+
+def test_what_the_service_refuses_up_front_is_a_validation_error(stacks: Stacks) -> None:
+    cfn = stacks.cloudformation
+
+    def refused(**arguments: Any) -> str:
+        with pytest.raises(ClientError) as caught:
+            cfn.create_stack(**arguments)
+        assert caught.value.response["Error"]["Code"] == "ValidationError"
+        return str(caught.value.response["Error"]["Message"])
+
+    unknown = refused(StackName="unknown", TemplateBody=json.dumps({"Resources": {"X": {"Type": "Acme::Nope::Thing"}}}))
+    assert "Acme::Nope::Thing" in unknown and "Cfnrun::Sample::Note" in unknown
+    broken = refused(StackName="broken", TemplateBody="Resources:\n  X:\n    Type: [unclosed\n")
+    assert "line" in broken
+    circular = {
+        "Resources": {
+            "A": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": {"Ref": "B"}}},
+            "B": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": {"Ref": "A"}}},
+        }
+    }
+    assert "Circular dependency between resources: [A, B]" in refused(StackName="circle", TemplateBody=json.dumps(circular))
+    typo = {"Resources": {"A": {"Type": "Cfnrun::Sample::Note", "Properties": {"Titel": "x"}}}}
+    assert "Titel" in refused(StackName="typo", TemplateBody=json.dumps(typo))
+    missing = {"Resources": {"A": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": {"Fn::ImportValue": "nobody-exports-this"}}}}}
+    assert "No export named nobody-exports-this found" in refused(StackName="importer", TemplateBody=json.dumps(missing))
+    # serve keeps serving: the next call works
+    assert cfn.list_stacks()["StackSummaries"] is not None
+
+
+def test_stacks_kept_with_state_survive_a_restart_and_say_what_the_endpoint_lost(tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    template = {
+        "Parameters": {"Password": {"Type": "String", "NoEcho": True}},
+        "Resources": {
+            "Bucket": {"Type": "AWS::S3::Bucket"},
+            "Note": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": {"Ref": "Bucket"}, "AccessPassword": {"Ref": "Password"}}},
+        },
+    }
+    arguments = ("serve", "--port", "0", "--no-reload", "--moto", "--virtual-clock", "--provider", "note", "--state", "kept")
+
+    def start() -> ServerProcess:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "cfnrun", *arguments], cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, env={**os.environ, "NO_COLOR": "1"},
+        )
+        return ServerProcess(tmp_path, process=process)
+
+    first = start()
+    try:
+        cfn = boto3.client("cloudformation", endpoint_url=first.url, **CREDENTIALS)
+        cfn.create_stack(StackName="kept", TemplateBody=json.dumps(template), Parameters=_parameters(Password="s3cret-pass"))
+        cfn.get_waiter("stack_create_complete").wait(StackName="kept", WaiterConfig=FAST)
+        note = cfn.describe_stack_resource(StackName="kept", LogicalResourceId="Note")["StackResourceDetail"]["PhysicalResourceId"]
+    finally:
+        first.stop()
+    assert "s3cret-pass" not in (tmp_path / "kept" / "stacks.json").read_text(encoding="utf-8")
+
+    second = start()
+    try:
+        second.has_printed(r"stack kept: CREATE_COMPLETE, read back from")
+        second.has_printed(r"stack kept: Bucket \(AWS::S3::Bucket .*\) is gone from the AWS endpoint")
+        cfn = boto3.client("cloudformation", endpoint_url=second.url, **CREDENTIALS)
+        cloudcontrol = boto3.client("cloudcontrol", endpoint_url=second.url, **CREDENTIALS)
+        assert cfn.describe_stacks(StackName="kept")["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
+        assert cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Note", Identifier=note)["ResourceDescription"]["Identifier"] == note
+        cfn.delete_stack(StackName="kept")
+        cfn.get_waiter("stack_delete_complete").wait(StackName="kept", WaiterConfig=FAST)
+        with pytest.raises(ClientError, match="ResourceNotFoundException"):
+            cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Note", Identifier=note)
+    finally:
+        second.stop()
