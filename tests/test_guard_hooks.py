@@ -11,7 +11,6 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional
 
 import pytest

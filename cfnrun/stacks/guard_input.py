@@ -57,8 +57,8 @@ def with_input_params(document: Dict[str, Any], params: Sequence[Tuple[str, Any]
             raise GuardInputError(f"input parameters {location} must hold an object (a mapping of names to values), not {type(extra).__name__}")
         for key, value in extra.items():
             if key in named:
-                raise GuardInputError(f"input parameters {location} set {key}, which {named[key]} already sets")
-            named[key] = location
+                raise GuardInputError(f"input parameters {location} set {key}, already set by {named[key]}")
+            named[key] = f"input parameters {location}"
             merged[key] = value
     return merged
 
