@@ -1,10 +1,13 @@
-"""A Guard hook's input (the Hooks user guide's shape) and the verdict read from CloudFormation Guard's report."""
+"""A Guard hook's input (the Hooks user guide's shape), the verdict read from CloudFormation Guard's report, and where its files are read."""
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any, Dict
 
 import pytest
 
+from cfnrun.app.stacks.hook_files import HookFiles, UnreadableFile, s3_object
 from cfnrun.stacks.guard_input import GuardInputError, guard_input, read_input_params, with_input_params
 from cfnrun.stacks.guard_rules import GuardError, GuardVerdict, evaluate, read_verdict, rules_problem
 from cfnrun.stacks.hooks import HookTarget
@@ -115,3 +118,21 @@ def test_a_report_that_is_not_guards_is_an_error_not_a_pass() -> None:
         read_verdict({"tool": "guard", "success": False, "error": "boom"}, "r.guard")
     failing = {"tool": "guard", "success": True, "result": {"status": "FAIL", "not_compliant": [{"Rule": {"name": "r", "checks": []}}]}}
     assert read_verdict(failing, "r.guard") == GuardVerdict(False, (("r", "not compliant"),))
+
+
+def test_rule_locations_are_s3_on_the_aws_endpoint_or_local_paths_under_the_serves_folder(tmp_path: Path) -> None:
+    without_endpoint = HookFiles(None, "us-east-1", tmp_path)
+    assert without_endpoint.problem({"Uri": "s3://rules/a.guard"}, "RuleLocation") == (
+        "RuleLocation.Uri s3://rules/a.guard is on S3: start serve with --moto (an embedded moto) or --aws-endpoint URL to read it"
+    )
+    assert "cfnrun reads s3://bucket/key" in str(without_endpoint.problem({"Uri": "https://example.com/a.guard"}, "RuleLocation"))
+    assert without_endpoint.problem({"VersionId": "1"}, "Options.InputParams[0]") == (
+        "Options.InputParams[0] must be an object with a Uri (s3://bucket/key or a local path)"
+    )
+    (tmp_path / "policy").mkdir()
+    (tmp_path / "policy" / "a.guard").write_text("rule r { a == 1 }", encoding="utf-8")
+    assert asyncio.run(without_endpoint.read({"Uri": "policy/a.guard"}, "RuleLocation")) == "rule r { a == 1 }"
+    with pytest.raises(UnreadableFile, match=r"policy/b.guard cannot be read \(as .*policy/b.guard\): No such file"):
+        asyncio.run(without_endpoint.read({"Uri": "policy/b.guard"}, "RuleLocation"))
+    with pytest.raises(UnreadableFile, match="s3://rules does not name an object"):
+        s3_object("s3://rules")
