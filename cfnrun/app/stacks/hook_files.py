@@ -8,6 +8,7 @@ was started in. Either way a file that cannot be read is an ``UnreadableFile`` n
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 from typing import Any, Optional, Tuple
 
@@ -37,6 +38,7 @@ class HookFiles:
         self.region = region
         self.folder = folder
         self._client: Any = None
+        self._client_lock = threading.Lock()  # hooks on resources created together read at once: one client, made once
 
     def problem(self, location: Any, where: str) -> Optional[str]:
         """Why ``location`` is not an S3Location cfnrun can read from (checked before anything is read), or None."""
@@ -64,17 +66,21 @@ class HookFiles:
             raise UnreadableFile(f"{uri} cannot be read (as {path}): {getattr(error, 'strerror', None) or error}") from None
 
     def _s3(self) -> Any:
-        if self._client is None:
-            import boto3  # what the endpoint speaks; imported once a hook reads from it
-
-            self._client = boto3.client(
-                "s3",
-                endpoint_url=self.endpoint_url,
-                region_name=self.region,
-                aws_access_key_id="testing",
-                aws_secret_access_key="testing",
-            )
+        with self._client_lock:
+            if self._client is None:
+                self._client = self._new_client()
         return self._client
+
+    def _new_client(self) -> Any:
+        import boto3  # what the endpoint speaks; imported once a hook reads from it
+
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint_url,
+            region_name=self.region,
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
 
     def _s3_text(self, uri: str, version_id: Any) -> str:
         from botocore.exceptions import BotoCoreError, ClientError
