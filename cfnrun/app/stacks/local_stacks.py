@@ -20,6 +20,8 @@ from cfnrun.app.stacks.aws_types import AwsTypes
 from cfnrun.app.served import Served
 from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
+from cfnrun.app.stacks.guard_hooks import GuardHookKind
+from cfnrun.app.stacks.hook_files import HookFiles
 from cfnrun.app.stacks.hook_gate import CustomHook, HookGate
 from cfnrun.app.stacks.hook_resources import HookKind, HookResources
 from cfnrun.app.stacks.provisioners import TypeRouter
@@ -118,7 +120,10 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
         if registry.project.is_hook:
             hook_type = registry.project.type_name
             hooks.add(CustomHook(hook_type, operations, HookConfiguration(enabled=hook_type in active_hooks)))
-    hook_kinds: Dict[str, HookKind] = {}  # AWS::CloudFormation::GuardHook, ::LambdaHook: what runs each kind
+    hook_files = HookFiles(served.aws_endpoint, region, Path.cwd())  # a local RuleLocation is relative to serve's folder
+    hook_kinds: Dict[str, HookKind] = {  # AWS::CloudFormation::GuardHook, ::LambdaHook: what runs each kind
+        "AWS::CloudFormation::GuardHook": GuardHookKind(hook_files),
+    }
     hook_resources = HookResources(hooks, hook_kinds)
     router = TypeRouter(
         user_types,
