@@ -292,9 +292,8 @@ class StackStore:
             self._require_status(stack, UPDATABLE, "updated")
             run = self.engine.update(stack, change_set.blueprint, change_set.parameters, change_set.tags, token)
         self._start(stack, self._executing(change_set, stack, run))
-        for other in self.change_sets.values():  # executing one change set makes the stack's others obsolete
-            if other.stack_id == stack.stack_id and other is not change_set:
-                other.execution_status = "OBSOLETE"
+        for other in [c for c in self.change_sets.values() if c.stack_id == stack.stack_id and c is not change_set]:
+            del self.change_sets[other.change_set_id]  # executing one change set deletes the stack's others, as the service does
 
     async def _executing(self, change_set: ChangeSet, stack: Stack, run: Awaitable[None]) -> None:
         try:

@@ -167,7 +167,12 @@ class AwsTypes:
 
     async def _call(self, work: ResourceWork, operation: str, **arguments: Any) -> Dict[str, Any]:
         self._require_endpoint(work)
+        return await self._ask(operation, **arguments)
+
+    async def _ask(self, operation: str, **arguments: Any) -> Dict[str, Any]:
+        """One call to the endpoint's CloudFormation API; whatever goes wrong fails the resource, never the stack operation."""
         from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.parsers import ResponseParserError
 
         client = self._cloudformation()
         try:
@@ -175,20 +180,19 @@ class AwsTypes:
         except ClientError as error:
             detail = error.response.get("Error", {})
             raise ProvisioningFailed(f"{detail.get('Message') or error} (the AWS endpoint's {detail.get('Code', 'error')})") from None
+        except ResponseParserError:  # an HTML page or a traceback where XML should be: the endpoint broke on the call
+            raise ProvisioningFailed(f"the AWS endpoint {self.endpoint_url} failed answering {operation} (not an AWS answer; see its log)") from None
         except BotoCoreError as error:
             raise ProvisioningFailed(f"the AWS endpoint {self.endpoint_url} did not answer: {error}") from None
 
     async def _wait(self, name: str) -> Tuple[str, Optional[str]]:
         """Poll the endpoint's stack until it settles: its status and, when it failed, the first failure's reason."""
-        from botocore.exceptions import ClientError
-
-        client = self._cloudformation()
         delay = POLL_FIRST_S
         while True:
             try:
-                stacks = (await asyncio.to_thread(client.describe_stacks, StackName=name))["Stacks"]
-            except ClientError as error:
-                if "does not exist" in str(error):
+                stacks = (await self._ask("describe_stacks", StackName=name))["Stacks"]
+            except ProvisioningFailed as error:
+                if "does not exist" in error.reason:
                     return "GONE", None
                 raise
             status = stacks[0]["StackStatus"] if stacks else "GONE"
@@ -198,7 +202,7 @@ class AwsTypes:
             delay = min(self.poll_max_s, delay * 2)
         if status.endswith("_COMPLETE") and "ROLLBACK" not in status:
             return status, None
-        events = (await asyncio.to_thread(client.describe_stack_events, StackName=name)).get("StackEvents", [])
+        events = (await self._ask("describe_stack_events", StackName=name)).get("StackEvents", [])
         failures = [e.get("ResourceStatusReason") for e in reversed(events) if e.get("ResourceStatus", "").endswith("_FAILED")]
         return status, next((f for f in failures if f), None)
 
@@ -206,11 +210,15 @@ class AwsTypes:
         status, reason = await self._wait(name)
         if status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
             raise ProvisioningFailed(reason or f"the AWS endpoint's stack {name} ended {status}")
-        client = self._cloudformation()
-        stack = (await asyncio.to_thread(client.describe_stacks, StackName=name))["Stacks"][0]
+        stack = (await self._ask("describe_stacks", StackName=name))["Stacks"][0]
         outputs = {o["OutputKey"]: o.get("OutputValue") for o in stack.get("Outputs", [])}
-        described = await asyncio.to_thread(client.describe_stack_resource, StackName=name, LogicalResourceId=work.logical_id)
-        physical_id = described["StackResourceDetail"].get("PhysicalResourceId") or outputs.get(REF_OUTPUT) or name
+        if REF_OUTPUT not in outputs:  # moto completes a stack whose type it does not know, without making the resource
+            await self._ask("delete_stack", StackName=name)  # nothing of it is left on the endpoint
+            raise ProvisioningFailed(
+                f"the AWS endpoint {self.endpoint_url} does not implement {work.type_name}: its stack completed without making the resource"
+            )
+        described = await self._ask("describe_stack_resource", StackName=name, LogicalResourceId=work.logical_id)
+        physical_id = described["StackResourceDetail"].get("PhysicalResourceId") or outputs[REF_OUTPUT] or name
         attributes = {attribute: outputs[key] for key, attribute in _output_keys(sorted(work.attributes_wanted)).items() if key in outputs}
         missing = sorted(work.attributes_wanted - set(attributes))
         if missing:

@@ -22,7 +22,9 @@ from typing import Callable, Dict, List, Optional, Protocol
 from cfnrun.app.history import STACK_SOURCE
 from cfnrun.app.type_operations import TypeOperations
 from cfnrun.model.endings import EndReason
+from cfnrun.events.operation import InvocationCompleted, OperationEvent
 from cfnrun.model.hook_configuration import HookConfiguration
+from cfnrun.model.hook_protocol import describe_annotation, hook_annotations
 from cfnrun.model.hook_targets import target_names
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
@@ -68,6 +70,12 @@ class CustomHook:
         return any(fnmatch.fnmatchcase(type_name, pattern) for pattern in target_names(schema, Action(f"{action}_PRE_PROVISION")))
 
     async def run(self, target: HookTarget) -> HookOutcome:
+        annotations: List[str] = []
+
+        def keep_annotations(event: OperationEvent) -> None:
+            if isinstance(event, InvocationCompleted) and event.progress is not None:
+                annotations[:] = [describe_annotation(a) for a in hook_annotations(event.progress)]
+
         result = await self.operations.operation(
             self.hook_type,
             Action(f"{target.action}_PRE_PROVISION"),
@@ -80,13 +88,22 @@ class CustomHook:
             type_configuration=self.configuration.properties,
             string_primitives=True,
             history_source=STACK_SOURCE,
+            observers=[keep_annotations],
         ).run()
         if result.succeeded:
-            return HookOutcome("HOOK_COMPLETE_SUCCEEDED", result.message or None)
+            return HookOutcome("HOOK_COMPLETE_SUCCEEDED", _with(result.message or None, annotations))
         if result.reason is EndReason.HANDLER and result.error_code in JUDGED:
-            return HookOutcome("HOOK_COMPLETE_FAILED", result.message or result.error_code)
+            return HookOutcome("HOOK_COMPLETE_FAILED", _with(result.message or result.error_code, annotations))
         detail = f"{result.error_code}: {result.message}" if result.error_code else result.message
         return HookOutcome("HOOK_FAILED", f"Hook {self.hook_type} failed: {detail}")
+
+
+def _with(reason: Optional[str], annotations: List[str]) -> Optional[str]:
+    """The hook's message with the annotations it returned (the events keep both)."""
+    if not annotations:
+        return reason
+    listed = "; ".join(annotations)
+    return f"{reason} [annotations: {listed}]" if reason else f"[annotations: {listed}]"
 
 
 class HookGate:

@@ -21,7 +21,10 @@ from cfnrun.app.served import Served
 from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.leftovers import LeftoverCheck
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
+from cfnrun.app.stacks.guard_hooks import GuardHookKind
+from cfnrun.app.stacks.hook_files import HookFiles
 from cfnrun.app.stacks.hook_gate import CustomHook, HookGate
+from cfnrun.app.stacks.hook_resources import HookKind, HookResources
 from cfnrun.app.stacks.provisioners import TypeRouter
 from cfnrun.app.stacks.stack_calls import StackCalls
 from cfnrun.app.stacks.user_types import UserTypes
@@ -54,6 +57,7 @@ class LocalStacks:
     calls: "CheckedStackCalls"
     responses: PendingResponses
     drift: DriftChecks
+    hooks: HookGate  # every hook of this serve: custom ones served, Guard and Lambda ones declared in stacks
     environment: Callable[[str, str], StackEnvironment]
     aws_types: AwsTypes
     console: Console
@@ -114,18 +118,24 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
     responses.base_url = url
     aws_types = AwsTypes(served.aws_endpoint, region, AwsSchemas(region))
     user_types = UserTypes(operations)
-    router = TypeRouter(
-        user_types,
-        served_types,
-        aws_types,
-        CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock) if served.templates else None,
-    )
-    exports = Exports()
     hooks = HookGate()
     for registry in served.providers:
         if registry.project.is_hook:
             hook_type = registry.project.type_name
             hooks.add(CustomHook(hook_type, operations, HookConfiguration(enabled=hook_type in active_hooks)))
+    hook_files = HookFiles(served.aws_endpoint, region, Path.cwd())  # a local RuleLocation is relative to serve's folder
+    hook_kinds: Dict[str, HookKind] = {  # AWS::CloudFormation::GuardHook, ::LambdaHook: what runs each kind
+        "AWS::CloudFormation::GuardHook": GuardHookKind(hook_files),
+    }
+    hook_resources = HookResources(hooks, hook_kinds)
+    router = TypeRouter(
+        user_types,
+        served_types,
+        aws_types,
+        CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock) if served.templates else None,
+        {name: hook_resources for name in hook_kinds},
+    )
+    exports = Exports()
     engine = StackEngine(router, exports, region, account_id, hooks)
 
     def environment(name: str, stack_id: str) -> StackEnvironment:
@@ -185,7 +195,7 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
     drift = DriftChecks(store, operations, user_types)
     calls = StackCalls(store, describe_type, summarize, configure_type, drift)
     return LocalStacks(
-        store, CheckedStackCalls(calls, lint), responses, drift, environment, aws_types, operations.console, operations,
+        store, CheckedStackCalls(calls, lint), responses, drift, hooks, environment, aws_types, operations.console, operations,
         LeftoverCheck(operations, served_types, aws_types),
     )
 

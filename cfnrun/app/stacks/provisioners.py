@@ -1,14 +1,15 @@
 """Which provisioner a stack's resource goes to, by its type."""
 from __future__ import annotations
 
-from typing import Callable, List, Optional
+from typing import Callable, Dict, List, Optional
 
 from cfnrun.app.stacks.custom_resources import is_custom
 from cfnrun.stacks.provisioning import Provisioner, UnknownType
 
 
 class TypeRouter:
-    """``Provisioners``: custom resources to the served functions, AWS::* to the AWS endpoint, the rest to the served types."""
+    """``Provisioners``: custom resources to the served functions, the types cfnrun itself implements (the hook resources)
+    to theirs, AWS::* to the AWS endpoint, the rest to the served types."""
 
     def __init__(
         self,
@@ -16,13 +17,17 @@ class TypeRouter:
         served_types: Callable[[], List[str]],
         aws_types: Provisioner,
         custom_resources: Optional[Provisioner],
+        own_types: Optional[Dict[str, Provisioner]] = None,
     ) -> None:
         self.user_types = user_types
         self.served_types = served_types
         self.aws_types = aws_types
         self.custom_resources = custom_resources
+        self.own_types = own_types or {}
 
     def for_type(self, type_name: str) -> Provisioner:
+        if type_name in self.own_types:
+            return self.own_types[type_name]
         if is_custom(type_name):
             if self.custom_resources is None:
                 raise UnknownType(f"{type_name}: custom resources need their functions served: start serve with --functions TEMPLATE")
