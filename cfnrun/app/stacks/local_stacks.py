@@ -22,6 +22,7 @@ from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
 from cfnrun.app.stacks.hook_gate import CustomHook, HookGate
 from cfnrun.app.stacks.hook_resources import HookKind, HookResources
+from cfnrun.app.stacks.lambda_hooks import LAMBDA_HOOK_TYPE, LambdaHookKind
 from cfnrun.app.stacks.provisioners import TypeRouter
 from cfnrun.app.stacks.stack_calls import StackCalls
 from cfnrun.app.stacks.user_types import UserTypes
@@ -118,7 +119,9 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
         if registry.project.is_hook:
             hook_type = registry.project.type_name
             hooks.add(CustomHook(hook_type, operations, HookConfiguration(enabled=hook_type in active_hooks)))
-    hook_kinds: Dict[str, HookKind] = {}  # AWS::CloudFormation::GuardHook, ::LambdaHook: what runs each kind
+    hook_kinds: Dict[str, HookKind] = {  # AWS::CloudFormation::GuardHook, ::LambdaHook: what runs each kind
+        LAMBDA_HOOK_TYPE: LambdaHookKind(operations),
+    }
     hook_resources = HookResources(hooks, hook_kinds)
     router = TypeRouter(
         user_types,
