@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
@@ -146,6 +145,16 @@ def test_a_suspended_bucket_rolls_back_with_the_hooks_message_and_an_enabled_one
     assert hooked.create("enabled", BUCKET_STACK, Versioning="Enabled") == "CREATE_COMPLETE"
     statuses = [(e["HookStatus"], e.get("HookStatusReason")) for e in hooked.hook_events("enabled")]
     assert statuses == [("HOOK_IN_PROGRESS", "Hook invocation is in progress"), ("HOOK_COMPLETE_SUCCEEDED", "versioning is Enabled")]
+    hooked.server.has_printed(r"VersioningPolicyFunction lambda hook Cfnrun::Versioning::Hook CREATE_PRE_PROVISION enabled Bucket → SUCCESS")
+    logged = hooked.server.has_printed(r'│ \{.*"lambda-hooked-enabled"')  # the function prints the request it was sent
+    request = json.loads(logged.split("│ ", 1)[1])
+    assert request["hookModel"] == {"LambdaFunction": HOOKS["VersioningHook"][1]}
+    assert request["actionInvocationPoint"] == "CREATE_PRE_PROVISION" and request["requestContext"] == {"invocation": 1, "callbackContext": None}
+    assert request["requestData"] == {
+        "targetName": "AWS::S3::Bucket", "targetType": "AWS::S3::Bucket", "targetLogicalId": "Bucket",
+        "targetModel": {"resourceProperties": {"BucketName": "lambda-hooked-enabled", "VersioningConfiguration": {"Status": "Enabled"}}},
+    }
+    assert request["stackId"].startswith("arn:aws:cloudformation:us-east-1:123456789012:stack/enabled/")
 
 
 def test_in_warn_mode_the_stack_goes_through_with_the_hooks_message_in_the_events(hooked: Hooked) -> None:
@@ -170,7 +179,7 @@ def test_in_progress_is_replayed_with_its_callback_context_after_the_delay_on_th
     "stack, reason",
     [
         ("raising", "Lambda function RaisingFunction raised: RuntimeError: the policy store is unreachable"),
-        ("slow", "Lambda function SlowFunction did not answer within 3 s (the service's 30 s limit for a Lambda hook's answer"),
+        ("slow", "Lambda function SlowFunction did not answer within the service's 30 s limit for a Lambda hook's answer scaled by --time-scale 0.1 (3 s)"),
         ("garbage", "Lambda function GarbageFunction did not answer as a Lambda hook: a Lambda hook answers with a JSON object"),
         ("unknown-status", "did not answer as a Lambda hook: hookStatus 'MAYBE' is not one of SUCCESS, FAILED, IN_PROGRESS"),
         ("stubborn", "Lambda function StubbornFunction answered IN_PROGRESS more than 3 times"),

@@ -116,8 +116,9 @@ class LambdaHook:
 def read_answer(outcome: InvocationOutcome, function_name: str, budget: Budget) -> Union[LambdaHookVerdict, LambdaHookResponse]:
     """How the run ends after this invocation (a verdict), or the IN_PROGRESS answer to follow."""
     if outcome.kind is OutcomeKind.TIMED_OUT:
-        waited = f"{outcome.timeout_s:g} s" if outcome.timeout_s is not None else budget.describe()
-        return LambdaHookVerdict("HOOK_FAILED", f"Lambda function {function_name} did not answer within {waited} ({budget.describe()})")
+        cut = outcome.timeout_s
+        waited = f"its Timeout ({cut:g} s)" if cut is not None and cut < budget.seconds else budget.describe()
+        return LambdaHookVerdict("HOOK_FAILED", f"Lambda function {function_name} did not answer within {waited}")
     if outcome.kind is not OutcomeKind.RETURNED:
         what = {
             OutcomeKind.FUNCTION_ERROR: "raised",
