@@ -16,6 +16,7 @@ import sys
 from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
+from botocore.exceptions import WaiterError
 
 from conftest import FIXTURES, LOCAL_STATE, SAMPLES, ServerProcess
 
@@ -94,10 +95,13 @@ class Hooked:
         """Create the stack and wait for it to end (complete or rolled back); its status."""
         given = [{"ParameterKey": key, "ParameterValue": value} for key, value in parameters.items()]
         self.cloudformation.create_stack(StackName=stack, TemplateBody=body, Parameters=given)
-        waiter = self.cloudformation.get_waiter("stack_create_complete")
+        return self.settled(stack, "stack_create_complete")
+
+    def settled(self, stack: str, waiter: str) -> str:
+        """The stack's status once ``waiter`` stops waiting: complete, or rolled back (the waiter's failure state)."""
         try:
-            waiter.wait(StackName=stack, WaiterConfig=FAST)
-        except Exception:  # noqa: BLE001 - a rolled-back stack ends the waiter with a failure: its status says which
+            self.cloudformation.get_waiter(waiter).wait(StackName=stack, WaiterConfig=FAST)
+        except WaiterError:
             pass
         return self.status(stack)
 
@@ -155,6 +159,15 @@ def test_a_suspended_bucket_rolls_back_with_the_hooks_message_and_an_enabled_one
         "targetModel": {"resourceProperties": {"BucketName": "lambda-hooked-enabled", "VersioningConfiguration": {"Status": "Enabled"}}},
     }
     assert request["stackId"].startswith("arn:aws:cloudformation:us-east-1:123456789012:stack/enabled/")
+
+    # An update to Suspended is refused before the bucket is touched (UPDATE_PRE_PROVISION), and rolled back.
+    hooked.cloudformation.update_stack(
+        StackName="enabled", UsePreviousTemplate=True, Parameters=[{"ParameterKey": "Versioning", "ParameterValue": "Suspended"}]
+    )
+    assert hooked.settled("enabled", "stack_update_complete") == "UPDATE_ROLLBACK_COMPLETE"
+    refused = [e for e in hooked.hook_events("enabled") if e["HookStatus"] == "HOOK_COMPLETE_FAILED"]
+    assert [e["ResourceStatus"] for e in refused] == ["UPDATE_IN_PROGRESS"]
+    assert refused[0]["HookStatusReason"].startswith("Bucket Bucket must have versioning Enabled, not Suspended")
 
 
 def test_in_warn_mode_the_stack_goes_through_with_the_hooks_message_in_the_events(hooked: Hooked) -> None:
