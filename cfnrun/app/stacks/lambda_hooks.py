@@ -87,10 +87,8 @@ class LambdaHook:
             function = served.function(self.lambda_function)
         except UnknownFunction as error:
             return HookOutcome("HOOK_FAILED", f"Lambda hook {self.hook_type} cannot run: {error}")
-        shown = dataclasses.replace(
-            target,
-            properties=stringify_primitives(target.properties),
-            previous_properties=stringify_primitives(target.previous_properties) if target.previous_properties is not None else None,
+        shown = dataclasses.replace(  # as the service sends them: numbers and booleans as strings
+            target, properties=stringify_primitives(target.properties), previous_properties=stringify_primitives(target.previous_properties)
         )
         budget = self.operations.budgets.lambda_hook()
         clock = self.operations.new_clock()
