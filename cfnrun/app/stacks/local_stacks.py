@@ -25,6 +25,7 @@ from cfnrun.app.stacks.guard_hooks import GuardHookKind
 from cfnrun.app.stacks.hook_files import HookFiles
 from cfnrun.app.stacks.hook_gate import CustomHook, HookGate
 from cfnrun.app.stacks.hook_resources import HookKind, HookResources
+from cfnrun.app.stacks.lambda_hooks import LAMBDA_HOOK_TYPE, LambdaHookKind
 from cfnrun.app.stacks.provisioners import TypeRouter
 from cfnrun.app.stacks.stack_calls import StackCalls
 from cfnrun.app.stacks.user_types import UserTypes
@@ -124,8 +125,9 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
             hook_type = registry.project.type_name
             hooks.add(CustomHook(hook_type, operations, HookConfiguration(enabled=hook_type in active_hooks)))
     hook_files = HookFiles(served.aws_endpoint, region, Path.cwd())  # a local RuleLocation is relative to serve's folder
-    hook_kinds: Dict[str, HookKind] = {  # AWS::CloudFormation::GuardHook, ::LambdaHook: what runs each kind
+    hook_kinds: Dict[str, HookKind] = {  # the hook-declaring resource types: what runs each kind
         "AWS::CloudFormation::GuardHook": GuardHookKind(hook_files),
+        LAMBDA_HOOK_TYPE: LambdaHookKind(operations),
     }
     hook_resources = HookResources(hooks, hook_kinds)
     router = TypeRouter(
