@@ -193,9 +193,13 @@ def restored_blueprint(record: Dict[str, Any], environment: StackEnvironment) ->
     saved = record.get("blueprint")
     if saved is None:
         return None
+    try:
+        template = load_stack_template(record["template_body"])
+    except TemplateError as error:
+        raise StateError(f"stack {record.get('name')}: its kept template no longer reads ({error}); remove it from the state folder") from None
     blueprint = RestoredBlueprint(
         template_body=record["template_body"],
-        template=load_stack_template(record["template_body"]),
+        template=template,
         environment=environment,
         parameters=dict(record["parameters"]),
         parameter_values={},
