@@ -23,6 +23,7 @@ from cfnrun.app.settings.fuzz import FuzzSettings
 from cfnrun.app.settings.history import HistoryOptions, HistoryShowOptions, ReplayOptions
 from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.app.settings.serve import ContractTestOptions, ServeOptions
+from cfnrun.app.settings.stack import StackTestSettings
 from cfnrun.app.settings.validate import ValidateOptions
 from cfnrun.model.errors import CfnrunError
 
@@ -176,6 +177,16 @@ app.command("replay")(_command(ReplayOptions, "cfnrun.app.commands.replay", (
     "Run a recorded operation again against the current code, with the same request and flags,\n"
     "and report what changed: status, error code, returned model(s), contract violations.\n\n"
     "Exit status: 0 same outcome as recorded, 1 it differs, 2 usage or project error."
+)))
+
+stack_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True, help="Local stacks: a template's whole life on the serve cfnrun starts.")
+app.add_typer(stack_app, name="stack")
+stack_app.command("test")(_command(StackTestSettings, "cfnrun.app.commands.stack_test", (
+    "Create the stack, apply each --update in turn, delete it (unless --keep), and check that every step\n"
+    "completed, the handlers kept the contract and nothing is left: READ answers NotFound for each deleted\n"
+    "resource of your types, and each AWS::* resource is gone from the AWS endpoint.\n\n"
+    "Exit status: 0 all held, 1 a step failed or rolled back, a violation failed the run (--contract strict)\n"
+    "or something was left, 2 usage error (the template, a KEY=VALUE, an unknown parameter), 130 interrupted."
 )))
 
 

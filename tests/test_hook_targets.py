@@ -1,9 +1,10 @@
 """Hooks on every target with real clients: a served hook project judging stacks, change sets and Cloud Control requests.
 
-One serve (per test module and xdist worker) serves a copy of samples/note and the fixture hook
+One serve (per test module and xdist worker) serves a copy of samples/note, the fixture hook
 tests/fixtures/stackhook (STACK: the template needs a Description; CHANGE_SET: no resource
-removed; Cfnrun::Sample::Note: no note titled "forbidden"). Each test sets the hook's
-configuration it needs with SetTypeConfiguration first and works on its own stack names.
+removed; Cfnrun::Sample::Note: no note titled "forbidden") and the function of a Lambda hook on
+STACK targets (tests/fixtures/stack_lambda_hook). Each test sets the hook's configuration it needs
+with SetTypeConfiguration first and works on its own stack names.
 """
 from __future__ import annotations
 
@@ -66,8 +67,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     folder = tmp_path_factory.mktemp("hooktargets")
     shutil.copytree(SAMPLES / "note", folder / "note", ignore=LOCAL_STATE)
     shutil.copytree(FIXTURES / "stackhook", folder / "stackhook", ignore=LOCAL_STATE)
+    shutil.copytree(FIXTURES / "stack_lambda_hook", folder / "stack_lambda_hook", ignore=LOCAL_STATE)
     process = subprocess.Popen(
-        [sys.executable, "-m", "cfnrun", "serve", "--port", "0", "--no-reload", "--virtual-clock", "--provider", "note", "--hook", "stackhook"],
+        [
+            sys.executable, "-m", "cfnrun", "serve", "--port", "0", "--no-reload", "--virtual-clock", "--provider", "note", "--hook", "stackhook",
+            "--functions", "stack_lambda_hook/template.yaml",
+        ],
         cwd=str(folder), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         env={**os.environ, "NO_COLOR": "1", "CFNRUN_HISTORY": "on"},
     )
@@ -168,6 +173,35 @@ def test_a_stack_hook_refuses_a_delete_as_delete_failed_until_it_is_disabled(ser
     assert len(deleting) > 2 and all("HookType" not in e for e in deleting[-2:])
 
 
+def test_a_lambda_hook_on_stack_targets_downloads_the_template_from_its_payload_url(served: Served) -> None:
+    cfn = served.cloudformation
+    served.configure(TargetOperations=["STACK"], HookInvocationStatus="DISABLED")  # only the Lambda hook judges here
+    hook = {
+        "Type": "AWS::CloudFormation::LambdaHook",
+        "Properties": {
+            "Alias": "Cfnrun::Described::Stacks",
+            "LambdaFunction": "DescribedTemplateFunction",
+            "ExecutionRole": "arn:aws:iam::123456789012:role/lambda-hook-execution",
+            "FailureMode": "FAIL",
+            "HookStatus": "ENABLED",
+            "TargetOperations": ["STACK"],
+            "StackFilters": {"FilteringCriteria": "ALL", "StackNames": {"Include": ["lambda-bare", "lambda-described"]}},
+        },
+    }
+    cfn.create_stack(StackName="lambda-hooks", TemplateBody=json.dumps({"Resources": {"Described": hook}}))
+    served.wait("stack_create_complete", StackName="lambda-hooks")
+    cfn.create_stack(StackName="lambda-bare", TemplateBody=_template(First="one"))
+    with pytest.raises(WaiterError):
+        served.wait("stack_create_complete", StackName="lambda-bare")
+    assert served.status("lambda-bare") == "ROLLBACK_COMPLETE"
+    hooked = [(e["HookType"], e["HookStatus"], e.get("HookStatusReason")) for e in served.events("lambda-bare") if e.get("HookType")]
+    assert hooked[-1] == ("Cfnrun::Described::Stacks", "HOOK_COMPLETE_FAILED", "stack lambda-bare: the template must have a Description")
+    cfn.create_stack(StackName="lambda-described", TemplateBody=_template("described", First="one"))
+    served.wait("stack_create_complete", StackName="lambda-described")
+    cfn.delete_stack(StackName="lambda-hooks")  # deactivates the hook for the module's other tests
+    served.wait("stack_delete_complete", StackName="lambda-hooks")
+
+
 def test_a_change_set_its_hook_refuses_is_failed_with_the_hooks_message(served: Served) -> None:
     cfn = served.cloudformation
     served.configure(TargetOperations=["CHANGE_SET"])
@@ -227,10 +261,11 @@ def test_cloud_control_hooks_fail_a_request_in_fail_mode_and_let_it_through_in_w
     served.configure(TargetOperations=["CLOUD_CONTROL"], StackFilters={"FilteringCriteria": "ALL", "StackNames": {"Include": ["no-such-stack"]}})
     refused = served.request_ends(cc.create_resource(TypeName=NOTE, DesiredState=json.dumps({"Title": "forbidden"}))["ProgressEvent"])
     assert refused["OperationStatus"] == "FAILED"
-    assert refused["StatusMessage"] == f"The following hook(s)/validation failed: [{HOOK}]. {HOOK}: a note may not be titled 'forbidden'"
+    annotated = "[annotations: NoteTitle FAILED HIGH: Title 'forbidden' → fix: choose a Title other than 'forbidden']"
+    assert refused["StatusMessage"] == f"The following hook(s)/validation failed: [{HOOK}]. {HOOK}: a note may not be titled 'forbidden' {annotated}"
     assert refused["ErrorCode"] == "GeneralServiceException" and "Identifier" not in refused  # nothing was created
     [result] = served.cloudformation.list_hook_results(TargetType="CLOUD_CONTROL", TargetId=refused["HooksRequestToken"])["HookResults"]
-    assert (result["Status"], result["HookStatusReason"]) == ("HOOK_COMPLETE_FAILED", "a note may not be titled 'forbidden'")
+    assert (result["Status"], result["HookStatusReason"]) == ("HOOK_COMPLETE_FAILED", f"a note may not be titled 'forbidden' {annotated}")
     assert served.cloudformation.get_hook_result(HookResultId=result["HookResultId"])["Annotations"] == [
         {"AnnotationName": "NoteTitle", "Status": "FAILED", "StatusMessage": "Title 'forbidden'", "RemediationMessage": "choose a Title other than 'forbidden'", "SeverityLevel": "HIGH"}
     ]
@@ -244,7 +279,7 @@ def test_cloud_control_hooks_fail_a_request_in_fail_mode_and_let_it_through_in_w
     served.configure(TargetOperations=["CLOUD_CONTROL"], FailureMode="WARN")
     warned = served.request_ends(cc.create_resource(TypeName=NOTE, DesiredState=json.dumps({"Title": "forbidden"}))["ProgressEvent"])
     assert warned["OperationStatus"] == "SUCCESS", warned
-    served.server.has_printed(r"hook Cfnrun::Test::StackHook HOOK_COMPLETE_FAILED a note may not be titled 'forbidden' \(FailureMode WARN")
+    served.server.has_printed(r"hook Cfnrun::Test::StackHook HOOK_COMPLETE_FAILED a note may not be titled 'forbidden' .*\(FailureMode WARN")
 
     served.configure(TargetOperations=["CLOUD_CONTROL"], HookInvocationStatus="DISABLED")
     unjudged = served.request_ends(cc.create_resource(TypeName=NOTE, DesiredState=json.dumps({"Title": "forbidden"}))["ProgressEvent"])

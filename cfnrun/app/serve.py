@@ -254,6 +254,7 @@ def _announce(settings: ServeSettings, server: RunningServer, console: Console) 
     served = server.served
     if served.type_names():
         console.info(f"Cloud Control API for {', '.join(served.type_names())} at {server.url}/")
+    console.info(f"CloudFormation API (local stacks) at {server.url}/")
     if len(served.registries) > 1:
         console.info(f"functions by unambiguous name: {', '.join(served.function_names())}")
     if server.reloaders:

@@ -179,10 +179,16 @@ class Served:
 
     async def invoke(
         self, function: ServedFunction, event: Any, action: Optional[Action] = None, request_id: Optional[str] = None,
-        event_json: Optional[bytes] = None,
+        event_json: Optional[bytes] = None, within: Optional[Budget] = None,
     ) -> InvocationOutcome:
-        """Call ``function`` with ``event`` on its warm pool, cut at its ``limit``: the Invoke API's calls and the stack engine's alike."""
-        return await function.pool().invoke(event, self.limit(function, action).seconds, request_id, event_json)
+        """Call ``function`` with ``event`` on its warm pool, cut at its ``limit``: the Invoke API's calls and the stack engine's alike.
+
+        ``within``: a tighter limit the caller waits no longer than (a Lambda hook's 30 s), when it is tighter.
+        """
+        seconds = self.limit(function, action).seconds
+        if within is not None:
+            seconds = min(seconds, within.seconds)
+        return await function.pool().invoke(event, seconds, request_id, event_json)
 
     # -- life --------------------------------------------------------------------------------------
 

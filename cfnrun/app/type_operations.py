@@ -7,13 +7,15 @@ line and the record in the provider's history.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional
 
 from cfnrun.app.history import CLOUD_CONTROL_SOURCE, cloud_control_recorder
 from cfnrun.app.served import Served, UnknownType
 from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.contract.shape import ShapeValidator
+from cfnrun.contract.violations import Violation
 from cfnrun.events.operation import ContractChecked, InvocationCompleted, Observer, OperationEvent
 from cfnrun.history.store import HistoryStore
 from cfnrun.invoker.clock import RealClock, VirtualClock
@@ -29,6 +31,17 @@ from cfnrun.model.protocol import Action, Credentials
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.ui.console import Console
+
+
+@dataclass(frozen=True)
+class ContractReport:
+    """What one contract check of a served type's operation found, and whose operation it was."""
+
+    type_name: str
+    action: Action
+    stack_id: str  # "" outside a stack
+    logical_id: Optional[str]
+    violations: List[Violation]
 
 
 class TypeOperations:
@@ -49,6 +62,8 @@ class TypeOperations:
         self.type_configurations: Dict[str, Dict[str, Any]] = {}  # SetTypeConfiguration's, by type name
         self._shapes: Dict[str, ShapeValidator] = {}
         self._credentials: Optional[Credentials] = None
+        # told of every check that found violations, in any operation (``cfnrun stack test`` sums up its stack's)
+        self.contract_listeners: List[Callable[[ContractReport], None]] = []
 
     def schema(self, type_name: str) -> Optional[ResourceSchema]:
         """The served type's schema as it is now (a reload may bring a new one), or None."""
@@ -131,6 +146,10 @@ class TypeOperations:
             elif isinstance(event, ContractChecked):
                 for violation in event.violations:
                     self.console.warn(f"{label}: contract {'✗' if violation.is_error else '!'} {violation.line()}")
+                if event.violations:
+                    report = ContractReport(project.type_name, action, stack_id, logical_id, list(event.violations))
+                    for listener in self.contract_listeners:
+                        listener(report)
 
         watching: List[Observer] = [on_console, *(observers or [])]
         history = self.histories.get(project.type_name)

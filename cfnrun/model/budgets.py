@@ -16,6 +16,7 @@ from cfnrun.model.schema import ResourceSchema
 MUTATING_BUDGET_S = 60.0
 READ_LIST_BUDGET_S = 30.0
 LAMBDA_MAX_TIMEOUT_S = 900.0  # a function without a Timeout may run this long on Lambda
+LAMBDA_HOOK_BUDGET_S = 30.0  # the service waits this long for each answer of a Lambda hook's function
 
 
 class BudgetKind(str, enum.Enum):
@@ -78,6 +79,14 @@ class Budgets:
         if self.invocation_timeout_s is not None:
             return Budget(self.invocation_timeout_s, "--invocation-timeout", BudgetKind.OVERRIDE)
         return self._function_timeout(timeout)
+
+    def lambda_hook(self) -> Budget:
+        """How long the service waits for each answer of a Lambda hook's function (the Hooks user guide's 30 s)."""
+        return Budget(
+            LAMBDA_HOOK_BUDGET_S * self.time_scale,
+            f"the service's {LAMBDA_HOOK_BUDGET_S:g} s limit for a Lambda hook's answer" + self._scaled(),
+            BudgetKind.CONTRACT,
+        )
 
     def _scaled(self) -> str:
         return f" scaled by --time-scale {self.time_scale:g}" if self.time_scale != 1.0 else ""

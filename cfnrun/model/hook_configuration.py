@@ -32,9 +32,10 @@ class NameFilter:
     exclude: Tuple[str, ...] = ()
 
     def matches(self, value: Optional[str]) -> bool:
-        if value is not None and value in self.exclude:
+        """An exclusion wins; names may carry the wildcards * and ?, as stack filters allow."""
+        if value is not None and _named(value, self.exclude):
             return False
-        return not self.include or value in self.include
+        return not self.include or _named(value, self.include)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from cfnrun.stacks.provisioning import (
 )
 from cfnrun.stacks.records import NO_ECHO_MASK, Stack, StackOutput, StackResource
 
+HOOK_REASON_LIMIT = 1024  # HookStatusReason, as the API bounds it
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
 CANCELLED = "Resource update cancelled"
 
@@ -124,8 +125,8 @@ class StackEngine:
         work = self._work(stack, blueprint, resource, properties, token)
         try:
             made = await provisioner.create(work)
-        except ProvisioningFailed as error:
-            stack.set_resource_status(resource, "CREATE_FAILED", self._masked(stack, error.reason), shown, token)
+        except Exception as error:  # noqa: B902 - whatever a provisioner raises fails its resource, never the stack's bookkeeping
+            stack.set_resource_status(resource, "CREATE_FAILED", self._masked(stack, _reason(error)), shown, token)
             return False
         self._keep(resource, made, properties)
         stack.set_resource_status(resource, "CREATE_COMPLETE", None, shown, token)
@@ -211,8 +212,8 @@ class StackEngine:
         work = replace(self._work(stack, blueprint, current, properties, token), previous_properties=current.properties)
         try:
             made = await provisioner.update(work)
-        except ProvisioningFailed as error:
-            stack.set_resource_status(current, "UPDATE_FAILED", self._masked(stack, error.reason), shown, token)
+        except Exception as error:  # noqa: B902 - see _create
+            stack.set_resource_status(current, "UPDATE_FAILED", self._masked(stack, _reason(error)), shown, token)
             return False
         self._keep(current, made, properties)
         stack.set_resource_status(current, "UPDATE_COMPLETE", None, shown, token)
@@ -232,8 +233,8 @@ class StackEngine:
         provisioner = self.provisioners.for_type(new.type_name)
         try:
             made = await provisioner.create(self._work(stack, blueprint, new, properties, token))
-        except ProvisioningFailed as error:
-            stack.set_resource_status(new, "UPDATE_FAILED", self._masked(stack, error.reason), shown, token)
+        except Exception as error:  # noqa: B902 - see _create
+            stack.set_resource_status(new, "UPDATE_FAILED", self._masked(stack, _reason(error)), shown, token)
             return False
         self._keep(new, made, properties)
         stack.set_resource_status(new, "UPDATE_COMPLETE", None, shown, token)
@@ -285,8 +286,8 @@ class StackEngine:
             )
             try:
                 made = await provisioner.update(work)
-            except ProvisioningFailed as error:
-                stack.set_resource_status(current, "UPDATE_FAILED", self._masked(stack, error.reason), shown, token)
+            except Exception as error:  # noqa: B902 - see _create
+                stack.set_resource_status(current, "UPDATE_FAILED", self._masked(stack, _reason(error)), shown, token)
                 failed.append(logical_id)
                 return False
             self._keep(current, made, old.properties or {})
@@ -409,9 +410,8 @@ class StackEngine:
         try:
             provisioner = self.provisioners.for_type(resource.type_name)
             await provisioner.delete(self._work(stack, self.blueprints.get(stack.stack_id), resource, resource.properties or {}, token))
-        except (ProvisioningFailed, UnknownType) as error:
-            reason = error.reason if isinstance(error, ProvisioningFailed) else str(error)
-            stack.set_resource_status(resource, "DELETE_FAILED", self._masked(stack, reason), token=token)
+        except Exception as error:  # noqa: B902 - see _create
+            stack.set_resource_status(resource, "DELETE_FAILED", self._masked(stack, _reason(error)), token=token)
             return False
         stack.set_resource_status(resource, "DELETE_COMPLETE", None, token=token)
         return True
@@ -457,7 +457,7 @@ class StackEngine:
                 token=token,
                 hook_type=hooked.hook_type,
                 hook_status=hooked.status,
-                hook_status_reason=self._masked(stack, hooked.reason) if hooked.reason else None,
+                hook_status_reason=self._masked(stack, hooked.reason)[:HOOK_REASON_LIMIT] if hooked.reason else None,
                 hook_invocation_point=INVOCATION_POINT,
                 hook_failure_mode=hooked.failure_mode,
             )
@@ -524,6 +524,15 @@ class StackEngine:
         except UnknownType:
             return True
         return self._shown(stack, shown) != json.dumps(resource.properties, sort_keys=True, default=str)
+
+
+def _reason(error: Exception) -> str:
+    """A provisioner's failure as its resource's ResourceStatusReason; anything unforeseen is named as cfnrun's own failure."""
+    if isinstance(error, ProvisioningFailed):
+        return error.reason
+    if isinstance(error, UnknownType):
+        return str(error)
+    return f"cfnrun failed provisioning the resource: {type(error).__name__}: {error}"
 
 
 def _as_text(value: Any) -> Any:

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment
-from cfnrun.stacks.records import NO_ECHO_MASK, Stack, StackEvent, StackOutput, StackResource
+from cfnrun.events.stack import StackEvent
+from cfnrun.stacks.records import NO_ECHO_MASK, Stack, StackOutput, StackResource
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.loading import load_stack_template
 from cfnrun.stacks.template.pseudo import PseudoParameters
@@ -96,7 +97,11 @@ def _scrubbed(value: Any, secrets: List[str]) -> Any:
 def stack_record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, bool]) -> Dict[str, Any]:
     """A stack as written; ``masked``: the resources whose properties hold writeOnly or NoEcho values."""
     secrets = [value for key, value in stack.parameters.items() if key in stack.no_echo and value]
-    return _scrubbed(_record(stack, blueprint, masked), secrets)
+    record = _scrubbed(_record(stack, blueprint, masked), secrets)
+    # The template is the user's own file: a NoEcho Default is in it already, and masking text in it would break it (YAML
+    # reads "Default: ****" as an alias; a short value like "dev" would be masked wherever it appears).
+    record["template_body"] = stack.template_body
+    return record
 
 
 def _record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, bool]) -> Dict[str, Any]:
@@ -188,9 +193,13 @@ def restored_blueprint(record: Dict[str, Any], environment: StackEnvironment) ->
     saved = record.get("blueprint")
     if saved is None:
         return None
+    try:
+        template = load_stack_template(record["template_body"])
+    except TemplateError as error:
+        raise StateError(f"stack {record.get('name')}: its kept template no longer reads ({error}); remove it from the state folder") from None
     blueprint = RestoredBlueprint(
         template_body=record["template_body"],
-        template=load_stack_template(record["template_body"]),
+        template=template,
         environment=environment,
         parameters=dict(record["parameters"]),
         parameter_values={},

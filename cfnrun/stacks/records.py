@@ -6,31 +6,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.statuses import is_settled
 
 NO_ECHO_MASK = "****"
-
-
-@dataclass(frozen=True)
-class StackEvent:
-    """One line of DescribeStackEvents."""
-
-    event_id: str
-    stack_id: str
-    stack_name: str
-    logical_id: str
-    physical_id: str
-    resource_type: str
-    timestamp: float
-    status: str
-    reason: Optional[str] = None
-    properties: Optional[str] = None  # ResourceProperties as JSON text, masked
-    client_request_token: Optional[str] = None
-    hook_type: Optional[str] = None  # a hook's event: the hook, its HookStatus, reason, invocation point and failure mode
-    hook_status: Optional[str] = None
-    hook_status_reason: Optional[str] = None
-    hook_invocation_point: Optional[str] = None
-    hook_failure_mode: Optional[str] = None
 
 
 @dataclass

@@ -18,6 +18,7 @@ from typing import Awaitable, Callable, Dict, FrozenSet, List, Optional, Tuple
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment
 from cfnrun.stacks.changes import ResourceChange, plan_changes
 from cfnrun.stacks.engine import StackEngine
+from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookTarget, change_set_model, with_reasons
 from cfnrun.stacks.persistence import read_state, restored_blueprint, restored_stack, stack_record, write_state
 from cfnrun.stacks.records import Stack
@@ -76,9 +77,16 @@ class StackStore:
 
     # -- kept across restarts --------------------------------------------------------------------
 
-    def _keep(self, stack: Stack) -> None:
+    def _keep(self, stack: Stack, on_event: Optional[Callable[[StackEvent], None]] = None) -> None:
+        """Hold ``stack``: each of its events is saved (``--state``), then told to ``on_event``."""
         self.stacks[stack.stack_id] = stack
-        stack.on_event = lambda event: self.save()
+
+        def saved(event: StackEvent) -> None:
+            self.save()
+            if on_event is not None:
+                on_event(event)
+
+        stack.on_event = saved
 
     def save(self) -> None:
         """Write every stack to ``--state`` (nothing without it)."""
@@ -152,11 +160,13 @@ class StackStore:
         tags: Dict[str, str],
         disable_rollback: bool = False,
         token: Optional[str] = None,
+        on_event: Optional[Callable[[StackEvent], None]] = None,
     ) -> Stack:
+        """``on_event``: told of each of the stack's events from its first on (``cfnrun stack test`` follows a stack so)."""
         stack = self._new_stack(name, template_body, parameters, tags, disable_rollback)
         blueprint = self.prepare(template_body, parameters, {}, name, stack.stack_id)
         stack.parameters, stack.no_echo, stack.description = blueprint.parameters, blueprint.no_echo, blueprint.description
-        self._keep(stack)
+        self._keep(stack, on_event)
         self._start(stack, self.engine.create(stack, blueprint, token))
         return stack
 
@@ -317,9 +327,8 @@ class StackStore:
             self._require_status(stack, UPDATABLE, "updated")
             run = self.engine.update(stack, change_set.blueprint, change_set.parameters, change_set.tags, token, change_set.skips_stack_hooks)
         self._start(stack, self._executing(change_set, stack, run))
-        for other in self.change_sets.values():  # executing one change set makes the stack's others obsolete
-            if other.stack_id == stack.stack_id and other is not change_set:
-                other.execution_status = "OBSOLETE"
+        for other in [c for c in self.change_sets.values() if c.stack_id == stack.stack_id and c is not change_set]:
+            del self.change_sets[other.change_set_id]  # executing one change set deletes the stack's others, as the service does
 
     async def _executing(self, change_set: ChangeSet, stack: Stack, run: Awaitable[None]) -> None:
         try:

@@ -7,6 +7,7 @@ from typing import TextIO
 from cfnrun.events.encoding import encode
 from cfnrun.events.fuzz import FuzzEvent, encode_fuzz
 from cfnrun.events.masking import WriteOnlyMasking
+from cfnrun.events.stack import StackTestEvent, encode_stack_test
 from cfnrun.events.operation import OperationEvent
 from cfnrun.model.schema import ResourceSchema
 
@@ -32,3 +33,16 @@ class FuzzNdjsonRenderer:
     def __call__(self, event: FuzzEvent) -> None:
         self.out.write(json.dumps(encode_fuzz(event), default=str) + "\n")
         self.out.flush()
+
+
+class StackTestNdjsonRenderer:
+    """``cfnrun stack test --json``: one object per stack event, step and result (masked by the engine); the live progress has none."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def __call__(self, event: StackTestEvent) -> None:
+        record = encode_stack_test(event)
+        if record is not None:
+            self.out.write(json.dumps(record, default=str) + "\n")
+            self.out.flush()

@@ -437,3 +437,26 @@ def test_cancel_update_stack_starts_nothing_more_and_rolls_back() -> None:
     assert stack.status == "UPDATE_ROLLBACK_COMPLETE"
     assert "Third" not in stack.resources
     assert not any(k.startswith("Third") for k in memory.live)
+
+
+def test_a_provisioner_that_breaks_fails_its_resource_and_the_stack_still_rolls_back() -> None:
+    memory = Memory()
+    original = memory.create
+
+    async def breaks(work: ResourceWork) -> Provisioned:
+        if work.logical_id == "Second":
+            raise RuntimeError("the endpoint answered HTML")
+        return await original(work)
+
+    memory.create = breaks  # type: ignore[method-assign]
+
+    async def scenario() -> Any:
+        store = _store(memory)
+        store.create_stack("s", _template(TWO), {}, {})
+        return await store.settled("s")
+
+    stack = run(scenario())
+    assert stack.status == "ROLLBACK_COMPLETE"
+    assert memory.live == {}
+    failed = [e for e in stack.events if e.status == "CREATE_FAILED"]
+    assert failed[0].reason == "cfnrun failed provisioning the resource: RuntimeError: the endpoint answered HTML"

@@ -109,3 +109,27 @@ def test_a_state_file_cfnrun_did_not_write_is_refused_plainly(tmp_path: Path) ->
     (tmp_path / STATE_FILE).write_text('{"something": "else"}', encoding="utf-8")
     with pytest.raises(StateError, match="not a stacks file cfnrun wrote"):
         _store(Memory(), tmp_path)
+
+
+def test_a_yaml_template_with_a_noecho_default_is_read_back_as_written(tmp_path: Path) -> None:
+    # Masked in the template, the Default would read back as "Default: ****": a YAML alias, not a template.
+    body = (
+        "Parameters:\n  Pin:\n    Type: String\n    NoEcho: true\n    Default: dev-pin\n"
+        "Resources:\n  First:\n    Type: Test::Thing::Resource\n    Properties: {Name: one, Size: 1}\n"
+    )
+    memory = Memory()
+
+    async def first_life() -> None:
+        store = _store(memory, tmp_path)
+        store.create_stack("defaulted", body, {}, {})
+        await store.settled("defaulted")
+
+    asyncio.run(first_life())
+    [record] = json.loads((tmp_path / STATE_FILE).read_text(encoding="utf-8"))["stacks"]
+    assert record["template_body"] == body  # the user's own file, as it was given
+    assert "dev-pin" not in json.dumps({key: value for key, value in record.items() if key != "template_body"})
+
+    async def second_life() -> str:
+        return _store(memory, tmp_path).get("defaulted").status
+
+    assert asyncio.run(second_life()) == "CREATE_COMPLETE"

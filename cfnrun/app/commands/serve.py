@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Protocol, Tuple
 
 from cfnrun.app.commands.common import EXIT_INTERRUPTED, EXIT_SUCCESS, echo, project_dir, usage_error
 from cfnrun.app.early_start import EarlyStart
@@ -36,7 +36,22 @@ def serve_settings(options: ServeOptions, region: str) -> serve.ServeSettings:
     )
 
 
-def served_sources(options: ServeOptions) -> serve.Sources:
+class SourceOptions(Protocol):
+    """What names the sources to serve: ``cfnrun serve``'s options, and ``cfnrun stack test``'s."""
+
+    @property
+    def project_path(self) -> Optional[Path]: ...
+    @property
+    def project(self) -> Optional[Path]: ...
+    @property
+    def providers(self) -> Tuple[Path, ...]: ...
+    @property
+    def hooks(self) -> Tuple[Path, ...]: ...
+    @property
+    def functions(self) -> Tuple[Path, ...]: ...
+
+
+def served_sources(options: SourceOptions) -> serve.Sources:
     """The projects and templates to serve: the current project (named, or found at or above the current folder)
     when there is one, then each ``--provider``, then each ``--functions`` template. CfnrunError for one that does not load.
 
@@ -61,10 +76,10 @@ def served_sources(options: ServeOptions) -> serve.Sources:
     return serve.Sources(tuple(providers), tuple(templates), tuple(hooks))
 
 
-def _current_project(options: ServeOptions) -> Optional[Project]:
+def _current_project(options: SourceOptions) -> Optional[Project]:
     named = options.project_path or options.project
-    if named is None and (options.providers or options.functions) and find_project_root(Path.cwd()) is None:
-        return None  # serve --provider DIR ... outside any project
+    if named is None and (options.providers or options.hooks or options.functions) and find_project_root(Path.cwd()) is None:
+        return None  # serve --provider DIR (or --hook DIR) ... outside any project
     return load_project(project_dir(options.project_path, options.project), usable_schema=False)
 
 

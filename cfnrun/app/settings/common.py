@@ -1,5 +1,6 @@
 """Options several commands share: each declared once here, the help given where a command says it its own way."""
 import sys
+from pathlib import Path
 from typing import Any, List, Optional, Tuple
 
 from cfnrun.app.options import argument, option, switch
@@ -88,3 +89,31 @@ def inject(**details: Any) -> Any:
         default=(), cli_type=List[str], cli_default=[], metavar="SERVICE:Operation=EFFECT", to_setting=parse_faults,
         to_record=_fault_texts, **details,
     )
+
+
+def providers(help: str) -> Any:
+    return option("--provider", help=help, default=(), cli_type=List[Path], cli_default=[], metavar="DIR", to_setting=tuple)
+
+
+def hooks(**details: Any) -> Any:
+    return option(
+        "--hook", help="Serve this hook project (repeatable) and run it in local stacks before each resource it targets "
+        "(ENABLED, FailureMode FAIL, until SetTypeConfiguration says otherwise).",
+        default=(), cli_type=List[Path], cli_default=[], metavar="DIR", to_setting=tuple, **details,
+    )
+
+
+def functions(**details: Any) -> Any:
+    return option(
+        "--functions", help="Also serve the plain Python Lambda functions of this SAM/CloudFormation template (repeatable), "
+        "by logical id, FunctionName and ARN.",
+        default=(), cli_type=List[Path], cli_default=[], metavar="TEMPLATE", to_setting=tuple, **details,
+    )
+
+
+def json_output(help: str = "Print one JSON object per event (NDJSON).", **details: Any) -> Any:
+    return option("--json", help=help, default=False, **details)
+
+
+def stack_state(help: str, **details: Any) -> Any:
+    return option("--state", help=help, metavar="DIR", **details)

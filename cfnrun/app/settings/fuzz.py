@@ -59,6 +59,6 @@ class FuzzSettings:
     faults: Tuple[FaultRule, ...] = common.inject(record="inject")
     aws_endpoint: Optional[str] = common.aws_endpoint(record="awsEndpoint")
     moto: bool = common.moto(record="moto")
-    json_output: bool = option("--json", help="Print one JSON object per event (NDJSON).", default=False)
+    json_output: bool = common.json_output()
     python: str = common.python()
     log_level: str = common.log_level("Level of the handler's root logger.", default="WARNING", record="logLevel")

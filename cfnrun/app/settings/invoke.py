@@ -85,7 +85,7 @@ class InvokeSettings:
         "--operation-timeout", help="Override the whole operation's timeout, in seconds.",
         minimum=0.001, record="operationTimeout",
     )
-    json_output: bool = option("--json", help="Print one JSON object per event (NDJSON).", default=False)
+    json_output: bool = common.json_output()
     log_level: str = common.log_level("Level of the handler's root logger.", record="logLevel")
     python: str = common.python()
     memory_limit: bool = common.memory_limit()  # enforce the function's MemorySize on the worker

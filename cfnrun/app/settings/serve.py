@@ -28,21 +28,12 @@ class ServeOptions:
 
     project_path: Optional[Path] = common.project_argument()
     project: Optional[Path] = common.project()
-    providers: Tuple[Path, ...] = option(
-        "--provider", help="Also serve this provider project (repeatable), beside the current one if there is one: each type on "
-        "the Lambda and Cloud Control APIs; with several, functions are also named TYPE-NAME-FUNCTION (Org-Svc-Res-TypeFunction).",
-        default=(), cli_type=List[Path], cli_default=[], metavar="DIR", to_setting=tuple,
+    providers: Tuple[Path, ...] = common.providers(
+        "Also serve this provider project (repeatable), beside the current one if there is one: each type on "
+        "the Lambda and Cloud Control APIs; with several, functions are also named TYPE-NAME-FUNCTION (Org-Svc-Res-TypeFunction)."
     )
-    hooks: Tuple[Path, ...] = option(
-        "--hook", help="Serve this hook project (repeatable) and run it in local stacks before each resource it targets "
-        "(ENABLED, FailureMode FAIL, until SetTypeConfiguration says otherwise).",
-        default=(), cli_type=List[Path], cli_default=[], metavar="DIR", to_setting=tuple,
-    )
-    functions: Tuple[Path, ...] = option(
-        "--functions", help="Also serve the plain Python Lambda functions of this SAM/CloudFormation template (repeatable), "
-        "by logical id, FunctionName and ARN.",
-        default=(), cli_type=List[Path], cli_default=[], metavar="TEMPLATE", to_setting=tuple,
-    )
+    hooks: Tuple[Path, ...] = common.hooks()
+    functions: Tuple[Path, ...] = common.functions()
     host: str = option("--host", help="Address to bind. Anything but loopback exposes your handlers.", default=DEFAULT_HOST)
     port: int = option("--port", help="Port to listen on (0 picks a free one).", default=DEFAULT_PORT, minimum=0, maximum=65535)
     workers: int = option("--workers", help="Warm workers per function: calls beyond this queue.", default=4, minimum=1)
@@ -95,9 +86,8 @@ class ServeOptions:
     aws_endpoint: Optional[str] = common.aws_endpoint()
     moto: bool = common.moto(early=False)  # moto's endpoint is known once moto runs: nothing starts early
     faults: Tuple[FaultRule, ...] = common.inject()
-    state: Optional[Path] = option(
-        "--state", help="Keep the local stacks in this folder across restarts (NoEcho and writeOnly values are never written).",
-        metavar="DIR",
+    state: Optional[Path] = common.stack_state(
+        "Keep the local stacks in this folder across restarts (NoEcho and writeOnly values are never written)."
     )
 
     def runtime(self, region: str) -> "RuntimeSettings":

@@ -99,6 +99,9 @@ class AwsTypes:
         name = self._inner_stack(work)
         if work.retain:
             return
+        self._require_endpoint(work)
+        if await self._endpoint_status(name) is None:
+            return  # already gone (an embedded moto after a restart of serve): deleted, as the service takes a resource it cannot find
         await self._call(work, "delete_stack", StackName=name)
         status, reason = await self._wait(name)
         if status not in ("DELETE_COMPLETE", "GONE"):
@@ -109,13 +112,36 @@ class AwsTypes:
         name = (model or {}).get(INNER_STACK_KEY)
         if self.endpoint_url is None or not isinstance(name, str):
             return False
+        try:
+            return await self._endpoint_status(name) is not None
+        except ProvisioningFailed:
+            return False
+
+    async def left_on_endpoint(self, model: Optional[Dict[str, Any]]) -> Optional[str]:
+        """After a delete: why the resource may still be on the endpoint (its stack there is not deleted), or None when it is gone."""
+        name = (model or {}).get(INNER_STACK_KEY)
+        if self.endpoint_url is None or not isinstance(name, str):
+            return "cfnrun has no record of its stack on the AWS endpoint"
+        try:
+            status = await self._endpoint_status(name)
+        except ProvisioningFailed as error:
+            return error.reason
+        return None if status is None else f"its stack {name} on the AWS endpoint is {status}"
+
+    async def _endpoint_status(self, name: str) -> Optional[str]:
+        """The status of the endpoint's stack ``name``; None once it is deleted or gone; ProvisioningFailed when the endpoint cannot say."""
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
             stacks = (await asyncio.to_thread(self._cloudformation().describe_stacks, StackName=name))["Stacks"]
-        except (ClientError, BotoCoreError):
-            return False
-        return bool(stacks) and stacks[0]["StackStatus"] != "DELETE_COMPLETE"
+        except ClientError as error:
+            if "does not exist" in str(error):
+                return None
+            raise ProvisioningFailed(f"the AWS endpoint cannot say: {error}") from None
+        except BotoCoreError as error:
+            raise ProvisioningFailed(f"the AWS endpoint {self.endpoint_url} did not answer: {error}") from None
+        status = stacks[0]["StackStatus"] if stacks else "DELETE_COMPLETE"
+        return None if status == "DELETE_COMPLETE" else status
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -141,7 +167,12 @@ class AwsTypes:
 
     async def _call(self, work: ResourceWork, operation: str, **arguments: Any) -> Dict[str, Any]:
         self._require_endpoint(work)
+        return await self._ask(operation, **arguments)
+
+    async def _ask(self, operation: str, **arguments: Any) -> Dict[str, Any]:
+        """One call to the endpoint's CloudFormation API; whatever goes wrong fails the resource, never the stack operation."""
         from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.parsers import ResponseParserError
 
         client = self._cloudformation()
         try:
@@ -149,20 +180,19 @@ class AwsTypes:
         except ClientError as error:
             detail = error.response.get("Error", {})
             raise ProvisioningFailed(f"{detail.get('Message') or error} (the AWS endpoint's {detail.get('Code', 'error')})") from None
+        except ResponseParserError:  # an HTML page or a traceback where XML should be: the endpoint broke on the call
+            raise ProvisioningFailed(f"the AWS endpoint {self.endpoint_url} failed answering {operation} (not an AWS answer; see its log)") from None
         except BotoCoreError as error:
             raise ProvisioningFailed(f"the AWS endpoint {self.endpoint_url} did not answer: {error}") from None
 
     async def _wait(self, name: str) -> Tuple[str, Optional[str]]:
         """Poll the endpoint's stack until it settles: its status and, when it failed, the first failure's reason."""
-        from botocore.exceptions import ClientError
-
-        client = self._cloudformation()
         delay = POLL_FIRST_S
         while True:
             try:
-                stacks = (await asyncio.to_thread(client.describe_stacks, StackName=name))["Stacks"]
-            except ClientError as error:
-                if "does not exist" in str(error):
+                stacks = (await self._ask("describe_stacks", StackName=name))["Stacks"]
+            except ProvisioningFailed as error:
+                if "does not exist" in error.reason:
                     return "GONE", None
                 raise
             status = stacks[0]["StackStatus"] if stacks else "GONE"
@@ -172,7 +202,7 @@ class AwsTypes:
             delay = min(self.poll_max_s, delay * 2)
         if status.endswith("_COMPLETE") and "ROLLBACK" not in status:
             return status, None
-        events = (await asyncio.to_thread(client.describe_stack_events, StackName=name)).get("StackEvents", [])
+        events = (await self._ask("describe_stack_events", StackName=name)).get("StackEvents", [])
         failures = [e.get("ResourceStatusReason") for e in reversed(events) if e.get("ResourceStatus", "").endswith("_FAILED")]
         return status, next((f for f in failures if f), None)
 
@@ -180,11 +210,15 @@ class AwsTypes:
         status, reason = await self._wait(name)
         if status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
             raise ProvisioningFailed(reason or f"the AWS endpoint's stack {name} ended {status}")
-        client = self._cloudformation()
-        stack = (await asyncio.to_thread(client.describe_stacks, StackName=name))["Stacks"][0]
+        stack = (await self._ask("describe_stacks", StackName=name))["Stacks"][0]
         outputs = {o["OutputKey"]: o.get("OutputValue") for o in stack.get("Outputs", [])}
-        described = await asyncio.to_thread(client.describe_stack_resource, StackName=name, LogicalResourceId=work.logical_id)
-        physical_id = described["StackResourceDetail"].get("PhysicalResourceId") or outputs.get(REF_OUTPUT) or name
+        if REF_OUTPUT not in outputs:  # moto completes a stack whose type it does not know, without making the resource
+            await self._ask("delete_stack", StackName=name)  # nothing of it is left on the endpoint
+            raise ProvisioningFailed(
+                f"the AWS endpoint {self.endpoint_url} does not implement {work.type_name}: its stack completed without making the resource"
+            )
+        described = await self._ask("describe_stack_resource", StackName=name, LogicalResourceId=work.logical_id)
+        physical_id = described["StackResourceDetail"].get("PhysicalResourceId") or outputs[REF_OUTPUT] or name
         attributes = {attribute: outputs[key] for key, attribute in _output_keys(sorted(work.attributes_wanted)).items() if key in outputs}
         missing = sorted(work.attributes_wanted - set(attributes))
         if missing:

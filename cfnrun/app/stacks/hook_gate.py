@@ -34,7 +34,7 @@ from cfnrun.app.type_operations import TypeOperations
 from cfnrun.events.operation import InvocationCompleted, OperationEvent
 from cfnrun.model.endings import EndReason
 from cfnrun.model.hook_configuration import HookConfiguration
-from cfnrun.model.hook_protocol import StackLevelTarget, hook_annotations
+from cfnrun.model.hook_protocol import StackLevelTarget, describe_annotation, hook_annotations
 from cfnrun.model.hook_targets import STACK_LEVEL_TARGETS, target_names
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
@@ -123,12 +123,22 @@ class CustomHook:
             observers=[keep_answer],
         ).run()
         annotations = last.get("annotations", ())
+        described = [describe_annotation(a) for a in annotations]
         if result.succeeded:
-            return HookOutcome("HOOK_COMPLETE_SUCCEEDED", result.message or None, annotations, last.get("hookStatus") == SKIP_STACK_HOOK)
+            skips = last.get("hookStatus") == SKIP_STACK_HOOK
+            return HookOutcome("HOOK_COMPLETE_SUCCEEDED", _with(result.message or None, described), annotations, skips)
         if result.reason is EndReason.HANDLER and result.error_code in JUDGED:
-            return HookOutcome("HOOK_COMPLETE_FAILED", result.message or result.error_code, annotations)
+            return HookOutcome("HOOK_COMPLETE_FAILED", _with(result.message or result.error_code, described), annotations)
         detail = ": ".join(part for part in (result.error_code, result.message) if part) or result.status.value
         return HookOutcome("HOOK_FAILED", f"Hook {self.hook_type} failed: {detail}")
+
+
+def _with(reason: Optional[str], annotations: List[str]) -> Optional[str]:
+    """The hook's message with the annotations it returned (the events keep both)."""
+    if not annotations:
+        return reason
+    listed = "; ".join(annotations)
+    return f"{reason} [annotations: {listed}]" if reason else f"[annotations: {listed}]"
 
 
 class HookGate:

@@ -19,11 +19,15 @@ from cfnrun.app.stacks.aws_schemas import AwsSchemas
 from cfnrun.app.stacks.aws_types import AwsTypes
 from cfnrun.app.served import Served
 from cfnrun.app.stacks.drift_checks import DriftChecks
+from cfnrun.app.stacks.leftovers import LeftoverCheck
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
+from cfnrun.app.stacks.guard_hooks import GuardHookKind
+from cfnrun.app.stacks.hook_files import HookFiles
 from cfnrun.app.stacks.hook_gate import CustomHook, HookGate
 from cfnrun.app.stacks.hook_payloads import HookPayloadStore
 from cfnrun.app.stacks.hook_results import HookResults
 from cfnrun.app.stacks.hook_resources import HookKind, HookResources
+from cfnrun.app.stacks.lambda_hooks import LAMBDA_HOOK_TYPE, LambdaHookKind
 from cfnrun.app.stacks.provisioners import TypeRouter
 from cfnrun.app.stacks.stack_calls import StackCalls
 from cfnrun.app.stacks.user_types import UserTypes
@@ -65,6 +69,8 @@ class LocalStacks:
     environment: Callable[[str, str], StackEnvironment]
     aws_types: AwsTypes
     console: Console
+    operations: TypeOperations  # the one invoker every user type's resource operation goes through
+    leftovers: LeftoverCheck  # is a deleted resource gone (``cfnrun stack test``)
 
     async def restore(self) -> None:
         """Read back the stacks ``--state`` keeps, and say which AWS resources the endpoint no longer has."""
@@ -126,7 +132,11 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
         if registry.project.is_hook:
             hook_type = registry.project.type_name
             hooks.add(CustomHook(hook_type, operations, HookConfiguration(enabled=hook_type in active_hooks), payloads))
-    hook_kinds: Dict[str, HookKind] = {}  # AWS::CloudFormation::GuardHook, ::LambdaHook: what runs each kind
+    hook_files = HookFiles(served.aws_endpoint, region, Path.cwd())  # a local RuleLocation is relative to serve's folder
+    hook_kinds: Dict[str, HookKind] = {  # the hook-declaring resource types: what runs each kind
+        "AWS::CloudFormation::GuardHook": GuardHookKind(hook_files),
+        LAMBDA_HOOK_TYPE: LambdaHookKind(operations, payloads),
+    }
     hook_resources = HookResources(hooks, hook_kinds)
     router = TypeRouter(
         user_types,
@@ -194,7 +204,10 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
     store = StackStore(engine, prepared, state)
     drift = DriftChecks(store, operations, user_types)
     calls = StackCalls(store, describe_type, summarize, configure_type, drift, hooks.results)
-    return LocalStacks(store, CheckedStackCalls(calls, lint), responses, drift, hooks, payloads, environment, aws_types, operations.console)
+    return LocalStacks(
+        store, CheckedStackCalls(calls, lint), responses, drift, hooks, payloads, environment, aws_types, operations.console, operations,
+        LeftoverCheck(operations, served_types, aws_types),
+    )
 
 
 def configure_hook(hook: Any, configuration: Dict[str, Any]) -> None:

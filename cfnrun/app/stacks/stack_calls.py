@@ -15,8 +15,9 @@ from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.hook_results import HookResult, HookResults
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
 from cfnrun.stacks.changes import ResourceChange
+from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.drift import DriftDetection, PropertyDifference, ResourceDrift
-from cfnrun.stacks.records import Stack, StackEvent, StackResource
+from cfnrun.stacks.records import Stack, StackResource
 from cfnrun.stacks.store import ChangeSet, StackError, StackStore
 
 PAGE_SIZE = 100

@@ -9,7 +9,7 @@ Fn::GetAtt reads the returned model, and a failure's reason is worded as the ser
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 from cfnrun.app.type_operations import TypeOperations
 from cfnrun.app.history import STACK_SOURCE
@@ -26,17 +26,6 @@ from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacem
 _VALIDATOR_PREFIX = re.compile(r"^.*? is not valid against the schema \(\w+\): ")
 ENDING_CODES = {EndReason.INVOCATION_BUDGET: "ServiceTimeout", EndReason.OPERATION_TIMEOUT: "NotStabilized"}
 
-
-def _value_at(model: Optional[Dict[str, Any]], path: List[str]) -> Any:
-    value: Any = model
-    for part in path:
-        if isinstance(value, dict) and part in value:
-            value = value[part]
-        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
-            value = value[int(part)]
-        else:
-            return None
-    return value
 
 
 class UserTypes:
@@ -103,7 +92,12 @@ class UserTypes:
     async def delete(self, work: ResourceWork) -> None:
         schema = self._schema(work.type_name)
         known = {**typed_properties(schema, work.properties), **(work.model or {})}
-        await self._run(work, Action.DELETE, known, None)
+        try:
+            await self._run(work, Action.DELETE, known, None)
+        except ProvisioningFailed as error:
+            if error.error_code != "NotFound":
+                raise
+            # already gone (deleted out of band, or with an embedded moto after a restart): the service takes it as deleted
 
     async def read(self, work: ResourceWork) -> Optional[Dict[str, Any]]:
         """The resource as its READ handler sees it now (from the model the stack keeps); None when it answers NotFound."""
@@ -152,13 +146,13 @@ class UserTypes:
         found: Dict[str, Any] = {}
         for pointer in schema.primary_identifier:
             path = pointer_to_path(pointer)
-            value = _value_at(model, path)
+            value = schema.value_at(model or {}, pointer)
             if value is not None and len(path) == 1:
                 found[path[0]] = value
         return found
 
     def _provisioned(self, schema: ResourceSchema, work: ResourceWork, model: Dict[str, Any]) -> Provisioned:
-        parts = [_value_at(model, pointer_to_path(p)) for p in schema.primary_identifier]
+        parts = [schema.value_at(model, pointer) for pointer in schema.primary_identifier]
         if not parts or any(p is None for p in parts):
             raise ProvisioningFailed(
                 f"The handler's model has no primaryIdentifier ({', '.join(schema.primary_identifier)}): the stack cannot track the resource"
@@ -166,7 +160,7 @@ class UserTypes:
         physical_id = "|".join(str(p) for p in parts)
         attributes = {}
         for name in work.attributes_wanted:
-            value = _value_at(model, name.split("."))
+            value = schema.value_at(model, "/properties/" + "/".join(name.split(".")))  # GetAtt A.B: a nested property
             if value is not None:
                 attributes[name] = value
         return Provisioned(physical_id, physical_id, attributes, schema.without_write_only(model))

@@ -1,0 +1,102 @@
+"""The files a declared hook names by ``S3Location`` (a Guard hook's rules, its input parameters), read where they are.
+
+An ``s3://bucket/key`` Uri (with an optional VersionId) is read from the AWS endpoint the handlers
+use (``--moto`` or ``--aws-endpoint``), so a test puts its rules there with its own S3 client, as a
+deployment puts them in a real bucket. Any other Uri is a local path, relative to the folder serve
+was started in. Either way a file that cannot be read is an ``UnreadableFile`` naming the Uri and why.
+"""
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any, Optional, Tuple
+
+from cfnrun.model.errors import CfnrunError
+
+S3_SCHEME = "s3://"
+OTHER_SCHEMES = ("http://", "https://", "file://")
+
+
+class UnreadableFile(CfnrunError):
+    """A location that does not name a file cfnrun can read."""
+
+
+def s3_object(uri: str) -> Tuple[str, str]:
+    """The bucket and key of an ``s3://bucket/key`` Uri."""
+    bucket, _, key = uri[len(S3_SCHEME):].partition("/")
+    if not bucket or not key:
+        raise UnreadableFile(f"{uri} does not name an object: an S3 Uri is s3://bucket/key")
+    return bucket, key
+
+
+class HookFiles:
+    """Reads S3Locations from the AWS endpoint ``endpoint_url`` or under ``folder``."""
+
+    def __init__(self, endpoint_url: Optional[str], region: str, folder: Path) -> None:
+        self.endpoint_url = endpoint_url
+        self.region = region
+        self.folder = folder
+        self._client: Any = None
+        self._client_lock = threading.Lock()  # hooks on resources created together read at once: one client, made once
+
+    def problem(self, location: Any, where: str) -> Optional[str]:
+        """Why ``location`` is not an S3Location cfnrun can read from (checked before anything is read), or None."""
+        if not isinstance(location, dict) or not isinstance(location.get("Uri"), str) or not location["Uri"]:
+            return f"{where} must be an object with a Uri (s3://bucket/key or a local path)"
+        uri = location["Uri"]
+        if uri.startswith(OTHER_SCHEMES):
+            return f"{where}.Uri {uri}: cfnrun reads s3://bucket/key (on the AWS endpoint) or a local path"
+        if uri.startswith(S3_SCHEME) and self.endpoint_url is None:
+            return f"{where}.Uri {uri} is on S3: start serve with --moto (an embedded moto) or --aws-endpoint URL to read it"
+        return None
+
+    async def read(self, location: Any, where: str) -> str:
+        """The text at ``location`` (an S3Location); UnreadableFile says why it cannot be read."""
+        problem = self.problem(location, where)
+        if problem is not None:
+            raise UnreadableFile(problem)
+        uri = str(location["Uri"])
+        if uri.startswith(S3_SCHEME):
+            return await asyncio.to_thread(self._s3_text, uri, location.get("VersionId"))
+        path = self.folder / uri
+        try:
+            return await asyncio.to_thread(path.read_text, encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise UnreadableFile(f"{uri} cannot be read (as {path}): {getattr(error, 'strerror', None) or error}") from None
+
+    def _s3(self) -> Any:
+        with self._client_lock:
+            if self._client is None:
+                self._client = self._new_client()
+        return self._client
+
+    def _new_client(self) -> Any:
+        import boto3  # what the endpoint speaks; imported once a hook reads from it
+
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint_url,
+            region_name=self.region,
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
+
+    def _s3_text(self, uri: str, version_id: Any) -> str:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        bucket, key = s3_object(uri)
+        arguments = {"Bucket": bucket, "Key": key}
+        if isinstance(version_id, str) and version_id:
+            arguments["VersionId"] = version_id
+        try:
+            body = self._s3().get_object(**arguments)["Body"].read()
+        except ClientError as error:
+            detail = error.response.get("Error", {})
+            raise UnreadableFile(f"{uri} cannot be read from {self.endpoint_url}: {detail.get('Code')}: {detail.get('Message')}") from None
+        except BotoCoreError as error:
+            raise UnreadableFile(f"{uri} cannot be read from {self.endpoint_url}: {error}") from None
+        try:
+            return str(body.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise UnreadableFile(f"{uri} is not UTF-8 text") from None

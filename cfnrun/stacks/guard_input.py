@@ -1,0 +1,71 @@
+"""The document a Guard hook's rules are evaluated against, built as the Hooks user guide documents it.
+
+For a RESOURCE target the service hands Guard a ``HookContext`` (who is asking, about which
+resource, at which invocation point), the resource under ``Resources.<LogicalId>`` with its
+``ResourceType`` and ``ResourceProperties``, and on an update its previous properties under
+``Previous.<LogicalId>``. Rules written for the service read the same paths here. Documents from
+the hook's ``Options.InputParams`` add top-level keys of their own; a key named twice (by two
+documents, or by one and the hook's input) is refused rather than silently overwritten.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Sequence, Tuple
+
+import yaml
+
+from cfnrun.model.errors import CfnrunError
+from cfnrun.stacks.hooks import INVOCATION_POINT, HookTarget
+
+HOOK_TYPE_VERSION = "00000001"
+INPUT_KEYS = ("HookContext", "Resources", "Previous")  # the top-level keys the hook's own input may hold
+
+
+class GuardInputError(CfnrunError):
+    """Input parameters that cannot be merged into the hook's input."""
+
+
+def _resource(type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:
+    return {"ResourceType": type_name, "ResourceProperties": properties}
+
+
+def guard_input(target: HookTarget, hook_type: str) -> Dict[str, Any]:
+    """What a Guard hook named ``hook_type`` evaluates for this resource operation."""
+    document: Dict[str, Any] = {
+        "HookContext": {
+            "AWSAccountID": target.stack.account_id,
+            "StackId": target.stack.stack_id,
+            "HookTypeName": hook_type,
+            "HookTypeVersion": HOOK_TYPE_VERSION,
+            "InvocationPoint": f"{target.action}_{INVOCATION_POINT}",
+            "TargetName": target.type_name,
+            "TargetType": "RESOURCE",
+            "TargetLogicalId": target.logical_id,
+        },
+        "Resources": {target.logical_id: _resource(target.type_name, target.properties)},
+    }
+    if target.action == "UPDATE" and target.previous_properties is not None:
+        document["Previous"] = {target.logical_id: _resource(target.type_name, target.previous_properties)}
+    return document
+
+
+def with_input_params(document: Dict[str, Any], params: Sequence[Tuple[str, Any]]) -> Dict[str, Any]:
+    """``document`` with each (location, parsed document) of ``Options.InputParams`` added at the top level."""
+    merged = dict(document)
+    named = {key: "the hook's input" for key in document}
+    for location, extra in params:
+        if not isinstance(extra, dict):
+            raise GuardInputError(f"input parameters {location} must hold an object (a mapping of names to values), not {type(extra).__name__}")
+        for key, value in extra.items():
+            if key in named:
+                raise GuardInputError(f"input parameters {location} set {key}, already set by {named[key]}")
+            named[key] = f"input parameters {location}"
+            merged[key] = value
+    return merged
+
+
+def read_input_params(text: str, location: str) -> Any:
+    """An input parameters file (YAML or JSON, as Guard reads them) as data; GuardInputError when it is neither."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise GuardInputError(f"input parameters {location} are neither JSON nor YAML: {' '.join(str(error).split())}") from None

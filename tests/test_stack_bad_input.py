@@ -1,0 +1,190 @@
+"""Bad input to local stacks, through a real ``cfnrun serve`` and boto3's ``cloudformation`` client (issue #23).
+
+Each mistake ends either in the service's error shape (a ``ValidationError`` or a modelled
+exception, raised by boto3 as it raises AWS's) or in a stack that rolls back with a stack event
+saying why; serve keeps serving the stacks after it. One serve (the note sample, the
+misbehaving fixture whose handler crashes or hangs on request, and moto for AWS::* types)
+answers every test of a module.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import pytest
+from botocore.exceptions import ClientError
+
+from conftest import LOCAL_STATE, MISBEHAVING, SAMPLES, ServerProcess, wait_until
+
+NOTE = "Cfnrun::Sample::Note"
+MISBEHAVING_TYPE = "Cfnrun::Test::Misbehaving"
+# A hanging handler is cut after this many seconds (serve's --invocation-timeout)
+HANG_CUT_SECONDS = 3
+SETTLE_SECONDS = 60.0  # a stack operation of a few resources ends in well under a second; a loaded CI machine is slower
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    root = tmp_path_factory.mktemp("stacks")
+    note, misbehaving = root / "note", root / "misbehaving"
+    shutil.copytree(SAMPLES / "note", note, ignore=LOCAL_STATE)
+    shutil.copytree(MISBEHAVING, misbehaving, ignore=LOCAL_STATE)
+    process = ServerProcess(note, "--provider", str(misbehaving), "--invocation-timeout", str(HANG_CUT_SECONDS), "--no-reload", "--moto")
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def cloudformation(server: ServerProcess) -> Any:
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client(
+        "cloudformation",
+        endpoint_url=server.url,
+        region_name="us-east-1",
+        aws_access_key_id="AKIDCFNRUNTEST",
+        aws_secret_access_key="cfnrun-test-secret",
+        config=Config(retries={"max_attempts": 0}),
+    )
+
+
+def template(resources: Dict[str, Any], **sections: Any) -> str:
+    return json.dumps({"Resources": resources, **sections})
+
+
+def a_note(title: Any = "hello world", **attributes: Any) -> Dict[str, Any]:
+    return {"Type": NOTE, "Properties": {"Title": title}, **attributes}
+
+
+def refused(cloudformation: Any, **create: Any) -> Tuple[str, str]:
+    """The error code and message CreateStack is answered with; the stack must not exist afterwards."""
+    with pytest.raises(ClientError) as raised:
+        cloudformation.create_stack(**create)
+    error = raised.value.response["Error"]
+    with pytest.raises(ClientError, match="does not exist"):
+        cloudformation.describe_stacks(StackName=create["StackName"])
+    return error["Code"], error["Message"]
+
+
+def settled(cloudformation: Any, name: str) -> Dict[str, Any]:
+    """The stack once its operation has ended."""
+    found: List[Dict[str, Any]] = []
+
+    def ended() -> bool:
+        found[:] = cloudformation.describe_stacks(StackName=name)["Stacks"]
+        return not found[0]["StackStatus"].endswith("_IN_PROGRESS")
+
+    wait_until(ended, SETTLE_SECONDS, f"stack {name} to settle")
+    return found[0]
+
+
+def events_of(cloudformation: Any, name: str) -> List[Tuple[str, str, Optional[str]]]:
+    """(LogicalResourceId, ResourceStatus, ResourceStatusReason), oldest first."""
+    events = cloudformation.describe_stack_events(StackName=name)["StackEvents"]
+    return [(e["LogicalResourceId"], e["ResourceStatus"], e.get("ResourceStatusReason")) for e in reversed(events)]
+
+
+def test_a_misspelt_property_is_a_validation_error_naming_it_and_its_line(cloudformation: Any) -> None:
+    body = template({"Note": {"Type": NOTE, "Properties": {"Titel": "hello world"}}})
+    code, message = refused(cloudformation, StackName="typo", TemplateBody=body)
+    assert code == "ValidationError"
+    assert "'Titel' was unexpected" in message and "line 1" in message
+
+
+def test_resources_that_need_each_other_are_refused(cloudformation: Any) -> None:
+    body = template({"A": a_note({"Ref": "B"}), "B": a_note({"Ref": "A"})})
+    code, message = refused(cloudformation, StackName="circle", TemplateBody=body)
+    assert code == "ValidationError" and "Circular dependency between resources: [A, B]" in message
+
+
+def test_a_ref_to_a_parameter_not_declared_is_refused(cloudformation: Any) -> None:
+    code, message = refused(cloudformation, StackName="missing-parameter", TemplateBody=template({"A": a_note({"Ref": "Missing"})}))
+    assert code == "ValidationError" and "Unresolved resource dependencies [Missing] in the Resources block" in message
+
+
+def test_a_type_serve_does_not_have_is_refused_naming_the_served_ones(cloudformation: Any) -> None:
+    body = template({"A": {"Type": "Cfnrun::Sample::Nope", "Properties": {}}})
+    code, message = refused(cloudformation, StackName="unknown-type", TemplateBody=body)
+    assert code == "ValidationError"
+    assert "Unrecognized resource types: [Cfnrun::Sample::Nope]" in message
+    assert NOTE in message and MISBEHAVING_TYPE in message and "--provider" in message
+
+
+def test_a_template_that_is_not_yaml_is_refused_with_its_line(cloudformation: Any) -> None:
+    code, message = refused(cloudformation, StackName="not-yaml", TemplateBody="Resources:\n  A:\n    Type: [\n")
+    assert code == "ValidationError" and "line 4" in message
+
+
+def test_an_import_of_an_export_nobody_made_is_refused(cloudformation: Any) -> None:
+    body = template({"A": a_note({"Fn::ImportValue": "nobody-exports-this"})})
+    code, message = refused(cloudformation, StackName="missing-export", TemplateBody=body)
+    assert code == "ValidationError" and message == "No export named nobody-exports-this found."
+
+
+def test_a_stack_name_in_use_and_an_update_that_changes_nothing_are_refused(cloudformation: Any) -> None:
+    body = template({"A": a_note()})
+    cloudformation.create_stack(StackName="reused", TemplateBody=body)
+    assert settled(cloudformation, "reused")["StackStatus"] == "CREATE_COMPLETE"
+    with pytest.raises(cloudformation.exceptions.AlreadyExistsException, match=r"Stack \[reused\] already exists"):
+        cloudformation.create_stack(StackName="reused", TemplateBody=body)
+    with pytest.raises(ClientError, match="No updates are to be performed."):
+        cloudformation.update_stack(StackName="reused", TemplateBody=body)
+    assert settled(cloudformation, "reused")["StackStatus"] == "CREATE_COMPLETE"
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "reason"),
+    [
+        ({"do": "hard_exit"}, "the worker process exited with status 7 before returning a ProgressEvent"),
+        ({"do": "raise"}, "the function raised ValueError: the handler broke on purpose"),
+        ({"do": "sleep", "seconds": 600}, f"did not return a ProgressEvent within --invocation-timeout ({HANG_CUT_SECONDS} s)"),
+    ],
+    ids=["crash", "raise", "hang"],
+)
+def test_a_handler_that_breaks_mid_stack_fails_its_resource_and_the_stack_rolls_back(
+    cloudformation: Any, behaviour: Dict[str, Any], reason: str
+) -> None:
+    name = f"breaks-{behaviour['do'].replace('_', '-')}"
+    broken = {"Type": MISBEHAVING_TYPE, "DependsOn": "First", "Properties": behaviour}
+    cloudformation.create_stack(StackName=name, TemplateBody=template({"First": a_note(), "Broken": broken}))
+    assert settled(cloudformation, name)["StackStatus"] == "ROLLBACK_COMPLETE"
+    events = events_of(cloudformation, name)
+    failed = [event for event in events if event[1] == "CREATE_FAILED"]
+    assert [event[0] for event in failed] == ["Broken"] and reason in str(failed[0][2])
+    assert (name, "ROLLBACK_IN_PROGRESS", "The following resource(s) failed to create: [Broken]. Rollback requested by user.") in events
+    assert ("First", "DELETE_COMPLETE", None) in events  # rolled back: nothing of the stack is left
+    # serve keeps serving: the same template without the broken resource is created
+    cloudformation.create_stack(StackName=f"{name}-after", TemplateBody=template({"First": a_note()}))
+    assert settled(cloudformation, f"{name}-after")["StackStatus"] == "CREATE_COMPLETE"
+
+
+def test_an_aws_type_the_endpoint_does_not_implement_fails_its_resource_and_the_stack_rolls_back(cloudformation: Any) -> None:
+    """moto's CloudFormation completes a stack of a type it does not know without making anything."""
+    policy = {
+        "Type": "AWS::CloudFront::CachePolicy",
+        "DependsOn": "Topic",
+        "Properties": {
+            "CachePolicyConfig": {
+                "Name": "local",
+                "DefaultTTL": 1,
+                "MaxTTL": 2,
+                "MinTTL": 0,
+                "ParametersInCacheKeyAndForwardedToOrigin": {
+                    "EnableAcceptEncodingGzip": False,
+                    "CookiesConfig": {"CookieBehavior": "none"},
+                    "HeadersConfig": {"HeaderBehavior": "none"},
+                    "QueryStringsConfig": {"QueryStringBehavior": "none"},
+                },
+            }
+        },
+    }
+    body = template({"Topic": {"Type": "AWS::SNS::Topic"}, "Policy": policy})
+    cloudformation.create_stack(StackName="not-on-moto", TemplateBody=body)
+    assert settled(cloudformation, "not-on-moto")["StackStatus"] == "ROLLBACK_COMPLETE"
+    events = events_of(cloudformation, "not-on-moto")
+    failed = [event for event in events if event[1] == "CREATE_FAILED"]
+    assert [event[0] for event in failed] == ["Policy"]
+    assert "does not implement AWS::CloudFront::CachePolicy" in str(failed[0][2])
+    assert ("Topic", "DELETE_COMPLETE", None) in events

@@ -1,0 +1,239 @@
+"""``cfnrun stack test``: the real command line, in its own process, on private copies of the samples.
+
+Each run starts its own serve in-process (port 0), so these run side by side under ``-n auto``.
+The samples keep their resources' state in their folders: a copy per test starts empty, and a
+run that passes leaves none of them behind.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable, Dict, List
+
+import boto3
+import pytest
+
+from cfnrun.model.schema import WRITE_ONLY_MASK
+from tests.conftest import FIXTURES, LOCAL_STATE, SAMPLES, cfnrun, sandboxes_of
+
+PROVIDERS = ("note", "cluster", "parameter")
+SECRET = "s3cret-NoEcho-value-9"
+
+
+@pytest.fixture
+def stack_samples(sample: Callable[[str], Path], tmp_path: Path) -> Path:
+    """The three sample providers and the sample stack's template, copied side by side under ``tmp_path``."""
+    for name in PROVIDERS:
+        sample(name)
+    shutil.copytree(SAMPLES / "stack", tmp_path / "stack")
+    return tmp_path
+
+
+def stack_test(folder: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    providers = [arg for name in PROVIDERS for arg in ("--provider", name)]
+    return cfnrun("stack", "test", *args, *providers, "--virtual-clock", cwd=folder, timeout=timeout)
+
+
+def records(completed: subprocess.CompletedProcess) -> List[Dict[str, Any]]:
+    return [json.loads(line) for line in completed.stdout.splitlines()]
+
+
+def test_create_two_updates_and_delete_pass_and_show_the_replacement(stack_samples: Path) -> None:
+    completed = stack_test(
+        stack_samples, "stack/template.yaml", "--moto", "--update", "NodeCount=2", "--update", "Folder=archive"
+    )
+    out = completed.stdout
+    assert completed.returncode == 0, out + completed.stderr
+    for header in ("step 1/4: create", "step 2/4: update NodeCount=2", "step 3/4: update Folder=archive", "step 4/4: delete"):
+        assert header in out
+    step_3 = out[out.index("step 3/4"):out.index("step 4/4")]
+    replacing = [line for line in step_3.splitlines() if "Requested update requires the creation of a new physical resource" in line]
+    assert len(replacing) == 1 and replacing[0].split()[1] == "Note", step_3
+    assert any(line.split()[1:4] == ["Note", "Cfnrun::Sample::Note", "DELETE_COMPLETE"] for line in step_3.splitlines())  # the old note
+    assert "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS" in step_3
+    # Bucket, Cluster, two notes, NoteSetting: each confirmed gone (READ NotFound, the bucket's endpoint stack deleted)
+    assert "5 made (replacements included), 5 confirmed gone after delete" in out
+    assert "PASSED: stack test template" in out
+    assert json.loads((stack_samples / "note" / ".state" / "notes.json").read_text(encoding="utf-8"))["notes"] == {}
+
+
+def test_a_second_resource_failing_schema_validation_rolls_back_the_first(stack_samples: Path) -> None:
+    (stack_samples / "fails.yaml").write_text(
+        "Resources:\n"
+        "  Cluster:\n    Type: Cfnrun::Sample::Cluster\n    Properties: {Name: first, NodeCount: 1}\n"
+        "  Note:\n    Type: Cfnrun::Sample::Note\n    Properties:\n      Title: second\n"
+        "      Folder: !GetAtt Cluster.Endpoint\n",  # known once Cluster exists: cfn-lint cannot refuse it up front
+        encoding="utf-8",
+    )
+    completed = stack_test(stack_samples, "fails.yaml")
+    out = completed.stdout
+    assert completed.returncode == 1, out + completed.stderr
+    lines = out.splitlines()
+    failed = next(index for index, line in enumerate(lines) if "Note" in line and "CREATE_FAILED" in line)
+    assert "Properties validation failed for resource Note" in lines[failed]
+    after = "\n".join(lines[failed:])
+    assert "ROLLBACK_IN_PROGRESS" in after and "ROLLBACK_COMPLETE" in after
+    assert any(line.split()[1:4] == ["Cluster", "Cfnrun::Sample::Cluster", "DELETE_COMPLETE"] for line in lines[failed:])
+    assert "✗ step 1 create: ROLLBACK_COMPLETE (rolled back)" in out
+    assert "1 made (replacements included), 1 confirmed gone after delete" in out
+    assert "FAILED: stack test fails" in out
+    assert "stack-test.log" in completed.stderr
+
+
+def test_json_is_ndjson_in_the_event_vocabulary_without_the_noecho_value(stack_samples: Path) -> None:
+    completed = stack_test(
+        stack_samples, "stack/template.yaml", "--moto", "--json", "--parameters", f"NotePassword={SECRET}", "--update", "Folder=archive"
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert SECRET not in completed.stdout and SECRET not in completed.stderr
+    assert SECRET not in (stack_samples / ".cfnrun" / "stack-test.log").read_text(encoding="utf-8")
+    found = records(completed)
+    kinds = [record["event"] for record in found]
+    assert kinds[0] == "stackTestStart" and kinds[-1] == "stackTestResult"
+    assert found[0]["steps"] == ["create NotePassword=****", "update Folder=archive", "delete"]
+    assert [r["kind"] for r in found if r["event"] == "stackStep"] == ["create", "update", "delete"]
+    assert all(r["ok"] for r in found if r["event"] == "stackStepResult")
+    notes = [r for r in found if r["event"] == "stackEvent" and r["logicalResourceId"] == "Note" and "resourceProperties" in r]
+    assert notes and all(json.loads(r["resourceProperties"])["AccessPassword"] == WRITE_ONLY_MASK for r in notes)  # writeOnly and NoEcho
+    stack_events = [r for r in found if r["event"] == "stackEvent" and r["resourceType"] == "AWS::CloudFormation::Stack"]
+    assert stack_events[-1]["resourceStatus"] == "DELETE_COMPLETE"
+    result = found[-1]
+    assert result["failed"] is False and result["leftovers"] == [] and result["checkedGone"] == result["resources"] == 5
+
+
+def test_keep_skips_the_delete_and_lists_what_the_stack_holds(stack_samples: Path) -> None:
+    completed = stack_test(stack_samples, "stack/template.yaml", "--moto", "--keep")
+    out = completed.stdout
+    assert completed.returncode == 0, out + completed.stderr
+    assert "steps: create" in out and "delete" not in out.split("summary")[0].split("steps:")[1].splitlines()[0]
+    assert "DELETE_IN_PROGRESS" not in out
+    assert "4 resource(s), not deleted" in out
+    assert "ends with this command" in out
+
+
+def test_keep_with_state_keeps_the_stack_for_serve_to_delete_later(stack_samples: Path, serve: Any) -> None:
+    kept = stack_test(stack_samples, "stack/template.yaml", "--moto", "--keep", "--state", "kept", "--json")
+    assert kept.returncode == 0, kept.stdout + kept.stderr
+    assert records(kept)[-1]["keptIn"] == "kept"
+    [stack] = json.loads((stack_samples / "kept" / "stacks.json").read_text(encoding="utf-8"))["stacks"]
+    assert (stack["name"], stack["status"]) == ("template", "CREATE_COMPLETE")
+
+    again = stack_test(stack_samples, "stack/template.yaml", "--moto", "--state", "kept")
+    assert again.returncode == 2, again.stdout + again.stderr
+    assert "a stack named template is already kept in kept (CREATE_COMPLETE)" in again.stderr
+
+    # as the summary says: serve reads it back and deletes it, though the bucket and the SSM parameter went with the first moto
+    providers = [arg for name in PROVIDERS[1:] for arg in ("--provider", str(stack_samples / name))]
+    server = serve(stack_samples / "note", *providers, "--moto", "--virtual-clock", "--state", str(stack_samples / "kept"))
+    server.has_printed("is gone from the AWS endpoint")
+    client = boto3.client(
+        "cloudformation", endpoint_url=server.url, region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="y"
+    )
+    client.delete_stack(StackName="template")
+    client.get_waiter("stack_delete_complete").wait(StackName="template", WaiterConfig={"Delay": 0.2, "MaxAttempts": 200})
+    assert json.loads((stack_samples / "note" / ".state" / "notes.json").read_text(encoding="utf-8"))["notes"] == {}
+
+
+def test_a_hook_that_fails_a_resource_fails_the_step_with_its_reason(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    sample("hook")
+    (tmp_path / "bucket.yaml").write_text("Resources:\n  Bucket:\n    Type: AWS::S3::Bucket\n", encoding="utf-8")
+    completed = cfnrun("stack", "test", "bucket.yaml", "--hook", "hook", "--moto", "--json", cwd=tmp_path)
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    found = records(completed)
+    hooked = [r for r in found if r["event"] == "stackEvent" and r.get("hookStatus") == "HOOK_COMPLETE_FAILED"]
+    assert [(r["logicalResourceId"], r["hookType"], r["hookFailureMode"]) for r in hooked] == [("Bucket", "Cfnrun::Sample::BucketGuard", "FAIL")]
+    create = next(r for r in found if r["event"] == "stackStepResult" and r["kind"] == "create")
+    assert create["stackStatus"] == "ROLLBACK_COMPLETE"
+    assert create["reason"].startswith("Bucket HOOK_COMPLETE_FAILED Cfnrun::Sample::BucketGuard: Bucket must use server-side encryption")
+
+
+def test_a_resource_read_finds_after_its_delete_is_left_behind(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    note = sample("note")
+    handlers = next((note / "src").glob("*/handlers.py"))
+    text = handlers.read_text(encoding="utf-8")
+    handlers.write_text(text.replace('del state["notes"][record["NoteId"]]', "pass  # a DELETE that deletes nothing"), encoding="utf-8")
+    (tmp_path / "one.yaml").write_text("Resources:\n  Note:\n    Type: Cfnrun::Sample::Note\n    Properties: {Title: kept}\n", encoding="utf-8")
+    completed = cfnrun("stack", "test", "one.yaml", "--provider", "note", "--virtual-clock", "--json", cwd=tmp_path)
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    result = records(completed)[-1]
+    assert [left["logicalResourceId"] for left in result["leftovers"]] == ["Note"]
+    assert "READ still answers SUCCESS" in result["leftovers"][0]["reason"]
+    assert all(r["ok"] for r in records(completed) if r["event"] == "stackStepResult")
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["missing.yaml"], "missing.yaml: no such template file"),
+        (["stack/template.yaml", "--update", "NodeCount"], "'NodeCount' is not KEY=VALUE"),
+        (["stack/template.yaml", "--update="], "names no parameter"),
+        (["stack/template.yaml", "--parameters", "Nope=1"], "stack/template.yaml: Parameters: [Nope] do not exist in the template"),
+        (["stack/template.yaml", "--update", "NodeCount=1"], "step 2 (update NodeCount=1): it changes no parameter's value"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(stack_samples: Path, args: List[str], says: str) -> None:
+    completed = stack_test(stack_samples, *args, "--moto")
+    assert completed.returncode == 2, completed.stdout + completed.stderr
+    assert completed.stderr.splitlines() == [f"cfnrun: error: {completed.stderr.split('cfnrun: error: ')[1].strip()}"]
+    assert says in completed.stderr
+    assert "step 1" not in completed.stdout  # refused before anything was made
+
+
+@pytest.fixture
+def rule_breaker_stack(tmp_path: Path) -> Path:
+    """The rule breaker fixture's type, in a one-resource stack whose CREATE answers a null value (a MUST violation)."""
+    shutil.copytree(FIXTURES / "rulebreaker", tmp_path / "rulebreaker", ignore=LOCAL_STATE)
+    (tmp_path / "breaks.yaml").write_text(
+        "Resources:\n  Breaker:\n    Type: Cfnrun::Test::RuleBreaker\n    Properties: {Name: one, Breaks: no-null-values}\n",
+        encoding="utf-8",
+    )
+    return tmp_path
+
+
+def test_contract_warn_reports_the_violation_and_passes(rule_breaker_stack: Path) -> None:
+    # --keep: this handler's READ never answers NotFound, which is not what is tested here
+    completed = cfnrun("stack", "test", "breaks.yaml", "--provider", "rulebreaker", "--contract", "warn", "--keep", "--json", cwd=rule_breaker_stack)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    result = records(completed)[-1]
+    assert result["failingViolations"] == 0
+    assert {(v["logicalResourceId"], v["action"], v["severity"]) for v in result["violations"]} == {("Breaker", "CREATE", "error")}
+
+
+def test_contract_strict_fails_on_a_must_violation(rule_breaker_stack: Path) -> None:
+    completed = cfnrun("stack", "test", "breaks.yaml", "--provider", "rulebreaker", "--keep", cwd=rule_breaker_stack)
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "Breaker                Cfnrun::Test::RuleBreaker    CREATE_FAILED" in completed.stdout
+    assert "contract   2 MUST, 0 SHOULD violation(s)" in completed.stdout  # model-shape and no-null-values
+    assert "✗ Breaker (Cfnrun::Test::RuleBreaker) CREATE: [no-null-values]" in completed.stdout
+    assert "FAILED: stack test breaks" in completed.stdout
+
+
+def test_ctrl_c_while_a_handler_stabilizes_stops_serve_and_every_worker(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    sample("cluster")
+    (tmp_path / "slow.yaml").write_text(
+        "Resources:\n  Cluster:\n    Type: Cfnrun::Sample::Cluster\n    Properties: {Name: slow, NodeCount: 1}\n", encoding="utf-8"
+    )
+    # the real clock: the cluster answers IN_PROGRESS with CallbackDelaySeconds, so the create is still running when Ctrl-C comes
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cfnrun", "stack", "test", "slow.yaml", "--provider", "cluster", "--json"],
+        cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"},
+    )
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            record = json.loads(line)
+            if record.get("logicalResourceId") == "Cluster" and record.get("resourceStatus") == "CREATE_IN_PROGRESS":
+                break
+        assert sandboxes_of(process.pid), "the cluster's workers run"
+        process.send_signal(signal.SIGINT)  # what Ctrl-C sends
+        assert process.wait(timeout=60) == 130
+    finally:
+        process.kill()
+        process.wait()
+    assert process.stderr is not None and "interrupted" in process.stderr.read()
+    assert sandboxes_of(process.pid) == []

@@ -1,0 +1,138 @@
+"""A Guard hook's input (the Hooks user guide's shape), the verdict read from CloudFormation Guard's report, and where its files are read."""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Dict
+
+import pytest
+
+from cfnrun.app.stacks.hook_files import HookFiles, UnreadableFile, s3_object
+from cfnrun.stacks.guard_input import GuardInputError, guard_input, read_input_params, with_input_params
+from cfnrun.stacks.guard_rules import GuardError, GuardVerdict, evaluate, read_verdict, rules_problem
+from cfnrun.stacks.hooks import HookTarget
+from cfnrun.stacks.provisioning import StackContext
+
+STACK = StackContext("arn:aws:cloudformation:us-east-1:123456789012:stack/app/1", "app", "us-east-1", "123456789012")
+RULES = """\
+let buckets = Resources.*[ ResourceType == "AWS::S3::Bucket" ]
+rule versioning when %buckets !empty {
+    %buckets.ResourceProperties.VersioningConfiguration.Status == "Enabled"
+    <<
+        Versioning must be
+        Enabled
+    >>
+}
+rule tagged when %buckets !empty {
+    %buckets.ResourceProperties.Tags exists
+}
+rule kept when Previous exists {
+    Previous.*.ResourceProperties.VersioningConfiguration.Status != "Enabled" or
+    Resources.*.ResourceProperties.VersioningConfiguration.Status == "Enabled"
+    << Versioning once Enabled stays Enabled >>
+}
+"""
+
+
+def bucket(status: str, action: str = "CREATE", previous: Any = None) -> HookTarget:
+    properties: Dict[str, Any] = {"VersioningConfiguration": {"Status": status}, "Tags": [{"Key": "team", "Value": "a"}]}
+    return HookTarget(STACK, action, "Logs", "AWS::S3::Bucket", properties, previous)
+
+
+def test_a_create_is_shown_with_its_hook_context_and_the_resource_under_its_logical_id() -> None:
+    document = guard_input(bucket("Enabled"), "My::Guard::Hook")
+    assert document == {
+        "HookContext": {
+            "AWSAccountID": "123456789012",
+            "StackId": STACK.stack_id,
+            "HookTypeName": "My::Guard::Hook",
+            "HookTypeVersion": "00000001",
+            "InvocationPoint": "CREATE_PRE_PROVISION",
+            "TargetName": "AWS::S3::Bucket",
+            "TargetType": "RESOURCE",
+            "TargetLogicalId": "Logs",
+        },
+        "Resources": {"Logs": {"ResourceType": "AWS::S3::Bucket", "ResourceProperties": bucket("Enabled").properties}},
+    }
+
+
+def test_an_update_also_shows_the_previous_properties() -> None:
+    previous = {"VersioningConfiguration": {"Status": "Enabled"}}
+    document = guard_input(bucket("Suspended", "UPDATE", previous), "My::Guard::Hook")
+    assert document["HookContext"]["InvocationPoint"] == "UPDATE_PRE_PROVISION"
+    assert document["Previous"] == {"Logs": {"ResourceType": "AWS::S3::Bucket", "ResourceProperties": previous}}
+    assert "Previous" not in guard_input(bucket("Enabled", "DELETE"), "My::Guard::Hook")
+
+
+def test_input_parameters_add_top_level_keys_and_may_not_name_one_twice() -> None:
+    document = guard_input(bucket("Enabled"), "My::Guard::Hook")
+    merged = with_input_params(document, [("s3://b/a.yaml", {"Policy": {"Min": 2}}), ("s3://b/b.json", {"Owners": ["a"]})])
+    assert merged["Policy"] == {"Min": 2} and merged["Owners"] == ["a"] and merged["Resources"] == document["Resources"]
+    with pytest.raises(GuardInputError, match="s3://b/b.json set Policy, already set by input parameters s3://b/a.yaml"):
+        with_input_params(document, [("s3://b/a.yaml", {"Policy": 1}), ("s3://b/b.json", {"Policy": 2})])
+    with pytest.raises(GuardInputError, match="set Resources, already set by the hook's input"):
+        with_input_params(document, [("p.yaml", {"Resources": {}})])
+    with pytest.raises(GuardInputError, match="p.yaml must hold an object"):
+        with_input_params(document, [("p.yaml", ["a"])])
+    assert read_input_params('{"Policy": {"Min": 2}}', "p.json") == {"Policy": {"Min": 2}}
+    with pytest.raises(GuardInputError, match="p.yaml are neither JSON nor YAML"):
+        read_input_params("a: [b", "p.yaml")
+
+
+def test_compliant_rules_pass_and_failing_ones_give_their_custom_messages_or_guards_words() -> None:
+    assert evaluate(RULES, guard_input(bucket("Enabled"), "H::G::K"), "rules.guard") == GuardVerdict(True)
+    untagged = guard_input(bucket("Suspended"), "H::G::K")
+    del untagged["Resources"]["Logs"]["ResourceProperties"]["Tags"]
+    verdict = evaluate(RULES, untagged, "rules.guard")
+    assert not verdict.passed
+    assert verdict.failures[0] == ("versioning", "Versioning must be Enabled")  # the custom message, its lines joined
+    assert verdict.failures[1][0] == "tagged" and "Tags" in verdict.failures[1][1]  # no message of its own: Guard's
+    assert verdict.reason.startswith("Rule [versioning] failed: Versioning must be Enabled; Rule [tagged] failed: ")
+
+
+def test_rules_read_the_previous_properties_of_an_update() -> None:
+    turned_off = guard_input(bucket("Suspended", "UPDATE", {"VersioningConfiguration": {"Status": "Enabled"}}), "H::G::K")
+    assert evaluate(RULES, turned_off, "rules.guard").failures == (("versioning", "Versioning must be Enabled"), ("kept", "Versioning once Enabled stays Enabled"))
+
+
+def test_rules_that_apply_to_nothing_pass() -> None:
+    queue = HookTarget(STACK, "CREATE", "Q", "AWS::SQS::Queue", {})
+    assert evaluate(RULES, guard_input(queue, "H::G::K"), "rules.guard").passed
+    assert evaluate("# nothing but a comment\n", {}, "rules.guard").passed
+
+
+def test_rules_that_cannot_be_used_are_named_with_their_source_and_where_parsing_stopped() -> None:
+    assert rules_problem(RULES, "s3://b/rules.guard") is None
+    assert rules_problem("rule x {\n  a == 1\n}\nrule y {\n b === 2 }", "s3://b/rules.guard") == (
+        "Guard rules s3://b/rules.guard do not parse at line 5, column 6 (near '= 2 }')"
+    )
+    assert rules_problem("", "local.guard") == "Guard rules local.guard are empty"
+    problem = rules_problem("rule x { a == %nowhere }", "local.guard")
+    assert problem is not None and problem.startswith("Guard rules local.guard cannot be evaluated: ") and "nowhere" in problem
+
+
+def test_a_report_that_is_not_guards_is_an_error_not_a_pass() -> None:
+    with pytest.raises(GuardError, match="cannot read for rules r.guard"):
+        read_verdict({"unexpected": True}, "r.guard")
+    with pytest.raises(GuardError, match="r.guard cannot be evaluated: boom"):
+        read_verdict({"tool": "guard", "success": False, "error": "boom"}, "r.guard")
+    failing = {"tool": "guard", "success": True, "result": {"status": "FAIL", "not_compliant": [{"Rule": {"name": "r", "checks": []}}]}}
+    assert read_verdict(failing, "r.guard") == GuardVerdict(False, (("r", "not compliant"),))
+
+
+def test_rule_locations_are_s3_on_the_aws_endpoint_or_local_paths_under_the_serves_folder(tmp_path: Path) -> None:
+    without_endpoint = HookFiles(None, "us-east-1", tmp_path)
+    assert without_endpoint.problem({"Uri": "s3://rules/a.guard"}, "RuleLocation") == (
+        "RuleLocation.Uri s3://rules/a.guard is on S3: start serve with --moto (an embedded moto) or --aws-endpoint URL to read it"
+    )
+    assert "cfnrun reads s3://bucket/key" in str(without_endpoint.problem({"Uri": "https://example.com/a.guard"}, "RuleLocation"))
+    assert without_endpoint.problem({"VersionId": "1"}, "Options.InputParams[0]") == (
+        "Options.InputParams[0] must be an object with a Uri (s3://bucket/key or a local path)"
+    )
+    (tmp_path / "policy").mkdir()
+    (tmp_path / "policy" / "a.guard").write_text("rule r { a == 1 }", encoding="utf-8")
+    assert asyncio.run(without_endpoint.read({"Uri": "policy/a.guard"}, "RuleLocation")) == "rule r { a == 1 }"
+    with pytest.raises(UnreadableFile, match=r"policy/b.guard cannot be read \(as .*policy/b.guard\): No such file"):
+        asyncio.run(without_endpoint.read({"Uri": "policy/b.guard"}, "RuleLocation"))
+    with pytest.raises(UnreadableFile, match="s3://rules does not name an object"):
+        s3_object("s3://rules")
