@@ -405,6 +405,23 @@ def test_cfnrun_test_takes_export_values_from_the_command_line_and_looks_nothing
     assert bad.returncode == 2 and "--export 'NoEqualsSign': expected NAME=VALUE" in bad.stderr
 
 
+def test_cfnrun_test_creates_dependency_stacks_so_exports_resolve_offline(sample: Callable[[str], Path]) -> None:
+    """--stack TEMPLATE: a local stack on the suite's own serve exports what the inputs read; deleted afterwards."""
+    pytest.importorskip("rpdk.core")
+    project = sample("parameter")
+    run = cfnrun(
+        "test", str(project), "--moto", "--stack", str(project / "dependencies.yaml"), "--virtual-clock",
+        "--", "-k", "contract_create_read", env=NO_LOCAL_CREDENTIALS, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert "stack cfnrun-test-dependencies from" in run.stdout
+    assert "created /cfnrun/contract/parameter = 'from cfnrun-test-dependencies'" in (project / ".cfnrun" / "test.log").read_text()
+    broken = project / "broken.yaml"
+    broken.write_text("Resources:\n  X:\n    Type: [unclosed\n", encoding="utf-8")
+    refused = cfnrun("test", str(project), "--moto", "--stack", str(broken), env=NO_LOCAL_CREDENTIALS, timeout=300)
+    assert refused.returncode == 1 and f"--stack {broken}: Template format error" in refused.stdout, refused.stdout + refused.stderr
+
+
 def test_cfnrun_test_looks_exports_up_where_cloudformation_endpoint_url_says(
     sample: Callable[[str], Path], moto_url: str
 ) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import re
 import os
 import sys
 from dataclasses import dataclass, field, replace
@@ -23,6 +24,8 @@ from cfnrun.model.hook_targets import TARGET_SCHEMAS_FOLDER, undescribed_targets
 from cfnrun.model.project import Project
 from cfnrun.ui.console import Console
 from cfnrun.app.serve import ServeSettings, Sources, aws_calls_routed, start_server
+from cfnrun.stacks.store import StackError, StackStore
+from cfnrun.stacks.template.errors import TemplateError
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ class ContractSettings:
     virtual_clock: bool = False  # skip the suite's CallbackDelaySeconds sleeps, still counting them
     cloudformation_endpoint: Optional[str] = None  # where the suite resolves {{Export}} inputs (default: the AWS endpoint)
     exports: Tuple[Tuple[str, str], ...] = ()  # --export: {{Export}} values resolved here, no ListExports call
+    stacks: Tuple[Path, ...] = ()  # --stack: templates created as local stacks first; the suite's ListExports reads theirs
 
 
 def require_cloudformation_cli() -> None:
@@ -104,7 +108,12 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
                 print(f"cfnrun test: the handlers' AWS calls and the suite's export lookups go to {serve.runtime.aws_endpoint}", flush=True)
             server = await start_server(Sources.of(project), serve, console)
             try:
-                await server.loaded  # all of it before the suite: an unusable schema stops here
+                parts = await server.loaded  # all of it before the suite: an unusable schema stops here
+                deployed = DependencyStacks(parts.stacks.store)
+                problem = await deployed.create(settings.stacks)
+                if problem is not None:
+                    print(f"cfnrun test: {problem}", flush=True)
+                    return 1
                 command = [sys.executable, "-m", "cfnrun.app.cfn_offline"]
                 if not settings.use_aws:
                     command += ["--sts-endpoint", server.url]
@@ -115,7 +124,7 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
                 for name, value in settings.exports:
                     command += ["--export", f"{name}={value}"]
                 command += ["test", "--endpoint", server.url, "--region", serve.runtime.region]
-                exports_at = settings.cloudformation_endpoint or serve.runtime.aws_endpoint
+                exports_at = server.url if settings.stacks else (settings.cloudformation_endpoint or serve.runtime.aws_endpoint)
                 if exports_at and not settings.exports:
                     command += ["--cloudformation-endpoint-url", exports_at]  # {{Export}} inputs: ListExports
                 if settings.pytest_args:
@@ -123,6 +132,9 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
                 print(f"cfnrun test: {project.type_name} against {server.url}; handler output in {log_path}", flush=True)
                 process = await asyncio.create_subprocess_exec(*command, cwd=str(project.root), env=_environment(settings))
                 status = await process.wait()
+                left = await deployed.delete()
+                if left:
+                    print(f"cfnrun test: {left}", flush=True)
             finally:
                 await server.stop(serve.shutdown_timeout_s)
             if serve.contract is not ContractMode.OFF:
@@ -130,6 +142,43 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
             if server.loops_stopped:
                 print(loop_summary(server.loops_stopped, log_path), flush=True)
             return status
+
+
+class DependencyStacks:
+    """``--stack``: the templates a suite's inputs depend on, as local stacks on the suite's own serve."""
+
+    def __init__(self, store: StackStore) -> None:
+        self.store = store
+        self.names: List[str] = []
+
+    async def create(self, templates: Tuple[Path, ...]) -> Optional[str]:
+        """Create each in turn; what went wrong, or None once all are CREATE_COMPLETE."""
+        for path in templates:
+            name = re.sub(r"[^A-Za-z0-9-]", "-", f"cfnrun-test-{path.stem}")[:128]
+            try:
+                body = path.read_text(encoding="utf-8")
+                self.store.create_stack(name, body, {}, {})
+            except OSError as error:
+                return f"--stack {path}: {error.strerror or error}"
+            except (StackError, TemplateError) as error:
+                return f"--stack {path}: {error}"
+            self.names.append(name)
+            stack = await self.store.settled(name)
+            if stack.status != "CREATE_COMPLETE":
+                failures = [f"{e.logical_id}: {e.reason}" for e in stack.events if e.status.endswith("_FAILED") and e.reason]
+                return f"--stack {path}: {stack.status} ({'; '.join(failures) or stack.reason})"
+            print(f"cfnrun test: stack {name} from {path}: CREATE_COMPLETE", flush=True)
+        return None
+
+    async def delete(self) -> Optional[str]:
+        """Delete what ``create`` made, last first; what was left, or None."""
+        left = []
+        for name in reversed(self.names):
+            self.store.delete_stack(name)
+            stack = await self.store.settled(name)
+            if stack.status != "DELETE_COMPLETE":
+                left.append(f"stack {name} is {stack.status}: {stack.reason}")
+        return "; ".join(left) or None
 
 
 def loop_summary(stopped: int, log_path: Path) -> str:

@@ -466,7 +466,10 @@ class StackEngine:
         return self._masked(stack, refused) if refused is not None else None
 
     def context(self, stack: Stack) -> StackContext:
-        return StackContext(stack.stack_id, stack.name, self.region, self.account_id, dict(stack.tags))
+        """The stack as a resource operation sees it; during an update, with the tags it had before (previousStackTags)."""
+        run = self.updates.get(stack.stack_id)
+        previous = dict(run.before.tags) if run is not None and stack.status.startswith("UPDATE") else None
+        return StackContext(stack.stack_id, stack.name, self.region, self.account_id, dict(stack.tags), previous)
 
     def _work(self, stack: Stack, blueprint: Optional[Blueprint], resource: StackResource, properties: Dict[str, Any], token: Optional[str]) -> ResourceWork:
         def note(reason: str) -> None:

@@ -460,3 +460,27 @@ def test_a_provisioner_that_breaks_fails_its_resource_and_the_stack_still_rolls_
     assert memory.live == {}
     failed = [e for e in stack.events if e.status == "CREATE_FAILED"]
     assert failed[0].reason == "cfnrun failed provisioning the resource: RuntimeError: the endpoint answered HTML"
+
+
+def test_an_update_hands_the_handlers_the_stack_tags_before_and_after() -> None:
+    memory = Memory()
+    seen: List[Any] = []
+    original = memory.update
+
+    async def watching(work: ResourceWork) -> Provisioned:
+        seen.append((work.stack.tags, work.stack.previous_tags))
+        return await original(work)
+
+    memory.update = watching  # type: ignore[method-assign]
+    changed = json.loads(json.dumps(TWO))
+    changed["First"]["Properties"]["Size"] = 2
+
+    async def scenario() -> Any:
+        store = _store(memory)
+        store.create_stack("s", _template(TWO), {}, {"team": "a"})
+        await store.settled("s")
+        store.update_stack("s", _template(changed), {}, {"team": "b"})
+        return await store.settled("s")
+
+    assert run(scenario()).status == "UPDATE_COMPLETE"
+    assert seen == [({"team": "b"}, {"team": "a"})]

@@ -33,6 +33,7 @@ def run(options: ContractTestOptions, early: EarlyStart) -> int:
             virtual_clock=options.virtual_clock,
             cloudformation_endpoint=options.cloudformation_endpoint,
             exports=options.exports,
+            stacks=tuple(path.resolve() for path in options.stacks),
         )
         return asyncio.run(run_contract_tests(loaded, settings))
     except CfnrunError as error:

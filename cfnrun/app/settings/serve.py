@@ -148,6 +148,11 @@ class ContractTestOptions:
         "with no ListExports call.", default=(), cli_type=List[str], cli_default=[], metavar="NAME=VALUE",
         to_setting=parse_exports,
     )
+    stacks: Tuple[Path, ...] = option(
+        "--stack", help="Create this template as a local stack before the suite (repeatable), so {{Export}} inputs resolve "
+        "from its exports; deleted after the suite.", default=(), cli_type=List[Path], cli_default=[], metavar="TEMPLATE",
+        to_setting=tuple,
+    )
     pytest_args: List[str] = dataclasses.field(default_factory=list)
 
     def runtime(self, region: str) -> "RuntimeSettings":
