@@ -227,6 +227,12 @@ def test_a_change_set_its_hook_refuses_is_failed_with_the_hooks_message(served: 
     retitling = cfn.create_change_set(StackName="planned", ChangeSetName="retitle", TemplateBody=_template("two notes", First="uno", Second="two"))
     served.wait("change_set_create_complete", ChangeSetName=retitling["Id"])
     assert cfn.describe_change_set(ChangeSetName=retitling["Id"])["ExecutionStatus"] == "AVAILABLE"
+    served.configure(TargetOperations=["RESOURCE"])  # DescribeChangeSetHooks: the hooks its execution would run, as configured now
+    planned = cfn.describe_change_set_hooks(ChangeSetName=retitling["Id"])
+    assert (planned["Status"], planned["StackName"]) == ("PLANNED", "planned")
+    assert [(h["TypeName"], h["FailureMode"], h["TargetDetails"]) for h in planned["Hooks"]] == [
+        (HOOK, "FAIL", {"TargetType": "RESOURCE", "ResourceTargetDetails": {"LogicalResourceId": "First", "ResourceType": NOTE, "ResourceAction": "Modify"}})
+    ]
     cfn.execute_change_set(ChangeSetName=retitling["Id"])
     served.wait("stack_update_complete", StackName="planned")
 

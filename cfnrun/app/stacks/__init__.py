@@ -9,6 +9,6 @@ STACK_OPERATIONS = frozenset(
         "ValidateTemplate", "CreateChangeSet", "DescribeChangeSet", "ExecuteChangeSet", "DeleteChangeSet", "ListChangeSets",
         "ListExports", "ListImports", "DescribeType", "SetTypeConfiguration", "CancelUpdateStack", "ContinueUpdateRollback",
         "DetectStackDrift", "DescribeStackDriftDetectionStatus", "DescribeStackResourceDrifts", "DetectStackResourceDrift",
-        "ListHookResults", "GetHookResult",
+        "DescribeChangeSetHooks", "ListHookResults", "GetHookResult",
     }
 )

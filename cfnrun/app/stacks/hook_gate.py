@@ -154,7 +154,8 @@ class HookGate:
     def remove(self, hook_type: str) -> None:
         self.hooks.pop(hook_type, None)
 
-    def _applicable(self, operation: str, action: str, type_name: str, stack_name: Optional[str]) -> List[Hook]:
+    def applicable(self, operation: str, action: str, type_name: str, stack_name: Optional[str]) -> List[Hook]:
+        """The hooks that would run for ``action`` of ``type_name`` in ``operation`` (DescribeChangeSetHooks asks too)."""
         return [
             hook
             for hook in self.hooks.values()
@@ -162,7 +163,7 @@ class HookGate:
         ]
 
     async def before(self, target: HookTarget, report: Callable[[HookReport], None]) -> Optional[str]:
-        hooks = self._applicable(target.operation, target.action, target.type_name, target.stack.stack_name)
+        hooks = self.applicable(target.operation, target.action, target.type_name, target.stack.stack_name)
         hooks = [hook for hook in hooks if hook.hook_type not in target.skipped]
         if not hooks:
             return None

@@ -203,7 +203,7 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
 
     store = StackStore(engine, prepared, state)
     drift = DriftChecks(store, operations, user_types)
-    calls = StackCalls(store, describe_type, summarize, configure_type, drift, hooks.results)
+    calls = StackCalls(store, describe_type, summarize, configure_type, drift, hooks)
     return LocalStacks(
         store, CheckedStackCalls(calls, lint), responses, drift, hooks, payloads, environment, aws_types, operations.console, operations,
         LeftoverCheck(operations, served_types, aws_types),

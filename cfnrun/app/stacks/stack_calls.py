@@ -12,9 +12,11 @@ from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional
 
 from cfnrun.app.stacks import STACK_OPERATIONS
 from cfnrun.app.stacks.drift_checks import DriftChecks
-from cfnrun.app.stacks.hook_results import HookResult, HookResults
+from cfnrun.app.stacks.hook_gate import HookGate
+from cfnrun.app.stacks.hook_results import HookResult
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
 from cfnrun.stacks.changes import ResourceChange
+from cfnrun.stacks.hooks import CHANGE_ACTIONS
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.drift import DriftDetection, PropertyDifference, ResourceDrift
 from cfnrun.stacks.records import Stack, StackResource
@@ -74,10 +76,10 @@ class StackCalls:
         summarize: Callable[[str], Dict[str, Any]],
         configure_type: Callable[[str, Dict[str, Any]], str],
         drift: DriftChecks,
-        hook_results: HookResults,
+        hooks: HookGate,
     ) -> None:
         self.store = store
-        self.hook_results = hook_results
+        self.hooks = hooks  # which hooks a change set's execution would run, and every hook's verdict
         self.drift = drift
         self.configure_type = configure_type  # a served type's configuration (SetTypeConfiguration) → its ConfigurationArn
         self.describe_type_of = describe_type  # a served type's DescribeType output, or None
@@ -110,6 +112,7 @@ class StackCalls:
             "DescribeStackDriftDetectionStatus": self.describe_stack_drift_detection_status,
             "DescribeStackResourceDrifts": self.describe_stack_resource_drifts,
             "DetectStackResourceDrift": self.detect_stack_resource_drift,
+            "DescribeChangeSetHooks": self.describe_change_set_hooks,
             "ListHookResults": self.list_hook_results,
             "GetHookResult": self.get_hook_result,
         }
@@ -362,17 +365,44 @@ class StackCalls:
         self.store.delete_change_set(params["ChangeSetName"], params.get("StackName"))
         return {}
 
-    # -- hook results ----------------------------------------------------------------------
+    # -- hooks -----------------------------------------------------------------------------
+
+    async def describe_change_set_hooks(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        """The RESOURCE hooks the change set's execution would run, one entry per hook and changed resource."""
+        change_set = self.store.change_set(params["ChangeSetName"], params.get("StackName"))
+        stack = self.store.stacks[change_set.stack_id]
+        wanted = params.get("LogicalResourceId")
+        planned = []
+        for change in change_set.changes:
+            if wanted is not None and change.logical_id != wanted:
+                continue
+            action = CHANGE_ACTIONS[change.action]
+            for hook in self.hooks.applicable("RESOURCE", action, change.resource_type, stack.name):
+                details = {"LogicalResourceId": change.logical_id, "ResourceType": change.resource_type, "ResourceAction": change.action}
+                planned.append(
+                    {
+                        "InvocationPoint": "PRE_PROVISION",
+                        "FailureMode": hook.configuration.failure_mode,
+                        "TypeName": hook.hook_type,
+                        "TypeVersionId": HOOK_TYPE_VERSION,
+                        "TargetDetails": {"TargetType": "RESOURCE", "ResourceTargetDetails": details},
+                    }
+                )
+        page, token = _page(planned, params)
+        status = "UNAVAILABLE" if change_set.status == "FAILED" else "PLANNED"
+        shape = {"ChangeSetId": change_set.change_set_id, "ChangeSetName": change_set.name, "Hooks": page, "Status": status}
+        return _present({**shape, "NextToken": token, "StackId": stack.stack_id, "StackName": stack.name})
+
 
     async def list_hook_results(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        found = self.hook_results.matching(params)
+        found = self.hooks.results.matching(params)
         page, token = _page(found, params)
         filtered = params.get("TargetId") is not None
         results = [_hook_result_summary(r, filtered) for r in page]
         return _present({"TargetType": params.get("TargetType"), "TargetId": params.get("TargetId"), "HookResults": results, "NextToken": token})
 
     async def get_hook_result(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        result = self.hook_results.get(params["HookResultId"])
+        result = self.hooks.results.get(params["HookResultId"])
         target = {"TargetType": result.target.operation, "TargetTypeName": result.target.type_name, "TargetId": result.target_id, "Action": result.target.action}
         annotations = [_annotation(a) for a in result.annotations]
         return _present(
