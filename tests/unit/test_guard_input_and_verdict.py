@@ -136,3 +136,32 @@ def test_rule_locations_are_s3_on_the_aws_endpoint_or_local_paths_under_the_serv
         asyncio.run(without_endpoint.read({"Uri": "policy/b.guard"}, "RuleLocation"))
     with pytest.raises(UnreadableFile, match="s3://rules does not name an object"):
         s3_object("s3://rules")
+
+
+def test_a_stack_target_shows_every_resource_of_the_template_and_the_previous_ones() -> None:
+    import json
+
+    template = {"Resources": {"Logs": {"Type": "AWS::S3::Bucket", "Properties": {"VersioningConfiguration": {"Status": "Suspended"}, "Tags": []}}}}
+    before = {"Resources": {"Logs": {"Type": "AWS::S3::Bucket", "Properties": {"VersioningConfiguration": {"Status": "Enabled"}}}}}
+    model = {"template": json.dumps(template), "previousTemplate": json.dumps(before)}
+    target = HookTarget(STACK, "UPDATE", "app", "STACK", {}, operation="STACK", model=model)
+    document = guard_input(target, "My::Guard::Hook")
+    assert document["HookContext"]["TargetType"] == "STACK" and document["HookContext"]["TargetLogicalId"] == "app"
+    assert document["Resources"]["Logs"]["ResourceProperties"]["VersioningConfiguration"]["Status"] == "Suspended"
+    assert document["Previous"]["Logs"]["ResourceProperties"]["VersioningConfiguration"]["Status"] == "Enabled"
+    verdict = evaluate(RULES, document, "rules.guard")
+    assert not verdict.passed and "Versioning once Enabled stays Enabled" in verdict.reason
+
+
+def test_a_change_set_target_shows_the_template_and_what_the_changed_resources_hold_now() -> None:
+    import json
+
+    template = {"Resources": {"Logs": {"Type": "AWS::S3::Bucket", "Properties": {"VersioningConfiguration": {"Status": "Enabled"}, "Tags": []}}}}
+    changed = [{"logicalResourceId": "Logs", "resourceType": "AWS::S3::Bucket", "action": "UPDATE",
+                "beforeContext": json.dumps({"Properties": {"VersioningConfiguration": {"Status": "Suspended"}}})}]
+    target = HookTarget(STACK, "CREATE", "cs-1", "CHANGE_SET", {}, operation="CHANGE_SET",
+                        model={"template": json.dumps(template), "changedResources": changed}, change_set_id="arn:cs-1")
+    document = guard_input(target, "My::Guard::Hook")
+    assert document["HookContext"]["ChangeSetId"] == "arn:cs-1" and document["HookContext"]["TargetType"] == "CHANGE_SET"
+    assert document["Previous"]["Logs"]["ResourceProperties"] == {"VersioningConfiguration": {"Status": "Suspended"}}
+    assert evaluate(RULES, document, "rules.guard").passed
