@@ -13,7 +13,7 @@ import copy
 import json
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
+from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
 from cfnrun.stacks.template.policies import keeps_resource
@@ -117,19 +117,39 @@ class StackEngine:
         if problem is not None:
             stack.set_resource_status(resource, "CREATE_FAILED", problem, shown, token)
             return False
-        stack.set_resource_status(resource, "CREATE_IN_PROGRESS", None, shown, token)
-        refused = await self._hooks(stack, resource, "CREATE", properties, None, token)
-        if refused is not None:
-            stack.set_resource_status(resource, "CREATE_FAILED", refused, shown, token)
-            return False
         work = self._work(stack, blueprint, resource, properties, token)
+        return await self._provision(stack, resource, "CREATE", lambda: provisioner.create(work), properties, None, shown, token)
+
+    async def _provision(
+        self,
+        stack: Stack,
+        resource: StackResource,
+        verb: str,
+        call: Callable[[], Awaitable[Provisioned]],
+        properties: Dict[str, Any],
+        previous: Optional[Dict[str, Any]],
+        shown: str,
+        token: Optional[str],
+        reason: Optional[str] = None,
+        started: Callable[[], None] = lambda: None,
+    ) -> bool:
+        """One resource through ``verb`` (CREATE or UPDATE): IN_PROGRESS, its hooks, the provisioner's ``call``, COMPLETE or FAILED.
+
+        ``started`` runs once the hooks let it through, just before the call (an update notes what it changed).
+        """
+        stack.set_resource_status(resource, f"{verb}_IN_PROGRESS", reason, shown, token)
+        refused = await self._hooks(stack, resource, verb, properties, previous, token)
+        if refused is not None:
+            stack.set_resource_status(resource, f"{verb}_FAILED", refused, shown, token)
+            return False
+        started()
         try:
-            made = await provisioner.create(work)
+            made = await call()
         except Exception as error:  # noqa: B902 - whatever a provisioner raises fails its resource, never the stack's bookkeeping
-            stack.set_resource_status(resource, "CREATE_FAILED", self._masked(stack, _reason(error)), shown, token)
+            stack.set_resource_status(resource, f"{verb}_FAILED", self._masked(stack, _reason(error)), shown, token)
             return False
         self._keep(resource, made, properties)
-        stack.set_resource_status(resource, "CREATE_COMPLETE", None, shown, token)
+        stack.set_resource_status(resource, f"{verb}_COMPLETE", None, shown, token)
         return True
 
     # -- update ----------------------------------------------------------------------------
@@ -203,21 +223,11 @@ class StackEngine:
             known = {k: v for k, v in (current.model or {}).items() if k in properties}
         if current.type_name != type_name or self._replaces(provisioner, type_name, known, properties):
             return await self._replace(stack, blueprint, run, current, properties, shown, token)
-        stack.set_resource_status(current, "UPDATE_IN_PROGRESS", None, shown, token)
-        refused = await self._hooks(stack, current, "UPDATE", properties, current.properties, token)
-        if refused is not None:
-            stack.set_resource_status(current, "UPDATE_FAILED", refused, shown, token)
-            return False
-        run.updated.add(logical_id)
         work = replace(self._work(stack, blueprint, current, properties, token), previous_properties=current.properties)
-        try:
-            made = await provisioner.update(work)
-        except Exception as error:  # noqa: B902 - see _create
-            stack.set_resource_status(current, "UPDATE_FAILED", self._masked(stack, _reason(error)), shown, token)
-            return False
-        self._keep(current, made, properties)
-        stack.set_resource_status(current, "UPDATE_COMPLETE", None, shown, token)
-        return True
+        return await self._provision(
+            stack, current, "UPDATE", lambda: provisioner.update(work), properties, current.properties, shown, token,
+            started=lambda: run.updated.add(logical_id),
+        )
 
     async def _replace(
         self, stack: Stack, blueprint: Blueprint, run: UpdateRun, old: StackResource, properties: Dict[str, Any], shown: str, token: Optional[str]
@@ -225,20 +235,11 @@ class StackEngine:
         run.replaced[old.logical_id] = old
         new = StackResource(old.logical_id, blueprint.type_of(old.logical_id), "NOT_STARTED")
         stack.resources[old.logical_id] = new
-        stack.set_resource_status(new, "UPDATE_IN_PROGRESS", REPLACING, shown, token)
-        refused = await self._hooks(stack, new, "UPDATE", properties, old.properties, token)
-        if refused is not None:
-            stack.set_resource_status(new, "UPDATE_FAILED", refused, shown, token)
-            return False
         provisioner = self.provisioners.for_type(new.type_name)
-        try:
-            made = await provisioner.create(self._work(stack, blueprint, new, properties, token))
-        except Exception as error:  # noqa: B902 - see _create
-            stack.set_resource_status(new, "UPDATE_FAILED", self._masked(stack, _reason(error)), shown, token)
-            return False
-        self._keep(new, made, properties)
-        stack.set_resource_status(new, "UPDATE_COMPLETE", None, shown, token)
-        return True
+        work = self._work(stack, blueprint, new, properties, token)
+        return await self._provision(
+            stack, new, "UPDATE", lambda: provisioner.create(work), properties, old.properties, shown, token, reason=REPLACING
+        )
 
     def _replaces(self, provisioner: Any, type_name: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
         changed = {k for k in set(before) | set(after) if _as_text(before.get(k)) != _as_text(after.get(k))}
