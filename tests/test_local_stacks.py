@@ -217,6 +217,18 @@ def test_a_custom_resource_answers_on_its_response_url(stacks: Stacks) -> None:
     cfn.update_stack(StackName="custom", TemplateBody=json.dumps(template), Parameters=_parameters(Times="3"))
     stacks.wait("stack_update_complete", StackName="custom")
     assert stacks.outputs("custom")["Greeting"] == "hello, world (x3)"
+    # An update answered with a new PhysicalResourceId: the old resource gets its Delete in the cleanup phase.
+    renamed = json.loads(json.dumps(template))
+    renamed["Resources"]["Greeting"]["Properties"]["Name"] = "moon"
+    cfn.update_stack(StackName="custom", TemplateBody=json.dumps(renamed), Parameters=_parameters(Times="3"))
+    stacks.wait("stack_update_complete", StackName="custom")
+    events = stacks.events("custom")
+    cleanup = max(i for i, e in enumerate(events) if e["ResourceStatus"] == "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS")
+    assert [(e["PhysicalResourceId"], e["ResourceStatus"]) for e in events[cleanup + 1:] if e["LogicalResourceId"] == "Greeting"] == [
+        ("greeting-world", "DELETE_IN_PROGRESS"), ("greeting-world", "DELETE_COMPLETE")
+    ]
+    assert cfn.describe_stack_resource(StackName="custom", LogicalResourceId="Greeting")["StackResourceDetail"]["PhysicalResourceId"] == "greeting-moon"
+    template = renamed
     cfn.delete_stack(StackName="custom")
     stacks.wait("stack_delete_complete", StackName="custom")
     assert stacks.server.has_printed(r"Delete Greeting")

@@ -224,10 +224,17 @@ class StackEngine:
         if current.type_name != type_name or self._replaces(provisioner, type_name, known, properties):
             return await self._replace(stack, blueprint, run, current, properties, shown, token)
         work = replace(self._work(stack, blueprint, current, properties, token), previous_properties=current.properties)
-        return await self._provision(
+        before = copy.copy(current)
+        ok = await self._provision(
             stack, current, "UPDATE", lambda: provisioner.update(work), properties, current.properties, shown, token,
             started=lambda: run.updated.add(logical_id),
         )
+        if ok and before.physical_id and current.physical_id != before.physical_id:
+            # The provider answered with a new physical resource (a custom resource may): the old one goes in the
+            # cleanup phase, and a rollback deletes the new one, as for a replacement.
+            run.updated.discard(logical_id)
+            run.replaced[logical_id] = before
+        return ok
 
     async def _replace(
         self, stack: Stack, blueprint: Blueprint, run: UpdateRun, old: StackResource, properties: Dict[str, Any], shown: str, token: Optional[str]

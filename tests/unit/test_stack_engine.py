@@ -484,3 +484,30 @@ def test_an_update_hands_the_handlers_the_stack_tags_before_and_after() -> None:
 
     assert run(scenario()).status == "UPDATE_COMPLETE"
     assert seen == [({"team": "b"}, {"team": "a"})]
+
+
+def test_an_update_answered_with_a_new_physical_id_deletes_the_old_one_in_cleanup() -> None:
+    memory = Memory()
+    original = memory.update
+
+    async def renaming(work: ResourceWork) -> Provisioned:
+        made = await original(work)
+        memory.live[f"{work.physical_id}-v2"] = memory.live[made.physical_id]
+        return Provisioned(f"{work.physical_id}-v2", f"{work.physical_id}-v2", made.attributes, made.model)
+
+    memory.update = renaming  # type: ignore[method-assign]
+    changed = json.loads(json.dumps(TWO))
+    changed["Second"]["Properties"]["Size"] = 7
+
+    async def scenario() -> Any:
+        store = _store(memory)
+        store.create_stack("s", _template(TWO), {}, {})
+        await store.settled("s")
+        store.update_stack("s", _template(changed), {}, None)
+        return await store.settled("s")
+
+    stack = run(scenario())
+    assert stack.status == "UPDATE_COMPLETE"
+    assert stack.resources["Second"].physical_id == "Second-2-v2"
+    assert [(c[0], c[1]) for c in memory.calls][-2:] == [("update", "Second"), ("delete", "Second")]
+    assert "Second-2" not in memory.live and "Second-2-v2" in memory.live
