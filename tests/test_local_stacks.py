@@ -170,9 +170,10 @@ def test_a_resource_failing_schema_validation_rolls_back_the_one_created_before_
         stacks.cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Note", Identifier=first[1]["PhysicalResourceId"])
 
 
-def test_the_aws_cli_deploys_and_deletes_a_stack(stacks: Stacks, tmp_path: Path) -> None:
+def test_the_aws_cli_deploys_updates_replaces_and_deletes_a_stack(stacks: Stacks, tmp_path: Path) -> None:
     """``aws cloudformation deploy`` as users type it: about 30 s, of which the CLI's own first wait after
-    ExecuteChangeSet is 30 (its waiter's fixed Delay); the stack is done long before."""
+    ExecuteChangeSet is 30 (its waiter's fixed Delay); the stack is done long before. The ``wait`` commands
+    after, started once the operation is done, answer at their first poll."""
     aws = shutil.which("aws", path=os.path.dirname(sys.executable)) or shutil.which("aws")
     assert aws, "the aws CLI is a test dependency"
     template = tmp_path / "stack.yaml"
@@ -198,6 +199,29 @@ def test_the_aws_cli_deploys_and_deletes_a_stack(stacks: Stacks, tmp_path: Path)
         "deploy", "--stack-name", "clistack", "--template-file", str(template), "--parameter-overrides", "Env=prod", "--no-fail-on-empty-changeset"
     )
     assert unchanged.returncode == 0 and "No changes to deploy" in unchanged.stdout + unchanged.stderr, unchanged.stdout + unchanged.stderr
+
+    def succeeded(*args: str) -> Any:
+        done = aws_cli(*args)
+        assert done.returncode == 0, f"{args}: {done.stdout}{done.stderr}"
+        return json.loads(done.stdout) if done.stdout.strip() else None
+
+    # In place: Env=dev takes the other If branches; the cluster keeps its id and gets one node.
+    succeeded("update-stack", "--stack-name", "clistack", "--use-previous-template", "--parameters", "ParameterKey=Env,ParameterValue=dev")
+    succeeded("wait", "stack-update-complete", "--stack-name", "clistack")
+    model = json.loads(stacks.cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Cluster", Identifier=cluster["PhysicalResourceId"])["ResourceDescription"]["Properties"])
+    assert model["NodeCount"] == 1
+    # A createOnly change through a change set, all by the CLI: the note is replaced.
+    note_before = stacks.outputs("clistack")["NoteId"]
+    succeeded(
+        "create-change-set", "--stack-name", "clistack", "--change-set-name", "move", "--use-previous-template",
+        "--parameters", "ParameterKey=Env,UsePreviousValue=true", "ParameterKey=Folder,ParameterValue=archive",
+    )
+    succeeded("wait", "change-set-create-complete", "--stack-name", "clistack", "--change-set-name", "move")
+    changes = succeeded("describe-change-set", "--stack-name", "clistack", "--change-set-name", "move")["Changes"]
+    assert {c["ResourceChange"]["LogicalResourceId"]: c["ResourceChange"].get("Replacement") for c in changes}["Note"] == "True"
+    succeeded("execute-change-set", "--stack-name", "clistack", "--change-set-name", "move")
+    succeeded("wait", "stack-update-complete", "--stack-name", "clistack")
+    assert stacks.outputs("clistack")["NoteId"] != note_before
     assert aws_cli("delete-stack", "--stack-name", "clistack").returncode == 0
     waited = aws_cli("wait", "stack-delete-complete", "--stack-name", "clistack")
     assert waited.returncode == 0, waited.stderr
