@@ -24,8 +24,8 @@ from cfnrun.contract.compare import mismatches
 from cfnrun.events.operation import OperationResult
 from cfnrun.fuzz.steps import Finding, Step
 from cfnrun.model.action import Action
-from cfnrun.model.identifiers import identifier_of
-from cfnrun.model.schema import ResourceSchema, pointer_to_path
+from cfnrun.model.identifiers import identifier_names, identifier_of
+from cfnrun.model.schema import ResourceSchema
 
 # Rules about the request itself: fuzzing sends a createOnly change on purpose, and the rest are cfnrun's to keep.
 REQUEST_RULES = {rules.REQUEST_VALID.id, rules.REQUEST_NO_READ_ONLY.id, rules.UPDATE_CREATE_ONLY.id, rules.REQUEST_IDENTIFIER.id}
@@ -75,10 +75,7 @@ class SequenceRun:
     def identifier_model(self, number: int) -> Dict[str, Any]:
         """The model a READ, UPDATE or DELETE of resource ``number`` carries: its primary identifier."""
         model = self.resources[number].model
-        return {name: model[name] for name in self._identifier_names() if name in model}
-
-    def _identifier_names(self) -> List[str]:
-        return [pointer_to_path(pointer)[0] for pointer in self.schema.primary_identifier if pointer_to_path(pointer)]
+        return {name: model[name] for name in identifier_names(self.schema) if name in model}
 
     def current(self, number: int) -> Dict[str, Any]:
         return self.resources[number].model
