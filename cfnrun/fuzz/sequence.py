@@ -103,6 +103,10 @@ class SequenceRun:
             if v.is_error and v.rule.id not in REQUEST_RULES
         ]
 
+    def _judged(self, step: Step, result: OperationResult, expected_code: Optional[str] = None) -> List[str]:
+        """What is wrong with ``result``: its contract violations, then its status (``_status``)."""
+        return self._contract(result) + self._status(step, result, expected_code)
+
     def _status(self, step: Step, result: OperationResult, expected_code: Optional[str] = None) -> List[str]:
         """SUCCESS expected (or FAILED with ``expected_code``); an injected fault's FAILED is tolerated."""
         if expected_code is not None:
@@ -119,7 +123,7 @@ class SequenceRun:
         taken = identifier_of(self.schema, desired)
         clash = taken is not None and any(identifier_of(self.schema, self.current(n)) == taken for n in self.live)
         result = self._run(Action.CREATE, desired, None)
-        problems = self._contract(result) + self._status(step, result, "AlreadyExists" if clash else None)
+        problems = self._judged(step, result, "AlreadyExists" if clash else None)
         if result.succeeded and not clash and step.resource is not None:
             self.resources[step.resource] = Resource(result.resource_model or {}, desired)
         return problems
@@ -129,8 +133,8 @@ class SequenceRun:
         resource = self.resources[step.resource]
         result = self._run(Action.READ, self.identifier_model(step.resource), None)
         if not resource.exists:
-            return self._contract(result) + self._status(step, result, "NotFound")
-        problems = self._contract(result) + self._status(step, result)
+            return self._judged(step, result, "NotFound")
+        problems = self._judged(step, result)
         if result.succeeded:
             if resource.expected is not None:
                 problems += [
@@ -154,10 +158,10 @@ class SequenceRun:
         ]
         result = self._run(Action.UPDATE, desired, resource.model)
         if not resource.exists:
-            return self._contract(result) + self._status(step, result, "NotFound")
+            return self._judged(step, result, "NotFound")
         if changed:
-            return self._contract(result) + self._status(step, result, "NotUpdatable")
-        problems = self._contract(result) + self._status(step, result)
+            return self._judged(step, result, "NotUpdatable")
+        problems = self._judged(step, result)
         if result.succeeded:
             resource.model, resource.expected = result.resource_model or resource.model, desired
         else:
@@ -169,8 +173,8 @@ class SequenceRun:
         resource = self.resources[step.resource]
         result = self._run(Action.DELETE, self.identifier_model(step.resource), None)
         if not resource.exists:
-            return self._contract(result) + self._status(step, result, "NotFound")
-        problems = self._contract(result) + self._status(step, result)
+            return self._judged(step, result, "NotFound")
+        problems = self._judged(step, result)
         if result.succeeded:
             resource.exists = False
         elif self.tolerate_failures:
@@ -179,7 +183,7 @@ class SequenceRun:
 
     def _list(self, step: Step) -> List[str]:
         result = self._run(Action.LIST, {}, None)
-        problems = self._contract(result) + self._status(step, result)
+        problems = self._judged(step, result)
         if not result.succeeded:
             return problems
         listed = {identifier_of(self.schema, model) for model in result.resource_models or []}
