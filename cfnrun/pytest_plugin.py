@@ -148,10 +148,11 @@ class CfnrunFixture:
         )
         report = run_fuzz(root, settings, lambda event: None)
         if report.finding is not None:
-            from cfnrun.model.project import load_project
+            from cfnrun.events.fuzz import case_lines
 
-            lines = report.finding.lines(load_project(root).schema)
-            recorded = report.completed.history_id
+            completed = report.completed  # its steps come described, writeOnly values masked
+            lines = case_lines(completed.steps, completed.failing_step, completed.problems)
+            recorded = completed.history_id
             replay = f"\n(cfnrun replay {recorded} -p {root} runs it again)" if recorded is not None else ""
             raise FuzzFailure("cfnrun fuzz: the smallest sequence that breaks the handler:\n" + "\n".join(lines) + replay, report)
         return report

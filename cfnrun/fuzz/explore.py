@@ -27,6 +27,7 @@ from cfnrun.fuzz.steps import Finding, Step
 from cfnrun.fuzz.strategies import ModelStrategies
 from cfnrun.model.action import Action
 from cfnrun.model.errors import CfnrunError
+from cfnrun.model.identifiers import identifier_names
 from cfnrun.model.schema import ResourceSchema, pointer_to_path
 
 ACTIONS = (Action.CREATE, Action.READ, Action.UPDATE, Action.LIST, Action.DELETE)  # the order shrinking prefers
@@ -75,7 +76,7 @@ class _StepDrawer:
         self.actions = [action for action in DRAWN if action in actions]
         self.models = ModelStrategies(schema).model()
         self.create_only = [pointer_to_path(p)[0] for p in schema.create_only_properties if len(pointer_to_path(p)) == 1]
-        self.identifiers = {pointer_to_path(p)[0] for p in schema.primary_identifier if pointer_to_path(p)}
+        self.identifiers = set(identifier_names(schema))
 
     def draw(self, data: Any, run: SequenceRun) -> Step:
         known = sorted(run.resources)

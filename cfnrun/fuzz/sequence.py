@@ -24,8 +24,8 @@ from cfnrun.contract.compare import mismatches
 from cfnrun.events.operation import OperationResult
 from cfnrun.fuzz.steps import Finding, Step
 from cfnrun.model.action import Action
-from cfnrun.model.identifiers import identifier_of
-from cfnrun.model.schema import ResourceSchema, pointer_to_path
+from cfnrun.model.identifiers import identifier_names, identifier_of
+from cfnrun.model.schema import ResourceSchema
 
 # Rules about the request itself: fuzzing sends a createOnly change on purpose, and the rest are cfnrun's to keep.
 REQUEST_RULES = {rules.REQUEST_VALID.id, rules.REQUEST_NO_READ_ONLY.id, rules.UPDATE_CREATE_ONLY.id, rules.REQUEST_IDENTIFIER.id}
@@ -75,10 +75,7 @@ class SequenceRun:
     def identifier_model(self, number: int) -> Dict[str, Any]:
         """The model a READ, UPDATE or DELETE of resource ``number`` carries: its primary identifier."""
         model = self.resources[number].model
-        return {name: model[name] for name in self._identifier_names() if name in model}
-
-    def _identifier_names(self) -> List[str]:
-        return [pointer_to_path(pointer)[0] for pointer in self.schema.primary_identifier if pointer_to_path(pointer)]
+        return {name: model[name] for name in identifier_names(self.schema) if name in model}
 
     def current(self, number: int) -> Dict[str, Any]:
         return self.resources[number].model
@@ -106,6 +103,10 @@ class SequenceRun:
             if v.is_error and v.rule.id not in REQUEST_RULES
         ]
 
+    def _judged(self, step: Step, result: OperationResult, expected_code: Optional[str] = None) -> List[str]:
+        """What is wrong with ``result``: its contract violations, then its status (``_status``)."""
+        return self._contract(result) + self._status(step, result, expected_code)
+
     def _status(self, step: Step, result: OperationResult, expected_code: Optional[str] = None) -> List[str]:
         """SUCCESS expected (or FAILED with ``expected_code``); an injected fault's FAILED is tolerated."""
         if expected_code is not None:
@@ -122,7 +123,7 @@ class SequenceRun:
         taken = identifier_of(self.schema, desired)
         clash = taken is not None and any(identifier_of(self.schema, self.current(n)) == taken for n in self.live)
         result = self._run(Action.CREATE, desired, None)
-        problems = self._contract(result) + self._status(step, result, "AlreadyExists" if clash else None)
+        problems = self._judged(step, result, "AlreadyExists" if clash else None)
         if result.succeeded and not clash and step.resource is not None:
             self.resources[step.resource] = Resource(result.resource_model or {}, desired)
         return problems
@@ -132,8 +133,8 @@ class SequenceRun:
         resource = self.resources[step.resource]
         result = self._run(Action.READ, self.identifier_model(step.resource), None)
         if not resource.exists:
-            return self._contract(result) + self._status(step, result, "NotFound")
-        problems = self._contract(result) + self._status(step, result)
+            return self._judged(step, result, "NotFound")
+        problems = self._judged(step, result)
         if result.succeeded:
             if resource.expected is not None:
                 problems += [
@@ -157,10 +158,10 @@ class SequenceRun:
         ]
         result = self._run(Action.UPDATE, desired, resource.model)
         if not resource.exists:
-            return self._contract(result) + self._status(step, result, "NotFound")
+            return self._judged(step, result, "NotFound")
         if changed:
-            return self._contract(result) + self._status(step, result, "NotUpdatable")
-        problems = self._contract(result) + self._status(step, result)
+            return self._judged(step, result, "NotUpdatable")
+        problems = self._judged(step, result)
         if result.succeeded:
             resource.model, resource.expected = result.resource_model or resource.model, desired
         else:
@@ -172,8 +173,8 @@ class SequenceRun:
         resource = self.resources[step.resource]
         result = self._run(Action.DELETE, self.identifier_model(step.resource), None)
         if not resource.exists:
-            return self._contract(result) + self._status(step, result, "NotFound")
-        problems = self._contract(result) + self._status(step, result)
+            return self._judged(step, result, "NotFound")
+        problems = self._judged(step, result)
         if result.succeeded:
             resource.exists = False
         elif self.tolerate_failures:
@@ -182,7 +183,7 @@ class SequenceRun:
 
     def _list(self, step: Step) -> List[str]:
         result = self._run(Action.LIST, {}, None)
-        problems = self._contract(result) + self._status(step, result)
+        problems = self._judged(step, result)
         if not result.succeeded:
             return problems
         listed = {identifier_of(self.schema, model) for model in result.resource_models or []}

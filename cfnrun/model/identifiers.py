@@ -17,7 +17,8 @@ class IdentifierError(ValueError):
     """The identifier does not name every primary identifier property."""
 
 
-def _names(schema: ResourceSchema) -> List[str]:
+def identifier_names(schema: ResourceSchema) -> List[str]:
+    """The top-level properties the primary identifier names, in schema order."""
     return [pointer_to_path(pointer)[0] for pointer in schema.primary_identifier if pointer_to_path(pointer)]
 
 
@@ -37,7 +38,7 @@ def _typed(schema: ResourceSchema, name: str, text: str) -> Any:
 
 def identifier_model(schema: ResourceSchema, identifier: str) -> Dict[str, Any]:
     """The model a READ, UPDATE or DELETE request carries for ``identifier``."""
-    names = _names(schema)
+    names = identifier_names(schema)
     if not names:
         raise IdentifierError(f"{schema.type_name} declares no primaryIdentifier")
     if identifier.lstrip().startswith("{"):
@@ -60,7 +61,7 @@ def identifier_model(schema: ResourceSchema, identifier: str) -> Dict[str, Any]:
 
 def identifier_of(schema: ResourceSchema, model: Optional[Dict[str, Any]]) -> Optional[str]:
     """The identifier of a model, or None while it lacks a primary identifier value."""
-    names = _names(schema)
+    names = identifier_names(schema)
     if not model or not names or any(model.get(name) in (None, "") for name in names):
         return None
     return SEPARATOR.join(str(model[name]) for name in names)

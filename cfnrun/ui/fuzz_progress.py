@@ -6,13 +6,12 @@ failure is printed as the requests that reproduce it, then how to run it again.
 """
 from __future__ import annotations
 
-import shutil
 import time
 from typing import TextIO
 
 from cfnrun.events.fuzz import ExampleRun, FuzzCompleted, FuzzEvent, FuzzStarted, case_lines
 from cfnrun.ui.escape import printable
-from cfnrun.ui.paint import is_terminal, paint, wants_color
+from cfnrun.ui.paint import fitted, is_terminal, paint, wants_color
 
 REDRAW_S = 0.1
 
@@ -51,8 +50,7 @@ class FuzzProgress:
         self._drawn = now
         rate = event.operations / event.elapsed_s if event.elapsed_s > 0 else 0.0
         text = printable(f"{event.number} examples · {event.operations} operations · {rate:.0f}/s · {' → '.join(event.steps)}")
-        width = shutil.get_terminal_size().columns - 1
-        self.out.write("\r\033[K" + (text if len(text) <= width else text[: width - 1] + "…"))
+        self.out.write("\r\033[K" + fitted(text))
         self.out.flush()
 
     def _verdict(self, event: FuzzCompleted) -> None:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import TextIO
+from typing import Any, Dict, Optional, TextIO
 
 from cfnrun.events.encoding import encode
 from cfnrun.events.fuzz import FuzzEvent, encode_fuzz
@@ -12,16 +12,20 @@ from cfnrun.events.operation import OperationEvent
 from cfnrun.model.schema import ResourceSchema
 
 
+def _write(out: TextIO, record: Optional[Dict[str, Any]]) -> None:
+    """One record as one line, flushed so a script reads it at once; None (a live-only event) writes nothing."""
+    if record is not None:
+        out.write(json.dumps(record, default=str) + "\n")
+        out.flush()
+
+
 class NdjsonRenderer:
     def __init__(self, out: TextIO, schema: ResourceSchema) -> None:
         self.out = out
         self.masking = WriteOnlyMasking(schema)
 
     def __call__(self, event: OperationEvent) -> None:
-        record = encode(event, self.masking)
-        if record is not None:  # live ticks and streamed output: the invocation record carries the logs
-            self.out.write(json.dumps(record, default=str) + "\n")
-            self.out.flush()
+        _write(self.out, encode(event, self.masking))  # none for live ticks and streamed output: the invocation record carries the logs
 
 
 class FuzzNdjsonRenderer:
@@ -31,8 +35,7 @@ class FuzzNdjsonRenderer:
         self.out = out
 
     def __call__(self, event: FuzzEvent) -> None:
-        self.out.write(json.dumps(encode_fuzz(event), default=str) + "\n")
-        self.out.flush()
+        _write(self.out, encode_fuzz(event))
 
 
 class StackTestNdjsonRenderer:
@@ -42,7 +45,4 @@ class StackTestNdjsonRenderer:
         self.out = out
 
     def __call__(self, event: StackTestEvent) -> None:
-        record = encode_stack_test(event)
-        if record is not None:
-            self.out.write(json.dumps(record, default=str) + "\n")
-            self.out.flush()
+        _write(self.out, encode_stack_test(event))

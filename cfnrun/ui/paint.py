@@ -1,7 +1,9 @@
-"""Colour for the terminal: on for a TTY unless NO_COLOR is set, one style table for every view."""
+"""Colour for the terminal: on for a TTY unless NO_COLOR is set, one style table for every view; and a live
+line cut to the terminal's width, so redrawing it in place never wraps."""
 from __future__ import annotations
 
 import os
+import shutil
 from typing import Optional, TextIO
 
 _STYLES = {
@@ -24,3 +26,9 @@ def wants_color(out: TextIO, color: Optional[bool] = None) -> bool:
 def paint(style: str, text: str, enabled: bool) -> str:
     code = _STYLES.get(style)
     return f"\033[{code}m{text}\033[0m" if enabled and code else text
+
+
+def fitted(text: str) -> str:
+    """``text`` cut to one line of the terminal (an ellipsis where it was cut), for a line redrawn in place."""
+    width = shutil.get_terminal_size().columns - 1
+    return text if len(text) <= width else text[: width - 1] + "…"

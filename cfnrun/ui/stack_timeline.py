@@ -8,7 +8,6 @@ is shown escaped, never obeyed.
 """
 from __future__ import annotations
 
-import shutil
 import time
 from typing import Optional, TextIO
 
@@ -22,7 +21,7 @@ from cfnrun.events.stack import (
     StepStarted,
 )
 from cfnrun.ui.escape import printable
-from cfnrun.ui.paint import is_terminal, paint, wants_color
+from cfnrun.ui.paint import fitted, is_terminal, paint, wants_color
 
 LOGICAL_WIDTH = 22
 TYPE_WIDTH = 28
@@ -102,8 +101,7 @@ class StackTimeline:
         if not self.live:
             return
         text = printable(f"  … {event.elapsed_s:.1f} s · at work: {', '.join(event.in_progress)}")
-        width = shutil.get_terminal_size().columns - 1
-        self.out.write("\r\033[K" + self._paint("dim", text if len(text) <= width else text[: width - 1] + "…"))
+        self.out.write("\r\033[K" + self._paint("dim", fitted(text)))
         self.out.flush()
         self._progress_open = True
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from cfnrun.app.commands.common import EXIT_SUCCESS, echo, project_dir, usage_error
 from cfnrun.app.early_start import EarlyStart
 from cfnrun.app.settings.history import HistoryOptions, HistoryShowOptions
-from cfnrun.history.store import HistoryStore
+from cfnrun.history.store import HistoryStore, RecordedOperation
 from cfnrun.model.errors import CfnrunError
 
 if TYPE_CHECKING:
@@ -44,26 +44,25 @@ def show(options: HistoryShowOptions, early: EarlyStart) -> int:
     try:
         root = project_dir(None, options.project)
         store = HistoryStore(root)
-        store.get(options.operation_id)  # a clear error before anything is printed
+        recorded = store.get(options.operation_id)  # a clear error before anything is printed
         schema = load_project(root, usable_schema=False).schema
     except CfnrunError as error:
         return usage_error(str(error))
-    if store.get(options.operation_id).source == "fuzz":
-        return _show_fuzz_case(store, options.operation_id, schema)
+    if recorded.source == "fuzz":
+        return _show_fuzz_case(recorded, schema)
     operation = show_operation(store, options.operation_id, [TimelineRenderer(sys.stdout, schema)])
     via = "cfnrun serve's Cloud Control API" if operation.source == "cloudcontrol" else f"cfnrun {operation.source}"
     echo(f"\nrecorded {operation.summary()['startedAt']} via {via}, cfnrun {operation.cfnrun_version}")
     return EXIT_SUCCESS
 
 
-def _show_fuzz_case(store: HistoryStore, operation_id: int, schema: "ResourceSchema") -> int:
+def _show_fuzz_case(operation: RecordedOperation, schema: "ResourceSchema") -> int:
     """A case ``cfnrun fuzz`` found: its steps, the problems under the step that showed them."""
     from cfnrun.app.fuzz_run import recorded_case
     from cfnrun.fuzz.steps import Finding
 
-    operation = store.get(operation_id)
     steps, problems = recorded_case(operation)
     failing = operation.request.get("failingStep")
     echo("\n".join(Finding(steps, failing if isinstance(failing, int) else len(steps) - 1, problems).lines(schema)))
-    echo(f"\nfound {operation.summary()['startedAt']} by cfnrun fuzz, cfnrun {operation.cfnrun_version}; cfnrun replay {operation_id} runs it again")
+    echo(f"\nfound {operation.summary()['startedAt']} by cfnrun fuzz, cfnrun {operation.cfnrun_version}; cfnrun replay {operation.id} runs it again")
     return EXIT_SUCCESS
