@@ -104,7 +104,7 @@ class AwsTypes:
             return  # already gone (an embedded moto after a restart of serve): deleted, as the service takes a resource it cannot find
         await self._call(work, "delete_stack", StackName=name)
         status, reason = await self._wait(name)
-        if status not in ("DELETE_COMPLETE", "GONE"):
+        if status != "DELETE_COMPLETE":
             raise ProvisioningFailed(reason or f"the endpoint's stack {name} ended {status}")
 
     async def still_there(self, model: Optional[Dict[str, Any]]) -> bool:
@@ -130,16 +130,12 @@ class AwsTypes:
 
     async def _endpoint_status(self, name: str) -> Optional[str]:
         """The status of the endpoint's stack ``name``; None once it is deleted or gone; ProvisioningFailed when the endpoint cannot say."""
-        from botocore.exceptions import BotoCoreError, ClientError
-
         try:
-            stacks = (await asyncio.to_thread(self._cloudformation().describe_stacks, StackName=name))["Stacks"]
-        except ClientError as error:
-            if "does not exist" in str(error):
+            stacks = (await self._ask("describe_stacks", StackName=name))["Stacks"]
+        except ProvisioningFailed as error:
+            if "does not exist" in error.reason:
                 return None
-            raise ProvisioningFailed(f"the AWS endpoint cannot say: {error}") from None
-        except BotoCoreError as error:
-            raise ProvisioningFailed(f"the AWS endpoint {self.endpoint_url} did not answer: {error}") from None
+            raise
         status = stacks[0]["StackStatus"] if stacks else "DELETE_COMPLETE"
         return None if status == "DELETE_COMPLETE" else status
 
@@ -189,14 +185,8 @@ class AwsTypes:
         """Poll the endpoint's stack until it settles: its status and, when it failed, the first failure's reason."""
         delay = POLL_FIRST_S
         while True:
-            try:
-                stacks = (await self._ask("describe_stacks", StackName=name))["Stacks"]
-            except ProvisioningFailed as error:
-                if "does not exist" in error.reason:
-                    return "GONE", None
-                raise
-            status = stacks[0]["StackStatus"] if stacks else "GONE"
-            if status == "GONE" or (status.endswith(SETTLED_SUFFIXES) and not status.endswith("CLEANUP_COMPLETE")):
+            status = await self._endpoint_status(name) or "DELETE_COMPLETE"  # a stack gone is one deleted
+            if status.endswith(SETTLED_SUFFIXES) and not status.endswith("CLEANUP_COMPLETE"):
                 break
             await asyncio.sleep(delay)
             delay = min(self.poll_max_s, delay * 2)

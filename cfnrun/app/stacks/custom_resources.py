@@ -45,8 +45,8 @@ class ServedFunctions(Protocol):
 class PendingResponses:
     """The answers serve's ResponseURL route receives (``CustomResourceResponses``), each to the request waiting on it."""
 
-    def __init__(self) -> None:
-        self.base_url = ""  # serve's, once it listens
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url  # serve's: where its ResponseURL route listens
         self._waiting: Dict[str, "asyncio.Future[CustomResourceResponse]"] = {}
 
     def expect(self, request_id: str) -> Tuple[str, "asyncio.Future[CustomResourceResponse]"]:

@@ -23,7 +23,7 @@ from cfnrun.app.stacks.leftovers import LeftoverCheck
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
 from cfnrun.app.stacks.guard_hooks import GuardHookKind
 from cfnrun.app.stacks.hook_files import HookFiles
-from cfnrun.app.stacks.hook_gate import CustomHook, HookGate
+from cfnrun.app.stacks.hook_gate import CustomHook, Hook, HookGate
 from cfnrun.app.stacks.hook_payloads import HookPayloadStore
 from cfnrun.app.stacks.hook_results import HookResults
 from cfnrun.app.stacks.hook_resources import HookKind, HookResources
@@ -122,8 +122,7 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
     served: Served = operations.served
     region, account_id = served.region, served.account_id
     served_types = served.type_names
-    responses = PendingResponses()
-    responses.base_url = url
+    responses = PendingResponses(url)
     aws_types = AwsTypes(served.aws_endpoint, region, AwsSchemas(region))
     user_types = UserTypes(operations)
     hooks = HookGate(HookResults(region, account_id))
@@ -210,13 +209,13 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
     )
 
 
-def configure_hook(hook: Any, configuration: Dict[str, Any]) -> None:
-    """SetTypeConfiguration of a hook: the service's HookConfiguration, its Properties checked against the hook's schema."""
+def configure_hook(hook: Hook, configuration: Dict[str, Any]) -> None:
+    """SetTypeConfiguration of a hook: the service's HookConfiguration, its Properties checked against a served hook's schema."""
     try:
         parsed = parse_hook_configuration(configuration)
     except HookConfigurationError as error:
         raise StackError(f"Invalid hook configuration: {error}", "InvalidTypeConfiguration") from None
-    schema = getattr(hook, "schema", None)
+    schema = hook.schema if isinstance(hook, CustomHook) else None  # a Guard or Lambda hook has none
     if schema is not None and declares_type_configuration(schema):
         problem = type_configuration_problem(schema, parsed.properties)
         if problem is not None:
