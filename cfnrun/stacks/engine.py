@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
+from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
 from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
@@ -249,7 +250,8 @@ class StackEngine:
         )
 
     def _replaces(self, provisioner: Any, type_name: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
-        changed = {k for k in set(before) | set(after) if _as_text(before.get(k)) != _as_text(after.get(k))}
+        """Does a changed property replace the resource? Compared as text: a template's "5" and a handler's 5 are the same value."""
+        changed = {k for k in set(before) | set(after) if stringify_primitives(before.get(k)) != stringify_primitives(after.get(k))}
         return any(provisioner.replacement(type_name, name) is Replacement.ALWAYS for name in changed)
 
     async def _clean_up(
@@ -545,13 +547,3 @@ def _reason(error: Exception) -> str:
         return str(error)
     return f"cfnrun failed provisioning the resource: {type(error).__name__}: {error}"
 
-
-def _as_text(value: Any) -> Any:
-    """A value with its primitives as text: a template's "5" and a handler's 5 are the same value."""
-    if isinstance(value, dict):
-        return {k: _as_text(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_as_text(v) for v in value]
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return None if value is None else str(value)
