@@ -30,7 +30,7 @@ from cfnrun.stacks.provisioning import (
     StackContext,
     UnknownType,
 )
-from cfnrun.stacks.records import NO_ECHO_MASK, Stack, StackOutput, StackResource
+from cfnrun.stacks.records import Stack, StackOutput, StackResource
 
 HOOK_REASON_LIMIT = 1024  # HookStatusReason, as the API bounds it
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
@@ -147,7 +147,7 @@ class StackEngine:
         try:
             made = await call()
         except Exception as error:  # noqa: B902 - whatever a provisioner raises fails its resource, never the stack's bookkeeping
-            stack.set_resource_status(resource, f"{verb}_FAILED", self._masked(stack, _reason(error)), shown, token)
+            stack.set_resource_status(resource, f"{verb}_FAILED", stack.masked(_reason(error)), shown, token)
             return False
         self._keep(resource, made, properties)
         stack.set_resource_status(resource, f"{verb}_COMPLETE", None, shown, token)
@@ -297,7 +297,7 @@ class StackEngine:
             try:
                 made = await provisioner.update(work)
             except Exception as error:  # noqa: B902 - see _create
-                stack.set_resource_status(current, "UPDATE_FAILED", self._masked(stack, _reason(error)), shown, token)
+                stack.set_resource_status(current, "UPDATE_FAILED", stack.masked(_reason(error)), shown, token)
                 failed.append(logical_id)
                 return False
             self._keep(current, made, old.properties or {})
@@ -421,7 +421,7 @@ class StackEngine:
             provisioner = self.provisioners.for_type(resource.type_name)
             await provisioner.delete(self._work(stack, self.blueprints.get(stack.stack_id), resource, resource.properties or {}, token))
         except Exception as error:  # noqa: B902 - see _create
-            stack.set_resource_status(resource, "DELETE_FAILED", self._masked(stack, _reason(error)), token=token)
+            stack.set_resource_status(resource, "DELETE_FAILED", stack.masked(_reason(error)), token=token)
             return False
         stack.set_resource_status(resource, "DELETE_COMPLETE", None, token=token)
         return True
@@ -467,13 +467,13 @@ class StackEngine:
                 token=token,
                 hook_type=hooked.hook_type,
                 hook_status=hooked.status,
-                hook_status_reason=self._masked(stack, hooked.reason)[:HOOK_REASON_LIMIT] if hooked.reason else None,
+                hook_status_reason=stack.masked(hooked.reason)[:HOOK_REASON_LIMIT] if hooked.reason else None,
                 hook_invocation_point=INVOCATION_POINT,
                 hook_failure_mode=hooked.failure_mode,
             )
 
         refused = await self.hooks.before(target, report)
-        return self._masked(stack, refused) if refused is not None else None
+        return stack.masked(refused) if refused is not None else None
 
     def context(self, stack: Stack) -> StackContext:
         """The stack as a resource operation sees it; during an update, with the tags it had before (previousStackTags)."""
@@ -483,7 +483,7 @@ class StackEngine:
 
     def _work(self, stack: Stack, blueprint: Optional[Blueprint], resource: StackResource, properties: Dict[str, Any], token: Optional[str]) -> ResourceWork:
         def note(reason: str) -> None:
-            stack.set_resource_status(resource, resource.status, self._masked(stack, reason), token=token)
+            stack.set_resource_status(resource, resource.status, stack.masked(reason), token=token)
 
         wanted = blueprint.attributes_wanted(resource.logical_id) if blueprint is not None else frozenset()
         return ResourceWork(
@@ -516,17 +516,8 @@ class StackEngine:
         stack.outputs = outputs
         return None
 
-    @staticmethod
-    def _masked(stack: Stack, text: str) -> str:
-        """``text`` with every NoEcho parameter's value replaced by ****."""
-        for name in stack.no_echo:
-            value = stack.parameters.get(name)
-            if value:
-                text = text.replace(value, NO_ECHO_MASK)
-        return text
-
     def _shown(self, stack: Stack, properties: Dict[str, Any]) -> str:
-        return self._masked(stack, json.dumps(properties, sort_keys=True, default=str))
+        return stack.masked(json.dumps(properties, sort_keys=True, default=str))
 
     def holds_secrets(self, stack: Stack, resource: StackResource) -> bool:
         """Do the resource's properties hold a writeOnly or NoEcho value (so they are never written to disk)?"""

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment
 from cfnrun.events.stack import StackEvent
-from cfnrun.stacks.records import NO_ECHO_MASK, Stack, StackOutput, StackResource
+from cfnrun.stacks.records import Stack, StackOutput, StackResource
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.loading import load_stack_template
 from cfnrun.stacks.template.pseudo import PseudoParameters
@@ -81,23 +81,20 @@ def _blueprint_record(blueprint: Blueprint, stack: Stack) -> Dict[str, Any]:
     }
 
 
-def _scrubbed(value: Any, secrets: List[str]) -> Any:
+def _scrubbed(value: Any, stack: Stack) -> Any:
     """``value`` with every NoEcho parameter value in its text replaced by ****."""
     if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, NO_ECHO_MASK)
-        return value
+        return stack.masked(value)
     if isinstance(value, dict):
-        return {key: _scrubbed(item, secrets) for key, item in value.items()}
+        return {key: _scrubbed(item, stack) for key, item in value.items()}
     if isinstance(value, list):
-        return [_scrubbed(item, secrets) for item in value]
+        return [_scrubbed(item, stack) for item in value]
     return value
 
 
 def stack_record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, bool]) -> Dict[str, Any]:
     """A stack as written; ``masked``: the resources whose properties hold writeOnly or NoEcho values."""
-    secrets = [value for key, value in stack.parameters.items() if key in stack.no_echo and value]
-    record = _scrubbed(_record(stack, blueprint, masked), secrets)
+    record = _scrubbed(_record(stack, blueprint, masked), stack)
     # The template is the user's own file: a NoEcho Default is in it already, and masking text in it would break it (YAML
     # reads "Default: ****" as an alias; a short value like "dev" would be masked wherever it appears).
     record["template_body"] = stack.template_body
