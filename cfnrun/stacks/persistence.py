@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -47,12 +47,13 @@ class StateError(Exception):
     """The state file cannot be read back."""
 
 
+@dataclass
 class RestoredBlueprint(Blueprint):
     """A stack's last template read back: what the engine needs to delete the stack, or to return to it on rollback."""
 
-    restored_outputs: List[StackOutput]
-    restored_imports: List[str]
-    policies: Dict[str, List[str]]  # logical id → [DeletionPolicy, UpdateReplacePolicy]
+    restored_outputs: List[StackOutput] = field(default_factory=list)
+    restored_imports: List[str] = field(default_factory=list)
+    policies: Dict[str, List[str]] = field(default_factory=dict)  # logical id → [DeletionPolicy, UpdateReplacePolicy]
 
     def deletion_policy(self, logical_id: str) -> str:
         return self.policies.get(logical_id, ["Delete", "Delete"])[0]
@@ -70,7 +71,7 @@ class RestoredBlueprint(Blueprint):
         return frozenset(self.restored_imports)
 
 
-def _blueprint_record(blueprint: Blueprint, stack: Stack) -> Dict[str, Any]:
+def _blueprint_record(blueprint: Blueprint) -> Dict[str, Any]:
     return {
         "dependencies": {k: sorted(v) for k, v in blueprint.dependencies.items()},
         "order": blueprint.resource_ids(),
@@ -126,7 +127,7 @@ def _record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, b
         "resources": resources,
         "outputs": [asdict(o) for o in stack.outputs],
         "events": [asdict(e) for e in stack.events],
-        "blueprint": _blueprint_record(blueprint, stack) if blueprint is not None else None,
+        "blueprint": _blueprint_record(blueprint) if blueprint is not None else None,
     }
 
 
@@ -194,7 +195,7 @@ def restored_blueprint(record: Dict[str, Any], environment: StackEnvironment) ->
         template = load_stack_template(record["template_body"])
     except TemplateError as error:
         raise StateError(f"stack {record.get('name')}: its kept template no longer reads ({error}); remove it from the state folder") from None
-    blueprint = RestoredBlueprint(
+    return RestoredBlueprint(
         template_body=record["template_body"],
         template=template,
         environment=environment,
@@ -206,8 +207,7 @@ def restored_blueprint(record: Dict[str, Any], environment: StackEnvironment) ->
         pseudo=PseudoParameters(environment.account_id, environment.region, environment.stack_id, environment.stack_name),
         no_echo=tuple(record["no_echo"]),
         _wanted={k: frozenset(v) for k, v in saved["wanted"].items()},
+        restored_outputs=[StackOutput(**o) for o in record["outputs"]],
+        restored_imports=list(saved["imports"]),
+        policies={k: list(v) for k, v in saved["policies"].items()},
     )
-    blueprint.restored_outputs = [StackOutput(**o) for o in record["outputs"]]
-    blueprint.restored_imports = list(saved["imports"])
-    blueprint.policies = {k: list(v) for k, v in saved["policies"].items()}
-    return blueprint
