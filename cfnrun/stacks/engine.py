@@ -70,14 +70,12 @@ class StackEngine:
         self.account_id = account_id
         self.blueprints: Dict[str, Blueprint] = {}  # each stack's current template, by stack id
         self.updates: Dict[str, UpdateRun] = {}  # each stack's last update, by stack id
-        self.stack_names: Dict[str, str] = {}
 
     # -- create ----------------------------------------------------------------------------
 
     async def create(self, stack: Stack, blueprint: Blueprint, token: Optional[str] = None, skip_hooks: FrozenSet[str] = frozenset()) -> None:
         """Create the stack; ``skip_hooks``: STACK hooks its change set's hooks said need not run again."""
         self.blueprints[stack.stack_id] = blueprint
-        self.stack_names[stack.stack_id] = stack.name
         stack.set_status("CREATE_IN_PROGRESS", "User Initiated", token)
         for logical_id in blueprint.resource_ids():
             stack.resources[logical_id] = StackResource(logical_id, blueprint.type_of(logical_id), "NOT_STARTED")
@@ -365,7 +363,7 @@ class StackEngine:
             failed = sorted(r.logical_id for r in stack.resources.values() if r.status == "DELETE_FAILED")
             stack.set_status("DELETE_FAILED", f"The following resource(s) failed to delete: [{', '.join(failed)}]. ", token)
             return
-        self.exports.publish(stack.stack_id, {})
+        self.exports.publish(stack.stack_id, stack.name, {})
         self.exports.set_imports(stack.name, ())
         self.blueprints.pop(stack.stack_id, None)
         self.updates.pop(stack.stack_id, None)
@@ -508,10 +506,10 @@ class StackEngine:
         try:
             outputs = blueprint.outputs(stack.resources)
             exports = {o.export_name: str(o.value) for o in outputs if o.export_name}
-            self.exports.check_publish(stack.stack_id, exports, self.stack_names)
+            self.exports.check_publish(stack.stack_id, exports)
         except (TemplateProblem, ExportConflict) as error:
             return str(error)
-        self.exports.publish(stack.stack_id, exports)
+        self.exports.publish(stack.stack_id, stack.name, exports)
         self.exports.set_imports(stack.name, blueprint.imports())
         stack.outputs = outputs
         return None
