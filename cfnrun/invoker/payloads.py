@@ -26,22 +26,10 @@ from cfnrun.model.protocol import (
     TestRequest,
     parse_progress_event,
 )
+from cfnrun.model.schema_values import stringify_primitives
 
 DEFAULT_LOGICAL_ID = "MyResource"
 RESOURCE_TYPE_VERSION = "00000001"  # the first registered version, as the service numbers them
-
-
-def stringify_primitives(value: Any) -> Any:
-    """Numbers and booleans as strings, the way CloudFormation sends template values."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    if isinstance(value, dict):
-        return {key: stringify_primitives(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [stringify_primitives(item) for item in value]
-    return value
 
 
 @dataclass

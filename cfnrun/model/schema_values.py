@@ -58,3 +58,16 @@ def typed_like_schema(schema: ResourceSchema, fragment: Dict[str, Any], value: A
 def typed_properties(schema: ResourceSchema, properties: Dict[str, Any]) -> Dict[str, Any]:
     """A resource's template properties, typed like its schema's top level."""
     return typed_like_schema(schema, schema.document, properties)
+
+
+def stringify_primitives(value: Any) -> Any:
+    """Numbers and booleans as strings, the way CloudFormation sends template values."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: stringify_primitives(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [stringify_primitives(item) for item in value]
+    return value

@@ -107,9 +107,6 @@ class Blueprint:
     def resource_ids(self) -> List[str]:
         return list(self.order)
 
-    def creation_order(self) -> List[str]:
-        return list(self.order)
-
     def declaration(self, logical_id: str) -> ResourceDeclaration:
         return self.template.resources[logical_id]
 

@@ -14,8 +14,6 @@ from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
 from cfnrun.stacks.provisioning import Provisioners, Replacement, UnknownType
 from cfnrun.stacks.records import StackResource
 
-RECREATION = {Replacement.NEVER: "Never", Replacement.CONDITIONALLY: "Conditionally", Replacement.ALWAYS: "Always"}
-
 
 @dataclass(frozen=True)
 class ChangeDetail:
@@ -48,7 +46,7 @@ def plan_changes(
 ) -> List[ResourceChange]:
     changes: List[ResourceChange] = []
     moving: Set[str] = set()  # resources this update adds, replaces or may replace: what references them is Dynamic
-    for logical_id in after.creation_order():
+    for logical_id in after.resource_ids():
         type_name = after.type_of(logical_id)
         current = resources.get(logical_id)
         if current is None or not current.exists:
@@ -100,7 +98,7 @@ def _modification(
         if dynamic and recreation is Replacement.ALWAYS:
             recreation = Replacement.CONDITIONALLY
         source = "ResourceReference" if dynamic else ("ParameterReference" if same_declaration else "DirectModification")
-        details.append(ChangeDetail(name, RECREATION[recreation], "Dynamic" if dynamic else "Static", source))
+        details.append(ChangeDetail(name, recreation.value, "Dynamic" if dynamic else "Static", source))
     recreations = {d.requires_recreation for d in details}
     replacement = "True" if "Always" in recreations else ("Conditional" if "Conditionally" in recreations else "False")
     return ResourceChange("Modify", logical_id, type_name, current.physical_id, replacement, tuple(details))

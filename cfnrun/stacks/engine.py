@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
+from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
 from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
@@ -29,7 +30,7 @@ from cfnrun.stacks.provisioning import (
     StackContext,
     UnknownType,
 )
-from cfnrun.stacks.records import NO_ECHO_MASK, Stack, StackOutput, StackResource
+from cfnrun.stacks.records import Stack, StackOutput, StackResource
 
 HOOK_REASON_LIMIT = 1024  # HookStatusReason, as the API bounds it
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
@@ -69,14 +70,12 @@ class StackEngine:
         self.account_id = account_id
         self.blueprints: Dict[str, Blueprint] = {}  # each stack's current template, by stack id
         self.updates: Dict[str, UpdateRun] = {}  # each stack's last update, by stack id
-        self.stack_names: Dict[str, str] = {}
 
     # -- create ----------------------------------------------------------------------------
 
     async def create(self, stack: Stack, blueprint: Blueprint, token: Optional[str] = None, skip_hooks: FrozenSet[str] = frozenset()) -> None:
         """Create the stack; ``skip_hooks``: STACK hooks its change set's hooks said need not run again."""
         self.blueprints[stack.stack_id] = blueprint
-        self.stack_names[stack.stack_id] = stack.name
         stack.set_status("CREATE_IN_PROGRESS", "User Initiated", token)
         for logical_id in blueprint.resource_ids():
             stack.resources[logical_id] = StackResource(logical_id, blueprint.type_of(logical_id), "NOT_STARTED")
@@ -146,7 +145,7 @@ class StackEngine:
         try:
             made = await call()
         except Exception as error:  # noqa: B902 - whatever a provisioner raises fails its resource, never the stack's bookkeeping
-            stack.set_resource_status(resource, f"{verb}_FAILED", self._masked(stack, _reason(error)), shown, token)
+            stack.set_resource_status(resource, f"{verb}_FAILED", stack.masked(_reason(error)), shown, token)
             return False
         self._keep(resource, made, properties)
         stack.set_resource_status(resource, f"{verb}_COMPLETE", None, shown, token)
@@ -249,7 +248,8 @@ class StackEngine:
         )
 
     def _replaces(self, provisioner: Any, type_name: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
-        changed = {k for k in set(before) | set(after) if _as_text(before.get(k)) != _as_text(after.get(k))}
+        """Does a changed property replace the resource? Compared as text: a template's "5" and a handler's 5 are the same value."""
+        changed = {k for k in set(before) | set(after) if stringify_primitives(before.get(k)) != stringify_primitives(after.get(k))}
         return any(provisioner.replacement(type_name, name) is Replacement.ALWAYS for name in changed)
 
     async def _clean_up(
@@ -295,7 +295,7 @@ class StackEngine:
             try:
                 made = await provisioner.update(work)
             except Exception as error:  # noqa: B902 - see _create
-                stack.set_resource_status(current, "UPDATE_FAILED", self._masked(stack, _reason(error)), shown, token)
+                stack.set_resource_status(current, "UPDATE_FAILED", stack.masked(_reason(error)), shown, token)
                 failed.append(logical_id)
                 return False
             self._keep(current, made, old.properties or {})
@@ -363,7 +363,7 @@ class StackEngine:
             failed = sorted(r.logical_id for r in stack.resources.values() if r.status == "DELETE_FAILED")
             stack.set_status("DELETE_FAILED", f"The following resource(s) failed to delete: [{', '.join(failed)}]. ", token)
             return
-        self.exports.publish(stack.stack_id, {})
+        self.exports.publish(stack.stack_id, stack.name, {})
         self.exports.set_imports(stack.name, ())
         self.blueprints.pop(stack.stack_id, None)
         self.updates.pop(stack.stack_id, None)
@@ -419,7 +419,7 @@ class StackEngine:
             provisioner = self.provisioners.for_type(resource.type_name)
             await provisioner.delete(self._work(stack, self.blueprints.get(stack.stack_id), resource, resource.properties or {}, token))
         except Exception as error:  # noqa: B902 - see _create
-            stack.set_resource_status(resource, "DELETE_FAILED", self._masked(stack, _reason(error)), token=token)
+            stack.set_resource_status(resource, "DELETE_FAILED", stack.masked(_reason(error)), token=token)
             return False
         stack.set_resource_status(resource, "DELETE_COMPLETE", None, token=token)
         return True
@@ -465,13 +465,13 @@ class StackEngine:
                 token=token,
                 hook_type=hooked.hook_type,
                 hook_status=hooked.status,
-                hook_status_reason=self._masked(stack, hooked.reason)[:HOOK_REASON_LIMIT] if hooked.reason else None,
+                hook_status_reason=stack.masked(hooked.reason)[:HOOK_REASON_LIMIT] if hooked.reason else None,
                 hook_invocation_point=INVOCATION_POINT,
                 hook_failure_mode=hooked.failure_mode,
             )
 
         refused = await self.hooks.before(target, report)
-        return self._masked(stack, refused) if refused is not None else None
+        return stack.masked(refused) if refused is not None else None
 
     def context(self, stack: Stack) -> StackContext:
         """The stack as a resource operation sees it; during an update, with the tags it had before (previousStackTags)."""
@@ -481,7 +481,7 @@ class StackEngine:
 
     def _work(self, stack: Stack, blueprint: Optional[Blueprint], resource: StackResource, properties: Dict[str, Any], token: Optional[str]) -> ResourceWork:
         def note(reason: str) -> None:
-            stack.set_resource_status(resource, resource.status, self._masked(stack, reason), token=token)
+            stack.set_resource_status(resource, resource.status, stack.masked(reason), token=token)
 
         wanted = blueprint.attributes_wanted(resource.logical_id) if blueprint is not None else frozenset()
         return ResourceWork(
@@ -506,25 +506,16 @@ class StackEngine:
         try:
             outputs = blueprint.outputs(stack.resources)
             exports = {o.export_name: str(o.value) for o in outputs if o.export_name}
-            self.exports.check_publish(stack.stack_id, exports, self.stack_names)
+            self.exports.check_publish(stack.stack_id, exports)
         except (TemplateProblem, ExportConflict) as error:
             return str(error)
-        self.exports.publish(stack.stack_id, exports)
+        self.exports.publish(stack.stack_id, stack.name, exports)
         self.exports.set_imports(stack.name, blueprint.imports())
         stack.outputs = outputs
         return None
 
-    @staticmethod
-    def _masked(stack: Stack, text: str) -> str:
-        """``text`` with every NoEcho parameter's value replaced by ****."""
-        for name in stack.no_echo:
-            value = stack.parameters.get(name)
-            if value:
-                text = text.replace(value, NO_ECHO_MASK)
-        return text
-
     def _shown(self, stack: Stack, properties: Dict[str, Any]) -> str:
-        return self._masked(stack, json.dumps(properties, sort_keys=True, default=str))
+        return stack.masked(json.dumps(properties, sort_keys=True, default=str))
 
     def holds_secrets(self, stack: Stack, resource: StackResource) -> bool:
         """Do the resource's properties hold a writeOnly or NoEcho value (so they are never written to disk)?"""
@@ -545,13 +536,3 @@ def _reason(error: Exception) -> str:
         return str(error)
     return f"cfnrun failed provisioning the resource: {type(error).__name__}: {error}"
 
-
-def _as_text(value: Any) -> Any:
-    """A value with its primitives as text: a template's "5" and a handler's 5 are the same value."""
-    if isinstance(value, dict):
-        return {k: _as_text(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_as_text(v) for v in value]
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return None if value is None else str(value)

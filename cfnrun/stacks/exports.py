@@ -10,6 +10,7 @@ class Export:
     name: str
     value: str
     stack_id: str
+    stack_name: str
 
 
 class ExportConflict(Exception):
@@ -31,12 +32,12 @@ class Exports:
     def importers(self, name: str) -> List[str]:
         return sorted(self._importers.get(name, ()))
 
-    def check_publish(self, stack_id: str, exports: Dict[str, str], stack_names: Dict[str, str]) -> None:
+    def check_publish(self, stack_id: str, exports: Dict[str, str]) -> None:
         """Raise ExportConflict if another stack exports one of these names, or a removed one is still imported."""
         for name in exports:
             owner = self._exports.get(name)
             if owner is not None and owner.stack_id != stack_id:
-                raise ExportConflict(f"Export with name {name} is already exported by stack {stack_names.get(owner.stack_id, owner.stack_id)}")
+                raise ExportConflict(f"Export with name {name} is already exported by stack {owner.stack_name}")
         for export in self._exports.values():
             if export.stack_id == stack_id and export.name not in exports:
                 self.check_unused(export.name)
@@ -50,12 +51,12 @@ class Exports:
         if users:
             raise ExportConflict(f"Export {name} cannot be deleted as it is in use by {', '.join(users)}")
 
-    def publish(self, stack_id: str, exports: Dict[str, str]) -> None:
+    def publish(self, stack_id: str, stack_name: str, exports: Dict[str, str]) -> None:
         """The stack's exports are now exactly ``exports`` (checked with check_publish first)."""
         for name in [n for n, e in self._exports.items() if e.stack_id == stack_id and n not in exports]:
             del self._exports[name]
         for name, value in exports.items():
-            self._exports[name] = Export(name, value, stack_id)
+            self._exports[name] = Export(name, value, stack_id, stack_name)
 
     def set_imports(self, stack_name: str, names: Iterable[str]) -> None:
         """The exports stack ``stack_name`` imports now (empty once it is deleted)."""

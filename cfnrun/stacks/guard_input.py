@@ -18,9 +18,9 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 import yaml
 
 from cfnrun.model.errors import CfnrunError
+from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
 from cfnrun.stacks.hooks import INVOCATION_POINT, HookTarget
 
-HOOK_TYPE_VERSION = "00000001"
 INPUT_KEYS = ("HookContext", "Resources", "Previous")  # the top-level keys the hook's own input may hold
 
 

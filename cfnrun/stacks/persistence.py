@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment
 from cfnrun.events.stack import StackEvent
-from cfnrun.stacks.records import NO_ECHO_MASK, Stack, StackOutput, StackResource
+from cfnrun.stacks.records import Stack, StackOutput, StackResource
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.loading import load_stack_template
 from cfnrun.stacks.template.pseudo import PseudoParameters
@@ -47,12 +47,13 @@ class StateError(Exception):
     """The state file cannot be read back."""
 
 
+@dataclass
 class RestoredBlueprint(Blueprint):
     """A stack's last template read back: what the engine needs to delete the stack, or to return to it on rollback."""
 
-    restored_outputs: List[StackOutput]
-    restored_imports: List[str]
-    policies: Dict[str, List[str]]  # logical id → [DeletionPolicy, UpdateReplacePolicy]
+    restored_outputs: List[StackOutput] = field(default_factory=list)
+    restored_imports: List[str] = field(default_factory=list)
+    policies: Dict[str, List[str]] = field(default_factory=dict)  # logical id → [DeletionPolicy, UpdateReplacePolicy]
 
     def deletion_policy(self, logical_id: str) -> str:
         return self.policies.get(logical_id, ["Delete", "Delete"])[0]
@@ -70,7 +71,7 @@ class RestoredBlueprint(Blueprint):
         return frozenset(self.restored_imports)
 
 
-def _blueprint_record(blueprint: Blueprint, stack: Stack) -> Dict[str, Any]:
+def _blueprint_record(blueprint: Blueprint) -> Dict[str, Any]:
     return {
         "dependencies": {k: sorted(v) for k, v in blueprint.dependencies.items()},
         "order": blueprint.resource_ids(),
@@ -81,23 +82,20 @@ def _blueprint_record(blueprint: Blueprint, stack: Stack) -> Dict[str, Any]:
     }
 
 
-def _scrubbed(value: Any, secrets: List[str]) -> Any:
+def _scrubbed(value: Any, stack: Stack) -> Any:
     """``value`` with every NoEcho parameter value in its text replaced by ****."""
     if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, NO_ECHO_MASK)
-        return value
+        return stack.masked(value)
     if isinstance(value, dict):
-        return {key: _scrubbed(item, secrets) for key, item in value.items()}
+        return {key: _scrubbed(item, stack) for key, item in value.items()}
     if isinstance(value, list):
-        return [_scrubbed(item, secrets) for item in value]
+        return [_scrubbed(item, stack) for item in value]
     return value
 
 
 def stack_record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, bool]) -> Dict[str, Any]:
     """A stack as written; ``masked``: the resources whose properties hold writeOnly or NoEcho values."""
-    secrets = [value for key, value in stack.parameters.items() if key in stack.no_echo and value]
-    record = _scrubbed(_record(stack, blueprint, masked), secrets)
+    record = _scrubbed(_record(stack, blueprint, masked), stack)
     # The template is the user's own file: a NoEcho Default is in it already, and masking text in it would break it (YAML
     # reads "Default: ****" as an alias; a short value like "dev" would be masked wherever it appears).
     record["template_body"] = stack.template_body
@@ -129,7 +127,7 @@ def _record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, b
         "resources": resources,
         "outputs": [asdict(o) for o in stack.outputs],
         "events": [asdict(e) for e in stack.events],
-        "blueprint": _blueprint_record(blueprint, stack) if blueprint is not None else None,
+        "blueprint": _blueprint_record(blueprint) if blueprint is not None else None,
     }
 
 
@@ -197,7 +195,7 @@ def restored_blueprint(record: Dict[str, Any], environment: StackEnvironment) ->
         template = load_stack_template(record["template_body"])
     except TemplateError as error:
         raise StateError(f"stack {record.get('name')}: its kept template no longer reads ({error}); remove it from the state folder") from None
-    blueprint = RestoredBlueprint(
+    return RestoredBlueprint(
         template_body=record["template_body"],
         template=template,
         environment=environment,
@@ -209,8 +207,7 @@ def restored_blueprint(record: Dict[str, Any], environment: StackEnvironment) ->
         pseudo=PseudoParameters(environment.account_id, environment.region, environment.stack_id, environment.stack_name),
         no_echo=tuple(record["no_echo"]),
         _wanted={k: frozenset(v) for k, v in saved["wanted"].items()},
+        restored_outputs=[StackOutput(**o) for o in record["outputs"]],
+        restored_imports=list(saved["imports"]),
+        policies={k: list(v) for k, v in saved["policies"].items()},
     )
-    blueprint.restored_outputs = [StackOutput(**o) for o in record["outputs"]]
-    blueprint.restored_imports = list(saved["imports"])
-    blueprint.policies = {k: list(v) for k, v in saved["policies"].items()}
-    return blueprint

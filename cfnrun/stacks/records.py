@@ -8,8 +8,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.statuses import is_settled
-
-NO_ECHO_MASK = "****"
+from cfnrun.stacks.template.parameters import NO_ECHO_MASK
 
 
 @dataclass
@@ -72,6 +71,14 @@ class Stack:
     def shown_parameters(self) -> Dict[str, str]:
         """The parameters as DescribeStacks shows them: NoEcho values masked."""
         return {key: NO_ECHO_MASK if key in self.no_echo else value for key, value in self.parameters.items()}
+
+    def masked(self, text: str) -> str:
+        """``text`` with every NoEcho parameter's value replaced by ****."""
+        for name in self.no_echo:
+            value = self.parameters.get(name)
+            if value:
+                text = text.replace(value, NO_ECHO_MASK)
+        return text
 
     def set_status(self, status: str, reason: Optional[str] = None, token: Optional[str] = None) -> None:
         """The stack's own status, with its event."""

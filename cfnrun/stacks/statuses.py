@@ -20,21 +20,6 @@ STACK_SETTLED = frozenset(
 UPDATABLE = frozenset({"CREATE_COMPLETE", "UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE"})
 # A stack in one of these has no resources the service would still manage: it only waits to be deleted.
 ONLY_DELETABLE = frozenset({"ROLLBACK_COMPLETE", "ROLLBACK_FAILED", "CREATE_FAILED", "DELETE_FAILED"})
-# Resource statuses after which a resource exists on its provider.
-RESOURCE_EXISTS = frozenset(
-    {
-        "CREATE_COMPLETE",
-        "UPDATE_COMPLETE",
-        "UPDATE_FAILED",
-        "UPDATE_IN_PROGRESS",
-        "UPDATE_ROLLBACK_COMPLETE",
-        "UPDATE_ROLLBACK_IN_PROGRESS",
-        "UPDATE_ROLLBACK_FAILED",
-        "DELETE_FAILED",
-        "DELETE_IN_PROGRESS",
-        "CREATE_IN_PROGRESS",
-    }
-)
 
 
 def is_settled(status: str) -> bool:

@@ -108,9 +108,8 @@ class StackStore:
             blueprint = restored_blueprint(record, environment(stack.name, stack.stack_id))
             if blueprint is not None and stack.status != "DELETE_COMPLETE":
                 self.engine.blueprints[stack.stack_id] = blueprint
-                self.engine.exports.publish(stack.stack_id, {o.export_name: str(o.value) for o in stack.outputs if o.export_name})
+                self.engine.exports.publish(stack.stack_id, stack.name, {o.export_name: str(o.value) for o in stack.outputs if o.export_name})
                 self.engine.exports.set_imports(stack.name, blueprint.imports())
-            self.engine.stack_names[stack.stack_id] = stack.name
             self._keep(stack)
             restored.append(stack)
         self.save()  # what was caught mid-operation is written as read back: failed

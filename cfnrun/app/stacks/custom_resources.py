@@ -17,7 +17,7 @@ from cfnrun.api.cloudformation.custom_resource_responses import CustomResourceRe
 from cfnrun.app.served import Served, UnknownFunction
 from cfnrun.runtime.outcome import OutcomeKind
 from cfnrun.ui.console import Console
-from cfnrun.invoker.payloads import stringify_primitives
+from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 
 CUSTOM_RESOURCE_WAIT_S = 3600.0  # the service waits an hour for a custom resource's response

@@ -19,7 +19,7 @@ from cfnrun.app.served import UnknownFunction
 from cfnrun.app.stacks.hook_gate import Hook, HookOutcome
 from cfnrun.app.stacks.hook_payloads import HookPayloadStore
 from cfnrun.app.type_operations import TypeOperations
-from cfnrun.invoker.payloads import stringify_primitives
+from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.model.budgets import Budget
 from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind

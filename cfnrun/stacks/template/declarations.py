@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from cfnrun.stacks.template.errors import format_error
 from cfnrun.stacks.template.parameter_types import is_parameter_type
@@ -151,6 +151,13 @@ def _logical_id(kind: str, name: Any) -> str:
     return name
 
 
+def _refuse_unknown(value: Dict[str, Any], known: Sequence[str], kind: str) -> None:
+    """A parameter's, resource's or output's first attribute the service does not know, refused in its words."""
+    unknown = next((str(key) for key in value if key not in known), None)
+    if unknown is not None:
+        raise format_error(f"Invalid template {kind} property '{unknown}'")
+
+
 def scalar_text(value: Any) -> Optional[str]:
     """A scalar as text, the way the service turns numbers and booleans into strings; None for anything else."""
     if isinstance(value, bool):
@@ -169,9 +176,7 @@ def _parameter(name: Any, value: Any) -> ParameterDeclaration:
     name = _logical_id("Parameter", name)
     if not isinstance(value, dict):
         raise format_error(f"[/Parameters/{name}] Every Parameters object must be an object")
-    unknown = [str(key) for key in value if key not in PARAMETER_ATTRIBUTES]
-    if unknown:
-        raise format_error(f"Invalid template parameter property '{unknown[0]}'")
+    _refuse_unknown(value, PARAMETER_ATTRIBUTES, "parameter")
     declared_type = value.get("Type")
     if declared_type is None:
         raise format_error(f"[/Parameters/{name}] Every Parameters object must contain a Type member.")
@@ -233,9 +238,7 @@ def _resource(logical_id: Any, value: Any, conditions: Mapping[str, Any]) -> Res
     where = f"/Resources/{logical_id}"
     if not isinstance(value, dict):
         raise format_error(f"[{where}] Every Resources object must be an object")
-    unknown = [str(key) for key in value if key not in RESOURCE_ATTRIBUTES]
-    if unknown:
-        raise format_error(f"Invalid template resource property '{unknown[0]}'")
+    _refuse_unknown(value, RESOURCE_ATTRIBUTES, "resource")
     resource_type = value.get("Type")
     if resource_type is None:
         raise format_error(f"[{where}] Every Resources object must contain a Type member.")
@@ -279,9 +282,7 @@ def _output(name: Any, value: Any, conditions: Mapping[str, Any]) -> OutputDecla
     where = f"/Outputs/{name}"
     if not isinstance(value, dict):
         raise format_error(f"[{where}] Every Outputs member must be an object")
-    unknown = [str(key) for key in value if key not in OUTPUT_ATTRIBUTES]
-    if unknown:
-        raise format_error(f"Invalid template output property '{unknown[0]}'")
+    _refuse_unknown(value, OUTPUT_ATTRIBUTES, "output")
     if value.get("Value") is None:
         raise format_error(f"[{where}] Every Outputs member must contain a Value object")
     export = value.get("Export")

@@ -4,8 +4,8 @@ Checked as the service checks them, in its order and words: names that the templ
 declare, then parameters left without a value, then each value against its declaration's type
 and constraints. ``AllowedPattern`` must match the whole value and is an ECMA-262 regular
 expression, as the service reads it (``model/patterns.py``). A ``NoEcho`` parameter's value is
-kept for Ref but shown as ``****`` (``ResolvedParameter.shown_value``): the engine uses that
-wherever a value leaves the process (DescribeStacks, events, history).
+kept for Ref but shown as ``****`` (``NO_ECHO_MASK``) wherever a value leaves the process
+(DescribeStacks, events, history, ``--state``: ``Stack.masked``).
 """
 from __future__ import annotations
 
