@@ -36,7 +36,7 @@ from cfnrun.events.stack import (
 )
 from cfnrun.model.errors import CfnrunError
 from cfnrun.stacks.blueprint import Blueprint
-from cfnrun.stacks.records import NO_ECHO_MASK, Stack
+from cfnrun.stacks.records import Stack, shown_parameters
 from cfnrun.stacks.store import StackError
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.ui.console import Console
@@ -69,10 +69,6 @@ class Step:
 
     def describe(self, no_echo: Tuple[str, ...]) -> str:
         return " ".join([self.kind, *(f"{key}={value}" for key, value in shown_parameters(self.parameters, no_echo).items())])
-
-
-def shown_parameters(parameters: Dict[str, str], no_echo: Tuple[str, ...]) -> Dict[str, str]:
-    return {key: NO_ECHO_MASK if key in no_echo else value for key, value in parameters.items()}
 
 
 async def run_stack_test(

@@ -33,6 +33,11 @@ class StackResource:
         return self.physical_id is not None and self.status not in ("DELETE_COMPLETE", "DELETE_SKIPPED")
 
 
+def shown_parameters(parameters: Dict[str, str], no_echo: Tuple[str, ...]) -> Dict[str, str]:
+    """Parameter values as the API shows them: NoEcho ones masked."""
+    return {key: NO_ECHO_MASK if key in no_echo else value for key, value in parameters.items()}
+
+
 @dataclass(frozen=True)
 class StackOutput:
     key: str
@@ -70,7 +75,7 @@ class Stack:
 
     def shown_parameters(self) -> Dict[str, str]:
         """The parameters as DescribeStacks shows them: NoEcho values masked."""
-        return {key: NO_ECHO_MASK if key in self.no_echo else value for key, value in self.parameters.items()}
+        return shown_parameters(self.parameters, self.no_echo)
 
     def masked(self, text: str) -> str:
         """``text`` with every NoEcho parameter's value replaced by ****."""

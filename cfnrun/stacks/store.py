@@ -8,7 +8,6 @@ run. ``settled`` waits for a stack's operation (``cfnrun stack test`` and tests 
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -18,14 +17,13 @@ from typing import Awaitable, Callable, Dict, FrozenSet, List, Optional, Tuple
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment
 from cfnrun.stacks.changes import ResourceChange, plan_changes
 from cfnrun.stacks.engine import StackEngine
+from cfnrun.stacks.names import CHANGE_SET_NAME, STACK_NAME
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookTarget, change_set_model, with_reasons
 from cfnrun.stacks.persistence import read_state, restored_blueprint, restored_stack, stack_record, write_state
 from cfnrun.stacks.records import Stack
 from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
 
-STACK_NAME = re.compile(r"^[a-zA-Z][-a-zA-Z0-9]{0,127}$")
-CHANGE_SET_NAME = re.compile(r"^[a-zA-Z][-a-zA-Z0-9]{0,127}$")
 
 # (template body, given parameters: key → value or None for UsePreviousValue, the stack's previous values,
 #  stack name, stack id) → the blueprint; raises StackError for what the service refuses.

@@ -14,6 +14,7 @@ from typing import List, Optional, Tuple
 
 from cfnrun.app.options import REQUIRED, argument, option
 from cfnrun.app.settings import common
+from cfnrun.stacks.names import STACK_NAME
 from cfnrun.app.settings.serve import REGION_HELP
 from cfnrun.contract.mode import ContractMode
 from cfnrun.model.errors import CfnrunError
@@ -22,7 +23,6 @@ Assignments = Tuple[Tuple[str, str], ...]  # (ParameterKey, ParameterValue), in 
 
 _NEXT_PAIR = re.compile(r",(?=[A-Za-z0-9]+=)")
 _KEY = re.compile(r"^[A-Za-z0-9]+$")
-_STACK_NAME = re.compile(r"^[a-zA-Z][-a-zA-Z0-9]{0,127}$")
 
 
 def parse_assignments(flag: str, text: str) -> Assignments:
@@ -54,7 +54,7 @@ def _updates(texts: List[str]) -> Tuple[Assignments, ...]:
 
 
 def _stack_name(value: str) -> str:
-    if not _STACK_NAME.match(value):
+    if not STACK_NAME.match(value):
         raise ValueError(f"{value!r} is not a stack name: a letter, then letters, digits and hyphens (at most 128)")
     return value
 

@@ -19,7 +19,7 @@ from cfnrun.stacks.changes import ResourceChange
 from cfnrun.stacks.hooks import CHANGE_ACTIONS
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.drift import DriftDetection, PropertyDifference, ResourceDrift
-from cfnrun.stacks.records import Stack, StackResource
+from cfnrun.stacks.records import Stack, StackResource, shown_parameters
 from cfnrun.stacks.store import ChangeSet, StackError, StackStore
 
 PAGE_SIZE = 100
@@ -339,7 +339,7 @@ class StackCalls:
     async def describe_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:
         change_set = self.store.change_set(params["ChangeSetName"], params.get("StackName"))
         stack = self.store.stacks[change_set.stack_id]
-        shown = {k: ("****" if k in change_set.blueprint.no_echo else v) for k, v in change_set.parameters.items()}
+        shown = shown_parameters(change_set.parameters, change_set.blueprint.no_echo)
         return _present(
             {
                 "ChangeSetName": change_set.name,
