@@ -216,7 +216,7 @@ def prepare(
     template_body: str, given: Dict[str, Optional[str]], previous: Mapping[str, str], environment: StackEnvironment
 ) -> Blueprint:
     """The blueprint of one operation, or the TemplateError the service answers the API call with."""
-    template = load_stack_template(template_body)
+    template = load_stack_template(template_body, {k: previous.get(k, "") if v is None else v for k, v in given.items()})
     offered = [GivenParameter(key, value, use_previous_value=value is None) for key, value in given.items()]
     resolved = resolve_parameters(template.parameters, offered, previous, environment.ssm_parameter)
     values = parameter_values(resolved)

@@ -104,7 +104,8 @@ class CheckedStackCalls:
         try:
             body = params.get("TemplateBody")
             if isinstance(body, str) and operation in ("CreateStack", "UpdateStack", "CreateChangeSet", "ValidateTemplate"):
-                load_stack_template(body)  # a template that is not one is refused in the service's words, before lint's
+                given = {p["ParameterKey"]: p["ParameterValue"] for p in params.get("Parameters") or () if "ParameterValue" in p}
+                load_stack_template(body, given)  # a template that is not one is refused in the service's words, before lint's
                 problem = await asyncio.to_thread(self.lint, body)
                 if problem is not None:
                     raise StackError(problem)

@@ -21,6 +21,7 @@ from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.drift import DriftDetection, PropertyDifference, ResourceDrift
 from cfnrun.stacks.records import Stack, StackResource, shown_parameters
 from cfnrun.stacks.store import ChangeSet, StackError, StackStore
+from cfnrun.stacks.template.loading import processed_body
 
 PAGE_SIZE = 100
 ANNOTATION_KEYS = ("annotationName", "status", "statusMessage", "remediationMessage", "remediationLink", "severityLevel")
@@ -301,11 +302,14 @@ class StackCalls:
     # -- templates -------------------------------------------------------------------------
 
     async def get_template(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        processed = params.get("TemplateStage") == "Processed"
         if params.get("ChangeSetName"):
             change_set = self.store.change_set(params["ChangeSetName"], params.get("StackName"))
-            return {"TemplateBody": change_set.blueprint.template_body, "StagesAvailable": ["Original", "Processed"]}
-        stack = self.store.get(params["StackName"])
-        return {"TemplateBody": stack.template_body, "StagesAvailable": ["Original", "Processed"]}
+            body, values = change_set.blueprint.template_body, change_set.blueprint.parameters
+        else:
+            stack = self.store.get(params["StackName"])
+            body, values = stack.template_body, stack.parameters
+        return {"TemplateBody": processed_body(body, values) if processed else body, "StagesAvailable": ["Original", "Processed"]}
 
     async def get_template_summary(self, params: Dict[str, Any]) -> Dict[str, Any]:
         if params.get("StackName"):

@@ -8,15 +8,23 @@ dependency graph depend on the operation and come later (``parameters``, ``condi
 """
 from __future__ import annotations
 
+import json
+from typing import Mapping, Optional
+
 from cfnrun.model.template_text import TemplateDecodeError, decode_template
-from cfnrun.stacks.template.declarations import StackTemplate, parse_template
+from cfnrun.stacks.template.declarations import StackTemplate, parse_template, transform_names
 from cfnrun.stacks.template.dependencies import check_references
 from cfnrun.stacks.template.errors import TemplateError
-from cfnrun.stacks.template.transforms import check_functions, check_transforms
+from cfnrun.stacks.template.foreach import expand_for_each, uses_for_each
+from cfnrun.stacks.template.transforms import LANGUAGE_EXTENSIONS, check_functions, check_transforms
 
 
-def load_stack_template(body: str) -> StackTemplate:
-    """The template of a CreateStack/UpdateStack/CreateChangeSet/ValidateTemplate call, checked; TemplateError if not."""
+def load_stack_template(body: str, parameter_values: Optional[Mapping[str, str]] = None) -> StackTemplate:
+    """The template of a CreateStack/UpdateStack/CreateChangeSet/ValidateTemplate call, checked; TemplateError if not.
+
+    ``parameter_values`` (the operation's, by name) are what ``Fn::ForEach`` collections that
+    refer to parameters iterate over; a parameter not given has its Default.
+    """
     try:
         document = decode_template(body)
     except TemplateDecodeError as error:
@@ -24,7 +32,17 @@ def load_stack_template(body: str) -> StackTemplate:
         raise TemplateError(f"Template format error: {error.syntax} not well-formed. {error.problem}{where}") from None
     if isinstance(document, dict):
         check_transforms(document)
+        if LANGUAGE_EXTENSIONS in transform_names(document.get("Transform")) and uses_for_each(document):
+            document = expand_for_each(document, parameter_values)
     template = parse_template(document)
     check_functions(template)
     check_references(template)
     return template
+
+
+def processed_body(body: str, parameter_values: Mapping[str, str]) -> str:
+    """GetTemplate's ``Processed`` stage: the body once its transforms ran (JSON), or the body itself when none rewrote it."""
+    template = load_stack_template(body, parameter_values)
+    if LANGUAGE_EXTENSIONS not in template.transforms or not uses_for_each(decode_template(body)):
+        return body
+    return json.dumps(template.document, indent=2)
