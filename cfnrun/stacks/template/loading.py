@@ -9,21 +9,25 @@ dependency graph depend on the operation and come later (``parameters``, ``condi
 from __future__ import annotations
 
 import json
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from cfnrun.model.template_text import TemplateDecodeError, decode_template
 from cfnrun.stacks.template.declarations import StackTemplate, parse_template, transform_names
 from cfnrun.stacks.template.dependencies import check_references
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.foreach import expand_for_each, uses_for_each
+from cfnrun.stacks.template.modules import expand_modules, uses_modules
 from cfnrun.stacks.template.transforms import LANGUAGE_EXTENSIONS, check_functions, check_transforms
 
 
-def load_stack_template(body: str, parameter_values: Optional[Mapping[str, str]] = None) -> StackTemplate:
+def load_stack_template(
+    body: str, parameter_values: Optional[Mapping[str, str]] = None, module_fragments: Optional[Mapping[str, Mapping[str, Any]]] = None
+) -> StackTemplate:
     """The template of a CreateStack/UpdateStack/CreateChangeSet/ValidateTemplate call, checked; TemplateError if not.
 
     ``parameter_values`` (the operation's, by name) are what ``Fn::ForEach`` collections that
-    refer to parameters iterate over; a parameter not given has its Default.
+    refer to parameters iterate over; a parameter not given has its Default. ``module_fragments``
+    (by ``...::MODULE`` type name) expand the template's modules, after its loops.
     """
     try:
         document = decode_template(body)
@@ -34,6 +38,8 @@ def load_stack_template(body: str, parameter_values: Optional[Mapping[str, str]]
         check_transforms(document)
         if LANGUAGE_EXTENSIONS in transform_names(document.get("Transform")) and uses_for_each(document):
             document = expand_for_each(document, parameter_values)
+        if module_fragments is not None and uses_modules(document):
+            document = expand_modules(document, module_fragments)
     template = parse_template(document)
     check_functions(template)
     check_references(template)
