@@ -12,6 +12,7 @@ names the rule broken and where (the file, and the section and name in it).
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Tuple
@@ -19,6 +20,8 @@ from typing import Any, Dict, Iterator, List, Tuple
 from cfnrun.model.errors import ProjectError
 from cfnrun.model.template_text import TemplateDecodeError, decode_template
 
+RPDK_CONFIG = ".rpdk-config"
+MODULE = "MODULE"
 FRAGMENT_DIR = "fragments"
 FRAGMENT_EXTENSIONS = (".json", ".yaml", ".yml", ".template")
 FRAGMENT_SIZE_LIMIT = 1_500_000  # bytes: cloudformation-cli's TEMPLATE_FILE_SIZE_IN_BYTES_LIMIT
@@ -48,8 +51,26 @@ def fragment_file(root: Path) -> Path:
     return found[0]
 
 
-def read_module_fragment(root: Path) -> ModuleFragment:
-    """The project's fragment, checked; ProjectError naming the rule broken and where."""
+def is_module_project(root: Path) -> bool:
+    """True when ``root``'s .rpdk-config says ``artifact_type: MODULE`` (what ``cfn init`` writes for a module)."""
+    try:
+        config = json.loads((root / RPDK_CONFIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and config.get("artifact_type") == MODULE
+
+
+def module_type_name(root: Path) -> str:
+    """The ``...::MODULE`` type name of a module project (its .rpdk-config ``typeName``)."""
+    config = json.loads((root / RPDK_CONFIG).read_text(encoding="utf-8"))
+    type_name = config.get("typeName") if isinstance(config, dict) else None
+    if not isinstance(type_name, str) or not type_name.endswith("::MODULE"):
+        raise ProjectError(root / RPDK_CONFIG, f"a module's typeName ends in ::MODULE (Org::Service::Name::MODULE); found {type_name!r}")
+    return type_name
+
+
+def check_module_fragment(root: Path) -> Tuple[Path, Dict[str, Any], List[str]]:
+    """The fragment file, its document and every rule it breaks (``where: rule``); ProjectError when it cannot be read."""
     path = fragment_file(root)
     size = path.stat().st_size
     if size > FRAGMENT_SIZE_LIMIT:
@@ -61,7 +82,12 @@ def read_module_fragment(root: Path) -> ModuleFragment:
         raise ProjectError(path, f"the fragment is not {error.syntax}: {error.problem}{where}") from None
     if not isinstance(document, dict):
         raise ProjectError(path, "the fragment must be a template: a JSON object or a YAML mapping")
-    problems = list(fragment_problems(document))
+    return path, document, list(fragment_problems(document))
+
+
+def read_module_fragment(root: Path) -> ModuleFragment:
+    """The project's fragment, checked; ProjectError naming the rule broken and where."""
+    path, document, problems = check_module_fragment(root)
     if problems:
         raise ProjectError(path, "; ".join(problems))
     return ModuleFragment(path, document)

@@ -73,3 +73,18 @@ def test_each_rule_broken_is_named_with_its_place(tmp_path: Path, change: Any, e
 
 def test_a_fragment_that_does_not_decode_says_where(tmp_path: Path) -> None:
     assert "line" in refusal(tmp_path, "Resources: [unclosed\n")
+
+
+def test_the_sample_module_reads_and_expands_in_a_template() -> None:
+    from cfnrun.stacks.template.loading import load_stack_template
+
+    sample = Path(__file__).resolve().parents[2] / "samples" / "module"
+    fragment = read_module_fragment(sample)
+    template = load_stack_template(
+        "Resources:\n  Logs: {Type: Cfnrun::Sample::Bucket::MODULE, Properties: {BucketName: !Sub 'logs-${AWS::StackName}'}}\n"
+        "Outputs:\n  Arn: {Value: !GetAtt Logs.Outputs.Arn}\n  Name: {Value: !Ref Logs.S3Bucket}\n",
+        module_fragments={"Cfnrun::Sample::Bucket::MODULE": fragment.document},
+    )
+    assert list(template.resources) == ["LogsS3Bucket"]
+    assert template.document["Outputs"] == {"Arn": {"Value": {"Fn::GetAtt": ["LogsS3Bucket", "Arn"]}},
+                                            "Name": {"Value": {"Ref": "LogsS3Bucket"}}}
