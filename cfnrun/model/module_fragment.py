@@ -33,10 +33,11 @@ REFUSED_FUNCTIONS = {"Fn::ImportValue": "Fn::ImportValue", "Fn::Transform": "a t
 
 @dataclass(frozen=True)
 class ModuleFragment:
-    """The fragment a module expands into, and the file it came from."""
+    """The fragment a module expands into, the file it came from and the module's type name."""
 
     path: Path
     document: Dict[str, Any]
+    type_name: str = ""
 
 
 def fragment_file(root: Path) -> Path:
@@ -87,10 +88,11 @@ def check_module_fragment(root: Path) -> Tuple[Path, Dict[str, Any], List[str]]:
 
 def read_module_fragment(root: Path) -> ModuleFragment:
     """The project's fragment, checked; ProjectError naming the rule broken and where."""
+    type_name = module_type_name(root)
     path, document, problems = check_module_fragment(root)
     if problems:
         raise ProjectError(path, "; ".join(problems))
-    return ModuleFragment(path, document)
+    return ModuleFragment(path, document, type_name)
 
 
 def fragment_problems(document: Dict[str, Any]) -> Iterator[str]:

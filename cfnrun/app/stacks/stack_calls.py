@@ -15,6 +15,7 @@ from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.hook_gate import HookGate
 from cfnrun.app.stacks.hook_results import HookResult
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
+from cfnrun.stacks.blueprint import Blueprint
 from cfnrun.stacks.changes import ResourceChange
 from cfnrun.stacks.hooks import CHANGE_ACTIONS
 from cfnrun.events.stack import StackEvent
@@ -302,14 +303,16 @@ class StackCalls:
     # -- templates -------------------------------------------------------------------------
 
     async def get_template(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        processed = params.get("TemplateStage") == "Processed"
+        blueprint: Optional[Blueprint]
         if params.get("ChangeSetName"):
             change_set = self.store.change_set(params["ChangeSetName"], params.get("StackName"))
-            body, values = change_set.blueprint.template_body, change_set.blueprint.parameters
+            body, blueprint = change_set.blueprint.template_body, change_set.blueprint
         else:
             stack = self.store.get(params["StackName"])
-            body, values = stack.template_body, stack.parameters
-        return {"TemplateBody": processed_body(body, values) if processed else body, "StagesAvailable": ["Original", "Processed"]}
+            body, blueprint = stack.template_body, self.store.engine.blueprints.get(stack.stack_id)
+        if params.get("TemplateStage") == "Processed" and blueprint is not None:
+            body = processed_body(body, blueprint.template.document)
+        return {"TemplateBody": body, "StagesAvailable": ["Original", "Processed"]}
 
     async def get_template_summary(self, params: Dict[str, Any]) -> Dict[str, Any]:
         if params.get("StackName"):

@@ -46,9 +46,11 @@ def load_stack_template(
     return template
 
 
-def processed_body(body: str, parameter_values: Mapping[str, str]) -> str:
-    """GetTemplate's ``Processed`` stage: the body once its transforms ran (JSON), or the body itself when none rewrote it."""
-    template = load_stack_template(body, parameter_values)
-    if LANGUAGE_EXTENSIONS not in template.transforms or not uses_for_each(decode_template(body)):
-        return body
-    return json.dumps(template.document, indent=2)
+def processed_body(body: str, processed: Mapping[str, Any]) -> str:
+    """GetTemplate's ``Processed`` stage: the template as read (``StackTemplate.document``) in JSON when its
+    transforms or modules rewrote it, else the body as sent."""
+    try:
+        unchanged = decode_template(body) == processed
+    except TemplateDecodeError:
+        unchanged = False
+    return body if unchanged else json.dumps(processed, indent=2)
