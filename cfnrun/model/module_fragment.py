@@ -63,7 +63,10 @@ def is_module_project(root: Path) -> bool:
 
 def module_type_name(root: Path) -> str:
     """The ``...::MODULE`` type name of a module project (its .rpdk-config ``typeName``)."""
-    config = json.loads((root / RPDK_CONFIG).read_text(encoding="utf-8"))
+    try:
+        config = json.loads((root / RPDK_CONFIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ProjectError(root / RPDK_CONFIG, f"a module project's .rpdk-config cannot be read: {error}") from None
     type_name = config.get("typeName") if isinstance(config, dict) else None
     if not isinstance(type_name, str) or not type_name.endswith("::MODULE"):
         raise ProjectError(root / RPDK_CONFIG, f"a module's typeName ends in ::MODULE (Org::Service::Name::MODULE); found {type_name!r}")

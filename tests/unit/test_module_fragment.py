@@ -17,6 +17,7 @@ GOOD: Dict[str, Any] = {
 
 
 def project(tmp_path: Path, fragment: Any, name: str = "sample.json") -> Path:
+    (tmp_path / ".rpdk-config").write_text(json.dumps({"artifact_type": "MODULE", "typeName": "My::S3::Bucket::MODULE"}))
     (tmp_path / "fragments").mkdir(exist_ok=True)
     text = fragment if isinstance(fragment, str) else json.dumps(fragment)
     (tmp_path / "fragments" / name).write_text(text, encoding="utf-8")
@@ -38,7 +39,13 @@ def test_a_good_fragment_is_read_in_json_or_yaml(tmp_path: Path) -> None:
     assert fragment.document["Resources"]["S3Bucket"]["Properties"]["BucketName"] == {"Fn::Sub": "b-${AWS::Region}"}
 
 
-def test_exactly_one_fragment_file(tmp_path: Path) -> None:
+def test_exactly_one_fragment_file_and_a_module_type_name(tmp_path: Path) -> None:
+    with pytest.raises(ProjectError, match="cannot be read"):
+        read_module_fragment(tmp_path)
+    (tmp_path / ".rpdk-config").write_text(json.dumps({"artifact_type": "MODULE", "typeName": "My::S3::Bucket"}))
+    with pytest.raises(ProjectError, match="a module's typeName ends in ::MODULE"):
+        read_module_fragment(tmp_path)
+    (tmp_path / ".rpdk-config").write_text(json.dumps({"artifact_type": "MODULE", "typeName": "My::S3::Bucket::MODULE"}))
     with pytest.raises(ProjectError, match="needs one template fragment"):
         read_module_fragment(tmp_path)
     project(tmp_path, GOOD, "a.json")
