@@ -61,6 +61,18 @@ def test_a_sub_left_with_nothing_to_substitute_names_what_the_loop_made_in_ref_a
     }
 
 
+def test_find_in_map_over_the_identifier_is_looked_up_and_a_no_value_default_drops_the_key() -> None:
+    document = expanded({
+        "Conditions": {"Two": {"Fn::Equals": ["a", "a"]}},
+        "Mappings": {"Nat": {"Condition": {"B": "Two"}}},
+        "Resources": {"Fn::ForEach::Nats": ["Id", ["A", "B"], {"Eip${Id}": {
+            "Type": "AWS::EC2::EIP",
+            "Condition": {"Fn::FindInMap": ["Nat", "Condition", {"Ref": "Id"}, {"DefaultValue": {"Ref": "AWS::NoValue"}}]},
+        }}]},
+    })
+    assert document["Resources"] == {"EipA": {"Type": "AWS::EC2::EIP"}, "EipB": {"Type": "AWS::EC2::EIP", "Condition": "Two"}}
+
+
 def test_collections_from_a_comma_delimited_list_parameter_given_or_defaulted() -> None:
     template = {
         "Parameters": {"Names": {"Type": "CommaDelimitedList", "Default": "x, y"}},

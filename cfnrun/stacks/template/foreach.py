@@ -6,7 +6,9 @@ Properties), for one ``OutputKey: OutputValue`` pair per item of the collection.
 values ``${Identifier}`` becomes the item, ``&{Identifier}`` the item without its
 non-alphanumeric characters, and ``{"Ref": Identifier}`` the item; an ``Fn::Sub`` left with
 nothing to substitute becomes its text, so ``!Ref {Fn::Sub: 'Subnet${Id}'}`` and
-``!GetAtt [!Sub 'Subnet${Id}', Arn]`` name the resources a loop made. The collection is a list, a
+``!GetAtt [!Sub 'Subnet${Id}', Arn]`` name the resources a loop made; an ``Fn::FindInMap``
+whose keys are then text is looked up (its ``DefaultValue`` of ``AWS::NoValue`` removing the
+key, as in the docs' example of a per-item ``Condition``). The collection is a list, a
 ``Ref`` to a list parameter (``CommaDelimitedList``, ``List<...>``) or an ``Fn::FindInMap``
 giving a list; the identifier may be a list of identifiers when every item is a list of as many
 values. Loops nest up to five deep. The expansion runs before anything else reads the
@@ -137,7 +139,7 @@ def _run_loop(key: str, loop: Any, context: _Context, depth: int, where: str, ou
     inner = outer | set(names)
     for item in _collection(collection, key, len(names), context, where):
         bindings = dict(zip(names, item))
-        replaced = _substitute(fragment, bindings)
+        replaced = _resolve_maps(_substitute(fragment, bindings), context)
         for made_key, made_value in _expand_mapping(replaced, context, depth + 1, where, inner).items():
             made.append((made_key, made_value))
     return made
@@ -222,6 +224,41 @@ def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+_NO_VALUE = {"Ref": "AWS::NoValue"}
+
+
+def _resolve_maps(value: Any, context: _Context) -> Any:
+    """``Fn::FindInMap`` calls whose keys are now text, looked up as the transform looks them up while it expands
+    (the docs' example: ``Condition: !FindInMap [Map, Condition, !Ref Id, {DefaultValue: !Ref AWS::NoValue}]``);
+    a ``DefaultValue`` of ``AWS::NoValue`` removes the key. Others are left to the engine."""
+    if isinstance(value, list):
+        return [_resolve_maps(item, context) for item in value]
+    if not isinstance(value, dict):
+        return value
+    resolved: Dict[str, Any] = {}
+    for key, item in value.items():
+        found = _mapped_value(item, context)
+        if found is _NO_VALUE:
+            continue
+        resolved[key] = found if found is not None else _resolve_maps(item, context)
+    return resolved
+
+
+def _mapped_value(value: Any, context: _Context) -> Any:
+    if not (isinstance(value, dict) and list(value) == ["Fn::FindInMap"] and isinstance(value["Fn::FindInMap"], list)):
+        return None
+    argument = value["Fn::FindInMap"]
+    if len(argument) not in (3, 4) or not all(isinstance(part, str) for part in argument[:3]):
+        return None
+    top = context.mappings.get(argument[0])
+    second = top.get(argument[1]) if isinstance(top, dict) else None
+    found = second.get(argument[2]) if isinstance(second, dict) else None
+    if found is None and len(argument) == 4 and isinstance(argument[3], dict) and "DefaultValue" in argument[3]:
+        default = argument[3]["DefaultValue"]
+        return _NO_VALUE if default == _NO_VALUE else default
+    return found
 
 
 def _substitute(value: Any, bindings: Mapping[str, str]) -> Any:
