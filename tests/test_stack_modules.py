@@ -80,6 +80,12 @@ def test_served_modules_expand_in_a_stack_created_updated_with_the_aws_cli_and_d
     resources = {r["LogicalResourceId"]: r for r in cloudformation.describe_stack_resources(StackName="mods")["StackResources"]}
     assert sorted(resources) == ["DataS3Bucket", "LogsS3Bucket", "Note", "PairInnerS3Bucket", "Plain"]
     assert resources["PairInnerS3Bucket"]["PhysicalResourceId"] == "pair-mods-inner"
+    assert resources["PairInnerS3Bucket"]["ModuleInfo"] == {
+        "TypeHierarchy": "Cfnrun::Sample::Pair::MODULE/Cfnrun::Sample::Bucket::MODULE", "LogicalIdHierarchy": "Pair/Inner"}
+    assert resources["LogsS3Bucket"]["ModuleInfo"] == {"TypeHierarchy": "Cfnrun::Sample::Bucket::MODULE", "LogicalIdHierarchy": "Logs"}
+    assert "ModuleInfo" not in resources["Plain"]
+    detail = cloudformation.describe_stack_resource(StackName="mods", LogicalResourceId="DataS3Bucket")["StackResourceDetail"]
+    assert detail["ModuleInfo"] == {"TypeHierarchy": "Cfnrun::Sample::Bucket::MODULE", "LogicalIdHierarchy": "Data"}
     assert resources["LogsS3Bucket"]["ResourceType"] == resources["DataS3Bucket"]["ResourceType"] == "AWS::S3::Bucket"
     assert resources["LogsS3Bucket"]["PhysicalResourceId"] == "logs-mods"
     outputs = {o["OutputKey"]: o["OutputValue"] for o in cloudformation.describe_stacks(StackName="mods")["Stacks"][0]["Outputs"]}

@@ -98,6 +98,16 @@ def test_the_modules_policies_condition_and_dependencies_reach_every_inner_resou
     assert bucket["DependsOn"] == ["Other"] and policy["DependsOn"] == ["DataS3Bucket", "Other"]
 
 
+def test_module_info_names_the_modules_a_resource_came_through_outermost_first() -> None:
+    from cfnrun.stacks.template.modules import expand_modules_with_info
+
+    _, info = expand_modules_with_info({"Resources": {"Pair": {"Type": PAIR, "Properties": {"Prefix": "p"}},
+                                                      "Plain": {"Type": "AWS::SNS::Topic"}}}, FRAGMENTS)
+    assert info["PairFirstS3Bucket"] == {"TypeHierarchy": f"{PAIR}/{BUCKET}", "LogicalIdHierarchy": "Pair/First"}
+    assert info["PairTopic"] == {"TypeHierarchy": PAIR, "LogicalIdHierarchy": "Pair"}
+    assert "Plain" not in info
+
+
 def test_nested_modules_concatenate_their_ids() -> None:
     document = expand({"Pair": {"Type": PAIR, "Properties": {"Prefix": "p"}}})
     assert set(document["Resources"]) == {"PairFirstS3Bucket", "PairFirstPolicy", "PairTopic"}

@@ -232,7 +232,8 @@ class StackCalls:
     async def describe_stack_resource(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.get(params["StackName"])
         resource = _resource(stack, params["LogicalResourceId"])
-        detail = {**_resource_shape(stack, resource, "LastUpdatedTimestamp"), "DriftInformation": self._resource_drift(stack, resource)}
+        detail = {**_resource_shape(stack, resource, "LastUpdatedTimestamp"), "DriftInformation": self._resource_drift(stack, resource),
+                  "ModuleInfo": self._module_info(stack).get(resource.logical_id)}
         detail["Metadata"] = json.dumps(resource.metadata) if resource.metadata else None
         return {"StackResourceDetail": _present(detail)}
 
@@ -248,8 +249,15 @@ class StackCalls:
         else:
             raise StackError("Either StackName or PhysicalResourceId must be specified.")
         resources = [r for r in stack.resources.values() if params.get("LogicalResourceId") in (None, r.logical_id)]
-        shapes = [{**_resource_shape(stack, r, "Timestamp"), "DriftInformation": self._resource_drift(stack, r)} for r in resources]
+        modules = self._module_info(stack)
+        shapes = [{**_resource_shape(stack, r, "Timestamp"), "DriftInformation": self._resource_drift(stack, r),
+                   "ModuleInfo": modules.get(r.logical_id)} for r in resources]
         return {"StackResources": [_present(shape) for shape in shapes]}
+
+    def _module_info(self, stack: Stack) -> Dict[str, Dict[str, str]]:
+        """The ModuleInfo of the stack's resources that modules made, by logical id (its current template's)."""
+        blueprint = self.store.engine.blueprints.get(stack.stack_id)
+        return blueprint.template.module_info if blueprint is not None else {}
 
     async def list_stack_resources(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.get(params["StackName"])

@@ -9,14 +9,15 @@ dependency graph depend on the operation and come later (``parameters``, ``condi
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Optional
+from dataclasses import replace
+from typing import Any, Dict, Mapping, Optional
 
 from cfnrun.model.template_text import TemplateDecodeError, decode_template
 from cfnrun.stacks.template.declarations import StackTemplate, parse_template, transform_names
 from cfnrun.stacks.template.dependencies import check_references
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.foreach import expand_for_each, uses_for_each
-from cfnrun.stacks.template.modules import expand_modules, uses_modules
+from cfnrun.stacks.template.modules import ModuleInfo, expand_modules_with_info, uses_modules
 from cfnrun.stacks.template.transforms import LANGUAGE_EXTENSIONS, check_functions, check_transforms
 
 
@@ -29,6 +30,7 @@ def load_stack_template(
     refer to parameters iterate over; a parameter not given has its Default. ``module_fragments``
     (by ``...::MODULE`` type name) expand the template's modules, after its loops.
     """
+    module_info: Dict[str, ModuleInfo] = {}
     try:
         document = decode_template(body)
     except TemplateDecodeError as error:
@@ -39,8 +41,10 @@ def load_stack_template(
         if LANGUAGE_EXTENSIONS in transform_names(document.get("Transform")) and uses_for_each(document):
             document = expand_for_each(document, parameter_values)
         if module_fragments is not None and uses_modules(document):
-            document = expand_modules(document, module_fragments)
+            document, module_info = expand_modules_with_info(document, module_fragments)
     template = parse_template(document)
+    if module_info:
+        template = replace(template, module_info=module_info)
     check_functions(template)
     check_references(template)
     return template

@@ -58,24 +58,44 @@ class _Module:
         return dict(block) if isinstance(block, dict) else {}
 
 
+ModuleInfo = Dict[str, str]  # the API's ModuleInfo: TypeHierarchy and LogicalIdHierarchy, each "/"-joined, outermost first
+
+
 def expand_modules(document: Mapping[str, Any], fragments: Mapping[str, Mapping[str, Any]]) -> Dict[str, Any]:
     """``document`` with every module resource replaced by its fragment's resources; TemplateError when one is wrong.
 
     ``fragments`` are the served modules' fragments by type name (``Org::Svc::Name::MODULE``).
     """
-    return _expand(dict(document), fragments, ())
+    return expand_modules_with_info(document, fragments)[0]
 
 
-def _expand(document: Dict[str, Any], fragments: Mapping[str, Mapping[str, Any]], enclosing: Tuple[str, ...]) -> Dict[str, Any]:
+def expand_modules_with_info(
+    document: Mapping[str, Any], fragments: Mapping[str, Mapping[str, Any]]
+) -> Tuple[Dict[str, Any], Dict[str, ModuleInfo]]:
+    """The expanded template, and the ModuleInfo of every resource a module made, by its logical id."""
+    expanded, hierarchies = _expand(dict(document), fragments, (), "")
+    return expanded, {
+        logical_id: {"TypeHierarchy": "/".join(types), "LogicalIdHierarchy": "/".join(ids)}
+        for logical_id, (types, ids) in hierarchies.items()
+    }
+
+
+_Hierarchy = Tuple[Tuple[str, ...], Tuple[str, ...]]  # module types, module logical ids (as written), outermost first
+
+
+def _expand(
+    document: Dict[str, Any], fragments: Mapping[str, Mapping[str, Any]], enclosing: Tuple[str, ...], prefix: str
+) -> Tuple[Dict[str, Any], Dict[str, _Hierarchy]]:
     resources = document.get("Resources")
+    hierarchies: Dict[str, _Hierarchy] = {}
     if not isinstance(resources, dict):
-        return document
+        return document, hierarchies
     modules: Dict[str, _Module] = {}
     for logical_id, declaration in resources.items():
         if isinstance(declaration, dict) and is_module_type(declaration.get("Type")):
             modules[logical_id] = _module(logical_id, declaration, fragments, enclosing)
     if not modules:
-        return document
+        return document, hierarchies
     expanded_resources: Dict[str, Any] = {}
     inner_ids: Dict[str, List[str]] = {}
     conditions = dict(document.get("Conditions") or {})
@@ -86,8 +106,12 @@ def _expand(document: Dict[str, Any], fragments: Mapping[str, Mapping[str, Any]]
         if module is None:
             expanded_resources[logical_id] = declaration
             continue
-        inner = _expand(_renamed_fragment(module), fragments, (*enclosing, module.type_name))
+        inner, inner_hierarchies = _expand(_renamed_fragment(module), fragments, (*enclosing, module.type_name), logical_id)
         made = inner.get("Resources") or {}
+        written_id = logical_id[len(prefix):]  # as the fragment (or the template) wrote it
+        for inner_id in made:
+            types, ids = inner_hierarchies.get(inner_id, ((), ()))
+            hierarchies[inner_id] = ((module.type_name, *types), (written_id, *ids))
         for inner_id, inner_declaration in made.items():
             if inner_id in resources or inner_id in expanded_resources:
                 raise TemplateError(f"Template error: module {logical_id} makes the logical id {inner_id}, "
@@ -107,7 +131,7 @@ def _expand(document: Dict[str, Any], fragments: Mapping[str, Mapping[str, Any]]
     for section in ("Resources", "Outputs", "Conditions"):
         if isinstance(result.get(section), dict):
             result[section] = outside.rewrite(result[section])
-    return result
+    return result, hierarchies
 
 
 def _module(logical_id: str, declaration: Mapping[str, Any], fragments: Mapping[str, Mapping[str, Any]],
