@@ -31,6 +31,7 @@ from cfnrun.model.project import Project
 from cfnrun.app.settings.serve import DEFAULT_HOST, DEFAULT_PORT, SHUTDOWN_GRACE_S
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.served import Served, Warming
+from cfnrun.app.state_lock import StateHold, state_held
 from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.runtime.spec import RuntimeSettings
@@ -107,8 +108,8 @@ async def serve_forever(
             console.info(f"cfnrun serve: {project.type_name} from {project.root}")
         for template in sources.templates:
             console.info(f"cfnrun serve: functions {', '.join(template.functions)} from {template.path}")
-        with aws_calls_routed(settings, console) as routed:
-            await _serve(sources, routed, console, on_started, stop, started, early)
+        with state_held(settings.stack_state) as hold, aws_calls_routed(settings, console) as routed:
+            await _serve(sources, routed, console, on_started, stop, started, early, hold)
     except asyncio.CancelledError:
         if forced.is_set():  # what start_server had begun is undone by now: no worker is left
             raise KeyboardInterrupt from None
@@ -127,8 +128,10 @@ async def _serve(
     stop: asyncio.Event,
     started: asyncio.Event,
     early: Optional[EarlyStart],
+    hold: StateHold,
 ) -> None:
     server = await start_server(sources, settings, console, early)  # startup
+    hold.tell(server.url)
     started.set()
     # It answers calls already; it says it listens once it knows it can go on (a broken schema stops it first).
     announcing = asyncio.ensure_future(_announce_when_loaded(settings, server, console))

@@ -1,0 +1,76 @@
+"""Local stacks that survive what a client or a function sends (issue 31): real serve processes, real clients.
+
+Each test starts the serve it needs (its own folder and ``--state``), so what one test does to a
+serve (a lock held, a frozen check) cannot reach another's.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from conftest import FIXTURES, ServerProcess, cfnrun
+
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+FAST = {"Delay": 0.1, "MaxAttempts": 600}
+FUNCTIONS = FIXTURES / "custom_resource"
+GREETING = {"Resources": {"Greeting": {"Type": "Custom::Greeting", "Properties": {"ServiceToken": "GreeterFunction", "Name": "world"}}}}
+
+
+def _serve(folder: Path, *arguments: str) -> ServerProcess:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cfnrun", "serve", "--port", "0", "--no-reload", *arguments],
+        cwd=str(folder), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NO_COLOR": "1"},
+    )
+    return ServerProcess(folder, process=process)
+
+
+def _cloudformation(server: ServerProcess) -> Any:
+    import boto3
+
+    return boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+
+
+def _events(cfn: Any, stack: str) -> List[Dict[str, Any]]:
+    pages = cfn.get_paginator("describe_stack_events").paginate(StackName=stack)
+    return list(reversed([e for page in pages for e in page["StackEvents"]]))
+
+
+@pytest.fixture
+def functions(tmp_path: Path) -> Path:
+    """A folder holding the custom resources' functions (``functions/template.yaml``)."""
+    shutil.copytree(FUNCTIONS, tmp_path / "functions")
+    return tmp_path
+
+
+def test_a_second_serve_on_the_same_state_is_refused_naming_the_holder(functions: Path) -> None:
+    first = _serve(functions, "--functions", "functions/template.yaml", "--state", "kept")
+    try:
+        cfn = _cloudformation(first)
+        cfn.create_stack(StackName="first", TemplateBody=json.dumps(GREETING))
+        cfn.get_waiter("stack_create_complete").wait(StackName="first", WaiterConfig=FAST)
+        refused = cfnrun("serve", "--port", "0", "--no-reload", "--functions", "functions/template.yaml", "--state", "kept", cwd=functions)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        error = [line for line in refused.stderr.splitlines() if line.startswith("cfnrun: error:")]
+        assert len(error) == 1 and f"pid {first.process.pid} at {first.url}" in error[0], refused.stderr
+        assert "--state kept" in error[0]
+        template = functions / "stack.json"
+        template.write_text(json.dumps(GREETING), encoding="utf-8")
+        tested = cfnrun("stack", "test", "stack.json", "--functions", "functions/template.yaml", "--state", "kept", cwd=functions)
+        assert tested.returncode == 2 and f"pid {first.process.pid}" in tested.stderr, tested.stdout + tested.stderr
+        # The holder keeps serving, and its stack is still in its state.
+        assert cfn.describe_stacks(StackName="first")["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
+    finally:
+        first.stop(signal.SIGKILL)  # a crash: the kernel releases the lock
+    second = _serve(functions, "--functions", "functions/template.yaml", "--state", "kept")
+    try:
+        assert _cloudformation(second).describe_stacks(StackName="first")["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
+    finally:
+        second.stop()
