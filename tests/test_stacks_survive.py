@@ -74,3 +74,29 @@ def test_a_second_serve_on_the_same_state_is_refused_naming_the_holder(functions
         assert _cloudformation(second).describe_stacks(StackName="first")["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
     finally:
         second.stop()
+
+
+@pytest.fixture
+def edges(tmp_path: Path) -> Path:
+    """A folder holding the custom resources' functions that answer what the service refuses or masks (``edges/template.yaml``)."""
+    shutil.copytree(FIXTURES / "custom_resource_edges", tmp_path / "edges")
+    return tmp_path
+
+
+def test_a_custom_resource_answer_over_the_size_limit_fails_the_resource_at_once(edges: Path) -> None:
+    # No --virtual-clock: a resource left waiting would wait the service's hour.
+    server = _serve(edges, "--functions", "edges/template.yaml")
+    try:
+        cfn = _cloudformation(server)
+        for name, size in (("over-the-limit", 5000), ("over-the-http-bound", 7 * 1024 * 1024)):
+            template = {"Resources": {"Big": {"Type": "Custom::Big", "Properties": {"ServiceToken": "OversizedFunction", "Size": size}}}}
+            cfn.create_stack(StackName=name, TemplateBody=json.dumps(template))
+            with pytest.raises(Exception, match="ROLLBACK_COMPLETE"):
+                cfn.get_waiter("stack_create_complete").wait(StackName=name, WaiterConfig=FAST)
+            failed = [e for e in _events(cfn, name) if e["LogicalResourceId"] == "Big" and e["ResourceStatus"] == "CREATE_FAILED"]
+            assert failed and "Response object is too long" in failed[0]["ResourceStatusReason"], failed
+            assert "the limit is 4096" in failed[0]["ResourceStatusReason"]
+            cfn.delete_stack(StackName=name)
+            cfn.get_waiter("stack_delete_complete").wait(StackName=name, WaiterConfig=FAST)
+    finally:
+        server.stop()
