@@ -16,7 +16,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from conftest import FIXTURES, ServerProcess, cfnrun
+from conftest import FIXTURES, LOCAL_STATE, SAMPLES, ServerProcess, cfnrun
 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 FAST = {"Delay": 0.1, "MaxAttempts": 600}
@@ -100,3 +100,35 @@ def test_a_custom_resource_answer_over_the_size_limit_fails_the_resource_at_once
             cfn.get_waiter("stack_delete_complete").wait(StackName=name, WaiterConfig=FAST)
     finally:
         server.stop()
+
+
+def test_no_echo_values_are_masked_where_the_service_masks_them(edges: Path) -> None:
+    shutil.copytree(SAMPLES / "note", edges / "note", ignore=LOCAL_STATE)
+    server = _serve(edges, "--virtual-clock", "--provider", "note", "--functions", "edges/template.yaml", "--state", "kept")
+    try:
+        cfn = _cloudformation(server)
+        # A custom resource's Data answered with NoEcho: true (a password the function made); an output that reads it shows it masked.
+        secret = {
+            "Resources": {"Secret": {"Type": "Custom::Secret", "Properties": {"ServiceToken": "SecretFunction"}}},
+            "Outputs": {"Password": {"Value": {"Fn::GetAtt": ["Secret", "Password"]}}, "Said": {"Value": {"Fn::Sub": "pw=${Secret.Password}"}}},
+        }
+        cfn.create_stack(StackName="secret", TemplateBody=json.dumps(secret))
+        cfn.get_waiter("stack_create_complete").wait(StackName="secret", WaiterConfig=FAST)
+        outputs = {o["OutputKey"]: o["OutputValue"] for o in cfn.describe_stacks(StackName="secret")["Stacks"][0]["Outputs"]}
+        assert outputs == {"Password": "****", "Said": "pw=****"}
+        # A NoEcho parameter whose value fails the property's schema pattern: the reason names the property, never the value.
+        refused = {
+            "Parameters": {"Folder": {"Type": "String", "NoEcho": True}},
+            "Resources": {"Note": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": "t", "Folder": {"Ref": "Folder"}}}},
+        }
+        cfn.create_stack(StackName="refused", TemplateBody=json.dumps(refused), Parameters=[{"ParameterKey": "Folder", "ParameterValue": "Not A Folder hunter3"}])
+        with pytest.raises(Exception, match="ROLLBACK_COMPLETE"):
+            cfn.get_waiter("stack_create_complete").wait(StackName="refused", WaiterConfig=FAST)
+        events = _events(cfn, "refused")
+        failed = [e for e in events if e["ResourceStatus"] == "CREATE_FAILED"]
+        assert failed and "Folder" in failed[0]["ResourceStatusReason"], failed
+        assert "hunter3" not in json.dumps(events, default=str), [e.get("ResourceStatusReason") for e in events]
+    finally:
+        server.stop()
+    kept = (edges / "kept" / "stacks.json").read_text(encoding="utf-8")
+    assert "pa55-w0rd" not in kept and "hunter3" not in kept

@@ -150,7 +150,7 @@ class CustomResources:
     @staticmethod
     def _provisioned(body: CustomResourceResponse, work: ResourceWork) -> Provisioned:
         physical_id = body.physical_resource_id or work.physical_id or ""
-        return Provisioned(physical_id, physical_id, dict(body.data), None)
+        return Provisioned(physical_id, physical_id, dict(body.data), None, no_echo=body.no_echo)
 
 
 class FunctionCalls:
