@@ -76,6 +76,7 @@ class ServeSettings:
     virtual_clock: bool = False  # Cloud Control requests skip CallbackDelaySeconds waits
     moto: bool = False  # an embedded moto server takes the handlers' AWS calls while this serves
     stack_state: Optional[Path] = None  # --state: where the local stacks are kept across restarts
+    guard_rules_dirs: Tuple[Path, ...] = ()  # --guard-rules-dir: more folders a Guard hook's local rules may be read from
 
 
 async def serve_forever(
@@ -177,7 +178,9 @@ async def start_server(sources: Sources, settings: ServeSettings, console: Conso
         await served.close()  # interrupted, a broken install, a taken port: no worker outlives this
         raise
     # Listening: what no answer waits for loads now, in one step (``app/late_parts.py``).
-    server.late.begin(served, budgets, console, settings.contract, settings.virtual_clock, server.url, settings.stack_state, sources.hooks)
+    server.late.begin(
+        served, budgets, console, settings.contract, settings.virtual_clock, server.url, settings.stack_state, sources.hooks, settings.guard_rules_dirs
+    )
     try:
         for watch in watches:
             await watch.in_place(server)

@@ -16,7 +16,6 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 from cfnrun.model.errors import CfnrunError
 
 PLACE = re.compile(r"at line (\d+) at column (\d+)")
-FRAGMENT_CHARS = 40  # of the rules text where parsing stopped, shown in the error
 
 
 class GuardError(CfnrunError):
@@ -80,9 +79,7 @@ def _error_text(error: str, source: str) -> str:
     if "Parser Error" in error or "Parsing Error" in error:
         place = PLACE.search(error)
         where = f" at line {place.group(1)}, column {place.group(2)}" if place else ""
-        fragment = error.rsplit("fragment ", 1)[-1].strip("` ").split("\n", 1)[0][:FRAGMENT_CHARS] if "fragment " in error else ""
-        near = f" (near {fragment!r})" if fragment else ""
-        return f"Guard rules {source} do not parse{where}{near}"
+        return f"Guard rules {source} do not parse{where}"  # where only: Guard's own text quotes the file, which may be anything
     if "must be non-empty" in error:
         return f"Guard rules {source} are empty"
     return f"Guard rules {source} cannot be evaluated: {error}"

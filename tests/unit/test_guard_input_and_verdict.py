@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any, Dict
 
@@ -104,7 +105,7 @@ def test_rules_that_apply_to_nothing_pass() -> None:
 def test_rules_that_cannot_be_used_are_named_with_their_source_and_where_parsing_stopped() -> None:
     assert rules_problem(RULES, "s3://b/rules.guard") is None
     assert rules_problem("rule x {\n  a == 1\n}\nrule y {\n b === 2 }", "s3://b/rules.guard") == (
-        "Guard rules s3://b/rules.guard do not parse at line 5, column 6 (near '= 2 }')"
+        "Guard rules s3://b/rules.guard do not parse at line 5, column 6"
     )
     assert rules_problem("", "local.guard") == "Guard rules local.guard are empty"
     problem = rules_problem("rule x { a == %nowhere }", "local.guard")
@@ -120,8 +121,8 @@ def test_a_report_that_is_not_guards_is_an_error_not_a_pass() -> None:
     assert read_verdict(failing, "r.guard") == GuardVerdict(False, (("r", "not compliant"),))
 
 
-def test_rule_locations_are_s3_on_the_aws_endpoint_or_local_paths_under_the_serves_folder(tmp_path: Path) -> None:
-    without_endpoint = HookFiles(None, "us-east-1", tmp_path)
+def test_rule_locations_are_s3_on_the_aws_endpoint_or_local_paths_below_the_folders_named(tmp_path: Path) -> None:
+    without_endpoint = HookFiles(None, "us-east-1", tmp_path, [tmp_path / "policy"])
     assert without_endpoint.problem({"Uri": "s3://rules/a.guard"}, "RuleLocation") == (
         "RuleLocation.Uri s3://rules/a.guard is on S3: start serve with --moto (an embedded moto) or --aws-endpoint URL to read it"
     )
@@ -134,6 +135,12 @@ def test_rule_locations_are_s3_on_the_aws_endpoint_or_local_paths_under_the_serv
     assert asyncio.run(without_endpoint.read({"Uri": "policy/a.guard"}, "RuleLocation")) == "rule r { a == 1 }"
     with pytest.raises(UnreadableFile, match=r"policy/b.guard cannot be read \(as .*policy/b.guard\): No such file"):
         asyncio.run(without_endpoint.read({"Uri": "policy/b.guard"}, "RuleLocation"))
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "c.guard").write_text("rule secret { b == 2 }", encoding="utf-8")
+    for outside in ("private/c.guard", "policy/../private/c.guard", str(tmp_path / "private" / "c.guard"), "/etc/passwd"):
+        with pytest.raises(UnreadableFile, match=f"RuleLocation.Uri {re.escape(outside)} is outside the folders") as refused:
+            asyncio.run(without_endpoint.read({"Uri": outside}, "RuleLocation"))
+        assert "secret" not in str(refused.value)
     with pytest.raises(UnreadableFile, match="s3://rules does not name an object"):
         s3_object("s3://rules")
 
