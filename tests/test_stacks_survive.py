@@ -16,7 +16,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from conftest import FIXTURES, LOCAL_STATE, SAMPLES, ServerProcess, cfnrun
+from conftest import FIXTURES, LOCAL_STATE, SAMPLES, ServerProcess, cfnrun, wait_until
 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 FAST = {"Delay": 0.1, "MaxAttempts": 600}
@@ -132,3 +132,51 @@ def test_no_echo_values_are_masked_where_the_service_masks_them(edges: Path) -> 
         server.stop()
     kept = (edges / "kept" / "stacks.json").read_text(encoding="utf-8")
     assert "pa55-w0rd" not in kept and "hunter3" not in kept
+
+
+PAIRS_RULES = """\
+let items = Resources.*.ResourceProperties.Items[*]
+
+rule every_item_unlike_every_other when %items !empty {
+    %items[*] !IN %items
+}
+"""
+
+
+def _guard_hook(rules: str, target: str, stack: str) -> Dict[str, Any]:
+    return {
+        "Resources": {
+            "Guard": {
+                "Type": "AWS::CloudFormation::GuardHook",
+                "Properties": {
+                    "Alias": "Cfnrun::Guard::Pairs", "RuleLocation": {"Uri": rules}, "ExecutionRole": "arn:aws:iam::123456789012:role/guard",
+                    "HookStatus": "ENABLED", "FailureMode": "FAIL", "TargetOperations": ["RESOURCE"], "TargetFilters": {"TargetNames": [target]},
+                    "StackFilters": {"FilteringCriteria": "ALL", "StackNames": {"Include": [stack]}},
+                },
+            }
+        }
+    }
+
+
+def test_guard_rules_that_run_long_are_stopped_at_the_limit_while_serve_answers(edges: Path) -> None:
+    (edges / "policy").mkdir()
+    (edges / "policy" / "pairs.guard").write_text(PAIRS_RULES, encoding="utf-8")
+    # --time-scale 0.1: the Guard limit is 3 s; these rules over 4,000 items run for minutes.
+    server = _serve(edges, "--virtual-clock", "--time-scale", "0.1", "--functions", "edges/template.yaml", "--guard-rules-dir", "policy")
+    try:
+        cfn = _cloudformation(server)
+        cfn.create_stack(StackName="pairs-hook", TemplateBody=json.dumps(_guard_hook("policy/pairs.guard", "Custom::Listed", "pairs")))
+        cfn.get_waiter("stack_create_complete").wait(StackName="pairs-hook", WaiterConfig=FAST)
+        items = ",".join(f"item-{i:05d}" for i in range(4000))
+        listed = {"Resources": {"Listed": {"Type": "Custom::Listed", "Properties": {"ServiceToken": "SecretFunction", "Items": {"Fn::Split": [",", items]}}}}}
+        cfn.create_stack(StackName="pairs", TemplateBody=json.dumps(listed))
+        wait_until(lambda: any(e.get("HookStatus") == "HOOK_IN_PROGRESS" for e in _events(cfn, "pairs")), timeout=30)
+        assert cfn.list_stacks()["StackSummaries"]  # answered while the rules run
+        with pytest.raises(Exception, match="ROLLBACK_COMPLETE"):
+            cfn.get_waiter("stack_create_complete").wait(StackName="pairs", WaiterConfig=FAST)
+        hooked = [e for e in _events(cfn, "pairs") if e.get("HookStatus") == "HOOK_FAILED"]
+        assert hooked and "did not finish within cfnrun's 30 s limit for a Guard hook's evaluation" in hooked[0]["HookStatusReason"], hooked
+        cfn.delete_stack(StackName="pairs-hook")
+        cfn.get_waiter("stack_delete_complete").wait(StackName="pairs-hook", WaiterConfig=FAST)
+    finally:
+        server.stop()

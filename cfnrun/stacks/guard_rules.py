@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Tuple
 
 from cfnrun.model.errors import CfnrunError
 
@@ -95,11 +95,3 @@ def evaluate(rules: str, document: Dict[str, Any], source: str) -> GuardVerdict:
         raise GuardError(f"Guard could not evaluate rules {source}: {type(error).__name__}: {error}") from None
     return read_verdict(report, source)
 
-
-def rules_problem(rules: str, source: str) -> Optional[str]:
-    """Why these rules cannot be used (they do not parse, are empty...), found by evaluating them on an empty input; or None."""
-    try:
-        evaluate(rules, {}, source)
-    except GuardError as error:
-        return str(error)
-    return None

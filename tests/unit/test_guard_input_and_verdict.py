@@ -4,13 +4,15 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import pytest
 
 from cfnrun.app.stacks.hook_files import HookFiles, UnreadableFile, s3_object
 from cfnrun.stacks.guard_input import GuardInputError, guard_input, read_input_params, with_input_params
-from cfnrun.stacks.guard_rules import GuardError, GuardVerdict, evaluate, read_verdict, rules_problem
+from cfnrun.model.budgets import Budgets
+from cfnrun.stacks.guard_process import evaluated
+from cfnrun.stacks.guard_rules import GuardError, GuardVerdict, evaluate, read_verdict
 from cfnrun.stacks.hooks import HookTarget
 from cfnrun.stacks.provisioning import StackContext
 
@@ -102,6 +104,15 @@ def test_rules_that_apply_to_nothing_pass() -> None:
     assert evaluate("# nothing but a comment\n", {}, "rules.guard").passed
 
 
+def rules_problem(rules: str, source: str, budgets: Budgets = Budgets()) -> Optional[str]:
+    """Why serve would refuse these rules, evaluated as a hook evaluates them (in a process of their own); or None."""
+    try:
+        asyncio.run(evaluated(rules, {}, source, budgets.guard_hook()))
+    except GuardError as error:
+        return str(error)
+    return None
+
+
 def test_rules_that_cannot_be_used_are_named_with_their_source_and_where_parsing_stopped() -> None:
     assert rules_problem(RULES, "s3://b/rules.guard") is None
     assert rules_problem("rule x {\n  a == 1\n}\nrule y {\n b === 2 }", "s3://b/rules.guard") == (
@@ -110,6 +121,13 @@ def test_rules_that_cannot_be_used_are_named_with_their_source_and_where_parsing
     assert rules_problem("", "local.guard") == "Guard rules local.guard are empty"
     problem = rules_problem("rule x { a == %nowhere }", "local.guard")
     assert problem is not None and problem.startswith("Guard rules local.guard cannot be evaluated: ") and "nowhere" in problem
+
+
+def test_rules_that_run_past_the_limit_are_stopped_and_say_so() -> None:
+    document = {"Resources": {"Big": {"ResourceType": "A::B::C", "ResourceProperties": {"Items": [f"item-{i:05d}" for i in range(4000)]}}}}
+    rules = "let xs = Resources.*.ResourceProperties.Items[*]\nrule every_pair { %xs[*] !IN %xs }\n"
+    with pytest.raises(GuardError, match=r"Guard rules big.guard did not finish within cfnrun's 30 s limit for a Guard hook's evaluation scaled by --time-scale 0.01"):
+        asyncio.run(evaluated(rules, document, "big.guard", Budgets(time_scale=0.01).guard_hook()))
 
 
 def test_a_report_that_is_not_guards_is_an_error_not_a_pass() -> None:

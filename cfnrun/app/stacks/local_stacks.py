@@ -135,7 +135,7 @@ def local_stacks(
             hooks.add(CustomHook(hook_type, operations, HookConfiguration(enabled=hook_type in active_hooks), payloads))
     hook_files = HookFiles(served.aws_endpoint, region, Path.cwd(), readable_folders(served, rules_folders))  # relative to serve's folder
     hook_kinds: Dict[str, HookKind] = {  # the hook-declaring resource types: what runs each kind
-        "AWS::CloudFormation::GuardHook": GuardHookKind(hook_files),
+        "AWS::CloudFormation::GuardHook": GuardHookKind(hook_files, operations.budgets),
         LAMBDA_HOOK_TYPE: LambdaHookKind(operations, payloads),
     }
     hook_resources = HookResources(hooks, hook_kinds)
