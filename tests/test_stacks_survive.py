@@ -180,3 +180,49 @@ def test_guard_rules_that_run_long_are_stopped_at_the_limit_while_serve_answers(
         cfn.get_waiter("stack_delete_complete").wait(StackName="pairs-hook", WaiterConfig=FAST)
     finally:
         server.stop()
+
+
+BACKTRACKING = "^(a+)+$"
+BACKTRACKED = "a" * 35 + "!"  # hours of backtracking for an ECMA-262 engine
+
+
+def test_a_value_that_makes_a_schema_pattern_backtrack_is_refused_and_serve_keeps_answering(tmp_path: Path) -> None:
+    import boto3
+    from botocore.exceptions import ClientError
+
+    note = tmp_path / "note"
+    shutil.copytree(SAMPLES / "note", note, ignore=LOCAL_STATE)
+    schema_file = note / "cfnrun-sample-note.json"
+    schema = json.loads(schema_file.read_text(encoding="utf-8"))
+    schema["properties"]["Folder"]["pattern"] = BACKTRACKING
+    schema_file.write_text(json.dumps(schema), encoding="utf-8")
+    server = _serve(tmp_path, "--virtual-clock", "--provider", "note")
+    try:
+        cfn = _cloudformation(server)
+        cloudcontrol = boto3.client("cloudcontrol", endpoint_url=server.url, **CREDENTIALS)
+        # Cloud Control: the DesiredState is refused, with why.
+        with pytest.raises(ClientError) as refused:
+            cloudcontrol.create_resource(TypeName="Cfnrun::Sample::Note", DesiredState=json.dumps({"Title": "t", "Folder": BACKTRACKED}))
+        assert "did not finish within" in refused.value.response["Error"]["Message"], refused.value.response
+        assert cfn.list_stacks()["StackSummaries"] is not None  # serve answers the next call
+        # A stack parameter's AllowedPattern: a ValidationError.
+        allowed = {
+            "Parameters": {"Name": {"Type": "String", "AllowedPattern": BACKTRACKING}},
+            "Resources": {"Note": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": {"Ref": "Name"}}}},
+        }
+        with pytest.raises(ClientError) as invalid:
+            cfn.create_stack(StackName="allowed", TemplateBody=json.dumps(allowed), Parameters=[{"ParameterKey": "Name", "ParameterValue": BACKTRACKED}])
+        assert invalid.value.response["Error"]["Code"] == "ValidationError"
+        assert "could not be checked against its AllowedPattern" in invalid.value.response["Error"]["Message"]
+        # A property checked against the schema's pattern: the resource fails with why.
+        checked = {
+            "Parameters": {"Folder": {"Type": "String"}},
+            "Resources": {"Note": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": "t", "Folder": {"Ref": "Folder"}}}},
+        }
+        cfn.create_stack(StackName="checked", TemplateBody=json.dumps(checked), Parameters=[{"ParameterKey": "Folder", "ParameterValue": BACKTRACKED}])
+        with pytest.raises(Exception, match="ROLLBACK_COMPLETE"):
+            cfn.get_waiter("stack_create_complete").wait(StackName="checked", WaiterConfig=FAST)
+        failed = [e for e in _events(cfn, "checked") if e["ResourceStatus"] == "CREATE_FAILED"]
+        assert failed and "did not finish within" in failed[0]["ResourceStatusReason"], failed
+    finally:
+        assert server.stop() == 0  # SIGTERM stops it
