@@ -203,7 +203,7 @@ def test_a_value_that_makes_a_schema_pattern_backtrack_is_refused_and_serve_keep
         # Cloud Control: the DesiredState is refused, with why.
         with pytest.raises(ClientError) as refused:
             cloudcontrol.create_resource(TypeName="Cfnrun::Sample::Note", DesiredState=json.dumps({"Title": "t", "Folder": BACKTRACKED}))
-        assert "did not finish within" in refused.value.response["Error"]["Message"], refused.value.response
+        assert "did not finish within 2 s (it backtracks on this value)" in refused.value.response["Error"]["Message"], refused.value.response
         assert cfn.list_stacks()["StackSummaries"] is not None  # serve answers the next call
         # A stack parameter's AllowedPattern: a ValidationError.
         allowed = {
@@ -223,6 +223,6 @@ def test_a_value_that_makes_a_schema_pattern_backtrack_is_refused_and_serve_keep
         with pytest.raises(Exception, match="ROLLBACK_COMPLETE"):
             cfn.get_waiter("stack_create_complete").wait(StackName="checked", WaiterConfig=FAST)
         failed = [e for e in _events(cfn, "checked") if e["ResourceStatus"] == "CREATE_FAILED"]
-        assert failed and "did not finish within" in failed[0]["ResourceStatusReason"], failed
+        assert failed and "(it backtracks on this value), so it was stopped" in failed[0]["ResourceStatusReason"], failed
     finally:
         assert server.stop() == 0  # SIGTERM stops it

@@ -6,7 +6,8 @@ DesiredState, a stack parameter) would stop every API and SIGTERM with it. ``mod
 sends here each match it cannot show to be cheap; this module keeps one child process
 (``python -m cfnrun.model.pattern_worker``, a line of JSON in and a verdict out per match),
 waits for a verdict at most ``MATCH_LIMIT_S``, and past it kills the child (the next match starts
-another) and raises PatternTimeout. The child also stops itself (SIGALRM, whose default action ends
+another) and raises PatternTimeout; later values of that pattern at least as long are refused at
+once, so a request full of them stops serve for one limit, not one per value. The child also stops itself (SIGALRM, whose default action ends
 the process) if a match outlives twice the limit, so none is left running when its parent is gone.
 """
 from __future__ import annotations
@@ -19,7 +20,7 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import IO, Optional
+from typing import IO, Dict, Optional, Tuple
 
 MATCH_LIMIT_S = 2.0  # far above any real match (microseconds), far below a client's timeout
 
@@ -27,8 +28,9 @@ MATCH_LIMIT_S = 2.0  # far above any real match (microseconds), far below a clie
 class PatternTimeout(Exception):
     """A match that ran past ``MATCH_LIMIT_S``: the pattern backtracks on this value."""
 
-    def __init__(self, pattern: str, seconds: float) -> None:
-        super().__init__(f"matching pattern {pattern!r} did not finish within {seconds:g} s (it backtracks on this value), so it was stopped")
+    def __init__(self, pattern: str, seconds: float, earlier: bool = False) -> None:
+        what = "a value at least as long did not finish matching it" if earlier else "matching it did not finish"
+        super().__init__(f"pattern {pattern!r}: {what} within {seconds:g} s (it backtracks on this value), so it was stopped")
         self.pattern = pattern
 
 
@@ -39,6 +41,9 @@ class PatternWorker:
         self.limit_s = limit_s
         self._child: Optional["subprocess.Popen[bytes]"] = None
         self._lock = threading.Lock()
+        # By pattern: the shortest value that ran past the limit. A value at least as long is refused without a match, so
+        # many such values in one request (an array's items) cost one limit, not one each (a shorter one backtracks less).
+        self._stopped_at: Dict[Tuple[str, str], int] = {}
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 - one worker for the process's life: the cache does not keep one alive
     def find(self, source: str, flags: str, text: str, pattern: str) -> bool:
@@ -48,6 +53,8 @@ class PatternWorker:
         """
         request = json.dumps({"source": source, "flags": flags, "text": text}).encode() + b"\n"
         with self._lock:
+            if len(text) >= self._stopped_at.get((source, flags), len(text) + 1):
+                raise PatternTimeout(pattern, self.limit_s, earlier=True)
             child = self._running()
             stdin, stdout = _pipes(child)
             try:
@@ -61,6 +68,7 @@ class PatternWorker:
                 return answer.strip() == b"1"
             self._stop()
             if not ready:
+                self._stopped_at[(source, flags)] = min(len(text), self._stopped_at.get((source, flags), len(text)))
                 raise PatternTimeout(pattern, self.limit_s)
             raise ValueError(f"the pattern process could not match {pattern!r}")
 

@@ -71,7 +71,11 @@ def test_a_match_that_may_backtrack_is_made_in_a_process_a_deadline_stops() -> N
     long_value = "x" * 5000 + "y"
     assert ecma_find("y$", long_value) is True and ecma_find("^x+z", long_value) is False
     # ...and a PatternTimeout for what would run for hours; the next match works again.
-    with pytest.raises(PatternTimeout, match=r"matching pattern '\^\(a\+\)\+\$' did not finish within 2 s"):
+    with pytest.raises(PatternTimeout, match=r"pattern '\^\(a\+\)\+\$': matching it did not finish within 2 s"):
         ecma_find("^(a+)+$", "a" * 35 + "!")
+    # A value as long or longer (an array of them) is refused without a match: one limit for them all.
+    for length in range(36, 86):
+        with pytest.raises(PatternTimeout, match="a value at least as long did not finish matching it within 2 s"):
+            ecma_find("^(a+)+$", "a" * length + "?")
     assert ecma_search("^(a+)+$", "a" * 36 + "!") is None  # for callers that only filter: no verdict
     assert ecma_find("^(a+)+$", "aaa") is True
