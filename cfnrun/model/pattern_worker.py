@@ -12,6 +12,7 @@ the process) if a match outlives twice the limit, so none is left running when i
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
@@ -79,6 +80,11 @@ class PatternWorker:
             )
         return self._child
 
+    def close(self) -> None:
+        """End the child (at exit: it would end anyway once this process's end of its pipe closes)."""
+        with self._lock:
+            self._stop()
+
     def _stop(self) -> None:
         if self._child is not None:
             self._child.kill()
@@ -92,6 +98,7 @@ def _pipes(child: "subprocess.Popen[bytes]") -> "tuple[IO[bytes], IO[bytes]]":
 
 
 WORKER = PatternWorker()
+atexit.register(WORKER.close)
 
 
 def _serve(own_limit_s: float) -> None:
