@@ -118,12 +118,14 @@ def may_backtrack(source: str) -> bool:
                 continue  # a quantifier with nothing before it (or a literal brace): nothing to count
         repeats = _QUANTIFIER.match(source, index)
         if repeats is None:
-            if quantified_group is not None and quantified_group[0]:
-                groups[-1][0] = True  # a group that is not quantified passes its quantifiers on
+            if quantified_group is not None:  # a group that is not quantified passes on what it holds
+                groups[-1][0] = groups[-1][0] or quantified_group[0]
+                groups[-1][1] = groups[-1][1] or quantified_group[1]
             continue
         many = repeats.group(0) in ("*", "+") or (repeats.group(2) is not None and (not repeats.group(3) or int(repeats.group(3)) > MANY))
         many = many or (repeats.group(1) is not None and repeats.group(2) is None and int(repeats.group(1)) > MANY)
-        if many and quantified_group is not None and (quantified_group[0] or quantified_group[1]):
+        at_most_once = repeats.group(0) == "?" or (repeats.group(1) in ("0", "1") and repeats.group(3) in (None, "0", "1"))
+        if not at_most_once and quantified_group is not None and (quantified_group[0] or quantified_group[1]):
             return True
         unbounded += many
         varies = repeats.group(1) is None or repeats.group(2) is not None  # anything but an exact {n}

@@ -56,7 +56,8 @@ def test_an_update_on_an_aws_style_schema_is_checked_not_given_up() -> None:
     "pattern, backtracks",
     [
         ("^(a+)+$", True), ("^(a|aa)*$", True), ("(a{1,3})+", True), (r"^(\d+)\1$", True), ("a*a*a*b", True),
-        ("^arn:aws(-[a-z]+)*:iam::[0-9]{12}:role/.+$", True),
+        ("^arn:aws(-[a-z]+)*:iam::[0-9]{12}:role/.+$", True), ("((a|aa))+", True), ("(.*a){10}", True),
+        ("^(-[a-z]+)?$", False), ("^(?:[a-z]+)$", False),
         ("^[a-z0-9-]{1,32}$", False), ("^note-[0-9a-f]{12}$", False), ("(ab)+", False), ("(a{3})+", False), ("[(]a+[)]+", False),
     ],
 )
