@@ -159,6 +159,7 @@ def test_rule_locations_are_s3_on_the_aws_endpoint_or_local_paths_below_the_fold
         with pytest.raises(UnreadableFile, match=f"RuleLocation.Uri {re.escape(outside)} is outside the folders") as refused:
             asyncio.run(without_endpoint.read({"Uri": outside}, "RuleLocation"))
         assert "secret" not in str(refused.value)
+    assert without_endpoint.problem({"Uri": "policy/a\x00.guard"}, "RuleLocation") == "RuleLocation.Uri 'policy/a\\x00.guard' is not a path cfnrun can read"
     with pytest.raises(UnreadableFile, match="s3://rules does not name an object"):
         s3_object("s3://rules")
 

@@ -64,7 +64,11 @@ class HookFiles:
             if self.endpoint_url is None:
                 return f"{where}.Uri {uri} is on S3: start serve with --moto (an embedded moto) or --aws-endpoint URL to read it"
             return None
-        if not self._readable(self._local_path(uri)):
+        try:
+            path = self._local_path(uri)
+        except (OSError, ValueError, RuntimeError):  # a NUL in it, a symbolic link loop
+            return f"{where}.Uri {uri!r} is not a path cfnrun can read"
+        if not self._readable(path):
             folders = ", ".join(str(path) for path in self.readable) or "none"
             return (
                 f"{where}.Uri {uri} is outside the folders cfnrun reads rules from (the served projects, the template's folder, "
