@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -224,5 +225,30 @@ def test_a_value_that_makes_a_schema_pattern_backtrack_is_refused_and_serve_keep
             cfn.get_waiter("stack_create_complete").wait(StackName="checked", WaiterConfig=FAST)
         failed = [e for e in _events(cfn, "checked") if e["ResourceStatus"] == "CREATE_FAILED"]
         assert failed and "(it backtracks on this value), so it was stopped" in failed[0]["ResourceStatusReason"], failed
+        # SIGTERM while a value is being matched (the pattern process has started for it): serve stops, exit 0.
+        fresh = {**allowed, "Parameters": {"Name": {"Type": "String", "AllowedPattern": "^(c+)+$"}}}
+        arguments = {"StackName": "stopping", "TemplateBody": json.dumps(fresh), "Parameters": [{"ParameterKey": "Name", "ParameterValue": "c" * 35 + "!"}]}
+        calling = threading.Thread(target=lambda: _ignore_errors(cfn.create_stack, **arguments), daemon=True)
+        calling.start()
+        wait_until(lambda: _pattern_process_of(server.process.pid), timeout=30, what="the pattern process")
     finally:
         assert server.stop() == 0  # SIGTERM stops it
+
+
+def _ignore_errors(call: Any, **arguments: Any) -> None:
+    try:
+        call(**arguments)
+    except Exception:  # noqa: B902 - serve stopping under it may answer anything, or close the connection
+        pass
+
+
+def _pattern_process_of(pid: int) -> bool:
+    """Is a child of ``pid`` the pattern process (``python -m cfnrun.model.pattern_worker``)?"""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    for child in children:
+        try:
+            if b"cfnrun.model.pattern_worker" in Path(f"/proc/{child}/cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
