@@ -157,7 +157,8 @@ async def _bounded_body(request: web.Request) -> Tuple[bytes, int]:
 
 def _too_long(length: int) -> str:
     size = f"{length} bytes" if length < DRAINED_BYTES else f"over {DRAINED_BYTES} bytes"
-    return f"Response object is too long: {size}, the limit is {MAX_BODY_BYTES}"
+    # The service's reason is the first sentence (as users report it; the docs give the limit): the rest is cfnrun's.
+    return f"Response object is too long. ({size}; the service takes at most {MAX_BODY_BYTES})"
 
 
 def _unknown(token: str) -> web.Response:

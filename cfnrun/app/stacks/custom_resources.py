@@ -68,7 +68,7 @@ class PendingResponses:
         answer = self._waiting.get(token)
         if answer is None or answer.done():
             return False
-        answer.set_exception(ProvisioningFailed(f"Invalid response from the custom resource: {reason}"))
+        answer.set_exception(ProvisioningFailed(reason))  # "Invalid response object: …", or the service's "Response object is too long."
         return True
 
 
