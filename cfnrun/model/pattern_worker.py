@@ -21,8 +21,10 @@ import signal
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from typing import IO, Dict, Optional, Tuple
 
+PACKAGE_HOME = str(Path(__file__).resolve().parents[2])  # the folder that holds the cfnrun package
 MATCH_LIMIT_S = 2.0  # far above any real match (microseconds), far below a client's timeout
 
 
@@ -76,7 +78,8 @@ class PatternWorker:
     def _running(self) -> "subprocess.Popen[bytes]":
         if self._child is None or self._child.poll() is not None:
             self._child = subprocess.Popen(
-                [sys.executable, "-m", __name__, str(self.limit_s * 2)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True
+                [sys.executable, "-m", __name__, str(self.limit_s * 2)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True,
+                cwd=PACKAGE_HOME,  # "-m" imports from the folder it starts in first: the one that holds this cfnrun
             )
         return self._child
 

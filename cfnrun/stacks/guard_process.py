@@ -19,6 +19,7 @@ import sys
 from typing import Any, Dict, List, Optional
 
 from cfnrun.model.budgets import Budget
+from cfnrun.model.pattern_worker import PACKAGE_HOME
 from cfnrun.stacks.guard_rules import GuardError, GuardVerdict, evaluate
 
 IDLE_CHILDREN = 2
@@ -68,7 +69,8 @@ class GuardProcesses:
             if child.returncode is None:
                 return child
         return await asyncio.create_subprocess_exec(
-            sys.executable, "-m", __name__, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=LINE_LIMIT_BYTES
+            sys.executable, "-m", __name__, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=LINE_LIMIT_BYTES,
+            cwd=PACKAGE_HOME,  # "-m" imports from the folder it starts in first: the one that holds this cfnrun
         )
 
 
