@@ -86,6 +86,15 @@ def test_invoke_loads_neither_server_nor_suite_nor_watcher(sample: Callable[[str
     assert not set(loaded) & set(SERVER_AND_SUITE + ["watchfiles", "botocore", "moto"])
 
 
+def test_invoke_reads_keys_in_the_environment_without_botocore(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    # The default path (credentials resolved) of a shell or CI job that exports its keys: botocore's
+    # import would stand on a one-shot invoke's critical path, for what its chain reads first anyway.
+    env = {**no_aws_configuration(tmp_path), "AWS_ACCESS_KEY_ID": "AKIDFASTSTART", "AWS_SECRET_ACCESS_KEY": "fast-start", "AWS_REGION": "eu-west-1"}
+    loaded = loaded_after(["invoke", "LIST", "--project", str(sample("note"))], env=env)
+    assert "asyncio" in loaded and "sqlite3" in loaded  # it did run the operation
+    assert "botocore" not in loaded
+
+
 def test_history_loads_neither_server_nor_suite_nor_worker(sample: Callable[[str], Path]) -> None:
     loaded = loaded_after(["history", "--project", str(sample("note"))])
     assert "sqlite3" in loaded
