@@ -116,7 +116,7 @@ def serve_latency(budget: Budget, work: Path) -> Figures:
     from serve_overhead import NOOP, latency, start_inprocess
 
     floor_server = start_inprocess(NOOP)
-    serve = Serve(NOOP)
+    serve = Serve(private_copy(NOOP, work))  # its history is recorded in the copy
     try:
         floor, served = latency([floor_server[1], serve.url], {"action": "LIST"}, budget.calls)
     finally:
@@ -154,7 +154,7 @@ def serve_throughput(budget: Budget, work: Path) -> Figures:
     finally:
         process.terminate()
         process.wait()
-    serve = Serve(NOOP, "--workers", "2")
+    serve = Serve(private_copy(NOOP, work), "--workers", "2")
     try:
         rate = asyncio.run(throughput(serve.url, budget.seconds, 16))
         dropped = asyncio.run(burst(serve.url, budget.burst))
