@@ -8,8 +8,9 @@ machine's AWS configuration), contract checks, history and reload on — on a pr
 a sample, end to end, and measures its baseline in the same run, so a busy machine slows both:
 
 - ``invoke``: one-shot ``cfnrun invoke LIST`` on the note sample (it imports boto3 through
-  the support library) against the provider's bare import, ``python -c "import ..."``; beside it,
-  the same invoke with ``--no-credentials`` (the narrower figure earlier benches gave);
+  the support library) against the provider's bare import, ``python -c "import ..."``, with the
+  keys in the environment and, as on a developer's machine, in ``~/.aws`` (a home folder of its
+  own); beside them, the same invoke with ``--no-credentials`` (the narrower figure earlier benches gave);
 - ``serve-latency``: warm boto3 invokes of a no-op handler through ``cfnrun serve`` against the
   bare in-process aiohttp endpoint (bench/inprocess_server.py), taking turns in batches;
 - ``serve-throughput``: ``cfnrun serve --workers 2`` against the same in-process floor, 16
@@ -87,15 +88,26 @@ FULL = Budget(rounds=7, calls=1000, seconds=5.0, burst=1000, examples=300, chain
 QUICK = Budget(rounds=1, calls=100, seconds=1.0, burst=100, examples=20, chain=10, wide=20, edits=2, test_k="contract_create_read")
 
 
-def quiet(args: Sequence[str], cwd: Path) -> None:
-    subprocess.run(list(args), cwd=cwd, env=USER_ENV, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def quiet(args: Sequence[str], cwd: Path, env: Optional[Dict[str, str]] = None) -> None:
+    subprocess.run(list(args), cwd=cwd, env=env or USER_ENV, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def aws_home(work: Path) -> Dict[str, str]:
+    """A developer's machine instead: placeholder keys and the region in ~/.aws (a home folder of its own), none in the environment."""
+    home = work / "home"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".aws" / "config").write_text("[default]\nregion = us-east-1\n")
+    (home / ".aws" / "credentials").write_text("[default]\naws_access_key_id = AKIDCFNRUNBENCH\naws_secret_access_key = cfnrun-bench\n")
+    return {**{k: v for k, v in USER_ENV.items() if not k.startswith("AWS_")}, "HOME": str(home)}
 
 
 def invoke(budget: Budget, work: Path) -> Figures:
     project = private_copy(ROOT / "samples" / "note", work)
+    profile_env = aws_home(work)
     cases: Dict[str, Callable[[], float]] = {
         "bare": lambda: timed(lambda: quiet([sys.executable, "-c", "import cfnrun_sample_note.handlers"], project / "src")),
         "invoke": lambda: timed(lambda: quiet(CFNRUN + ["invoke", "LIST"], project)),
+        "profile": lambda: timed(lambda: quiet(CFNRUN + ["invoke", "LIST"], project, profile_env)),
         "no_credentials": lambda: timed(lambda: quiet(CFNRUN + ["invoke", "LIST", "--no-credentials"], project)),
     }
     for run in cases.values():  # once each, untimed: bytecode compiled, the template cache filled
@@ -104,11 +116,12 @@ def invoke(budget: Budget, work: Path) -> Figures:
     for _ in range(budget.rounds):
         for name, run in cases.items():
             samples[name].append(run())
-    bare, default, narrow = (statistics.median(samples[name]) for name in ("bare", "invoke", "no_credentials"))
+    bare, default, profile, narrow = (statistics.median(samples[name]) for name in ("bare", "invoke", "profile", "no_credentials"))
     return Figures(
-        f"{default * 1000:.0f} ms, {default / bare:.2f}× (--no-credentials: {narrow / bare:.2f}×)",
+        f"{default * 1000:.0f} ms, {default / bare:.2f}× with keys in the environment "
+        f"({profile / bare:.2f}× with ~/.aws; --no-credentials {narrow / bare:.2f}×)",
         f"bare import {bare * 1000:.0f} ms",
-        default / bare <= 1.3,
+        max(default, profile) / bare <= 1.3,
     )
 
 
