@@ -332,12 +332,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for name in chosen:
         row = ROWS[name]
         work = Path(tempfile.mkdtemp(prefix=f"cfnrun-run-all-{name}-"))
+        verdict = "MISSED"
         try:
             figures = row.measure(budget, work)
+            verdict = "met" if figures.met else verdict
+        except (Exception, SystemExit) as error:  # noqa: BLE001 - one row that cannot run does not hide the others
+            said = " ".join(str(error).split())[:200]
+            figures, verdict = Figures(f"could not run: {type(error).__name__}: {said}", "", False), "ERROR"
         finally:
             shutil.rmtree(work, ignore_errors=True)
         missed += not figures.met
-        print(table_line([name, row.what, figures.now, figures.baseline, row.goal, "met" if figures.met else "MISSED"]), flush=True)
+        print(table_line([name, row.what, figures.now, figures.baseline, row.goal, verdict]), flush=True)
     return 1 if missed else 0
 
 
