@@ -3,7 +3,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Tuple
 
-from cfnrun.app.options import REQUIRED, argument, option
+from cfnrun.app.options import REQUIRED, argument, derived, option
 from cfnrun.app.settings import common
 from cfnrun.contract.mode import ContractMode
 from cfnrun.invoker.choices import DEFAULT_STALL_LIMIT, Entrypoint
@@ -146,7 +146,4 @@ class InvokeSettings:
         """What the operation's local worker is started with, in ``region`` (the request's)."""
         from cfnrun.runtime.spec import RuntimeSettings
 
-        return RuntimeSettings(
-            region, self.account_id, 1, self.log_level, self.python,
-            memory_limit=self.memory_limit, aws_endpoint=self.aws_endpoint, faults=self.faults,
-        )
+        return derived(RuntimeSettings, self, region=region)
