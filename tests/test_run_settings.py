@@ -14,6 +14,7 @@ BUDGET_S = float(os.environ.get("CFNRUN_TEST_VIRTUAL_STACK_BUDGET_S", "300"))
 NO_AWS = {"AWS_PROFILE": None, "AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None, "AWS_SESSION_TOKEN": None}
 
 
+@pytest.mark.timeout(BUDGET_S + 60)
 def test_cfnrun_test_virtual_clock_also_skips_the_waits_of_its_stack(sample: Callable[[str], Path]) -> None:
     """``cfnrun test --virtual-clock --stack T``: T's resources wait on the virtual clock too.
 
@@ -32,3 +33,4 @@ def test_cfnrun_test_virtual_clock_also_skips_the_waits_of_its_stack(sample: Cal
     )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert "stack cfnrun-test-clusters from" in run.stdout, run.stdout
+    assert not (project / ".hypothesis").exists()  # the suite's example database is kept in .cfnrun/ (#30 item 13)
