@@ -114,7 +114,7 @@ class InvokeSettings:
         help="Type configuration file in cfn's format "
         "(default ~/.cfn-cli/typeConfiguration.json when the schema has typeConfiguration).",
     )
-    aws_endpoint: Optional[str] = common.aws_endpoint(record="awsEndpoint")  # where the handler's AWS calls go
+    aws_endpoint: Optional[str] = common.aws_endpoint("placeholder credentials unless --profile", record="awsEndpoint")  # where the handler's AWS calls go
     moto: bool = common.moto(early=False, record="moto")  # an embedded moto server for the life of the command
     faults: Tuple[FaultRule, ...] = common.inject(record="inject")
     lambda_endpoint: Optional[str] = option(  # send the calls to this Lambda Invoke API instead of local workers

@@ -81,7 +81,7 @@ class ServeOptions:
         default=ConnectionLimits.max_connections, minimum=1,
     )
     virtual_clock: bool = common.virtual_clock(
-        "Cloud Control requests skip CallbackDelaySeconds waits but count them against the timeout."
+        "Cloud Control requests and local stacks skip CallbackDelaySeconds waits but count them against the timeout."
     )
     aws_endpoint: Optional[str] = common.aws_endpoint()
     moto: bool = common.moto(early=False)  # moto's endpoint is known once moto runs: nothing starts early
@@ -140,7 +140,7 @@ class ContractTestOptions:
     aws: bool = option("--aws", help="Use your real AWS credentials and STS instead of local stand-ins.", default=False)
     log_level: str = common.log_level("Level of the handlers' root logger.")
     virtual_clock: bool = common.virtual_clock("Skip the suite's CallbackDelaySeconds waits; the time is still counted.")
-    aws_endpoint: Optional[str] = common.aws_endpoint()
+    aws_endpoint: Optional[str] = common.aws_endpoint("placeholder credentials unless --aws")
     moto: bool = common.moto()
     faults: Tuple[FaultRule, ...] = common.inject()
     contract: ContractMode = common.contract("Check every answer against the handler contract: warn, strict (answer FAILED), off.")
