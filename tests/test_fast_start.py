@@ -214,6 +214,7 @@ def test_serve_on_a_taken_port_is_a_usage_error_while_workers_import(gated_proje
         run = cfnrun("serve", str(gated_project), "--port", str(port), "--no-reload")
     assert run.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in run.stderr
+    assert "pick another port with --port N" in run.stderr  # what to do about it (#30 item 13)
     assert "Traceback" not in run.stdout + run.stderr
 
 

@@ -64,10 +64,11 @@ def account_id(help: str, **details: Any) -> Any:
     return option("--account-id", help=help, default=DEFAULT_ACCOUNT_ID, **details)
 
 
-def aws_endpoint(**details: Any) -> Any:
+def aws_endpoint(credentials: str = "", **details: Any) -> Any:
+    """``credentials``: what the handlers' calls there are signed with, said where the command decides it."""
     return option(
         "--aws-endpoint",
-        help="Send the handlers' AWS calls to this URL (a moto server, LocalStack...); placeholder credentials unless --profile.",
+        help="Send the handlers' AWS calls to this URL (a moto server, LocalStack...)" + (f"; {credentials}." if credentials else "."),
         **details,
     )
 

@@ -86,7 +86,7 @@ class StackTestSettings:
         "'cfnrun serve --state DIR' serves the stack again, to inspect or delete it.",
         default=False,
     )
-    state: Optional[Path] = common.stack_state(
+    stack_state: Optional[Path] = common.stack_state(
         "Keep the stack in this folder, as 'cfnrun serve --state DIR' does (NoEcho and writeOnly values are never written)."
     )
     project: Optional[Path] = common.project()
