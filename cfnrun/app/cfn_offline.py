@@ -32,6 +32,7 @@ import os
 import sys
 import time
 import types
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from cfnrun.invoker.credentials import PLACEHOLDER
@@ -112,12 +113,22 @@ def _transforms_as_the_service_does() -> None:
     ResourceClient.transform_model = jsonata_transform_model  # type: ignore[method-assign]
 
 
+def _examples_kept_in_local_state() -> None:
+    """The suite's Hypothesis keeps its example database in the project's .cfnrun/, not in a new .hypothesis/ beside the code."""
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    from cfnrun.model.local_state import state_folder
+
+    set_hypothesis_home_dir(state_folder(Path.cwd()) / "hypothesis")
+
+
 def run_cfn(
     argv: List[str], sts_endpoint: Optional[str], virtual_clock: bool = False, project_targets: bool = False,
     exports: Optional[Dict[str, str]] = None,
 ) -> None:
     from rpdk.core.cli import main as cfn_main
 
+    _examples_kept_in_local_state()
     _transforms_as_the_service_does()
     if sts_endpoint is not None:
         _point_sts_at(sts_endpoint)

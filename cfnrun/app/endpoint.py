@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import errno
 from typing import TYPE_CHECKING, List
 
 from aiohttp import web
@@ -38,6 +39,9 @@ if TYPE_CHECKING:
     from cfnrun.app.serve import ServeSettings
 
 ANSWER_AFTER_STOP_S = 2.0  # once workers are stopped, how long the calls they ran have to be answered
+
+# The port is taken (often by another cfnrun serve): what to do about it.
+PORT_TAKEN_HINT = "; another process (an earlier cfnrun serve?) listens there: stop it, or pick another port with --port N (--port 0 picks a free one)"
 
 
 class RunningServer:
@@ -127,7 +131,8 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
     except BaseException as error:
         await runner.cleanup()
         if isinstance(error, OSError):
-            raise CfnrunError(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}") from None
+            hint = PORT_TAKEN_HINT if error.errno == errno.EADDRINUSE else ""
+            raise CfnrunError(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}{hint}") from None
         raise
     port = runner.addresses[0][1] if runner.addresses else settings.port  # the bound one, for --port 0
     host = f"[{settings.host}]" if ":" in settings.host else settings.host

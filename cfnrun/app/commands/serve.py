@@ -6,6 +6,7 @@ from typing import List, Optional, Protocol, Tuple
 
 from cfnrun.app.commands.common import EXIT_INTERRUPTED, EXIT_SUCCESS, echo, project_dir, usage_error
 from cfnrun.app.early_start import EarlyStart
+from cfnrun.app.options import derived
 from cfnrun.app.preflight import interpreter_version, require_debugpy, runtime_mismatch
 from cfnrun.app import serve
 from cfnrun.app.served import check_unique
@@ -19,22 +20,8 @@ from cfnrun.ui.console import Console
 
 
 def serve_settings(options: ServeOptions, region: str) -> serve.ServeSettings:
-    """What the server runs with, from serve's options, in ``region``."""
-    return serve.ServeSettings(
-        host=options.host,
-        port=options.port,
-        runtime=options.runtime(region),
-        budgets=options.budgets,
-        sts_standin=options.sts_standin,
-        reload=options.reload,
-        debugging=options.debug_port is not None,
-        contract=options.contract,
-        shutdown_timeout_s=options.shutdown_grace,
-        connections=options.connections,
-        virtual_clock=options.virtual_clock,
-        moto=options.moto,
-        stack_state=options.state,
-    )
+    """What the server runs with, from serve's options, in ``region``: each field from the option (or property) of its name."""
+    return derived(serve.ServeSettings, options, runtime=options.runtime(region))
 
 
 class SourceOptions(Protocol):
