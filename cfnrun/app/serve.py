@@ -26,6 +26,7 @@ from cfnrun.api.limits import ConnectionLimits
 from cfnrun.contract.mode import ContractMode
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.function_template import FunctionTemplate
+from cfnrun.model.module_fragment import ModuleFragment
 from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project
 from cfnrun.app.settings.serve import DEFAULT_HOST, DEFAULT_PORT, SHUTDOWN_GRACE_S
@@ -55,6 +56,7 @@ class Sources:
     providers: Tuple[Project, ...]
     templates: Tuple[FunctionTemplate, ...] = ()
     hooks: Tuple[str, ...] = ()  # the hooks --hook named (among the providers): they run in stacks from the start
+    modules: Tuple[ModuleFragment, ...] = ()  # MODULE projects given with --provider: their fragments expand in stacks
 
     @classmethod
     def of(cls, project: Project) -> "Sources":
@@ -179,7 +181,8 @@ async def start_server(sources: Sources, settings: ServeSettings, console: Conso
         raise
     # Listening: what no answer waits for loads now, in one step (``app/late_parts.py``).
     server.late.begin(
-        served, budgets, console, settings.contract, settings.virtual_clock, server.url, settings.stack_state, sources.hooks, settings.guard_rules_dirs
+        served, budgets, console, settings.contract, settings.virtual_clock, server.url, settings.stack_state, sources.hooks,
+        settings.guard_rules_dirs, sources.modules,
     )
     try:
         for watch in watches:

@@ -14,6 +14,7 @@ from cfnrun.app.settings.serve import ServeOptions
 from cfnrun.invoker.region import local_region
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.function_template import load_function_template
+from cfnrun.model.module_fragment import ModuleFragment, is_module_project, read_module_fragment
 from cfnrun.model.project import Project, find_project_root, load_project
 from cfnrun.ui.console import Console
 
@@ -48,9 +49,13 @@ def served_sources(options: SourceOptions) -> serve.Sources:
     current = _current_project(options)
     providers: List[Project] = [current] if current is not None else []
     hooks: List[str] = []
+    modules: List[ModuleFragment] = []
     for flag, folder in [("--provider", f) for f in options.providers] + [("--hook", f) for f in options.hooks]:
         if not folder.is_dir():
             raise CfnrunError(f"{flag} {folder}: not a folder (a project made by 'cfn init' holds .rpdk-config)")
+        if flag == "--provider" and is_module_project(folder):
+            modules.append(read_module_fragment(folder))  # expanded in templates, not run: no worker
+            continue
         project = load_project(folder, usable_schema=False)
         if flag == "--hook":
             if not project.is_hook:
@@ -60,7 +65,7 @@ def served_sources(options: SourceOptions) -> serve.Sources:
             providers.append(project)
     templates = [load_function_template(path) for path in options.functions]
     check_unique(providers, templates)
-    return serve.Sources(tuple(providers), tuple(templates), tuple(hooks))
+    return serve.Sources(tuple(providers), tuple(templates), tuple(hooks), tuple(modules))
 
 
 def _current_project(options: SourceOptions) -> Optional[Project]:
