@@ -18,12 +18,24 @@ from cfnrun.contract.violations import Violation
 from cfnrun.history.recorder import CallRecorder
 from cfnrun.invoker.request_files import request_file_hint
 from cfnrun.model.budgets import Budget, Budgets
+from cfnrun.model.failure_cause import failure_cause
 from cfnrun.model.hook_targets import target_schemas
 from cfnrun.model.project import Project
 from cfnrun.model.seen_call import SeenCall
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.registry import FunctionRegistry, ServedFunction
 from cfnrun.ui.console import Console
+
+
+def failed_call_notes(outcome: InvocationOutcome, command: str) -> List[str]:
+    """A FAILED answer's cause (the exception in the call's output) and what to do: serve's console line shows them."""
+    result = outcome.result if outcome.kind is OutcomeKind.RETURNED and isinstance(outcome.result, dict) else {}
+    if result.get("status") != "FAILED" and result.get("hookStatus") != "FAILED":
+        return []
+    cause = failure_cause(outcome.logs, str(result.get("message") or ""), command)
+    if cause is None:
+        return []
+    return ([f"cause: {cause.line}"] if cause.line else []) + ([f"hint: {cause.hint}"] if cause.hint else [])
 
 
 class CallReview:
@@ -46,10 +58,10 @@ class CallReview:
         self._shapes: Dict[str, ShapeValidator] = {}  # by type name
         self._targets: Dict[str, Tuple[Project, Dict[str, Dict[str, Any]]]] = {}  # a hook project's target schemas, by type name
 
-    def check(self, function: ServedFunction, call: SeenCall, result: Any) -> List[Violation]:
+    def check(self, function: ServedFunction, call: SeenCall, result: Any, output: str = "") -> List[Violation]:
         if function.type_name is None or call.action is None:
             return []
-        return check_call(self._shape_validator(function.registry), call, result, self._target_schemas(function.registry))
+        return check_call(self._shape_validator(function.registry), call, result, self._target_schemas(function.registry), output)
 
     def report(
         self,
@@ -63,11 +75,12 @@ class CallReview:
         """Check the call unless that is done (``violations``), record it, and write its console line."""
         action = call.action
         if violations is None and self.contract is not ContractMode.OFF and outcome.kind is OutcomeKind.RETURNED:
-            violations = self.check(function, call, outcome.result)
+            violations = self.check(function, call, outcome.result, outcome.logs)
         lines = [f"contract {'✗' if v.is_error else '!'} [{v.rule.id}]" for v in violations or []]
         self.violations_seen.update(lines)
         hint = request_file_hint(call.payload)
         notes = ([hint] if hint else []) + notes + [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations or []]
+        notes += failed_call_notes(outcome, "cfnrun serve")
         history = self.histories.get(function.type_name) if function.type_name is not None else None
         if history is not None and action is not None:
             schema = function.registry.project.schema

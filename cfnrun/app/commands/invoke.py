@@ -13,6 +13,7 @@ from cfnrun.app.early_start import EarlyStart
 from cfnrun.app import invoke
 from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.app.leftovers_named import left_behind
+from cfnrun.invoker.credentials import PLACEHOLDER
 from cfnrun.events.operation import Observer, OperationCompleted, OperationResult
 from cfnrun.model.errors import CfnrunError
 from cfnrun.ui.ndjson import NdjsonRenderer
@@ -25,7 +26,8 @@ def run(settings: InvokeSettings, early: EarlyStart) -> int:
     except CfnrunError as error:
         return usage_error(str(error), json_output=settings.json_output)
     if settings.print_request:
-        prepared.request.credentials = None  # never printed
+        # never the local credentials; placeholders when the calls go to a stand-in, so the handler gets a session there
+        prepared.request.credentials = PLACEHOLDER if settings.moto or settings.aws_endpoint else None
         echo(json.dumps(prepared.request.payload(), indent=2))
         return EXIT_SUCCESS
     schema = prepared.project.schema
