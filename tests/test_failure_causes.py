@@ -105,3 +105,26 @@ def test_without_a_stand_in_the_hint_names_moto(sample: Callable[[str], Path]) -
     result = json.loads(run.stdout.splitlines()[-1])
     assert result["status"] == "FAILED" and result["cause"], result
     assert "add --moto to cfnrun invoke" in result["hint"], result
+
+
+def test_cfnrun_test_summary_names_each_failed_test_and_tells_requests_from_answers(fresh: Path) -> None:
+    pytest.importorskip("rpdk.core")
+    run = cfnrun("test", "--virtual-clock", cwd=fresh, timeout=600)
+    assert run.returncode != 0
+    summary = run.stdout[run.stdout.index("cfnrun test: ", run.stdout.index("One or more contract tests failed")):]
+    assert "  contract_create_delete (failed): " in summary, summary  # its reason: what the suite asserted or met
+    assert "contract_update_without_create (failed): AssertionError: An update handler MUST return FAILED with a NotFound" in summary
+    # the real failure, which stayed in the log: the stub's uniqueItems Tags read into a set
+    assert "CREATE → FAILED InvalidRequest unhashable type: 'dict'" in summary and "hint: models.py from cfn generate" in summary
+    answers, requests = summary.split("in the suite's own requests")
+    assert "[request-has-identifier]" not in answers.split("in the handlers' answers")[-1]  # not counted against the handler
+    assert "contract ✗ [request-has-identifier]" in requests
+
+
+def test_cfnrun_test_without_a_stand_in_says_what_stopped_cfn_and_names_moto(sample: Callable[[str], Path]) -> None:
+    pytest.importorskip("rpdk.core")
+    project = sample("parameter")  # its inputs read an {{Export}}: the suite looks it up at AWS's CloudFormation
+    run = cfnrun("test", "--virtual-clock", cwd=project, env=NO_LOCAL_CREDENTIALS, timeout=600)
+    assert run.returncode != 0
+    assert "cfnrun test: cfn test itself stopped on botocore.exceptions." in run.stdout, run.stdout[-3000:]
+    assert "add --moto to cfnrun test" in run.stdout

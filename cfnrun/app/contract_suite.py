@@ -33,6 +33,7 @@ from cfnrun.stacks.template.errors import TemplateError
 
 RESULTS_FILE = "test-results.xml"  # in the project's .cfnrun/: the suite's JUnit XML report, read for the summary
 MAX_SUMMARY_LINES = 20
+CFN_LOG = "rpdk.log"  # where cfn writes its own traceback when it stops on an unhandled exception
 
 
 @dataclass(frozen=True)
@@ -139,8 +140,13 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
                     results.unlink()  # an earlier run's: never reported as this one's
                 command += ["--", f"--junitxml={results}", *settings.pytest_args]
                 print(f"cfnrun test: {project.type_name} against {server.url}; handler output in {log_path}", flush=True)
+                crash_log = project.root / CFN_LOG
+                logged_before = crash_log.stat().st_size if crash_log.exists() else 0
                 process = await asyncio.create_subprocess_exec(*command, cwd=str(project.root), env=_environment(settings))
                 status = await process.wait()
+                if status != 0:
+                    for line in cfn_crash(crash_log, logged_before):
+                        print(line, flush=True)
                 left = await deployed.delete()
                 if left:
                     print(f"cfnrun test: {left}", flush=True)
@@ -232,6 +238,21 @@ def failure_summary(failures: "Counter[str]") -> str:
         if hint and hint not in hints:
             hints.append(hint)
     return "\n".join(lines + [f"  hint: {hint}" for hint in hints])
+
+
+def cfn_crash(log: Path, offset: int) -> List[str]:
+    """cfn test's own "Unhandled exception" (in the project's rpdk.log, past ``offset``): the exception and a hint."""
+    try:
+        with open(log, encoding="utf-8", errors="replace") as written:
+            written.seek(offset)
+            added = written.read()
+    except OSError:
+        return []
+    cause = failure_cause(added, "", "cfnrun test", who="the suite (its {{Export}} lookups, or cfn's own calls)")
+    if cause is None or not cause.line:
+        return []
+    lines = [f"cfnrun test: cfn test itself stopped on {cause.line} (in {log})"]
+    return lines + ([f"  hint: {cause.hint}"] if cause.hint else [])
 
 
 def failed_tests(results: Path) -> List[str]:

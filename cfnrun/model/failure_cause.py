@@ -45,7 +45,7 @@ class FailureCause:
     hint: Optional[str] = None  # what to do, naming the flags of the command that ran
 
 
-def failure_cause(output: str, message: str = "", command: str = "the command") -> Optional[FailureCause]:
+def failure_cause(output: str, message: str = "", command: str = "the command", who: str = "the handler") -> Optional[FailureCause]:
     """The exception the handler raised (the last traceback in ``output``) and a hint; None when neither says anything.
 
     ``command`` is what the user ran ("cfnrun invoke", "cfnrun test", "cfnrun serve"): the hint names its flags.
@@ -62,12 +62,12 @@ def failure_cause(output: str, message: str = "", command: str = "the command") 
         )
     elif local is not None:
         hint = (
-            f"nothing answered at {local.group('url')}, where the handler's AWS calls went: start the stand-in "
+            f"nothing answered at {local.group('url')}, where {who}'s AWS calls went: start the stand-in "
             f"there, or add --moto to {command} for an embedded one"
         )
     elif any(mark in seen for mark in _REACHING_AWS):
         hint = (
-            f"the handler tried to reach AWS: add --moto to {command} (an embedded AWS stand-in) "
+            f"{who} tried to reach AWS: add --moto to {command} (an embedded AWS stand-in) "
             "or --aws-endpoint URL to send its AWS calls to one you run"
         )
     if line is None and hint is None:
