@@ -33,6 +33,7 @@ from cfnrun.stacks.template.errors import TemplateError
 
 RESULTS_FILE = "test-results.xml"  # in the project's .cfnrun/: the suite's JUnit XML report, read for the summary
 MAX_SUMMARY_LINES = 20
+CFN_TESTS_FAILED = "rpdk.core.exceptions.SysExitRecommendedError"  # what cfn logs when tests failed, not a crash
 CFN_LOG = "rpdk.log"  # where cfn writes its own traceback when it stops on an unhandled exception
 
 
@@ -249,8 +250,8 @@ def cfn_crash(log: Path, offset: int) -> List[str]:
     except OSError:
         return []
     cause = failure_cause(added, "", "cfnrun test", who="the suite (its {{Export}} lookups, or cfn's own calls)")
-    if cause is None or not cause.line:
-        return []
+    if cause is None or not cause.line or cause.line.startswith(CFN_TESTS_FAILED):
+        return []  # cfn's way of saying some tests failed: the summary says which
     lines = [f"cfnrun test: cfn test itself stopped on {cause.line} (in {log})"]
     return lines + ([f"  hint: {cause.hint}"] if cause.hint else [])
 
