@@ -19,7 +19,7 @@ from cfnrun.history.recorder import CallRecorder
 from cfnrun.invoker.request_files import request_file_hint
 from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.failure_cause import failure_cause
-from cfnrun.model.hook_targets import known_target_schemas
+from cfnrun.model.hook_targets import target_schemas
 from cfnrun.model.project import Project
 from cfnrun.model.seen_call import SeenCall
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
@@ -130,5 +130,5 @@ class CallReview:
             return {}
         known = self._targets.get(project.type_name)
         if known is None or known[0] is not project:
-            known = self._targets[project.type_name] = (project, known_target_schemas(project.root, project.schema))
+            known = self._targets[project.type_name] = (project, target_schemas(project.root))
         return known[1]

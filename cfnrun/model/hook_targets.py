@@ -2,9 +2,10 @@
 
 Target schemas come from where cloudformation-cli keeps them in a hook project, never
 from the registry: ``target-schemas/*.json`` (each names its ``typeName``) and the
-``Schema`` entries of ``target-info.json``; an AWS::* target the project holds no schema for
-takes the registry schema cfn-lint ships (``bundled_target_schemas``), so a fresh
-``cfn init`` hook is checked and tested offline.
+``Schema`` entries of ``target-info.json``. For ``cfnrun test``, an AWS::* target the project
+holds no schema for takes the one cloudformation-cli or cfn-lint ships
+(``bundled_target_schemas``), so a fresh ``cfn init`` hook runs the suite offline; the contract
+checker checks target models against the project's own schemas only.
 """
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ def target_schemas(root: Path) -> Dict[str, Dict[str, Any]]:
 
 
 def hook_target(root: Path, schema: ResourceSchema, point: Action, name: str) -> HookTarget:
-    return HookTarget(name, target_names(schema, point), target_schemas(root).get(name) or _shipped_schema(name))
+    return HookTarget(name, target_names(schema, point), target_schemas(root).get(name))
 
 
 def known_target_schemas(root: Path, schema: ResourceSchema) -> Dict[str, Dict[str, Any]]:
