@@ -22,6 +22,7 @@ from typing import Dict, List, Optional, Tuple
 
 from cfnrun.app.serve import ServeSettings, Sources, aws_calls_routed, start_server
 from cfnrun.app.stacks.flag_hints import for_command
+from cfnrun.app.state_lock import state_held
 from cfnrun.app.stacks.leftovers import Finding, MadeResource
 from cfnrun.app.stacks.local_stacks import LocalStacks
 from cfnrun.app.type_operations import ContractReport
@@ -86,8 +87,9 @@ async def run_stack_test(
     assert running is not None
     loop.add_signal_handler(signal.SIGTERM, running.cancel)
     try:
-        with aws_calls_routed(settings, console) as routed:
+        with state_held(settings.stack_state) as hold, aws_calls_routed(settings, console) as routed:
             server = await start_server(sources, routed, console)
+            hold.tell(server.url)
             try:
                 parts = await server.loaded  # an unusable schema stops here
                 return await StackLifecycle(plan, parts.stacks, observer, routed).run()

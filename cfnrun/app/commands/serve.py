@@ -33,6 +33,7 @@ def serve_settings(options: ServeOptions, region: str) -> serve.ServeSettings:
         virtual_clock=options.virtual_clock,
         moto=options.moto,
         stack_state=options.state,
+        guard_rules_dirs=options.guard_rules_dirs,
     )
 
 

@@ -46,6 +46,7 @@ def run(settings: StackTestSettings, early: EarlyStart) -> int:
         serve_settings = ServeSettings(
             host=DEFAULT_HOST, port=0, runtime=runtime, contract=settings.contract, virtual_clock=settings.virtual_clock,
             moto=settings.moto, stack_state=settings.state,
+            guard_rules_dirs=(settings.template.parent, *settings.guard_rules_dirs),  # the template's folder holds its rules too
         )
         plan = StackTestPlan(
             template=str(settings.template), body=body, stack_name=settings.stack_name or default_stack_name(settings.template),

@@ -111,6 +111,14 @@ def functions(**details: Any) -> Any:
     )
 
 
+def guard_rules_dirs(**details: Any) -> Any:
+    return option(
+        "--guard-rules-dir", help="A Guard hook's local rules (RuleLocation, Options.InputParams) may be read below this folder too "
+        "(repeatable); by default only below the served projects' and templates' folders.",
+        default=(), cli_type=List[Path], cli_default=[], metavar="DIR", to_setting=tuple, **details,
+    )
+
+
 def json_output(help: str = "Print one JSON object per event (NDJSON).", **details: Any) -> Any:
     return option("--json", help=help, default=False, **details)
 

@@ -34,6 +34,7 @@ class ServeOptions:
     )
     hooks: Tuple[Path, ...] = common.hooks()
     functions: Tuple[Path, ...] = common.functions()
+    guard_rules_dirs: Tuple[Path, ...] = common.guard_rules_dirs()
     host: str = option("--host", help="Address to bind. Anything but loopback exposes your handlers.", default=DEFAULT_HOST)
     port: int = option("--port", help="Port to listen on (0 picks a free one).", default=DEFAULT_PORT, minimum=0, maximum=65535)
     workers: int = option("--workers", help="Warm workers per function: calls beyond this queue.", default=4, minimum=1)

@@ -95,6 +95,7 @@ class StackTestSettings:
     )
     hooks: Tuple[Path, ...] = common.hooks()
     functions: Tuple[Path, ...] = common.functions()
+    guard_rules_dirs: Tuple[Path, ...] = common.guard_rules_dirs()
     contract: ContractMode = common.contract(
         "Check every handler call: strict (a MUST violation fails the handler's answer, so its step), warn (reported, "
         "not failing), off.", default=ContractMode.STRICT,

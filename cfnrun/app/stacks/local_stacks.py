@@ -22,7 +22,7 @@ from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.leftovers import LeftoverCheck
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
 from cfnrun.app.stacks.guard_hooks import GuardHookKind
-from cfnrun.app.stacks.hook_files import HookFiles
+from cfnrun.app.stacks.hook_files import HookFiles, readable_folders
 from cfnrun.app.stacks.hook_gate import CustomHook, Hook, HookGate
 from cfnrun.app.stacks.hook_payloads import HookPayloadStore
 from cfnrun.app.stacks.hook_results import HookResults
@@ -117,7 +117,9 @@ class CheckedStackCalls:
             raise StackApiError(error.code, error.message, error.status) from None
 
 
-def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = None, active_hooks: Tuple[str, ...] = ()) -> LocalStacks:
+def local_stacks(
+    operations: TypeOperations, url: str, state: Optional[Path] = None, active_hooks: Tuple[str, ...] = (), rules_folders: Tuple[Path, ...] = ()
+) -> LocalStacks:
     """The stacks of a serve listening on ``url`` (the ResponseURL of custom resources is there)."""
     served: Served = operations.served
     region, account_id = served.region, served.account_id
@@ -131,9 +133,9 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
         if registry.project.is_hook:
             hook_type = registry.project.type_name
             hooks.add(CustomHook(hook_type, operations, HookConfiguration(enabled=hook_type in active_hooks), payloads))
-    hook_files = HookFiles(served.aws_endpoint, region, Path.cwd())  # a local RuleLocation is relative to serve's folder
+    hook_files = HookFiles(served.aws_endpoint, region, Path.cwd(), readable_folders(served, rules_folders))  # relative to serve's folder
     hook_kinds: Dict[str, HookKind] = {  # the hook-declaring resource types: what runs each kind
-        "AWS::CloudFormation::GuardHook": GuardHookKind(hook_files),
+        "AWS::CloudFormation::GuardHook": GuardHookKind(hook_files, operations.budgets),
         LAMBDA_HOOK_TYPE: LambdaHookKind(operations, payloads),
     }
     hook_resources = HookResources(hooks, hook_kinds)

@@ -180,7 +180,7 @@ class StackCalls:
                 "StackStatusReason": stack.reason,
                 "DisableRollback": stack.disable_rollback,
                 "Outputs": [
-                    _present({"OutputKey": o.key, "OutputValue": str(o.value), "Description": o.description, "ExportName": o.export_name})
+                    _present({"OutputKey": o.key, "OutputValue": stack.masked_data(str(o.value)), "Description": o.description, "ExportName": o.export_name})
                     for o in stack.outputs
                 ],
                 "Tags": [{"Key": k, "Value": v} for k, v in stack.tags.items()],
