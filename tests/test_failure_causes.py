@@ -109,6 +109,12 @@ def test_without_a_stand_in_the_hint_names_moto(sample: Callable[[str], Path]) -
 
 def test_cfnrun_test_summary_names_each_failed_test_and_tells_requests_from_answers(fresh: Path) -> None:
     pytest.importorskip("rpdk.core")
+    model = {"TPSCode": "ABC123456", "Title": "a title that is long enough", "TestCode": "NOT_STARTED", "Tags": [{"Key": "a", "Value": "b"}]}
+    inputs = fresh / "inputs"  # the stub's own example_inputs hold "..." placeholders: inputs a user would write instead
+    inputs.mkdir()
+    (inputs / "inputs_1_create.json").write_text(json.dumps(model))
+    (inputs / "inputs_1_update.json").write_text(json.dumps({**model, "Title": "another title, long enough"}))
+    (inputs / "inputs_1_invalid.json").write_text(json.dumps({**model, "TPSCode": "x"}))
     run = cfnrun("test", "--virtual-clock", cwd=fresh, timeout=600)
     assert run.returncode != 0
     summary = run.stdout[run.stdout.index("cfnrun test: ", run.stdout.index("One or more contract tests failed")):]
