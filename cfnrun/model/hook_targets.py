@@ -68,6 +68,12 @@ def target_schemas(root: Path) -> Dict[str, Dict[str, Any]]:
     return found
 
 
+def _listed(root: Path) -> List[str]:
+    """The target types target-info.json names."""
+    info = _read_json(root / TARGET_INFO_FILE)
+    return sorted(info) if isinstance(info, dict) else []
+
+
 def hook_target(root: Path, schema: ResourceSchema, point: Action, name: str) -> HookTarget:
     return HookTarget(name, target_names(schema, point), target_schemas(root).get(name))
 
@@ -78,11 +84,12 @@ def known_target_schemas(root: Path, schema: ResourceSchema) -> Dict[str, Dict[s
 
 
 def bundled_target_schemas(root: Path, schema: ResourceSchema) -> Dict[str, Dict[str, Any]]:
-    """The schemas cfn-lint ships for the declared targets the project holds none for (wildcards matched among them)."""
+    """The shipped schemas of the declared targets the project holds none for (a wildcard: the types target-info.json lists
+    for it, as cfn test expands it from there)."""
     own = target_schemas(root)
     wanted = []
     for name in _declared_anywhere(schema):
-        wanted += fnmatch.filter(_BUNDLED.type_names(), name) if "*" in name or "?" in name else [name]
+        wanted += fnmatch.filter(_listed(root), name) if "*" in name or "?" in name else [name]
     found = {name: _shipped_schema(name) for name in wanted if name not in own}
     return {name: document for name, document in found.items() if document is not None}
 
@@ -133,8 +140,7 @@ def _declared_anywhere(schema: ResourceSchema) -> List[str]:
 def undescribed_targets(root: Path, schema: ResourceSchema) -> List[str]:
     """What the project lacks for cfn test to find every target without the registry, one line each."""
     schemas = known_target_schemas(root, schema)
-    info = _read_json(root / TARGET_INFO_FILE)
-    listed = sorted({*(info if isinstance(info, dict) else {}), *schemas})
+    listed = _listed(root)
     problems = []
     for name in _declared_anywhere(schema):
         if "*" in name or "?" in name:
