@@ -16,8 +16,9 @@
 - ``--project-targets``: for a hook, cfn test resolves wildcard ``targetNames`` with the
   registry's ListTypes and fetches every target schema the project lacks with
   DescribeType. This has it read both from the project only (``target-schemas/`` and
-  ``target-info.json``), as ``cfn generate --local-only`` does: no registry call, and a
-  target the project does not describe is cfn's own clear error.
+  ``target-info.json``), as ``cfn generate --local-only`` does, and an AWS::* target the
+  project holds no schema for from the registry schema cfn-lint ships: no registry call, and
+  a target neither describes is cfn's own clear error.
 
 Always: the suite compares returned models with requested ones after the schema's
 ``propertyTransform``, which cfn test evaluates with jq (pyjq) but the service evaluates as
@@ -36,6 +37,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from cfnrun.invoker.credentials import PLACEHOLDER
+from cfnrun.model.hook_targets import bundled_target_schemas
+from cfnrun.model.schema import ResourceSchema
 
 
 class SuiteClock:
@@ -81,7 +84,8 @@ def _targets_from_project() -> None:
     load_target_info: Callable[..., Dict[str, Any]] = Project._load_target_info
 
     def local_target_info(self: Any, endpoint_url: Any, region_name: Any, type_schemas: Any = None, local_only: bool = False, profile_name: Any = None) -> Dict[str, Any]:
-        return load_target_info(self, endpoint_url, region_name, type_schemas, True, profile_name)
+        bundled = list(bundled_target_schemas(Path(self.root), ResourceSchema(self.schema or {})).values())  # cfn-lint's, offline
+        return load_target_info(self, endpoint_url, region_name, [*(type_schemas or []), *bundled], True, profile_name)
 
     Project._load_target_info = local_target_info  # type: ignore[method-assign]
 

@@ -8,9 +8,8 @@ later (``app/late_parts.py``).
 from __future__ import annotations
 
 import asyncio
-import collections
 import errno
-from typing import TYPE_CHECKING, List
+from typing import TYPE_CHECKING, List, Optional
 
 from aiohttp import web
 
@@ -35,6 +34,7 @@ from cfnrun.model.errors import CfnrunError
 from cfnrun.ui.console import Console
 
 if TYPE_CHECKING:
+    from cfnrun.app.call_review import CallReview
     from cfnrun.app.reloader import Reloader
     from cfnrun.app.serve import ServeSettings
 
@@ -65,10 +65,10 @@ class RunningServer:
         return self.late.task
 
     @property
-    def violations_seen(self) -> "collections.Counter[str]":
-        """Violation lines the contract checks found, for a summary."""
+    def review(self) -> Optional["CallReview"]:
+        """The review of every call (contract checks, FAILED answers) once the late parts are loaded: for a summary."""
         parts = self.late.parts
-        return parts.review.violations_seen if parts is not None else collections.Counter()
+        return parts.review if parts is not None else None
 
     @property
     def loops_stopped(self) -> int:

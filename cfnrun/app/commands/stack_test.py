@@ -16,6 +16,7 @@ from cfnrun.app.commands.common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_SUCCE
 from cfnrun.app.commands.serve import served_sources
 from cfnrun.app.early_start import EarlyStart
 from cfnrun.app.options import derived
+from cfnrun.app.leftovers_named import MadeByStack
 from cfnrun.app.settings.serve import DEFAULT_HOST
 from cfnrun.app.settings.stack import StackTestSettings, default_stack_name
 from cfnrun.contract.mode import ContractMode
@@ -38,7 +39,9 @@ def run(settings: StackTestSettings, early: EarlyStart) -> int:
     from cfnrun.ui.ndjson import StackTestNdjsonRenderer
     from cfnrun.ui.stack_timeline import StackTimeline
 
-    renderer: StackTestObserver = StackTestNdjsonRenderer(sys.stdout) if settings.json_output else StackTimeline(sys.stdout)
+    shown: StackTestObserver = StackTestNdjsonRenderer(sys.stdout) if settings.json_output else StackTimeline(sys.stdout)
+    renderer = MadeByStack(shown)
+    sources = None
     try:
         body = _template_body(settings.template)
         sources = served_sources(settings)
@@ -50,6 +53,8 @@ def run(settings: StackTestSettings, early: EarlyStart) -> int:
         return usage_error(str(error), json_output=settings.json_output)
     except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM (``run_stack_test``)
         echo("cfnrun: interrupted: the remaining steps did not run and nothing was deleted; serve and its workers stopped", err=True)
+        for line in renderer.left_behind(sources.providers if sources else (), _aws_stand_in(settings)):
+            echo(f"cfnrun: {line}", err=True)
         return EXIT_INTERRUPTED
     if completed.failed:
         echo(f"cfnrun: the handlers' output is in {log_path}", err=True)
@@ -72,6 +77,14 @@ def stack_test_settings(settings: StackTestSettings, body: str) -> Tuple[ServeSe
         updates=tuple(dict(update) for update in settings.updates), strict=settings.contract is ContractMode.STRICT,
     )
     return serve_settings, plan
+
+
+def _aws_stand_in(settings: StackTestSettings) -> str:
+    if settings.moto:
+        return "it was on the embedded moto server, gone with it"
+    if settings.aws_endpoint:
+        return f"delete it at {settings.aws_endpoint}"
+    return "delete it where the stack's AWS calls went"
 
 
 def _template_body(template: Path) -> str:
