@@ -24,6 +24,7 @@ from cfnrun.stacks.template.pseudo import NO_VALUE, PseudoParameters
 
 TemplateProblem = TemplateError  # what the engine catches: the service's ValidationError text
 DEFAULT_AZS = ("a", "b", "c")
+KNOWN_AFTER_APPLY = "{{changeSet:KNOWN_AFTER_APPLY}}"  # a value a change set cannot know before a resource it uses runs
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,23 @@ class Blueprint:
         declared = self.template.resources[logical_id]
         resolved = resolve(declared.properties, _Values(self, resources), f"Resources.{logical_id}.Properties")
         return {} if resolved is NO_VALUE or resolved is None else dict(resolved)
+
+    def planned_properties(self, logical_id: str, resources: Mapping[str, StackResource], unknown: Set[str]) -> Dict[str, Any]:
+        """The properties as a change plan can know them: each top-level one that uses a resource in ``unknown`` (or
+        cannot be worked out yet) is KNOWN_AFTER_APPLY."""
+        declared = self.template.resources[logical_id].properties
+        values, planned = _Values(self, resources), {}
+        for name, value in declared.items():
+            if any(r.name in unknown for r in references(value, self.conditions)):
+                planned[name] = KNOWN_AFTER_APPLY
+                continue
+            try:
+                resolved = resolve(value, values, f"Resources.{logical_id}.Properties.{name}")
+            except TemplateError:
+                resolved = KNOWN_AFTER_APPLY
+            if resolved is not NO_VALUE:
+                planned[name] = resolved
+        return planned
 
     def outputs(self, resources: Mapping[str, StackResource]) -> List[StackOutput]:
         shown = []

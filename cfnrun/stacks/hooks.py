@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Optional, Protocol
 
-from cfnrun.stacks.changes import ResourceChange
+from cfnrun.stacks.plan import ResourceChange
 from cfnrun.stacks.provisioning import StackContext
 
 HOOK_STATUSES = ("HOOK_IN_PROGRESS", "HOOK_COMPLETE_SUCCEEDED", "HOOK_COMPLETE_FAILED", "HOOK_FAILED")
@@ -104,7 +104,7 @@ def change_set_model(template: Dict[str, Any], changes: Iterable[ResourceChange]
             {
                 "logicalResourceId": change.logical_id,
                 "resourceType": change.resource_type,
-                "action": CHANGE_ACTIONS[change.action],
+                "action": CHANGE_ACTIONS[str(change.action)],
                 "beforeContext": json.dumps({"Properties": previous}) if previous is not None and change.action != "Add" else None,
             }
         )

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Awaitable, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment
-from cfnrun.stacks.changes import ResourceChange, plan_changes
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.names import CHANGE_SET_NAME, STACK_NAME
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookTarget, change_set_model, with_reasons
+from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_update
 from cfnrun.stacks.persistence import read_state, restored_blueprint, restored_stack, stack_record, write_state
 from cfnrun.stacks.records import Stack
 from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
@@ -46,16 +46,23 @@ class ChangeSet:
     name: str
     stack_id: str
     change_set_type: str  # CREATE | UPDATE
-    blueprint: Blueprint
+    plan: ChangePlan  # what DescribeChangeSet shows and ExecuteChangeSet carries out
     parameters: Dict[str, str]
     tags: Dict[str, str]
-    changes: List[ResourceChange]
     description: Optional[str] = None
     status: str = "CREATE_COMPLETE"
     status_reason: Optional[str] = None
     execution_status: str = "AVAILABLE"
     created_at: float = field(default_factory=time.time)
     hook_results: List[HookReport] = field(default_factory=list)  # what its CHANGE_SET hooks answered
+
+    @property
+    def blueprint(self) -> Blueprint:
+        return self.plan.blueprint
+
+    @property
+    def changes(self) -> List[ResourceChange]:
+        return self.plan.changes
 
     @property
     def skips_stack_hooks(self) -> FrozenSet[str]:
@@ -164,7 +171,7 @@ class StackStore:
         blueprint = self.prepare(template_body, parameters, {}, name, stack.stack_id)
         stack.parameters, stack.no_echo, stack.description = blueprint.parameters, blueprint.no_echo, blueprint.description
         self._keep(stack, on_event)
-        self._start(stack, self.engine.create(stack, blueprint, token))
+        self._start(stack, self.engine.create(stack, plan_create(blueprint), token))
         return stack
 
     def _new_stack(self, name: str, template_body: str, parameters: Dict[str, Optional[str]], tags: Dict[str, str], disable_rollback: bool) -> Stack:
@@ -194,7 +201,8 @@ class StackStore:
         new_tags = dict(stack.tags) if tags is None else tags
         if body == stack.template_body and blueprint.parameters == stack.parameters and new_tags == stack.tags:
             raise StackError("No updates are to be performed.")
-        self._start(stack, self.engine.update(stack, blueprint, blueprint.parameters, new_tags, token))
+        plan = plan_update(stack.resources, self.engine.blueprints.get(stack.stack_id), blueprint, self.engine.provisioners)
+        self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token))
         return stack
 
     def delete_stack(self, name: str, retain: Tuple[str, ...] = (), token: Optional[str] = None) -> None:
@@ -261,19 +269,18 @@ class StackStore:
         body = template_body if template_body is not None else stack.template_body
         blueprint = self.prepare(body, parameters, previous_parameters, stack.name, stack.stack_id)
         current = self.engine.blueprints.get(stack.stack_id)
-        changes = plan_changes(stack.resources, current, blueprint, self.engine.provisioners)
+        plan = plan_update(stack.resources, current, blueprint, self.engine.provisioners)
         change_set = ChangeSet(
             change_set_id=f"arn:aws:cloudformation:{self.engine.region}:{self.engine.account_id}:changeSet/{name}/{uuid.uuid4()}",
             name=name,
             stack_id=stack.stack_id,
             change_set_type=change_set_type,
-            blueprint=blueprint,
+            plan=plan,
             parameters=blueprint.parameters,
             tags=dict(stack.tags) if tags is None else tags,
-            changes=changes,
             description=description,
         )
-        if not changes and change_set_type == "UPDATE" and change_set.tags == stack.tags and blueprint.parameters == stack.parameters:
+        if not plan.changes and change_set_type == "UPDATE" and change_set.tags == stack.tags and blueprint.parameters == stack.parameters:
             change_set.status, change_set.execution_status = "FAILED", "UNAVAILABLE"
             change_set.status_reason = "The submitted information didn't contain changes. Submit different information to create a change set."
         self.change_sets[change_set.change_set_id] = change_set
@@ -319,10 +326,10 @@ class StackStore:
         if change_set.change_set_type == "CREATE":
             stack.parameters, stack.no_echo = change_set.parameters, change_set.blueprint.no_echo
             stack.description = change_set.blueprint.description
-            run = self.engine.create(stack, change_set.blueprint, token, change_set.skips_stack_hooks)
+            run = self.engine.create(stack, change_set.plan, token, change_set.skips_stack_hooks)
         else:
             self._require_status(stack, UPDATABLE, "updated")
-            run = self.engine.update(stack, change_set.blueprint, change_set.parameters, change_set.tags, token, change_set.skips_stack_hooks)
+            run = self.engine.update(stack, change_set.plan, change_set.parameters, change_set.tags, token, change_set.skips_stack_hooks)
         self._start(stack, self._executing(change_set, stack, run))
         for other in [c for c in self.change_sets.values() if c.stack_id == stack.stack_id and c is not change_set]:
             del self.change_sets[other.change_set_id]  # executing one change set deletes the stack's others, as the service does

@@ -13,7 +13,7 @@ import pytest
 
 from cfnrun.app.stacks.hook_results import HookResults
 from cfnrun.stacks.blueprint import StackEnvironment, prepare
-from cfnrun.stacks.changes import ResourceChange
+from cfnrun.stacks.plan import ResourceChange
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.hooks import HookReport, HookTarget, change_set_model, stack_model

@@ -15,7 +15,7 @@ from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.hook_gate import HookGate
 from cfnrun.app.stacks.hook_results import HookResult
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
-from cfnrun.stacks.changes import ResourceChange
+from cfnrun.stacks.changes import described_changes
 from cfnrun.stacks.hooks import CHANGE_ACTIONS
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.drift import DriftDetection, PropertyDifference, ResourceDrift
@@ -352,7 +352,7 @@ class StackCalls:
                 "ExecutionStatus": change_set.execution_status,
                 "Status": change_set.status,
                 "StatusReason": change_set.status_reason,
-                "Changes": [{"Type": "Resource", "ResourceChange": _change(c)} for c in change_set.changes],
+                "Changes": described_changes(change_set.plan),
                 "Tags": [{"Key": k, "Value": v} for k, v in change_set.tags.items()],
             }
         )
@@ -376,7 +376,7 @@ class StackCalls:
         for change in change_set.changes:
             if wanted is not None and change.logical_id != wanted:
                 continue
-            action = CHANGE_ACTIONS[change.action]
+            action = CHANGE_ACTIONS[str(change.action)]
             for hook in self.hooks.applicable("RESOURCE", action, change.resource_type, stack.name):
                 details = {"LogicalResourceId": change.logical_id, "ResourceType": change.resource_type, "ResourceAction": change.action}
                 planned.append(
@@ -522,27 +522,6 @@ def _property_difference(difference: PropertyDifference) -> Dict[str, Any]:
         "ActualValue": difference.actual,
         "DifferenceType": difference.kind,
     }
-
-
-def _change(change: ResourceChange) -> Dict[str, Any]:
-    return _present(
-        {
-            "Action": change.action,
-            "LogicalResourceId": change.logical_id,
-            "PhysicalResourceId": change.physical_id,
-            "ResourceType": change.resource_type,
-            "Replacement": change.replacement,
-            "Scope": list(change.scope),
-            "Details": [
-                {
-                    "Target": {"Attribute": "Properties", "Name": d.name, "RequiresRecreation": d.requires_recreation},
-                    "Evaluation": d.evaluation,
-                    "ChangeSource": d.change_source,
-                }
-                for d in change.details
-            ],
-        }
-    )
 
 
 def _change_set_summary(stack: Stack, change_set: ChangeSet) -> Dict[str, Any]:
