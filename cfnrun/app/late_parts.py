@@ -208,8 +208,8 @@ class CloudControlRequests:
         return (await self._store()).cancel_request(request_token)
 
 
-class StackCallsWhenLoaded:
-    """The CloudFormation API's ``StackCalls``: the local stacks, each call waiting until they have loaded."""
+class StackServiceWhenLoaded:
+    """The CloudFormation API's ``StackService``: the local stacks, each call waiting until they have loaded."""
 
     def __init__(self, late: LateLoading) -> None:
         self.late = late

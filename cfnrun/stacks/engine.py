@@ -20,7 +20,7 @@ from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Opt
 from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
 from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
-from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookReport, HookTarget, stack_model
+from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookReport, HookedOperation, stack_model
 from cfnrun.stacks.ordering import reverse, run_in_order
 from cfnrun.stacks.plan import ChangePlan, changed_properties, known_properties
 from cfnrun.stacks.provisioning import (
@@ -29,7 +29,7 @@ from cfnrun.stacks.provisioning import (
     Provisioners,
     ResourceWork,
     StackContext,
-    UnknownType,
+    NoProvisioner,
 )
 from cfnrun.stacks.records import Stack, StackOutput, StackResource
 
@@ -111,7 +111,7 @@ class StackEngine:
         try:
             provisioner = self.provisioners.for_type(resource.type_name)
             properties = blueprint.properties(resource.logical_id, stack.resources)
-        except (TemplateProblem, UnknownType) as error:
+        except (TemplateProblem, NoProvisioner) as error:
             stack.set_resource_status(resource, "CREATE_FAILED", str(error), token=token)
             return False
         problem = provisioner.validate(resource.type_name, resource.logical_id, properties)
@@ -219,7 +219,7 @@ class StackEngine:
         try:
             provisioner = self.provisioners.for_type(type_name)
             properties = blueprint.properties(logical_id, stack.resources)
-        except (TemplateProblem, UnknownType) as error:
+        except (TemplateProblem, NoProvisioner) as error:
             stack.set_resource_status(current, "UPDATE_FAILED", str(error), token=token)
             return False
         if planned.replacement != "True" and properties == current.properties:
@@ -440,7 +440,7 @@ class StackEngine:
         token: Optional[str],
     ) -> Optional[str]:
         """The hooks targeting this resource operation, each report a stack event; why they refuse it, or None."""
-        target = HookTarget(self.context(stack), action, resource.logical_id, resource.type_name, properties, previous)
+        target = HookedOperation(self.context(stack), action, resource.logical_id, resource.type_name, properties, previous)
         return await self._ask_hooks(stack, target, (resource.logical_id, resource.physical_id or "", resource.type_name, resource.status), token)
 
     async def _stack_hooks(
@@ -454,10 +454,10 @@ class StackEngine:
     ) -> Optional[str]:
         """The hooks targeting the stack operation itself (STACK), before any resource; why they refuse it, or None."""
         model = stack_model(template, previous)
-        target = HookTarget(self.context(stack), action, stack.name, STACK_TARGET, {}, operation=STACK_TARGET, model=model, skipped=skip_hooks)
+        target = HookedOperation(self.context(stack), action, stack.name, STACK_TARGET, {}, operation=STACK_TARGET, model=model, skipped=skip_hooks)
         return await self._ask_hooks(stack, target, (stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status), token)
 
-    async def _ask_hooks(self, stack: Stack, target: HookTarget, subject: Tuple[str, str, str, str], token: Optional[str]) -> Optional[str]:
+    async def _ask_hooks(self, stack: Stack, target: HookedOperation, subject: Tuple[str, str, str, str], token: Optional[str]) -> Optional[str]:
         """Ask the gate; each hook's progress is an event of ``subject`` (logical id, physical id, type, status)."""
         if self.hooks is None:
             return None
@@ -527,7 +527,7 @@ class StackEngine:
             return False
         try:
             shown = self.provisioners.for_type(resource.type_name).shown(resource.type_name, resource.properties)
-        except UnknownType:
+        except NoProvisioner:
             return True
         return self._shown(stack, shown) != json.dumps(resource.properties, sort_keys=True, default=str)
 
@@ -536,7 +536,7 @@ def _reason(error: Exception) -> str:
     """A provisioner's failure as its resource's ResourceStatusReason; anything unforeseen is named as cfnrun's own failure."""
     if isinstance(error, ProvisioningFailed):
         return error.reason
-    if isinstance(error, UnknownType):
+    if isinstance(error, NoProvisioner):
         return str(error)
     return f"cfnrun failed provisioning the resource: {type(error).__name__}: {error}"
 

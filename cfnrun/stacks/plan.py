@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.stacks.blueprint import KNOWN_AFTER_APPLY, Blueprint, TemplateProblem
-from cfnrun.stacks.provisioning import Provisioners, Replacement, UnknownType
+from cfnrun.stacks.provisioning import Provisioners, Replacement, NoProvisioner
 from cfnrun.stacks.records import StackResource
 
 __all__ = ["KNOWN_AFTER_APPLY", "ChangeDetail", "ChangePlan", "ResourceChange", "plan_create", "plan_update"]
@@ -136,7 +136,7 @@ def _modification(
         return ResourceChange("Modify", logical_id, type_name, current.physical_id, "True", before=current.properties)
     try:
         provisioner = provisioners.for_type(type_name)
-    except UnknownType:
+    except NoProvisioner:
         return unchanged  # the engine fails it when it comes to it, with the provisioners' message
     dynamic = bool(after.dependencies.get(logical_id, frozenset()) & moving)
     properties: Dict[str, Any] = {}

@@ -14,20 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Awaitable, Callable, Dict, FrozenSet, List, Optional, Tuple
 
-from cfnrun.stacks.blueprint import Blueprint, StackEnvironment
+from cfnrun.stacks.blueprint import Blueprint, Blueprints
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.names import CHANGE_SET_NAME, STACK_NAME
 from cfnrun.events.stack import StackEvent
-from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookTarget, change_set_model, with_reasons
+from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookedOperation, change_set_model, with_reasons
 from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_update
 from cfnrun.stacks.persistence import read_state, restored_blueprint, restored_stack, stack_record, write_state
 from cfnrun.stacks.records import Stack
 from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
-
-
-# (template body, given parameters: key → value or None for UsePreviousValue, the stack's previous values,
-#  stack name, stack id) → the blueprint; raises StackError for what the service refuses.
-Prepare = Callable[[str, Dict[str, Optional[str]], Dict[str, str], str, str], Blueprint]
 
 
 class StackError(Exception):
@@ -71,9 +66,10 @@ class ChangeSet:
 
 
 class StackStore:
-    def __init__(self, engine: StackEngine, prepare: Prepare, state: Optional[Path] = None) -> None:
+    def __init__(self, engine: StackEngine, blueprints: Blueprints, state: Optional[Path] = None) -> None:
         self.engine = engine
-        self.prepare = prepare
+        self.prepare = blueprints.prepare  # raises TemplateError for what the service refuses up front
+        self.blueprints = blueprints
         self.state = state  # --state DIR: every change is written there (``persistence.py``)
         self.stacks: Dict[str, Stack] = {}  # by stack id, deleted ones included (DescribeStacks by id shows them)
         self.change_sets: Dict[str, ChangeSet] = {}
@@ -103,14 +99,14 @@ class StackStore:
             records.append(stack_record(stack, self.engine.blueprints.get(stack.stack_id), masked))
         write_state(self.state, records)
 
-    def restore(self, environment: Callable[[str, str], StackEnvironment]) -> List[Stack]:
-        """Read the stacks ``--state`` holds (``environment``: a stack's, by name and id); raises StateError."""
+    def restore(self) -> List[Stack]:
+        """Read the stacks ``--state`` holds; raises StateError."""
         if self.state is None:
             return []
         restored = []
         for record in read_state(self.state):
             stack = restored_stack(record)
-            blueprint = restored_blueprint(record, environment(stack.name, stack.stack_id))
+            blueprint = restored_blueprint(record, self.blueprints.environment(stack.name, stack.stack_id))
             if blueprint is not None and stack.status != "DELETE_COMPLETE":
                 self.engine.blueprints[stack.stack_id] = blueprint
                 self.engine.exports.publish(stack.stack_id, stack.name, {o.export_name: str(o.value) for o in stack.outputs if o.export_name})
@@ -293,7 +289,7 @@ class StackStore:
         """The CHANGE_SET hooks judge the change set as it is created: a refusal makes it FAILED with their reasons."""
         before = {r.logical_id: r.properties for r in stack.resources.values() if r.exists and r.properties is not None}
         model = change_set_model(change_set.blueprint.template.document, change_set.changes, before)
-        target = HookTarget(
+        target = HookedOperation(
             self.engine.context(stack),
             change_set.change_set_type,
             change_set.change_set_id,

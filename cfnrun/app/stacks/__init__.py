@@ -1,6 +1,6 @@
 """Local stacks on serve: the engine's provisioners and the CloudFormation API's operations."""
 
-# The CloudFormation API operations serve answers (``stack_calls.StackCalls``); named here, where
+# The CloudFormation API operations serve answers (``stack_calls.StackOperations``); named here, where
 # serve's endpoint can read them before the stacks themselves have loaded.
 STACK_OPERATIONS = frozenset(
     {

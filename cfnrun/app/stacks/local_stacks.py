@@ -29,18 +29,17 @@ from cfnrun.app.stacks.hook_results import HookResults
 from cfnrun.app.stacks.hook_resources import HookKind, HookResources
 from cfnrun.app.stacks.lambda_hooks import LAMBDA_HOOK_TYPE, LambdaHookKind
 from cfnrun.app.stacks.provisioners import TypeRouter
-from cfnrun.app.stacks.stack_calls import StackCalls
+from cfnrun.app.stacks.stack_calls import StackOperations
 from cfnrun.app.stacks.user_types import UserTypes
 from cfnrun.app.type_operations import TypeOperations
 from cfnrun.ui.console import Console
-from cfnrun.stacks.blueprint import Blueprint, StackEnvironment, prepare
+from cfnrun.stacks.blueprint import Blueprints
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.hook_configuration import HookConfiguration, HookConfigurationError, parse_hook_configuration
 from cfnrun.model.type_configuration import declares_type_configuration, type_configuration_problem
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.persistence import StateError
 from cfnrun.stacks.exports import Exports
-from cfnrun.stacks.provisioning import UnknownType
 from cfnrun.stacks.store import StackError, StackStore
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.lint import lint_errors, lint_template
@@ -61,12 +60,11 @@ MODELLED = {
 @dataclass
 class LocalStacks:
     store: StackStore
-    calls: "CheckedStackCalls"
+    calls: "CheckedStackOperations"
     responses: PendingResponses
     drift: DriftChecks
     hooks: HookGate  # every hook of this serve: custom ones served, Guard and Lambda ones declared in stacks
     payloads: HookPayloadStore  # the documents STACK and CHANGE_SET hooks download, on serve's port
-    environment: Callable[[str, str], StackEnvironment]
     aws_types: AwsTypes
     console: Console
     operations: TypeOperations  # the one invoker every user type's resource operation goes through
@@ -75,7 +73,7 @@ class LocalStacks:
     async def restore(self) -> None:
         """Read back the stacks ``--state`` keeps, and say which AWS resources the endpoint no longer has."""
         try:
-            restored = self.store.restore(self.environment)
+            restored = self.store.restore()
         except StateError as error:
             raise CfnrunError(str(error)) from None
         for stack in restored:
@@ -90,10 +88,10 @@ class LocalStacks:
                     )
 
 
-class CheckedStackCalls:
-    """``api.cloudformation.StackCalls``: templates linted before they are read, the engine's refusals as API errors."""
+class CheckedStackOperations:
+    """``api.cloudformation.StackService``: templates linted before they are read, the engine's refusals as API errors."""
 
-    def __init__(self, calls: StackCalls, lint: Callable[[str], Optional[str]]) -> None:
+    def __init__(self, calls: StackOperations, lint: Callable[[str], Optional[str]]) -> None:
         self.calls = calls
         self.lint = lint
 
@@ -147,24 +145,6 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
     exports = Exports()
     engine = StackEngine(router, exports, region, account_id, hooks)
 
-    def environment(name: str, stack_id: str) -> StackEnvironment:
-        return StackEnvironment(name, stack_id, region, account_id, exports.value)
-
-    def prepared(body: str, given: Dict[str, Optional[str]], previous: Dict[str, str], name: str, stack_id: str) -> Blueprint:
-        blueprint = prepare(body, given, previous, environment(name, stack_id))
-        unknown = []
-        for logical_id in blueprint.resource_ids():
-            try:
-                router.for_type(blueprint.type_of(logical_id))
-            except UnknownType as error:
-                unknown.append(str(error))
-        if unknown:
-            raise StackError(unknown[0])
-        for name in sorted(blueprint.imports()):
-            if exports.value(name) is None:
-                raise StackError(f"No export named {name} found.")
-        return blueprint
-
     def lint(body: str) -> Optional[str]:
         schemas = [s.document for s in (operations.schema(t) for t in served_types()) if s is not None]
         try:
@@ -200,11 +180,11 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
             raise StackError(f"The type '{type_name}' cannot be found.", "TypeNotFoundException", 404)
         return f"arn:aws:cloudformation:{region}:{account_id}:type-configuration/{kind}/{type_name.replace('::', '-')}/default"
 
-    store = StackStore(engine, prepared, state)
+    store = StackStore(engine, Blueprints(router, exports, region, account_id), state)
     drift = DriftChecks(store, operations, user_types)
-    calls = StackCalls(store, describe_type, summarize, configure_type, drift, hooks)
+    calls = StackOperations(store, describe_type, summarize, configure_type, drift, hooks)
     return LocalStacks(
-        store, CheckedStackCalls(calls, lint), responses, drift, hooks, payloads, environment, aws_types, operations.console, operations,
+        store, CheckedStackOperations(calls, lint), responses, drift, hooks, payloads, aws_types, operations.console, operations,
         LeftoverCheck(operations, served_types, aws_types),
     )
 

@@ -66,8 +66,8 @@ def _template_body(params: Dict[str, Any], required: bool = True) -> Optional[st
     return body
 
 
-class StackCalls:
-    """``cfnrun.api.cloudformation.StackCalls``: each supported operation, by name."""
+class StackOperations:
+    """``cfnrun.api.cloudformation.StackService``: each supported operation, by name."""
 
     def __init__(
         self,
