@@ -1,4 +1,4 @@
-"""The stacks of one serve, and what the CloudFormation API's operations do to them.
+"""The stacks and change sets of one serve: what each stack operation checks, then starts.
 
 Each mutating operation checks its input as the service does (an error here is the API's
 ValidationError, AlreadyExistsException, …), then starts the stack operation in the

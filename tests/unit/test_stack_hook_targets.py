@@ -11,7 +11,7 @@ from typing import Any, Callable, List, Optional
 
 import pytest
 
-from cfnrun.app.stacks.hook_results import HookResults
+from cfnrun.stacks.hook_results import HookResults
 from cfnrun.stacks.blueprint import Blueprints
 from cfnrun.stacks.plan import ResourceChange
 from cfnrun.stacks.engine import StackEngine

@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
 from cfnrun.app.history import CLOUD_CONTROL_SOURCE, STACK_SOURCE
 from cfnrun.app.stacks.hook_payloads import HookPayloadStore
-from cfnrun.app.stacks.hook_results import HookResults
+from cfnrun.stacks.hook_results import HookResults
 from cfnrun.app.type_operations import TypeOperations
 from cfnrun.events.operation import InvocationCompleted, OperationEvent
 from cfnrun.model.endings import EndReason

@@ -25,11 +25,11 @@ from cfnrun.app.stacks.guard_hooks import GuardHookKind
 from cfnrun.app.stacks.hook_files import HookFiles
 from cfnrun.app.stacks.hook_gate import CustomHook, Hook, HookGate
 from cfnrun.app.stacks.hook_payloads import HookPayloadStore
-from cfnrun.app.stacks.hook_results import HookResults
+from cfnrun.stacks.hook_results import HookResults
 from cfnrun.app.stacks.hook_resources import HookKind, HookResources
 from cfnrun.app.stacks.lambda_hooks import LAMBDA_HOOK_TYPE, LambdaHookKind
 from cfnrun.app.stacks.provisioners import TypeRouter
-from cfnrun.app.stacks.stack_calls import StackOperations
+from cfnrun.stacks.api.operations import StackOperations
 from cfnrun.app.stacks.user_types import UserTypes
 from cfnrun.app.type_operations import TypeOperations
 from cfnrun.ui.console import Console

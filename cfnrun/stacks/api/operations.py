@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import datetime
 import json
-from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional
+from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional, Protocol, Sequence, Tuple
 
-from cfnrun.app.stacks import STACK_OPERATIONS
-from cfnrun.app.stacks.drift_checks import DriftChecks
-from cfnrun.app.stacks.hook_gate import HookGate
-from cfnrun.app.stacks.hook_results import HookResult
+from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
+from cfnrun.stacks.api import STACK_OPERATIONS
+from cfnrun.stacks.hook_results import HookResult, HookResults
 from cfnrun.stacks.changes import described_changes
 from cfnrun.stacks.hooks import CHANGE_ACTIONS
 from cfnrun.events.stack import StackEvent
@@ -25,6 +24,35 @@ from cfnrun.stacks.store import ChangeSet, StackError, StackStore
 PAGE_SIZE = 100
 ANNOTATION_KEYS = ("annotationName", "status", "statusMessage", "remediationMessage", "remediationLink", "severityLevel")
 Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
+
+
+class DriftService(Protocol):
+    """The drift operations' detections (the app's ``DriftChecks`` runs them on the handlers and the endpoint)."""
+
+    def detect_stack(self, name_or_id: str, logical_ids: Sequence[str] = ()) -> DriftDetection: ...
+
+    async def detect_resource(self, name_or_id: str, logical_id: str) -> ResourceDrift: ...
+
+    def detection(self, detection_id: str) -> DriftDetection: ...
+
+    def resource_drifts(self, name_or_id: str) -> List[ResourceDrift]: ...
+
+    def stack_information(self, stack: Stack) -> Tuple[str, Optional[float]]: ...
+
+    def resource_information(self, stack: Stack, logical_id: str) -> Tuple[str, Optional[float]]: ...
+
+
+class KnownHook(Protocol):
+    hook_type: str
+    configuration: HookConfiguration
+
+
+class HookService(Protocol):
+    """Which hooks would run, and their verdicts (the app's ``HookGate``)."""
+
+    results: HookResults
+
+    def applicable(self, operation: str, action: str, type_name: str, stack_name: Optional[str]) -> Sequence[KnownHook]: ...
 
 
 def _time(seconds: Optional[float]) -> Optional[datetime.datetime]:
@@ -75,8 +103,8 @@ class StackOperations:
         describe_type: Callable[[str], Optional[Dict[str, Any]]],
         summarize: Callable[[str], Dict[str, Any]],
         configure_type: Callable[[str, Dict[str, Any]], str],
-        drift: DriftChecks,
-        hooks: HookGate,
+        drift: DriftService,
+        hooks: HookService,
     ) -> None:
         self.store = store
         self.hooks = hooks  # which hooks a change set's execution would run, and every hook's verdict
@@ -116,7 +144,7 @@ class StackOperations:
             "ListHookResults": self.list_hook_results,
             "GetHookResult": self.get_hook_result,
         }
-        assert frozenset(self._operations) == STACK_OPERATIONS, "app/stacks/__init__.py names every operation answered"
+        assert frozenset(self._operations) == STACK_OPERATIONS, "stacks/api/__init__.py names every operation answered"
 
     def operations(self) -> FrozenSet[str]:
         return STACK_OPERATIONS
