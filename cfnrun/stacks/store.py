@@ -8,11 +8,12 @@ run. ``settled`` waits for a stack's operation (``cfnrun stack test`` and tests 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Awaitable, Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from cfnrun.stacks.blueprint import Blueprint, Blueprints
 from cfnrun.stacks.engine import StackEngine
@@ -21,7 +22,9 @@ from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookedOperation, change_set_model, with_reasons
 from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_update
 from cfnrun.stacks.persistence import read_state, restored_blueprint, restored_stack, stack_record, write_state
+from cfnrun.stacks.provisioning import NoProvisioner
 from cfnrun.stacks.records import Stack
+from cfnrun.stacks.template.parameters import NO_ECHO_MASK
 from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
 
 
@@ -342,6 +345,25 @@ class StackStore:
         if change_set.execution_status == "EXECUTE_IN_PROGRESS":
             raise StackError(f"ChangeSet [{change_set.change_set_id}] is being executed and cannot be deleted", "InvalidChangeSetStatus")
         del self.change_sets[change_set.change_set_id]
+
+    def property_context(self, change_set: ChangeSet) -> Callable[[str, Dict[str, Any]], str]:
+        """A change's properties as IncludePropertyValues shows them: writeOnly values masked by their provisioner, the
+        values of NoEcho parameters (the change set's and the stack's) masked."""
+        stack = self.stacks[change_set.stack_id]
+
+        def shown(type_name: str, properties: Dict[str, Any]) -> str:
+            try:
+                visible = self.engine.provisioners.for_type(type_name).shown(type_name, properties)
+            except NoProvisioner:
+                visible = {}
+            text = json.dumps({"Properties": visible}, sort_keys=True, default=str)
+            for name in change_set.blueprint.no_echo:
+                value = change_set.parameters.get(name)
+                if value:
+                    text = text.replace(value, NO_ECHO_MASK)
+            return stack.masked(text)
+
+        return shown
 
     def change_sets_of(self, stack_name: str) -> List[ChangeSet]:
         stack = self.get(stack_name)

@@ -116,3 +116,28 @@ def test_a_resource_read_back_without_its_properties_is_planned_against_its_mode
     assert _actions(memory, "First") == ["update"]
 
 
+
+
+def test_include_property_values_shows_the_plans_before_and_after_with_secrets_masked() -> None:
+    memory = Memory()
+    declared = {
+        "Parameters": {"Token": {"Type": "String", "NoEcho": True}},
+    }
+    before = json.loads(json.dumps(TWO))
+    before["First"]["Properties"].update({"Secret": "hush", "Label": {"Ref": "Token"}})
+    after = json.loads(json.dumps(before))
+    after["First"]["Properties"]["Name"] = "uno"
+
+    async def scenario() -> Any:
+        store = _store(memory)
+        store.create_stack("s", _template(before, **declared), {"Token": "old-token"}, {})
+        await store.settled("s")
+        change_set = store.create_change_set("s", "rename", "UPDATE", _template(after, **declared), {"Token": "new-token"}, None)
+        return described_changes(change_set.plan, store.property_context(change_set))
+
+    shown = {c["ResourceChange"]["LogicalResourceId"]: c["ResourceChange"] for c in run(scenario())}
+    first, second = shown["First"], shown["Second"]
+    assert json.loads(first["BeforeContext"]) == {"Properties": {"Name": "one", "Size": 1, "Secret": "<masked>", "Label": "****"}}
+    assert json.loads(first["AfterContext"]) == {"Properties": {"Name": "uno", "Size": 1, "Secret": "<masked>", "Label": "****"}}
+    assert json.loads(second["AfterContext"])["Properties"]["Parent"] == KNOWN_AFTER_APPLY
+    assert "token" not in first["BeforeContext"] + first["AfterContext"]

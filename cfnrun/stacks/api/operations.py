@@ -342,7 +342,9 @@ class StackOperations:
                 "ExecutionStatus": change_set.execution_status,
                 "Status": change_set.status,
                 "StatusReason": change_set.status_reason,
-                "Changes": described_changes(change_set.plan),
+                "Changes": described_changes(
+                    change_set.plan, self.store.property_context(change_set) if params.get("IncludePropertyValues") else None
+                ),
                 "Tags": [{"Key": k, "Value": v} for k, v in change_set.tags.items()],
             }
         )
