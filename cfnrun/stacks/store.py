@@ -28,6 +28,9 @@ from cfnrun.stacks.template.parameters import NO_ECHO_MASK
 from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
 
 
+EXECUTED = ("EXECUTE_COMPLETE", "EXECUTE_FAILED")
+
+
 class StackError(Exception):
     """An operation the service would refuse: ``code`` is the API's error code."""
 
@@ -263,8 +266,11 @@ class StackStore:
             self._require_status(stack, UPDATABLE, "updated")
             self._require_kept(stack, parameters)
             previous_parameters = stack.parameters
-        if any(c.stack_id == stack.stack_id and c.name == name for c in self.change_sets.values()):
+        same_name = [c for c in self.change_sets.values() if c.stack_id == stack.stack_id and c.name == name]
+        if any(c.execution_status not in EXECUTED for c in same_name):
             raise StackError(f"ChangeSet {name} already exists", "AlreadyExistsException")
+        for executed in same_name:  # an executed change set's name can be used again: the new one takes its place
+            del self.change_sets[executed.change_set_id]
         body = template_body if template_body is not None else stack.template_body
         blueprint = self.prepare(body, parameters, previous_parameters, stack.name, stack.stack_id)
         current = self.engine.blueprints.get(stack.stack_id)

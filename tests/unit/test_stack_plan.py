@@ -141,3 +141,22 @@ def test_include_property_values_shows_the_plans_before_and_after_with_secrets_m
     assert json.loads(first["AfterContext"]) == {"Properties": {"Name": "uno", "Size": 1, "Secret": "<masked>", "Label": "****"}}
     assert json.loads(second["AfterContext"])["Properties"]["Parent"] == KNOWN_AFTER_APPLY
     assert "token" not in first["BeforeContext"] + first["AfterContext"]
+
+
+def test_the_name_of_an_executed_change_set_can_be_used_again() -> None:
+    memory = Memory()
+
+    async def scenario() -> Any:
+        store = _store(memory)
+        store.create_stack("s", _template(TWO), {}, {})
+        await store.settled("s")
+        store.create_change_set("s", "grow", "UPDATE", _template(_resized(2)), {}, None)
+        store.execute_change_set("grow", "s")
+        await store.settled("s")
+        again = store.create_change_set("s", "grow", "UPDATE", _template(_resized(3)), {}, None)
+        return store, again
+
+    store, again = run(scenario())
+    assert store.change_set("grow", "s") is again
+    assert [c.name for c in store.change_sets_of("s")] == ["grow"]
+    assert again.execution_status == "AVAILABLE"
