@@ -27,7 +27,7 @@ from cfnrun.app.late_parts import (
     LateLoading,
     LateParts,
     ResponsesWhenLoaded,
-    StackCallsWhenLoaded,
+    StackServiceWhenLoaded,
 )
 from cfnrun.app.served import Served, Warming
 from cfnrun.model.errors import CfnrunError
@@ -113,7 +113,7 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         settings.connections,
         sts=StsStandIn(settings.runtime.account_id) if settings.sts_standin else None,
         cloud_control=CloudControlApi(CloudControlRequests(late)) if served.type_names() else None,
-        cloudformation=CloudFormationApi(StackCallsWhenLoaded(late)),
+        cloudformation=CloudFormationApi(StackServiceWhenLoaded(late)),
         custom_resource_responses=CustomResourceResponseEndpoint(ResponsesWhenLoaded(late)),
         hook_payloads=HookPayloadEndpoint(HookPayloadsWhenLoaded(late)),
     )

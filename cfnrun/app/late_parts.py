@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Set, Tupl
 
 from cfnrun.api import service_errors
 from cfnrun.api.cloudcontrol import CloudProgress, ResourceDescription
-from cfnrun.app.stacks import STACK_OPERATIONS
+from cfnrun.stacks.api import STACK_OPERATIONS
 from cfnrun.contract.mode import ContractMode
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.errors import CfnrunError
@@ -215,8 +215,8 @@ class CloudControlRequests:
         return (await self._store()).cancel_request(request_token)
 
 
-class StackCallsWhenLoaded:
-    """The CloudFormation API's ``StackCalls``: the local stacks, each call waiting until they have loaded."""
+class StackServiceWhenLoaded:
+    """The CloudFormation API's ``StackService``: the local stacks, each call waiting until they have loaded."""
 
     def __init__(self, late: LateLoading) -> None:
         self.late = late

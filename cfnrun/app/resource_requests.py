@@ -40,7 +40,7 @@ from cfnrun.model.json_patch import PatchError, apply_patch, parse_pointer, touc
 from cfnrun.model.protocol import Action, OperationStatus
 from cfnrun.model.schema import ResourceSchema, pointer_to_path
 from cfnrun.runtime.registry import FunctionRegistry
-from cfnrun.stacks.hooks import HookGate, HookReport, HookTarget, with_reasons
+from cfnrun.stacks.hooks import HookGate, HookReport, HookedOperation, with_reasons
 from cfnrun.stacks.provisioning import StackContext
 
 _SCHEMA_PREFIX = re.compile(r"^.*? is not valid against the schema \(\w+\): ")  # the checker's own words: Cloud Control's are shorter
@@ -304,7 +304,7 @@ class ResourceRequestStore:
             return None
         context = StackContext("", "", self.served.region, self.served.account_id)
         hooks_token = str(uuid.uuid4())
-        target = HookTarget(
+        target = HookedOperation(
             context, action.value, progress.request_token, progress.type_name, desired, previous, operation="CLOUD_CONTROL", target_id=hooks_token
         )
         reports: List[HookReport] = []

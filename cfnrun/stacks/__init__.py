@@ -1,7 +1,8 @@
-"""Local stacks: whole templates deployed on the served types' handlers and an AWS endpoint.
+"""Local stacks: a stack operation end to end, from the CloudFormation API's input shapes to its provisioners.
 
-``template/`` reads a template the way the service does (parameters, conditions, intrinsics,
-dependencies); the engine (``engine.py`` and the modules it uses) runs a stack's create, update
-and delete on ``Provisioner``s the app supplies: the one invoker for the user's types, the AWS
-endpoint for AWS::* types, the served functions for custom resources.
+``api/`` answers each API operation; ``store.py`` checks it and starts it; ``template/`` reads a
+template the way the service does; ``blueprint.py`` makes the operation's blueprint; ``plan.py``
+decides what happens to each resource, ``engine.py`` carries that out on the ``Provisioner``s the
+app supplies: the one invoker for the user's types, the AWS endpoint for AWS::* types, the served
+functions for custom resources.
 """

@@ -1,6 +1,6 @@
-"""A template with its parameters: what one stack operation runs, in the engine's terms.
+"""A template with its parameters: what one stack operation runs, in the engine's terms, and its factory.
 
-``prepare`` reads the template (``template/``: decoding, declarations, parameters, conditions,
+``Blueprints`` makes each operation's blueprint in its stack's environment; ``prepare`` reads the template (``template/``: decoding, declarations, parameters, conditions,
 dependencies) once, before the operation starts, so everything the service refuses up front is
 refused then. The engine then asks the blueprint, resource by resource, for what it needs:
 the resources to run and their order, a resource's properties resolved against the stack as it
@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
+from cfnrun.stacks.exports import Exports
+from cfnrun.stacks.provisioning import NoProvisioner, Provisioners
 from cfnrun.stacks.records import StackOutput, StackResource
 from cfnrun.stacks.template.conditions import evaluate_conditions
 from cfnrun.stacks.template.declarations import ResourceDeclaration, StackTemplate
@@ -24,6 +26,7 @@ from cfnrun.stacks.template.pseudo import NO_VALUE, PseudoParameters
 
 TemplateProblem = TemplateError  # what the engine catches: the service's ValidationError text
 DEFAULT_AZS = ("a", "b", "c")
+KNOWN_AFTER_APPLY = "{{changeSet:KNOWN_AFTER_APPLY}}"  # a value a change set cannot know before a resource it uses runs
 
 
 @dataclass(frozen=True)
@@ -150,6 +153,23 @@ class Blueprint:
         resolved = resolve(declared.properties, _Values(self, resources), f"Resources.{logical_id}.Properties")
         return {} if resolved is NO_VALUE or resolved is None else dict(resolved)
 
+    def planned_properties(self, logical_id: str, resources: Mapping[str, StackResource], unknown: Set[str]) -> Dict[str, Any]:
+        """The properties as a change plan can know them: each top-level one that uses a resource in ``unknown`` (or
+        cannot be worked out yet) is KNOWN_AFTER_APPLY."""
+        declared = self.template.resources[logical_id].properties
+        values, planned = _Values(self, resources), {}
+        for name, value in declared.items():
+            if any(r.name in unknown for r in references(value, self.conditions)):
+                planned[name] = KNOWN_AFTER_APPLY
+                continue
+            try:
+                resolved = resolve(value, values, f"Resources.{logical_id}.Properties.{name}")
+            except TemplateError:
+                resolved = KNOWN_AFTER_APPLY
+            if resolved is not NO_VALUE:
+                planned[name] = resolved
+        return planned
+
     def outputs(self, resources: Mapping[str, StackResource]) -> List[StackOutput]:
         shown = []
         context = _Values(self, resources)
@@ -237,3 +257,37 @@ def prepare(
         pseudo=pseudo,
         no_echo=template.no_echo_parameters,
     )
+
+
+class Blueprints:
+    """The factory of each stack operation's blueprint, in its stack's environment (the account, the region, the other
+    stacks' exports). What the service refuses before it starts is refused here, as a TemplateError: a template it
+    cannot read, a type no provisioner serves, an import no stack exports."""
+
+    def __init__(
+        self, provisioners: Provisioners, exports: Exports, region: str, account_id: str,
+        module_fragments: Optional[Mapping[str, Mapping[str, Any]]] = None,
+    ) -> None:
+        self.provisioners = provisioners
+        self.exports = exports
+        self.region = region
+        self.account_id = account_id
+        self.module_fragments = module_fragments or {}  # the served modules' fragments, by type name
+
+    def environment(self, stack_name: str, stack_id: str) -> StackEnvironment:
+        return StackEnvironment(stack_name, stack_id, self.region, self.account_id, self.exports.value, module_fragments=self.module_fragments)
+
+    def prepare(
+        self, template_body: str, given: Dict[str, Optional[str]], previous: Mapping[str, str], stack_name: str, stack_id: str
+    ) -> Blueprint:
+        """``given``: each parameter's value, None for UsePreviousValue (of ``previous``, the stack's values)."""
+        blueprint = prepare(template_body, given, previous, self.environment(stack_name, stack_id))
+        for logical_id in blueprint.resource_ids():
+            try:
+                self.provisioners.for_type(blueprint.type_of(logical_id))
+            except NoProvisioner as error:
+                raise TemplateError(str(error)) from None
+        for name in sorted(blueprint.imports()):
+            if self.exports.value(name) is None:
+                raise TemplateError(f"No export named {name} found.")
+        return blueprint

@@ -1,6 +1,8 @@
-"""Run a stack's create, update and delete as the service does, on the provisioners the app gives.
+"""Carry out a stack's change plan, and its delete, as the service does, on the provisioners the app gives.
 
-Resources go in dependency order, independent ones at the same time (``ordering.py``). Each
+A create or an update executes a ``ChangePlan`` (``plan.py``) step for step: it adds the Adds,
+replaces exactly what the plan replaces, updates the other Modifies in place and deletes the
+Removes in the cleanup phase; it never decides a replacement of its own. Resources go in dependency order, independent ones at the same time (``ordering.py``). Each
 resource's properties are resolved once what it references exists (``Blueprint.properties``),
 checked by its provisioner, then provisioned; every step is a stack event with the service's
 status and reason. A failure rolls back: a create deletes what it made, an update puts the
@@ -15,20 +17,19 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
-from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
 from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
-from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookReport, HookTarget, stack_model
+from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookReport, HookedOperation, stack_model
 from cfnrun.stacks.ordering import reverse, run_in_order
+from cfnrun.stacks.plan import ChangePlan, changed_properties, known_properties
 from cfnrun.stacks.provisioning import (
     ProvisioningFailed,
     Provisioned,
     Provisioners,
-    Replacement,
     ResourceWork,
     StackContext,
-    UnknownType,
+    NoProvisioner,
 )
 from cfnrun.stacks.records import Stack, StackOutput, StackResource
 
@@ -73,8 +74,10 @@ class StackEngine:
 
     # -- create ----------------------------------------------------------------------------
 
-    async def create(self, stack: Stack, blueprint: Blueprint, token: Optional[str] = None, skip_hooks: FrozenSet[str] = frozenset()) -> None:
-        """Create the stack; ``skip_hooks``: STACK hooks its change set's hooks said need not run again."""
+    async def create(self, stack: Stack, plan: ChangePlan, token: Optional[str] = None, skip_hooks: FrozenSet[str] = frozenset()) -> None:
+        """Create the stack by its plan (every resource an Add); ``skip_hooks``: STACK hooks its change set's hooks said
+        need not run again."""
+        blueprint = plan.blueprint
         self.blueprints[stack.stack_id] = blueprint
         stack.set_status("CREATE_IN_PROGRESS", "User Initiated", token)
         for logical_id in blueprint.resource_ids():
@@ -108,7 +111,7 @@ class StackEngine:
         try:
             provisioner = self.provisioners.for_type(resource.type_name)
             properties = blueprint.properties(resource.logical_id, stack.resources)
-        except (TemplateProblem, UnknownType) as error:
+        except (TemplateProblem, NoProvisioner) as error:
             stack.set_resource_status(resource, "CREATE_FAILED", str(error), token=token)
             return False
         problem = provisioner.validate(resource.type_name, resource.logical_id, properties)
@@ -156,12 +159,14 @@ class StackEngine:
     async def update(
         self,
         stack: Stack,
-        blueprint: Blueprint,
+        plan: ChangePlan,
         parameters: Dict[str, str],
         tags: Dict[str, str],
         token: Optional[str] = None,
         skip_hooks: FrozenSet[str] = frozenset(),
     ) -> None:
+        """Update the stack by its plan: replace what it replaces, update the rest in place, then delete its Removes."""
+        blueprint = plan.blueprint
         previous = self.blueprints[stack.stack_id]
         run = UpdateRun(Revision(previous, copy.deepcopy(stack.resources), list(stack.outputs), dict(stack.parameters), dict(stack.tags)))
         self.updates[stack.stack_id] = run
@@ -177,7 +182,7 @@ class StackEngine:
         failed: List[str] = []
 
         async def update_one(logical_id: str) -> bool:
-            ok = await self._update_resource(stack, blueprint, run, logical_id, token)
+            ok = await self._update_resource(stack, plan, run, logical_id, token)
             if not ok:
                 failed.append(logical_id)
             return ok
@@ -193,11 +198,18 @@ class StackEngine:
             await self._roll_back_update(stack, run, reason, token)
             return
         stack.set_status("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", None, token)
-        removed = [lid for lid in run.before.resources if lid not in blueprint.resource_ids()]
-        await self._clean_up(stack, run.before.blueprint, removed, run.replaced, token)
+        await self._clean_up(stack, run.before.blueprint, plan.removed(), run.replaced, token)
+        for logical_id in [lid for lid in run.before.resources if lid not in plan.resources]:
+            stack.resources.pop(logical_id, None)  # never created (or already gone): nothing to delete
         stack.set_status("UPDATE_COMPLETE", None, token)
 
-    async def _update_resource(self, stack: Stack, blueprint: Blueprint, run: UpdateRun, logical_id: str, token: Optional[str]) -> bool:
+    async def _update_resource(self, stack: Stack, plan: ChangePlan, run: UpdateRun, logical_id: str, token: Optional[str]) -> bool:
+        """One resource as the plan says: added, replaced, updated in place, or — unchanged — not touched.
+
+        Its properties are worked out now, against what ran before it; a Conditional replacement is settled by which of
+        them changed (``ResourceChange.replaces``). One the plan leaves alone whose values moved all the same (an
+        attribute an in-place update changed) is updated in place, never replaced."""
+        blueprint, planned = plan.blueprint, plan.of(logical_id)
         type_name = blueprint.type_of(logical_id)
         current = stack.resources.get(logical_id)
         if current is None or not current.exists:
@@ -207,20 +219,17 @@ class StackEngine:
         try:
             provisioner = self.provisioners.for_type(type_name)
             properties = blueprint.properties(logical_id, stack.resources)
-        except (TemplateProblem, UnknownType) as error:
+        except (TemplateProblem, NoProvisioner) as error:
             stack.set_resource_status(current, "UPDATE_FAILED", str(error), token=token)
             return False
-        if current.type_name == type_name and properties == current.properties:
+        if planned.replacement != "True" and properties == current.properties:
             return True  # unchanged: not touched
         problem = provisioner.validate(type_name, logical_id, properties)
         shown = self._shown(stack, provisioner.shown(type_name, properties))
         if problem is not None:
             stack.set_resource_status(current, "UPDATE_FAILED", problem, shown, token)
             return False
-        known = current.properties
-        if known is None:  # read back after a restart with secrets in it: compare with the model the handler returned
-            known = {k: v for k, v in (current.model or {}).items() if k in properties}
-        if current.type_name != type_name or self._replaces(provisioner, type_name, known, properties):
+        if planned.action == "Modify" and planned.replaces(changed_properties(known_properties(current, properties), properties)):
             return await self._replace(stack, blueprint, run, current, properties, shown, token)
         work = replace(self._work(stack, blueprint, current, properties, token), previous_properties=current.properties)
         before = copy.copy(current)
@@ -247,15 +256,10 @@ class StackEngine:
             stack, new, "UPDATE", lambda: provisioner.create(work), properties, old.properties, shown, token, reason=REPLACING
         )
 
-    def _replaces(self, provisioner: Any, type_name: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
-        """Does a changed property replace the resource? Compared as text: a template's "5" and a handler's 5 are the same value."""
-        changed = {k for k in set(before) | set(after) if stringify_primitives(before.get(k)) != stringify_primitives(after.get(k))}
-        return any(provisioner.replacement(type_name, name) is Replacement.ALWAYS for name in changed)
-
     async def _clean_up(
         self, stack: Stack, blueprint: Blueprint, removed: List[str], replaced: Mapping[str, StackResource], token: Optional[str]
     ) -> bool:
-        """The update's cleanup phase: delete the old resources of replacements, then the removed ones."""
+        """The update's cleanup phase: delete the old resources of replacements, then the plan's Removes."""
         ok = True
         for logical_id, old in replaced.items():
             policy = blueprint.update_replace_policy(logical_id)
@@ -436,7 +440,7 @@ class StackEngine:
         token: Optional[str],
     ) -> Optional[str]:
         """The hooks targeting this resource operation, each report a stack event; why they refuse it, or None."""
-        target = HookTarget(self.context(stack), action, resource.logical_id, resource.type_name, properties, previous)
+        target = HookedOperation(self.context(stack), action, resource.logical_id, resource.type_name, properties, previous)
         return await self._ask_hooks(stack, target, (resource.logical_id, resource.physical_id or "", resource.type_name, resource.status), token)
 
     async def _stack_hooks(
@@ -450,10 +454,10 @@ class StackEngine:
     ) -> Optional[str]:
         """The hooks targeting the stack operation itself (STACK), before any resource; why they refuse it, or None."""
         model = stack_model(template, previous)
-        target = HookTarget(self.context(stack), action, stack.name, STACK_TARGET, {}, operation=STACK_TARGET, model=model, skipped=skip_hooks)
+        target = HookedOperation(self.context(stack), action, stack.name, STACK_TARGET, {}, operation=STACK_TARGET, model=model, skipped=skip_hooks)
         return await self._ask_hooks(stack, target, (stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status), token)
 
-    async def _ask_hooks(self, stack: Stack, target: HookTarget, subject: Tuple[str, str, str, str], token: Optional[str]) -> Optional[str]:
+    async def _ask_hooks(self, stack: Stack, target: HookedOperation, subject: Tuple[str, str, str, str], token: Optional[str]) -> Optional[str]:
         """Ask the gate; each hook's progress is an event of ``subject`` (logical id, physical id, type, status)."""
         if self.hooks is None:
             return None
@@ -523,7 +527,7 @@ class StackEngine:
             return False
         try:
             shown = self.provisioners.for_type(resource.type_name).shown(resource.type_name, resource.properties)
-        except UnknownType:
+        except NoProvisioner:
             return True
         return self._shown(stack, shown) != json.dumps(resource.properties, sort_keys=True, default=str)
 
@@ -532,7 +536,7 @@ def _reason(error: Exception) -> str:
     """A provisioner's failure as its resource's ResourceStatusReason; anything unforeseen is named as cfnrun's own failure."""
     if isinstance(error, ProvisioningFailed):
         return error.reason
-    if isinstance(error, UnknownType):
+    if isinstance(error, NoProvisioner):
         return str(error)
     return f"cfnrun failed provisioning the resource: {type(error).__name__}: {error}"
 

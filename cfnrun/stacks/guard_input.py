@@ -19,7 +19,7 @@ import yaml
 
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
-from cfnrun.stacks.hooks import INVOCATION_POINT, HookTarget
+from cfnrun.stacks.hooks import INVOCATION_POINT, HookedOperation
 
 INPUT_KEYS = ("HookContext", "Resources", "Previous")  # the top-level keys the hook's own input may hold
 
@@ -46,7 +46,7 @@ def _template_resources(text: Optional[str]) -> Dict[str, Any]:
     }
 
 
-def _stack_level_input(target: HookTarget, hook_type: str) -> Dict[str, Any]:
+def _stack_level_input(target: HookedOperation, hook_type: str) -> Dict[str, Any]:
     """A STACK or CHANGE_SET target: every resource of the template under ``Resources``; under ``Previous``, a stack's
     previous template's, or what a change set changes as it stands now."""
     model = target.model or {}
@@ -73,7 +73,7 @@ def _stack_level_input(target: HookTarget, hook_type: str) -> Dict[str, Any]:
     return document
 
 
-def guard_input(target: HookTarget, hook_type: str) -> Dict[str, Any]:
+def guard_input(target: HookedOperation, hook_type: str) -> Dict[str, Any]:
     """What a Guard hook named ``hook_type`` evaluates for this operation (a resource's, a stack's or a change set's)."""
     if target.model is not None:
         return _stack_level_input(target, hook_type)

@@ -5,7 +5,7 @@ invocation point: before each resource of a stack is created, updated or deleted
 before a stack's create, update or delete starts at all (STACK), when a change set is created
 (CHANGE_SET), and before a Cloud Control API create, update or delete (CLOUD_CONTROL). Each asks a
 ``HookGate`` (the app's: custom hooks through the one invoker, Guard and Lambda hooks) with a
-``HookTarget``; each hook's progress comes back as ``HookReport``s, written as stack events with
+``HookedOperation``; each hook's progress comes back as ``HookReport``s, written as stack events with
 the hook fields; a hook that failed in FAIL mode refuses the operation, one in WARN mode lets it
 go on with its message in the events.
 
@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Optional, Protocol
 
-from cfnrun.stacks.changes import ResourceChange
+from cfnrun.stacks.plan import ResourceChange
 from cfnrun.stacks.provisioning import StackContext
 
 HOOK_STATUSES = ("HOOK_IN_PROGRESS", "HOOK_COMPLETE_SUCCEEDED", "HOOK_COMPLETE_FAILED", "HOOK_FAILED")
@@ -31,7 +31,7 @@ CHANGE_ACTIONS = {"Add": "CREATE", "Modify": "UPDATE", "Remove": "DELETE"}
 
 
 @dataclass(frozen=True)
-class HookTarget:
+class HookedOperation:
     """What a hook is about to judge, and what it is shown.
 
     ``operation`` is the configuration's TargetOperation (RESOURCE, STACK, CHANGE_SET, CLOUD_CONTROL).
@@ -70,7 +70,7 @@ class HookReport:
 
 
 class HookGate(Protocol):
-    async def before(self, target: HookTarget, report: Callable[[HookReport], None]) -> Optional[str]:
+    async def before(self, target: HookedOperation, report: Callable[[HookReport], None]) -> Optional[str]:
         """Run the hooks that target this operation; the failure reason when one in FAIL mode failed, else None."""
 
 
@@ -104,7 +104,7 @@ def change_set_model(template: Dict[str, Any], changes: Iterable[ResourceChange]
             {
                 "logicalResourceId": change.logical_id,
                 "resourceType": change.resource_type,
-                "action": CHANGE_ACTIONS[change.action],
+                "action": CHANGE_ACTIONS[str(change.action)],
                 "beforeContext": json.dumps({"Properties": previous}) if previous is not None and change.action != "Add" else None,
             }
         )

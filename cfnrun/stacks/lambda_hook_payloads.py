@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Optional
 
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION, HookInvocationRequest, HookRequestContext, HookRequestData, HookTargetModel, describe_annotation
-from cfnrun.stacks.hooks import INVOCATION_POINT, HookTarget
+from cfnrun.stacks.hooks import INVOCATION_POINT, HookedOperation
 
 MAX_IN_PROGRESS = 3  # IN_PROGRESS answers the service accepts before it gives up
 HOOK_STATUSES = ("SUCCESS", "FAILED", "IN_PROGRESS")
@@ -56,7 +56,7 @@ class LambdaHookVerdict:
 
 
 def lambda_hook_request(
-    target: HookTarget,
+    target: HookedOperation,
     hook_type: str,
     lambda_function: str,
     client_request_token: str,

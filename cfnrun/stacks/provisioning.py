@@ -21,7 +21,7 @@ class ProvisioningFailed(Exception):
         self.error_code = error_code
 
 
-class UnknownType(Exception):
+class NoProvisioner(Exception):
     """No provisioner serves this type."""
 
 
@@ -83,9 +83,6 @@ class Provisioner(Protocol):
     def shown(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:
         """The properties as events may show them (writeOnly values masked)."""
 
-    def attribute_problem(self, type_name: str, name: str) -> Optional[str]:
-        """Why Fn::GetAtt ``name`` cannot work on this type, or None."""
-
     async def create(self, work: ResourceWork) -> Provisioned: ...
 
     async def update(self, work: ResourceWork) -> Provisioned: ...
@@ -95,4 +92,4 @@ class Provisioner(Protocol):
 
 class Provisioners(Protocol):
     def for_type(self, type_name: str) -> Provisioner:
-        """The provisioner of ``type_name``; raises UnknownType (its message lists the served types)."""
+        """The provisioner of ``type_name``; raises NoProvisioner (its message lists the served types)."""

@@ -1,4 +1,4 @@
-"""The stacks of one serve, and what the CloudFormation API's operations do to them.
+"""The stacks and change sets of one serve: what each stack operation checks, then starts.
 
 Each mutating operation checks its input as the service does (an error here is the API's
 ValidationError, AlreadyExistsException, …), then starts the stack operation in the
@@ -8,26 +8,27 @@ run. ``settled`` waits for a stack's operation (``cfnrun stack test`` and tests 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Awaitable, Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional, Tuple
 
-from cfnrun.stacks.blueprint import Blueprint, StackEnvironment
-from cfnrun.stacks.changes import ResourceChange, plan_changes
+from cfnrun.stacks.blueprint import Blueprint, Blueprints
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.names import CHANGE_SET_NAME, STACK_NAME
 from cfnrun.events.stack import StackEvent
-from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookTarget, change_set_model, with_reasons
+from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookedOperation, change_set_model, with_reasons
+from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_update
 from cfnrun.stacks.persistence import read_state, restored_blueprint, restored_stack, stack_record, write_state
+from cfnrun.stacks.provisioning import NoProvisioner
 from cfnrun.stacks.records import Stack
+from cfnrun.stacks.template.parameters import NO_ECHO_MASK
 from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
 
 
-# (template body, given parameters: key → value or None for UsePreviousValue, the stack's previous values,
-#  stack name, stack id) → the blueprint; raises StackError for what the service refuses.
-Prepare = Callable[[str, Dict[str, Optional[str]], Dict[str, str], str, str], Blueprint]
+EXECUTED = ("EXECUTE_COMPLETE", "EXECUTE_FAILED")
 
 
 class StackError(Exception):
@@ -46,10 +47,9 @@ class ChangeSet:
     name: str
     stack_id: str
     change_set_type: str  # CREATE | UPDATE
-    blueprint: Blueprint
+    plan: ChangePlan  # what DescribeChangeSet shows and ExecuteChangeSet carries out
     parameters: Dict[str, str]
     tags: Dict[str, str]
-    changes: List[ResourceChange]
     description: Optional[str] = None
     status: str = "CREATE_COMPLETE"
     status_reason: Optional[str] = None
@@ -58,15 +58,24 @@ class ChangeSet:
     hook_results: List[HookReport] = field(default_factory=list)  # what its CHANGE_SET hooks answered
 
     @property
+    def blueprint(self) -> Blueprint:
+        return self.plan.blueprint
+
+    @property
+    def changes(self) -> List[ResourceChange]:
+        return self.plan.changes
+
+    @property
     def skips_stack_hooks(self) -> FrozenSet[str]:
         """The hooks that answered CHANGE_SET_SUCCESS_SKIP_STACK_HOOK: the change set's execution does not ask them again."""
         return frozenset(r.hook_type for r in self.hook_results if r.skips_stack_hook)
 
 
 class StackStore:
-    def __init__(self, engine: StackEngine, prepare: Prepare, state: Optional[Path] = None) -> None:
+    def __init__(self, engine: StackEngine, blueprints: Blueprints, state: Optional[Path] = None) -> None:
         self.engine = engine
-        self.prepare = prepare
+        self.prepare = blueprints.prepare  # raises TemplateError for what the service refuses up front
+        self.blueprints = blueprints
         self.state = state  # --state DIR: every change is written there (``persistence.py``)
         self.stacks: Dict[str, Stack] = {}  # by stack id, deleted ones included (DescribeStacks by id shows them)
         self.change_sets: Dict[str, ChangeSet] = {}
@@ -96,14 +105,14 @@ class StackStore:
             records.append(stack_record(stack, self.engine.blueprints.get(stack.stack_id), masked))
         write_state(self.state, records)
 
-    def restore(self, environment: Callable[[str, str], StackEnvironment]) -> List[Stack]:
-        """Read the stacks ``--state`` holds (``environment``: a stack's, by name and id); raises StateError."""
+    def restore(self) -> List[Stack]:
+        """Read the stacks ``--state`` holds; raises StateError."""
         if self.state is None:
             return []
         restored = []
         for record in read_state(self.state):
             stack = restored_stack(record)
-            blueprint = restored_blueprint(record, environment(stack.name, stack.stack_id))
+            blueprint = restored_blueprint(record, self.blueprints.environment(stack.name, stack.stack_id))
             if blueprint is not None and stack.status != "DELETE_COMPLETE":
                 self.engine.blueprints[stack.stack_id] = blueprint
                 self.engine.exports.publish(stack.stack_id, stack.name, {o.export_name: str(o.value) for o in stack.outputs if o.export_name})
@@ -164,7 +173,7 @@ class StackStore:
         blueprint = self.prepare(template_body, parameters, {}, name, stack.stack_id)
         stack.parameters, stack.no_echo, stack.description = blueprint.parameters, blueprint.no_echo, blueprint.description
         self._keep(stack, on_event)
-        self._start(stack, self.engine.create(stack, blueprint, token))
+        self._start(stack, self.engine.create(stack, plan_create(blueprint), token))
         return stack
 
     def _new_stack(self, name: str, template_body: str, parameters: Dict[str, Optional[str]], tags: Dict[str, str], disable_rollback: bool) -> Stack:
@@ -194,7 +203,8 @@ class StackStore:
         new_tags = dict(stack.tags) if tags is None else tags
         if body == stack.template_body and blueprint.parameters == stack.parameters and new_tags == stack.tags:
             raise StackError("No updates are to be performed.")
-        self._start(stack, self.engine.update(stack, blueprint, blueprint.parameters, new_tags, token))
+        plan = plan_update(stack.resources, self.engine.blueprints.get(stack.stack_id), blueprint, self.engine.provisioners)
+        self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token))
         return stack
 
     def delete_stack(self, name: str, retain: Tuple[str, ...] = (), token: Optional[str] = None) -> None:
@@ -256,24 +266,26 @@ class StackStore:
             self._require_status(stack, UPDATABLE, "updated")
             self._require_kept(stack, parameters)
             previous_parameters = stack.parameters
-        if any(c.stack_id == stack.stack_id and c.name == name for c in self.change_sets.values()):
+        same_name = [c for c in self.change_sets.values() if c.stack_id == stack.stack_id and c.name == name]
+        if any(c.execution_status not in EXECUTED for c in same_name):
             raise StackError(f"ChangeSet {name} already exists", "AlreadyExistsException")
+        for executed in same_name:  # an executed change set's name can be used again: the new one takes its place
+            del self.change_sets[executed.change_set_id]
         body = template_body if template_body is not None else stack.template_body
         blueprint = self.prepare(body, parameters, previous_parameters, stack.name, stack.stack_id)
         current = self.engine.blueprints.get(stack.stack_id)
-        changes = plan_changes(stack.resources, current, blueprint, self.engine.provisioners)
+        plan = plan_update(stack.resources, current, blueprint, self.engine.provisioners)
         change_set = ChangeSet(
             change_set_id=f"arn:aws:cloudformation:{self.engine.region}:{self.engine.account_id}:changeSet/{name}/{uuid.uuid4()}",
             name=name,
             stack_id=stack.stack_id,
             change_set_type=change_set_type,
-            blueprint=blueprint,
+            plan=plan,
             parameters=blueprint.parameters,
             tags=dict(stack.tags) if tags is None else tags,
-            changes=changes,
             description=description,
         )
-        if not changes and change_set_type == "UPDATE" and change_set.tags == stack.tags and blueprint.parameters == stack.parameters:
+        if not plan.changes and change_set_type == "UPDATE" and change_set.tags == stack.tags and blueprint.parameters == stack.parameters:
             change_set.status, change_set.execution_status = "FAILED", "UNAVAILABLE"
             change_set.status_reason = "The submitted information didn't contain changes. Submit different information to create a change set."
         self.change_sets[change_set.change_set_id] = change_set
@@ -286,7 +298,7 @@ class StackStore:
         """The CHANGE_SET hooks judge the change set as it is created: a refusal makes it FAILED with their reasons."""
         before = {r.logical_id: r.properties for r in stack.resources.values() if r.exists and r.properties is not None}
         model = change_set_model(change_set.blueprint.template.document, change_set.changes, before)
-        target = HookTarget(
+        target = HookedOperation(
             self.engine.context(stack),
             change_set.change_set_type,
             change_set.change_set_id,
@@ -319,10 +331,10 @@ class StackStore:
         if change_set.change_set_type == "CREATE":
             stack.parameters, stack.no_echo = change_set.parameters, change_set.blueprint.no_echo
             stack.description = change_set.blueprint.description
-            run = self.engine.create(stack, change_set.blueprint, token, change_set.skips_stack_hooks)
+            run = self.engine.create(stack, change_set.plan, token, change_set.skips_stack_hooks)
         else:
             self._require_status(stack, UPDATABLE, "updated")
-            run = self.engine.update(stack, change_set.blueprint, change_set.parameters, change_set.tags, token, change_set.skips_stack_hooks)
+            run = self.engine.update(stack, change_set.plan, change_set.parameters, change_set.tags, token, change_set.skips_stack_hooks)
         self._start(stack, self._executing(change_set, stack, run))
         for other in [c for c in self.change_sets.values() if c.stack_id == stack.stack_id and c is not change_set]:
             del self.change_sets[other.change_set_id]  # executing one change set deletes the stack's others, as the service does
@@ -339,6 +351,25 @@ class StackStore:
         if change_set.execution_status == "EXECUTE_IN_PROGRESS":
             raise StackError(f"ChangeSet [{change_set.change_set_id}] is being executed and cannot be deleted", "InvalidChangeSetStatus")
         del self.change_sets[change_set.change_set_id]
+
+    def property_context(self, change_set: ChangeSet) -> Callable[[str, Dict[str, Any]], str]:
+        """A change's properties as IncludePropertyValues shows them: writeOnly values masked by their provisioner, the
+        values of NoEcho parameters (the change set's and the stack's) masked."""
+        stack = self.stacks[change_set.stack_id]
+
+        def shown(type_name: str, properties: Dict[str, Any]) -> str:
+            try:
+                visible = self.engine.provisioners.for_type(type_name).shown(type_name, properties)
+            except NoProvisioner:
+                visible = {}
+            text = json.dumps({"Properties": visible}, sort_keys=True, default=str)
+            for name in change_set.blueprint.no_echo:
+                value = change_set.parameters.get(name)
+                if value:
+                    text = text.replace(value, NO_ECHO_MASK)
+            return stack.masked(text)
+
+        return shown
 
     def change_sets_of(self, stack_name: str) -> List[ChangeSet]:
         stack = self.get(stack_name)

@@ -13,7 +13,7 @@ from cfnrun.stacks.guard_input import GuardInputError, guard_input, read_input_p
 from cfnrun.model.budgets import Budgets
 from cfnrun.stacks.guard_process import evaluated
 from cfnrun.stacks.guard_rules import GuardError, GuardVerdict, evaluate, read_verdict
-from cfnrun.stacks.hooks import HookTarget
+from cfnrun.stacks.hooks import HookedOperation
 from cfnrun.stacks.provisioning import StackContext
 
 STACK = StackContext("arn:aws:cloudformation:us-east-1:123456789012:stack/app/1", "app", "us-east-1", "123456789012")
@@ -37,9 +37,9 @@ rule kept when Previous exists {
 """
 
 
-def bucket(status: str, action: str = "CREATE", previous: Any = None) -> HookTarget:
+def bucket(status: str, action: str = "CREATE", previous: Any = None) -> HookedOperation:
     properties: Dict[str, Any] = {"VersioningConfiguration": {"Status": status}, "Tags": [{"Key": "team", "Value": "a"}]}
-    return HookTarget(STACK, action, "Logs", "AWS::S3::Bucket", properties, previous)
+    return HookedOperation(STACK, action, "Logs", "AWS::S3::Bucket", properties, previous)
 
 
 def test_a_create_is_shown_with_its_hook_context_and_the_resource_under_its_logical_id() -> None:
@@ -99,7 +99,7 @@ def test_rules_read_the_previous_properties_of_an_update() -> None:
 
 
 def test_rules_that_apply_to_nothing_pass() -> None:
-    queue = HookTarget(STACK, "CREATE", "Q", "AWS::SQS::Queue", {})
+    queue = HookedOperation(STACK, "CREATE", "Q", "AWS::SQS::Queue", {})
     assert evaluate(RULES, guard_input(queue, "H::G::K"), "rules.guard").passed
     assert evaluate("# nothing but a comment\n", {}, "rules.guard").passed
 
@@ -170,7 +170,7 @@ def test_a_stack_target_shows_every_resource_of_the_template_and_the_previous_on
     template = {"Resources": {"Logs": {"Type": "AWS::S3::Bucket", "Properties": {"VersioningConfiguration": {"Status": "Suspended"}, "Tags": []}}}}
     before = {"Resources": {"Logs": {"Type": "AWS::S3::Bucket", "Properties": {"VersioningConfiguration": {"Status": "Enabled"}}}}}
     model = {"template": json.dumps(template), "previousTemplate": json.dumps(before)}
-    target = HookTarget(STACK, "UPDATE", "app", "STACK", {}, operation="STACK", model=model)
+    target = HookedOperation(STACK, "UPDATE", "app", "STACK", {}, operation="STACK", model=model)
     document = guard_input(target, "My::Guard::Hook")
     assert document["HookContext"]["TargetType"] == "STACK" and document["HookContext"]["TargetLogicalId"] == "app"
     assert document["Resources"]["Logs"]["ResourceProperties"]["VersioningConfiguration"]["Status"] == "Suspended"
@@ -185,7 +185,7 @@ def test_a_change_set_target_shows_the_template_and_what_the_changed_resources_h
     template = {"Resources": {"Logs": {"Type": "AWS::S3::Bucket", "Properties": {"VersioningConfiguration": {"Status": "Enabled"}, "Tags": []}}}}
     changed = [{"logicalResourceId": "Logs", "resourceType": "AWS::S3::Bucket", "action": "UPDATE",
                 "beforeContext": json.dumps({"Properties": {"VersioningConfiguration": {"Status": "Suspended"}}})}]
-    target = HookTarget(STACK, "CREATE", "cs-1", "CHANGE_SET", {}, operation="CHANGE_SET",
+    target = HookedOperation(STACK, "CREATE", "cs-1", "CHANGE_SET", {}, operation="CHANGE_SET",
                         model={"template": json.dumps(template), "changedResources": changed}, change_set_id="arn:cs-1")
     document = guard_input(target, "My::Guard::Hook")
     assert document["HookContext"]["ChangeSetId"] == "arn:cs-1" and document["HookContext"]["TargetType"] == "CHANGE_SET"

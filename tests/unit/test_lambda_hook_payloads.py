@@ -12,7 +12,7 @@ from cfnrun.app.stacks.lambda_hooks import read_answer
 from cfnrun.model.budgets import Budgets
 from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
-from cfnrun.stacks.hooks import HookTarget
+from cfnrun.stacks.hooks import HookedOperation
 from cfnrun.stacks.lambda_hook_payloads import (
     InvalidLambdaHookResponse,
     LambdaHookResponse,
@@ -28,7 +28,7 @@ FUNCTION = "arn:aws:lambda:us-east-1:123456789012:function:Policy"
 
 
 def test_a_create_request_carries_the_documented_fields() -> None:
-    target = HookTarget(STACK, "CREATE", "Bucket", "AWS::S3::Bucket", {"BucketName": "b", "VersioningConfiguration": {"Status": "Suspended"}})
+    target = HookedOperation(STACK, "CREATE", "Bucket", "AWS::S3::Bucket", {"BucketName": "b", "VersioningConfiguration": {"Status": "Suspended"}})
     assert lambda_hook_request(target, "My::Lambda::Hook", FUNCTION, "token-1") == {
         "clientRequestToken": "token-1",
         "awsAccountId": "123456789012",
@@ -49,7 +49,7 @@ def test_a_create_request_carries_the_documented_fields() -> None:
 
 
 def test_an_update_request_carries_the_previous_properties_and_a_replay_its_callback_context() -> None:
-    target = HookTarget(STACK, "UPDATE", "Bucket", "AWS::S3::Bucket", {"BucketName": "new"}, {"BucketName": "old"})
+    target = HookedOperation(STACK, "UPDATE", "Bucket", "AWS::S3::Bucket", {"BucketName": "new"}, {"BucketName": "old"})
     request = lambda_hook_request(target, "My::Lambda::Hook", "Policy", "token-2", invocation=3, callback_context={"step": 2})
     assert request["actionInvocationPoint"] == "UPDATE_PRE_PROVISION"
     assert request["requestData"]["targetModel"] == {"resourceProperties": {"BucketName": "new"}, "previousResourceProperties": {"BucketName": "old"}}
@@ -140,11 +140,11 @@ def test_the_service_waits_exactly_30_s_for_each_answer_by_default() -> None:
 
 
 def test_stack_and_change_set_targets_send_the_payload_url_and_cloud_control_says_resource() -> None:
-    stack = HookTarget(STACK, "UPDATE", "hooked", "STACK", {}, operation="STACK", model={"template": "{}"})
+    stack = HookedOperation(STACK, "UPDATE", "hooked", "STACK", {}, operation="STACK", model={"template": "{}"})
     data = lambda_hook_request(stack, "My::Lambda::Hook", FUNCTION, "t", payload_url="http://127.0.0.1:1/cfnrun/hook-payloads/x")["requestData"]
     assert data == {"targetName": "STACK", "targetType": "STACK", "targetLogicalId": "hooked", "payload": "http://127.0.0.1:1/cfnrun/hook-payloads/x"}
-    change_set = HookTarget(STACK, "CREATE", "arn:cs", "CHANGE_SET", {}, operation="CHANGE_SET", model={"template": "{}"}, change_set_id="arn:cs")
+    change_set = HookedOperation(STACK, "CREATE", "arn:cs", "CHANGE_SET", {}, operation="CHANGE_SET", model={"template": "{}"}, change_set_id="arn:cs")
     request = lambda_hook_request(change_set, "My::Lambda::Hook", FUNCTION, "t", payload_url="http://x")
     assert (request["changeSetId"], request["requestData"]["targetType"]) == ("arn:cs", "CHANGE_SET")
-    cloud_control = HookTarget(StackContext("", "", "us-east-1", "123456789012"), "CREATE", "req", "AWS::S3::Bucket", {"BucketName": "b"}, operation="CLOUD_CONTROL")
+    cloud_control = HookedOperation(StackContext("", "", "us-east-1", "123456789012"), "CREATE", "req", "AWS::S3::Bucket", {"BucketName": "b"}, operation="CLOUD_CONTROL")
     assert lambda_hook_request(cloud_control, "My::Lambda::Hook", FUNCTION, "t")["requestData"]["targetType"] == "RESOURCE"

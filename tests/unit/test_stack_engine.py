@@ -11,10 +11,10 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from cfnrun.stacks.blueprint import StackEnvironment, prepare
+from cfnrun.stacks.blueprint import Blueprints
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.exports import Exports
-from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork, UnknownType
+from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork, NoProvisioner
 from cfnrun.stacks.store import StackError, StackStore
 
 REGION, ACCOUNT = "us-east-1", "123456789012"
@@ -41,9 +41,6 @@ class Memory:
 
     def replacement(self, type_name: str, property_path: str) -> Replacement:
         return Replacement.ALWAYS if property_path == "Name" else Replacement.NEVER
-
-    def attribute_problem(self, type_name: str, name: str) -> Optional[str]:
-        return None
 
     async def _enter(self, action: str, work: ResourceWork) -> None:
         self.calls.append((action, work.logical_id, dict(work.properties), work.previous_properties))
@@ -85,7 +82,7 @@ class Router:
 
     def for_type(self, type_name: str) -> Memory:
         if not type_name.startswith("Test::"):
-            raise UnknownType(f"Template format error: Unrecognized resource types: [{type_name}]")
+            raise NoProvisioner(f"Template format error: Unrecognized resource types: [{type_name}]")
         return self.memory
 
 
@@ -93,10 +90,7 @@ def _store(memory: Memory, exports: Optional[Exports] = None) -> StackStore:
     exports = exports or Exports()
     engine = StackEngine(Router(memory), exports, REGION, ACCOUNT)
 
-    def prepared(body: str, given: Dict[str, Optional[str]], previous: Dict[str, str], name: str, stack_id: str) -> Any:
-        return prepare(body, given, previous, StackEnvironment(name, stack_id, REGION, ACCOUNT, exports.value))
-
-    return StackStore(engine, prepared)
+    return StackStore(engine, Blueprints(Router(memory), exports, REGION, ACCOUNT))
 
 
 def _template(resources: Dict[str, Any], **sections: Any) -> str:

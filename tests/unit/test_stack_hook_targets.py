@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, List, Optional
 
 import pytest
 
-from cfnrun.app.stacks.hook_results import HookResults
-from cfnrun.stacks.blueprint import StackEnvironment, prepare
-from cfnrun.stacks.changes import ResourceChange
+from cfnrun.stacks.hook_results import HookResults
+from cfnrun.stacks.blueprint import Blueprints
+from cfnrun.stacks.plan import ResourceChange
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.exports import Exports
-from cfnrun.stacks.hooks import HookReport, HookTarget, change_set_model, stack_model
+from cfnrun.stacks.hooks import HookReport, HookedOperation, change_set_model, stack_model
 from cfnrun.stacks.provisioning import StackContext
 from cfnrun.stacks.store import StackError, StackStore
 from test_stack_engine import ACCOUNT, REGION, TWO, Memory, Router, _template
@@ -27,11 +27,11 @@ HOOK = "Test::Policy::Hook"
 class Gate:
     """A gate whose one hook refuses the targets ``refuse`` says no to; it keeps what it was asked."""
 
-    def __init__(self, refuse: Callable[[HookTarget], Optional[str]]) -> None:
+    def __init__(self, refuse: Callable[[HookedOperation], Optional[str]]) -> None:
         self.refuse = refuse
-        self.asked: List[HookTarget] = []
+        self.asked: List[HookedOperation] = []
 
-    async def before(self, target: HookTarget, report: Callable[[HookReport], None]) -> Optional[str]:
+    async def before(self, target: HookedOperation, report: Callable[[HookReport], None]) -> Optional[str]:
         self.asked.append(target)
         report(HookReport(HOOK, "HOOK_IN_PROGRESS", "FAIL", "Hook invocation is in progress"))
         reason = self.refuse(target)
@@ -43,13 +43,10 @@ def _store(memory: Memory, gate: Gate) -> StackStore:
     exports = Exports()
     engine = StackEngine(Router(memory), exports, REGION, ACCOUNT, gate)
 
-    def prepared(body: str, given: Dict[str, Optional[str]], previous: Dict[str, str], name: str, stack_id: str) -> Any:
-        return prepare(body, given, previous, StackEnvironment(name, stack_id, REGION, ACCOUNT, exports.value))
-
-    return StackStore(engine, prepared)
+    return StackStore(engine, Blueprints(Router(memory), exports, REGION, ACCOUNT))
 
 
-def _no_description(target: HookTarget) -> Optional[str]:
+def _no_description(target: HookedOperation) -> Optional[str]:
     if target.operation != "STACK" or target.action == "DELETE":
         return None
     return None if json.loads(target.model["template"]).get("Description") else "the template needs a Description"  # type: ignore[index]
@@ -149,8 +146,8 @@ def test_the_stack_and_change_set_documents_have_the_guides_shape() -> None:
 def test_hook_results_are_found_by_target_or_by_hook_in_the_combinations_the_service_takes() -> None:
     results = HookResults(REGION, ACCOUNT)
     stack = StackContext("arn:aws:cloudformation:us-east-1:123456789012:stack/s/1", "s", REGION, ACCOUNT)
-    change_set = HookTarget(stack, "UPDATE", "arn:cs", "CHANGE_SET", {}, operation="CHANGE_SET", target_id="arn:cs")
-    cloud_control = HookTarget(StackContext("", "", REGION, ACCOUNT), "CREATE", "req-1", "Test::Thing::Resource", {}, operation="CLOUD_CONTROL", target_id="hooks-1")
+    change_set = HookedOperation(stack, "UPDATE", "arn:cs", "CHANGE_SET", {}, operation="CHANGE_SET", target_id="arn:cs")
+    cloud_control = HookedOperation(StackContext("", "", REGION, ACCOUNT), "CREATE", "req-1", "Test::Thing::Resource", {}, operation="CLOUD_CONTROL", target_id="hooks-1")
     results.record(HOOK, change_set, "HOOK_COMPLETE_FAILED", "no", "FAIL", 1.0)
     results.record("Other::Policy::Hook", cloud_control, "HOOK_COMPLETE_SUCCEEDED", None, "WARN", 2.0)
     assert [r.hook_type for r in results.matching({})] == [HOOK, "Other::Policy::Hook"]
@@ -177,7 +174,7 @@ def test_hooks_that_answered_skip_stack_hook_for_a_change_set_are_skipped_on_its
     memory = Memory()
 
     class Skipping(Gate):
-        async def before(self, target: HookTarget, report: Callable[[HookReport], None]) -> Optional[str]:
+        async def before(self, target: HookedOperation, report: Callable[[HookReport], None]) -> Optional[str]:
             self.asked.append(target)
             report(HookReport(HOOK, "HOOK_COMPLETE_SUCCEEDED", "FAIL", "reviewed", skips_stack_hook=target.operation == "CHANGE_SET"))
             return None

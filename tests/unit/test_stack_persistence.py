@@ -4,11 +4,11 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any
 
 import pytest
 
-from cfnrun.stacks.blueprint import StackEnvironment, prepare
+from cfnrun.stacks.blueprint import Blueprints
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.persistence import STATE_FILE, StateError
@@ -25,15 +25,8 @@ SECRETS = _template(
 def _store(memory: Memory, state: Path) -> StackStore:
     exports = Exports()
     engine = StackEngine(Router(memory), exports, REGION, ACCOUNT)
-
-    def environment(name: str, stack_id: str) -> StackEnvironment:
-        return StackEnvironment(name, stack_id, REGION, ACCOUNT, exports.value)
-
-    def prepared(body: str, given: Dict[str, Optional[str]], previous: Dict[str, str], name: str, stack_id: str) -> Any:
-        return prepare(body, given, previous, environment(name, stack_id))
-
-    store = StackStore(engine, prepared, state)
-    store.restore(environment)
+    store = StackStore(engine, Blueprints(Router(memory), exports, REGION, ACCOUNT), state)
+    store.restore()
     return store
 
 

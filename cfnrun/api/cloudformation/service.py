@@ -4,7 +4,7 @@ Three APIs share ``POST /``: Cloud Control (an ``X-Amz-Target`` header), the STS
 CloudFormation (both forms). A form is CloudFormation's when its SigV4 credential scope names
 the ``cloudformation`` service, when its ``Version`` is 2010-05-15, or, with no Version or
 another one, when its ``Action`` is a CloudFormation operation (so a wrong Version is answered by
-CloudFormation's error rather than STS's). The engine behind ``StackCalls`` sees checked
+CloudFormation's error rather than STS's). The engine behind ``StackService`` sees checked
 parameters and answers a result dict or a ``StackApiError``.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ from cfnrun.api.cloudformation.service_model import API_VERSION, SERVICE, operat
 _SCOPE = re.compile(r"Credential=[^/,\s]*/\d{8}/[^/,\s]*/([^/,\s]+)/aws4_request")
 
 
-class StackCalls(Protocol):
+class StackService(Protocol):
     """What runs the operations: the stack engine. ``params`` is shaped as the operation's input shape
     (botocore's model), the result as its output shape; raise ``StackApiError`` to answer an error."""
 
@@ -47,7 +47,7 @@ def signed_service(request: web.Request) -> Optional[str]:
 
 
 class CloudFormationApi:
-    def __init__(self, stacks: StackCalls) -> None:
+    def __init__(self, stacks: StackService) -> None:
         self.stacks = stacks
 
     @staticmethod

@@ -84,9 +84,6 @@ class AwsTypes:
     def replacement(self, type_name: str, property_path: str) -> Replacement:
         return self.schemas.replacement(type_name, property_path)
 
-    def attribute_problem(self, type_name: str, name: str) -> Optional[str]:
-        return None  # the endpoint says, when the resource is made
-
     # -- on the endpoint ---------------------------------------------------------------------
 
     async def create(self, work: ResourceWork) -> Provisioned:

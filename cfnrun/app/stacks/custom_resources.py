@@ -98,9 +98,6 @@ class CustomResources:
     def replacement(self, type_name: str, property_path: str) -> Replacement:
         return Replacement.ALWAYS if property_path == "ServiceToken" else Replacement.CONDITIONALLY
 
-    def attribute_problem(self, type_name: str, name: str) -> Optional[str]:
-        return None  # the function's Data decides
-
     async def create(self, work: ResourceWork) -> Provisioned:
         return self._provisioned(await self._request(work, "Create"), work)
 

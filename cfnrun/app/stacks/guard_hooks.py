@@ -21,7 +21,7 @@ from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.stacks.guard_input import INPUT_KEYS, guard_input, read_input_params, with_input_params
 from cfnrun.stacks.guard_process import evaluated
 from cfnrun.stacks.guard_rules import GuardError
-from cfnrun.stacks.hooks import HookTarget
+from cfnrun.stacks.hooks import HookedOperation
 from cfnrun.stacks.provisioning import ProvisioningFailed
 
 MAX_INPUT_PARAMS = 10  # S3Locations in Options.InputParams, as the resource's schema allows
@@ -66,7 +66,7 @@ class GuardHook:
             params.append((str(location["Uri"]), read_input_params(text, str(location["Uri"]))))
         return rules, params
 
-    async def run(self, target: HookTarget) -> HookOutcome:
+    async def run(self, target: HookedOperation) -> HookOutcome:
         try:
             rules, params = await self.read()
             document = with_input_params(guard_input(target, self.hook_type), params)

@@ -3,7 +3,7 @@
 One gate serves every target operation: each resource of a local stack (RESOURCE), a stack's
 create, update or delete (STACK), a change set's creation (CHANGE_SET) and Cloud Control's
 create, update and delete (CLOUD_CONTROL). A hook of any kind plugs in as a ``Hook``: it says
-which targets it declares and judges a ``HookTarget`` (``target.operation`` tells which; a
+which targets it declares and judges a ``HookedOperation`` (``target.operation`` tells which; a
 STACK or CHANGE_SET target brings its document in ``target.model``).
 
 A custom hook (a served hook project, ``serve --hook DIR``) runs through the one invoker on its warm
@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
 from cfnrun.app.history import CLOUD_CONTROL_SOURCE, STACK_SOURCE
 from cfnrun.app.stacks.hook_payloads import HookPayloadStore
-from cfnrun.app.stacks.hook_results import HookResults
+from cfnrun.stacks.hook_results import HookResults
 from cfnrun.app.type_operations import TypeOperations
 from cfnrun.events.operation import InvocationCompleted, OperationEvent
 from cfnrun.model.endings import EndReason
@@ -38,7 +38,7 @@ from cfnrun.model.hook_protocol import StackLevelTarget, describe_annotation, ho
 from cfnrun.model.hook_targets import STACK_LEVEL_TARGETS, target_names
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
-from cfnrun.stacks.hooks import HookReport, HookTarget, hook_failure
+from cfnrun.stacks.hooks import HookReport, HookedOperation, hook_failure
 
 SKIP_STACK_HOOK = "CHANGE_SET_SUCCESS_SKIP_STACK_HOOK"  # a CHANGE_SET hook's success that spares it the STACK target on execution
 JUDGED = ("NonCompliant",)  # a FAILED hookStatus with this errorCode is a verdict, not an error
@@ -67,7 +67,7 @@ class Hook(Protocol):
 
         ``type_name`` is a resource type, or STACK / CHANGE_SET for a stack-level target."""
 
-    async def run(self, target: HookTarget) -> HookOutcome:
+    async def run(self, target: HookedOperation) -> HookOutcome:
         """Judge ``target``: ``target.operation`` is RESOURCE, STACK, CHANGE_SET or CLOUD_CONTROL; a stack-level one brings ``target.model``."""
 
 
@@ -88,13 +88,13 @@ class CustomHook:
             return type_name in names
         return any(fnmatch.fnmatchcase(type_name, pattern) for pattern in names)
 
-    async def run(self, target: HookTarget) -> HookOutcome:
+    async def run(self, target: HookedOperation) -> HookOutcome:
         if target.model is None:
             return await self._run(target, None)
         with self.payloads.serving(target.model) as url:
             return await self._run(target, StackLevelTarget(targetType=target.target_type, model=target.model, payload=url, changeSetId=target.change_set_id))
 
-    async def _run(self, target: HookTarget, stack_level: Optional[StackLevelTarget]) -> HookOutcome:
+    async def _run(self, target: HookedOperation, stack_level: Optional[StackLevelTarget]) -> HookOutcome:
         where = {
             "STACK": f"stack {target.stack.stack_name}",
             "CHANGE_SET": f"a change set of stack {target.stack.stack_name}",
@@ -162,7 +162,7 @@ class HookGate:
             if hook.configuration.applies(operation, action, type_name, stack_name) and hook.targets(action, type_name)
         ]
 
-    async def before(self, target: HookTarget, report: Callable[[HookReport], None]) -> Optional[str]:
+    async def before(self, target: HookedOperation, report: Callable[[HookReport], None]) -> Optional[str]:
         hooks = self.applicable(target.operation, target.action, target.type_name, target.stack.stack_name)
         hooks = [hook for hook in hooks if hook.hook_type not in target.skipped]
         if not hooks:

@@ -63,9 +63,6 @@ class HookResources:
     def replacement(self, type_name: str, property_path: str) -> Replacement:
         return Replacement.ALWAYS if property_path == "Alias" else Replacement.NEVER
 
-    def attribute_problem(self, type_name: str, name: str) -> Optional[str]:
-        return None if name == "HookArn" else f"Template error: resource type {type_name} does not support attribute type {name} in Fn::GetAtt"
-
     async def create(self, work: ResourceWork) -> Provisioned:
         alias = str(work.properties["Alias"])
         if alias in self.gate.hooks:

@@ -23,7 +23,7 @@ from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.model.budgets import Budget
 from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
-from cfnrun.stacks.hooks import HookTarget
+from cfnrun.stacks.hooks import HookedOperation
 from cfnrun.stacks.lambda_hook_payloads import (
     MAX_IN_PROGRESS,
     InvalidLambdaHookResponse,
@@ -87,13 +87,13 @@ class LambdaHook:
     def targets(self, action: str, type_name: str) -> bool:
         return True  # a Lambda hook declares no targets of its own: its TargetFilters (the configuration) say them all
 
-    async def run(self, target: HookTarget) -> HookOutcome:
+    async def run(self, target: HookedOperation) -> HookOutcome:
         if target.model is None:
             return await self._run(target, None)
         with self.payloads.serving(target.model) as url:
             return await self._run(target, url)
 
-    async def _run(self, target: HookTarget, payload_url: Optional[str]) -> HookOutcome:
+    async def _run(self, target: HookedOperation, payload_url: Optional[str]) -> HookOutcome:
         served = self.operations.served
         try:
             function = served.function(self.lambda_function)

@@ -26,15 +26,15 @@ from cfnrun.app.stacks.guard_hooks import GuardHookKind
 from cfnrun.app.stacks.hook_files import HookFiles, readable_folders
 from cfnrun.app.stacks.hook_gate import CustomHook, Hook, HookGate
 from cfnrun.app.stacks.hook_payloads import HookPayloadStore
-from cfnrun.app.stacks.hook_results import HookResults
+from cfnrun.stacks.hook_results import HookResults
 from cfnrun.app.stacks.hook_resources import HookKind, HookResources
 from cfnrun.app.stacks.lambda_hooks import LAMBDA_HOOK_TYPE, LambdaHookKind
 from cfnrun.app.stacks.provisioners import TypeRouter
-from cfnrun.app.stacks.stack_calls import StackCalls
+from cfnrun.stacks.api.operations import StackOperations
 from cfnrun.app.stacks.user_types import UserTypes
 from cfnrun.app.type_operations import TypeOperations
 from cfnrun.ui.console import Console
-from cfnrun.stacks.blueprint import Blueprint, StackEnvironment, prepare
+from cfnrun.stacks.blueprint import Blueprints
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.module_fragment import ModuleFragment
 from cfnrun.model.hook_configuration import HookConfiguration, HookConfigurationError, parse_hook_configuration
@@ -42,7 +42,6 @@ from cfnrun.model.type_configuration import declares_type_configuration, type_co
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.persistence import StateError
 from cfnrun.stacks.exports import Exports
-from cfnrun.stacks.provisioning import UnknownType
 from cfnrun.stacks.store import StackError, StackStore
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.lint import lint_errors, lint_template
@@ -63,12 +62,11 @@ MODELLED = {
 @dataclass
 class LocalStacks:
     store: StackStore
-    calls: "CheckedStackCalls"
+    calls: "CheckedStackOperations"
     responses: PendingResponses
     drift: DriftChecks
     hooks: HookGate  # every hook of this serve: custom ones served, Guard and Lambda ones declared in stacks
     payloads: HookPayloadStore  # the documents STACK and CHANGE_SET hooks download, on serve's port
-    environment: Callable[[str, str], StackEnvironment]
     aws_types: AwsTypes
     console: Console
     operations: TypeOperations  # the one invoker every user type's resource operation goes through
@@ -77,7 +75,7 @@ class LocalStacks:
     async def restore(self) -> None:
         """Read back the stacks ``--state`` keeps, and say which AWS resources the endpoint no longer has."""
         try:
-            restored = self.store.restore(self.environment)
+            restored = self.store.restore()
         except StateError as error:
             raise CfnrunError(str(error)) from None
         for stack in restored:
@@ -92,10 +90,10 @@ class LocalStacks:
                     )
 
 
-class CheckedStackCalls:
-    """``api.cloudformation.StackCalls``: templates linted before they are read, the engine's refusals as API errors."""
+class CheckedStackOperations:
+    """``api.cloudformation.StackService``: templates linted before they are read, the engine's refusals as API errors."""
 
-    def __init__(self, calls: StackCalls, lint: Callable[[str], Optional[str]], modules: Optional[Mapping[str, Any]] = None) -> None:
+    def __init__(self, calls: StackOperations, lint: Callable[[str], Optional[str]], modules: Optional[Mapping[str, Any]] = None) -> None:
         self.calls = calls
         self.lint = lint
         self.modules = modules  # the served modules' fragments by type name
@@ -155,24 +153,6 @@ def local_stacks(
     exports = Exports()
     engine = StackEngine(router, exports, region, account_id, hooks)
 
-    def environment(name: str, stack_id: str) -> StackEnvironment:
-        return StackEnvironment(name, stack_id, region, account_id, exports.value, module_fragments=fragments)
-
-    def prepared(body: str, given: Dict[str, Optional[str]], previous: Dict[str, str], name: str, stack_id: str) -> Blueprint:
-        blueprint = prepare(body, given, previous, environment(name, stack_id))
-        unknown = []
-        for logical_id in blueprint.resource_ids():
-            try:
-                router.for_type(blueprint.type_of(logical_id))
-            except UnknownType as error:
-                unknown.append(str(error))
-        if unknown:
-            raise StackError(unknown[0])
-        for name in sorted(blueprint.imports()):
-            if exports.value(name) is None:
-                raise StackError(f"No export named {name} found.")
-        return blueprint
-
     def lint(body: str) -> Optional[str]:
         schemas = [s.document for s in (operations.schema(t) for t in served_types()) if s is not None]
         try:
@@ -208,11 +188,11 @@ def local_stacks(
             raise StackError(f"The type '{type_name}' cannot be found.", "TypeNotFoundException", 404)
         return f"arn:aws:cloudformation:{region}:{account_id}:type-configuration/{kind}/{type_name.replace('::', '-')}/default"
 
-    store = StackStore(engine, prepared, state)
+    store = StackStore(engine, Blueprints(router, exports, region, account_id, fragments), state)
     drift = DriftChecks(store, operations, user_types)
-    calls = StackCalls(store, describe_type, partial(summarize, modules=fragments), configure_type, drift, hooks)
+    calls = StackOperations(store, describe_type, partial(summarize, modules=fragments), configure_type, drift, hooks)
     return LocalStacks(
-        store, CheckedStackCalls(calls, lint, fragments), responses, drift, hooks, payloads, environment, aws_types, operations.console, operations,
+        store, CheckedStackOperations(calls, lint, fragments), responses, drift, hooks, payloads, aws_types, operations.console, operations,
         LeftoverCheck(operations, served_types, aws_types),
     )
 

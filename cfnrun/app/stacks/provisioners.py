@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Optional
 
 from cfnrun.app.stacks.custom_resources import is_custom
-from cfnrun.stacks.provisioning import Provisioner, UnknownType
+from cfnrun.stacks.provisioning import Provisioner, NoProvisioner
 
 
 class TypeRouter:
@@ -30,14 +30,14 @@ class TypeRouter:
             return self.own_types[type_name]
         if is_custom(type_name):
             if self.custom_resources is None:
-                raise UnknownType(f"{type_name}: custom resources need their functions served: start serve with --functions TEMPLATE")
+                raise NoProvisioner(f"{type_name}: custom resources need their functions served: start serve with --functions TEMPLATE")
             return self.custom_resources
         served = self.served_types()
         if type_name in served:
             return self.user_types
         if type_name.startswith("AWS::"):
             return self.aws_types
-        raise UnknownType(
+        raise NoProvisioner(
             f"Template format error: Unrecognized resource types: [{type_name}] (cfnrun serves {', '.join(sorted(served)) or 'no types'}; "
             "add a provider with --provider DIR)"
         )

@@ -21,7 +21,7 @@ from cfnrun.model.endings import EndReason
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema, pointer_to_path
 from cfnrun.model.schema_values import typed_properties
-from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork, UnknownType
+from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork, NoProvisioner
 
 _VALIDATOR_PREFIX = re.compile(r"^.*? is not valid against the schema \(\w+\): ")
 ENDING_CODES = {EndReason.INVOCATION_BUDGET: "ServiceTimeout", EndReason.OPERATION_TIMEOUT: "NotStabilized"}
@@ -37,7 +37,7 @@ class UserTypes:
     def _schema(self, type_name: str) -> ResourceSchema:
         schema = self.operations.schema(type_name)
         if schema is None:
-            raise UnknownType(type_name)
+            raise NoProvisioner(type_name)
         return schema
 
     # -- before any call ---------------------------------------------------------------------
@@ -66,13 +66,6 @@ class UserTypes:
             if create_only == pointer or create_only.startswith(pointer + "/"):
                 return Replacement.ALWAYS
         return Replacement.NEVER
-
-    def attribute_problem(self, type_name: str, name: str) -> Optional[str]:
-        schema = self._schema(type_name)
-        pointer = "/properties/" + "/".join(name.split("."))
-        if any(p == pointer or pointer.startswith(p + "/") for p in schema.read_only_properties):
-            return None
-        return f"Template error: resource type {type_name} does not support attribute type {name} in Fn::GetAtt (its readOnlyProperties are the attributes)"
 
     # -- the handlers ------------------------------------------------------------------------
 

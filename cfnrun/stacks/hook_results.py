@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from cfnrun.stacks.hooks import HookTarget
+from cfnrun.stacks.hooks import HookedOperation
 from cfnrun.stacks.store import StackError
 
 FILTERED_TARGET_TYPES = ("CHANGE_SET", "CLOUD_CONTROL")  # the only TargetType filters the service takes
@@ -24,7 +24,7 @@ class HookResult:
     status: str  # HOOK_COMPLETE_SUCCEEDED, HOOK_COMPLETE_FAILED or HOOK_FAILED
     reason: Optional[str]
     failure_mode: str
-    target: HookTarget
+    target: HookedOperation
     invoked_at: float
     annotations: Tuple[Dict[str, Any], ...] = ()  # as the hook answered them (annotationName, status, statusMessage, …)
     result_id: str = field(default_factory=lambda: str(uuid.uuid4()))
@@ -55,7 +55,7 @@ class HookResults:
     def record(
         self,
         hook_type: str,
-        target: HookTarget,
+        target: HookedOperation,
         status: str,
         reason: Optional[str],
         failure_mode: str,

@@ -6,70 +6,60 @@ output member names are botocore's (``cloudformation`` 2010-05-15).
 """
 from __future__ import annotations
 
-import datetime
 import json
-from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional
+from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional, Protocol, Sequence, Tuple
 
-from cfnrun.app.stacks import STACK_OPERATIONS
-from cfnrun.app.stacks.drift_checks import DriftChecks
-from cfnrun.app.stacks.hook_gate import HookGate
-from cfnrun.app.stacks.hook_results import HookResult
+from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
-from cfnrun.stacks.blueprint import Blueprint
-from cfnrun.stacks.changes import ResourceChange
+from cfnrun.stacks.api import STACK_OPERATIONS
+from cfnrun.stacks.api.inputs import PAGE_SIZE, given_parameters, given_tags, given_template_body, one_page, type_name_of
+from cfnrun.stacks.api.outputs import (
+    annotation_shape, change_set_summary, event_shape, hook_result_shape, hook_result_summary,
+    present, resource_drift_shape, resource_shape, timestamp,
+)
+from cfnrun.stacks.hook_results import HookResults
+from cfnrun.stacks.changes import described_changes
 from cfnrun.stacks.hooks import CHANGE_ACTIONS
-from cfnrun.events.stack import StackEvent
-from cfnrun.stacks.drift import DriftDetection, PropertyDifference, ResourceDrift
+from cfnrun.stacks.drift import DriftDetection, ResourceDrift
 from cfnrun.stacks.records import Stack, StackResource, shown_parameters
-from cfnrun.stacks.store import ChangeSet, StackError, StackStore
+from cfnrun.stacks.blueprint import Blueprint
+from cfnrun.stacks.store import StackError, StackStore
 from cfnrun.stacks.template.loading import processed_body
 
-PAGE_SIZE = 100
-ANNOTATION_KEYS = ("annotationName", "status", "statusMessage", "remediationMessage", "remediationLink", "severityLevel")
 Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
 
 
-def _time(seconds: Optional[float]) -> Optional[datetime.datetime]:
-    return datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc) if seconds is not None else None
+class DriftService(Protocol):
+    """The drift operations' detections (the app's ``DriftChecks`` runs them on the handlers and the endpoint)."""
+
+    def detect_stack(self, name_or_id: str, logical_ids: Sequence[str] = ()) -> DriftDetection: ...
+
+    async def detect_resource(self, name_or_id: str, logical_id: str) -> ResourceDrift: ...
+
+    def detection(self, detection_id: str) -> DriftDetection: ...
+
+    def resource_drifts(self, name_or_id: str) -> List[ResourceDrift]: ...
+
+    def stack_information(self, stack: Stack) -> Tuple[str, Optional[float]]: ...
+
+    def resource_information(self, stack: Stack, logical_id: str) -> Tuple[str, Optional[float]]: ...
 
 
-def _present(shape: Dict[str, Any]) -> Dict[str, Any]:
-    """Members with a value: botocore omits the rest."""
-    return {key: value for key, value in shape.items() if value is not None}
+class KnownHook(Protocol):
+    hook_type: str
+    configuration: HookConfiguration
 
 
-def _given_parameters(params: Dict[str, Any]) -> Dict[str, Optional[str]]:
-    given: Dict[str, Optional[str]] = {}
-    for parameter in params.get("Parameters") or []:
-        key = parameter.get("ParameterKey")
-        if key is None:
-            raise StackError("A Parameters member has no ParameterKey")
-        given[key] = None if parameter.get("UsePreviousValue") else parameter.get("ParameterValue", "")
-    return given
+class HookService(Protocol):
+    """Which hooks would run, and their verdicts (the app's ``HookGate``)."""
+
+    results: HookResults
+
+    def applicable(self, operation: str, action: str, type_name: str, stack_name: Optional[str]) -> Sequence[KnownHook]: ...
 
 
-def _tags(params: Dict[str, Any]) -> Optional[Dict[str, str]]:
-    tags = params.get("Tags")
-    return None if tags is None else {tag["Key"]: tag.get("Value", "") for tag in tags}
-
-
-def _page(items: List[Any], params: Dict[str, Any], size: int = PAGE_SIZE) -> "tuple[List[Any], Optional[str]]":
-    start = int(params.get("NextToken") or 0)
-    end = start + size
-    return items[start:end], (str(end) if end < len(items) else None)
-
-
-def _template_body(params: Dict[str, Any], required: bool = True) -> Optional[str]:
-    if params.get("TemplateURL"):
-        raise StackError("TemplateURL is not supported by cfnrun's local stacks: pass the template as TemplateBody (aws cloudformation --template-body file://…)")
-    body = params.get("TemplateBody")
-    if body is None and required and not params.get("UsePreviousTemplate"):
-        raise StackError("Either Template URL or Template Body must be specified.")
-    return body
-
-
-class StackCalls:
-    """``cfnrun.api.cloudformation.StackCalls``: each supported operation, by name."""
+class StackOperations:
+    """``cfnrun.api.cloudformation.StackService``: each supported operation, by name."""
 
     def __init__(
         self,
@@ -77,8 +67,8 @@ class StackCalls:
         describe_type: Callable[[str], Optional[Dict[str, Any]]],
         summarize: Callable[[str], Dict[str, Any]],
         configure_type: Callable[[str, Dict[str, Any]], str],
-        drift: DriftChecks,
-        hooks: HookGate,
+        drift: DriftService,
+        hooks: HookService,
     ) -> None:
         self.store = store
         self.hooks = hooks  # which hooks a change set's execution would run, and every hook's verdict
@@ -118,7 +108,7 @@ class StackCalls:
             "ListHookResults": self.list_hook_results,
             "GetHookResult": self.get_hook_result,
         }
-        assert frozenset(self._operations) == STACK_OPERATIONS, "app/stacks/__init__.py names every operation answered"
+        assert frozenset(self._operations) == STACK_OPERATIONS, "stacks/api/__init__.py names every operation answered"
 
     def operations(self) -> FrozenSet[str]:
         return STACK_OPERATIONS
@@ -133,9 +123,9 @@ class StackCalls:
         disable_rollback = bool(params.get("DisableRollback")) or on_failure == "DO_NOTHING"
         stack = self.store.create_stack(
             params["StackName"],
-            _template_body(params) or "",
-            _given_parameters(params),
-            _tags(params) or {},
+            given_template_body(params) or "",
+            given_parameters(params),
+            given_tags(params) or {},
             disable_rollback,
             params.get("ClientRequestToken"),
         )
@@ -143,7 +133,7 @@ class StackCalls:
 
     async def update_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.update_stack(
-            params["StackName"], _template_body(params), _given_parameters(params), _tags(params), params.get("ClientRequestToken")
+            params["StackName"], given_template_body(params), given_parameters(params), given_tags(params), params.get("ClientRequestToken")
         )
         return {"StackId": stack.stack_id}
 
@@ -165,24 +155,24 @@ class StackCalls:
             stacks = [self.store.get(name)]
         else:
             stacks = [s for s in self.store.stacks.values() if s.status != "DELETE_COMPLETE"]
-        page, token = _page(stacks, params)
-        return _present({"Stacks": [self._stack(s) for s in page], "NextToken": token})
+        page, token = one_page(stacks, params)
+        return present({"Stacks": [self._stack(s) for s in page], "NextToken": token})
 
     def _stack(self, stack: Stack) -> Dict[str, Any]:
-        return _present(
+        return present(
             {
                 "StackId": stack.stack_id,
                 "StackName": stack.name,
                 "Description": stack.description,
                 "Parameters": [{"ParameterKey": k, "ParameterValue": v} for k, v in stack.shown_parameters().items()],
-                "CreationTime": _time(stack.created_at),
-                "LastUpdatedTime": _time(stack.updated_at),
-                "DeletionTime": _time(stack.deleted_at),
+                "CreationTime": timestamp(stack.created_at),
+                "LastUpdatedTime": timestamp(stack.updated_at),
+                "DeletionTime": timestamp(stack.deleted_at),
                 "StackStatus": stack.status,
                 "StackStatusReason": stack.reason,
                 "DisableRollback": stack.disable_rollback,
                 "Outputs": [
-                    _present({"OutputKey": o.key, "OutputValue": stack.masked_data(str(o.value)), "Description": o.description, "ExportName": o.export_name})
+                    present({"OutputKey": o.key, "OutputValue": stack.masked_data(str(o.value)), "Description": o.description, "ExportName": o.export_name})
                     for o in stack.outputs
                 ],
                 "Tags": [{"Key": k, "Value": v} for k, v in stack.tags.items()],
@@ -194,25 +184,25 @@ class StackCalls:
 
     def _stack_drift(self, stack: Stack) -> Dict[str, Any]:
         status, checked_at = self.drift.stack_information(stack)
-        return _present({"StackDriftStatus": status, "LastCheckTimestamp": _time(checked_at)})
+        return present({"StackDriftStatus": status, "LastCheckTimestamp": timestamp(checked_at)})
 
     def _resource_drift(self, stack: Stack, resource: StackResource) -> Dict[str, Any]:
         status, checked_at = self.drift.resource_information(stack, resource.logical_id)
-        return _present({"StackResourceDriftStatus": status, "LastCheckTimestamp": _time(checked_at)})
+        return present({"StackResourceDriftStatus": status, "LastCheckTimestamp": timestamp(checked_at)})
 
     async def list_stacks(self, params: Dict[str, Any]) -> Dict[str, Any]:
         wanted = set(params.get("StackStatusFilter") or ())
         stacks = [s for s in self.store.stacks.values() if not wanted or s.status in wanted]
-        page, token = _page(stacks, params)
+        page, token = one_page(stacks, params)
         summaries = [
-            _present(
+            present(
                 {
                     "StackId": s.stack_id,
                     "StackName": s.name,
                     "TemplateDescription": s.description,
-                    "CreationTime": _time(s.created_at),
-                    "LastUpdatedTime": _time(s.updated_at),
-                    "DeletionTime": _time(s.deleted_at),
+                    "CreationTime": timestamp(s.created_at),
+                    "LastUpdatedTime": timestamp(s.updated_at),
+                    "DeletionTime": timestamp(s.deleted_at),
                     "StackStatus": s.status,
                     "StackStatusReason": s.reason,
                     "DriftInformation": self._stack_drift(s),
@@ -220,22 +210,22 @@ class StackCalls:
             )
             for s in page
         ]
-        return _present({"StackSummaries": summaries, "NextToken": token})
+        return present({"StackSummaries": summaries, "NextToken": token})
 
     async def describe_stack_events(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.get(params["StackName"])
-        page, token = _page(list(reversed(stack.events)), params)
-        return _present({"StackEvents": [_event(e) for e in page], "NextToken": token})
+        page, token = one_page(list(reversed(stack.events)), params)
+        return present({"StackEvents": [event_shape(e) for e in page], "NextToken": token})
 
     # -- resources -------------------------------------------------------------------------
 
     async def describe_stack_resource(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.get(params["StackName"])
         resource = _resource(stack, params["LogicalResourceId"])
-        detail = {**_resource_shape(stack, resource, "LastUpdatedTimestamp"), "DriftInformation": self._resource_drift(stack, resource),
+        detail = {**resource_shape(stack, resource, "LastUpdatedTimestamp"), "DriftInformation": self._resource_drift(stack, resource),
                   "ModuleInfo": self._module_info(stack).get(resource.logical_id)}
         detail["Metadata"] = json.dumps(resource.metadata) if resource.metadata else None
-        return {"StackResourceDetail": _present(detail)}
+        return {"StackResourceDetail": present(detail)}
 
     async def describe_stack_resources(self, params: Dict[str, Any]) -> Dict[str, Any]:
         if params.get("StackName"):
@@ -250,9 +240,9 @@ class StackCalls:
             raise StackError("Either StackName or PhysicalResourceId must be specified.")
         resources = [r for r in stack.resources.values() if params.get("LogicalResourceId") in (None, r.logical_id)]
         modules = self._module_info(stack)
-        shapes = [{**_resource_shape(stack, r, "Timestamp"), "DriftInformation": self._resource_drift(stack, r),
+        shapes = [{**resource_shape(stack, r, "Timestamp"), "DriftInformation": self._resource_drift(stack, r),
                    "ModuleInfo": modules.get(r.logical_id)} for r in resources]
-        return {"StackResources": [_present(shape) for shape in shapes]}
+        return {"StackResources": [present(shape) for shape in shapes]}
 
     def _module_info(self, stack: Stack) -> Dict[str, Dict[str, str]]:
         """The ModuleInfo of the stack's resources that modules made, by logical id (its current template's)."""
@@ -261,14 +251,14 @@ class StackCalls:
 
     async def list_stack_resources(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.get(params["StackName"])
-        page, token = _page(list(stack.resources.values()), params)
+        page, token = one_page(list(stack.resources.values()), params)
         summaries = [
-            _present(
+            present(
                 {
                     "LogicalResourceId": r.logical_id,
                     "PhysicalResourceId": r.physical_id,
                     "ResourceType": r.type_name,
-                    "LastUpdatedTimestamp": _time(r.updated_at),
+                    "LastUpdatedTimestamp": timestamp(r.updated_at),
                     "ResourceStatus": r.status,
                     "ResourceStatusReason": r.reason,
                     "DriftInformation": self._resource_drift(stack, r),
@@ -276,7 +266,7 @@ class StackCalls:
             )
             for r in page
         ]
-        return _present({"StackResourceSummaries": summaries, "NextToken": token})
+        return present({"StackResourceSummaries": summaries, "NextToken": token})
 
     # -- drift -----------------------------------------------------------------------------
 
@@ -286,7 +276,7 @@ class StackCalls:
 
     async def describe_stack_drift_detection_status(self, params: Dict[str, Any]) -> Dict[str, Any]:
         detection: DriftDetection = self.drift.detection(params["StackDriftDetectionId"])
-        return _present(
+        return present(
             {
                 "StackId": detection.stack_id,
                 "StackDriftDetectionId": detection.detection_id,
@@ -294,19 +284,19 @@ class StackCalls:
                 "DetectionStatus": detection.status,
                 "DetectionStatusReason": detection.reason,
                 "DriftedStackResourceCount": detection.drifted_count,
-                "Timestamp": _time(detection.started_at),
+                "Timestamp": timestamp(detection.started_at),
             }
         )
 
     async def describe_stack_resource_drifts(self, params: Dict[str, Any]) -> Dict[str, Any]:
         wanted = set(params.get("StackResourceDriftStatusFilters") or ())
         drifts = [d for d in self.drift.resource_drifts(params["StackName"]) if not wanted or d.status in wanted]
-        page, token = _page(drifts, params, int(params.get("MaxResults") or PAGE_SIZE))
-        return _present({"StackResourceDrifts": [_resource_drift_shape(d) for d in page], "NextToken": token})
+        page, token = one_page(drifts, params, int(params.get("MaxResults") or PAGE_SIZE))
+        return present({"StackResourceDrifts": [resource_drift_shape(d) for d in page], "NextToken": token})
 
     async def detect_stack_resource_drift(self, params: Dict[str, Any]) -> Dict[str, Any]:
         drift = await self.drift.detect_resource(params["StackName"], params["LogicalResourceId"])
-        return {"StackResourceDrift": _resource_drift_shape(drift)}
+        return {"StackResourceDrift": resource_drift_shape(drift)}
 
     # -- templates -------------------------------------------------------------------------
 
@@ -326,16 +316,16 @@ class StackCalls:
         if params.get("StackName"):
             body = self.store.get(params["StackName"]).template_body
         else:
-            body = _template_body(params) or ""
+            body = given_template_body(params) or ""
         return self.summarize(body)
 
     async def validate_template(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        summary = self.summarize(_template_body(params) or "")
+        summary = self.summarize(given_template_body(params) or "")
         keep = ("Parameters", "Description", "Capabilities", "CapabilitiesReason", "DeclaredTransforms")
         parameters = [
-            _present({k: p.get(k) for k in ("ParameterKey", "DefaultValue", "NoEcho", "Description")}) for p in summary.get("Parameters", [])
+            present({k: p.get(k) for k in ("ParameterKey", "DefaultValue", "NoEcho", "Description")}) for p in summary.get("Parameters", [])
         ]
-        return _present({**{k: summary.get(k) for k in keep}, "Parameters": parameters})
+        return present({**{k: summary.get(k) for k in keep}, "Parameters": parameters})
 
     # -- change sets -----------------------------------------------------------------------
 
@@ -344,9 +334,9 @@ class StackCalls:
             params["StackName"],
             params["ChangeSetName"],
             params.get("ChangeSetType") or "UPDATE",
-            _template_body(params, required=params.get("ChangeSetType") == "CREATE"),
-            _given_parameters(params),
-            _tags(params),
+            given_template_body(params, required=params.get("ChangeSetType") == "CREATE"),
+            given_parameters(params),
+            given_tags(params),
             params.get("Description"),
         )
         return {"Id": change_set.change_set_id, "StackId": change_set.stack_id}
@@ -355,7 +345,7 @@ class StackCalls:
         change_set = self.store.change_set(params["ChangeSetName"], params.get("StackName"))
         stack = self.store.stacks[change_set.stack_id]
         shown = shown_parameters(change_set.parameters, change_set.blueprint.no_echo)
-        return _present(
+        return present(
             {
                 "ChangeSetName": change_set.name,
                 "ChangeSetId": change_set.change_set_id,
@@ -363,11 +353,13 @@ class StackCalls:
                 "StackName": stack.name,
                 "Description": change_set.description,
                 "Parameters": [{"ParameterKey": k, "ParameterValue": v} for k, v in shown.items()],
-                "CreationTime": _time(change_set.created_at),
+                "CreationTime": timestamp(change_set.created_at),
                 "ExecutionStatus": change_set.execution_status,
                 "Status": change_set.status,
                 "StatusReason": change_set.status_reason,
-                "Changes": [{"Type": "Resource", "ResourceChange": _change(c)} for c in change_set.changes],
+                "Changes": described_changes(
+                    change_set.plan, self.store.property_context(change_set) if params.get("IncludePropertyValues") else None
+                ),
                 "Tags": [{"Key": k, "Value": v} for k, v in change_set.tags.items()],
             }
         )
@@ -391,7 +383,7 @@ class StackCalls:
         for change in change_set.changes:
             if wanted is not None and change.logical_id != wanted:
                 continue
-            action = CHANGE_ACTIONS[change.action]
+            action = CHANGE_ACTIONS[str(change.action)]
             for hook in self.hooks.applicable("RESOURCE", action, change.resource_type, stack.name):
                 details = {"LogicalResourceId": change.logical_id, "ResourceType": change.resource_type, "ResourceAction": change.action}
                 planned.append(
@@ -403,37 +395,37 @@ class StackCalls:
                         "TargetDetails": {"TargetType": "RESOURCE", "ResourceTargetDetails": details},
                     }
                 )
-        page, token = _page(planned, params)
+        page, token = one_page(planned, params)
         status = "UNAVAILABLE" if change_set.status == "FAILED" else "PLANNED"
         shape = {"ChangeSetId": change_set.change_set_id, "ChangeSetName": change_set.name, "Hooks": page, "Status": status}
-        return _present({**shape, "NextToken": token, "StackId": stack.stack_id, "StackName": stack.name})
+        return present({**shape, "NextToken": token, "StackId": stack.stack_id, "StackName": stack.name})
 
 
     async def list_hook_results(self, params: Dict[str, Any]) -> Dict[str, Any]:
         found = self.hooks.results.matching(params)
-        page, token = _page(found, params)
+        page, token = one_page(found, params)
         filtered = params.get("TargetId") is not None
-        results = [_hook_result_summary(r, filtered) for r in page]
-        return _present({"TargetType": params.get("TargetType"), "TargetId": params.get("TargetId"), "HookResults": results, "NextToken": token})
+        results = [hook_result_summary(r, filtered) for r in page]
+        return present({"TargetType": params.get("TargetType"), "TargetId": params.get("TargetId"), "HookResults": results, "NextToken": token})
 
     async def get_hook_result(self, params: Dict[str, Any]) -> Dict[str, Any]:
         result = self.hooks.results.get(params["HookResultId"])
         target = {"TargetType": result.target.operation, "TargetTypeName": result.target.type_name, "TargetId": result.target_id, "Action": result.target.action}
-        annotations = [_annotation(a) for a in result.annotations]
-        return _present(
-            {**_hook_result(result), "TypeArn": result.type_arn, "InvokedAt": _time(result.invoked_at), "Target": target, "Annotations": annotations or None}
+        annotations = [annotation_shape(a) for a in result.annotations]
+        return present(
+            {**hook_result_shape(result), "TypeArn": result.type_arn, "InvokedAt": timestamp(result.invoked_at), "Target": target, "Annotations": annotations or None}
         )
 
     async def list_change_sets(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.get(params["StackName"])
-        return {"Summaries": [_change_set_summary(stack, c) for c in self.store.change_sets_of(params["StackName"])]}
+        return {"Summaries": [change_set_summary(stack, c) for c in self.store.change_sets_of(params["StackName"])]}
 
     # -- exports and types -----------------------------------------------------------------
 
     async def list_exports(self, params: Dict[str, Any]) -> Dict[str, Any]:
         exports = self.store.engine.exports.all()
-        page, token = _page(exports, params)
-        return _present({"Exports": [{"ExportingStackId": e.stack_id, "Name": e.name, "Value": e.value} for e in page], "NextToken": token})
+        page, token = one_page(exports, params)
+        return present({"Exports": [{"ExportingStackId": e.stack_id, "Name": e.name, "Value": e.value} for e in page], "NextToken": token})
 
     async def list_imports(self, params: Dict[str, Any]) -> Dict[str, Any]:
         name = params["ExportName"]
@@ -443,7 +435,7 @@ class StackCalls:
         return {"Imports": importers}
 
     async def set_type_configuration(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        type_name = _type_name(params)
+        type_name = type_name_of(params)
         try:
             configuration = json.loads(params["Configuration"])
         except ValueError as error:
@@ -453,44 +445,11 @@ class StackCalls:
         return {"ConfigurationArn": self.configure_type(type_name, configuration)}
 
     async def describe_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        type_name = _type_name(params)
+        type_name = type_name_of(params)
         described = self.describe_type_of(type_name)
         if described is None:
             raise StackError(f"The type '{type_name}' cannot be found.", "TypeNotFoundException", 404)
         return described
-
-
-def _type_name(params: Dict[str, Any]) -> str:
-    """The TypeName, or the one a TypeArn (…:type/resource/Org-Service-Type) names."""
-    if params.get("TypeName"):
-        return str(params["TypeName"])
-    arn = str(params.get("TypeArn") or "")
-    if "/" not in arn:
-        raise StackError("TypeName or TypeArn must be specified.")
-    return arn.rsplit("/", 1)[-1].replace("-", "::")
-
-
-def _event(event: StackEvent) -> Dict[str, Any]:
-    return _present(
-        {
-            "StackId": event.stack_id,
-            "EventId": event.event_id,
-            "StackName": event.stack_name,
-            "LogicalResourceId": event.logical_id,
-            "PhysicalResourceId": event.physical_id,
-            "ResourceType": event.resource_type,
-            "Timestamp": _time(event.timestamp),
-            "ResourceStatus": event.status,
-            "ResourceStatusReason": event.reason,
-            "ResourceProperties": event.properties,
-            "ClientRequestToken": event.client_request_token,
-            "HookType": event.hook_type,
-            "HookStatus": event.hook_status,
-            "HookStatusReason": event.hook_status_reason,
-            "HookInvocationPoint": event.hook_invocation_point,
-            "HookFailureMode": event.hook_failure_mode,
-        }
-    )
 
 
 def _resource(stack: Stack, logical_id: str) -> StackResource:
@@ -498,104 +457,3 @@ def _resource(stack: Stack, logical_id: str) -> StackResource:
     if resource is None:
         raise StackError(f"Resource {logical_id} does not exist for stack {stack.name}")
     return resource
-
-
-def _resource_shape(stack: Stack, resource: StackResource, time_key: str) -> Dict[str, Any]:
-    return {
-        "StackName": stack.name,
-        "StackId": stack.stack_id,
-        "LogicalResourceId": resource.logical_id,
-        "PhysicalResourceId": resource.physical_id,
-        "ResourceType": resource.type_name,
-        time_key: _time(resource.updated_at),
-        "ResourceStatus": resource.status,
-        "ResourceStatusReason": resource.reason,
-    }
-
-
-def _resource_drift_shape(drift: ResourceDrift) -> Dict[str, Any]:
-    return _present(
-        {
-            "StackId": drift.stack_id,
-            "LogicalResourceId": drift.logical_id,
-            "PhysicalResourceId": drift.physical_id,
-            "ResourceType": drift.resource_type,
-            "ExpectedProperties": drift.expected_properties,
-            "ActualProperties": drift.actual_properties,
-            "PropertyDifferences": [_property_difference(d) for d in drift.differences] if drift.differences else None,
-            "StackResourceDriftStatus": drift.status,
-            "Timestamp": _time(drift.timestamp),
-            "DriftStatusReason": drift.reason,
-        }
-    )
-
-
-def _property_difference(difference: PropertyDifference) -> Dict[str, Any]:
-    return {
-        "PropertyPath": difference.path,
-        "ExpectedValue": difference.expected,
-        "ActualValue": difference.actual,
-        "DifferenceType": difference.kind,
-    }
-
-
-def _change(change: ResourceChange) -> Dict[str, Any]:
-    return _present(
-        {
-            "Action": change.action,
-            "LogicalResourceId": change.logical_id,
-            "PhysicalResourceId": change.physical_id,
-            "ResourceType": change.resource_type,
-            "Replacement": change.replacement,
-            "Scope": list(change.scope),
-            "Details": [
-                {
-                    "Target": {"Attribute": "Properties", "Name": d.name, "RequiresRecreation": d.requires_recreation},
-                    "Evaluation": d.evaluation,
-                    "ChangeSource": d.change_source,
-                }
-                for d in change.details
-            ],
-        }
-    )
-
-
-def _change_set_summary(stack: Stack, change_set: ChangeSet) -> Dict[str, Any]:
-    return _present(
-        {
-            "StackId": stack.stack_id,
-            "StackName": stack.name,
-            "ChangeSetId": change_set.change_set_id,
-            "ChangeSetName": change_set.name,
-            "ExecutionStatus": change_set.execution_status,
-            "Status": change_set.status,
-            "StatusReason": change_set.status_reason,
-            "CreationTime": _time(change_set.created_at),
-            "Description": change_set.description,
-        }
-    )
-
-
-def _hook_result(result: HookResult) -> Dict[str, Any]:
-    return {
-        "HookResultId": result.result_id,
-        "InvocationPoint": "PRE_PROVISION",
-        "FailureMode": result.failure_mode,
-        "TypeName": result.hook_type,
-        "TypeVersionId": HOOK_TYPE_VERSION,
-        "Status": result.status,
-        "HookStatusReason": result.reason,
-    }
-
-
-def _hook_result_summary(result: HookResult, filtered: bool) -> Dict[str, Any]:
-    shape = {**_hook_result(result), "TargetType": result.target.operation, "TargetId": result.target_id, "TypeArn": result.type_arn}
-    if not filtered:  # as the service: when the call named no target
-        shape.update({"InvokedAt": _time(result.invoked_at), "HookExecutionTarget": result.execution_target})
-    return _present(shape)
-
-
-def _annotation(annotation: Dict[str, Any]) -> Dict[str, Any]:
-    """A hook's annotation (the support library's camelCase) as GetHookResult's Annotation."""
-    return _present({key[0].upper() + key[1:]: annotation.get(key) for key in ANNOTATION_KEYS})
-

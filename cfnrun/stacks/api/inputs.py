@@ -1,0 +1,48 @@
+"""Reading the CloudFormation API's input shapes: parameters, tags, the template body, paging, a type's name."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from cfnrun.stacks.store import StackError
+
+PAGE_SIZE = 100
+
+
+def given_parameters(params: Dict[str, Any]) -> Dict[str, Optional[str]]:
+    given: Dict[str, Optional[str]] = {}
+    for parameter in params.get("Parameters") or []:
+        key = parameter.get("ParameterKey")
+        if key is None:
+            raise StackError("A Parameters member has no ParameterKey")
+        given[key] = None if parameter.get("UsePreviousValue") else parameter.get("ParameterValue", "")
+    return given
+
+
+def given_tags(params: Dict[str, Any]) -> Optional[Dict[str, str]]:
+    tags = params.get("Tags")
+    return None if tags is None else {tag["Key"]: tag.get("Value", "") for tag in tags}
+
+
+def one_page(items: List[Any], params: Dict[str, Any], size: int = PAGE_SIZE) -> "tuple[List[Any], Optional[str]]":
+    start = int(params.get("NextToken") or 0)
+    end = start + size
+    return items[start:end], (str(end) if end < len(items) else None)
+
+
+def given_template_body(params: Dict[str, Any], required: bool = True) -> Optional[str]:
+    if params.get("TemplateURL"):
+        raise StackError("TemplateURL is not supported by cfnrun's local stacks: pass the template as TemplateBody (aws cloudformation --template-body file://…)")
+    body = params.get("TemplateBody")
+    if body is None and required and not params.get("UsePreviousTemplate"):
+        raise StackError("Either Template URL or Template Body must be specified.")
+    return body
+
+
+def type_name_of(params: Dict[str, Any]) -> str:
+    """The TypeName, or the one a TypeArn (…:type/resource/Org-Service-Type) names."""
+    if params.get("TypeName"):
+        return str(params["TypeName"])
+    arn = str(params.get("TypeArn") or "")
+    if "/" not in arn:
+        raise StackError("TypeName or TypeArn must be specified.")
+    return arn.rsplit("/", 1)[-1].replace("-", "::")

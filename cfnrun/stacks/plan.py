@@ -1,0 +1,169 @@
+"""One stack operation's change plan: what happens to each resource, decided once, before anything runs.
+
+A plan is made from the stack as it stands, the operation's blueprint and the provisioners'
+replacement rules. For every resource it says the action (Add, Modify, Remove, or none), whether
+a Modify replaces it (True, False, Conditional), each changed top-level property (a
+``ChangeDetail``) and the properties before and after. DescribeChangeSet shows the plan
+(``changes.py``) and the engine carries it out step for step: it replaces what the plan
+replaces, updates the rest in place and deletes the Removes in the cleanup phase; it never asks
+the provisioners again. CreateStack and UpdateStack are change sets made and executed at once.
+
+A property that depends on a resource the same operation adds or (maybe) replaces cannot be known
+before that resource runs: it is evaluated Dynamic, may only Conditionally replace, and its
+after-value is ``{{changeSet:KNOWN_AFTER_APPLY}}``, as the service writes it. Whether a Conditional
+replacement happens is settled at execution by the same details: a changed property the plan
+marked Conditionally or Always replaces the resource. (The granularity — a whole top-level
+property is unknown if any part of it is — is cfnrun's, inferred rather than read.)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
+
+from cfnrun.model.schema_values import stringify_primitives
+from cfnrun.stacks.blueprint import KNOWN_AFTER_APPLY, Blueprint, TemplateProblem
+from cfnrun.stacks.provisioning import Provisioners, Replacement, NoProvisioner
+from cfnrun.stacks.records import StackResource
+
+__all__ = ["KNOWN_AFTER_APPLY", "ChangeDetail", "ChangePlan", "ResourceChange", "plan_create", "plan_update"]
+
+
+@dataclass(frozen=True)
+class ChangeDetail:
+    name: str  # the top-level property
+    requires_recreation: str  # Never | Conditionally | Always
+    evaluation: str  # Static | Dynamic
+    change_source: str  # DirectModification | ResourceReference | ParameterReference
+
+
+@dataclass(frozen=True)
+class ResourceChange:
+    """One resource in the plan; ``action`` None: the operation leaves it as it is."""
+
+    action: Optional[str]  # Add | Modify | Remove | None
+    logical_id: str
+    resource_type: str
+    physical_id: Optional[str] = None
+    replacement: Optional[str] = None  # True | False | Conditional, for Modify
+    details: Tuple[ChangeDetail, ...] = ()
+    before: Optional[Dict[str, Any]] = None  # the properties last applied (Modify, Remove)
+    after: Optional[Dict[str, Any]] = None  # the properties to apply, KNOWN_AFTER_APPLY where not yet known
+
+    @property
+    def scope(self) -> Tuple[str, ...]:
+        return ("Properties",) if self.details else ()
+
+    def replaces(self, changed: List[str]) -> bool:
+        """Is the resource replaced, now that ``changed`` (the top-level properties that differ at execution) are known?"""
+        if self.replacement == "True":
+            return True
+        if self.replacement != "Conditional":
+            return False
+        recreating = {d.name for d in self.details if d.requires_recreation != Replacement.NEVER.value}
+        return any(name in recreating for name in changed)
+
+
+@dataclass(frozen=True)
+class ChangePlan:
+    blueprint: Blueprint  # the template and parameters the operation applies
+    resources: Dict[str, ResourceChange]  # every resource of the blueprint and every one it removes, by logical id
+
+    @property
+    def changes(self) -> List[ResourceChange]:
+        """What DescribeChangeSet lists: the resources with an action, in the plan's order."""
+        return [c for c in self.resources.values() if c.action is not None]
+
+    def removed(self) -> List[str]:
+        return [c.logical_id for c in self.resources.values() if c.action == "Remove"]
+
+    def of(self, logical_id: str) -> ResourceChange:
+        return self.resources[logical_id]
+
+
+def plan_create(blueprint: Blueprint) -> ChangePlan:
+    """A new stack's plan: every resource is added (their values are worked out as each runs)."""
+    return ChangePlan(blueprint, {lid: ResourceChange("Add", lid, blueprint.type_of(lid)) for lid in blueprint.resource_ids()})
+
+
+def plan_update(
+    resources: Mapping[str, StackResource], before: Optional[Blueprint], after: Blueprint, provisioners: Provisioners
+) -> ChangePlan:
+    """What applying ``after`` to a stack with ``resources`` (made from ``before``) does, resource by resource."""
+    planned: Dict[str, ResourceChange] = {}
+    moving: Set[str] = set()  # resources this update adds, replaces or may replace: what references them is Dynamic
+    for logical_id in after.resource_ids():
+        type_name = after.type_of(logical_id)
+        current = resources.get(logical_id)
+        if current is None or not current.exists:
+            planned[logical_id] = ResourceChange("Add", logical_id, type_name, after=after.planned_properties(logical_id, resources, moving))
+            moving.add(logical_id)
+            continue
+        change = _modification(logical_id, current, resources, before, after, provisioners, moving)
+        planned[logical_id] = change
+        if change.action is not None and change.replacement != "False":
+            moving.add(logical_id)
+    for logical_id, current in resources.items():
+        if logical_id not in planned and current.exists:
+            planned[logical_id] = ResourceChange("Remove", logical_id, current.type_name, current.physical_id, before=current.properties)
+    return ChangePlan(after, planned)
+
+
+def known_properties(current: StackResource, properties: Mapping[str, Any]) -> Dict[str, Any]:
+    """What the resource's properties were last: as applied, or — read back after a restart with secrets in them — as
+    its handler's model gives them."""
+    if current.properties is not None:
+        return current.properties
+    return {k: v for k, v in (current.model or {}).items() if k in properties}
+
+
+def changed_properties(before: Mapping[str, Any], after: Mapping[str, Any]) -> List[str]:
+    """The top-level properties that differ, compared as text: a template's "5" and a handler's 5 are the same value."""
+    return sorted(k for k in set(before) | set(after) if stringify_primitives(before.get(k)) != stringify_primitives(after.get(k)))
+
+
+def _modification(
+    logical_id: str,
+    current: StackResource,
+    resources: Mapping[str, StackResource],
+    before: Optional[Blueprint],
+    after: Blueprint,
+    provisioners: Provisioners,
+    moving: Set[str],
+) -> ResourceChange:
+    type_name = after.type_of(logical_id)
+    unchanged = ResourceChange(None, logical_id, type_name, current.physical_id, before=current.properties, after=current.properties)
+    if type_name != current.type_name:
+        return ResourceChange("Modify", logical_id, type_name, current.physical_id, "True", before=current.properties)
+    try:
+        provisioner = provisioners.for_type(type_name)
+    except NoProvisioner:
+        return unchanged  # the engine fails it when it comes to it, with the provisioners' message
+    dynamic = bool(after.dependencies.get(logical_id, frozenset()) & moving)
+    properties: Dict[str, Any] = {}
+    if dynamic:
+        properties = after.planned_properties(logical_id, resources, moving)
+    else:
+        try:
+            properties = after.properties(logical_id, resources)
+        except TemplateProblem:
+            dynamic, properties = True, after.planned_properties(logical_id, resources, moving)
+    known = known_properties(current, properties)
+    if not dynamic and properties == current.properties:
+        return unchanged
+    same_declaration = before is not None and before.declaration(logical_id) == after.declaration(logical_id)
+    if dynamic and same_declaration:
+        names = sorted(after.references_to(logical_id, moving))
+    elif dynamic:
+        names = sorted(after.property_names(logical_id))
+    else:
+        names = changed_properties(known, properties)
+    details = []
+    for name in names:
+        recreation = provisioner.replacement(type_name, name)
+        if dynamic and recreation is Replacement.ALWAYS:
+            recreation = Replacement.CONDITIONALLY
+        source = "ResourceReference" if dynamic else ("ParameterReference" if same_declaration else "DirectModification")
+        details.append(ChangeDetail(name, recreation.value, "Dynamic" if dynamic else "Static", source))
+    recreations = {d.requires_recreation for d in details}
+    replacement = "True" if "Always" in recreations else ("Conditional" if "Conditionally" in recreations else "False")
+    return ResourceChange("Modify", logical_id, type_name, current.physical_id, replacement, tuple(details), known, properties)
