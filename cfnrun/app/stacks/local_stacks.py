@@ -43,13 +43,11 @@ from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.provisioning import UnknownType
 from cfnrun.stacks.store import StackError, StackStore
 from cfnrun.stacks.template.errors import TemplateError
-from cfnrun.stacks.template.lint import lint_errors, lint_template
+from cfnrun.stacks.template.limits import body_size_problem, check_parameter_keys
+from cfnrun.stacks.template.lint import lint_template, lint_warnings
 from cfnrun.stacks.template.loading import load_stack_template
 
 TEMPLATE_VERSION = "2010-09-09"
-# cfn-lint rules whose finding the engine words as the service does: an unknown type (E3006, refused with the served
-# types listed) and circular dependencies (E3004, "Circular dependency between resources: [A, B]")
-LEFT_TO_THE_ENGINE = ("E3004", "E3006")
 # StackError codes whose botocore error shape differs from the code
 MODELLED = {
     "ChangeSetNotFound": "ChangeSetNotFoundException",
@@ -93,7 +91,7 @@ class LocalStacks:
 class CheckedStackCalls:
     """``api.cloudformation.StackCalls``: templates linted before they are read, the engine's refusals as API errors."""
 
-    def __init__(self, calls: StackCalls, lint: Callable[[str], Optional[str]]) -> None:
+    def __init__(self, calls: StackCalls, lint: Callable[[str], None]) -> None:
         self.calls = calls
         self.lint = lint
 
@@ -103,11 +101,13 @@ class CheckedStackCalls:
     async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
         try:
             body = params.get("TemplateBody")
+            too_large = body_size_problem(body) if isinstance(body, str) else None
+            if too_large is not None:
+                raise StackError(too_large)
+            check_parameter_keys(params.get("Parameters") or [])
             if isinstance(body, str) and operation in ("CreateStack", "UpdateStack", "CreateChangeSet", "ValidateTemplate"):
-                load_stack_template(body)  # a template that is not one is refused in the service's words, before lint's
-                problem = await asyncio.to_thread(self.lint, body)
-                if problem is not None:
-                    raise StackError(problem)
+                load_stack_template(body)  # what the service refuses is refused in its words; cfn-lint's findings only warn
+                await asyncio.to_thread(self.lint, body)
             return await self.calls.call(operation, params)
         except TemplateError as error:
             raise StackApiError("ValidationError", str(error)) from None
@@ -165,13 +165,14 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
                 raise StackError(f"No export named {name} found.")
         return blueprint
 
-    def lint(body: str) -> Optional[str]:
+    def lint(body: str) -> None:
         schemas = [s.document for s in (operations.schema(t) for t in served_types()) if s is not None]
         try:
-            findings = lint_template(body, schemas, region)
-            return lint_errors(f for f in findings if f.rule_id not in LEFT_TO_THE_ENGINE)
-        except TemplateError:
-            return None  # not a template cfn-lint can read: reading it says why, in the service's words
+            warnings = lint_warnings(lint_template(body, schemas, region))
+        except Exception as error:  # cfn-lint's own failure is never the template's: say so and go on
+            warnings = [f"template lint did not run (cfn-lint failed: {type(error).__name__}: {error}); the template is not refused"]
+        for warning in warnings:
+            operations.console.warn(warning)
 
     def describe_type(type_name: str) -> Optional[Dict[str, Any]]:
         schema = operations.schema(type_name)

@@ -12,6 +12,7 @@ from cfnrun.model.template_text import TemplateDecodeError, decode_template
 from cfnrun.stacks.template.declarations import StackTemplate, parse_template
 from cfnrun.stacks.template.dependencies import check_references
 from cfnrun.stacks.template.errors import TemplateError
+from cfnrun.stacks.template.limits import check_quotas
 from cfnrun.stacks.template.transforms import check_functions, check_transforms
 
 
@@ -23,6 +24,7 @@ def load_stack_template(body: str) -> StackTemplate:
         where = f" (line {error.line}, column {error.column})" if error.line is not None else ""
         raise TemplateError(f"Template format error: {error.syntax} not well-formed. {error.problem}{where}") from None
     if isinstance(document, dict):
+        check_quotas(document)
         check_transforms(document)
     template = parse_template(document)
     check_functions(template)
