@@ -13,6 +13,7 @@ from cfnrun.stacks.template.declarations import StackTemplate, parse_template
 from cfnrun.stacks.template.dependencies import check_references
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.limits import check_quotas
+from cfnrun.stacks.template.literal_functions import check_literal_functions
 from cfnrun.stacks.template.transforms import check_functions, check_transforms
 
 
@@ -29,4 +30,5 @@ def load_stack_template(body: str) -> StackTemplate:
     template = parse_template(document)
     check_functions(template)
     check_references(template)
+    check_literal_functions(template.document)
     return template
