@@ -1,14 +1,18 @@
 """Small pieces the benchmark scripts share."""
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import statistics
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 # Left out of private copies of a sample: state a local run left in the tree (handler state, history, bytecode).
@@ -48,10 +52,80 @@ def children(parents: Set[int]) -> Iterator[Tuple[int, bytes]]:
             yield int(entry.name), command
 
 
+CFNRUN = [sys.executable, "-m", "cfnrun"]
+# A user's environment: placeholder credentials in the environment, so cfnrun resolves credentials
+# as it does on a machine with an AWS configuration (its default path), and nothing from this machine's.
+USER_ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k not in ("CFNRUN_HISTORY", "PYTHONDONTWRITEBYTECODE")},
+    "AWS_ACCESS_KEY_ID": "AKIDCFNRUNBENCH",
+    "AWS_SECRET_ACCESS_KEY": "cfnrun-bench",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "NO_COLOR": "1",
+}
+# serve's console line for one call ends "<status> <duration> ms [<request id>]"
+CALL_LINE = re.compile(r" → .* ([0-9.]+) ms \[[0-9a-f-]+\]$")
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        return int(probe.getsockname()[1])
+
+
+def timed(run: Callable[[], object]) -> float:
+    """Seconds ``run`` took."""
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
+def private_copy(source: Path, work: Path) -> Path:
+    """A copy of a sample or fixture in ``work``, without the state a local run left in it."""
+    copy = work / source.name
+    shutil.copytree(source, copy, ignore=LOCAL_STATE)
+    return copy
+
+
+class Serve:
+    """``cfnrun serve`` on a free port, started and waited for until it says it listens.
+
+    Everything it prints afterwards is kept in ``lines`` (read on a thread: a full pipe would
+    stop the server mid-write).
+    """
+
+    def __init__(self, project: Path, *args: str, env: Optional[Dict[str, str]] = None, ready: str = "listening on") -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(
+            CFNRUN + ["serve", str(project), "--port", str(self.port), "--log-level", "WARNING", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env if env is not None else USER_ENV,
+        )
+        self.lines: List[str] = []
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip("\n"))
+            if ready in line:
+                break
+        else:
+            raise SystemExit(f"cfnrun serve ended before it said {ready!r}:\n" + "\n".join(self.lines[-20:]))
+        threading.Thread(target=self._keep_reading, daemon=True).start()
+
+    def _keep_reading(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def invocation_seconds(self, since: int = 0) -> Tuple[int, float]:
+        """How many calls serve reported after line ``since``, and their summed durations (handler and worker hop)."""
+        found = [float(match.group(1)) for line in self.lines[since:] if (match := CALL_LINE.search(line))]
+        return len(found), sum(found) / 1000
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
 
 
 def note_sample_with_notes(count: int = 3) -> Path:

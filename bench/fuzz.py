@@ -28,7 +28,6 @@ from typing import Any, Callable, List
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
-os.environ["CFNRUN_HISTORY"] = "off"  # nothing recorded in the copies
 
 from benchlib import LOCAL_STATE  # noqa: E402
 from cfnrun.app.fuzz_run import InvokerRunner, LoopDriver, budget_of, load_fuzzed_project  # noqa: E402
@@ -119,6 +118,7 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=300)
     parser.add_argument("--trials", type=int, default=10)
     args = parser.parse_args()
+    os.environ["CFNRUN_HISTORY"] = "off"  # nothing recorded in the copies
     throughput(args.examples)
     time_to_bug(args.trials)
 

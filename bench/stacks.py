@@ -27,18 +27,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple
 
 import boto3
-from benchlib import LOCAL_STATE, ROOT, free_port
+from benchlib import LOCAL_STATE, ROOT, Serve
 from botocore.config import Config
 
 # logical id → the clusters it depends on
@@ -59,24 +57,7 @@ def stack_template() -> str:
     return json.dumps({"Parameters": {"Nodes": {"Type": "Number", "Default": 1}}, "Resources": resources})
 
 
-def serve(project: Path, *extra: str) -> Tuple["subprocess.Popen[str]", str]:
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "cfnrun", "serve", str(project), "--port", str(port), "--log-level", "WARNING", *extra],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert server.stdout is not None
-    for line in server.stdout:
-        if "listening on" in line:
-            break
-    # Keep reading what it prints (a line per call): a full pipe would stop the server mid-write.
-    threading.Thread(target=server.stdout.read, daemon=True).start()
-    return server, f"http://127.0.0.1:{port}"
-
-
-def timed(client: Any, name: str, start: Any, done: str) -> float:
+def until_done(client: Any, name: str, start: Any, done: str) -> float:
     """Seconds from calling ``start`` to the DescribeStacks that shows ``done``."""
     started = time.perf_counter()
     start()
@@ -145,12 +126,12 @@ def lifecycle(url: str, name: str) -> List[Tuple[str, float, float]]:
     stack_id = ""
     for label, action, start, done in steps:
         seen = len(client.describe_stack_events(StackName=name)["StackEvents"]) if stack_id else 0
-        wall = timed(client, name, start, done)
+        wall = until_done(client, name, start, done)
         stack_id = client.describe_stacks(StackName=name)["Stacks"][0]["StackId"]
         events = list(reversed(client.describe_stack_events(StackName=name)["StackEvents"]))[seen:]
         results.append((label, wall, critical_path(resource_seconds(events, action), reverse=False)))
     seen = len(client.describe_stack_events(StackName=stack_id)["StackEvents"])
-    wall = timed(client, stack_id, lambda: client.delete_stack(StackName=name), "DELETE_COMPLETE")
+    wall = until_done(client, stack_id, lambda: client.delete_stack(StackName=name), "DELETE_COMPLETE")
     events = list(reversed(client.describe_stack_events(StackName=stack_id)["StackEvents"]))[seen:]
     results.append(("delete", wall, critical_path(resource_seconds(events, "DELETE"), reverse=True)))
     return results
@@ -168,13 +149,12 @@ def main() -> None:
     sam = project / "template.yml"
     sam.write_text(sam.read_text().replace('CALLBACK_DELAY_SECONDS: "2"', f'CALLBACK_DELAY_SECONDS: "{args.delay}"'))
     try:
-        server, url = serve(project)
+        server = Serve(project, env=os.environ.copy())
         try:
-            lifecycle(url, "warm-up")  # cfn-lint's first load and the workers' first calls are not what is measured
-            rows = [row for run in range(args.runs) for row in lifecycle(url, f"bench-{run}")]
+            lifecycle(server.url, "warm-up")  # cfn-lint's first load and the workers' first calls are not what is measured
+            rows = [row for run in range(args.runs) for row in lifecycle(server.url, f"bench-{run}")]
         finally:
-            server.terminate()
-            server.wait()
+            server.stop()
         print(f"six stabilizing clusters (3 levels deep), CallbackDelaySeconds {args.delay}, {args.runs} runs; seconds")
         print(f"{'operation':<10}{'wall p50':>10}{'critical path p50':>19}{'ratio p50':>11}{'ratio max':>11}")
         for label in ("create", "update", "delete"):
@@ -184,13 +164,12 @@ def main() -> None:
             path_p50 = statistics.median(path for _, _, path in mine)
             print(f"{label:<10}{wall_p50:>10.2f}{path_p50:>19.2f}{statistics.median(ratios):>10.2f}×{max(ratios):>10.2f}×")
 
-        server, url = serve(project, "--virtual-clock")
+        server = Serve(project, "--virtual-clock", env=os.environ.copy())
         try:
-            lifecycle(url, "warm-up")
-            virtual = [row for run in range(args.runs) for row in lifecycle(url, f"virtual-{run}")]
+            lifecycle(server.url, "warm-up")
+            virtual = [row for run in range(args.runs) for row in lifecycle(server.url, f"virtual-{run}")]
         finally:
-            server.terminate()
-            server.wait()
+            server.stop()
         print(f"the same stack on serve --virtual-clock, {args.runs} runs; wall seconds")
         for label in ("create", "update", "delete"):
             walls = [wall for name, wall, _ in virtual if name == label]

@@ -28,7 +28,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,10 +36,9 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
-from benchlib import LOCAL_STATE, NOTE_LIST_REQUEST, ROOT, children
+from benchlib import CFNRUN, LOCAL_STATE, NOTE_LIST_REQUEST, ROOT, children, free_port, timed
 
 LIST_REQUEST = json.dumps(NOTE_LIST_REQUEST).encode()
-CFNRUN = [sys.executable, "-m", "cfnrun"]
 # No AWS configuration to read: the figures do not depend on the machine's ~/.aws. Bytecode is
 # cached (in a private folder, set in main) even where PYTHONDONTWRITEBYTECODE is set, as in an
 # installed cfnrun: otherwise every run compiles cfnrun's modules and the provider's from source.
@@ -49,12 +47,6 @@ QUIET_ENV = {
     "CFNRUN_HISTORY": "off",
     "NO_COLOR": "1",
 }
-
-
-def timed(run: Callable[[], object]) -> float:
-    started = time.perf_counter()
-    run()
-    return time.perf_counter() - started
 
 
 def quiet(args: List[str], cwd: Path) -> None:
@@ -74,12 +66,6 @@ def list_call(url: str) -> Dict[str, object]:
     if response.status != 200 or body.get("status") != "SUCCESS":
         raise RuntimeError(f"LIST did not succeed: {response.status} {body}")
     return dict(body)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class Server:

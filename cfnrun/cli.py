@@ -137,26 +137,27 @@ def _bad_parameter(check: Callable[[str], Any]) -> Callable[[str], Any]:
     return checked
 
 
-app.command("invoke")(_command(InvokeSettings, "cfnrun.app.commands.invoke", (
+app.command("invoke", short_help="Run one operation as CloudFormation would.")(_command(InvokeSettings, "cfnrun.app.commands.invoke", (
     "Run one operation as CloudFormation would, replaying IN_PROGRESS until it ends.\n\n"
     "Exit status: 0 SUCCESS, 1 FAILED (or stopped early), 2 usage or project error."
 )))
-app.command("serve")(_command(ServeOptions, "cfnrun.app.commands.serve", (
-    "Serve the project's functions on the AWS Lambda Invoke API, from warm workers,\n"
-    "and the project's type on the Cloud Control API at the same address.\n\n"
+app.command("serve", short_help="Serve the Lambda, Cloud Control and CloudFormation APIs.")(_command(ServeOptions, "cfnrun.app.commands.serve", (
+    "Serve the project's functions on the AWS Lambda Invoke API, from warm workers; its type\n"
+    "on the Cloud Control API; and local stacks on the CloudFormation API (templates using\n"
+    "your types, AWS::* resources with --moto, change sets, drift), all at one address.\n\n"
     "Point cfn test, cfn invoke, boto3 or the aws CLI at http://127.0.0.1:3001."
 )))
-app.command("test", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(_command(
+app.command("test", short_help="Run cfn test's contract suite against a local endpoint.", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(_command(
     ContractTestOptions, "cfnrun.app.commands.contract_test", (
         "Run the official contract suite (cfn test) against an embedded cfnrun endpoint.\n\n"
         "Arguments after -- go to pytest, as with cfn test: cfnrun test -- -k contract_create_read"
     ), extra_args="pytest_args",
 ))
-app.command("validate")(_command(ValidateOptions, "cfnrun.app.commands.validate", (
+app.command("validate", short_help="Check the resource schema: draft-07 and the schema rules.")(_command(ValidateOptions, "cfnrun.app.commands.validate", (
     "Check the resource schema: valid draft-07, and the resource schema rules.\n\n"
     "Exit status: 0 no errors (warnings may be printed), 1 errors found, 2 the schema cannot be read."
 )))
-app.command("fuzz")(_command(FuzzSettings, "cfnrun.app.commands.fuzz", (
+app.command("fuzz", short_help="Run generated operation sequences; shrink what fails.")(_command(FuzzSettings, "cfnrun.app.commands.fuzz", (
     "Run generated sequences of CREATE, READ, UPDATE, LIST and DELETE with models generated from\n"
     "the schema, checking the contract, read-after-write and LIST; a failure is shrunk to its\n"
     "smallest case, printed as requests and recorded for cfnrun replay.\n\n"
@@ -164,7 +165,7 @@ app.command("fuzz")(_command(FuzzSettings, "cfnrun.app.commands.fuzz", (
 )))
 
 history_app = typer.Typer(rich_markup_mode=None, help="Operations cfnrun invoke and cfnrun serve recorded in the project's .cfnrun/history.sqlite3.")
-app.add_typer(history_app, name="history")
+app.add_typer(history_app, name="history", short_help="List the operations recorded in .cfnrun/history.sqlite3.")
 history_app.callback(invoke_without_command=True)(_command(HistoryOptions, "cfnrun.app.commands.history", (
     "List recorded operations, newest first. Recording is on unless CFNRUN_HISTORY=off;\n"
     "the oldest are pruned beyond 500 (CFNRUN_HISTORY_LIMIT)."
@@ -173,15 +174,15 @@ history_app.command("show")(_command(
     HistoryShowOptions, "cfnrun.app.commands.history", "Print a recorded operation as the timeline cfnrun invoke shows.", "show"
 ))
 
-app.command("replay")(_command(ReplayOptions, "cfnrun.app.commands.replay", (
+app.command("replay", short_help="Run a recorded operation again; report what changed.")(_command(ReplayOptions, "cfnrun.app.commands.replay", (
     "Run a recorded operation again against the current code, with the same request and flags,\n"
     "and report what changed: status, error code, returned model(s), contract violations.\n\n"
     "Exit status: 0 same outcome as recorded, 1 it differs, 2 usage or project error."
 )))
 
 stack_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True, help="Local stacks: a template's whole life on the serve cfnrun starts.")
-app.add_typer(stack_app, name="stack")
-stack_app.command("test")(_command(StackTestSettings, "cfnrun.app.commands.stack_test", (
+app.add_typer(stack_app, name="stack", short_help="Local stacks: a template's whole life, for CI.")
+stack_app.command("test", short_help="Create, update and delete a stack; check that each step held.")(_command(StackTestSettings, "cfnrun.app.commands.stack_test", (
     "Create the stack, apply each --update in turn, delete it (unless --keep), and check that every step\n"
     "completed, the handlers kept the contract and nothing is left: READ answers NotFound for each deleted\n"
     "resource of your types, and each AWS::* resource is gone from the AWS endpoint.\n\n"

@@ -20,6 +20,9 @@ MISBEHAVING = FIXTURES / "misbehaving"
 LIB_PROVIDER = FIXTURES / "lib_provider"
 # What a private copy of a sample or fixture leaves behind: state a local run left in the tree (handler
 # state, recorded history, bytecode), so each test starts from the files in git.
+# How long a test waits for a line it expects before it fails: only a bound on a run that never prints it, not a
+# guess of how long printing takes (a loaded 2-core machine takes far longer than a quiet one). Seconds.
+PATIENCE_S = float(os.environ.get("CFNRUN_TEST_PATIENCE_S", "100"))
 LOCAL_STATE = shutil.ignore_patterns(".state", ".cfnrun", "__pycache__")
 
 
@@ -157,13 +160,13 @@ class ServerProcess:
             self._lines.put(line.rstrip("\n"))
         self._lines.put(None)
 
-    def has_printed(self, pattern: str, timeout: float = 20.0) -> str:
+    def has_printed(self, pattern: str, timeout: float = PATIENCE_S) -> str:
         """A console line matching ``pattern``, already printed (read while waiting for another) or the next one."""
         import re
 
         return next((line for line in self.output if re.search(pattern, line)), None) or self.wait_for_line(pattern, timeout)
 
-    def wait_for_line(self, pattern: str, timeout: float = 20.0) -> str:
+    def wait_for_line(self, pattern: str, timeout: float = PATIENCE_S) -> str:
         """The next console line matching ``pattern`` (a regex); fails on timeout or exit."""
         import queue
         import re

@@ -86,6 +86,15 @@ def test_invoke_loads_neither_server_nor_suite_nor_watcher(sample: Callable[[str
     assert not set(loaded) & set(SERVER_AND_SUITE + ["watchfiles", "botocore", "moto"])
 
 
+def test_invoke_reads_keys_in_the_environment_without_botocore(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    # The default path (credentials resolved) of a shell or CI job that exports its keys: botocore's
+    # import would stand on a one-shot invoke's critical path, for what its chain reads first anyway.
+    env = {**no_aws_configuration(tmp_path), "AWS_ACCESS_KEY_ID": "AKIDFASTSTART", "AWS_SECRET_ACCESS_KEY": "fast-start", "AWS_REGION": "eu-west-1"}
+    loaded = loaded_after(["invoke", "LIST", "--project", str(sample("note"))], env=env)
+    assert "asyncio" in loaded and "sqlite3" in loaded  # it did run the operation
+    assert "botocore" not in loaded
+
+
 def test_history_loads_neither_server_nor_suite_nor_worker(sample: Callable[[str], Path]) -> None:
     loaded = loaded_after(["history", "--project", str(sample("note"))])
     assert "sqlite3" in loaded
@@ -205,6 +214,7 @@ def test_serve_on_a_taken_port_is_a_usage_error_while_workers_import(gated_proje
         run = cfnrun("serve", str(gated_project), "--port", str(port), "--no-reload")
     assert run.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in run.stderr
+    assert "pick another port with --port N" in run.stderr  # what to do about it (#30 item 13)
     assert "Traceback" not in run.stdout + run.stderr
 
 
@@ -224,7 +234,7 @@ start_worker_process = specs.start_worker_process
 
 def recording_start(spec, ends):
     process = start_worker_process(spec, ends)
-    spawned.append({"pid": process.pid, "loaded": [m for m in HEAVY if m in sys.modules]})
+    spawned.append({"pid": process.pid, "loaded": [m for m in HEAVY if m in sys.modules], "region": spec.region})
     return process
 
 specs.start_worker_process = recording_start
@@ -285,6 +295,32 @@ def test_an_early_worker_started_for_other_settings_is_killed_and_not_used(sampl
     assert code == 0, run.stderr
     assert len(spawned) == 2 and spawned[1]["loaded"] != []  # the command started its own worker
     assert not any(pid_alive(worker["pid"]) for worker in spawned)
+    assert '"status": "SUCCESS"' in run.stdout or '"status":"SUCCESS"' in run.stdout, run.stdout
+
+
+@pytest.mark.parametrize(
+    "config, profile_env, region",
+    [
+        ("[profile dev]\nregion = eu-central-1\n[default]\nregion = sa-east-1\n", {"AWS_PROFILE": "dev"}, "eu-central-1"),
+        ("[default]\nregion = ap-southeast-2\n", {}, "ap-southeast-2"),
+        ("[profile dev]\noutput = json\n", {"AWS_PROFILE": "dev"}, "us-east-1"),  # no region named: the default one
+    ],
+    ids=["named-profile", "default-profile", "no-region-named"],
+)
+def test_invoke_starts_early_with_the_region_an_aws_config_file_names(
+    sample: Callable[[str], Path], tmp_path: Path, config: str, profile_env: Dict[str, str], region: str
+) -> None:
+    # A developer's machine: ~/.aws/config, no AWS_REGION. The command reads the region with botocore;
+    # the early start guesses it from the file, so the worker imports the provider meanwhile.
+    (tmp_path / "aws-config").write_text(config)
+    note = sample("note")
+    spawned, code, run = run_recording_spawns(
+        note, tmp_path, "invoke", "LIST", "--no-credentials", "--json", AWS_CONFIG_FILE=str(tmp_path / "aws-config"), **profile_env
+    )
+    assert code == 0, run.stdout + run.stderr
+    # started early for that region, and adopted: the command, which asks botocore, needed the same worker
+    assert spawned == [{"pid": spawned[0]["pid"], "loaded": [], "region": region}]
+    assert not pid_alive(spawned[0]["pid"])
     assert '"status": "SUCCESS"' in run.stdout or '"status":"SUCCESS"' in run.stdout, run.stdout
 
 

@@ -181,3 +181,65 @@ def test_a_caller_that_waits_too_long_for_a_place_is_answered_429_which_boto3_re
     assert throttled["ResponseMetadata"]["HTTPStatusCode"] == 429
     assert throttled["Error"]["Code"] == "TooManyRequestsException" and "no free connection for 0.3 s" in throttled["Error"]["Message"]
     assert results["held"] == {"ok": True} and results["retried"] == {"ok": True}
+
+
+def _exchange(sock: socket.socket) -> bytes:
+    """One invoke on a kept-alive connection: the request sent, the whole answer read."""
+    sock.sendall(f"POST {INVOKE} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{{}}".encode())
+    return _answer(sock)
+
+
+def _answer(sock: socket.socket) -> bytes:
+    received = b""
+    while b"\r\n\r\n" not in received:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError(f"closed unanswered after {received!r}")
+        received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head.split(b"\r\n")[0]
+
+
+def test_a_kept_alive_connection_whose_request_the_busy_loop_has_not_read_is_not_closed_for_a_waiting_caller() -> None:
+    """The race behind "4 of 1,000 closed" (#30 item 14): on a loaded machine a kept-alive connection's next request can
+    sit in its socket, unread, when serve looks for room for a waiting caller. It must not be the one closed."""
+    from aiohttp import web
+
+    from cfnrun.api.connections import GuardedTCPSite
+    from cfnrun.api.lambda_api import LambdaService
+    from cfnrun.api.limits import ConnectionLimits
+
+    calls = _HeldCalls()
+    results: Dict[str, Any] = {}
+
+    async def scenario() -> None:
+        calls.release = asyncio.Event()
+        calls.release.set()  # every call answers at once
+        service = LambdaService(calls, print, ConnectionLimits(max_connections=1, header_grace_s=0.0))
+        runner = web.AppRunner(service.app())
+        await runner.setup()
+        site = GuardedTCPSite(runner, "127.0.0.1", 0, service.connections)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        loop = asyncio.get_running_loop()
+        kept = socket.create_connection(("127.0.0.1", port))
+        try:
+            results["first"] = await loop.run_in_executor(None, _exchange, kept)  # now idle, kept alive
+            # The loop is busy elsewhere (here: this coroutine) while the next request arrives on the kept connection,
+            # and serve looks for room for a caller.
+            kept.sendall(f"POST {INVOKE} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{{}}".encode())
+            results["made_room"] = service.connections._evict_one()
+            try:
+                results["second"] = await loop.run_in_executor(None, _answer, kept)
+            except OSError as error:
+                results["second"] = f"{type(error).__name__}: {error}"
+        finally:
+            kept.close()
+            await runner.cleanup()
+
+    asyncio.run(scenario())
+    assert results["first"] == b"HTTP/1.1 200 OK"
+    assert results["made_room"] is False and results["second"] == b"HTTP/1.1 200 OK", results

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import FIXTURES, LOCAL_STATE, cfnrun
 
 SIZER = FIXTURES / "sizer"
@@ -86,17 +88,22 @@ def test_the_note_sample_with_writeonly_createonly_and_unordered_arrays_passes(s
     assert passed.returncode == 0, passed.stdout + passed.stderr
 
 
+@pytest.mark.timeout(float(os.environ.get("CFNRUN_TEST_PATIENCE_S", "600")) + 60)
 def test_a_terminal_shows_live_progress_and_ctrl_c_stops_the_workers(tmp_path: Path) -> None:
     from test_debugging import Terminal
     from test_history import _processes_in
 
+    # Each wait is for an event the run shows, however long a busy machine takes to get there; the patience only
+    # bounds a run that never shows it (CFNRUN_TEST_PATIENCE_S, seconds; the whole test gets a minute more).
+    patience = float(os.environ.get("CFNRUN_TEST_PATIENCE_S", "600"))
     project = _sizer(tmp_path, fixed=True)
     terminal = Terminal([sys.executable, "-m", "cfnrun", "fuzz", "--max-examples", "100000"], project)
     try:
-        live = terminal.read_until(r"\d+ examples · \d+ operations · \d+/s · \S+")  # the live line, redrawn in place
+        terminal.read_until(r"fuzzing \S+: up to", timeout=patience)  # started: the first sequence is on its way
+        live = terminal.read_until(r"\d+ examples · \d+ operations · \d+/s · \S+", timeout=patience)  # redrawn in place
         assert "\r\x1b[K" in live
         terminal.process.send_signal(signal.SIGINT)
-        terminal.read_until(r"interrupted; workers stopped")
+        terminal.read_until(r"interrupted; workers stopped", timeout=patience)
     finally:
         assert terminal.close() == 130
     assert _processes_in(project) == []

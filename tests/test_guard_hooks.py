@@ -20,6 +20,7 @@ from test_local_stacks import Stacks
 
 SETTLE_S = float(os.environ.get("CFNRUN_TEST_STACK_BUDGET_S", "120"))
 RULES_BUCKET = "guard-rules"
+SECRET_LINE = "$6$notahash$whatserveneverquotes"
 VERSIONING_RULES = """\
 let buckets = Resources.*[ ResourceType == "AWS::S3::Bucket" ]
 
@@ -97,8 +98,14 @@ def stacks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stacks]:
     (folder / "policy").mkdir()
     (folder / "policy" / "versioning.guard").write_text(PARAMETERIZED_RULES, encoding="utf-8")
     (folder / "policy" / "enabled.yaml").write_text("Policy:\n  VersioningStatus: Enabled\n", encoding="utf-8")
+    (folder / "private").mkdir()  # a file beside the policy that serve was not told to read: a hook cannot name it
+    (folder / "private" / "shadow").write_text(f"root:{SECRET_LINE}:19000:0:99999:7:::\n", encoding="utf-8")
+    (folder / "policy" / "linked.guard").symlink_to(folder / "private" / "shadow")
     process = subprocess.Popen(
-        [sys.executable, "-m", "cfnrun", "serve", "--port", "0", "--no-reload", "--moto", "--virtual-clock", "--provider", "note"],
+        [
+            sys.executable, "-m", "cfnrun", "serve", "--port", "0", "--no-reload", "--moto", "--virtual-clock", "--provider", "note",
+            "--guard-rules-dir", "policy",
+        ],
         cwd=str(folder), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         env={**os.environ, "NO_COLOR": "1", "NOTES_STATE_DIR": str(folder / "notes")},
     )
@@ -213,7 +220,7 @@ def test_local_rules_take_their_input_parameters_from_options(stacks: Stacks) ->
 @pytest.mark.parametrize(
     "rules, reason",
     [
-        ("rule broken {{{ ", "do not parse at line 1, column 14 (near '{{')"),
+        ("rule broken {{{ ", "do not parse at line 1, column 14"),
         (None, "NoSuchKey"),
         ("policy/absent.guard", "policy/absent.guard cannot be read"),
     ],
@@ -236,3 +243,24 @@ def test_a_guard_hook_whose_rules_cannot_be_used_fails_where_it_is_declared(stac
     assert deploy(stacks, f"{name}-again", hook_template("Cfnrun::Guard::Broken", [name]), Rules=good) == "CREATE_COMPLETE"
     remove(stacks, f"{name}-again")
 
+
+
+@pytest.mark.parametrize(
+    "where", ["absolute", "relative", "dot-dot", "symbolic-link", "input-params"],
+)
+def test_a_guard_hook_reads_local_files_only_below_the_folders_it_was_given(stacks: Stacks, where: str) -> None:
+    name = f"guard-outside-{where}"
+    shadow = stacks.folder / "private" / "shadow"
+    rules, params = {
+        "absolute": (str(shadow), None),
+        "relative": ("private/shadow", None),
+        "dot-dot": ("policy/../private/shadow", None),
+        "symbolic-link": ("policy/linked.guard", None),
+        "input-params": ("policy/versioning.guard", str(shadow)),
+    }[where]
+    assert deploy(stacks, name, hook_template("Cfnrun::Guard::Outside", [name], input_params=params), Rules=rules) == "ROLLBACK_COMPLETE"
+    events = stacks.events(name)
+    failed = [e for e in events if e["LogicalResourceId"] == "Guard" and e["ResourceStatus"] == "CREATE_FAILED"]
+    assert "is outside the folders cfnrun reads rules from" in failed[0]["ResourceStatusReason"], failed
+    assert "--guard-rules-dir" in failed[0]["ResourceStatusReason"]
+    assert SECRET_LINE not in json.dumps(events, default=str)

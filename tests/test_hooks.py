@@ -314,9 +314,10 @@ def test_cfnrun_test_names_the_target_schemas_a_hook_project_lacks(sample: Calla
     assert run.returncode == 2, run.stdout + run.stderr
     assert "AWS::S3::*: no type in target-info.json matches it" in run.stderr
     schema_path = project / "cfnrun-sample-bucketguard.json"
-    schema_path.write_text(schema_path.read_text().replace('"AWS::S3::*"', '"AWS::SQS::Queue"'))
+    # an AWS type's schema ships with cloudformation-cli or cfn-lint (#30.5); a third-party type's is the project's to give
+    schema_path.write_text(schema_path.read_text().replace('"AWS::S3::*"', '"Acme::Queue::Thing"'))
     run = cfnrun("test", str(project), env=NO_REGISTRY)
-    assert run.returncode == 2 and "AWS::SQS::Queue: no schema in target-schemas/ or target-info.json" in run.stderr
+    assert run.returncode == 2 and "Acme::Queue::Thing: no schema in target-schemas/ or target-info.json" in run.stderr
     assert "--aws to let cfn fetch them" in run.stderr
 
 

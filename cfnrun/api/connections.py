@@ -9,7 +9,8 @@
   wait, a connection still sending its headers ``header_grace_s`` after it began (a real
   client sends them in one packet; slow-loris sends a byte a second), then one kept alive
   that long between two requests, is closed, oldest first. Neither has a request in
-  progress, so nothing is lost.
+  progress, so nothing is lost: one whose socket holds bytes the server has not read yet
+  (a request that arrived while a busy loop had not got to it) is not closed.
 - **A caller that waited ``queue_wait_s``** (every place busy with calls running) is let in
   anyway and answered 429 TooManyRequestsException, as Lambda answers a throttled call;
   boto3 retries those.
@@ -22,6 +23,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import enum
+import fcntl
+import struct
+import termios
 import time
 from typing import Deque, Dict, Optional
 
@@ -29,6 +33,9 @@ from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
 from cfnrun.api.limits import ConnectionLimits as ConnectionLimits  # its home is light, for the command line
+
+
+RECHECK_S = 0.01  # the soonest a waiting caller's place is looked for again
 
 
 class _Phase(enum.Enum):
@@ -132,6 +139,18 @@ class _GuardedConnection(asyncio.Protocol):
         if self.phase in (_Phase.HEADERS, _Phase.IDLE):
             return self.since + grace_s  # idle too: a client reusing its connection right away keeps it
         return None
+
+    def has_unread_bytes(self) -> bool:
+        """Bytes wait in its socket that the loop has not handed to ``data_received`` yet: on a busy machine, a request
+        that arrived on a kept-alive (or just admitted) connection. Closing it then would lose that request."""
+        sock = self.transport.get_extra_info("socket") if self.transport is not None else None
+        if sock is None:
+            return False
+        try:
+            unread: int = struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0\0\0\0"))[0]
+        except OSError:
+            return False
+        return unread > 0
 
     def _enter(self, phase: _Phase) -> None:
         self.phase = phase
@@ -237,7 +256,7 @@ class ConnectionGuard:
             (connection.phase is not _Phase.HEADERS, at, connection)  # slow headers before idle ones, oldest first
             for connection in self.open.values()
             for at in [connection.evictable_at(grace)]
-            if at is not None and at <= now
+            if at is not None and at <= now and not connection.has_unread_bytes()
         ]
         if not candidates:
             return False
@@ -249,7 +268,8 @@ class ConnectionGuard:
     def _recheck_when_evictable(self) -> None:
         times = [at for at in (c.evictable_at(self.limits.header_grace_s) for c in self.open.values()) if at is not None]
         if times:
-            delay = max(0.0, min(times) - time.monotonic())
+            # Not at once when the due one was spared for its unread bytes: the loop reads them first.
+            delay = max(RECHECK_S, min(times) - time.monotonic())
             self._recheck = asyncio.get_running_loop().call_later(delay, self.room_changed)
 
 

@@ -14,16 +14,47 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from cfnrun.contract.checker import ContractMode, check_call
 from cfnrun.contract.shape import ShapeValidator
-from cfnrun.contract.violations import Violation
+from cfnrun.contract.violations import REQUEST_RULES, Violation
 from cfnrun.history.recorder import CallRecorder
 from cfnrun.invoker.request_files import request_file_hint
 from cfnrun.model.budgets import Budget, Budgets
+from cfnrun.model.failure_cause import failure_cause
 from cfnrun.model.hook_targets import target_schemas
 from cfnrun.model.project import Project
 from cfnrun.model.seen_call import SeenCall
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.registry import FunctionRegistry, ServedFunction
 from cfnrun.ui.console import Console
+
+
+def _failed_result(outcome: InvocationOutcome) -> Optional[Dict[str, Any]]:
+    result = outcome.result if outcome.kind is OutcomeKind.RETURNED and isinstance(outcome.result, dict) else {}
+    return result if "FAILED" in (result.get("status"), result.get("hookStatus")) else None
+
+
+def failed_call_notes(outcome: InvocationOutcome, command: str) -> List[str]:
+    """A FAILED answer's cause (the exception in the call's output) and what to do: serve's console line shows them."""
+    result = _failed_result(outcome)
+    if result is None:
+        return []
+    message = str(result.get("message") or "")
+    cause = failure_cause(outcome.logs, message, command)
+    if cause is None:
+        return []
+    shown = cause.line and not (message and cause.line.split(": ", 1)[-1] in message)
+    return ([f"cause: {cause.line}"] if shown else []) + ([f"hint: {cause.hint}"] if cause.hint else [])
+
+
+def failed_answer(outcome: InvocationOutcome) -> Optional[str]:
+    """A FAILED answer in one line, "FAILED Code: message", the raised exception standing in for an empty message."""
+    result = _failed_result(outcome)
+    if result is None:
+        return None
+    message = str(result.get("message") or "")
+    if not message:
+        cause = failure_cause(outcome.logs)
+        message = f"(no message; the handler raised {cause.line})" if cause is not None and cause.line else "(no message)"
+    return " ".join(["FAILED", str(result.get("errorCode") or ""), message[:200]]).replace("  ", " ")
 
 
 class CallReview:
@@ -42,14 +73,16 @@ class CallReview:
         self.console = console
         self.contract = contract
         self.histories = histories or {}
-        self.violations_seen: "collections.Counter[str]" = collections.Counter()  # violation lines, for a summary
+        self.violations_seen: "collections.Counter[str]" = collections.Counter()  # the answers' violation lines, for a summary
+        self.requests_seen: "collections.Counter[str]" = collections.Counter()  # the requests' (the caller's input)
+        self.failures_seen: "collections.Counter[str]" = collections.Counter()  # FAILED answers: "CREATE → FAILED Code: why"
         self._shapes: Dict[str, ShapeValidator] = {}  # by type name
         self._targets: Dict[str, Tuple[Project, Dict[str, Dict[str, Any]]]] = {}  # a hook project's target schemas, by type name
 
-    def check(self, function: ServedFunction, call: SeenCall, result: Any) -> List[Violation]:
+    def check(self, function: ServedFunction, call: SeenCall, result: Any, output: str = "") -> List[Violation]:
         if function.type_name is None or call.action is None:
             return []
-        return check_call(self._shape_validator(function.registry), call, result, self._target_schemas(function.registry))
+        return check_call(self._shape_validator(function.registry), call, result, self._target_schemas(function.registry), output)
 
     def report(
         self,
@@ -63,11 +96,16 @@ class CallReview:
         """Check the call unless that is done (``violations``), record it, and write its console line."""
         action = call.action
         if violations is None and self.contract is not ContractMode.OFF and outcome.kind is OutcomeKind.RETURNED:
-            violations = self.check(function, call, outcome.result)
-        lines = [f"contract {'✗' if v.is_error else '!'} [{v.rule.id}]" for v in violations or []]
-        self.violations_seen.update(lines)
+            violations = self.check(function, call, outcome.result, outcome.logs)
+        for violation in violations or []:
+            line = f"contract {'✗' if violation.is_error else '!'} [{violation.rule.id}]"
+            (self.requests_seen if violation.rule in REQUEST_RULES else self.violations_seen)[line] += 1
+        failed = failed_answer(outcome)
+        if failed is not None and action is not None:
+            self.failures_seen[f"{action.value} → {failed}"] += 1
         hint = request_file_hint(call.payload)
         notes = ([hint] if hint else []) + notes + [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations or []]
+        notes += failed_call_notes(outcome, "cfnrun serve")
         history = self.histories.get(function.type_name) if function.type_name is not None else None
         if history is not None and action is not None:
             schema = function.registry.project.schema

@@ -16,8 +16,9 @@
 - ``--project-targets``: for a hook, cfn test resolves wildcard ``targetNames`` with the
   registry's ListTypes and fetches every target schema the project lacks with
   DescribeType. This has it read both from the project only (``target-schemas/`` and
-  ``target-info.json``), as ``cfn generate --local-only`` does: no registry call, and a
-  target the project does not describe is cfn's own clear error.
+  ``target-info.json``), as ``cfn generate --local-only`` does, and an AWS::* target the
+  project holds no schema for from the registry schema cfn-lint ships: no registry call, and
+  a target neither describes is cfn's own clear error.
 
 Always: the suite compares returned models with requested ones after the schema's
 ``propertyTransform``, which cfn test evaluates with jq (pyjq) but the service evaluates as
@@ -32,9 +33,12 @@ import os
 import sys
 import time
 import types
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from cfnrun.invoker.credentials import PLACEHOLDER
+from cfnrun.model.hook_targets import bundled_target_schemas
+from cfnrun.model.schema import ResourceSchema
 
 
 class SuiteClock:
@@ -80,7 +84,8 @@ def _targets_from_project() -> None:
     load_target_info: Callable[..., Dict[str, Any]] = Project._load_target_info
 
     def local_target_info(self: Any, endpoint_url: Any, region_name: Any, type_schemas: Any = None, local_only: bool = False, profile_name: Any = None) -> Dict[str, Any]:
-        return load_target_info(self, endpoint_url, region_name, type_schemas, True, profile_name)
+        bundled = list(bundled_target_schemas(Path(self.root), ResourceSchema(self.schema or {})).values())  # cfn-lint's, offline
+        return load_target_info(self, endpoint_url, region_name, [*(type_schemas or []), *bundled], True, profile_name)
 
     Project._load_target_info = local_target_info  # type: ignore[method-assign]
 
@@ -112,12 +117,22 @@ def _transforms_as_the_service_does() -> None:
     ResourceClient.transform_model = jsonata_transform_model  # type: ignore[method-assign]
 
 
+def _examples_kept_in_local_state() -> None:
+    """The suite's Hypothesis keeps its example database in the project's .cfnrun/, not in a new .hypothesis/ beside the code."""
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    from cfnrun.model.local_state import state_folder
+
+    set_hypothesis_home_dir(state_folder(Path.cwd()) / "hypothesis")
+
+
 def run_cfn(
     argv: List[str], sts_endpoint: Optional[str], virtual_clock: bool = False, project_targets: bool = False,
     exports: Optional[Dict[str, str]] = None,
 ) -> None:
     from rpdk.core.cli import main as cfn_main
 
+    _examples_kept_in_local_state()
     _transforms_as_the_service_does()
     if sts_endpoint is not None:
         _point_sts_at(sts_endpoint)

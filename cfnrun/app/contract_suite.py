@@ -6,6 +6,7 @@ server's stand-in, and placeholder credentials stand in for real ones.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import json
 import re
@@ -16,7 +17,9 @@ from pathlib import Path
 from typing import Counter, Dict, List, Optional, Tuple
 
 from cfnrun.contract.checker import ContractMode
+from cfnrun.invoker.operation import UNHASHABLE_SET_HINT
 from cfnrun.model.endings import PAGINATION_LOOP_HINT
+from cfnrun.model.failure_cause import failure_cause
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.local_state import state_folder
 from cfnrun.invoker.credentials import PLACEHOLDER
@@ -26,6 +29,12 @@ from cfnrun.ui.console import Console
 from cfnrun.app.serve import ServeSettings, Sources, aws_calls_routed, start_server
 from cfnrun.stacks.store import StackError, StackStore
 from cfnrun.stacks.template.errors import TemplateError
+
+
+RESULTS_FILE = "test-results.xml"  # in the project's .cfnrun/: the suite's JUnit XML report, read for the summary
+MAX_SUMMARY_LINES = 20
+CFN_TESTS_FAILED = "rpdk.core.exceptions.SysExitRecommendedError"  # what cfn logs when tests failed, not a crash
+CFN_LOG = "rpdk.log"  # where cfn writes its own traceback when it stops on an unhandled exception
 
 
 @dataclass(frozen=True)
@@ -127,18 +136,30 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
                 exports_at = server.url if settings.stacks else (settings.cloudformation_endpoint or serve.runtime.aws_endpoint)
                 if exports_at and not settings.exports:
                     command += ["--cloudformation-endpoint-url", exports_at]  # {{Export}} inputs: ListExports
-                if settings.pytest_args:
-                    command += ["--", *settings.pytest_args]
+                results = state_folder(project.root) / RESULTS_FILE
+                with contextlib.suppress(FileNotFoundError):
+                    results.unlink()  # an earlier run's: never reported as this one's
+                command += ["--", f"--junitxml={results}", *settings.pytest_args]
                 print(f"cfnrun test: {project.type_name} against {server.url}; handler output in {log_path}", flush=True)
+                crash_log = project.root / CFN_LOG
+                logged_before = crash_log.stat().st_size if crash_log.exists() else 0
                 process = await asyncio.create_subprocess_exec(*command, cwd=str(project.root), env=_environment(settings))
                 status = await process.wait()
+                if status != 0:
+                    for line in cfn_crash(crash_log, logged_before):
+                        print(line, flush=True)
                 left = await deployed.delete()
                 if left:
                     print(f"cfnrun test: {left}", flush=True)
             finally:
                 await server.stop(serve.shutdown_timeout_s)
-            if serve.contract is not ContractMode.OFF:
-                print(violation_summary(server.violations_seen, log_path), flush=True)
+            for line in failed_tests(results):
+                print(line, flush=True)
+            review = server.review
+            if review is not None and review.failures_seen:
+                print(failure_summary(review.failures_seen), flush=True)
+            if serve.contract is not ContractMode.OFF and review is not None:
+                print(violation_summary(review.violations_seen, log_path, review.requests_seen), flush=True)
             if server.loops_stopped:
                 print(loop_summary(server.loops_stopped, log_path), flush=True)
             return status
@@ -190,10 +211,70 @@ def loop_summary(stopped: int, log_path: Path) -> str:
     )
 
 
-def violation_summary(seen: "Counter[str]", log_path: Path) -> str:
-    """What the handler contract checks found during the suite, which cfn test itself does not report."""
+def violation_summary(seen: "Counter[str]", log_path: Path, requests: Optional["Counter[str]"] = None) -> str:
+    """What the handler contract checks found during the suite, which cfn test itself does not report: the answers'
+    violations (the handler's to fix) apart from the requests' (the suite's own input, some of it wrong on purpose)."""
     if not seen:
-        return "cfnrun test: no contract violations in the handlers' answers"
-    lines = [f"cfnrun test: {sum(seen.values())} contract violation(s) in the handlers' answers (details in {log_path}):"]
-    lines += [f"  {line}  ×{count}" for line, count in seen.most_common()]
+        lines = ["cfnrun test: no contract violations in the handlers' answers"]
+    else:
+        lines = [f"cfnrun test: {sum(seen.values())} contract violation(s) in the handlers' answers (details in {log_path}):"]
+        lines += [f"  {line}  ×{count}" for line, count in seen.most_common()]
+    if requests:
+        lines.append(
+            f"cfnrun test: {sum(requests.values())} contract violation(s) in the suite's own requests, not the handlers' answers "
+            "(cfn test sends some on purpose, e.g. request-has-identifier: an UPDATE of a resource it never created):"
+        )
+        lines += [f"  {line}  ×{count}" for line, count in requests.most_common()]
     return "\n".join(lines)
+
+
+def failure_summary(failures: "Counter[str]") -> str:
+    """The handlers' FAILED answers during the suite, each with what may fix it: the reasons behind failed tests."""
+    lines = [f"cfnrun test: the handlers answered FAILED {sum(failures.values())} time(s):"]
+    hints: List[str] = []
+    for line, count in failures.most_common(MAX_SUMMARY_LINES):
+        lines.append(f"  {line}  ×{count}")
+        cause = failure_cause("", line, "cfnrun test")
+        hint = UNHASHABLE_SET_HINT if "unhashable type: 'dict'" in line else (cause.hint if cause is not None else None)
+        if hint and hint not in hints:
+            hints.append(hint)
+    return "\n".join(lines + [f"  hint: {hint}" for hint in hints])
+
+
+def cfn_crash(log: Path, offset: int) -> List[str]:
+    """cfn test's own "Unhandled exception" (in the project's rpdk.log, past ``offset``): the exception and a hint."""
+    try:
+        with open(log, encoding="utf-8", errors="replace") as written:
+            written.seek(offset)
+            added = written.read()
+    except OSError:
+        return []
+    cause = failure_cause(added, "", "cfnrun test", who="the suite (its {{Export}} lookups, or cfn's own calls)")
+    if cause is None or not cause.line or cause.line.startswith(CFN_TESTS_FAILED):
+        return []  # cfn's way of saying some tests failed: the summary says which
+    lines = [f"cfnrun test: cfn test itself stopped on {cause.line} (in {log})"]
+    return lines + ([f"  hint: {cause.hint}"] if cause.hint else [])
+
+
+def failed_tests(results: Path) -> List[str]:
+    """Each failed test of the suite with its reason (pytest's JUnit XML report), for the summary; [] if none or no report."""
+    import xml.etree.ElementTree as ElementTree  # our own pytest's report, not input from elsewhere
+
+    try:
+        cases = ElementTree.parse(results).getroot().iter("testcase")
+    except (OSError, ElementTree.ParseError):
+        return []
+    failed = []
+    for case in cases:
+        for kind in ("failure", "error"):
+            found = case.find(kind)
+            if found is not None:
+                reason = " ".join((found.get("message") or found.text or "").split())
+                shown = reason if len(reason) <= 200 else reason[:199] + "…"
+                failed.append(f"  {case.get('name')} ({'failed' if kind == 'failure' else 'error'}): {shown}")
+                break
+    if not failed:
+        return []
+    return [f"cfnrun test: {len(failed)} test(s) did not pass:", *failed[:MAX_SUMMARY_LINES]] + (
+        [f"  … and {len(failed) - MAX_SUMMARY_LINES} more"] if len(failed) > MAX_SUMMARY_LINES else []
+    )

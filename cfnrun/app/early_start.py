@@ -183,13 +183,15 @@ def early_spec(argv: List[str], command: str = "invoke") -> Optional["WorkerSpec
     return worker_spec(found[0], found[1], runtime)
 
 
-def _local_region(profile: Optional[str]) -> Optional[str]:
-    """The region the command reads from the environment; None when only botocore could tell (a profile's)."""
-    from cfnrun.invoker.region import local_region, region_needs_botocore
+def _local_region(profile: Optional[str]) -> str:
+    """The region the command will most likely use: the environment's, else the profile's in the AWS config file.
 
-    if region_needs_botocore(profile):
-        return None  # reading the profile's region would cost what starting early saves
-    return local_region()
+    botocore, which the command reads a profile's region with, would cost what starting early
+    saves; a guess read with the standard library is enough here (a wrong one costs a process).
+    """
+    from cfnrun.invoker.region import guessed_region
+
+    return guessed_region(profile)
 
 
 def _project(named: Optional[Path]) -> "Project":

@@ -8,8 +8,8 @@ later (``app/late_parts.py``).
 from __future__ import annotations
 
 import asyncio
-import collections
-from typing import TYPE_CHECKING, List
+import errno
+from typing import TYPE_CHECKING, List, Optional
 
 from aiohttp import web
 
@@ -34,10 +34,14 @@ from cfnrun.model.errors import CfnrunError
 from cfnrun.ui.console import Console
 
 if TYPE_CHECKING:
+    from cfnrun.app.call_review import CallReview
     from cfnrun.app.reloader import Reloader
     from cfnrun.app.serve import ServeSettings
 
 ANSWER_AFTER_STOP_S = 2.0  # once workers are stopped, how long the calls they ran have to be answered
+
+# The port is taken (often by another cfnrun serve): what to do about it.
+PORT_TAKEN_HINT = "; another process (an earlier cfnrun serve?) listens there: stop it, or pick another port with --port N (--port 0 picks a free one)"
 
 
 class RunningServer:
@@ -61,10 +65,10 @@ class RunningServer:
         return self.late.task
 
     @property
-    def violations_seen(self) -> "collections.Counter[str]":
-        """Violation lines the contract checks found, for a summary."""
+    def review(self) -> Optional["CallReview"]:
+        """The review of every call (contract checks, FAILED answers) once the late parts are loaded: for a summary."""
         parts = self.late.parts
-        return parts.review.violations_seen if parts is not None else collections.Counter()
+        return parts.review if parts is not None else None
 
     @property
     def loops_stopped(self) -> int:
@@ -127,7 +131,8 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
     except BaseException as error:
         await runner.cleanup()
         if isinstance(error, OSError):
-            raise CfnrunError(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}") from None
+            hint = PORT_TAKEN_HINT if error.errno == errno.EADDRINUSE else ""
+            raise CfnrunError(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}{hint}") from None
         raise
     port = runner.addresses[0][1] if runner.addresses else settings.port  # the bound one, for --port 0
     host = f"[{settings.host}]" if ":" in settings.host else settings.host

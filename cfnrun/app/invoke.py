@@ -312,6 +312,7 @@ async def run_operation(prepared: PreparedInvoke, target: FunctionTarget, observ
         strict=settings.contract is ContractMode.STRICT,
         stall_limit=None if settings.keep_polling else DEFAULT_STALL_LIMIT,
         retry=RetryPolicy() if settings.retry else NO_RETRY,
+        command="cfnrun invoke",
     )
     return await operation.run()
 

@@ -102,7 +102,7 @@ class LambdaCallPolicy:
             outcome = self.paging.answer(function.name, seen, outcome, notes, strict)
         if strict and outcome.kind is OutcomeKind.RETURNED:
             review = (await self.late.wait()).review
-            violations = review.check(function, seen, outcome.result)
+            violations = review.check(function, seen, outcome.result, outcome.logs)
             asyncio.get_running_loop().call_soon(review.report, function, seen, outcome, notes, limit, violations)
             errors = [v for v in violations if v.is_error]
             if not errors:

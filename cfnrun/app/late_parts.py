@@ -26,6 +26,7 @@ from cfnrun.ui.console import Console
 
 if TYPE_CHECKING:
     from cfnrun.app.call_review import CallReview
+    from cfnrun.model.module_fragment import ModuleFragment
     from cfnrun.model.project import Project
     from cfnrun.model.schema import ResourceSchema
     from cfnrun.runtime.registry import FunctionRegistry
@@ -64,8 +65,12 @@ class LateLoading:
         url: str = "",
         stack_state: Optional[Path] = None,
         active_hooks: Tuple[str, ...] = (),
+        rules_folders: Tuple[Path, ...] = (),
+        modules: Tuple["ModuleFragment", ...] = (),
     ) -> "asyncio.Task[LateParts]":
-        self.task = asyncio.ensure_future(self._load(served, budgets, console, contract, virtual_clock, url, stack_state, active_hooks))
+        self.task = asyncio.ensure_future(
+            self._load(served, budgets, console, contract, virtual_clock, url, stack_state, active_hooks, rules_folders, modules)
+        )
         return self.task
 
     async def wait(self) -> LateParts:
@@ -127,6 +132,8 @@ class LateLoading:
         url: str,
         stack_state: Optional[Path],
         active_hooks: Tuple[str, ...],
+        rules_folders: Tuple[Path, ...],
+        modules: Tuple["ModuleFragment", ...],
     ) -> LateParts:
         """The review of each call, Cloud Control's request store, then the spares.
 
@@ -152,7 +159,7 @@ class LateLoading:
                 histories[project.type_name] = history
                 recorders[project.type_name] = CallRecorder(history, _schema_of(registry), project.type_name)
         operations = TypeOperations(served, console, contract, virtual_clock, histories)
-        stacks = local_stacks(operations, url, stack_state, active_hooks)
+        stacks = local_stacks(operations, url, stack_state, active_hooks, rules_folders, modules)
         requests = ResourceRequestStore(operations, stacks.hooks) if served.type_names() else None
         await stacks.restore()
         self.parts = LateParts(CallReview(budgets, console, contract, recorders), requests, histories, stacks)

@@ -236,3 +236,19 @@ def overrides(settings: Any) -> Dict[str, Any]:
         for name, declared_option, _ in declared(type(settings))
         if declared_option.overrides and getattr(settings, name) is not None
     }
+
+
+def derived(cls: Type[S], settings: Any, **given: Any) -> S:
+    """A run-time shape (``RuntimeSettings``, ``ServeSettings``...) from a command's ``settings``, field by field.
+
+    Each field of ``cls`` takes ``given``'s value, else the attribute of ``settings`` of the same name (a declared
+    option, or a property the settings derive from them), else its default: an option named as the field it sets
+    reaches what runs without being copied by hand (tests/unit/test_declared_flags_reach_what_runs.py holds every
+    command to it).
+    """
+    values = {
+        each.name: given[each.name] if each.name in given else getattr(settings, each.name)
+        for each in dataclasses.fields(cls)  # type: ignore[arg-type]  # a run-time shape is a dataclass
+        if each.name in given or hasattr(settings, each.name)
+    }
+    return cls(**values)

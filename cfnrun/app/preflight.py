@@ -44,7 +44,7 @@ def runtime_mismatch(project: Project, version: Version) -> Optional[str]:
     if not declared or running in declared:
         return None
     return (
-        f"template.yml declares Runtime {', '.join(sorted(declared))} but the provider runs under {running} here; "
+        f"{project.type_name}: template.yml declares Runtime {', '.join(sorted(declared))} but the provider runs under {running} here; "
         "pass --python with a matching interpreter to run what Lambda runs"
     )
 

@@ -26,11 +26,13 @@ from cfnrun.api.limits import ConnectionLimits
 from cfnrun.contract.mode import ContractMode
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.function_template import FunctionTemplate
+from cfnrun.model.module_fragment import ModuleFragment
 from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project
 from cfnrun.app.settings.serve import DEFAULT_HOST, DEFAULT_PORT, SHUTDOWN_GRACE_S
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.served import Served, Warming
+from cfnrun.app.state_lock import StateHold, state_held
 from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.runtime.spec import RuntimeSettings
@@ -54,6 +56,7 @@ class Sources:
     providers: Tuple[Project, ...]
     templates: Tuple[FunctionTemplate, ...] = ()
     hooks: Tuple[str, ...] = ()  # the hooks --hook named (among the providers): they run in stacks from the start
+    modules: Tuple[ModuleFragment, ...] = ()  # MODULE projects given with --provider: their fragments expand in stacks
 
     @classmethod
     def of(cls, project: Project) -> "Sources":
@@ -75,6 +78,7 @@ class ServeSettings:
     virtual_clock: bool = False  # Cloud Control requests skip CallbackDelaySeconds waits
     moto: bool = False  # an embedded moto server takes the handlers' AWS calls while this serves
     stack_state: Optional[Path] = None  # --state: where the local stacks are kept across restarts
+    guard_rules_dirs: Tuple[Path, ...] = ()  # --guard-rules-dir: more folders a Guard hook's local rules may be read from
 
 
 async def serve_forever(
@@ -107,8 +111,8 @@ async def serve_forever(
             console.info(f"cfnrun serve: {project.type_name} from {project.root}")
         for template in sources.templates:
             console.info(f"cfnrun serve: functions {', '.join(template.functions)} from {template.path}")
-        with aws_calls_routed(settings, console) as routed:
-            await _serve(sources, routed, console, on_started, stop, started, early)
+        with state_held(settings.stack_state) as hold, aws_calls_routed(settings, console) as routed:
+            await _serve(sources, routed, console, on_started, stop, started, early, hold)
     except asyncio.CancelledError:
         if forced.is_set():  # what start_server had begun is undone by now: no worker is left
             raise KeyboardInterrupt from None
@@ -127,8 +131,10 @@ async def _serve(
     stop: asyncio.Event,
     started: asyncio.Event,
     early: Optional[EarlyStart],
+    hold: StateHold,
 ) -> None:
     server = await start_server(sources, settings, console, early)  # startup
+    hold.tell(server.url)
     started.set()
     # It answers calls already; it says it listens once it knows it can go on (a broken schema stops it first).
     announcing = asyncio.ensure_future(_announce_when_loaded(settings, server, console))
@@ -174,7 +180,10 @@ async def start_server(sources: Sources, settings: ServeSettings, console: Conso
         await served.close()  # interrupted, a broken install, a taken port: no worker outlives this
         raise
     # Listening: what no answer waits for loads now, in one step (``app/late_parts.py``).
-    server.late.begin(served, budgets, console, settings.contract, settings.virtual_clock, server.url, settings.stack_state, sources.hooks)
+    server.late.begin(
+        served, budgets, console, settings.contract, settings.virtual_clock, server.url, settings.stack_state, sources.hooks,
+        settings.guard_rules_dirs, sources.modules,
+    )
     try:
         for watch in watches:
             await watch.in_place(server)

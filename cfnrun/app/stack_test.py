@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import signal
 import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from cfnrun.app.serve import ServeSettings, Sources, aws_calls_routed, start_server
+from cfnrun.app.stacks.flag_hints import for_command
+from cfnrun.app.state_lock import state_held
 from cfnrun.app.stacks.leftovers import Finding, MadeResource
 from cfnrun.app.stacks.local_stacks import LocalStacks
 from cfnrun.app.type_operations import ContractReport
@@ -41,6 +44,7 @@ from cfnrun.stacks.store import StackError
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.ui.console import Console
 
+COMMAND = "cfnrun stack test"  # what the user ran: hints name its flags
 STACK_TYPE = "AWS::CloudFormation::Stack"
 PROGRESS_EVERY_S = 0.2  # how often a running step reports the resources still at work
 STEP_ENDS = {"create": "CREATE_COMPLETE", "update": "UPDATE_COMPLETE", "delete": "DELETE_COMPLETE"}
@@ -83,8 +87,9 @@ async def run_stack_test(
     assert running is not None
     loop.add_signal_handler(signal.SIGTERM, running.cancel)
     try:
-        with aws_calls_routed(settings, console) as routed:
+        with state_held(settings.stack_state) as hold, aws_calls_routed(settings, console) as routed:
             server = await start_server(sources, routed, console)
+            hold.tell(server.url)
             try:
                 parts = await server.loaded  # an unusable schema stops here
                 return await StackLifecycle(plan, parts.stacks, observer, routed).run()
@@ -105,6 +110,9 @@ class StackFollower:
         self.failures: List[str] = []  # the current step's resource failures, "Note CREATE_FAILED: reason", in order
 
     def __call__(self, event: StackEvent) -> None:
+        event = dataclasses.replace(  # serve's flag hints, as this command takes them
+            event, reason=for_command(event.reason, COMMAND), hook_status_reason=for_command(event.hook_status_reason, COMMAND)
+        )
         self.observer(event)
         if event.resource_type == STACK_TYPE:
             return

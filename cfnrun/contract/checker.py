@@ -1,6 +1,7 @@
 """The contract checker for one operation: request checks, then every event, then the ending."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable, Dict, List, Optional
 
 from cfnrun.contract import violations as rules
@@ -11,6 +12,7 @@ from cfnrun.contract.request_rules import check_request
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import Violation
 from cfnrun.contract.write_only import redact
+from cfnrun.model.failure_cause import failure_cause
 from cfnrun.model.hook_targets import HookTarget, target_names
 from cfnrun.model.protocol import Action
 from cfnrun.model.endings import EndReason
@@ -56,9 +58,10 @@ class ContractChecker:
         found = check_request(self.action, self.schema, self.desired, self.previous)
         return redact(self.schema, found, (self.desired, self.previous))
 
-    def check_event(self, invocation: int, event: Any) -> List[Violation]:
+    def check_event(self, invocation: int, event: Any, output: str = "") -> List[Violation]:
+        """The answer's violations; ``output`` (the call's logs) names the exception behind a FAILED without a message."""
         self._events += 1
-        return _never_raising(lambda: self._check_event(invocation, event), invocation)
+        return _with_raised_exception(_never_raising(lambda: self._check_event(invocation, event), invocation), output)
 
     def _check_event(self, invocation: int, event: Any) -> List[Violation]:
         if not isinstance(event, dict):
@@ -72,6 +75,18 @@ class ContractChecker:
     def check_ending(self, reason: EndReason, message: str, invocations: int) -> List[Violation]:
         rule = ENDING_RULES.get(reason)
         return [Violation(rule, message, None, invocations)] if rule is not None else []
+
+
+def _with_raised_exception(found: List[Violation], output: str) -> List[Violation]:
+    """A FAILED without a message because the handler raised: the exception, rather than a bare failed-message."""
+    cause = failure_cause(output) if output and any(v.rule is rules.FAILED_MESSAGE for v in found) else None
+    if cause is None or not cause.line:
+        return found
+    message = (
+        f"FAILED without a message: the handler raised {cause.line}, and cloudformation_cli_python_lib answers an "
+        "uncaught exception with FAILED InternalFailure and no message; catch it and return ProgressEvent.failed(code, message)"
+    )
+    return [replace(v, message=message) if v.rule is rules.FAILED_MESSAGE else v for v in found]
 
 
 def _redact_target(target: HookTarget, found: List[Violation], documents: Any) -> List[Violation]:
@@ -89,7 +104,8 @@ def _never_raising(check: Callable[[], List[Violation]], invocation: Optional[in
 
 
 def check_call(
-    shape: ShapeValidator, call: SeenCall, result: Any, target_schemas: Optional[Dict[str, Dict[str, Any]]] = None
+    shape: ShapeValidator, call: SeenCall, result: Any, target_schemas: Optional[Dict[str, Dict[str, Any]]] = None,
+    output: str = "",
 ) -> List[Violation]:
     """Check one call seen by the server: a HandlerRequest, sam-tests event, HookInvocationRequest
     or HookTestEvent, and its answer; ``target_schemas`` are a hook project's.
@@ -110,4 +126,4 @@ def check_call(
         )
     else:
         return []
-    return (checker.check_request() if first_call else []) + checker.check_event(1, result)
+    return (checker.check_request() if first_call else []) + checker.check_event(1, result, output)

@@ -160,3 +160,6 @@ CHECKER_FAILED = _rule(
     Severity.WARNING,
     "cfnrun's own check could not run; the handler's answer stands as it was given.",
 )
+
+# Rules about the request a handler is sent (the caller's input), not about the handler's answer.
+REQUEST_RULES = frozenset({REQUEST_VALID, REQUEST_NO_READ_ONLY, UPDATE_CREATE_ONLY, REQUEST_IDENTIFIER, HOOK_TARGET_MODEL_VALID})

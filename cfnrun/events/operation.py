@@ -98,6 +98,7 @@ class OperationResult:
     elapsed_s: float
     error_code: Optional[str] = None
     hint: Optional[str] = None
+    cause: Optional[str] = None  # a FAILED answer's cause from the handler's output: the exception it raised
     resource_model: Optional[Dict[str, Any]] = None
     resource_models: Optional[List[Dict[str, Any]]] = field(default=None)
     callback_context: Optional[Dict[str, Any]] = None  # an operation stopped while IN_PROGRESS: where it stood

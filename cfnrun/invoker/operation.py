@@ -35,6 +35,7 @@ from cfnrun.invoker.payloads import OperationRequest
 from cfnrun.invoker.retries import RetryPolicy
 from cfnrun.invoker.running_call import RunningCall
 from cfnrun.model.protocol import Action, InvalidProgressEvent, OperationStatus, ProgressEvent
+from cfnrun.model.failure_cause import failure_cause
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.target import Invocable
 from cfnrun.model.schema import ResourceSchema
@@ -76,8 +77,11 @@ class Operation:
         strict: bool = False,
         stall_limit: Optional[int] = DEFAULT_STALL_LIMIT,
         retry: RetryPolicy = RetryPolicy(),
+        command: str = "the command",
     ) -> None:
         self.target = target
+        self.command = command  # what the user ran: a hint names its flags
+        self._last_logs = ""  # the latest invocation's output: where an uncaught exception's traceback is
         self.request = request
         self.action: Action = request.action
         self.schema = schema
@@ -165,6 +169,7 @@ class Operation:
         limit: Budget = self.invocation_budget if remaining >= self.invocation_budget.seconds else self.operation_budget
         outcome = await self._invoke(min(limit.seconds, remaining))
         progress, problem = self._interpret(outcome)
+        self._last_logs = outcome.logs
         self._last_progress = progress or self._last_progress
         self._emit(InvocationCompleted(self._invocations, outcome, progress, problem, self._elapsed()))
         ended = self._strict_breach(outcome) or self._ended_without_event(outcome, problem, limit)
@@ -186,7 +191,7 @@ class Operation:
         """Check the answer (reporting what it breaks); under --contract strict, a MUST it breaks ends the operation."""
         if self.checker is None or outcome.kind is not OutcomeKind.RETURNED:
             return None
-        breach = self._report(self._invocations, self.checker.check_event(self._invocations, outcome.result))
+        breach = self._report(self._invocations, self.checker.check_event(self._invocations, outcome.result, outcome.logs))
         if breach is None:
             return None
         return self._result(
@@ -298,10 +303,13 @@ class Operation:
                 f"{progress.errorCode} is retriable: the same request was sent {self._retries} more time(s) with backoff, "
                 "as CloudFormation does, and the last answer still failed (--no-retry: fail at the first answer)"
             )
-        elif progress.errorCode == "InternalFailure" and not progress.message:
-            hint = EMPTY_INTERNAL_FAILURE_HINT
         elif "unhashable type: 'dict'" in (progress.message or ""):
             hint = UNHASHABLE_SET_HINT
+        cause = failure_cause(self._last_logs, progress.message or "", self.command)
+        if cause is not None and cause.hint:
+            hint = cause.hint if hint is None else f"{hint}; {cause.hint}"
+        elif hint is None and progress.errorCode == "InternalFailure" and not progress.message:
+            hint = EMPTY_INTERNAL_FAILURE_HINT
         return self._result(
             OperationStatus.FAILED,
             EndReason.HANDLER,
@@ -309,6 +317,7 @@ class Operation:
             error_code=progress.errorCode,
             hint=hint,
             resource_model=progress.resourceModel,
+            cause=cause.line if cause is not None and cause.line and cause.line not in (progress.message or "") else None,
         )
 
     def _succeeded(self, progress: ProgressEvent) -> OperationResult:

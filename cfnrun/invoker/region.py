@@ -44,6 +44,33 @@ def profile_region(profile: Optional[str] = None) -> Optional[str]:
         return None
 
 
+def guessed_region(profile: Optional[str] = None) -> str:
+    """What ``local_region`` most likely answers, read without botocore: for a guess that may be wrong (the early start's)."""
+    return region_from_environment() or config_file_region(profile) or DEFAULT_REGION
+
+
+def config_file_region(profile: Optional[str] = None) -> Optional[str]:
+    """The ``region`` in the profile's section of the AWS config file, read with the standard library; None if it names none.
+
+    The profile as botocore picks it (--profile, else AWS_DEFAULT_PROFILE, else AWS_PROFILE, else
+    ``default``) and the file as it finds it (AWS_CONFIG_FILE, else ~/.aws/config), but not all of
+    botocore's reading (a region in the credentials file, say): a guess.
+    """
+    import configparser
+
+    name = profile or os.environ.get("AWS_DEFAULT_PROFILE") or os.environ.get("AWS_PROFILE") or "default"
+    path = os.path.expanduser(os.environ.get("AWS_CONFIG_FILE") or os.path.join("~", ".aws", "config"))
+    parser = configparser.RawConfigParser()
+    try:
+        parser.read(path, encoding="utf-8")
+    except (configparser.Error, OSError, UnicodeDecodeError):
+        return None
+    for section in [f"profile {name}"] + (["default"] if name == "default" else []):
+        if parser.has_section(section):
+            return parser.get(section, "region", fallback="").strip() or None
+    return None
+
+
 def no_such_profile(profile: Optional[str]) -> CfnrunError:
     named = f"--profile {profile}" if profile else f"AWS_PROFILE={os.environ.get('AWS_PROFILE', '')}"
     return CfnrunError(f"{named}: no such profile in your AWS configuration")

@@ -136,6 +136,19 @@ def parse_request(document: Any, source: str, properties: Sequence[str] = ()) ->
     )
 
 
+def _pointed(text: str, error: json.JSONDecodeError) -> str:
+    """The line the JSON error is on, with a caret under its column."""
+    lines = text.splitlines()
+    if not 0 < error.lineno <= len(lines):
+        return ""
+    line = lines[error.lineno - 1]
+    if len(line) > 200:
+        return ""
+    before = text[: error.pos].rstrip()
+    comma = " (a trailing comma before it: JSON allows none)" if before.endswith(",") and text[error.pos:error.pos + 1] in "}]" else ""
+    return f"{comma}\n  {line}\n  {' ' * (error.colno - 1)}^"
+
+
 def _looks_like_yaml(text: str) -> bool:
     import yaml
 
@@ -164,6 +177,8 @@ def read_request_document(path: str) -> "tuple[str, Any]":
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
+        if text.lstrip().startswith(("{", "[")):  # meant as JSON (YAML's flow style would read a typo in it as YAML)
+            raise CfnrunError(f"{source}: {not_json(error)}{_pointed(text, error)}") from None
         if _looks_like_yaml(text):
             raise CfnrunError(f"{source}: this is YAML; request files are JSON (as for cfn invoke): convert it to JSON") from None
         raise CfnrunError(f"{source}: {not_json(error)}") from None

@@ -17,6 +17,7 @@ MUTATING_BUDGET_S = 60.0
 READ_LIST_BUDGET_S = 30.0
 LAMBDA_MAX_TIMEOUT_S = 900.0  # a function without a Timeout may run this long on Lambda
 LAMBDA_HOOK_BUDGET_S = 30.0  # the service waits this long for each answer of a Lambda hook's function
+GUARD_HOOK_BUDGET_S = 30.0  # cfnrun's limit for one Guard evaluation (no documented one found): the Lambda hook's
 
 
 class BudgetKind(str, enum.Enum):
@@ -86,6 +87,15 @@ class Budgets:
             LAMBDA_HOOK_BUDGET_S * self.time_scale,
             f"the service's {LAMBDA_HOOK_BUDGET_S:g} s limit for a Lambda hook's answer" + self._scaled(),
             BudgetKind.CONTRACT,
+        )
+
+    def guard_hook(self) -> Budget:
+        """How long one evaluation of a Guard hook's rules may run (no documented limit found: the Lambda hook's 30 s)."""
+        return Budget(
+            GUARD_HOOK_BUDGET_S * self.time_scale,
+            f"cfnrun's {GUARD_HOOK_BUDGET_S:g} s limit for a Guard hook's evaluation" + self._scaled(),
+            BudgetKind.SCHEMA,
+            default=True,
         )
 
     def _scaled(self) -> str:

@@ -2,22 +2,28 @@
 
 Target schemas come from where cloudformation-cli keeps them in a hook project, never
 from the registry: ``target-schemas/*.json`` (each names its ``typeName``) and the
-``Schema`` entries of ``target-info.json``.
+``Schema`` entries of ``target-info.json``. For ``cfnrun test``, an AWS::* target the project
+holds no schema for takes the one cloudformation-cli or cfn-lint ships
+(``bundled_target_schemas``), so a fresh ``cfn init`` hook runs the suite offline; the contract
+checker checks target models against the project's own schemas only.
 """
 from __future__ import annotations
 
+import copy
 import fnmatch
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from cfnrun.model.aws_type_schemas import AwsTypeSchemas
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
 
 TARGET_SCHEMAS_FOLDER = "target-schemas"
 TARGET_INFO_FILE = "target-info.json"
 STACK_LEVEL_TARGETS = ("STACK", "CHANGE_SET")  # not resource types: no schema to find
+_BUNDLED = AwsTypeSchemas()
 
 
 @dataclass(frozen=True)
@@ -62,8 +68,61 @@ def target_schemas(root: Path) -> Dict[str, Dict[str, Any]]:
     return found
 
 
+def _listed(root: Path) -> List[str]:
+    """The target types target-info.json names."""
+    info = _read_json(root / TARGET_INFO_FILE)
+    return sorted(info) if isinstance(info, dict) else []
+
+
 def hook_target(root: Path, schema: ResourceSchema, point: Action, name: str) -> HookTarget:
     return HookTarget(name, target_names(schema, point), target_schemas(root).get(name))
+
+
+def known_target_schemas(root: Path, schema: ResourceSchema) -> Dict[str, Dict[str, Any]]:
+    """The project's target schemas, and cfn-lint's for the declared AWS targets it holds none for."""
+    return {**bundled_target_schemas(root, schema), **target_schemas(root)}
+
+
+def bundled_target_schemas(root: Path, schema: ResourceSchema) -> Dict[str, Dict[str, Any]]:
+    """The shipped schemas of the declared targets the project holds none for (a wildcard: the types target-info.json lists
+    for it, as cfn test expands it from there)."""
+    own = target_schemas(root)
+    wanted = []
+    for name in _declared_anywhere(schema):
+        wanted += fnmatch.filter(_listed(root), name) if "*" in name or "?" in name else [name]
+    found = {name: _shipped_schema(name) for name in wanted if name not in own}
+    return {name: document for name, document in found.items() if document is not None}
+
+
+def _shipped_schema(name: str) -> Optional[Dict[str, Any]]:
+    """cloudformation-cli's own example schema for the type (it ships AWS::S3::Bucket's), else cfn-lint's.
+
+    cfn-lint adds relationship formats ("format": "AWS::KMS::Key.Arn") that are not JSON Schema formats, and cfn
+    test's input generator stops on a format it does not know (KeyError): they are left out of the copy used here.
+    """
+    try:
+        from importlib import resources
+
+        shipped = resources.files("rpdk.core").joinpath("data", "examples", "hook", "targets", f"{name.lower().replace('::', '-')}.json")
+        document = json.loads(shipped.read_text(encoding="utf-8"))
+        if isinstance(document, dict) and document.get("typeName") == name:
+            return document
+    except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError, ValueError):
+        pass
+    bundled = _BUNDLED.document(name)
+    return _without_lint_formats(copy.deepcopy(bundled)) if bundled is not None else None
+
+
+def _without_lint_formats(value: Any) -> Any:
+    if isinstance(value, dict):
+        if isinstance(value.get("format"), str) and value["format"].startswith("AWS::"):
+            del value["format"]
+        for child in value.values():
+            _without_lint_formats(child)
+    elif isinstance(value, list):
+        for child in value:
+            _without_lint_formats(child)
+    return value
 
 
 def _declared_anywhere(schema: ResourceSchema) -> List[str]:
@@ -80,9 +139,8 @@ def _declared_anywhere(schema: ResourceSchema) -> List[str]:
 
 def undescribed_targets(root: Path, schema: ResourceSchema) -> List[str]:
     """What the project lacks for cfn test to find every target without the registry, one line each."""
-    schemas = target_schemas(root)
-    info = _read_json(root / TARGET_INFO_FILE)
-    listed = sorted(info) if isinstance(info, dict) else []
+    schemas = known_target_schemas(root, schema)
+    listed = _listed(root)
     problems = []
     for name in _declared_anywhere(schema):
         if "*" in name or "?" in name:

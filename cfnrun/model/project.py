@@ -94,7 +94,9 @@ def _read_rpdk_config(path: Path) -> Dict[str, Any]:
         raise ProjectError(path, "expected a JSON object")
     artifact = config.get("artifact_type", RESOURCE)
     if artifact not in ARTIFACT_TYPES:
-        raise ProjectError(path, f"artifact_type {artifact} is not supported; cfnrun runs resource types and hooks")
+        also = (" (a MODULE project is checked with `cfnrun validate DIR` and served to local stacks with --provider DIR)"
+                if artifact == "MODULE" else "")
+        raise ProjectError(path, f"artifact_type {artifact} is not supported; cfnrun runs resource types and hooks{also}")
     language = config.get("language")
     if isinstance(language, str) and not language.startswith("python"):
         raise ProjectError(

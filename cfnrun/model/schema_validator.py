@@ -2,8 +2,9 @@
 
 jsonschema evaluates ``pattern``, ``patternProperties`` and the ``additionalProperties`` that
 depends on them with Python's ``re``; here the three keywords evaluate them with the
-ECMAScript engine of ``model/patterns.py`` instead. Everything else is draft-07 as jsonschema
-implements it.
+ECMAScript engine of ``model/patterns.py`` instead (a value a pattern backtracks on fails its
+``pattern`` with why; as a property name it matches no ``patternProperties``). Everything else is
+draft-07 as jsonschema implements it.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any, Dict, Iterator
 from jsonschema import Draft7Validator, validators
 from jsonschema.exceptions import ValidationError
 
-from cfnrun.model.patterns import ecma_search
+from cfnrun.model.patterns import PatternTimeout, ecma_find, ecma_search
 
 
 def _matched(patterns: Dict[str, Any], name: str) -> bool:
@@ -20,7 +21,14 @@ def _matched(patterns: Dict[str, Any], name: str) -> bool:
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Dict[str, Any]) -> Iterator[ValidationError]:
-    if validator.is_type(instance, "string") and ecma_search(pattern, instance) is False:
+    if not validator.is_type(instance, "string"):
+        return
+    try:
+        matched = ecma_find(pattern, instance)
+    except PatternTimeout as stopped:  # a value that makes the pattern backtrack: refused, with why
+        yield ValidationError(f"the value could not be checked: {stopped}")
+        return
+    if matched is False:
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 

@@ -36,6 +36,7 @@ class StackEnvironment:
     account_id: str
     export: Callable[[str], Optional[str]] = lambda name: None
     ssm_parameter: Optional[Callable[[str], str]] = None
+    module_fragments: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # served modules, by type name
 
 
 @dataclass
@@ -216,7 +217,8 @@ def prepare(
     template_body: str, given: Dict[str, Optional[str]], previous: Mapping[str, str], environment: StackEnvironment
 ) -> Blueprint:
     """The blueprint of one operation, or the TemplateError the service answers the API call with."""
-    template = load_stack_template(template_body)
+    given_values = {k: previous.get(k, "") if v is None else v for k, v in given.items()}
+    template = load_stack_template(template_body, given_values, environment.module_fragments)
     offered = [GivenParameter(key, value, use_previous_value=value is None) for key, value in given.items()]
     resolved = resolve_parameters(template.parameters, offered, previous, environment.ssm_parameter)
     values = parameter_values(resolved)

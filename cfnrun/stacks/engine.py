@@ -499,7 +499,7 @@ class StackEngine:
     @staticmethod
     def _keep(resource: StackResource, made: Provisioned, properties: Dict[str, Any]) -> None:
         resource.physical_id, resource.ref, resource.attributes, resource.model = made.physical_id, made.ref, dict(made.attributes), made.model
-        resource.properties = properties
+        resource.properties, resource.no_echo = properties, made.no_echo
 
     def _publish_outputs(self, stack: Stack, blueprint: Blueprint) -> Optional[str]:
         """Evaluate the outputs and publish the exports; the reason the stack fails, or None."""

@@ -114,5 +114,9 @@ def read_input_params(text: str, location: str) -> Any:
     """An input parameters file (YAML or JSON, as Guard reads them) as data; GuardInputError when it is neither."""
     try:
         return yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise GuardInputError(f"input parameters {location} are neither JSON nor YAML: {' '.join(str(error).split())}") from None
+    except yaml.YAMLError as error:  # its own text quotes the file's lines: only where, and what kind of mistake
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None)
+        kind = f" ({problem})" if isinstance(problem, str) and problem else ""
+        raise GuardInputError(f"input parameters {location} are neither JSON nor YAML{where}{kind}") from None

@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Tuple
 
 from cfnrun.model.errors import CfnrunError
 
 PLACE = re.compile(r"at line (\d+) at column (\d+)")
-FRAGMENT_CHARS = 40  # of the rules text where parsing stopped, shown in the error
 
 
 class GuardError(CfnrunError):
@@ -80,9 +79,7 @@ def _error_text(error: str, source: str) -> str:
     if "Parser Error" in error or "Parsing Error" in error:
         place = PLACE.search(error)
         where = f" at line {place.group(1)}, column {place.group(2)}" if place else ""
-        fragment = error.rsplit("fragment ", 1)[-1].strip("` ").split("\n", 1)[0][:FRAGMENT_CHARS] if "fragment " in error else ""
-        near = f" (near {fragment!r})" if fragment else ""
-        return f"Guard rules {source} do not parse{where}{near}"
+        return f"Guard rules {source} do not parse{where}"  # where only: Guard's own text quotes the file, which may be anything
     if "must be non-empty" in error:
         return f"Guard rules {source} are empty"
     return f"Guard rules {source} cannot be evaluated: {error}"
@@ -98,11 +95,3 @@ def evaluate(rules: str, document: Dict[str, Any], source: str) -> GuardVerdict:
         raise GuardError(f"Guard could not evaluate rules {source}: {type(error).__name__}: {error}") from None
     return read_verdict(report, source)
 
-
-def rules_problem(rules: str, source: str) -> Optional[str]:
-    """Why these rules cannot be used (they do not parse, are empty...), found by evaluating them on an empty input; or None."""
-    try:
-        evaluate(rules, {}, source)
-    except GuardError as error:
-        return str(error)
-    return None

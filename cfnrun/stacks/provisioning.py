@@ -70,6 +70,7 @@ class Provisioned:
     ref: Any
     attributes: Dict[str, Any] = field(default_factory=dict)  # the wanted Fn::GetAtt values, by name ("A.B" for nested)
     model: Optional[Dict[str, Any]] = None
+    no_echo: bool = False  # the attributes are secret (a custom resource answered NoEcho): masked wherever shown
 
 
 class Provisioner(Protocol):

@@ -1,6 +1,7 @@
 """What a local stack holds: its resources, its events, its outputs, as DescribeStacks shows them."""
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ class StackResource:
     properties: Optional[Dict[str, Any]] = None  # the resolved properties last applied
     updated_at: float = field(default_factory=time.time)
     metadata: Optional[Dict[str, Any]] = None
+    no_echo: bool = False  # its attributes are secret (a custom resource answered NoEcho): Fn::GetAtt reads them, nothing shows them
 
     @property
     def exists(self) -> bool:
@@ -36,6 +38,28 @@ class StackResource:
 def shown_parameters(parameters: Dict[str, str], no_echo: Tuple[str, ...]) -> Dict[str, str]:
     """Parameter values as the API shows them: NoEcho ones masked."""
     return {key: NO_ECHO_MASK if key in no_echo else value for key, value in parameters.items()}
+
+
+def _mask(text: str, value: Optional[str]) -> str:
+    """``text`` with ``value`` replaced by ****: as it is, and as JSON or a Python repr quote it (an error message may)."""
+    if not value:
+        return text
+    for form in dict.fromkeys((value, json.dumps(value)[1:-1], repr(value)[1:-1])):
+        text = text.replace(form, NO_ECHO_MASK)
+    return text
+
+
+def _texts(value: Any) -> List[str]:
+    """The non-empty texts in ``value`` (numbers as text), longest first, so a longer secret is masked whole."""
+    if isinstance(value, dict):
+        found = [text for item in value.values() for text in _texts(item)]
+    elif isinstance(value, list):
+        found = [text for item in value for text in _texts(item)]
+    elif value is None or value == "" or isinstance(value, bool):
+        found = []
+    else:
+        found = [value if isinstance(value, str) else json.dumps(value)]
+    return sorted(set(found), key=len, reverse=True)
 
 
 @dataclass(frozen=True)
@@ -78,22 +102,29 @@ class Stack:
         return shown_parameters(self.parameters, self.no_echo)
 
     def masked(self, text: str) -> str:
-        """``text`` with every NoEcho parameter's value replaced by ****."""
+        """``text`` with every NoEcho parameter's value, and every NoEcho custom resource's data, replaced by ****."""
         for name in self.no_echo:
-            value = self.parameters.get(name)
-            if value:
-                text = text.replace(value, NO_ECHO_MASK)
+            text = _mask(text, self.parameters.get(name))
+        return self.masked_data(text)
+
+    def masked_data(self, text: str) -> str:
+        """``text`` with the data of every custom resource that answered NoEcho replaced by ****: how an output shows it
+        (the service shows a NoEcho parameter in an output as it is, but masks NoEcho data read by Fn::GetAtt)."""
+        for resource in self.resources.values():
+            if resource.no_echo:
+                for value in _texts(resource.attributes):
+                    text = _mask(text, value)
         return text
 
     def set_status(self, status: str, reason: Optional[str] = None, token: Optional[str] = None) -> None:
         """The stack's own status, with its event."""
-        self.status, self.reason = status, reason
+        self.status, self.reason = status, self.masked(reason) if reason else reason
         self.record(self.name, self.stack_id, "AWS::CloudFormation::Stack", status, reason, token=token)
 
     def set_resource_status(
         self, resource: StackResource, status: str, reason: Optional[str] = None, properties: Optional[str] = None, token: Optional[str] = None
     ) -> None:
-        resource.status, resource.reason, resource.updated_at = status, reason, time.time()
+        resource.status, resource.reason, resource.updated_at = status, self.masked(reason) if reason else reason, time.time()
         self.record(resource.logical_id, resource.physical_id or "", resource.type_name, status, reason, properties, token)
 
     def record(
@@ -107,6 +138,8 @@ class Stack:
         token: Optional[str] = None,
         **hook: Optional[str],
     ) -> StackEvent:
+        # Every event passes here: no reason (a handler's message, a schema error quoting a value) shows a secret.
+        reason = self.masked(reason) if reason else reason
         event = StackEvent(
             event_id=str(uuid.uuid4()),
             stack_id=self.stack_id,

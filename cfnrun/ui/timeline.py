@@ -222,6 +222,8 @@ class TimelineRenderer:
         self._line(summary)
         if result.message:
             self._line(f"  {printable(result.message)}")
+        if result.cause:
+            self._line(f"  cause: {printable(result.cause)} (the handler's output)")
         if result.hint:
             self._line(self._paint("dim", f"  hint: {result.hint}"))
         errors = sum(1 for v in result.violations if v.is_error)

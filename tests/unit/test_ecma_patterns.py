@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from fakes import schema
 
 from cfnrun.contract.checker import ContractChecker
 from cfnrun.contract.violations import CHECKER_FAILED, REQUEST_VALID
-from cfnrun.model.patterns import ecma_regex, ecma_search, unusable_patterns
+from cfnrun.model.patterns import PatternTimeout, ecma_find, ecma_regex, ecma_search, may_backtrack, unusable_patterns
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema_validator import SchemaValidator
 
@@ -48,3 +50,33 @@ def test_an_update_on_an_aws_style_schema_is_checked_not_given_up() -> None:
     found = checker.check_request()
     assert CHECKER_FAILED not in [v.rule for v in found]
     assert [v.rule for v in found if v.rule is REQUEST_VALID] == [REQUEST_VALID]  # the bad value is caught
+
+
+@pytest.mark.parametrize(
+    "pattern, backtracks",
+    [
+        ("^(a+)+$", True), ("^(a|aa)*$", True), ("(a{1,3})+", True), (r"^(\d+)\1$", True), ("a*a*a*b", True),
+        ("^arn:aws(-[a-z]+)*:iam::[0-9]{12}:role/.+$", True), ("((a|aa))+", True), ("(.*a){10}", True),
+        ("^(-[a-z]+)?$", False), ("^(?:[a-z]+)$", False),
+        ("^[a-z0-9-]{1,32}$", False), ("^note-[0-9a-f]{12}$", False), ("(ab)+", False), ("(a{3})+", False), ("[(]a+[)]+", False),
+    ],
+)
+def test_a_pattern_that_may_backtrack_is_told_from_one_that_cannot(pattern: str, backtracks: bool) -> None:
+    assert may_backtrack(pattern) is backtracks
+
+
+def test_a_match_that_may_backtrack_is_made_in_a_process_a_deadline_stops() -> None:
+    # The same verdicts as in the calling thread, for what finishes...
+    assert ecma_find("^arn:aws(-[a-z]+)*:iam::[0-9]{12}:role/.+$", "arn:aws-cn:iam::123456789012:role/r") is True
+    assert ecma_find("^(a+)+$", "aaaa") is True
+    long_value = "x" * 5000 + "y"
+    assert ecma_find("y$", long_value) is True and ecma_find("^x+z", long_value) is False
+    # ...and a PatternTimeout for what would run for hours; the next match works again.
+    with pytest.raises(PatternTimeout, match=r"pattern '\^\(a\+\)\+\$': matching it did not finish within 2 s"):
+        ecma_find("^(a+)+$", "a" * 35 + "!")
+    # A value as long or longer (an array of them) is refused without a match: one limit for them all.
+    for length in range(36, 86):
+        with pytest.raises(PatternTimeout, match="a value at least as long did not finish matching it within 2 s"):
+            ecma_find("^(a+)+$", "a" * length + "?")
+    assert ecma_search("^(a+)+$", "a" * 36 + "!") is None  # for callers that only filter: no verdict
+    assert ecma_find("^(a+)+$", "aaa") is True

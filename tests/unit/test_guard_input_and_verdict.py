@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import pytest
 
 from cfnrun.app.stacks.hook_files import HookFiles, UnreadableFile, s3_object
 from cfnrun.stacks.guard_input import GuardInputError, guard_input, read_input_params, with_input_params
-from cfnrun.stacks.guard_rules import GuardError, GuardVerdict, evaluate, read_verdict, rules_problem
+from cfnrun.model.budgets import Budgets
+from cfnrun.stacks.guard_process import evaluated
+from cfnrun.stacks.guard_rules import GuardError, GuardVerdict, evaluate, read_verdict
 from cfnrun.stacks.hooks import HookTarget
 from cfnrun.stacks.provisioning import StackContext
 
@@ -101,14 +104,30 @@ def test_rules_that_apply_to_nothing_pass() -> None:
     assert evaluate("# nothing but a comment\n", {}, "rules.guard").passed
 
 
+def rules_problem(rules: str, source: str, budgets: Budgets = Budgets()) -> Optional[str]:
+    """Why serve would refuse these rules, evaluated as a hook evaluates them (in a process of their own); or None."""
+    try:
+        asyncio.run(evaluated(rules, {}, source, budgets.guard_hook()))
+    except GuardError as error:
+        return str(error)
+    return None
+
+
 def test_rules_that_cannot_be_used_are_named_with_their_source_and_where_parsing_stopped() -> None:
     assert rules_problem(RULES, "s3://b/rules.guard") is None
     assert rules_problem("rule x {\n  a == 1\n}\nrule y {\n b === 2 }", "s3://b/rules.guard") == (
-        "Guard rules s3://b/rules.guard do not parse at line 5, column 6 (near '= 2 }')"
+        "Guard rules s3://b/rules.guard do not parse at line 5, column 6"
     )
     assert rules_problem("", "local.guard") == "Guard rules local.guard are empty"
     problem = rules_problem("rule x { a == %nowhere }", "local.guard")
     assert problem is not None and problem.startswith("Guard rules local.guard cannot be evaluated: ") and "nowhere" in problem
+
+
+def test_rules_that_run_past_the_limit_are_stopped_and_say_so() -> None:
+    document = {"Resources": {"Big": {"ResourceType": "A::B::C", "ResourceProperties": {"Items": [f"item-{i:05d}" for i in range(4000)]}}}}
+    rules = "let xs = Resources.*.ResourceProperties.Items[*]\nrule every_pair { %xs[*] !IN %xs }\n"
+    with pytest.raises(GuardError, match=r"Guard rules big.guard did not finish within cfnrun's 30 s limit for a Guard hook's evaluation scaled by --time-scale 0.01"):
+        asyncio.run(evaluated(rules, document, "big.guard", Budgets(time_scale=0.01).guard_hook()))
 
 
 def test_a_report_that_is_not_guards_is_an_error_not_a_pass() -> None:
@@ -120,8 +139,8 @@ def test_a_report_that_is_not_guards_is_an_error_not_a_pass() -> None:
     assert read_verdict(failing, "r.guard") == GuardVerdict(False, (("r", "not compliant"),))
 
 
-def test_rule_locations_are_s3_on_the_aws_endpoint_or_local_paths_under_the_serves_folder(tmp_path: Path) -> None:
-    without_endpoint = HookFiles(None, "us-east-1", tmp_path)
+def test_rule_locations_are_s3_on_the_aws_endpoint_or_local_paths_below_the_folders_named(tmp_path: Path) -> None:
+    without_endpoint = HookFiles(None, "us-east-1", tmp_path, [tmp_path / "policy"])
     assert without_endpoint.problem({"Uri": "s3://rules/a.guard"}, "RuleLocation") == (
         "RuleLocation.Uri s3://rules/a.guard is on S3: start serve with --moto (an embedded moto) or --aws-endpoint URL to read it"
     )
@@ -134,6 +153,13 @@ def test_rule_locations_are_s3_on_the_aws_endpoint_or_local_paths_under_the_serv
     assert asyncio.run(without_endpoint.read({"Uri": "policy/a.guard"}, "RuleLocation")) == "rule r { a == 1 }"
     with pytest.raises(UnreadableFile, match=r"policy/b.guard cannot be read \(as .*policy/b.guard\): No such file"):
         asyncio.run(without_endpoint.read({"Uri": "policy/b.guard"}, "RuleLocation"))
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "c.guard").write_text("rule secret { b == 2 }", encoding="utf-8")
+    for outside in ("private/c.guard", "policy/../private/c.guard", str(tmp_path / "private" / "c.guard"), "/etc/passwd"):
+        with pytest.raises(UnreadableFile, match=f"RuleLocation.Uri {re.escape(outside)} is outside the folders") as refused:
+            asyncio.run(without_endpoint.read({"Uri": outside}, "RuleLocation"))
+        assert "secret" not in str(refused.value)
+    assert without_endpoint.problem({"Uri": "policy/a\x00.guard"}, "RuleLocation") == "RuleLocation.Uri 'policy/a\\x00.guard' is not a path cfnrun can read"
     with pytest.raises(UnreadableFile, match="s3://rules does not name an object"):
         s3_object("s3://rules")
 

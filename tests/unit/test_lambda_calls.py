@@ -54,7 +54,7 @@ class FakeReview:
     violations: List[Violation] = field(default_factory=list)
     reported: List[Tuple[Any, List[str], Optional[List[Violation]]]] = field(default_factory=list)
 
-    def check(self, function: ServedFunction, call: Any, result: Any) -> List[Violation]:
+    def check(self, function: ServedFunction, call: Any, result: Any, output: str = "") -> List[Violation]:
         return list(self.violations)
 
     def report(self, function: ServedFunction, call: Any, outcome: InvocationOutcome, notes: List[str], limit: Any, violations: Optional[List[Violation]] = None) -> None:

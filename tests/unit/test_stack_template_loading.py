@@ -148,9 +148,9 @@ def test_language_extensions_without_foreach_is_accepted() -> None:
     assert template.resources["A"].deletion_policy == {"Ref": "P"}
 
 
-def test_foreach_and_fn_transform_are_refused_with_their_names() -> None:
-    with pytest.raises(TemplateError, match="Fn::ForEach is not supported locally"):
-        load_stack_template("Transform: AWS::LanguageExtensions\nResources:\n  Fn::ForEach::Topics: [T, [a], {'T${T}': {Type: X}}]\n  A: {Type: X}\n")
+def test_foreach_without_its_transform_and_fn_transform_are_refused_with_their_names() -> None:
+    with pytest.raises(TemplateError, match="Fn::ForEach needs the AWS::LanguageExtensions transform"):
+        load_stack_template("Resources:\n  Fn::ForEach::Topics: [T, [a], {'T${T}': {Type: X}}]\n  A: {Type: X}\n")
     with pytest.raises(TemplateError, match="Transform AWS::Include is not supported locally"):
         load_stack_template("Resources: {A: {Type: X, Properties: {Fn::Transform: {Name: AWS::Include}}}}\n")
 

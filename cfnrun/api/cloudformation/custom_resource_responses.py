@@ -6,7 +6,9 @@ and the service reads it from S3. cfnrun serves that URL itself on serve's port,
 works offline: a query string (as a presigned URL has) is ignored, the body is checked as the
 service checks it (JSON, at most 4,096 bytes, Status SUCCESS or FAILED, the ids present) and
 handed to ``CustomResourceResponses``. A body the service would refuse is reported to the engine
-too, so the resource fails at once with the reason instead of waiting out the hour.
+too, so the resource fails at once with the reason instead of waiting out the hour. A body over
+the limit is read only as far as the limit (the rest is dropped unread, up to 64 MB), so one of any
+length fails its resource the same way.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import hashlib
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Protocol
+from typing import Any, Dict, Optional, Protocol, Tuple
 
 from aiohttp import web
 
@@ -23,6 +25,8 @@ from cfnrun.model.errors import not_json
 
 PATH = "/cfnrun/custom-resource-responses/{token}"
 MAX_BODY_BYTES = 4096  # the service refuses a longer response object
+DRAINED_BYTES = 64 * 1024 * 1024  # of a longer body, read and dropped before the answer; past that the connection closes
+DRAIN_CHUNK_BYTES = 256 * 1024
 STATUSES = ("SUCCESS", "FAILED")
 REQUIRED_IDS = ("StackId", "RequestId", "LogicalResourceId", "PhysicalResourceId")
 
@@ -63,7 +67,7 @@ class BadResponse(ValueError):
 def parse_response(body: bytes) -> CustomResourceResponse:
     """The response in ``body``, or ``BadResponse`` saying what is wrong with it."""
     if len(body) > MAX_BODY_BYTES:
-        raise BadResponse(f"Response object is too long: {len(body)} bytes, the limit is {MAX_BODY_BYTES}")
+        raise BadResponse(_too_long(len(body)))
     try:
         document = json.loads(body)
     except json.JSONDecodeError as error:
@@ -116,8 +120,10 @@ class CustomResourceResponseEndpoint:
         if request.method != "PUT":
             return s3_error(405, "MethodNotAllowed", f"The specified method is not allowed against this resource: {request.method}; the ResponseURL takes PUT")
         token = request.match_info["token"]
-        body = await request.read()
+        body, length = await _bounded_body(request)
         try:
+            if length > MAX_BODY_BYTES:
+                raise BadResponse(_too_long(length))
             response = parse_response(body)
         except BadResponse as problem:
             if not await self.responses.reject(token, str(problem)):
@@ -126,6 +132,33 @@ class CustomResourceResponseEndpoint:
         if not await self.responses.respond(token, response):
             return _unknown(token)
         return web.Response(status=200, headers={"ETag": f'"{hashlib.md5(body, usedforsecurity=False).hexdigest()}"'})
+
+
+async def _bounded_body(request: web.Request) -> Tuple[bytes, int]:
+    """The body as far as the limit and one byte more, and its whole length (counted up to ``DRAINED_BYTES``).
+
+    The rest of a longer body is read and dropped, so a function that sends it all gets the answer
+    rather than a reset connection; the connection closes past ``DRAINED_BYTES``.
+    """
+    body = bytearray()
+    while len(body) <= MAX_BODY_BYTES:
+        chunk = await request.content.read(MAX_BODY_BYTES + 1 - len(body))
+        if not chunk:
+            return bytes(body), len(body)
+        body += chunk
+    length = len(body)
+    while length < DRAINED_BYTES:
+        chunk = await request.content.read(DRAIN_CHUNK_BYTES)
+        if not chunk:
+            break
+        length += len(chunk)
+    return bytes(body), length
+
+
+def _too_long(length: int) -> str:
+    size = f"{length} bytes" if length < DRAINED_BYTES else f"over {DRAINED_BYTES} bytes"
+    # The service's reason is the first sentence (as users report it; the docs give the limit): the rest is cfnrun's.
+    return f"Response object is too long. ({size}; the service takes at most {MAX_BODY_BYTES})"
 
 
 def _unknown(token: str) -> web.Response:

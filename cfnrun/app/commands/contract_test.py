@@ -8,6 +8,7 @@ from pathlib import Path
 from cfnrun.app.commands.common import echo, project_dir, usage_error
 from cfnrun.app.contract_suite import ContractSettings, run_contract_tests
 from cfnrun.app.early_start import EarlyStart
+from cfnrun.app.options import derived
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
 from cfnrun.app.serve import ServeSettings
 from cfnrun.app.settings.serve import ContractTestOptions
@@ -25,16 +26,13 @@ def run(options: ContractTestOptions, early: EarlyStart) -> int:
         mismatch = runtime_mismatch(loaded, interpreter_version(options.python))
         if mismatch:
             echo(f"cfnrun: note: {mismatch}", err=True)
-        runtime = options.runtime(options.region or local_region())
-        settings = ContractSettings(
-            serve=ServeSettings(runtime=runtime, moto=options.moto, contract=options.contract),
-            pytest_args=options.pytest_args,
-            use_aws=options.aws,
-            virtual_clock=options.virtual_clock,
-            cloudformation_endpoint=options.cloudformation_endpoint,
-            exports=options.exports,
-            stacks=tuple(path.resolve() for path in options.stacks),
-        )
+        settings = contract_settings(options, options.region or local_region())
         return asyncio.run(run_contract_tests(loaded, settings))
     except CfnrunError as error:
         return usage_error(str(error))
+
+
+def contract_settings(options: ContractTestOptions, region: str) -> ContractSettings:
+    """What the suite and its serve run with, in ``region``: each field from the option (or property) of its name."""
+    serve = derived(ServeSettings, options, runtime=options.runtime(region))
+    return derived(ContractSettings, options, serve=serve, stacks=tuple(path.resolve() for path in options.stacks))

@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from cfnrun.model.schema import ResourceSchema
 
 
+COLUMNS = (("VIA", "source"), ("ACTION", "action"), ("STATUS", "status"))  # the sized ones: title, summary key
+
+
 def run(options: HistoryOptions, early: EarlyStart) -> int:
     """The table of recorded operations (``--json``: one object per operation)."""
     try:
@@ -25,11 +28,13 @@ def run(options: HistoryOptions, early: EarlyStart) -> int:
         for operation in operations:
             echo(json.dumps(operation.summary()))
         return EXIT_SUCCESS
-    echo(f"{'ID':>5}  {'WHEN (UTC)':<20} {'VIA':<12} {'ACTION':<7} {'STATUS':<12} {'CALLS':>5} {'SECONDS':>8}  ERROR")
-    for operation in operations:
-        row = operation.summary()
+    rows = [operation.summary() for operation in operations]
+    # Each text column as wide as its widest value (CREATE_PRE_PROVISION, UPDATE_FAILED...): a row never shifts the next.
+    via, action, status = (max([len(title), *(len(str(row[key])) for row in rows)]) for title, key in COLUMNS)
+    echo(f"{'ID':>5}  {'WHEN (UTC)':<20} {'VIA':<{via}} {'ACTION':<{action}} {'STATUS':<{status}} {'CALLS':>5} {'SECONDS':>8}  ERROR")
+    for row in rows:
         echo(
-            f"{row['id']:>5}  {row['startedAt']:<20} {row['source']:<12} {row['action']:<7} {row['status']:<12} "
+            f"{row['id']:>5}  {row['startedAt']:<20} {row['source']:<{via}} {row['action']:<{action}} {row['status']:<{status}} "
             f"{row['invocations']:>5} {row['durationSeconds']:>8.2f}  {row['errorCode'] or ''}"
         )
     return EXIT_SUCCESS

@@ -6,6 +6,7 @@ from typing import List, Optional, Protocol, Tuple
 
 from cfnrun.app.commands.common import EXIT_INTERRUPTED, EXIT_SUCCESS, echo, project_dir, usage_error
 from cfnrun.app.early_start import EarlyStart
+from cfnrun.app.options import derived
 from cfnrun.app.preflight import interpreter_version, require_debugpy, runtime_mismatch
 from cfnrun.app import serve
 from cfnrun.app.served import check_unique
@@ -13,27 +14,14 @@ from cfnrun.app.settings.serve import ServeOptions
 from cfnrun.invoker.region import local_region
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.function_template import load_function_template
+from cfnrun.model.module_fragment import ModuleFragment, is_module_project, read_module_fragment
 from cfnrun.model.project import Project, find_project_root, load_project
 from cfnrun.ui.console import Console
 
 
 def serve_settings(options: ServeOptions, region: str) -> serve.ServeSettings:
-    """What the server runs with, from serve's options, in ``region``."""
-    return serve.ServeSettings(
-        host=options.host,
-        port=options.port,
-        runtime=options.runtime(region),
-        budgets=options.budgets,
-        sts_standin=options.sts_standin,
-        reload=options.reload,
-        debugging=options.debug_port is not None,
-        contract=options.contract,
-        shutdown_timeout_s=options.shutdown_grace,
-        connections=options.connections,
-        virtual_clock=options.virtual_clock,
-        moto=options.moto,
-        stack_state=options.state,
-    )
+    """What the server runs with, from serve's options, in ``region``: each field from the option (or property) of its name."""
+    return derived(serve.ServeSettings, options, runtime=options.runtime(region))
 
 
 class SourceOptions(Protocol):
@@ -61,9 +49,13 @@ def served_sources(options: SourceOptions) -> serve.Sources:
     current = _current_project(options)
     providers: List[Project] = [current] if current is not None else []
     hooks: List[str] = []
+    modules: List[ModuleFragment] = []
     for flag, folder in [("--provider", f) for f in options.providers] + [("--hook", f) for f in options.hooks]:
         if not folder.is_dir():
             raise CfnrunError(f"{flag} {folder}: not a folder (a project made by 'cfn init' holds .rpdk-config)")
+        if flag == "--provider" and is_module_project(folder):
+            modules.append(read_module_fragment(folder))  # expanded in templates, not run: no worker
+            continue
         project = load_project(folder, usable_schema=False)
         if flag == "--hook":
             if not project.is_hook:
@@ -73,7 +65,7 @@ def served_sources(options: SourceOptions) -> serve.Sources:
             providers.append(project)
     templates = [load_function_template(path) for path in options.functions]
     check_unique(providers, templates)
-    return serve.Sources(tuple(providers), tuple(templates), tuple(hooks))
+    return serve.Sources(tuple(providers), tuple(templates), tuple(hooks), tuple(modules))
 
 
 def _current_project(options: SourceOptions) -> Optional[Project]:

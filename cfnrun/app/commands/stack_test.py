@@ -10,12 +10,16 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Tuple
 
 from cfnrun.app.commands.common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_SUCCESS, echo, usage_error
 from cfnrun.app.commands.serve import served_sources
 from cfnrun.app.early_start import EarlyStart
+from cfnrun.app.options import derived
+from cfnrun.app.leftovers_named import MadeByStack
 from cfnrun.app.settings.serve import DEFAULT_HOST
 from cfnrun.app.settings.stack import StackTestSettings, default_stack_name
+from cfnrun.contract.mode import ContractMode
 from cfnrun.events.stack import StackTestObserver
 from cfnrun.invoker.region import local_region
 from cfnrun.model.errors import CfnrunError
@@ -23,32 +27,25 @@ from cfnrun.model.local_state import state_folder
 from cfnrun.runtime.spec import RuntimeSettings
 from cfnrun.ui.console import Console
 
+if TYPE_CHECKING:
+    from cfnrun.app.serve import ServeSettings
+    from cfnrun.app.stack_test import StackTestPlan
+
 LOG_NAME = "stack-test.log"  # in the current folder's .cfnrun/: the handlers' output and serve's own lines
 
 
 def run(settings: StackTestSettings, early: EarlyStart) -> int:
-    from cfnrun.app.serve import ServeSettings
-    from cfnrun.app.stack_test import StackTestPlan, run_stack_test
+    from cfnrun.app.stack_test import run_stack_test
     from cfnrun.ui.ndjson import StackTestNdjsonRenderer
     from cfnrun.ui.stack_timeline import StackTimeline
 
-    renderer: StackTestObserver = StackTestNdjsonRenderer(sys.stdout) if settings.json_output else StackTimeline(sys.stdout)
+    shown: StackTestObserver = StackTestNdjsonRenderer(sys.stdout) if settings.json_output else StackTimeline(sys.stdout)
+    renderer = MadeByStack(shown)
+    sources = None
     try:
         body = _template_body(settings.template)
         sources = served_sources(settings)
-        runtime = RuntimeSettings(
-            region=settings.region or local_region(), workers=settings.workers, log_level=settings.log_level,
-            python=settings.python, aws_endpoint=settings.aws_endpoint,
-        )
-        serve_settings = ServeSettings(
-            host=DEFAULT_HOST, port=0, runtime=runtime, contract=settings.contract, virtual_clock=settings.virtual_clock,
-            moto=settings.moto, stack_state=settings.state,
-        )
-        plan = StackTestPlan(
-            template=str(settings.template), body=body, stack_name=settings.stack_name or default_stack_name(settings.template),
-            parameters=dict(settings.parameters), updates=tuple(dict(update) for update in settings.updates),
-            keep=settings.keep, strict=settings.contract.value == "strict",
-        )
+        serve_settings, plan = stack_test_settings(settings, body)
         log_path = state_folder(Path.cwd()) / LOG_NAME
         with open(log_path, "w", encoding="utf-8") as log:
             completed = early.run(run_stack_test(plan, sources, serve_settings, renderer, Console(log, color=False)))
@@ -56,10 +53,38 @@ def run(settings: StackTestSettings, early: EarlyStart) -> int:
         return usage_error(str(error), json_output=settings.json_output)
     except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM (``run_stack_test``)
         echo("cfnrun: interrupted: the remaining steps did not run and nothing was deleted; serve and its workers stopped", err=True)
+        for line in renderer.left_behind(sources.providers if sources else (), _aws_stand_in(settings)):
+            echo(f"cfnrun: {line}", err=True)
         return EXIT_INTERRUPTED
     if completed.failed:
         echo(f"cfnrun: the handlers' output is in {log_path}", err=True)
     return EXIT_FAILED if completed.failed else EXIT_SUCCESS
+
+
+def stack_test_settings(settings: StackTestSettings, body: str) -> Tuple[ServeSettings, StackTestPlan]:
+    """What the stack's serve and the steps run with: each field from the option (or property) of its name."""
+    from cfnrun.app.serve import ServeSettings
+    from cfnrun.app.stack_test import StackTestPlan
+
+    runtime = derived(RuntimeSettings, settings, region=settings.region or local_region())
+    serve_settings = derived(
+        ServeSettings, settings, host=DEFAULT_HOST, port=0, runtime=runtime,
+        guard_rules_dirs=(settings.template.parent, *settings.guard_rules_dirs),  # the template's folder holds its rules too
+    )
+    plan = derived(
+        StackTestPlan, settings, template=str(settings.template), body=body,
+        stack_name=settings.stack_name or default_stack_name(settings.template), parameters=dict(settings.parameters),
+        updates=tuple(dict(update) for update in settings.updates), strict=settings.contract is ContractMode.STRICT,
+    )
+    return serve_settings, plan
+
+
+def _aws_stand_in(settings: StackTestSettings) -> str:
+    if settings.moto:
+        return "it was on the embedded moto server, gone with it"
+    if settings.aws_endpoint:
+        return f"delete it at {settings.aws_endpoint}"
+    return "delete it where the stack's AWS calls went"
 
 
 def _template_body(template: Path) -> str:

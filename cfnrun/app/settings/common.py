@@ -64,10 +64,11 @@ def account_id(help: str, **details: Any) -> Any:
     return option("--account-id", help=help, default=DEFAULT_ACCOUNT_ID, **details)
 
 
-def aws_endpoint(**details: Any) -> Any:
+def aws_endpoint(credentials: str = "", **details: Any) -> Any:
+    """``credentials``: what the handlers' calls there are signed with, said where the command decides it."""
     return option(
         "--aws-endpoint",
-        help="Send the handlers' AWS calls to this URL (a moto server, LocalStack...); placeholder credentials unless --profile.",
+        help="Send the handlers' AWS calls to this URL (a moto server, LocalStack...)" + (f"; {credentials}." if credentials else "."),
         **details,
     )
 
@@ -108,6 +109,14 @@ def functions(**details: Any) -> Any:
         "--functions", help="Also serve the plain Python Lambda functions of this SAM/CloudFormation template (repeatable), "
         "by logical id, FunctionName and ARN.",
         default=(), cli_type=List[Path], cli_default=[], metavar="TEMPLATE", to_setting=tuple, **details,
+    )
+
+
+def guard_rules_dirs(**details: Any) -> Any:
+    return option(
+        "--guard-rules-dir", help="A Guard hook's local rules (RuleLocation, Options.InputParams) may be read below this folder too "
+        "(repeatable); by default only below the served projects' and templates' folders.",
+        default=(), cli_type=List[Path], cli_default=[], metavar="DIR", to_setting=tuple, **details,
     )
 
 

@@ -3,7 +3,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Tuple
 
-from cfnrun.app.options import REQUIRED, argument, option
+from cfnrun.app.options import REQUIRED, argument, derived, option
 from cfnrun.app.settings import common
 from cfnrun.contract.mode import ContractMode
 from cfnrun.invoker.choices import DEFAULT_STALL_LIMIT, Entrypoint
@@ -114,7 +114,7 @@ class InvokeSettings:
         help="Type configuration file in cfn's format "
         "(default ~/.cfn-cli/typeConfiguration.json when the schema has typeConfiguration).",
     )
-    aws_endpoint: Optional[str] = common.aws_endpoint(record="awsEndpoint")  # where the handler's AWS calls go
+    aws_endpoint: Optional[str] = common.aws_endpoint("placeholder credentials unless --profile", record="awsEndpoint")  # where the handler's AWS calls go
     moto: bool = common.moto(early=False, record="moto")  # an embedded moto server for the life of the command
     faults: Tuple[FaultRule, ...] = common.inject(record="inject")
     lambda_endpoint: Optional[str] = option(  # send the calls to this Lambda Invoke API instead of local workers
@@ -146,7 +146,4 @@ class InvokeSettings:
         """What the operation's local worker is started with, in ``region`` (the request's)."""
         from cfnrun.runtime.spec import RuntimeSettings
 
-        return RuntimeSettings(
-            region, self.account_id, 1, self.log_level, self.python,
-            memory_limit=self.memory_limit, aws_endpoint=self.aws_endpoint, faults=self.faults,
-        )
+        return derived(RuntimeSettings, self, region=region)

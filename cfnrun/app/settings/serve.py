@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from cfnrun.api.limits import ConnectionLimits
-from cfnrun.app.options import option
+from cfnrun.app.options import derived, option
 from cfnrun.app.settings import common
 from cfnrun.contract.mode import ContractMode
 from cfnrun.model.errors import CfnrunError
@@ -34,6 +34,7 @@ class ServeOptions:
     )
     hooks: Tuple[Path, ...] = common.hooks()
     functions: Tuple[Path, ...] = common.functions()
+    guard_rules_dirs: Tuple[Path, ...] = common.guard_rules_dirs()
     host: str = option("--host", help="Address to bind. Anything but loopback exposes your handlers.", default=DEFAULT_HOST)
     port: int = option("--port", help="Port to listen on (0 picks a free one).", default=DEFAULT_PORT, minimum=0, maximum=65535)
     workers: int = option("--workers", help="Warm workers per function: calls beyond this queue.", default=4, minimum=1)
@@ -63,7 +64,7 @@ class ServeOptions:
     contract: ContractMode = common.contract(
         "Check each HandlerRequest call against the handler contract: warn (log), strict (answer FAILED), off."
     )
-    shutdown_grace: float = option(
+    shutdown_timeout_s: float = option(
         "--shutdown-grace",
         help="On Ctrl-C/SIGTERM, seconds calls in flight get to finish before they are answered with an error.",
         default=SHUTDOWN_GRACE_S, minimum=0.0,
@@ -81,12 +82,12 @@ class ServeOptions:
         default=ConnectionLimits.max_connections, minimum=1,
     )
     virtual_clock: bool = common.virtual_clock(
-        "Cloud Control requests skip CallbackDelaySeconds waits but count them against the timeout."
+        "Cloud Control requests and local stacks skip CallbackDelaySeconds waits but count them against the timeout."
     )
     aws_endpoint: Optional[str] = common.aws_endpoint()
     moto: bool = common.moto(early=False)  # moto's endpoint is known once moto runs: nothing starts early
     faults: Tuple[FaultRule, ...] = common.inject()
-    state: Optional[Path] = common.stack_state(
+    stack_state: Optional[Path] = common.stack_state(
         "Keep the local stacks in this folder across restarts (NoEcho and writeOnly values are never written)."
     )
 
@@ -94,11 +95,16 @@ class ServeOptions:
         """What serve's workers are started with, in ``region``."""
         from cfnrun.runtime.spec import RuntimeSettings
 
-        return RuntimeSettings(
-            region, self.account_id, self.workers, self.log_level, self.python,
-            standby=self.reload or self.debug_port is None, debug_port=self.debug_port, debug_wait=self.debug_wait,
-            memory_limit=self.memory_limit, aws_endpoint=self.aws_endpoint, faults=self.faults,
-        )
+        return derived(RuntimeSettings, self, region=region)
+
+    @property
+    def standby(self) -> bool:
+        """Keep a spare worker ready: for reloads, or whenever no debugger owns the workers."""
+        return self.reload or self.debug_port is None
+
+    @property
+    def debugging(self) -> bool:
+        return self.debug_port is not None
 
     @property
     def budgets(self) -> "Budgets":
@@ -135,7 +141,7 @@ class ContractTestOptions:
     aws: bool = option("--aws", help="Use your real AWS credentials and STS instead of local stand-ins.", default=False)
     log_level: str = common.log_level("Level of the handlers' root logger.")
     virtual_clock: bool = common.virtual_clock("Skip the suite's CallbackDelaySeconds waits; the time is still counted.")
-    aws_endpoint: Optional[str] = common.aws_endpoint()
+    aws_endpoint: Optional[str] = common.aws_endpoint("placeholder credentials unless --aws")
     moto: bool = common.moto()
     faults: Tuple[FaultRule, ...] = common.inject()
     contract: ContractMode = common.contract("Check every answer against the handler contract: warn, strict (answer FAILED), off.")
@@ -159,7 +165,8 @@ class ContractTestOptions:
         """What the suite's workers are started with, in ``region``."""
         from cfnrun.runtime.spec import RuntimeSettings
 
-        return RuntimeSettings(
-            region=region, workers=self.workers, log_level=self.log_level, python=self.python, aws_endpoint=self.aws_endpoint,
-            faults=self.faults,
-        )
+        return derived(RuntimeSettings, self, region=region)
+
+    @property
+    def use_aws(self) -> bool:
+        return self.aws

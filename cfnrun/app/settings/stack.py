@@ -86,7 +86,7 @@ class StackTestSettings:
         "'cfnrun serve --state DIR' serves the stack again, to inspect or delete it.",
         default=False,
     )
-    state: Optional[Path] = common.stack_state(
+    stack_state: Optional[Path] = common.stack_state(
         "Keep the stack in this folder, as 'cfnrun serve --state DIR' does (NoEcho and writeOnly values are never written)."
     )
     project: Optional[Path] = common.project()
@@ -95,6 +95,7 @@ class StackTestSettings:
     )
     hooks: Tuple[Path, ...] = common.hooks()
     functions: Tuple[Path, ...] = common.functions()
+    guard_rules_dirs: Tuple[Path, ...] = common.guard_rules_dirs()
     contract: ContractMode = common.contract(
         "Check every handler call: strict (a MUST violation fails the handler's answer, so its step), warn (reported, "
         "not failing), off.", default=ContractMode.STRICT,

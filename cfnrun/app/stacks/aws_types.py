@@ -31,6 +31,15 @@ POLL_FIRST_S = 0.05
 POLL_MAX_S = 1.0
 
 
+def _answered(error: Exception) -> str:
+    """What the endpoint sent instead of XML, from botocore's parser error (which carries the body after its first line)."""
+    body = str(error).split("\n", 1)[1] if "\n" in str(error) else ""
+    text = " ".join(re.sub(r"<[^>]+>", " ", body.strip().lstrip("b").strip("'\"")).split())
+    if not text:
+        return "nothing readable"
+    return repr(text if len(text) <= 200 else text[:199] + "…")
+
+
 def _inner_name(work: ResourceWork) -> str:
     base = re.sub(r"[^A-Za-z0-9-]", "-", f"{work.stack.stack_name}-{work.logical_id}")
     return f"{base[:100]}-{uuid.uuid4().hex[:8]}"
@@ -176,8 +185,11 @@ class AwsTypes:
         except ClientError as error:
             detail = error.response.get("Error", {})
             raise ProvisioningFailed(f"{detail.get('Message') or error} (the AWS endpoint's {detail.get('Code', 'error')})") from None
-        except ResponseParserError:  # an HTML page or a traceback where XML should be: the endpoint broke on the call
-            raise ProvisioningFailed(f"the AWS endpoint {self.endpoint_url} failed answering {operation} (not an AWS answer; see its log)") from None
+        except ResponseParserError as error:  # an HTML page or a traceback where XML should be: the endpoint broke on the call
+            raise ProvisioningFailed(
+                f"the AWS endpoint {self.endpoint_url} failed answering {operation}: it answered {_answered(error)}, "
+                "not an AWS answer (the endpoint itself broke on this call: try the resource there alone, or another endpoint)"
+            ) from None
         except BotoCoreError as error:
             raise ProvisioningFailed(f"the AWS endpoint {self.endpoint_url} did not answer: {error}") from None
 

@@ -68,7 +68,7 @@ class PendingResponses:
         answer = self._waiting.get(token)
         if answer is None or answer.done():
             return False
-        answer.set_exception(ProvisioningFailed(f"Invalid response from the custom resource: {reason}"))
+        answer.set_exception(ProvisioningFailed(reason))  # "Invalid response object: …", or the service's "Response object is too long."
         return True
 
 
@@ -150,7 +150,7 @@ class CustomResources:
     @staticmethod
     def _provisioned(body: CustomResourceResponse, work: ResourceWork) -> Provisioned:
         physical_id = body.physical_resource_id or work.physical_id or ""
-        return Provisioned(physical_id, physical_id, dict(body.data), None)
+        return Provisioned(physical_id, physical_id, dict(body.data), None, no_echo=body.no_echo)
 
 
 class FunctionCalls:

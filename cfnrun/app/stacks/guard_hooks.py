@@ -11,15 +11,16 @@ hook sees is its configuration's (TargetOperations, TargetFilters, StackFilters)
 """
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Dict, List, Optional, Tuple
 
 from cfnrun.app.stacks.hook_files import HookFiles
 from cfnrun.app.stacks.hook_gate import HookOutcome
+from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.stacks.guard_input import INPUT_KEYS, guard_input, read_input_params, with_input_params
-from cfnrun.stacks.guard_rules import evaluate, rules_problem
+from cfnrun.stacks.guard_process import evaluated
+from cfnrun.stacks.guard_rules import GuardError
 from cfnrun.stacks.hooks import HookTarget
 from cfnrun.stacks.provisioning import ProvisioningFailed
 
@@ -38,12 +39,15 @@ def input_param_locations(properties: Dict[str, Any]) -> List[Any]:
 class GuardHook:
     """``hook_gate.Hook``: Guard rules evaluated on each resource its configuration targets."""
 
-    def __init__(self, hook_type: str, configuration: HookConfiguration, rule_location: Dict[str, Any], input_params: List[Any], files: HookFiles) -> None:
+    def __init__(
+        self, hook_type: str, configuration: HookConfiguration, rule_location: Dict[str, Any], input_params: List[Any], files: HookFiles, limit: Budget
+    ) -> None:
         self.hook_type = hook_type
         self.configuration = configuration
         self.rule_location = rule_location
         self.input_params = input_params
         self.files = files
+        self.limit = limit  # how long one evaluation may run (in a process of its own: ``stacks/guard_process.py``)
 
     @property
     def rules_uri(self) -> str:
@@ -66,7 +70,7 @@ class GuardHook:
         try:
             rules, params = await self.read()
             document = with_input_params(guard_input(target, self.hook_type), params)
-            verdict = await asyncio.to_thread(evaluate, rules, document, self.rules_uri)
+            verdict = await evaluated(rules, document, self.rules_uri, self.limit)
         except CfnrunError as error:  # unreadable files, rules that no longer parse, input parameters that clash
             return HookOutcome("HOOK_FAILED", f"Hook {self.hook_type} failed: {error}")
         if verdict.passed:
@@ -77,8 +81,9 @@ class GuardHook:
 class GuardHookKind:
     """``hook_resources.HookKind`` of ``AWS::CloudFormation::GuardHook``."""
 
-    def __init__(self, files: HookFiles) -> None:
+    def __init__(self, files: HookFiles, budgets: Budgets) -> None:
         self.files = files
+        self.budgets = budgets
 
     def problem(self, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
         problems = [self.files.problem(properties.get("RuleLocation"), "RuleLocation")]
@@ -90,13 +95,14 @@ class GuardHookKind:
         return f"Properties validation failed for resource {logical_id} with message:\n#/{found[0]}" if found else None
 
     async def build(self, alias: str, properties: Dict[str, Any], configuration: HookConfiguration) -> GuardHook:
-        hook = GuardHook(alias, configuration, dict(properties["RuleLocation"]), input_param_locations(properties), self.files)
+        hook = GuardHook(alias, configuration, dict(properties["RuleLocation"]), input_param_locations(properties), self.files, self.budgets.guard_hook())
         try:
             rules, params = await hook.read()
             with_input_params(dict.fromkeys(INPUT_KEYS), params)
         except CfnrunError as error:  # a location with nothing there, input parameters that are not data or clash
             raise ProvisioningFailed(f"Guard hook {alias}: {error}") from None
-        problem = await asyncio.to_thread(rules_problem, rules, hook.rules_uri)
-        if problem is not None:
-            raise ProvisioningFailed(f"Guard hook {alias}: {problem}")
+        try:
+            await evaluated(rules, {}, hook.rules_uri, hook.limit)  # rules that do not parse, or are empty, fail the hook's own stack
+        except GuardError as error:
+            raise ProvisioningFailed(f"Guard hook {alias}: {error}") from None
         return hook

@@ -3,19 +3,31 @@
 An ``s3://bucket/key`` Uri (with an optional VersionId) is read from the AWS endpoint the handlers
 use (``--moto`` or ``--aws-endpoint``), so a test puts its rules there with its own S3 client, as a
 deployment puts them in a real bucket. Any other Uri is a local path, relative to the folder serve
-was started in. Either way a file that cannot be read is an ``UnreadableFile`` naming the Uri and why.
+was started in, and read only when it is below a folder the user named (``readable``: the served
+projects, the template's folder, each ``--guard-rules-dir``), however it is written (absolute,
+``../``, through a symbolic link): a stack's template cannot make serve read any other file. Either
+way a file that cannot be read is an ``UnreadableFile`` naming the Uri and why, never quoting what
+it holds.
 """
 from __future__ import annotations
 
 import asyncio
 import threading
 from pathlib import Path
-from typing import Any, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Tuple
 
 from cfnrun.model.errors import CfnrunError
 
+if TYPE_CHECKING:
+    from cfnrun.app.served import Served
+
 S3_SCHEME = "s3://"
 OTHER_SCHEMES = ("http://", "https://", "file://")
+
+
+def readable_folders(served: "Served", named: Iterable[Path]) -> Tuple[Path, ...]:
+    """Where local rules may be: each served project's folder, each ``--functions`` template's, and those ``named`` (--guard-rules-dir)."""
+    return (*(registry.project.root for registry in served.registries), *named)
 
 
 class UnreadableFile(CfnrunError):
@@ -31,12 +43,13 @@ def s3_object(uri: str) -> Tuple[str, str]:
 
 
 class HookFiles:
-    """Reads S3Locations from the AWS endpoint ``endpoint_url`` or under ``folder``."""
+    """Reads S3Locations from the AWS endpoint ``endpoint_url``, or local paths (relative to ``folder``) below the ``readable`` folders."""
 
-    def __init__(self, endpoint_url: Optional[str], region: str, folder: Path) -> None:
+    def __init__(self, endpoint_url: Optional[str], region: str, folder: Path, readable: Iterable[Path] = ()) -> None:
         self.endpoint_url = endpoint_url
         self.region = region
         self.folder = folder
+        self.readable = tuple(dict.fromkeys(path.resolve() for path in readable))
         self._client: Any = None
         self._client_lock = threading.Lock()  # hooks on resources created together read at once: one client, made once
 
@@ -47,9 +60,27 @@ class HookFiles:
         uri = location["Uri"]
         if uri.startswith(OTHER_SCHEMES):
             return f"{where}.Uri {uri}: cfnrun reads s3://bucket/key (on the AWS endpoint) or a local path"
-        if uri.startswith(S3_SCHEME) and self.endpoint_url is None:
-            return f"{where}.Uri {uri} is on S3: start serve with --moto (an embedded moto) or --aws-endpoint URL to read it"
+        if uri.startswith(S3_SCHEME):
+            if self.endpoint_url is None:
+                return f"{where}.Uri {uri} is on S3: start serve with --moto (an embedded moto) or --aws-endpoint URL to read it"
+            return None
+        try:
+            path = self._local_path(uri)
+        except (OSError, ValueError, RuntimeError):  # a NUL in it, a symbolic link loop
+            return f"{where}.Uri {uri!r} is not a path cfnrun can read"
+        if not self._readable(path):
+            folders = ", ".join(str(path) for path in self.readable) or "none"
+            return (
+                f"{where}.Uri {uri} is outside the folders cfnrun reads rules from (the served projects, the template's folder, "
+                f"each --guard-rules-dir: {folders}); name its folder with --guard-rules-dir DIR"
+            )
         return None
+
+    def _local_path(self, uri: str) -> Path:
+        return (self.folder / uri).resolve()  # symbolic links and ".." followed: where the file really is
+
+    def _readable(self, path: Path) -> bool:
+        return any(path == folder or folder in path.parents for folder in self.readable)
 
     async def read(self, location: Any, where: str) -> str:
         """The text at ``location`` (an S3Location); UnreadableFile says why it cannot be read."""
@@ -59,7 +90,7 @@ class HookFiles:
         uri = str(location["Uri"])
         if uri.startswith(S3_SCHEME):
             return await asyncio.to_thread(self._s3_text, uri, location.get("VersionId"))
-        path = self.folder / uri
+        path = self._local_path(uri)
         try:
             return await asyncio.to_thread(path.read_text, encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:

@@ -12,7 +12,8 @@ import asyncio
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Tuple
+from functools import partial
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from cfnrun.api.cloudformation.errors import StackApiError, modelled_error
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
@@ -22,7 +23,7 @@ from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.leftovers import LeftoverCheck
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
 from cfnrun.app.stacks.guard_hooks import GuardHookKind
-from cfnrun.app.stacks.hook_files import HookFiles
+from cfnrun.app.stacks.hook_files import HookFiles, readable_folders
 from cfnrun.app.stacks.hook_gate import CustomHook, Hook, HookGate
 from cfnrun.app.stacks.hook_payloads import HookPayloadStore
 from cfnrun.app.stacks.hook_results import HookResults
@@ -35,6 +36,7 @@ from cfnrun.app.type_operations import TypeOperations
 from cfnrun.ui.console import Console
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment, prepare
 from cfnrun.model.errors import CfnrunError
+from cfnrun.model.module_fragment import ModuleFragment
 from cfnrun.model.hook_configuration import HookConfiguration, HookConfigurationError, parse_hook_configuration
 from cfnrun.model.type_configuration import declares_type_configuration, type_configuration_problem
 from cfnrun.stacks.engine import StackEngine
@@ -91,9 +93,10 @@ class LocalStacks:
 class CheckedStackCalls:
     """``api.cloudformation.StackCalls``: templates linted before they are read, the engine's refusals as API errors."""
 
-    def __init__(self, calls: StackCalls, lint: Callable[[str], None]) -> None:
+    def __init__(self, calls: StackCalls, lint: Callable[[str], None], modules: Optional[Mapping[str, Any]] = None) -> None:
         self.calls = calls
         self.lint = lint
+        self.modules = modules  # the served modules' fragments by type name
 
     def operations(self) -> "frozenset[str]":
         return self.calls.operations()
@@ -106,7 +109,8 @@ class CheckedStackCalls:
                 raise StackError(too_large)
             check_parameter_keys(params.get("Parameters") or [])
             if isinstance(body, str) and operation in ("CreateStack", "UpdateStack", "CreateChangeSet", "ValidateTemplate"):
-                load_stack_template(body)  # what the service refuses is refused in its words; cfn-lint's findings only warn
+                given = {p["ParameterKey"]: p["ParameterValue"] for p in params.get("Parameters") or () if "ParameterValue" in p}
+                load_stack_template(body, given, self.modules)  # what the service refuses, in its words; cfn-lint's findings only warn
                 await asyncio.to_thread(self.lint, body)
             return await self.calls.call(operation, params)
         except TemplateError as error:
@@ -117,8 +121,12 @@ class CheckedStackCalls:
             raise StackApiError(error.code, error.message, error.status) from None
 
 
-def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = None, active_hooks: Tuple[str, ...] = ()) -> LocalStacks:
+def local_stacks(
+    operations: TypeOperations, url: str, state: Optional[Path] = None, active_hooks: Tuple[str, ...] = (),
+    rules_folders: Tuple[Path, ...] = (), modules: Tuple[ModuleFragment, ...] = (),
+) -> LocalStacks:
     """The stacks of a serve listening on ``url`` (the ResponseURL of custom resources is there)."""
+    fragments = {module.type_name: module.document for module in modules}
     served: Served = operations.served
     region, account_id = served.region, served.account_id
     served_types = served.type_names
@@ -131,9 +139,9 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
         if registry.project.is_hook:
             hook_type = registry.project.type_name
             hooks.add(CustomHook(hook_type, operations, HookConfiguration(enabled=hook_type in active_hooks), payloads))
-    hook_files = HookFiles(served.aws_endpoint, region, Path.cwd())  # a local RuleLocation is relative to serve's folder
+    hook_files = HookFiles(served.aws_endpoint, region, Path.cwd(), readable_folders(served, rules_folders))  # relative to serve's folder
     hook_kinds: Dict[str, HookKind] = {  # the hook-declaring resource types: what runs each kind
-        "AWS::CloudFormation::GuardHook": GuardHookKind(hook_files),
+        "AWS::CloudFormation::GuardHook": GuardHookKind(hook_files, operations.budgets),
         LAMBDA_HOOK_TYPE: LambdaHookKind(operations, payloads),
     }
     hook_resources = HookResources(hooks, hook_kinds)
@@ -148,7 +156,7 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
     engine = StackEngine(router, exports, region, account_id, hooks)
 
     def environment(name: str, stack_id: str) -> StackEnvironment:
-        return StackEnvironment(name, stack_id, region, account_id, exports.value)
+        return StackEnvironment(name, stack_id, region, account_id, exports.value, module_fragments=fragments)
 
     def prepared(body: str, given: Dict[str, Optional[str]], previous: Dict[str, str], name: str, stack_id: str) -> Blueprint:
         blueprint = prepare(body, given, previous, environment(name, stack_id))
@@ -203,9 +211,9 @@ def local_stacks(operations: TypeOperations, url: str, state: Optional[Path] = N
 
     store = StackStore(engine, prepared, state)
     drift = DriftChecks(store, operations, user_types)
-    calls = StackCalls(store, describe_type, summarize, configure_type, drift, hooks)
+    calls = StackCalls(store, describe_type, partial(summarize, modules=fragments), configure_type, drift, hooks)
     return LocalStacks(
-        store, CheckedStackCalls(calls, lint), responses, drift, hooks, payloads, environment, aws_types, operations.console, operations,
+        store, CheckedStackCalls(calls, lint, fragments), responses, drift, hooks, payloads, environment, aws_types, operations.console, operations,
         LeftoverCheck(operations, served_types, aws_types),
     )
 
@@ -224,9 +232,9 @@ def configure_hook(hook: Hook, configuration: Dict[str, Any]) -> None:
     hook.configuration = parsed
 
 
-def summarize(body: str) -> Dict[str, Any]:
+def summarize(body: str, modules: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """GetTemplateSummary's (and ValidateTemplate's) view of a template."""
-    template = load_stack_template(body)
+    template = load_stack_template(body, module_fragments=modules)
     parameters = []
     for name, declared in template.parameters.items():
         constraints = {"AllowedValues": list(declared.allowed_values)} if declared.allowed_values else {}

@@ -15,12 +15,14 @@ from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.hook_gate import HookGate
 from cfnrun.app.stacks.hook_results import HookResult
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
+from cfnrun.stacks.blueprint import Blueprint
 from cfnrun.stacks.changes import ResourceChange
 from cfnrun.stacks.hooks import CHANGE_ACTIONS
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.drift import DriftDetection, PropertyDifference, ResourceDrift
 from cfnrun.stacks.records import Stack, StackResource, shown_parameters
 from cfnrun.stacks.store import ChangeSet, StackError, StackStore
+from cfnrun.stacks.template.loading import processed_body
 
 PAGE_SIZE = 100
 ANNOTATION_KEYS = ("annotationName", "status", "statusMessage", "remediationMessage", "remediationLink", "severityLevel")
@@ -180,7 +182,7 @@ class StackCalls:
                 "StackStatusReason": stack.reason,
                 "DisableRollback": stack.disable_rollback,
                 "Outputs": [
-                    _present({"OutputKey": o.key, "OutputValue": str(o.value), "Description": o.description, "ExportName": o.export_name})
+                    _present({"OutputKey": o.key, "OutputValue": stack.masked_data(str(o.value)), "Description": o.description, "ExportName": o.export_name})
                     for o in stack.outputs
                 ],
                 "Tags": [{"Key": k, "Value": v} for k, v in stack.tags.items()],
@@ -230,7 +232,8 @@ class StackCalls:
     async def describe_stack_resource(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.get(params["StackName"])
         resource = _resource(stack, params["LogicalResourceId"])
-        detail = {**_resource_shape(stack, resource, "LastUpdatedTimestamp"), "DriftInformation": self._resource_drift(stack, resource)}
+        detail = {**_resource_shape(stack, resource, "LastUpdatedTimestamp"), "DriftInformation": self._resource_drift(stack, resource),
+                  "ModuleInfo": self._module_info(stack).get(resource.logical_id)}
         detail["Metadata"] = json.dumps(resource.metadata) if resource.metadata else None
         return {"StackResourceDetail": _present(detail)}
 
@@ -246,8 +249,15 @@ class StackCalls:
         else:
             raise StackError("Either StackName or PhysicalResourceId must be specified.")
         resources = [r for r in stack.resources.values() if params.get("LogicalResourceId") in (None, r.logical_id)]
-        shapes = [{**_resource_shape(stack, r, "Timestamp"), "DriftInformation": self._resource_drift(stack, r)} for r in resources]
+        modules = self._module_info(stack)
+        shapes = [{**_resource_shape(stack, r, "Timestamp"), "DriftInformation": self._resource_drift(stack, r),
+                   "ModuleInfo": modules.get(r.logical_id)} for r in resources]
         return {"StackResources": [_present(shape) for shape in shapes]}
+
+    def _module_info(self, stack: Stack) -> Dict[str, Dict[str, str]]:
+        """The ModuleInfo of the stack's resources that modules made, by logical id (its current template's)."""
+        blueprint = self.store.engine.blueprints.get(stack.stack_id)
+        return blueprint.template.module_info if blueprint is not None else {}
 
     async def list_stack_resources(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.get(params["StackName"])
@@ -301,11 +311,16 @@ class StackCalls:
     # -- templates -------------------------------------------------------------------------
 
     async def get_template(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        blueprint: Optional[Blueprint]
         if params.get("ChangeSetName"):
             change_set = self.store.change_set(params["ChangeSetName"], params.get("StackName"))
-            return {"TemplateBody": change_set.blueprint.template_body, "StagesAvailable": ["Original", "Processed"]}
-        stack = self.store.get(params["StackName"])
-        return {"TemplateBody": stack.template_body, "StagesAvailable": ["Original", "Processed"]}
+            body, blueprint = change_set.blueprint.template_body, change_set.blueprint
+        else:
+            stack = self.store.get(params["StackName"])
+            body, blueprint = stack.template_body, self.store.engine.blueprints.get(stack.stack_id)
+        if params.get("TemplateStage") == "Processed" and blueprint is not None:
+            body = processed_body(body, blueprint.template.document)
+        return {"TemplateBody": body, "StagesAvailable": ["Original", "Processed"]}
 
     async def get_template_summary(self, params: Dict[str, Any]) -> Dict[str, Any]:
         if params.get("StackName"):

@@ -94,6 +94,7 @@ class StackTemplate:
     outputs: Dict[str, OutputDeclaration] = field(default_factory=dict)
     transforms: Tuple[str, ...] = ()
     description: Optional[str] = None
+    module_info: Dict[str, Dict[str, str]] = field(default_factory=dict)  # ModuleInfo of what modules made, by logical id
 
     @property
     def no_echo_parameters(self) -> Tuple[str, ...]:

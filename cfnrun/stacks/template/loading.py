@@ -8,27 +8,57 @@ dependency graph depend on the operation and come later (``parameters``, ``condi
 """
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+from typing import Any, Dict, Mapping, Optional
+
 from cfnrun.model.template_text import TemplateDecodeError, decode_template
-from cfnrun.stacks.template.declarations import StackTemplate, parse_template
+from cfnrun.stacks.template.declarations import StackTemplate, parse_template, transform_names
 from cfnrun.stacks.template.dependencies import check_references
 from cfnrun.stacks.template.errors import TemplateError
+from cfnrun.stacks.template.foreach import expand_for_each, uses_for_each
 from cfnrun.stacks.template.limits import check_quotas
 from cfnrun.stacks.template.literal_functions import check_literal_functions
-from cfnrun.stacks.template.transforms import check_functions, check_transforms
+from cfnrun.stacks.template.modules import ModuleInfo, expand_modules_with_info, uses_modules
+from cfnrun.stacks.template.transforms import LANGUAGE_EXTENSIONS, check_functions, check_transforms
 
 
-def load_stack_template(body: str) -> StackTemplate:
-    """The template of a CreateStack/UpdateStack/CreateChangeSet/ValidateTemplate call, checked; TemplateError if not."""
+def load_stack_template(
+    body: str, parameter_values: Optional[Mapping[str, str]] = None, module_fragments: Optional[Mapping[str, Mapping[str, Any]]] = None
+) -> StackTemplate:
+    """The template of a CreateStack/UpdateStack/CreateChangeSet/ValidateTemplate call, checked; TemplateError if not.
+
+    ``parameter_values`` (the operation's, by name) are what ``Fn::ForEach`` collections that
+    refer to parameters iterate over; a parameter not given has its Default. ``module_fragments``
+    (by ``...::MODULE`` type name) expand the template's modules, after its loops.
+    """
+    module_info: Dict[str, ModuleInfo] = {}
     try:
         document = decode_template(body)
     except TemplateDecodeError as error:
         where = f" (line {error.line}, column {error.column})" if error.line is not None else ""
         raise TemplateError(f"Template format error: {error.syntax} not well-formed. {error.problem}{where}") from None
     if isinstance(document, dict):
-        check_quotas(document)
         check_transforms(document)
+        if LANGUAGE_EXTENSIONS in transform_names(document.get("Transform")) and uses_for_each(document):
+            document = expand_for_each(document, parameter_values)
+        if module_fragments is not None and uses_modules(document):
+            document, module_info = expand_modules_with_info(document, module_fragments)
+    check_quotas(document)  # on the template as processed (loops and modules expanded), as the service counts
     template = parse_template(document)
+    if module_info:
+        template = replace(template, module_info=module_info)
     check_functions(template)
     check_references(template)
     check_literal_functions(template.document)
     return template
+
+
+def processed_body(body: str, processed: Mapping[str, Any]) -> str:
+    """GetTemplate's ``Processed`` stage: the template as read (``StackTemplate.document``) in JSON when its
+    transforms or modules rewrote it, else the body as sent."""
+    try:
+        unchanged = decode_template(body) == processed
+    except TemplateDecodeError:
+        unchanged = False
+    return body if unchanged else json.dumps(processed, indent=2)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Union
 
-from cfnrun.model.patterns import ecma_search
+from cfnrun.model.patterns import PatternTimeout, ecma_find
 from cfnrun.stacks.template.declarations import ParameterDeclaration
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.parameter_types import ParameterType, parameter_type
@@ -134,7 +134,10 @@ def _check_item(declared: ParameterDeclaration, meaning: ParameterType, item: st
     if declared.allowed_values and item not in declared.allowed_values:
         raise refuse("must be one of AllowedValues")
     if declared.allowed_pattern is not None:
-        matched = ecma_search(f"^(?:{declared.allowed_pattern})$", item)  # the whole value, as the service matches it
+        try:
+            matched = ecma_find(f"^(?:{declared.allowed_pattern})$", item)  # the whole value, as the service matches it
+        except PatternTimeout as stopped:
+            raise TemplateError(f"Parameter '{name}' could not be checked against its AllowedPattern: {stopped}") from None
         if matched is None:
             raise TemplateError(f"Template format error: AllowedPattern of parameter '{name}' is not a regular expression: {declared.allowed_pattern}")
         if not matched:

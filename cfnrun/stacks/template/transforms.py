@@ -1,14 +1,15 @@
 """Transforms and functions: what a template may use locally, refused before anything runs when it is more.
 
 CloudFormation runs a template's transforms (macros) before anything else. Locally only
-``AWS::LanguageExtensions`` has a meaning, and only for what needs no rewriting of the template:
-``Fn::Length``, ``Fn::ToJsonString``, ``Fn::FindInMap`` with a ``DefaultValue``, and intrinsic
-functions in ``DeletionPolicy``/``UpdateReplacePolicy`` — all worked out where they are used
-(``intrinsics.py``, ``policies.py``). ``Fn::ForEach`` rewrites the template into many
-resources and is refused, as is every other transform: ``AWS::Serverless-2016-10-31`` (use
-``sam build``/``sam package`` output instead), ``AWS::Include`` (``Fn::Transform``) and the
-account's own macros, each with the transform named. Without the transform, its functions are
-unknown to the service too, and refused with its words.
+``AWS::LanguageExtensions`` has a meaning: ``Fn::Length``, ``Fn::ToJsonString``,
+``Fn::FindInMap`` with a ``DefaultValue`` and intrinsic functions in
+``DeletionPolicy``/``UpdateReplacePolicy`` are worked out where they are used
+(``intrinsics.py``, ``policies.py``); ``Fn::ForEach`` rewrites the template into many
+resources before it is read (``foreach.py``). Every other transform is refused:
+``AWS::Serverless-2016-10-31`` (use ``sam build``/``sam package`` output instead),
+``AWS::Include`` (``Fn::Transform``) and the account's own macros, each with the transform
+named. Without the transform, its functions are unknown to the service too, and refused with
+its words.
 """
 from __future__ import annotations
 
@@ -31,12 +32,14 @@ def check_transforms(document: Mapping[str, Any]) -> None:
             raise TemplateError(f"Transform {name} is not supported locally: cfnrun runs {', '.join(SUPPORTED_TRANSFORMS)} "
                                 "only (for a SAM template, deploy the output of `sam build`; macros need the account)",
                                 "Transform")
+    if LANGUAGE_EXTENSIONS in transform_names(document.get("Transform")):
+        return  # its Fn::ForEach loops are expanded next (foreach.py)
     for section in ("Conditions", "Resources", "Outputs"):
         block = document.get(section)
         for name in block if isinstance(block, dict) else ():
             if isinstance(name, str) and name.startswith(FOR_EACH):
-                raise TemplateError(f"{FOR_EACH} is not supported locally (it rewrites the template; "
-                                    f"{LANGUAGE_EXTENSIONS} runs here without it)", f"{section}.{name}")
+                raise TemplateError(f"{FOR_EACH} needs the {LANGUAGE_EXTENSIONS} transform (Transform: {LANGUAGE_EXTENSIONS})",
+                                    f"{section}.{name}")
 
 
 def check_functions(template: StackTemplate) -> None:

@@ -26,6 +26,8 @@ LOG = logging.getLogger(__name__)
 TYPE_NAME = "Cfnrun::Sample::Cluster"
 # How many callbacks a change needs before the cluster is stable.
 STATUS_CHECKS = 2
+# A cluster still in one of these was left by a create or delete that stopped before it ended: a CREATE of its name takes it over.
+UNFINISHED = ("CREATING", "DELETING")
 
 resource = Resource(TYPE_NAME, ResourceModel)
 test_entrypoint = resource.test_entrypoint
@@ -84,8 +86,16 @@ def create_handler(
 
         if model is None or not model.Name or not model.NodeCount:
             return ProgressEvent.failed(HandlerErrorCode.InvalidRequest, "Name and NodeCount are required")
-        if store.find(clusters, None, model.Name):
-            return ProgressEvent.failed(HandlerErrorCode.AlreadyExists, f"a cluster named {model.Name} exists")
+        taken = store.find(clusters, None, model.Name)
+        if taken is not None and taken["Status"] in UNFINISHED:
+            # left by a create or delete that never finished (stopped mid-way): no SUCCESS ever handed it to anyone
+            LOG.info("taking over %s, left %s", taken["ClusterId"], taken["Status"])
+            del clusters[taken["ClusterId"]]
+        elif taken is not None:
+            return ProgressEvent.failed(
+                HandlerErrorCode.AlreadyExists,
+                f"a cluster named {model.Name} exists ({taken['ClusterId']}, {taken['Status']}): delete it first (requests/delete.json)",
+            )
         record = {"ClusterId": f"cl-{uuid.uuid4().hex[:10]}", "Name": model.Name, "NodeCount": model.NodeCount, "Status": "CREATING"}
         clusters[record["ClusterId"]] = record
     LOG.info("creating %s with %s node(s)", record["ClusterId"], model.NodeCount)

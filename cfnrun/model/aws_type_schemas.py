@@ -1,0 +1,48 @@
+"""The registry schemas of AWS::* resource types, as cfn-lint ships them: offline, no DescribeType.
+
+cfn-lint carries the registry schema of every AWS type (``cfnlint/data/schemas``: an index per
+region naming a schema file per type). Only the JSON files are read; cfn-lint itself is not
+imported. Local stacks read createOnly and writeOnly properties from them; a hook's targets,
+when the project holds no schema of its own for them, are checked and tested against them.
+"""
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any, Dict, Optional
+
+DATA_PACKAGE = "cfnlint.data.schemas"
+INDEX_REGION = "us-east-1"  # the region whose index lists the most types
+
+
+class AwsTypeSchemas:
+    """Schema documents by type name, read once each."""
+
+    def __init__(self, region: str = INDEX_REGION) -> None:
+        self.region = region
+        self._index: Optional[Dict[str, str]] = None
+        self._documents: Dict[str, Optional[Dict[str, Any]]] = {}
+
+    @staticmethod
+    def _read(*parts: str) -> Optional[Any]:
+        try:
+            folder = resources.files(DATA_PACKAGE)
+            for part in parts:
+                folder = folder.joinpath(part)
+            return json.loads(folder.read_text(encoding="utf-8"))
+        except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError, ValueError):
+            return None
+
+    def _names(self) -> Dict[str, str]:
+        if self._index is None:
+            index = self._read("providers", f"{self.region}.json") or self._read("providers", f"{INDEX_REGION}.json")
+            self._index = index if isinstance(index, dict) else {}
+        return self._index
+
+    def document(self, type_name: str) -> Optional[Dict[str, Any]]:
+        """The type's schema document; None for a type the data does not know."""
+        if type_name not in self._documents:
+            name = self._names().get(type_name)
+            document = self._read("resources", f"{name}.json") if isinstance(name, str) else None
+            self._documents[type_name] = document if isinstance(document, dict) else None
+        return self._documents[type_name]

@@ -1,0 +1,84 @@
+"""Fn::ForEach on ``cfnrun serve --moto``: a loop of the sample note type, created, read back and deleted with boto3."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from botocore.exceptions import ClientError, WaiterError
+
+from conftest import LOCAL_STATE, SAMPLES
+
+FAST = {"Delay": 0.1, "MaxAttempts": 600}
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+
+TEMPLATE = """\
+Transform: AWS::LanguageExtensions
+Parameters:
+  Titles:
+    Type: CommaDelimitedList
+    Default: alpha,beta
+Resources:
+  Fn::ForEach::Notes:
+    - Title
+    - !Ref Titles
+    - Note${Title}:
+        Type: Cfnrun::Sample::Note
+        Properties:
+          Title: !Sub "note ${Title}"
+          Content: !Ref Title
+Outputs:
+  Fn::ForEach::Ids:
+    - Title
+    - !Ref Titles
+    - Id${Title}:
+        Value: !GetAtt [!Sub "Note${Title}", NoteId]
+"""
+
+
+def test_a_for_each_loop_makes_one_note_per_item_of_a_list_parameter(serve, tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    server = serve(tmp_path / "note", "--no-reload", "--moto")
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+
+    cloudformation.create_stack(StackName="loops", TemplateBody=TEMPLATE,
+                                Parameters=[{"ParameterKey": "Titles", "ParameterValue": "one,two,three"}])
+    try:
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="loops", WaiterConfig=FAST)
+    except WaiterError:
+        events = cloudformation.describe_stack_events(StackName="loops")["StackEvents"]
+        raise AssertionError([e.get("ResourceStatusReason") for e in events if e.get("ResourceStatusReason")]) from None
+
+    resources = cloudformation.describe_stack_resources(StackName="loops")["StackResources"]
+    assert sorted(r["LogicalResourceId"] for r in resources) == ["Noteone", "Notethree", "Notetwo"]
+    assert {r["ResourceType"] for r in resources} == {"Cfnrun::Sample::Note"}
+    outputs = cloudformation.describe_stacks(StackName="loops")["Stacks"][0]["Outputs"]
+    assert sorted(o["OutputKey"] for o in outputs) == ["Idone", "Idthree", "Idtwo"]
+
+    original = cloudformation.get_template(StackName="loops")["TemplateBody"]
+    assert "Fn::ForEach::Notes" in json.dumps(original)
+    processed = cloudformation.get_template(StackName="loops", TemplateStage="Processed")["TemplateBody"]
+    processed = processed if isinstance(processed, dict) else json.loads(processed)
+    assert sorted(processed["Resources"]) == ["Noteone", "Notethree", "Notetwo"]
+    assert processed["Resources"]["Notetwo"]["Properties"] == {"Title": "note two", "Content": "two"}
+
+    cloudformation.delete_stack(StackName="loops")
+    cloudformation.get_waiter("stack_delete_complete").wait(StackName="loops", WaiterConfig=FAST)
+
+
+def test_a_loop_that_makes_a_key_twice_is_refused_before_anything_runs(serve, tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    server = serve(tmp_path / "note", "--no-reload", "--moto")
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    try:
+        cloudformation.create_stack(StackName="twice", TemplateBody=TEMPLATE,
+                                    Parameters=[{"ParameterKey": "Titles", "ParameterValue": "same,same"}])
+    except ClientError as error:
+        assert error.response["Error"]["Code"] == "ValidationError"
+        assert "Transform AWS::LanguageExtensions failed with: Fn::ForEach::Notes makes the key Notesame" in error.response["Error"]["Message"]
+    else:
+        raise AssertionError("a loop making Notesame twice was accepted")
