@@ -86,11 +86,80 @@ def events_of(cloudformation: Any, name: str) -> List[Tuple[str, str, Optional[s
     return [(e["LogicalResourceId"], e["ResourceStatus"], e.get("ResourceStatusReason")) for e in reversed(events)]
 
 
-def test_a_misspelt_property_is_a_validation_error_naming_it_and_its_line(cloudformation: Any) -> None:
-    body = template({"Note": {"Type": NOTE, "Properties": {"Titel": "hello world"}}})
-    code, message = refused(cloudformation, StackName="typo", TemplateBody=body)
+def test_a_misspelt_property_is_a_warning_on_the_console_and_fails_the_resource(cloudformation: Any, server: ServerProcess) -> None:
+    """The service accepts the template and fails the resource; cfn-lint's finding is a console warning with its line."""
+    body = template({"Note": {"Type": NOTE, "Properties": {"Title": "hello", "Titel": "hello world"}}})
+    cloudformation.create_stack(StackName="typo", TemplateBody=body)
+    assert server.has_printed(r"template lint \(error, not refused.*'Titel' was unexpected.*line 1")
+    assert settled(cloudformation, "typo")["StackStatus"] == "ROLLBACK_COMPLETE"
+    assert any(status == "CREATE_FAILED" and "Titel" in (reason or "") for _, status, reason in events_of(cloudformation, "typo"))
+
+
+def test_a_bad_getatt_in_outputs_is_accepted_with_a_warning(cloudformation: Any, server: ServerProcess) -> None:
+    """E6101 refused this before; the service accepts it (and rolls back when the output cannot be had)."""
+    body = template({"Note": a_note()}, Outputs={"Nope": {"Value": {"Fn::GetAtt": ["Note", "Nope"]}}})
+    assert cloudformation.create_stack(StackName="bad-output-getatt", TemplateBody=body)["StackId"]
+    warning = server.has_printed(r"template lint \(error, not refused.*\[E6101\]")
+    assert "Nope" in warning
+    settled(cloudformation, "bad-output-getatt")
+
+
+@pytest.mark.parametrize(
+    "name, body, parameters, expected",
+    [
+        ("unresolved-output", template({"A": a_note()}, Outputs={"X": {"Value": {"Ref": "Missing"}}}), [],
+         "Template format error: Unresolved resource dependencies [Missing] in the Outputs block of the template"),
+        ("missing-mapping-key", template({"A": a_note({"Fn::FindInMap": ["Map", "Key", "Sub"]})}, Mappings={"Map": {"Key": {"Other": "x"}}}), [],
+         "Template error: Unable to get mapping for Map::Key::Sub"),
+        ("select-past-the-end", template({"A": a_note({"Fn::Select": [5, ["a", "b"]]})}), [],
+         "Template error: Fn::Select cannot select nonexistent value at index 5"),
+        ("number-parameter", template({"A": a_note({"Fn::Sub": "${Count}"})}, Parameters={"Count": {"Type": "Number"}}),
+         [{"ParameterKey": "Count", "ParameterValue": "many"}], "Parameter 'Count' must be a number"),
+        ("too-many-parameters", template({"A": a_note()}, Parameters={f"P{i}": {"Type": "String", "Default": "x"} for i in range(201)}), [],
+         "Template format error: Number of parameters, 201, is greater than maximum allowed, 200"),
+    ],
+)
+def test_what_the_service_refuses_is_refused_in_its_words_without_lint_ids(
+    cloudformation: Any, name: str, body: str, parameters: List[Dict[str, str]], expected: str
+) -> None:
+    """cfn-lint refused these first, with its rule ids; the place cfnrun adds ("(at Outputs.X)") comes after the words."""
+    code, message = refused(cloudformation, StackName=name, TemplateBody=body, Parameters=parameters)
+    assert code == "ValidationError" and message.startswith(expected) and "[E" not in message
+
+
+def test_a_parameter_key_given_twice_is_refused(cloudformation: Any) -> None:
+    body = template({"A": a_note({"Ref": "Title"})}, Parameters={"Title": {"Type": "String"}})
+    twice = [{"ParameterKey": "Title", "ParameterValue": "one"}, {"ParameterKey": "Title", "ParameterValue": "two"}]
+    code, message = refused(cloudformation, StackName="key-twice", TemplateBody=body, Parameters=twice)
+    assert code == "ValidationError" and "[Title]" in message and "more than once" in message
+
+
+def test_a_template_body_past_51200_bytes_is_refused_with_the_services_text(cloudformation: Any) -> None:
+    body = template({"A": a_note()}, Description="x" * 51_200)
+    code, message = refused(cloudformation, StackName="too-large", TemplateBody=body)
     assert code == "ValidationError"
-    assert "'Titel' was unexpected" in message and "line 1" in message
+    assert message.startswith("1 validation error detected: Value '{")
+    assert message.endswith("' at 'templateBody' failed to satisfy constraint: Member must have length less than or equal to 51200")
+
+
+def test_a_yaml_alias_bomb_is_refused_and_serve_keeps_answering(cloudformation: Any) -> None:
+    laughs = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for level in range(1, 9):
+        previous, anchor = chr(ord("a") + level - 1), chr(ord("a") + level)
+        laughs.append(f"{anchor}: &{anchor} [{','.join(['*' + previous] * 9)}]")
+    bomb = "\n".join(laughs) + "\nResources:\n  A: {Type: Cfnrun::Sample::Note, Properties: {Title: *i}}\n"
+    assert len(bomb.encode()) < 600
+    code, message = refused(cloudformation, StackName="alias-bomb", TemplateBody=bomb)
+    assert code == "ValidationError" and "aliases expand the document past" in message
+    assert cloudformation.list_stacks()["ResponseMetadata"]["HTTPStatusCode"] == 200
+
+
+@pytest.mark.parametrize("depth", [20_000, 100_000])
+def test_a_template_nested_too_deep_is_a_validation_error(cloudformation: Any, depth: int) -> None:
+    body = '{"Resources": {"A": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": ' + "[" * depth + "]" * depth + "}}}}"
+    code, message = refused(cloudformation, StackName=f"deep-{depth}", TemplateBody=body)
+    assert code == "ValidationError"
+    assert "nests more than" in message if len(body) <= 51_200 else "at 'templateBody'" in message
 
 
 def test_resources_that_need_each_other_are_refused(cloudformation: Any) -> None:

@@ -8,14 +8,23 @@ does; ``!Condition X`` → ``{"Condition": "X"}``); a key given twice in one map
 (YAML would keep the last one silently, and the service refuses it); YAML timestamps stay
 strings (``AWSTemplateFormatVersion: 2010-09-09`` is text to the service, not a date). Errors
 carry the line and column, counted from 1.
+
+What a short text can make is bounded before it is built: YAML aliases that would expand past
+MAX_EXPANDED_NODES nodes (a "billion laughs" of nested anchors is a few hundred bytes) and
+documents nested deeper than MAX_NESTING levels (Python's parsers and every recursive walk after
+them give up near 1,000 with a RecursionError) are refused as not well-formed.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from cfnrun.model.errors import ProjectError
+from cfnrun.model.json_depth import too_deep
+
+MAX_EXPANDED_NODES = 200_000  # a 51,200-byte template has at most ~26,000 nodes without aliases
+MAX_NESTING = 200  # a real template nests a few dozen levels
 
 SHORT_FORMS = (
     "Ref", "Condition", "GetAtt", "Sub", "If", "Join", "Select", "Split", "FindInMap", "Base64", "Cidr",
@@ -43,9 +52,15 @@ class _DuplicateKey(ValueError):
 
 def decode_template(text: str) -> Any:
     """The document of a JSON or YAML template; a TemplateDecodeError naming the place when it is neither."""
-    if text.lstrip().startswith("{"):
-        return _decode_json(text)
-    return _decode_yaml(text)
+    syntax = "JSON" if text.lstrip().startswith("{") else "YAML"
+    try:
+        document = _decode_json(text) if syntax == "JSON" else _decode_yaml(text)
+        deep = too_deep(document, MAX_NESTING)
+    except RecursionError:
+        deep = True
+    if deep:
+        raise TemplateDecodeError(syntax, f"the document nests more than {MAX_NESTING} levels deep")
+    return document
 
 
 def _refuse_duplicates(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
@@ -115,6 +130,13 @@ def _build_loader() -> Any:
                 seen[key] = True
             return super().construct_mapping(node, deep=deep)
 
+        def construct_document(self, node: Any) -> Any:
+            if _expanded_nodes(node) > MAX_EXPANDED_NODES:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"aliases expand the document past {MAX_EXPANDED_NODES} nodes", node.start_mark
+                )
+            return super().construct_document(node)
+
     TemplateLoader.yaml_implicit_resolvers = {
         first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
@@ -138,6 +160,34 @@ def _build_loader() -> Any:
     for name in SHORT_FORMS:
         TemplateLoader.add_constructor(f"!{name}", short_form)
     return TemplateLoader
+
+
+def _expanded_nodes(root: Any) -> int:
+    """How many nodes the YAML node graph ``root`` has once every alias is expanded (a cycle counts as unbounded)."""
+    import yaml
+
+    sizes: Dict[int, int] = {}
+    pending: List[Tuple[Any, bool]] = [(root, False)]
+    open_nodes: Set[int] = set()
+    while pending:
+        node, children_done = pending.pop()
+        key = id(node)
+        if key in sizes:
+            continue
+        if isinstance(node, yaml.ScalarNode):
+            sizes[key] = 1
+            continue
+        children = [child for pair in node.value for child in pair] if isinstance(node, yaml.MappingNode) else list(node.value)
+        if children_done:
+            sizes[key] = min(1 + sum(sizes[id(child)] for child in children), MAX_EXPANDED_NODES + 1)
+            open_nodes.discard(key)
+            continue
+        if key in open_nodes:
+            return MAX_EXPANDED_NODES + 1  # an alias inside its own anchor
+        open_nodes.add(key)
+        pending.append((node, True))
+        pending.extend((child, False) for child in children if id(child) not in sizes)
+    return sizes[id(root)]
 
 
 def read_template(path: Path) -> Any:

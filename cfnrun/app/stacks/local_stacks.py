@@ -44,13 +44,11 @@ from cfnrun.stacks.persistence import StateError
 from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.store import StackError, StackStore
 from cfnrun.stacks.template.errors import TemplateError
-from cfnrun.stacks.template.lint import lint_errors, lint_template
+from cfnrun.stacks.template.limits import body_size_problem, check_parameter_keys
+from cfnrun.stacks.template.lint import lint_template, lint_warnings
 from cfnrun.stacks.template.loading import load_stack_template
 
 TEMPLATE_VERSION = "2010-09-09"
-# cfn-lint rules whose finding the engine words as the service does: an unknown type (E3006, refused with the served
-# types listed) and circular dependencies (E3004, "Circular dependency between resources: [A, B]")
-LEFT_TO_THE_ENGINE = ("E3004", "E3006")
 # StackError codes whose botocore error shape differs from the code
 MODELLED = {
     "ChangeSetNotFound": "ChangeSetNotFoundException",
@@ -93,7 +91,7 @@ class LocalStacks:
 class CheckedStackOperations:
     """``api.cloudformation.StackService``: templates linted before they are read, the engine's refusals as API errors."""
 
-    def __init__(self, calls: StackOperations, lint: Callable[[str], Optional[str]], modules: Optional[Mapping[str, Any]] = None) -> None:
+    def __init__(self, calls: StackOperations, lint: Callable[[str], None], modules: Optional[Mapping[str, Any]] = None) -> None:
         self.calls = calls
         self.lint = lint
         self.modules = modules  # the served modules' fragments by type name
@@ -104,12 +102,14 @@ class CheckedStackOperations:
     async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
         try:
             body = params.get("TemplateBody")
+            too_large = body_size_problem(body) if isinstance(body, str) else None
+            if too_large is not None:
+                raise StackError(too_large)
+            check_parameter_keys(params.get("Parameters") or [])
             if isinstance(body, str) and operation in ("CreateStack", "UpdateStack", "CreateChangeSet", "ValidateTemplate"):
                 given = {p["ParameterKey"]: p["ParameterValue"] for p in params.get("Parameters") or () if "ParameterValue" in p}
-                load_stack_template(body, given, self.modules)  # a template that is not one is refused in the service's words, before lint's
-                problem = await asyncio.to_thread(self.lint, body)
-                if problem is not None:
-                    raise StackError(problem)
+                load_stack_template(body, given, self.modules)  # what the service refuses, in its words; cfn-lint's findings only warn
+                await asyncio.to_thread(self.lint, body)
             return await self.calls.call(operation, params)
         except TemplateError as error:
             raise StackApiError("ValidationError", str(error)) from None
@@ -153,13 +153,14 @@ def local_stacks(
     exports = Exports()
     engine = StackEngine(router, exports, region, account_id, hooks)
 
-    def lint(body: str) -> Optional[str]:
+    def lint(body: str) -> None:
         schemas = [s.document for s in (operations.schema(t) for t in served_types()) if s is not None]
         try:
-            findings = lint_template(body, schemas, region)
-            return lint_errors(f for f in findings if f.rule_id not in LEFT_TO_THE_ENGINE)
-        except TemplateError:
-            return None  # not a template cfn-lint can read: reading it says why, in the service's words
+            warnings = lint_warnings(lint_template(body, schemas, region))
+        except Exception as error:  # cfn-lint's own failure is never the template's: say so and go on
+            warnings = [f"template lint did not run (cfn-lint failed: {type(error).__name__}: {error}); the template is not refused"]
+        for warning in warnings:
+            operations.console.warn(warning)
 
     def describe_type(type_name: str) -> Optional[Dict[str, Any]]:
         schema = operations.schema(type_name)

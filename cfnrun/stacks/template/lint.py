@@ -1,7 +1,12 @@
 """Lint a stack's template with cfn-lint before a create or update, the served types' schemas included.
 
-The service refuses a template it cannot validate (``ValidationError``) and accepts the rest; the
-stack engine does the same with cfn-lint's errors and keeps its warnings as notes. cfn-lint
+cfn-lint refuses nothing: what the service refuses when a template arrives (a template that is
+not one, unresolved references, a missing mapping key, a bad Fn::Select, a Number parameter that
+is not a number, circular dependencies, an unknown type, the quotas) is refused by cfnrun's own
+reading of it (``loading``, ``limits``, ``parameters``, ``intrinsics``, ``dependencies``), in
+the service's words and with no rule ids. Everything cfn-lint finds besides is a warning
+(``lint_warnings``: printed on serve's console), as the service accepts those templates and at
+most fails a resource at run time (a bad Fn::GetAtt in Outputs, E6101, rolls the stack back). cfn-lint
 knows every AWS::* type; the types cfnrun serves are given as their resource schemas, which
 cfn-lint reads as registry schemas (its ``--registry-schemas DIR`` option). That option alone
 makes a type *known* but leaves its properties unchecked in cfn-lint 1.x (property checks look
@@ -16,7 +21,12 @@ Rules left out, because locally they would refuse templates the service accepts:
   ``format`` for its attributes, so every GetAtt of a user type into a formatted AWS property
   (a bucket name, an ARN) would be an error;
 - ``W3010`` (Availability Zones should not be hard-coded): the endpoint's zones are whatever the
-  stack's region says locally, and hard-coding them in a local test template is the point.
+  stack's region says locally, and hard-coding them in a local test template is the point;
+- ``E3031`` (a value must match the property's pattern): cfn-lint compiles the schemas' ECMA-262
+  patterns with Python's ``re``, which fails on some of them (surrogate ranges in
+  ApplicationAutoscaling's ScheduledAction ``Schedule``/``Timezone``: "bad character range")
+  and reports its own failure as the template's; a served type's patterns are checked by its
+  contract checks (``model/patterns.py``, ECMA-262 semantics) and AWS types' by the endpoint.
 
 cfn-lint is imported on first use (about 0.3-0.8 s; it is not on any start-up path) and its
 rules are kept per region, so a lint after the first takes milliseconds. cfn-lint's schema
@@ -27,9 +37,9 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Tuple
 
-IGNORED_RULES = ("E1040", "W3010")
+IGNORED_RULES = ("E1040", "W3010", "E3031")
 
 _LOCK = threading.Lock()
 _RUNNERS: Dict[str, Any] = {}
@@ -66,12 +76,9 @@ def lint_template(body: str, schemas: Iterable[Mapping[str, Any]] = (), region: 
     return [_finding(match) for match in matches if match.rule.id not in IGNORED_RULES]
 
 
-def lint_errors(findings: Iterable[LintFinding]) -> Optional[str]:
-    """The ValidationError text for a template with lint errors, or None when it has none."""
-    errors = [finding for finding in findings if finding.is_error]
-    if not errors:
-        return None
-    return "Template format error: " + "; ".join(str(finding) for finding in errors)
+def lint_warnings(findings: Iterable[LintFinding]) -> List[str]:
+    """One console line per finding: a warning, never a refusal (the service accepts these templates)."""
+    return [f"template lint ({finding.severity}, not refused: the service accepts this template): {finding}" for finding in findings]
 
 
 def _runner(region: str) -> Any:

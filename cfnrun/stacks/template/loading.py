@@ -17,6 +17,8 @@ from cfnrun.stacks.template.declarations import StackTemplate, parse_template, t
 from cfnrun.stacks.template.dependencies import check_references
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.foreach import expand_for_each, uses_for_each
+from cfnrun.stacks.template.limits import check_quotas
+from cfnrun.stacks.template.literal_functions import check_literal_functions
 from cfnrun.stacks.template.modules import ModuleInfo, expand_modules_with_info, uses_modules
 from cfnrun.stacks.template.transforms import LANGUAGE_EXTENSIONS, check_functions, check_transforms
 
@@ -42,11 +44,13 @@ def load_stack_template(
             document = expand_for_each(document, parameter_values)
         if module_fragments is not None and uses_modules(document):
             document, module_info = expand_modules_with_info(document, module_fragments)
+    check_quotas(document)  # on the template as processed (loops and modules expanded), as the service counts
     template = parse_template(document)
     if module_info:
         template = replace(template, module_info=module_info)
     check_functions(template)
     check_references(template)
+    check_literal_functions(template.document)
     return template
 
 
