@@ -304,9 +304,9 @@ def test_cfnrun_test_explains_a_language_cfn_no_longer_knows_and_checks_python(s
     pytest.importorskip("rpdk.core")
     project = sample("parameter")
     config = project / ".rpdk-config"
-    config.write_text(config.read_text().replace('"python39"', '"python37"'))
+    config.write_text(config.read_text().replace('"python311"', '"python37"'))
     run = cfnrun("test", str(project))
-    assert run.returncode == 2 and ".rpdk-config says language 'python37'" in run.stderr and "python39" in run.stderr
+    assert run.returncode == 2 and ".rpdk-config says language 'python37'" in run.stderr and "python311" in run.stderr
     assert "Traceback" not in run.stderr
     missing = cfnrun("test", str(project), "--python", "/nonexistent/python3")
     assert missing.returncode == 2 and "/nonexistent/python3" in missing.stderr
