@@ -82,6 +82,22 @@ def test_a_correct_provider_passes_within_its_budget(tmp_path: Path) -> None:
     assert not (project / ".cfnrun" / "history.sqlite3").exists()  # nothing to replay
 
 
+def test_only_the_declared_handlers_run_and_the_header_says_which(tmp_path: Path) -> None:
+    """Seven of eight public providers declare no list handler; their support library answers an undeclared one with a failure."""
+    project = _sizer(tmp_path, fixed=True)
+    schema_file = project / "cfnrun-test-sizer.json"
+    schema = json.loads(schema_file.read_text())
+    del schema["handlers"]["list"]
+    schema_file.write_text(json.dumps(schema))
+    source = project / "sizer.py"
+    listing = '    if action == "LIST":\n'
+    assert listing in source.read_text()
+    source.write_text(source.read_text().replace(listing, listing + '        return _failed("InvalidRequest", "No handler for LIST")\n'))
+    run = cfnrun("fuzz", str(project), "--max-examples", "30", "--seed", "1", timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "sequences of CREATE, READ, UPDATE, DELETE (not LIST: the schema declares no handler for it)" in run.stdout
+
+
 def test_the_note_sample_with_writeonly_createonly_and_unordered_arrays_passes(sample) -> None:
     project = sample("note")
     passed = cfnrun("fuzz", str(project), "--max-examples", "10", "--seed", "3", env={"NOTES_STATE_DIR": str(project / ".state")})

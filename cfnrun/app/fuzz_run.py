@@ -25,7 +25,7 @@ from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.events.fuzz import FuzzCompleted, FuzzObserver, FuzzStarted
 from cfnrun.events.operation import OperationResult
-from cfnrun.fuzz.explore import Exploration, FuzzBudget, explore
+from cfnrun.fuzz.explore import Exploration, FuzzBudget, declared_actions, explore
 from cfnrun.fuzz.sequence import SequenceFailed, SequenceRun
 from cfnrun.fuzz.steps import Finding, Step
 from cfnrun.fuzz.strategies import ModelStrategies
@@ -147,9 +147,10 @@ def run_fuzz(root: Path, settings: FuzzSettings, observer: FuzzObserver) -> Fuzz
     notes = [skipped_pattern_note(pointer, pattern) for pointer, pattern in unusable_patterns(schema.document)]
     mismatch = runtime_mismatch(project, interpreter_version(settings.python))  # a bad --python is a usage error, before any worker
     notes += [mismatch] if mismatch else []
+    actions, undeclared = declared_actions(schema, settings.actions)
     observer(FuzzStarted(
-        project.type_name, settings.max_examples, settings.seed, [a.value for a in settings.actions], settings.virtual_clock,
-        [rule.text for rule in settings.faults],
+        project.type_name, settings.max_examples, settings.seed, [a.value for a in actions], settings.virtual_clock,
+        [rule.text for rule in settings.faults], [a.value for a in undeclared],
     ))
     exploration = _explore(project, settings, observer)
     if exploration.finding is not None:

@@ -21,6 +21,7 @@ class FuzzStarted:
     actions: List[str]
     virtual_clock: bool
     faults: List[str] = field(default_factory=list)
+    undeclared: List[str] = field(default_factory=list)  # actions asked for whose handler the schema does not declare: never called
 
 
 @dataclass
@@ -78,6 +79,7 @@ def encode_fuzz(event: FuzzEvent) -> Dict[str, Any]:
             "actions": event.actions,
             "virtualClock": event.virtual_clock,
             "inject": event.faults,
+            "undeclared": event.undeclared,
         }
     if isinstance(event, ExampleRun):
         return {

@@ -106,6 +106,23 @@ class _StepDrawer:
         return {name: value for name, value in model.items() if name not in self.identifiers}
 
 
+def declared_actions(schema: ResourceSchema, actions: Tuple[Action, ...]) -> Tuple[Tuple[Action, ...], Tuple[Action, ...]]:
+    """Of ``actions``, those whose handler the schema's ``handlers`` declares, and those it does not.
+
+    CloudFormation and ``cfn test`` call only declared handlers (most providers declare no list
+    handler), so fuzzing does too; a CfnrunError when no sequence can be made of what is left.
+    """
+    kept = tuple(action for action in actions if schema.handler(action) is not None)
+    undeclared = tuple(action for action in actions if action not in kept)
+    if Action.CREATE not in kept and kept != (Action.LIST,):
+        missing = "create" if Action.CREATE in undeclared or not undeclared else ", ".join(a.schema_handler for a in undeclared)
+        raise CfnrunError(
+            f"{schema.type_name}'s schema declares no {missing} handler (its 'handlers'): cfnrun fuzz calls only declared "
+            "handlers, and every sequence but a LIST alone starts with a CREATE"
+        )
+    return kept, undeclared
+
+
 def explore(
     schema: ResourceSchema,
     runner: OperationRunner,
@@ -114,7 +131,8 @@ def explore(
     observer: Optional[FuzzObserver] = None,
 ) -> Exploration:
     """Run generated sequences against ``runner`` until one fails (then shrink it) or the budget is spent."""
-    drawer = _StepDrawer(schema, budget.actions)
+    actions, _ = declared_actions(schema, budget.actions)
+    drawer = _StepDrawer(schema, actions)
     _require_a_model(schema, drawer.models)
     tally = _Tally()
     tell = observer or (lambda event: None)

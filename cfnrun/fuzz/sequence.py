@@ -194,7 +194,11 @@ class SequenceRun:
         return problems
 
     def clean_up(self) -> None:
-        """Delete what the sequence left, so the next one starts from nothing; outcomes are not judged here."""
+        """Delete what the sequence left, so the next one starts from nothing; outcomes are not judged here.
+
+        A schema that declares no delete handler gets no DELETE: what its sequences made stays."""
+        if self.schema.handler(Action.DELETE) is None:
+            return
         for number in self.live:
             self._run(Action.DELETE, self.identifier_model(number), None)
             self.resources[number].exists = False

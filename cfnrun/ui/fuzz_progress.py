@@ -28,8 +28,10 @@ class FuzzProgress:
             seed = f", seed {event.seed}" if event.seed is not None else ""
             faults = f", injecting {', '.join(event.faults)}" if event.faults else ""
             clock = "virtual" if event.virtual_clock else "real"
+            them = "it" if len(event.undeclared) == 1 else "them"
+            undeclared = f" (not {', '.join(event.undeclared)}: the schema declares no handler for {them})" if event.undeclared else ""
             self._line(
-                f"fuzzing {event.type_name}: up to {event.max_examples} sequences of {', '.join(event.actions)} "
+                f"fuzzing {event.type_name}: up to {event.max_examples} sequences of {', '.join(event.actions)}{undeclared} "
                 f"({clock} clock{seed}{faults})"
             )
         elif isinstance(event, ExampleRun):
