@@ -135,6 +135,16 @@ def test_injected_faults_mix_in_and_a_provider_that_answers_them_properly_passes
     assert records[0]["inject"] == ["ssm:PutParameter=ThrottlingException%30"] and records[-1]["failed"] is False
 
 
+def test_a_handler_that_reaches_for_aws_without_a_stand_in_shows_why_and_what_to_do(sample) -> None:
+    """The parameter sample calls SSM; without --moto the support library answers FAILED InternalFailure with no message."""
+    project = sample("parameter")
+    run = cfnrun("fuzz", str(project), "--max-examples", "3", "--seed", "1", timeout=180)
+    assert run.returncode == 1, run.stdout + run.stderr
+    failed = next(line for line in run.stdout.splitlines() if "✗ CREATE failed: InternalFailure:" in line)
+    assert "botocore.exceptions." in failed, run.stdout  # the exception the handler raised, not an empty message
+    assert "hint: the handler tried to reach AWS: add --moto to cfnrun fuzz" in run.stdout
+
+
 def test_json_prints_ndjson_events_from_start_to_result(tmp_path: Path) -> None:
     project = _sizer(tmp_path)
     run = cfnrun("fuzz", str(project), "--json", "--seed", SEED, "--max-examples", BUDGET, env=ON, timeout=120)

@@ -100,6 +100,7 @@ class InvokerRunner:
             clock=VirtualClock() if self.settings.virtual_clock else RealClock(),
             checker=checker,
             retry=RetryPolicy(),
+            command="cfnrun fuzz",  # a failed answer's cause and hint (fuzz/sequence.py shows them) name fuzz's flags
         )
         return self.loop.run_until_complete(operation.run())
 

@@ -59,12 +59,14 @@ FuzzObserver = Callable[[FuzzEvent], None]
 
 
 def case_lines(steps: List[str], failing: Optional[int], problems: List[str]) -> List[str]:
-    """A sequence as printed: numbered requests, the problems under the step that showed them."""
+    """A sequence as printed: numbered requests, the problems under the step that showed them (a hint under its problem)."""
     out = []
     for index, step in enumerate(steps):
         out.append(f"{index + 1:>3}. {step}")
         if index == failing:
-            out += [f"       ✗ {problem}" for problem in problems]
+            for problem in problems:
+                first, *more = problem.split("\n")  # a failed answer's hint comes on a line of its own
+                out += [f"       ✗ {first}"] + [f"         {line}" for line in more]
     return out
 
 
