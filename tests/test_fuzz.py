@@ -58,6 +58,19 @@ def test_fuzz_finds_the_bug_names_its_smallest_case_and_replay_reproduces_it_unt
     assert fixed.returncode == 0 and "passes now" in fixed.stdout, fixed.stdout + fixed.stderr
 
 
+def test_shrinking_has_a_budget_and_set_pins_a_property(tmp_path: Path) -> None:
+    project = _sizer(tmp_path)
+    run = cfnrun("fuzz", str(project), "--seed", SEED, "--max-examples", BUDGET, "--shrink-examples", "0", "--set", "Color=red",
+                 timeout=120)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "FAILED: a sequence that breaks the handler, not the smallest: shrinking stopped after 0 sequences (--shrink-examples)" \
+        in run.stdout
+    creates = [line for line in run.stdout.splitlines() if re.match(r"\s+\d+\. CREATE ", line)]
+    assert creates and all('"Color": "red"' in line for line in creates), run.stdout
+    unknown = cfnrun("fuzz", str(project), "--set", "Colour=red")
+    assert unknown.returncode == 2 and "--set Colour: Cfnrun::Test::Sizer has no property Colour" in unknown.stderr
+
+
 def test_a_case_found_is_tried_first_by_the_next_run(tmp_path: Path) -> None:
     """The example database under .cfnrun/ (a --seed run is exactly repeatable, so it neither reads nor writes it)."""
     project = _sizer(tmp_path)

@@ -137,6 +137,9 @@ def budget_of(settings: FuzzSettings) -> FuzzBudget:
         max_steps=settings.max_steps,
         strict=settings.contract is ContractMode.STRICT,
         tolerate_failures=bool(settings.faults),
+        shrink_time_s=settings.shrink_time_s,
+        shrink_examples=settings.shrink_examples,
+        pins=settings.pins,
     )
 
 

@@ -44,6 +44,7 @@ class FuzzCompleted:
     failing_step: Optional[int] = None  # its index in ``steps``
     problems: List[str] = field(default_factory=list)
     history_id: Optional[int] = None  # where history keeps the case, for ``cfnrun replay``
+    shrink_stopped: Optional[str] = None  # why shrinking stopped early (--shrink-time/--shrink-examples): not the smallest case
 
     @property
     def failed(self) -> bool:
@@ -101,5 +102,6 @@ def encode_fuzz(event: FuzzEvent) -> Dict[str, Any]:
         "operationsPerSecond": round(event.operations_per_second, 1),
     }
     if event.failed:
-        record.update(steps=event.steps, failingStep=event.failing_step, problems=event.problems, historyId=event.history_id)
+        record.update(steps=event.steps, failingStep=event.failing_step, problems=event.problems, historyId=event.history_id,
+                      shrinkStopped=event.shrink_stopped)
     return record

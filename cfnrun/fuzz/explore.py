@@ -22,6 +22,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
 
 from cfnrun.events.fuzz import ExampleRun, FuzzCompleted, FuzzObserver
+from cfnrun.fuzz.pins import Pins, check_pins
 from cfnrun.fuzz.sequence import OperationRunner, SequenceFailed, SequenceRun
 from cfnrun.fuzz.steps import Finding, Step
 from cfnrun.fuzz.strategies import ModelStrategies
@@ -44,6 +45,9 @@ class FuzzBudget:
     max_steps: int = 10  # steps in one sequence, at most
     strict: bool = True  # contract MUST violations are failures
     tolerate_failures: bool = False  # faults are injected: FAILED with an error code is an acceptable answer
+    shrink_time_s: float = 60.0  # shrinking a failure, at most this long (then the smallest case seen stands)
+    shrink_examples: int = 500  # and at most this many sequences
+    pins: Pins = ()  # top-level properties every model carries with these values (--set): never drawn or shrunk
 
 
 @dataclass
@@ -58,10 +62,26 @@ class _Tally:
     operations: int = 0
     started: float = field(default_factory=time.monotonic)
     smallest: Optional[Finding] = None  # of the failing sequences seen: fewest steps, then shortest
+    first_failure: Optional[Tuple[int, float]] = None  # examples run and the time when a sequence first failed: shrinking starts
+    shrink_stopped: Optional[str] = None  # why shrinking stopped before hypothesis was done, when it did
 
     def keep(self, finding: Finding) -> None:
         if self.smallest is None or _size(finding) < _size(self.smallest):
             self.smallest = finding
+        if self.first_failure is None:
+            self.first_failure = (self.examples, time.monotonic())
+
+    def over_shrink_budget(self, budget: FuzzBudget) -> bool:
+        """Shrinking has run its examples or its time (``--shrink-examples``, ``--shrink-time``); says why once."""
+        if self.first_failure is None:
+            return False
+        if self.shrink_stopped is None:
+            examples, since = self.first_failure
+            if self.examples - examples >= budget.shrink_examples:
+                self.shrink_stopped = f"shrinking stopped after {budget.shrink_examples} sequences (--shrink-examples)"
+            elif time.monotonic() - since >= budget.shrink_time_s:
+                self.shrink_stopped = f"shrinking stopped after {budget.shrink_time_s:g} s (--shrink-time)"
+        return self.shrink_stopped is not None
 
 
 def _size(finding: Finding) -> Tuple[int, int]:
@@ -71,10 +91,10 @@ def _size(finding: Finding) -> Tuple[int, int]:
 class _StepDrawer:
     """Draws the next step of a sequence from what it has made so far."""
 
-    def __init__(self, schema: ResourceSchema, actions: Tuple[Action, ...]) -> None:
+    def __init__(self, schema: ResourceSchema, actions: Tuple[Action, ...], pins: Pins = ()) -> None:
         self.schema = schema
         self.actions = [action for action in DRAWN if action in actions]
-        self.models = ModelStrategies(schema).model()
+        self.models = ModelStrategies(schema).model(dict(pins))
         self.create_only = [pointer_to_path(p)[0] for p in schema.create_only_properties if len(pointer_to_path(p)) == 1]
         self.identifiers = set(identifier_names(schema))
 
@@ -132,7 +152,8 @@ def explore(
 ) -> Exploration:
     """Run generated sequences against ``runner`` until one fails (then shrink it) or the budget is spent."""
     actions, _ = declared_actions(schema, budget.actions)
-    drawer = _StepDrawer(schema, actions)
+    check_pins(schema, budget.pins)
+    drawer = _StepDrawer(schema, actions, budget.pins)
     _require_a_model(schema, drawer.models)
     tally = _Tally()
     tell = observer or (lambda event: None)
@@ -149,6 +170,8 @@ def explore(
     )
     @given(st.data())
     def sequence(data: Any) -> None:
+        if tally.over_shrink_budget(budget):
+            return  # shrinking's budget is spent: each attempt passes at once, and the smallest failing case seen stands
         run = SequenceRun(schema, runner, strict=budget.strict, tolerate_failures=budget.tolerate_failures)
         failed = stopped = False
         try:
@@ -180,7 +203,11 @@ def explore(
         if tally.smallest is None:
             raise
         finding = tally.smallest
+    if tally.shrink_stopped is not None and tally.smallest is not None:
+        finding = tally.smallest
     completed = FuzzCompleted(tally.examples, tally.operations, _since(tally.started))
+    if finding is not None:
+        completed.shrink_stopped = tally.shrink_stopped
     if finding is not None:
         completed.steps = [s.describe(schema) for s in finding.steps]
         completed.failing_step, completed.problems = finding.failing, finding.problems

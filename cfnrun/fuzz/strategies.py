@@ -82,16 +82,24 @@ class ModelStrategies:
         self._validator = SchemaValidator(document)
         self._built: Dict[Tuple[str, str, int], st.SearchStrategy[Any]] = {}  # a recursive schema meets one fragment many times
 
-    def model(self) -> st.SearchStrategy[Dict[str, Any]]:
+    def model(self, pinned: Optional[Dict[str, Any]] = None) -> st.SearchStrategy[Dict[str, Any]]:
         """A model a CREATE may send: every writable property the schema allows, none readOnly, valid against the schema.
 
         A recursive schema (DynamoDB's AttributeValue: a oneOf whose L and M branches hold AttributeValues) is followed
         to MAX_DEPTH with everything it allows; deeper, only what it requires, and a branch that requires going
-        deeper than LAST_DEPTH is not drawn. No model at all: ``st.nothing()`` (fuzz says no valid model comes out)."""
+        deeper than LAST_DEPTH is not drawn. No model at all: ``st.nothing()`` (fuzz says no valid model comes out).
+        ``pinned``: top-level properties every model carries with these values (``--set``)."""
+        pinned = pinned or {}
+        document = self.schema.document
+        if pinned:  # pinned properties are not drawn (nor shrunk): their values are added to every model
+            properties = {name: sub for name, sub in (document.get("properties") or {}).items() if name not in pinned}
+            required = [name for name in document.get("required") or [] if name not in pinned]
+            document = {**document, "properties": properties, "required": required}
         try:
-            return self._object(self.schema.document, "", 0).filter(self.valid)
+            drawn = self._object(document, "", 0)
         except _TooDeep:
             return st.nothing()
+        return (drawn.map(lambda model: {**model, **pinned}) if pinned else drawn).filter(self.valid)
 
     def valid(self, model: Dict[str, Any]) -> bool:
         return self._validator.is_valid(model)

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 
 from cfnrun.events.operation import OperationResult
 from cfnrun.fuzz.explore import FuzzBudget, declared_actions, explore
+from cfnrun.fuzz.pins import parse_pins
 from cfnrun.fuzz.sequence import SequenceFailed, SequenceRun
 from cfnrun.fuzz.steps import Step
 from cfnrun.fuzz.strategies import MAX_DEPTH, ModelStrategies
@@ -252,3 +253,42 @@ def test_a_recursive_schema_is_explored() -> None:
     """DynamoDB's AttributeValue crashed fuzz with RecursionError before its first example."""
     exploration = explore(RECURSIVE, Boxes(fixed=True), FuzzBudget(max_examples=20, seed=1))
     assert exploration.finding is None and exploration.completed.examples >= 20
+
+
+def test_shrinking_stops_at_its_budget_and_says_the_case_is_not_the_smallest() -> None:
+    full = explore(SIZER, Boxes(), FuzzBudget(max_examples=3000, seed=7))
+    bounded = explore(SIZER, Boxes(), FuzzBudget(max_examples=3000, seed=7, shrink_examples=3))
+    assert full.completed.shrink_stopped is None
+    assert bounded.finding is not None and bounded.finding.problems
+    assert bounded.completed.shrink_stopped == "shrinking stopped after 3 sequences (--shrink-examples)"
+    assert bounded.completed.examples < full.completed.examples
+    timed = explore(SIZER, Boxes(), FuzzBudget(max_examples=3000, seed=7, shrink_time_s=0))
+    assert timed.finding is not None and timed.completed.shrink_stopped == "shrinking stopped after 0 s (--shrink-time)"
+
+
+class Creates(Boxes):
+    def __init__(self) -> None:
+        super().__init__(fixed=True)
+        self.models: List[Dict[str, Any]] = []
+
+    def run(self, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> OperationResult:
+        if action in (Action.CREATE, Action.UPDATE):
+            self.models.append(desired)
+        return super().run(action, desired, previous)
+
+
+def test_pinned_properties_are_in_every_model_and_never_drawn() -> None:
+    runner = Creates()
+    pins = parse_pins(['Name=existing-box', 'Size=42'])
+    assert pins == (("Name", "existing-box"), ("Size", 42))  # JSON when it reads as JSON, else the string written
+    assert explore(SIZER, runner, FuzzBudget(max_examples=30, seed=1, pins=pins)).finding is None
+    assert runner.models and all(m["Name"] == "existing-box" and m["Size"] == 42 for m in runner.models)
+
+
+def test_a_pin_the_schema_cannot_take_is_a_clear_error() -> None:
+    with pytest.raises(CfnrunError, match="--set Nope: Cfnrun::Test::Sizer has no property Nope"):
+        explore(SIZER, Boxes(), FuzzBudget(max_examples=1, pins=(("Nope", 1),)))
+    with pytest.raises(CfnrunError, match="--set Id: Id is readOnly"):
+        explore(SIZER, Boxes(), FuzzBudget(max_examples=1, pins=(("Id", "box-1"),)))
+    with pytest.raises(CfnrunError, match="write Prop=value"):
+        parse_pins(["Name"])
