@@ -154,7 +154,7 @@ def explore(
     actions, _ = declared_actions(schema, budget.actions)
     check_pins(schema, budget.pins)
     drawer = _StepDrawer(schema, actions, budget.pins)
-    _require_a_model(schema, drawer.models)
+    _require_a_model(schema, drawer.models, budget.pins)
     tally = _Tally()
     tell = observer or (lambda event: None)
 
@@ -214,14 +214,18 @@ def explore(
     return Exploration(completed, finding)
 
 
-def _require_a_model(schema: ResourceSchema, models: st.SearchStrategy[Dict[str, Any]]) -> None:
+def _require_a_model(schema: ResourceSchema, models: st.SearchStrategy[Dict[str, Any]], pins: Pins = ()) -> None:
     """A CfnrunError when no valid model comes out of the schema (the sequences would be LISTs alone)."""
+    quiet = settings(database=None, max_examples=100, suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
     try:
-        find(models, lambda _: True, settings=settings(database=None, max_examples=100, suppress_health_check=list(HealthCheck)))
+        find(models, lambda _: True, settings=quiet)
     except (NoSuchExample, Unsatisfiable):
+        causes = "a required property that is readOnly, or constraints no value meets"
+        if pins:
+            causes = f"a required property that is readOnly, constraints no value meets, or a --set value it does not accept " \
+                f"({', '.join(name for name, _ in pins)})"
         raise CfnrunError(
-            f"cfnrun fuzz could not generate a valid model from {schema.type_name}'s schema "
-            "(a required property that is readOnly, or constraints no value meets?): 'cfnrun validate' checks it"
+            f"cfnrun fuzz could not generate a valid model from {schema.type_name}'s schema ({causes}?): 'cfnrun validate' checks it"
         ) from None
 
 

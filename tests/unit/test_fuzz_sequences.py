@@ -290,5 +290,7 @@ def test_a_pin_the_schema_cannot_take_is_a_clear_error() -> None:
         explore(SIZER, Boxes(), FuzzBudget(max_examples=1, pins=(("Nope", 1),)))
     with pytest.raises(CfnrunError, match="--set Id: Id is readOnly"):
         explore(SIZER, Boxes(), FuzzBudget(max_examples=1, pins=(("Id", "box-1"),)))
+    with pytest.raises(CfnrunError, match=r"or a --set value it does not accept \(Size\)"):
+        explore(SIZER, Boxes(), FuzzBudget(max_examples=1, pins=(("Size", 500),)))
     with pytest.raises(CfnrunError, match="write Prop=value"):
         parse_pins(["Name"])
