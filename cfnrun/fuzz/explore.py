@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
@@ -19,7 +20,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, find, given, settings
 from hypothesis import seed as use_seed
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
-from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
+from hypothesis.errors import Flaky, HypothesisWarning, NoSuchExample, Unsatisfiable
 
 from cfnrun.events.fuzz import ExampleRun, FuzzCompleted, FuzzObserver
 from cfnrun.fuzz.pins import Pins, check_pins
@@ -196,7 +197,9 @@ def explore(
     test = use_seed(budget.seed)(sequence) if budget.seed is not None else sequence
     finding: Optional[Finding] = None
     try:
-        test()
+        with warnings.catch_warnings():  # a recursive schema's strategy has a huge repr, which hypothesis warns of when writing it
+            warnings.filterwarnings("ignore", "Generating overly large repr", HypothesisWarning)
+            test()
     except SequenceFailed as failure:
         finding = failure.finding  # the last run hypothesis makes is the smallest failing one
     except Flaky:  # the smallest case did not fail again when hypothesis repeated it: the smallest seen failing stands

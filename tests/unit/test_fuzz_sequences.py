@@ -242,6 +242,7 @@ def _depth(value: Any) -> int:
     return 0
 
 
+@pytest.mark.filterwarnings("ignore:Generating overly large repr")  # the strategy of a recursive schema is large
 @settings(max_examples=150, deadline=None)
 @given(ModelStrategies(RECURSIVE).model())
 def test_a_recursive_schema_gives_valid_models_of_bounded_depth(model: Dict[str, Any]) -> None:
