@@ -195,6 +195,13 @@ def test_the_broken_sizer_fails_with_its_smallest_case(cfnrun):
     assert '"Size": 91' in str(failure.value) and "cfnrun replay" in str(failure.value)
 
 
+def test_shrinking_has_a_budget_and_properties_can_be_pinned(cfnrun):
+    with pytest.raises(FuzzFailure) as failure:
+        cfnrun.fuzz("broken", max_examples=1500, seed=1, shrink_examples=0, pinned={"Color": "red"})
+    assert "not the smallest (shrinking stopped after 0 sequences" in str(failure.value)
+    assert '"Color": "red"' in str(failure.value)
+
+
 def test_the_fixed_sizer_passes(cfnrun):
     report = cfnrun.fuzz("fixed", max_examples=30)
     assert not report.failed and report.completed.operations > 0
@@ -210,4 +217,4 @@ def test_the_pytest_fixture_fuzzes_with_a_budget(tmp_path: Path) -> None:
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_fuzzing.py"],
         cwd=tmp_path, capture_output=True, text=True, timeout=180, env={**os.environ, **ON},
     )
-    assert run.returncode == 0 and "2 passed" in run.stdout, run.stdout + run.stderr
+    assert run.returncode == 0 and "3 passed" in run.stdout, run.stdout + run.stderr
