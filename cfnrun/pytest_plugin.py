@@ -125,6 +125,9 @@ class CfnrunFixture:
         inject: Sequence[str] = (),
         virtual_clock: bool = True,
         python: Optional[str] = None,
+        shrink_time: float = 60.0,
+        shrink_examples: int = 500,
+        pinned: Optional[Dict[str, Any]] = None,
     ) -> "FuzzReport":
         """Fuzz a provider project (as ``cfnrun fuzz``); raises FuzzFailure with the smallest failing case."""
         import sys
@@ -145,6 +148,9 @@ class CfnrunFixture:
             virtual_clock=virtual_clock,
             faults=parse_faults(inject),
             python=python or sys.executable,
+            shrink_time_s=shrink_time,
+            shrink_examples=shrink_examples,
+            pins=tuple((pinned or {}).items()),
         )
         report = run_fuzz(root, settings, lambda event: None)
         if report.finding is not None:
@@ -154,7 +160,9 @@ class CfnrunFixture:
             lines = case_lines(completed.steps, completed.failing_step, completed.problems)
             recorded = completed.history_id
             replay = f"\n(cfnrun replay {recorded} -p {root} runs it again)" if recorded is not None else ""
-            raise FuzzFailure("cfnrun fuzz: the smallest sequence that breaks the handler:\n" + "\n".join(lines) + replay, report)
+            which = f"a sequence that breaks the handler, not the smallest ({completed.shrink_stopped})" if completed.shrink_stopped \
+                else "the smallest sequence that breaks the handler"
+            raise FuzzFailure(f"cfnrun fuzz: {which}:\n" + "\n".join(lines) + replay, report)
         return report
 
 

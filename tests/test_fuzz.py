@@ -58,6 +58,19 @@ def test_fuzz_finds_the_bug_names_its_smallest_case_and_replay_reproduces_it_unt
     assert fixed.returncode == 0 and "passes now" in fixed.stdout, fixed.stdout + fixed.stderr
 
 
+def test_shrinking_has_a_budget_and_set_pins_a_property(tmp_path: Path) -> None:
+    project = _sizer(tmp_path)
+    run = cfnrun("fuzz", str(project), "--seed", SEED, "--max-examples", BUDGET, "--shrink-examples", "0", "--set", "Color=red",
+                 timeout=120)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "FAILED: a sequence that breaks the handler, not the smallest: shrinking stopped after 0 sequences (--shrink-examples)" \
+        in run.stdout
+    creates = [line for line in run.stdout.splitlines() if re.match(r"\s+\d+\. CREATE ", line)]
+    assert creates and all('"Color": "red"' in line for line in creates), run.stdout
+    unknown = cfnrun("fuzz", str(project), "--set", "Colour=red")
+    assert unknown.returncode == 2 and "--set Colour: Cfnrun::Test::Sizer has no property Colour" in unknown.stderr
+
+
 def test_a_case_found_is_tried_first_by_the_next_run(tmp_path: Path) -> None:
     """The example database under .cfnrun/ (a --seed run is exactly repeatable, so it neither reads nor writes it)."""
     project = _sizer(tmp_path)
@@ -80,6 +93,22 @@ def test_a_correct_provider_passes_within_its_budget(tmp_path: Path) -> None:
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert re.search(r"no failure: \d+ examples, \d+ operations", passed.stdout), passed.stdout
     assert not (project / ".cfnrun" / "history.sqlite3").exists()  # nothing to replay
+
+
+def test_only_the_declared_handlers_run_and_the_header_says_which(tmp_path: Path) -> None:
+    """Seven of eight public providers declare no list handler; their support library answers an undeclared one with a failure."""
+    project = _sizer(tmp_path, fixed=True)
+    schema_file = project / "cfnrun-test-sizer.json"
+    schema = json.loads(schema_file.read_text())
+    del schema["handlers"]["list"]
+    schema_file.write_text(json.dumps(schema))
+    source = project / "sizer.py"
+    listing = '    if action == "LIST":\n'
+    assert listing in source.read_text()
+    source.write_text(source.read_text().replace(listing, listing + '        return _failed("InvalidRequest", "No handler for LIST")\n'))
+    run = cfnrun("fuzz", str(project), "--max-examples", "30", "--seed", "1", timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "sequences of CREATE, READ, UPDATE, DELETE (not LIST: the schema declares no handler for it)" in run.stdout
 
 
 def test_the_note_sample_with_writeonly_createonly_and_unordered_arrays_passes(sample) -> None:
@@ -119,6 +148,16 @@ def test_injected_faults_mix_in_and_a_provider_that_answers_them_properly_passes
     assert records[0]["inject"] == ["ssm:PutParameter=ThrottlingException%30"] and records[-1]["failed"] is False
 
 
+def test_a_handler_that_reaches_for_aws_without_a_stand_in_shows_why_and_what_to_do(sample) -> None:
+    """The parameter sample calls SSM; without --moto the support library answers FAILED InternalFailure with no message."""
+    project = sample("parameter")
+    run = cfnrun("fuzz", str(project), "--max-examples", "3", "--seed", "1", timeout=180)
+    assert run.returncode == 1, run.stdout + run.stderr
+    failed = next(line for line in run.stdout.splitlines() if "✗ CREATE failed: InternalFailure:" in line)
+    assert "botocore.exceptions." in failed, run.stdout  # the exception the handler raised, not an empty message
+    assert "hint: the handler tried to reach AWS: add --moto to cfnrun fuzz" in run.stdout
+
+
 def test_json_prints_ndjson_events_from_start_to_result(tmp_path: Path) -> None:
     project = _sizer(tmp_path)
     run = cfnrun("fuzz", str(project), "--json", "--seed", SEED, "--max-examples", BUDGET, env=ON, timeout=120)
@@ -156,6 +195,13 @@ def test_the_broken_sizer_fails_with_its_smallest_case(cfnrun):
     assert '"Size": 91' in str(failure.value) and "cfnrun replay" in str(failure.value)
 
 
+def test_shrinking_has_a_budget_and_properties_can_be_pinned(cfnrun):
+    with pytest.raises(FuzzFailure) as failure:
+        cfnrun.fuzz("broken", max_examples=1500, seed=1, shrink_examples=0, pinned={"Color": "red"})
+    assert "not the smallest (shrinking stopped after 0 sequences" in str(failure.value)
+    assert '"Color": "red"' in str(failure.value)
+
+
 def test_the_fixed_sizer_passes(cfnrun):
     report = cfnrun.fuzz("fixed", max_examples=30)
     assert not report.failed and report.completed.operations > 0
@@ -171,4 +217,4 @@ def test_the_pytest_fixture_fuzzes_with_a_budget(tmp_path: Path) -> None:
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_fuzzing.py"],
         cwd=tmp_path, capture_output=True, text=True, timeout=180, env={**os.environ, **ON},
     )
-    assert run.returncode == 0 and "2 passed" in run.stdout, run.stdout + run.stderr
+    assert run.returncode == 0 and "3 passed" in run.stdout, run.stdout + run.stderr

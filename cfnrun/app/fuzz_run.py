@@ -25,7 +25,7 @@ from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.events.fuzz import FuzzCompleted, FuzzObserver, FuzzStarted
 from cfnrun.events.operation import OperationResult
-from cfnrun.fuzz.explore import Exploration, FuzzBudget, explore
+from cfnrun.fuzz.explore import Exploration, FuzzBudget, declared_actions, explore
 from cfnrun.fuzz.sequence import SequenceFailed, SequenceRun
 from cfnrun.fuzz.steps import Finding, Step
 from cfnrun.fuzz.strategies import ModelStrategies
@@ -100,6 +100,7 @@ class InvokerRunner:
             clock=VirtualClock() if self.settings.virtual_clock else RealClock(),
             checker=checker,
             retry=RetryPolicy(),
+            command="cfnrun fuzz",  # a failed answer's cause and hint (fuzz/sequence.py shows them) name fuzz's flags
         )
         return self.loop.run_until_complete(operation.run())
 
@@ -136,6 +137,9 @@ def budget_of(settings: FuzzSettings) -> FuzzBudget:
         max_steps=settings.max_steps,
         strict=settings.contract is ContractMode.STRICT,
         tolerate_failures=bool(settings.faults),
+        shrink_time_s=settings.shrink_time_s,
+        shrink_examples=settings.shrink_examples,
+        pins=settings.pins,
     )
 
 
@@ -147,9 +151,10 @@ def run_fuzz(root: Path, settings: FuzzSettings, observer: FuzzObserver) -> Fuzz
     notes = [skipped_pattern_note(pointer, pattern) for pointer, pattern in unusable_patterns(schema.document)]
     mismatch = runtime_mismatch(project, interpreter_version(settings.python))  # a bad --python is a usage error, before any worker
     notes += [mismatch] if mismatch else []
+    actions, undeclared = declared_actions(schema, settings.actions)
     observer(FuzzStarted(
-        project.type_name, settings.max_examples, settings.seed, [a.value for a in settings.actions], settings.virtual_clock,
-        [rule.text for rule in settings.faults],
+        project.type_name, settings.max_examples, settings.seed, [a.value for a in actions], settings.virtual_clock,
+        [rule.text for rule in settings.faults], [a.value for a in undeclared],
     ))
     exploration = _explore(project, settings, observer)
     if exploration.finding is not None:

@@ -21,6 +21,7 @@ class FuzzStarted:
     actions: List[str]
     virtual_clock: bool
     faults: List[str] = field(default_factory=list)
+    undeclared: List[str] = field(default_factory=list)  # actions asked for whose handler the schema does not declare: never called
 
 
 @dataclass
@@ -43,6 +44,7 @@ class FuzzCompleted:
     failing_step: Optional[int] = None  # its index in ``steps``
     problems: List[str] = field(default_factory=list)
     history_id: Optional[int] = None  # where history keeps the case, for ``cfnrun replay``
+    shrink_stopped: Optional[str] = None  # why shrinking stopped early (--shrink-time/--shrink-examples): not the smallest case
 
     @property
     def failed(self) -> bool:
@@ -58,12 +60,14 @@ FuzzObserver = Callable[[FuzzEvent], None]
 
 
 def case_lines(steps: List[str], failing: Optional[int], problems: List[str]) -> List[str]:
-    """A sequence as printed: numbered requests, the problems under the step that showed them."""
+    """A sequence as printed: numbered requests, the problems under the step that showed them (a hint under its problem)."""
     out = []
     for index, step in enumerate(steps):
         out.append(f"{index + 1:>3}. {step}")
         if index == failing:
-            out += [f"       ✗ {problem}" for problem in problems]
+            for problem in problems:
+                first, *more = problem.split("\n")  # a failed answer's hint comes on a line of its own
+                out += [f"       ✗ {first}"] + [f"         {line}" for line in more]
     return out
 
 
@@ -78,6 +82,7 @@ def encode_fuzz(event: FuzzEvent) -> Dict[str, Any]:
             "actions": event.actions,
             "virtualClock": event.virtual_clock,
             "inject": event.faults,
+            "undeclared": event.undeclared,
         }
     if isinstance(event, ExampleRun):
         return {
@@ -97,5 +102,6 @@ def encode_fuzz(event: FuzzEvent) -> Dict[str, Any]:
         "operationsPerSecond": round(event.operations_per_second, 1),
     }
     if event.failed:
-        record.update(steps=event.steps, failingStep=event.failing_step, problems=event.problems, historyId=event.history_id)
+        record.update(steps=event.steps, failingStep=event.failing_step, problems=event.problems, historyId=event.history_id,
+                      shrinkStopped=event.shrink_stopped)
     return record

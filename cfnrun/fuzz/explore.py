@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
@@ -19,9 +20,10 @@ from hypothesis import HealthCheck, Phase, Verbosity, find, given, settings
 from hypothesis import seed as use_seed
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
-from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
+from hypothesis.errors import Flaky, HypothesisWarning, NoSuchExample, Unsatisfiable
 
 from cfnrun.events.fuzz import ExampleRun, FuzzCompleted, FuzzObserver
+from cfnrun.fuzz.pins import Pins, check_pins
 from cfnrun.fuzz.sequence import OperationRunner, SequenceFailed, SequenceRun
 from cfnrun.fuzz.steps import Finding, Step
 from cfnrun.fuzz.strategies import ModelStrategies
@@ -44,6 +46,9 @@ class FuzzBudget:
     max_steps: int = 10  # steps in one sequence, at most
     strict: bool = True  # contract MUST violations are failures
     tolerate_failures: bool = False  # faults are injected: FAILED with an error code is an acceptable answer
+    shrink_time_s: float = 60.0  # shrinking a failure, at most this long (then the smallest case seen stands)
+    shrink_examples: int = 500  # and at most this many sequences
+    pins: Pins = ()  # top-level properties every model carries with these values (--set): never drawn or shrunk
 
 
 @dataclass
@@ -58,10 +63,26 @@ class _Tally:
     operations: int = 0
     started: float = field(default_factory=time.monotonic)
     smallest: Optional[Finding] = None  # of the failing sequences seen: fewest steps, then shortest
+    first_failure: Optional[Tuple[int, float]] = None  # examples run and the time when a sequence first failed: shrinking starts
+    shrink_stopped: Optional[str] = None  # why shrinking stopped before hypothesis was done, when it did
 
     def keep(self, finding: Finding) -> None:
         if self.smallest is None or _size(finding) < _size(self.smallest):
             self.smallest = finding
+        if self.first_failure is None:
+            self.first_failure = (self.examples, time.monotonic())
+
+    def over_shrink_budget(self, budget: FuzzBudget) -> bool:
+        """Shrinking has run its examples or its time (``--shrink-examples``, ``--shrink-time``); says why once."""
+        if self.first_failure is None:
+            return False
+        if self.shrink_stopped is None:
+            examples, since = self.first_failure
+            if self.examples - examples >= budget.shrink_examples:
+                self.shrink_stopped = f"shrinking stopped after {budget.shrink_examples} sequences (--shrink-examples)"
+            elif time.monotonic() - since >= budget.shrink_time_s:
+                self.shrink_stopped = f"shrinking stopped after {budget.shrink_time_s:g} s (--shrink-time)"
+        return self.shrink_stopped is not None
 
 
 def _size(finding: Finding) -> Tuple[int, int]:
@@ -71,10 +92,10 @@ def _size(finding: Finding) -> Tuple[int, int]:
 class _StepDrawer:
     """Draws the next step of a sequence from what it has made so far."""
 
-    def __init__(self, schema: ResourceSchema, actions: Tuple[Action, ...]) -> None:
+    def __init__(self, schema: ResourceSchema, actions: Tuple[Action, ...], pins: Pins = ()) -> None:
         self.schema = schema
         self.actions = [action for action in DRAWN if action in actions]
-        self.models = ModelStrategies(schema).model()
+        self.models = ModelStrategies(schema).model(dict(pins))
         self.create_only = [pointer_to_path(p)[0] for p in schema.create_only_properties if len(pointer_to_path(p)) == 1]
         self.identifiers = set(identifier_names(schema))
 
@@ -106,6 +127,23 @@ class _StepDrawer:
         return {name: value for name, value in model.items() if name not in self.identifiers}
 
 
+def declared_actions(schema: ResourceSchema, actions: Tuple[Action, ...]) -> Tuple[Tuple[Action, ...], Tuple[Action, ...]]:
+    """Of ``actions``, those whose handler the schema's ``handlers`` declares, and those it does not.
+
+    CloudFormation and ``cfn test`` call only declared handlers (most providers declare no list
+    handler), so fuzzing does too; a CfnrunError when no sequence can be made of what is left.
+    """
+    kept = tuple(action for action in actions if schema.handler(action) is not None)
+    undeclared = tuple(action for action in actions if action not in kept)
+    if Action.CREATE not in kept and kept != (Action.LIST,):
+        missing = "create" if Action.CREATE in undeclared or not undeclared else ", ".join(a.schema_handler for a in undeclared)
+        raise CfnrunError(
+            f"{schema.type_name}'s schema declares no {missing} handler (its 'handlers'): cfnrun fuzz calls only declared "
+            "handlers, and every sequence but a LIST alone starts with a CREATE"
+        )
+    return kept, undeclared
+
+
 def explore(
     schema: ResourceSchema,
     runner: OperationRunner,
@@ -114,8 +152,10 @@ def explore(
     observer: Optional[FuzzObserver] = None,
 ) -> Exploration:
     """Run generated sequences against ``runner`` until one fails (then shrink it) or the budget is spent."""
-    drawer = _StepDrawer(schema, budget.actions)
-    _require_a_model(schema, drawer.models)
+    actions, _ = declared_actions(schema, budget.actions)
+    check_pins(schema, budget.pins)
+    drawer = _StepDrawer(schema, actions, budget.pins)
+    _require_a_model(schema, drawer.models, budget.pins)
     tally = _Tally()
     tell = observer or (lambda event: None)
 
@@ -131,6 +171,8 @@ def explore(
     )
     @given(st.data())
     def sequence(data: Any) -> None:
+        if tally.over_shrink_budget(budget):
+            return  # shrinking's budget is spent: each attempt passes at once, and the smallest failing case seen stands
         run = SequenceRun(schema, runner, strict=budget.strict, tolerate_failures=budget.tolerate_failures)
         failed = stopped = False
         try:
@@ -155,28 +197,38 @@ def explore(
     test = use_seed(budget.seed)(sequence) if budget.seed is not None else sequence
     finding: Optional[Finding] = None
     try:
-        test()
+        with warnings.catch_warnings():  # a recursive schema's strategy has a huge repr, which hypothesis warns of when writing it
+            warnings.filterwarnings("ignore", "Generating overly large repr", HypothesisWarning)
+            test()
     except SequenceFailed as failure:
         finding = failure.finding  # the last run hypothesis makes is the smallest failing one
     except Flaky:  # the smallest case did not fail again when hypothesis repeated it: the smallest seen failing stands
         if tally.smallest is None:
             raise
         finding = tally.smallest
+    if tally.shrink_stopped is not None and tally.smallest is not None:
+        finding = tally.smallest
     completed = FuzzCompleted(tally.examples, tally.operations, _since(tally.started))
+    if finding is not None:
+        completed.shrink_stopped = tally.shrink_stopped
     if finding is not None:
         completed.steps = [s.describe(schema) for s in finding.steps]
         completed.failing_step, completed.problems = finding.failing, finding.problems
     return Exploration(completed, finding)
 
 
-def _require_a_model(schema: ResourceSchema, models: st.SearchStrategy[Dict[str, Any]]) -> None:
+def _require_a_model(schema: ResourceSchema, models: st.SearchStrategy[Dict[str, Any]], pins: Pins = ()) -> None:
     """A CfnrunError when no valid model comes out of the schema (the sequences would be LISTs alone)."""
+    quiet = settings(database=None, max_examples=100, suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
     try:
-        find(models, lambda _: True, settings=settings(database=None, max_examples=100, suppress_health_check=list(HealthCheck)))
+        find(models, lambda _: True, settings=quiet)
     except (NoSuchExample, Unsatisfiable):
+        causes = "a required property that is readOnly, or constraints no value meets"
+        if pins:
+            causes = f"a required property that is readOnly, constraints no value meets, or a --set value it does not accept " \
+                f"({', '.join(name for name, _ in pins)})"
         raise CfnrunError(
-            f"cfnrun fuzz could not generate a valid model from {schema.type_name}'s schema "
-            "(a required property that is readOnly, or constraints no value meets?): 'cfnrun validate' checks it"
+            f"cfnrun fuzz could not generate a valid model from {schema.type_name}'s schema ({causes}?): 'cfnrun validate' checks it"
         ) from None
 
 

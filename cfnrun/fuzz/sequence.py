@@ -111,12 +111,12 @@ class SequenceRun:
         """SUCCESS expected (or FAILED with ``expected_code``); an injected fault's FAILED is tolerated."""
         if expected_code is not None:
             if result.succeeded or result.error_code != expected_code:
-                got = "SUCCESS" if result.succeeded else f"FAILED {result.error_code}: {result.message}"
+                got = "SUCCESS" if result.succeeded else f"FAILED {result.error_code}: {_answer(result)}"
                 return [f"{step.action.value} should fail with {expected_code} ({_why(step, expected_code)}); it answered {got}"]
             return []
         if result.succeeded or (self.tolerate_failures and result.error_code):
             return []
-        return [f"{step.action.value} failed: {result.error_code or result.reason.value}: {result.message}"]
+        return [f"{step.action.value} failed: {result.error_code or result.reason.value}: {_answer(result)}"]
 
     def _create(self, step: Step) -> List[str]:
         desired = dict(step.properties or {})
@@ -194,10 +194,23 @@ class SequenceRun:
         return problems
 
     def clean_up(self) -> None:
-        """Delete what the sequence left, so the next one starts from nothing; outcomes are not judged here."""
+        """Delete what the sequence left, so the next one starts from nothing; outcomes are not judged here.
+
+        A schema that declares no delete handler gets no DELETE: what its sequences made stays."""
+        if self.schema.handler(Action.DELETE) is None:
+            return
         for number in self.live:
             self._run(Action.DELETE, self.identifier_model(number), None)
             self.resources[number].exists = False
+
+
+def _answer(result: OperationResult) -> str:
+    """A failed answer's message, with the exception the handler raised (``model/failure_cause.py``) when the message
+    does not name it, and the hint on a line of its own (``events.fuzz.case_lines`` indents it under the problem)."""
+    text = result.message or ""
+    if result.cause and result.cause not in text:
+        text = f"{text} ({result.cause})" if text else result.cause
+    return text + (f"\nhint: {result.hint}" if result.hint else "")
 
 
 def _why(step: Step, code: str) -> str:

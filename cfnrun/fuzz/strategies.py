@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Dict, List, Literal, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Literal, Optional, Set, Tuple
 
 from hypothesis import find, settings
 from hypothesis import strategies as st
@@ -21,10 +21,15 @@ from cfnrun.model.schema_validator import SchemaValidator
 
 MAX_TEXT = 24  # characters of a generated string when the schema allows more: short cases print well
 MAX_ITEMS = 3  # items of a generated array when the schema allows more
-MAX_DEPTH = 6  # nesting followed through $ref; deeper, a property is left out when optional
+MAX_DEPTH = 6  # nesting followed through $ref; deeper, a property is left out when optional, an array is empty when it may be
+LAST_DEPTH = 2 * MAX_DEPTH  # deeper, a value is impossible: the oneOf/anyOf branch (or type) needing it is not drawn
 JSON_SAFE_INTEGER = 2**53 - 1
 _SURROGATES: Tuple[Literal["Cs"]] = ("Cs",)  # halves of UTF-16 pairs: no JSON document holds one alone
 _CHARACTERS = st.characters(codec="utf-8", exclude_categories=_SURROGATES)
+
+
+class _TooDeep(Exception):
+    """A required value nested deeper than LAST_DEPTH: a recursive schema's branch that never ends."""
 
 
 def _text(fragment: Dict[str, Any]) -> st.SearchStrategy[str]:
@@ -75,10 +80,26 @@ class ModelStrategies:
         self.read_only: Set[str] = {"/" + "/".join(pointer_to_path(p)) for p in schema.read_only_properties}
         document = {key: value for key, value in schema.document.items() if key not in ("readOnlyProperties",)}
         self._validator = SchemaValidator(document)
+        self._built: Dict[Tuple[str, str, int], st.SearchStrategy[Any]] = {}  # a recursive schema meets one fragment many times
 
-    def model(self) -> st.SearchStrategy[Dict[str, Any]]:
-        """A model a CREATE may send: every writable property the schema allows, none readOnly, valid against the schema."""
-        return self._object(self.schema.document, "", 0).filter(self.valid)
+    def model(self, pinned: Optional[Dict[str, Any]] = None) -> st.SearchStrategy[Dict[str, Any]]:
+        """A model a CREATE may send: every writable property the schema allows, none readOnly, valid against the schema.
+
+        A recursive schema (DynamoDB's AttributeValue: a oneOf whose L and M branches hold AttributeValues) is followed
+        to MAX_DEPTH with everything it allows; deeper, only what it requires, and a branch that requires going
+        deeper than LAST_DEPTH is not drawn. No model at all: ``st.nothing()`` (fuzz says no valid model comes out).
+        ``pinned``: top-level properties every model carries with these values (``--set``)."""
+        pinned = pinned or {}
+        document = self.schema.document
+        if pinned:  # pinned properties are not drawn (nor shrunk): their values are added to every model
+            properties = {name: sub for name, sub in (document.get("properties") or {}).items() if name not in pinned}
+            required = [name for name in document.get("required") or [] if name not in pinned]
+            document = {**document, "properties": properties, "required": required}
+        try:
+            drawn = self._object(document, "", 0)
+        except _TooDeep:
+            return st.nothing()
+        return (drawn.map(lambda model: {**model, **pinned}) if pinned else drawn).filter(self.valid)
 
     def valid(self, model: Dict[str, Any]) -> bool:
         return self._validator.is_valid(model)
@@ -96,6 +117,14 @@ class ModelStrategies:
     def values(self, fragment: Dict[str, Any], where: str = "", depth: int = 0) -> st.SearchStrategy[Any]:
         """Values of one schema fragment; ``where``: its path in the model (``/Tags/Key``), for readOnly."""
         fragment = self.schema.subschema(fragment)
+        if depth > LAST_DEPTH:
+            raise _TooDeep(where)
+        key = (json.dumps(fragment, sort_keys=True, default=str), where, depth)
+        if key not in self._built:
+            self._built[key] = self._values(fragment, where, depth)
+        return self._built[key]
+
+    def _values(self, fragment: Dict[str, Any], where: str, depth: int) -> st.SearchStrategy[Any]:
         if "const" in fragment:
             return st.just(fragment["const"])
         if isinstance(fragment.get("enum"), list) and fragment["enum"]:
@@ -104,7 +133,7 @@ class ModelStrategies:
             branches = fragment.get(combinator)
             if isinstance(branches, list) and branches:
                 base = {key: value for key, value in fragment.items() if key != combinator}
-                return st.one_of([self.values({**base, **self.schema.subschema(branch)}, where, depth) for branch in branches])
+                return _possible([{**base, **self.schema.subschema(branch)} for branch in branches], lambda part: self.values(part, where, depth))
         if isinstance(fragment.get("allOf"), list):
             merged = {key: value for key, value in fragment.items() if key != "allOf"}
             for part in fragment["allOf"]:
@@ -112,7 +141,7 @@ class ModelStrategies:
             return self.values(merged, where, depth)
         kinds = fragment.get("type")
         if isinstance(kinds, list):
-            return st.one_of([self.values({**fragment, "type": kind}, where, depth) for kind in kinds if isinstance(kind, str)])
+            return _possible([{**fragment, "type": kind} for kind in kinds if isinstance(kind, str)], lambda part: self.values(part, where, depth))
         kind = kinds if isinstance(kinds, str) else _implied_type(fragment)
         if kind == "object":
             return self._object(fragment, where, depth + 1)
@@ -135,6 +164,8 @@ class ModelStrategies:
         high = max(low, min(int(high), low + MAX_ITEMS)) if isinstance(high, int) else low + MAX_ITEMS
         if depth > MAX_DEPTH:
             high = low
+        if high == 0:
+            return st.just([])  # its items' strategy is not needed (a recursive schema's would go on forever)
         unique = (lambda item: json.dumps(item, sort_keys=True)) if fragment.get("uniqueItems") is True else None
         return st.lists(self.values(items, f"{where}/*", depth), min_size=low, max_size=high, unique_by=unique)
 
@@ -156,6 +187,19 @@ class ModelStrategies:
         if not entries:
             return st.just({})
         return st.lists(st.one_of(entries), max_size=MAX_ITEMS).map(dict)
+
+
+def _possible(parts: List[Dict[str, Any]], values: Callable[[Dict[str, Any]], st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
+    """Values of any of ``parts`` (oneOf branches, or types) that does not require nesting past LAST_DEPTH."""
+    strategies = []
+    for part in parts:
+        try:
+            strategies.append(values(part))
+        except _TooDeep:
+            continue
+    if not strategies:
+        raise _TooDeep("every branch")
+    return st.one_of(strategies)
 
 
 def _implied_type(fragment: Dict[str, Any]) -> Optional[str]:

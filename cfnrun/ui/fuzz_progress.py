@@ -28,8 +28,10 @@ class FuzzProgress:
             seed = f", seed {event.seed}" if event.seed is not None else ""
             faults = f", injecting {', '.join(event.faults)}" if event.faults else ""
             clock = "virtual" if event.virtual_clock else "real"
+            them = "it" if len(event.undeclared) == 1 else "them"
+            undeclared = f" (not {', '.join(event.undeclared)}: the schema declares no handler for {them})" if event.undeclared else ""
             self._line(
-                f"fuzzing {event.type_name}: up to {event.max_examples} sequences of {', '.join(event.actions)} "
+                f"fuzzing {event.type_name}: up to {event.max_examples} sequences of {', '.join(event.actions)}{undeclared} "
                 f"({clock} clock{seed}{faults})"
             )
         elif isinstance(event, ExampleRun):
@@ -58,7 +60,11 @@ class FuzzProgress:
         if not event.failed:
             self._line(paint("ok", f"no failure: {totals}", self.color))
             return
-        self._line(paint("fail", f"FAILED: the smallest sequence that breaks the handler ({totals}):", self.color))
+        if event.shrink_stopped:
+            head = f"FAILED: a sequence that breaks the handler, not the smallest: {event.shrink_stopped} ({totals}):"
+        else:
+            head = f"FAILED: the smallest sequence that breaks the handler ({totals}):"
+        self._line(paint("fail", head, self.color))
         for line in case_lines(event.steps, event.failing_step, event.problems):
             self._line(paint("fail", printable(line), self.color) if line.lstrip().startswith("✗") else printable(line))
         if event.history_id is not None:

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 
 from cfnrun.events.operation import OperationResult
-from cfnrun.fuzz.explore import FuzzBudget, explore
+from cfnrun.fuzz.explore import FuzzBudget, declared_actions, explore
+from cfnrun.fuzz.pins import parse_pins
 from cfnrun.fuzz.sequence import SequenceFailed, SequenceRun
 from cfnrun.fuzz.steps import Step
-from cfnrun.fuzz.strategies import ModelStrategies
+from cfnrun.fuzz.strategies import MAX_DEPTH, ModelStrategies
 from cfnrun.model.action import Action
 from cfnrun.model.endings import EndReason
 from cfnrun.model.errors import CfnrunError
@@ -26,9 +27,13 @@ SIZER = ResourceSchema.load(Path(__file__).resolve().parents[1] / "fixtures" / "
 SURROGATE_PAIRS = "^[\\u0020-\\uD7FF\\uE000-\\uFFFD\\uD800\\uDC00-\\uDBFF\\uDFFF\\r\\n\\t]*$"  # as ApplicationAutoscaling writes it
 
 
+ALL_HANDLERS = {name: {"permissions": []} for name in ("create", "read", "update", "delete", "list")}
+
+
 def _schema(properties: Dict[str, Any], **more: Any) -> ResourceSchema:
     return ResourceSchema({"typeName": "T::T::T", "properties": {"Id": {"type": "string"}, **properties},
-                           "readOnlyProperties": ["/properties/Id"], "primaryIdentifier": ["/properties/Id"], **more})
+                           "readOnlyProperties": ["/properties/Id"], "primaryIdentifier": ["/properties/Id"],
+                           "handlers": ALL_HANDLERS, **more})
 
 
 @settings(max_examples=200, deadline=None)
@@ -181,3 +186,112 @@ def test_a_failure_that_does_not_repeat_is_still_reported() -> None:
     exploration = explore(SIZER, OnceBroken(), FuzzBudget(max_examples=200, seed=2))
     assert exploration.finding is not None
     assert any(problem.startswith("read-after-write: /Name") for problem in exploration.finding.problems)
+
+
+class Recording(Boxes):
+    """Boxes that remembers which actions it was asked to run."""
+
+    def __init__(self) -> None:
+        super().__init__(fixed=True)
+        self.called: set = set()
+
+    def run(self, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> OperationResult:
+        self.called.add(action)
+        return super().run(action, desired, previous)
+
+
+def test_only_the_handlers_the_schema_declares_are_called() -> None:
+    """Most providers declare no list handler; one without delete keeps what it made (no clean-up DELETE either)."""
+    no_list = ResourceSchema({**SIZER.document, "handlers": {k: v for k, v in ALL_HANDLERS.items() if k != "list"}})
+    runner = Recording()
+    assert explore(no_list, runner, FuzzBudget(max_examples=40, seed=1)).finding is None
+    assert runner.called == {Action.CREATE, Action.READ, Action.UPDATE, Action.DELETE}
+    no_delete = ResourceSchema({**SIZER.document, "handlers": {"create": {}, "read": {}}})
+    runner = Recording()
+    assert explore(no_delete, runner, FuzzBudget(max_examples=20, seed=1)).finding is None
+    assert runner.called == {Action.CREATE, Action.READ}
+    assert declared_actions(no_delete, (Action.CREATE, Action.LIST)) == ((Action.CREATE,), (Action.LIST,))
+
+
+def test_a_schema_without_a_create_handler_is_a_clear_error() -> None:
+    with pytest.raises(CfnrunError, match="declares no create handler"):
+        declared_actions(ResourceSchema({**SIZER.document, "handlers": {"read": {}}}), (Action.CREATE, Action.READ))
+
+
+ATTRIBUTE_VALUE = {  # as DynamoDB's providers write it: one branch per kind, L and M holding AttributeValues again
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "S": {"type": "string"}, "N": {"type": "string", "pattern": "^-?[0-9]+$"}, "BOOL": {"type": "boolean"},
+        "NULL": {"type": "boolean"}, "L": {"type": "array", "items": {"$ref": "#/definitions/AttributeValue"}},
+        "M": {"type": "object", "patternProperties": {"^[A-Za-z]+$": {"$ref": "#/definitions/AttributeValue"}},
+              "additionalProperties": False},
+    },
+    "oneOf": [{"required": [kind]} for kind in ("S", "N", "BOOL", "NULL", "L", "M")],
+}
+RECURSIVE = _schema({"Item": {"$ref": "#/definitions/AttributeValue"},
+                     "Items": {"type": "array", "minItems": 1, "items": {"$ref": "#/definitions/AttributeValue"}}},
+                    required=["Item"], definitions={"AttributeValue": ATTRIBUTE_VALUE})
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+@pytest.mark.filterwarnings("ignore:Generating overly large repr")  # the strategy of a recursive schema is large
+@settings(max_examples=150, deadline=None)
+@given(ModelStrategies(RECURSIVE).model())
+def test_a_recursive_schema_gives_valid_models_of_bounded_depth(model: Dict[str, Any]) -> None:
+    assert SchemaValidator(RECURSIVE.document).is_valid(model)
+    assert _depth(model) <= 2 * MAX_DEPTH + 2
+
+
+def test_a_recursive_schema_is_explored() -> None:
+    """DynamoDB's AttributeValue crashed fuzz with RecursionError before its first example."""
+    exploration = explore(RECURSIVE, Boxes(fixed=True), FuzzBudget(max_examples=20, seed=1))
+    assert exploration.finding is None and exploration.completed.examples >= 20
+
+
+def test_shrinking_stops_at_its_budget_and_says_the_case_is_not_the_smallest() -> None:
+    full = explore(SIZER, Boxes(), FuzzBudget(max_examples=3000, seed=7))
+    bounded = explore(SIZER, Boxes(), FuzzBudget(max_examples=3000, seed=7, shrink_examples=3))
+    assert full.completed.shrink_stopped is None
+    assert bounded.finding is not None and bounded.finding.problems
+    assert bounded.completed.shrink_stopped == "shrinking stopped after 3 sequences (--shrink-examples)"
+    assert bounded.completed.examples < full.completed.examples
+    timed = explore(SIZER, Boxes(), FuzzBudget(max_examples=3000, seed=7, shrink_time_s=0))
+    assert timed.finding is not None and timed.completed.shrink_stopped == "shrinking stopped after 0 s (--shrink-time)"
+
+
+class Creates(Boxes):
+    def __init__(self) -> None:
+        super().__init__(fixed=True)
+        self.models: List[Dict[str, Any]] = []
+
+    def run(self, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> OperationResult:
+        if action in (Action.CREATE, Action.UPDATE):
+            self.models.append(desired)
+        return super().run(action, desired, previous)
+
+
+def test_pinned_properties_are_in_every_model_and_never_drawn() -> None:
+    runner = Creates()
+    pins = parse_pins(['Name=existing-box', 'Size=42'])
+    assert pins == (("Name", "existing-box"), ("Size", 42))  # JSON when it reads as JSON, else the string written
+    assert explore(SIZER, runner, FuzzBudget(max_examples=30, seed=1, pins=pins)).finding is None
+    assert runner.models and all(m["Name"] == "existing-box" and m["Size"] == 42 for m in runner.models)
+
+
+def test_a_pin_the_schema_cannot_take_is_a_clear_error() -> None:
+    with pytest.raises(CfnrunError, match="--set Nope: Cfnrun::Test::Sizer has no property Nope"):
+        explore(SIZER, Boxes(), FuzzBudget(max_examples=1, pins=(("Nope", 1),)))
+    with pytest.raises(CfnrunError, match="--set Id: Id is readOnly"):
+        explore(SIZER, Boxes(), FuzzBudget(max_examples=1, pins=(("Id", "box-1"),)))
+    with pytest.raises(CfnrunError, match=r"or a --set value it does not accept \(Size\)"):
+        explore(SIZER, Boxes(), FuzzBudget(max_examples=1, pins=(("Size", 500),)))
+    with pytest.raises(CfnrunError, match="write Prop=value"):
+        parse_pins(["Name"])

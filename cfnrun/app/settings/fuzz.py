@@ -1,10 +1,12 @@
 """``cfnrun fuzz``'s options: also what a recorded fuzz case is replayed with."""
+import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from cfnrun.app.options import option
 from cfnrun.app.settings import common
+from cfnrun.fuzz.pins import Pins, parse_pins
 from cfnrun.contract.mode import ContractMode
 from cfnrun.model.action import Action
 from cfnrun.model.faults import FaultRule
@@ -24,6 +26,10 @@ def _actions(value: str) -> str:
     return ",".join(names)
 
 
+def _pin_texts(pins: Pins) -> List[str]:
+    return [f"{name}={json.dumps(value)}" for name, value in pins]
+
+
 def _action_tuple(text: str) -> Tuple[Action, ...]:
     return tuple(Action(name) for name in _actions(text).split(","))
 
@@ -41,6 +47,20 @@ class FuzzSettings:
     max_examples: int = option(
         "--max-examples", help="Sequences of operations to generate (shrinking a failure runs more).", default=100, minimum=1,
         record="maxExamples",
+    )
+    shrink_time_s: float = option(
+        "--shrink-time", help="Seconds shrinking a failure may take; then the smallest failing case seen is shown, "
+        "marked as not the smallest.", default=60.0, minimum=0.0, metavar="SECONDS",
+    )
+    shrink_examples: int = option(
+        "--shrink-examples", help="Sequences shrinking a failure may run; then the smallest failing case seen is shown, "
+        "marked as not the smallest.", default=500, minimum=0, metavar="N",
+    )
+    pins: Pins = option(
+        "--set", help="Give a property this value in every generated model (repeatable): Name=value, the value as JSON "
+        "or else a plain string (an existing table, bucket or ARN); it is never generated or shrunk.",
+        default=(), cli_type=List[str], cli_default=[], metavar="PROP=VALUE", to_setting=parse_pins, to_record=_pin_texts,
+        record="set",
     )
     max_steps: int = option("--max-steps", help="Operations in one sequence, at most.", default=10, minimum=1, record="maxSteps")
     seed: Optional[int] = option("--seed", help="Seed of the generation, to repeat an exploration (default: random).", record="seed")

@@ -1,0 +1,42 @@
+"""Properties a user pins with ``cfnrun fuzz --set Prop=value``: never generated, never shrunk.
+
+A provider that needs an existing resource (a table, a bucket, an ARN) gets past input validation
+only when the model names one that exists; pinning it lets fuzzing vary the rest.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Tuple
+
+from cfnrun.model.errors import CfnrunError
+from cfnrun.model.schema import ResourceSchema, pointer_to_path
+
+Pins = Tuple[Tuple[str, Any], ...]  # (top-level property, value), in the order given
+
+
+def parse_pins(texts: Iterable[str]) -> Pins:
+    """``Name=value`` texts; the value is read as JSON when it is JSON, else kept as the string written."""
+    pins = []
+    for text in texts:
+        name, equals, raw = text.partition("=")
+        if not equals or not name.strip():
+            raise CfnrunError(f"--set {text!r}: write Prop=value (a top-level property of the schema, then its value)")
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = raw
+        pins.append((name.strip(), value))
+    return tuple(pins)
+
+
+def check_pins(schema: ResourceSchema, pins: Pins) -> None:
+    """A CfnrunError for a pin the schema has no writable top-level property for."""
+    declared = schema.document.get("properties") or {}
+    read_only = {pointer_to_path(p)[0] for p in schema.read_only_properties if len(pointer_to_path(p)) == 1}
+    for name, _ in pins:
+        if name not in declared:
+            raise CfnrunError(
+                f"--set {name}: {schema.type_name} has no property {name}; its properties are {', '.join(sorted(declared))}"
+            )
+        if name in read_only:
+            raise CfnrunError(f"--set {name}: {name} is readOnly: the handler sets it, a request never carries it")
