@@ -5,12 +5,19 @@
   has ``header_timeout_s`` from its first byte to the end of a request's headers.
 - **At most ``max_connections`` are served at once.** One more is still accepted, never closed
   unanswered: it waits, its bytes unread, until a place is free (``_Phase.WAITING``).
-- **Under pressure, the connections that do nothing for anyone make room.** While callers
-  wait, a connection still sending its headers ``header_grace_s`` after it began (a real
-  client sends them in one packet; slow-loris sends a byte a second), then one kept alive
-  that long between two requests, is closed, oldest first. Neither has a request in
+- **Under pressure, slow connections make room.** While callers wait, a connection still
+  sending its headers ``header_grace_s`` after it began (a real client sends them in one
+  packet; slow-loris sends a byte a second) is closed, oldest first. It has no request in
   progress, so nothing is lost: one whose socket holds bytes the server has not read yet
   (a request that arrived while a busy loop had not got to it) is not closed.
+- **A kept-alive connection is never closed unannounced to make room.** Its client may be
+  sending its next request at that very moment (on a loaded machine it checked the
+  connection and was then descheduled), and a request lost that way cannot be told from a
+  request never sent: botocore without retries raises ConnectionClosedError. Instead, while
+  callers wait every answer says ``Connection: close`` and its connection then closes, so
+  the client knows not to reuse it; and a connection idle between two requests holds no
+  place, so one kept alive from before the queue formed never keeps a caller waiting (it
+  is closed after ``idle_timeout_s`` as ever).
 - **A caller that waited ``queue_wait_s``** (every place busy with calls running) is let in
   anyway and answered 429 TooManyRequestsException, as Lambda answers a throttled call;
   boto3 retries those.
@@ -36,6 +43,10 @@ from cfnrun.api.limits import ConnectionLimits as ConnectionLimits  # its home i
 
 
 RECHECK_S = 0.01  # the soonest a waiting caller's place is looked for again
+# Connections the kernel completes before the loop accepts them (it caps this at net.core.somaxconn). aiohttp's 128
+# overflows when a thousand callers connect at once while the loop is busy: the kernel then drops their handshakes,
+# and each dropped one waits a second or more to try again.
+LISTEN_BACKLOG = 1024
 
 
 class _Phase(enum.Enum):
@@ -135,10 +146,10 @@ class _GuardedConnection(asyncio.Protocol):
             self.guard.room_changed()
 
     def evictable_at(self, grace_s: float) -> Optional[float]:
-        """When this connection may be closed for a waiting caller (None: it is busy or waiting itself)."""
-        if self.phase in (_Phase.HEADERS, _Phase.IDLE):
-            return self.since + grace_s  # idle too: a client reusing its connection right away keeps it
-        return None
+        """When this connection may be closed for a waiting caller (None: it is busy, idle or waiting itself)."""
+        if self.phase is _Phase.HEADERS:
+            return self.since + grace_s
+        return None  # idle ones too: its client may be sending its next request as it would be closed
 
     def has_unread_bytes(self) -> bool:
         """Bytes wait in its socket that the loop has not handed to ``data_received`` yet: on a busy machine, a request
@@ -189,7 +200,7 @@ class ConnectionGuard:
     # -- what the connections report -------------------------------------------
 
     def arrived(self, connection: _GuardedConnection) -> None:
-        if len(self.open) < self.limits.max_connections and not self.waiting:
+        if self._serving() < self.limits.max_connections and not self.waiting:
             self._admit(connection)
             return
         connection.wait(self.limits.queue_wait_s)
@@ -221,7 +232,7 @@ class ConnectionGuard:
             self._recheck.cancel()
             self._recheck = None
         while self.waiting:
-            if len(self.open) >= self.limits.max_connections and not self._evict_one():
+            if self._serving() >= self.limits.max_connections and not self._evict_one():
                 break
             self._admit(self.waiting.popleft())
         if self.waiting:
@@ -237,30 +248,38 @@ class ConnectionGuard:
         connection.request_started()
         return connection.throttled
 
-    def request_finished(self, request: web.BaseRequest) -> None:
+    def request_finished(self, request: web.BaseRequest) -> bool:
+        """A request's handler is done; whether its answer may keep the connection alive: not while callers wait, as it
+        would then hold a place that only an unannounced close (racing its client's next request) could free."""
+        keep_alive = not self.waiting  # decided before its place goes to a waiting caller
         connection = self.open.get(request.protocol)
         if connection is not None:
             connection.request_finished()
+        return keep_alive
 
     # -- pieces ----------------------------------------------------------------------
+
+    def _serving(self) -> int:
+        """Admitted connections that hold a place: all but those idle between two requests."""
+        return sum(1 for connection in self.open.values() if connection.phase is not _Phase.IDLE)
 
     def _admit(self, connection: _GuardedConnection, throttled: bool = False) -> None:
         self.open[connection.inner] = connection
         connection.admit(throttled)
 
     def _evict_one(self) -> bool:
-        """Close the connection that has served no one longest (slow headers past the grace, then idle); False if none may go."""
+        """Close the connection that has been sending its headers longest, past the grace; False if none may go."""
         now = time.monotonic()
         grace = self.limits.header_grace_s
         candidates = [
-            (connection.phase is not _Phase.HEADERS, at, connection)  # slow headers before idle ones, oldest first
+            (at, connection)
             for connection in self.open.values()
             for at in [connection.evictable_at(grace)]
             if at is not None and at <= now and not connection.has_unread_bytes()
         ]
         if not candidates:
             return False
-        _, _, chosen = min(candidates, key=lambda candidate: candidate[:2])
+        _, chosen = min(candidates, key=lambda candidate: candidate[0])
         del self.open[chosen.inner]
         chosen.evict()
         return True
@@ -293,5 +312,5 @@ class GuardedTCPSite(web.BaseSite):
         server = self._runner.server
         assert server is not None
         self._server = await asyncio.get_running_loop().create_server(
-            lambda: self._guard.protocol_factory(server), self._host, self._port, backlog=self._backlog
+            lambda: self._guard.protocol_factory(server), self._host, self._port, backlog=max(self._backlog, LISTEN_BACKLOG)
         )

@@ -195,6 +195,15 @@ class LambdaService:
     async def _service_errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         throttled = self.connections.request_started(request)
         try:
+            response = await self._answer(request, handler, throttled)
+        finally:
+            keep_alive = self.connections.request_finished(request)
+        if not keep_alive and not response.prepared:
+            response.force_close()  # says Connection: close: its client will not reuse it, so closing it loses nothing
+        return response
+
+    async def _answer(self, request: web.Request, handler: Handler, throttled: bool) -> web.StreamResponse:
+        try:
             if throttled:
                 raise service_errors.throttled(self.limits.queue_wait_s)
             return await handler(request)
@@ -206,5 +215,3 @@ class LambdaService:
             self.on_failure(f"cfnrun failed serving {request.method} {request.path}:\n{traceback.format_exc()}")
             failure = service_errors.ServiceError(500, "ServiceException", f"cfnrun internal error: {type(error).__name__}")
             return await self._error_response(request, failure)
-        finally:
-            self.connections.request_finished(request)
