@@ -6,12 +6,13 @@ bounded in calls and time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Dict, List
+from typing import Any, AsyncIterator, Callable, Dict, List, Tuple
 
 from botocore import UNSIGNED
 from botocore.config import Config
@@ -190,6 +191,11 @@ def _exchange(sock: socket.socket) -> bytes:
 
 
 def _answer(sock: socket.socket) -> bytes:
+    return _answer_head(sock).split(b"\r\n")[0]
+
+
+def _answer_head(sock: socket.socket) -> bytes:
+    """The whole answer read; its status line and headers."""
     received = b""
     while b"\r\n\r\n" not in received:
         chunk = sock.recv(65536)
@@ -200,7 +206,7 @@ def _answer(sock: socket.socket) -> bytes:
     length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
     while len(body) < length:
         body += sock.recv(65536)
-    return head.split(b"\r\n")[0]
+    return head
 
 
 def test_a_kept_alive_connection_whose_request_the_busy_loop_has_not_read_is_not_closed_for_a_waiting_caller() -> None:
@@ -243,3 +249,88 @@ def test_a_kept_alive_connection_whose_request_the_busy_loop_has_not_read_is_not
     asyncio.run(scenario())
     assert results["first"] == b"HTTP/1.1 200 OK"
     assert results["made_room"] is False and results["second"] == b"HTTP/1.1 200 OK", results
+
+
+@contextlib.asynccontextmanager
+async def _http_layer(calls: _HeldCalls, limits: Any) -> AsyncIterator[Tuple[Any, int]]:
+    """The HTTP layer alone on 127.0.0.1 (calls answered by ``calls``): its connection guard and port."""
+    from aiohttp import web
+
+    from cfnrun.api.connections import GuardedTCPSite
+    from cfnrun.api.lambda_api import LambdaService
+
+    service = LambdaService(calls, print, limits)
+    runner = web.AppRunner(service.app())
+    await runner.setup()
+    site = GuardedTCPSite(runner, "127.0.0.1", 0, service.connections)
+    await site.start()
+    try:
+        yield service.connections, site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    finally:
+        await runner.cleanup()
+
+
+def _request(sock: socket.socket) -> None:
+    sock.sendall(f"POST {INVOKE} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{{}}".encode())
+
+
+def test_a_kept_alive_connection_is_not_closed_unannounced_to_make_room_so_its_next_request_is_answered() -> None:
+    """The race behind "4 of 1,000 closed" (#30 item 14) that FIONREAD cannot see: the client checked its pooled
+    connection and has not sent its next request yet when serve looks for room. Closing it then loses that request."""
+    from cfnrun.api.limits import ConnectionLimits
+
+    calls = _HeldCalls()
+    results: Dict[str, Any] = {}
+
+    async def scenario() -> None:
+        calls.release = asyncio.Event()
+        calls.release.set()  # every call answers at once
+        async with _http_layer(calls, ConnectionLimits(max_connections=1, header_grace_s=0.0)) as (_, port):
+            loop = asyncio.get_running_loop()
+            with socket.create_connection(("127.0.0.1", port)) as kept:
+                _request(kept)
+                results["first"] = await loop.run_in_executor(None, _answer_head, kept)  # now idle, kept alive
+                with socket.create_connection(("127.0.0.1", port)) as other:  # past the cap of 1
+                    _request(other)
+                    results["other"] = await loop.run_in_executor(None, _answer, other)
+                try:  # the kept one's client now sends its next request, as a pool reusing it would
+                    _request(kept)
+                    results["second"] = await loop.run_in_executor(None, _answer, kept)
+                except OSError as error:
+                    results["second"] = f"{type(error).__name__}: {error}"
+
+    asyncio.run(scenario())
+    assert b"connection: close" not in results["first"].lower()  # kept alive: nothing was announced
+    assert results["first"].startswith(b"HTTP/1.1 200 OK") and results["other"] == b"HTTP/1.1 200 OK"
+    assert results["second"] == b"HTTP/1.1 200 OK", results
+
+
+def test_while_callers_wait_each_answer_says_connection_close_and_its_place_goes_to_the_next() -> None:
+    from cfnrun.api.limits import ConnectionLimits
+
+    calls = _HeldCalls()
+    results: Dict[str, Any] = {}
+
+    async def scenario() -> None:
+        calls.release = asyncio.Event()
+        async with _http_layer(calls, ConnectionLimits(max_connections=1)) as (guard, port):
+            loop = asyncio.get_running_loop()
+
+            async def until(condition: Callable[[], bool]) -> None:
+                while not condition():
+                    await asyncio.sleep(0.01)
+
+            with socket.create_connection(("127.0.0.1", port)) as first, socket.create_connection(("127.0.0.1", port)) as second:
+                _request(first)
+                await until(lambda: any(c.phase.value == "call" for c in guard.open.values()))
+                _request(second)
+                await until(lambda: bool(guard.waiting))  # every place busy with a call: it waits
+                calls.release.set()
+                results["first"] = await loop.run_in_executor(None, _answer_head, first)
+                results["first_closed"] = await loop.run_in_executor(None, first.recv, 1)
+                results["second"] = await loop.run_in_executor(None, _answer_head, second)
+
+    asyncio.run(scenario())
+    assert results["first"].startswith(b"HTTP/1.1 200 OK") and b"connection: close" in results["first"].lower()
+    assert results["first_closed"] == b""  # closed after its answer, as announced
+    assert results["second"].startswith(b"HTTP/1.1 200 OK") and b"connection: close" not in results["second"].lower()
