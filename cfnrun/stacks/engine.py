@@ -32,6 +32,7 @@ from cfnrun.stacks.provisioning import (
     NoProvisioner,
 )
 from cfnrun.stacks.records import Stack, StackOutput, StackResource
+from cfnrun.stacks.stack_policy import StackPolicy, refusals
 
 HOOK_REASON_LIMIT = 1024  # HookStatusReason, as the API bounds it
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
@@ -164,8 +165,10 @@ class StackEngine:
         tags: Dict[str, str],
         token: Optional[str] = None,
         skip_hooks: FrozenSet[str] = frozenset(),
+        policy: Optional[StackPolicy] = None,
     ) -> None:
-        """Update the stack by its plan: replace what it replaces, update the rest in place, then delete its Removes."""
+        """Update the stack by its plan: replace what it replaces, update the rest in place, then delete its Removes
+        (``policy``: the stack policy that must allow each change, ``stack_policy.py``)."""
         blueprint = plan.blueprint
         previous = self.blueprints[stack.stack_id]
         run = UpdateRun(Revision(previous, copy.deepcopy(stack.resources), list(stack.outputs), dict(stack.parameters), dict(stack.tags)))
@@ -178,6 +181,13 @@ class StackEngine:
         refused = await self._stack_hooks(stack, "UPDATE", blueprint.template.document, previous.template.document, token, skip_hooks)
         if refused is not None:
             await self._roll_back_update(stack, run, refused, token)
+            return
+        denied = refusals(policy, plan)
+        for logical_id, reason in denied.items():  # the resource is left as it is: only its event says UPDATE_FAILED
+            current = stack.resources[logical_id]
+            stack.record(logical_id, current.physical_id or "", current.type_name, "UPDATE_FAILED", reason, token=token)
+        if denied:
+            await self._roll_back_update(stack, run, f"The following resource(s) failed to update: [{', '.join(sorted(denied))}]. ", token)
             return
         failed: List[str] = []
 

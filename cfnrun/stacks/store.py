@@ -24,6 +24,7 @@ from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_upd
 from cfnrun.stacks.persistence import read_state, restored_blueprint, restored_stack, stack_record, write_state
 from cfnrun.stacks.provisioning import NoProvisioner
 from cfnrun.stacks.records import Stack
+from cfnrun.stacks.stack_policy import StackPolicy, policy_of
 from cfnrun.stacks.template.parameters import NO_ECHO_MASK
 from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
 
@@ -194,7 +195,9 @@ class StackStore:
         parameters: Dict[str, Optional[str]],
         tags: Optional[Dict[str, str]],
         token: Optional[str] = None,
+        policy_during_update: Optional[StackPolicy] = None,
     ) -> Stack:
+        """``policy_during_update``: StackPolicyDuringUpdateBody, guarding this update instead of the stack's policy."""
         stack = self.get(name)
         self._require_status(stack, UPDATABLE, "updated")
         body = template_body if template_body is not None else stack.template_body
@@ -204,13 +207,16 @@ class StackStore:
         if body == stack.template_body and blueprint.parameters == stack.parameters and new_tags == stack.tags:
             raise StackError("No updates are to be performed.")
         plan = plan_update(stack.resources, self.engine.blueprints.get(stack.stack_id), blueprint, self.engine.provisioners)
-        self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token))
+        policy = policy_during_update or policy_of(stack.policy_body)
+        self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token, policy=policy))
         return stack
 
     def delete_stack(self, name: str, retain: Tuple[str, ...] = (), token: Optional[str] = None) -> None:
         stack = self.find(name)
         if stack is None or stack.status == "DELETE_COMPLETE":
             return  # the service answers a delete of a missing stack with success
+        if stack.termination_protection:
+            raise StackError(f"Stack [{stack.name}] cannot be deleted while TerminationProtection is enabled")
         if not stack.settled:
             raise StackError(f"Stack [{stack.name}] is in {stack.status} state and can not be deleted")
         if retain and stack.status != "DELETE_FAILED":
@@ -334,7 +340,9 @@ class StackStore:
             run = self.engine.create(stack, change_set.plan, token, change_set.skips_stack_hooks)
         else:
             self._require_status(stack, UPDATABLE, "updated")
-            run = self.engine.update(stack, change_set.plan, change_set.parameters, change_set.tags, token, change_set.skips_stack_hooks)
+            run = self.engine.update(
+                stack, change_set.plan, change_set.parameters, change_set.tags, token, change_set.skips_stack_hooks, policy=policy_of(stack.policy_body)
+            )
         self._start(stack, self._executing(change_set, stack, run))
         for other in [c for c in self.change_sets.values() if c.stack_id == stack.stack_id and c is not change_set]:
             del self.change_sets[other.change_set_id]  # executing one change set deletes the stack's others, as the service does

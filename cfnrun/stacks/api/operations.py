@@ -13,6 +13,7 @@ from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
 from cfnrun.stacks.api import STACK_OPERATIONS
 from cfnrun.stacks.api.inputs import PAGE_SIZE, given_parameters, given_tags, given_template_body, one_page, type_name_of
+from cfnrun.stacks.api.stack_settings import StackSettings, given_policy
 from cfnrun.stacks.api.outputs import (
     annotation_shape, change_set_summary, event_shape, hook_result_shape, hook_result_summary,
     present, resource_drift_shape, resource_shape, timestamp,
@@ -108,6 +109,7 @@ class StackOperations:
             "ListHookResults": self.list_hook_results,
             "GetHookResult": self.get_hook_result,
         }
+        self._operations.update(StackSettings(store).operations())
         assert frozenset(self._operations) == STACK_OPERATIONS, "stacks/api/__init__.py names every operation answered"
 
     def operations(self) -> FrozenSet[str]:
@@ -121,6 +123,7 @@ class StackOperations:
     async def create_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
         on_failure = params.get("OnFailure")
         disable_rollback = bool(params.get("DisableRollback")) or on_failure == "DO_NOTHING"
+        policy = given_policy(params)
         stack = self.store.create_stack(
             params["StackName"],
             given_template_body(params) or "",
@@ -129,12 +132,18 @@ class StackOperations:
             disable_rollback,
             params.get("ClientRequestToken"),
         )
+        stack.termination_protection = bool(params.get("EnableTerminationProtection"))
+        stack.policy_body = policy.body if policy is not None else None
         return {"StackId": stack.stack_id}
 
     async def update_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        policy, during_update = given_policy(params), given_policy(params, "StackPolicyDuringUpdateBody")
         stack = self.store.update_stack(
-            params["StackName"], given_template_body(params), given_parameters(params), given_tags(params), params.get("ClientRequestToken")
+            params["StackName"], given_template_body(params), given_parameters(params), given_tags(params), params.get("ClientRequestToken"),
+            during_update,
         )
+        if policy is not None:  # the new policy guards the updates after this one
+            stack.policy_body = policy.body
         return {"StackId": stack.stack_id}
 
     async def delete_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -177,7 +186,7 @@ class StackOperations:
                 ],
                 "Tags": [{"Key": k, "Value": v} for k, v in stack.tags.items()],
                 "Capabilities": list(stack.capabilities),
-                "EnableTerminationProtection": False,
+                "EnableTerminationProtection": stack.termination_protection,
                 "DriftInformation": self._stack_drift(stack),
             }
         )

@@ -1,0 +1,202 @@
+"""The stack operations CI pipelines use, on a real ``cfnrun serve`` driven by boto3 (issue #29 §5).
+
+Termination protection, stack policies enforced on updates, GetTemplateSummary's identifiers and its
+REVIEW_IN_PROGRESS refusal, SignalResource with CreationPolicy, WaitCondition and its handle's URL,
+resource import. One serve (per module and xdist worker) serves the note sample's type, whose
+handlers keep notes in a local file: no AWS endpoint is needed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, Iterator, List
+
+import pytest
+from botocore.exceptions import ClientError
+
+from conftest import LOCAL_STATE, SAMPLES, ServerProcess
+
+FAST = {"Delay": 0.1, "MaxAttempts": 600}
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+
+
+def note_template(title: str = "first", folder: str = "inbox", policy: str = "Delete") -> str:
+    return json.dumps(
+        {
+            "Resources": {
+                "Note": {"Type": "Cfnrun::Sample::Note", "DeletionPolicy": policy, "Properties": {"Title": title, "Folder": folder}},
+            }
+        }
+    )
+
+
+class Served:
+    def __init__(self, server: ServerProcess, folder: Path) -> None:
+        import boto3
+
+        self.server = server
+        self.folder = folder
+        self.cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+
+    def wait(self, waiter: str, **arguments: Any) -> None:
+        self.cloudformation.get_waiter(waiter).wait(WaiterConfig=FAST, **arguments)
+
+    def events(self, stack: str) -> List[Dict[str, Any]]:
+        pages = self.cloudformation.get_paginator("describe_stack_events").paginate(StackName=stack)
+        return list(reversed([e for page in pages for e in page["StackEvents"]]))
+
+    def stack(self, name: str) -> Dict[str, Any]:
+        return dict(self.cloudformation.describe_stacks(StackName=name)["Stacks"][0])
+
+    def settled(self, name: str) -> Dict[str, Any]:
+        """The stack once its operation has ended (the update waiters stop on any end, failed or not)."""
+        waiter = self.cloudformation.get_waiter("stack_update_complete")
+        try:
+            waiter.wait(StackName=name, WaiterConfig=FAST)
+        except Exception:  # noqa: BLE001 - a rolled-back update ends the waiter with an error; the status says which
+            pass
+        return self.stack(name)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    folder = tmp_path_factory.mktemp("stackops")
+    shutil.copytree(SAMPLES / "note", folder / "note", ignore=LOCAL_STATE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cfnrun", "serve", "--port", "0", "--no-reload", "--virtual-clock", "--provider", "note"],
+        cwd=str(folder), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NO_COLOR": "1"},
+    )
+    server = ServerProcess(folder, process=process)
+    try:
+        yield Served(server, folder)
+    finally:
+        server.stop()
+
+
+def _error(call: Any, **arguments: Any) -> Dict[str, str]:
+    with pytest.raises(ClientError) as caught:
+        call(**arguments)
+    return dict(caught.value.response["Error"])
+
+
+# -- 1. termination protection -----------------------------------------------------------------------
+
+
+def test_termination_protection_refuses_delete_until_it_is_turned_off(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_stack(StackName="guarded", TemplateBody=note_template(), EnableTerminationProtection=True)
+    served.wait("stack_create_complete", StackName="guarded")
+    assert served.stack("guarded")["EnableTerminationProtection"] is True
+
+    error = _error(cfn.delete_stack, StackName="guarded")
+    assert error["Code"] == "ValidationError"
+    assert error["Message"] == "Stack [guarded] cannot be deleted while TerminationProtection is enabled"
+    assert served.stack("guarded")["StackStatus"] == "CREATE_COMPLETE"  # nothing started
+
+    stack_id = served.stack("guarded")["StackId"]
+    assert cfn.update_termination_protection(StackName="guarded", EnableTerminationProtection=False)["StackId"] == stack_id
+    assert served.stack("guarded")["EnableTerminationProtection"] is False
+    cfn.delete_stack(StackName="guarded")
+    served.wait("stack_delete_complete", StackName="guarded")
+
+
+def test_termination_protection_is_switched_on_by_the_aws_cli(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_stack(StackName="cli-guarded", TemplateBody=note_template())
+    served.wait("stack_create_complete", StackName="cli-guarded")
+    assert served.stack("cli-guarded")["EnableTerminationProtection"] is False
+    environment = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
+    base = ["aws", "--endpoint-url", served.server.url, "cloudformation"]
+    done = subprocess.run(
+        [*base, "update-termination-protection", "--stack-name", "cli-guarded", "--enable-termination-protection"],
+        capture_output=True, text=True, env=environment, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    refused = subprocess.run([*base, "delete-stack", "--stack-name", "cli-guarded"], capture_output=True, text=True, env=environment, timeout=120)
+    assert refused.returncode != 0
+    assert "cannot be deleted while TerminationProtection is enabled" in refused.stderr
+
+
+# -- 2. stack policies -------------------------------------------------------------------------------
+
+ALLOW_ALL = {"Effect": "Allow", "Action": "Update:*", "Principal": "*", "Resource": "*"}
+
+
+def _policy(*statements: Dict[str, Any]) -> str:
+    return json.dumps({"Statement": list(statements)})
+
+
+def _failed_reasons(served: Served, stack: str) -> Dict[str, str]:
+    return {e["LogicalResourceId"]: e.get("ResourceStatusReason", "") for e in served.events(stack) if e["ResourceStatus"] == "UPDATE_FAILED"}
+
+
+def test_a_stack_policy_denies_an_update_of_a_protected_resource_and_the_update_rolls_back(served: Served) -> None:
+    cfn = served.cloudformation
+    deny_note = {"Effect": "Deny", "Action": "Update:*", "Principal": "*", "Resource": "LogicalResourceId/Note"}
+    body = _policy(ALLOW_ALL, deny_note)
+    cfn.create_stack(StackName="policed", TemplateBody=note_template(), StackPolicyBody=body)
+    served.wait("stack_create_complete", StackName="policed")
+    assert cfn.get_stack_policy(StackName="policed")["StackPolicyBody"] == body
+    note_id = cfn.describe_stack_resource(StackName="policed", LogicalResourceId="Note")["StackResourceDetail"]["PhysicalResourceId"]
+
+    cfn.update_stack(StackName="policed", TemplateBody=note_template(title="second"))
+    stack = served.settled("policed")
+    assert stack["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    reasons = _failed_reasons(served, "policed")
+    assert reasons["Note"] == "Action denied by stack policy: Statement [#2] does not allow [Update:Modify] for resource [LogicalResourceId/Note];"
+    rollback = next(e for e in served.events("policed") if e["ResourceStatus"] == "UPDATE_ROLLBACK_IN_PROGRESS")
+    assert rollback["ResourceStatusReason"] == "The following resource(s) failed to update: [Note]. "
+    detail = cfn.describe_stack_resource(StackName="policed", LogicalResourceId="Note")["StackResourceDetail"]
+    assert detail["PhysicalResourceId"] == note_id and detail["ResourceStatus"] == "CREATE_COMPLETE"
+
+    # StackPolicyDuringUpdateBody lets this one update through; the stack's own policy stays.
+    cfn.update_stack(StackName="policed", TemplateBody=note_template(title="second"), StackPolicyDuringUpdateBody=_policy(ALLOW_ALL))
+    assert served.settled("policed")["StackStatus"] == "UPDATE_COMPLETE"
+    assert cfn.get_stack_policy(StackName="policed")["StackPolicyBody"] == body
+
+
+def test_a_stack_policy_condition_on_the_resource_type_denies_replacement_but_allows_modification(served: Served) -> None:
+    cfn = served.cloudformation
+    no_replace = {
+        "Effect": "Deny", "Action": ["Update:Replace", "Update:Delete"], "Principal": "*", "Resource": "*",
+        "Condition": {"StringEquals": {"ResourceType": ["Cfnrun::Sample::Note"]}},
+    }
+    cfn.create_stack(StackName="typed-policy", TemplateBody=note_template())
+    served.wait("stack_create_complete", StackName="typed-policy")
+    assert "StackPolicyBody" not in cfn.get_stack_policy(StackName="typed-policy")
+    cfn.set_stack_policy(StackName="typed-policy", StackPolicyBody=_policy(ALLOW_ALL, no_replace))
+
+    cfn.update_stack(StackName="typed-policy", TemplateBody=note_template(title="renamed"))  # in place: allowed
+    assert served.settled("typed-policy")["StackStatus"] == "UPDATE_COMPLETE"
+
+    cfn.update_stack(StackName="typed-policy", TemplateBody=note_template(title="renamed", folder="archive"))  # createOnly: a replacement
+    assert served.settled("typed-policy")["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    assert _failed_reasons(served, "typed-policy")["Note"] == (
+        "Action denied by stack policy: Statement [#2] does not allow [Update:Replace] for resource [LogicalResourceId/Note];"
+    )
+
+
+def test_once_a_policy_is_set_an_update_no_statement_allows_is_refused(served: Served) -> None:
+    cfn = served.cloudformation
+    only_other = {"Effect": "Allow", "Action": "Update:*", "Principal": "*", "Resource": "LogicalResourceId/Other*"}
+    cfn.create_stack(StackName="allow-list", TemplateBody=note_template(), StackPolicyBody=_policy(only_other))
+    served.wait("stack_create_complete", StackName="allow-list")
+    cfn.update_stack(StackName="allow-list", TemplateBody=note_template(title="changed"))
+    assert served.settled("allow-list")["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    assert _failed_reasons(served, "allow-list")["Note"] == (
+        "Action not allowed by stack policy: No statement allows [Update:Modify] for resource [LogicalResourceId/Note];"
+    )
+
+
+def test_a_policy_that_is_not_one_is_refused_with_a_clear_error(served: Served) -> None:
+    cfn = served.cloudformation
+    error = _error(cfn.create_stack, StackName="bad-policy", TemplateBody=note_template(), StackPolicyBody="{not json")
+    assert error["Code"] == "ValidationError" and error["Message"].startswith("Error validating stack policy: Invalid JSON")
+    wrong_principal = _policy({**ALLOW_ALL, "Principal": "arn:aws:iam::123456789012:root"})
+    error = _error(cfn.create_stack, StackName="bad-policy", TemplateBody=note_template(), StackPolicyBody=wrong_principal)
+    assert error["Message"] == 'Error validating stack policy: Statement [#1] Principal must be "*"'
+    assert _error(cfn.describe_stacks, StackName="bad-policy")["Message"] == "Stack with id bad-policy does not exist"
