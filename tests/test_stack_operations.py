@@ -200,3 +200,30 @@ def test_a_policy_that_is_not_one_is_refused_with_a_clear_error(served: Served) 
     error = _error(cfn.create_stack, StackName="bad-policy", TemplateBody=note_template(), StackPolicyBody=wrong_principal)
     assert error["Message"] == 'Error validating stack policy: Statement [#1] Principal must be "*"'
     assert _error(cfn.describe_stacks, StackName="bad-policy")["Message"] == "Stack with id bad-policy does not exist"
+
+
+# -- 3. GetTemplateSummary ---------------------------------------------------------------------------
+
+
+def test_get_template_summary_names_each_types_identifying_properties(served: Served) -> None:
+    template = {
+        "Resources": {
+            "First": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": "a"}},
+            "Bucket": {"Type": "AWS::S3::Bucket"},
+            "Second": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": "b"}},
+        }
+    }
+    summary = served.cloudformation.get_template_summary(TemplateBody=json.dumps(template))
+    assert summary["ResourceIdentifierSummaries"] == [
+        {"ResourceType": "Cfnrun::Sample::Note", "LogicalResourceIds": ["First", "Second"], "ResourceIdentifiers": ["NoteId"]},
+        {"ResourceType": "AWS::S3::Bucket", "LogicalResourceIds": ["Bucket"], "ResourceIdentifiers": ["BucketName"]},
+    ]
+
+
+def test_get_template_summary_refuses_a_stack_in_review(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_change_set(StackName="in-review", ChangeSetName="first", ChangeSetType="CREATE", TemplateBody=note_template())
+    served.wait("change_set_create_complete", StackName="in-review", ChangeSetName="first")
+    assert served.stack("in-review")["StackStatus"] == "REVIEW_IN_PROGRESS"
+    error = _error(cfn.get_template_summary, StackName="in-review")
+    assert error == {"Type": "Sender", "Code": "ValidationError", "Message": "GetTemplateSummary cannot be called on REVIEW_IN_PROGRESS stacks."}

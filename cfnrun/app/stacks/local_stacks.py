@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from functools import partial
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from cfnrun.api.cloudformation.errors import StackApiError, modelled_error
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
@@ -42,6 +42,7 @@ from cfnrun.model.type_configuration import declares_type_configuration, type_co
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.persistence import StateError
 from cfnrun.stacks.exports import Exports
+from cfnrun.stacks.identifier_summaries import PrimaryIdentifier, identifier_summaries, property_names
 from cfnrun.stacks.store import StackError, StackStore
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.limits import body_size_problem, check_parameter_keys
@@ -129,7 +130,8 @@ def local_stacks(
     region, account_id = served.region, served.account_id
     served_types = served.type_names
     responses = PendingResponses(url)
-    aws_types = AwsTypes(served.aws_endpoint, region, AwsSchemas(region))
+    aws_schemas = AwsSchemas(region)
+    aws_types = AwsTypes(served.aws_endpoint, region, aws_schemas)
     user_types = UserTypes(operations)
     hooks = HookGate(HookResults(region, account_id))
     payloads = HookPayloadStore(url)
@@ -191,7 +193,12 @@ def local_stacks(
 
     store = StackStore(engine, Blueprints(router, exports, region, account_id, fragments), state)
     drift = DriftChecks(store, operations, user_types)
-    calls = StackOperations(store, describe_type, partial(summarize, modules=fragments), configure_type, drift, hooks)
+    def primary_identifier(type_name: str) -> Optional[List[str]]:
+        schema = operations.schema(type_name) or aws_schemas.schema(type_name)
+        return property_names(schema.primary_identifier) if schema is not None else None
+
+    summarizing = partial(summarize, modules=fragments, primary_identifier=primary_identifier)
+    calls = StackOperations(store, describe_type, summarizing, configure_type, drift, hooks)
     return LocalStacks(
         store, CheckedStackOperations(calls, lint, fragments), responses, drift, hooks, payloads, aws_types, operations.console, operations,
         LeftoverCheck(operations, served_types, aws_types),
@@ -212,8 +219,9 @@ def configure_hook(hook: Hook, configuration: Dict[str, Any]) -> None:
     hook.configuration = parsed
 
 
-def summarize(body: str, modules: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
-    """GetTemplateSummary's (and ValidateTemplate's) view of a template."""
+def summarize(body: str, modules: Optional[Mapping[str, Any]] = None, primary_identifier: Optional[PrimaryIdentifier] = None) -> Dict[str, Any]:
+    """GetTemplateSummary's (and ValidateTemplate's) view of a template (``primary_identifier``: a type's identifying
+    properties, for ResourceIdentifierSummaries)."""
     template = load_stack_template(body, module_fragments=modules)
     parameters = []
     for name, declared in template.parameters.items():
@@ -241,4 +249,7 @@ def summarize(body: str, modules: Optional[Mapping[str, Any]] = None) -> Dict[st
         "Metadata": json.dumps(metadata) if metadata is not None else None,
         "DeclaredTransforms": list(template.transforms),
     }
+    if primary_identifier is not None:
+        types = {logical_id: r.type for logical_id, r in template.resources.items()}
+        summary["ResourceIdentifierSummaries"] = identifier_summaries(types, primary_identifier)
     return {key: value for key, value in summary.items() if value is not None}

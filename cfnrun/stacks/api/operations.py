@@ -323,7 +323,10 @@ class StackOperations:
 
     async def get_template_summary(self, params: Dict[str, Any]) -> Dict[str, Any]:
         if params.get("StackName"):
-            body = self.store.get(params["StackName"]).template_body
+            stack = self.store.get(params["StackName"])
+            if stack.status == "REVIEW_IN_PROGRESS":
+                raise StackError("GetTemplateSummary cannot be called on REVIEW_IN_PROGRESS stacks.")
+            body = stack.template_body
         else:
             body = given_template_body(params) or ""
         return self.summarize(body)
