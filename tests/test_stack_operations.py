@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List
 
 import pytest
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, WaiterError
 
-from conftest import LOCAL_STATE, SAMPLES, ServerProcess
+from conftest import LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess, wait_until
 
 FAST = {"Delay": 0.1, "MaxAttempts": 600}
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
@@ -57,7 +57,7 @@ class Served:
         waiter = self.cloudformation.get_waiter("stack_update_complete")
         try:
             waiter.wait(StackName=name, WaiterConfig=FAST)
-        except Exception:  # noqa: BLE001 - a rolled-back update ends the waiter with an error; the status says which
+        except WaiterError:  # a rolled-back update ends the waiter with an error; the status says which
             pass
         return self.stack(name)
 
@@ -227,3 +227,130 @@ def test_get_template_summary_refuses_a_stack_in_review(served: Served) -> None:
     assert served.stack("in-review")["StackStatus"] == "REVIEW_IN_PROGRESS"
     error = _error(cfn.get_template_summary, StackName="in-review")
     assert error == {"Type": "Sender", "Code": "ValidationError", "Message": "GetTemplateSummary cannot be called on REVIEW_IN_PROGRESS stacks."}
+
+
+# -- 4. signals: CreationPolicy, SignalResource, WaitCondition ------------------------------------------
+
+
+def _physical_id(served: Served, stack: str, logical_id: str) -> str:
+    """The resource's physical id once its provider made it (a resource waiting for signals has one)."""
+    found: Dict[str, str] = {}
+
+    def made() -> bool:
+        for resource in served.cloudformation.describe_stack_resources(StackName=stack)["StackResources"]:
+            if resource["LogicalResourceId"] == logical_id and resource.get("PhysicalResourceId"):
+                found["id"] = resource["PhysicalResourceId"]
+        return bool(found)
+
+    wait_until(made, timeout=PATIENCE_S, what=f"{logical_id} of {stack} made")
+    return found["id"]
+
+
+def _signalled_note(count: int = 1, timeout: str = "PT5M") -> str:
+    return json.dumps(
+        {
+            "Resources": {
+                "Note": {
+                    "Type": "Cfnrun::Sample::Note",
+                    "Properties": {"Title": "waits"},
+                    "CreationPolicy": {"ResourceSignal": {"Count": count, "Timeout": timeout}},
+                },
+            }
+        }
+    )
+
+
+def _reasons(served: Served, stack: str, logical_id: str) -> List[str]:
+    return [f"{e['ResourceStatus']}: {e.get('ResourceStatusReason', '')}" for e in served.events(stack) if e["LogicalResourceId"] == logical_id]
+
+
+def test_a_creation_policy_holds_the_resource_until_its_signals_arrive(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_stack(StackName="signalled", TemplateBody=_signalled_note(count=2))
+    _physical_id(served, "signalled", "Note")
+    cfn.signal_resource(StackName="signalled", LogicalResourceId="Note", UniqueId="host-1", Status="SUCCESS")
+    cfn.signal_resource(StackName="signalled", LogicalResourceId="Note", UniqueId="host-1", Status="SUCCESS")  # the same host again
+    assert served.stack("signalled")["StackStatus"] == "CREATE_IN_PROGRESS"
+    cfn.signal_resource(StackName="signalled", LogicalResourceId="Note", UniqueId="host-2", Status="SUCCESS")
+    served.wait("stack_create_complete", StackName="signalled")
+    reasons = _reasons(served, "signalled", "Note")
+    assert "CREATE_IN_PROGRESS: Received SUCCESS signal with UniqueId host-2" in reasons
+    assert reasons[-1] == "CREATE_COMPLETE: "
+    stack_id = served.stack("signalled")["StackId"]
+    error = _error(cfn.signal_resource, StackName="signalled", LogicalResourceId="Note", UniqueId="late", Status="SUCCESS")
+    assert error["Message"] == f"Stack {stack_id} is in CREATE_COMPLETE state and cannot be signaled"
+
+
+def test_a_failure_signal_fails_the_resource_and_the_create_rolls_back(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_stack(StackName="signal-failure", TemplateBody=_signalled_note())
+    _physical_id(served, "signal-failure", "Note")
+    cfn.signal_resource(StackName="signal-failure", LogicalResourceId="Note", UniqueId="host-9", Status="FAILURE")
+    with pytest.raises(WaiterError):
+        served.wait("stack_create_complete", StackName="signal-failure")
+    assert served.stack("signal-failure")["StackStatus"] == "ROLLBACK_COMPLETE"
+    reasons = _reasons(served, "signal-failure", "Note")
+    assert "CREATE_FAILED: Received FAILURE signal with UniqueId host-9" in reasons
+    assert reasons[-1] == "DELETE_COMPLETE: "  # the note it made is deleted again
+
+
+def test_a_creation_policy_times_out_with_the_services_reason(served: Served) -> None:
+    served.cloudformation.create_stack(StackName="signal-timeout", TemplateBody=_signalled_note(timeout="PT1S"))
+    with pytest.raises(WaiterError):
+        served.wait("stack_create_complete", StackName="signal-timeout")
+    assert "CREATE_FAILED: Failed to receive 1 resource signal(s) within the specified duration" in _reasons(served, "signal-timeout", "Note")
+
+
+def _wait_condition(count: int = 1, timeout: str = "300") -> str:
+    return json.dumps(
+        {
+            "Resources": {
+                "Handle": {"Type": "AWS::CloudFormation::WaitConditionHandle"},
+                "Ready": {"Type": "AWS::CloudFormation::WaitCondition", "Properties": {"Handle": {"Ref": "Handle"}, "Timeout": timeout, "Count": count}},
+                "Note": {"Type": "Cfnrun::Sample::Note", "DependsOn": "Ready", "Properties": {"Title": "after the wait"}},
+            },
+            "Outputs": {"Data": {"Value": {"Fn::GetAtt": ["Ready", "Data"]}}, "Url": {"Value": {"Ref": "Handle"}}},
+        }
+    )
+
+
+def _curl(url: str, body: str, method: str = "PUT") -> "subprocess.CompletedProcess[str]":
+    return subprocess.run(
+        ["curl", "-sS", "-X", method, "-H", "Content-Type:", "--data-binary", body, "-w", "%{http_code}", "-o", "/dev/null", url],
+        capture_output=True, text=True, timeout=60,
+    )
+
+
+def test_a_wait_condition_waits_for_signals_put_to_its_handles_url_and_gives_their_data(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_stack(StackName="waiting", TemplateBody=_wait_condition(count=2))
+    url = _physical_id(served, "waiting", "Handle")
+    assert url.startswith(served.server.url.replace("localhost", "127.0.0.1") + "/") and "Signature=" in url
+    assert _curl(url, json.dumps({"Status": "SUCCESS", "UniqueId": "one", "Data": "first", "Reason": "ok"})).stdout == "200"
+    assert _curl(url, "{not json").stdout == "400"
+    assert _curl(url.replace("signals/", "signals/x"), json.dumps({"Status": "SUCCESS", "UniqueId": "z"})).stdout == "404"
+    assert served.stack("waiting")["StackStatus"] == "CREATE_IN_PROGRESS"
+    made = {r["LogicalResourceId"] for r in cfn.describe_stack_resources(StackName="waiting")["StackResources"] if r.get("PhysicalResourceId")}
+    assert made == {"Handle"}  # the wait condition still waits; the note after it has not started
+    assert _curl(url, json.dumps({"Status": "SUCCESS", "UniqueId": "two", "Data": "second"}), method="POST").stdout == "200"
+    served.wait("stack_create_complete", StackName="waiting")
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in served.stack("waiting")["Outputs"]}
+    assert json.loads(outputs["Data"]) == {"one": "first", "two": "second"}
+    assert outputs["Url"] == url
+    assert "CREATE_IN_PROGRESS: Received SUCCESS signal with UniqueId one" in _reasons(served, "waiting", "Ready")
+
+
+def test_a_wait_condition_fails_on_a_failure_signal_and_on_its_timeout(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_stack(StackName="wait-failure", TemplateBody=_wait_condition())
+    url = _physical_id(served, "wait-failure", "Handle")
+    assert _curl(url, json.dumps({"Status": "FAILURE", "UniqueId": "box-1", "Reason": "disk full"})).stdout == "200"
+    with pytest.raises(WaiterError):
+        served.wait("stack_create_complete", StackName="wait-failure")
+    assert "CREATE_FAILED: WaitCondition received failed message: 'disk full' for uniqueId: box-1" in _reasons(served, "wait-failure", "Ready")
+
+    cfn.create_stack(StackName="wait-timeout", TemplateBody=_wait_condition(timeout="1"))
+    with pytest.raises(WaiterError):
+        served.wait("stack_create_complete", StackName="wait-timeout")
+    assert "CREATE_FAILED: WaitCondition timed out. Received 0 conditions when expecting 1" in _reasons(served, "wait-timeout", "Ready")
+    assert served.stack("wait-timeout")["StackStatus"] == "ROLLBACK_COMPLETE"

@@ -32,6 +32,7 @@ from cfnrun.stacks.provisioning import (
     NoProvisioner,
 )
 from cfnrun.stacks.records import Stack, StackOutput, StackResource
+from cfnrun.stacks.signals import ResourceSignalPolicy, ResourceSignals, SignalProblem, resource_signal_policy
 from cfnrun.stacks.stack_policy import StackPolicy, refusals
 
 HOOK_REASON_LIMIT = 1024  # HookStatusReason, as the API bounds it
@@ -63,9 +64,11 @@ class UpdateRun:
 
 class StackEngine:
     def __init__(
-        self, provisioners: Provisioners, exports: Exports, region: str, account_id: str, hooks: Optional[HookGate] = None
+        self, provisioners: Provisioners, exports: Exports, region: str, account_id: str, hooks: Optional[HookGate] = None,
+        signals: Optional[ResourceSignals] = None,
     ) -> None:
         self.provisioners = provisioners
+        self.signals = signals or ResourceSignals()  # what resources with a CreationPolicy wait for (``signals.py``)
         self.hooks = hooks  # run before each resource is provisioned (PRE_PROVISION), when any are configured
         self.exports = exports
         self.region = region
@@ -112,7 +115,8 @@ class StackEngine:
         try:
             provisioner = self.provisioners.for_type(resource.type_name)
             properties = blueprint.properties(resource.logical_id, stack.resources)
-        except (TemplateProblem, NoProvisioner) as error:
+            signalled = resource_signal_policy(blueprint.declaration(resource.logical_id).creation_policy, blueprint.parameters)
+        except (TemplateProblem, NoProvisioner, SignalProblem) as error:
             stack.set_resource_status(resource, "CREATE_FAILED", str(error), token=token)
             return False
         problem = provisioner.validate(resource.type_name, resource.logical_id, properties)
@@ -121,7 +125,23 @@ class StackEngine:
             stack.set_resource_status(resource, "CREATE_FAILED", problem, shown, token)
             return False
         work = self._work(stack, blueprint, resource, properties, token)
-        return await self._provision(stack, resource, "CREATE", lambda: provisioner.create(work), properties, None, shown, token)
+
+        async def create() -> Provisioned:
+            made = await provisioner.create(work)
+            if signalled is not None:
+                await self._signalled(stack, resource, made, properties, signalled, token)
+            return made
+
+        return await self._provision(stack, resource, "CREATE", create, properties, None, shown, token)
+
+    async def _signalled(
+        self, stack: Stack, resource: StackResource, made: Provisioned, properties: Dict[str, Any], policy: ResourceSignalPolicy, token: Optional[str]
+    ) -> None:
+        """A made resource waits for its CreationPolicy's signals (kept first: if they fail, the rollback deletes it)."""
+        self._keep(resource, made, properties)
+        await self.signals.wait_for_resource(
+            stack.stack_id, resource.logical_id, policy, lambda reason: stack.set_resource_status(resource, resource.status, reason, token=token)
+        )
 
     async def _provision(
         self,

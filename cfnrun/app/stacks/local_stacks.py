@@ -42,6 +42,9 @@ from cfnrun.model.type_configuration import declares_type_configuration, type_co
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.persistence import StateError
 from cfnrun.stacks.exports import Exports
+from cfnrun.stacks.signals import ResourceSignals, Signal
+from cfnrun.stacks.wait_conditions import CONDITION_TYPE, HANDLE_TYPE, WaitConditions
+from cfnrun.api.cloudformation.wait_condition_signals import HandleSignal
 from cfnrun.stacks.identifier_summaries import PrimaryIdentifier, identifier_summaries, property_names
 from cfnrun.stacks.store import StackError, StackStore
 from cfnrun.stacks.template.errors import TemplateError
@@ -70,6 +73,11 @@ class LocalStacks:
     console: Console
     operations: TypeOperations  # the one invoker every user type's resource operation goes through
     leftovers: LeftoverCheck  # is a deleted resource gone (``cfnrun stack test``)
+    signals: ResourceSignals  # what CreationPolicies and WaitConditions wait for: SignalResource's and the handles' signals
+
+    async def signal_handle(self, token: str, signal: HandleSignal) -> bool:
+        """A signal PUT to a WaitConditionHandle's URL; False when no handle has ``token``."""
+        return await self.signals.signal_handle(token, Signal(signal.unique_id, signal.status, signal.reason, signal.data))
 
     async def restore(self) -> None:
         """Read back the stacks ``--state`` keeps, and say which AWS resources the endpoint no longer has."""
@@ -145,15 +153,17 @@ def local_stacks(
         LAMBDA_HOOK_TYPE: LambdaHookKind(operations, payloads),
     }
     hook_resources = HookResources(hooks, hook_kinds)
+    signals = ResourceSignals()
+    wait_conditions = WaitConditions(url, signals)
     router = TypeRouter(
         user_types,
         served_types,
         aws_types,
         CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock) if served.templates else None,
-        {name: hook_resources for name in hook_kinds},
+        {**{name: hook_resources for name in hook_kinds}, **dict.fromkeys((HANDLE_TYPE, CONDITION_TYPE), wait_conditions)},
     )
     exports = Exports()
-    engine = StackEngine(router, exports, region, account_id, hooks)
+    engine = StackEngine(router, exports, region, account_id, hooks, signals)
 
     def lint(body: str) -> None:
         schemas = [s.document for s in (operations.schema(t) for t in served_types()) if s is not None]
@@ -201,7 +211,7 @@ def local_stacks(
     calls = StackOperations(store, describe_type, summarizing, configure_type, drift, hooks)
     return LocalStacks(
         store, CheckedStackOperations(calls, lint, fragments), responses, drift, hooks, payloads, aws_types, operations.console, operations,
-        LeftoverCheck(operations, served_types, aws_types),
+        LeftoverCheck(operations, served_types, aws_types), signals,
     )
 
 

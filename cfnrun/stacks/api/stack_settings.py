@@ -14,7 +14,6 @@ from cfnrun.stacks.stack_policy import StackPolicy, StackPolicyError, parse_poli
 from cfnrun.stacks.store import StackError, StackStore
 
 Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
-SETTINGS_OPERATIONS = frozenset({"UpdateTerminationProtection", "SetStackPolicy", "GetStackPolicy"})
 
 
 def given_policy(params: Dict[str, Any], member: str = "StackPolicyBody") -> Optional[StackPolicy]:
