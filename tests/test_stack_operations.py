@@ -354,3 +354,103 @@ def test_a_wait_condition_fails_on_a_failure_signal_and_on_its_timeout(served: S
         served.wait("stack_create_complete", StackName="wait-timeout")
     assert "CREATE_FAILED: WaitCondition timed out. Received 0 conditions when expecting 1" in _reasons(served, "wait-timeout", "Ready")
     assert served.stack("wait-timeout")["StackStatus"] == "ROLLBACK_COMPLETE"
+
+
+# -- 5. resource import ------------------------------------------------------------------------------
+
+
+def _retained_note(served: Served, stack: str) -> str:
+    """A note that exists outside any stack: made by a stack that retains it, then deleted."""
+    cfn = served.cloudformation
+    cfn.create_stack(StackName=stack, TemplateBody=note_template(title="kept", policy="Retain"))
+    served.wait("stack_create_complete", StackName=stack)
+    note_id = cfn.describe_stack_resource(StackName=stack, LogicalResourceId="Note")["StackResourceDetail"]["PhysicalResourceId"]
+    cfn.delete_stack(StackName=stack)
+    served.wait("stack_delete_complete", StackName=stack)
+    return str(note_id)
+
+
+def _to_import(note_id: str, logical_id: str = "Note") -> List[Dict[str, Any]]:
+    return [{"ResourceType": "Cfnrun::Sample::Note", "LogicalResourceId": logical_id, "ResourceIdentifier": {"NoteId": note_id}}]
+
+
+def test_an_import_change_set_brings_an_existing_resource_into_a_new_stack_confirmed_by_read(served: Served) -> None:
+    cfn = served.cloudformation
+    note_id = _retained_note(served, "import-source")
+    cfn.create_change_set(
+        StackName="importer", ChangeSetName="bring", ChangeSetType="IMPORT",
+        TemplateBody=note_template(title="kept", policy="Retain"), ResourcesToImport=_to_import(note_id),
+    )
+    served.wait("change_set_create_complete", StackName="importer", ChangeSetName="bring")
+    change = cfn.describe_change_set(StackName="importer", ChangeSetName="bring")["Changes"][0]["ResourceChange"]
+    assert (change["Action"], change["LogicalResourceId"], change["PhysicalResourceId"]) == ("Import", "Note", note_id)
+
+    cfn.execute_change_set(StackName="importer", ChangeSetName="bring")
+    served.wait("stack_import_complete", StackName="importer")
+    detail = cfn.describe_stack_resource(StackName="importer", LogicalResourceId="Note")["StackResourceDetail"]
+    assert (detail["PhysicalResourceId"], detail["ResourceStatus"]) == (note_id, "IMPORT_COMPLETE")
+    assert [s.split(":")[0] for s in _reasons(served, "importer", "Note")] == ["IMPORT_IN_PROGRESS", "IMPORT_COMPLETE"]
+    assert cfn.describe_change_set(StackName="importer", ChangeSetName="bring")["ExecutionStatus"] == "EXECUTE_COMPLETE"
+
+    # The imported note is the stack's now: an update reaches it through its handler.
+    cfn.update_stack(StackName="importer", TemplateBody=note_template(title="renamed", policy="Retain"))
+    served.wait("stack_update_complete", StackName="importer")
+    assert cfn.describe_stack_resource(StackName="importer", LogicalResourceId="Note")["StackResourceDetail"]["PhysicalResourceId"] == note_id
+
+
+def test_an_import_of_a_resource_read_cannot_find_rolls_back_and_deletes_nothing(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_change_set(
+        StackName="import-missing", ChangeSetName="bring", ChangeSetType="IMPORT",
+        TemplateBody=note_template(policy="Retain"), ResourcesToImport=_to_import("note-000000000000"),
+    )
+    served.wait("change_set_create_complete", StackName="import-missing", ChangeSetName="bring")
+    cfn.execute_change_set(StackName="import-missing", ChangeSetName="bring")
+    with pytest.raises(WaiterError):
+        served.wait("stack_import_complete", StackName="import-missing")
+    assert served.stack("import-missing")["StackStatus"] == "IMPORT_ROLLBACK_COMPLETE"
+    failed = [r for r in _reasons(served, "import-missing", "Note") if r.startswith("IMPORT_FAILED")]
+    assert failed and "NotFound" in failed[0]
+    assert cfn.describe_stack_resources(StackName="import-missing")["StackResources"] == []
+
+
+def test_an_import_change_set_is_refused_with_the_services_reasons(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_stack(StackName="import-into", TemplateBody=note_template(title="present"))
+    served.wait("stack_create_complete", StackName="import-into")
+    note_id = _retained_note(served, "import-source-2")
+    present = {"Type": "Cfnrun::Sample::Note", "DeletionPolicy": "Delete", "Properties": {"Title": "present", "Folder": "inbox"}}
+
+    def refused(template: Dict[str, Any], resources: List[Dict[str, Any]]) -> str:
+        error = _error(
+            cfn.create_change_set, StackName="import-into", ChangeSetName="bring", ChangeSetType="IMPORT",
+            TemplateBody=json.dumps(template), ResourcesToImport=resources,
+        )
+        assert error["Code"] == "ValidationError"
+        return error["Message"]
+
+    extra = {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": "kept"}}
+    assert refused({"Resources": {"Note": present, "Extra": extra}}, _to_import(note_id, "Extra")) == (
+        "The following resources to import [Extra] must have DeletionPolicy attribute specified in the template."
+    )
+    retained = {**extra, "DeletionPolicy": "Retain"}
+    changed = {**present, "Properties": {"Title": "changed", "Folder": "inbox"}}
+    assert refused({"Resources": {"Note": changed, "Extra": retained}}, _to_import(note_id, "Extra")) == (
+        "You have modified resources [Note] in your template that are not being imported. "
+        "Update, create or delete operations cannot be executed during import operations."
+    )
+    with_output = {"Resources": {"Note": present, "Extra": retained}, "Outputs": {"Id": {"Value": {"Ref": "Extra"}}}}
+    assert refused(with_output, _to_import(note_id, "Extra")) == "As part of the import operation, you cannot modify or add [Outputs]"
+    wrong_key = [{**_to_import(note_id, "Extra")[0], "ResourceIdentifier": {"Title": "kept"}}]
+    assert "is identified by [NoteId]" in refused({"Resources": {"Note": present, "Extra": retained}}, wrong_key)
+
+    # Into an existing stack, with the rest of the template unchanged: accepted, and executed.
+    cfn.create_change_set(
+        StackName="import-into", ChangeSetName="bring", ChangeSetType="IMPORT",
+        TemplateBody=json.dumps({"Resources": {"Note": present, "Extra": retained}}), ResourcesToImport=_to_import(note_id, "Extra"),
+    )
+    served.wait("change_set_create_complete", StackName="import-into", ChangeSetName="bring")
+    cfn.execute_change_set(StackName="import-into", ChangeSetName="bring")
+    served.wait("stack_import_complete", StackName="import-into")
+    ids = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in cfn.describe_stack_resources(StackName="import-into")["StackResources"]}
+    assert ids["Extra"] == note_id and set(ids) == {"Note", "Extra"}

@@ -25,6 +25,7 @@ from cfnrun.stacks.persistence import read_state, restored_blueprint, restored_s
 from cfnrun.stacks.provisioning import NoProvisioner
 from cfnrun.stacks.records import Stack
 from cfnrun.stacks.stack_policy import StackPolicy, policy_of
+from cfnrun.stacks.imports import IMPORT, ImportProblem, execute_import, plan_import
 from cfnrun.stacks.template.parameters import NO_ECHO_MASK
 from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
 
@@ -251,11 +252,13 @@ class StackStore:
         parameters: Dict[str, Optional[str]],
         tags: Optional[Dict[str, str]],
         description: Optional[str] = None,
+        resources_to_import: Optional[List[Dict[str, Any]]] = None,
     ) -> ChangeSet:
+        """``resources_to_import``: an IMPORT change set's ResourcesToImport (``imports.py``)."""
         if not CHANGE_SET_NAME.match(name):
             raise StackError(f"ChangeSet name {name!r} must match [a-zA-Z][-a-zA-Z0-9]*")
         stack = self.find(stack_name)
-        if change_set_type == "CREATE":
+        if change_set_type == "CREATE" or (change_set_type == IMPORT and (stack is None or stack.status == "REVIEW_IN_PROGRESS")):
             if stack is not None and stack.status != "REVIEW_IN_PROGRESS":
                 raise StackError(f"Stack [{stack_name}] already exists and cannot be created again with the changeSet [{name}].", "AlreadyExistsException")
             if stack is None:
@@ -280,7 +283,14 @@ class StackStore:
         body = template_body if template_body is not None else stack.template_body
         blueprint = self.prepare(body, parameters, previous_parameters, stack.name, stack.stack_id)
         current = self.engine.blueprints.get(stack.stack_id)
-        plan = plan_update(stack.resources, current, blueprint, self.engine.provisioners)
+        try:
+            plan = (
+                plan_import(stack, current, blueprint, resources_to_import or [], self.engine.provisioners)
+                if change_set_type == IMPORT
+                else plan_update(stack.resources, current, blueprint, self.engine.provisioners)
+            )
+        except ImportProblem as problem:
+            raise StackError(str(problem)) from None
         change_set = ChangeSet(
             change_set_id=f"arn:aws:cloudformation:{self.engine.region}:{self.engine.account_id}:changeSet/{name}/{uuid.uuid4()}",
             name=name,
@@ -334,9 +344,15 @@ class StackStore:
             )
         stack = self.stacks[change_set.stack_id]
         change_set.execution_status = "EXECUTE_IN_PROGRESS"
-        if change_set.change_set_type == "CREATE":
+        creating = stack.status == "REVIEW_IN_PROGRESS"
+        if creating:
             stack.parameters, stack.no_echo = change_set.parameters, change_set.blueprint.no_echo
             stack.description = change_set.blueprint.description
+        if change_set.change_set_type == IMPORT:
+            if not creating:
+                self._require_status(stack, UPDATABLE, "updated")
+            run = self._import(stack, change_set.plan, token)
+        elif change_set.change_set_type == "CREATE":
             run = self.engine.create(stack, change_set.plan, token, change_set.skips_stack_hooks)
         else:
             self._require_status(stack, UPDATABLE, "updated")
@@ -351,8 +367,12 @@ class StackStore:
         try:
             await run
         finally:
-            ok = stack.status in ("CREATE_COMPLETE", "UPDATE_COMPLETE")
+            ok = stack.status in ("CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE")
             change_set.execution_status = "EXECUTE_COMPLETE" if ok else "EXECUTE_FAILED"
+
+    async def _import(self, stack: Stack, plan: ChangePlan, token: Optional[str]) -> None:
+        if await execute_import(stack, plan, self.engine.provisioners, self.engine.context(stack), token):
+            self.engine.blueprints[stack.stack_id] = plan.blueprint
 
     def delete_change_set(self, name_or_id: str, stack_name: Optional[str]) -> None:
         change_set = self.change_set(name_or_id, stack_name)

@@ -347,10 +347,11 @@ class StackOperations:
             params["StackName"],
             params["ChangeSetName"],
             params.get("ChangeSetType") or "UPDATE",
-            given_template_body(params, required=params.get("ChangeSetType") == "CREATE"),
+            given_template_body(params, required=params.get("ChangeSetType") in ("CREATE", "IMPORT")),
             given_parameters(params),
             given_tags(params),
             params.get("Description"),
+            params.get("ResourcesToImport"),
         )
         return {"Id": change_set.change_set_id, "StackId": change_set.stack_id}
 
