@@ -75,6 +75,9 @@ class StackEngine:
         self.account_id = account_id
         self.blueprints: Dict[str, Blueprint] = {}  # each stack's current template, by stack id
         self.updates: Dict[str, UpdateRun] = {}  # each stack's last update, by stack id
+        # told of each resource right after its DELETE_COMPLETE, before what it depends on is deleted (``cfnrun stack test``
+        # asks it whether it is gone while, say, the table an item was in still exists)
+        self.on_deleted: Optional[Callable[[Stack, StackResource], Awaitable[None]]] = None
 
     # -- create ----------------------------------------------------------------------------
 
@@ -456,6 +459,8 @@ class StackEngine:
             stack.set_resource_status(resource, "DELETE_FAILED", stack.masked(_reason(error)), token=token)
             return False
         stack.set_resource_status(resource, "DELETE_COMPLETE", None, token=token)
+        if self.on_deleted is not None:
+            await self.on_deleted(stack, resource)
         return True
 
     # -- helpers ---------------------------------------------------------------------------
