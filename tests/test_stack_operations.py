@@ -441,6 +441,12 @@ def test_an_import_change_set_is_refused_with_the_services_reasons(served: Serve
     )
     with_output = {"Resources": {"Note": present, "Extra": retained}, "Outputs": {"Id": {"Value": {"Ref": "Extra"}}}}
     assert refused(with_output, _to_import(note_id, "Extra")) == "As part of the import operation, you cannot modify or add [Outputs]"
+    error = _error(
+        cfn.create_change_set, StackName="import-new", ChangeSetName="bring", ChangeSetType="IMPORT",
+        TemplateBody=json.dumps({"Resources": {"Note": extra}}), ResourcesToImport=_to_import(note_id),
+    )
+    assert error["Message"] == "The following resources to import [Note] must have DeletionPolicy attribute specified in the template."
+    assert _error(cfn.describe_stacks, StackName="import-new")["Message"] == "Stack with id import-new does not exist"  # not left in review
     wrong_key = [{**_to_import(note_id, "Extra")[0], "ResourceIdentifier": {"Title": "kept"}}]
     assert "is identified by [NoteId]" in refused({"Resources": {"Note": present, "Extra": retained}}, wrong_key)
 

@@ -258,6 +258,7 @@ class StackStore:
         if not CHANGE_SET_NAME.match(name):
             raise StackError(f"ChangeSet name {name!r} must match [a-zA-Z][-a-zA-Z0-9]*")
         stack = self.find(stack_name)
+        made_here = stack is None  # a new stack in REVIEW_IN_PROGRESS, dropped again if its import is refused
         if change_set_type == "CREATE" or (change_set_type == IMPORT and (stack is None or stack.status == "REVIEW_IN_PROGRESS")):
             if stack is not None and stack.status != "REVIEW_IN_PROGRESS":
                 raise StackError(f"Stack [{stack_name}] already exists and cannot be created again with the changeSet [{name}].", "AlreadyExistsException")
@@ -290,6 +291,9 @@ class StackStore:
                 else plan_update(stack.resources, current, blueprint, self.engine.provisioners)
             )
         except ImportProblem as problem:
+            if made_here:
+                del self.stacks[stack.stack_id]
+                self.save()
             raise StackError(str(problem)) from None
         change_set = ChangeSet(
             change_set_id=f"arn:aws:cloudformation:{self.engine.region}:{self.engine.account_id}:changeSet/{name}/{uuid.uuid4()}",
