@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, Iterator, List
+from typing import Any, Callable, Dict, Iterator, List
 
 import pytest
 from botocore.exceptions import ClientError, WaiterError
@@ -52,13 +52,15 @@ class Served:
     def stack(self, name: str) -> Dict[str, Any]:
         return dict(self.cloudformation.describe_stacks(StackName=name)["Stacks"][0])
 
-    def settled(self, name: str) -> Dict[str, Any]:
-        """The stack once its operation has ended (the update waiters stop on any end, failed or not)."""
-        waiter = self.cloudformation.get_waiter("stack_update_complete")
-        try:
-            waiter.wait(StackName=name, WaiterConfig=FAST)
-        except WaiterError:  # a rolled-back update ends the waiter with an error; the status says which
-            pass
+    def settled(self, name: str, operation: Callable[[], Any]) -> Dict[str, Any]:
+        """Run ``operation`` on the stack, then wait until the stack operation it started has ended; the stack then."""
+        before = len(self.events(name))
+
+        def ended() -> bool:
+            return len(self.events(name)) > before and not self.stack(name)["StackStatus"].endswith("_IN_PROGRESS")
+
+        operation()
+        wait_until(ended, timeout=PATIENCE_S, what=f"the operation on {name} to end")
         return self.stack(name)
 
 
@@ -104,19 +106,22 @@ def test_termination_protection_refuses_delete_until_it_is_turned_off(served: Se
     served.wait("stack_delete_complete", StackName="guarded")
 
 
+def aws_cli(served: Served, *args: str) -> "subprocess.CompletedProcess[str]":
+    """``aws cloudformation ARGS`` against serve."""
+    environment = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
+    return subprocess.run(
+        ["aws", "--endpoint-url", served.server.url, "cloudformation", *args], capture_output=True, text=True, env=environment, timeout=120
+    )
+
+
 def test_termination_protection_is_switched_on_by_the_aws_cli(served: Served) -> None:
     cfn = served.cloudformation
     cfn.create_stack(StackName="cli-guarded", TemplateBody=note_template())
     served.wait("stack_create_complete", StackName="cli-guarded")
     assert served.stack("cli-guarded")["EnableTerminationProtection"] is False
-    environment = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
-    base = ["aws", "--endpoint-url", served.server.url, "cloudformation"]
-    done = subprocess.run(
-        [*base, "update-termination-protection", "--stack-name", "cli-guarded", "--enable-termination-protection"],
-        capture_output=True, text=True, env=environment, timeout=120,
-    )
+    done = aws_cli(served, "update-termination-protection", "--stack-name", "cli-guarded", "--enable-termination-protection")
     assert done.returncode == 0, done.stderr
-    refused = subprocess.run([*base, "delete-stack", "--stack-name", "cli-guarded"], capture_output=True, text=True, env=environment, timeout=120)
+    refused = aws_cli(served, "delete-stack", "--stack-name", "cli-guarded")
     assert refused.returncode != 0
     assert "cannot be deleted while TerminationProtection is enabled" in refused.stderr
 
@@ -143,8 +148,7 @@ def test_a_stack_policy_denies_an_update_of_a_protected_resource_and_the_update_
     assert cfn.get_stack_policy(StackName="policed")["StackPolicyBody"] == body
     note_id = cfn.describe_stack_resource(StackName="policed", LogicalResourceId="Note")["StackResourceDetail"]["PhysicalResourceId"]
 
-    cfn.update_stack(StackName="policed", TemplateBody=note_template(title="second"))
-    stack = served.settled("policed")
+    stack = served.settled("policed", lambda: cfn.update_stack(StackName="policed", TemplateBody=note_template(title="second")))
     assert stack["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
     reasons = _failed_reasons(served, "policed")
     assert reasons["Note"] == "Action denied by stack policy: Statement [#2] does not allow [Update:Modify] for resource [LogicalResourceId/Note];"
@@ -154,8 +158,17 @@ def test_a_stack_policy_denies_an_update_of_a_protected_resource_and_the_update_
     assert detail["PhysicalResourceId"] == note_id and detail["ResourceStatus"] == "CREATE_COMPLETE"
 
     # StackPolicyDuringUpdateBody lets this one update through; the stack's own policy stays.
-    cfn.update_stack(StackName="policed", TemplateBody=note_template(title="second"), StackPolicyDuringUpdateBody=_policy(ALLOW_ALL))
-    assert served.settled("policed")["StackStatus"] == "UPDATE_COMPLETE"
+    # A change set's execution is judged by the stack's policy too.
+    cfn.create_change_set(StackName="policed", ChangeSetName="retitle", TemplateBody=note_template(title="third"))
+    served.wait("change_set_create_complete", StackName="policed", ChangeSetName="retitle")
+    executed = served.settled("policed", lambda: cfn.execute_change_set(StackName="policed", ChangeSetName="retitle"))
+    assert executed["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    assert len([e for e in served.events("policed") if e["ResourceStatus"] == "UPDATE_FAILED"]) == 2
+
+    allowed = served.settled(
+        "policed", lambda: cfn.update_stack(StackName="policed", TemplateBody=note_template(title="second"), StackPolicyDuringUpdateBody=_policy(ALLOW_ALL))
+    )
+    assert allowed["StackStatus"] == "UPDATE_COMPLETE"
     assert cfn.get_stack_policy(StackName="policed")["StackPolicyBody"] == body
 
 
@@ -170,11 +183,13 @@ def test_a_stack_policy_condition_on_the_resource_type_denies_replacement_but_al
     assert "StackPolicyBody" not in cfn.get_stack_policy(StackName="typed-policy")
     cfn.set_stack_policy(StackName="typed-policy", StackPolicyBody=_policy(ALLOW_ALL, no_replace))
 
-    cfn.update_stack(StackName="typed-policy", TemplateBody=note_template(title="renamed"))  # in place: allowed
-    assert served.settled("typed-policy")["StackStatus"] == "UPDATE_COMPLETE"
+    in_place = served.settled("typed-policy", lambda: cfn.update_stack(StackName="typed-policy", TemplateBody=note_template(title="renamed")))
+    assert in_place["StackStatus"] == "UPDATE_COMPLETE"
 
-    cfn.update_stack(StackName="typed-policy", TemplateBody=note_template(title="renamed", folder="archive"))  # createOnly: a replacement
-    assert served.settled("typed-policy")["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    replacing = served.settled(  # Folder is createOnly: a replacement
+        "typed-policy", lambda: cfn.update_stack(StackName="typed-policy", TemplateBody=note_template(title="renamed", folder="archive"))
+    )
+    assert replacing["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
     assert _failed_reasons(served, "typed-policy")["Note"] == (
         "Action denied by stack policy: Statement [#2] does not allow [Update:Replace] for resource [LogicalResourceId/Note];"
     )
@@ -185,8 +200,8 @@ def test_once_a_policy_is_set_an_update_no_statement_allows_is_refused(served: S
     only_other = {"Effect": "Allow", "Action": "Update:*", "Principal": "*", "Resource": "LogicalResourceId/Other*"}
     cfn.create_stack(StackName="allow-list", TemplateBody=note_template(), StackPolicyBody=_policy(only_other))
     served.wait("stack_create_complete", StackName="allow-list")
-    cfn.update_stack(StackName="allow-list", TemplateBody=note_template(title="changed"))
-    assert served.settled("allow-list")["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    changed = served.settled("allow-list", lambda: cfn.update_stack(StackName="allow-list", TemplateBody=note_template(title="changed")))
+    assert changed["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
     assert _failed_reasons(served, "allow-list")["Note"] == (
         "Action not allowed by stack policy: No statement allows [Update:Modify] for resource [LogicalResourceId/Note];"
     )
@@ -271,7 +286,8 @@ def test_a_creation_policy_holds_the_resource_until_its_signals_arrive(served: S
     cfn.signal_resource(StackName="signalled", LogicalResourceId="Note", UniqueId="host-1", Status="SUCCESS")
     cfn.signal_resource(StackName="signalled", LogicalResourceId="Note", UniqueId="host-1", Status="SUCCESS")  # the same host again
     assert served.stack("signalled")["StackStatus"] == "CREATE_IN_PROGRESS"
-    cfn.signal_resource(StackName="signalled", LogicalResourceId="Note", UniqueId="host-2", Status="SUCCESS")
+    by_cli = aws_cli(served, "signal-resource", "--stack-name", "signalled", "--logical-resource-id", "Note", "--unique-id", "host-2", "--status", "SUCCESS")
+    assert by_cli.returncode == 0, by_cli.stderr
     served.wait("stack_create_complete", StackName="signalled")
     reasons = _reasons(served, "signalled", "Note")
     assert "CREATE_IN_PROGRESS: Received SUCCESS signal with UniqueId host-2" in reasons
