@@ -261,13 +261,13 @@ def _physical_id(served: Served, stack: str, logical_id: str) -> str:
     return found["id"]
 
 
-def _signalled_note(count: int = 1, timeout: str = "PT5M") -> str:
+def _signalled_note(count: int = 1, timeout: str = "PT5M", folder: str = "inbox") -> str:
     return json.dumps(
         {
             "Resources": {
                 "Note": {
                     "Type": "Cfnrun::Sample::Note",
-                    "Properties": {"Title": "waits"},
+                    "Properties": {"Title": "waits", "Folder": folder},
                     "CreationPolicy": {"ResourceSignal": {"Count": count, "Timeout": timeout}},
                 },
             }
@@ -295,6 +295,25 @@ def test_a_creation_policy_holds_the_resource_until_its_signals_arrive(served: S
     stack_id = served.stack("signalled")["StackId"]
     error = _error(cfn.signal_resource, StackName="signalled", LogicalResourceId="Note", UniqueId="late", Status="SUCCESS")
     assert error["Message"] == f"Stack {stack_id} is in CREATE_COMPLETE state and cannot be signaled"
+
+
+def test_a_replacement_waits_for_its_creation_policys_signals_too(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_stack(StackName="signal-replace", TemplateBody=_signalled_note())
+    first = _physical_id(served, "signal-replace", "Note")
+    cfn.signal_resource(StackName="signal-replace", LogicalResourceId="Note", UniqueId="first", Status="SUCCESS")
+    served.wait("stack_create_complete", StackName="signal-replace")
+    cfn.update_stack(StackName="signal-replace", TemplateBody=_signalled_note(folder="archive"))  # createOnly: a new note
+
+    def replaced() -> bool:
+        detail = cfn.describe_stack_resource(StackName="signal-replace", LogicalResourceId="Note")["StackResourceDetail"]
+        return detail.get("PhysicalResourceId") not in (None, first)
+
+    wait_until(replaced, timeout=PATIENCE_S, what="the new note made")
+    assert served.stack("signal-replace")["StackStatus"] == "UPDATE_IN_PROGRESS"
+    cfn.signal_resource(StackName="signal-replace", LogicalResourceId="Note", UniqueId="second", Status="SUCCESS")
+    served.wait("stack_update_complete", StackName="signal-replace")
+    assert "UPDATE_IN_PROGRESS: Received SUCCESS signal with UniqueId second" in _reasons(served, "signal-replace", "Note")
 
 
 def test_a_failure_signal_fails_the_resource_and_the_create_rolls_back(served: Served) -> None:

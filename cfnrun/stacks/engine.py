@@ -26,13 +26,14 @@ from cfnrun.stacks.plan import ChangePlan, changed_properties, known_properties
 from cfnrun.stacks.provisioning import (
     ProvisioningFailed,
     Provisioned,
+    Provisioner,
     Provisioners,
     ResourceWork,
     StackContext,
     NoProvisioner,
 )
 from cfnrun.stacks.records import Stack, StackOutput, StackResource
-from cfnrun.stacks.signals import ResourceSignalPolicy, ResourceSignals, SignalProblem, resource_signal_policy
+from cfnrun.stacks.signals import ResourceSignals, SignalProblem, resource_signal_policy
 from cfnrun.stacks.stack_policy import StackPolicy, refusals
 
 HOOK_REASON_LIMIT = 1024  # HookStatusReason, as the API bounds it
@@ -118,8 +119,7 @@ class StackEngine:
         try:
             provisioner = self.provisioners.for_type(resource.type_name)
             properties = blueprint.properties(resource.logical_id, stack.resources)
-            signalled = resource_signal_policy(blueprint.declaration(resource.logical_id).creation_policy, blueprint.parameters)
-        except (TemplateProblem, NoProvisioner, SignalProblem) as error:
+        except (TemplateProblem, NoProvisioner) as error:
             stack.set_resource_status(resource, "CREATE_FAILED", str(error), token=token)
             return False
         problem = provisioner.validate(resource.type_name, resource.logical_id, properties)
@@ -128,23 +128,30 @@ class StackEngine:
             stack.set_resource_status(resource, "CREATE_FAILED", problem, shown, token)
             return False
         work = self._work(stack, blueprint, resource, properties, token)
-
-        async def create() -> Provisioned:
-            made = await provisioner.create(work)
-            if signalled is not None:
-                await self._signalled(stack, resource, made, properties, signalled, token)
-            return made
-
+        create = self._creating(stack, blueprint, resource, provisioner, work, properties, token)
         return await self._provision(stack, resource, "CREATE", create, properties, None, shown, token)
 
-    async def _signalled(
-        self, stack: Stack, resource: StackResource, made: Provisioned, properties: Dict[str, Any], policy: ResourceSignalPolicy, token: Optional[str]
-    ) -> None:
-        """A made resource waits for its CreationPolicy's signals (kept first: if they fail, the rollback deletes it)."""
-        self._keep(resource, made, properties)
-        await self.signals.wait_for_resource(
-            stack.stack_id, resource.logical_id, policy, lambda reason: stack.set_resource_status(resource, resource.status, reason, token=token)
-        )
+    def _creating(
+        self, stack: Stack, blueprint: Blueprint, resource: StackResource, provisioner: Provisioner, work: ResourceWork,
+        properties: Dict[str, Any], token: Optional[str],
+    ) -> Callable[[], Awaitable[Provisioned]]:
+        """The provisioner's create of the resource, then — with a CreationPolicy — the wait for its signals (the made resource
+        kept first: if they fail, the rollback deletes it)."""
+
+        async def create() -> Provisioned:
+            try:
+                policy = resource_signal_policy(blueprint.declaration(resource.logical_id).creation_policy, blueprint.parameters)
+            except SignalProblem as problem:
+                raise ProvisioningFailed(str(problem)) from None
+            made = await provisioner.create(work)
+            if policy is not None:
+                self._keep(resource, made, properties)
+                await self.signals.wait_for_resource(
+                    stack.stack_id, resource.logical_id, policy, lambda reason: stack.set_resource_status(resource, resource.status, reason, token=token)
+                )
+            return made
+
+        return create
 
     async def _provision(
         self,
@@ -285,9 +292,8 @@ class StackEngine:
         stack.resources[old.logical_id] = new
         provisioner = self.provisioners.for_type(new.type_name)
         work = self._work(stack, blueprint, new, properties, token)
-        return await self._provision(
-            stack, new, "UPDATE", lambda: provisioner.create(work), properties, old.properties, shown, token, reason=REPLACING
-        )
+        create = self._creating(stack, blueprint, new, provisioner, work, properties, token)
+        return await self._provision(stack, new, "UPDATE", create, properties, old.properties, shown, token, reason=REPLACING)
 
     async def _clean_up(
         self, stack: Stack, blueprint: Blueprint, removed: List[str], replaced: Mapping[str, StackResource], token: Optional[str]
