@@ -5,7 +5,9 @@ driven through serve by tests/test_stack_operations.py.
 """
 from __future__ import annotations
 
+import asyncio
 import json
+from pathlib import Path
 from typing import Any, Dict
 
 import pytest
@@ -76,3 +78,32 @@ def test_creation_policy_durations_and_defaults() -> None:
     by_parameter = resource_signal_policy({"ResourceSignal": {"Count": {"Ref": "Hosts"}, "Timeout": "PT1M"}}, {"Hosts": "3"})
     assert by_parameter is not None and (by_parameter.count, by_parameter.timeout_s) == (3, 60.0)
     assert resource_signal_policy({"AutoScalingCreationPolicy": {}}, {}) is None
+
+
+def test_termination_protection_and_the_policy_survive_a_restart_with_state(tmp_path: Path) -> None:
+    from cfnrun.stacks.blueprint import Blueprints
+    from cfnrun.stacks.engine import StackEngine
+    from cfnrun.stacks.exports import Exports
+    from cfnrun.stacks.store import StackError, StackStore
+    from test_stack_engine import ACCOUNT, REGION, TWO, Memory, Router, _template
+
+    memory = Memory()
+    body = json.dumps({"Statement": [ALLOW_ALL]})
+
+    def store() -> StackStore:
+        exports = Exports()
+        kept = StackStore(StackEngine(Router(memory), exports, REGION, ACCOUNT), Blueprints(Router(memory), exports, REGION, ACCOUNT), tmp_path)
+        kept.restore()
+        return kept
+
+    async def first_life() -> None:
+        first = store()
+        stack = first.create_stack("guarded", _template(TWO), {}, {})
+        stack.termination_protection, stack.policy_body = True, body
+        await first.settled("guarded")
+
+    asyncio.run(first_life())
+    again = store().get("guarded")
+    assert (again.termination_protection, again.policy_body) == (True, body)
+    with pytest.raises(StackError, match=r"^Stack \[guarded\] cannot be deleted while TerminationProtection is enabled$"):
+        store().delete_stack("guarded")
