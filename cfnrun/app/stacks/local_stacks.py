@@ -203,6 +203,7 @@ def local_stacks(
 
     store = StackStore(engine, Blueprints(router, exports, region, account_id, fragments), state)
     drift = DriftChecks(store, operations, user_types)
+
     def primary_identifier(type_name: str) -> Optional[List[str]]:
         schema = operations.schema(type_name) or aws_schemas.schema(type_name)
         return property_names(schema.primary_identifier) if schema is not None else None
