@@ -14,7 +14,7 @@ from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
 from cfnrun.stacks.api import STACK_OPERATIONS
 from cfnrun.stacks.api.inputs import PAGE_SIZE, given_parameters, given_tags, given_template_body, one_page, type_name_of
 from cfnrun.stacks.api.resource_signals import SignalResource
-from cfnrun.stacks.api.stack_settings import StackSettings, given_policy
+from cfnrun.stacks.api.stack_policies import StackSettings, given_policy
 from cfnrun.stacks.api.outputs import (
     annotation_shape, change_set_summary, event_shape, hook_result_shape, hook_result_summary,
     present, resource_drift_shape, resource_shape, timestamp,
