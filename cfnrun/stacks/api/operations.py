@@ -14,7 +14,8 @@ from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
 from cfnrun.stacks.api import STACK_OPERATIONS
 from cfnrun.stacks.api.inputs import PAGE_SIZE, given_parameters, given_tags, given_template_body, one_page, type_name_of
 from cfnrun.stacks.api.resource_signals import SignalResource
-from cfnrun.stacks.api.stack_policies import StackSettings, given_policy
+from cfnrun.stacks.api.stack_policies import StackPolicies, given_policy
+from cfnrun.stacks.api.termination_protection import UpdateTerminationProtection
 from cfnrun.stacks.api.outputs import (
     annotation_shape, change_set_summary, event_shape, hook_result_shape, hook_result_summary,
     present, resource_drift_shape, resource_shape, timestamp,
@@ -110,7 +111,11 @@ class StackOperations:
             "ListHookResults": self.list_hook_results,
             "GetHookResult": self.get_hook_result,
         }
-        self._operations.update(StackSettings(store).operations(), SignalResource=SignalResource(store, store.engine.signals))
+        self._operations.update(  # the operations with modules of their own
+            StackPolicies(store).operations(),
+            UpdateTerminationProtection=UpdateTerminationProtection(store),
+            SignalResource=SignalResource(store, store.engine.signals),
+        )
         assert frozenset(self._operations) == STACK_OPERATIONS, "stacks/api/__init__.py names every operation answered"
 
     def operations(self) -> FrozenSet[str]:

@@ -1,10 +1,8 @@
-"""The operations that change a stack's settings, not its resources: termination protection and the stack policy.
+"""``SetStackPolicy`` and ``GetStackPolicy``: the policy that guards a stack's updates (``stacks/stack_policy.py``).
 
-``UpdateTerminationProtection`` switches DeleteStack's refusal on and off (CreateStack's
-``EnableTerminationProtection`` sets it first; DescribeStacks shows it). ``SetStackPolicy`` and
-``GetStackPolicy`` keep and show the policy that guards the stack's updates (``stacks/stack_policy.py``);
-CreateStack and UpdateStack take one as ``StackPolicyBody``, UpdateStack one for itself only as
-``StackPolicyDuringUpdateBody``. Shapes are botocore's ``cloudformation`` 2010-05-15.
+CreateStack and UpdateStack take one as ``StackPolicyBody`` (``given_policy``), UpdateStack one
+for itself only as ``StackPolicyDuringUpdateBody``. Shapes are botocore's ``cloudformation``
+2010-05-15.
 """
 from __future__ import annotations
 
@@ -30,24 +28,17 @@ def given_policy(params: Dict[str, Any], member: str = "StackPolicyBody") -> Opt
         raise StackError(str(error)) from None
 
 
-class StackSettings:
-    """The settings operations, by name (``StackOperations`` answers them)."""
+class StackPolicies:
+    """The stack policy operations, by name (``StackOperations`` answers them)."""
 
     def __init__(self, store: StackStore) -> None:
         self.store = store
 
     def operations(self) -> Dict[str, Operation]:
         return {
-            "UpdateTerminationProtection": self.update_termination_protection,
             "SetStackPolicy": self.set_stack_policy,
             "GetStackPolicy": self.get_stack_policy,
         }
-
-    async def update_termination_protection(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        stack = self.store.get(params["StackName"])
-        stack.termination_protection = bool(params["EnableTerminationProtection"])
-        self.store.save()
-        return {"StackId": stack.stack_id}
 
     async def set_stack_policy(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.get(params["StackName"])
