@@ -286,6 +286,9 @@ def test_a_creation_policy_holds_the_resource_until_its_signals_arrive(served: S
     cfn.signal_resource(StackName="signalled", LogicalResourceId="Note", UniqueId="host-1", Status="SUCCESS")
     cfn.signal_resource(StackName="signalled", LogicalResourceId="Note", UniqueId="host-1", Status="SUCCESS")  # the same host again
     assert served.stack("signalled")["StackStatus"] == "CREATE_IN_PROGRESS"
+    wrong = _error(cfn.signal_resource, StackName="signalled", LogicalResourceId="Note", UniqueId="host-3", Status="MAYBE")
+    assert "Member must satisfy enum value set: [SUCCESS, FAILURE]" in wrong["Message"]
+    assert served.stack("signalled")["StackStatus"] == "CREATE_IN_PROGRESS"  # still waiting
     by_cli = aws_cli(served, "signal-resource", "--stack-name", "signalled", "--logical-resource-id", "Note", "--unique-id", "host-2", "--status", "SUCCESS")
     assert by_cli.returncode == 0, by_cli.stderr
     served.wait("stack_create_complete", StackName="signalled")

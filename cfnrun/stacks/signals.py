@@ -21,7 +21,6 @@ from cfnrun.stacks.provisioning import ProvisioningFailed
 DEFAULT_COUNT = 1
 DEFAULT_TIMEOUT = "PT5M"
 MAX_TIMEOUT_S = 12 * 3600
-SIGNAL_STATUSES = ("SUCCESS", "FAILURE")
 _DURATION = re.compile(r"^PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?$")
 
 
