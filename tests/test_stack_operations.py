@@ -498,3 +498,18 @@ def test_an_import_change_set_is_refused_with_the_services_reasons(served: Serve
     served.wait("stack_import_complete", StackName="import-into")
     ids = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in cfn.describe_stack_resources(StackName="import-into")["StackResources"]}
     assert ids["Extra"] == note_id and set(ids) == {"Note", "Extra"}
+
+
+def test_a_wait_condition_with_a_creation_policy_waits_for_signal_resource(served: Served) -> None:
+    cfn = served.cloudformation
+    template = {
+        "Resources": {
+            "Ready": {"Type": "AWS::CloudFormation::WaitCondition", "CreationPolicy": {"ResourceSignal": {"Count": 1, "Timeout": "PT5M"}}},
+        }
+    }
+    cfn.create_stack(StackName="wait-policy", TemplateBody=json.dumps(template))
+    _physical_id(served, "wait-policy", "Ready")
+    assert served.stack("wait-policy")["StackStatus"] == "CREATE_IN_PROGRESS"
+    cfn.signal_resource(StackName="wait-policy", LogicalResourceId="Ready", UniqueId="ci-job", Status="SUCCESS")
+    served.wait("stack_create_complete", StackName="wait-policy")
+    assert "CREATE_IN_PROGRESS: Received SUCCESS signal with UniqueId ci-job" in _reasons(served, "wait-policy", "Ready")
