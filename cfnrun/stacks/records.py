@@ -85,6 +85,8 @@ class Stack:
     reason: Optional[str] = None
     disable_rollback: bool = False
     capabilities: Tuple[str, ...] = ()
+    termination_protection: bool = False  # EnableTerminationProtection: DeleteStack is refused while it is on
+    policy_body: Optional[str] = None  # the stack policy (StackPolicyBody) that guards its updates (``stack_policy.py``)
     created_at: float = field(default_factory=time.time)
     updated_at: Optional[float] = None
     deleted_at: Optional[float] = None

@@ -24,6 +24,8 @@ from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_upd
 from cfnrun.stacks.persistence import read_state, restored_blueprint, restored_stack, stack_record, write_state
 from cfnrun.stacks.provisioning import NoProvisioner
 from cfnrun.stacks.records import Stack
+from cfnrun.stacks.stack_policy import StackPolicy, policy_of
+from cfnrun.stacks.imports import IMPORT, ImportProblem, execute_import, plan_import
 from cfnrun.stacks.template.parameters import NO_ECHO_MASK
 from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
 
@@ -194,7 +196,9 @@ class StackStore:
         parameters: Dict[str, Optional[str]],
         tags: Optional[Dict[str, str]],
         token: Optional[str] = None,
+        policy_during_update: Optional[StackPolicy] = None,
     ) -> Stack:
+        """``policy_during_update``: StackPolicyDuringUpdateBody, guarding this update instead of the stack's policy."""
         stack = self.get(name)
         self._require_status(stack, UPDATABLE, "updated")
         body = template_body if template_body is not None else stack.template_body
@@ -204,13 +208,16 @@ class StackStore:
         if body == stack.template_body and blueprint.parameters == stack.parameters and new_tags == stack.tags:
             raise StackError("No updates are to be performed.")
         plan = plan_update(stack.resources, self.engine.blueprints.get(stack.stack_id), blueprint, self.engine.provisioners)
-        self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token))
+        policy = policy_during_update or policy_of(stack.policy_body)
+        self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token, policy=policy))
         return stack
 
     def delete_stack(self, name: str, retain: Tuple[str, ...] = (), token: Optional[str] = None) -> None:
         stack = self.find(name)
         if stack is None or stack.status == "DELETE_COMPLETE":
             return  # the service answers a delete of a missing stack with success
+        if stack.termination_protection:
+            raise StackError(f"Stack [{stack.name}] cannot be deleted while TerminationProtection is enabled")
         if not stack.settled:
             raise StackError(f"Stack [{stack.name}] is in {stack.status} state and can not be deleted")
         if retain and stack.status != "DELETE_FAILED":
@@ -245,11 +252,14 @@ class StackStore:
         parameters: Dict[str, Optional[str]],
         tags: Optional[Dict[str, str]],
         description: Optional[str] = None,
+        resources_to_import: Optional[List[Dict[str, Any]]] = None,
     ) -> ChangeSet:
+        """``resources_to_import``: an IMPORT change set's ResourcesToImport (``imports.py``)."""
         if not CHANGE_SET_NAME.match(name):
             raise StackError(f"ChangeSet name {name!r} must match [a-zA-Z][-a-zA-Z0-9]*")
         stack = self.find(stack_name)
-        if change_set_type == "CREATE":
+        made_here = stack is None  # a new stack in REVIEW_IN_PROGRESS, dropped again if its import is refused
+        if change_set_type == "CREATE" or (change_set_type == IMPORT and (stack is None or stack.status == "REVIEW_IN_PROGRESS")):
             if stack is not None and stack.status != "REVIEW_IN_PROGRESS":
                 raise StackError(f"Stack [{stack_name}] already exists and cannot be created again with the changeSet [{name}].", "AlreadyExistsException")
             if stack is None:
@@ -274,7 +284,17 @@ class StackStore:
         body = template_body if template_body is not None else stack.template_body
         blueprint = self.prepare(body, parameters, previous_parameters, stack.name, stack.stack_id)
         current = self.engine.blueprints.get(stack.stack_id)
-        plan = plan_update(stack.resources, current, blueprint, self.engine.provisioners)
+        try:
+            plan = (
+                plan_import(stack, current, blueprint, resources_to_import or [], self.engine.provisioners)
+                if change_set_type == IMPORT
+                else plan_update(stack.resources, current, blueprint, self.engine.provisioners)
+            )
+        except ImportProblem as problem:
+            if made_here:
+                del self.stacks[stack.stack_id]
+                self.save()
+            raise StackError(str(problem)) from None
         change_set = ChangeSet(
             change_set_id=f"arn:aws:cloudformation:{self.engine.region}:{self.engine.account_id}:changeSet/{name}/{uuid.uuid4()}",
             name=name,
@@ -328,13 +348,21 @@ class StackStore:
             )
         stack = self.stacks[change_set.stack_id]
         change_set.execution_status = "EXECUTE_IN_PROGRESS"
-        if change_set.change_set_type == "CREATE":
+        creating = stack.status == "REVIEW_IN_PROGRESS"
+        if creating:
             stack.parameters, stack.no_echo = change_set.parameters, change_set.blueprint.no_echo
             stack.description = change_set.blueprint.description
+        if change_set.change_set_type == IMPORT:
+            if not creating:
+                self._require_status(stack, UPDATABLE, "updated")
+            run = self._import(stack, change_set.plan, token)
+        elif change_set.change_set_type == "CREATE":
             run = self.engine.create(stack, change_set.plan, token, change_set.skips_stack_hooks)
         else:
             self._require_status(stack, UPDATABLE, "updated")
-            run = self.engine.update(stack, change_set.plan, change_set.parameters, change_set.tags, token, change_set.skips_stack_hooks)
+            run = self.engine.update(
+                stack, change_set.plan, change_set.parameters, change_set.tags, token, change_set.skips_stack_hooks, policy=policy_of(stack.policy_body)
+            )
         self._start(stack, self._executing(change_set, stack, run))
         for other in [c for c in self.change_sets.values() if c.stack_id == stack.stack_id and c is not change_set]:
             del self.change_sets[other.change_set_id]  # executing one change set deletes the stack's others, as the service does
@@ -343,8 +371,12 @@ class StackStore:
         try:
             await run
         finally:
-            ok = stack.status in ("CREATE_COMPLETE", "UPDATE_COMPLETE")
+            ok = stack.status in ("CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE")
             change_set.execution_status = "EXECUTE_COMPLETE" if ok else "EXECUTE_FAILED"
+
+    async def _import(self, stack: Stack, plan: ChangePlan, token: Optional[str]) -> None:
+        if await execute_import(stack, plan, self.engine.provisioners, self.engine.context(stack), token):
+            self.engine.blueprints[stack.stack_id] = plan.blueprint
 
     def delete_change_set(self, name_or_id: str, stack_name: Optional[str]) -> None:
         change_set = self.change_set(name_or_id, stack_name)

@@ -10,5 +10,6 @@ STACK_OPERATIONS = frozenset(
         "ListExports", "ListImports", "DescribeType", "SetTypeConfiguration", "CancelUpdateStack", "ContinueUpdateRollback",
         "DetectStackDrift", "DescribeStackDriftDetectionStatus", "DescribeStackResourceDrifts", "DetectStackResourceDrift",
         "DescribeChangeSetHooks", "ListHookResults", "GetHookResult",
+        "UpdateTerminationProtection", "SetStackPolicy", "GetStackPolicy", "SignalResource",
     }
 )

@@ -13,6 +13,9 @@ from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
 from cfnrun.stacks.api import STACK_OPERATIONS
 from cfnrun.stacks.api.inputs import PAGE_SIZE, given_parameters, given_tags, given_template_body, one_page, type_name_of
+from cfnrun.stacks.api.resource_signals import SignalResource
+from cfnrun.stacks.api.stack_policies import StackPolicies, given_policy
+from cfnrun.stacks.api.termination_protection import UpdateTerminationProtection
 from cfnrun.stacks.api.outputs import (
     annotation_shape, change_set_summary, event_shape, hook_result_shape, hook_result_summary,
     present, resource_drift_shape, resource_shape, timestamp,
@@ -108,6 +111,11 @@ class StackOperations:
             "ListHookResults": self.list_hook_results,
             "GetHookResult": self.get_hook_result,
         }
+        self._operations.update(  # the operations with modules of their own
+            StackPolicies(store).operations(),
+            UpdateTerminationProtection=UpdateTerminationProtection(store),
+            SignalResource=SignalResource(store, store.engine.signals),
+        )
         assert frozenset(self._operations) == STACK_OPERATIONS, "stacks/api/__init__.py names every operation answered"
 
     def operations(self) -> FrozenSet[str]:
@@ -121,6 +129,7 @@ class StackOperations:
     async def create_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
         on_failure = params.get("OnFailure")
         disable_rollback = bool(params.get("DisableRollback")) or on_failure == "DO_NOTHING"
+        policy = given_policy(params)
         stack = self.store.create_stack(
             params["StackName"],
             given_template_body(params) or "",
@@ -129,12 +138,18 @@ class StackOperations:
             disable_rollback,
             params.get("ClientRequestToken"),
         )
+        stack.termination_protection = bool(params.get("EnableTerminationProtection"))
+        stack.policy_body = policy.body if policy is not None else None
         return {"StackId": stack.stack_id}
 
     async def update_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        policy, during_update = given_policy(params), given_policy(params, "StackPolicyDuringUpdateBody")
         stack = self.store.update_stack(
-            params["StackName"], given_template_body(params), given_parameters(params), given_tags(params), params.get("ClientRequestToken")
+            params["StackName"], given_template_body(params), given_parameters(params), given_tags(params), params.get("ClientRequestToken"),
+            during_update,
         )
+        if policy is not None:  # the new policy guards the updates after this one
+            stack.policy_body = policy.body
         return {"StackId": stack.stack_id}
 
     async def delete_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -177,7 +192,7 @@ class StackOperations:
                 ],
                 "Tags": [{"Key": k, "Value": v} for k, v in stack.tags.items()],
                 "Capabilities": list(stack.capabilities),
-                "EnableTerminationProtection": False,
+                "EnableTerminationProtection": stack.termination_protection,
                 "DriftInformation": self._stack_drift(stack),
             }
         )
@@ -314,7 +329,10 @@ class StackOperations:
 
     async def get_template_summary(self, params: Dict[str, Any]) -> Dict[str, Any]:
         if params.get("StackName"):
-            body = self.store.get(params["StackName"]).template_body
+            stack = self.store.get(params["StackName"])
+            if stack.status == "REVIEW_IN_PROGRESS":
+                raise StackError("GetTemplateSummary cannot be called on REVIEW_IN_PROGRESS stacks.")
+            body = stack.template_body
         else:
             body = given_template_body(params) or ""
         return self.summarize(body)
@@ -334,10 +352,11 @@ class StackOperations:
             params["StackName"],
             params["ChangeSetName"],
             params.get("ChangeSetType") or "UPDATE",
-            given_template_body(params, required=params.get("ChangeSetType") == "CREATE"),
+            given_template_body(params, required=params.get("ChangeSetType") in ("CREATE", "IMPORT")),
             given_parameters(params),
             given_tags(params),
             params.get("Description"),
+            params.get("ResourcesToImport"),
         )
         return {"Id": change_set.change_set_id, "StackId": change_set.stack_id}
 
