@@ -120,6 +120,16 @@ class Blueprint:
     def metadata(self, logical_id: str) -> Optional[Dict[str, Any]]:
         return self.template.resources[logical_id].metadata
 
+    def resolved_metadata(self, logical_id: str, resources: Mapping[str, StackResource]) -> Any:
+        """The resource's Metadata with its intrinsic functions worked out (KNOWN_AFTER_APPLY where they cannot be yet)."""
+        declared = self.template.resources[logical_id].metadata
+        if declared is None:
+            return None
+        try:
+            return resolve(declared, _Values(self, resources), f"Resources.{logical_id}.Metadata")
+        except TemplateError:
+            return KNOWN_AFTER_APPLY
+
     def property_names(self, logical_id: str) -> List[str]:
         return sorted(self.template.resources[logical_id].properties)
 

@@ -85,6 +85,7 @@ class Stack:
     reason: Optional[str] = None
     disable_rollback: bool = False
     capabilities: Tuple[str, ...] = ()
+    change_set_id: Optional[str] = None  # the change set its last create or update carried out (CreateStack's and UpdateStack's their own)
     created_at: float = field(default_factory=time.time)
     updated_at: Optional[float] = None
     deleted_at: Optional[float] = None

@@ -22,7 +22,9 @@ from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookedOperation, change_set_model, with_reasons
 from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_update
 from cfnrun.stacks.persistence import read_state, restored_blueprint, restored_stack, stack_record, write_state
-from cfnrun.stacks.provisioning import NoProvisioner
+from cfnrun.stacks.change_details import ChangeDetail
+from cfnrun.stacks.changes import value_text
+from cfnrun.stacks.provisioning import NoProvisioner, Provisioners
 from cfnrun.stacks.records import Stack
 from cfnrun.stacks.template.parameters import NO_ECHO_MASK
 from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
@@ -56,6 +58,10 @@ class ChangeSet:
     execution_status: str = "AVAILABLE"
     created_at: float = field(default_factory=time.time)
     hook_results: List[HookReport] = field(default_factory=list)  # what its CHANGE_SET hooks answered
+    capabilities: Tuple[str, ...] = ()  # as CreateChangeSet acknowledged them
+    notification_arns: Tuple[str, ...] = ()
+    rollback_configuration: Dict[str, Any] = field(default_factory=dict)
+    include_nested_stacks: bool = False
 
     @property
     def blueprint(self) -> Blueprint:
@@ -148,10 +154,15 @@ class StackStore:
         return stack
 
     def change_set(self, name_or_id: str, stack_name: Optional[str] = None) -> ChangeSet:
+        """The change set a call names, by ARN or by name and stack; refused in the service's words."""
         found = self.change_sets.get(name_or_id)
-        if found is None and stack_name is not None:
+        if found is None and not name_or_id.startswith("arn:"):
+            if not stack_name:
+                raise StackError("StackName must be specified if ChangeSetName is not specified as an ARN.")
             stack = self.find(stack_name)
-            found = next((c for c in self.change_sets.values() if stack and c.stack_id == stack.stack_id and c.name == name_or_id), None)
+            if stack is None:
+                raise StackError(f"Stack [{stack_name}] does not exist")
+            found = next((c for c in self.change_sets.values() if c.stack_id == stack.stack_id and c.name == name_or_id), None)
         if found is None:
             raise StackError(f"ChangeSet [{name_or_id}] does not exist", "ChangeSetNotFound", 404)
         return found
@@ -172,6 +183,7 @@ class StackStore:
         stack = self._new_stack(name, template_body, parameters, tags, disable_rollback)
         blueprint = self.prepare(template_body, parameters, {}, name, stack.stack_id)
         stack.parameters, stack.no_echo, stack.description = blueprint.parameters, blueprint.no_echo, blueprint.description
+        stack.change_set_id = self._change_set_arn(f"{name}-create")  # CreateStack runs a change set of its own
         self._keep(stack, on_event)
         self._start(stack, self.engine.create(stack, plan_create(blueprint), token))
         return stack
@@ -204,6 +216,7 @@ class StackStore:
         if body == stack.template_body and blueprint.parameters == stack.parameters and new_tags == stack.tags:
             raise StackError("No updates are to be performed.")
         plan = plan_update(stack.resources, self.engine.blueprints.get(stack.stack_id), blueprint, self.engine.provisioners)
+        stack.change_set_id = self._change_set_arn(f"{stack.name}-update")  # so does UpdateStack
         self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token))
         return stack
 
@@ -276,7 +289,7 @@ class StackStore:
         current = self.engine.blueprints.get(stack.stack_id)
         plan = plan_update(stack.resources, current, blueprint, self.engine.provisioners)
         change_set = ChangeSet(
-            change_set_id=f"arn:aws:cloudformation:{self.engine.region}:{self.engine.account_id}:changeSet/{name}/{uuid.uuid4()}",
+            change_set_id=self._change_set_arn(name),
             name=name,
             stack_id=stack.stack_id,
             change_set_type=change_set_type,
@@ -293,6 +306,9 @@ class StackStore:
             change_set.status, change_set.execution_status = "CREATE_IN_PROGRESS", "UNAVAILABLE"
             self._tasks[change_set.change_set_id] = asyncio.ensure_future(self._change_set_hooks(change_set, stack))
         return change_set
+
+    def _change_set_arn(self, name: str) -> str:
+        return f"arn:aws:cloudformation:{self.engine.region}:{self.engine.account_id}:changeSet/{name}/{uuid.uuid4()}"
 
     async def _change_set_hooks(self, change_set: ChangeSet, stack: Stack) -> None:
         """The CHANGE_SET hooks judge the change set as it is created: a refusal makes it FAILED with their reasons."""
@@ -328,6 +344,7 @@ class StackStore:
             )
         stack = self.stacks[change_set.stack_id]
         change_set.execution_status = "EXECUTE_IN_PROGRESS"
+        stack.change_set_id = change_set.change_set_id
         if change_set.change_set_type == "CREATE":
             stack.parameters, stack.no_echo = change_set.parameters, change_set.blueprint.no_echo
             stack.description = change_set.blueprint.description
@@ -352,24 +369,10 @@ class StackStore:
             raise StackError(f"ChangeSet [{change_set.change_set_id}] is being executed and cannot be deleted", "InvalidChangeSetStatus")
         del self.change_sets[change_set.change_set_id]
 
-    def property_context(self, change_set: ChangeSet) -> Callable[[str, Dict[str, Any]], str]:
-        """A change's properties as IncludePropertyValues shows them: writeOnly values masked by their provisioner, the
+    def property_values(self, change_set: ChangeSet) -> "MaskedValues":
+        """A change's values as IncludePropertyValues shows them: writeOnly values masked by their provisioner, the
         values of NoEcho parameters (the change set's and the stack's) masked."""
-        stack = self.stacks[change_set.stack_id]
-
-        def shown(type_name: str, properties: Dict[str, Any]) -> str:
-            try:
-                visible = self.engine.provisioners.for_type(type_name).shown(type_name, properties)
-            except NoProvisioner:
-                visible = {}
-            text = json.dumps({"Properties": visible}, sort_keys=True, default=str)
-            for name in change_set.blueprint.no_echo:
-                value = change_set.parameters.get(name)
-                if value:
-                    text = text.replace(value, NO_ECHO_MASK)
-            return stack.masked(text)
-
-        return shown
+        return MaskedValues(self.engine.provisioners, change_set, self.stacks[change_set.stack_id])
 
     def change_sets_of(self, stack_name: str) -> List[ChangeSet]:
         stack = self.get(stack_name)
@@ -415,6 +418,36 @@ class StackStore:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+
+
+@dataclass
+class MaskedValues:
+    """``changes.PropertyValues`` for one change set: what its provisioners and NoEcho parameters let be shown."""
+
+    provisioners: Provisioners
+    change_set: ChangeSet
+    stack: Stack
+
+    def context(self, type_name: str, properties: Dict[str, Any]) -> str:
+        return self._masked(json.dumps({"Properties": self._shown(type_name, properties)}, sort_keys=True, default=str))
+
+    def value(self, type_name: str, detail: ChangeDetail, value: Any) -> str:
+        if detail.name is not None:
+            value = self._shown(type_name, {detail.name: value}).get(detail.name)
+        return self._masked(value_text(value))
+
+    def _shown(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            return self.provisioners.for_type(type_name).shown(type_name, properties)
+        except NoProvisioner:
+            return {}
+
+    def _masked(self, text: str) -> str:
+        for name in self.change_set.blueprint.no_echo:
+            value = self.change_set.parameters.get(name)
+            if value:
+                text = text.replace(value, NO_ECHO_MASK)
+        return self.stack.masked(text)
 
 
 def _failed_status(status: str) -> str:

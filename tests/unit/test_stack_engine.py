@@ -363,7 +363,10 @@ def test_a_change_set_says_add_modify_remove_and_replacement() -> None:
     assert changes["First"].action == "Modify" and changes["First"].replacement == "True"
     assert [(d.name, d.requires_recreation, d.evaluation) for d in changes["First"].details] == [("Name", "Always", "Static")]
     assert changes["Second"].action == "Modify" and changes["Second"].replacement == "False"
-    assert {d.evaluation for d in changes["Second"].details} == {"Dynamic"}
+    assert {(d.name, d.evaluation, d.change_source, d.causing_entity) for d in changes["Second"].details} == {
+        ("Parent", "Dynamic", "DirectModification", None), ("Parent", "Static", "ResourceReference", "First"),
+        ("ParentArn", "Dynamic", "DirectModification", None), ("ParentArn", "Static", "ResourceAttribute", "First.Arn"),
+    }
     assert changes["Fresh"].action == "Add"
     assert changes["Old"].action == "Remove"
 

@@ -163,6 +163,7 @@ class StackOperations:
             {
                 "StackId": stack.stack_id,
                 "StackName": stack.name,
+                "ChangeSetId": stack.change_set_id if stack.status != "DELETE_COMPLETE" else None,
                 "Description": stack.description,
                 "Parameters": [{"ParameterKey": k, "ParameterValue": v} for k, v in stack.shown_parameters().items()],
                 "CreationTime": timestamp(stack.created_at),
@@ -339,6 +340,10 @@ class StackOperations:
             given_tags(params),
             params.get("Description"),
         )
+        change_set.capabilities = tuple(params.get("Capabilities") or ())
+        change_set.notification_arns = tuple(params.get("NotificationARNs") or ())
+        change_set.rollback_configuration = dict(params.get("RollbackConfiguration") or {})
+        change_set.include_nested_stacks = bool(params.get("IncludeNestedStacks"))
         return {"Id": change_set.change_set_id, "StackId": change_set.stack_id}
 
     async def describe_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -358,9 +363,13 @@ class StackOperations:
                 "Status": change_set.status,
                 "StatusReason": change_set.status_reason,
                 "Changes": described_changes(
-                    change_set.plan, self.store.property_context(change_set) if params.get("IncludePropertyValues") else None
+                    change_set.plan, self.store.property_values(change_set) if params.get("IncludePropertyValues") else None
                 ),
                 "Tags": [{"Key": k, "Value": v} for k, v in change_set.tags.items()],
+                "Capabilities": list(change_set.capabilities),
+                "NotificationARNs": list(change_set.notification_arns),
+                "RollbackConfiguration": change_set.rollback_configuration,
+                "IncludeNestedStacks": change_set.include_nested_stacks,
             }
         )
 
