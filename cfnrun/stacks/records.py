@@ -86,6 +86,8 @@ class Stack:
     disable_rollback: bool = False
     capabilities: Tuple[str, ...] = ()
     change_set_id: Optional[str] = None  # the change set its last create or update carried out (CreateStack's and UpdateStack's their own)
+    operation_id: Optional[str] = None  # the stack operation running or run last; its events carry it
+    operations: List[Tuple[str, str]] = field(default_factory=list)  # (OperationType, OperationId) of each, oldest first
     created_at: float = field(default_factory=time.time)
     updated_at: Optional[float] = None
     deleted_at: Optional[float] = None
@@ -116,6 +118,12 @@ class Stack:
                 for value in _texts(resource.attributes):
                     text = _mask(text, value)
         return text
+
+    def begin(self, operation_type: str) -> str:
+        """A new stack operation (CREATE_STACK, UPDATE_STACK, …): its id, which its events carry."""
+        self.operation_id = str(uuid.uuid4())
+        self.operations.append((operation_type, self.operation_id))
+        return self.operation_id
 
     def set_status(self, status: str, reason: Optional[str] = None, token: Optional[str] = None) -> None:
         """The stack's own status, with its event."""
@@ -153,6 +161,7 @@ class Stack:
             reason=reason,
             properties=properties,
             client_request_token=token,
+            operation_id=self.operation_id,
             **hook,
         )
         self.events.append(event)

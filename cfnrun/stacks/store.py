@@ -13,7 +13,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from cfnrun.stacks.blueprint import Blueprint, Blueprints
 from cfnrun.stacks.engine import StackEngine
@@ -24,7 +24,9 @@ from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_upd
 from cfnrun.stacks.persistence import read_state, restored_blueprint, restored_stack, stack_record, write_state
 from cfnrun.stacks.change_details import ChangeDetail
 from cfnrun.stacks.changes import value_text
+from cfnrun.stacks.operation_events import OperationLog
 from cfnrun.stacks.provisioning import NoProvisioner, Provisioners
+from cfnrun.stacks.validation import ValidationFailure, failed_reason, names_taken, refuse, validate_plan
 from cfnrun.stacks.records import Stack
 from cfnrun.stacks.template.parameters import NO_ECHO_MASK
 from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
@@ -87,6 +89,7 @@ class StackStore:
         self.change_sets: Dict[str, ChangeSet] = {}
         self._tasks: Dict[str, "asyncio.Task[None]"] = {}  # each stack's operation, and each change set's hooks, by id
         self._tokens: Dict[Tuple[str, str], str] = {}  # (stack id, ClientRequestToken) → the operation it started
+        self.log = OperationLog()  # each operation's validation events (DescribeEvents)
 
     # -- kept across restarts --------------------------------------------------------------------
 
@@ -178,15 +181,33 @@ class StackStore:
         disable_rollback: bool = False,
         token: Optional[str] = None,
         on_event: Optional[Callable[[StackEvent], None]] = None,
+        disable_validation: bool = False,
     ) -> Stack:
-        """``on_event``: told of each of the stack's events from its first on (``cfnrun stack test`` follows a stack so)."""
+        """``on_event``: told of each of the stack's events from its first on (``cfnrun stack test`` follows a stack so).
+        ``disable_validation``: skip the pre-deployment validation (``validation.py``)."""
         stack = self._new_stack(name, template_body, parameters, tags, disable_rollback)
         blueprint = self.prepare(template_body, parameters, {}, name, stack.stack_id)
         stack.parameters, stack.no_echo, stack.description = blueprint.parameters, blueprint.no_echo, blueprint.description
         stack.change_set_id = self._change_set_arn(f"{name}-create")  # CreateStack runs a change set of its own
+        plan = plan_create(blueprint)
+        failures = [] if disable_validation else self._validated(plan, stack.stack_id)
         self._keep(stack, on_event)
-        self._start(stack, self.engine.create(stack, plan_create(blueprint), token))
+        self._begin(stack, "CREATE_STACK", failures)
+        if failures:
+            refuse(stack, "CREATE", failed_reason(failures), token)
+            return stack
+        self._start(stack, self.engine.create(stack, plan, token))
         return stack
+
+    def _validated(self, plan: ChangePlan, stack_id: str) -> List[ValidationFailure]:
+        """The pre-deployment validation's failures of ``plan``."""
+        return validate_plan(plan, self.engine.provisioners, names_taken(self.stacks.values()), stack_id)
+
+    def _begin(self, stack: Stack, operation_type: str, failures: Sequence[ValidationFailure] = ()) -> None:
+        """A new operation of ``stack``, with what its validation found."""
+        operation_id = stack.begin(operation_type)
+        if failures:
+            self.log.validated(stack.stack_id, operation_id, operation_type, list(failures))
 
     def _new_stack(self, name: str, template_body: str, parameters: Dict[str, Optional[str]], tags: Dict[str, str], disable_rollback: bool) -> Stack:
         if not STACK_NAME.match(name):
@@ -206,6 +227,7 @@ class StackStore:
         parameters: Dict[str, Optional[str]],
         tags: Optional[Dict[str, str]],
         token: Optional[str] = None,
+        disable_validation: bool = False,
     ) -> Stack:
         stack = self.get(name)
         self._require_status(stack, UPDATABLE, "updated")
@@ -217,6 +239,11 @@ class StackStore:
             raise StackError("No updates are to be performed.")
         plan = plan_update(stack.resources, self.engine.blueprints.get(stack.stack_id), blueprint, self.engine.provisioners)
         stack.change_set_id = self._change_set_arn(f"{stack.name}-update")  # so does UpdateStack
+        failures = [] if disable_validation else self._validated(plan, stack.stack_id)
+        self._begin(stack, "UPDATE_STACK", failures)
+        if failures:
+            refuse(stack, "UPDATE", failed_reason(failures), token)
+            return stack
         self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token))
         return stack
 
@@ -233,6 +260,7 @@ class StackStore:
         unknown = [r for r in retain if r not in stack.resources]
         if unknown:
             raise StackError(f"The specified resources to retain [{', '.join(unknown)}] do not exist in the stack")
+        self._begin(stack, "DELETE_STACK")
         self._start(stack, self.engine.delete(stack, frozenset(retain), token))
 
     def cancel_update(self, name: str) -> None:
@@ -245,6 +273,7 @@ class StackStore:
         stack = self.get(name)
         if stack.status != "UPDATE_ROLLBACK_FAILED":
             raise StackError(f"Stack {stack.stack_id} is in {stack.status} state and can not continue update rollback")
+        self._begin(stack, "CONTINUE_ROLLBACK")
         self._start(stack, self.engine.continue_update_rollback(stack, frozenset(skip)))
 
     # -- change sets ---------------------------------------------------------------------------
@@ -258,6 +287,7 @@ class StackStore:
         parameters: Dict[str, Optional[str]],
         tags: Optional[Dict[str, str]],
         description: Optional[str] = None,
+        disable_validation: bool = False,
     ) -> ChangeSet:
         if not CHANGE_SET_NAME.match(name):
             raise StackError(f"ChangeSet name {name!r} must match [a-zA-Z][-a-zA-Z0-9]*")
@@ -302,6 +332,11 @@ class StackStore:
             change_set.status, change_set.execution_status = "FAILED", "UNAVAILABLE"
             change_set.status_reason = "The submitted information didn't contain changes. Submit different information to create a change set."
         self.change_sets[change_set.change_set_id] = change_set
+        operation_id = self.log.change_set_operations[change_set.change_set_id] = str(uuid.uuid4())
+        failures = [] if disable_validation or change_set.status == "FAILED" else self._validated(plan, stack.stack_id)
+        if failures:  # a change set the validation stops cannot be executed
+            self.log.validated(stack.stack_id, operation_id, "CREATE_CHANGESET", failures)
+            change_set.status, change_set.execution_status, change_set.status_reason = "FAILED", "UNAVAILABLE", failed_reason(failures)
         if change_set.status != "FAILED" and self.engine.hooks is not None:
             change_set.status, change_set.execution_status = "CREATE_IN_PROGRESS", "UNAVAILABLE"
             self._tasks[change_set.change_set_id] = asyncio.ensure_future(self._change_set_hooks(change_set, stack))
@@ -345,6 +380,7 @@ class StackStore:
         stack = self.stacks[change_set.stack_id]
         change_set.execution_status = "EXECUTE_IN_PROGRESS"
         stack.change_set_id = change_set.change_set_id
+        self._begin(stack, "CREATE_STACK" if change_set.change_set_type == "CREATE" else "UPDATE_STACK")
         if change_set.change_set_type == "CREATE":
             stack.parameters, stack.no_echo = change_set.parameters, change_set.blueprint.no_echo
             stack.description = change_set.blueprint.description

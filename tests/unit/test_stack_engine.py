@@ -168,7 +168,7 @@ def test_a_failed_create_rolls_back_what_was_created() -> None:
     assert rollback[0].reason == "The following resource(s) failed to create: [Second]. Rollback requested by user."
 
 
-def test_properties_validation_fails_the_resource_before_any_call() -> None:
+def test_pre_deployment_validation_stops_the_stack_before_any_resource_is_touched() -> None:
     memory = Memory()
     invalid = json.loads(json.dumps(TWO))
     invalid["Second"]["Properties"]["Invalid"] = True
@@ -176,6 +176,23 @@ def test_properties_validation_fails_the_resource_before_any_call() -> None:
     async def scenario() -> Any:
         store = _store(memory)
         store.create_stack("s", _template(invalid), {}, {})
+        return await store.settled("s")
+
+    stack = run(scenario())
+    assert [e.status for e in stack.events] == ["CREATE_IN_PROGRESS", "ROLLBACK_IN_PROGRESS", "ROLLBACK_COMPLETE"]
+    assert stack.events[1].reason.startswith("The following hook(s)/validation failed: [AWS::EarlyValidation::PropertyValidation].")
+    assert memory.calls == []
+
+
+def test_properties_validation_fails_the_resource_before_any_call() -> None:
+    """With DisableValidation, the provisioner's check still stops the resource before its handler is called."""
+    memory = Memory()
+    invalid = json.loads(json.dumps(TWO))
+    invalid["Second"]["Properties"]["Invalid"] = True
+
+    async def scenario() -> Any:
+        store = _store(memory)
+        store.create_stack("s", _template(invalid), {}, {}, disable_validation=True)
         return await store.settled("s")
 
     stack = run(scenario())

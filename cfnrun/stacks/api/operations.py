@@ -14,9 +14,10 @@ from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
 from cfnrun.stacks.api import STACK_OPERATIONS
 from cfnrun.stacks.api.inputs import PAGE_SIZE, given_parameters, given_tags, given_template_body, one_page, type_name_of
 from cfnrun.stacks.api.outputs import (
-    annotation_shape, change_set_summary, event_shape, hook_result_shape, hook_result_summary,
-    present, resource_drift_shape, resource_shape, timestamp,
+    annotation_shape, change_set_summary, event_shape, hook_result_shape, hook_result_summary, last_operations,
+    operation_event_shape, present, resource_drift_shape, resource_shape, timestamp,
 )
+from cfnrun.stacks.operation_events import only_failed
 from cfnrun.stacks.hook_results import HookResults
 from cfnrun.stacks.changes import described_changes
 from cfnrun.stacks.hooks import CHANGE_ACTIONS
@@ -83,6 +84,7 @@ class StackOperations:
             "DescribeStacks": self.describe_stacks,
             "ListStacks": self.list_stacks,
             "DescribeStackEvents": self.describe_stack_events,
+            "DescribeEvents": self.describe_events,
             "DescribeStackResource": self.describe_stack_resource,
             "DescribeStackResources": self.describe_stack_resources,
             "ListStackResources": self.list_stack_resources,
@@ -128,14 +130,16 @@ class StackOperations:
             given_tags(params) or {},
             disable_rollback,
             params.get("ClientRequestToken"),
+            disable_validation=bool(params.get("DisableValidation")),
         )
-        return {"StackId": stack.stack_id}
+        return {"StackId": stack.stack_id, "OperationId": stack.operation_id}
 
     async def update_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.update_stack(
-            params["StackName"], given_template_body(params), given_parameters(params), given_tags(params), params.get("ClientRequestToken")
+            params["StackName"], given_template_body(params), given_parameters(params), given_tags(params), params.get("ClientRequestToken"),
+            disable_validation=bool(params.get("DisableValidation")),
         )
-        return {"StackId": stack.stack_id}
+        return {"StackId": stack.stack_id, "OperationId": stack.operation_id}
 
     async def delete_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
         self.store.delete_stack(params["StackName"], tuple(params.get("RetainResources") or ()), params.get("ClientRequestToken"))
@@ -180,6 +184,7 @@ class StackOperations:
                 "Capabilities": list(stack.capabilities),
                 "EnableTerminationProtection": False,
                 "DriftInformation": self._stack_drift(stack),
+                "LastOperations": last_operations(stack),
             }
         )
 
@@ -207,11 +212,37 @@ class StackOperations:
                     "StackStatus": s.status,
                     "StackStatusReason": s.reason,
                     "DriftInformation": self._stack_drift(s),
+                    "LastOperations": last_operations(s),
                 }
             )
             for s in page
         ]
         return present({"StackSummaries": summaries, "NextToken": token})
+
+    async def describe_events(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        """The events of a change set's creation, of one operation, or of a stack's operations; newest first."""
+        log = self.store.log
+        if params.get("ChangeSetName"):
+            change_set = self.store.change_set(params["ChangeSetName"], params.get("StackName"))
+            events = log.of_change_set(change_set.change_set_id, change_set.status)
+        elif params.get("OperationId"):
+            operation = params["OperationId"]
+            stack = next((s for s in self.store.stacks.values() if any(o == operation for _, o in s.operations)), None)
+            change_set_id = log.change_set_of(operation)
+            if stack is not None:
+                events = log.of_stack(stack, operation)
+            elif change_set_id is not None and change_set_id in self.store.change_sets:
+                events = log.of_change_set(change_set_id, self.store.change_sets[change_set_id].status)
+            else:
+                events = []
+        elif params.get("StackName"):
+            events = log.of_stack(self.store.get(params["StackName"]))
+        else:
+            raise StackError("One of ChangeSetName, OperationId or StackName must be specified.")
+        if (params.get("Filters") or {}).get("FailedEvents"):
+            events = only_failed(events)
+        page, token = one_page(events, params)
+        return present({"OperationEvents": [operation_event_shape(e) for e in page], "NextToken": token})
 
     async def describe_stack_events(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.get(params["StackName"])
@@ -339,6 +370,7 @@ class StackOperations:
             given_parameters(params),
             given_tags(params),
             params.get("Description"),
+            disable_validation=bool(params.get("DisableValidation")),
         )
         change_set.capabilities = tuple(params.get("Capabilities") or ())
         change_set.notification_arns = tuple(params.get("NotificationARNs") or ())
