@@ -162,3 +162,19 @@ def test_a_name_another_stacks_resource_has_stops_a_change_set_and_an_update(cfn
     assert "Bucket1" not in touched
     [error] = _validation_errors(cfn.describe_events(OperationId=updated["OperationId"])["OperationEvents"])
     assert (error["ValidationName"], error["OperationType"]) == (RESOURCE_EXISTENCE, "UPDATE_STACK")
+
+
+def test_a_no_echo_value_the_validation_refuses_is_masked_in_its_event(cfn: Any) -> None:
+    secret = json.dumps({
+        "Parameters": {"Folder": {"Type": "String", "NoEcho": True}},
+        "Resources": {"Note": {"Type": NOTE, "Properties": {"Title": "t", "Folder": {"Ref": "Folder"}}}},
+    })
+    made = cfn.create_change_set(
+        StackName="masked", ChangeSetName="hidden", ChangeSetType="CREATE", TemplateBody=secret,
+        Parameters=[{"ParameterKey": "Folder", "ParameterValue": "Not A Folder hunter4"}],
+    )
+    with pytest.raises(Exception, match="FAILED"):
+        cfn.get_waiter("change_set_create_complete").wait(ChangeSetName=made["Id"], WaiterConfig=FAST)
+    [error] = cfn.describe_events(ChangeSetName=made["Id"])["OperationEvents"]
+    assert error["ValidationPath"] == "/Resources/Note/Properties/Folder"
+    assert "hunter4" not in json.dumps(error, default=str) and "****" in error["ValidationStatusReason"]

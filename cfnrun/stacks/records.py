@@ -49,6 +49,13 @@ def _mask(text: str, value: Optional[str]) -> str:
     return text
 
 
+def mask_values(text: str, values: "List[Optional[str]]") -> str:
+    """``text`` with each of ``values`` replaced by ****, as ``Stack.masked`` replaces a NoEcho parameter's."""
+    for value in values:
+        text = _mask(text, value)
+    return text
+
+
 def _texts(value: Any) -> List[str]:
     """The non-empty texts in ``value`` (numbers as text), longest first, so a longer secret is masked whole."""
     if isinstance(value, dict):

@@ -11,7 +11,7 @@ import asyncio
 import json
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
@@ -27,7 +27,7 @@ from cfnrun.stacks.changes import value_text
 from cfnrun.stacks.operation_events import OperationLog
 from cfnrun.stacks.provisioning import NoProvisioner, Provisioners
 from cfnrun.stacks.validation import ValidationFailure, failed_reason, names_taken, refuse, validate_plan
-from cfnrun.stacks.records import Stack
+from cfnrun.stacks.records import Stack, mask_values
 from cfnrun.stacks.template.parameters import NO_ECHO_MASK
 from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
 
@@ -190,7 +190,7 @@ class StackStore:
         stack.parameters, stack.no_echo, stack.description = blueprint.parameters, blueprint.no_echo, blueprint.description
         stack.change_set_id = self._change_set_arn(f"{name}-create")  # CreateStack runs a change set of its own
         plan = plan_create(blueprint)
-        failures = [] if disable_validation else self._validated(plan, stack.stack_id)
+        failures = [] if disable_validation else self._validated(plan, stack)
         self._keep(stack, on_event)
         self._begin(stack, "CREATE_STACK", failures)
         if failures:
@@ -199,9 +199,11 @@ class StackStore:
         self._start(stack, self.engine.create(stack, plan, token))
         return stack
 
-    def _validated(self, plan: ChangePlan, stack_id: str) -> List[ValidationFailure]:
-        """The pre-deployment validation's failures of ``plan``."""
-        return validate_plan(plan, self.engine.provisioners, names_taken(self.stacks.values()), stack_id)
+    def _validated(self, plan: ChangePlan, stack: Stack) -> List[ValidationFailure]:
+        """The pre-deployment validation's failures of ``plan``, the values of its NoEcho parameters masked in their reasons."""
+        failures = validate_plan(plan, self.engine.provisioners, names_taken(self.stacks.values()), stack.stack_id)
+        secrets = [plan.blueprint.parameters.get(name) for name in plan.blueprint.no_echo]
+        return [replace(f, reason=stack.masked(mask_values(f.reason, secrets))) for f in failures]
 
     def _begin(self, stack: Stack, operation_type: str, failures: Sequence[ValidationFailure] = ()) -> None:
         """A new operation of ``stack``, with what its validation found."""
@@ -239,7 +241,7 @@ class StackStore:
             raise StackError("No updates are to be performed.")
         plan = plan_update(stack.resources, self.engine.blueprints.get(stack.stack_id), blueprint, self.engine.provisioners)
         stack.change_set_id = self._change_set_arn(f"{stack.name}-update")  # so does UpdateStack
-        failures = [] if disable_validation else self._validated(plan, stack.stack_id)
+        failures = [] if disable_validation else self._validated(plan, stack)
         self._begin(stack, "UPDATE_STACK", failures)
         if failures:
             refuse(stack, "UPDATE", failed_reason(failures), token)
@@ -333,7 +335,7 @@ class StackStore:
             change_set.status_reason = "The submitted information didn't contain changes. Submit different information to create a change set."
         self.change_sets[change_set.change_set_id] = change_set
         operation_id = self.log.change_set_operations[change_set.change_set_id] = str(uuid.uuid4())
-        failures = [] if disable_validation or change_set.status == "FAILED" else self._validated(plan, stack.stack_id)
+        failures = [] if disable_validation or change_set.status == "FAILED" else self._validated(plan, stack)
         if failures:  # a change set the validation stops cannot be executed
             self.log.validated(stack.stack_id, operation_id, "CREATE_CHANGESET", failures)
             change_set.status, change_set.execution_status, change_set.status_reason = "FAILED", "UNAVAILABLE", failed_reason(failures)
