@@ -10,9 +10,10 @@ Each failure is a ``VALIDATION_ERROR`` event of the operation (DescribeEvents), 
 template it is about.
 
 What was read and what is inferred: the validation names, the change set's status reason and the
-FAIL mode are AWS's (its documentation and the answers users quote). Here a property is checked by its
-provisioner's own check (your types' schemas; AWS::* types are checked by cfn-lint before the
-operation, as the lint step does), a value not known before execution is not checked, and a name
+FAIL mode are AWS's (its documentation and the answers users quote). Here your types' properties are
+checked against their schemas by their provisioner's own check (AWS::* types are checked against
+theirs by cfn-lint before the operation, whose findings warn; a custom resource's function and a
+hook's rule files are checked when they run), a value not known before execution is not checked, and a name
 conflicts when a createOnly property holds the physical id of a resource of the same type that a
 stack on this serve already has (what the endpoint holds outside any stack is not asked); the
 failure's reason for a name is the service's AlreadyExists wording, inferred.
@@ -30,6 +31,9 @@ from cfnrun.stacks.records import Stack
 
 PROPERTY_VALIDATION = "AWS::EarlyValidation::PropertyValidation"
 RESOURCE_EXISTENCE_CHECK = "AWS::EarlyValidation::ResourceExistenceCheck"
+# The types whose provisioner checks more than a schema's syntax (a custom resource's function, a hook's rule files):
+# those checks stay with the execution; AWS's own types are checked against their schemas by cfn-lint before the operation.
+NOT_SCHEMA_CHECKED = ("AWS::", "Custom::")
 _PROBLEM_LINE = re.compile(r"^#(?P<pointer>[^:]*): (?P<message>.*)$")
 _REQUIRED = re.compile(r"'(?P<quoted>[A-Za-z0-9_]+)' is a required property|required (?:key|property) \[(?P<named>[A-Za-z0-9_]+)\]")
 
@@ -69,7 +73,8 @@ def validate_plan(
         except NoProvisioner:
             continue  # refused when the blueprint was made
         properties = _planned(plan, change)
-        failures += _property_failures(provisioner, change, properties)
+        if not change.resource_type.startswith(NOT_SCHEMA_CHECKED):
+            failures += _property_failures(provisioner, change, properties)
         if change.action == "Add" or change.replacement == "True":
             failures += _name_conflicts(provisioner, change, properties, names_taken, stack_id)
     return failures
