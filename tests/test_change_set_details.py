@@ -206,3 +206,24 @@ def test_change_set_calls_on_a_stack_that_does_not_exist_are_validation_errors(c
     answer = unnamed.value.response
     assert (answer["ResponseMetadata"]["HTTPStatusCode"], answer["Error"]["Code"]) == (400, "ValidationError")
     assert answer["Error"]["Message"] == "StackName must be specified if ChangeSetName is not specified as an ARN."
+
+
+def test_a_property_added_or_removed_says_so_in_its_attribute_change_type(cfn: Any) -> None:
+    def body(**properties: Any) -> str:
+        return json.dumps({"Resources": {"Only": {"Type": NOTE, "Properties": {"Title": "only", **properties}}}})
+
+    _created(cfn, "edited", body(Content="kept for now"))
+    changes = _changes(cfn, "edited", "edit", True, TemplateBody=body(Priority=2))
+    content, priority = _details(changes["Only"])
+    assert content == {
+        "Target": {
+            "Attribute": "Properties", "Name": "Content", "RequiresRecreation": "Never", "Path": "/Properties/Content",
+            "BeforeValue": "kept for now", "AttributeChangeType": "Remove",
+        },
+        "Evaluation": "Static",
+        "ChangeSource": "DirectModification",
+    }
+    assert priority["Target"] == {
+        "Attribute": "Properties", "Name": "Priority", "RequiresRecreation": "Never", "Path": "/Properties/Priority",
+        "AfterValue": "2", "AttributeChangeType": "Add",
+    }
