@@ -10,7 +10,11 @@ of the module; each test works on its own stack names.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any, Dict, Iterator, List
 
 import pytest
@@ -178,3 +182,25 @@ def test_a_no_echo_value_the_validation_refuses_is_masked_in_its_event(cfn: Any)
     [error] = cfn.describe_events(ChangeSetName=made["Id"])["OperationEvents"]
     assert error["ValidationPath"] == "/Resources/Note/Properties/Folder"
     assert "hunter4" not in json.dumps(error, default=str) and "****" in error["ValidationStatusReason"]
+
+
+def test_the_aws_cli_creates_a_stack_past_the_validation_or_shows_its_events(cfn: Any, server: ServerProcess, tmp_path: Path) -> None:
+    aws = shutil.which("aws", path=os.path.dirname(sys.executable)) or shutil.which("aws")
+    assert aws, "the aws CLI is a test dependency"
+    template = tmp_path / "priority.json"
+    template.write_text(PRIORITY, encoding="utf-8")
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
+
+    def aws_cli(*args: str) -> Dict[str, Any]:
+        done = subprocess.run([aws, "cloudformation", *args, "--endpoint-url", server.url], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return dict(json.loads(done.stdout)) if done.stdout.strip() else {}
+
+    stopped = aws_cli("create-stack", "--stack-name", "cli-stopped", "--template-body", f"file://{template}", "--parameters", "ParameterKey=Priority,ParameterValue=9")
+    assert _settled(cfn, "cli-stopped")["StackStatus"] == "ROLLBACK_COMPLETE"
+    events = aws_cli("describe-events", "--operation-id", stopped["OperationId"], "--filters", "FailedEvents=true")["OperationEvents"]
+    assert [(e["EventType"], e["ValidationName"]) for e in _validation_errors(events)] == [("VALIDATION_ERROR", PROPERTY_VALIDATION)]
+
+    fine = aws_cli("create-stack", "--stack-name", "cli-fine", "--template-body", f"file://{template}", "--disable-validation")
+    assert _settled(cfn, "cli-fine")["StackStatus"] == "CREATE_COMPLETE"
+    assert fine["OperationId"] and _validation_errors(aws_cli("describe-events", "--stack-name", "cli-fine")["OperationEvents"]) == []
