@@ -130,9 +130,6 @@ class Blueprint:
         except TemplateError:
             return KNOWN_AFTER_APPLY
 
-    def property_names(self, logical_id: str) -> List[str]:
-        return sorted(self.template.resources[logical_id].properties)
-
     def references_to(self, logical_id: str, others: Set[str]) -> List[str]:
         """The top-level properties of ``logical_id`` whose values use any of ``others``."""
         properties = self.template.resources[logical_id].properties

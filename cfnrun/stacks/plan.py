@@ -3,15 +3,16 @@
 A plan is made from the stack as it stands, the operation's blueprint and the provisioners'
 replacement rules. For every resource it says the action (Add, Modify, Remove, or none), whether
 a Modify replaces it (True, False, Conditional), the details of each changed top-level property and
-of changed Metadata (``change_details.py``: their source and cause) and the properties before and after. DescribeChangeSet shows the plan
-(``changes.py``) and the engine carries it out step for step: it replaces what the plan
-replaces, updates the rest in place and deletes the Removes in the cleanup phase; it never asks
-the provisioners again. CreateStack and UpdateStack are change sets made and executed at once.
+of changed Metadata (``change_details.py``: their source and cause) and the properties before and
+after. DescribeChangeSet shows the plan (``changes.py``) and the engine carries it out step for
+step: it replaces what the plan replaces, updates the rest in place and deletes the Removes in the
+cleanup phase; it never asks the provisioners again. CreateStack and UpdateStack are change sets made and executed at once.
 
 A property that depends on a resource the same operation adds or (maybe) replaces cannot be known
 before that resource runs: it is evaluated Dynamic, a replacement it would cause is only
 Conditional, and its after-value is ``{{changeSet:KNOWN_AFTER_APPLY}}``, as the service writes it.
-Only the values a resource uses count: a DependsOn alone is no change. Whether a Conditional
+Only the values a resource uses count: a DependsOn alone is no change. A Metadata change is a
+Modify in the plan; the engine, which compares properties, does not touch the resource for it. Whether a Conditional
 replacement happens is settled at execution by the same details: a changed property the plan
 marked Conditionally or Always replaces the resource. (The granularity — a whole top-level
 property is unknown if any part of it is — is cfnrun's, inferred rather than read.)
