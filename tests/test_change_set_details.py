@@ -91,6 +91,7 @@ def test_a_parameter_or_another_resources_attribute_changes_a_value_in_two_detai
 
     first = changes["First"]
     assert (first["Action"], first["Replacement"], first["Scope"]) == ("Modify", "True", ["Properties"])
+    assert first["PolicyAction"] == "ReplaceAndDelete"
     target = {
         "Attribute": "Properties", "Name": "Folder", "RequiresRecreation": "Always", "Path": "/Properties/Folder",
         "BeforeValue": "inbox", "AfterValue": "archive", "AttributeChangeType": "Modify",
@@ -102,6 +103,7 @@ def test_a_parameter_or_another_resources_attribute_changes_a_value_in_two_detai
 
     second = changes["Second"]
     assert (second["Action"], second["Replacement"]) == ("Modify", "False")
+    assert "PolicyAction" not in second
 
     def unknown(name: str) -> Dict[str, Any]:
         return {
@@ -135,6 +137,13 @@ def test_a_changed_mapping_value_is_a_direct_modification_and_metadata_is_in_sco
         "Evaluation": "Static",
         "ChangeSource": "DirectModification",
     }]
+
+    kept = json.loads(_template())
+    del kept["Resources"]["Second"]
+    removing = _changes(cfn, "mapped", "drop", False, TemplateBody=json.dumps(kept))
+    assert {k: v for k, v in removing["Second"].items() if k != "PhysicalResourceId"} == {
+        "PolicyAction": "Delete", "Action": "Remove", "LogicalResourceId": "Second", "ResourceType": NOTE, "Scope": [], "Details": [],
+    }
 
     metadata = _changes(cfn, "mapped", "hand-over", False, TemplateBody=_template(owner="team-b"))
     assert set(metadata) == {"First"}

@@ -5,7 +5,8 @@ template no longer has (or whose Condition no longer holds), Modify for one whos
 Metadata differ, with its Replacement, its Scope and the details of each changed attribute
 (``change_details.py``). With IncludePropertyValues each change also carries its BeforeContext and
 AfterContext, each detail's target its Path, BeforeValue, AfterValue and AttributeChangeType, and
-an Add its Replacement ``True`` — the members AWS's recorded answers have only then.
+an Add its Replacement ``True`` — the members AWS's recorded answers have only then. A Remove and a
+replacing Modify say what becomes of the physical resource (PolicyAction).
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ def described_changes(plan: ChangePlan, values: Optional[PropertyValues] = None)
 def described_change(change: ResourceChange, values: Optional[PropertyValues] = None) -> Dict[str, Any]:
     replacement = "True" if change.action == "Add" and values is not None else change.replacement
     shape: Dict[str, Any] = {
+        "PolicyAction": change.policy_action,
         "Action": change.action,
         "LogicalResourceId": change.logical_id,
         "PhysicalResourceId": change.physical_id,

@@ -43,6 +43,7 @@ class ResourceChange:
     details: Tuple[ChangeDetail, ...] = ()
     before: Optional[Dict[str, Any]] = None  # the properties last applied (Modify, Remove)
     after: Optional[Dict[str, Any]] = None  # the properties to apply, KNOWN_AFTER_APPLY where not yet known
+    policy_action: Optional[str] = None  # what becomes of the physical resource: Delete, Retain, ReplaceAndDelete, …
 
     @property
     def scope(self) -> Tuple[str, ...]:
@@ -99,7 +100,10 @@ def plan_update(
             moving.add(logical_id)
     for logical_id, current in resources.items():
         if logical_id not in planned and current.exists:
-            planned[logical_id] = ResourceChange("Remove", logical_id, current.type_name, current.physical_id, before=current.properties)
+            policy = _POLICY_ACTIONS.get(before.deletion_policy(logical_id) if before is not None else "Delete", "Delete")
+            planned[logical_id] = ResourceChange(
+                "Remove", logical_id, current.type_name, current.physical_id, before=current.properties, policy_action=policy
+            )
     return ChangePlan(after, planned)
 
 
@@ -163,7 +167,14 @@ def _modification(
         return unchanged
     parameters_before = before.parameters if before is not None else None
     details = [d for c in changes for d in details_of(c, moving, after.conditions, parameters_before, after.parameters)]
-    return ResourceChange("Modify", logical_id, type_name, current.physical_id, _replacement(details), tuple(details), known, properties)
+    replacement = _replacement(details)
+    policy = f"ReplaceAnd{_POLICY_ACTIONS.get(after.update_replace_policy(logical_id), 'Delete')}" if replacement == "True" else None
+    return ResourceChange("Modify", logical_id, type_name, current.physical_id, replacement, tuple(details), known, properties, policy)
+
+
+# A DeletionPolicy or UpdateReplacePolicy as the PolicyAction names it (AWS's recorded answers show Delete and
+# ReplaceAndDelete; the API reference lists the others; RetainExceptOnCreate keeps an existing resource: Retain).
+_POLICY_ACTIONS = {"Delete": "Delete", "Retain": "Retain", "RetainExceptOnCreate": "Retain", "Snapshot": "Snapshot"}
 
 
 def _replacement(details: List[ChangeDetail]) -> str:
