@@ -181,6 +181,8 @@ def test_describe_change_set_has_the_members_the_service_returns_and_describe_st
     assert described["NotificationARNs"] == topics
     assert described["RollbackConfiguration"] == rollback
     assert described["IncludeNestedStacks"] is False
+    [summary] = [c for c in cfn.list_change_sets(StackName="members")["Summaries"] if c["ChangeSetName"] == "acknowledged"]
+    assert summary["IncludeNestedStacks"] is False
 
     bare = cfn.create_change_set(StackName="members", ChangeSetName="bare", TemplateBody=_template(owner="team-d"))
     cfn.get_waiter("change_set_create_complete").wait(ChangeSetName=bare["Id"], WaiterConfig=FAST)

@@ -132,6 +132,7 @@ def change_set_summary(stack: Stack, change_set: ChangeSet) -> Dict[str, Any]:
             "StatusReason": change_set.status_reason,
             "CreationTime": timestamp(change_set.created_at),
             "Description": change_set.description,
+            "IncludeNestedStacks": change_set.include_nested_stacks,
         }
     )
 
