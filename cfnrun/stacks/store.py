@@ -381,8 +381,6 @@ class StackStore:
             )
         stack = self.stacks[change_set.stack_id]
         change_set.execution_status = "EXECUTE_IN_PROGRESS"
-        stack.change_set_id = change_set.change_set_id
-        self._begin(stack, "CREATE_STACK" if change_set.change_set_type == "CREATE" else "UPDATE_STACK")
         if change_set.change_set_type == "CREATE":
             stack.parameters, stack.no_echo = change_set.parameters, change_set.blueprint.no_echo
             stack.description = change_set.blueprint.description
@@ -390,6 +388,8 @@ class StackStore:
         else:
             self._require_status(stack, UPDATABLE, "updated")
             run = self.engine.update(stack, change_set.plan, change_set.parameters, change_set.tags, token, change_set.skips_stack_hooks)
+        stack.change_set_id = change_set.change_set_id
+        self._begin(stack, "CREATE_STACK" if change_set.change_set_type == "CREATE" else "UPDATE_STACK")
         self._start(stack, self._executing(change_set, stack, run))
         for other in [c for c in self.change_sets.values() if c.stack_id == stack.stack_id and c is not change_set]:
             del self.change_sets[other.change_set_id]  # executing one change set deletes the stack's others, as the service does
