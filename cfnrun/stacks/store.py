@@ -369,21 +369,20 @@ class StackStore:
 
     async def _change_set_hooks(self, change_set: ChangeSet, stack: Stack) -> None:
         """The CHANGE_SET hooks judge the change set as it is created: a refusal makes it FAILED with their reasons."""
-        before = {r.logical_id: r.properties for r in stack.resources.values() if r.exists and r.properties is not None}
-        model = change_set_model(change_set.blueprint.template.document, change_set.changes, before)
-        target = HookedOperation(
-            self.engine.context(stack),
-            change_set.change_set_type,
-            change_set.change_set_id,
-            CHANGE_SET_TARGET,
-            {},
-            operation=CHANGE_SET_TARGET,
-            model=model,
-            change_set_id=change_set.change_set_id,
-            target_id=change_set.change_set_id,
-        )
         assert self.engine.hooks is not None
         try:
+            before = {r.logical_id: r.properties for r in stack.resources.values() if r.exists and r.properties is not None}
+            target = HookedOperation(
+                self.engine.context(stack),
+                change_set.change_set_type,
+                change_set.change_set_id,
+                CHANGE_SET_TARGET,
+                {},
+                operation=CHANGE_SET_TARGET,
+                model=change_set_model(change_set.blueprint.template.document, change_set.changes, before),
+                change_set_id=change_set.change_set_id,
+                target_id=change_set.change_set_id,
+            )
             refused = await self.engine.hooks.before(target, change_set.hook_results.append)
         except Exception as error:  # noqa: B902 - a change set never stays CREATE_IN_PROGRESS because cfnrun failed
             refused = f"cfnrun failed running the change set's hooks: {type(error).__name__}: {error}"
