@@ -38,7 +38,7 @@ from cfnrun.ui.console import Console
 if TYPE_CHECKING:
     from cfnrun.app.call_review import CallReview
     from cfnrun.app.reloader import Reloader
-    from cfnrun.app.serve import ServeSettings
+    from cfnrun.app.serve_settings import ServeSettings
 
 ANSWER_AFTER_STOP_S = 2.0  # once workers are stopped, how long the calls they ran have to be answered
 

@@ -20,7 +20,8 @@ import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from cfnrun.app.serve import ServeSettings, Sources, aws_calls_routed, start_server
+from cfnrun.app.serve import Sources, aws_calls_routed, start_server
+from cfnrun.app.serve_settings import ServeSettings
 from cfnrun.app.stacks.flag_hints import for_command
 from cfnrun.app.state_lock import state_held
 from cfnrun.app.stacks.leftovers import Finding, MadeResource

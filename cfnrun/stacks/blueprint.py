@@ -16,7 +16,7 @@ from cfnrun.stacks.provisioning import NoProvisioner, Provisioners
 from cfnrun.stacks.records import StackOutput, StackResource
 from cfnrun.stacks.template.conditions import evaluate_conditions
 from cfnrun.stacks.template.declarations import ResourceDeclaration, StackTemplate
-from cfnrun.stacks.template.dependencies import dependency_graph, references
+from cfnrun.stacks.template.dependencies import dependency_graph, output_dependencies, references
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.intrinsics import resolve, sub_variables
 from cfnrun.stacks.template.loading import load_stack_template
@@ -252,6 +252,7 @@ def prepare(
     pseudo = PseudoParameters(environment.account_id, environment.region, environment.stack_id, environment.stack_name)
     conditions = evaluate_conditions(template.conditions, values, pseudo, template.mappings)
     graph = dependency_graph(template, conditions)
+    output_dependencies(template, conditions)  # an output naming a resource left out is refused now, as the service does
     return Blueprint(
         template_body=template_body,
         template=template,

@@ -198,7 +198,9 @@ def dependency_graph(template: StackTemplate, conditions: Mapping[str, bool]) ->
 
 
 def output_dependencies(template: StackTemplate, conditions: Mapping[str, bool]) -> Dict[str, FrozenSet[str]]:
-    """For each output this operation shows (its Condition holds), the resources its Value and Export name use."""
+    """For each output this operation shows (its Condition holds), the resources its Value and Export name use; an
+    output that uses a resource this operation leaves out (its Condition is false) is refused, as the service refuses
+    it before it starts."""
     active = active_resources(template, conditions)
     shown: Dict[str, FrozenSet[str]] = {}
     for name, output in template.outputs.items():
