@@ -1,0 +1,161 @@
+"""The registry's CloudFormation API operations: input shapes in, output shapes out (botocore's ``cloudformation`` model)."""
+from __future__ import annotations
+
+import json
+from typing import Any, Awaitable, Callable, Dict, List, Optional
+
+from cfnrun.registry.package import RESOURCE
+from cfnrun.registry.store import KINDS, RegisteredType, RegistryError, TypeRegistry, TypeVersion
+
+Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
+PAGE = 100  # results per page when MaxResults is not given (the model's maximum)
+
+
+class RegistryOperations:
+    def __init__(self, registry: TypeRegistry) -> None:
+        self.registry = registry
+        self.handlers: Dict[str, Operation] = {
+            "RegisterType": self.register_type,
+            "DescribeTypeRegistration": self.describe_type_registration,
+            "ListTypeRegistrations": self.list_type_registrations,
+            "DescribeType": self.describe_type,
+            "ListTypes": self.list_types,
+            "ListTypeVersions": self.list_type_versions,
+            "SetTypeDefaultVersion": self.set_type_default_version,
+            "DeregisterType": self.deregister_type,
+        }
+
+    def operations(self) -> "frozenset[str]":
+        return frozenset(self.handlers)
+
+    def knows(self, params: Dict[str, Any]) -> bool:
+        """Whether a DescribeType call names a registered type (else the served --provider types answer it)."""
+        try:
+            self._find(params)
+        except RegistryError:
+            return False
+        return True
+
+    async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        return await self.handlers[operation](params)
+
+    def _find(self, params: Dict[str, Any]) -> "tuple[RegisteredType, Optional[str]]":
+        return self.registry.find(params.get("Type"), params.get("TypeName"), params.get("Arn") or params.get("TypeArn"), params.get("VersionId"))
+
+    async def register_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        kind = params.get("Type") or RESOURCE
+        if kind not in KINDS:
+            raise RegistryError(f"Type {kind} is not one of {', '.join(KINDS)}", "ValidationError")
+        registration = self.registry.register(
+            kind, params["TypeName"], params["SchemaHandlerPackage"], params.get("LoggingConfig"), params.get("ExecutionRoleArn")
+        )
+        return {"RegistrationToken": registration.token}
+
+    async def describe_type_registration(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        registration = self.registry.registration(params["RegistrationToken"])
+        answer = {"ProgressStatus": registration.status, "Description": registration.description, "TypeArn": registration.type_arn}
+        if registration.version_arn:
+            answer["TypeVersionArn"] = registration.version_arn
+        return answer
+
+    async def list_type_registrations(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        arn = params.get("TypeArn")
+        wanted = params.get("RegistrationStatusFilter")
+        tokens = [
+            r.token for r in self.registry.registrations.values()
+            if (not arn or r.type_arn == arn)
+            and (not params.get("TypeName") or (r.type_name == params["TypeName"] and r.kind == (params.get("Type") or r.kind)))
+            and (not wanted or r.status == wanted)
+        ]
+        page, token = _page(tokens, params)
+        return _with_token({"RegistrationTokenList": page}, token)
+
+    async def describe_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        registered, version_id = self._find(params)
+        version = self.registry.version(registered, version_id)
+        answer: Dict[str, Any] = {
+            "Arn": version.arn if version_id else registered.arn,
+            "Type": registered.kind,
+            "TypeName": registered.type_name,
+            "DefaultVersionId": registered.default_id,
+            "IsDefaultVersion": version.version_id == registered.default_id,
+            "TypeTestsStatus": version.tests_status,
+            "TypeTestsStatusDescription": version.tests_description,
+            "Description": version.package.schema.get("description"),
+            "Schema": json.dumps(version.package.schema),
+            "ProvisioningType": version.provisioning_type,
+            "DeprecatedStatus": "DEPRECATED" if version.deprecated else "LIVE",
+            "LoggingConfig": version.logging_config,
+            "ExecutionRoleArn": version.execution_role_arn,
+            "Visibility": "PRIVATE",
+            "SourceUrl": version.package.schema.get("sourceUrl"),
+            "DocumentationUrl": version.package.schema.get("documentationUrl"),
+            "LastUpdated": version.registered,
+            "TimeCreated": version.registered,
+            "ConfigurationSchema": json.dumps(version.package.configuration_schema) if version.package.configuration_schema else None,
+        }
+        return {key: value for key, value in answer.items() if value is not None}
+
+    async def list_types(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        if params.get("Visibility", "PRIVATE") != "PRIVATE":
+            return {"TypeSummaries": []}  # nothing is public until PublishType
+        status = params.get("DeprecatedStatus") or "LIVE"
+        prefix = (params.get("Filters") or {}).get("TypeNamePrefix") or ""
+        summaries: List[Dict[str, Any]] = []
+        for registered in sorted(self.registry.types.values(), key=lambda t: (t.kind, t.type_name)):
+            live = registered.live()
+            if (status == "LIVE") != bool(live) or (params.get("Type") and registered.kind != params["Type"]):
+                continue
+            if not registered.type_name.startswith(prefix):
+                continue
+            shown = self.registry.version(registered, None)
+            if params.get("ProvisioningType") and shown.provisioning_type != params["ProvisioningType"]:
+                continue
+            summary = {
+                "Type": registered.kind, "TypeName": registered.type_name, "DefaultVersionId": registered.default_id,
+                "TypeArn": registered.arn, "LastUpdated": shown.registered, "Description": shown.package.schema.get("description"),
+            }
+            summaries.append({key: value for key, value in summary.items() if value is not None})
+        page, token = _page(summaries, params)
+        return _with_token({"TypeSummaries": page}, token)
+
+    async def list_type_versions(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        registered, _ = self._find(params)
+        deprecated = (params.get("DeprecatedStatus") or "LIVE") == "DEPRECATED"
+        summaries = [_version_summary(registered, v) for v in registered.versions.values() if v.deprecated == deprecated]
+        page, token = _page(summaries, params)
+        return _with_token({"TypeVersionSummaries": page}, token)
+
+    async def set_type_default_version(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        registered, version_id = self._find(params)
+        self.registry.set_default(registered, version_id)
+        return {}
+
+    async def deregister_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        registered, version_id = self._find(params)
+        await self.registry.deregister(registered, version_id)
+        return {}
+
+
+def _version_summary(registered: RegisteredType, version: TypeVersion) -> Dict[str, Any]:
+    summary = {
+        "Type": registered.kind, "TypeName": registered.type_name, "VersionId": version.version_id,
+        "IsDefaultVersion": version.version_id == registered.default_id, "Arn": version.arn, "TimeCreated": version.registered,
+        "Description": version.package.schema.get("description"),
+    }
+    return {key: value for key, value in summary.items() if value is not None}
+
+
+def _page(items: List[Any], params: Dict[str, Any]) -> "tuple[List[Any], Optional[str]]":
+    """One page of ``items`` from the offset NextToken names, and the next page's token (None: the last page)."""
+    token = params.get("NextToken")
+    start = int(token) if isinstance(token, str) and token.isdigit() else 0
+    size = int(params.get("MaxResults") or PAGE)
+    end = start + size
+    return items[start:end], (str(end) if end < len(items) else None)
+
+
+def _with_token(answer: Dict[str, Any], token: Optional[str]) -> Dict[str, Any]:
+    if token is not None:
+        answer["NextToken"] = token
+    return answer

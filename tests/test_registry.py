@@ -1,0 +1,189 @@
+"""The extension registry on ``cfnrun serve`` (issue #34): the package ``cfn submit`` builds, registered and used offline.
+
+The package is built once per session by cloudformation-cli itself (``cfn submit --dry-run`` on a copy of
+samples/note), uploaded with boto3 to serve's embedded moto S3, and registered with boto3 against a real
+``cfnrun serve --moto`` that serves another type (samples/parameter): the registered type's handlers run on
+serve's warm workers and a stack uses its default version.
+"""
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator
+
+import pytest
+from botocore.exceptions import ClientError
+
+from conftest import LOCAL_STATE, SAMPLES, ServerProcess
+
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+FAST = {"Delay": 0.2, "MaxAttempts": 1500}
+NOTE = "Cfnrun::Sample::Note"
+BUCKET = "cfnrun-registry-packages"
+NOTE_STACK = json.dumps({"Resources": {"Note": {"Type": NOTE, "Properties": {"Title": "registered, not served", "Priority": 2}}}})
+
+
+@pytest.fixture(scope="session")
+def note_package(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """``cfn submit --dry-run`` in a copy of samples/note: the zip cfn would upload."""
+    root = tmp_path_factory.mktemp("submit") / "note"
+    shutil.copytree(SAMPLES / "note", root, ignore=LOCAL_STATE)
+    cfn = [sys.executable, "-c", "import sys; from rpdk.core.cli import main; sys.exit(main())"]
+    run = subprocess.run([*cfn, "submit", "--dry-run"], cwd=root, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return (root / "cfnrun-sample-note.zip").read_bytes()
+
+
+class Registry:
+    """A serve of samples/parameter with --moto, and boto3 clients for its CloudFormation API and moto's S3."""
+
+    def __init__(self, server: ServerProcess, project: Path) -> None:
+        import boto3
+
+        self.server = server
+        self.project = project
+        announced = re.search(r"at (http://[0-9.]+:[0-9]+)", server.has_printed(r"moto server \(AWS stand-in\) at"))
+        assert announced, server.output
+        self.cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+        self.s3 = boto3.client("s3", endpoint_url=announced.group(1), **CREDENTIALS)
+        self.s3.create_bucket(Bucket=BUCKET)
+
+    def upload(self, key: str, data: bytes) -> str:
+        self.s3.put_object(Bucket=BUCKET, Key=key, Body=data)
+        return f"s3://{BUCKET}/{key}"
+
+    def register(self, key: str, data: bytes, type_name: str = NOTE, kind: str = "RESOURCE") -> Dict[str, Any]:
+        """RegisterType of ``data`` (uploaded as ``key``), waited for as cfn submit waits; DescribeTypeRegistration's answer."""
+        token = self.cloudformation.register_type(Type=kind, TypeName=type_name, SchemaHandlerPackage=self.upload(key, data))["RegistrationToken"]
+        try:
+            self.cloudformation.get_waiter("type_registration_complete").wait(RegistrationToken=token, WaiterConfig=FAST)
+        except Exception:  # noqa: B902 - FAILED ends the waiter: the answer says why
+            pass
+        answer = self.cloudformation.describe_type_registration(RegistrationToken=token)
+        answer["token"] = token
+        return answer
+
+    def registered_folders(self) -> list:
+        folder = self.project / ".cfnrun" / "registry" / "Cfnrun-Sample-Note"
+        return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+@pytest.fixture
+def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Registry]:
+    project = tmp_path / "parameter"
+    shutil.copytree(SAMPLES / "parameter", project, ignore=LOCAL_STATE)
+    monkeypatch.setenv("NOTES_STATE_DIR", str(tmp_path / "notes"))  # the registered note type keeps its notes there
+    server = ServerProcess(project, "--no-reload", "--moto", "--virtual-clock")
+    try:
+        yield Registry(server, project)
+    finally:
+        server.stop()
+
+
+def _rezipped(package: bytes, change: Callable[[str, bytes], Any]) -> bytes:
+    """``package`` with each member passed through ``change(name, data)``: new bytes, or None to leave the member out."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(package)) as source, zipfile.ZipFile(out, "w") as target:
+        for member in source.infolist():
+            data = change(member.filename, source.read(member))
+            if data is not None:
+                target.writestr(member.filename, data)
+    return out.getvalue()
+
+
+def test_a_submitted_package_registers_runs_in_a_stack_and_gets_versions(registry: Registry, note_package: bytes) -> None:
+    cloudformation = registry.cloudformation
+    first = registry.register("note-1.zip", note_package)
+    assert first["ProgressStatus"] == "COMPLETE", first
+    assert first["TypeArn"] == "arn:aws:cloudformation:us-east-1:123456789012:type/resource/Cfnrun-Sample-Note"
+    assert first["TypeVersionArn"] == first["TypeArn"] + "/00000001"
+    described = cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
+    assert described["DefaultVersionId"] == "00000001" and described["IsDefaultVersion"] is True
+    assert described["Arn"] == first["TypeArn"]
+    assert (described["ProvisioningType"], described["DeprecatedStatus"], described["TypeTestsStatus"]) == ("FULLY_MUTABLE", "LIVE", "NOT_TESTED")
+    assert json.loads(described["Schema"])["typeName"] == NOTE and described["Visibility"] == "PRIVATE"
+    assert described["LastUpdated"] and described["TimeCreated"]
+    assert registry.registered_folders() == [first["token"]]  # unpacked under the served project's .cfnrun/
+
+    # a stack uses it: its handlers run on serve's warm workers, through the invoker
+    cloudformation.create_stack(StackName="uses-registered", TemplateBody=NOTE_STACK)
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="uses-registered", WaiterConfig=FAST)
+    [resource] = cloudformation.describe_stack_resources(StackName="uses-registered")["StackResources"]
+    assert resource["ResourceType"] == NOTE and resource["PhysicalResourceId"]
+    registry.server.has_printed(r"Cfnrun-Sample-Note-TypeFunction .*CREATE")
+
+    # a second version is registered but not the default until SetTypeDefaultVersion (what `cfn submit --set-default` calls)
+    second = registry.register("note-2.zip", note_package)
+    assert second["ProgressStatus"] == "COMPLETE" and second["TypeVersionArn"].endswith("/00000002")
+    versions = cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE)["TypeVersionSummaries"]
+    assert [(v["VersionId"], v["IsDefaultVersion"]) for v in versions] == [("00000001", True), ("00000002", False)]
+    assert cloudformation.describe_type(Arn=second["TypeVersionArn"])["IsDefaultVersion"] is False
+    cloudformation.set_type_default_version(Arn=second["TypeVersionArn"])
+    described = cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
+    assert described["DefaultVersionId"] == "00000002"
+    [summary] = cloudformation.list_types(Visibility="PRIVATE", Type="RESOURCE")["TypeSummaries"]
+    assert (summary["TypeName"], summary["DefaultVersionId"], summary["TypeArn"]) == (NOTE, "00000002", first["TypeArn"])
+    tokens = cloudformation.list_type_registrations(Type="RESOURCE", TypeName=NOTE)["RegistrationTokenList"]
+    assert tokens == [first["token"], second["token"]]
+
+    # the stack's update runs on the new default version; the default cannot go while another version is registered
+    cloudformation.update_stack(StackName="uses-registered", TemplateBody=NOTE_STACK.replace("registered, not served", "version two"))
+    cloudformation.get_waiter("stack_update_complete").wait(StackName="uses-registered", WaiterConfig=FAST)
+    with pytest.raises(ClientError) as refused:
+        cloudformation.deregister_type(Type="RESOURCE", TypeName=NOTE, VersionId="00000002")
+    assert refused.value.response["Error"]["Code"] == "CFNRegistryException"
+    assert "default version" in refused.value.response["Error"]["Message"]
+    cloudformation.deregister_type(Type="RESOURCE", TypeName=NOTE, VersionId="00000001")
+    assert registry.registered_folders() == [second["token"]]  # the deregistered version's files are gone
+    live = cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE)["TypeVersionSummaries"]
+    assert [v["VersionId"] for v in live] == ["00000002"]
+    gone = cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE, DeprecatedStatus="DEPRECATED")["TypeVersionSummaries"]
+    assert [v["VersionId"] for v in gone] == ["00000001"]
+    with pytest.raises(cloudformation.exceptions.TypeNotFoundException):
+        cloudformation.describe_type(Type="RESOURCE", TypeName="Cfnrun::Sample::Nothing")
+
+
+def test_bad_packages_fail_their_registration_with_the_reason_and_leave_nothing(registry: Registry, note_package: bytes, tmp_path: Path) -> None:
+    def breaking_the_handlers(name: str, data: bytes) -> bytes:
+        if name != "ResourceProvider.zip":
+            return data
+        return _rezipped(data, lambda inner, code: b"raise ImportError('no such dependency')\n" if inner.endswith("cfnrun_sample_note/handlers.py") else code)
+
+    def bad_schema(name: str, data: bytes) -> bytes:
+        if name != "schema.json":
+            return data
+        schema = json.loads(data)
+        del schema["primaryIdentifier"]
+        return json.dumps(schema).encode()
+
+    escaping = io.BytesIO()
+    with zipfile.ZipFile(escaping, "w") as archive:
+        archive.writestr(".rpdk-config", "{}")
+        archive.writestr("../../escaped.txt", "outside")
+    cases = {
+        "not-a-zip.zip": (b"this is not a zip", "not a zip file"),
+        "no-config.zip": (_rezipped(note_package, lambda name, data: None if name == ".rpdk-config" else data), "has no .rpdk-config"),
+        "no-handlers.zip": (_rezipped(note_package, lambda name, data: None if name == "ResourceProvider.zip" else data), "has no handlers"),
+        "slip.zip": (escaping.getvalue(), "outside its own folder"),
+        "bad-schema.zip": (_rezipped(note_package, bad_schema), "primaryIdentifier"),
+        "no-import.zip": (_rezipped(note_package, breaking_the_handlers), "no such dependency"),
+    }
+    for key, (data, reason) in cases.items():
+        answer = registry.register(key, data)
+        assert answer["ProgressStatus"] == "FAILED", (key, answer)
+        assert reason in answer["Description"], (key, answer["Description"])
+        assert "TypeVersionArn" not in answer
+    assert registry.registered_folders() == []  # nothing half-registered: every FAILED package's files are gone
+    assert not any(p.name == "escaped.txt" for p in tmp_path.rglob("escaped.txt"))
+    failed = registry.cloudformation.list_type_registrations(Type="RESOURCE", TypeName=NOTE, RegistrationStatusFilter="FAILED")
+    assert len(failed["RegistrationTokenList"]) == len(cases)
+    with pytest.raises(registry.cloudformation.exceptions.TypeNotFoundException):
+        registry.cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
+    # the server keeps serving: a good package registers after all of them
+    assert registry.register("good.zip", note_package)["TypeVersionArn"].endswith("/00000001")
