@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, Iterator
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import LOCAL_STATE, SAMPLES, ServerProcess
+from conftest import FIXTURES, LOCAL_STATE, SAMPLES, ServerProcess
 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 FAST = {"Delay": 0.2, "MaxAttempts": 1500}
@@ -187,3 +187,39 @@ def test_bad_packages_fail_their_registration_with_the_reason_and_leave_nothing(
         registry.cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
     # the server keeps serving: a good package registers after all of them
     assert registry.register("good.zip", note_package)["TypeVersionArn"].endswith("/00000001")
+
+
+def _hook_package(project: Path) -> bytes:
+    """A hook project packaged as ``cfn submit`` packages one: settings, schema, and the handler bundle (its src/)."""
+    bundle = io.BytesIO()
+    with zipfile.ZipFile(bundle, "w") as archive:
+        for path in sorted((project / "src").rglob("*.py")):
+            archive.write(path, str(path.relative_to(project / "src")))
+    package = io.BytesIO()
+    with zipfile.ZipFile(package, "w") as archive:
+        archive.write(project / ".rpdk-config", ".rpdk-config")
+        archive.write(project / "cfnrun-test-versioningguard.json", "schema.json")
+        archive.writestr("ResourceProvider.zip", bundle.getvalue())
+    return package.getvalue()
+
+
+def test_a_registered_hook_fires_in_stacks_once_its_configuration_enables_it(registry: Registry) -> None:
+    hook = "Cfnrun::Test::VersioningGuard"
+    answer = registry.register("hook.zip", _hook_package(FIXTURES / "versioning_hook"), type_name=hook, kind="HOOK")
+    assert answer["ProgressStatus"] == "COMPLETE", answer
+    assert answer["TypeVersionArn"] == "arn:aws:cloudformation:us-east-1:123456789012:type/hook/Cfnrun-Test-VersioningGuard/00000001"
+    described = registry.cloudformation.describe_type(Type="HOOK", TypeName=hook)
+    assert (described["Type"], described["DefaultVersionId"], described["ProvisioningType"]) == ("HOOK", "00000001", "NON_PROVISIONABLE")
+    bucket = json.dumps({"Resources": {"Bucket": {"Type": "AWS::S3::Bucket", "Properties": {"VersioningConfiguration": {"Status": "Suspended"}}}}})
+    cloudformation = registry.cloudformation
+    cloudformation.create_stack(StackName="before-activation", TemplateBody=bucket)
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="before-activation", WaiterConfig=FAST)  # registered, not enabled
+    document = {"CloudFormationConfiguration": {"HookConfiguration": {"HookInvocationStatus": "ENABLED", "TargetOperations": ["RESOURCE"], "FailureMode": "FAIL", "Properties": {}}}}
+    configured = cloudformation.set_type_configuration(Type="HOOK", TypeName=hook, Configuration=json.dumps(document))
+    assert configured["ConfigurationArn"].startswith("arn:aws:cloudformation:us-east-1:123456789012:type-configuration/hook/Cfnrun-Test-VersioningGuard/")
+    cloudformation.create_stack(StackName="hooked", TemplateBody=bucket)
+    with pytest.raises(Exception):  # noqa: B017 - the waiter's failure: the stack rolls back
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="hooked", WaiterConfig=FAST)
+    events = cloudformation.describe_stack_events(StackName="hooked")["StackEvents"]
+    reasons = [e.get("HookStatusReason") for e in events if e.get("HookType") == hook and e.get("HookStatus") == "HOOK_COMPLETE_FAILED"]
+    assert reasons == ["bucket versioning must be Enabled (found Suspended)"], events

@@ -27,7 +27,6 @@ from cfnrun.app.late_parts import (
     LateLoading,
     LateParts,
     ResponsesWhenLoaded,
-    StackServiceWhenLoaded,
 )
 from cfnrun.app.registered_types import with_registry
 from cfnrun.app.served import Served, Warming
@@ -114,7 +113,7 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         settings.connections,
         sts=StsStandIn(settings.runtime.account_id) if settings.sts_standin else None,
         cloud_control=CloudControlApi(CloudControlRequests(late)) if served.type_names() else None,
-        cloudformation=CloudFormationApi(with_registry(StackServiceWhenLoaded(late), served, console.warn)),
+        cloudformation=CloudFormationApi(with_registry(served, late, console.warn)),
         custom_resource_responses=CustomResourceResponseEndpoint(ResponsesWhenLoaded(late)),
         hook_payloads=HookPayloadEndpoint(HookPayloadsWhenLoaded(late)),
     )

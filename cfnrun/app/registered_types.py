@@ -10,18 +10,20 @@ serving the source it was started with (the registry guide says so).
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Optional
 
 from cfnrun.api.cloudformation.errors import StackApiError, modelled_error
 from cfnrun.api.cloudformation.service import StackService
+from cfnrun.app.late_parts import LateLoading, LateParts, StackServiceWhenLoaded
 from cfnrun.app.served import Served, qualified_name
 from cfnrun.model.local_state import state_folder
 from cfnrun.model.project import TYPE_FUNCTION, Project
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.model.template import FunctionSpec
 from cfnrun.registry.operations import RegistryOperations
-from cfnrun.registry.package import RESOURCE, SCHEMA, PackageError
+from cfnrun.registry.package import HOOK, RESOURCE, SCHEMA, PackageError
 from cfnrun.registry.store import RegistryError, TypeRegistry, TypeVersion
 from cfnrun.runtime.registry import FunctionRegistry
 
@@ -48,8 +50,9 @@ def version_project(version: TypeVersion) -> Project:
 class RegisteredHandlers:
     """The registry's ``Handlers`` and ``Served``'s registered types: each version's warm workers, and the default version of each type."""
 
-    def __init__(self, served: Served, on_note: Optional[Callable[[str], None]] = None) -> None:
+    def __init__(self, served: Served, late: Optional[LateLoading] = None, on_note: Optional[Callable[[str], None]] = None) -> None:
         self.served = served
+        self.late = late  # the local stacks: a registered hook joins their hooks, each type's operations record in its history
         self.on_note = on_note
         self._running: Dict[Path, FunctionRegistry[Project]] = {}  # by the version's folder
         self._in_use: Dict[str, FunctionRegistry[Project]] = {}  # by type name: the default versions
@@ -109,6 +112,8 @@ class RegisteredHandlers:
             self._in_use.pop(type_name, None)
         else:
             self._in_use[type_name] = registry
+        if self.late is not None and not any(p.project.type_name == type_name for p in self.served.providers):  # a --provider wins
+            self.late.then(partial(_in_stacks, kind, type_name, version))
 
     # -- Served's registered types ------------------------------------------------------------------
 
@@ -124,6 +129,26 @@ class RegisteredHandlers:
         running, self._running = list(self._running.values()), {}
         self._in_use.clear()
         await asyncio.gather(*(registry.close() for registry in running))
+
+
+def _in_stacks(kind: str, type_name: str, version: Optional[TypeVersion], parts: LateParts) -> None:
+    """The local stacks see ``version`` as ``type_name``'s: a hook joins their hooks (disabled until SetTypeConfiguration enables it,
+    as an activated hook is), and the type's operations are recorded in its history (``.cfnrun/registry/TYPE/.cfnrun/``)."""
+    from cfnrun.app.stacks.hook_gate import CustomHook
+    from cfnrun.history.store import HistoryStore
+    from cfnrun.model.hook_configuration import HookConfiguration
+
+    stacks = parts.stacks
+    if version is None:
+        stacks.operations.histories.pop(type_name, None)
+        if kind == HOOK:
+            stacks.hooks.remove(type_name)
+        return
+    history = HistoryStore.for_recording(version.package.root.parent)
+    if history is not None:
+        stacks.operations.histories[type_name] = history
+    if kind == HOOK and type_name not in stacks.hooks.hooks:
+        stacks.hooks.add(CustomHook(type_name, stacks.operations, HookConfiguration(enabled=False), stacks.payloads))
 
 
 class RegistryAndStacks:
@@ -150,9 +175,11 @@ class RegistryAndStacks:
             raise modelled_error(error.code, error.message) from None
 
 
-def with_registry(stacks: StackService, served: Served, on_note: Optional[Callable[[str], None]] = None) -> RegistryAndStacks:
-    """The CloudFormation API's service on serve: ``stacks`` and a registry whose default versions ``served`` serves."""
-    handlers = RegisteredHandlers(served, on_note)
+def with_registry(served: Served, late: LateLoading, on_note: Optional[Callable[[str], None]] = None) -> RegistryAndStacks:
+    """The CloudFormation API's service on serve: the local stacks (once ``late`` has loaded them) and a registry whose default
+    versions ``served`` serves."""
+    stacks = StackServiceWhenLoaded(late)
+    handlers = RegisteredHandlers(served, late, on_note)
     served.registered = handlers
     base = served.providers[0].project.root if served.providers else Path.cwd()
     registry = handlers.registry = TypeRegistry(handlers, lambda: state_folder(base) / REGISTRY_FOLDER, served.region, served.account_id)
