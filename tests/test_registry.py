@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, Iterator
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import FIXTURES, LOCAL_STATE, SAMPLES, ServerProcess
+from conftest import FIXTURES, LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess
 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 FAST = {"Delay": 0.2, "MaxAttempts": 1500}
@@ -223,3 +223,54 @@ def test_a_registered_hook_fires_in_stacks_once_its_configuration_enables_it(reg
     events = cloudformation.describe_stack_events(StackName="hooked")["StackEvents"]
     reasons = [e.get("HookStatusReason") for e in events if e.get("HookType") == hook and e.get("HookStatus") == "HOOK_COMPLETE_FAILED"]
     assert reasons == ["bucket versioning must be Enabled (found Suspended)"], events
+
+
+def _wait_for_tests(cloudformation: Any, arn: str) -> Dict[str, Any]:
+    """DescribeType of a version until its TypeTestsStatus is no longer IN_PROGRESS (the suite runs in the background)."""
+    from conftest import wait_until
+
+    seen: Dict[str, Any] = {}
+
+    def finished() -> bool:
+        seen.update(cloudformation.describe_type(Arn=arn))
+        return seen["TypeTestsStatus"] != "IN_PROGRESS"
+
+    wait_until(finished, timeout=PATIENCE_S * 3, what="TestType to finish")
+    return seen
+
+
+def test_test_type_runs_the_contract_suite_and_publish_type_follows_its_status(registry: Registry, note_package: bytes) -> None:
+    cloudformation = registry.cloudformation
+    registry.s3.create_bucket(Bucket="test-logs")
+
+    def delete_that_deletes_nothing(name: str, data: bytes) -> bytes:
+        if name != "ResourceProvider.zip":
+            return data
+        broken = b'        del state["notes"][record["NoteId"]]\n'
+        return _rezipped(data, lambda inner, code: code.replace(broken, b"        pass\n") if inner.endswith("cfnrun_sample_note/handlers.py") else code)
+
+    good = registry.register("good.zip", note_package)["TypeVersionArn"]
+    bad = registry.register("bad.zip", _rezipped(note_package, delete_that_deletes_nothing))["TypeVersionArn"]
+    with pytest.raises(ClientError) as early:  # no publisher yet, no tests passed yet
+        cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)
+    assert early.value.response["Error"]["Code"] == "CFNRegistryException"
+    publisher = cloudformation.register_publisher(AcceptTermsAndConditions=True)["PublisherId"]
+    assert cloudformation.describe_publisher()["PublisherId"] == publisher
+    with pytest.raises(ClientError, match="TypeTestsStatus is NOT_TESTED"):
+        cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)
+
+    assert cloudformation.test_type(Arn=good, LogDeliveryBucket="test-logs")["TypeVersionArn"] == good
+    assert cloudformation.describe_type(Arn=good)["TypeTestsStatus"] == "IN_PROGRESS"
+    cloudformation.test_type(Arn=bad)
+    passed, failed = _wait_for_tests(cloudformation, good), _wait_for_tests(cloudformation, bad)
+    assert passed["TypeTestsStatus"] == "PASSED", passed.get("TypeTestsStatusDescription")
+    assert failed["TypeTestsStatus"] == "FAILED"
+    assert "contract_delete_read" in failed["TypeTestsStatusDescription"], failed["TypeTestsStatusDescription"]
+    logs = registry.s3.list_objects_v2(Bucket="test-logs")["Contents"]
+    assert [log["Key"] for log in logs] == ["Cfnrun-Sample-Note/00000001/test.log"]
+
+    published = cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)  # the default version, 00000001, passed
+    assert published["PublicTypeArn"] == f"arn:aws:cloudformation:us-east-1::type/resource/{publisher}/Cfnrun-Sample-Note"
+    cloudformation.set_type_default_version(Arn=bad)
+    with pytest.raises(ClientError, match="TypeTestsStatus is FAILED"):
+        cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)

@@ -14,6 +14,7 @@ PAGE = 100  # results per page when MaxResults is not given (the model's maximum
 class RegistryOperations:
     def __init__(self, registry: TypeRegistry) -> None:
         self.registry = registry
+        self.connection: Optional[str] = None  # RegisterPublisher's ConnectionArn: a verified publisher (inferred)
         self.handlers: Dict[str, Operation] = {
             "RegisterType": self.register_type,
             "DescribeTypeRegistration": self.describe_type_registration,
@@ -23,6 +24,10 @@ class RegistryOperations:
             "ListTypeVersions": self.list_type_versions,
             "SetTypeDefaultVersion": self.set_type_default_version,
             "DeregisterType": self.deregister_type,
+            "TestType": self.test_type,
+            "RegisterPublisher": self.register_publisher,
+            "DescribePublisher": self.describe_publisher,
+            "PublishType": self.publish_type,
         }
 
     def operations(self) -> "frozenset[str]":
@@ -135,6 +140,27 @@ class RegistryOperations:
         registered, version_id = self._find(params)
         await self.registry.deregister(registered, version_id)
         return {}
+
+
+    async def test_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        registered, version_id = self._find(params)
+        version = self.registry.test(registered, version_id, params.get("LogDeliveryBucket"))
+        return {"TypeVersionArn": version.arn}
+
+    async def register_publisher(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        if params.get("ConnectionArn"):
+            self.connection = str(params["ConnectionArn"])
+        return {"PublisherId": self.registry.register_publisher()}
+
+    async def describe_publisher(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        own = self.registry.publisher_id
+        if own is None or params.get("PublisherId") not in (None, own):
+            raise RegistryError(f"Publisher '{params.get('PublisherId') or 'of this account'}' not found: register one with RegisterPublisher")
+        return {"PublisherId": own, "PublisherStatus": "VERIFIED" if self.connection else "UNVERIFIED"}
+
+    async def publish_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        registered, _ = self._find(params)
+        return {"PublicTypeArn": self.registry.publish(registered, params.get("PublicVersionNumber"))}
 
 
 def _version_summary(registered: RegisteredType, version: TypeVersion) -> Dict[str, Any]:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import hashlib
+import re
 import shutil
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Protocol, Set, Tuple
+from typing import Any, Callable, Coroutine, Dict, List, Optional, Protocol, Set, Tuple
 
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.schema import ResourceSchema
@@ -56,6 +58,7 @@ class TypeVersion:
     deprecated: bool = False
     tests_status: str = "NOT_TESTED"
     tests_description: Optional[str] = None
+    public_version: Optional[str] = None  # PublishType's PublicVersionNumber, once published
 
     @property
     def kind(self) -> str:
@@ -83,6 +86,8 @@ class RegisteredType:
     versions: Dict[str, TypeVersion] = field(default_factory=dict)  # every version ever registered, deregistered ones too
     default_id: Optional[str] = None
     numbered: int = 0  # the last version number given
+    public_arn: Optional[str] = None  # once published (PublishType)
+    public_versions: List[str] = field(default_factory=list)  # each PublicVersionNumber published, in order
 
     def live(self) -> List[TypeVersion]:
         return [version for version in self.versions.values() if not version.deprecated]
@@ -116,6 +121,10 @@ class Handlers(Protocol):
 
     async def stop(self, version: TypeVersion) -> None: ...
 
+    async def test(self, version: TypeVersion, log_bucket: Optional[str]) -> Tuple[bool, str]:
+        """Run the contract suite on ``version``'s handlers: whether it passed, and the TypeTestsStatusDescription (the failed tests)."""
+        ...
+
     def use(self, kind: str, type_name: str, version: Optional[TypeVersion]) -> None:
         """``version`` is the one stacks and Cloud Control use for ``type_name`` from now on (None: the type is gone)."""
         ...
@@ -134,11 +143,17 @@ class TypeRegistry:
         self.types: Dict[Tuple[str, str], RegisteredType] = {}
         self.registrations: Dict[str, Registration] = {}
         self._running: Set["asyncio.Task[None]"] = set()
+        self.publisher_id: Optional[str] = None  # once RegisterPublisher is called
 
     def arn(self, kind: str, type_name: str) -> str:
         return type_arn(self.region, self.account_id, kind, type_name)
 
     # -- registering ---------------------------------------------------------------------------
+
+    def _background(self, work: "Coroutine[Any, Any, None]") -> None:
+        task = asyncio.ensure_future(work)
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
 
     def register(
         self, kind: str, type_name: str, url: str, logging_config: Optional[Dict[str, Any]] = None, role: Optional[str] = None
@@ -146,9 +161,7 @@ class TypeRegistry:
         """Start registering the package at ``url`` as a new version of ``type_name``; its progress is the returned registration's."""
         registration = Registration(str(uuid.uuid4()), kind, type_name, self.arn(kind, type_name))
         self.registrations[registration.token] = registration
-        task = asyncio.ensure_future(self._register(registration, url, logging_config, role))
-        self._running.add(task)
-        task.add_done_callback(self._running.discard)
+        self._background(self._register(registration, url, logging_config, role))
         return registration
 
     async def _register(self, registration: Registration, url: str, logging_config: Optional[Dict[str, Any]], role: Optional[str]) -> None:
@@ -267,6 +280,61 @@ class TypeRegistry:
             await self.handlers.stop(version)
             await asyncio.to_thread(shutil.rmtree, version.package.root, True)
 
+    # -- testing and publishing ----------------------------------------------------------------
+
+    def test(self, registered: RegisteredType, version_id: Optional[str], log_bucket: Optional[str]) -> TypeVersion:
+        """Start the contract suite on a version (the default when none is named); its TypeTestsStatus says how it went."""
+        version = self.version(registered, version_id)
+        if version.deprecated:
+            raise RegistryError(f"Version '{version.version_id}' of type '{registered.type_name}' is deregistered and cannot be tested.")
+        if version.kind == MODULE:
+            raise RegistryError(f"TestType tests resource types and hooks; '{registered.type_name}' is a module.")
+        if version.tests_status == IN_PROGRESS:
+            raise RegistryError(f"Tests of version '{version.version_id}' of type '{registered.type_name}' are already in progress.")
+        version.tests_status, version.tests_description = IN_PROGRESS, "The contract tests are in progress."
+        self._background(self._test(version, log_bucket))
+        return version
+
+    async def _test(self, version: TypeVersion, log_bucket: Optional[str]) -> None:
+        try:
+            passed, description = await self.handlers.test(version, log_bucket)
+        except (CfnrunError, OSError) as error:
+            passed, description = False, f"The contract tests could not run: {error}"
+        except BaseException:
+            version.tests_status, version.tests_description = FAILED, "The contract tests stopped: cfnrun serve stopped"
+            raise
+        version.tests_status, version.tests_description = ("PASSED" if passed else FAILED), description
+
+    def register_publisher(self) -> str:
+        """This account's publisher id (the same on every call: one account, one publisher)."""
+        if self.publisher_id is None:
+            self.publisher_id = hashlib.sha1(f"cfnrun-publisher-{self.account_id}".encode()).hexdigest()  # noqa: S324 - an id, not a secret
+        return self.publisher_id
+
+    def publish(self, registered: RegisteredType, public_version: Optional[str]) -> str:
+        """Publish the default version, once its tests PASSED; the public type's ARN."""
+        if self.publisher_id is None:
+            raise RegistryError("You must register as a publisher (RegisterPublisher) before you can publish an extension.")
+        version = self.version(registered, None)
+        if version.deprecated:
+            raise RegistryError(f"Type '{registered.type_name}' is deregistered and cannot be published.")
+        if version.tests_status != "PASSED":
+            raise RegistryError(
+                f"Version '{version.version_id}' of type '{registered.type_name}' cannot be published: its TypeTestsStatus is "
+                f"{version.tests_status}. Test it with TestType and publish it once its tests have PASSED."
+            )
+        number = public_version or _next_public(registered.public_versions)
+        if not SEMANTIC.match(number):
+            raise RegistryError(f"PublicVersionNumber '{number}' is not MAJOR.MINOR.PATCH.", "ValidationError")
+        if registered.public_versions and _semantic(number) <= _semantic(registered.public_versions[-1]):
+            raise RegistryError(f"PublicVersionNumber '{number}' must be greater than the latest published version, {registered.public_versions[-1]}.")
+        registered.public_versions.append(number)
+        version.public_version = number
+        registered.public_arn = (
+            f"arn:aws:cloudformation:{self.region}::type/{registered.kind.lower()}/{self.publisher_id}/{registered.type_name.replace('::', '-')}"
+        )
+        return registered.public_arn
+
     async def close(self) -> None:
         """Serve stops: registrations still running end (FAILED), every version's workers stop."""
         running = list(self._running)
@@ -276,6 +344,21 @@ class TypeRegistry:
         for registered in self.types.values():
             for version in registered.live():
                 await self.handlers.stop(version)
+
+
+SEMANTIC = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
+
+
+def _semantic(number: str) -> Tuple[int, ...]:
+    return tuple(int(part) for part in number.split("."))
+
+
+def _next_public(published: List[str]) -> str:
+    """The PublicVersionNumber when none is given: 1.0.0 first, then the latest's minor version plus one (inferred)."""
+    if not published:
+        return "1.0.0"
+    major, minor, _ = _semantic(published[-1])
+    return f"{major}.{minor + 1}.0"
 
 
 def _require_valid_schema(package: Unpacked) -> None:
