@@ -274,3 +274,18 @@ def test_test_type_runs_the_contract_suite_and_publish_type_follows_its_status(r
     cloudformation.set_type_default_version(Arn=bad)
     with pytest.raises(ClientError, match="TypeTestsStatus is FAILED"):
         cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)
+
+    # the published type, activated under an alias, is a type of its own that a stack uses by that name
+    alias = "Acme::Notes::Note"
+    activated = cloudformation.activate_type(Type="RESOURCE", PublicTypeArn=published["PublicTypeArn"], TypeNameAlias=alias, AutoUpdate=False)
+    assert activated["Arn"] == "arn:aws:cloudformation:us-east-1:123456789012:type/resource/Acme-Notes-Note"
+    described = cloudformation.describe_type(Type="RESOURCE", TypeName=alias)
+    assert (described["IsActivated"], described["OriginalTypeName"], described["OriginalTypeArn"]) == (True, NOTE, published["PublicTypeArn"])
+    assert described["PublicVersionNumber"] == "1.0.0" and json.loads(described["Schema"])["typeName"] == alias
+    cloudformation.create_stack(StackName="aliased", TemplateBody=NOTE_STACK.replace(NOTE, alias))
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="aliased", WaiterConfig=FAST)
+    cloudformation.delete_stack(StackName="aliased")
+    cloudformation.get_waiter("stack_delete_complete").wait(StackName="aliased", WaiterConfig=FAST)
+    cloudformation.deactivate_type(Type="RESOURCE", TypeName=alias)
+    with pytest.raises(cloudformation.exceptions.TypeNotFoundException):
+        cloudformation.describe_type(Type="RESOURCE", TypeName=alias)

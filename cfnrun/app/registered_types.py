@@ -74,7 +74,7 @@ class RegisteredHandlers:
         self.served = served
         self.late = late  # the local stacks: a registered hook joins their hooks, each type's operations record in its history
         self.on_note = on_note
-        self._running: Dict[Path, FunctionRegistry[Project]] = {}  # by the version's folder
+        self._running: Dict[Tuple[Path, str], FunctionRegistry[Project]] = {}  # by the version's folder and type name (an alias shares the folder)
         self._in_use: Dict[str, FunctionRegistry[Project]] = {}  # by type name: the default versions
         self._client: Any = None
         self.registry: Optional[TypeRegistry] = None  # whose registrations still running stop first, on close
@@ -110,7 +110,7 @@ class RegisteredHandlers:
 
     async def start(self, version: TypeVersion) -> Optional[str]:
         registry = FunctionRegistry(version_project(version), self.served.settings, on_note=self.on_note)
-        self._running[version.package.root] = registry
+        self._running[(version.package.root, version.type_name)] = registry
         for warming in registry.warm_each().values():
             error = await warming
             if error is not None:
@@ -124,7 +124,7 @@ class RegisteredHandlers:
         return None
 
     async def stop(self, version: TypeVersion) -> None:
-        registry = self._running.pop(version.package.root, None)
+        registry = self._running.pop((version.package.root, version.type_name), None)
         if registry is not None:
             if self._in_use.get(version.type_name) is registry:
                 del self._in_use[version.type_name]
@@ -176,7 +176,7 @@ class RegisteredHandlers:
             self.on_note(text)
 
     def use(self, kind: str, type_name: str, version: Optional[TypeVersion]) -> None:
-        registry = self._running.get(version.package.root) if version is not None else None
+        registry = self._running.get((version.package.root, version.type_name)) if version is not None else None
         if registry is None:
             self._in_use.pop(type_name, None)
         else:

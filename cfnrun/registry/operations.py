@@ -28,6 +28,8 @@ class RegistryOperations:
             "RegisterPublisher": self.register_publisher,
             "DescribePublisher": self.describe_publisher,
             "PublishType": self.publish_type,
+            "ActivateType": self.activate_type,
+            "DeactivateType": self.deactivate_type,
         }
 
     def operations(self) -> "frozenset[str]":
@@ -99,6 +101,7 @@ class RegistryOperations:
             "TimeCreated": version.registered,
             "ConfigurationSchema": json.dumps(version.package.configuration_schema) if version.package.configuration_schema else None,
         }
+        answer.update(_activation(registered, version))
         return {key: value for key, value in answer.items() if value is not None}
 
     async def list_types(self, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -119,6 +122,7 @@ class RegistryOperations:
             summary = {
                 "Type": registered.kind, "TypeName": registered.type_name, "DefaultVersionId": registered.default_id,
                 "TypeArn": registered.arn, "LastUpdated": shown.registered, "Description": shown.package.schema.get("description"),
+                **{key: value for key, value in _activation(registered, shown).items() if key in ("IsActivated", "OriginalTypeName", "PublicVersionNumber", "LatestPublicVersion")},
             }
             summaries.append({key: value for key, value in summary.items() if value is not None})
         page, token = _page(summaries, params)
@@ -161,6 +165,28 @@ class RegistryOperations:
     async def publish_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
         registered, _ = self._find(params)
         return {"PublicTypeArn": self.registry.publish(registered, params.get("PublicVersionNumber"))}
+
+
+    async def activate_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        published = self.registry.published(params.get("Type"), params.get("PublicTypeArn"), params.get("PublisherId"), params.get("TypeName"))
+        activated = await self.registry.activate(published, params.get("TypeNameAlias"), params.get("AutoUpdate"))
+        return {"Arn": activated.arn}
+
+    async def deactivate_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        registered, _ = self._find(params)
+        await self.registry.deactivate(registered)
+        return {}
+
+
+def _activation(registered: RegisteredType, version: TypeVersion) -> Dict[str, Any]:
+    """What DescribeType and ListTypes say of an activated public type: its origin, its public version."""
+    origin = registered.origin
+    if origin is None:
+        return {}
+    return {
+        "IsActivated": True, "OriginalTypeName": origin.type_name, "OriginalTypeArn": origin.public_arn,
+        "PublicVersionNumber": version.public_version, "LatestPublicVersion": origin.public_versions[-1], "AutoUpdate": registered.auto_update,
+    }
 
 
 def _version_summary(registered: RegisteredType, version: TypeVersion) -> Dict[str, Any]:

@@ -10,6 +10,7 @@ ones only by ``set_default``. Stacks and Cloud Control use the default version (
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import hashlib
 import re
@@ -88,6 +89,8 @@ class RegisteredType:
     numbered: int = 0  # the last version number given
     public_arn: Optional[str] = None  # once published (PublishType)
     public_versions: List[str] = field(default_factory=list)  # each PublicVersionNumber published, in order
+    origin: Optional["RegisteredType"] = None  # an activated public type (ActivateType): the published type it runs
+    auto_update: Optional[bool] = None  # ActivateType's AutoUpdate
 
     def live(self) -> List[TypeVersion]:
         return [version for version in self.versions.values() if not version.deprecated]
@@ -255,6 +258,8 @@ class TypeRegistry:
 
     async def deregister(self, registered: RegisteredType, version_id: Optional[str]) -> None:
         """Deregister one version, or the type when it has one live version left; the default only when it is the last."""
+        if registered.origin is not None:
+            raise RegistryError(f"Type '{registered.type_name}' is an activated public type: deactivate it with DeactivateType.")
         live = registered.live()
         if version_id is None:
             if len(live) > 1:
@@ -334,6 +339,48 @@ class TypeRegistry:
             f"arn:aws:cloudformation:{self.region}::type/{registered.kind.lower()}/{self.publisher_id}/{registered.type_name.replace('::', '-')}"
         )
         return registered.public_arn
+
+    # -- activating published types -------------------------------------------------------------
+
+    def published(self, kind: Optional[str], public_arn: Optional[str], publisher_id: Optional[str], type_name: Optional[str]) -> RegisteredType:
+        """The published type a PublicTypeArn names, or PublisherId and TypeName."""
+        for registered in self.types.values():
+            if registered.public_arn is None or (kind and registered.kind != kind):
+                continue
+            if registered.public_arn == public_arn or (publisher_id == self.publisher_id and type_name == registered.type_name):
+                return registered
+        raise RegistryError(f"The type '{public_arn or type_name}' cannot be found among the published types.", "TypeNotFoundException")
+
+    async def activate(self, published: RegisteredType, alias: Optional[str], auto_update: Optional[bool]) -> RegisteredType:
+        """Activate the latest public version of ``published`` as ``alias`` (its own name when none): a type of this account, on
+        workers of its own, that stacks use under that name."""
+        name = alias or published.type_name
+        taken = self.types.get((published.kind, name))
+        if taken is not None and taken.live():
+            raise RegistryError(f"Type '{name}' already exists in this account and Region: choose another TypeNameAlias.")
+        public = next(v for v in published.versions.values() if v.public_version == published.public_versions[-1])
+        package = dataclasses.replace(public.package, type_name=name, schema={**public.package.schema, "typeName": name})
+        activated = RegisteredType(published.kind, name, self.arn(published.kind, name), origin=published, auto_update=auto_update)
+        version = TypeVersion(package, "00000001", f"{activated.arn}/00000001", now(), tests_status=public.tests_status)
+        version.public_version = public.public_version
+        problem = await self.handlers.start(version)
+        if problem is not None:
+            await self.handlers.stop(version)
+            raise RegistryError(f"Type '{name}' cannot be activated: {problem}")
+        activated.numbered = 1
+        activated.versions[version.version_id] = version
+        self.types[(published.kind, name)] = activated
+        self._make_default(activated, version)
+        return activated
+
+    async def deactivate(self, registered: RegisteredType) -> None:
+        if registered.origin is None:
+            raise RegistryError(f"Type '{registered.type_name}' is not an activated public type: deregister it with DeregisterType.")
+        for version in registered.live():
+            version.deprecated = True
+            self.handlers.use(registered.kind, registered.type_name, None)
+            await self.handlers.stop(version)  # its files are the published version's: they stay
+        del self.types[(registered.kind, registered.type_name)]
 
     async def close(self) -> None:
         """Serve stops: registrations still running end (FAILED), every version's workers stop."""
