@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -20,7 +21,7 @@ from typing import Any, Callable, Dict, Iterator
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import FIXTURES, LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess
+from conftest import FIXTURES, LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess, cfnrun
 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 FAST = {"Delay": 0.2, "MaxAttempts": 1500}
@@ -131,6 +132,19 @@ def test_a_submitted_package_registers_runs_in_a_stack_and_gets_versions(registr
     assert (summary["TypeName"], summary["DefaultVersionId"], summary["TypeArn"]) == (NOTE, "00000002", first["TypeArn"])
     tokens = cloudformation.list_type_registrations(Type="RESOURCE", TypeName=NOTE)["RegistrationTokenList"]
     assert tokens == [first["token"], second["token"]]
+    listed = cfnrun("registry", "list", "--endpoint", registry.server.url)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert [line.split()[:3] for line in listed.stdout.splitlines()] == [
+        ["RESOURCE", NOTE], ["00000001", "tests", "NOT_TESTED"], ["00000002", "default", "tests"],
+    ], listed.stdout
+    if shutil.which("aws"):  # the aws CLI reads the same answers
+        described = subprocess.run(
+            ["aws", "--endpoint-url", registry.server.url, "--region", "us-east-1", "--output", "json", "cloudformation",
+             "describe-type-registration", "--registration-token", second["token"]],
+            capture_output=True, text=True, timeout=120, env={**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"},
+        )
+        assert described.returncode == 0, described.stderr
+        assert json.loads(described.stdout)["ProgressStatus"] == "COMPLETE"
 
     # the stack's update runs on the new default version; the default cannot go while another version is registered
     cloudformation.update_stack(StackName="uses-registered", TemplateBody=NOTE_STACK.replace("registered, not served", "version two"))
@@ -147,6 +161,10 @@ def test_a_submitted_package_registers_runs_in_a_stack_and_gets_versions(registr
     assert [v["VersionId"] for v in gone] == ["00000001"]
     with pytest.raises(cloudformation.exceptions.TypeNotFoundException):
         cloudformation.describe_type(Type="RESOURCE", TypeName="Cfnrun::Sample::Nothing")
+    removed = cfnrun("registry", "remove", NOTE, "--endpoint", registry.server.url)
+    assert removed.returncode == 0 and "removed Cfnrun::Sample::Note (1 version(s))" in removed.stdout, removed.stdout + removed.stderr
+    assert cloudformation.list_types(Visibility="PRIVATE")["TypeSummaries"] == []
+    assert registry.registered_folders() == []
 
 
 def test_bad_packages_fail_their_registration_with_the_reason_and_leave_nothing(registry: Registry, note_package: bytes, tmp_path: Path) -> None:
