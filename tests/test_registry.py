@@ -307,3 +307,27 @@ def test_test_type_runs_the_contract_suite_and_publish_type_follows_its_status(r
     cloudformation.deactivate_type(Type="RESOURCE", TypeName=alias)
     with pytest.raises(cloudformation.exceptions.TypeNotFoundException):
         cloudformation.describe_type(Type="RESOURCE", TypeName=alias)
+
+
+def test_a_registered_module_expands_in_stacks_and_a_broken_fragment_fails(registry: Registry) -> None:
+    module = "Cfnrun::Sample::Bucket::MODULE"
+
+    def package(fragment: bytes) -> bytes:
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as archive:
+            archive.write(SAMPLES / "module" / ".rpdk-config", ".rpdk-config")
+            archive.writestr("schema.json", json.dumps({"typeName": module, "description": "a bucket", "properties": {}}))
+            archive.writestr("fragments/bucket.json", fragment)
+        return out.getvalue()
+
+    fragment = (SAMPLES / "module" / "fragments" / "bucket.json").read_bytes()
+    broken = registry.register("broken-module.zip", package(fragment.replace(b'"Resources"', b'"Transform": "AWS::Serverless-2016-10-31", "Resources"')), module, "MODULE")
+    assert broken["ProgressStatus"] == "FAILED" and "Transform" in broken["Description"], broken
+    answer = registry.register("module.zip", package(fragment), module, "MODULE")
+    assert answer["ProgressStatus"] == "COMPLETE" and answer["TypeVersionArn"].endswith("type/module/Cfnrun-Sample-Bucket-MODULE/00000001"), answer
+    template = {"Resources": {"Logs": {"Type": module, "Properties": {"BucketName": "registered-module-bucket"}}}}
+    registry.cloudformation.create_stack(StackName="moduled", TemplateBody=json.dumps(template))
+    registry.cloudformation.get_waiter("stack_create_complete").wait(StackName="moduled", WaiterConfig=FAST)
+    [resource] = registry.cloudformation.describe_stack_resources(StackName="moduled")["StackResources"]
+    assert resource["LogicalResourceId"] == "LogsS3Bucket" and resource["ResourceType"] == "AWS::S3::Bucket"
+    assert "registered-module-bucket" in [b["Name"] for b in registry.s3.list_buckets()["Buckets"]]

@@ -15,7 +15,7 @@ import shutil
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from cfnrun.api.cloudformation.errors import StackApiError, modelled_error
 from cfnrun.api.cloudformation.service import StackService
@@ -26,7 +26,7 @@ from cfnrun.model.project import RPDK_CONFIG, TYPE_FUNCTION, Project, schema_fil
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.model.template import FunctionSpec
 from cfnrun.registry.operations import RegistryOperations
-from cfnrun.registry.package import HOOK, RESOURCE, SCHEMA, PackageError
+from cfnrun.registry.package import HOOK, MODULE, RESOURCE, SCHEMA, PackageError
 from cfnrun.registry.store import RegistryError, TypeRegistry, TypeVersion
 from cfnrun.runtime.registry import FunctionRegistry
 
@@ -77,6 +77,7 @@ class RegisteredHandlers:
         self._running: Dict[Tuple[Path, str], FunctionRegistry[Project]] = {}  # by the version's folder and type name (an alias shares the folder)
         self._in_use: Dict[str, FunctionRegistry[Project]] = {}  # by type name: the default versions
         self._client: Any = None
+        self._modules: Set[str] = set()  # the modules whose fragments the registry put in the stacks' (not a --provider module's)
         self.registry: Optional[TypeRegistry] = None  # whose registrations still running stop first, on close
 
     async def fetch(self, url: str) -> bytes:
@@ -182,7 +183,7 @@ class RegisteredHandlers:
         else:
             self._in_use[type_name] = registry
         if self.late is not None and not any(p.project.type_name == type_name for p in self.served.providers):  # a --provider wins
-            self.late.then(partial(_in_stacks, kind, type_name, version))
+            self.late.then(partial(_in_stacks, self._modules, kind, type_name, version))
 
     # -- Served's registered types ------------------------------------------------------------------
 
@@ -200,7 +201,7 @@ class RegisteredHandlers:
         await asyncio.gather(*(registry.close() for registry in running))
 
 
-def _in_stacks(kind: str, type_name: str, version: Optional[TypeVersion], parts: LateParts) -> None:
+def _in_stacks(modules: Set[str], kind: str, type_name: str, version: Optional[TypeVersion], parts: LateParts) -> None:
     """The local stacks see ``version`` as ``type_name``'s: a hook joins their hooks (disabled until SetTypeConfiguration enables it,
     as an activated hook is), and the type's operations are recorded in its history (``.cfnrun/registry/TYPE/.cfnrun/``)."""
     from cfnrun.app.stacks.hook_gate import CustomHook
@@ -208,10 +209,21 @@ def _in_stacks(kind: str, type_name: str, version: Optional[TypeVersion], parts:
     from cfnrun.model.hook_configuration import HookConfiguration
 
     stacks = parts.stacks
+    fragments = [stacks.store.blueprints.module_fragments, stacks.calls.modules]  # what reads templates: the engine's and the checks'
     if version is None:
         stacks.operations.histories.pop(type_name, None)
         if kind == HOOK:
             stacks.hooks.remove(type_name)
+        for known in fragments:
+            if isinstance(known, dict) and type_name in modules:
+                known.pop(type_name, None)
+        modules.discard(type_name)
+        return
+    if kind == MODULE:
+        for known in fragments:
+            if isinstance(known, dict) and (type_name not in known or type_name in modules):  # a --provider module wins
+                known[type_name] = version.fragment
+        modules.add(type_name)
         return
     history = HistoryStore.for_recording(version.package.root.parent)
     if history is not None:

@@ -60,6 +60,7 @@ class TypeVersion:
     tests_status: str = "NOT_TESTED"
     tests_description: Optional[str] = None
     public_version: Optional[str] = None  # PublishType's PublicVersionNumber, once published
+    fragment: Optional[Dict[str, Any]] = None  # a module's template fragment (checked as the service checks it)
 
     @property
     def kind(self) -> str:
@@ -176,6 +177,8 @@ class TypeRegistry:
             package = await asyncio.to_thread(unpack, data, root, registration.kind, registration.type_name)
             _require_valid_schema(package)
             version = TypeVersion(package, "", "", now(), logging_config, role)
+            if registration.kind == MODULE:
+                version.fragment = _module_fragment(package)
             if registration.kind != MODULE:
                 problem = await self.handlers.start(version)
                 if problem is not None:
@@ -406,6 +409,17 @@ def _next_public(published: List[str]) -> str:
         return "1.0.0"
     major, minor, _ = _semantic(published[-1])
     return f"{major}.{minor + 1}.0"
+
+
+def _module_fragment(package: Unpacked) -> Dict[str, Any]:
+    """A module package's one fragment under ``fragments/``, checked by the rules a module project is (``cfnrun validate``)."""
+    from cfnrun.model.errors import ProjectError
+    from cfnrun.model.module_fragment import read_module_fragment
+
+    try:
+        return dict(read_module_fragment(package.root).document)
+    except ProjectError as error:
+        raise PackageError(f"The module's fragment cannot be registered: {error}") from None
 
 
 def _require_valid_schema(package: Unpacked) -> None:
