@@ -205,6 +205,13 @@ def test_bad_packages_fail_their_registration_with_the_reason_and_leave_nothing(
         registry.cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
     # the server keeps serving: a good package registers after all of them
     assert registry.register("good.zip", note_package)["TypeVersionArn"].endswith("/00000001")
+    # the same request sent twice (one ClientRequestToken) is one registration, not a second version
+    sent = {"Type": "RESOURCE", "TypeName": NOTE, "SchemaHandlerPackage": f"s3://{BUCKET}/good.zip", "ClientRequestToken": "release-42"}
+    once, twice = (registry.cloudformation.register_type(**sent)["RegistrationToken"] for _ in range(2))
+    assert once == twice
+    registry.cloudformation.get_waiter("type_registration_complete").wait(RegistrationToken=once, WaiterConfig=FAST)
+    versions = registry.cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE)["TypeVersionSummaries"]
+    assert [v["VersionId"] for v in versions] == ["00000001", "00000002"]
 
 
 def _hook_package(project: Path) -> bytes:
@@ -307,6 +314,22 @@ def test_test_type_runs_the_contract_suite_and_publish_type_follows_its_status(r
     cloudformation.deactivate_type(Type="RESOURCE", TypeName=alias)
     with pytest.raises(cloudformation.exceptions.TypeNotFoundException):
         cloudformation.describe_type(Type="RESOURCE", TypeName=alias)
+
+
+def test_a_provider_of_the_same_type_wins_over_its_registered_version(tmp_path: Path, note_package: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "note"
+    shutil.copytree(SAMPLES / "note", project, ignore=LOCAL_STATE)
+    monkeypatch.setenv("NOTES_STATE_DIR", str(tmp_path / "notes"))
+    server = ServerProcess(project, "--no-reload", "--moto", "--virtual-clock")
+    try:
+        served = Registry(server, project)
+        assert served.register("note.zip", note_package)["ProgressStatus"] == "COMPLETE"
+        served.cloudformation.create_stack(StackName="provided", TemplateBody=NOTE_STACK)
+        served.cloudformation.get_waiter("stack_create_complete").wait(StackName="provided", WaiterConfig=FAST)
+        server.has_printed(r"^\S+ TypeFunction +CREATE")  # the provider's own function, not Cfnrun-Sample-Note-TypeFunction
+        assert not [line for line in server.output if "Cfnrun-Sample-Note-TypeFunction" in line and "CREATE" in line]
+    finally:
+        server.stop()
 
 
 def test_a_registered_module_expands_in_stacks_and_a_broken_fragment_fails(registry: Registry) -> None:

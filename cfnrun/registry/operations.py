@@ -54,7 +54,8 @@ class RegistryOperations:
         if kind not in KINDS:
             raise RegistryError(f"Type {kind} is not one of {', '.join(KINDS)}", "ValidationError")
         registration = self.registry.register(
-            kind, params["TypeName"], params["SchemaHandlerPackage"], params.get("LoggingConfig"), params.get("ExecutionRoleArn")
+            kind, params["TypeName"], params["SchemaHandlerPackage"], params.get("LoggingConfig"), params.get("ExecutionRoleArn"),
+            params.get("ClientRequestToken"),
         )
         return {"RegistrationToken": registration.token}
 

@@ -148,6 +148,7 @@ class TypeRegistry:
         self.registrations: Dict[str, Registration] = {}
         self._running: Set["asyncio.Task[None]"] = set()
         self.publisher_id: Optional[str] = None  # once RegisterPublisher is called
+        self._by_client_token: Dict[str, Registration] = {}  # RegisterType's ClientRequestToken: one registration each
 
     def arn(self, kind: str, type_name: str) -> str:
         return type_arn(self.region, self.account_id, kind, type_name)
@@ -160,11 +161,23 @@ class TypeRegistry:
         task.add_done_callback(self._running.discard)
 
     def register(
-        self, kind: str, type_name: str, url: str, logging_config: Optional[Dict[str, Any]] = None, role: Optional[str] = None
+        self, kind: str, type_name: str, url: str, logging_config: Optional[Dict[str, Any]] = None, role: Optional[str] = None,
+        client_token: Optional[str] = None,
     ) -> Registration:
-        """Start registering the package at ``url`` as a new version of ``type_name``; its progress is the returned registration's."""
+        """Start registering the package at ``url`` as a new version of ``type_name``; its progress is the returned registration's.
+
+        A ClientRequestToken seen before is the same request sent again: its registration, not a second version.
+        """
+        if client_token:
+            earlier = self._by_client_token.get(client_token)
+            if earlier is not None:
+                if (earlier.kind, earlier.type_name) != (kind, type_name):
+                    raise RegistryError(f"ClientRequestToken '{client_token}' was used to register {earlier.type_name}: use a new token.")
+                return earlier
         registration = Registration(str(uuid.uuid4()), kind, type_name, self.arn(kind, type_name))
         self.registrations[registration.token] = registration
+        if client_token:
+            self._by_client_token[client_token] = registration
         self._background(self._register(registration, url, logging_config, role))
         return registration
 
