@@ -354,3 +354,25 @@ def test_a_registered_module_expands_in_stacks_and_a_broken_fragment_fails(regis
     [resource] = registry.cloudformation.describe_stack_resources(StackName="moduled")["StackResources"]
     assert resource["LogicalResourceId"] == "LogsS3Bucket" and resource["ResourceType"] == "AWS::S3::Bucket"
     assert "registered-module-bucket" in [b["Name"] for b in registry.s3.list_buckets()["Buckets"]]
+
+
+def test_cfn_submit_of_a_hook_reads_its_targets_from_serves_registry_and_the_package_registers(registry: Registry, tmp_path: Path) -> None:
+    """cfn submit packages a hook with its targets' schemas, which it asks the registry for: serve answers for AWS's public types."""
+    project = tmp_path / "hook"
+    shutil.copytree(SAMPLES / "hook", project, ignore=LOCAL_STATE)
+    shutil.rmtree(project / "target-schemas")
+    (project / "target-info.json").unlink()
+    cfn = [sys.executable, "-c", "import sys; from rpdk.core.cli import main; sys.exit(main())"]
+    run = subprocess.run(
+        [*cfn, "submit", "--dry-run", "--endpoint-url", registry.server.url, "--region", "us-east-1"], cwd=project, capture_output=True,
+        text=True, stdin=subprocess.DEVNULL, timeout=600, env={**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"},
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    package = (project / "cfnrun-sample-bucketguard.zip").read_bytes()
+    with zipfile.ZipFile(io.BytesIO(package)) as archive:
+        target = json.loads(archive.read("target-schemas/aws-s3-bucket.json"))
+    assert target["typeName"] == "AWS::S3::Bucket" and "BucketName" in target["properties"]
+    answer = registry.register("bucketguard.zip", package, "Cfnrun::Sample::BucketGuard", "HOOK")
+    assert answer["ProgressStatus"] == "COMPLETE", answer
+    public = registry.cloudformation.list_types(Visibility="PUBLIC", Type="RESOURCE", Filters={"TypeNamePrefix": "AWS::S3::Bucket"})
+    assert "AWS::S3::Bucket" in [summary["TypeName"] for summary in public["TypeSummaries"]]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any, Awaitable, Callable, Dict, List, Optional
 
+from cfnrun.model.aws_type_schemas import AwsTypeSchemas
 from cfnrun.registry.package import RESOURCE
 from cfnrun.registry.store import KINDS, RegisteredType, RegistryError, TypeRegistry, TypeVersion
 
@@ -14,6 +15,7 @@ PAGE = 100  # results per page when MaxResults is not given (the model's maximum
 class RegistryOperations:
     def __init__(self, registry: TypeRegistry) -> None:
         self.registry = registry
+        self.aws = AwsTypeSchemas(registry.region)  # the public AWS::* types: what cfn asks the registry for a hook's targets
         self.connection: Optional[str] = None  # RegisterPublisher's ConnectionArn: a verified publisher (inferred)
         self.handlers: Dict[str, Operation] = {
             "RegisterType": self.register_type,
@@ -36,12 +38,21 @@ class RegistryOperations:
         return frozenset(self.handlers)
 
     def knows(self, params: Dict[str, Any]) -> bool:
-        """Whether a DescribeType call names a registered type (else the served --provider types answer it)."""
+        """Whether a DescribeType call names a registered type or a public AWS type (else the served --provider types answer it)."""
+        if self._aws_schema(params) is not None:
+            return True
         try:
             self._find(params)
         except RegistryError:
             return False
         return True
+
+    def _aws_schema(self, params: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+        """The schema of the public AWS::* resource type a DescribeType call names (cfn-lint's copy of the registry's), or None."""
+        name = params.get("TypeName") or ""
+        if params.get("Arn") or params.get("VersionId") or not name.startswith("AWS::") or (params.get("Type") or RESOURCE) != RESOURCE:
+            return None
+        return self.aws.document(name)
 
     async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
         return await self.handlers[operation](params)
@@ -79,6 +90,9 @@ class RegistryOperations:
         return _with_token({"RegistrationTokenList": page}, token)
 
     async def describe_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        aws_schema = self._aws_schema(params)
+        if aws_schema is not None:
+            return self._aws_type(params["TypeName"], aws_schema)
         registered, version_id = self._find(params)
         version = self.registry.version(registered, version_id)
         answer: Dict[str, Any] = {
@@ -105,9 +119,22 @@ class RegistryOperations:
         answer.update(_activation(registered, version))
         return {key: value for key, value in answer.items() if value is not None}
 
+    def _aws_type(self, type_name: str, schema: Dict[str, Any]) -> Dict[str, Any]:
+        """DescribeType of a public AWS type: its schema as the registry publishes it, from cfn-lint's data."""
+        handlers = schema.get("handlers") or {}
+        provisionable = all(name in handlers for name in ("create", "read", "delete"))
+        described = {
+            "Arn": f"arn:aws:cloudformation:{self.registry.region}::type/resource/{type_name.replace('::', '-')}",
+            "Type": RESOURCE, "TypeName": type_name, "IsDefaultVersion": True, "Schema": json.dumps(schema),
+            "Description": schema.get("description"), "Visibility": "PUBLIC", "DeprecatedStatus": "LIVE",
+            "ProvisioningType": ("FULLY_MUTABLE" if "update" in handlers else "IMMUTABLE") if provisionable else "NON_PROVISIONABLE",
+            "SourceUrl": schema.get("sourceUrl"), "DocumentationUrl": schema.get("documentationUrl"),
+        }
+        return {key: value for key, value in described.items() if value is not None}
+
     async def list_types(self, params: Dict[str, Any]) -> Dict[str, Any]:
         if params.get("Visibility", "PRIVATE") != "PRIVATE":
-            return {"TypeSummaries": []}  # nothing is public until PublishType
+            return self._public_types(params)
         status = params.get("DeprecatedStatus") or "LIVE"
         prefix = (params.get("Filters") or {}).get("TypeNamePrefix") or ""
         summaries: List[Dict[str, Any]] = []
@@ -126,6 +153,24 @@ class RegistryOperations:
                 **{key: value for key, value in _activation(registered, shown).items() if key in ("IsActivated", "OriginalTypeName", "PublicVersionNumber", "LatestPublicVersion")},
             }
             summaries.append({key: value for key, value in summary.items() if value is not None})
+        page, token = _page(summaries, params)
+        return _with_token({"TypeSummaries": page}, token)
+
+    def _public_types(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        """ListTypes of PUBLIC resource types: AWS's own (from cfn-lint's data), then the types published here."""
+        if (params.get("Type") or RESOURCE) != RESOURCE or (params.get("DeprecatedStatus") or "LIVE") != "LIVE":
+            return {"TypeSummaries": []}
+        prefix = (params.get("Filters") or {}).get("TypeNamePrefix") or ""
+        summaries: List[Dict[str, Any]] = [
+            {"Type": RESOURCE, "TypeName": name, "TypeArn": f"arn:aws:cloudformation:{self.registry.region}::type/resource/{name.replace('::', '-')}"}
+            for name in self.aws.type_names() if name.startswith(prefix)
+        ]
+        for registered in self.registry.types.values():
+            if registered.public_arn and registered.kind == RESOURCE and registered.type_name.startswith(prefix):
+                summaries.append({
+                    "Type": RESOURCE, "TypeName": registered.type_name, "TypeArn": registered.public_arn,
+                    "PublisherId": self.registry.publisher_id, "LatestPublicVersion": registered.public_versions[-1],
+                })
         page, token = _page(summaries, params)
         return _with_token({"TypeSummaries": page}, token)
 
