@@ -242,6 +242,12 @@ def test_a_registered_hook_fires_in_stacks_once_its_configuration_enables_it(reg
     document = {"CloudFormationConfiguration": {"HookConfiguration": {"HookInvocationStatus": "ENABLED", "TargetOperations": ["RESOURCE"], "FailureMode": "FAIL", "Properties": {}}}}
     configured = cloudformation.set_type_configuration(Type="HOOK", TypeName=hook, Configuration=json.dumps(document))
     assert configured["ConfigurationArn"].startswith("arn:aws:cloudformation:us-east-1:123456789012:type-configuration/hook/Cfnrun-Test-VersioningGuard/")
+    described = cloudformation.batch_describe_type_configurations(
+        TypeConfigurationIdentifiers=[{"Type": "HOOK", "TypeName": hook}, {"TypeConfigurationArn": configured["ConfigurationArn"]}, {"TypeName": NOTE}]
+    )
+    assert [c["Arn"] for c in described["TypeConfigurations"]] == [configured["ConfigurationArn"]] * 2
+    assert json.loads(described["TypeConfigurations"][0]["Configuration"]) == document and described["TypeConfigurations"][0]["IsDefaultConfiguration"]
+    assert [(e["ErrorCode"], e["TypeConfigurationIdentifier"]["TypeName"]) for e in described["Errors"]] == [("TypeConfigurationNotFoundException", NOTE)]
     cloudformation.create_stack(StackName="hooked", TemplateBody=bucket)
     with pytest.raises(Exception):  # noqa: B017 - the waiter's failure: the stack rolls back
         cloudformation.get_waiter("stack_create_complete").wait(StackName="hooked", WaiterConfig=FAST)

@@ -246,6 +246,10 @@ class RegistryAndStacks:
         return self.stacks.operations() | self.registry.operations()
 
     async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        if operation == "SetTypeConfiguration":  # the stacks apply it; the registry describes it (BatchDescribeTypeConfigurations)
+            result = await self.stacks.call(operation, params)
+            self.registry.configured(params, result["ConfigurationArn"])
+            return result
         if operation not in self.registry.operations() or (operation == "DescribeType" and not self.registry.knows(params)):
             return await self.stacks.call(operation, params)
         try:

@@ -6,7 +6,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional
 
 from cfnrun.model.aws_type_schemas import AwsTypeSchemas
 from cfnrun.registry.package import RESOURCE
-from cfnrun.registry.store import KINDS, RegisteredType, RegistryError, TypeRegistry, TypeVersion
+from cfnrun.registry.store import KINDS, RegisteredType, RegistryError, TypeRegistry, TypeVersion, now
 
 Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
 PAGE = 100  # results per page when MaxResults is not given (the model's maximum)
@@ -32,7 +32,9 @@ class RegistryOperations:
             "PublishType": self.publish_type,
             "ActivateType": self.activate_type,
             "DeactivateType": self.deactivate_type,
+            "BatchDescribeTypeConfigurations": self.batch_describe_type_configurations,
         }
+        self.configurations: Dict[str, Dict[str, Any]] = {}  # each SetTypeConfiguration's, by its ConfigurationArn
 
     def operations(self) -> "frozenset[str]":
         return frozenset(self.handlers)
@@ -222,6 +224,46 @@ class RegistryOperations:
         registered, _ = self._find(params)
         await self.registry.deactivate(registered)
         return {}
+
+
+    def configured(self, params: Dict[str, Any], configuration_arn: str) -> None:
+        """Note a SetTypeConfiguration the local stacks accepted (they apply it): BatchDescribeTypeConfigurations answers it."""
+        kind = configuration_arn.split(":type-configuration/", 1)[-1].split("/", 1)[0].upper()
+        type_arn = params.get("TypeArn")
+        type_name = params.get("TypeName") or (type_arn.rsplit("/", 1)[-1].replace("-", "::") if type_arn else "")
+        self.configurations[configuration_arn] = {
+            "Arn": configuration_arn, "Alias": params.get("ConfigurationAlias") or "default", "Configuration": params["Configuration"],
+            "LastUpdated": now(), "TypeArn": type_arn or self.registry.arn(kind, type_name), "TypeName": type_name,
+            "IsDefaultConfiguration": (params.get("ConfigurationAlias") or "default") == "default",
+        }
+
+    async def batch_describe_type_configurations(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        found: List[Dict[str, Any]] = []
+        errors: List[Dict[str, Any]] = []
+        for identifier in params["TypeConfigurationIdentifiers"]:
+            match = next((details for details in self.configurations.values() if _identifies(identifier, details)), None)
+            if match is None:
+                named = identifier.get("TypeConfigurationArn") or identifier.get("TypeArn") or identifier.get("TypeName")
+                errors.append({
+                    "ErrorCode": "TypeConfigurationNotFoundException", "ErrorMessage": f"No type configuration has been set for {named}",
+                    "TypeConfigurationIdentifier": identifier,
+                })
+            else:
+                found.append(match)
+        return {"TypeConfigurations": found, "Errors": errors}
+
+
+def _identifies(identifier: Dict[str, Any], details: Dict[str, Any]) -> bool:
+    """Whether a TypeConfigurationIdentifier names this configuration: by its ARN, or its type (ARN or name) and alias."""
+    if identifier.get("TypeConfigurationArn"):
+        return bool(identifier["TypeConfigurationArn"] == details["Arn"])
+    if identifier.get("TypeArn") and identifier["TypeArn"] != details["TypeArn"]:
+        return False
+    if identifier.get("TypeName") and identifier["TypeName"] != details["TypeName"]:
+        return False
+    if identifier.get("Type") and f"/{str(identifier['Type']).lower()}/" not in details["Arn"]:
+        return False
+    return bool(identifier.get("TypeArn") or identifier.get("TypeName")) and (identifier.get("TypeConfigurationAlias") or "default") == details["Alias"]
 
 
 def _activation(registered: RegisteredType, version: TypeVersion) -> Dict[str, Any]:
