@@ -72,7 +72,7 @@ class Registry:
 
     def registered_folders(self) -> list:
         folder = self.project / ".cfnrun" / "registry" / "Cfnrun-Sample-Note"
-        return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+        return sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")) if folder.is_dir() else []  # .cfnrun: its history
 
 
 @pytest.fixture
@@ -80,6 +80,7 @@ def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Regist
     project = tmp_path / "parameter"
     shutil.copytree(SAMPLES / "parameter", project, ignore=LOCAL_STATE)
     monkeypatch.setenv("NOTES_STATE_DIR", str(tmp_path / "notes"))  # the registered note type keeps its notes there
+    monkeypatch.setenv("CFNRUN_HISTORY", "on")  # a private copy: its history is the test's to read
     server = ServerProcess(project, "--no-reload", "--moto", "--virtual-clock")
     try:
         yield Registry(server, project)
@@ -118,6 +119,8 @@ def test_a_submitted_package_registers_runs_in_a_stack_and_gets_versions(registr
     [resource] = cloudformation.describe_stack_resources(StackName="uses-registered")["StackResources"]
     assert resource["ResourceType"] == NOTE and resource["PhysicalResourceId"]
     registry.server.has_printed(r"Cfnrun-Sample-Note-TypeFunction .*CREATE")
+    history = cfnrun("history", "--project", str(registry.project / ".cfnrun" / "registry" / "Cfnrun-Sample-Note"))
+    assert history.returncode == 0 and "CREATE" in history.stdout, history.stdout + history.stderr  # recorded as a provider's calls are
 
     # a second version is registered but not the default until SetTypeDefaultVersion (what `cfn submit --set-default` calls)
     second = registry.register("note-2.zip", note_package)
