@@ -208,6 +208,7 @@ def test_bad_packages_fail_their_registration_with_the_reason_and_leave_nothing(
         registry.cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
     # the server keeps serving: a good package registers after all of them
     assert registry.register("good.zip", note_package)["TypeVersionArn"].endswith("/00000001")
+    assert len(registry.registered_folders()) == 1
     # the same request sent twice (one ClientRequestToken) is one registration, not a second version
     sent = {"Type": "RESOURCE", "TypeName": NOTE, "SchemaHandlerPackage": f"s3://{BUCKET}/good.zip", "ClientRequestToken": "release-42"}
     once, twice = (registry.cloudformation.register_type(**sent)["RegistrationToken"] for _ in range(2))
@@ -215,6 +216,8 @@ def test_bad_packages_fail_their_registration_with_the_reason_and_leave_nothing(
     registry.cloudformation.get_waiter("type_registration_complete").wait(RegistrationToken=once, WaiterConfig=FAST)
     versions = registry.cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE)["TypeVersionSummaries"]
     assert [v["VersionId"] for v in versions] == ["00000001", "00000002"]
+    assert registry.server.stop() == 0
+    assert registry.registered_folders() == []  # registrations last as long as serve: their files go when it stops
 
 
 def _hook_package(project: Path) -> bytes:

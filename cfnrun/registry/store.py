@@ -407,6 +407,8 @@ class TypeRegistry:
         for registered in self.types.values():
             for version in registered.live():
                 await self.handlers.stop(version)
+                if registered.origin is None:  # registrations last as long as serve: their files go with it (the type's history stays)
+                    await asyncio.to_thread(shutil.rmtree, version.package.root, True)
 
 
 SEMANTIC = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
