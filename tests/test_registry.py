@@ -118,6 +118,11 @@ def test_a_submitted_package_registers_runs_in_a_stack_and_gets_versions(registr
     cloudformation.get_waiter("stack_create_complete").wait(StackName="uses-registered", WaiterConfig=FAST)
     [resource] = cloudformation.describe_stack_resources(StackName="uses-registered")["StackResources"]
     assert resource["ResourceType"] == NOTE and resource["PhysicalResourceId"]
+    import boto3
+
+    cloudcontrol = boto3.client("cloudcontrol", endpoint_url=registry.server.url, **CREDENTIALS)  # Cloud Control reaches it too
+    read = cloudcontrol.get_resource(TypeName=NOTE, Identifier=resource["PhysicalResourceId"])["ResourceDescription"]
+    assert json.loads(read["Properties"])["Title"] == "registered, not served"
     registry.server.has_printed(r"Cfnrun-Sample-Note-TypeFunction .*CREATE")
     history = cfnrun("history", "--project", str(registry.project / ".cfnrun" / "registry" / "Cfnrun-Sample-Note"))
     assert history.returncode == 0 and "CREATE" in history.stdout, history.stdout + history.stderr  # recorded as a provider's calls are
