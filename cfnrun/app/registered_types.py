@@ -10,9 +10,6 @@ serving the source it was started with (the registry guide says so).
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-import sys
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
@@ -21,8 +18,9 @@ from cfnrun.api.cloudformation.errors import StackApiError, modelled_error
 from cfnrun.api.cloudformation.service import StackService
 from cfnrun.app.late_parts import LateLoading, LateParts, StackServiceWhenLoaded
 from cfnrun.app.served import Served, qualified_name
+from cfnrun.app.type_tests import run_type_tests
 from cfnrun.model.local_state import state_folder
-from cfnrun.model.project import RPDK_CONFIG, TYPE_FUNCTION, Project, schema_file_name
+from cfnrun.model.project import TYPE_FUNCTION, Project
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.model.template import FunctionSpec
 from cfnrun.registry.operations import RegistryOperations
@@ -31,7 +29,6 @@ from cfnrun.registry.store import RegistryError, TypeRegistry, TypeVersion
 from cfnrun.runtime.registry import FunctionRegistry
 
 REGISTRY_FOLDER = "registry"
-TEST_PROJECT = "test"  # in a version's folder: the project TestType runs the contract suite in
 S3 = "s3://"
 
 
@@ -49,22 +46,6 @@ def version_project(version: TypeVersion) -> Project:
         test_entrypoint=test_entrypoint if isinstance(test_entrypoint, str) else None,
         artifact_type=package.kind,
     )
-
-
-def _test_project(version: TypeVersion) -> Path:
-    """The version as a project ``cfnrun test`` runs (made once, in its folder's ``test/``): its settings, its schema under the name
-    cfn gives it, its contract test inputs, and ``src`` the unpacked handler bundle."""
-    package = version.package
-    project = package.root / TEST_PROJECT
-    if not project.is_dir():
-        project.mkdir()
-        shutil.copyfile(package.root / RPDK_CONFIG, project / RPDK_CONFIG)
-        shutil.copyfile(package.root / SCHEMA, project / schema_file_name(package.type_name))
-        (project / "src").symlink_to(package.code, target_is_directory=True)
-        for shared in ("inputs", "target-schemas", "target-info.json"):  # a hook's targets too: the suite reads them offline
-            if (package.root / shared).exists():
-                (project / shared).symlink_to(package.root / shared, target_is_directory=(package.root / shared).is_dir())
-    return project
 
 
 class RegisteredHandlers:
@@ -132,32 +113,10 @@ class RegisteredHandlers:
             await registry.close()
 
     async def test(self, version: TypeVersion, log_bucket: Optional[str]) -> Tuple[bool, str]:
-        """``cfnrun test`` (cloudformation-cli's contract suite) in a child process, on the version's own unpacked code."""
-        from cfnrun.app.contract_suite import RESULTS_FILE, failed_tests
-
-        project = await asyncio.to_thread(_test_project, version)
-        command = [sys.executable, "-m", "cfnrun", "test", "--virtual-clock"]
-        if self.served.aws_endpoint:
-            command += ["--aws-endpoint", self.served.aws_endpoint]
-        process = await asyncio.create_subprocess_exec(
-            *command, cwd=str(project), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env={**os.environ, "NO_COLOR": "1"}
-        )
-        try:
-            output, _ = await process.communicate()
-        except asyncio.CancelledError:
-            process.kill()
-            await process.wait()
-            raise
-        failed = [line.split()[0] for line in failed_tests(project / ".cfnrun" / RESULTS_FILE)[1:] if line.startswith("  ") and "(" in line]
+        passed, description, log = await run_type_tests(version, self.served.aws_endpoint)
         if log_bucket:
-            log = output + (project / ".cfnrun" / "test.log").read_bytes() if (project / ".cfnrun" / "test.log").is_file() else output
             await asyncio.to_thread(self._deliver_log, log_bucket, f"{version.type_name.replace('::', '-')}/{version.version_id}/test.log", log)
-        if process.returncode == 0:
-            return True, "All contract tests passed."
-        if failed:
-            return False, f"{len(failed)} contract test(s) failed: {', '.join(failed)}"
-        last = output.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
-        return False, f"The contract tests did not run to the end: {last[0]}"
+        return passed, description
 
     def _deliver_log(self, bucket: str, key: str, log: bytes) -> None:
         """The suite's output to the LogDeliveryBucket on the AWS endpoint; a bucket that cannot take it is warned about."""
