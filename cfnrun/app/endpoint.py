@@ -15,6 +15,7 @@ from aiohttp import web
 
 from cfnrun.api.cloudcontrol import CloudControlApi
 from cfnrun.api.cloudformation.custom_resource_responses import CustomResourceResponseEndpoint
+from cfnrun.api.cloudformation.wait_condition_signals import WaitConditionSignalEndpoint
 from cfnrun.api.cloudformation.hook_payloads import HookPayloadEndpoint
 from cfnrun.api.cloudformation.service import CloudFormationApi
 from cfnrun.api.connections import GuardedTCPSite
@@ -27,6 +28,7 @@ from cfnrun.app.late_parts import (
     LateLoading,
     LateParts,
     ResponsesWhenLoaded,
+    SignalsWhenLoaded,
 )
 from cfnrun.app.registered_types import with_registry
 from cfnrun.app.served import Served, Warming
@@ -116,6 +118,7 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         cloudformation=CloudFormationApi(with_registry(served, late, console.warn)),
         custom_resource_responses=CustomResourceResponseEndpoint(ResponsesWhenLoaded(late)),
         hook_payloads=HookPayloadEndpoint(HookPayloadsWhenLoaded(late)),
+        wait_condition_signals=WaitConditionSignalEndpoint(SignalsWhenLoaded(late)),
     )
     runner = web.AppRunner(
         service.app(),

@@ -120,8 +120,15 @@ class Blueprint:
     def metadata(self, logical_id: str) -> Optional[Dict[str, Any]]:
         return self.template.resources[logical_id].metadata
 
-    def property_names(self, logical_id: str) -> List[str]:
-        return sorted(self.template.resources[logical_id].properties)
+    def resolved_metadata(self, logical_id: str, resources: Mapping[str, StackResource]) -> Any:
+        """The resource's Metadata with its intrinsic functions worked out (KNOWN_AFTER_APPLY where they cannot be yet)."""
+        declared = self.template.resources[logical_id].metadata
+        if declared is None:
+            return None
+        try:
+            return resolve(declared, _Values(self, resources), f"Resources.{logical_id}.Metadata")
+        except TemplateError:
+            return KNOWN_AFTER_APPLY
 
     def references_to(self, logical_id: str, others: Set[str]) -> List[str]:
         """The top-level properties of ``logical_id`` whose values use any of ``others``."""
