@@ -10,6 +10,7 @@ serving the source it was started with (the registry guide says so).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
@@ -91,7 +92,8 @@ class RegisteredHandlers:
             raise PackageError(f"SchemaHandlerPackage s3://{bucket}/{key} cannot be read from {endpoint}: {error}") from None
 
     async def start(self, version: TypeVersion) -> Optional[str]:
-        registry = FunctionRegistry(version_project(version), self.served.settings, on_note=self.on_note)
+        settings = dataclasses.replace(self.served.settings, debug_port=None)  # the --debug-port ports are the served projects'
+        registry = FunctionRegistry(version_project(version), settings, on_note=self.on_note)
         self._running[(version.package.root, version.type_name)] = registry
         for warming in registry.warm_each().values():
             error = await warming
