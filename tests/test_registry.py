@@ -211,6 +211,9 @@ def test_bad_packages_fail_their_registration_with_the_reason_and_leave_nothing(
     assert len(failed["RegistrationTokenList"]) == len(cases)
     with pytest.raises(registry.cloudformation.exceptions.TypeNotFoundException):
         registry.cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
+    with pytest.raises(ClientError, match="failed to satisfy constraint") as refused:  # a name that would lead out of .cfnrun/registry/
+        registry.cloudformation.register_type(Type="RESOURCE", TypeName="../../Org::Svc::Thing", SchemaHandlerPackage=f"s3://{BUCKET}/x.zip")
+    assert refused.value.response["Error"]["Code"] == "ValidationError"
     # the server keeps serving: a good package registers after all of them
     assert registry.register("good.zip", note_package)["TypeVersionArn"].endswith("/00000001")
     assert len(registry.registered_folders()) == 1
