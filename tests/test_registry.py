@@ -211,7 +211,8 @@ def test_bad_packages_fail_their_registration_with_the_reason_and_leave_nothing(
     assert len(failed["RegistrationTokenList"]) == len(cases)
     with pytest.raises(registry.cloudformation.exceptions.TypeNotFoundException):
         registry.cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
-    with pytest.raises(ClientError, match="failed to satisfy constraint") as refused:  # a name that would lead out of .cfnrun/registry/
+    # a TypeName names the package's folder: one that would lead out of .cfnrun/registry/ is refused by the model's pattern
+    with pytest.raises(ClientError, match="failed to satisfy constraint") as refused:
         registry.cloudformation.register_type(Type="RESOURCE", TypeName="../../Org::Svc::Thing", SchemaHandlerPackage=f"s3://{BUCKET}/x.zip")
     assert refused.value.response["Error"]["Code"] == "ValidationError"
     # the server keeps serving: a good package registers after all of them

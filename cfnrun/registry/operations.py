@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Awaitable, Callable, Dict, List, Optional
 
 from cfnrun.model.aws_type_schemas import AwsTypeSchemas
@@ -10,7 +9,6 @@ from cfnrun.registry.package import RESOURCE
 from cfnrun.registry.store import KINDS, RegisteredType, RegistryError, TypeRegistry, TypeVersion, now
 
 Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
-TYPE_NAME = re.compile(r"[A-Za-z0-9]{2,64}::[A-Za-z0-9]{2,64}::[A-Za-z0-9]{2,64}(::MODULE){0,1}")  # RegisterType's TypeName
 PAGE = 100  # results per page when MaxResults is not given (the model's maximum)
 
 
@@ -68,7 +66,6 @@ class RegistryOperations:
         kind = params.get("Type") or RESOURCE
         if kind not in KINDS:
             raise RegistryError(f"Type {kind} is not one of {', '.join(KINDS)}", "ValidationError")
-        _require_type_name(params["TypeName"], "typeName")  # the name also names the package's folder
         registration = self.registry.register(
             kind, params["TypeName"], params["SchemaHandlerPackage"], params.get("LoggingConfig"), params.get("ExecutionRoleArn"),
             params.get("ClientRequestToken"),
@@ -219,8 +216,6 @@ class RegistryOperations:
 
 
     async def activate_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        if params.get("TypeNameAlias"):
-            _require_type_name(params["TypeNameAlias"], "typeNameAlias")
         published = self.registry.published(params.get("Type"), params.get("PublicTypeArn"), params.get("PublisherId"), params.get("TypeName"))
         activated = await self.registry.activate(published, params.get("TypeNameAlias"), params.get("AutoUpdate"))
         return {"Arn": activated.arn}
@@ -256,15 +251,6 @@ class RegistryOperations:
             else:
                 found.append(match)
         return {"TypeConfigurations": found, "Errors": errors}
-
-
-def _require_type_name(name: str, member: str) -> None:
-    """A type name as the model's pattern allows it, refused in the service's words otherwise."""
-    if not TYPE_NAME.fullmatch(name):
-        raise RegistryError(
-            f"1 validation error detected: Value '{name}' at '{member}' failed to satisfy constraint: "
-            f"Member must satisfy regular expression pattern: {TYPE_NAME.pattern}", "ValidationError",
-        )
 
 
 def _identifies(identifier: Dict[str, Any], details: Dict[str, Any]) -> bool:
