@@ -6,7 +6,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional
 
 from cfnrun.model.aws_type_schemas import AwsTypeSchemas
 from cfnrun.registry.package import RESOURCE
-from cfnrun.registry.store import KINDS, RegisteredType, RegistryError, TypeRegistry, TypeVersion, now
+from cfnrun.registry.store import RegisteredType, RegistryError, TypeRegistry, TypeVersion, now
 
 Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
 PAGE = 100  # results per page when MaxResults is not given (the model's maximum)
@@ -63,9 +63,7 @@ class RegistryOperations:
         return self.registry.find(params.get("Type"), params.get("TypeName"), params.get("Arn") or params.get("TypeArn"), params.get("VersionId"))
 
     async def register_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        kind = params.get("Type") or RESOURCE
-        if kind not in KINDS:
-            raise RegistryError(f"Type {kind} is not one of {', '.join(KINDS)}", "ValidationError")
+        kind = params.get("Type") or RESOURCE  # the reader has refused what the model's enum does not allow
         registration = self.registry.register(
             kind, params["TypeName"], params["SchemaHandlerPackage"], params.get("LoggingConfig"), params.get("ExecutionRoleArn"),
             params.get("ClientRequestToken"),

@@ -24,7 +24,6 @@ from cfnrun.model.errors import CfnrunError
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.registry.package import HOOK, MODULE, RESOURCE, PackageError, Unpacked, unpack
 
-KINDS = (RESOURCE, HOOK, MODULE)
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 # DescribeTypeRegistration's Description while it runs and once it is done (as the service words it, from its answers seen in
 # cloudformation-cli's issues and blog posts: inferred, the API reference gives no text)
