@@ -27,6 +27,9 @@ CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing
 FAST = {"Delay": 0.2, "MaxAttempts": 1500}
 NOTE = "Cfnrun::Sample::Note"
 BUCKET = "cfnrun-registry-packages"
+# Each test drives whole registrations, stacks and suites on a shared 2-core machine: pytest-timeout's 120 s default is
+# too short when both cores are busy, so the bound follows CFNRUN_TEST_PATIENCE_S as the waits inside do.
+pytestmark = pytest.mark.timeout(PATIENCE_S * 6)
 NOTE_STACK = json.dumps({"Resources": {"Note": {"Type": NOTE, "Properties": {"Title": "registered, not served", "Priority": 2}}}})
 
 
@@ -85,7 +88,7 @@ def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Regist
     try:
         yield Registry(server, project)
     finally:
-        server.stop()
+        server.stop(timeout=PATIENCE_S)
 
 
 def _rezipped(package: bytes, change: Callable[[str, bytes], Any]) -> bytes:
@@ -225,7 +228,7 @@ def test_bad_packages_fail_their_registration_with_the_reason_and_leave_nothing(
     registry.cloudformation.get_waiter("type_registration_complete").wait(RegistrationToken=once, WaiterConfig=FAST)
     versions = registry.cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE)["TypeVersionSummaries"]
     assert [v["VersionId"] for v in versions] == ["00000001", "00000002"]
-    assert registry.server.stop() == 0
+    assert registry.server.stop(timeout=PATIENCE_S) == 0
     assert registry.registered_folders() == []  # registrations last as long as serve: their files go when it stops
 
 
@@ -350,7 +353,7 @@ def test_a_provider_of_the_same_type_wins_over_its_registered_version(tmp_path: 
         server.has_printed(r"^\S+ TypeFunction +CREATE")  # the provider's own function, not Cfnrun-Sample-Note-TypeFunction
         assert not [line for line in server.output if "Cfnrun-Sample-Note-TypeFunction" in line and "CREATE" in line]
     finally:
-        server.stop()
+        server.stop(timeout=PATIENCE_S)
 
 
 def test_a_registered_module_expands_in_stacks_and_a_broken_fragment_fails(registry: Registry) -> None:
