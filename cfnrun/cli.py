@@ -22,6 +22,7 @@ from cfnrun.app.options import Option, declared, from_command_line
 from cfnrun.app.settings.fuzz import FuzzSettings
 from cfnrun.app.settings.history import HistoryOptions, HistoryShowOptions, ReplayOptions
 from cfnrun.app.settings.invoke import InvokeSettings
+from cfnrun.app.settings.registry import RegistryListOptions, RegistryRemoveOptions
 from cfnrun.app.settings.serve import ContractTestOptions, ServeOptions
 from cfnrun.app.settings.stack import StackTestSettings
 from cfnrun.app.settings.validate import ValidateOptions
@@ -179,6 +180,15 @@ app.command("replay", short_help="Run a recorded operation again; report what ch
     "and report what changed: status, error code, returned model(s), contract violations.\n\n"
     "Exit status: 0 same outcome as recorded, 1 it differs, 2 usage or project error."
 )))
+
+registry_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True, help="The extensions a cfnrun serve has registered (RegisterType).")
+app.add_typer(registry_app, name="registry", short_help="List or remove what a serve has registered.")
+registry_app.command("list", short_help="Registered types, their versions, default and tests.")(_command(
+    RegistryListOptions, "cfnrun.app.commands.registry", "List each type registered on a serve, with its versions, the default and the test status."
+))
+registry_app.command("remove", short_help="Deregister a type's versions, the default last.")(_command(
+    RegistryRemoveOptions, "cfnrun.app.commands.registry", "Deregister one version (--version-id), or every version of a type, the default last.", "remove"
+))
 
 stack_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True, help="Local stacks: a template's whole life on the serve cfnrun starts.")
 app.add_typer(stack_app, name="stack", short_help="Local stacks: a template's whole life, for CI.")

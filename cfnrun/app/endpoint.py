@@ -29,8 +29,8 @@ from cfnrun.app.late_parts import (
     LateParts,
     ResponsesWhenLoaded,
     SignalsWhenLoaded,
-    StackServiceWhenLoaded,
 )
+from cfnrun.app.registered_types import with_registry
 from cfnrun.app.served import Served, Warming
 from cfnrun.model.errors import CfnrunError
 from cfnrun.ui.console import Console
@@ -115,7 +115,7 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         settings.connections,
         sts=StsStandIn(settings.runtime.account_id) if settings.sts_standin else None,
         cloud_control=CloudControlApi(CloudControlRequests(late)) if served.type_names() else None,
-        cloudformation=CloudFormationApi(StackServiceWhenLoaded(late)),
+        cloudformation=CloudFormationApi(with_registry(served, late, console.warn)),
         custom_resource_responses=CustomResourceResponseEndpoint(ResponsesWhenLoaded(late)),
         hook_payloads=HookPayloadEndpoint(HookPayloadsWhenLoaded(late)),
         wait_condition_signals=WaitConditionSignalEndpoint(SignalsWhenLoaded(late)),

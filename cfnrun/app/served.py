@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.action import Action
@@ -64,6 +64,18 @@ class CurrentCode:
         return await pool.invoke(event, timeout_s, request_id)
 
 
+class RegisteredTypes(Protocol):
+    """Types served from the registry on serve (RegisterType; ``app/registered_types.py``): each type's default version."""
+
+    def provider(self, type_name: str) -> Optional[FunctionRegistry[Project]]: ...
+
+    def type_names(self) -> List[str]:
+        """The resource types registered (hooks and modules are not among them)."""
+        ...
+
+    async def close(self) -> None: ...
+
+
 class Served:
     """Every source one serve serves, each with its registry; the lookup for a type name or a function name.
 
@@ -91,6 +103,7 @@ class Served:
         self.providers: List[FunctionRegistry[Project]] = registries[: len(providers)]
         self.templates: List[FunctionRegistry[FunctionTemplate]] = registries[len(providers):]
         self._limits: Dict[Tuple[str, Optional[float], Optional[Action]], Budget] = {}
+        self.registered: Optional[RegisteredTypes] = None  # the registry's types, after the served providers' (a provider wins)
 
     @property
     def registries(self) -> List[FunctionRegistry[Any]]:
@@ -115,13 +128,17 @@ class Served:
 
     def type_names(self) -> List[str]:
         """The resource types served (Cloud Control's, a stack's); hooks are not among them."""
-        return [registry.project.type_name for registry in self.providers if not registry.project.is_hook]
+        names = [registry.project.type_name for registry in self.providers if not registry.project.is_hook]
+        return names + [name for name in (self.registered.type_names() if self.registered else ()) if name not in names]
 
     def provider(self, type_name: str) -> FunctionRegistry[Project]:
         """The registry of the provider of ``type_name`` (a resource type or a hook); its ``project`` is the project as it is now."""
         for registry in self.providers:
             if registry.project.type_name == type_name:
                 return registry
+        registered = self.registered.provider(type_name) if self.registered is not None else None
+        if registered is not None:
+            return registered
         served = ", ".join(self.type_names()) or "no resource type"
         raise UnknownType(f"The type '{type_name}' cannot be found: this endpoint serves {served}")
 
@@ -212,7 +229,7 @@ class Served:
             registry.keep_spares_when_warm()
 
     async def close(self) -> None:
-        await asyncio.gather(*(registry.close() for registry in self.registries))
+        await asyncio.gather(*(registry.close() for registry in self.registries), *([self.registered.close()] if self.registered else []))
 
 
 def check_unique(providers: Sequence[Project], templates: Sequence[FunctionTemplate]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 DATA_PACKAGE = "cfnlint.data.schemas"
 INDEX_REGION = "us-east-1"  # the region whose index lists the most types
@@ -38,6 +38,10 @@ class AwsTypeSchemas:
             index = self._read("providers", f"{self.region}.json") or self._read("providers", f"{INDEX_REGION}.json")
             self._index = index if isinstance(index, dict) else {}
         return self._index
+
+    def type_names(self) -> List[str]:
+        """Every AWS type the data has a schema for, sorted."""
+        return sorted(self._names())
 
     def document(self, type_name: str) -> Optional[Dict[str, Any]]:
         """The type's schema document; None for a type the data does not know."""

@@ -1,0 +1,299 @@
+"""The registry's CloudFormation API operations: input shapes in, output shapes out (botocore's ``cloudformation`` model)."""
+from __future__ import annotations
+
+import json
+from typing import Any, Awaitable, Callable, Dict, List, Optional
+
+from cfnrun.model.aws_type_schemas import AwsTypeSchemas
+from cfnrun.registry.package import RESOURCE
+from cfnrun.registry.store import RegisteredType, RegistryError, TypeRegistry, TypeVersion, now
+
+Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
+PAGE = 100  # results per page when MaxResults is not given (the model's maximum)
+
+
+class RegistryOperations:
+    def __init__(self, registry: TypeRegistry) -> None:
+        self.registry = registry
+        self.aws = AwsTypeSchemas(registry.region)  # the public AWS::* types: what cfn asks the registry for a hook's targets
+        self.connection: Optional[str] = None  # RegisterPublisher's ConnectionArn: a verified publisher (inferred)
+        self.handlers: Dict[str, Operation] = {
+            "RegisterType": self.register_type,
+            "DescribeTypeRegistration": self.describe_type_registration,
+            "ListTypeRegistrations": self.list_type_registrations,
+            "DescribeType": self.describe_type,
+            "ListTypes": self.list_types,
+            "ListTypeVersions": self.list_type_versions,
+            "SetTypeDefaultVersion": self.set_type_default_version,
+            "DeregisterType": self.deregister_type,
+            "TestType": self.test_type,
+            "RegisterPublisher": self.register_publisher,
+            "DescribePublisher": self.describe_publisher,
+            "PublishType": self.publish_type,
+            "ActivateType": self.activate_type,
+            "DeactivateType": self.deactivate_type,
+            "BatchDescribeTypeConfigurations": self.batch_describe_type_configurations,
+        }
+        self.configurations: Dict[str, Dict[str, Any]] = {}  # each SetTypeConfiguration's, by its ConfigurationArn
+
+    def operations(self) -> "frozenset[str]":
+        return frozenset(self.handlers)
+
+    def knows(self, params: Dict[str, Any]) -> bool:
+        """Whether a DescribeType call names a registered type or a public AWS type (else the served --provider types answer it)."""
+        if self._aws_schema(params) is not None:
+            return True
+        try:
+            self._find(params)
+        except RegistryError:
+            return False
+        return True
+
+    def _aws_schema(self, params: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+        """The schema of the public AWS::* resource type a DescribeType call names (cfn-lint's copy of the registry's), or None."""
+        name = params.get("TypeName") or ""
+        if params.get("Arn") or params.get("VersionId") or not name.startswith("AWS::") or (params.get("Type") or RESOURCE) != RESOURCE:
+            return None
+        return self.aws.document(name)
+
+    async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        return await self.handlers[operation](params)
+
+    def _find(self, params: Dict[str, Any]) -> "tuple[RegisteredType, Optional[str]]":
+        return self.registry.find(params.get("Type"), params.get("TypeName"), params.get("Arn") or params.get("TypeArn"), params.get("VersionId"))
+
+    async def register_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        kind = params.get("Type") or RESOURCE  # the reader has refused what the model's enum does not allow
+        registration = self.registry.register(
+            kind, params["TypeName"], params["SchemaHandlerPackage"], params.get("LoggingConfig"), params.get("ExecutionRoleArn"),
+            params.get("ClientRequestToken"),
+        )
+        return {"RegistrationToken": registration.token}
+
+    async def describe_type_registration(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        registration = self.registry.registration(params["RegistrationToken"])
+        answer = {"ProgressStatus": registration.status, "Description": registration.description, "TypeArn": registration.type_arn}
+        if registration.version_arn:
+            answer["TypeVersionArn"] = registration.version_arn
+        return answer
+
+    async def list_type_registrations(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        arn = params.get("TypeArn")
+        wanted = params.get("RegistrationStatusFilter")
+        tokens = [
+            r.token for r in self.registry.registrations.values()
+            if (not arn or r.type_arn == arn)
+            and (not params.get("TypeName") or (r.type_name == params["TypeName"] and r.kind == (params.get("Type") or r.kind)))
+            and (not wanted or r.status == wanted)
+        ]
+        page, token = _page(tokens, params)
+        return _with_token({"RegistrationTokenList": page}, token)
+
+    async def describe_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        aws_schema = self._aws_schema(params)
+        if aws_schema is not None:
+            return self._aws_type(params["TypeName"], aws_schema)
+        registered, version_id = self._find(params)
+        version = self.registry.version(registered, version_id)
+        answer: Dict[str, Any] = {
+            "Arn": version.arn if version_id else registered.arn,
+            "Type": registered.kind,
+            "TypeName": registered.type_name,
+            "DefaultVersionId": registered.default_id,
+            "IsDefaultVersion": version.version_id == registered.default_id,
+            "TypeTestsStatus": version.tests_status,
+            "TypeTestsStatusDescription": version.tests_description,
+            "Description": version.package.schema.get("description"),
+            "Schema": json.dumps(version.package.schema),
+            "ProvisioningType": version.provisioning_type,
+            "DeprecatedStatus": "DEPRECATED" if version.deprecated else "LIVE",
+            "LoggingConfig": version.logging_config,
+            "ExecutionRoleArn": version.execution_role_arn,
+            "Visibility": "PRIVATE",
+            "SourceUrl": version.package.schema.get("sourceUrl"),
+            "DocumentationUrl": version.package.schema.get("documentationUrl"),
+            "LastUpdated": version.registered,
+            "TimeCreated": version.registered,
+            "ConfigurationSchema": json.dumps(version.package.configuration_schema) if version.package.configuration_schema else None,
+        }
+        answer.update(_activation(registered, version))
+        return {key: value for key, value in answer.items() if value is not None}
+
+    def _aws_type(self, type_name: str, schema: Dict[str, Any]) -> Dict[str, Any]:
+        """DescribeType of a public AWS type: its schema as the registry publishes it, from cfn-lint's data."""
+        handlers = schema.get("handlers") or {}
+        provisionable = all(name in handlers for name in ("create", "read", "delete"))
+        described = {
+            "Arn": f"arn:aws:cloudformation:{self.registry.region}::type/resource/{type_name.replace('::', '-')}",
+            "Type": RESOURCE, "TypeName": type_name, "IsDefaultVersion": True, "Schema": json.dumps(schema),
+            "Description": schema.get("description"), "Visibility": "PUBLIC", "DeprecatedStatus": "LIVE",
+            "ProvisioningType": ("FULLY_MUTABLE" if "update" in handlers else "IMMUTABLE") if provisionable else "NON_PROVISIONABLE",
+            "SourceUrl": schema.get("sourceUrl"), "DocumentationUrl": schema.get("documentationUrl"),
+        }
+        return {key: value for key, value in described.items() if value is not None}
+
+    async def list_types(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        if params.get("Visibility", "PRIVATE") != "PRIVATE":
+            return self._public_types(params)
+        status = params.get("DeprecatedStatus") or "LIVE"
+        prefix = (params.get("Filters") or {}).get("TypeNamePrefix") or ""
+        summaries: List[Dict[str, Any]] = []
+        for registered in sorted(self.registry.types.values(), key=lambda t: (t.kind, t.type_name)):
+            live = registered.live()
+            if (status == "LIVE") != bool(live) or (params.get("Type") and registered.kind != params["Type"]):
+                continue
+            if not registered.type_name.startswith(prefix):
+                continue
+            shown = self.registry.version(registered, None)
+            if params.get("ProvisioningType") and shown.provisioning_type != params["ProvisioningType"]:
+                continue
+            summary = {
+                "Type": registered.kind, "TypeName": registered.type_name, "DefaultVersionId": registered.default_id,
+                "TypeArn": registered.arn, "LastUpdated": shown.registered, "Description": shown.package.schema.get("description"),
+                **{key: value for key, value in _activation(registered, shown).items() if key in ("IsActivated", "OriginalTypeName", "PublicVersionNumber", "LatestPublicVersion")},
+            }
+            summaries.append({key: value for key, value in summary.items() if value is not None})
+        page, token = _page(summaries, params)
+        return _with_token({"TypeSummaries": page}, token)
+
+    def _public_types(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        """ListTypes of PUBLIC resource types: AWS's own (from cfn-lint's data), then the types published here."""
+        if (params.get("Type") or RESOURCE) != RESOURCE or (params.get("DeprecatedStatus") or "LIVE") != "LIVE":
+            return {"TypeSummaries": []}
+        prefix = (params.get("Filters") or {}).get("TypeNamePrefix") or ""
+        summaries: List[Dict[str, Any]] = [
+            {"Type": RESOURCE, "TypeName": name, "TypeArn": f"arn:aws:cloudformation:{self.registry.region}::type/resource/{name.replace('::', '-')}"}
+            for name in self.aws.type_names() if name.startswith(prefix)
+        ]
+        for registered in self.registry.types.values():
+            if registered.public_arn and registered.kind == RESOURCE and registered.type_name.startswith(prefix):
+                summaries.append({
+                    "Type": RESOURCE, "TypeName": registered.type_name, "TypeArn": registered.public_arn,
+                    "PublisherId": self.registry.publisher_id, "LatestPublicVersion": registered.public_versions[-1],
+                })
+        page, token = _page(summaries, params)
+        return _with_token({"TypeSummaries": page}, token)
+
+    async def list_type_versions(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        registered, _ = self._find(params)
+        deprecated = (params.get("DeprecatedStatus") or "LIVE") == "DEPRECATED"
+        summaries = [_version_summary(registered, v) for v in registered.versions.values() if v.deprecated == deprecated]
+        page, token = _page(summaries, params)
+        return _with_token({"TypeVersionSummaries": page}, token)
+
+    async def set_type_default_version(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        registered, version_id = self._find(params)
+        self.registry.set_default(registered, version_id)
+        return {}
+
+    async def deregister_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        registered, version_id = self._find(params)
+        await self.registry.deregister(registered, version_id)
+        return {}
+
+
+    async def test_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        registered, version_id = self._find(params)
+        version = self.registry.test(registered, version_id, params.get("LogDeliveryBucket"))
+        return {"TypeVersionArn": version.arn}
+
+    async def register_publisher(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        if params.get("ConnectionArn"):
+            self.connection = str(params["ConnectionArn"])
+        return {"PublisherId": self.registry.register_publisher()}
+
+    async def describe_publisher(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        own = self.registry.publisher_id
+        if own is None or params.get("PublisherId") not in (None, own):
+            raise RegistryError(f"Publisher '{params.get('PublisherId') or 'of this account'}' not found: register one with RegisterPublisher")
+        return {"PublisherId": own, "PublisherStatus": "VERIFIED" if self.connection else "UNVERIFIED"}
+
+    async def publish_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        registered, _ = self._find(params)
+        return {"PublicTypeArn": self.registry.publish(registered, params.get("PublicVersionNumber"))}
+
+
+    async def activate_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        published = self.registry.published(params.get("Type"), params.get("PublicTypeArn"), params.get("PublisherId"), params.get("TypeName"))
+        activated = await self.registry.activate(published, params.get("TypeNameAlias"), params.get("AutoUpdate"))
+        return {"Arn": activated.arn}
+
+    async def deactivate_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        registered, _ = self._find(params)
+        await self.registry.deactivate(registered)
+        return {}
+
+
+    def configured(self, params: Dict[str, Any], configuration_arn: str) -> None:
+        """Note a SetTypeConfiguration the local stacks accepted (they apply it): BatchDescribeTypeConfigurations answers it."""
+        kind = configuration_arn.split(":type-configuration/", 1)[-1].split("/", 1)[0].upper()
+        type_arn = params.get("TypeArn")
+        type_name = params.get("TypeName") or (type_arn.rsplit("/", 1)[-1].replace("-", "::") if type_arn else "")
+        self.configurations[configuration_arn] = {
+            "Arn": configuration_arn, "Alias": params.get("ConfigurationAlias") or "default", "Configuration": params["Configuration"],
+            "LastUpdated": now(), "TypeArn": type_arn or self.registry.arn(kind, type_name), "TypeName": type_name,
+            "IsDefaultConfiguration": (params.get("ConfigurationAlias") or "default") == "default",
+        }
+
+    async def batch_describe_type_configurations(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        found: List[Dict[str, Any]] = []
+        errors: List[Dict[str, Any]] = []
+        for identifier in params["TypeConfigurationIdentifiers"]:
+            match = next((details for details in self.configurations.values() if _identifies(identifier, details)), None)
+            if match is None:
+                named = identifier.get("TypeConfigurationArn") or identifier.get("TypeArn") or identifier.get("TypeName")
+                errors.append({
+                    "ErrorCode": "TypeConfigurationNotFoundException", "ErrorMessage": f"No type configuration has been set for {named}",
+                    "TypeConfigurationIdentifier": identifier,
+                })
+            else:
+                found.append(match)
+        return {"TypeConfigurations": found, "Errors": errors}
+
+
+def _identifies(identifier: Dict[str, Any], details: Dict[str, Any]) -> bool:
+    """Whether a TypeConfigurationIdentifier names this configuration: by its ARN, or its type (ARN or name) and alias."""
+    if identifier.get("TypeConfigurationArn"):
+        return bool(identifier["TypeConfigurationArn"] == details["Arn"])
+    if identifier.get("TypeArn") and identifier["TypeArn"] != details["TypeArn"]:
+        return False
+    if identifier.get("TypeName") and identifier["TypeName"] != details["TypeName"]:
+        return False
+    if identifier.get("Type") and f"/{str(identifier['Type']).lower()}/" not in details["Arn"]:
+        return False
+    return bool(identifier.get("TypeArn") or identifier.get("TypeName")) and (identifier.get("TypeConfigurationAlias") or "default") == details["Alias"]
+
+
+def _activation(registered: RegisteredType, version: TypeVersion) -> Dict[str, Any]:
+    """What DescribeType and ListTypes say of an activated public type: its origin, its public version."""
+    origin = registered.origin
+    if origin is None:
+        return {}
+    return {
+        "IsActivated": True, "OriginalTypeName": origin.type_name, "OriginalTypeArn": origin.public_arn,
+        "PublicVersionNumber": version.public_version, "LatestPublicVersion": origin.public_versions[-1], "AutoUpdate": registered.auto_update,
+    }
+
+
+def _version_summary(registered: RegisteredType, version: TypeVersion) -> Dict[str, Any]:
+    summary = {
+        "Type": registered.kind, "TypeName": registered.type_name, "VersionId": version.version_id,
+        "IsDefaultVersion": version.version_id == registered.default_id, "Arn": version.arn, "TimeCreated": version.registered,
+        "Description": version.package.schema.get("description"),
+    }
+    return {key: value for key, value in summary.items() if value is not None}
+
+
+def _page(items: List[Any], params: Dict[str, Any]) -> "tuple[List[Any], Optional[str]]":
+    """One page of ``items`` from the offset NextToken names, and the next page's token (None: the last page)."""
+    token = params.get("NextToken")
+    start = int(token) if isinstance(token, str) and token.isdigit() else 0
+    size = int(params.get("MaxResults") or PAGE)
+    end = start + size
+    return items[start:end], (str(end) if end < len(items) else None)
+
+
+def _with_token(answer: Dict[str, Any], token: Optional[str]) -> Dict[str, Any]:
+    if token is not None:
+        answer["NextToken"] = token
+    return answer

@@ -1,0 +1,448 @@
+"""The registry of one serve: registered extensions (resource types, hooks, modules), their versions and registrations.
+
+A registration (``register``) runs in the background: the package is fetched from the endpoint's S3,
+checked and unpacked into its own folder, its schema checked against the meta-schema, and its
+handlers started on warm workers (``Handlers``, the app's side); then it is COMPLETE with a new
+version (``00000001``, ``00000002``, ... per type, never reused) or FAILED with the reason, its folder
+and workers gone: nothing half-registered is left. A type's first version becomes its default; later
+ones only by ``set_default``. Stacks and Cloud Control use the default version (``Handlers.use``).
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime
+import hashlib
+import re
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Coroutine, Dict, List, Optional, Protocol, Set, Tuple
+
+from cfnrun.model.errors import CfnrunError
+from cfnrun.model.schema import ResourceSchema
+from cfnrun.registry.package import HOOK, MODULE, RESOURCE, PackageError, Unpacked, unpack
+
+IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
+# DescribeTypeRegistration's Description while it runs and once it is done (as the service words it, from its answers seen in
+# cloudformation-cli's issues and blog posts: inferred, the API reference gives no text)
+DEPLOYING = "Deployment is currently in DEPLOY_STAGE of status IN_PROGRESS"
+DEPLOYED = "Deployment is currently in DEPLOY_STAGE of status COMPLETED"
+CRUD = ("create", "read", "delete")
+
+
+class RegistryError(CfnrunError):
+    """An error the registry's API answers with: ``code`` is the service's (CFNRegistryException, TypeNotFoundException)."""
+
+    def __init__(self, message: str, code: str = "CFNRegistryException") -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+@dataclass
+class TypeVersion:
+    """One registered version of an extension, unpacked in ``package.root``."""
+
+    package: Unpacked
+    version_id: str
+    arn: str  # the version's ARN: the type's ARN and /VERSION
+    registered: datetime.datetime
+    logging_config: Optional[Dict[str, Any]] = None
+    execution_role_arn: Optional[str] = None
+    deprecated: bool = False
+    tests_status: str = "NOT_TESTED"
+    tests_description: Optional[str] = None
+    public_version: Optional[str] = None  # PublishType's PublicVersionNumber, once published
+    fragment: Optional[Dict[str, Any]] = None  # a module's template fragment (checked as the service checks it)
+
+    @property
+    def kind(self) -> str:
+        return self.package.kind
+
+    @property
+    def type_name(self) -> str:
+        return self.package.type_name
+
+    @property
+    def provisioning_type(self) -> str:
+        """As the service decides at registration: create, read and delete handlers make a type provisionable, update a mutable one
+        (a hook or a module provisions nothing: inferred, the reference names resource types only)."""
+        handlers = self.package.schema.get("handlers") or {}
+        if self.kind != RESOURCE or not all(name in handlers for name in CRUD):
+            return "NON_PROVISIONABLE"
+        return "FULLY_MUTABLE" if "update" in handlers else "IMMUTABLE"
+
+
+@dataclass
+class RegisteredType:
+    kind: str
+    type_name: str
+    arn: str
+    versions: Dict[str, TypeVersion] = field(default_factory=dict)  # every version ever registered, deregistered ones too
+    default_id: Optional[str] = None
+    numbered: int = 0  # the last version number given
+    public_arn: Optional[str] = None  # once published (PublishType)
+    public_versions: List[str] = field(default_factory=list)  # each PublicVersionNumber published, in order
+    origin: Optional["RegisteredType"] = None  # an activated public type (ActivateType): the published type it runs
+    auto_update: Optional[bool] = None  # ActivateType's AutoUpdate
+
+    def live(self) -> List[TypeVersion]:
+        return [version for version in self.versions.values() if not version.deprecated]
+
+    @property
+    def default(self) -> Optional[TypeVersion]:
+        return self.versions.get(self.default_id) if self.default_id else None
+
+
+@dataclass
+class Registration:
+    token: str
+    kind: str
+    type_name: str
+    type_arn: str
+    status: str = IN_PROGRESS
+    description: str = DEPLOYING
+    version_arn: Optional[str] = None
+
+
+class Handlers(Protocol):
+    """What the app does for the registry: fetch a package, run a version's handlers, say which version is in use."""
+
+    async def fetch(self, url: str) -> bytes:
+        """The package at ``url`` (s3://bucket/key on the AWS endpoint); PackageError says why it cannot be read."""
+        ...
+
+    async def start(self, version: TypeVersion) -> Optional[str]:
+        """Start ``version``'s handlers on warm workers: why they do not run (an import error), or None once warm."""
+        ...
+
+    async def stop(self, version: TypeVersion) -> None: ...
+
+    async def test(self, version: TypeVersion, log_bucket: Optional[str]) -> Tuple[bool, str]:
+        """Run the contract suite on ``version``'s handlers: whether it passed, and the TypeTestsStatusDescription (the failed tests)."""
+        ...
+
+    def use(self, kind: str, type_name: str, version: Optional[TypeVersion]) -> None:
+        """``version`` is the one stacks and Cloud Control use for ``type_name`` from now on (None: the type is gone)."""
+        ...
+
+
+def type_arn(region: str, account_id: str, kind: str, type_name: str) -> str:
+    return f"arn:aws:cloudformation:{region}:{account_id}:type/{kind.lower()}/{type_name.replace('::', '-')}"
+
+
+class TypeRegistry:
+    def __init__(self, handlers: Handlers, folder: Callable[[], Path], region: str, account_id: str) -> None:
+        self.handlers = handlers
+        self.folder = folder  # made on first use: each registration's package is unpacked in a folder of its own below it
+        self.region = region
+        self.account_id = account_id
+        self.types: Dict[Tuple[str, str], RegisteredType] = {}
+        self.registrations: Dict[str, Registration] = {}
+        self._running: Set["asyncio.Task[None]"] = set()
+        self.publisher_id: Optional[str] = None  # once RegisterPublisher is called
+        self._by_client_token: Dict[str, Registration] = {}  # RegisterType's ClientRequestToken: one registration each
+
+    def arn(self, kind: str, type_name: str) -> str:
+        return type_arn(self.region, self.account_id, kind, type_name)
+
+    # -- registering ---------------------------------------------------------------------------
+
+    def _background(self, work: "Coroutine[Any, Any, None]") -> None:
+        task = asyncio.ensure_future(work)
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+
+    def register(
+        self, kind: str, type_name: str, url: str, logging_config: Optional[Dict[str, Any]] = None, role: Optional[str] = None,
+        client_token: Optional[str] = None,
+    ) -> Registration:
+        """Start registering the package at ``url`` as a new version of ``type_name``; its progress is the returned registration's.
+
+        A ClientRequestToken seen before is the same request sent again: its registration, not a second version.
+        """
+        if client_token:
+            earlier = self._by_client_token.get(client_token)
+            if earlier is not None:
+                if (earlier.kind, earlier.type_name) != (kind, type_name):
+                    raise RegistryError(f"ClientRequestToken '{client_token}' was used to register {earlier.type_name}: use a new token.")
+                return earlier
+        registration = Registration(str(uuid.uuid4()), kind, type_name, self.arn(kind, type_name))
+        self.registrations[registration.token] = registration
+        if client_token:
+            self._by_client_token[client_token] = registration
+        self._background(self._register(registration, url, logging_config, role))
+        return registration
+
+    async def _register(self, registration: Registration, url: str, logging_config: Optional[Dict[str, Any]], role: Optional[str]) -> None:
+        version: Optional[TypeVersion] = None
+        root = Path(registration.token)  # until the folder is known: nothing there to remove
+        try:
+            data = await self.handlers.fetch(url)
+            root = self.folder() / registration.type_name.replace("::", "-") / registration.token
+            package = await asyncio.to_thread(unpack, data, root, registration.kind, registration.type_name)
+            _require_valid_schema(package)
+            version = TypeVersion(package, "", "", now(), logging_config, role)
+            if registration.kind == MODULE:
+                version.fragment = _module_fragment(package)
+            if registration.kind != MODULE:
+                problem = await self.handlers.start(version)
+                if problem is not None:
+                    raise PackageError(problem)
+        except BaseException as error:  # FAILED once nothing of it is left: its workers stopped, its files removed
+            if version is not None:
+                await self.handlers.stop(version)
+            if root.is_absolute():
+                await asyncio.to_thread(shutil.rmtree, root, True)
+            if isinstance(error, PackageError):
+                registration.description = str(error)
+            elif isinstance(error, OSError):
+                registration.description = f"The package cannot be unpacked: {error}"
+            else:
+                registration.description = "The registration stopped: cfnrun serve stopped before it was complete"
+            registration.status = FAILED
+            if isinstance(error, (PackageError, OSError)):
+                return
+            raise
+        earlier = self.types.get((registration.kind, registration.type_name))
+        registered = earlier
+        if registered is None or not registered.live():  # new, or every version deregistered: registered afresh, numbers go on
+            registered = self.types[(registration.kind, registration.type_name)] = RegisteredType(
+                registration.kind, registration.type_name, registration.type_arn, numbered=earlier.numbered if earlier else 0
+            )
+        registered.numbered += 1
+        version.version_id = f"{registered.numbered:08d}"
+        version.arn = f"{registered.arn}/{version.version_id}"
+        registered.versions[version.version_id] = version
+        if registered.default_id is None:
+            self._make_default(registered, version)
+        registration.status, registration.description, registration.version_arn = COMPLETE, DEPLOYED, version.arn
+
+    def registration(self, token: str) -> Registration:
+        found = self.registrations.get(token)
+        if found is None:
+            raise RegistryError(f"Registration token '{token}' not found")
+        return found
+
+    # -- finding -------------------------------------------------------------------------------
+
+    def find(self, kind: Optional[str], type_name: Optional[str], arn: Optional[str], version_id: Optional[str] = None) -> Tuple[RegisteredType, Optional[str]]:
+        """The type named by Type and TypeName, or by Arn (a type's or a version's), and the version the call names (None: none named)."""
+        if arn:
+            for registered in self.types.values():
+                if arn == registered.arn:
+                    return registered, version_id
+                if arn.startswith(registered.arn + "/") and arn.rsplit("/", 1)[1] in registered.versions:
+                    return registered, arn.rsplit("/", 1)[1]
+            raise RegistryError(f"The type '{arn}' cannot be found.", "TypeNotFoundException")
+        if not kind or not type_name:
+            raise RegistryError("You must specify either TypeName and Type, or Arn.", "ValidationError")
+        named = self.types.get((kind, type_name))
+        if named is None:
+            raise RegistryError(f"The type '{type_name}' cannot be found.", "TypeNotFoundException")
+        return named, version_id
+
+    def version(self, registered: RegisteredType, version_id: Optional[str]) -> TypeVersion:
+        """The version ``version_id`` of ``registered`` (its default when None)."""
+        found = registered.versions.get(version_id) if version_id else registered.default
+        if found is None:
+            if version_id:
+                raise RegistryError(f"The type '{registered.type_name}' with version '{version_id}' cannot be found.", "TypeNotFoundException")
+            found = max(registered.versions.values(), key=lambda v: v.version_id)  # every version deregistered: the last one, DEPRECATED
+        return found
+
+    # -- changing ------------------------------------------------------------------------------
+
+    def set_default(self, registered: RegisteredType, version_id: Optional[str]) -> None:
+        if not version_id:
+            raise RegistryError("VersionId is required (or an Arn of a type version).", "ValidationError")
+        version = self.version(registered, version_id)
+        if version.deprecated:
+            raise RegistryError(f"Version '{version_id}' of type '{registered.type_name}' is deprecated and cannot be set as the default version.")
+        self._make_default(registered, version)
+
+    def _make_default(self, registered: RegisteredType, version: TypeVersion) -> None:
+        registered.default_id = version.version_id
+        self.handlers.use(registered.kind, registered.type_name, version)
+
+    async def deregister(self, registered: RegisteredType, version_id: Optional[str]) -> None:
+        """Deregister one version, or the type when it has one live version left; the default only when it is the last."""
+        if registered.origin is not None:
+            raise RegistryError(f"Type '{registered.type_name}' is an activated public type: deactivate it with DeactivateType.")
+        live = registered.live()
+        if version_id is None:
+            if len(live) > 1:
+                raise RegistryError(
+                    f"Type '{registered.type_name}' has {len(live)} registered versions: deregister each version that is not the default "
+                    "first (VersionId), then the type"
+                )
+            targets = live
+        else:
+            version = self.version(registered, version_id)
+            if version.deprecated:
+                raise RegistryError(f"Version '{version_id}' of type '{registered.type_name}' is already deregistered.", "TypeNotFoundException")
+            if version.version_id == registered.default_id and len(live) > 1:
+                raise RegistryError(
+                    f"Version '{version_id}' is the default version of type '{registered.type_name}' and cannot be deregistered while other "
+                    "versions are registered. Set another version as the default (SetTypeDefaultVersion) first."
+                )
+            targets = [version]
+        for version in targets:
+            version.deprecated = True
+            if version.version_id == registered.default_id:
+                self.handlers.use(registered.kind, registered.type_name, None)
+            await self.handlers.stop(version)
+            await asyncio.to_thread(shutil.rmtree, version.package.root, True)
+
+    # -- testing and publishing ----------------------------------------------------------------
+
+    def test(self, registered: RegisteredType, version_id: Optional[str], log_bucket: Optional[str]) -> TypeVersion:
+        """Start the contract suite on a version (the default when none is named); its TypeTestsStatus says how it went."""
+        version = self.version(registered, version_id)
+        if version.deprecated:
+            raise RegistryError(f"Version '{version.version_id}' of type '{registered.type_name}' is deregistered and cannot be tested.")
+        if version.kind == MODULE:
+            raise RegistryError(f"TestType tests resource types and hooks; '{registered.type_name}' is a module.")
+        if version.tests_status == IN_PROGRESS:
+            raise RegistryError(f"Tests of version '{version.version_id}' of type '{registered.type_name}' are already in progress.")
+        version.tests_status, version.tests_description = IN_PROGRESS, "The contract tests are in progress."
+        self._background(self._test(version, log_bucket))
+        return version
+
+    async def _test(self, version: TypeVersion, log_bucket: Optional[str]) -> None:
+        try:
+            passed, description = await self.handlers.test(version, log_bucket)
+        except (CfnrunError, OSError) as error:
+            passed, description = False, f"The contract tests could not run: {error}"
+        except BaseException:
+            version.tests_status, version.tests_description = FAILED, "The contract tests stopped: cfnrun serve stopped"
+            raise
+        version.tests_status, version.tests_description = ("PASSED" if passed else FAILED), description
+
+    def register_publisher(self) -> str:
+        """This account's publisher id (the same on every call: one account, one publisher)."""
+        if self.publisher_id is None:
+            self.publisher_id = hashlib.sha1(f"cfnrun-publisher-{self.account_id}".encode()).hexdigest()  # noqa: S324 - an id, not a secret
+        return self.publisher_id
+
+    def publish(self, registered: RegisteredType, public_version: Optional[str]) -> str:
+        """Publish the default version, once its tests PASSED; the public type's ARN."""
+        if self.publisher_id is None:
+            raise RegistryError("You must register as a publisher (RegisterPublisher) before you can publish an extension.")
+        version = self.version(registered, None)
+        if version.deprecated:
+            raise RegistryError(f"Type '{registered.type_name}' is deregistered and cannot be published.")
+        if version.tests_status != "PASSED":
+            raise RegistryError(
+                f"Version '{version.version_id}' of type '{registered.type_name}' cannot be published: its TypeTestsStatus is "
+                f"{version.tests_status}. Test it with TestType and publish it once its tests have PASSED."
+            )
+        number = public_version or _next_public(registered.public_versions)
+        if not SEMANTIC.match(number):
+            raise RegistryError(f"PublicVersionNumber '{number}' is not MAJOR.MINOR.PATCH.", "ValidationError")
+        if registered.public_versions and _semantic(number) <= _semantic(registered.public_versions[-1]):
+            raise RegistryError(f"PublicVersionNumber '{number}' must be greater than the latest published version, {registered.public_versions[-1]}.")
+        registered.public_versions.append(number)
+        version.public_version = number
+        registered.public_arn = (
+            f"arn:aws:cloudformation:{self.region}::type/{registered.kind.lower()}/{self.publisher_id}/{registered.type_name.replace('::', '-')}"
+        )
+        return registered.public_arn
+
+    # -- activating published types -------------------------------------------------------------
+
+    def published(self, kind: Optional[str], public_arn: Optional[str], publisher_id: Optional[str], type_name: Optional[str]) -> RegisteredType:
+        """The published type a PublicTypeArn names, or PublisherId and TypeName."""
+        for registered in self.types.values():
+            if registered.public_arn is None or (kind and registered.kind != kind):
+                continue
+            if registered.public_arn == public_arn or (publisher_id == self.publisher_id and type_name == registered.type_name):
+                return registered
+        raise RegistryError(f"The type '{public_arn or type_name}' cannot be found among the published types.", "TypeNotFoundException")
+
+    async def activate(self, published: RegisteredType, alias: Optional[str], auto_update: Optional[bool]) -> RegisteredType:
+        """Activate the latest public version of ``published`` as ``alias`` (its own name when none): a type of this account, on
+        workers of its own, that stacks use under that name."""
+        name = alias or published.type_name
+        taken = self.types.get((published.kind, name))
+        if taken is not None and taken.live():
+            raise RegistryError(f"Type '{name}' already exists in this account and Region: choose another TypeNameAlias.")
+        public = next(v for v in published.versions.values() if v.public_version == published.public_versions[-1])
+        package = dataclasses.replace(public.package, type_name=name, schema={**public.package.schema, "typeName": name})
+        activated = RegisteredType(published.kind, name, self.arn(published.kind, name), origin=published, auto_update=auto_update)
+        version = TypeVersion(package, "00000001", f"{activated.arn}/00000001", now(), tests_status=public.tests_status)
+        version.public_version = public.public_version
+        problem = await self.handlers.start(version)
+        if problem is not None:
+            await self.handlers.stop(version)
+            raise RegistryError(f"Type '{name}' cannot be activated: {problem}")
+        activated.numbered = 1
+        activated.versions[version.version_id] = version
+        self.types[(published.kind, name)] = activated
+        self._make_default(activated, version)
+        return activated
+
+    async def deactivate(self, registered: RegisteredType) -> None:
+        if registered.origin is None:
+            raise RegistryError(f"Type '{registered.type_name}' is not an activated public type: deregister it with DeregisterType.")
+        for version in registered.live():
+            version.deprecated = True
+            self.handlers.use(registered.kind, registered.type_name, None)
+            await self.handlers.stop(version)  # its files are the published version's: they stay
+        del self.types[(registered.kind, registered.type_name)]
+
+    async def close(self) -> None:
+        """Serve stops: registrations still running end (FAILED), every version's workers stop."""
+        running = list(self._running)
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        for registered in self.types.values():
+            for version in registered.live():
+                await self.handlers.stop(version)
+                if registered.origin is None:  # registrations last as long as serve: their files go with it (the type's history stays)
+                    await asyncio.to_thread(shutil.rmtree, version.package.root, True)
+
+
+SEMANTIC = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
+
+
+def _semantic(number: str) -> Tuple[int, ...]:
+    return tuple(int(part) for part in number.split("."))
+
+
+def _next_public(published: List[str]) -> str:
+    """The PublicVersionNumber when none is given: 1.0.0 first, then the latest's minor version plus one (inferred)."""
+    if not published:
+        return "1.0.0"
+    major, minor, _ = _semantic(published[-1])
+    return f"{major}.{minor + 1}.0"
+
+
+def _module_fragment(package: Unpacked) -> Dict[str, Any]:
+    """A module package's one fragment under ``fragments/``, checked by the rules a module project is (``cfnrun validate``)."""
+    from cfnrun.model.errors import ProjectError
+    from cfnrun.model.module_fragment import read_module_fragment
+
+    try:
+        return dict(read_module_fragment(package.root).document)
+    except ProjectError as error:
+        raise PackageError(f"The module's fragment cannot be registered: {error}") from None
+
+
+def _require_valid_schema(package: Unpacked) -> None:
+    """A schema that fails the meta-schema fails the registration, naming each problem."""
+    if package.kind == MODULE:
+        return
+    from cfnrun.model.schema_check import check_schema  # jsonschema: loaded by the first registration, not as serve starts
+
+    problems = [p for p in check_schema(ResourceSchema(package.schema), hook=package.kind == HOOK) if p.severity == "error"]
+    if problems:
+        listed = "; ".join(problem.line() for problem in problems)
+        raise PackageError(f"The schema of {package.type_name} is not valid against the {package.kind.lower()} meta-schema: {listed}")

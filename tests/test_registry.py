@@ -1,0 +1,423 @@
+"""The extension registry on ``cfnrun serve`` (issue #34): the package ``cfn submit`` builds, registered and used offline.
+
+The package is built once per session by cloudformation-cli itself (``cfn submit --dry-run`` on a copy of
+samples/note), uploaded with boto3 to serve's embedded moto S3, and registered with boto3 against a real
+``cfnrun serve --moto`` that serves another type (samples/parameter): the registered type's handlers run on
+serve's warm workers and a stack uses its default version.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator
+
+import pytest
+from botocore.exceptions import ClientError
+
+from conftest import FIXTURES, LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess, cfnrun
+
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+FAST = {"Delay": 0.2, "MaxAttempts": 1500}
+NOTE = "Cfnrun::Sample::Note"
+BUCKET = "cfnrun-registry-packages"
+# Each test drives whole registrations, stacks and suites on a shared 2-core machine: pytest-timeout's 120 s default is
+# too short when both cores are busy, so the bound follows CFNRUN_TEST_PATIENCE_S as the waits inside do.
+pytestmark = pytest.mark.timeout(PATIENCE_S * 6)
+NOTE_STACK = json.dumps({"Resources": {"Note": {"Type": NOTE, "Properties": {"Title": "registered, not served", "Priority": 2}}}})
+
+
+@pytest.fixture(scope="session")
+def note_package(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """``cfn submit --dry-run`` in a copy of samples/note: the zip cfn would upload."""
+    root = tmp_path_factory.mktemp("submit") / "note"
+    shutil.copytree(SAMPLES / "note", root, ignore=LOCAL_STATE)
+    cfn = [sys.executable, "-c", "import sys; from rpdk.core.cli import main; sys.exit(main())"]
+    run = subprocess.run([*cfn, "submit", "--dry-run"], cwd=root, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return (root / "cfnrun-sample-note.zip").read_bytes()
+
+
+class Registry:
+    """A serve of samples/parameter with --moto, and boto3 clients for its CloudFormation API and moto's S3."""
+
+    def __init__(self, server: ServerProcess, project: Path) -> None:
+        import boto3
+
+        self.server = server
+        self.project = project
+        announced = re.search(r"at (http://[0-9.]+:[0-9]+)", server.has_printed(r"moto server \(AWS stand-in\) at"))
+        assert announced, server.output
+        self.cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+        self.s3 = boto3.client("s3", endpoint_url=announced.group(1), **CREDENTIALS)
+        self.s3.create_bucket(Bucket=BUCKET)
+
+    def upload(self, key: str, data: bytes) -> str:
+        self.s3.put_object(Bucket=BUCKET, Key=key, Body=data)
+        return f"s3://{BUCKET}/{key}"
+
+    def register(self, key: str, data: bytes, type_name: str = NOTE, kind: str = "RESOURCE") -> Dict[str, Any]:
+        """RegisterType of ``data`` (uploaded as ``key``), waited for as cfn submit waits; DescribeTypeRegistration's answer."""
+        token = self.cloudformation.register_type(Type=kind, TypeName=type_name, SchemaHandlerPackage=self.upload(key, data))["RegistrationToken"]
+        try:
+            self.cloudformation.get_waiter("type_registration_complete").wait(RegistrationToken=token, WaiterConfig=FAST)
+        except Exception:  # noqa: B902 - FAILED ends the waiter: the answer says why
+            pass
+        answer = self.cloudformation.describe_type_registration(RegistrationToken=token)
+        answer["token"] = token
+        return answer
+
+    def registered_folders(self) -> list:
+        folder = self.project / ".cfnrun" / "registry" / "Cfnrun-Sample-Note"
+        return sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")) if folder.is_dir() else []  # .cfnrun: its history
+
+
+@pytest.fixture
+def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Registry]:
+    project = tmp_path / "parameter"
+    shutil.copytree(SAMPLES / "parameter", project, ignore=LOCAL_STATE)
+    monkeypatch.setenv("NOTES_STATE_DIR", str(tmp_path / "notes"))  # the registered note type keeps its notes there
+    monkeypatch.setenv("CFNRUN_HISTORY", "on")  # a private copy: its history is the test's to read
+    server = ServerProcess(project, "--no-reload", "--moto", "--virtual-clock")
+    try:
+        yield Registry(server, project)
+    finally:
+        server.stop(timeout=PATIENCE_S)
+
+
+def _rezipped(package: bytes, change: Callable[[str, bytes], Any]) -> bytes:
+    """``package`` with each member passed through ``change(name, data)``: new bytes, or None to leave the member out."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(package)) as source, zipfile.ZipFile(out, "w") as target:
+        for member in source.infolist():
+            data = change(member.filename, source.read(member))
+            if data is not None:
+                target.writestr(member.filename, data)
+    return out.getvalue()
+
+
+def test_a_submitted_package_registers_runs_in_a_stack_and_gets_versions(registry: Registry, note_package: bytes) -> None:
+    cloudformation = registry.cloudformation
+    first = registry.register("note-1.zip", note_package)
+    assert first["ProgressStatus"] == "COMPLETE", first
+    assert first["TypeArn"] == "arn:aws:cloudformation:us-east-1:123456789012:type/resource/Cfnrun-Sample-Note"
+    assert first["TypeVersionArn"] == first["TypeArn"] + "/00000001"
+    described = cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
+    assert described["DefaultVersionId"] == "00000001" and described["IsDefaultVersion"] is True
+    assert described["Arn"] == first["TypeArn"]
+    assert (described["ProvisioningType"], described["DeprecatedStatus"], described["TypeTestsStatus"]) == ("FULLY_MUTABLE", "LIVE", "NOT_TESTED")
+    assert json.loads(described["Schema"])["typeName"] == NOTE and described["Visibility"] == "PRIVATE"
+    assert described["LastUpdated"] and described["TimeCreated"]
+    assert registry.registered_folders() == [first["token"]]  # unpacked under the served project's .cfnrun/
+
+    # a stack uses it: its handlers run on serve's warm workers, through the invoker
+    cloudformation.create_stack(StackName="uses-registered", TemplateBody=NOTE_STACK)
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="uses-registered", WaiterConfig=FAST)
+    [resource] = cloudformation.describe_stack_resources(StackName="uses-registered")["StackResources"]
+    assert resource["ResourceType"] == NOTE and resource["PhysicalResourceId"]
+    import boto3
+
+    cloudcontrol = boto3.client("cloudcontrol", endpoint_url=registry.server.url, **CREDENTIALS)  # Cloud Control reaches it too
+    read = cloudcontrol.get_resource(TypeName=NOTE, Identifier=resource["PhysicalResourceId"])["ResourceDescription"]
+    assert json.loads(read["Properties"])["Title"] == "registered, not served"
+    registry.server.has_printed(r"Cfnrun-Sample-Note-TypeFunction .*CREATE")
+    history = cfnrun("history", "--project", str(registry.project / ".cfnrun" / "registry" / "Cfnrun-Sample-Note"))
+    assert history.returncode == 0 and "CREATE" in history.stdout, history.stdout + history.stderr  # recorded as a provider's calls are
+
+    # a second version is registered but not the default until SetTypeDefaultVersion (what `cfn submit --set-default` calls)
+    second = registry.register("note-2.zip", note_package)
+    assert second["ProgressStatus"] == "COMPLETE" and second["TypeVersionArn"].endswith("/00000002")
+    versions = cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE)["TypeVersionSummaries"]
+    assert [(v["VersionId"], v["IsDefaultVersion"]) for v in versions] == [("00000001", True), ("00000002", False)]
+    assert cloudformation.describe_type(Arn=second["TypeVersionArn"])["IsDefaultVersion"] is False
+    cloudformation.set_type_default_version(Arn=second["TypeVersionArn"])
+    described = cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
+    assert described["DefaultVersionId"] == "00000002"
+    [summary] = cloudformation.list_types(Visibility="PRIVATE", Type="RESOURCE")["TypeSummaries"]
+    assert (summary["TypeName"], summary["DefaultVersionId"], summary["TypeArn"]) == (NOTE, "00000002", first["TypeArn"])
+    tokens = cloudformation.list_type_registrations(Type="RESOURCE", TypeName=NOTE)["RegistrationTokenList"]
+    assert tokens == [first["token"], second["token"]]
+    listed = cfnrun("registry", "list", "--endpoint", registry.server.url)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert [line.split()[:3] for line in listed.stdout.splitlines()] == [
+        ["RESOURCE", NOTE], ["00000001", "tests", "NOT_TESTED"], ["00000002", "default", "tests"],
+    ], listed.stdout
+    if shutil.which("aws"):  # the aws CLI reads the same answers
+        described = subprocess.run(
+            ["aws", "--endpoint-url", registry.server.url, "--region", "us-east-1", "--output", "json", "cloudformation",
+             "describe-type-registration", "--registration-token", second["token"]],
+            capture_output=True, text=True, timeout=120, env={**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"},
+        )
+        assert described.returncode == 0, described.stderr
+        assert json.loads(described.stdout)["ProgressStatus"] == "COMPLETE"
+
+    # the stack's update runs on the new default version; the default cannot go while another version is registered
+    cloudformation.update_stack(StackName="uses-registered", TemplateBody=NOTE_STACK.replace("registered, not served", "version two"))
+    cloudformation.get_waiter("stack_update_complete").wait(StackName="uses-registered", WaiterConfig=FAST)
+    with pytest.raises(ClientError) as refused:
+        cloudformation.deregister_type(Type="RESOURCE", TypeName=NOTE, VersionId="00000002")
+    assert refused.value.response["Error"]["Code"] == "CFNRegistryException"
+    assert "default version" in refused.value.response["Error"]["Message"]
+    cloudformation.deregister_type(Type="RESOURCE", TypeName=NOTE, VersionId="00000001")
+    assert registry.registered_folders() == [second["token"]]  # the deregistered version's files are gone
+    live = cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE)["TypeVersionSummaries"]
+    assert [v["VersionId"] for v in live] == ["00000002"]
+    gone = cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE, DeprecatedStatus="DEPRECATED")["TypeVersionSummaries"]
+    assert [v["VersionId"] for v in gone] == ["00000001"]
+    with pytest.raises(cloudformation.exceptions.TypeNotFoundException):
+        cloudformation.describe_type(Type="RESOURCE", TypeName="Cfnrun::Sample::Nothing")
+    removed = cfnrun("registry", "remove", NOTE, "--endpoint", registry.server.url)
+    assert removed.returncode == 0 and "removed Cfnrun::Sample::Note (1 version(s))" in removed.stdout, removed.stdout + removed.stderr
+    assert cloudformation.list_types(Visibility="PRIVATE")["TypeSummaries"] == []
+    assert registry.registered_folders() == []
+
+
+def test_bad_packages_fail_their_registration_with_the_reason_and_leave_nothing(registry: Registry, note_package: bytes, tmp_path: Path) -> None:
+    def breaking_the_handlers(name: str, data: bytes) -> bytes:
+        if name != "ResourceProvider.zip":
+            return data
+        return _rezipped(data, lambda inner, code: b"raise ImportError('no such dependency')\n" if inner.endswith("cfnrun_sample_note/handlers.py") else code)
+
+    def bad_schema(name: str, data: bytes) -> bytes:
+        if name != "schema.json":
+            return data
+        schema = json.loads(data)
+        del schema["primaryIdentifier"]
+        return json.dumps(schema).encode()
+
+    escaping = io.BytesIO()
+    with zipfile.ZipFile(escaping, "w") as archive:
+        archive.writestr(".rpdk-config", "{}")
+        archive.writestr("../../escaped.txt", "outside")
+    cases = {
+        "not-a-zip.zip": (b"this is not a zip", "not a zip file"),
+        "no-config.zip": (_rezipped(note_package, lambda name, data: None if name == ".rpdk-config" else data), "has no .rpdk-config"),
+        "no-handlers.zip": (_rezipped(note_package, lambda name, data: None if name == "ResourceProvider.zip" else data), "has no handlers"),
+        "slip.zip": (escaping.getvalue(), "outside its own folder"),
+        "bad-schema.zip": (_rezipped(note_package, bad_schema), "primaryIdentifier"),
+        "no-import.zip": (_rezipped(note_package, breaking_the_handlers), "no such dependency"),
+    }
+    for key, (data, reason) in cases.items():
+        answer = registry.register(key, data)
+        assert answer["ProgressStatus"] == "FAILED", (key, answer)
+        assert reason in answer["Description"], (key, answer["Description"])
+        assert "TypeVersionArn" not in answer
+    assert registry.registered_folders() == []  # nothing half-registered: every FAILED package's files are gone
+    assert not any(p.name == "escaped.txt" for p in tmp_path.rglob("escaped.txt"))
+    failed = registry.cloudformation.list_type_registrations(Type="RESOURCE", TypeName=NOTE, RegistrationStatusFilter="FAILED")
+    assert len(failed["RegistrationTokenList"]) == len(cases)
+    with pytest.raises(registry.cloudformation.exceptions.TypeNotFoundException):
+        registry.cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
+    # a TypeName names the package's folder: one that would lead out of .cfnrun/registry/ is refused by the model's pattern
+    with pytest.raises(ClientError, match="failed to satisfy constraint") as refused:
+        registry.cloudformation.register_type(Type="RESOURCE", TypeName="../../Org::Svc::Thing", SchemaHandlerPackage=f"s3://{BUCKET}/x.zip")
+    assert refused.value.response["Error"]["Code"] == "ValidationError"
+    # the server keeps serving: a good package registers after all of them
+    assert registry.register("good.zip", note_package)["TypeVersionArn"].endswith("/00000001")
+    assert len(registry.registered_folders()) == 1
+    # the same request sent twice (one ClientRequestToken) is one registration, not a second version
+    sent = {"Type": "RESOURCE", "TypeName": NOTE, "SchemaHandlerPackage": f"s3://{BUCKET}/good.zip", "ClientRequestToken": "release-42"}
+    once, twice = (registry.cloudformation.register_type(**sent)["RegistrationToken"] for _ in range(2))
+    assert once == twice
+    registry.cloudformation.get_waiter("type_registration_complete").wait(RegistrationToken=once, WaiterConfig=FAST)
+    versions = registry.cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE)["TypeVersionSummaries"]
+    assert [v["VersionId"] for v in versions] == ["00000001", "00000002"]
+    assert registry.server.stop(timeout=PATIENCE_S) == 0
+    assert registry.registered_folders() == []  # registrations last as long as serve: their files go when it stops
+
+
+def _hook_package(project: Path) -> bytes:
+    """A hook project packaged as ``cfn submit`` packages one: settings, schema, and the handler bundle (its src/)."""
+    bundle = io.BytesIO()
+    with zipfile.ZipFile(bundle, "w") as archive:
+        for path in sorted((project / "src").rglob("*.py")):
+            archive.write(path, str(path.relative_to(project / "src")))
+    package = io.BytesIO()
+    with zipfile.ZipFile(package, "w") as archive:
+        archive.write(project / ".rpdk-config", ".rpdk-config")
+        archive.write(project / "cfnrun-test-versioningguard.json", "schema.json")
+        archive.writestr("ResourceProvider.zip", bundle.getvalue())
+    return package.getvalue()
+
+
+def test_a_registered_hook_fires_in_stacks_once_its_configuration_enables_it(registry: Registry) -> None:
+    hook = "Cfnrun::Test::VersioningGuard"
+    answer = registry.register("hook.zip", _hook_package(FIXTURES / "versioning_hook"), type_name=hook, kind="HOOK")
+    assert answer["ProgressStatus"] == "COMPLETE", answer
+    assert answer["TypeVersionArn"] == "arn:aws:cloudformation:us-east-1:123456789012:type/hook/Cfnrun-Test-VersioningGuard/00000001"
+    described = registry.cloudformation.describe_type(Type="HOOK", TypeName=hook)
+    assert (described["Type"], described["DefaultVersionId"], described["ProvisioningType"]) == ("HOOK", "00000001", "NON_PROVISIONABLE")
+    bucket = json.dumps({"Resources": {"Bucket": {"Type": "AWS::S3::Bucket", "Properties": {"VersioningConfiguration": {"Status": "Suspended"}}}}})
+    cloudformation = registry.cloudformation
+    cloudformation.create_stack(StackName="before-activation", TemplateBody=bucket)
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="before-activation", WaiterConfig=FAST)  # registered, not enabled
+    document = {"CloudFormationConfiguration": {"HookConfiguration": {"HookInvocationStatus": "ENABLED", "TargetOperations": ["RESOURCE"], "FailureMode": "FAIL", "Properties": {}}}}
+    configured = cloudformation.set_type_configuration(Type="HOOK", TypeName=hook, Configuration=json.dumps(document))
+    assert configured["ConfigurationArn"].startswith("arn:aws:cloudformation:us-east-1:123456789012:type-configuration/hook/Cfnrun-Test-VersioningGuard/")
+    described = cloudformation.batch_describe_type_configurations(
+        TypeConfigurationIdentifiers=[{"Type": "HOOK", "TypeName": hook}, {"TypeConfigurationArn": configured["ConfigurationArn"]}, {"TypeName": NOTE}]
+    )
+    assert [c["Arn"] for c in described["TypeConfigurations"]] == [configured["ConfigurationArn"]] * 2
+    assert json.loads(described["TypeConfigurations"][0]["Configuration"]) == document and described["TypeConfigurations"][0]["IsDefaultConfiguration"]
+    assert [(e["ErrorCode"], e["TypeConfigurationIdentifier"]["TypeName"]) for e in described["Errors"]] == [("TypeConfigurationNotFoundException", NOTE)]
+    cloudformation.create_stack(StackName="hooked", TemplateBody=bucket)
+    with pytest.raises(Exception):  # noqa: B017 - the waiter's failure: the stack rolls back
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="hooked", WaiterConfig=FAST)
+    events = cloudformation.describe_stack_events(StackName="hooked")["StackEvents"]
+    reasons = [e.get("HookStatusReason") for e in events if e.get("HookType") == hook and e.get("HookStatus") == "HOOK_COMPLETE_FAILED"]
+    assert reasons == ["bucket versioning must be Enabled (found Suspended)"], events
+
+
+def _wait_for_tests(cloudformation: Any, arn: str) -> Dict[str, Any]:
+    """DescribeType of a version until its TypeTestsStatus is no longer IN_PROGRESS (the suite runs in the background)."""
+    from conftest import wait_until
+
+    seen: Dict[str, Any] = {}
+
+    def finished() -> bool:
+        seen.update(cloudformation.describe_type(Arn=arn))
+        return seen["TypeTestsStatus"] != "IN_PROGRESS"
+
+    wait_until(finished, timeout=PATIENCE_S * 3, what="TestType to finish")
+    return seen
+
+
+def test_test_type_runs_the_contract_suite_and_publish_type_follows_its_status(registry: Registry, note_package: bytes) -> None:
+    cloudformation = registry.cloudformation
+    registry.s3.create_bucket(Bucket="test-logs")
+
+    def delete_that_deletes_nothing(name: str, data: bytes) -> bytes:
+        if name != "ResourceProvider.zip":
+            return data
+        broken = b'        del state["notes"][record["NoteId"]]\n'
+        return _rezipped(data, lambda inner, code: code.replace(broken, b"        pass\n") if inner.endswith("cfnrun_sample_note/handlers.py") else code)
+
+    good = registry.register("good.zip", note_package)["TypeVersionArn"]
+    bad = registry.register("bad.zip", _rezipped(note_package, delete_that_deletes_nothing))["TypeVersionArn"]
+    with pytest.raises(ClientError) as early:  # no publisher yet, no tests passed yet
+        cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)
+    assert early.value.response["Error"]["Code"] == "CFNRegistryException"
+    publisher = cloudformation.register_publisher(AcceptTermsAndConditions=True)["PublisherId"]
+    assert cloudformation.describe_publisher()["PublisherId"] == publisher
+    with pytest.raises(ClientError, match="TypeTestsStatus is NOT_TESTED"):
+        cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)
+
+    assert cloudformation.test_type(Arn=good, LogDeliveryBucket="test-logs")["TypeVersionArn"] == good
+    assert cloudformation.describe_type(Arn=good)["TypeTestsStatus"] == "IN_PROGRESS"
+    cloudformation.test_type(Arn=bad)
+    passed, failed = _wait_for_tests(cloudformation, good), _wait_for_tests(cloudformation, bad)
+    assert passed["TypeTestsStatus"] == "PASSED", passed.get("TypeTestsStatusDescription")
+    assert failed["TypeTestsStatus"] == "FAILED"
+    assert "contract_delete_read" in failed["TypeTestsStatusDescription"], failed["TypeTestsStatusDescription"]
+    logs = registry.s3.list_objects_v2(Bucket="test-logs")["Contents"]
+    assert [log["Key"] for log in logs] == ["Cfnrun-Sample-Note/00000001/test.log"]
+
+    published = cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)  # the default version, 00000001, passed
+    assert published["PublicTypeArn"] == f"arn:aws:cloudformation:us-east-1::type/resource/{publisher}/Cfnrun-Sample-Note"
+    cloudformation.set_type_default_version(Arn=bad)
+    with pytest.raises(ClientError, match="TypeTestsStatus is FAILED"):
+        cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)
+
+    # the published type, activated under an alias, is a type of its own that a stack uses by that name
+    alias = "Acme::Notes::Note"
+    activated = cloudformation.activate_type(Type="RESOURCE", PublicTypeArn=published["PublicTypeArn"], TypeNameAlias=alias, AutoUpdate=False)
+    assert activated["Arn"] == "arn:aws:cloudformation:us-east-1:123456789012:type/resource/Acme-Notes-Note"
+    described = cloudformation.describe_type(Type="RESOURCE", TypeName=alias)
+    assert (described["IsActivated"], described["OriginalTypeName"], described["OriginalTypeArn"]) == (True, NOTE, published["PublicTypeArn"])
+    assert described["PublicVersionNumber"] == "1.0.0" and json.loads(described["Schema"])["typeName"] == alias
+    cloudformation.create_stack(StackName="aliased", TemplateBody=NOTE_STACK.replace(NOTE, alias))
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="aliased", WaiterConfig=FAST)
+    cloudformation.delete_stack(StackName="aliased")
+    cloudformation.get_waiter("stack_delete_complete").wait(StackName="aliased", WaiterConfig=FAST)
+    cloudformation.deactivate_type(Type="RESOURCE", TypeName=alias)
+    with pytest.raises(cloudformation.exceptions.TypeNotFoundException):
+        cloudformation.describe_type(Type="RESOURCE", TypeName=alias)
+
+
+def test_a_provider_of_the_same_type_wins_over_its_registered_version(tmp_path: Path, note_package: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "note"
+    shutil.copytree(SAMPLES / "note", project, ignore=LOCAL_STATE)
+    monkeypatch.setenv("NOTES_STATE_DIR", str(tmp_path / "notes"))
+    server = ServerProcess(project, "--no-reload", "--moto", "--virtual-clock")
+    try:
+        served = Registry(server, project)
+        assert served.register("note.zip", note_package)["ProgressStatus"] == "COMPLETE"
+        served.cloudformation.create_stack(StackName="provided", TemplateBody=NOTE_STACK)
+        served.cloudformation.get_waiter("stack_create_complete").wait(StackName="provided", WaiterConfig=FAST)
+        server.has_printed(r"^\S+ TypeFunction +CREATE")  # the provider's own function, not Cfnrun-Sample-Note-TypeFunction
+        assert not [line for line in server.output if "Cfnrun-Sample-Note-TypeFunction" in line and "CREATE" in line]
+    finally:
+        server.stop(timeout=PATIENCE_S)
+
+
+def test_a_registered_module_expands_in_stacks_and_a_broken_fragment_fails(registry: Registry) -> None:
+    module = "Cfnrun::Sample::Bucket::MODULE"
+
+    def package(fragment: bytes) -> bytes:
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as archive:
+            archive.write(SAMPLES / "module" / ".rpdk-config", ".rpdk-config")
+            archive.writestr("schema.json", json.dumps({"typeName": module, "description": "a bucket", "properties": {}}))
+            archive.writestr("fragments/bucket.json", fragment)
+        return out.getvalue()
+
+    fragment = (SAMPLES / "module" / "fragments" / "bucket.json").read_bytes()
+    broken = registry.register("broken-module.zip", package(fragment.replace(b'"Resources"', b'"Transform": "AWS::Serverless-2016-10-31", "Resources"')), module, "MODULE")
+    assert broken["ProgressStatus"] == "FAILED" and "Transform" in broken["Description"], broken
+    answer = registry.register("module.zip", package(fragment), module, "MODULE")
+    assert answer["ProgressStatus"] == "COMPLETE" and answer["TypeVersionArn"].endswith("type/module/Cfnrun-Sample-Bucket-MODULE/00000001"), answer
+    template = {"Resources": {"Logs": {"Type": module, "Properties": {"BucketName": "registered-module-bucket"}}}}
+    registry.cloudformation.create_stack(StackName="moduled", TemplateBody=json.dumps(template))
+    registry.cloudformation.get_waiter("stack_create_complete").wait(StackName="moduled", WaiterConfig=FAST)
+    [resource] = registry.cloudformation.describe_stack_resources(StackName="moduled")["StackResources"]
+    assert resource["LogicalResourceId"] == "LogsS3Bucket" and resource["ResourceType"] == "AWS::S3::Bucket"
+    assert "registered-module-bucket" in [b["Name"] for b in registry.s3.list_buckets()["Buckets"]]
+
+
+def test_cfn_submit_of_a_hook_reads_its_targets_from_serves_registry_and_the_package_registers(registry: Registry, tmp_path: Path) -> None:
+    """cfn submit packages a hook with its targets' schemas, which it asks the registry for: serve answers for AWS's public types."""
+    project = tmp_path / "hook"
+    shutil.copytree(SAMPLES / "hook", project, ignore=LOCAL_STATE)
+    shutil.rmtree(project / "target-schemas")
+    (project / "target-info.json").unlink()
+    cfn = [sys.executable, "-c", "import sys; from rpdk.core.cli import main; sys.exit(main())"]
+    run = subprocess.run(
+        [*cfn, "submit", "--dry-run", "--endpoint-url", registry.server.url, "--region", "us-east-1"], cwd=project, capture_output=True,
+        text=True, stdin=subprocess.DEVNULL, timeout=600, env={**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"},
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    package = (project / "cfnrun-sample-bucketguard.zip").read_bytes()
+    with zipfile.ZipFile(io.BytesIO(package)) as archive:
+        target = json.loads(archive.read("target-schemas/aws-s3-bucket.json"))
+    assert target["typeName"] == "AWS::S3::Bucket" and "BucketName" in target["properties"]
+    answer = registry.register("bucketguard.zip", package, "Cfnrun::Sample::BucketGuard", "HOOK")
+    assert answer["ProgressStatus"] == "COMPLETE", answer
+    public = registry.cloudformation.list_types(Visibility="PUBLIC", Type="RESOURCE", Filters={"TypeNamePrefix": "AWS::S3::Bucket"})
+    assert "AWS::S3::Bucket" in [summary["TypeName"] for summary in public["TypeSummaries"]]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="cfn submit's managed upload stack declares AWS::S3::BucketPolicy, which moto's CloudFormation (where serve makes AWS::* "
+    "resources) does not implement (2026-11-26; its WaitConditionHandle works since stackops' merge): remove this mark once it does",
+)
+def test_cfn_submit_unchanged_registers_against_serve(registry: Registry, tmp_path: Path) -> None:
+    """The real ``cfn submit``: its upload infrastructure stack on serve, its upload to moto's S3, RegisterType, polling, --set-default."""
+    project = tmp_path / "note"
+    shutil.copytree(SAMPLES / "note", project, ignore=LOCAL_STATE)
+    moto = registry.s3.meta.endpoint_url
+    cfn = [sys.executable, "-c", "import sys; from rpdk.core.cli import main; sys.exit(main())"]
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_ENDPOINT_URL_S3": moto, "AWS_ENDPOINT_URL_IAM": moto}
+    run = subprocess.run(
+        [*cfn, "submit", "--endpoint-url", registry.server.url, "--region", "us-east-1", "--set-default"], cwd=project,
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=900, env=env,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    described = registry.cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
+    assert described["DefaultVersionId"] == "00000001" and described["DeprecatedStatus"] == "LIVE"
