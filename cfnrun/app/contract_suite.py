@@ -26,14 +26,13 @@ from cfnrun.invoker.credentials import PLACEHOLDER
 from cfnrun.model.hook_targets import TARGET_SCHEMAS_FOLDER, undescribed_targets
 from cfnrun.model.project import Project
 from cfnrun.ui.console import Console
+from cfnrun.app.contract_results import MAX_SUMMARY_LINES, RESULTS_FILE, failed_tests
 from cfnrun.app.serve import Sources, aws_calls_routed, start_server
 from cfnrun.app.serve_settings import ServeSettings
 from cfnrun.stacks.store import StackError, StackStore
 from cfnrun.stacks.template.errors import TemplateError
 
 
-RESULTS_FILE = "test-results.xml"  # in the project's .cfnrun/: the suite's JUnit XML report, read for the summary
-MAX_SUMMARY_LINES = 20
 CFN_TESTS_FAILED = "rpdk.core.exceptions.SysExitRecommendedError"  # what cfn logs when tests failed, not a crash
 CFN_LOG = "rpdk.log"  # where cfn writes its own traceback when it stops on an unhandled exception
 
@@ -255,27 +254,3 @@ def cfn_crash(log: Path, offset: int) -> List[str]:
         return []  # cfn's way of saying some tests failed: the summary says which
     lines = [f"cfnrun test: cfn test itself stopped on {cause.line} (in {log})"]
     return lines + ([f"  hint: {cause.hint}"] if cause.hint else [])
-
-
-def failed_tests(results: Path) -> List[str]:
-    """Each failed test of the suite with its reason (pytest's JUnit XML report), for the summary; [] if none or no report."""
-    import xml.etree.ElementTree as ElementTree  # our own pytest's report, not input from elsewhere
-
-    try:
-        cases = ElementTree.parse(results).getroot().iter("testcase")
-    except (OSError, ElementTree.ParseError):
-        return []
-    failed = []
-    for case in cases:
-        for kind in ("failure", "error"):
-            found = case.find(kind)
-            if found is not None:
-                reason = " ".join((found.get("message") or found.text or "").split())
-                shown = reason if len(reason) <= 200 else reason[:199] + "…"
-                failed.append(f"  {case.get('name')} ({'failed' if kind == 'failure' else 'error'}): {shown}")
-                break
-    if not failed:
-        return []
-    return [f"cfnrun test: {len(failed)} test(s) did not pass:", *failed[:MAX_SUMMARY_LINES]] + (
-        [f"  … and {len(failed) - MAX_SUMMARY_LINES} more"] if len(failed) > MAX_SUMMARY_LINES else []
-    )

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Tuple
 
+from cfnrun.app.contract_results import RESULTS_FILE, failed_tests
 from cfnrun.model.project import RPDK_CONFIG, schema_file_name
 from cfnrun.registry.package import SCHEMA
 from cfnrun.registry.store import TypeVersion
@@ -40,8 +41,6 @@ def test_project(version: TypeVersion) -> Path:
 
 async def run_type_tests(version: TypeVersion, aws_endpoint: Optional[str]) -> Tuple[bool, str, bytes]:
     """Whether the suite passed, the TypeTestsStatusDescription, and the suite's output with the handlers' log."""
-    from cfnrun.app.contract_suite import RESULTS_FILE, failed_tests
-
     project = await asyncio.to_thread(test_project, version)
     command = [sys.executable, "-m", "cfnrun", "test", "--virtual-clock"]
     if aws_endpoint:
