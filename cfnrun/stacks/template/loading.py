@@ -20,6 +20,7 @@ from cfnrun.stacks.template.foreach import expand_for_each, uses_for_each
 from cfnrun.stacks.template.limits import check_quotas
 from cfnrun.stacks.template.literal_functions import check_literal_functions
 from cfnrun.stacks.template.modules import ModuleInfo, expand_modules_with_info, uses_modules
+from cfnrun.stacks.template.serverless import SERVERLESS, expand_serverless
 from cfnrun.stacks.template.transforms import LANGUAGE_EXTENSIONS, check_functions, check_transforms
 
 
@@ -42,6 +43,8 @@ def load_stack_template(
         check_transforms(document)
         if LANGUAGE_EXTENSIONS in transform_names(document.get("Transform")) and uses_for_each(document):
             document = expand_for_each(document, parameter_values)
+        if SERVERLESS in transform_names(document.get("Transform")):
+            document = expand_serverless(document, parameter_values)
         if module_fragments is not None and uses_modules(document):
             document, module_info = expand_modules_with_info(document, module_fragments)
     check_quotas(document)  # on the template as processed (loops and modules expanded), as the service counts

@@ -1,0 +1,134 @@
+"""SAM templates on ``cfnrun serve --moto``: aws-sam-translator expands them offline; their AWS::* resources run on moto."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from botocore.exceptions import ClientError, WaiterError
+
+from conftest import LOCAL_STATE, SAMPLES
+
+FAST = {"Delay": 0.1, "MaxAttempts": 600}
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+
+SAM_TEMPLATE = """\
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  Notes:
+    Type: AWS::Serverless::SimpleTable
+  Greeter:
+    Type: AWS::Serverless::Function
+    Properties:
+      Runtime: python3.12
+      Handler: index.handler
+      InlineCode: |
+        def handler(event, context):
+            return {"hello": event.get("name")}
+      Policies: [AmazonDynamoDBReadOnlyAccess]
+Outputs:
+  TableName:
+    Value: !Ref Notes
+  GreeterArn:
+    Value: !GetAtt Greeter.Arn
+"""
+
+
+def _wait(cloudformation, name: str, waiter: str) -> None:
+    try:
+        cloudformation.get_waiter(waiter).wait(StackName=name, WaiterConfig=FAST)
+    except WaiterError:
+        events = cloudformation.describe_stack_events(StackName=name)["StackEvents"]
+        raise AssertionError([e.get("ResourceStatusReason") for e in events if e.get("ResourceStatusReason")]) from None
+
+
+def test_a_sam_template_becomes_aws_resources_on_the_endpoint(serve, tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    server = serve(tmp_path / "note", "--no-reload", "--moto")
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+
+    cloudformation.create_stack(StackName="sam", TemplateBody=SAM_TEMPLATE, Capabilities=["CAPABILITY_IAM"])
+    _wait(cloudformation, "sam", "stack_create_complete")
+
+    resources = {r["LogicalResourceId"]: r["ResourceType"]
+                 for r in cloudformation.describe_stack_resources(StackName="sam")["StackResources"]}
+    assert resources == {"Notes": "AWS::DynamoDB::Table", "Greeter": "AWS::Lambda::Function", "GreeterRole": "AWS::IAM::Role"}
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in cloudformation.describe_stacks(StackName="sam")["Stacks"][0]["Outputs"]}
+    assert outputs["GreeterArn"].startswith("arn:aws:lambda:us-east-1:")
+
+    processed = cloudformation.get_template(StackName="sam", TemplateStage="Processed")["TemplateBody"]
+    processed = processed if isinstance(processed, dict) else json.loads(processed)
+    assert "Transform" not in processed
+    assert processed["Resources"]["GreeterRole"]["Properties"]["ManagedPolicyArns"] == [
+        "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole", "arn:aws:iam::aws:policy/AmazonDynamoDBReadOnlyAccess"]
+    original = cloudformation.get_template(StackName="sam", TemplateStage="Original")["TemplateBody"]
+    assert "AWS::Serverless::Function" in json.dumps(original)
+
+    cloudformation.delete_stack(StackName="sam")
+    _wait(cloudformation, "sam", "stack_delete_complete")
+
+
+def test_a_sam_template_the_translator_refuses_is_refused_in_its_words(serve, tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    server = serve(tmp_path / "note", "--no-reload", "--moto")
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    broken = SAM_TEMPLATE.replace("      Runtime: python3.12\n      Handler: index.handler\n", "")
+    try:
+        cloudformation.create_stack(StackName="broken", TemplateBody=broken.replace("InlineCode", "CodeUri: s3://b/k\n      InlineCode"))
+    except ClientError as error:
+        assert error.response["Error"]["Code"] == "ValidationError"
+        message = error.response["Error"]["Message"]
+        assert message.startswith("Transform AWS::Serverless-2016-10-31 failed with:"), message
+        assert "Greeter" in message
+    else:
+        raise AssertionError("a function with both CodeUri and InlineCode was accepted")
+    assert cloudformation.list_stacks()["StackSummaries"] == []
+
+
+BUILT_TEMPLATE = """\
+AWSTemplateFormatVersion: '2010-09-09'
+Transform: AWS::Serverless-2016-10-31
+Globals:
+  Function:
+    Timeout: 3
+Resources:
+  HelloWorldFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: {code}
+      Handler: app.lambda_handler
+      Runtime: python3.12
+    Metadata:
+      SamResourceId: HelloWorldFunction
+"""
+
+
+def test_sam_build_output_with_code_on_disk_deploys_and_missing_code_says_where_it_looked(serve, tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    code = tmp_path / ".aws-sam" / "build" / "HelloWorldFunction"  # what `sam build` writes: the transform stays
+    code.mkdir(parents=True)
+    (code / "app.py").write_text("def lambda_handler(event, context):\n    return {'statusCode': 200}\n")
+    server = serve(tmp_path / "note", "--no-reload", "--moto")
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+
+    cloudformation.create_stack(StackName="built", TemplateBody=BUILT_TEMPLATE.format(code=code), Capabilities=["CAPABILITY_IAM"])
+    _wait(cloudformation, "built", "stack_create_complete")
+    resources = {r["LogicalResourceId"]: r for r in cloudformation.describe_stack_resources(StackName="built")["StackResources"]}
+    assert resources["HelloWorldFunction"]["ResourceType"] == "AWS::Lambda::Function"
+    assert resources["HelloWorldFunction"]["PhysicalResourceId"]
+
+    missing = tmp_path / "nowhere"
+    cloudformation.create_stack(StackName="unbuilt", TemplateBody=BUILT_TEMPLATE.format(code=missing), Capabilities=["CAPABILITY_IAM"])
+    try:
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="unbuilt", WaiterConfig=FAST)
+    except WaiterError:
+        pass
+    events = cloudformation.describe_stack_events(StackName="unbuilt")["StackEvents"]
+    failed = [e for e in events if e["LogicalResourceId"] == "HelloWorldFunction" and e["ResourceStatus"] == "CREATE_FAILED"]
+    assert failed and f"the local code {missing} does not exist" in failed[0]["ResourceStatusReason"]
