@@ -104,6 +104,26 @@ Resources:
       Runtime: python3.12
     Metadata:
       SamResourceId: HelloWorldFunction
+  Greeting:
+    Type: Custom::Greeting
+    Properties:
+      ServiceToken: !GetAtt HelloWorldFunction.Arn
+Outputs:
+  Greeting:
+    Value: !GetAtt Greeting.Text
+"""
+
+
+ANSWERING_HANDLER = """\
+import json
+import urllib.request
+
+
+def lambda_handler(event, context):
+    body = json.dumps({"Status": "SUCCESS", "PhysicalResourceId": "greeting", "StackId": event["StackId"],
+                       "RequestId": event["RequestId"], "LogicalResourceId": event["LogicalResourceId"],
+                       "Data": {"Text": "built " + event["RequestType"]}}).encode()
+    urllib.request.urlopen(urllib.request.Request(event["ResponseURL"], data=body, method="PUT")).close()
 """
 
 
@@ -113,7 +133,7 @@ def test_sam_build_output_with_code_on_disk_deploys_and_missing_code_says_where_
     shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
     code = tmp_path / ".aws-sam" / "build" / "HelloWorldFunction"  # what `sam build` writes: the transform stays
     code.mkdir(parents=True)
-    (code / "app.py").write_text("def lambda_handler(event, context):\n    return {'statusCode': 200}\n")
+    (code / "app.py").write_text(ANSWERING_HANDLER)
     server = serve(tmp_path / "note", "--no-reload", "--moto")
     cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
 
@@ -122,6 +142,10 @@ def test_sam_build_output_with_code_on_disk_deploys_and_missing_code_says_where_
     resources = {r["LogicalResourceId"]: r for r in cloudformation.describe_stack_resources(StackName="built")["StackResources"]}
     assert resources["HelloWorldFunction"]["ResourceType"] == "AWS::Lambda::Function"
     assert resources["HelloWorldFunction"]["PhysicalResourceId"]
+    outputs = cloudformation.describe_stacks(StackName="built")["Stacks"][0]["Outputs"]
+    assert outputs == [{"OutputKey": "Greeting", "OutputValue": "built Create"}]  # the code on disk ran, on serve's workers
+    cloudformation.delete_stack(StackName="built")
+    _wait(cloudformation, "built", "stack_delete_complete")
 
     missing = tmp_path / "nowhere"
     cloudformation.create_stack(StackName="unbuilt", TemplateBody=BUILT_TEMPLATE.format(code=missing), Capabilities=["CAPABILITY_IAM"])
@@ -131,4 +155,5 @@ def test_sam_build_output_with_code_on_disk_deploys_and_missing_code_says_where_
         pass
     events = cloudformation.describe_stack_events(StackName="unbuilt")["StackEvents"]
     failed = [e for e in events if e["LogicalResourceId"] == "HelloWorldFunction" and e["ResourceStatus"] == "CREATE_FAILED"]
+    assert failed, [e.get("ResourceStatusReason") for e in events]
     assert failed and f"the local code {missing} does not exist" in failed[0]["ResourceStatusReason"]

@@ -22,6 +22,7 @@ from cfnrun.app.served import Served
 from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.leftovers import LeftoverCheck
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
+from cfnrun.app.stacks.stack_functions import LocalLambdas, StackFunctions
 from cfnrun.app.stacks.guard_hooks import GuardHookKind
 from cfnrun.app.stacks.hook_files import HookFiles, readable_folders
 from cfnrun.app.stacks.hook_gate import CustomHook, Hook, HookGate
@@ -146,8 +147,8 @@ def local_stacks(
     router = TypeRouter(
         user_types,
         served_types,
-        aws_types,
-        CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock) if served.templates else None,
+        LocalLambdas(aws_types, StackFunctions(served)),  # a stack's inline Python functions are served too
+        CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock),  # served or the stacks' own
         {name: hook_resources for name in hook_kinds},
     )
     exports = Exports()
