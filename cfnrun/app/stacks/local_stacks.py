@@ -22,6 +22,7 @@ from cfnrun.app.served import Served
 from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.leftovers import LeftoverCheck
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
+from cfnrun.app.stacks.nested_stacks import NESTED_STACK, NestedStacks
 from cfnrun.app.stacks.stack_functions import LocalLambdas, StackFunctions
 from cfnrun.app.stacks.guard_hooks import GuardHookKind
 from cfnrun.app.stacks.hook_files import HookFiles, readable_folders
@@ -144,12 +145,13 @@ def local_stacks(
         LAMBDA_HOOK_TYPE: LambdaHookKind(operations, payloads),
     }
     hook_resources = HookResources(hooks, hook_kinds)
+    nested_stacks = NestedStacks(served.aws_endpoint, region)  # given the stack operations below, once they exist
     router = TypeRouter(
         user_types,
         served_types,
         LocalLambdas(aws_types, StackFunctions(served)),  # a stack's inline Python functions are served too
         CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock),  # served or the stacks' own
-        {name: hook_resources for name in hook_kinds},
+        {**{name: hook_resources for name in hook_kinds}, NESTED_STACK: nested_stacks},
     )
     exports = Exports()
     engine = StackEngine(router, exports, region, account_id, hooks)
@@ -193,8 +195,9 @@ def local_stacks(
     store = StackStore(engine, Blueprints(router, exports, region, account_id, fragments), state)
     drift = DriftChecks(store, operations, user_types)
     calls = StackOperations(store, describe_type, partial(summarize, modules=fragments), configure_type, drift, hooks)
+    nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments)
     return LocalStacks(
-        store, CheckedStackOperations(calls, lint, fragments), responses, drift, hooks, payloads, aws_types, operations.console, operations,
+        store, checked, responses, drift, hooks, payloads, aws_types, operations.console, operations,
         LeftoverCheck(operations, served_types, aws_types),
     )
 

@@ -1,0 +1,170 @@
+"""``AWS::CloudFormation::Stack``: a nested stack, run as a local stack of its own through the same stack operations.
+
+The child's template comes from ``TemplateURL``: an S3 URL of the AWS endpoint's S3 (``s3://b/k``,
+``https://b.s3[.region].amazonaws.com/k``, ``https://s3[.region].amazonaws.com/b/k``, or the endpoint's
+own ``http://host:port/b/k``), or a path on disk (what cfn-lint and ``aws cloudformation package``
+read before packaging), relative to the folder serve runs in. The child is created as the service
+names it (``<parent>-<logical id>-<12 random characters>``) with the resource's ``Parameters``;
+its physical id (and Ref) is its stack id, ``Fn::GetAtt Child.Outputs.X`` reads its outputs. An
+update updates the child in place; a delete deletes it. A child that fails fails the resource
+with the service's words (``Embedded stack <id> was not successfully created: <reason>``).
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import string
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Protocol, Tuple
+from urllib.parse import urlparse
+
+from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
+
+NESTED_STACK = "AWS::CloudFormation::Stack"
+CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]  # the parent's were checked already
+# Where each operation on the child ends (a status read before the operation began is none of them).
+ENDS = {
+    "CREATE": ("CREATE_COMPLETE", "CREATE_FAILED", "ROLLBACK_COMPLETE", "ROLLBACK_FAILED"),
+    "UPDATE": ("UPDATE_COMPLETE", "UPDATE_FAILED", "UPDATE_ROLLBACK_COMPLETE", "UPDATE_ROLLBACK_FAILED"),
+    "DELETE": ("DELETE_COMPLETE", "DELETE_FAILED"),
+}
+POLL_FIRST_S = 0.05
+POLL_MAX_S = 0.5
+S3_HOSTS = re.compile(r"^(?:(?P<bucket>.+)\.)?s3(?:[.-][a-z0-9-]+)?\.amazonaws\.com(?:\.cn)?$")
+
+
+class StackCalls(Protocol):
+    async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]: ...
+
+
+def s3_location(url: str, endpoint_url: Optional[str]) -> Optional[Tuple[str, str]]:
+    """(bucket, key) when ``url`` names an object in S3 (AWS's or the endpoint's), else None (a path on disk)."""
+    parsed = urlparse(url)
+    if parsed.scheme == "s3":
+        return parsed.netloc, parsed.path.lstrip("/")
+    if parsed.scheme not in ("http", "https"):
+        return None
+    host = S3_HOSTS.match(parsed.hostname or "")
+    if host is not None and host.group("bucket"):
+        return host.group("bucket"), parsed.path.lstrip("/")
+    bucket, _, key = parsed.path.lstrip("/").partition("/")
+    if host is not None or (endpoint_url is not None and parsed.netloc == urlparse(endpoint_url).netloc):
+        return bucket, key
+    raise ProvisioningFailed(f"TemplateURL {url} is neither an S3 URL nor on the AWS endpoint {endpoint_url}: cfnrun reads nested "
+                             "templates from the endpoint's S3 or from disk")
+
+
+class NestedStacks:
+    """The ``Provisioner`` of ``AWS::CloudFormation::Stack``; ``calls`` (the local stack operations) are given once they exist."""
+
+    def __init__(self, endpoint_url: Optional[str], region: str) -> None:
+        self.endpoint_url = endpoint_url
+        self.region = region
+        self.calls: Optional[StackCalls] = None
+
+    def validate(self, type_name: str, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
+        if not isinstance(properties.get("TemplateURL"), str):
+            return f"Properties validation failed for resource {logical_id} with message:\n#: required key [TemplateURL] not found"
+        return None
+
+    def shown(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:
+        return properties
+
+    def replacement(self, type_name: str, property_path: str) -> Replacement:
+        return Replacement.NEVER  # every property of a nested stack updates it in place
+
+    async def create(self, work: ResourceWork) -> Provisioned:
+        body = await self._template(work.properties["TemplateURL"])
+        suffix = "".join(random.choices(string.ascii_uppercase + string.digits, k=12))
+        name = f"{work.stack.stack_name}-{work.logical_id}-{suffix}"
+        answer = await self._call("CreateStack", {"StackName": name, "TemplateBody": body, "Capabilities": CAPABILITIES,
+                                                  "Parameters": _parameters(work.properties), "DisableRollback": False})
+        stack_id = answer["StackId"]
+        status, reason = await self._settled(stack_id, "CREATE")
+        if status != "CREATE_COMPLETE":
+            await self._delete(stack_id)
+            raise ProvisioningFailed(f"Embedded stack {stack_id} was not successfully created: {reason}")
+        return await self._provisioned(stack_id, work)
+
+    async def update(self, work: ResourceWork) -> Provisioned:
+        stack_id = str(work.physical_id)
+        body = await self._template(work.properties["TemplateURL"])
+        try:
+            await self._call("UpdateStack", {"StackName": stack_id, "TemplateBody": body, "Capabilities": CAPABILITIES,
+                                             "Parameters": _parameters(work.properties)})
+        except ProvisioningFailed as error:
+            if "No updates are to be performed" not in error.reason:
+                raise
+            return await self._provisioned(stack_id, work)
+        status, reason = await self._settled(stack_id, "UPDATE")
+        if status != "UPDATE_COMPLETE":
+            raise ProvisioningFailed(f"Embedded stack {stack_id} was not successfully updated. Currently in {status} with reason: {reason}")
+        return await self._provisioned(stack_id, work)
+
+    async def delete(self, work: ResourceWork) -> None:
+        if work.physical_id and not work.retain:
+            await self._delete(work.physical_id)
+
+    async def _delete(self, stack_id: str) -> None:
+        await self._call("DeleteStack", {"StackName": stack_id})
+        status, reason = await self._settled(stack_id, "DELETE")
+        if status != "DELETE_COMPLETE":
+            raise ProvisioningFailed(f"Embedded stack {stack_id} was not successfully deleted: {reason}")
+
+    async def _provisioned(self, stack_id: str, work: ResourceWork) -> Provisioned:
+        [stack] = (await self._call("DescribeStacks", {"StackName": stack_id}))["Stacks"]
+        outputs = {f"Outputs.{o['OutputKey']}": o.get("OutputValue") for o in stack.get("Outputs") or ()}
+        missing = sorted(name for name in work.attributes_wanted if name not in outputs)
+        if missing:
+            raise ProvisioningFailed(f"Template error: nested stack {work.logical_id} has no output {missing[0][len('Outputs.'):]}")
+        return Provisioned(stack_id, stack_id, outputs)
+
+    async def _settled(self, stack_id: str, operation: str) -> Tuple[str, str]:
+        """Wait for the child's ``operation`` (CREATE, UPDATE, DELETE) to end: its status and reason."""
+        delay = POLL_FIRST_S
+        while True:
+            stacks: List[Dict[str, Any]] = (await self._call("DescribeStacks", {"StackName": stack_id}))["Stacks"]
+            status = stacks[0]["StackStatus"] if stacks else "DELETE_COMPLETE"
+            if status in ENDS[operation]:
+                return status, str(stacks[0].get("StackStatusReason") or status) if stacks else ""
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, POLL_MAX_S)
+
+    async def _call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        if self.calls is None:
+            raise ProvisioningFailed("nested stacks are not wired to the local stack operations")
+        try:
+            return await self.calls.call(operation, params)
+        except ProvisioningFailed:
+            raise
+        except Exception as error:  # the child's refusal (a ValidationError) is the resource's failure
+            raise ProvisioningFailed(str(getattr(error, "message", None) or error)) from None
+
+    async def _template(self, url: str) -> str:
+        location = s3_location(url, self.endpoint_url)
+        if location is None:
+            path = Path(url).expanduser()
+            if not path.is_file():
+                raise ProvisioningFailed(f"TemplateURL {url}: no such file (a path is read from the folder serve runs in, {Path.cwd()})")
+            return await asyncio.to_thread(path.read_text)
+        if self.endpoint_url is None:
+            raise ProvisioningFailed(f"TemplateURL {url} is in S3: start serve with --moto or --aws-endpoint to read it from there")
+        return await asyncio.to_thread(self._get, *location)
+
+    def _get(self, bucket: str, key: str) -> str:
+        import boto3
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        s3 = boto3.client("s3", endpoint_url=self.endpoint_url, region_name=self.region,
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+        try:
+            return str(s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode())
+        except (BotoCoreError, ClientError) as error:
+            raise ProvisioningFailed(f"TemplateURL s3://{bucket}/{key} could not be read from the AWS endpoint: {error}") from None
+
+
+def _parameters(properties: Dict[str, Any]) -> List[Dict[str, str]]:
+    given = properties.get("Parameters") or {}
+    return [{"ParameterKey": str(key), "ParameterValue": ",".join(map(str, value)) if isinstance(value, list) else str(value)}
+            for key, value in given.items()]
