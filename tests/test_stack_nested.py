@@ -114,3 +114,39 @@ def test_a_parent_with_a_child_on_disk_and_one_in_s3_is_created_updated_in_place
     _wait(cloudformation, "parent", "stack_delete_complete")
     for stack_id in children.values():
         assert cloudformation.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"] == "DELETE_COMPLETE"
+
+
+def test_a_failing_child_rolls_the_parent_back_with_the_services_words(serve, tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    (tmp_path / "child.yaml").write_text(CHILD)
+    server = serve(tmp_path / "note", "--no-reload")
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    parent = f"""\
+Resources:
+  Good:
+    Type: AWS::CloudFormation::Stack
+    Properties:
+      TemplateURL: {tmp_path / "child.yaml"}
+      Parameters: {{Title: fine}}
+  Bad:
+    Type: AWS::CloudFormation::Stack
+    DependsOn: Good
+    Properties:
+      TemplateURL: {tmp_path / "child.yaml"}
+      Parameters: {{Title: "{'x' * 200}"}}
+"""
+    cloudformation.create_stack(StackName="fails", TemplateBody=parent)
+    with pytest.raises(WaiterError):  # the create waiter stops at ROLLBACK_COMPLETE, a failure state
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="fails", WaiterConfig=FAST)
+    assert cloudformation.describe_stacks(StackName="fails")["Stacks"][0]["StackStatus"] == "ROLLBACK_COMPLETE"
+    events = cloudformation.describe_stack_events(StackName="fails")["StackEvents"]
+    bad = [e for e in events if e["LogicalResourceId"] == "Bad" and e["ResourceStatus"] == "CREATE_FAILED"]
+    assert bad and bad[0]["ResourceStatusReason"].startswith("Embedded stack arn:aws:cloudformation:"), bad
+    assert "was not successfully created" in bad[0]["ResourceStatusReason"]
+    good = [e for e in events if e["LogicalResourceId"] == "Good" and e["ResourceStatus"] == "DELETE_COMPLETE"]
+    assert good, "the child that was created was not deleted by the parent's rollback"
+    statuses = {s["StackName"].split("-")[1]: s["StackStatus"] for s in cloudformation.list_stacks()["StackSummaries"]
+                if s["StackName"].startswith("fails-")}
+    assert statuses == {"Good": "DELETE_COMPLETE", "Bad": "DELETE_COMPLETE"}
