@@ -22,6 +22,8 @@ from cfnrun.app.served import Served
 from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.leftovers import LeftoverCheck
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
+from cfnrun.app.stacks.template_locations import read_snippet
+from cfnrun.stacks.template.includes import IncludeReader
 from cfnrun.app.stacks.nested_stacks import NESTED_STACK, NestedStacks
 from cfnrun.app.stacks.stack_functions import LocalLambdas, StackFunctions
 from cfnrun.app.stacks.guard_hooks import GuardHookKind
@@ -93,7 +95,9 @@ class LocalStacks:
 class CheckedStackOperations:
     """``api.cloudformation.StackService``: templates linted before they are read, the engine's refusals as API errors."""
 
-    def __init__(self, calls: StackOperations, lint: Callable[[str], None], modules: Optional[Mapping[str, Any]] = None) -> None:
+    def __init__(self, calls: StackOperations, lint: Callable[[str], None], modules: Optional[Mapping[str, Any]] = None,
+                 read_include: Optional[IncludeReader] = None) -> None:
+        self.read_include = read_include
         self.calls = calls
         self.lint = lint
         self.modules = modules  # the served modules' fragments by type name
@@ -110,7 +114,7 @@ class CheckedStackOperations:
             check_parameter_keys(params.get("Parameters") or [])
             if isinstance(body, str) and operation in ("CreateStack", "UpdateStack", "CreateChangeSet", "ValidateTemplate"):
                 given = {p["ParameterKey"]: p["ParameterValue"] for p in params.get("Parameters") or () if "ParameterValue" in p}
-                load_stack_template(body, given, self.modules)  # what the service refuses, in its words; cfn-lint's findings only warn
+                load_stack_template(body, given, self.modules, self.read_include)  # what the service refuses, in its words; cfn-lint's findings only warn
                 await asyncio.to_thread(self.lint, body)
             return await self.calls.call(operation, params)
         except TemplateError as error:
@@ -192,10 +196,11 @@ def local_stacks(
             raise StackError(f"The type '{type_name}' cannot be found.", "TypeNotFoundException", 404)
         return f"arn:aws:cloudformation:{region}:{account_id}:type-configuration/{kind}/{type_name.replace('::', '-')}/default"
 
-    store = StackStore(engine, Blueprints(router, exports, region, account_id, fragments), state)
+    read_include = partial(read_snippet, served.aws_endpoint, region)
+    store = StackStore(engine, Blueprints(router, exports, region, account_id, fragments, read_include), state)
     drift = DriftChecks(store, operations, user_types)
     calls = StackOperations(store, describe_type, partial(summarize, modules=fragments), configure_type, drift, hooks)
-    nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments)
+    nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include)
     return LocalStacks(
         store, checked, responses, drift, hooks, payloads, aws_types, operations.console, operations,
         LeftoverCheck(operations, served_types, aws_types),

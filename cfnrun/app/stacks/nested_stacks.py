@@ -1,9 +1,7 @@
 """``AWS::CloudFormation::Stack``: a nested stack, run as a local stack of its own through the same stack operations.
 
-The child's template comes from ``TemplateURL``: an S3 URL of the AWS endpoint's S3 (``s3://b/k``,
-``https://b.s3[.region].amazonaws.com/k``, ``https://s3[.region].amazonaws.com/b/k``, or the endpoint's
-own ``http://host:port/b/k``), or a path on disk (what cfn-lint and ``aws cloudformation package``
-read before packaging), relative to the folder serve runs in. The child is created as the service
+The child's template comes from ``TemplateURL``: an object in the AWS endpoint's S3, or a path on
+disk (what cfn-lint and ``aws cloudformation package`` read before packaging): ``template_locations.py``. The child is created as the service
 names it (``<parent>-<logical id>-<12 random characters>``) with the resource's ``Parameters``;
 its physical id (and Ref) is its stack id, ``Fn::GetAtt Child.Outputs.X`` reads its outputs. An
 update updates the child in place; a delete deletes it. A child that fails fails the resource
@@ -13,12 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import random
-import re
 import string
-from pathlib import Path
 from typing import Any, Dict, List, Optional, Protocol, Tuple
-from urllib.parse import urlparse
 
+from cfnrun.app.stacks.template_locations import UnreadableLocation, read_location
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 
 NESTED_STACK = "AWS::CloudFormation::Stack"
@@ -31,28 +27,10 @@ ENDS = {
 }
 POLL_FIRST_S = 0.05
 POLL_MAX_S = 0.5
-S3_HOSTS = re.compile(r"^(?:(?P<bucket>.+)\.)?s3(?:[.-][a-z0-9-]+)?\.amazonaws\.com(?:\.cn)?$")
 
 
 class StackCalls(Protocol):
     async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]: ...
-
-
-def s3_location(url: str, endpoint_url: Optional[str]) -> Optional[Tuple[str, str]]:
-    """(bucket, key) when ``url`` names an object in S3 (AWS's or the endpoint's), else None (a path on disk)."""
-    parsed = urlparse(url)
-    if parsed.scheme == "s3":
-        return parsed.netloc, parsed.path.lstrip("/")
-    if parsed.scheme not in ("http", "https"):
-        return None
-    host = S3_HOSTS.match(parsed.hostname or "")
-    if host is not None and host.group("bucket"):
-        return host.group("bucket"), parsed.path.lstrip("/")
-    bucket, _, key = parsed.path.lstrip("/").partition("/")
-    if host is not None or (endpoint_url is not None and parsed.netloc == urlparse(endpoint_url).netloc):
-        return bucket, key
-    raise ProvisioningFailed(f"TemplateURL {url} is neither an S3 URL nor on the AWS endpoint {endpoint_url}: cfnrun reads nested "
-                             "templates from the endpoint's S3 or from disk")
 
 
 class NestedStacks:
@@ -142,26 +120,10 @@ class NestedStacks:
             raise ProvisioningFailed(str(getattr(error, "message", None) or error)) from None
 
     async def _template(self, url: str) -> str:
-        location = s3_location(url, self.endpoint_url)
-        if location is None:
-            path = Path(url).expanduser()
-            if not path.is_file():
-                raise ProvisioningFailed(f"TemplateURL {url}: no such file (a path is read from the folder serve runs in, {Path.cwd()})")
-            return await asyncio.to_thread(path.read_text)
-        if self.endpoint_url is None:
-            raise ProvisioningFailed(f"TemplateURL {url} is in S3: start serve with --moto or --aws-endpoint to read it from there")
-        return await asyncio.to_thread(self._get, *location)
-
-    def _get(self, bucket: str, key: str) -> str:
-        import boto3
-        from botocore.exceptions import BotoCoreError, ClientError
-
-        s3 = boto3.client("s3", endpoint_url=self.endpoint_url, region_name=self.region,
-                          aws_access_key_id="testing", aws_secret_access_key="testing")
         try:
-            return str(s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode())
-        except (BotoCoreError, ClientError) as error:
-            raise ProvisioningFailed(f"TemplateURL s3://{bucket}/{key} could not be read from the AWS endpoint: {error}") from None
+            return await asyncio.to_thread(read_location, url, self.endpoint_url, self.region)
+        except UnreadableLocation as error:
+            raise ProvisioningFailed(f"TemplateURL {error}") from None
 
 
 def _parameters(properties: Dict[str, Any]) -> List[Dict[str, str]]:
