@@ -20,6 +20,7 @@ from cfnrun.stacks.template.dependencies import dependency_graph, references
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.intrinsics import resolve, sub_variables
 from cfnrun.stacks.template.includes import IncludeReader
+from cfnrun.stacks.template.stack_outputs import StackOutputLookup, read_stack_output
 from cfnrun.stacks.template.loading import load_stack_template
 from cfnrun.stacks.template.parameters import GivenParameter, ParameterValue, parameter_values, resolve_parameters
 from cfnrun.stacks.template.policies import deletion_policy, update_replace_policy
@@ -42,6 +43,7 @@ class StackEnvironment:
     ssm_parameter: Optional[Callable[[str], str]] = None
     module_fragments: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # served modules, by type name
     read_include: Optional[IncludeReader] = None  # reads an AWS::Include Location (template/includes.py)
+    stack_output: StackOutputLookup = lambda stack, output: None  # Fn::GetStackOutput's (template/stack_outputs.py)
 
 
 @dataclass
@@ -90,6 +92,10 @@ class _Values:
 
     def availability_zones(self, region: str) -> List[str]:
         return [f"{region or self.blueprint.environment.region}{suffix}" for suffix in DEFAULT_AZS]
+
+    def stack_output(self, arguments: Mapping[str, str]) -> Any:
+        environment = self.blueprint.environment
+        return read_stack_output(arguments, environment.stack_output, environment.region)
 
 
 @dataclass
@@ -271,6 +277,7 @@ class Blueprints:
         module_fragments: Optional[Mapping[str, Mapping[str, Any]]] = None, read_include: Optional[IncludeReader] = None,
     ) -> None:
         self.read_include = read_include
+        self.stack_output: StackOutputLookup = lambda stack, output: None  # given once the stacks exist (local_stacks.py)
         self.provisioners = provisioners
         self.exports = exports
         self.region = region
@@ -279,7 +286,7 @@ class Blueprints:
 
     def environment(self, stack_name: str, stack_id: str) -> StackEnvironment:
         return StackEnvironment(stack_name, stack_id, self.region, self.account_id, self.exports.value, module_fragments=self.module_fragments,
-                                read_include=self.read_include)
+                                read_include=self.read_include, stack_output=self.stack_output)
 
     def prepare(
         self, template_body: str, given: Dict[str, Optional[str]], previous: Mapping[str, str], stack_name: str, stack_id: str

@@ -197,7 +197,16 @@ def local_stacks(
         return f"arn:aws:cloudformation:{region}:{account_id}:type-configuration/{kind}/{type_name.replace('::', '-')}/default"
 
     read_include = partial(read_snippet, served.aws_endpoint, region)
-    store = StackStore(engine, Blueprints(router, exports, region, account_id, fragments, read_include), state)
+    blueprints = Blueprints(router, exports, region, account_id, fragments, read_include)
+    store = StackStore(engine, blueprints, state)
+
+    def stack_output(name: str, output: str) -> Optional[str]:  # Fn::GetStackOutput: KeyError when there is no such stack
+        stack = store.find(name)
+        if stack is None or stack.status == "DELETE_COMPLETE":
+            raise KeyError(name)
+        return next((str(o.value) for o in stack.outputs if o.key == output), None)
+
+    blueprints.stack_output = stack_output
     drift = DriftChecks(store, operations, user_types)
     calls = StackOperations(store, describe_type, partial(summarize, modules=fragments), configure_type, drift, hooks)
     nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include)
