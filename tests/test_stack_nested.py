@@ -99,6 +99,9 @@ def test_a_parent_with_a_child_on_disk_and_one_in_s3_is_created_updated_in_place
                 for r in cloudformation.describe_stack_resources(StackName="parent")["StackResources"]}
     child = cloudformation.describe_stacks(StackName=children["FromDisk"])["Stacks"][0]
     assert child["StackName"].startswith("parent-FromDisk-") and child["StackStatus"] == "CREATE_COMPLETE"
+    parent_id = cloudformation.describe_stacks(StackName="parent")["Stacks"][0]["StackId"]
+    assert (child["ParentId"], child["RootId"]) == (parent_id, parent_id)
+    assert "ParentId" not in cloudformation.describe_stacks(StackName="parent")["Stacks"][0]
     note_id = _outputs(cloudformation, children["FromDisk"])["NoteId"]
 
     cloudformation.update_stack(StackName="parent", TemplateBody=PARENT.format(disk=tmp_path / "child.yaml"),

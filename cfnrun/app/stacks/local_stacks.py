@@ -207,6 +207,13 @@ def local_stacks(
         return next((str(o.value) for o in stack.outputs if o.key == output), None)
 
     blueprints.stack_output = stack_output
+
+    def adopt(child_id: str, parent_id: str) -> None:  # a nested stack's ParentId and RootId, as DescribeStacks shows them
+        child, parent = store.find(child_id), store.find(parent_id)
+        if child is not None and parent is not None:
+            child.parent_id, child.root_id = parent.stack_id, parent.root_id or parent.stack_id
+
+    nested_stacks.adopt = adopt
     drift = DriftChecks(store, operations, user_types)
     calls = StackOperations(store, describe_type, partial(summarize, modules=fragments), configure_type, drift, hooks)
     nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include)

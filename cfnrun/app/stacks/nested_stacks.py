@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import random
 import string
-from typing import Any, Dict, List, Optional, Protocol, Tuple
+from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
 from cfnrun.app.stacks.template_locations import UnreadableLocation, read_location
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
@@ -40,6 +40,7 @@ class NestedStacks:
         self.endpoint_url = endpoint_url
         self.region = region
         self.calls: Optional[StackCalls] = None
+        self.adopt: Callable[[str, str], None] = lambda child_id, parent_id: None  # records the child's ParentId/RootId
 
     def validate(self, type_name: str, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
         if not isinstance(properties.get("TemplateURL"), str):
@@ -59,6 +60,7 @@ class NestedStacks:
         answer = await self._call("CreateStack", {"StackName": name, "TemplateBody": body, "Capabilities": CAPABILITIES,
                                                   "Parameters": _parameters(work.properties), "DisableRollback": False})
         stack_id = answer["StackId"]
+        self.adopt(stack_id, work.stack.stack_id)
         status, reason = await self._settled(stack_id, "CREATE")
         if status != "CREATE_COMPLETE":
             await self._delete(stack_id)

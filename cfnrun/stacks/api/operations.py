@@ -179,6 +179,8 @@ class StackOperations:
                 "Capabilities": list(stack.capabilities),
                 "EnableTerminationProtection": False,
                 "DriftInformation": self._stack_drift(stack),
+                "ParentId": stack.parent_id,
+                "RootId": stack.root_id,
             }
         )
 
