@@ -157,3 +157,26 @@ def test_sam_build_output_with_code_on_disk_deploys_and_missing_code_says_where_
     failed = [e for e in events if e["LogicalResourceId"] == "HelloWorldFunction" and e["ResourceStatus"] == "CREATE_FAILED"]
     assert failed, [e.get("ResourceStatusReason") for e in events]
     assert failed and f"the local code {missing} does not exist" in failed[0]["ResourceStatusReason"]
+
+
+def test_aws_cloudformation_deploy_takes_a_sam_template_through_a_change_set(serve, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    server = serve(tmp_path / "note", "--no-reload", "--moto")
+    (tmp_path / "template.yaml").write_text(SAM_TEMPLATE)
+    aws = shutil.which("aws", path=os.path.dirname(sys.executable)) or shutil.which("aws") or "aws"
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, "AWS_ACCESS_KEY_ID": "testing",
+           "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
+           "AWS_CONFIG_FILE": str(tmp_path / "config"), "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "credentials")}
+    run = subprocess.run([aws, "cloudformation", "deploy", "--template-file", str(tmp_path / "template.yaml"), "--stack-name", "deployed",
+                          "--capabilities", "CAPABILITY_IAM", "--endpoint-url", server.url],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    types = {r["ResourceType"] for r in cloudformation.describe_stack_resources(StackName="deployed")["StackResources"]}
+    assert types == {"AWS::DynamoDB::Table", "AWS::Lambda::Function", "AWS::IAM::Role"}
