@@ -46,13 +46,13 @@ class StackFunctions:
 
     def __init__(self, served: Served) -> None:
         self.served = served
-        self._folder: Optional[Path] = None
+        self._folder: Optional[tempfile.TemporaryDirectory] = None  # type: ignore[type-arg]  # removed when serve ends
         self._registries: Dict[str, FunctionRegistry[FunctionTemplate]] = {}
 
     def _code_folder(self, name: str) -> Path:
         if self._folder is None:
-            self._folder = Path(tempfile.mkdtemp(prefix="cfnrun-stack-functions-"))
-        folder = self._folder / name
+            self._folder = tempfile.TemporaryDirectory(prefix="cfnrun-stack-functions-")
+        folder = Path(self._folder.name) / name
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         return folder
@@ -88,6 +88,8 @@ class StackFunctions:
         if registry is not None:
             self.served.templates.remove(registry)
             await registry.close()
+            if self._folder is not None:
+                shutil.rmtree(Path(self._folder.name) / name, ignore_errors=True)  # inline code's copy; a CodeUri folder is not under it
 
 
 class LocalLambdas:
