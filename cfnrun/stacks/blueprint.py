@@ -19,6 +19,8 @@ from cfnrun.stacks.template.declarations import ResourceDeclaration, StackTempla
 from cfnrun.stacks.template.dependencies import dependency_graph, output_dependencies, references
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.intrinsics import resolve, sub_variables
+from cfnrun.stacks.template.includes import IncludeReader
+from cfnrun.stacks.template.stack_outputs import StackOutputLookup, read_stack_output
 from cfnrun.stacks.template.loading import load_stack_template
 from cfnrun.stacks.template.parameters import GivenParameter, ParameterValue, parameter_values, resolve_parameters
 from cfnrun.stacks.template.policies import deletion_policy, update_replace_policy
@@ -40,6 +42,8 @@ class StackEnvironment:
     export: Callable[[str], Optional[str]] = lambda name: None
     ssm_parameter: Optional[Callable[[str], str]] = None
     module_fragments: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # served modules, by type name
+    read_include: Optional[IncludeReader] = None  # reads an AWS::Include Location (template/includes.py)
+    stack_output: StackOutputLookup = lambda stack, output: None  # Fn::GetStackOutput's (template/stack_outputs.py)
 
 
 @dataclass
@@ -88,6 +92,10 @@ class _Values:
 
     def availability_zones(self, region: str) -> List[str]:
         return [f"{region or self.blueprint.environment.region}{suffix}" for suffix in DEFAULT_AZS]
+
+    def stack_output(self, arguments: Mapping[str, str]) -> Any:
+        environment = self.blueprint.environment
+        return read_stack_output(arguments, environment.stack_output, environment.region)
 
 
 @dataclass
@@ -245,7 +253,7 @@ def prepare(
 ) -> Blueprint:
     """The blueprint of one operation, or the TemplateError the service answers the API call with."""
     given_values = {k: previous.get(k, "") if v is None else v for k, v in given.items()}
-    template = load_stack_template(template_body, given_values, environment.module_fragments)
+    template = load_stack_template(template_body, given_values, environment.module_fragments, environment.read_include)
     offered = [GivenParameter(key, value, use_previous_value=value is None) for key, value in given.items()]
     resolved = resolve_parameters(template.parameters, offered, previous, environment.ssm_parameter)
     values = parameter_values(resolved)
@@ -274,8 +282,10 @@ class Blueprints:
 
     def __init__(
         self, provisioners: Provisioners, exports: Exports, region: str, account_id: str,
-        module_fragments: Optional[Mapping[str, Mapping[str, Any]]] = None,
+        module_fragments: Optional[Mapping[str, Mapping[str, Any]]] = None, read_include: Optional[IncludeReader] = None,
     ) -> None:
+        self.read_include = read_include
+        self.stack_output: StackOutputLookup = lambda stack, output: None  # given once the stacks exist (local_stacks.py)
         self.provisioners = provisioners
         self.exports = exports
         self.region = region
@@ -283,7 +293,8 @@ class Blueprints:
         self.module_fragments = module_fragments or {}  # the served modules' fragments, by type name
 
     def environment(self, stack_name: str, stack_id: str) -> StackEnvironment:
-        return StackEnvironment(stack_name, stack_id, self.region, self.account_id, self.exports.value, module_fragments=self.module_fragments)
+        return StackEnvironment(stack_name, stack_id, self.region, self.account_id, self.exports.value, module_fragments=self.module_fragments,
+                                read_include=self.read_include, stack_output=self.stack_output)
 
     def prepare(
         self, template_body: str, given: Dict[str, Optional[str]], previous: Mapping[str, str], stack_name: str, stack_id: str

@@ -102,6 +102,8 @@ class Stack:
     deleted_at: Optional[float] = None
     resources: Dict[str, StackResource] = field(default_factory=dict)
     outputs: List[StackOutput] = field(default_factory=list)
+    parent_id: Optional[str] = None  # a nested stack's parent and root (app/stacks/nested_stacks.py)
+    root_id: Optional[str] = None
     events: List[StackEvent] = field(default_factory=list)
     on_event: Optional[Callable[[StackEvent], None]] = field(default=None, repr=False, compare=False)
 

@@ -131,8 +131,8 @@ def test_errors_name_where_they_happened() -> None:
     assert str(raised.value).endswith("(at Resources.A)")
 
 
-@pytest.mark.parametrize("transform", ["AWS::Serverless-2016-10-31", "AWS::Include", "MyMacro"])
-def test_transforms_other_than_language_extensions_are_named_as_not_supported(transform: str) -> None:
+@pytest.mark.parametrize("transform", ["AWS::Include", "MyMacro"])
+def test_transforms_other_than_language_extensions_and_sam_are_named_as_not_supported(transform: str) -> None:
     with pytest.raises(TemplateError, match=f"Transform {transform} is not supported locally"):
         load_stack_template(f"Transform: [{transform}]\nResources: {{A: {{Type: X}}}}\n")
 
@@ -161,3 +161,15 @@ def test_the_sam_template_reader_uses_the_same_decoder(tmp_path) -> None:
     path = tmp_path / "template.json"
     path.write_text('{"Resources": {"TypeFunction": {"Type": "AWS::Serverless::Function", "Properties": {"Handler": "h.f"}}}}')
     assert load_template(path)["TypeFunction"].handler == "h.f"
+
+
+def test_a_sam_template_is_read_as_the_aws_resources_the_translator_makes() -> None:
+    template = load_stack_template(
+        "Transform: [AWS::LanguageExtensions, AWS::Serverless-2016-10-31]\n"
+        "Resources:\n  T: {Type: AWS::Serverless::SimpleTable}\n"
+        "  F: {Type: AWS::Serverless::Function, Properties: {Runtime: python3.12, Handler: app.h, CodeUri: build/F}}\n"
+    )
+    assert {name: r.type for name, r in template.resources.items()} == {
+        "T": "AWS::DynamoDB::Table", "F": "AWS::Lambda::Function", "FRole": "AWS::IAM::Role"}
+    assert template.transforms == ("AWS::LanguageExtensions",)  # the SAM transform is done; the other stays
+    assert template.document["Resources"]["F"]["Properties"]["Code"] == {"S3Bucket": "cfnrun-local-code", "S3Key": "build/F"}

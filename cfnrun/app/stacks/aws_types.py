@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
+from cfnrun.app.stacks.local_code import staged
 
 SETTLED_SUFFIXES = ("_COMPLETE", "_FAILED")
 INNER_STACK_KEY = "cfnrun:endpointStack"  # where the resource's stack on the endpoint is kept, in its record
@@ -88,14 +89,15 @@ class AwsTypes:
 
     async def create(self, work: ResourceWork) -> Provisioned:
         name = _inner_name(work)
-        body = self._template(work)
+        body = self._template(work, await staged(work.type_name, work.properties, self.endpoint_url, self.region))
         await self._call(work, "create_stack", StackName=name, TemplateBody=body)
         return await self._settled(work, name)
 
     async def update(self, work: ResourceWork) -> Provisioned:
         name = self._inner_stack(work)
         try:
-            await self._call(work, "update_stack", StackName=name, TemplateBody=self._template(work))
+            properties = await staged(work.type_name, work.properties, self.endpoint_url, self.region)
+            await self._call(work, "update_stack", StackName=name, TemplateBody=self._template(work, properties))
         except ProvisioningFailed as error:
             if "No updates are to be performed" not in error.reason:
                 raise
@@ -158,10 +160,10 @@ class AwsTypes:
             raise ProvisioningFailed(f"cfnrun has no record of {work.logical_id}'s stack on the AWS endpoint")
         return name
 
-    def _template(self, work: ResourceWork) -> str:
+    def _template(self, work: ResourceWork, properties: Dict[str, Any]) -> str:
         declaration: Dict[str, Any] = {"Type": work.type_name}
-        if work.properties:
-            declaration["Properties"] = work.properties
+        if properties:
+            declaration["Properties"] = properties
         outputs: Dict[str, Any] = {REF_OUTPUT: {"Value": {"Ref": work.logical_id}}}
         for key, attribute in _output_keys(sorted(work.attributes_wanted)).items():
             outputs[key] = {"Value": {"Fn::GetAtt": [work.logical_id, attribute]}}

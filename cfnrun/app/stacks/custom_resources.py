@@ -88,7 +88,8 @@ class CustomResources:
         if not self.functions.knows(token):
             return (
                 f"Invalid service token {token}: cfnrun serves no such function; serve the function with "
-                f"--functions TEMPLATE (served: {self.functions.names()})"
+                f"--functions TEMPLATE, or declare it in a stack as an AWS::Lambda::Function with inline Python "
+                f"(Code.ZipFile) (served: {self.functions.names()})"
             )
         return None
 

@@ -22,6 +22,10 @@ from cfnrun.app.served import Served
 from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.leftovers import LeftoverCheck
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
+from cfnrun.app.stacks.template_locations import read_snippet
+from cfnrun.stacks.template.includes import IncludeReader
+from cfnrun.app.stacks.nested_stacks import NESTED_STACK, NestedStacks
+from cfnrun.app.stacks.stack_functions import LocalLambdas, StackFunctions
 from cfnrun.app.stacks.guard_hooks import GuardHookKind
 from cfnrun.app.stacks.hook_files import HookFiles, readable_folders
 from cfnrun.app.stacks.hook_gate import CustomHook, Hook, HookGate
@@ -100,7 +104,9 @@ class LocalStacks:
 class CheckedStackOperations:
     """``api.cloudformation.StackService``: templates linted before they are read, the engine's refusals as API errors."""
 
-    def __init__(self, calls: StackOperations, lint: Callable[[str], None], modules: Optional[Mapping[str, Any]] = None) -> None:
+    def __init__(self, calls: StackOperations, lint: Callable[[str], None], modules: Optional[Mapping[str, Any]] = None,
+                 read_include: Optional[IncludeReader] = None) -> None:
+        self.read_include = read_include
         self.calls = calls
         self.lint = lint
         self.modules = modules  # the served modules' fragments by type name
@@ -117,7 +123,7 @@ class CheckedStackOperations:
             check_parameter_keys(params.get("Parameters") or [])
             if isinstance(body, str) and operation in ("CreateStack", "UpdateStack", "CreateChangeSet", "ValidateTemplate"):
                 given = {p["ParameterKey"]: p["ParameterValue"] for p in params.get("Parameters") or () if "ParameterValue" in p}
-                load_stack_template(body, given, self.modules)  # what the service refuses, in its words; cfn-lint's findings only warn
+                load_stack_template(body, given, self.modules, self.read_include)  # what the service refuses, in its words; cfn-lint's findings only warn
                 await asyncio.to_thread(self.lint, body)
             return await self.calls.call(operation, params)
         except TemplateError as error:
@@ -155,12 +161,17 @@ def local_stacks(
     hook_resources = HookResources(hooks, hook_kinds)
     signals = ResourceSignals()
     wait_conditions = WaitConditions(url, signals)
+    nested_stacks = NestedStacks(served.aws_endpoint, region)  # given the stack operations below, once they exist
     router = TypeRouter(
         user_types,
         served_types,
-        aws_types,
-        CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock) if served.templates else None,
-        {**{name: hook_resources for name in hook_kinds}, **dict.fromkeys((HANDLE_TYPE, CONDITION_TYPE), wait_conditions)},
+        LocalLambdas(aws_types, StackFunctions(served)),  # a stack's inline Python functions are served too
+        CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock),  # served or the stacks' own
+        {
+            **{name: hook_resources for name in hook_kinds},
+            **dict.fromkeys((HANDLE_TYPE, CONDITION_TYPE), wait_conditions),
+            NESTED_STACK: nested_stacks,
+        },
     )
     exports = Exports()
     engine = StackEngine(router, exports, region, account_id, hooks, signals)
@@ -201,7 +212,24 @@ def local_stacks(
             raise StackError(f"The type '{type_name}' cannot be found.", "TypeNotFoundException", 404)
         return f"arn:aws:cloudformation:{region}:{account_id}:type-configuration/{kind}/{type_name.replace('::', '-')}/default"
 
-    store = StackStore(engine, Blueprints(router, exports, region, account_id, fragments), state)
+    read_include = partial(read_snippet, served.aws_endpoint, region)
+    blueprints = Blueprints(router, exports, region, account_id, fragments, read_include)
+    store = StackStore(engine, blueprints, state)
+
+    def stack_output(name: str, output: str) -> Optional[str]:  # Fn::GetStackOutput: KeyError when there is no such stack
+        stack = store.find(name)
+        if stack is None or stack.status == "DELETE_COMPLETE":
+            raise KeyError(name)
+        return next((str(o.value) for o in stack.outputs if o.key == output), None)
+
+    blueprints.stack_output = stack_output
+
+    def adopt(child_id: str, parent_id: str) -> None:  # a nested stack's ParentId and RootId, as DescribeStacks shows them
+        child, parent = store.find(child_id), store.find(parent_id)
+        if child is not None and parent is not None:
+            child.parent_id, child.root_id = parent.stack_id, parent.root_id or parent.stack_id
+
+    nested_stacks.adopt = adopt
     drift = DriftChecks(store, operations, user_types)
 
     def primary_identifier(type_name: str) -> Optional[List[str]]:
@@ -210,8 +238,9 @@ def local_stacks(
 
     summarizing = partial(summarize, modules=fragments, primary_identifier=primary_identifier)
     calls = StackOperations(store, describe_type, summarizing, configure_type, drift, hooks)
+    nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include)
     return LocalStacks(
-        store, CheckedStackOperations(calls, lint, fragments), responses, drift, hooks, payloads, aws_types, operations.console, operations,
+        store, checked, responses, drift, hooks, payloads, aws_types, operations.console, operations,
         LeftoverCheck(operations, served_types, aws_types), signals,
     )
 

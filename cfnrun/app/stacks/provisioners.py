@@ -16,7 +16,7 @@ class TypeRouter:
         user_types: Provisioner,
         served_types: Callable[[], List[str]],
         aws_types: Provisioner,
-        custom_resources: Optional[Provisioner],
+        custom_resources: Provisioner,
         own_types: Optional[Dict[str, Provisioner]] = None,
     ) -> None:
         self.user_types = user_types
@@ -29,8 +29,6 @@ class TypeRouter:
         if type_name in self.own_types:
             return self.own_types[type_name]
         if is_custom(type_name):
-            if self.custom_resources is None:
-                raise NoProvisioner(f"{type_name}: custom resources need their functions served: start serve with --functions TEMPLATE")
             return self.custom_resources
         served = self.served_types()
         if type_name in served:

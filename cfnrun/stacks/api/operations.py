@@ -200,6 +200,8 @@ class StackOperations:
                 "EnableTerminationProtection": stack.termination_protection,
                 "DriftInformation": self._stack_drift(stack),
                 "LastOperations": last_operations(stack),
+                "ParentId": stack.parent_id,
+                "RootId": stack.root_id,
             }
         )
 

@@ -99,3 +99,6 @@ class _ConditionScope:
 
     def availability_zones(self, region: str) -> List[str]:
         raise TemplateError("Template format error: Fn::GetAZs cannot be used in the Conditions block of the template")
+
+    def stack_output(self, arguments: Mapping[str, str]) -> Any:
+        raise TemplateError("Template format error: Fn::GetStackOutput cannot be used in the Conditions block of the template")

@@ -24,6 +24,7 @@ from cfnrun.stacks.template.declarations import scalar_text
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.parameters import ParameterValue
 from cfnrun.stacks.template.pseudo import NO_VALUE, PSEUDO_PARAMETERS, PseudoParameters
+from cfnrun.stacks.template.stack_outputs import stack_output_argument
 
 CONDITION_FUNCTIONS = ("Fn::Equals", "Fn::And", "Fn::Or", "Fn::Not")
 SUB_VARIABLE = re.compile(r"\$\{([^}]*)\}")
@@ -57,6 +58,9 @@ class ResolveContext(Protocol):
 
     def availability_zones(self, region: str) -> List[str]:
         """The region's Availability Zones, as Fn::GetAZs gives them."""
+
+    def stack_output(self, arguments: Mapping[str, str]) -> Any:
+        """Fn::GetStackOutput: another stack's output (``stack_outputs.py``); TemplateError where it cannot be read."""
 
 
 def is_function(value: Any) -> bool:
@@ -269,6 +273,10 @@ def _import_value(argument: Any, context: ResolveContext, where: str) -> Any:
     return context.import_value(name)
 
 
+def _get_stack_output(argument: Any, context: ResolveContext, where: str) -> Any:
+    return context.stack_output(stack_output_argument(argument, lambda value, key: resolve(value, context, f"{where}.{key}")))
+
+
 def _length(argument: Any, context: ResolveContext, where: str) -> int:
     items = resolve(argument, context, where)
     if not isinstance(items, list):
@@ -327,6 +335,7 @@ _FUNCTIONS: Dict[str, Callable[[Any, ResolveContext, str], Any]] = {
     "Fn::FindInMap": _find_in_map,
     "Fn::GetAtt": _get_att,
     "Fn::GetAZs": _get_azs,
+    "Fn::GetStackOutput": _get_stack_output,
     "Fn::ImportValue": _import_value,
     "Fn::Join": _join,
     "Fn::Length": _length,

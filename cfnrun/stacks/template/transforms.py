@@ -1,14 +1,13 @@
 """Transforms and functions: what a template may use locally, refused before anything runs when it is more.
 
-CloudFormation runs a template's transforms (macros) before anything else. Locally only
-``AWS::LanguageExtensions`` has a meaning: ``Fn::Length``, ``Fn::ToJsonString``,
+CloudFormation runs a template's transforms (macros) before anything else. Locally
+``AWS::LanguageExtensions`` works: ``Fn::Length``, ``Fn::ToJsonString``,
 ``Fn::FindInMap`` with a ``DefaultValue`` and intrinsic functions in
 ``DeletionPolicy``/``UpdateReplacePolicy`` are worked out where they are used
 (``intrinsics.py``, ``policies.py``); ``Fn::ForEach`` rewrites the template into many
-resources before it is read (``foreach.py``). Every other transform is refused:
-``AWS::Serverless-2016-10-31`` (use ``sam build``/``sam package`` output instead),
-``AWS::Include`` (``Fn::Transform``) and the account's own macros, each with the transform
-named. Without the transform, its functions are unknown to the service too, and refused with
+resources before it is read (``foreach.py``). ``AWS::Serverless-2016-10-31`` is expanded by
+aws-sam-translator (``serverless.py``). Every other transform is refused: ``AWS::Include``
+(``Fn::Transform``) and the account's own macros, each with the transform named. Without the transform, its functions are unknown to the service too, and refused with
 its words.
 """
 from __future__ import annotations
@@ -18,9 +17,10 @@ from typing import Any, Iterator, Mapping, Tuple
 from cfnrun.stacks.template.declarations import StackTemplate, transform_names
 from cfnrun.stacks.template.errors import TemplateError, format_error
 from cfnrun.stacks.template.intrinsics import SUPPORTED_FUNCTIONS, is_function, unsupported_function
+from cfnrun.stacks.template.serverless import SERVERLESS
 
 LANGUAGE_EXTENSIONS = "AWS::LanguageExtensions"
-SUPPORTED_TRANSFORMS = (LANGUAGE_EXTENSIONS,)
+SUPPORTED_TRANSFORMS = (LANGUAGE_EXTENSIONS, SERVERLESS)
 LANGUAGE_EXTENSION_FUNCTIONS = ("Fn::Length", "Fn::ToJsonString")
 FOR_EACH = "Fn::ForEach"
 
@@ -30,7 +30,7 @@ def check_transforms(document: Mapping[str, Any]) -> None:
     for name in transform_names(document.get("Transform")):
         if name not in SUPPORTED_TRANSFORMS:
             raise TemplateError(f"Transform {name} is not supported locally: cfnrun runs {', '.join(SUPPORTED_TRANSFORMS)} "
-                                "only (for a SAM template, deploy the output of `sam build`; macros need the account)",
+                                "only (macros need the account)",
                                 "Transform")
     if LANGUAGE_EXTENSIONS in transform_names(document.get("Transform")):
         return  # its Fn::ForEach loops are expanded next (foreach.py)

@@ -1,0 +1,1 @@
+"""Files given to a stack's inline functions beside their code (``cfnresponse``)."""

@@ -1,0 +1,134 @@
+"""``AWS::CloudFormation::Stack``: a nested stack, run as a local stack of its own through the same stack operations.
+
+The child's template comes from ``TemplateURL``: an object in the AWS endpoint's S3, or a path on
+disk (what cfn-lint and ``aws cloudformation package`` read before packaging): ``template_locations.py``. The child is created as the service
+names it (``<parent>-<logical id>-<12 random characters>``) with the resource's ``Parameters``;
+its physical id (and Ref) is its stack id, ``Fn::GetAtt Child.Outputs.X`` reads its outputs. An
+update updates the child in place; a delete deletes it. A child that fails fails the resource
+with the service's words (``Embedded stack <id> was not successfully created: <reason>``).
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+import string
+from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
+
+from cfnrun.app.stacks.template_locations import UnreadableLocation, read_location
+from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
+
+NESTED_STACK = "AWS::CloudFormation::Stack"
+CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]  # the parent's were checked already
+# Where each operation on the child ends (a status read before the operation began is none of them).
+ENDS = {
+    "CREATE": ("CREATE_COMPLETE", "CREATE_FAILED", "ROLLBACK_COMPLETE", "ROLLBACK_FAILED"),
+    "UPDATE": ("UPDATE_COMPLETE", "UPDATE_FAILED", "UPDATE_ROLLBACK_COMPLETE", "UPDATE_ROLLBACK_FAILED"),
+    "DELETE": ("DELETE_COMPLETE", "DELETE_FAILED"),
+}
+POLL_FIRST_S = 0.05
+POLL_MAX_S = 0.5
+
+
+class StackCalls(Protocol):
+    async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]: ...
+
+
+class NestedStacks:
+    """The ``Provisioner`` of ``AWS::CloudFormation::Stack``; ``calls`` (the local stack operations) are given once they exist."""
+
+    def __init__(self, endpoint_url: Optional[str], region: str) -> None:
+        self.endpoint_url = endpoint_url
+        self.region = region
+        self.calls: Optional[StackCalls] = None
+        self.adopt: Callable[[str, str], None] = lambda child_id, parent_id: None  # records the child's ParentId/RootId
+
+    def validate(self, type_name: str, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
+        if not isinstance(properties.get("TemplateURL"), str):
+            return f"Properties validation failed for resource {logical_id} with message:\n#: required key [TemplateURL] not found"
+        return None
+
+    def shown(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:
+        return properties
+
+    def replacement(self, type_name: str, property_path: str) -> Replacement:
+        return Replacement.NEVER  # every property of a nested stack updates it in place
+
+    async def create(self, work: ResourceWork) -> Provisioned:
+        body = await self._template(work.properties["TemplateURL"])
+        suffix = "".join(random.choices(string.ascii_uppercase + string.digits, k=12))
+        name = f"{work.stack.stack_name}-{work.logical_id}-{suffix}"
+        answer = await self._call("CreateStack", {"StackName": name, "TemplateBody": body, "Capabilities": CAPABILITIES,
+                                                  "Parameters": _parameters(work.properties), "DisableRollback": False})
+        stack_id = answer["StackId"]
+        self.adopt(stack_id, work.stack.stack_id)
+        status, reason = await self._settled(stack_id, "CREATE")
+        if status != "CREATE_COMPLETE":
+            await self._delete(stack_id)
+            raise ProvisioningFailed(f"Embedded stack {stack_id} was not successfully created: {reason}")
+        return await self._provisioned(stack_id, work)
+
+    async def update(self, work: ResourceWork) -> Provisioned:
+        stack_id = str(work.physical_id)
+        body = await self._template(work.properties["TemplateURL"])
+        try:
+            await self._call("UpdateStack", {"StackName": stack_id, "TemplateBody": body, "Capabilities": CAPABILITIES,
+                                             "Parameters": _parameters(work.properties)})
+        except ProvisioningFailed as error:
+            if "No updates are to be performed" not in error.reason:
+                raise
+            return await self._provisioned(stack_id, work)
+        status, reason = await self._settled(stack_id, "UPDATE")
+        if status != "UPDATE_COMPLETE":
+            raise ProvisioningFailed(f"Embedded stack {stack_id} was not successfully updated. Currently in {status} with reason: {reason}")
+        return await self._provisioned(stack_id, work)
+
+    async def delete(self, work: ResourceWork) -> None:
+        if work.physical_id and not work.retain:
+            await self._delete(work.physical_id)
+
+    async def _delete(self, stack_id: str) -> None:
+        await self._call("DeleteStack", {"StackName": stack_id})
+        status, reason = await self._settled(stack_id, "DELETE")
+        if status != "DELETE_COMPLETE":
+            raise ProvisioningFailed(f"Embedded stack {stack_id} was not successfully deleted: {reason}")
+
+    async def _provisioned(self, stack_id: str, work: ResourceWork) -> Provisioned:
+        [stack] = (await self._call("DescribeStacks", {"StackName": stack_id}))["Stacks"]
+        outputs = {f"Outputs.{o['OutputKey']}": o.get("OutputValue") for o in stack.get("Outputs") or ()}
+        missing = sorted(name for name in work.attributes_wanted if name not in outputs)
+        if missing:
+            raise ProvisioningFailed(f"Template error: nested stack {work.logical_id} has no output {missing[0][len('Outputs.'):]}")
+        return Provisioned(stack_id, stack_id, outputs)
+
+    async def _settled(self, stack_id: str, operation: str) -> Tuple[str, str]:
+        """Wait for the child's ``operation`` (CREATE, UPDATE, DELETE) to end: its status and reason."""
+        delay = POLL_FIRST_S
+        while True:
+            stacks: List[Dict[str, Any]] = (await self._call("DescribeStacks", {"StackName": stack_id}))["Stacks"]
+            status = stacks[0]["StackStatus"] if stacks else "DELETE_COMPLETE"
+            if status in ENDS[operation]:
+                return status, str(stacks[0].get("StackStatusReason") or status) if stacks else ""
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, POLL_MAX_S)
+
+    async def _call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        if self.calls is None:
+            raise ProvisioningFailed("nested stacks are not wired to the local stack operations")
+        try:
+            return await self.calls.call(operation, params)
+        except ProvisioningFailed:
+            raise
+        except Exception as error:  # the child's refusal (a ValidationError) is the resource's failure
+            raise ProvisioningFailed(str(getattr(error, "message", None) or error)) from None
+
+    async def _template(self, url: str) -> str:
+        try:
+            return await asyncio.to_thread(read_location, url, self.endpoint_url, self.region)
+        except UnreadableLocation as error:
+            raise ProvisioningFailed(f"TemplateURL {error}") from None
+
+
+def _parameters(properties: Dict[str, Any]) -> List[Dict[str, str]]:
+    given = properties.get("Parameters") or {}
+    return [{"ParameterKey": str(key), "ParameterValue": ",".join(map(str, value)) if isinstance(value, list) else str(value)}
+            for key, value in given.items()]

@@ -1,0 +1,155 @@
+"""Nested stacks (AWS::CloudFormation::Stack) on ``cfnrun serve``: children from disk and from the endpoint's S3, run locally."""
+from __future__ import annotations
+
+import shutil
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from botocore.exceptions import WaiterError
+
+from conftest import LOCAL_STATE, SAMPLES
+
+moto_server = pytest.importorskip("moto.server")
+
+FAST = {"Delay": 0.1, "MaxAttempts": 600}
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+
+CHILD = """\
+Parameters:
+  Title:
+    Type: String
+Resources:
+  Note:
+    Type: Cfnrun::Sample::Note
+    Properties:
+      Title: !Ref Title
+Outputs:
+  NoteId:
+    Value: !GetAtt Note.NoteId
+  Title:
+    Value: !Ref Title
+"""
+
+PARENT = """\
+Parameters:
+  Word:
+    Type: String
+    Default: first
+Resources:
+  FromDisk:
+    Type: AWS::CloudFormation::Stack
+    Properties:
+      TemplateURL: {disk}
+      Parameters:
+        Title: !Sub "disk ${{Word}}"
+  FromS3:
+    Type: AWS::CloudFormation::Stack
+    Properties:
+      TemplateURL: https://templates.s3.amazonaws.com/child.yaml
+      Parameters:
+        Title: !GetAtt FromDisk.Outputs.Title
+Outputs:
+  DiskTitle:
+    Value: !GetAtt FromDisk.Outputs.Title
+  S3Title:
+    Value: !GetAtt FromS3.Outputs.Title
+"""
+
+
+@pytest.fixture
+def moto_url() -> Iterator[str]:
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    url = f"http://{host}:{port}"
+    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).close()
+    yield url
+    server.stop()
+
+
+def _wait(cloudformation, name: str, waiter: str) -> None:
+    try:
+        cloudformation.get_waiter(waiter).wait(StackName=name, WaiterConfig=FAST)
+    except WaiterError:
+        events = cloudformation.describe_stack_events(StackName=name)["StackEvents"]
+        raise AssertionError([e.get("ResourceStatusReason") for e in events if e.get("ResourceStatusReason")]) from None
+
+
+def _outputs(cloudformation, name: str) -> dict:
+    return {o["OutputKey"]: o["OutputValue"] for o in cloudformation.describe_stacks(StackName=name)["Stacks"][0]["Outputs"]}
+
+
+def test_a_parent_with_a_child_on_disk_and_one_in_s3_is_created_updated_in_place_and_deleted(serve, tmp_path: Path, moto_url: str) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    (tmp_path / "child.yaml").write_text(CHILD)
+    s3 = boto3.client("s3", endpoint_url=moto_url, **CREDENTIALS)
+    s3.create_bucket(Bucket="templates")
+    s3.put_object(Bucket="templates", Key="child.yaml", Body=CHILD.encode())
+    server = serve(tmp_path / "note", "--no-reload", "--aws-endpoint", moto_url)
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+
+    cloudformation.create_stack(StackName="parent", TemplateBody=PARENT.format(disk=tmp_path / "child.yaml"))
+    _wait(cloudformation, "parent", "stack_create_complete")
+    assert _outputs(cloudformation, "parent") == {"DiskTitle": "disk first", "S3Title": "disk first"}
+    children = {r["LogicalResourceId"]: r["PhysicalResourceId"]
+                for r in cloudformation.describe_stack_resources(StackName="parent")["StackResources"]}
+    child = cloudformation.describe_stacks(StackName=children["FromDisk"])["Stacks"][0]
+    assert child["StackName"].startswith("parent-FromDisk-") and child["StackStatus"] == "CREATE_COMPLETE"
+    parent_id = cloudformation.describe_stacks(StackName="parent")["Stacks"][0]["StackId"]
+    assert (child["ParentId"], child["RootId"]) == (parent_id, parent_id)
+    assert "ParentId" not in cloudformation.describe_stacks(StackName="parent")["Stacks"][0]
+    note_id = _outputs(cloudformation, children["FromDisk"])["NoteId"]
+
+    cloudformation.update_stack(StackName="parent", TemplateBody=PARENT.format(disk=tmp_path / "child.yaml"),
+                                Parameters=[{"ParameterKey": "Word", "ParameterValue": "second"}])
+    _wait(cloudformation, "parent", "stack_update_complete")
+    assert _outputs(cloudformation, "parent") == {"DiskTitle": "disk second", "S3Title": "disk second"}
+    after = {r["LogicalResourceId"]: r["PhysicalResourceId"]
+             for r in cloudformation.describe_stack_resources(StackName="parent")["StackResources"]}
+    assert after == children  # updated in place: the same child stacks
+    assert _outputs(cloudformation, children["FromDisk"])["NoteId"] == note_id
+
+    cloudformation.delete_stack(StackName="parent")
+    _wait(cloudformation, "parent", "stack_delete_complete")
+    for stack_id in children.values():
+        assert cloudformation.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"] == "DELETE_COMPLETE"
+
+
+def test_a_failing_child_rolls_the_parent_back_with_the_services_words(serve, tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    (tmp_path / "child.yaml").write_text(CHILD)
+    server = serve(tmp_path / "note", "--no-reload")
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    parent = f"""\
+Resources:
+  Good:
+    Type: AWS::CloudFormation::Stack
+    Properties:
+      TemplateURL: {tmp_path / "child.yaml"}
+      Parameters: {{Title: fine}}
+  Bad:
+    Type: AWS::CloudFormation::Stack
+    DependsOn: Good
+    Properties:
+      TemplateURL: {tmp_path / "child.yaml"}
+      Parameters: {{Title: "{'x' * 200}"}}
+"""
+    cloudformation.create_stack(StackName="fails", TemplateBody=parent)
+    with pytest.raises(WaiterError):  # the create waiter stops at ROLLBACK_COMPLETE, a failure state
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="fails", WaiterConfig=FAST)
+    assert cloudformation.describe_stacks(StackName="fails")["Stacks"][0]["StackStatus"] == "ROLLBACK_COMPLETE"
+    events = cloudformation.describe_stack_events(StackName="fails")["StackEvents"]
+    bad = [e for e in events if e["LogicalResourceId"] == "Bad" and e["ResourceStatus"] == "CREATE_FAILED"]
+    assert bad and bad[0]["ResourceStatusReason"].startswith("Embedded stack arn:aws:cloudformation:"), bad
+    assert "was not successfully created" in bad[0]["ResourceStatusReason"]
+    good = [e for e in events if e["LogicalResourceId"] == "Good" and e["ResourceStatus"] == "DELETE_COMPLETE"]
+    assert good, "the child that was created was not deleted by the parent's rollback"
+    statuses = {s["StackName"].split("-")[1]: s["StackStatus"] for s in cloudformation.list_stacks()["StackSummaries"]
+                if s["StackName"].startswith("fails-")}
+    assert statuses == {"Good": "DELETE_COMPLETE", "Bad": "DELETE_COMPLETE"}

@@ -1,0 +1,182 @@
+"""SAM templates on ``cfnrun serve --moto``: aws-sam-translator expands them offline; their AWS::* resources run on moto."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from botocore.exceptions import ClientError, WaiterError
+
+from conftest import LOCAL_STATE, SAMPLES
+
+FAST = {"Delay": 0.1, "MaxAttempts": 600}
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+
+SAM_TEMPLATE = """\
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  Notes:
+    Type: AWS::Serverless::SimpleTable
+  Greeter:
+    Type: AWS::Serverless::Function
+    Properties:
+      Runtime: python3.12
+      Handler: index.handler
+      InlineCode: |
+        def handler(event, context):
+            return {"hello": event.get("name")}
+      Policies: [AmazonDynamoDBReadOnlyAccess]
+Outputs:
+  TableName:
+    Value: !Ref Notes
+  GreeterArn:
+    Value: !GetAtt Greeter.Arn
+"""
+
+
+def _wait(cloudformation, name: str, waiter: str) -> None:
+    try:
+        cloudformation.get_waiter(waiter).wait(StackName=name, WaiterConfig=FAST)
+    except WaiterError:
+        events = cloudformation.describe_stack_events(StackName=name)["StackEvents"]
+        raise AssertionError([e.get("ResourceStatusReason") for e in events if e.get("ResourceStatusReason")]) from None
+
+
+def test_a_sam_template_becomes_aws_resources_on_the_endpoint(serve, tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    server = serve(tmp_path / "note", "--no-reload", "--moto")
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+
+    cloudformation.create_stack(StackName="sam", TemplateBody=SAM_TEMPLATE, Capabilities=["CAPABILITY_IAM"])
+    _wait(cloudformation, "sam", "stack_create_complete")
+
+    resources = {r["LogicalResourceId"]: r["ResourceType"]
+                 for r in cloudformation.describe_stack_resources(StackName="sam")["StackResources"]}
+    assert resources == {"Notes": "AWS::DynamoDB::Table", "Greeter": "AWS::Lambda::Function", "GreeterRole": "AWS::IAM::Role"}
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in cloudformation.describe_stacks(StackName="sam")["Stacks"][0]["Outputs"]}
+    assert outputs["GreeterArn"].startswith("arn:aws:lambda:us-east-1:")
+
+    processed = cloudformation.get_template(StackName="sam", TemplateStage="Processed")["TemplateBody"]
+    processed = processed if isinstance(processed, dict) else json.loads(processed)
+    assert "Transform" not in processed
+    assert processed["Resources"]["GreeterRole"]["Properties"]["ManagedPolicyArns"] == [
+        "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole", "arn:aws:iam::aws:policy/AmazonDynamoDBReadOnlyAccess"]
+    original = cloudformation.get_template(StackName="sam", TemplateStage="Original")["TemplateBody"]
+    assert "AWS::Serverless::Function" in json.dumps(original)
+
+    cloudformation.delete_stack(StackName="sam")
+    _wait(cloudformation, "sam", "stack_delete_complete")
+
+
+def test_a_sam_template_the_translator_refuses_is_refused_in_its_words(serve, tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    server = serve(tmp_path / "note", "--no-reload", "--moto")
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    broken = SAM_TEMPLATE.replace("      Runtime: python3.12\n      Handler: index.handler\n", "")
+    try:
+        cloudformation.create_stack(StackName="broken", TemplateBody=broken.replace("InlineCode", "CodeUri: s3://b/k\n      InlineCode"))
+    except ClientError as error:
+        assert error.response["Error"]["Code"] == "ValidationError"
+        message = error.response["Error"]["Message"]
+        assert message.startswith("Transform AWS::Serverless-2016-10-31 failed with:"), message
+        assert "Greeter" in message
+    else:
+        raise AssertionError("a function with both CodeUri and InlineCode was accepted")
+    assert cloudformation.list_stacks()["StackSummaries"] == []
+
+
+BUILT_TEMPLATE = """\
+AWSTemplateFormatVersion: '2010-09-09'
+Transform: AWS::Serverless-2016-10-31
+Globals:
+  Function:
+    Timeout: 3
+Resources:
+  HelloWorldFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: {code}
+      Handler: app.lambda_handler
+      Runtime: python3.12
+    Metadata:
+      SamResourceId: HelloWorldFunction
+  Greeting:
+    Type: Custom::Greeting
+    Properties:
+      ServiceToken: !GetAtt HelloWorldFunction.Arn
+Outputs:
+  Greeting:
+    Value: !GetAtt Greeting.Text
+"""
+
+
+ANSWERING_HANDLER = """\
+import json
+import urllib.request
+
+
+def lambda_handler(event, context):
+    body = json.dumps({"Status": "SUCCESS", "PhysicalResourceId": "greeting", "StackId": event["StackId"],
+                       "RequestId": event["RequestId"], "LogicalResourceId": event["LogicalResourceId"],
+                       "Data": {"Text": "built " + event["RequestType"]}}).encode()
+    urllib.request.urlopen(urllib.request.Request(event["ResponseURL"], data=body, method="PUT")).close()
+"""
+
+
+def test_sam_build_output_with_code_on_disk_deploys_and_missing_code_says_where_it_looked(serve, tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    code = tmp_path / ".aws-sam" / "build" / "HelloWorldFunction"  # what `sam build` writes: the transform stays
+    code.mkdir(parents=True)
+    (code / "app.py").write_text(ANSWERING_HANDLER)
+    server = serve(tmp_path / "note", "--no-reload", "--moto")
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+
+    cloudformation.create_stack(StackName="built", TemplateBody=BUILT_TEMPLATE.format(code=code), Capabilities=["CAPABILITY_IAM"])
+    _wait(cloudformation, "built", "stack_create_complete")
+    resources = {r["LogicalResourceId"]: r for r in cloudformation.describe_stack_resources(StackName="built")["StackResources"]}
+    assert resources["HelloWorldFunction"]["ResourceType"] == "AWS::Lambda::Function"
+    assert resources["HelloWorldFunction"]["PhysicalResourceId"]
+    outputs = cloudformation.describe_stacks(StackName="built")["Stacks"][0]["Outputs"]
+    assert outputs == [{"OutputKey": "Greeting", "OutputValue": "built Create"}]  # the code on disk ran, on serve's workers
+    cloudformation.delete_stack(StackName="built")
+    _wait(cloudformation, "built", "stack_delete_complete")
+
+    missing = tmp_path / "nowhere"
+    cloudformation.create_stack(StackName="unbuilt", TemplateBody=BUILT_TEMPLATE.format(code=missing), Capabilities=["CAPABILITY_IAM"])
+    try:
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="unbuilt", WaiterConfig=FAST)
+    except WaiterError:
+        pass
+    events = cloudformation.describe_stack_events(StackName="unbuilt")["StackEvents"]
+    failed = [e for e in events if e["LogicalResourceId"] == "HelloWorldFunction" and e["ResourceStatus"] == "CREATE_FAILED"]
+    assert failed, [e.get("ResourceStatusReason") for e in events]
+    assert failed and f"the local code {missing} does not exist" in failed[0]["ResourceStatusReason"]
+
+
+def test_aws_cloudformation_deploy_takes_a_sam_template_through_a_change_set(serve, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    server = serve(tmp_path / "note", "--no-reload", "--moto")
+    (tmp_path / "template.yaml").write_text(SAM_TEMPLATE)
+    aws = shutil.which("aws", path=os.path.dirname(sys.executable)) or shutil.which("aws") or "aws"
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, "AWS_ACCESS_KEY_ID": "testing",
+           "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
+           "AWS_CONFIG_FILE": str(tmp_path / "config"), "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "credentials")}
+    run = subprocess.run([aws, "cloudformation", "deploy", "--template-file", str(tmp_path / "template.yaml"), "--stack-name", "deployed",
+                          "--capabilities", "CAPABILITY_IAM", "--endpoint-url", server.url],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    types = {r["ResourceType"] for r in cloudformation.describe_stack_resources(StackName="deployed")["StackResources"]}
+    assert types == {"AWS::DynamoDB::Table", "AWS::Lambda::Function", "AWS::IAM::Role"}
