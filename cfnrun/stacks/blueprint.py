@@ -102,6 +102,7 @@ class Blueprint:
     order: List[str]
     pseudo: PseudoParameters
     no_echo: Tuple[str, ...] = ()
+    resolved_values: Dict[str, str] = field(default_factory=dict)  # SSM-typed parameters: what Systems Manager held (ResolvedValue)
     _wanted: Dict[str, FrozenSet[str]] = field(default_factory=dict)
 
     @property
@@ -264,6 +265,7 @@ def prepare(
         order=graph.creation_order(),
         pseudo=pseudo,
         no_echo=template.no_echo_parameters,
+        resolved_values={name: p.resolved_value for name, p in resolved.items() if p.resolved_value is not None},
     )
 
 
@@ -275,15 +277,19 @@ class Blueprints:
     def __init__(
         self, provisioners: Provisioners, exports: Exports, region: str, account_id: str,
         module_fragments: Optional[Mapping[str, Mapping[str, Any]]] = None,
+        ssm_parameter: Optional[Callable[[str], str]] = None,
     ) -> None:
         self.provisioners = provisioners
+        self.ssm_parameter = ssm_parameter  # reads AWS::SSM::Parameter::Value<...> parameters (None: no AWS endpoint)
         self.exports = exports
         self.region = region
         self.account_id = account_id
         self.module_fragments = module_fragments or {}  # the served modules' fragments, by type name
 
     def environment(self, stack_name: str, stack_id: str) -> StackEnvironment:
-        return StackEnvironment(stack_name, stack_id, self.region, self.account_id, self.exports.value, module_fragments=self.module_fragments)
+        return StackEnvironment(
+            stack_name, stack_id, self.region, self.account_id, self.exports.value, self.ssm_parameter, module_fragments=self.module_fragments
+        )
 
     def prepare(
         self, template_body: str, given: Dict[str, Optional[str]], previous: Mapping[str, str], stack_name: str, stack_id: str

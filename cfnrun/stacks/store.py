@@ -241,9 +241,11 @@ class StackStore:
         self._require_kept(stack, parameters)
         blueprint = self.prepare(body, parameters, stack.parameters, stack.name, stack.stack_id)
         new_tags = dict(stack.tags) if tags is None else tags
-        if body == stack.template_body and blueprint.parameters == stack.parameters and new_tags == stack.tags:
+        current = self.engine.blueprints.get(stack.stack_id)
+        read_again = current is None or blueprint.resolved_values == current.resolved_values  # SSM-typed parameters are read on every update
+        if body == stack.template_body and blueprint.parameters == stack.parameters and new_tags == stack.tags and read_again:
             raise StackError("No updates are to be performed.")
-        plan = plan_update(stack.resources, self.engine.blueprints.get(stack.stack_id), blueprint, self.engine.provisioners)
+        plan = plan_update(stack.resources, current, blueprint, self.engine.provisioners)
         policy = policy_during_update or policy_of(stack.policy_body)
         stack.change_set_id = self._change_set_arn(f"{stack.name}-update")  # so does UpdateStack
         failures = [] if disable_validation else self._validated(plan, stack)

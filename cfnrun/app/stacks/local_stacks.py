@@ -30,6 +30,7 @@ from cfnrun.stacks.hook_results import HookResults
 from cfnrun.app.stacks.hook_resources import HookKind, HookResources
 from cfnrun.app.stacks.lambda_hooks import LAMBDA_HOOK_TYPE, LambdaHookKind
 from cfnrun.app.stacks.provisioners import TypeRouter
+from cfnrun.app.stacks.ssm_parameters import SsmParameters
 from cfnrun.stacks.api.operations import StackOperations
 from cfnrun.app.stacks.user_types import UserTypes
 from cfnrun.app.type_operations import TypeOperations
@@ -201,7 +202,8 @@ def local_stacks(
             raise StackError(f"The type '{type_name}' cannot be found.", "TypeNotFoundException", 404)
         return f"arn:aws:cloudformation:{region}:{account_id}:type-configuration/{kind}/{type_name.replace('::', '-')}/default"
 
-    store = StackStore(engine, Blueprints(router, exports, region, account_id, fragments), state)
+    ssm = SsmParameters(served.aws_endpoint, region).value if served.aws_endpoint else None
+    store = StackStore(engine, Blueprints(router, exports, region, account_id, fragments, ssm), state)
     drift = DriftChecks(store, operations, user_types)
 
     def primary_identifier(type_name: str) -> Optional[List[str]]:

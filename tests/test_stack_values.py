@@ -1,0 +1,105 @@
+"""Values as the service resolves them, on a real ``cfnrun serve --moto`` driven by boto3 (issue #29 §4).
+
+``AWS::SSM::Parameter::Value<...>`` parameters are read from the AWS endpoint's Systems Manager
+(moto here) when the call arrives, shown as DescribeStacks' ``ResolvedValue``, read again on
+every update, and a parameter that is not there refuses the call with the service's words.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from typing import Any, Dict, Iterator, List
+
+import pytest
+from botocore.exceptions import ClientError
+
+from conftest import LOCAL_STATE, SAMPLES, ServerProcess
+
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+FAST = {"Delay": 0.1, "MaxAttempts": 600}
+
+
+class Served:
+    def __init__(self, server: ServerProcess) -> None:
+        import boto3
+
+        announced = re.search(r"at (http://[0-9.]+:[0-9]+)", server.has_printed(r"moto server \(AWS stand-in\) at"))
+        assert announced, server.output
+        self.cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+        self.ssm = boto3.client("ssm", endpoint_url=announced.group(1), **CREDENTIALS)
+
+    def wait(self, waiter: str, stack: str) -> None:
+        self.cloudformation.get_waiter(waiter).wait(StackName=stack, WaiterConfig=FAST)
+
+    def described(self, stack: str) -> Dict[str, Any]:
+        return self.cloudformation.describe_stacks(StackName=stack)["Stacks"][0]
+
+    def outputs(self, stack: str) -> Dict[str, str]:
+        return {o["OutputKey"]: o["OutputValue"] for o in self.described(stack).get("Outputs", [])}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    folder = tmp_path_factory.mktemp("values") / "note"
+    shutil.copytree(SAMPLES / "note", folder, ignore=LOCAL_STATE)
+    server = ServerProcess(folder, "--no-reload", "--moto", "--virtual-clock")
+    try:
+        yield Served(server)
+    finally:
+        server.stop()
+
+
+def _parameters(**values: str) -> List[Dict[str, str]]:
+    return [{"ParameterKey": key, "ParameterValue": value} for key, value in values.items()]
+
+
+SSM_TYPED = json.dumps(
+    {
+        "Parameters": {
+            "Greeting": {"Type": "AWS::SSM::Parameter::Value<String>"},
+            "Zones": {"Type": "AWS::SSM::Parameter::Value<List<String>>"},
+            "Image": {"Type": "AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>", "Default": "/values/image"},
+        },
+        "Resources": {"Handle": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+        "Outputs": {
+            "Greeting": {"Value": {"Ref": "Greeting"}},
+            "SecondZone": {"Value": {"Fn::Select": [1, {"Ref": "Zones"}]}},
+            "Image": {"Value": {"Ref": "Image"}},
+        },
+    }
+)
+
+
+def test_ssm_typed_parameters_are_read_from_the_endpoint_shown_as_resolved_value_and_read_again_on_update(served: Served) -> None:
+    served.ssm.put_parameter(Name="/values/greeting", Value="hello", Type="String")
+    served.ssm.put_parameter(Name="/values/zones", Value="us-east-1a,us-east-1b", Type="StringList")
+    served.ssm.put_parameter(Name="/values/image", Value="ami-0123456789abcdef0", Type="String")
+    given = _parameters(Greeting="/values/greeting", Zones="/values/zones")
+    served.cloudformation.create_stack(StackName="ssm-typed", TemplateBody=SSM_TYPED, Parameters=given)
+    served.wait("stack_create_complete", "ssm-typed")
+    assert served.outputs("ssm-typed") == {"Greeting": "hello", "SecondZone": "us-east-1b", "Image": "ami-0123456789abcdef0"}
+    shown = {p["ParameterKey"]: p for p in served.described("ssm-typed")["Parameters"]}
+    assert shown["Greeting"] == {"ParameterKey": "Greeting", "ParameterValue": "/values/greeting", "ResolvedValue": "hello"}
+    assert shown["Zones"]["ResolvedValue"] == "us-east-1a,us-east-1b"
+    assert shown["Image"] == {"ParameterKey": "Image", "ParameterValue": "/values/image", "ResolvedValue": "ami-0123456789abcdef0"}
+
+    # The same template and parameter names: the service reads Systems Manager again, so a changed value updates the stack
+    served.ssm.put_parameter(Name="/values/greeting", Value="hello again", Type="String", Overwrite=True)
+    served.cloudformation.update_stack(StackName="ssm-typed", TemplateBody=SSM_TYPED, Parameters=given)
+    served.wait("stack_update_complete", "ssm-typed")
+    assert served.outputs("ssm-typed")["Greeting"] == "hello again"
+    shown = {p["ParameterKey"]: p for p in served.described("ssm-typed")["Parameters"]}
+    assert shown["Greeting"]["ResolvedValue"] == "hello again"
+    with pytest.raises(ClientError) as unchanged:  # nothing read differs now
+        served.cloudformation.update_stack(StackName="ssm-typed", TemplateBody=SSM_TYPED, Parameters=given)
+    assert unchanged.value.response["Error"]["Message"] == "No updates are to be performed."
+
+
+def test_an_ssm_typed_parameter_that_is_not_there_refuses_the_call_in_the_service_words(served: Served) -> None:
+    given = _parameters(Greeting="/values/nowhere", Zones="/values/zones")
+    served.ssm.put_parameter(Name="/values/zones", Value="a,b", Type="StringList", Overwrite=True)
+    with pytest.raises(ClientError) as refused:
+        served.cloudformation.create_stack(StackName="ssm-missing", TemplateBody=SSM_TYPED, Parameters=given)
+    assert refused.value.response["Error"]["Code"] == "ValidationError"
+    assert refused.value.response["Error"]["Message"] == "Unable to fetch parameters [/values/nowhere] from parameter store for this account."
