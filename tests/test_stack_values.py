@@ -12,7 +12,7 @@ import shutil
 from typing import Any, Dict, Iterator, List
 
 import pytest
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, WaiterError
 
 from conftest import LOCAL_STATE, SAMPLES, ServerProcess
 
@@ -103,3 +103,50 @@ def test_an_ssm_typed_parameter_that_is_not_there_refuses_the_call_in_the_servic
         served.cloudformation.create_stack(StackName="ssm-missing", TemplateBody=SSM_TYPED, Parameters=given)
     assert refused.value.response["Error"]["Code"] == "ValidationError"
     assert refused.value.response["Error"]["Message"] == "Unable to fetch parameters [/values/nowhere] from parameter store for this account."
+
+
+def test_dynamic_references_are_resolved_on_the_endpoint_and_secure_values_never_shown(served: Served) -> None:
+    import boto3
+
+    served.ssm.put_parameter(Name="/values/plain", Value="plain-text", Type="String")
+    served.ssm.put_parameter(Name="/values/secure", Value="s3cr3t-secure-value", Type="SecureString")
+    secrets = boto3.client("secretsmanager", endpoint_url=served.ssm.meta.endpoint_url, **CREDENTIALS)
+    secrets.create_secret(Name="values/db", SecretString=json.dumps({"password": "s3cr3t-manager-value"}))
+    body = json.dumps(
+        {
+            "Resources": {
+                "Plain": {"Type": "AWS::SSM::Parameter", "Properties": {
+                    "Name": "/values/copied/plain", "Type": "String", "Value": "is {{resolve:ssm:/values/plain:1}}"}},
+                "Secure": {"Type": "AWS::SSM::Parameter", "Properties": {
+                    "Name": "/values/copied/secure", "Type": "String", "Value": "{{resolve:ssm-secure:/values/secure}}"}},
+                "Managed": {"Type": "AWS::SSM::Parameter", "Properties": {
+                    "Name": "/values/copied/managed", "Type": "String",
+                    "Value": "{{resolve:secretsmanager:values/db:SecretString:password}}"}},
+            }
+        }
+    )
+    served.cloudformation.create_stack(StackName="dynamic", TemplateBody=body)
+    served.wait("stack_create_complete", "dynamic")
+    copied = {p: served.ssm.get_parameter(Name=f"/values/copied/{p}")["Parameter"]["Value"] for p in ("plain", "secure", "managed")}
+    assert copied == {"plain": "is plain-text", "secure": "s3cr3t-secure-value", "managed": "s3cr3t-manager-value"}
+    shown = json.dumps(
+        [
+            served.cloudformation.describe_stack_events(StackName="dynamic")["StackEvents"],
+            served.cloudformation.describe_stack_resources(StackName="dynamic")["StackResources"],
+            [served.cloudformation.describe_stack_resource(StackName="dynamic", LogicalResourceId=r)["StackResourceDetail"]
+             for r in ("Secure", "Managed")],
+        ],
+        default=str,
+    )
+    assert "s3cr3t" not in shown
+
+
+def test_a_dynamic_reference_to_a_parameter_that_is_not_there_fails_the_resource_in_the_service_words(served: Served) -> None:
+    body = json.dumps({"Resources": {"Copy": {"Type": "AWS::SSM::Parameter", "Properties": {
+        "Name": "/values/copied/none", "Type": "String", "Value": "{{resolve:ssm:/values/absent}}"}}}})
+    served.cloudformation.create_stack(StackName="dynamic-missing", TemplateBody=body)
+    with pytest.raises(WaiterError, match="ROLLBACK_COMPLETE"):  # create_complete's waiter stops on the rollback's end
+        served.wait("stack_create_complete", "dynamic-missing")
+    events = served.cloudformation.describe_stack_events(StackName="dynamic-missing")["StackEvents"]
+    reasons = [e.get("ResourceStatusReason") for e in events if e["LogicalResourceId"] == "Copy" and e["ResourceStatus"] == "CREATE_FAILED"]
+    assert reasons == ["Parameters: [ssm:/values/absent] cannot be found."]

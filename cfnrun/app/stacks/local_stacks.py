@@ -30,6 +30,7 @@ from cfnrun.stacks.hook_results import HookResults
 from cfnrun.app.stacks.hook_resources import HookKind, HookResources
 from cfnrun.app.stacks.lambda_hooks import LAMBDA_HOOK_TYPE, LambdaHookKind
 from cfnrun.app.stacks.provisioners import TypeRouter
+from cfnrun.app.stacks.dynamic_references import EndpointValues, ResolvingProvisioners
 from cfnrun.app.stacks.ssm_parameters import SsmParameters
 from cfnrun.stacks.api.operations import StackOperations
 from cfnrun.app.stacks.user_types import UserTypes
@@ -156,13 +157,14 @@ def local_stacks(
     hook_resources = HookResources(hooks, hook_kinds)
     signals = ResourceSignals()
     wait_conditions = WaitConditions(url, signals)
-    router = TypeRouter(
+    types = TypeRouter(
         user_types,
         served_types,
         aws_types,
         CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock) if served.templates else None,
         {**{name: hook_resources for name in hook_kinds}, **dict.fromkeys((HANDLE_TYPE, CONDITION_TYPE), wait_conditions)},
     )
+    router = ResolvingProvisioners(types, EndpointValues(served.aws_endpoint, region))
     exports = Exports()
     engine = StackEngine(router, exports, region, account_id, hooks, signals)
 
