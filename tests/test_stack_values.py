@@ -150,3 +150,20 @@ def test_a_dynamic_reference_to_a_parameter_that_is_not_there_fails_the_resource
     events = served.cloudformation.describe_stack_events(StackName="dynamic-missing")["StackEvents"]
     reasons = [e.get("ResourceStatusReason") for e in events if e["LogicalResourceId"] == "Copy" and e["ResourceStatus"] == "CREATE_FAILED"]
     assert reasons == ["Parameters: [ssm:/values/absent] cannot be found."]
+
+
+def test_getatt_of_an_attribute_the_endpoint_does_not_give_is_read_from_the_resource(served: Served) -> None:
+    body = json.dumps(
+        {
+            "Resources": {"Setting": {"Type": "AWS::SSM::Parameter", "Properties": {"Name": "/values/setting", "Type": "String", "Value": "on"}}},
+            "Outputs": {
+                "Name": {"Value": {"Ref": "Setting"}},
+                "Value": {"Value": {"Fn::GetAtt": ["Setting", "Value"]}},
+                "Type": {"Value": {"Fn::GetAtt": ["Setting", "Type"]}},
+            },
+        }
+    )
+    served.cloudformation.create_stack(StackName="getatt-aws", TemplateBody=body)
+    served.wait("stack_create_complete", "getatt-aws")
+    assert served.outputs("getatt-aws") == {"Name": "/values/setting", "Value": "on", "Type": "String"}
+    assert served.ssm.get_parameter(Name="/values/setting")["Parameter"]["Value"] == "on"

@@ -211,18 +211,45 @@ class AwsTypes:
             raise ProvisioningFailed(reason or f"the AWS endpoint's stack {name} ended {status}")
         stack = (await self._ask("describe_stacks", StackName=name))["Stacks"][0]
         outputs = {o["OutputKey"]: o.get("OutputValue") for o in stack.get("Outputs", [])}
-        if REF_OUTPUT not in outputs:  # moto completes a stack whose type it does not know, without making the resource
+        made = await self._made(name, work.logical_id) if REF_OUTPUT not in outputs else None
+        if REF_OUTPUT not in outputs and made is None:  # moto completes a stack whose type it does not know, without making the resource
             await self._ask("delete_stack", StackName=name)  # nothing of it is left on the endpoint
             raise ProvisioningFailed(
                 f"the AWS endpoint {self.endpoint_url} does not implement {work.type_name}: its stack completed without making the resource"
             )
-        described = await self._ask("describe_stack_resource", StackName=name, LogicalResourceId=work.logical_id)
-        physical_id = described["StackResourceDetail"].get("PhysicalResourceId") or outputs[REF_OUTPUT] or name
-        attributes = {attribute: outputs[key] for key, attribute in _output_keys(sorted(work.attributes_wanted)).items() if key in outputs}
+        if made is None:
+            described = await self._ask("describe_stack_resource", StackName=name, LogicalResourceId=work.logical_id)
+            made = described["StackResourceDetail"].get("PhysicalResourceId") or outputs[REF_OUTPUT] or name
+        physical_id = made
+        given = {attribute: outputs[key] for key, attribute in _output_keys(sorted(work.attributes_wanted)).items() if key in outputs}
+        attributes = {**attributes_from_properties(work.attributes_wanted - set(given), work.properties), **given}
         missing = sorted(work.attributes_wanted - set(attributes))
         if missing:
             raise ProvisioningFailed(
-                f"the AWS endpoint did not give {work.type_name}'s attribute(s) {', '.join(missing)} (Fn::GetAtt): "
-                "it may not implement them"
+                f"{work.type_name} {physical_id} has no attribute {', '.join(missing)} (Fn::GetAtt): the AWS endpoint "
+                f"{self.endpoint_url} does not give it, and the resource's properties do not hold it"
             )
         return Provisioned(physical_id, outputs.get(REF_OUTPUT, physical_id), attributes, {INNER_STACK_KEY: name})
+
+    async def _made(self, name: str, logical_id: str) -> Optional[str]:
+        """The physical id of the resource the endpoint's stack made, or None when it made none (a type the endpoint does not know).
+
+        moto leaves out every output of a stack when one Fn::GetAtt fails, the Ref with them: the resource is there all the same."""
+        try:
+            described = await self._ask("describe_stack_resource", StackName=name, LogicalResourceId=logical_id)
+        except ProvisioningFailed:
+            return None
+        detail = described.get("StackResourceDetail", {})
+        return detail.get("PhysicalResourceId") if detail.get("ResourceStatus", "").endswith("_COMPLETE") else None
+
+
+def attributes_from_properties(wanted: "frozenset[str] | set[str]", properties: Dict[str, Any]) -> Dict[str, Any]:
+    """The attributes that repeat a property of the same name (AWS::SSM::Parameter's Value and Type): what the resource was given."""
+    found: Dict[str, Any] = {}
+    for attribute in wanted:
+        value: Any = properties
+        for part in attribute.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is not None and not isinstance(value, (dict, list)):
+            found[attribute] = value
+    return found
