@@ -167,3 +167,26 @@ def test_getatt_of_an_attribute_the_endpoint_does_not_give_is_read_from_the_reso
     served.wait("stack_create_complete", "getatt-aws")
     assert served.outputs("getatt-aws") == {"Name": "/values/setting", "Value": "on", "Type": "String"}
     assert served.ssm.get_parameter(Name="/values/setting")["Parameter"]["Value"] == "on"
+
+
+def test_an_unnamed_ssm_parameter_gets_the_name_cloudformation_would_generate_and_keeps_it_on_update(served: Served) -> None:
+    def body(value: str) -> str:
+        return json.dumps(
+            {
+                "Resources": {"UnnamedSetting": {"Type": "AWS::SSM::Parameter", "Properties": {"Type": "String", "Value": value}}},
+                "Outputs": {"Name": {"Value": {"Ref": "UnnamedSetting"}}},
+            }
+        )
+
+    served.cloudformation.create_stack(StackName="generated-name", TemplateBody=body("first"))
+    served.wait("stack_create_complete", "generated-name")
+    name = served.outputs("generated-name")["Name"]
+    assert re.fullmatch(r"CFN-UnnamedSetting-[A-Za-z0-9]{12}", name), name
+    assert served.ssm.get_parameter(Name=name)["Parameter"]["Value"] == "first"
+    physical = served.cloudformation.describe_stack_resource(StackName="generated-name", LogicalResourceId="UnnamedSetting")
+    assert physical["StackResourceDetail"]["PhysicalResourceId"] == name
+
+    served.cloudformation.update_stack(StackName="generated-name", TemplateBody=body("second"))
+    served.wait("stack_update_complete", "generated-name")
+    assert served.outputs("generated-name")["Name"] == name
+    assert served.ssm.get_parameter(Name=name)["Parameter"]["Value"] == "second"

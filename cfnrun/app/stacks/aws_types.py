@@ -12,6 +12,7 @@ endpoint's own message.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 import uuid
@@ -19,6 +20,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
+from cfnrun.app.stacks.generated_names import GENERATED_NAME_KEY, named, with_name
 
 SETTLED_SUFFIXES = ("_COMPLETE", "_FAILED")
 INNER_STACK_KEY = "cfnrun:endpointStack"  # where the resource's stack on the endpoint is kept, in its record
@@ -43,6 +45,13 @@ def _answered(error: Exception) -> str:
 def _inner_name(work: ResourceWork) -> str:
     base = re.sub(r"[^A-Za-z0-9-]", "-", f"{work.stack.stack_name}-{work.logical_id}")
     return f"{base[:100]}-{uuid.uuid4().hex[:8]}"
+
+
+def _named(work: ResourceWork) -> "Tuple[ResourceWork, Optional[str]]":
+    """``work`` with the name CloudFormation would generate when the type needs one and has none, and that name."""
+    kept = (work.model or {}).get(GENERATED_NAME_KEY)
+    given = named(work.type_name, work.stack.stack_name, work.logical_id, work.properties, kept if isinstance(kept, str) else None)
+    return dataclasses.replace(work, properties=with_name(work.type_name, work.properties, given)), given
 
 
 def _output_keys(wanted: List[str]) -> Dict[str, str]:
@@ -88,18 +97,20 @@ class AwsTypes:
 
     async def create(self, work: ResourceWork) -> Provisioned:
         name = _inner_name(work)
+        work, given_name = _named(work)
         body = self._template(work)
         await self._call(work, "create_stack", StackName=name, TemplateBody=body)
-        return await self._settled(work, name)
+        return await self._settled(work, name, given_name)
 
     async def update(self, work: ResourceWork) -> Provisioned:
         name = self._inner_stack(work)
+        work, given_name = _named(work)
         try:
             await self._call(work, "update_stack", StackName=name, TemplateBody=self._template(work))
         except ProvisioningFailed as error:
             if "No updates are to be performed" not in error.reason:
                 raise
-        return await self._settled(work, name)
+        return await self._settled(work, name, given_name)
 
     async def delete(self, work: ResourceWork) -> None:
         name = self._inner_stack(work)
@@ -205,7 +216,7 @@ class AwsTypes:
         failures = [e.get("ResourceStatusReason") for e in reversed(events) if e.get("ResourceStatus", "").endswith("_FAILED")]
         return status, next((f for f in failures if f), None)
 
-    async def _settled(self, work: ResourceWork, name: str) -> Provisioned:
+    async def _settled(self, work: ResourceWork, name: str, given_name: Optional[str] = None) -> Provisioned:
         status, reason = await self._wait(name)
         if status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
             raise ProvisioningFailed(reason or f"the AWS endpoint's stack {name} ended {status}")
@@ -229,7 +240,8 @@ class AwsTypes:
                 f"{work.type_name} {physical_id} has no attribute {', '.join(missing)} (Fn::GetAtt): the AWS endpoint "
                 f"{self.endpoint_url} does not give it, and the resource's properties do not hold it"
             )
-        return Provisioned(physical_id, outputs.get(REF_OUTPUT, physical_id), attributes, {INNER_STACK_KEY: name})
+        model = {INNER_STACK_KEY: name, **({GENERATED_NAME_KEY: given_name} if given_name else {})}
+        return Provisioned(physical_id, outputs.get(REF_OUTPUT, physical_id), attributes, model)
 
     async def _made(self, name: str, logical_id: str) -> Optional[str]:
         """The physical id of the resource the endpoint's stack made, or None when it made none (a type the endpoint does not know).
