@@ -190,3 +190,32 @@ def test_an_unnamed_ssm_parameter_gets_the_name_cloudformation_would_generate_an
     served.wait("stack_update_complete", "generated-name")
     assert served.outputs("generated-name")["Name"] == name
     assert served.ssm.get_parameter(Name=name)["Parameter"]["Value"] == "second"
+
+
+def test_a_deletion_policy_given_by_an_intrinsic_function_is_accepted_without_a_transform_and_applied(served: Served) -> None:
+    body = json.dumps(
+        {
+            "Parameters": {"Stage": {"Type": "String"}, "Replaced": {"Type": "String", "Default": "Delete"}},
+            "Conditions": {"IsProd": {"Fn::Equals": [{"Ref": "Stage"}, "prod"]}},
+            "Resources": {
+                "Kept": {
+                    "Type": "AWS::SSM::Parameter",
+                    "DeletionPolicy": {"Fn::If": ["IsProd", "Retain", "Delete"]},
+                    "UpdateReplacePolicy": {"Ref": "Replaced"},
+                    "Properties": {"Name": "/values/kept", "Type": "String", "Value": "stays"},
+                },
+                "Gone": {
+                    "Type": "AWS::SSM::Parameter",
+                    "DeletionPolicy": {"Fn::If": ["IsProd", "Delete", "Retain"]},
+                    "Properties": {"Name": "/values/gone", "Type": "String", "Value": "goes"},
+                },
+            },
+        }
+    )
+    served.cloudformation.create_stack(StackName="policies", TemplateBody=body, Parameters=_parameters(Stage="prod"))
+    served.wait("stack_create_complete", "policies")
+    served.cloudformation.delete_stack(StackName="policies")
+    served.wait("stack_delete_complete", "policies")
+    assert served.ssm.get_parameter(Name="/values/kept")["Parameter"]["Value"] == "stays"
+    with pytest.raises(ClientError, match="ParameterNotFound"):
+        served.ssm.get_parameter(Name="/values/gone")
