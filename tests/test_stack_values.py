@@ -91,6 +91,13 @@ def test_ssm_typed_parameters_are_read_from_the_endpoint_shown_as_resolved_value
     assert served.outputs("ssm-typed")["Greeting"] == "hello again"
     shown = {p["ParameterKey"]: p for p in served.described("ssm-typed")["Parameters"]}
     assert shown["Greeting"]["ResolvedValue"] == "hello again"
+    served.ssm.put_parameter(Name="/values/greeting", Value="hello in a change set", Type="String", Overwrite=True)
+    served.cloudformation.create_change_set(StackName="ssm-typed", ChangeSetName="reread", TemplateBody=SSM_TYPED, Parameters=given)
+    served.cloudformation.get_waiter("change_set_create_complete").wait(StackName="ssm-typed", ChangeSetName="reread", WaiterConfig=FAST)
+    planned = served.cloudformation.describe_change_set(StackName="ssm-typed", ChangeSetName="reread")["Parameters"]
+    assert {p["ParameterKey"]: p.get("ResolvedValue") for p in planned}["Greeting"] == "hello in a change set"
+    served.cloudformation.delete_change_set(StackName="ssm-typed", ChangeSetName="reread")
+    served.ssm.put_parameter(Name="/values/greeting", Value="hello again", Type="String", Overwrite=True)
     with pytest.raises(ClientError) as unchanged:  # nothing read differs now
         served.cloudformation.update_stack(StackName="ssm-typed", TemplateBody=SSM_TYPED, Parameters=given)
     assert unchanged.value.response["Error"]["Message"] == "No updates are to be performed."

@@ -109,6 +109,10 @@ class Blueprint:
     def description(self) -> Optional[str]:
         return self.template.description
 
+    def same_ssm_values(self, before: Optional["Blueprint"]) -> bool:
+        """Did the SSM-typed parameters read what they read for ``before`` (they are read again on every operation)?"""
+        return before is None or self.resolved_values == before.resolved_values
+
     def resource_ids(self) -> List[str]:
         return list(self.order)
 

@@ -242,8 +242,8 @@ class StackStore:
         blueprint = self.prepare(body, parameters, stack.parameters, stack.name, stack.stack_id)
         new_tags = dict(stack.tags) if tags is None else tags
         current = self.engine.blueprints.get(stack.stack_id)
-        read_again = current is None or blueprint.resolved_values == current.resolved_values  # SSM-typed parameters are read on every update
-        if body == stack.template_body and blueprint.parameters == stack.parameters and new_tags == stack.tags and read_again:
+        same_ssm = blueprint.same_ssm_values(current)
+        if body == stack.template_body and blueprint.parameters == stack.parameters and new_tags == stack.tags and same_ssm:
             raise StackError("No updates are to be performed.")
         plan = plan_update(stack.resources, current, blueprint, self.engine.provisioners)
         policy = policy_during_update or policy_of(stack.policy_body)
@@ -352,7 +352,8 @@ class StackStore:
             tags=dict(stack.tags) if tags is None else tags,
             description=description,
         )
-        if not plan.changes and change_set_type == "UPDATE" and change_set.tags == stack.tags and blueprint.parameters == stack.parameters:
+        unchanged = blueprint.parameters == stack.parameters and blueprint.same_ssm_values(self.engine.blueprints.get(stack.stack_id))
+        if not plan.changes and change_set_type == "UPDATE" and change_set.tags == stack.tags and unchanged:
             change_set.status, change_set.execution_status = "FAILED", "UNAVAILABLE"
             change_set.status_reason = "The submitted information didn't contain changes. Submit different information to create a change set."
         self.change_sets[change_set.change_set_id] = change_set

@@ -16,7 +16,7 @@ from cfnrun.stacks.api.inputs import PAGE_SIZE, given_parameters, given_tags, gi
 from cfnrun.stacks.api.resource_signals import SignalResource
 from cfnrun.stacks.api.stack_policies import StackPolicies, given_policy
 from cfnrun.stacks.api.termination_protection import UpdateTerminationProtection
-from cfnrun.stacks.api.parameter_values import shown_parameter_list
+from cfnrun.stacks.api.parameter_values import parameter_list, shown_parameter_list
 from cfnrun.stacks.api.outputs import (
     annotation_shape, change_set_summary, event_shape, hook_result_shape, hook_result_summary, last_operations,
     operation_event_shape, present, resource_drift_shape, resource_shape, timestamp,
@@ -409,7 +409,7 @@ class StackOperations:
                 "StackId": stack.stack_id,
                 "StackName": stack.name,
                 "Description": change_set.description,
-                "Parameters": [{"ParameterKey": k, "ParameterValue": v} for k, v in shown.items()],
+                "Parameters": parameter_list(shown, change_set.blueprint.resolved_values, change_set.blueprint.no_echo),
                 "CreationTime": timestamp(change_set.created_at),
                 "ExecutionStatus": change_set.execution_status,
                 "Status": change_set.status,
