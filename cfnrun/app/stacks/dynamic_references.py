@@ -4,9 +4,11 @@
 ``{{resolve:secretsmanager:secret-id[:SecretString[:json-key[:version-stage[:version-id]]]]}}``, whole or
 inside a longer string, are replaced by the value Systems Manager or Secrets Manager on the endpoint
 (``--moto`` or ``--aws-endpoint``) holds. Only what goes to the provisioner is resolved: the stack keeps
-the properties with the literal reference, so DescribeStackResource, events, history and ``--state``
-show the reference and never the value, as the service does for ``ssm-secure`` and ``secretsmanager``
-(for ``ssm`` the service resolves the same way; what it stores is inferred, not documented).
+the properties with the literal reference, so DescribeStackResource, events and ``--state`` show
+the reference and never the value, as the service does for ``ssm-secure`` and ``secretsmanager``
+(for ``ssm`` the service resolves the same way; what it stores is inferred, not documented). The
+history record of a served type's handler invocation holds what the handler was given (masked
+where its schema says writeOnly).
 A reference that cannot be read fails the resource: ``Parameters: [ssm:name] cannot be found.`` for a
 parameter (the service's words as users report them), Secrets Manager's own message for a secret.
 """
