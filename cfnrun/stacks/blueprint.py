@@ -110,11 +110,16 @@ class Blueprint:
     order: List[str]
     pseudo: PseudoParameters
     no_echo: Tuple[str, ...] = ()
+    resolved_values: Dict[str, str] = field(default_factory=dict)  # SSM-typed parameters: what Systems Manager held (ResolvedValue)
     _wanted: Dict[str, FrozenSet[str]] = field(default_factory=dict)
 
     @property
     def description(self) -> Optional[str]:
         return self.template.description
+
+    def same_ssm_values(self, before: Optional["Blueprint"]) -> bool:
+        """Did the SSM-typed parameters read what they read for ``before`` (they are read again on every operation)?"""
+        return before is None or self.resolved_values == before.resolved_values
 
     def resource_ids(self) -> List[str]:
         return list(self.order)
@@ -272,6 +277,7 @@ def prepare(
         order=graph.creation_order(),
         pseudo=pseudo,
         no_echo=template.no_echo_parameters,
+        resolved_values={name: p.resolved_value for name, p in resolved.items() if p.resolved_value is not None},
     )
 
 
@@ -283,18 +289,22 @@ class Blueprints:
     def __init__(
         self, provisioners: Provisioners, exports: Exports, region: str, account_id: str,
         module_fragments: Optional[Mapping[str, Mapping[str, Any]]] = None, read_include: Optional[IncludeReader] = None,
+        ssm_parameter: Optional[Callable[[str], str]] = None,
     ) -> None:
         self.read_include = read_include
         self.stack_output: StackOutputLookup = lambda stack, output: None  # given once the stacks exist (local_stacks.py)
         self.provisioners = provisioners
+        self.ssm_parameter = ssm_parameter  # reads AWS::SSM::Parameter::Value<...> parameters (None: no AWS endpoint)
         self.exports = exports
         self.region = region
         self.account_id = account_id
         self.module_fragments = module_fragments or {}  # the served modules' fragments, by type name
 
     def environment(self, stack_name: str, stack_id: str) -> StackEnvironment:
-        return StackEnvironment(stack_name, stack_id, self.region, self.account_id, self.exports.value, module_fragments=self.module_fragments,
-                                read_include=self.read_include, stack_output=self.stack_output)
+        return StackEnvironment(
+            stack_name, stack_id, self.region, self.account_id, self.exports.value, self.ssm_parameter,
+            module_fragments=self.module_fragments, read_include=self.read_include, stack_output=self.stack_output,
+        )
 
     def prepare(
         self, template_body: str, given: Dict[str, Optional[str]], previous: Mapping[str, str], stack_name: str, stack_id: str

@@ -241,9 +241,11 @@ class StackStore:
         self._require_kept(stack, parameters)
         blueprint = self.prepare(body, parameters, stack.parameters, stack.name, stack.stack_id)
         new_tags = dict(stack.tags) if tags is None else tags
-        if body == stack.template_body and blueprint.parameters == stack.parameters and new_tags == stack.tags:
+        current = self.engine.blueprints.get(stack.stack_id)
+        same_ssm = blueprint.same_ssm_values(current)
+        if body == stack.template_body and blueprint.parameters == stack.parameters and new_tags == stack.tags and same_ssm:
             raise StackError("No updates are to be performed.")
-        plan = plan_update(stack.resources, self.engine.blueprints.get(stack.stack_id), blueprint, self.engine.provisioners)
+        plan = plan_update(stack.resources, current, blueprint, self.engine.provisioners)
         policy = policy_during_update or policy_of(stack.policy_body)
         stack.change_set_id = self._change_set_arn(f"{stack.name}-update")  # so does UpdateStack
         failures = [] if disable_validation else self._validated(plan, stack)
@@ -350,7 +352,8 @@ class StackStore:
             tags=dict(stack.tags) if tags is None else tags,
             description=description,
         )
-        if not plan.changes and change_set_type == "UPDATE" and change_set.tags == stack.tags and blueprint.parameters == stack.parameters:
+        unchanged = blueprint.parameters == stack.parameters and blueprint.same_ssm_values(self.engine.blueprints.get(stack.stack_id))
+        if not plan.changes and change_set_type == "UPDATE" and change_set.tags == stack.tags and unchanged:
             change_set.status, change_set.execution_status = "FAILED", "UNAVAILABLE"
             change_set.status_reason = "The submitted information didn't contain changes. Submit different information to create a change set."
         self.change_sets[change_set.change_set_id] = change_set

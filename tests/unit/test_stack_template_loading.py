@@ -115,8 +115,6 @@ def test_decode_errors_have_line_and_column(text: str, line: int, column: int, p
         ("Resources: {A: {Type: X, Properties: {B: {Fn::Foo: 1}}}}\n",
          r"Template format error: Encountered unsupported function: Fn::Foo Supported functions are: \[Fn::Base64"),
         ("Resources: {A: {Type: X, Properties: {B: !Length [1]}}}\n", "Encountered unsupported function: Fn::Length"),
-        ("Resources: {A: {Type: X, DeletionPolicy: !Ref P}}\nParameters: {P: {Type: String}}\n",
-         "Every DeletionPolicy member must be a string; intrinsic functions in it need the AWS::LanguageExtensions transform"),
     ],
 )
 def test_structural_errors_in_the_services_words(text: str, message: str) -> None:

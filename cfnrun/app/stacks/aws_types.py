@@ -12,6 +12,7 @@ endpoint's own message.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 import uuid
@@ -20,6 +21,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
 from cfnrun.app.stacks.local_code import staged
+from cfnrun.app.stacks.generated_names import GENERATED_NAME_KEY, named, with_name
 
 SETTLED_SUFFIXES = ("_COMPLETE", "_FAILED")
 INNER_STACK_KEY = "cfnrun:endpointStack"  # where the resource's stack on the endpoint is kept, in its record
@@ -44,6 +46,13 @@ def _answered(error: Exception) -> str:
 def _inner_name(work: ResourceWork) -> str:
     base = re.sub(r"[^A-Za-z0-9-]", "-", f"{work.stack.stack_name}-{work.logical_id}")
     return f"{base[:100]}-{uuid.uuid4().hex[:8]}"
+
+
+def _named(work: ResourceWork) -> "Tuple[ResourceWork, Optional[str]]":
+    """``work`` with the name CloudFormation would generate when the type needs one and has none, and that name."""
+    kept = (work.model or {}).get(GENERATED_NAME_KEY)
+    given = named(work.type_name, work.stack.stack_name, work.logical_id, work.properties, kept if isinstance(kept, str) else None)
+    return dataclasses.replace(work, properties=with_name(work.type_name, work.properties, given)), given
 
 
 def _output_keys(wanted: List[str]) -> Dict[str, str]:
@@ -89,19 +98,21 @@ class AwsTypes:
 
     async def create(self, work: ResourceWork) -> Provisioned:
         name = _inner_name(work)
+        work, given_name = _named(work)
         body = self._template(work, await staged(work.type_name, work.properties, self.endpoint_url, self.region))
         await self._call(work, "create_stack", StackName=name, TemplateBody=body)
-        return await self._settled(work, name)
+        return await self._settled(work, name, given_name)
 
     async def update(self, work: ResourceWork) -> Provisioned:
         name = self._inner_stack(work)
+        work, given_name = _named(work)
         try:
             properties = await staged(work.type_name, work.properties, self.endpoint_url, self.region)
             await self._call(work, "update_stack", StackName=name, TemplateBody=self._template(work, properties))
         except ProvisioningFailed as error:
             if "No updates are to be performed" not in error.reason:
                 raise
-        return await self._settled(work, name)
+        return await self._settled(work, name, given_name)
 
     async def delete(self, work: ResourceWork) -> None:
         name = self._inner_stack(work)
@@ -207,24 +218,52 @@ class AwsTypes:
         failures = [e.get("ResourceStatusReason") for e in reversed(events) if e.get("ResourceStatus", "").endswith("_FAILED")]
         return status, next((f for f in failures if f), None)
 
-    async def _settled(self, work: ResourceWork, name: str) -> Provisioned:
+    async def _settled(self, work: ResourceWork, name: str, given_name: Optional[str] = None) -> Provisioned:
         status, reason = await self._wait(name)
         if status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
             raise ProvisioningFailed(reason or f"the AWS endpoint's stack {name} ended {status}")
         stack = (await self._ask("describe_stacks", StackName=name))["Stacks"][0]
         outputs = {o["OutputKey"]: o.get("OutputValue") for o in stack.get("Outputs", [])}
-        if REF_OUTPUT not in outputs:  # moto completes a stack whose type it does not know, without making the resource
+        made = await self._made(name, work.logical_id) if REF_OUTPUT not in outputs else None
+        if REF_OUTPUT not in outputs and made is None:  # moto completes a stack whose type it does not know, without making the resource
             await self._ask("delete_stack", StackName=name)  # nothing of it is left on the endpoint
             raise ProvisioningFailed(
                 f"the AWS endpoint {self.endpoint_url} does not implement {work.type_name}: its stack completed without making the resource"
             )
-        described = await self._ask("describe_stack_resource", StackName=name, LogicalResourceId=work.logical_id)
-        physical_id = described["StackResourceDetail"].get("PhysicalResourceId") or outputs[REF_OUTPUT] or name
-        attributes = {attribute: outputs[key] for key, attribute in _output_keys(sorted(work.attributes_wanted)).items() if key in outputs}
+        if made is None:
+            described = await self._ask("describe_stack_resource", StackName=name, LogicalResourceId=work.logical_id)
+            made = described["StackResourceDetail"].get("PhysicalResourceId") or outputs[REF_OUTPUT] or name
+        physical_id = made
+        given = {attribute: outputs[key] for key, attribute in _output_keys(sorted(work.attributes_wanted)).items() if key in outputs}
+        attributes = {**attributes_from_properties(work.attributes_wanted - set(given), work.properties), **given}
         missing = sorted(work.attributes_wanted - set(attributes))
         if missing:
             raise ProvisioningFailed(
-                f"the AWS endpoint did not give {work.type_name}'s attribute(s) {', '.join(missing)} (Fn::GetAtt): "
-                "it may not implement them"
+                f"{work.type_name} {physical_id} has no attribute {', '.join(missing)} (Fn::GetAtt): the AWS endpoint "
+                f"{self.endpoint_url} does not give it, and the resource's properties do not hold it"
             )
-        return Provisioned(physical_id, outputs.get(REF_OUTPUT, physical_id), attributes, {INNER_STACK_KEY: name})
+        model = {INNER_STACK_KEY: name, **({GENERATED_NAME_KEY: given_name} if given_name else {})}
+        return Provisioned(physical_id, outputs.get(REF_OUTPUT, physical_id), attributes, model)
+
+    async def _made(self, name: str, logical_id: str) -> Optional[str]:
+        """The physical id of the resource the endpoint's stack made, or None when it made none (a type the endpoint does not know).
+
+        moto leaves out every output of a stack when one Fn::GetAtt fails, the Ref with them: the resource is there all the same."""
+        try:
+            described = await self._ask("describe_stack_resource", StackName=name, LogicalResourceId=logical_id)
+        except ProvisioningFailed:
+            return None
+        detail = described.get("StackResourceDetail", {})
+        return detail.get("PhysicalResourceId") if detail.get("ResourceStatus", "").endswith("_COMPLETE") else None
+
+
+def attributes_from_properties(wanted: "frozenset[str] | set[str]", properties: Dict[str, Any]) -> Dict[str, Any]:
+    """The attributes that repeat a property of the same name (AWS::SSM::Parameter's Value and Type): what the resource was given."""
+    found: Dict[str, Any] = {}
+    for attribute in wanted:
+        value: Any = properties
+        for part in attribute.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is not None and not isinstance(value, (dict, list)):
+            found[attribute] = value
+    return found

@@ -34,6 +34,8 @@ from cfnrun.stacks.hook_results import HookResults
 from cfnrun.app.stacks.hook_resources import HookKind, HookResources
 from cfnrun.app.stacks.lambda_hooks import LAMBDA_HOOK_TYPE, LambdaHookKind
 from cfnrun.app.stacks.provisioners import TypeRouter
+from cfnrun.app.stacks.dynamic_references import EndpointValues, ResolvingProvisioners
+from cfnrun.app.stacks.ssm_parameters import SsmParameters
 from cfnrun.stacks.api.operations import StackOperations
 from cfnrun.app.stacks.user_types import UserTypes
 from cfnrun.app.type_operations import TypeOperations
@@ -162,7 +164,7 @@ def local_stacks(
     signals = ResourceSignals()
     wait_conditions = WaitConditions(url, signals)
     nested_stacks = NestedStacks(served.aws_endpoint, region)  # given the stack operations below, once they exist
-    router = TypeRouter(
+    types = TypeRouter(
         user_types,
         served_types,
         LocalLambdas(aws_types, StackFunctions(served)),  # a stack's inline Python functions are served too
@@ -173,6 +175,7 @@ def local_stacks(
             NESTED_STACK: nested_stacks,
         },
     )
+    router = ResolvingProvisioners(types, EndpointValues(served.aws_endpoint, region))
     exports = Exports()
     engine = StackEngine(router, exports, region, account_id, hooks, signals)
 
@@ -213,7 +216,8 @@ def local_stacks(
         return f"arn:aws:cloudformation:{region}:{account_id}:type-configuration/{kind}/{type_name.replace('::', '-')}/default"
 
     read_include = partial(read_snippet, served.aws_endpoint, region)
-    blueprints = Blueprints(router, exports, region, account_id, fragments, read_include)
+    ssm = SsmParameters(served.aws_endpoint, region).value if served.aws_endpoint else None
+    blueprints = Blueprints(router, exports, region, account_id, fragments, read_include=read_include, ssm_parameter=ssm)
     store = StackStore(engine, blueprints, state)
 
     def stack_output(name: str, output: str) -> Optional[str]:  # Fn::GetStackOutput: KeyError when there is no such stack

@@ -16,6 +16,7 @@ from cfnrun.stacks.api.inputs import PAGE_SIZE, given_parameters, given_tags, gi
 from cfnrun.stacks.api.resource_signals import SignalResource
 from cfnrun.stacks.api.stack_policies import StackPolicies, given_policy
 from cfnrun.stacks.api.termination_protection import UpdateTerminationProtection
+from cfnrun.stacks.api.parameter_values import parameter_list, shown_parameter_list
 from cfnrun.stacks.api.outputs import (
     annotation_shape, change_set_summary, event_shape, hook_result_shape, hook_result_summary, last_operations,
     operation_event_shape, present, resource_drift_shape, resource_shape, timestamp,
@@ -184,7 +185,7 @@ class StackOperations:
                 "StackName": stack.name,
                 "ChangeSetId": stack.change_set_id if stack.status != "DELETE_COMPLETE" else None,
                 "Description": stack.description,
-                "Parameters": [{"ParameterKey": k, "ParameterValue": v} for k, v in stack.shown_parameters().items()],
+                "Parameters": shown_parameter_list(stack, self.store.engine.blueprints.get(stack.stack_id)),
                 "CreationTime": timestamp(stack.created_at),
                 "LastUpdatedTime": timestamp(stack.updated_at),
                 "DeletionTime": timestamp(stack.deleted_at),
@@ -410,7 +411,7 @@ class StackOperations:
                 "StackId": stack.stack_id,
                 "StackName": stack.name,
                 "Description": change_set.description,
-                "Parameters": [{"ParameterKey": k, "ParameterValue": v} for k, v in shown.items()],
+                "Parameters": parameter_list(shown, change_set.blueprint.resolved_values, change_set.blueprint.no_echo),
                 "CreationTime": timestamp(change_set.created_at),
                 "ExecutionStatus": change_set.execution_status,
                 "Status": change_set.status,

@@ -34,7 +34,7 @@ MAX_LOGICAL_ID_LENGTH = 255
 
 _LOGICAL_ID = re.compile(r"[A-Za-z0-9]+")
 
-Policy = Union[str, Dict[str, Any]]  # a dict only under AWS::LanguageExtensions: an intrinsic function
+Policy = Union[str, Dict[str, Any]]  # a dict: an intrinsic function (Fn::If, Ref), worked out by policies.py
 
 
 @dataclass(frozen=True)
@@ -271,7 +271,7 @@ def _resource(logical_id: Any, value: Any, conditions: Mapping[str, Any]) -> Res
 
 
 def _policy(value: Any, attribute: str, allowed: Tuple[str, ...], logical_id: str) -> Optional[Policy]:
-    if value is None or isinstance(value, dict):  # an intrinsic: transforms.py allows it under LanguageExtensions only
+    if value is None or isinstance(value, dict):  # an intrinsic function: worked out with the stack's values (policies.py)
         return value
     if value not in allowed:
         raise format_error(f"Unrecognized {attribute} {value} for resource {logical_id}; it must be one of [{', '.join(allowed)}]")

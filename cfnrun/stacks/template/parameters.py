@@ -99,7 +99,9 @@ def _checked(declared: ParameterDeclaration, value: str, ssm_parameter: Optional
     text = value
     if meaning.from_ssm:
         if ssm_parameter is None:
-            raise TemplateError(f"Parameter '{declared.name}' of type {declared.type} needs Systems Manager, which this stack cannot reach")
+            raise TemplateError(
+                f"Parameter '{declared.name}' of type {declared.type} is read from Systems Manager: start serve with --moto or --aws-endpoint URL"
+            )
         resolved_value = text = ssm_parameter(value)
     items = [item.strip() for item in text.split(",")] if meaning.is_list else [text]
     if meaning.is_list and text == "":

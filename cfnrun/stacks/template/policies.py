@@ -1,9 +1,10 @@
 """DeletionPolicy and UpdateReplacePolicy as the stack engine applies them.
 
 Both default to ``Delete``. ``Snapshot`` keeps the resource locally, as ``Retain`` does: a
-snapshot is what an account keeps of a deleted database, and there is no account here. Under
-``AWS::LanguageExtensions`` a policy may be an intrinsic function (``!If [IsProd, Retain,
-Delete]``, ``!Ref PolicyParam``), worked out with the stack's values.
+snapshot is what an account keeps of a deleted database, and there is no account here. A
+policy may be an intrinsic function (``!If [IsProd, Retain, Delete]``, ``!Ref PolicyParam``), worked
+out with the stack's values: the service's core language takes them, with or without
+``AWS::LanguageExtensions``.
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Mapping, Tuple
 
 from cfnrun.stacks.template.declarations import StackTemplate, transform_names
-from cfnrun.stacks.template.errors import TemplateError, format_error
+from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.intrinsics import SUPPORTED_FUNCTIONS, is_function, unsupported_function
 from cfnrun.stacks.template.serverless import SERVERLESS
 
@@ -43,17 +43,12 @@ def check_transforms(document: Mapping[str, Any]) -> None:
 
 
 def check_functions(template: StackTemplate) -> None:
-    """Refuse the functions and policies this template uses that do not exist without their transform, or at all."""
+    """Refuse the functions this template uses that do not exist without their transform, or at all."""
     extensions = LANGUAGE_EXTENSIONS in template.transforms
     for where, function, argument in _functions(template.document, ""):
         _check_function(where, function, argument, extensions)
-    if not extensions:
-        for logical_id, resource in template.resources.items():
-            for attribute, policy in (("DeletionPolicy", resource.deletion_policy), ("UpdateReplacePolicy", resource.update_replace_policy)):
-                if isinstance(policy, dict):
-                    raise TemplateError(format_error(f"Every {attribute} member must be a string; intrinsic functions in it "
-                                                     f"need the {LANGUAGE_EXTENSIONS} transform").message,
-                                        f"Resources.{logical_id}.{attribute}")
+    # DeletionPolicy/UpdateReplacePolicy given by an intrinsic function need no transform: the service's core language
+    # takes them (policies.py works them out)
 
 
 def _check_function(where: str, function: str, argument: Any, extensions: bool) -> None:
