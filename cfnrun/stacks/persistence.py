@@ -1,4 +1,5 @@
-"""Local stacks kept across restarts of serve (``--state DIR``): what is written, and how it is read back.
+"""Local stacks kept across restarts of serve (``--state DIR``): what is written, and how it is read back
+(where: ``state_db.py``).
 
 Written: each stack as DescribeStacks, DescribeStackEvents and the engine see it — its template,
 parameters, resources (physical ids, Ref and GetAtt values, the model the handler last returned,
@@ -14,22 +15,17 @@ writeOnly or NoEcho value (marked as not kept). What that costs after a restart:
 """
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.records import Stack, StackOutput, StackResource
+from cfnrun.stacks.state_db import StateError
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.loading import load_stack_template
 from cfnrun.stacks.template.pseudo import PseudoParameters
 
-STATE_FILE = "stacks.json"
-FORMAT = 1
 # What a stack caught mid-operation is read back as.
 INTERRUPTED = {
     "CREATE_IN_PROGRESS": "CREATE_FAILED",
@@ -41,10 +37,6 @@ INTERRUPTED = {
     "DELETE_IN_PROGRESS": "DELETE_FAILED",
 }
 STOPPED_MID_OPERATION = "cfnrun serve stopped during this operation; its resources are as last recorded"
-
-
-class StateError(Exception):
-    """The state file cannot be read back."""
 
 
 @dataclass
@@ -129,32 +121,6 @@ def _record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, b
         "events": [asdict(e) for e in stack.events],
         "blueprint": _blueprint_record(blueprint) if blueprint is not None else None,
     }
-
-
-def write_state(folder: Path, records: List[Dict[str, Any]]) -> None:
-    """Replace the state file at once (a crash mid-write leaves the previous one)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=".stacks-", suffix=".json", dir=str(folder))
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump({"format": FORMAT, "stacks": records}, out, default=str)
-        os.replace(temporary, folder / STATE_FILE)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def read_state(folder: Path) -> List[Dict[str, Any]]:
-    path = folder / STATE_FILE
-    if not path.exists():
-        return []
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise StateError(f"{path}: cannot read the stacks kept there: {error}") from None
-    if not isinstance(document, dict) or document.get("format") != FORMAT or not isinstance(document.get("stacks"), list):
-        raise StateError(f"{path}: not a stacks file cfnrun wrote (format {FORMAT} expected)")
-    return document["stacks"]
 
 
 def restored_stack(record: Dict[str, Any]) -> Stack:

@@ -21,7 +21,8 @@ from cfnrun.stacks.names import CHANGE_SET_NAME, STACK_NAME
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookedOperation, change_set_model, with_reasons
 from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_update
-from cfnrun.stacks.persistence import read_state, restored_blueprint, restored_stack, stack_record, write_state
+from cfnrun.stacks.persistence import restored_blueprint, restored_stack, stack_record
+from cfnrun.stacks.state_db import StateDatabase, StateError
 from cfnrun.stacks.provisioning import NoProvisioner
 from cfnrun.stacks.records import Stack
 from cfnrun.stacks.template.parameters import NO_ECHO_MASK
@@ -76,7 +77,8 @@ class StackStore:
         self.engine = engine
         self.prepare = blueprints.prepare  # raises TemplateError for what the service refuses up front
         self.blueprints = blueprints
-        self.state = state  # --state DIR: every change is written there (``persistence.py``)
+        self.state = state  # --state DIR: every change is written there (``persistence.py``, ``state_db.py``)
+        self.database = StateDatabase(state) if state is not None else None
         self.stacks: Dict[str, Stack] = {}  # by stack id, deleted ones included (DescribeStacks by id shows them)
         self.change_sets: Dict[str, ChangeSet] = {}
         self._tasks: Dict[str, "asyncio.Task[None]"] = {}  # each stack's operation, and each change set's hooks, by id
@@ -89,37 +91,40 @@ class StackStore:
         self.stacks[stack.stack_id] = stack
 
         def saved(event: StackEvent) -> None:
-            self.save()
+            self.save(stack)
             if on_event is not None:
                 on_event(event)
 
         stack.on_event = saved
 
-    def save(self) -> None:
-        """Write every stack to ``--state`` (nothing without it)."""
-        if self.state is None:
+    def save(self, stack: Stack) -> None:
+        """Write ``stack`` to ``--state`` (nothing without it): its own record and its new events, nothing else."""
+        if self.database is None:
             return
-        records = []
-        for stack in self.stacks.values():
-            masked = {r.logical_id: self.engine.holds_secrets(stack, r) for r in stack.resources.values()}
-            records.append(stack_record(stack, self.engine.blueprints.get(stack.stack_id), masked))
-        write_state(self.state, records)
+        masked = {r.logical_id: self.engine.holds_secrets(stack, r) for r in stack.resources.values()}
+        self.database.put(stack_record(stack, self.engine.blueprints.get(stack.stack_id), masked))
 
     def restore(self) -> List[Stack]:
         """Read the stacks ``--state`` holds; raises StateError."""
-        if self.state is None:
+        if self.database is None:
             return []
+        self.database.open()
         restored = []
-        for record in read_state(self.state):
-            stack = restored_stack(record)
-            blueprint = restored_blueprint(record, self.blueprints.environment(stack.name, stack.stack_id))
+        for record in self.database.records():
+            try:
+                stack = restored_stack(record)
+                blueprint = restored_blueprint(record, self.blueprints.environment(stack.name, stack.stack_id))
+            except (KeyError, TypeError, ValueError, AttributeError) as error:
+                name = record.get("name") or record.get("stack_id")
+                raise StateError(f"{self.database.path}: the record of stack {name} is damaged ({type(error).__name__}: {error})") from None
             if blueprint is not None and stack.status != "DELETE_COMPLETE":
                 self.engine.blueprints[stack.stack_id] = blueprint
                 self.engine.exports.publish(stack.stack_id, stack.name, {o.export_name: str(o.value) for o in stack.outputs if o.export_name})
                 self.engine.exports.set_imports(stack.name, blueprint.imports())
             self._keep(stack)
             restored.append(stack)
-        self.save()  # what was caught mid-operation is written as read back: failed
+            if stack.status != record["status"]:
+                self.save(stack)  # what was caught mid-operation is written as read back: failed
         return restored
 
     @staticmethod
@@ -415,6 +420,8 @@ class StackStore:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+        if self.database is not None:
+            self.database.close()
 
 
 def _failed_status(status: str) -> str:
