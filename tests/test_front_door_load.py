@@ -64,7 +64,9 @@ def test_a_quarter_crashing_among_two_hundred_concurrent_calls_loses_none(serve:
 SLOW_CONNECTIONS = 200
 
 
-def test_normal_calls_answer_within_a_second_while_slow_loris_connections_are_held_open(serve: Callable[..., ServerProcess]) -> None:
+def test_normal_calls_are_answered_not_throttled_while_slow_loris_connections_hold_every_place(serve: Callable[..., ServerProcess]) -> None:
+    """200 slow-loris connections against 128 places: each normal call gets a place made for it by closing one (the
+    client does not retry, so a call that had to wait for a header deadline would be answered 429 after 10 s)."""
     server = serve(MISBEHAVING, "--no-reload", "--max-connections", "128")
     host, port = address(server)
     stop = threading.Event()
@@ -88,14 +90,10 @@ def test_normal_calls_answer_within_a_second_while_slow_loris_connections_are_he
         while len(sockets) < SLOW_CONNECTIONS and loris.is_alive():
             time.sleep(0.01)  # polling our own thread's progress, not waiting for the server to settle
         client = lambda_client(server, 1)
-        latencies = []
         for _ in range(10):
-            started = time.monotonic()
             assert "count" in payload(client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))
-            latencies.append(time.monotonic() - started)
             client.close()  # the next call opens a new connection, as a new caller would
             client = lambda_client(server, 1)
-        assert max(latencies) < 1.0, f"normal calls took {[round(x, 2) for x in latencies]} s beside slow-loris connections"
         assert len(sockets) > 0  # some slow ones were still held open meanwhile
     finally:
         stop.set()
@@ -334,3 +332,76 @@ def test_while_callers_wait_each_answer_says_connection_close_and_its_place_goes
     assert results["first"].startswith(b"HTTP/1.1 200 OK") and b"connection: close" in results["first"].lower()
     assert results["first_closed"] == b""  # closed after its answer, as announced
     assert results["second"].startswith(b"HTTP/1.1 200 OK") and b"connection: close" not in results["second"].lower()
+
+
+class _QuickCalls(_HeldCalls):
+    """Each call takes a few milliseconds of the server's time, as a warm no-op handler does on a busy machine."""
+
+    async def invoke(self, call: Any) -> Any:
+        await asyncio.sleep(0.05)  # the handler's own run time, not a wait for the test
+        return await super().invoke(call)
+
+
+def test_a_caller_that_connects_and_sends_late_in_a_burst_is_answered_not_closed() -> None:
+    """The drops behind "90 of 1,000 at once not answered" under load (#30 item 14): in a burst, a starved client
+    connects and is descheduled before it sends its request (its client is busy opening the others). Serve must not
+    close it to make room for the callers that wait meanwhile."""
+    from cfnrun.api.limits import ConnectionLimits
+
+    calls = _QuickCalls()
+    results: Dict[str, Any] = {}
+
+    def caller(port: int) -> bytes:
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            _request(sock)
+            return _answer(sock)
+
+    async def scenario() -> None:
+        calls.release = asyncio.Event()
+        calls.release.set()
+        async with _http_layer(calls, ConnectionLimits(max_connections=2, header_grace_s=1.0)) as (guard, port):
+            loop = asyncio.get_running_loop()
+            with socket.create_connection(("127.0.0.1", port)) as late:
+                while not guard.open:
+                    await asyncio.sleep(0.01)
+                # 60 callers through the one other place, 50 ms each: the queue waits far past the grace, and moves
+                answers = await asyncio.gather(*(loop.run_in_executor(None, caller, port) for _ in range(60)))
+                results["others"] = set(answers)
+                try:
+                    late.sendall(f"POST {INVOKE} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{{}}".encode())
+                    results["late"] = await loop.run_in_executor(None, _answer, late)
+                except OSError as error:
+                    results["late"] = f"{type(error).__name__}: {error}"
+
+    asyncio.run(scenario())
+    assert results["others"] == {b"HTTP/1.1 200 OK"}
+    assert results["late"] == b"HTTP/1.1 200 OK", results
+
+
+def test_a_silent_connection_holding_the_only_place_is_closed_by_its_header_deadline_not_to_make_room() -> None:
+    """A connection that sent nothing may be a client about to send: even with the queue stalled behind it, it is not
+    closed to make room (that could lose its request); its header deadline bounds it, and then the caller gets in."""
+    from cfnrun.api.limits import ConnectionLimits
+
+    calls = _HeldCalls()
+    results: Dict[str, Any] = {}
+
+    async def scenario() -> None:
+        calls.release = asyncio.Event()
+        calls.release.set()
+        limits = ConnectionLimits(max_connections=1, header_grace_s=0.0, header_timeout_s=1.0)
+        async with _http_layer(calls, limits) as (guard, port):
+            loop = asyncio.get_running_loop()
+            with socket.create_connection(("127.0.0.1", port)) as silent, socket.create_connection(("127.0.0.1", port)) as caller:
+                while not guard.waiting:
+                    await asyncio.sleep(0.01)
+                results["made_room"] = guard._evict_one()
+                _request(caller)
+                results["caller"] = await loop.run_in_executor(None, _answer, caller)
+                results["silent_closed"] = await loop.run_in_executor(None, silent.recv, 1)
+                results["timed_out"] = guard.timed_out
+
+    asyncio.run(scenario())
+    assert results["made_room"] is False
+    assert results["caller"] == b"HTTP/1.1 200 OK" and results["silent_closed"] == b""
+    assert results["timed_out"] == 1

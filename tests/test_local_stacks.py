@@ -147,7 +147,8 @@ def test_a_stack_of_three_user_types_and_a_bucket_is_created_updated_replaced_an
 
 
 def test_a_resource_failing_schema_validation_rolls_back_the_one_created_before_it(stacks: Stacks) -> None:
-    # The value comes from a parameter: lint cannot see it, so the properties check before the handler catches it.
+    # The value comes from a parameter: lint cannot see it, so the properties check before the handler catches it (with
+    # DisableValidation: the pre-deployment validation would stop the stack before First, test_pre_deployment_validation.py).
     template = {
         "Parameters": {"Priority": {"Type": "Number"}},
         "Resources": {
@@ -155,7 +156,9 @@ def test_a_resource_failing_schema_validation_rolls_back_the_one_created_before_
             "Second": {"Type": "Cfnrun::Sample::Note", "DependsOn": "First", "Properties": {"Title": "second", "Priority": {"Ref": "Priority"}}},
         },
     }
-    stacks.cloudformation.create_stack(StackName="invalid", TemplateBody=json.dumps(template), Parameters=_parameters(Priority="9"))
+    stacks.cloudformation.create_stack(
+        StackName="invalid", TemplateBody=json.dumps(template), Parameters=_parameters(Priority="9"), DisableValidation=True
+    )
     with pytest.raises(WaiterError, match="ROLLBACK_COMPLETE"):
         stacks.wait("stack_create_complete", StackName="invalid")
     described = stacks.cloudformation.describe_stacks(StackName="invalid")["Stacks"][0]

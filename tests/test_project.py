@@ -88,6 +88,14 @@ def test_cfn_invoke_request_file_is_detected() -> None:
     assert (parsed.format, parsed.desired, parsed.previous, parsed.action) == (CFN_INVOKE, {"A": 1}, {"A": 0}, None)
 
 
+def test_a_cfn_invoke_file_may_fix_its_client_request_token() -> None:
+    parsed = parse_request({"clientRequestToken": "again", "desiredResourceState": {"A": 1}}, "f")
+    assert (parsed.client_request_token, parsed.warnings) == ("again", [])
+    assert parse_request({"desiredResourceState": {}}, "f").client_request_token is None
+    with pytest.raises(CfnrunError, match="'clientRequestToken' must be a non-empty string"):
+        parse_request({"clientRequestToken": 7, "desiredResourceState": {}}, "f")
+
+
 def test_sam_tests_event_is_detected_and_placeholder_credentials_dropped() -> None:
     parsed = parse_request(
         {

@@ -84,9 +84,23 @@ def test_the_command_an_interrupted_invoke_names_removes_what_it_left(checkout: 
     assert clusters(checkout) == {}
 
 
-def test_a_cluster_that_exists_still_answers_already_exists(checkout: Path) -> None:
-    assert cfnrun(*CREATE, "--virtual-clock", cwd=checkout).returncode == 0
+def test_readme_first_command_runs_again_after_a_ctrl_c_between_its_create_and_its_delete(checkout: Path) -> None:
+    assert cfnrun(*CREATE, "--virtual-clock", cwd=checkout).returncode == 0  # the shell was stopped before DELETE began
+    [made] = clusters(checkout).values()
+    assert made["Status"] == "ACTIVE"
     again = cfnrun(*CREATE, "--virtual-clock", cwd=checkout)
+    assert again.returncode == 0, again.stdout + again.stderr  # the same request (its clientRequestToken): what it made
+    assert made["ClusterId"] in again.stdout
+    readme_pair(checkout)
+    assert clusters(checkout) == {}
+
+
+def test_a_cluster_that_exists_still_answers_already_exists_to_another_request(checkout: Path) -> None:
+    assert cfnrun(*CREATE, "--virtual-clock", cwd=checkout).returncode == 0
+    other = json.loads((checkout / CREATE[2]).read_text())
+    other["clientRequestToken"] = "another-request"
+    (checkout / "other.json").write_text(json.dumps(other))
+    again = cfnrun("invoke", "CREATE", "other.json", "--project", CLUSTER, "--virtual-clock", cwd=checkout)
     assert again.returncode == 1
     assert "AlreadyExists" in again.stdout and "delete it first" in again.stdout
 

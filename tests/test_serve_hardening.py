@@ -187,7 +187,7 @@ def test_slow_headers_and_bodies_are_cut_and_connections_capped(serve: Callable[
     slow_body.close()
 
     # The cap: with the long call's connection and two silent ones open, a fourth caller waits for a
-    # place instead of being closed; the silent ones, past the header grace, make room for it.
+    # place instead of being closed; the silent ones reach the header deadline and make room for it.
     idle: List[socket.socket] = [socket.create_connection((host, port)) for _ in range(2)]
     fresh = server.client()  # its own connection
     assert payload(fresh.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["count"] == 2

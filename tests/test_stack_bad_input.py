@@ -87,12 +87,17 @@ def events_of(cloudformation: Any, name: str) -> List[Tuple[str, str, Optional[s
 
 
 def test_a_misspelt_property_is_a_warning_on_the_console_and_fails_the_resource(cloudformation: Any, server: ServerProcess) -> None:
-    """The service accepts the template and fails the resource; cfn-lint's finding is a console warning with its line."""
+    """The service accepts the template; its pre-deployment validation stops the stack (with DisableValidation, the
+    resource fails); cfn-lint's finding is a console warning with its line."""
     body = template({"Note": {"Type": NOTE, "Properties": {"Title": "hello", "Titel": "hello world"}}})
     cloudformation.create_stack(StackName="typo", TemplateBody=body)
     assert server.has_printed(r"template lint \(error, not refused.*'Titel' was unexpected.*line 1")
     assert settled(cloudformation, "typo")["StackStatus"] == "ROLLBACK_COMPLETE"
-    assert any(status == "CREATE_FAILED" and "Titel" in (reason or "") for _, status, reason in events_of(cloudformation, "typo"))
+    errors = [e for e in cloudformation.describe_events(StackName="typo")["OperationEvents"] if e["EventType"] == "VALIDATION_ERROR"]
+    assert [e["LogicalResourceId"] for e in errors] == ["Note"] and "Titel" in errors[0]["ValidationStatusReason"]
+    cloudformation.create_stack(StackName="typo-unchecked", TemplateBody=body, DisableValidation=True)
+    assert settled(cloudformation, "typo-unchecked")["StackStatus"] == "ROLLBACK_COMPLETE"
+    assert any(status == "CREATE_FAILED" and "Titel" in (reason or "") for _, status, reason in events_of(cloudformation, "typo-unchecked"))
 
 
 def test_a_bad_getatt_in_outputs_is_accepted_with_a_warning(cloudformation: Any, server: ServerProcess) -> None:
@@ -109,6 +114,10 @@ def test_a_bad_getatt_in_outputs_is_accepted_with_a_warning(cloudformation: Any,
     [
         ("unresolved-output", template({"A": a_note()}, Outputs={"X": {"Value": {"Ref": "Missing"}}}), [],
          "Template format error: Unresolved resource dependencies [Missing] in the Outputs block of the template"),
+        ("output-of-a-resource-left-out",
+         template({"A": a_note(Condition="Never"), "B": a_note()}, Conditions={"Never": {"Fn::Equals": ["a", "b"]}},
+                  Outputs={"X": {"Value": {"Ref": "A"}}}), [],
+         "Template format error: Unresolved resource dependencies [A] in the Outputs block of the template"),
         ("missing-mapping-key", template({"A": a_note({"Fn::FindInMap": ["Map", "Key", "Sub"]})}, Mappings={"Map": {"Key": {"Other": "x"}}}), [],
          "Template error: Unable to get mapping for Map::Key::Sub"),
         ("select-past-the-end", template({"A": a_note({"Fn::Select": [5, ["a", "b"]]})}), [],

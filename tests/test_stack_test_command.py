@@ -238,3 +238,29 @@ def test_ctrl_c_while_a_handler_stabilizes_stops_serve_and_every_worker(sample: 
         process.wait()
     assert process.stderr is not None and "interrupted" in process.stderr.read()
     assert sandboxes_of(process.pid) == []
+
+
+def test_each_resource_is_confirmed_gone_right_after_its_own_delete(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    """An item cannot be read once its table is gone: the note standing for an item answers a service error (not NotFound)
+    when the note it belongs to is gone, so it must be asked right after its own DELETE, while its "table" still exists."""
+    note = sample("note")
+    handlers = next((note / "src").glob("*/handlers.py"))
+    text = handlers.read_text(encoding="utf-8")
+    read = "return _success(_public(_existing(request.desiredResourceState)))"
+    assert text.count(read) == 1
+    handlers.write_text(text.replace(read, (
+        "parent = request.desiredResourceState.Content if request.desiredResourceState else None\n"
+        "    if parent and parent.startswith('note-') and parent not in store.load()['notes']:\n"
+        "        return ProgressEvent.failed(HandlerErrorCode.GeneralServiceException, f'the note {parent} it is in is gone')\n"
+        "    " + read
+    )), encoding="utf-8")
+    (tmp_path / "table.yaml").write_text(
+        "Resources:\n"
+        "  Table:\n    Type: Cfnrun::Sample::Note\n    Properties: {Title: table}\n"
+        "  Item:\n    Type: Cfnrun::Sample::Note\n    Properties: {Title: item, Content: !Ref Table}\n",
+        encoding="utf-8",
+    )
+    completed = cfnrun("stack", "test", "table.yaml", "--provider", "note", "--virtual-clock", "--json", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    result = records(completed)[-1]
+    assert result["leftovers"] == [] and result["checkedGone"] == 2

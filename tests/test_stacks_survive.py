@@ -123,7 +123,10 @@ def test_no_echo_values_are_masked_where_the_service_masks_them(edges: Path) -> 
             "Parameters": {"Folder": {"Type": "String", "NoEcho": True}},
             "Resources": {"Note": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": "t", "Folder": {"Ref": "Folder"}}}},
         }
-        cfn.create_stack(StackName="refused", TemplateBody=json.dumps(refused), Parameters=[{"ParameterKey": "Folder", "ParameterValue": "Not A Folder hunter3"}])
+        cfn.create_stack(  # past the pre-deployment validation (which masks it too: test_pre_deployment_validation.py)
+            StackName="refused", TemplateBody=json.dumps(refused), Parameters=[{"ParameterKey": "Folder", "ParameterValue": "Not A Folder hunter3"}],
+            DisableValidation=True,
+        )
         with pytest.raises(Exception, match="ROLLBACK_COMPLETE"):
             cfn.get_waiter("stack_create_complete").wait(StackName="refused", WaiterConfig=FAST)
         events = _events(cfn, "refused")
@@ -221,7 +224,10 @@ def test_a_value_that_makes_a_schema_pattern_backtrack_is_refused_and_serve_keep
             "Parameters": {"Folder": {"Type": "String"}},
             "Resources": {"Note": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": "t", "Folder": {"Ref": "Folder"}}}},
         }
-        cfn.create_stack(StackName="checked", TemplateBody=json.dumps(checked), Parameters=[{"ParameterKey": "Folder", "ParameterValue": BACKTRACKED}])
+        cfn.create_stack(  # past the pre-deployment validation, which runs the same check
+            StackName="checked", TemplateBody=json.dumps(checked), Parameters=[{"ParameterKey": "Folder", "ParameterValue": BACKTRACKED}],
+            DisableValidation=True,
+        )
         with pytest.raises(Exception, match="ROLLBACK_COMPLETE"):
             cfn.get_waiter("stack_create_complete").wait(StackName="checked", WaiterConfig=FAST)
         failed = [e for e in _events(cfn, "checked") if e["ResourceStatus"] == "CREATE_FAILED"]

@@ -5,11 +5,15 @@
   has ``header_timeout_s`` from its first byte to the end of a request's headers.
 - **At most ``max_connections`` are served at once.** One more is still accepted, never closed
   unanswered: it waits, its bytes unread, until a place is free (``_Phase.WAITING``).
-- **Under pressure, slow connections make room.** While callers wait, a connection still
-  sending its headers ``header_grace_s`` after it began (a real client sends them in one
-  packet; slow-loris sends a byte a second) is closed, oldest first. It has no request in
-  progress, so nothing is lost: one whose socket holds bytes the server has not read yet
-  (a request that arrived while a busy loop had not got to it) is not closed.
+- **Under pressure, slow-loris makes room.** While callers wait, a connection that began
+  its headers and is still sending them ``header_grace_s`` later (a real client sends them
+  in one packet; slow-loris sends a byte a second) is closed, oldest first. It has no request
+  in progress, so nothing is lost: one whose socket holds bytes the server has not read yet
+  (a request that arrived while a busy loop had not got to it) is not closed. A connection
+  that has sent nothing yet is never closed to make room: in a burst on a loaded machine a
+  caller connects and is descheduled before it writes its request (its client may be busy
+  opening a thousand more), and a request lost that way cannot be told from one never sent;
+  the header deadline bounds it.
 - **A kept-alive connection is never closed unannounced to make room.** Its client may be
   sending its next request at that very moment (on a loaded machine it checked the
   connection and was then descheduled), and a request lost that way cannot be told from a
@@ -68,6 +72,7 @@ class _GuardedConnection(asyncio.Protocol):
         self.throttled = False  # let in past the cap after waiting too long: its requests are answered 429
         self.admitted = False  # handed to aiohttp
         self._tail = b""  # the last bytes of the headers so far, to see their end across reads
+        self.heard = False  # some bytes of the current phase's request arrived (a silent connection is never evicted)
         self._deadline: Optional[asyncio.TimerHandle] = None
         self._gave_up: Optional[asyncio.TimerHandle] = None  # while waiting: when it is let in to be throttled
 
@@ -83,6 +88,7 @@ class _GuardedConnection(asyncio.Protocol):
             self._enter(_Phase.HEADERS)  # the first bytes of the next request on a kept-alive connection
             self._arm()
         if self.phase is _Phase.HEADERS:
+            self.heard = True
             # Its headers are in once their blank line is: from then on it is a call, never made to
             # room for others, even while a busy loop has not yet started its handler.
             if b"\r\n\r\n" in data or b"\r\n\r\n" in self._tail + data[:3]:
@@ -147,9 +153,9 @@ class _GuardedConnection(asyncio.Protocol):
 
     def evictable_at(self, grace_s: float) -> Optional[float]:
         """When this connection may be closed for a waiting caller (None: it is busy, idle or waiting itself)."""
-        if self.phase is _Phase.HEADERS:
+        if self.phase is _Phase.HEADERS and self.heard:
             return self.since + grace_s
-        return None  # idle ones too: its client may be sending its next request as it would be closed
+        return None  # silent ones too (their client may be about to send); idle ones too: its client may be sending its next request as it would be closed
 
     def has_unread_bytes(self) -> bool:
         """Bytes wait in its socket that the loop has not handed to ``data_received`` yet: on a busy machine, a request
@@ -168,6 +174,7 @@ class _GuardedConnection(asyncio.Protocol):
         if phase is not _Phase.CALL:  # only a connection that serves no one is timed, to make room
             self.since = time.monotonic()
         self._tail = b""
+        self.heard = False
 
     def _arm(self) -> None:
         self._disarm()

@@ -21,6 +21,7 @@ from aiohttp import web
 from cfnrun.api import service_errors
 from cfnrun.api.cloudcontrol import CloudControlApi
 from cfnrun.api.cloudformation.custom_resource_responses import CustomResourceResponseEndpoint
+from cfnrun.api.cloudformation.wait_condition_signals import WaitConditionSignalEndpoint
 from cfnrun.api.cloudformation.hook_payloads import HookPayloadEndpoint
 from cfnrun.api.cloudformation.errors import StackApiError
 from cfnrun.api.cloudformation.service import CloudFormationApi
@@ -79,6 +80,7 @@ class LambdaService:
         cloudformation: Optional[CloudFormationApi] = None,
         custom_resource_responses: Optional[CustomResourceResponseEndpoint] = None,
         hook_payloads: Optional[HookPayloadEndpoint] = None,
+        wait_condition_signals: Optional[WaitConditionSignalEndpoint] = None,
     ) -> None:
         self.calls = calls
         self.limits = limits
@@ -88,6 +90,7 @@ class LambdaService:
         self.cloudformation = cloudformation
         self.custom_resource_responses = custom_resource_responses
         self.hook_payloads = hook_payloads
+        self.wait_condition_signals = wait_condition_signals  # the URLs of wait condition handles
         self.connections = ConnectionGuard(limits)
         self._stopping = False
 
@@ -100,6 +103,8 @@ class LambdaService:
             self.custom_resource_responses.add_route(app)
         if self.hook_payloads is not None:
             self.hook_payloads.add_route(app)
+        if self.wait_condition_signals is not None:
+            self.wait_condition_signals.add_route(app)
         app.router.add_route("*", "/{path:.*}", self.unknown)
         return app
 

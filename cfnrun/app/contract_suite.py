@@ -26,7 +26,8 @@ from cfnrun.invoker.credentials import PLACEHOLDER
 from cfnrun.model.hook_targets import TARGET_SCHEMAS_FOLDER, undescribed_targets
 from cfnrun.model.project import Project
 from cfnrun.ui.console import Console
-from cfnrun.app.serve import ServeSettings, Sources, aws_calls_routed, start_server
+from cfnrun.app.serve import Sources, aws_calls_routed, start_server
+from cfnrun.app.serve_settings import ServeSettings
 from cfnrun.stacks.store import StackError, StackStore
 from cfnrun.stacks.template.errors import TemplateError
 

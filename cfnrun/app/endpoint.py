@@ -15,6 +15,7 @@ from aiohttp import web
 
 from cfnrun.api.cloudcontrol import CloudControlApi
 from cfnrun.api.cloudformation.custom_resource_responses import CustomResourceResponseEndpoint
+from cfnrun.api.cloudformation.wait_condition_signals import WaitConditionSignalEndpoint
 from cfnrun.api.cloudformation.hook_payloads import HookPayloadEndpoint
 from cfnrun.api.cloudformation.service import CloudFormationApi
 from cfnrun.api.connections import GuardedTCPSite
@@ -27,6 +28,7 @@ from cfnrun.app.late_parts import (
     LateLoading,
     LateParts,
     ResponsesWhenLoaded,
+    SignalsWhenLoaded,
     StackServiceWhenLoaded,
 )
 from cfnrun.app.served import Served, Warming
@@ -36,7 +38,7 @@ from cfnrun.ui.console import Console
 if TYPE_CHECKING:
     from cfnrun.app.call_review import CallReview
     from cfnrun.app.reloader import Reloader
-    from cfnrun.app.serve import ServeSettings
+    from cfnrun.app.serve_settings import ServeSettings
 
 ANSWER_AFTER_STOP_S = 2.0  # once workers are stopped, how long the calls they ran have to be answered
 
@@ -116,6 +118,7 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         cloudformation=CloudFormationApi(StackServiceWhenLoaded(late)),
         custom_resource_responses=CustomResourceResponseEndpoint(ResponsesWhenLoaded(late)),
         hook_payloads=HookPayloadEndpoint(HookPayloadsWhenLoaded(late)),
+        wait_condition_signals=WaitConditionSignalEndpoint(SignalsWhenLoaded(late)),
     )
     runner = web.AppRunner(
         service.app(),

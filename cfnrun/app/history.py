@@ -1,23 +1,21 @@
-"""Recording ``cfnrun invoke`` runs, and reading recorded operations back as operation events."""
+"""Recording operations (``cfnrun invoke`` records its own with these: ``app/invoke.py``), and reading recorded operations back
+as operation events."""
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List
 
 from cfnrun.app.options import to_record
 from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.events.encoding import decode
 from cfnrun.events.operation import ContractChecked, InvocationCompleted, Observer, OperationCompleted, OperationEvent, OperationResult
 from cfnrun.history.masking import Masker
-from cfnrun.history.recorder import OperationRecorder, not_recorded
+from cfnrun.history.recorder import OperationRecorder
 from cfnrun.history.store import HistoryStore, RecordedOperation
 from cfnrun.model.endings import EndReason
-from cfnrun.model.errors import CfnrunError
 from cfnrun.model.protocol import Action, OperationStatus
 from cfnrun.model.schema import ResourceSchema
 
-if TYPE_CHECKING:  # app.invoke imports this module
-    from cfnrun.app.invoke import PreparedInvoke  # noqa: F401
+if TYPE_CHECKING:
     from cfnrun.invoker.payloads import OperationRequest
     from cfnrun.invoker.request_files import OperationInput
 
@@ -26,29 +24,7 @@ STACK_SOURCE = "stack"  # a resource operation of a local stack
 SERVED_SOURCES = ("invoke", CLOUD_CONTROL_SOURCE, STACK_SOURCE)  # the records that carry the request and the settings
 
 
-def request_record(prepared: "PreparedInvoke", masker: Masker) -> Dict[str, Any]:
-    """What ``cfnrun replay`` needs to run the operation again: the request (writeOnly values masked) and the flags.
-
-    The flags are the recorded options of ``InvokeSettings`` (``app/settings/invoke.py``) with the values the run
-    resolved: the function, entrypoint and region it used, and ``--moto`` rather than the moto server's
-    address (replay starts a fresh one); with ``--lambda-endpoint``, the function's name there too.
-    """
-    settings = prepared.settings
-    ran_with = replace(
-        settings,
-        function=prepared.function.logical_id,
-        entrypoint=prepared.request.entrypoint,
-        region=prepared.request.region,
-        credentials=settings.use_credentials,
-        moto=prepared.embedded_moto,
-        aws_endpoint=None if prepared.embedded_moto else settings.aws_endpoint,
-    )
-    record = _record("invoke", prepared.project.type_name, prepared.request.operation, ran_with, masker)
-    record["settings"]["lambdaFunction"] = prepared.remote_function
-    return record
-
-
-def _record(source: str, type_name: str, operation: "OperationInput", ran_with: InvokeSettings, masker: Masker) -> Dict[str, Any]:
+def operation_record(source: str, type_name: str, operation: "OperationInput", ran_with: InvokeSettings, masker: Masker) -> Dict[str, Any]:
     return {
         "source": source,
         "typeName": type_name,
@@ -74,10 +50,10 @@ def cloud_control_recorder(
 ) -> OperationRecorder:
     """An observer recording one operation serve ran for a Cloud Control request or a stack, as ``cfnrun invoke``
     records its own: ``cfnrun history`` lists it (via ``source``, under its token), ``replay`` runs it again."""
-    return _recorder(store, schema, request, lambda masker: _record(source, type_name, request.operation, ran_with, masker))
+    return operation_recorder(store, schema, request, lambda masker: operation_record(source, type_name, request.operation, ran_with, masker))
 
 
-def _recorder(
+def operation_recorder(
     store: HistoryStore, schema: ResourceSchema, request: "OperationRequest", record: Callable[[Masker], Dict[str, Any]]
 ) -> OperationRecorder:
     """A recorder whose masker knows the request's writeOnly values and credentials before anything is written."""
@@ -85,20 +61,6 @@ def _recorder(
     operation = request.operation
     masker.learn([operation.desired, operation.previous], [request.credentials.model_dump() if request.credentials else None])
     return OperationRecorder(store, masker, record(masker), request.client_request_token)
-
-
-def recorder_for(prepared: "PreparedInvoke") -> Optional[OperationRecorder]:
-    """An observer recording the operation in the project's history, unless recording is off."""
-    if prepared.settings.handler or prepared.settings.schema:
-        return None  # --handler/--schema: no project folder to keep a history in
-    try:
-        store = HistoryStore.for_recording(prepared.project.root)
-    except CfnrunError as error:  # a bad CFNRUN_HISTORY_LIMIT: said, and the operation runs anyway
-        not_recorded(error)
-        return None
-    if store is None:
-        return None
-    return _recorder(store, prepared.project.schema, prepared.request, lambda masker: request_record(prepared, masker))
 
 
 def recorded_events(operation: RecordedOperation, records: List[Dict[str, Any]]) -> List[OperationEvent]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 from cfnrun.contract.checker import ContractChecker, ContractMode
 from cfnrun.model.endpoint_url import check_endpoint_url
@@ -33,7 +33,10 @@ from cfnrun.model.project import Project, find_project_root, find_request_file, 
 from cfnrun.model.protocol import Action
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.settings.invoke import InvokeSettings
-from cfnrun.app.history import recorder_for
+from cfnrun.app.history import operation_record, operation_recorder
+from cfnrun.history.masking import Masker
+from cfnrun.history.recorder import OperationRecorder, not_recorded
+from cfnrun.history.store import HistoryStore
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError
@@ -383,3 +386,39 @@ async def run_watched(
         if feed is not None:
             feed.stop()
         await target.close()
+
+
+def request_record(prepared: "PreparedInvoke", masker: Masker) -> Dict[str, Any]:
+    """What ``cfnrun replay`` needs to run the operation again: the request (writeOnly values masked) and the flags.
+
+    The flags are the recorded options of ``InvokeSettings`` (``app/settings/invoke.py``) with the values the run
+    resolved: the function, entrypoint and region it used, and ``--moto`` rather than the moto server's
+    address (replay starts a fresh one); with ``--lambda-endpoint``, the function's name there too.
+    """
+    settings = prepared.settings
+    ran_with = replace(
+        settings,
+        function=prepared.function.logical_id,
+        entrypoint=prepared.request.entrypoint,
+        region=prepared.request.region,
+        credentials=settings.use_credentials,
+        moto=prepared.embedded_moto,
+        aws_endpoint=None if prepared.embedded_moto else settings.aws_endpoint,
+    )
+    record = operation_record("invoke", prepared.project.type_name, prepared.request.operation, ran_with, masker)
+    record["settings"]["lambdaFunction"] = prepared.remote_function
+    return record
+
+
+def recorder_for(prepared: "PreparedInvoke") -> Optional[OperationRecorder]:
+    """An observer recording the operation in the project's history, unless recording is off."""
+    if prepared.settings.handler or prepared.settings.schema:
+        return None  # --handler/--schema: no project folder to keep a history in
+    try:
+        store = HistoryStore.for_recording(prepared.project.root)
+    except CfnrunError as error:  # a bad CFNRUN_HISTORY_LIMIT: said, and the operation runs anyway
+        not_recorded(error)
+        return None
+    if store is None:
+        return None
+    return operation_recorder(store, prepared.project.schema, prepared.request, lambda masker: request_record(prepared, masker))

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from cfnrun.app.served import Served
     from cfnrun.app.stacks.local_stacks import LocalStacks
     from cfnrun.api.cloudformation.custom_resource_responses import CustomResourceResponse
+    from cfnrun.api.cloudformation.wait_condition_signals import HandleSignal
     from cfnrun.history.store import HistoryStore
 
 LATE_MODULES = ("cfnrun.app.call_review", "cfnrun.app.resource_requests", "cfnrun.app.stacks.local_stacks", "cfnrun.history.recorder")
@@ -249,3 +250,13 @@ class ResponsesWhenLoaded:
 
     async def reject(self, token: str, reason: str) -> bool:
         return await (await self.late.wait()).stacks.responses.reject(token, reason)
+
+
+class SignalsWhenLoaded:
+    """The wait condition handles' route's ``WaitConditionSignals``: the local stacks' handles."""
+
+    def __init__(self, late: LateLoading) -> None:
+        self.late = late
+
+    async def signal_handle(self, token: str, signal: "HandleSignal") -> bool:
+        return await (await self.late.wait()).stacks.signal_handle(token, signal)

@@ -18,24 +18,21 @@ import functools
 import importlib
 import signal
 import time
-from pathlib import Path
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, Iterator, Optional, Tuple
 
-from cfnrun.api.limits import ConnectionLimits
 from cfnrun.contract.mode import ContractMode
-from cfnrun.model.budgets import Budgets
 from cfnrun.model.function_template import FunctionTemplate
 from cfnrun.model.module_fragment import ModuleFragment
 from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project
-from cfnrun.app.settings.serve import DEFAULT_HOST, DEFAULT_PORT, SHUTDOWN_GRACE_S
+from cfnrun.app.settings.serve import DEFAULT_HOST
+from cfnrun.app.serve_settings import ServeSettings
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.served import Served, Warming
 from cfnrun.app.state_lock import StateHold, state_held
 from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.registry import FunctionRegistry
-from cfnrun.runtime.spec import RuntimeSettings
 from cfnrun.ui.console import Console
 
 if TYPE_CHECKING:
@@ -61,24 +58,6 @@ class Sources:
     @classmethod
     def of(cls, project: Project) -> "Sources":
         return cls((project,))
-
-
-@dataclass(frozen=True)
-class ServeSettings:
-    host: str = DEFAULT_HOST
-    port: int = DEFAULT_PORT
-    runtime: RuntimeSettings = RuntimeSettings()
-    budgets: Budgets = Budgets()
-    shutdown_timeout_s: float = SHUTDOWN_GRACE_S  # the grace calls in flight get on Ctrl-C or SIGTERM
-    connections: ConnectionLimits = ConnectionLimits()
-    sts_standin: bool = False
-    reload: bool = False
-    debugging: bool = False  # workers listen for a debugger: time limits are suspended
-    contract: ContractMode = ContractMode.WARN
-    virtual_clock: bool = False  # Cloud Control requests skip CallbackDelaySeconds waits
-    moto: bool = False  # an embedded moto server takes the handlers' AWS calls while this serves
-    stack_state: Optional[Path] = None  # --state: where the local stacks are kept across restarts
-    guard_rules_dirs: Tuple[Path, ...] = ()  # --guard-rules-dir: more folders a Guard hook's local rules may be read from
 
 
 async def serve_forever(

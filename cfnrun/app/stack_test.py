@@ -6,9 +6,9 @@ the CloudFormation API does — the template linted and its parameters read firs
 service would refuse (a ValidationError) is refused before anything is made. Each step waits for
 the stack to settle, following its events as they are written (``StackFollower``). Then the
 verdict: every step completed, no contract violation that fails (``--contract strict``'s MUST
-ones), and nothing left — each resource the stack deleted is asked whether it is gone
-(``LeftoverCheck``: a user type's READ must answer NotFound, an AWS::* resource's stack on the
-endpoint must be deleted).
+ones), and nothing left — each resource the stack deleted is asked whether it is gone right after
+its own DELETE_COMPLETE, before anything it depends on is deleted (``LeftoverCheck``: a user type's
+READ must answer NotFound, an AWS::* resource's stack on the endpoint must be deleted).
 """
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from cfnrun.app.serve import ServeSettings, Sources, aws_calls_routed, start_server
+from cfnrun.app.serve import Sources, aws_calls_routed, start_server
+from cfnrun.app.serve_settings import ServeSettings
 from cfnrun.app.stacks.flag_hints import for_command
 from cfnrun.app.state_lock import state_held
 from cfnrun.app.stacks.leftovers import Finding, MadeResource
@@ -39,7 +40,7 @@ from cfnrun.events.stack import (
 )
 from cfnrun.model.errors import CfnrunError
 from cfnrun.stacks.blueprint import Blueprint
-from cfnrun.stacks.records import Stack, shown_parameters
+from cfnrun.stacks.records import Stack, StackResource, shown_parameters
 from cfnrun.stacks.store import StackError
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.ui.console import Console
@@ -143,6 +144,7 @@ class StackLifecycle:
         self.follower = StackFollower(stacks, observer)
         self.violations: List[ResourceViolation] = []
         self.stack: Optional[Stack] = None
+        self.confirmed: Dict[Tuple[str, str], Tuple[Finding, str]] = {}  # each deleted resource, asked right after its DELETE
 
     async def run(self) -> StackTestCompleted:
         started = time.monotonic()
@@ -152,10 +154,13 @@ class StackLifecycle:
             self.settings.runtime.aws_endpoint,
         ))
         self.stacks.operations.contract_listeners.append(self._on_violations)
+        engine = self.stacks.store.engine
+        engine.on_deleted = self._confirm_gone
         try:
             failed_steps, run = await self._run_steps(steps, no_echo)
             checked_gone, unchecked, leftovers, kept = await self._what_is_left()  # the READs it sends are checked too
         finally:
+            engine.on_deleted = None
             self.stacks.operations.contract_listeners.remove(self._on_violations)
         failing = [v for v in self.violations if v.is_error] if self.plan.strict else []
         problems = list(failed_steps)
@@ -265,6 +270,18 @@ class StackLifecycle:
         for violation in report.violations:
             self.violations.append(ResourceViolation(report.logical_id or "", report.type_name, report.action.value, violation))
 
+    async def _confirm_gone(self, stack: Stack, resource: StackResource) -> None:
+        """Right after its DELETE_COMPLETE, before what it depends on goes: is the resource gone? (An item cannot be read
+        once its table is gone, whether it was deleted or not.)"""
+        made = self.follower.made.get((resource.logical_id, resource.physical_id or ""))
+        if self.stack is None or stack.stack_id != self.stack.stack_id or made is None:
+            return
+        try:
+            found = await self.stacks.leftovers.check(made, stack.stack_id, stack.name)
+        except Exception as error:  # noqa: B902 - the check never fails the stack's delete: its resource is left unchecked
+            found = (Finding.UNCHECKED, f"cfnrun failed asking whether it is gone: {type(error).__name__}: {error}")
+        self.confirmed[(made.logical_id, made.physical_id)] = found
+
     async def _what_is_left(self) -> Tuple[int, List[str], List[Leftover], List[str]]:
         """Each resource the stack deleted, asked whether it is gone; those it did not delete, kept or left."""
         follower, stack = self.follower, self.stack
@@ -276,7 +293,8 @@ class StackLifecycle:
                 kept.append(f"{named}: retained (DeletionPolicy)")
             elif ended == "DELETE_COMPLETE":
                 assert stack is not None
-                finding, detail = await self.stacks.leftovers.check(made, stack.stack_id, stack.name)
+                confirmed = self.confirmed.get(key)
+                finding, detail = confirmed if confirmed is not None else await self.stacks.leftovers.check(made, stack.stack_id, stack.name)
                 if finding is Finding.GONE:
                     gone += 1
                 elif finding is Finding.UNCHECKED:

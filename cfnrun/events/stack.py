@@ -37,6 +37,7 @@ class StackEvent:
     hook_status_reason: Optional[str] = None
     hook_invocation_point: Optional[str] = None
     hook_failure_mode: Optional[str] = None
+    operation_id: Optional[str] = None  # the stack operation it belongs to (DescribeEvents groups by it)
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,9 @@ class OperationInput:
 
 
 TAG_KEYS = ("stackTags", "previousStackTags", "systemTags", "previousSystemTags")
-CFN_INVOKE_KEYS = ("desiredResourceState", "previousResourceState", "typeConfiguration", "logicalResourceIdentifier", *TAG_KEYS)
+CFN_INVOKE_KEYS = (
+    "desiredResourceState", "previousResourceState", "typeConfiguration", "logicalResourceIdentifier", "clientRequestToken", *TAG_KEYS
+)
 SAM_TESTS_KEYS = ("credentials", "action", "request", "callbackContext", "region")
 
 
@@ -76,6 +78,15 @@ def _tags(document: Dict[str, Any], source: str) -> Dict[str, Dict[str, str]]:
     return tags
 
 
+def _token(value: Any, source: str) -> Optional[str]:
+    """A fixed clientRequestToken (cfnrun's extension of the cfn invoke format): a re-run is the same request again."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise CfnrunError(f"{source}: 'clientRequestToken' must be a non-empty string (the request's idempotency token)")
+    return value
+
+
 def sam_credentials(value: Any) -> Optional[Credentials]:
     """Credentials from a sam-tests event, unless they are the guide's placeholders."""
     if not isinstance(value, dict):
@@ -107,6 +118,7 @@ def parse_request(document: Any, source: str, properties: Sequence[str] = ()) ->
             previous=object_field(document.get("previousResourceState"), "previousResourceState", source),
             type_configuration=object_field(document.get("typeConfiguration"), "typeConfiguration", source),
             logical_resource_id=document.get("logicalResourceIdentifier"),
+            client_request_token=_token(document.get("clientRequestToken"), source),
             format=CFN_INVOKE,
             tags=_tags(document, source),
             warnings=unknown_keys(document, CFN_INVOKE_KEYS, source),

@@ -16,7 +16,7 @@ from cfnrun.stacks.provisioning import NoProvisioner, Provisioners
 from cfnrun.stacks.records import StackOutput, StackResource
 from cfnrun.stacks.template.conditions import evaluate_conditions
 from cfnrun.stacks.template.declarations import ResourceDeclaration, StackTemplate
-from cfnrun.stacks.template.dependencies import dependency_graph, references
+from cfnrun.stacks.template.dependencies import dependency_graph, output_dependencies, references
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.intrinsics import resolve, sub_variables
 from cfnrun.stacks.template.loading import load_stack_template
@@ -120,8 +120,15 @@ class Blueprint:
     def metadata(self, logical_id: str) -> Optional[Dict[str, Any]]:
         return self.template.resources[logical_id].metadata
 
-    def property_names(self, logical_id: str) -> List[str]:
-        return sorted(self.template.resources[logical_id].properties)
+    def resolved_metadata(self, logical_id: str, resources: Mapping[str, StackResource]) -> Any:
+        """The resource's Metadata with its intrinsic functions worked out (KNOWN_AFTER_APPLY where they cannot be yet)."""
+        declared = self.template.resources[logical_id].metadata
+        if declared is None:
+            return None
+        try:
+            return resolve(declared, _Values(self, resources), f"Resources.{logical_id}.Metadata")
+        except TemplateError:
+            return KNOWN_AFTER_APPLY
 
     def references_to(self, logical_id: str, others: Set[str]) -> List[str]:
         """The top-level properties of ``logical_id`` whose values use any of ``others``."""
@@ -245,6 +252,7 @@ def prepare(
     pseudo = PseudoParameters(environment.account_id, environment.region, environment.stack_id, environment.stack_name)
     conditions = evaluate_conditions(template.conditions, values, pseudo, template.mappings)
     graph = dependency_graph(template, conditions)
+    output_dependencies(template, conditions)  # an output naming a resource left out is refused now, as the service does
     return Blueprint(
         template_body=template_body,
         template=template,

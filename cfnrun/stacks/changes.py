@@ -1,46 +1,76 @@
 """A change set's Changes as DescribeChangeSet shows them, rendered from its ``ChangePlan`` (``plan.py``).
 
 Only the resources the plan acts on are listed: Add for a new resource, Remove for one the
-template no longer has (or whose Condition no longer holds), Modify for one whose properties
-differ, with its Replacement and one detail per changed top-level property.
+template no longer has (or whose Condition no longer holds), Modify for one whose properties or
+Metadata differ, with its Replacement, its Scope and the details of each changed attribute
+(``change_details.py``). With IncludePropertyValues each change also carries its BeforeContext and
+AfterContext, each detail's target its Path, BeforeValue, AfterValue and AttributeChangeType, and
+an Add its Replacement ``True`` — the members AWS's recorded answers have only then. A Remove and a
+replacing Modify say what becomes of the physical resource (PolicyAction).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional
+import json
+from typing import Any, Dict, List, Optional, Protocol
 
+from cfnrun.stacks.change_details import ChangeDetail
 from cfnrun.stacks.plan import ChangePlan, ResourceChange
 
 
-# (type name, properties) → ``{"Properties": …}`` as JSON text, writeOnly and NoEcho values masked
-Context = Callable[[str, Dict[str, Any]], str]
+class PropertyValues(Protocol):
+    """How IncludePropertyValues shows values: writeOnly and NoEcho values masked."""
+
+    def context(self, type_name: str, properties: Dict[str, Any]) -> str:
+        """``{"Properties": …}`` as JSON text."""
+
+    def value(self, type_name: str, detail: ChangeDetail, value: Any) -> str:
+        """One detail's before- or after-value as text."""
 
 
-def described_changes(plan: ChangePlan, context: Optional[Context] = None) -> List[Dict[str, Any]]:
-    """The ``Changes`` member of DescribeChangeSet; with ``context`` (IncludePropertyValues), each change's
-    BeforeContext and AfterContext: the plan's before and after properties, KNOWN_AFTER_APPLY where not yet known."""
-    return [{"Type": "Resource", "ResourceChange": described_change(c, context)} for c in plan.changes]
+def described_changes(plan: ChangePlan, values: Optional[PropertyValues] = None) -> List[Dict[str, Any]]:
+    """The ``Changes`` member of DescribeChangeSet; with ``values`` (IncludePropertyValues), what the plan knows of the
+    values before and after, KNOWN_AFTER_APPLY where not yet known."""
+    return [{"Type": "Resource", "ResourceChange": described_change(c, values)} for c in plan.changes]
 
 
-def described_change(change: ResourceChange, context: Optional[Context] = None) -> Dict[str, Any]:
+def described_change(change: ResourceChange, values: Optional[PropertyValues] = None) -> Dict[str, Any]:
+    replacement = "True" if change.action == "Add" and values is not None else change.replacement
     shape: Dict[str, Any] = {
+        "PolicyAction": change.policy_action,
         "Action": change.action,
         "LogicalResourceId": change.logical_id,
         "PhysicalResourceId": change.physical_id,
         "ResourceType": change.resource_type,
-        "Replacement": change.replacement,
+        "Replacement": replacement,
         "Scope": list(change.scope),
-        "Details": [
-            {
-                "Target": {"Attribute": "Properties", "Name": d.name, "RequiresRecreation": d.requires_recreation},
-                "Evaluation": d.evaluation,
-                "ChangeSource": d.change_source,
-            }
-            for d in change.details
-        ],
+        "Details": [_detail(change.resource_type, d, values) for d in change.details],
     }
-    if context is not None:
+    if values is not None:
         if change.before is not None and change.action != "Add":
-            shape["BeforeContext"] = context(change.resource_type, change.before)
+            shape["BeforeContext"] = values.context(change.resource_type, change.before)
         if change.after is not None and change.action != "Remove":
-            shape["AfterContext"] = context(change.resource_type, change.after)
+            shape["AfterContext"] = values.context(change.resource_type, change.after)
+    return _present(shape)
+
+
+def _detail(type_name: str, detail: ChangeDetail, values: Optional[PropertyValues]) -> Dict[str, Any]:
+    target: Dict[str, Any] = {"Attribute": detail.attribute, "Name": detail.name, "RequiresRecreation": detail.requires_recreation}
+    if values is not None:
+        target.update(
+            Path=detail.path,
+            BeforeValue=None if detail.before is None else values.value(type_name, detail, detail.before),
+            AfterValue=None if detail.after is None else values.value(type_name, detail, detail.after),
+            AttributeChangeType=detail.change_type,
+        )
+    return _present(
+        {"Target": _present(target), "Evaluation": detail.evaluation, "ChangeSource": detail.change_source, "CausingEntity": detail.causing_entity}
+    )
+
+
+def value_text(value: Any) -> str:
+    """A value as a detail shows it: text as it is, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+
+
+def _present(shape: Dict[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in shape.items() if v is not None}  # botocore omits the members without a value

@@ -26,12 +26,15 @@ from cfnrun.stacks.plan import ChangePlan, changed_properties, known_properties
 from cfnrun.stacks.provisioning import (
     ProvisioningFailed,
     Provisioned,
+    Provisioner,
     Provisioners,
     ResourceWork,
     StackContext,
     NoProvisioner,
 )
 from cfnrun.stacks.records import Stack, StackOutput, StackResource
+from cfnrun.stacks.signals import ResourceSignals, SignalProblem, resource_signal_policy
+from cfnrun.stacks.stack_policy import StackPolicy, refusals
 
 HOOK_REASON_LIMIT = 1024  # HookStatusReason, as the API bounds it
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
@@ -62,15 +65,20 @@ class UpdateRun:
 
 class StackEngine:
     def __init__(
-        self, provisioners: Provisioners, exports: Exports, region: str, account_id: str, hooks: Optional[HookGate] = None
+        self, provisioners: Provisioners, exports: Exports, region: str, account_id: str, hooks: Optional[HookGate] = None,
+        signals: Optional[ResourceSignals] = None,
     ) -> None:
         self.provisioners = provisioners
+        self.signals = signals or ResourceSignals()  # what resources with a CreationPolicy wait for (``signals.py``)
         self.hooks = hooks  # run before each resource is provisioned (PRE_PROVISION), when any are configured
         self.exports = exports
         self.region = region
         self.account_id = account_id
         self.blueprints: Dict[str, Blueprint] = {}  # each stack's current template, by stack id
         self.updates: Dict[str, UpdateRun] = {}  # each stack's last update, by stack id
+        # told of each resource right after its DELETE_COMPLETE, before what it depends on is deleted (``cfnrun stack test``
+        # asks it whether it is gone while, say, the table an item was in still exists)
+        self.on_deleted: Optional[Callable[[Stack, StackResource], Awaitable[None]]] = None
 
     # -- create ----------------------------------------------------------------------------
 
@@ -120,7 +128,30 @@ class StackEngine:
             stack.set_resource_status(resource, "CREATE_FAILED", problem, shown, token)
             return False
         work = self._work(stack, blueprint, resource, properties, token)
-        return await self._provision(stack, resource, "CREATE", lambda: provisioner.create(work), properties, None, shown, token)
+        create = self._creating(stack, blueprint, resource, provisioner, work, properties, token)
+        return await self._provision(stack, resource, "CREATE", create, properties, None, shown, token)
+
+    def _creating(
+        self, stack: Stack, blueprint: Blueprint, resource: StackResource, provisioner: Provisioner, work: ResourceWork,
+        properties: Dict[str, Any], token: Optional[str],
+    ) -> Callable[[], Awaitable[Provisioned]]:
+        """The provisioner's create of the resource, then — with a CreationPolicy — the wait for its signals (the made resource
+        kept first: if they fail, the rollback deletes it)."""
+
+        async def create() -> Provisioned:
+            try:
+                policy = resource_signal_policy(blueprint.declaration(resource.logical_id).creation_policy, blueprint.parameters)
+            except SignalProblem as problem:
+                raise ProvisioningFailed(str(problem)) from None
+            made = await provisioner.create(work)
+            if policy is not None:
+                self._keep(resource, made, properties)
+                await self.signals.wait_for_resource(
+                    stack.stack_id, resource.logical_id, policy, lambda reason: stack.set_resource_status(resource, resource.status, reason, token=token)
+                )
+            return made
+
+        return create
 
     async def _provision(
         self,
@@ -164,8 +195,10 @@ class StackEngine:
         tags: Dict[str, str],
         token: Optional[str] = None,
         skip_hooks: FrozenSet[str] = frozenset(),
+        policy: Optional[StackPolicy] = None,
     ) -> None:
-        """Update the stack by its plan: replace what it replaces, update the rest in place, then delete its Removes."""
+        """Update the stack by its plan: replace what it replaces, update the rest in place, then delete its Removes
+        (``policy``: the stack policy that must allow each change, ``stack_policy.py``)."""
         blueprint = plan.blueprint
         previous = self.blueprints[stack.stack_id]
         run = UpdateRun(Revision(previous, copy.deepcopy(stack.resources), list(stack.outputs), dict(stack.parameters), dict(stack.tags)))
@@ -178,6 +211,13 @@ class StackEngine:
         refused = await self._stack_hooks(stack, "UPDATE", blueprint.template.document, previous.template.document, token, skip_hooks)
         if refused is not None:
             await self._roll_back_update(stack, run, refused, token)
+            return
+        denied = refusals(policy, plan)
+        for logical_id, reason in denied.items():  # the resource is left as it is: only its event says UPDATE_FAILED
+            current = stack.resources[logical_id]
+            stack.record(logical_id, current.physical_id or "", current.type_name, "UPDATE_FAILED", reason, token=token)
+        if denied:
+            await self._roll_back_update(stack, run, f"The following resource(s) failed to update: [{', '.join(sorted(denied))}]. ", token)
             return
         failed: List[str] = []
 
@@ -252,9 +292,8 @@ class StackEngine:
         stack.resources[old.logical_id] = new
         provisioner = self.provisioners.for_type(new.type_name)
         work = self._work(stack, blueprint, new, properties, token)
-        return await self._provision(
-            stack, new, "UPDATE", lambda: provisioner.create(work), properties, old.properties, shown, token, reason=REPLACING
-        )
+        create = self._creating(stack, blueprint, new, provisioner, work, properties, token)
+        return await self._provision(stack, new, "UPDATE", create, properties, old.properties, shown, token, reason=REPLACING)
 
     async def _clean_up(
         self, stack: Stack, blueprint: Blueprint, removed: List[str], replaced: Mapping[str, StackResource], token: Optional[str]
@@ -426,6 +465,8 @@ class StackEngine:
             stack.set_resource_status(resource, "DELETE_FAILED", stack.masked(_reason(error)), token=token)
             return False
         stack.set_resource_status(resource, "DELETE_COMPLETE", None, token=token)
+        if self.on_deleted is not None:
+            await self.on_deleted(stack, resource)
         return True
 
     # -- helpers ---------------------------------------------------------------------------

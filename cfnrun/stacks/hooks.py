@@ -27,7 +27,7 @@ INVOCATION_POINT = "PRE_PROVISION"
 STACK_TARGET = "STACK"
 CHANGE_SET_TARGET = "CHANGE_SET"
 # a change set's Add / Modify / Remove as a changed resource's action in what a CHANGE_SET hook receives
-CHANGE_ACTIONS = {"Add": "CREATE", "Modify": "UPDATE", "Remove": "DELETE"}
+CHANGE_ACTIONS = {"Add": "CREATE", "Modify": "UPDATE", "Remove": "DELETE", "Import": "IMPORT"}  # Import: inferred, as hooks name the others
 
 
 @dataclass(frozen=True)

@@ -2,15 +2,17 @@
 
 A plan is made from the stack as it stands, the operation's blueprint and the provisioners'
 replacement rules. For every resource it says the action (Add, Modify, Remove, or none), whether
-a Modify replaces it (True, False, Conditional), each changed top-level property (a
-``ChangeDetail``) and the properties before and after. DescribeChangeSet shows the plan
-(``changes.py``) and the engine carries it out step for step: it replaces what the plan
-replaces, updates the rest in place and deletes the Removes in the cleanup phase; it never asks
-the provisioners again. CreateStack and UpdateStack are change sets made and executed at once.
+a Modify replaces it (True, False, Conditional), the details of each changed top-level property and
+of changed Metadata (``change_details.py``: their source and cause) and the properties before and
+after. DescribeChangeSet shows the plan (``changes.py``) and the engine carries it out step for
+step: it replaces what the plan replaces, updates the rest in place and deletes the Removes in the
+cleanup phase; it never asks the provisioners again. CreateStack and UpdateStack are change sets made and executed at once.
 
 A property that depends on a resource the same operation adds or (maybe) replaces cannot be known
-before that resource runs: it is evaluated Dynamic, may only Conditionally replace, and its
-after-value is ``{{changeSet:KNOWN_AFTER_APPLY}}``, as the service writes it. Whether a Conditional
+before that resource runs: it is evaluated Dynamic, a replacement it would cause is only
+Conditional, and its after-value is ``{{changeSet:KNOWN_AFTER_APPLY}}``, as the service writes it.
+Only the values a resource uses count: a DependsOn alone is no change. A Metadata change is a
+Modify in the plan; the engine, which compares properties, does not touch the resource for it. Whether a Conditional
 replacement happens is settled at execution by the same details: a changed property the plan
 marked Conditionally or Always replaces the resource. (The granularity — a whole top-level
 property is unknown if any part of it is — is cfnrun's, inferred rather than read.)
@@ -22,18 +24,11 @@ from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.stacks.blueprint import KNOWN_AFTER_APPLY, Blueprint, TemplateProblem
+from cfnrun.stacks.change_details import UNDECLARED, Change, ChangeDetail, details_of
 from cfnrun.stacks.provisioning import Provisioners, Replacement, NoProvisioner
 from cfnrun.stacks.records import StackResource
 
 __all__ = ["KNOWN_AFTER_APPLY", "ChangeDetail", "ChangePlan", "ResourceChange", "plan_create", "plan_update"]
-
-
-@dataclass(frozen=True)
-class ChangeDetail:
-    name: str  # the top-level property
-    requires_recreation: str  # Never | Conditionally | Always
-    evaluation: str  # Static | Dynamic
-    change_source: str  # DirectModification | ResourceReference | ParameterReference
 
 
 @dataclass(frozen=True)
@@ -48,10 +43,11 @@ class ResourceChange:
     details: Tuple[ChangeDetail, ...] = ()
     before: Optional[Dict[str, Any]] = None  # the properties last applied (Modify, Remove)
     after: Optional[Dict[str, Any]] = None  # the properties to apply, KNOWN_AFTER_APPLY where not yet known
+    policy_action: Optional[str] = None  # what becomes of the physical resource: Delete, Retain, ReplaceAndDelete, …
 
     @property
     def scope(self) -> Tuple[str, ...]:
-        return ("Properties",) if self.details else ()
+        return tuple(sorted({d.attribute for d in self.details}))
 
     def replaces(self, changed: List[str]) -> bool:
         """Is the resource replaced, now that ``changed`` (the top-level properties that differ at execution) are known?"""
@@ -59,7 +55,7 @@ class ResourceChange:
             return True
         if self.replacement != "Conditional":
             return False
-        recreating = {d.name for d in self.details if d.requires_recreation != Replacement.NEVER.value}
+        recreating = {d.name for d in self.details if d.name is not None and d.requires_recreation != Replacement.NEVER.value}
         return any(name in recreating for name in changed)
 
 
@@ -104,7 +100,10 @@ def plan_update(
             moving.add(logical_id)
     for logical_id, current in resources.items():
         if logical_id not in planned and current.exists:
-            planned[logical_id] = ResourceChange("Remove", logical_id, current.type_name, current.physical_id, before=current.properties)
+            policy = _POLICY_ACTIONS.get(before.deletion_policy(logical_id) if before is not None else "Delete", "Delete")
+            planned[logical_id] = ResourceChange(
+                "Remove", logical_id, current.type_name, current.physical_id, before=current.properties, policy_action=policy
+            )
     return ChangePlan(after, planned)
 
 
@@ -138,7 +137,9 @@ def _modification(
         provisioner = provisioners.for_type(type_name)
     except NoProvisioner:
         return unchanged  # the engine fails it when it comes to it, with the provisioners' message
-    dynamic = bool(after.dependencies.get(logical_id, frozenset()) & moving)
+    # Only the values the resource uses count (not its DependsOn): those that use a resource this operation adds or
+    # (maybe) replaces are known once it has run.
+    dynamic = bool(after.references_to(logical_id, moving))
     properties: Dict[str, Any] = {}
     if dynamic:
         properties = after.planned_properties(logical_id, resources, moving)
@@ -148,22 +149,39 @@ def _modification(
         except TemplateProblem:
             dynamic, properties = True, after.planned_properties(logical_id, resources, moving)
     known = known_properties(current, properties)
-    if not dynamic and properties == current.properties:
+    declared = before.template.resources.get(logical_id) if before is not None else None
+    changes = [
+        Change(
+            name, "Properties", provisioner.replacement(type_name, name).value, known.get(name), properties.get(name),
+            declared.properties.get(name, UNDECLARED) if declared is not None else UNDECLARED, after.declaration(logical_id).properties.get(name),
+        )
+        for name in (changed_properties(known, properties) if dynamic or properties != current.properties else [])
+    ]
+    metadata_after = after.resolved_metadata(logical_id, resources)
+    metadata_before = before.resolved_metadata(logical_id, resources) if declared is not None and before is not None else None
+    if declared is not None and metadata_before != metadata_after:
+        changes.append(
+            Change(None, "Metadata", Replacement.NEVER.value, metadata_before, metadata_after, declared.metadata, after.declaration(logical_id).metadata)
+        )
+    if not changes:
         return unchanged
-    same_declaration = before is not None and before.declaration(logical_id) == after.declaration(logical_id)
-    if dynamic and same_declaration:
-        names = sorted(after.references_to(logical_id, moving))
-    elif dynamic:
-        names = sorted(after.property_names(logical_id))
-    else:
-        names = changed_properties(known, properties)
-    details = []
-    for name in names:
-        recreation = provisioner.replacement(type_name, name)
-        if dynamic and recreation is Replacement.ALWAYS:
-            recreation = Replacement.CONDITIONALLY
-        source = "ResourceReference" if dynamic else ("ParameterReference" if same_declaration else "DirectModification")
-        details.append(ChangeDetail(name, recreation.value, "Dynamic" if dynamic else "Static", source))
-    recreations = {d.requires_recreation for d in details}
-    replacement = "True" if "Always" in recreations else ("Conditional" if "Conditionally" in recreations else "False")
-    return ResourceChange("Modify", logical_id, type_name, current.physical_id, replacement, tuple(details), known, properties)
+    parameters_before = before.parameters if before is not None else None
+    details = [d for c in changes for d in details_of(c, moving, after.conditions, parameters_before, after.parameters)]
+    replacement = _replacement(details)
+    policy = f"ReplaceAnd{_POLICY_ACTIONS.get(after.update_replace_policy(logical_id), 'Delete')}" if replacement == "True" else None
+    return ResourceChange("Modify", logical_id, type_name, current.physical_id, replacement, tuple(details), known, properties, policy)
+
+
+# A DeletionPolicy or UpdateReplacePolicy as the PolicyAction names it (AWS's recorded answers show Delete and
+# ReplaceAndDelete; the API reference lists the others; RetainExceptOnCreate keeps an existing resource: Retain).
+_POLICY_ACTIONS = {"Delete": "Delete", "Retain": "Retain", "RetainExceptOnCreate": "Retain", "Snapshot": "Snapshot"}
+
+
+def _replacement(details: List[ChangeDetail]) -> str:
+    """True when a property that always recreates changes to a known value; Conditional when its new value is not known
+    yet, or when a change only conditionally recreates; else False."""
+    known = {d.name for d in details if d.evaluation == "Static" and d.known}
+    recreating = [d for d in details if d.requires_recreation != Replacement.NEVER.value]
+    if any(d.requires_recreation == Replacement.ALWAYS.value and d.name in known for d in recreating):
+        return "True"
+    return "Conditional" if recreating else "False"

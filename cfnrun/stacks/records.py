@@ -49,6 +49,13 @@ def _mask(text: str, value: Optional[str]) -> str:
     return text
 
 
+def mask_values(text: str, values: "List[Optional[str]]") -> str:
+    """``text`` with each of ``values`` replaced by ****, as ``Stack.masked`` replaces a NoEcho parameter's."""
+    for value in values:
+        text = _mask(text, value)
+    return text
+
+
 def _texts(value: Any) -> List[str]:
     """The non-empty texts in ``value`` (numbers as text), longest first, so a longer secret is masked whole."""
     if isinstance(value, dict):
@@ -85,6 +92,11 @@ class Stack:
     reason: Optional[str] = None
     disable_rollback: bool = False
     capabilities: Tuple[str, ...] = ()
+    termination_protection: bool = False  # EnableTerminationProtection: DeleteStack is refused while it is on
+    policy_body: Optional[str] = None  # the stack policy (StackPolicyBody) that guards its updates (``stack_policy.py``)
+    change_set_id: Optional[str] = None  # the change set its last create or update carried out (CreateStack's and UpdateStack's their own)
+    operation_id: Optional[str] = None  # the stack operation running or run last; its events carry it
+    operations: List[Tuple[str, str]] = field(default_factory=list)  # (OperationType, OperationId) of each, oldest first
     created_at: float = field(default_factory=time.time)
     updated_at: Optional[float] = None
     deleted_at: Optional[float] = None
@@ -115,6 +127,12 @@ class Stack:
                 for value in _texts(resource.attributes):
                     text = _mask(text, value)
         return text
+
+    def begin(self, operation_type: str) -> str:
+        """A new stack operation (CREATE_STACK, UPDATE_STACK, …): its id, which its events carry."""
+        self.operation_id = str(uuid.uuid4())
+        self.operations.append((operation_type, self.operation_id))
+        return self.operation_id
 
     def set_status(self, status: str, reason: Optional[str] = None, token: Optional[str] = None) -> None:
         """The stack's own status, with its event."""
@@ -152,6 +170,7 @@ class Stack:
             reason=reason,
             properties=properties,
             client_request_token=token,
+            operation_id=self.operation_id,
             **hook,
         )
         self.events.append(event)

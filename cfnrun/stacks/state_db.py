@@ -117,6 +117,12 @@ class StateDatabase:
             )
         self._written[stack_id] = len(events)
 
+    def drop(self, stack_id: str) -> None:
+        """Forget a stack that never was (a change set refused before its stack was used)."""
+        with self._session() as connection:
+            connection.execute("DELETE FROM stacks WHERE stack_id = ?", (stack_id,))
+        self._written.pop(stack_id, None)
+
     # -- resource operations in flight (``in_flight.py``) -----------------------------------------------
 
     def put_invocation(self, stack_id: str, logical_id: str, record: Dict[str, Any]) -> None:

@@ -11,9 +11,9 @@ import asyncio
 import json
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from cfnrun.stacks.blueprint import Blueprint, Blueprints
 from cfnrun.stacks.engine import StackEngine
@@ -23,8 +23,14 @@ from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookedOperation, 
 from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_update
 from cfnrun.stacks.persistence import restored_blueprint, restored_stack, stack_record
 from cfnrun.stacks.state_db import StateDatabase, StateError
-from cfnrun.stacks.provisioning import NoProvisioner
-from cfnrun.stacks.records import Stack
+from cfnrun.stacks.change_details import ChangeDetail
+from cfnrun.stacks.changes import value_text
+from cfnrun.stacks.operation_events import OperationLog
+from cfnrun.stacks.provisioning import NoProvisioner, Provisioners
+from cfnrun.stacks.validation import ValidationFailure, failed_reason, names_taken, refuse, validate_plan
+from cfnrun.stacks.records import Stack, mask_values
+from cfnrun.stacks.stack_policy import StackPolicy, policy_of
+from cfnrun.stacks.imports import IMPORT, ImportProblem, execute_import, plan_import
 from cfnrun.stacks.template.parameters import NO_ECHO_MASK
 from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
 
@@ -57,6 +63,10 @@ class ChangeSet:
     execution_status: str = "AVAILABLE"
     created_at: float = field(default_factory=time.time)
     hook_results: List[HookReport] = field(default_factory=list)  # what its CHANGE_SET hooks answered
+    capabilities: Tuple[str, ...] = ()  # as CreateChangeSet acknowledged them
+    notification_arns: Tuple[str, ...] = ()
+    rollback_configuration: Dict[str, Any] = field(default_factory=dict)
+    include_nested_stacks: bool = False
 
     @property
     def blueprint(self) -> Blueprint:
@@ -83,6 +93,7 @@ class StackStore:
         self.change_sets: Dict[str, ChangeSet] = {}
         self._tasks: Dict[str, "asyncio.Task[None]"] = {}  # each stack's operation, and each change set's hooks, by id
         self._tokens: Dict[Tuple[str, str], str] = {}  # (stack id, ClientRequestToken) → the operation it started
+        self.log = OperationLog()  # each operation's validation events (DescribeEvents)
 
     # -- kept across restarts --------------------------------------------------------------------
 
@@ -153,10 +164,15 @@ class StackStore:
         return stack
 
     def change_set(self, name_or_id: str, stack_name: Optional[str] = None) -> ChangeSet:
+        """The change set a call names, by ARN or by name and stack; refused in the service's words."""
         found = self.change_sets.get(name_or_id)
-        if found is None and stack_name is not None:
+        if found is None and not name_or_id.startswith("arn:"):
+            if not stack_name:
+                raise StackError("StackName must be specified if ChangeSetName is not specified as an ARN.")
             stack = self.find(stack_name)
-            found = next((c for c in self.change_sets.values() if stack and c.stack_id == stack.stack_id and c.name == name_or_id), None)
+            if stack is None:
+                raise StackError(f"Stack [{stack_name}] does not exist")
+            found = next((c for c in self.change_sets.values() if c.stack_id == stack.stack_id and c.name == name_or_id), None)
         if found is None:
             raise StackError(f"ChangeSet [{name_or_id}] does not exist", "ChangeSetNotFound", 404)
         return found
@@ -172,14 +188,35 @@ class StackStore:
         disable_rollback: bool = False,
         token: Optional[str] = None,
         on_event: Optional[Callable[[StackEvent], None]] = None,
+        disable_validation: bool = False,
     ) -> Stack:
-        """``on_event``: told of each of the stack's events from its first on (``cfnrun stack test`` follows a stack so)."""
+        """``on_event``: told of each of the stack's events from its first on (``cfnrun stack test`` follows a stack so).
+        ``disable_validation``: skip the pre-deployment validation (``validation.py``)."""
         stack = self._new_stack(name, template_body, parameters, tags, disable_rollback)
         blueprint = self.prepare(template_body, parameters, {}, name, stack.stack_id)
         stack.parameters, stack.no_echo, stack.description = blueprint.parameters, blueprint.no_echo, blueprint.description
+        stack.change_set_id = self._change_set_arn(f"{name}-create")  # CreateStack runs a change set of its own
+        plan = plan_create(blueprint)
+        failures = [] if disable_validation else self._validated(plan, stack)
         self._keep(stack, on_event)
-        self._start(stack, self.engine.create(stack, plan_create(blueprint), token))
+        self._begin(stack, "CREATE_STACK", failures)
+        if failures:
+            refuse(stack, "CREATE", failed_reason(failures), token)
+            return stack
+        self._start(stack, self.engine.create(stack, plan, token))
         return stack
+
+    def _validated(self, plan: ChangePlan, stack: Stack) -> List[ValidationFailure]:
+        """The pre-deployment validation's failures of ``plan``, the values of its NoEcho parameters masked in their reasons."""
+        failures = validate_plan(plan, self.engine.provisioners, names_taken(self.stacks.values()), stack.stack_id)
+        secrets = [plan.blueprint.parameters.get(name) for name in plan.blueprint.no_echo]
+        return [replace(f, reason=stack.masked(mask_values(f.reason, secrets))) for f in failures]
+
+    def _begin(self, stack: Stack, operation_type: str, failures: Sequence[ValidationFailure] = ()) -> None:
+        """A new operation of ``stack``, with what its validation found."""
+        operation_id = stack.begin(operation_type)
+        if failures:
+            self.log.validated(stack.stack_id, operation_id, operation_type, list(failures))
 
     def _new_stack(self, name: str, template_body: str, parameters: Dict[str, Optional[str]], tags: Dict[str, str], disable_rollback: bool) -> Stack:
         if not STACK_NAME.match(name):
@@ -199,7 +236,10 @@ class StackStore:
         parameters: Dict[str, Optional[str]],
         tags: Optional[Dict[str, str]],
         token: Optional[str] = None,
+        policy_during_update: Optional[StackPolicy] = None,
+        disable_validation: bool = False,
     ) -> Stack:
+        """``policy_during_update``: StackPolicyDuringUpdateBody, guarding this update instead of the stack's policy."""
         stack = self.get(name)
         self._require_status(stack, UPDATABLE, "updated")
         body = template_body if template_body is not None else stack.template_body
@@ -209,13 +249,22 @@ class StackStore:
         if body == stack.template_body and blueprint.parameters == stack.parameters and new_tags == stack.tags:
             raise StackError("No updates are to be performed.")
         plan = plan_update(stack.resources, self.engine.blueprints.get(stack.stack_id), blueprint, self.engine.provisioners)
-        self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token))
+        policy = policy_during_update or policy_of(stack.policy_body)
+        stack.change_set_id = self._change_set_arn(f"{stack.name}-update")  # so does UpdateStack
+        failures = [] if disable_validation else self._validated(plan, stack)
+        self._begin(stack, "UPDATE_STACK", failures)
+        if failures:
+            refuse(stack, "UPDATE", failed_reason(failures), token)
+            return stack
+        self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token, policy=policy))
         return stack
 
     def delete_stack(self, name: str, retain: Tuple[str, ...] = (), token: Optional[str] = None) -> None:
         stack = self.find(name)
         if stack is None or stack.status == "DELETE_COMPLETE":
             return  # the service answers a delete of a missing stack with success
+        if stack.termination_protection:
+            raise StackError(f"Stack [{stack.name}] cannot be deleted while TerminationProtection is enabled")
         if not stack.settled:
             raise StackError(f"Stack [{stack.name}] is in {stack.status} state and can not be deleted")
         if retain and stack.status != "DELETE_FAILED":
@@ -225,6 +274,7 @@ class StackStore:
         unknown = [r for r in retain if r not in stack.resources]
         if unknown:
             raise StackError(f"The specified resources to retain [{', '.join(unknown)}] do not exist in the stack")
+        self._begin(stack, "DELETE_STACK")
         self._start(stack, self.engine.delete(stack, frozenset(retain), token))
 
     def cancel_update(self, name: str) -> None:
@@ -237,6 +287,7 @@ class StackStore:
         stack = self.get(name)
         if stack.status != "UPDATE_ROLLBACK_FAILED":
             raise StackError(f"Stack {stack.stack_id} is in {stack.status} state and can not continue update rollback")
+        self._begin(stack, "CONTINUE_ROLLBACK")
         self._start(stack, self.engine.continue_update_rollback(stack, frozenset(skip)))
 
     # -- change sets ---------------------------------------------------------------------------
@@ -250,11 +301,15 @@ class StackStore:
         parameters: Dict[str, Optional[str]],
         tags: Optional[Dict[str, str]],
         description: Optional[str] = None,
+        resources_to_import: Optional[List[Dict[str, Any]]] = None,
+        disable_validation: bool = False,
     ) -> ChangeSet:
+        """``resources_to_import``: an IMPORT change set's ResourcesToImport (``imports.py``)."""
         if not CHANGE_SET_NAME.match(name):
             raise StackError(f"ChangeSet name {name!r} must match [a-zA-Z][-a-zA-Z0-9]*")
         stack = self.find(stack_name)
-        if change_set_type == "CREATE":
+        made_here = stack is None  # a new stack in REVIEW_IN_PROGRESS, dropped again if its import is refused
+        if change_set_type == "CREATE" or (change_set_type == IMPORT and (stack is None or stack.status == "REVIEW_IN_PROGRESS")):
             if stack is not None and stack.status != "REVIEW_IN_PROGRESS":
                 raise StackError(f"Stack [{stack_name}] already exists and cannot be created again with the changeSet [{name}].", "AlreadyExistsException")
             if stack is None:
@@ -279,9 +334,20 @@ class StackStore:
         body = template_body if template_body is not None else stack.template_body
         blueprint = self.prepare(body, parameters, previous_parameters, stack.name, stack.stack_id)
         current = self.engine.blueprints.get(stack.stack_id)
-        plan = plan_update(stack.resources, current, blueprint, self.engine.provisioners)
+        try:
+            plan = (
+                plan_import(stack, current, blueprint, resources_to_import or [], self.engine.provisioners)
+                if change_set_type == IMPORT
+                else plan_update(stack.resources, current, blueprint, self.engine.provisioners)
+            )
+        except ImportProblem as problem:
+            if made_here:
+                del self.stacks[stack.stack_id]
+                if self.database is not None:
+                    self.database.drop(stack.stack_id)
+            raise StackError(str(problem)) from None
         change_set = ChangeSet(
-            change_set_id=f"arn:aws:cloudformation:{self.engine.region}:{self.engine.account_id}:changeSet/{name}/{uuid.uuid4()}",
+            change_set_id=self._change_set_arn(name),
             name=name,
             stack_id=stack.stack_id,
             change_set_type=change_set_type,
@@ -294,28 +360,35 @@ class StackStore:
             change_set.status, change_set.execution_status = "FAILED", "UNAVAILABLE"
             change_set.status_reason = "The submitted information didn't contain changes. Submit different information to create a change set."
         self.change_sets[change_set.change_set_id] = change_set
+        operation_id = self.log.change_set_operations[change_set.change_set_id] = str(uuid.uuid4())
+        failures = [] if disable_validation or change_set.status == "FAILED" else self._validated(plan, stack)
+        if failures:  # a change set the validation stops cannot be executed
+            self.log.validated(stack.stack_id, operation_id, "CREATE_CHANGESET", failures)
+            change_set.status, change_set.execution_status, change_set.status_reason = "FAILED", "UNAVAILABLE", failed_reason(failures)
         if change_set.status != "FAILED" and self.engine.hooks is not None:
             change_set.status, change_set.execution_status = "CREATE_IN_PROGRESS", "UNAVAILABLE"
             self._tasks[change_set.change_set_id] = asyncio.ensure_future(self._change_set_hooks(change_set, stack))
         return change_set
 
+    def _change_set_arn(self, name: str) -> str:
+        return f"arn:aws:cloudformation:{self.engine.region}:{self.engine.account_id}:changeSet/{name}/{uuid.uuid4()}"
+
     async def _change_set_hooks(self, change_set: ChangeSet, stack: Stack) -> None:
         """The CHANGE_SET hooks judge the change set as it is created: a refusal makes it FAILED with their reasons."""
-        before = {r.logical_id: r.properties for r in stack.resources.values() if r.exists and r.properties is not None}
-        model = change_set_model(change_set.blueprint.template.document, change_set.changes, before)
-        target = HookedOperation(
-            self.engine.context(stack),
-            change_set.change_set_type,
-            change_set.change_set_id,
-            CHANGE_SET_TARGET,
-            {},
-            operation=CHANGE_SET_TARGET,
-            model=model,
-            change_set_id=change_set.change_set_id,
-            target_id=change_set.change_set_id,
-        )
         assert self.engine.hooks is not None
         try:
+            before = {r.logical_id: r.properties for r in stack.resources.values() if r.exists and r.properties is not None}
+            target = HookedOperation(
+                self.engine.context(stack),
+                change_set.change_set_type,
+                change_set.change_set_id,
+                CHANGE_SET_TARGET,
+                {},
+                operation=CHANGE_SET_TARGET,
+                model=change_set_model(change_set.blueprint.template.document, change_set.changes, before),
+                change_set_id=change_set.change_set_id,
+                target_id=change_set.change_set_id,
+            )
             refused = await self.engine.hooks.before(target, change_set.hook_results.append)
         except Exception as error:  # noqa: B902 - a change set never stays CREATE_IN_PROGRESS because cfnrun failed
             refused = f"cfnrun failed running the change set's hooks: {type(error).__name__}: {error}"
@@ -333,13 +406,23 @@ class StackStore:
             )
         stack = self.stacks[change_set.stack_id]
         change_set.execution_status = "EXECUTE_IN_PROGRESS"
-        if change_set.change_set_type == "CREATE":
+        creating = stack.status == "REVIEW_IN_PROGRESS"
+        if creating:
             stack.parameters, stack.no_echo = change_set.parameters, change_set.blueprint.no_echo
             stack.description = change_set.blueprint.description
+        if change_set.change_set_type == IMPORT:
+            if not creating:
+                self._require_status(stack, UPDATABLE, "updated")
+            run = self._import(stack, change_set.plan, token)
+        elif change_set.change_set_type == "CREATE":
             run = self.engine.create(stack, change_set.plan, token, change_set.skips_stack_hooks)
         else:
             self._require_status(stack, UPDATABLE, "updated")
-            run = self.engine.update(stack, change_set.plan, change_set.parameters, change_set.tags, token, change_set.skips_stack_hooks)
+            run = self.engine.update(
+                stack, change_set.plan, change_set.parameters, change_set.tags, token, change_set.skips_stack_hooks, policy=policy_of(stack.policy_body)
+            )
+        stack.change_set_id = change_set.change_set_id
+        self._begin(stack, "CREATE_STACK" if creating or change_set.change_set_type == "CREATE" else "UPDATE_STACK")
         self._start(stack, self._executing(change_set, stack, run))
         for other in [c for c in self.change_sets.values() if c.stack_id == stack.stack_id and c is not change_set]:
             del self.change_sets[other.change_set_id]  # executing one change set deletes the stack's others, as the service does
@@ -348,8 +431,12 @@ class StackStore:
         try:
             await run
         finally:
-            ok = stack.status in ("CREATE_COMPLETE", "UPDATE_COMPLETE")
+            ok = stack.status in ("CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE")
             change_set.execution_status = "EXECUTE_COMPLETE" if ok else "EXECUTE_FAILED"
+
+    async def _import(self, stack: Stack, plan: ChangePlan, token: Optional[str]) -> None:
+        if await execute_import(stack, plan, self.engine.provisioners, self.engine.context(stack), token):
+            self.engine.blueprints[stack.stack_id] = plan.blueprint
 
     def delete_change_set(self, name_or_id: str, stack_name: Optional[str]) -> None:
         change_set = self.change_set(name_or_id, stack_name)
@@ -357,24 +444,10 @@ class StackStore:
             raise StackError(f"ChangeSet [{change_set.change_set_id}] is being executed and cannot be deleted", "InvalidChangeSetStatus")
         del self.change_sets[change_set.change_set_id]
 
-    def property_context(self, change_set: ChangeSet) -> Callable[[str, Dict[str, Any]], str]:
-        """A change's properties as IncludePropertyValues shows them: writeOnly values masked by their provisioner, the
+    def property_values(self, change_set: ChangeSet) -> "MaskedValues":
+        """A change's values as IncludePropertyValues shows them: writeOnly values masked by their provisioner, the
         values of NoEcho parameters (the change set's and the stack's) masked."""
-        stack = self.stacks[change_set.stack_id]
-
-        def shown(type_name: str, properties: Dict[str, Any]) -> str:
-            try:
-                visible = self.engine.provisioners.for_type(type_name).shown(type_name, properties)
-            except NoProvisioner:
-                visible = {}
-            text = json.dumps({"Properties": visible}, sort_keys=True, default=str)
-            for name in change_set.blueprint.no_echo:
-                value = change_set.parameters.get(name)
-                if value:
-                    text = text.replace(value, NO_ECHO_MASK)
-            return stack.masked(text)
-
-        return shown
+        return MaskedValues(self.engine.provisioners, change_set, self.stacks[change_set.stack_id])
 
     def change_sets_of(self, stack_name: str) -> List[ChangeSet]:
         stack = self.get(stack_name)
@@ -422,6 +495,36 @@ class StackStore:
             await asyncio.gather(*pending, return_exceptions=True)
         if self.database is not None:
             self.database.close()
+
+
+@dataclass
+class MaskedValues:
+    """``changes.PropertyValues`` for one change set: what its provisioners and NoEcho parameters let be shown."""
+
+    provisioners: Provisioners
+    change_set: ChangeSet
+    stack: Stack
+
+    def context(self, type_name: str, properties: Dict[str, Any]) -> str:
+        return self._masked(json.dumps({"Properties": self._shown(type_name, properties)}, sort_keys=True, default=str))
+
+    def value(self, type_name: str, detail: ChangeDetail, value: Any) -> str:
+        if detail.name is not None:
+            value = self._shown(type_name, {detail.name: value}).get(detail.name)
+        return self._masked(value_text(value))
+
+    def _shown(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            return self.provisioners.for_type(type_name).shown(type_name, properties)
+        except NoProvisioner:
+            return {}
+
+    def _masked(self, text: str) -> str:
+        for name in self.change_set.blueprint.no_echo:
+            value = self.change_set.parameters.get(name)
+            if value:
+                text = text.replace(value, NO_ECHO_MASK)
+        return self.stack.masked(text)
 
 
 def _failed_status(status: str) -> str:

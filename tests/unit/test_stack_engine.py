@@ -168,7 +168,7 @@ def test_a_failed_create_rolls_back_what_was_created() -> None:
     assert rollback[0].reason == "The following resource(s) failed to create: [Second]. Rollback requested by user."
 
 
-def test_properties_validation_fails_the_resource_before_any_call() -> None:
+def test_pre_deployment_validation_stops_the_stack_before_any_resource_is_touched() -> None:
     memory = Memory()
     invalid = json.loads(json.dumps(TWO))
     invalid["Second"]["Properties"]["Invalid"] = True
@@ -176,6 +176,23 @@ def test_properties_validation_fails_the_resource_before_any_call() -> None:
     async def scenario() -> Any:
         store = _store(memory)
         store.create_stack("s", _template(invalid), {}, {})
+        return await store.settled("s")
+
+    stack = run(scenario())
+    assert [e.status for e in stack.events] == ["CREATE_IN_PROGRESS", "ROLLBACK_IN_PROGRESS", "ROLLBACK_COMPLETE"]
+    assert stack.events[1].reason.startswith("The following hook(s)/validation failed: [AWS::EarlyValidation::PropertyValidation].")
+    assert memory.calls == []
+
+
+def test_properties_validation_fails_the_resource_before_any_call() -> None:
+    """With DisableValidation, the provisioner's check still stops the resource before its handler is called."""
+    memory = Memory()
+    invalid = json.loads(json.dumps(TWO))
+    invalid["Second"]["Properties"]["Invalid"] = True
+
+    async def scenario() -> Any:
+        store = _store(memory)
+        store.create_stack("s", _template(invalid), {}, {}, disable_validation=True)
         return await store.settled("s")
 
     stack = run(scenario())
@@ -363,7 +380,10 @@ def test_a_change_set_says_add_modify_remove_and_replacement() -> None:
     assert changes["First"].action == "Modify" and changes["First"].replacement == "True"
     assert [(d.name, d.requires_recreation, d.evaluation) for d in changes["First"].details] == [("Name", "Always", "Static")]
     assert changes["Second"].action == "Modify" and changes["Second"].replacement == "False"
-    assert {d.evaluation for d in changes["Second"].details} == {"Dynamic"}
+    assert {(d.name, d.evaluation, d.change_source, d.causing_entity) for d in changes["Second"].details} == {
+        ("Parent", "Dynamic", "DirectModification", None), ("Parent", "Static", "ResourceReference", "First"),
+        ("ParentArn", "Dynamic", "DirectModification", None), ("ParentArn", "Static", "ResourceAttribute", "First.Arn"),
+    }
     assert changes["Fresh"].action == "Add"
     assert changes["Old"].action == "Remove"
 

@@ -133,7 +133,7 @@ def test_include_property_values_shows_the_plans_before_and_after_with_secrets_m
         store.create_stack("s", _template(before, **declared), {"Token": "old-token"}, {})
         await store.settled("s")
         change_set = store.create_change_set("s", "rename", "UPDATE", _template(after, **declared), {"Token": "new-token"}, None)
-        return described_changes(change_set.plan, store.property_context(change_set))
+        return described_changes(change_set.plan, store.property_values(change_set))
 
     shown = {c["ResourceChange"]["LogicalResourceId"]: c["ResourceChange"] for c in run(scenario())}
     first, second = shown["First"], shown["Second"]

@@ -10,7 +10,7 @@ from cfnrun.app.contract_suite import ContractSettings, run_contract_tests
 from cfnrun.app.early_start import EarlyStart
 from cfnrun.app.options import derived
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
-from cfnrun.app.serve import ServeSettings
+from cfnrun.app.serve_settings import ServeSettings
 from cfnrun.app.settings.serve import ContractTestOptions
 from cfnrun.invoker.region import local_region
 from cfnrun.model.errors import CfnrunError

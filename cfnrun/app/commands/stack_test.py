@@ -28,7 +28,7 @@ from cfnrun.runtime.spec import RuntimeSettings
 from cfnrun.ui.console import Console
 
 if TYPE_CHECKING:
-    from cfnrun.app.serve import ServeSettings
+    from cfnrun.app.serve_settings import ServeSettings
     from cfnrun.app.stack_test import StackTestPlan
 
 LOG_NAME = "stack-test.log"  # in the current folder's .cfnrun/: the handlers' output and serve's own lines
@@ -63,7 +63,7 @@ def run(settings: StackTestSettings, early: EarlyStart) -> int:
 
 def stack_test_settings(settings: StackTestSettings, body: str) -> Tuple[ServeSettings, StackTestPlan]:
     """What the stack's serve and the steps run with: each field from the option (or property) of its name."""
-    from cfnrun.app.serve import ServeSettings
+    from cfnrun.app.serve_settings import ServeSettings
     from cfnrun.app.stack_test import StackTestPlan
 
     runtime = derived(RuntimeSettings, settings, region=settings.region or local_region())

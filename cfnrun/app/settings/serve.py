@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from cfnrun.model.budgets import Budgets
     from cfnrun.runtime.spec import RuntimeSettings
 
-# serve's defaults, here once: the options below and ServeSettings (app/serve.py) both take them.
+# serve's defaults, here once: the options below and ServeSettings (app/serve_settings.py) both take them.
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 3001
 SHUTDOWN_GRACE_S = 10.0

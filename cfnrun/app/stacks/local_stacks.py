@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from functools import partial
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from cfnrun.api.cloudformation.errors import StackApiError, modelled_error
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
@@ -42,6 +42,10 @@ from cfnrun.model.type_configuration import declares_type_configuration, type_co
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.state_db import StateError
 from cfnrun.stacks.exports import Exports
+from cfnrun.stacks.signals import ResourceSignals, Signal
+from cfnrun.stacks.wait_conditions import CONDITION_TYPE, HANDLE_TYPE, WaitConditions
+from cfnrun.api.cloudformation.wait_condition_signals import HandleSignal
+from cfnrun.stacks.identifier_summaries import PrimaryIdentifier, identifier_summaries, property_names
 from cfnrun.stacks.store import StackError, StackStore
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.limits import body_size_problem, check_parameter_keys
@@ -69,6 +73,11 @@ class LocalStacks:
     console: Console
     operations: TypeOperations  # the one invoker every user type's resource operation goes through
     leftovers: LeftoverCheck  # is a deleted resource gone (``cfnrun stack test``)
+    signals: ResourceSignals  # what CreationPolicies and WaitConditions wait for: SignalResource's and the handles' signals
+
+    async def signal_handle(self, token: str, signal: HandleSignal) -> bool:
+        """A signal PUT to a WaitConditionHandle's URL; False when no handle has ``token``."""
+        return await self.signals.signal_handle(token, Signal(signal.unique_id, signal.status, signal.reason, signal.data))
 
     async def restore(self) -> None:
         """Read back the stacks ``--state`` keeps, and say which AWS resources the endpoint no longer has."""
@@ -129,7 +138,8 @@ def local_stacks(
     region, account_id = served.region, served.account_id
     served_types = served.type_names
     responses = PendingResponses(url)
-    aws_types = AwsTypes(served.aws_endpoint, region, AwsSchemas(region))
+    aws_schemas = AwsSchemas(region)
+    aws_types = AwsTypes(served.aws_endpoint, region, aws_schemas)
     user_types = UserTypes(operations)
     hooks = HookGate(HookResults(region, account_id))
     payloads = HookPayloadStore(url)
@@ -143,15 +153,17 @@ def local_stacks(
         LAMBDA_HOOK_TYPE: LambdaHookKind(operations, payloads),
     }
     hook_resources = HookResources(hooks, hook_kinds)
+    signals = ResourceSignals()
+    wait_conditions = WaitConditions(url, signals)
     router = TypeRouter(
         user_types,
         served_types,
         aws_types,
         CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock) if served.templates else None,
-        {name: hook_resources for name in hook_kinds},
+        {**{name: hook_resources for name in hook_kinds}, **dict.fromkeys((HANDLE_TYPE, CONDITION_TYPE), wait_conditions)},
     )
     exports = Exports()
-    engine = StackEngine(router, exports, region, account_id, hooks)
+    engine = StackEngine(router, exports, region, account_id, hooks, signals)
 
     def lint(body: str) -> None:
         schemas = [s.document for s in (operations.schema(t) for t in served_types()) if s is not None]
@@ -191,10 +203,16 @@ def local_stacks(
 
     store = StackStore(engine, Blueprints(router, exports, region, account_id, fragments), state)
     drift = DriftChecks(store, operations, user_types)
-    calls = StackOperations(store, describe_type, partial(summarize, modules=fragments), configure_type, drift, hooks)
+
+    def primary_identifier(type_name: str) -> Optional[List[str]]:
+        schema = operations.schema(type_name) or aws_schemas.schema(type_name)
+        return property_names(schema.primary_identifier) if schema is not None else None
+
+    summarizing = partial(summarize, modules=fragments, primary_identifier=primary_identifier)
+    calls = StackOperations(store, describe_type, summarizing, configure_type, drift, hooks)
     return LocalStacks(
         store, CheckedStackOperations(calls, lint, fragments), responses, drift, hooks, payloads, aws_types, operations.console, operations,
-        LeftoverCheck(operations, served_types, aws_types),
+        LeftoverCheck(operations, served_types, aws_types), signals,
     )
 
 
@@ -212,8 +230,9 @@ def configure_hook(hook: Hook, configuration: Dict[str, Any]) -> None:
     hook.configuration = parsed
 
 
-def summarize(body: str, modules: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
-    """GetTemplateSummary's (and ValidateTemplate's) view of a template."""
+def summarize(body: str, modules: Optional[Mapping[str, Any]] = None, primary_identifier: Optional[PrimaryIdentifier] = None) -> Dict[str, Any]:
+    """GetTemplateSummary's (and ValidateTemplate's) view of a template (``primary_identifier``: a type's identifying
+    properties, for ResourceIdentifierSummaries)."""
     template = load_stack_template(body, module_fragments=modules)
     parameters = []
     for name, declared in template.parameters.items():
@@ -241,4 +260,7 @@ def summarize(body: str, modules: Optional[Mapping[str, Any]] = None) -> Dict[st
         "Metadata": json.dumps(metadata) if metadata is not None else None,
         "DeclaredTransforms": list(template.transforms),
     }
+    if primary_identifier is not None:
+        types = {logical_id: r.type for logical_id, r in template.resources.items()}
+        summary["ResourceIdentifierSummaries"] = identifier_summaries(types, primary_identifier)
     return {key: value for key, value in summary.items() if value is not None}

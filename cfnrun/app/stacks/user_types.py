@@ -9,7 +9,7 @@ Fn::GetAtt reads the returned model, and a failure's reason is worded as the ser
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from cfnrun.app.type_operations import TypeOperations
 from cfnrun.app.history import STACK_SOURCE
@@ -21,6 +21,7 @@ from cfnrun.model.endings import EndReason
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema, pointer_to_path
 from cfnrun.model.schema_values import typed_properties
+from cfnrun.stacks.identifier_summaries import property_names
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork, NoProvisioner
 
 _VALIDATOR_PREFIX = re.compile(r"^.*? is not valid against the schema \(\w+\): ")
@@ -102,6 +103,17 @@ class UserTypes:
                 return None
             raise
         return result.resource_model or {}
+
+    # -- import (``stacks/imports.py``'s ``Importer``) ------------------------------------------
+
+    def primary_identifier(self, type_name: str) -> Optional[List[str]]:
+        return property_names(self._schema(type_name).primary_identifier)
+
+    async def read_for_import(self, work: ResourceWork, identifier: Dict[str, str]) -> Provisioned:
+        """The resource its READ handler finds by ``identifier`` (a NotFound fails the import with the handler's words)."""
+        schema = self._schema(work.type_name)
+        result = await self._run(work, Action.READ, typed_properties(schema, identifier), None)
+        return self._provisioned(schema, work, result.resource_model or {})
 
     async def _run(self, work: ResourceWork, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> OperationResult:
         def observe(event: OperationEvent) -> None:

@@ -9,6 +9,7 @@ STACK_OPERATIONS = frozenset(
         "ValidateTemplate", "CreateChangeSet", "DescribeChangeSet", "ExecuteChangeSet", "DeleteChangeSet", "ListChangeSets",
         "ListExports", "ListImports", "DescribeType", "SetTypeConfiguration", "CancelUpdateStack", "ContinueUpdateRollback",
         "DetectStackDrift", "DescribeStackDriftDetectionStatus", "DescribeStackResourceDrifts", "DetectStackResourceDrift",
-        "DescribeChangeSetHooks", "ListHookResults", "GetHookResult",
+        "DescribeChangeSetHooks", "ListHookResults", "GetHookResult", "DescribeEvents",
+        "UpdateTerminationProtection", "SetStackPolicy", "GetStackPolicy", "SignalResource",
     }
 )

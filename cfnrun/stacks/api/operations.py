@@ -13,10 +13,14 @@ from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
 from cfnrun.stacks.api import STACK_OPERATIONS
 from cfnrun.stacks.api.inputs import PAGE_SIZE, given_parameters, given_tags, given_template_body, one_page, type_name_of
+from cfnrun.stacks.api.resource_signals import SignalResource
+from cfnrun.stacks.api.stack_policies import StackPolicies, given_policy
+from cfnrun.stacks.api.termination_protection import UpdateTerminationProtection
 from cfnrun.stacks.api.outputs import (
-    annotation_shape, change_set_summary, event_shape, hook_result_shape, hook_result_summary,
-    present, resource_drift_shape, resource_shape, timestamp,
+    annotation_shape, change_set_summary, event_shape, hook_result_shape, hook_result_summary, last_operations,
+    operation_event_shape, present, resource_drift_shape, resource_shape, timestamp,
 )
+from cfnrun.stacks.operation_events import only_failed
 from cfnrun.stacks.hook_results import HookResults
 from cfnrun.stacks.changes import described_changes
 from cfnrun.stacks.hooks import CHANGE_ACTIONS
@@ -83,6 +87,7 @@ class StackOperations:
             "DescribeStacks": self.describe_stacks,
             "ListStacks": self.list_stacks,
             "DescribeStackEvents": self.describe_stack_events,
+            "DescribeEvents": self.describe_events,
             "DescribeStackResource": self.describe_stack_resource,
             "DescribeStackResources": self.describe_stack_resources,
             "ListStackResources": self.list_stack_resources,
@@ -108,6 +113,11 @@ class StackOperations:
             "ListHookResults": self.list_hook_results,
             "GetHookResult": self.get_hook_result,
         }
+        self._operations.update(  # the operations with modules of their own
+            StackPolicies(store).operations(),
+            UpdateTerminationProtection=UpdateTerminationProtection(store),
+            SignalResource=SignalResource(store, store.engine.signals),
+        )
         assert frozenset(self._operations) == STACK_OPERATIONS, "stacks/api/__init__.py names every operation answered"
 
     def operations(self) -> FrozenSet[str]:
@@ -121,6 +131,7 @@ class StackOperations:
     async def create_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
         on_failure = params.get("OnFailure")
         disable_rollback = bool(params.get("DisableRollback")) or on_failure == "DO_NOTHING"
+        policy = given_policy(params)
         stack = self.store.create_stack(
             params["StackName"],
             given_template_body(params) or "",
@@ -128,14 +139,22 @@ class StackOperations:
             given_tags(params) or {},
             disable_rollback,
             params.get("ClientRequestToken"),
+            disable_validation=bool(params.get("DisableValidation")),
         )
-        return {"StackId": stack.stack_id}
+        stack.termination_protection = bool(params.get("EnableTerminationProtection"))
+        stack.policy_body = policy.body if policy is not None else None
+        return {"StackId": stack.stack_id, "OperationId": stack.operation_id}
 
     async def update_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        policy, during_update = given_policy(params), given_policy(params, "StackPolicyDuringUpdateBody")
         stack = self.store.update_stack(
-            params["StackName"], given_template_body(params), given_parameters(params), given_tags(params), params.get("ClientRequestToken")
+            params["StackName"], given_template_body(params), given_parameters(params), given_tags(params), params.get("ClientRequestToken"),
+            during_update,
+            disable_validation=bool(params.get("DisableValidation")),
         )
-        return {"StackId": stack.stack_id}
+        if policy is not None:  # the new policy guards the updates after this one
+            stack.policy_body = policy.body
+        return {"StackId": stack.stack_id, "OperationId": stack.operation_id}
 
     async def delete_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
         self.store.delete_stack(params["StackName"], tuple(params.get("RetainResources") or ()), params.get("ClientRequestToken"))
@@ -163,6 +182,7 @@ class StackOperations:
             {
                 "StackId": stack.stack_id,
                 "StackName": stack.name,
+                "ChangeSetId": stack.change_set_id if stack.status != "DELETE_COMPLETE" else None,
                 "Description": stack.description,
                 "Parameters": [{"ParameterKey": k, "ParameterValue": v} for k, v in stack.shown_parameters().items()],
                 "CreationTime": timestamp(stack.created_at),
@@ -177,8 +197,9 @@ class StackOperations:
                 ],
                 "Tags": [{"Key": k, "Value": v} for k, v in stack.tags.items()],
                 "Capabilities": list(stack.capabilities),
-                "EnableTerminationProtection": False,
+                "EnableTerminationProtection": stack.termination_protection,
                 "DriftInformation": self._stack_drift(stack),
+                "LastOperations": last_operations(stack),
             }
         )
 
@@ -206,11 +227,37 @@ class StackOperations:
                     "StackStatus": s.status,
                     "StackStatusReason": s.reason,
                     "DriftInformation": self._stack_drift(s),
+                    "LastOperations": last_operations(s),
                 }
             )
             for s in page
         ]
         return present({"StackSummaries": summaries, "NextToken": token})
+
+    async def describe_events(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        """The events of a change set's creation, of one operation, or of a stack's operations; newest first."""
+        log = self.store.log
+        if params.get("ChangeSetName"):
+            change_set = self.store.change_set(params["ChangeSetName"], params.get("StackName"))
+            events = log.of_change_set(change_set.change_set_id, change_set.status)
+        elif params.get("OperationId"):
+            operation = params["OperationId"]
+            stack = next((s for s in self.store.stacks.values() if any(o == operation for _, o in s.operations)), None)
+            change_set_id = log.change_set_of(operation)
+            if stack is not None:
+                events = log.of_stack(stack, operation)
+            elif change_set_id is not None and change_set_id in self.store.change_sets:
+                events = log.of_change_set(change_set_id, self.store.change_sets[change_set_id].status)
+            else:
+                events = []
+        elif params.get("StackName"):
+            events = log.of_stack(self.store.get(params["StackName"]))
+        else:
+            raise StackError("One of ChangeSetName, OperationId or StackName must be specified.")
+        if (params.get("Filters") or {}).get("FailedEvents"):
+            events = only_failed(events)
+        page, token = one_page(events, params)
+        return present({"OperationEvents": [operation_event_shape(e) for e in page], "NextToken": token})
 
     async def describe_stack_events(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.get(params["StackName"])
@@ -314,7 +361,10 @@ class StackOperations:
 
     async def get_template_summary(self, params: Dict[str, Any]) -> Dict[str, Any]:
         if params.get("StackName"):
-            body = self.store.get(params["StackName"]).template_body
+            stack = self.store.get(params["StackName"])
+            if stack.status == "REVIEW_IN_PROGRESS":
+                raise StackError("GetTemplateSummary cannot be called on REVIEW_IN_PROGRESS stacks.")
+            body = stack.template_body
         else:
             body = given_template_body(params) or ""
         return self.summarize(body)
@@ -334,11 +384,17 @@ class StackOperations:
             params["StackName"],
             params["ChangeSetName"],
             params.get("ChangeSetType") or "UPDATE",
-            given_template_body(params, required=params.get("ChangeSetType") == "CREATE"),
+            given_template_body(params, required=params.get("ChangeSetType") in ("CREATE", "IMPORT")),
             given_parameters(params),
             given_tags(params),
             params.get("Description"),
+            params.get("ResourcesToImport"),
+            disable_validation=bool(params.get("DisableValidation")),
         )
+        change_set.capabilities = tuple(params.get("Capabilities") or ())
+        change_set.notification_arns = tuple(params.get("NotificationARNs") or ())
+        change_set.rollback_configuration = dict(params.get("RollbackConfiguration") or {})
+        change_set.include_nested_stacks = bool(params.get("IncludeNestedStacks"))
         return {"Id": change_set.change_set_id, "StackId": change_set.stack_id}
 
     async def describe_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -358,9 +414,13 @@ class StackOperations:
                 "Status": change_set.status,
                 "StatusReason": change_set.status_reason,
                 "Changes": described_changes(
-                    change_set.plan, self.store.property_context(change_set) if params.get("IncludePropertyValues") else None
+                    change_set.plan, self.store.property_values(change_set) if params.get("IncludePropertyValues") else None
                 ),
                 "Tags": [{"Key": k, "Value": v} for k, v in change_set.tags.items()],
+                "Capabilities": list(change_set.capabilities),
+                "NotificationARNs": list(change_set.notification_arns),
+                "RollbackConfiguration": change_set.rollback_configuration,
+                "IncludeNestedStacks": change_set.include_nested_stacks,
             }
         )
 

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from cfnrun.events.stack import StackEvent
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
 from cfnrun.stacks.drift import PropertyDifference, ResourceDrift
 from cfnrun.stacks.hook_results import HookResult
+from cfnrun.stacks.operation_events import OperationEvent
 from cfnrun.stacks.records import Stack, StackResource
 from cfnrun.stacks.store import ChangeSet
 
@@ -42,8 +43,42 @@ def event_shape(event: StackEvent) -> Dict[str, Any]:
             "HookStatusReason": event.hook_status_reason,
             "HookInvocationPoint": event.hook_invocation_point,
             "HookFailureMode": event.hook_failure_mode,
+            "OperationId": event.operation_id,
         }
     )
+
+
+def operation_event_shape(event: OperationEvent) -> Dict[str, Any]:
+    """One of DescribeEvents' OperationEvents: a stack event, or a validation failure, with its operation."""
+    shape: Dict[str, Any] = {"OperationType": event.operation_type, "OperationStatus": event.operation_status, "EventType": event.event_type}
+    if event.stack_event is not None:
+        stack_event = event_shape(event.stack_event)
+        shape.update({k: v for k, v in stack_event.items() if k not in ("StackName",)})
+        return present(shape)
+    validation = event.validation
+    assert validation is not None
+    failure = validation.failure
+    shape.update(
+        {
+            "EventId": validation.event_id,
+            "StackId": validation.stack_id,
+            "OperationId": validation.operation_id,
+            "LogicalResourceId": failure.logical_id,
+            "ResourceType": failure.resource_type,
+            "Timestamp": timestamp(validation.timestamp),
+            "ValidationFailureMode": failure.failure_mode,
+            "ValidationName": failure.name,
+            "ValidationStatus": "FAILED",
+            "ValidationStatusReason": failure.reason,
+            "ValidationPath": failure.path,
+        }
+    )
+    return present(shape)
+
+
+def last_operations(stack: Stack) -> List[Dict[str, str]]:
+    """The stack's operations, the most recent first (how many the service lists is not documented: all are)."""
+    return [{"OperationType": kind, "OperationId": operation} for kind, operation in reversed(stack.operations)]
 
 
 def resource_shape(stack: Stack, resource: StackResource, time_key: str) -> Dict[str, Any]:
@@ -97,6 +132,7 @@ def change_set_summary(stack: Stack, change_set: ChangeSet) -> Dict[str, Any]:
             "StatusReason": change_set.status_reason,
             "CreationTime": timestamp(change_set.created_at),
             "Description": change_set.description,
+            "IncludeNestedStacks": change_set.include_nested_stacks,
         }
     )
 

@@ -26,6 +26,7 @@ class Reference:
 
     name: str
     by_attribute: bool
+    attribute: Optional[str] = None  # the attribute read, when the template names it literally (a change set's CausingEntity)
 
 
 def references(value: Any, conditions: Optional[Mapping[str, bool]] = None) -> Iterator[Reference]:
@@ -40,7 +41,7 @@ def references(value: Any, conditions: Optional[Mapping[str, bool]] = None) -> I
                 logical_id, attribute = get_att_target(argument)
             except TemplateError:
                 return  # resolving it says what is wrong, where
-            yield Reference(logical_id, by_attribute=True)
+            yield Reference(logical_id, by_attribute=True, attribute=attribute if isinstance(attribute, str) else None)
             yield from references(attribute, conditions)
             return
         if function == "Fn::Sub":
@@ -69,8 +70,8 @@ def _sub_references(argument: Any, conditions: Optional[Mapping[str, bool]]) -> 
     for name in sub_variables(argument):
         if name in variables:
             continue
-        logical_id, dot, _ = name.partition(".")
-        yield Reference(logical_id, by_attribute=True) if dot else Reference(name, by_attribute=False)
+        logical_id, dot, attribute = name.partition(".")
+        yield Reference(logical_id, by_attribute=True, attribute=attribute) if dot else Reference(name, by_attribute=False)
 
 
 def _resource_values(resource: ResourceDeclaration) -> List[Any]:
@@ -197,7 +198,9 @@ def dependency_graph(template: StackTemplate, conditions: Mapping[str, bool]) ->
 
 
 def output_dependencies(template: StackTemplate, conditions: Mapping[str, bool]) -> Dict[str, FrozenSet[str]]:
-    """For each output this operation shows (its Condition holds), the resources its Value and Export name use."""
+    """For each output this operation shows (its Condition holds), the resources its Value and Export name use; an
+    output that uses a resource this operation leaves out (its Condition is false) is refused, as the service refuses
+    it before it starts."""
     active = active_resources(template, conditions)
     shown: Dict[str, FrozenSet[str]] = {}
     for name, output in template.outputs.items():

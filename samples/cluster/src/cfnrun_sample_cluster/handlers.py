@@ -87,6 +87,11 @@ def create_handler(
         if model is None or not model.Name or not model.NodeCount:
             return ProgressEvent.failed(HandlerErrorCode.InvalidRequest, "Name and NodeCount are required")
         taken = store.find(clusters, None, model.Name)
+        token = request.clientRequestToken
+        if taken is not None and taken["Status"] == "ACTIVE" and token and taken.get("_clientRequestToken") == token:
+            # the same request again (the contract: create is idempotent for one clientRequestToken): the cluster it made
+            LOG.info("%s was made by this request (%s) already", taken["ClusterId"], token)
+            return ProgressEvent(status=OperationStatus.SUCCESS, resourceModel=_model(taken))
         if taken is not None and taken["Status"] in UNFINISHED:
             # left by a create or delete that never finished (stopped mid-way): no SUCCESS ever handed it to anyone
             LOG.info("taking over %s, left %s", taken["ClusterId"], taken["Status"])
@@ -96,7 +101,7 @@ def create_handler(
                 HandlerErrorCode.AlreadyExists,
                 f"a cluster named {model.Name} exists ({taken['ClusterId']}, {taken['Status']}): delete it first (requests/delete.json)",
             )
-        record = {"ClusterId": f"cl-{uuid.uuid4().hex[:10]}", "Name": model.Name, "NodeCount": model.NodeCount, "Status": "CREATING"}
+        record = {"ClusterId": f"cl-{uuid.uuid4().hex[:10]}", "Name": model.Name, "NodeCount": model.NodeCount, "Status": "CREATING", "_clientRequestToken": token}
         clusters[record["ClusterId"]] = record
     LOG.info("creating %s with %s node(s)", record["ClusterId"], model.NodeCount)
     return _in_progress(record, "create", STATUS_CHECKS)

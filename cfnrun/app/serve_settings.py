@@ -1,0 +1,31 @@
+"""What one ``cfnrun serve`` runs with, as the command line (``app/settings/serve.py``) or a driver (``cfnrun test``,
+``stack test``) builds it; apart from ``app/serve.py`` so the endpoint it starts can name it without importing serve."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Tuple
+
+from cfnrun.api.limits import ConnectionLimits
+from cfnrun.app.settings.serve import DEFAULT_HOST, DEFAULT_PORT, SHUTDOWN_GRACE_S
+from cfnrun.contract.mode import ContractMode
+from cfnrun.model.budgets import Budgets
+from cfnrun.runtime.spec import RuntimeSettings
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    runtime: RuntimeSettings = RuntimeSettings()
+    budgets: Budgets = Budgets()
+    shutdown_timeout_s: float = SHUTDOWN_GRACE_S  # the grace calls in flight get on Ctrl-C or SIGTERM
+    connections: ConnectionLimits = ConnectionLimits()
+    sts_standin: bool = False
+    reload: bool = False
+    debugging: bool = False  # workers listen for a debugger: time limits are suspended
+    contract: ContractMode = ContractMode.WARN
+    virtual_clock: bool = False  # Cloud Control requests skip CallbackDelaySeconds waits
+    moto: bool = False  # an embedded moto server takes the handlers' AWS calls while this serves
+    stack_state: Optional[Path] = None  # --state: where the local stacks are kept across restarts
+    guard_rules_dirs: Tuple[Path, ...] = ()  # --guard-rules-dir: more folders a Guard hook's local rules may be read from
