@@ -11,7 +11,9 @@ writeOnly or NoEcho value (marked as not kept). What that costs after a restart:
 - a resource whose properties were masked is sent to its UPDATE handler on the next update even if
   its template did not change (cfnrun cannot tell), with the masked previous properties;
 - a stack caught in the middle of an operation when serve stopped is read back failed
-  (``*_FAILED``), its resources as they were last recorded: delete it, or roll it on.
+  (``*_FAILED``), its resources as they were last recorded — a resource whose create was still in
+  flight with the id its handler's last IN_PROGRESS answer gave (``in_flight.py``), so DeleteStack
+  deletes it: delete the stack, or roll it on.
 """
 from __future__ import annotations
 
@@ -153,6 +155,9 @@ def restored_stack(record: Dict[str, Any]) -> Stack:
     )
     interrupted = INTERRUPTED.get(stack.status)
     if interrupted is not None:
+        for resource in stack.resources.values():
+            if resource.status.endswith("_IN_PROGRESS"):  # as its handler's last answer left it (``in_flight.py``)
+                stack.set_resource_status(resource, resource.status.replace("_IN_PROGRESS", "_FAILED"), STOPPED_MID_OPERATION)
         stack.set_status(interrupted, STOPPED_MID_OPERATION)
     return stack
 

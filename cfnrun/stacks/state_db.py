@@ -10,8 +10,9 @@ is ``PRAGMA user_version``; a file of a newer format is refused, not guessed at.
 A ``stacks.json`` of an earlier cfnrun in the folder is read in on first open and renamed
 ``stacks.json.migrated``.
 
-The ``invocations`` table holds, for each resource operation still in flight, the last progress its
-handler returned (``in_flight.py``): what a restart needs to resume it or undo it.
+The ``invocations`` table holds, for each resource operation still in flight, the last IN_PROGRESS answer
+its handler gave (``in_flight.py``: the action, clientRequestToken, callbackContext and physical id); the
+row goes when the resource's status leaves ``*_IN_PROGRESS``.
 """
 from __future__ import annotations
 
@@ -115,6 +116,10 @@ class StateDatabase:
                 "INSERT OR REPLACE INTO stack_events (stack_id, seq, record) VALUES (?, ?, ?)",
                 [(stack_id, first + n, json.dumps(event, default=str)) for n, event in enumerate(events[first:])],
             )
+            settled = [r["logical_id"] for r in head.get("resources") or () if not str(r.get("status", "")).endswith("_IN_PROGRESS")]
+            connection.executemany(  # an operation that ended is no longer in flight
+                "DELETE FROM invocations WHERE stack_id = ? AND logical_id = ?", [(stack_id, logical_id) for logical_id in settled]
+            )
         self._written[stack_id] = len(events)
 
     def drop(self, stack_id: str) -> None:
@@ -131,10 +136,6 @@ class StateDatabase:
                 "INSERT OR REPLACE INTO invocations (stack_id, logical_id, record) VALUES (?, ?, ?)",
                 (stack_id, logical_id, json.dumps(record, default=str)),
             )
-
-    def drop_invocation(self, stack_id: str, logical_id: str) -> None:
-        with self._session() as connection:
-            connection.execute("DELETE FROM invocations WHERE stack_id = ? AND logical_id = ?", (stack_id, logical_id))
 
     def invocations(self) -> List[Dict[str, Any]]:
         with self._session() as connection:

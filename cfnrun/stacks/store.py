@@ -23,6 +23,7 @@ from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookedOperation, 
 from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_update
 from cfnrun.stacks.persistence import restored_blueprint, restored_stack, stack_record
 from cfnrun.stacks.state_db import StateDatabase, StateError
+from cfnrun.stacks.in_flight import InFlight
 from cfnrun.stacks.change_details import ChangeDetail
 from cfnrun.stacks.changes import value_text
 from cfnrun.stacks.operation_events import OperationLog
@@ -89,6 +90,8 @@ class StackStore:
         self.blueprints = blueprints
         self.state = state  # --state DIR: every change is written there (``persistence.py``, ``state_db.py``)
         self.database = StateDatabase(state) if state is not None else None
+        if self.database is not None:
+            engine.in_flight = InFlight(self.database, self.save)  # each IN_PROGRESS answer written as it arrives
         self.stacks: Dict[str, Stack] = {}  # by stack id, deleted ones included (DescribeStacks by id shows them)
         self.change_sets: Dict[str, ChangeSet] = {}
         self._tasks: Dict[str, "asyncio.Task[None]"] = {}  # each stack's operation, and each change set's hooks, by id
