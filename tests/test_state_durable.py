@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional
 
 import boto3
+import pytest
 
 from conftest import LOCAL_STATE, SAMPLES, ServerProcess, cfnrun, wait_until
 from kept_state import kept_records
@@ -93,3 +94,32 @@ def test_a_resource_made_by_a_create_in_flight_survives_sigkill_and_the_next_del
     finally:
         second.stop()
     assert made not in _clusters(project)  # the delete reached the handler: nothing left that no record knows
+
+
+def test_a_stack_operation_retried_with_its_client_request_token_is_answered_as_the_first_call(tmp_path: Path) -> None:
+    _cluster_project(tmp_path, delay_s=1)
+    server = _serve(tmp_path)
+    try:
+        cfn = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+        created = cfn.create_stack(StackName="retried", TemplateBody=CLUSTER, ClientRequestToken="create-1")["StackId"]
+        assert cfn.create_stack(StackName="retried", TemplateBody=CLUSTER, ClientRequestToken="create-1")["StackId"] == created
+        with pytest.raises(cfn.exceptions.AlreadyExistsException):
+            cfn.create_stack(StackName="retried", TemplateBody=CLUSTER, ClientRequestToken="create-2")
+        cfn.get_waiter("stack_create_complete").wait(StackName="retried", WaiterConfig=FAST)
+        assert cfn.create_stack(StackName="retried", TemplateBody=CLUSTER, ClientRequestToken="create-1")["StackId"] == created
+
+        bigger = CLUSTER.replace('"NodeCount": 1', '"NodeCount": 2')
+        assert cfn.update_stack(StackName="retried", TemplateBody=bigger, ClientRequestToken="update-1")["StackId"] == created
+        assert cfn.update_stack(StackName="retried", TemplateBody=bigger, ClientRequestToken="update-1")["StackId"] == created
+        cfn.get_waiter("stack_update_complete").wait(StackName="retried", WaiterConfig=FAST)
+
+        cfn.delete_stack(StackName="retried", ClientRequestToken="delete-1")
+        cfn.delete_stack(StackName="retried", ClientRequestToken="delete-1")  # while DELETE_IN_PROGRESS: a retry, not a second delete
+        with pytest.raises(cfn.exceptions.ClientError, match="DELETE_IN_PROGRESS state and can not be deleted"):
+            cfn.delete_stack(StackName="retried", ClientRequestToken="delete-2")
+        cfn.get_waiter("stack_delete_complete").wait(StackName="retried", WaiterConfig=FAST)
+        events = cfn.describe_stack_events(StackName=created)["StackEvents"]
+        starts = [e["ResourceStatus"] for e in events if e["LogicalResourceId"] == "retried" and e["ResourceStatus"].endswith("_IN_PROGRESS")]
+        assert sorted(starts) == ["CREATE_IN_PROGRESS", "DELETE_IN_PROGRESS", "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", "UPDATE_IN_PROGRESS"], starts
+    finally:
+        server.stop()

@@ -24,6 +24,7 @@ from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_upd
 from cfnrun.stacks.persistence import restored_blueprint, restored_stack, stack_record
 from cfnrun.stacks.state_db import StateDatabase, StateError
 from cfnrun.stacks.in_flight import InFlight
+from cfnrun.stacks.request_tokens import RequestTokens
 from cfnrun.stacks.change_details import ChangeDetail
 from cfnrun.stacks.changes import value_text
 from cfnrun.stacks.operation_events import OperationLog
@@ -96,6 +97,7 @@ class StackStore:
         self.change_sets: Dict[str, ChangeSet] = {}
         self._tasks: Dict[str, "asyncio.Task[None]"] = {}  # each stack's operation, and each change set's hooks, by id
         self._tokens: Dict[Tuple[str, str], str] = {}  # (stack id, ClientRequestToken) → the operation it started
+        self.tokens = RequestTokens()  # a retried CreateStack/UpdateStack/DeleteStack is answered as the first (``request_tokens.py``)
         self.log = OperationLog()  # each operation's validation events (DescribeEvents)
 
     # -- kept across restarts --------------------------------------------------------------------
@@ -195,7 +197,11 @@ class StackStore:
     ) -> Stack:
         """``on_event``: told of each of the stack's events from its first on (``cfnrun stack test`` follows a stack so).
         ``disable_validation``: skip the pre-deployment validation (``validation.py``)."""
+        retried = self.tokens.retried("CreateStack", name, token)
+        if retried is not None:
+            return retried
         stack = self._new_stack(name, template_body, parameters, tags, disable_rollback)
+        self.tokens.started("CreateStack", stack, token)
         blueprint = self.prepare(template_body, parameters, {}, name, stack.stack_id)
         stack.parameters, stack.no_echo, stack.description = blueprint.parameters, blueprint.no_echo, blueprint.description
         stack.change_set_id = self._change_set_arn(f"{name}-create")  # CreateStack runs a change set of its own
@@ -243,6 +249,9 @@ class StackStore:
         disable_validation: bool = False,
     ) -> Stack:
         """``policy_during_update``: StackPolicyDuringUpdateBody, guarding this update instead of the stack's policy."""
+        retried = self.tokens.retried("UpdateStack", name, token)
+        if retried is not None:
+            return retried
         stack = self.get(name)
         self._require_status(stack, UPDATABLE, "updated")
         body = template_body if template_body is not None else stack.template_body
@@ -259,11 +268,14 @@ class StackStore:
         if failures:
             refuse(stack, "UPDATE", failed_reason(failures), token)
             return stack
+        self.tokens.started("UpdateStack", stack, token)
         self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token, policy=policy))
         return stack
 
     def delete_stack(self, name: str, retain: Tuple[str, ...] = (), token: Optional[str] = None) -> None:
         stack = self.find(name)
+        if stack is not None and self.tokens.retried("DeleteStack", name, token) is stack:
+            return  # a retry of the delete under way
         if stack is None or stack.status == "DELETE_COMPLETE":
             return  # the service answers a delete of a missing stack with success
         if stack.termination_protection:
@@ -278,6 +290,7 @@ class StackStore:
         if unknown:
             raise StackError(f"The specified resources to retain [{', '.join(unknown)}] do not exist in the stack")
         self._begin(stack, "DELETE_STACK")
+        self.tokens.started("DeleteStack", stack, token)
         self._start(stack, self.engine.delete(stack, frozenset(retain), token))
 
     def cancel_update(self, name: str) -> None:
