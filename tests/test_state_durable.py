@@ -123,3 +123,17 @@ def test_a_stack_operation_retried_with_its_client_request_token_is_answered_as_
         assert sorted(starts) == ["CREATE_IN_PROGRESS", "DELETE_IN_PROGRESS", "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", "UPDATE_IN_PROGRESS"], starts
     finally:
         server.stop()
+
+
+def test_without_state_stopping_serve_names_what_an_unfinished_stack_leaves_and_how_to_remove_it(tmp_path: Path) -> None:
+    project = _cluster_project(tmp_path, delay_s=60)  # still stabilizing when serve stops
+    server = _serve(tmp_path)
+    cfn = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    cfn.create_stack(StackName="unfinished", TemplateBody=CLUSTER)
+    server.has_printed(r"CREATE \(stack unfinished Db\)")
+    wait_until(lambda: bool(_clusters(project)), timeout=30, what="the cluster the create made")
+    [made] = _clusters(project)
+    server.stop()
+    line = server.has_printed(rf"stack unfinished \(CREATE_IN_PROGRESS\): left: Db \(Cfnrun::Sample::Cluster\) {made}: remove it with ")
+    command = line.split("remove it with ", 1)[1]
+    assert command.startswith("cfnrun invoke DELETE ") and "--project cluster" in command, line
