@@ -18,6 +18,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 from botocore.exceptions import ClientError, WaiterError
 
+from kept_state import kept_text
 from conftest import FIXTURES, LOCAL_STATE, SAMPLES, ServerProcess, cfnrun
 
 TEMPLATE = (SAMPLES / "stack" / "template.yaml").read_text(encoding="utf-8")
@@ -331,7 +332,7 @@ def test_stacks_kept_with_state_survive_a_restart_and_say_what_the_endpoint_lost
         note = cfn.describe_stack_resource(StackName="kept", LogicalResourceId="Note")["StackResourceDetail"]["PhysicalResourceId"]
     finally:
         first.stop()
-    assert "s3cret-pass" not in (tmp_path / "kept" / "stacks.json").read_text(encoding="utf-8")
+    assert "s3cret-pass" not in kept_text(tmp_path / "kept")
 
     second = start()
     try:

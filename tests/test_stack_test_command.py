@@ -20,6 +20,7 @@ import pytest
 
 from cfnrun.model.schema import WRITE_ONLY_MASK
 from tests.conftest import FIXTURES, LOCAL_STATE, SAMPLES, cfnrun, sandboxes_of
+from tests.kept_state import kept_records
 
 PROVIDERS = ("note", "cluster", "parameter")
 SECRET = "s3cret-NoEcho-value-9"
@@ -120,7 +121,7 @@ def test_keep_with_state_keeps_the_stack_for_serve_to_delete_later(stack_samples
     kept = stack_test(stack_samples, "stack/template.yaml", "--moto", "--keep", "--state", "kept", "--json")
     assert kept.returncode == 0, kept.stdout + kept.stderr
     assert records(kept)[-1]["keptIn"] == "kept"
-    [stack] = json.loads((stack_samples / "kept" / "stacks.json").read_text(encoding="utf-8"))["stacks"]
+    [stack] = kept_records(stack_samples / "kept")
     assert (stack["name"], stack["status"]) == ("template", "CREATE_COMPLETE")
 
     again = stack_test(stack_samples, "stack/template.yaml", "--moto", "--state", "kept")

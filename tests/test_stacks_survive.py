@@ -17,6 +17,7 @@ from typing import Any, Dict, List
 
 import pytest
 
+from kept_state import kept_text
 from conftest import FIXTURES, LOCAL_STATE, SAMPLES, ServerProcess, cfnrun, wait_until
 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
@@ -134,7 +135,7 @@ def test_no_echo_values_are_masked_where_the_service_masks_them(edges: Path) -> 
         assert "hunter3" not in json.dumps(events, default=str), [e.get("ResourceStatusReason") for e in events]
     finally:
         server.stop()
-    kept = (edges / "kept" / "stacks.json").read_text(encoding="utf-8")
+    kept = kept_text(edges / "kept")
     assert "pa55-w0rd" not in kept and "hunter3" not in kept
 
 

@@ -11,7 +11,7 @@ import json
 import shlex
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from cfnrun.events.operation import OperationResult
 from cfnrun.model.endings import EndReason
@@ -20,10 +20,12 @@ from cfnrun.model.identifiers import IdentifierError, identifier_model, identifi
 from cfnrun.model.local_state import state_folder
 from cfnrun.model.project import Project
 from cfnrun.model.protocol import Action
+from cfnrun.stacks.records import Stack
 
 LEFT_PREFIX = "left-"  # .cfnrun/left-<id>.json: a DELETE request for what an interrupted operation left
 
 STACK_TYPE = "AWS::CloudFormation::Stack"
+AWS_LEFT = "it is on the AWS endpoint serve used (with --moto, gone with it): delete it there"
 _MUTATING = (Action.CREATE, Action.UPDATE, Action.DELETE)
 
 
@@ -86,17 +88,30 @@ class MadeByStack:
     def left_behind(self, providers: Sequence[Project], aws_stand_in: str) -> List[str]:
         """A line per resource left, each with the command that removes it (``aws_stand_in``: where AWS::* ones went)."""
         by_type = {project.type_name: project for project in providers}
-        lines = []
-        for (logical_id, physical_id), type_name in self.made.items():
-            named = f"left: {logical_id} ({type_name}) {physical_id}"
-            project = by_type.get(type_name)
-            if project is not None:
-                lines.append(f"{named}: remove it with {_delete_command(project, physical_id)}")
-            elif type_name.startswith("AWS::"):
-                lines.append(f"{named}: {aws_stand_in}")
-            else:
-                lines.append(f"{named}: delete it where it was made")
-        return lines
+        return [_left_line(logical_id, type_name, physical_id, by_type.get(type_name), aws_stand_in) for (logical_id, physical_id), type_name in self.made.items()]
+
+
+def unfinished_stacks_left(stacks: Iterable[Stack], providers: Sequence[Project], aws_stand_in: str) -> List[str]:
+    """What each stack still IN_PROGRESS when serve stopped (without --state: forgotten) leaves, each with the command that removes it."""
+    by_type = {project.type_name: project for project in providers}
+    lines = []
+    for stack in stacks:
+        if not stack.status.endswith("_IN_PROGRESS"):
+            continue
+        for resource in stack.resources.values():
+            if resource.exists and resource.physical_id is not None:
+                named = _left_line(resource.logical_id, resource.type_name, resource.physical_id, by_type.get(resource.type_name), aws_stand_in)
+                lines.append(f"stack {stack.name} ({stack.status}): {named}")
+    return lines
+
+
+def _left_line(logical_id: str, type_name: str, physical_id: str, project: Optional[Project], aws_stand_in: str) -> str:
+    named = f"left: {logical_id} ({type_name}) {physical_id}"
+    if project is not None:
+        return f"{named}: remove it with {_delete_command(project, physical_id)}"
+    if type_name.startswith("AWS::"):
+        return f"{named}: {aws_stand_in}"
+    return f"{named}: delete it where it was made"
 
 
 def _delete_command(project: Project, physical_id: str) -> str:

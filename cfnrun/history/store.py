@@ -13,6 +13,7 @@ from typing import Any, Dict, Iterator, List, Optional
 from cfnrun import __version__
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.local_state import FOLDER, state_folder
+from cfnrun.model.sqlite_file import open_wal, unusable
 
 FILE = "history.sqlite3"
 DEFAULT_LIMIT = 500  # operations kept; the oldest go first
@@ -110,16 +111,7 @@ class HistoryStore:
             # a read-only connection cannot fold the write-ahead log back in, so it would leave -wal/-shm files.)
             return sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=rw", uri=True, timeout=10)
         state_folder(self.folder.parent)
-        connection = sqlite3.connect(str(self.path), timeout=10)
-        try:
-            connection.execute("PRAGMA foreign_keys = ON")
-            connection.execute("PRAGMA journal_mode = WAL")  # readers (cfnrun history) never block the recorder
-            connection.execute("PRAGMA synchronous = NORMAL")  # no fsync per operation: history is not a ledger
-            connection.executescript(_SCHEMA)
-        except BaseException:
-            connection.close()
-            raise
-        return connection
+        return open_wal(self.path, _SCHEMA)  # synchronous NORMAL: no fsync per operation, history is not a ledger
 
     def add(self, source: str, token: Optional[str], head: Dict[str, Any], request: str, events: List[str]) -> int:
         """Store one operation (``head``: type_name, action, function, status, error_code, invocations, duration_s),
@@ -213,10 +205,7 @@ class HistoryStore:
                 connection.close()
 
     def _unusable(self, error: BaseException) -> CfnrunError:
-        reason = str(error) or type(error).__name__
-        if isinstance(error, sqlite3.DatabaseError) and ("not a database" in reason or "malformed" in reason):
-            reason += "; move it aside (or delete it) and cfnrun starts a new history"
-        return CfnrunError(f"{self.path}: cannot use the history: {reason}")
+        return CfnrunError(unusable(self.path, "the history", error, "a new history"))
 
 
 _LARGEST_ID = 2**63 - 1  # SQLite's largest integer

@@ -20,6 +20,7 @@ from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Opt
 from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
 from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
+from cfnrun.stacks.in_flight import InFlight
 from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookReport, HookedOperation, stack_model
 from cfnrun.stacks.ordering import reverse, run_in_order
 from cfnrun.stacks.plan import ChangePlan, changed_properties, known_properties
@@ -79,6 +80,7 @@ class StackEngine:
         # told of each resource right after its DELETE_COMPLETE, before what it depends on is deleted (``cfnrun stack test``
         # asks it whether it is gone while, say, the table an item was in still exists)
         self.on_deleted: Optional[Callable[[Stack, StackResource], Awaitable[None]]] = None
+        self.in_flight = InFlight()  # each IN_PROGRESS answer kept as it arrives (``in_flight.py``); the store gives --state's
 
     # -- create ----------------------------------------------------------------------------
 
@@ -539,6 +541,7 @@ class StackEngine:
             attributes_wanted=wanted,
             client_request_token=token,
             note=note,
+            progress=lambda made, context: self.in_flight.progressed(stack, resource, made, context, token),
         )
 
     @staticmethod

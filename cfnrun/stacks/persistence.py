@@ -1,4 +1,5 @@
-"""Local stacks kept across restarts of serve (``--state DIR``): what is written, and how it is read back.
+"""Local stacks kept across restarts of serve (``--state DIR``): what is written, and how it is read back
+(where: ``state_db.py``).
 
 Written: each stack as DescribeStacks, DescribeStackEvents and the engine see it — its template,
 parameters, resources (physical ids, Ref and GetAtt values, the model the handler last returned,
@@ -10,26 +11,23 @@ writeOnly or NoEcho value (marked as not kept). What that costs after a restart:
 - a resource whose properties were masked is sent to its UPDATE handler on the next update even if
   its template did not change (cfnrun cannot tell), with the masked previous properties;
 - a stack caught in the middle of an operation when serve stopped is read back failed
-  (``*_FAILED``), its resources as they were last recorded: delete it, or roll it on.
+  (``*_FAILED``), its resources as they were last recorded — a resource whose create was still in
+  flight with the id its handler's last IN_PROGRESS answer gave (``in_flight.py``), so DeleteStack
+  deletes it: delete the stack, or roll it on.
 """
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.records import Stack, StackOutput, StackResource
+from cfnrun.stacks.state_db import StateError
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.loading import load_stack_template
 from cfnrun.stacks.template.pseudo import PseudoParameters
 
-STATE_FILE = "stacks.json"
-FORMAT = 1
 # What a stack caught mid-operation is read back as.
 INTERRUPTED = {
     "CREATE_IN_PROGRESS": "CREATE_FAILED",
@@ -41,10 +39,6 @@ INTERRUPTED = {
     "DELETE_IN_PROGRESS": "DELETE_FAILED",
 }
 STOPPED_MID_OPERATION = "cfnrun serve stopped during this operation; its resources are as last recorded"
-
-
-class StateError(Exception):
-    """The state file cannot be read back."""
 
 
 @dataclass
@@ -133,32 +127,6 @@ def _record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, b
     }
 
 
-def write_state(folder: Path, records: List[Dict[str, Any]]) -> None:
-    """Replace the state file at once (a crash mid-write leaves the previous one)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=".stacks-", suffix=".json", dir=str(folder))
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump({"format": FORMAT, "stacks": records}, out, default=str)
-        os.replace(temporary, folder / STATE_FILE)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def read_state(folder: Path) -> List[Dict[str, Any]]:
-    path = folder / STATE_FILE
-    if not path.exists():
-        return []
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise StateError(f"{path}: cannot read the stacks kept there: {error}") from None
-    if not isinstance(document, dict) or document.get("format") != FORMAT or not isinstance(document.get("stacks"), list):
-        raise StateError(f"{path}: not a stacks file cfnrun wrote (format {FORMAT} expected)")
-    return document["stacks"]
-
-
 def restored_stack(record: Dict[str, Any]) -> Stack:
     resources = {}
     for item in record["resources"]:
@@ -187,6 +155,9 @@ def restored_stack(record: Dict[str, Any]) -> Stack:
     )
     interrupted = INTERRUPTED.get(stack.status)
     if interrupted is not None:
+        for resource in stack.resources.values():
+            if resource.status.endswith("_IN_PROGRESS"):  # as its handler's last answer left it (``in_flight.py``)
+                stack.set_resource_status(resource, resource.status.replace("_IN_PROGRESS", "_FAILED"), STOPPED_MID_OPERATION)
         stack.set_status(interrupted, STOPPED_MID_OPERATION)
     return stack
 

@@ -21,7 +21,10 @@ from cfnrun.stacks.names import CHANGE_SET_NAME, STACK_NAME
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookedOperation, change_set_model, with_reasons
 from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_update
-from cfnrun.stacks.persistence import read_state, restored_blueprint, restored_stack, stack_record, write_state
+from cfnrun.stacks.persistence import restored_blueprint, restored_stack, stack_record
+from cfnrun.stacks.state_db import StateDatabase, StateError
+from cfnrun.stacks.in_flight import InFlight
+from cfnrun.stacks.request_tokens import RequestTokens
 from cfnrun.stacks.change_details import ChangeDetail
 from cfnrun.stacks.changes import value_text
 from cfnrun.stacks.operation_events import OperationLog
@@ -86,11 +89,15 @@ class StackStore:
         self.engine = engine
         self.prepare = blueprints.prepare  # raises TemplateError for what the service refuses up front
         self.blueprints = blueprints
-        self.state = state  # --state DIR: every change is written there (``persistence.py``)
+        self.state = state  # --state DIR: every change is written there (``persistence.py``, ``state_db.py``)
+        self.database = StateDatabase(state) if state is not None else None
+        if self.database is not None:
+            engine.in_flight = InFlight(self.database, self.save)  # each IN_PROGRESS answer written as it arrives
         self.stacks: Dict[str, Stack] = {}  # by stack id, deleted ones included (DescribeStacks by id shows them)
         self.change_sets: Dict[str, ChangeSet] = {}
         self._tasks: Dict[str, "asyncio.Task[None]"] = {}  # each stack's operation, and each change set's hooks, by id
         self._tokens: Dict[Tuple[str, str], str] = {}  # (stack id, ClientRequestToken) → the operation it started
+        self.tokens = RequestTokens()  # a retried CreateStack/UpdateStack/DeleteStack is answered as the first (``request_tokens.py``)
         self.log = OperationLog()  # each operation's validation events (DescribeEvents)
 
     # -- kept across restarts --------------------------------------------------------------------
@@ -100,37 +107,40 @@ class StackStore:
         self.stacks[stack.stack_id] = stack
 
         def saved(event: StackEvent) -> None:
-            self.save()
+            self.save(stack)
             if on_event is not None:
                 on_event(event)
 
         stack.on_event = saved
 
-    def save(self) -> None:
-        """Write every stack to ``--state`` (nothing without it)."""
-        if self.state is None:
+    def save(self, stack: Stack) -> None:
+        """Write ``stack`` to ``--state`` (nothing without it): its own record and its new events, nothing else."""
+        if self.database is None:
             return
-        records = []
-        for stack in self.stacks.values():
-            masked = {r.logical_id: self.engine.holds_secrets(stack, r) for r in stack.resources.values()}
-            records.append(stack_record(stack, self.engine.blueprints.get(stack.stack_id), masked))
-        write_state(self.state, records)
+        masked = {r.logical_id: self.engine.holds_secrets(stack, r) for r in stack.resources.values()}
+        self.database.put(stack_record(stack, self.engine.blueprints.get(stack.stack_id), masked))
 
     def restore(self) -> List[Stack]:
         """Read the stacks ``--state`` holds; raises StateError."""
-        if self.state is None:
+        if self.database is None:
             return []
+        self.database.open()
         restored = []
-        for record in read_state(self.state):
-            stack = restored_stack(record)
-            blueprint = restored_blueprint(record, self.blueprints.environment(stack.name, stack.stack_id))
+        for record in self.database.records():
+            try:
+                stack = restored_stack(record)
+                blueprint = restored_blueprint(record, self.blueprints.environment(stack.name, stack.stack_id))
+            except (KeyError, TypeError, ValueError, AttributeError) as error:
+                name = record.get("name") or record.get("stack_id")
+                raise StateError(f"{self.database.path}: the record of stack {name} is damaged ({type(error).__name__}: {error})") from None
             if blueprint is not None and stack.status != "DELETE_COMPLETE":
                 self.engine.blueprints[stack.stack_id] = blueprint
                 self.engine.exports.publish(stack.stack_id, stack.name, {o.export_name: str(o.value) for o in stack.outputs if o.export_name})
                 self.engine.exports.set_imports(stack.name, blueprint.imports())
             self._keep(stack)
             restored.append(stack)
-        self.save()  # what was caught mid-operation is written as read back: failed
+            if stack.status != record["status"]:
+                self.save(stack)  # what was caught mid-operation is written as read back: failed
         return restored
 
     @staticmethod
@@ -187,7 +197,11 @@ class StackStore:
     ) -> Stack:
         """``on_event``: told of each of the stack's events from its first on (``cfnrun stack test`` follows a stack so).
         ``disable_validation``: skip the pre-deployment validation (``validation.py``)."""
+        retried = self.tokens.retried("CreateStack", name, token)
+        if retried is not None:
+            return retried
         stack = self._new_stack(name, template_body, parameters, tags, disable_rollback)
+        self.tokens.started("CreateStack", stack, token)
         blueprint = self.prepare(template_body, parameters, {}, name, stack.stack_id)
         stack.parameters, stack.no_echo, stack.description = blueprint.parameters, blueprint.no_echo, blueprint.description
         stack.change_set_id = self._change_set_arn(f"{name}-create")  # CreateStack runs a change set of its own
@@ -235,6 +249,9 @@ class StackStore:
         disable_validation: bool = False,
     ) -> Stack:
         """``policy_during_update``: StackPolicyDuringUpdateBody, guarding this update instead of the stack's policy."""
+        retried = self.tokens.retried("UpdateStack", name, token)
+        if retried is not None:
+            return retried
         stack = self.get(name)
         self._require_status(stack, UPDATABLE, "updated")
         body = template_body if template_body is not None else stack.template_body
@@ -253,11 +270,14 @@ class StackStore:
         if failures:
             refuse(stack, "UPDATE", failed_reason(failures), token)
             return stack
+        self.tokens.started("UpdateStack", stack, token)
         self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token, policy=policy))
         return stack
 
     def delete_stack(self, name: str, retain: Tuple[str, ...] = (), token: Optional[str] = None) -> None:
         stack = self.find(name)
+        if stack is not None and self.tokens.retried("DeleteStack", name, token) is stack:
+            return  # a retry of the delete under way
         if stack is None or stack.status == "DELETE_COMPLETE":
             return  # the service answers a delete of a missing stack with success
         if stack.termination_protection:
@@ -272,6 +292,7 @@ class StackStore:
         if unknown:
             raise StackError(f"The specified resources to retain [{', '.join(unknown)}] do not exist in the stack")
         self._begin(stack, "DELETE_STACK")
+        self.tokens.started("DeleteStack", stack, token)
         self._start(stack, self.engine.delete(stack, frozenset(retain), token))
 
     def cancel_update(self, name: str) -> None:
@@ -340,7 +361,8 @@ class StackStore:
         except ImportProblem as problem:
             if made_here:
                 del self.stacks[stack.stack_id]
-                self.save()
+                if self.database is not None:
+                    self.database.drop(stack.stack_id)
             raise StackError(str(problem)) from None
         change_set = ChangeSet(
             change_set_id=self._change_set_arn(name),
@@ -490,6 +512,8 @@ class StackStore:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+        if self.database is not None:
+            self.database.close()
 
 
 @dataclass

@@ -11,8 +11,9 @@ import pytest
 from cfnrun.stacks.blueprint import Blueprints
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.exports import Exports
-from cfnrun.stacks.persistence import STATE_FILE, StateError
+from cfnrun.stacks.state_db import StateError
 from cfnrun.stacks.store import StackError, StackStore
+from kept_state import kept_records, kept_text
 from test_stack_engine import ACCOUNT, REGION, TWO, Memory, Router, _template
 
 SECRETS = _template(
@@ -39,7 +40,7 @@ def test_stacks_come_back_after_a_restart_and_can_be_deleted(tmp_path: Path) -> 
         await store.settled("kept")
 
     asyncio.run(first_life())
-    written = (tmp_path / STATE_FILE).read_text(encoding="utf-8")
+    written = kept_text(tmp_path)
     assert "4711" not in written
     assert sorted(k.split("-")[0] for k in memory.live) == ["First", "Second", "Vault"]
 
@@ -94,12 +95,11 @@ def test_a_stack_caught_mid_operation_is_read_back_failed(tmp_path: Path) -> Non
     stack = store.get("cut")
     assert stack.status == "CREATE_FAILED"
     assert stack.reason == "cfnrun serve stopped during this operation; its resources are as last recorded"
-    saved = json.loads((tmp_path / STATE_FILE).read_text(encoding="utf-8"))
-    assert saved["stacks"][0]["status"] == "CREATE_FAILED"
+    assert kept_records(tmp_path)[0]["status"] == "CREATE_FAILED"
 
 
 def test_a_state_file_cfnrun_did_not_write_is_refused_plainly(tmp_path: Path) -> None:
-    (tmp_path / STATE_FILE).write_text('{"something": "else"}', encoding="utf-8")
+    (tmp_path / "stacks.json").write_text('{"something": "else"}', encoding="utf-8")
     with pytest.raises(StateError, match="not a stacks file cfnrun wrote"):
         _store(Memory(), tmp_path)
 
@@ -118,7 +118,7 @@ def test_a_yaml_template_with_a_noecho_default_is_read_back_as_written(tmp_path:
         await store.settled("defaulted")
 
     asyncio.run(first_life())
-    [record] = json.loads((tmp_path / STATE_FILE).read_text(encoding="utf-8"))["stacks"]
+    [record] = kept_records(tmp_path)
     assert record["template_body"] == body  # the user's own file, as it was given
     assert "dev-pin" not in json.dumps({key: value for key, value in record.items() if key != "template_body"})
 

@@ -46,7 +46,7 @@ from cfnrun.model.module_fragment import ModuleFragment
 from cfnrun.model.hook_configuration import HookConfiguration, HookConfigurationError, parse_hook_configuration
 from cfnrun.model.type_configuration import declares_type_configuration, type_configuration_problem
 from cfnrun.stacks.engine import StackEngine
-from cfnrun.stacks.persistence import StateError
+from cfnrun.stacks.state_db import StateError
 from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.signals import ResourceSignals, Signal
 from cfnrun.stacks.wait_conditions import CONDITION_TYPE, HANDLE_TYPE, WaitConditions

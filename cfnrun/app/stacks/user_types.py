@@ -16,9 +16,9 @@ from cfnrun.app.history import STACK_SOURCE
 from cfnrun.contract import violations as rules
 from cfnrun.contract.request_rules import schema_problems
 from cfnrun.contract.write_only import redact
-from cfnrun.events.operation import ContractChecked, OperationEvent, OperationResult
+from cfnrun.events.operation import ContractChecked, InvocationCompleted, OperationEvent, OperationResult
 from cfnrun.model.endings import EndReason
-from cfnrun.model.protocol import Action
+from cfnrun.model.protocol import Action, OperationStatus, ProgressEvent
 from cfnrun.model.schema import ResourceSchema, pointer_to_path
 from cfnrun.model.schema_values import typed_properties
 from cfnrun.stacks.identifier_summaries import property_names
@@ -117,6 +117,8 @@ class UserTypes:
 
     async def _run(self, work: ResourceWork, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> OperationResult:
         def observe(event: OperationEvent) -> None:
+            if isinstance(event, InvocationCompleted):
+                self._progressed(work, event.progress)
             if isinstance(event, ContractChecked):
                 for violation in event.violations:
                     work.note(f"cfnrun contract {'✗' if violation.is_error else '!'} {violation.line()}")
@@ -128,6 +130,7 @@ class UserTypes:
             previous,
             logical_id=work.logical_id,
             stack_id=work.stack.stack_id,
+            client_request_token=work.client_request_token,
             tags=_tags(work),
             label=f"stack {work.stack.stack_name} {work.logical_id}",
             observers=[observe],
@@ -137,6 +140,16 @@ class UserTypes:
         if not result.succeeded:
             raise ProvisioningFailed(self._reason(result), result.error_code or ENDING_CODES.get(result.reason))
         return result
+
+    def _progressed(self, work: ResourceWork, progress: Optional[ProgressEvent]) -> None:
+        """An IN_PROGRESS answer whose model names the resource: told to the stack at once (``stacks/in_flight.py``)."""
+        if progress is None or progress.status is not OperationStatus.IN_PROGRESS or not progress.resourceModel:
+            return
+        try:
+            made = self._provisioned(self._schema(work.type_name), work, progress.resourceModel)
+        except ProvisioningFailed:
+            return  # no identifier yet: nothing made that a record could name
+        work.progress(made, progress.callbackContext)
 
     @staticmethod
     def _reason(result: OperationResult) -> str:

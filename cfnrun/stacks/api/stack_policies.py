@@ -46,7 +46,7 @@ class StackPolicies:
         if policy is None:
             raise StackError("Either StackPolicyBody or StackPolicyURL must be specified.")
         stack.policy_body = policy.body
-        self.store.save()
+        self.store.save(stack)
         return {}
 
     async def get_stack_policy(self, params: Dict[str, Any]) -> Dict[str, Any]:

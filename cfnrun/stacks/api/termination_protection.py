@@ -17,5 +17,5 @@ class UpdateTerminationProtection:
     async def __call__(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.get(params["StackName"])
         stack.termination_protection = bool(params["EnableTerminationProtection"])
-        self.store.save()
+        self.store.save(stack)
         return {"StackId": stack.stack_id}

@@ -1,0 +1,33 @@
+"""cfnrun's SQLite files (history, ``--state``): opened the one way, their failures told in one line.
+
+Each is opened in write-ahead-log mode (a reader never blocks the writer, and a crash, however
+it ends the process, leaves the last committed transaction), with foreign keys on. What SQLite or
+the disk refuses (a damaged file, a read-only folder, a full disk) becomes one sentence that names
+the file, for a CfnrunError.
+"""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+
+def open_wal(path: Path, schema: str, synchronous: str = "NORMAL") -> sqlite3.Connection:
+    """A connection to write through: the file and ``schema``'s tables made as needed. Raises sqlite3.Error or OSError."""
+    connection = sqlite3.connect(str(path), timeout=10)
+    try:
+        connection.execute("PRAGMA foreign_keys = ON")
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute(f"PRAGMA synchronous = {synchronous}")
+        connection.executescript(schema)
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+def unusable(path: Path, what: str, error: BaseException, fresh: str) -> str:
+    """The one line for a file SQLite or the disk refused; ``fresh``: what moving a damaged file aside gives."""
+    reason = str(error) or type(error).__name__
+    if isinstance(error, sqlite3.DatabaseError) and ("not a database" in reason or "malformed" in reason):
+        reason += f"; move it aside (or delete it) and cfnrun starts {fresh}"
+    return f"{path}: cannot use {what}: {reason}"

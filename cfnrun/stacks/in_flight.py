@@ -1,0 +1,40 @@
+"""Resource operations in flight: each IN_PROGRESS answer kept as it arrives, so a killed serve loses no resource.
+
+A handler that answers IN_PROGRESS has usually made its resource already (the cluster sample's
+CREATE answers with the ClusterId it made, then stabilizes). The service keeps that model and its
+callbackContext; cfnrun keeps them too, the moment they arrive:
+
+- the resource being created takes the answer's physical id and model at once, so a DeleteStack or a
+  rollback removes it even though the create never finished;
+- with ``--state``, the stack's record is written then (and the invocation — action, clientRequestToken,
+  callbackContext, model — in ``state_db.py``'s ``invocations``), so after a SIGKILL the stack read back
+  knows the resource, and the next DeleteStack deletes it.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional
+
+from cfnrun.stacks.provisioning import Provisioned
+from cfnrun.stacks.records import Stack, StackResource
+from cfnrun.stacks.state_db import StateDatabase
+
+
+class InFlight:
+    """What the engine tells of each IN_PROGRESS answer; ``database`` and ``save`` are --state's (None: memory only)."""
+
+    def __init__(self, database: Optional[StateDatabase] = None, save: Optional[Callable[[Stack], None]] = None) -> None:
+        self.database = database
+        self.save = save
+
+    def progressed(
+        self, stack: Stack, resource: StackResource, made: Provisioned, callback_context: Optional[Dict[str, Any]], token: Optional[str]
+    ) -> None:
+        """``resource``'s handler answered IN_PROGRESS with ``made``'s identifier: the stack knows the resource from now on."""
+        if resource.physical_id is not None:
+            return  # an update or a delete in flight: the resource is known already, its last finished model kept
+        resource.physical_id, resource.ref, resource.model = made.physical_id, made.ref, made.model
+        if self.database is None or self.save is None:
+            return
+        record = {"action": resource.status.split("_")[0], "token": token, "callbackContext": callback_context, "physicalId": made.physical_id}
+        self.database.put_invocation(stack.stack_id, resource.logical_id, record)
+        self.save(stack)

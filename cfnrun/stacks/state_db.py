@@ -1,0 +1,194 @@
+"""The ``--state`` database: ``stacks.sqlite3`` in the state folder, one row per stack and one per event.
+
+Each stack event writes one transaction: the stack's own row (its record without events, replaced)
+and the events it has not written yet (appended). Nothing else is read or rewritten, so an event
+costs the same with one stack kept or with thousands (the JSON file it replaces was rewritten whole
+on every event). The file is SQLite in write-ahead-log mode, as the history is
+(``model/sqlite_file.py``): a process killed at any point leaves the last committed event. Its format
+is ``PRAGMA user_version``; a file of a newer format is refused, not guessed at.
+
+A ``stacks.json`` of an earlier cfnrun in the folder is read in on first open and renamed
+``stacks.json.migrated``.
+
+The ``invocations`` table holds, for each resource operation still in flight, the last IN_PROGRESS answer
+its handler gave (``in_flight.py``: the action, clientRequestToken, callbackContext and physical id); the
+row goes when the resource's status leaves ``*_IN_PROGRESS``.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional
+
+from cfnrun.model.sqlite_file import open_wal, unusable
+
+FILE = "stacks.sqlite3"
+FORMAT = 1
+JSON_FILE = "stacks.json"  # what cfnrun kept before the database
+JSON_FORMAT = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS stacks (
+    position INTEGER PRIMARY KEY AUTOINCREMENT,
+    stack_id TEXT NOT NULL UNIQUE,
+    record TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS stack_events (
+    stack_id TEXT NOT NULL REFERENCES stacks(stack_id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (stack_id, seq)
+);
+CREATE TABLE IF NOT EXISTS invocations (
+    stack_id TEXT NOT NULL,
+    logical_id TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (stack_id, logical_id)
+);
+"""
+
+
+class StateError(Exception):
+    """The state folder cannot be read back or written: one line that names the file."""
+
+
+class StateDatabase:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.path = folder / FILE
+        self._connection: Optional[sqlite3.Connection] = None
+        self._written: Dict[str, int] = {}  # events already in the file, by stack id
+
+    def open(self) -> None:
+        """Open (or make) the file, check its format, and read in an earlier ``stacks.json``. Raises StateError."""
+        if self._connection is not None:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            connection = open_wal(self.path, _SCHEMA)
+            (version,) = connection.execute("PRAGMA user_version").fetchone()
+        except (sqlite3.Error, OSError) as error:
+            raise self._unusable(error) from None
+        if version == 0:
+            connection.execute(f"PRAGMA user_version = {FORMAT}")
+        elif version != FORMAT:
+            connection.close()
+            raise StateError(f"{self.path}: kept by a cfnrun of state format {version}; this one reads format {FORMAT}")
+        self._connection = connection
+        self._migrate()
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def records(self) -> List[Dict[str, Any]]:
+        """Every stack as written, its events under ``"events"``, in the order they were first kept."""
+        with self._session() as connection:
+            rows = connection.execute("SELECT stack_id, record FROM stacks ORDER BY position").fetchall()
+            events: Dict[str, List[Any]] = {}
+            for stack_id, record in connection.execute("SELECT stack_id, record FROM stack_events ORDER BY stack_id, seq"):
+                events.setdefault(stack_id, []).append(json.loads(record))
+        records = []
+        for stack_id, text in rows:
+            record = json.loads(text)
+            if not isinstance(record, dict):
+                raise StateError(f"{self.path}: stack {stack_id}: its record is not one cfnrun wrote")
+            record["events"] = events.get(stack_id, [])
+            self._written[stack_id] = len(record["events"])
+            records.append(record)
+        return records
+
+    def put(self, record: Dict[str, Any]) -> None:
+        """Write one stack: its row replaced, the events not written yet appended (``record["events"]``: all of them)."""
+        stack_id = record["stack_id"]
+        events = record["events"]
+        head = {key: value for key, value in record.items() if key != "events"}
+        first = self._written.get(stack_id, 0)
+        with self._session() as connection:
+            connection.execute(
+                "INSERT INTO stacks (stack_id, record) VALUES (?, ?) ON CONFLICT(stack_id) DO UPDATE SET record = excluded.record",
+                (stack_id, json.dumps(head, default=str)),
+            )
+            connection.executemany(
+                "INSERT OR REPLACE INTO stack_events (stack_id, seq, record) VALUES (?, ?, ?)",
+                [(stack_id, first + n, json.dumps(event, default=str)) for n, event in enumerate(events[first:])],
+            )
+            settled = [r["logical_id"] for r in head.get("resources") or () if not str(r.get("status", "")).endswith("_IN_PROGRESS")]
+            connection.executemany(  # an operation that ended is no longer in flight
+                "DELETE FROM invocations WHERE stack_id = ? AND logical_id = ?", [(stack_id, logical_id) for logical_id in settled]
+            )
+        self._written[stack_id] = len(events)
+
+    def drop(self, stack_id: str) -> None:
+        """Forget a stack that never was (a change set refused before its stack was used)."""
+        with self._session() as connection:
+            connection.execute("DELETE FROM stacks WHERE stack_id = ?", (stack_id,))
+        self._written.pop(stack_id, None)
+
+    # -- resource operations in flight (``in_flight.py``) -----------------------------------------------
+
+    def put_invocation(self, stack_id: str, logical_id: str, record: Dict[str, Any]) -> None:
+        with self._session() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO invocations (stack_id, logical_id, record) VALUES (?, ?, ?)",
+                (stack_id, logical_id, json.dumps(record, default=str)),
+            )
+
+    def invocations(self) -> List[Dict[str, Any]]:
+        with self._session() as connection:
+            rows = connection.execute("SELECT stack_id, logical_id, record FROM invocations ORDER BY rowid").fetchall()
+        found = []
+        for stack_id, logical_id, text in rows:
+            record = json.loads(text)
+            if isinstance(record, dict):
+                found.append(dict(record, stack_id=stack_id, logical_id=logical_id))
+        return found
+
+    # -- the file ---------------------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        """Read in the ``stacks.json`` an earlier cfnrun kept here, once; it is renamed, not deleted."""
+        old = self.folder / JSON_FILE
+        if not old.exists():
+            return
+        try:
+            document = json.loads(old.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise StateError(f"{old}: cannot read the stacks an earlier cfnrun kept there: {error}") from None
+        if not isinstance(document, dict) or document.get("format") != JSON_FORMAT or not isinstance(document.get("stacks"), list):
+            raise StateError(f"{old}: not a stacks file cfnrun wrote (format {JSON_FORMAT} expected)")
+        with self._session() as connection:
+            (kept,) = connection.execute("SELECT COUNT(*) FROM stacks").fetchone()
+        if not kept:  # a migration cut off after its commit has them already
+            for record in document["stacks"]:
+                if not isinstance(record, dict) or not isinstance(record.get("stack_id"), str) or not isinstance(record.get("events"), list):
+                    raise StateError(f"{old}: a stack record there is not one cfnrun wrote")
+                self.put(record)
+        try:
+            old.replace(old.with_name(JSON_FILE + ".migrated"))
+        except OSError as error:
+            raise StateError(f"{old}: read into {self.path}, but cannot be renamed: {error.strerror or error}") from None
+
+    @contextlib.contextmanager
+    def _session(self) -> Iterator[sqlite3.Connection]:
+        """One transaction, committed at the end; what SQLite or the disk refuses becomes a StateError naming the file."""
+        if self._connection is None:
+            raise StateError(f"{self.path}: not open")
+        connection = self._connection
+        try:
+            yield connection
+            connection.commit()
+        except (sqlite3.Error, OSError, ValueError) as error:
+            with contextlib.suppress(sqlite3.Error):
+                connection.rollback()
+            raise self._unusable(error) from None
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                connection.rollback()
+            raise
+
+    def _unusable(self, error: BaseException) -> StateError:
+        return StateError(unusable(self.path, "the stacks kept there", error, "with no stacks kept"))
