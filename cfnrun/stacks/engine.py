@@ -36,6 +36,7 @@ from cfnrun.stacks.records import Stack, StackOutput, StackResource
 HOOK_REASON_LIMIT = 1024  # HookStatusReason, as the API bounds it
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
 CANCELLED = "Resource update cancelled"
+CREATION_INITIATED = "Resource creation Initiated"  # the second CREATE_IN_PROGRESS, once the handler is called
 
 
 @dataclass
@@ -54,6 +55,7 @@ class UpdateRun:
     """The state of one update, kept for its rollback and for ContinueUpdateRollback."""
 
     before: Revision
+    after: Optional[Blueprint] = None  # the template the update goes to: its dependencies order a rollback's deletes
     added: Set[str] = field(default_factory=set)  # created by this update: deleted if it rolls back
     updated: Set[str] = field(default_factory=set)  # updated in place: put back if it rolls back
     replaced: Dict[str, StackResource] = field(default_factory=dict)  # the old resource of each replacement
@@ -145,6 +147,8 @@ class StackEngine:
             stack.set_resource_status(resource, f"{verb}_FAILED", refused, shown, token)
             return False
         started()
+        if verb == "CREATE":
+            stack.set_resource_status(resource, "CREATE_IN_PROGRESS", CREATION_INITIATED, shown, token)
         try:
             made = await call()
         except Exception as error:  # noqa: B902 - whatever a provisioner raises fails its resource, never the stack's bookkeeping
@@ -168,7 +172,7 @@ class StackEngine:
         """Update the stack by its plan: replace what it replaces, update the rest in place, then delete its Removes."""
         blueprint = plan.blueprint
         previous = self.blueprints[stack.stack_id]
-        run = UpdateRun(Revision(previous, copy.deepcopy(stack.resources), list(stack.outputs), dict(stack.parameters), dict(stack.tags)))
+        run = UpdateRun(Revision(previous, copy.deepcopy(stack.resources), list(stack.outputs), dict(stack.parameters), dict(stack.tags)), blueprint)
         self.updates[stack.stack_id] = run
         self.blueprints[stack.stack_id] = blueprint
         stack.parameters, stack.tags, stack.no_echo = parameters, tags, blueprint.no_echo
@@ -237,9 +241,12 @@ class StackEngine:
             stack, current, "UPDATE", lambda: provisioner.update(work), properties, current.properties, shown, token,
             started=lambda: run.updated.add(logical_id),
         )
-        if ok and before.physical_id and current.physical_id != before.physical_id:
-            # The provider answered with a new physical resource (a custom resource may): the old one goes in the
-            # cleanup phase, and a rollback deletes the new one, as for a replacement.
+        if ok and before.physical_id and current.physical_id != before.physical_id and not _may_move(type_name):
+            # An update in place keeps its physical resource, whatever id the handler's model now names.
+            current.physical_id, current.ref = before.physical_id, before.ref
+        elif ok and before.physical_id and current.physical_id != before.physical_id:
+            # A custom resource answered with a new physical resource: the old one goes in the cleanup phase, and a
+            # rollback deletes the new one, as for a replacement.
             run.updated.discard(logical_id)
             run.replaced[logical_id] = before
         return ok
@@ -259,13 +266,15 @@ class StackEngine:
     async def _clean_up(
         self, stack: Stack, blueprint: Blueprint, removed: List[str], replaced: Mapping[str, StackResource], token: Optional[str]
     ) -> bool:
-        """The update's cleanup phase: delete the old resources of replacements, then the plan's Removes."""
-        ok = True
-        for logical_id, old in replaced.items():
-            policy = blueprint.update_replace_policy(logical_id)
-            ok = await self._delete_one(stack, old, policy, token, hooked=True) and ok
+        """The update's cleanup phase: the old resources of replacements and the plan's Removes, together in reverse
+        dependency order of the template they were made by (an old subnet goes before its old VPC)."""
         gone = {lid: stack.resources[lid] for lid in removed if lid in stack.resources}
-        ok = await self._delete_all(stack, blueprint, list(gone), token, hooked=True) and ok
+        old = {**gone, **replaced}
+
+        def policy(logical_id: str) -> str:
+            return blueprint.update_replace_policy(logical_id) if logical_id in replaced else blueprint.deletion_policy(logical_id)
+
+        ok = await self._delete_in_reverse(stack, blueprint, old, policy, token, hooked=True)
         for logical_id in gone:
             stack.resources.pop(logical_id, None)
         return ok
@@ -315,9 +324,7 @@ class StackEngine:
         stack.set_status("UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS", None, token)
         made_by_update = {lid: stack.resources[lid] for lid in run.added | set(run.replaced) if lid in stack.resources}
         blueprint = self.blueprints[stack.stack_id]
-        for new in made_by_update.values():
-            if new.exists:
-                await self._delete_one(stack, new, "Delete", token)
+        await self._delete_in_reverse(stack, run.after or blueprint, made_by_update, lambda _: "Delete", token)
         for logical_id in made_by_update:
             stack.resources.pop(logical_id, None)
         for logical_id, old in run.replaced.items():
@@ -386,19 +393,35 @@ class StackEngine:
     ) -> bool:
         """Delete these resources, dependants first; those never created are just dropped (``hooked``: hooks run first,
         as on a stack's delete and an update's cleanup; a rollback runs none)."""
+        def policy(logical_id: str) -> str:
+            return "Retain" if logical_id in retain else blueprint.deletion_policy(logical_id)
+
+        resources = {lid: stack.resources[lid] for lid in logical_ids}
+        return await self._delete_in_reverse(stack, blueprint, resources, policy, token, rolling_back_create, hooked)
+
+    async def _delete_in_reverse(
+        self,
+        stack: Stack,
+        blueprint: Blueprint,
+        resources: Mapping[str, StackResource],
+        policy: Callable[[str], str],
+        token: Optional[str],
+        rolling_back_create: bool = False,
+        hooked: bool = False,
+    ) -> bool:
+        """Delete ``resources`` (by logical id) once everything depending on them in ``blueprint`` is gone; False if any failed."""
         failed: List[str] = []
 
         async def delete_one(logical_id: str) -> bool:
-            resource = stack.resources[logical_id]
+            resource = resources[logical_id]
             if not resource.exists:
                 return True
-            policy = "Retain" if logical_id in retain else blueprint.deletion_policy(logical_id)
-            ok = await self._delete_one(stack, resource, policy, token, rolling_back_create=rolling_back_create, hooked=hooked)
+            ok = await self._delete_one(stack, resource, policy(logical_id), token, rolling_back_create=rolling_back_create, hooked=hooked)
             if not ok:
                 failed.append(logical_id)
             return ok
 
-        await run_in_order(reverse(blueprint.dependencies, logical_ids), delete_one)
+        await run_in_order(reverse(blueprint.dependencies, resources), delete_one)
         return not failed
 
     async def _delete_one(
@@ -530,6 +553,11 @@ class StackEngine:
         except NoProvisioner:
             return True
         return self._shown(stack, shown) != json.dumps(resource.properties, sort_keys=True, default=str)
+
+
+def _may_move(type_name: str) -> bool:
+    """Can an update in place answer with a new physical resource? Only a custom resource's function can say so."""
+    return type_name.startswith("Custom::") or type_name == "AWS::CloudFormation::CustomResource"
 
 
 def _reason(error: Exception) -> str:

@@ -126,7 +126,7 @@ def test_a_create_runs_dependencies_first_and_resolves_ref_and_getatt() -> None:
     assert stack.status == "CREATE_COMPLETE"
     assert [c[1] for c in memory.calls] == ["First", "Second"]
     assert memory.calls[1][2] == {"Name": "two", "Parent": "First-1", "ParentArn": "arn:First-1"}
-    assert _statuses(stack, "Second") == ["CREATE_IN_PROGRESS", "CREATE_COMPLETE"]
+    assert _statuses(stack, "Second") == ["CREATE_IN_PROGRESS", "CREATE_IN_PROGRESS", "CREATE_COMPLETE"]
     assert [(o.key, o.value) for o in stack.outputs] == [("Arn", "arn:Second-2")]
     assert _statuses(stack, "s") == ["CREATE_IN_PROGRESS", "CREATE_COMPLETE"]
 
@@ -161,7 +161,7 @@ def test_a_failed_create_rolls_back_what_was_created() -> None:
     stack = run(scenario())
     assert stack.status == "ROLLBACK_COMPLETE"
     assert memory.live == {}
-    assert _statuses(stack, "First") == ["CREATE_IN_PROGRESS", "CREATE_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
+    assert _statuses(stack, "First") == ["CREATE_IN_PROGRESS", "CREATE_IN_PROGRESS", "CREATE_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
     second = [e for e in stack.events if e.logical_id == "Second" and e.status == "CREATE_FAILED"]
     assert 'create refused' in (second[0].reason or "")
     rollback = [e for e in stack.events if e.status == "ROLLBACK_IN_PROGRESS"]
@@ -480,7 +480,8 @@ def test_an_update_hands_the_handlers_the_stack_tags_before_and_after() -> None:
     assert seen == [({"team": "b"}, {"team": "a"})]
 
 
-def test_an_update_answered_with_a_new_physical_id_deletes_the_old_one_in_cleanup() -> None:
+def test_an_update_in_place_keeps_its_physical_id_whatever_the_handler_answers() -> None:
+    """Only a custom resource may move to a new physical resource on an update; a registry type's stays, nothing is deleted."""
     memory = Memory()
     original = memory.update
 
@@ -502,6 +503,7 @@ def test_an_update_answered_with_a_new_physical_id_deletes_the_old_one_in_cleanu
 
     stack = run(scenario())
     assert stack.status == "UPDATE_COMPLETE"
-    assert stack.resources["Second"].physical_id == "Second-2-v2"
-    assert [(c[0], c[1]) for c in memory.calls][-2:] == [("update", "Second"), ("delete", "Second")]
-    assert "Second-2" not in memory.live and "Second-2-v2" in memory.live
+    assert (stack.resources["Second"].physical_id, stack.resources["Second"].ref) == ("Second-2", "Second-2")
+    assert [c[0] for c in memory.calls][-1] == "update"
+    assert "Second-2" in memory.live
+    assert "DELETE_IN_PROGRESS" not in _statuses(stack, "Second")

@@ -1,0 +1,145 @@
+"""A stack's lifecycle as the service runs it, on ``cfnrun serve`` through boto3: the order of clean-up and rollback
+deletes, a resource updated in place keeping its physical id, and the events of a resource's creation.
+
+One serve (per test module and xdist worker) serves the note sample's type; each test works on its own stack names.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from typing import Any, Dict, Iterator, List
+
+import pytest
+from botocore.exceptions import WaiterError
+
+from conftest import LOCAL_STATE, SAMPLES, ServerProcess
+
+FAST = {"Delay": 0.1, "MaxAttempts": 600}
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+NOTE = "Cfnrun::Sample::Note"
+
+
+class Served:
+    def __init__(self, server: ServerProcess) -> None:
+        import boto3
+
+        self.server = server
+        self.cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+        self.cloudcontrol = boto3.client("cloudcontrol", endpoint_url=server.url, **CREDENTIALS)
+
+    def events(self, stack: str) -> List[Dict[str, Any]]:
+        pages = self.cloudformation.get_paginator("describe_stack_events").paginate(StackName=stack)
+        return list(reversed([e for page in pages for e in page["StackEvents"]]))
+
+    def wait(self, waiter: str, **arguments: Any) -> None:
+        self.cloudformation.get_waiter(waiter).wait(WaiterConfig=FAST, **arguments)
+
+    def physical_ids(self, stack: str) -> Dict[str, str]:
+        described = self.cloudformation.describe_stack_resources(StackName=stack)["StackResources"]
+        return {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in described}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    folder = tmp_path_factory.mktemp("lifecycle")
+    shutil.copytree(SAMPLES / "note", folder / "note", ignore=LOCAL_STATE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cfnrun", "serve", "--port", "0", "--no-reload", "--virtual-clock", "--provider", "note"],
+        cwd=str(folder), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NO_COLOR": "1"},
+    )
+    server = ServerProcess(folder, process=process)
+    try:
+        yield Served(server)
+    finally:
+        server.stop()
+
+
+def _chain(names: List[str], folder: Any) -> Dict[str, Any]:
+    """Notes each depending on the one before it (its Title names it), all in ``folder`` (createOnly)."""
+    resources: Dict[str, Any] = {}
+    for index, name in enumerate(names):
+        title: Any = {"Fn::Sub": f"after ${{{names[index - 1]}}}"} if index else "first"
+        resources[name] = {"Type": NOTE, "Properties": {"Title": title, "Folder": folder}}
+    return resources
+
+
+def _template(resources: Dict[str, Any]) -> str:
+    return json.dumps({"Parameters": {"Folder": {"Type": "String"}}, "Resources": resources})
+
+
+def _folder(value: str) -> List[Dict[str, Any]]:
+    return [{"ParameterKey": "Folder", "ParameterValue": value}]
+
+
+def _deleted_order(events: List[Dict[str, Any]], after: int) -> List[str]:
+    return [e["LogicalResourceId"] for e in events[after:] if e["ResourceStatus"] == "DELETE_COMPLETE"]
+
+
+def _last_stack_event(events: List[Dict[str, Any]], stack: str, status: str) -> int:
+    return max(i for i, e in enumerate(events) if e["LogicalResourceId"] == stack and e["ResourceStatus"] == status)
+
+
+def test_the_old_resources_of_a_replacement_go_in_reverse_dependency_order(served: Served) -> None:
+    # The folder (createOnly) changes in each declaration: every note is replaced, each after the one it names.
+    cfn, names = served.cloudformation, ["Vpc", "Subnet", "Instance"]
+    cfn.create_stack(StackName="cleanup-order", TemplateBody=_template(_chain(names, "inbox")), Parameters=_folder("inbox"))
+    served.wait("stack_create_complete", StackName="cleanup-order")
+    old = served.physical_ids("cleanup-order")
+    cfn.update_stack(StackName="cleanup-order", TemplateBody=_template(_chain(names, "archive")), Parameters=_folder("inbox"))
+    served.wait("stack_update_complete", StackName="cleanup-order")
+    events = served.events("cleanup-order")
+    cleanup = _last_stack_event(events, "cleanup-order", "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS")
+    assert _deleted_order(events, cleanup) == ["Instance", "Subnet", "Vpc"]
+    deleted = [e["PhysicalResourceId"] for e in events[cleanup:] if e["ResourceStatus"] == "DELETE_COMPLETE"]
+    assert deleted == [old["Instance"], old["Subnet"], old["Vpc"]]
+    assert set(served.physical_ids("cleanup-order").values()).isdisjoint(old.values())
+
+
+def test_a_rolled_back_update_deletes_what_it_added_in_reverse_dependency_order(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_stack(StackName="rollback-order", TemplateBody=_template(_chain(["Kept"], "inbox")), Parameters=_folder("inbox"))
+    served.wait("stack_create_complete", StackName="rollback-order")
+    added = _chain(["Kept", "Vpc", "Subnet", "Instance", "Volume"], "inbox")
+    added["Vpc"]["Properties"]["Title"] = "vpc"
+    added["Broken"] = {"Type": NOTE, "DependsOn": "Volume", "Properties": {"Title": "broken", "Priority": 9}}
+    cfn.update_stack(StackName="rollback-order", TemplateBody=_template(added), Parameters=_folder("inbox"))
+    with pytest.raises(WaiterError, match="UPDATE_ROLLBACK_COMPLETE"):
+        served.wait("stack_update_complete", StackName="rollback-order")
+    events = served.events("rollback-order")
+    cleanup = _last_stack_event(events, "rollback-order", "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS")
+    assert _deleted_order(events, cleanup) == ["Volume", "Instance", "Subnet", "Vpc"]
+    assert set(served.physical_ids("rollback-order")) == {"Kept"}
+
+
+def test_an_update_in_place_keeps_the_physical_id_and_deletes_nothing(served: Served) -> None:
+    cfn = served.cloudformation
+    resources = _chain(["Note"], "inbox")
+    cfn.create_stack(StackName="in-place", TemplateBody=_template(resources), Parameters=_folder("inbox"))
+    served.wait("stack_create_complete", StackName="in-place")
+    before = served.physical_ids("in-place")["Note"]
+    resources["Note"]["Properties"]["Title"] = "renamed"
+    cfn.update_stack(StackName="in-place", TemplateBody=_template(resources), Parameters=_folder("inbox"))
+    served.wait("stack_update_complete", StackName="in-place")
+    assert served.physical_ids("in-place")["Note"] == before
+    events = served.events("in-place")
+    update = _last_stack_event(events, "in-place", "UPDATE_IN_PROGRESS")
+    assert [e["ResourceStatus"] for e in events[update:] if e["LogicalResourceId"] == "Note"] == ["UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"]
+    model = json.loads(served.cloudcontrol.get_resource(TypeName=NOTE, Identifier=before)["ResourceDescription"]["Properties"])
+    assert model["Title"] == "renamed"
+
+
+def test_a_resource_is_created_with_two_in_progress_events_the_second_initiated(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_stack(StackName="initiated", TemplateBody=_template(_chain(["Note"], "inbox")), Parameters=_folder("inbox"))
+    served.wait("stack_create_complete", StackName="initiated")
+    note = [e for e in served.events("initiated") if e["LogicalResourceId"] == "Note"]
+    assert [(e["ResourceStatus"], e.get("ResourceStatusReason")) for e in note] == [
+        ("CREATE_IN_PROGRESS", None),
+        ("CREATE_IN_PROGRESS", "Resource creation Initiated"),
+        ("CREATE_COMPLETE", None),
+    ]
+    assert note[0].get("PhysicalResourceId", "") == ""
+    assert note[2]["PhysicalResourceId"] == served.physical_ids("initiated")["Note"]
