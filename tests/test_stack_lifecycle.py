@@ -13,7 +13,7 @@ import sys
 from typing import Any, Dict, Iterator, List
 
 import pytest
-from botocore.exceptions import WaiterError
+from botocore.exceptions import ClientError, WaiterError
 
 from conftest import LOCAL_STATE, SAMPLES, ServerProcess
 
@@ -39,7 +39,7 @@ class Served:
 
     def physical_ids(self, stack: str) -> Dict[str, str]:
         described = self.cloudformation.describe_stack_resources(StackName=stack)["StackResources"]
-        return {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in described}
+        return {r["LogicalResourceId"]: r.get("PhysicalResourceId", "") for r in described}
 
 
 @pytest.fixture(scope="module")
@@ -143,3 +143,41 @@ def test_a_resource_is_created_with_two_in_progress_events_the_second_initiated(
     ]
     assert note[0].get("PhysicalResourceId", "") == ""
     assert note[2]["PhysicalResourceId"] == served.physical_ids("initiated")["Note"]
+
+
+def _failing_create() -> str:
+    resources = _chain(["Made"], "inbox")
+    resources["Broken"] = {"Type": NOTE, "DependsOn": "Made", "Properties": {"Title": "broken", "Priority": 9}}
+    return _template(resources)
+
+
+def test_on_failure_delete_deletes_what_a_failed_create_made_and_then_the_stack(served: Served) -> None:
+    cfn = served.cloudformation
+    stack_id = cfn.create_stack(StackName="on-failure-delete", TemplateBody=_failing_create(), Parameters=_folder("inbox"), OnFailure="DELETE")["StackId"]
+    with pytest.raises(WaiterError, match="DELETE_COMPLETE"):
+        served.wait("stack_create_complete", StackName=stack_id)
+    assert cfn.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"] == "DELETE_COMPLETE"
+    with pytest.raises(ClientError, match="Stack with id on-failure-delete does not exist"):
+        cfn.describe_stacks(StackName="on-failure-delete")
+    events = served.events(stack_id)
+    stack_events = [(e["ResourceStatus"], e.get("ResourceStatusReason")) for e in events if e["LogicalResourceId"] == "on-failure-delete"]
+    assert stack_events == [
+        ("CREATE_IN_PROGRESS", "User Initiated"),
+        ("DELETE_IN_PROGRESS", "The following resource(s) failed to create: [Broken]. Delete requested by user."),
+        ("DELETE_COMPLETE", None),
+    ]
+    made = [e for e in events if e["LogicalResourceId"] == "Made"]
+    assert [e["ResourceStatus"] for e in made][-2:] == ["DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
+    with pytest.raises(ClientError, match="ResourceNotFoundException"):
+        served.cloudcontrol.get_resource(TypeName=NOTE, Identifier=made[-1]["PhysicalResourceId"])
+
+
+def test_on_failure_do_nothing_keeps_what_was_made_and_both_options_at_once_are_refused(served: Served) -> None:
+    cfn = served.cloudformation
+    with pytest.raises(ClientError, match=r"Either DisableRollback or OnFailure can be specified, not both\.") as refused:
+        cfn.create_stack(StackName="both-options", TemplateBody=_failing_create(), Parameters=_folder("inbox"), OnFailure="ROLLBACK", DisableRollback=False)
+    assert refused.value.response["Error"]["Code"] == "ValidationError"
+    cfn.create_stack(StackName="do-nothing", TemplateBody=_failing_create(), Parameters=_folder("inbox"), OnFailure="DO_NOTHING")
+    with pytest.raises(WaiterError, match="CREATE_FAILED"):
+        served.wait("stack_create_complete", StackName="do-nothing")
+    assert set(served.physical_ids("do-nothing")) == {"Made", "Broken"}

@@ -105,9 +105,23 @@ class StackEngine:
         if stack.disable_rollback:
             stack.set_status("CREATE_FAILED", reason, token)
             return
+        if stack.delete_on_failure:
+            await self._delete_failed_create(stack, blueprint, reason if problem else f"{reason}Delete requested by user.", token)
+            return
         stack.set_status("ROLLBACK_IN_PROGRESS", f"{reason}Rollback requested by user." if not problem else reason, token)
         ok = await self._delete_all(stack, blueprint, list(stack.resources), token, rolling_back_create=True)
         stack.set_status("ROLLBACK_COMPLETE" if ok else "ROLLBACK_FAILED", None if ok else "The following resource(s) failed to delete.", token)
+
+    async def _delete_failed_create(self, stack: Stack, blueprint: Blueprint, reason: str, token: Optional[str]) -> None:
+        """CreateStack's OnFailure DELETE: what the create made is deleted, and then the stack itself."""
+        stack.set_status("DELETE_IN_PROGRESS", reason, token)
+        if not await self._delete_all(stack, blueprint, list(stack.resources), token, rolling_back_create=True):
+            failed = sorted(r.logical_id for r in stack.resources.values() if r.status == "DELETE_FAILED")
+            stack.set_status("DELETE_FAILED", f"The following resource(s) failed to delete: [{', '.join(failed)}]. ", token)
+            return
+        self.blueprints.pop(stack.stack_id, None)
+        stack.deleted_at = time.time()
+        stack.set_status("DELETE_COMPLETE", None, token)
 
     async def _create(self, stack: Stack, blueprint: Blueprint, resource: StackResource, token: Optional[str]) -> bool:
         try:

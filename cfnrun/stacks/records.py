@@ -84,6 +84,7 @@ class Stack:
     description: Optional[str] = None
     reason: Optional[str] = None
     disable_rollback: bool = False
+    delete_on_failure: bool = False  # CreateStack's OnFailure DELETE: a failed create deletes the stack
     capabilities: Tuple[str, ...] = ()
     created_at: float = field(default_factory=time.time)
     updated_at: Optional[float] = None

@@ -167,9 +167,11 @@ class StackStore:
         disable_rollback: bool = False,
         token: Optional[str] = None,
         on_event: Optional[Callable[[StackEvent], None]] = None,
+        delete_on_failure: bool = False,
     ) -> Stack:
         """``on_event``: told of each of the stack's events from its first on (``cfnrun stack test`` follows a stack so)."""
         stack = self._new_stack(name, template_body, parameters, tags, disable_rollback)
+        stack.delete_on_failure = delete_on_failure
         blueprint = self.prepare(template_body, parameters, {}, name, stack.stack_id)
         stack.parameters, stack.no_echo, stack.description = blueprint.parameters, blueprint.no_echo, blueprint.description
         self._keep(stack, on_event)

@@ -28,6 +28,8 @@ from cfnrun.stacks.template.loading import processed_body
 
 Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
 
+BOTH_ON_FAILURE_AND_DISABLE_ROLLBACK = "Either DisableRollback or OnFailure can be specified, not both."  # the service's words
+
 
 class DriftService(Protocol):
     """The drift operations' detections (the app's ``DriftChecks`` runs them on the handlers and the endpoint)."""
@@ -120,6 +122,8 @@ class StackOperations:
 
     async def create_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
         on_failure = params.get("OnFailure")
+        if on_failure is not None and "DisableRollback" in params:
+            raise StackError(BOTH_ON_FAILURE_AND_DISABLE_ROLLBACK)
         disable_rollback = bool(params.get("DisableRollback")) or on_failure == "DO_NOTHING"
         stack = self.store.create_stack(
             params["StackName"],
@@ -128,6 +132,7 @@ class StackOperations:
             given_tags(params) or {},
             disable_rollback,
             params.get("ClientRequestToken"),
+            delete_on_failure=on_failure == "DELETE",
         )
         return {"StackId": stack.stack_id}
 
