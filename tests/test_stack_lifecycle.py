@@ -181,3 +181,47 @@ def test_on_failure_do_nothing_keeps_what_was_made_and_both_options_at_once_are_
     with pytest.raises(WaiterError, match="CREATE_FAILED"):
         served.wait("stack_create_complete", StackName="do-nothing")
     assert set(served.physical_ids("do-nothing")) == {"Made", "Broken"}
+
+
+def test_an_update_with_rollback_disabled_stays_update_failed_until_rollback_stack(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_stack(StackName="kept-failed", TemplateBody=_template(_chain(["Kept"], "inbox")), Parameters=_folder("inbox"))
+    served.wait("stack_create_complete", StackName="kept-failed")
+    with pytest.raises(ClientError, match=r"is in CREATE_COMPLETE state and can not be rolled back"):  # inferred wording
+        cfn.rollback_stack(StackName="kept-failed")
+    failing = _chain(["Kept"], "inbox")
+    failing["Kept"]["Properties"]["Title"] = "changed"
+    failing["Added"] = {"Type": NOTE, "DeletionPolicy": "Retain", "Properties": {"Title": "added"}}
+    failing["Broken"] = {"Type": NOTE, "DependsOn": ["Added", "Kept"], "Properties": {"Title": "broken", "Priority": 9}}
+    cfn.update_stack(StackName="kept-failed", TemplateBody=_template(failing), Parameters=_folder("inbox"), DisableRollback=True)
+    with pytest.raises(WaiterError, match="UPDATE_FAILED"):
+        served.wait("stack_update_complete", StackName="kept-failed")
+    described = cfn.describe_stacks(StackName="kept-failed")["Stacks"][0]
+    assert described["StackStatus"] == "UPDATE_FAILED"
+    assert described["StackStatusReason"] == "The following resource(s) failed to update: [Broken]. "
+    kept = served.physical_ids("kept-failed")
+    added = kept["Added"]
+    assert json.loads(served.cloudcontrol.get_resource(TypeName=NOTE, Identifier=kept["Kept"])["ResourceDescription"]["Properties"])["Title"] == "changed"
+
+    cfn.rollback_stack(StackName="kept-failed", RetainExceptOnCreate=True)
+    served.wait("stack_rollback_complete", StackName="kept-failed")
+    assert cfn.describe_stacks(StackName="kept-failed")["Stacks"][0]["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    assert set(served.physical_ids("kept-failed")) == {"Kept"}
+    assert json.loads(served.cloudcontrol.get_resource(TypeName=NOTE, Identifier=kept["Kept"])["ResourceDescription"]["Properties"])["Title"] == "first"
+    with pytest.raises(ClientError, match="ResourceNotFoundException"):  # Retain, but RetainExceptOnCreate: it was made by the update
+        served.cloudcontrol.get_resource(TypeName=NOTE, Identifier=added)
+
+
+def test_rollback_stack_rolls_back_a_create_that_failed_with_rollback_disabled(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_stack(StackName="create-failed", TemplateBody=_failing_create(), Parameters=_folder("inbox"), DisableRollback=True)
+    with pytest.raises(WaiterError, match="CREATE_FAILED"):
+        served.wait("stack_create_complete", StackName="create-failed")
+    made = served.physical_ids("create-failed")["Made"]
+    cfn.rollback_stack(StackName="create-failed")
+    with pytest.raises(WaiterError, match="ROLLBACK_COMPLETE"):
+        served.wait("stack_create_complete", StackName="create-failed")
+    statuses = [(e["ResourceStatus"], e.get("ResourceStatusReason")) for e in served.events("create-failed") if e["LogicalResourceId"] == "create-failed"]
+    assert statuses[-2:] == [("ROLLBACK_IN_PROGRESS", "User Initiated"), ("ROLLBACK_COMPLETE", None)]
+    with pytest.raises(ClientError, match="ResourceNotFoundException"):
+        served.cloudcontrol.get_resource(TypeName=NOTE, Identifier=made)

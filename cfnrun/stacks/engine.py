@@ -60,6 +60,7 @@ class UpdateRun:
     updated: Set[str] = field(default_factory=set)  # updated in place: put back if it rolls back
     replaced: Dict[str, StackResource] = field(default_factory=dict)  # the old resource of each replacement
     cancelled: bool = False
+    retain_except_on_create: bool = False  # RollbackStack's RetainExceptOnCreate: what the update added goes, Retain or not
 
 
 class StackEngine:
@@ -213,6 +214,9 @@ class StackEngine:
             reason = problem or (
                 f"The following resource(s) failed to update: [{', '.join(sorted(failed))}]. " if failed else "User Initiated"
             )
+            if stack.disable_rollback and not run.cancelled:
+                stack.set_status("UPDATE_FAILED", reason, token)  # kept as it is, until RollbackStack or another update
+                return
             await self._roll_back_update(stack, run, reason, token)
             return
         stack.set_status("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", None, token)
@@ -338,7 +342,14 @@ class StackEngine:
         stack.set_status("UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS", None, token)
         made_by_update = {lid: stack.resources[lid] for lid in run.added | set(run.replaced) if lid in stack.resources}
         blueprint = self.blueprints[stack.stack_id]
-        await self._delete_in_reverse(stack, run.after or blueprint, made_by_update, lambda _: "Delete", token)
+        made_by = run.after or blueprint
+
+        def policy(logical_id: str) -> str:
+            if logical_id in run.replaced or run.retain_except_on_create:
+                return "Delete"
+            return made_by.deletion_policy(logical_id)  # an added resource that says Retain stays, as the service keeps it
+
+        await self._delete_in_reverse(stack, made_by, made_by_update, policy, token, rolling_back_create=True)
         for logical_id in made_by_update:
             stack.resources.pop(logical_id, None)
         for logical_id, old in run.replaced.items():
@@ -359,6 +370,18 @@ class StackEngine:
             stack.set_status("UPDATE_ROLLBACK_FAILED", "The following resource(s) failed to update.", token)
             return
         await self._finish_rollback(stack, run, token)
+
+    async def roll_back(self, stack: Stack, token: Optional[str] = None, retain_except_on_create: bool = False) -> None:
+        """RollbackStack: a create or an update that failed with rollback disabled is rolled back now."""
+        blueprint = self.blueprints[stack.stack_id]
+        if stack.status == "CREATE_FAILED":
+            stack.set_status("ROLLBACK_IN_PROGRESS", "User Initiated", token)
+            ok = await self._delete_all(stack, blueprint, list(stack.resources), token, rolling_back_create=True)
+            stack.set_status("ROLLBACK_COMPLETE" if ok else "ROLLBACK_FAILED", None if ok else "The following resource(s) failed to delete.", token)
+            return
+        run = self.updates[stack.stack_id]
+        run.retain_except_on_create = retain_except_on_create
+        await self._roll_back_update(stack, run, "User Initiated", token)
 
     def cancel_update(self, stack: Stack) -> None:
         run = self.updates.get(stack.stack_id)

@@ -25,7 +25,7 @@ from cfnrun.stacks.persistence import read_state, restored_blueprint, restored_s
 from cfnrun.stacks.provisioning import NoProvisioner
 from cfnrun.stacks.records import Stack
 from cfnrun.stacks.template.parameters import NO_ECHO_MASK
-from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
+from cfnrun.stacks.statuses import ONLY_DELETABLE, ROLLBACK_FROM, UPDATABLE
 
 
 EXECUTED = ("EXECUTE_COMPLETE", "EXECUTE_FAILED")
@@ -196,6 +196,7 @@ class StackStore:
         parameters: Dict[str, Optional[str]],
         tags: Optional[Dict[str, str]],
         token: Optional[str] = None,
+        disable_rollback: bool = False,
     ) -> Stack:
         stack = self.get(name)
         self._require_status(stack, UPDATABLE, "updated")
@@ -206,6 +207,7 @@ class StackStore:
         if body == stack.template_body and blueprint.parameters == stack.parameters and new_tags == stack.tags:
             raise StackError("No updates are to be performed.")
         plan = plan_update(stack.resources, self.engine.blueprints.get(stack.stack_id), blueprint, self.engine.provisioners)
+        stack.disable_rollback = disable_rollback
         self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token))
         return stack
 
@@ -235,6 +237,14 @@ class StackStore:
         if stack.status != "UPDATE_ROLLBACK_FAILED":
             raise StackError(f"Stack {stack.stack_id} is in {stack.status} state and can not continue update rollback")
         self._start(stack, self.engine.continue_update_rollback(stack, frozenset(skip)))
+
+    def rollback_stack(self, name: str, token: Optional[str] = None, retain_except_on_create: Optional[bool] = None) -> Stack:
+        """RollbackStack: a stack whose create or update failed with rollback disabled goes back to its last stable state."""
+        stack = self.get(name)
+        if stack.status not in ROLLBACK_FROM:
+            raise StackError(f"Stack {stack.stack_id} is in {stack.status} state and can not be rolled back")
+        self._start(stack, self.engine.roll_back(stack, token, bool(retain_except_on_create)))
+        return stack
 
     # -- change sets ---------------------------------------------------------------------------
 
@@ -321,7 +331,7 @@ class StackStore:
             return
         change_set.status, change_set.status_reason = "FAILED", with_reasons(refused, change_set.hook_results)
 
-    def execute_change_set(self, name_or_id: str, stack_name: Optional[str], token: Optional[str] = None) -> None:
+    def execute_change_set(self, name_or_id: str, stack_name: Optional[str], token: Optional[str] = None, disable_rollback: bool = False) -> None:
         change_set = self.change_set(name_or_id, stack_name)
         if change_set.execution_status != "AVAILABLE":
             raise StackError(
@@ -330,6 +340,7 @@ class StackStore:
             )
         stack = self.stacks[change_set.stack_id]
         change_set.execution_status = "EXECUTE_IN_PROGRESS"
+        stack.disable_rollback = disable_rollback
         if change_set.change_set_type == "CREATE":
             stack.parameters, stack.no_echo = change_set.parameters, change_set.blueprint.no_echo
             stack.description = change_set.blueprint.description

@@ -9,6 +9,6 @@ STACK_OPERATIONS = frozenset(
         "ValidateTemplate", "CreateChangeSet", "DescribeChangeSet", "ExecuteChangeSet", "DeleteChangeSet", "ListChangeSets",
         "ListExports", "ListImports", "DescribeType", "SetTypeConfiguration", "CancelUpdateStack", "ContinueUpdateRollback",
         "DetectStackDrift", "DescribeStackDriftDetectionStatus", "DescribeStackResourceDrifts", "DetectStackResourceDrift",
-        "DescribeChangeSetHooks", "ListHookResults", "GetHookResult",
+        "DescribeChangeSetHooks", "ListHookResults", "GetHookResult", "RollbackStack",
     }
 )

@@ -109,6 +109,7 @@ class StackOperations:
             "DescribeChangeSetHooks": self.describe_change_set_hooks,
             "ListHookResults": self.list_hook_results,
             "GetHookResult": self.get_hook_result,
+            "RollbackStack": self.rollback_stack,
         }
         assert frozenset(self._operations) == STACK_OPERATIONS, "stacks/api/__init__.py names every operation answered"
 
@@ -138,8 +139,13 @@ class StackOperations:
 
     async def update_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
         stack = self.store.update_stack(
-            params["StackName"], given_template_body(params), given_parameters(params), given_tags(params), params.get("ClientRequestToken")
+            params["StackName"], given_template_body(params), given_parameters(params), given_tags(params), params.get("ClientRequestToken"),
+            disable_rollback=bool(params.get("DisableRollback")),
         )
+        return {"StackId": stack.stack_id}
+
+    async def rollback_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        stack = self.store.rollback_stack(params["StackName"], params.get("ClientRequestToken"), params.get("RetainExceptOnCreate"))
         return {"StackId": stack.stack_id}
 
     async def delete_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -370,7 +376,9 @@ class StackOperations:
         )
 
     async def execute_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        self.store.execute_change_set(params["ChangeSetName"], params.get("StackName"), params.get("ClientRequestToken"))
+        self.store.execute_change_set(
+            params["ChangeSetName"], params.get("StackName"), params.get("ClientRequestToken"), disable_rollback=bool(params.get("DisableRollback"))
+        )
         return {}
 
     async def delete_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:
