@@ -1,7 +1,7 @@
 """A stack's lifecycle as the service runs it, on ``cfnrun serve`` through boto3: the order of clean-up and rollback
 deletes, a resource updated in place keeping its physical id, and the events of a resource's creation.
 
-One serve (per test module and xdist worker) serves the note sample's type; each test works on its own stack names.
+One serve (per test module and xdist worker) serves the note sample's type and a custom resource's function; each test works on its own stack names.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 from botocore.exceptions import ClientError, WaiterError
 
-from conftest import LOCAL_STATE, SAMPLES, ServerProcess
+from conftest import FIXTURES, LOCAL_STATE, SAMPLES, ServerProcess
 
 FAST = {"Delay": 0.1, "MaxAttempts": 600}
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
@@ -46,8 +46,12 @@ class Served:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     folder = tmp_path_factory.mktemp("lifecycle")
     shutil.copytree(SAMPLES / "note", folder / "note", ignore=LOCAL_STATE)
+    shutil.copytree(FIXTURES / "custom_resource", folder / "custom_resource")
     process = subprocess.Popen(
-        [sys.executable, "-m", "cfnrun", "serve", "--port", "0", "--no-reload", "--virtual-clock", "--provider", "note"],
+        [
+            sys.executable, "-m", "cfnrun", "serve", "--port", "0", "--no-reload", "--virtual-clock", "--provider", "note",
+            "--functions", "custom_resource/template.yaml",
+        ],
         cwd=str(folder), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NO_COLOR": "1"},
     )
     server = ServerProcess(folder, process=process)
@@ -225,3 +229,24 @@ def test_rollback_stack_rolls_back_a_create_that_failed_with_rollback_disabled(s
     assert statuses[-2:] == [("ROLLBACK_IN_PROGRESS", "User Initiated"), ("ROLLBACK_COMPLETE", None)]
     with pytest.raises(ClientError, match="ResourceNotFoundException"):
         served.cloudcontrol.get_resource(TypeName=NOTE, Identifier=made)
+
+
+def test_force_delete_stack_deletes_a_delete_failed_stack_leaving_what_would_not_go(served: Served) -> None:
+    cfn = served.cloudformation
+    greeting = {"Type": "Custom::Greeting", "Properties": {"ServiceToken": "GreeterFunction", "Name": "undeletable", "Times": "1"}}
+    template = json.dumps({"Resources": {"Greeting": greeting, "Note": {"Type": NOTE, "Properties": {"Title": "goes"}}}})
+    cfn.create_stack(StackName="stuck", TemplateBody=template)
+    served.wait("stack_create_complete", StackName="stuck")
+    with pytest.raises(ClientError, match="FORCE_DELETE_STACK is only valid for a stack in DELETE_FAILED state"):  # inferred wording
+        cfn.delete_stack(StackName="stuck", DeletionMode="FORCE_DELETE_STACK")
+    cfn.delete_stack(StackName="stuck")
+    with pytest.raises(WaiterError, match="DELETE_FAILED"):
+        served.wait("stack_delete_complete", StackName="stuck")
+    described = cfn.describe_stacks(StackName="stuck")["Stacks"][0]
+    assert described["StackStatusReason"] == "The following resource(s) failed to delete: [Greeting]. "
+    stack_id = described["StackId"]
+    cfn.delete_stack(StackName="stuck", DeletionMode="FORCE_DELETE_STACK")
+    served.wait("stack_delete_complete", StackName=stack_id)
+    greeting_statuses = [e["ResourceStatus"] for e in served.events(stack_id) if e["LogicalResourceId"] == "Greeting"]
+    assert greeting_statuses[-2:] == ["DELETE_FAILED", "DELETE_SKIPPED"]
+    assert cfn.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"] == "DELETE_COMPLETE"

@@ -149,8 +149,20 @@ class StackOperations:
         return {"StackId": stack.stack_id}
 
     async def delete_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        self.store.delete_stack(params["StackName"], tuple(params.get("RetainResources") or ()), params.get("ClientRequestToken"))
+        retain = tuple(params.get("RetainResources") or ())
+        if params.get("DeletionMode") == "FORCE_DELETE_STACK":
+            retain += self._stuck(params["StackName"])
+        self.store.delete_stack(params["StackName"], retain, params.get("ClientRequestToken"))
         return {}
+
+    def _stuck(self, name: str) -> Tuple[str, ...]:
+        """DeletionMode FORCE_DELETE_STACK: the resources a DELETE_FAILED stack failed to delete, left in place this time."""
+        stack = self.store.find(name)
+        if stack is None or stack.status == "DELETE_COMPLETE":
+            return ()
+        if stack.status != "DELETE_FAILED":
+            raise StackError("Invalid operation on stack: DeletionMode FORCE_DELETE_STACK is only valid for a stack in DELETE_FAILED state")
+        return tuple(r.logical_id for r in stack.resources.values() if r.status == "DELETE_FAILED")
 
     async def cancel_update_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
         self.store.cancel_update(params["StackName"])
