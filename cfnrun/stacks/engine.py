@@ -21,6 +21,7 @@ from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
 from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
 from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookReport, HookedOperation, stack_model
+from cfnrun.stacks.interrupted_update import REPLACING, interrupted_update
 from cfnrun.stacks.ordering import reverse, run_in_order
 from cfnrun.stacks.plan import ChangePlan, changed_properties, known_properties
 from cfnrun.stacks.provisioning import (
@@ -34,7 +35,6 @@ from cfnrun.stacks.provisioning import (
 from cfnrun.stacks.records import Stack, StackOutput, StackResource
 
 HOOK_REASON_LIMIT = 1024  # HookStatusReason, as the API bounds it
-REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
 CANCELLED = "Resource update cancelled"
 CREATION_INITIATED = "Resource creation Initiated"  # the second CREATE_IN_PROGRESS, once the handler is called
 
@@ -360,9 +360,8 @@ class StackEngine:
         stack.set_status("UPDATE_ROLLBACK_COMPLETE", None, token)
 
     async def continue_update_rollback(self, stack: Stack, skip: FrozenSet[str], token: Optional[str] = None) -> None:
-        run = self.updates.get(stack.stack_id)
+        run = self.updates.get(stack.stack_id) or self._recovered_run(stack, skip, token)
         if run is None:
-            stack.set_status("UPDATE_ROLLBACK_COMPLETE", None, token)
             return
         run.updated -= set(skip)
         stack.set_status("UPDATE_ROLLBACK_IN_PROGRESS", None, token)
@@ -382,6 +381,26 @@ class StackEngine:
         run = self.updates[stack.stack_id]
         run.retain_except_on_create = retain_except_on_create
         await self._roll_back_update(stack, run, "User Initiated", token)
+
+    def _recovered_run(self, stack: Stack, skip: FrozenSet[str], token: Optional[str]) -> Optional[UpdateRun]:
+        """The update serve lost track of (a restart), from the stack's record; None (the stack still
+        UPDATE_ROLLBACK_FAILED, saying why) when a resource it touched cannot be put back."""
+        blueprint = self.blueprints.get(stack.stack_id)
+        found = interrupted_update(stack)
+        lost = sorted(set(found.lost) - skip)
+        if blueprint is None or lost:
+            reason = (
+                f"cfnrun cannot roll back [{', '.join(lost)}]: what they were before the update was not kept when serve "
+                "stopped (a replaced resource, or properties holding a writeOnly or NoEcho value). "
+                "Skip them with ResourcesToSkip and put them right yourself."
+            )
+            stack.set_status("UPDATE_ROLLBACK_FAILED", reason, token)
+            return None
+        resources = copy.deepcopy(stack.resources)
+        for logical_id, properties in found.previous.items():
+            resources[logical_id].properties = properties
+        before = Revision(blueprint, resources, list(stack.outputs), dict(stack.parameters), dict(stack.tags))
+        return UpdateRun(before, blueprint, added=set(found.added), updated=set(found.previous))
 
     def cancel_update(self, stack: Stack) -> None:
         run = self.updates.get(stack.stack_id)
