@@ -8,14 +8,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 from typing import Any, Dict, Iterator, List
 
 import pytest
 from botocore.exceptions import ClientError, WaiterError
 
-from conftest import FIXTURES, LOCAL_STATE, SAMPLES, ServerProcess
+from conftest import FIXTURES, LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess
 
 FAST = {"Delay": 0.1, "MaxAttempts": 600}
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
@@ -36,6 +39,13 @@ class Served:
 
     def wait(self, waiter: str, **arguments: Any) -> None:
         self.cloudformation.get_waiter(waiter).wait(WaiterConfig=FAST, **arguments)
+
+    def wait_for_event(self, stack: str, logical_id: str, status: str, budget_s: float = PATIENCE_S) -> None:
+        """Poll the events (as a waiter does) until ``logical_id`` has reached ``status``."""
+        deadline = time.monotonic() + budget_s
+        while not any(e["LogicalResourceId"] == logical_id and e["ResourceStatus"] == status for e in self.events(stack)):
+            assert time.monotonic() < deadline, [(e["LogicalResourceId"], e["ResourceStatus"], e.get("ResourceStatusReason")) for e in self.events(stack)]
+            time.sleep(FAST["Delay"])
 
     def physical_ids(self, stack: str) -> Dict[str, str]:
         described = self.cloudformation.describe_stack_resources(StackName=stack)["StackResources"]
@@ -250,3 +260,53 @@ def test_force_delete_stack_deletes_a_delete_failed_stack_leaving_what_would_not
     greeting_statuses = [e["ResourceStatus"] for e in served.events(stack_id) if e["LogicalResourceId"] == "Greeting"]
     assert greeting_statuses[-2:] == ["DELETE_FAILED", "DELETE_SKIPPED"]
     assert cfn.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"] == "DELETE_COMPLETE"
+
+
+def test_continue_update_rollback_after_serve_was_killed_mid_update_puts_the_previous_properties_back(tmp_path: Path) -> None:
+    """SIGKILL while an update waits on a custom resource it replaces; the restarted serve rolls the note it had updated
+    back, and says it cannot put the replaced greeting back until told to skip it."""
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    shutil.copytree(FIXTURES / "custom_resource", tmp_path / "custom_resource")
+    arguments = ("serve", "--port", "0", "--no-reload", "--provider", "note", "--functions", "custom_resource/template.yaml", "--state", "kept")
+
+    def start() -> Served:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "cfnrun", *arguments], cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, env={**os.environ, "NO_COLOR": "1"},
+        )
+        return Served(ServerProcess(tmp_path, process=process))
+
+    def template(title: str, name: str) -> str:
+        greeting = {"Type": "Custom::Greeting", "DependsOn": "Note", "Properties": {"ServiceToken": "GreeterFunction", "Name": name}}
+        return json.dumps({"Resources": {"Note": {"Type": NOTE, "Properties": {"Title": title}}, "Greeting": greeting}})
+
+    first = start()
+    try:
+        first.cloudformation.create_stack(StackName="killed", TemplateBody=template("before", "x"))
+        first.wait("stack_create_complete", StackName="killed")
+        note = first.physical_ids("killed")["Note"]
+        first.cloudformation.update_stack(StackName="killed", TemplateBody=template("after", "slow"))
+        first.wait_for_event("killed", "Greeting", "UPDATE_IN_PROGRESS")  # its function was asked, and does not answer
+        assert [e["ResourceStatus"] for e in first.events("killed") if e["LogicalResourceId"] == "Note"][-1] == "UPDATE_COMPLETE"
+    finally:
+        first.server.stop(signal.SIGKILL)
+
+    second = start()
+    try:
+        cfn = second.cloudformation
+        assert cfn.describe_stacks(StackName="killed")["Stacks"][0]["StackStatus"] == "UPDATE_ROLLBACK_FAILED", [
+            (e["LogicalResourceId"], e["ResourceStatus"], e.get("ResourceStatusReason")) for e in second.events("killed")
+        ]
+        # The greeting was being replaced: its old resource is not in the record, and the rollback says so.
+        cfn.continue_update_rollback(StackName="killed")
+        with pytest.raises(WaiterError, match="UPDATE_ROLLBACK_FAILED"):
+            second.wait("stack_rollback_complete", StackName="killed")
+        reason = cfn.describe_stacks(StackName="killed")["Stacks"][0]["StackStatusReason"]
+        assert reason.startswith("cfnrun cannot roll back [Greeting]: what they were before the update was not kept")
+        cfn.continue_update_rollback(StackName="killed", ResourcesToSkip=["Greeting"])
+        second.wait("stack_rollback_complete", StackName="killed")
+        assert cfn.describe_stacks(StackName="killed")["Stacks"][0]["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+        model = json.loads(second.cloudcontrol.get_resource(TypeName=NOTE, Identifier=note)["ResourceDescription"]["Properties"])
+        assert model["Title"] == "before"
+    finally:
+        second.server.stop()
