@@ -169,9 +169,9 @@ def test_a_resource_failing_schema_validation_rolls_back_the_one_created_before_
     assert failed[0]["ResourceStatusReason"].startswith("Properties validation failed for resource Second with message:")
     assert "#/Priority" in failed[0]["ResourceStatusReason"]
     first = [e for e in events if e["LogicalResourceId"] == "First"]
-    assert [e["ResourceStatus"] for e in first] == ["CREATE_IN_PROGRESS", "CREATE_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
+    assert [e["ResourceStatus"] for e in first] == ["CREATE_IN_PROGRESS", "CREATE_IN_PROGRESS", "CREATE_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
     with pytest.raises(ClientError, match="ResourceNotFoundException"):
-        stacks.cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Note", Identifier=first[1]["PhysicalResourceId"])
+        stacks.cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Note", Identifier=first[2]["PhysicalResourceId"])
 
 
 def test_the_aws_cli_deploys_updates_replaces_and_deletes_a_stack(stacks: Stacks, tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
 from cfnrun.stacks.in_flight import InFlight
 from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookReport, HookedOperation, stack_model
+from cfnrun.stacks.interrupted_update import REPLACING, interrupted_update
 from cfnrun.stacks.ordering import reverse, run_in_order
 from cfnrun.stacks.plan import ChangePlan, changed_properties, known_properties
 from cfnrun.stacks.provisioning import (
@@ -38,8 +39,8 @@ from cfnrun.stacks.signals import ResourceSignals, SignalProblem, resource_signa
 from cfnrun.stacks.stack_policy import StackPolicy, refusals
 
 HOOK_REASON_LIMIT = 1024  # HookStatusReason, as the API bounds it
-REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
 CANCELLED = "Resource update cancelled"
+CREATION_INITIATED = "Resource creation Initiated"  # the second CREATE_IN_PROGRESS, once the handler is called
 
 
 @dataclass
@@ -58,10 +59,12 @@ class UpdateRun:
     """The state of one update, kept for its rollback and for ContinueUpdateRollback."""
 
     before: Revision
+    after: Optional[Blueprint] = None  # the template the update goes to: its dependencies order a rollback's deletes
     added: Set[str] = field(default_factory=set)  # created by this update: deleted if it rolls back
     updated: Set[str] = field(default_factory=set)  # updated in place: put back if it rolls back
     replaced: Dict[str, StackResource] = field(default_factory=dict)  # the old resource of each replacement
     cancelled: bool = False
+    retain_except_on_create: bool = False  # RollbackStack's RetainExceptOnCreate: what the update added goes, Retain or not
 
 
 class StackEngine:
@@ -113,9 +116,23 @@ class StackEngine:
         if stack.disable_rollback:
             stack.set_status("CREATE_FAILED", reason, token)
             return
+        if stack.delete_on_failure:
+            await self._delete_failed_create(stack, blueprint, reason if problem else f"{reason}Delete requested by user.", token)
+            return
         stack.set_status("ROLLBACK_IN_PROGRESS", f"{reason}Rollback requested by user." if not problem else reason, token)
         ok = await self._delete_all(stack, blueprint, list(stack.resources), token, rolling_back_create=True)
         stack.set_status("ROLLBACK_COMPLETE" if ok else "ROLLBACK_FAILED", None if ok else "The following resource(s) failed to delete.", token)
+
+    async def _delete_failed_create(self, stack: Stack, blueprint: Blueprint, reason: str, token: Optional[str]) -> None:
+        """CreateStack's OnFailure DELETE: what the create made is deleted, and then the stack itself."""
+        stack.set_status("DELETE_IN_PROGRESS", reason, token)
+        if not await self._delete_all(stack, blueprint, list(stack.resources), token, rolling_back_create=True):
+            failed = sorted(r.logical_id for r in stack.resources.values() if r.status == "DELETE_FAILED")
+            stack.set_status("DELETE_FAILED", f"The following resource(s) failed to delete: [{', '.join(failed)}]. ", token)
+            return
+        self.blueprints.pop(stack.stack_id, None)
+        stack.deleted_at = time.time()
+        stack.set_status("DELETE_COMPLETE", None, token)
 
     async def _create(self, stack: Stack, blueprint: Blueprint, resource: StackResource, token: Optional[str]) -> bool:
         try:
@@ -178,6 +195,8 @@ class StackEngine:
             stack.set_resource_status(resource, f"{verb}_FAILED", refused, shown, token)
             return False
         started()
+        if verb == "CREATE":
+            stack.set_resource_status(resource, "CREATE_IN_PROGRESS", CREATION_INITIATED, shown, token)
         try:
             made = await call()
         except Exception as error:  # noqa: B902 - whatever a provisioner raises fails its resource, never the stack's bookkeeping
@@ -203,7 +222,7 @@ class StackEngine:
         (``policy``: the stack policy that must allow each change, ``stack_policy.py``)."""
         blueprint = plan.blueprint
         previous = self.blueprints[stack.stack_id]
-        run = UpdateRun(Revision(previous, copy.deepcopy(stack.resources), list(stack.outputs), dict(stack.parameters), dict(stack.tags)))
+        run = UpdateRun(Revision(previous, copy.deepcopy(stack.resources), list(stack.outputs), dict(stack.parameters), dict(stack.tags)), blueprint)
         self.updates[stack.stack_id] = run
         self.blueprints[stack.stack_id] = blueprint
         stack.parameters, stack.tags, stack.no_echo = parameters, tags, blueprint.no_echo
@@ -237,6 +256,9 @@ class StackEngine:
             reason = problem or (
                 f"The following resource(s) failed to update: [{', '.join(sorted(failed))}]. " if failed else "User Initiated"
             )
+            if stack.disable_rollback and not run.cancelled:
+                stack.set_status("UPDATE_FAILED", reason, token)  # kept as it is, until RollbackStack or another update
+                return
             await self._roll_back_update(stack, run, reason, token)
             return
         stack.set_status("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", None, token)
@@ -279,9 +301,12 @@ class StackEngine:
             stack, current, "UPDATE", lambda: provisioner.update(work), properties, current.properties, shown, token,
             started=lambda: run.updated.add(logical_id),
         )
-        if ok and before.physical_id and current.physical_id != before.physical_id:
-            # The provider answered with a new physical resource (a custom resource may): the old one goes in the
-            # cleanup phase, and a rollback deletes the new one, as for a replacement.
+        if ok and before.physical_id and current.physical_id != before.physical_id and not _may_move(type_name):
+            # An update in place keeps its physical resource, whatever id the handler's model now names.
+            current.physical_id, current.ref = before.physical_id, before.ref
+        elif ok and before.physical_id and current.physical_id != before.physical_id:
+            # A custom resource answered with a new physical resource: the old one goes in the cleanup phase, and a
+            # rollback deletes the new one, as for a replacement.
             run.updated.discard(logical_id)
             run.replaced[logical_id] = before
         return ok
@@ -300,13 +325,15 @@ class StackEngine:
     async def _clean_up(
         self, stack: Stack, blueprint: Blueprint, removed: List[str], replaced: Mapping[str, StackResource], token: Optional[str]
     ) -> bool:
-        """The update's cleanup phase: delete the old resources of replacements, then the plan's Removes."""
-        ok = True
-        for logical_id, old in replaced.items():
-            policy = blueprint.update_replace_policy(logical_id)
-            ok = await self._delete_one(stack, old, policy, token, hooked=True) and ok
+        """The update's cleanup phase: the old resources of replacements and the plan's Removes, together in reverse
+        dependency order of the template they were made by (an old subnet goes before its old VPC)."""
         gone = {lid: stack.resources[lid] for lid in removed if lid in stack.resources}
-        ok = await self._delete_all(stack, blueprint, list(gone), token, hooked=True) and ok
+        old = {**gone, **replaced}
+
+        def policy(logical_id: str) -> str:
+            return blueprint.update_replace_policy(logical_id) if logical_id in replaced else blueprint.deletion_policy(logical_id)
+
+        ok = await self._delete_in_reverse(stack, blueprint, old, policy, token, hooked=True)
         for logical_id in gone:
             stack.resources.pop(logical_id, None)
         return ok
@@ -356,9 +383,14 @@ class StackEngine:
         stack.set_status("UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS", None, token)
         made_by_update = {lid: stack.resources[lid] for lid in run.added | set(run.replaced) if lid in stack.resources}
         blueprint = self.blueprints[stack.stack_id]
-        for new in made_by_update.values():
-            if new.exists:
-                await self._delete_one(stack, new, "Delete", token)
+        made_by = run.after or blueprint
+
+        def policy(logical_id: str) -> str:
+            if logical_id in run.replaced or run.retain_except_on_create:
+                return "Delete"
+            return made_by.deletion_policy(logical_id)  # an added resource that says Retain stays, as the service keeps it
+
+        await self._delete_in_reverse(stack, made_by, made_by_update, policy, token, rolling_back_create=True)
         for logical_id in made_by_update:
             stack.resources.pop(logical_id, None)
         for logical_id, old in run.replaced.items():
@@ -369,9 +401,8 @@ class StackEngine:
         stack.set_status("UPDATE_ROLLBACK_COMPLETE", None, token)
 
     async def continue_update_rollback(self, stack: Stack, skip: FrozenSet[str], token: Optional[str] = None) -> None:
-        run = self.updates.get(stack.stack_id)
+        run = self.updates.get(stack.stack_id) or self._recovered_run(stack, skip, token)
         if run is None:
-            stack.set_status("UPDATE_ROLLBACK_COMPLETE", None, token)
             return
         run.updated -= set(skip)
         stack.set_status("UPDATE_ROLLBACK_IN_PROGRESS", None, token)
@@ -379,6 +410,38 @@ class StackEngine:
             stack.set_status("UPDATE_ROLLBACK_FAILED", "The following resource(s) failed to update.", token)
             return
         await self._finish_rollback(stack, run, token)
+
+    async def roll_back(self, stack: Stack, token: Optional[str] = None, retain_except_on_create: bool = False) -> None:
+        """RollbackStack: a create or an update that failed with rollback disabled is rolled back now."""
+        blueprint = self.blueprints[stack.stack_id]
+        if stack.status == "CREATE_FAILED":
+            stack.set_status("ROLLBACK_IN_PROGRESS", "User Initiated", token)
+            ok = await self._delete_all(stack, blueprint, list(stack.resources), token, rolling_back_create=True)
+            stack.set_status("ROLLBACK_COMPLETE" if ok else "ROLLBACK_FAILED", None if ok else "The following resource(s) failed to delete.", token)
+            return
+        run = self.updates[stack.stack_id]
+        run.retain_except_on_create = retain_except_on_create
+        await self._roll_back_update(stack, run, "User Initiated", token)
+
+    def _recovered_run(self, stack: Stack, skip: FrozenSet[str], token: Optional[str]) -> Optional[UpdateRun]:
+        """The update serve lost track of (a restart), from the stack's record; None (the stack still
+        UPDATE_ROLLBACK_FAILED, saying why) when a resource it touched cannot be put back."""
+        blueprint = self.blueprints.get(stack.stack_id)
+        found = interrupted_update(stack)
+        lost = sorted(set(found.lost) - skip)
+        if blueprint is None or lost:
+            reason = (
+                f"cfnrun cannot roll back [{', '.join(lost)}]: what they were before the update was not kept when serve "
+                "stopped (a replaced resource, or properties holding a writeOnly or NoEcho value). "
+                "Skip them with ResourcesToSkip and put them right yourself."
+            )
+            stack.set_status("UPDATE_ROLLBACK_FAILED", reason, token)
+            return None
+        resources = copy.deepcopy(stack.resources)
+        for logical_id, properties in found.previous.items():
+            resources[logical_id].properties = properties
+        before = Revision(blueprint, resources, list(stack.outputs), dict(stack.parameters), dict(stack.tags))
+        return UpdateRun(before, blueprint, added=set(found.added), updated=set(found.previous))
 
     def cancel_update(self, stack: Stack) -> None:
         run = self.updates.get(stack.stack_id)
@@ -427,19 +490,35 @@ class StackEngine:
     ) -> bool:
         """Delete these resources, dependants first; those never created are just dropped (``hooked``: hooks run first,
         as on a stack's delete and an update's cleanup; a rollback runs none)."""
+        def policy(logical_id: str) -> str:
+            return "Retain" if logical_id in retain else blueprint.deletion_policy(logical_id)
+
+        resources = {lid: stack.resources[lid] for lid in logical_ids}
+        return await self._delete_in_reverse(stack, blueprint, resources, policy, token, rolling_back_create, hooked)
+
+    async def _delete_in_reverse(
+        self,
+        stack: Stack,
+        blueprint: Blueprint,
+        resources: Mapping[str, StackResource],
+        policy: Callable[[str], str],
+        token: Optional[str],
+        rolling_back_create: bool = False,
+        hooked: bool = False,
+    ) -> bool:
+        """Delete ``resources`` (by logical id) once everything depending on them in ``blueprint`` is gone; False if any failed."""
         failed: List[str] = []
 
         async def delete_one(logical_id: str) -> bool:
-            resource = stack.resources[logical_id]
+            resource = resources[logical_id]
             if not resource.exists:
                 return True
-            policy = "Retain" if logical_id in retain else blueprint.deletion_policy(logical_id)
-            ok = await self._delete_one(stack, resource, policy, token, rolling_back_create=rolling_back_create, hooked=hooked)
+            ok = await self._delete_one(stack, resource, policy(logical_id), token, rolling_back_create=rolling_back_create, hooked=hooked)
             if not ok:
                 failed.append(logical_id)
             return ok
 
-        await run_in_order(reverse(blueprint.dependencies, logical_ids), delete_one)
+        await run_in_order(reverse(blueprint.dependencies, resources), delete_one)
         return not failed
 
     async def _delete_one(
@@ -574,6 +653,11 @@ class StackEngine:
         except NoProvisioner:
             return True
         return self._shown(stack, shown) != json.dumps(resource.properties, sort_keys=True, default=str)
+
+
+def _may_move(type_name: str) -> bool:
+    """Can an update in place answer with a new physical resource? Only a custom resource's function can say so."""
+    return type_name.startswith("Custom::") or type_name == "AWS::CloudFormation::CustomResource"
 
 
 def _reason(error: Exception) -> str:

@@ -91,6 +91,7 @@ class Stack:
     description: Optional[str] = None
     reason: Optional[str] = None
     disable_rollback: bool = False
+    delete_on_failure: bool = False  # CreateStack's OnFailure DELETE: a failed create deletes the stack
     capabilities: Tuple[str, ...] = ()
     termination_protection: bool = False  # EnableTerminationProtection: DeleteStack is refused while it is on
     policy_body: Optional[str] = None  # the stack policy (StackPolicyBody) that guards its updates (``stack_policy.py``)

@@ -20,7 +20,11 @@ STACK_SETTLED = frozenset(
     }
 )
 # Statuses from which UpdateStack is accepted.
-UPDATABLE = frozenset({"CREATE_COMPLETE", "UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE", "IMPORT_COMPLETE", "IMPORT_ROLLBACK_COMPLETE"})
+UPDATABLE = frozenset(
+    {"CREATE_COMPLETE", "UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE", "UPDATE_FAILED", "IMPORT_COMPLETE", "IMPORT_ROLLBACK_COMPLETE"}
+)
+# RollbackStack starts from these: a create or an update that failed with rollback disabled.
+ROLLBACK_FROM = frozenset({"CREATE_FAILED", "UPDATE_FAILED"})
 # A stack in one of these has no resources the service would still manage: it only waits to be deleted.
 ONLY_DELETABLE = frozenset({"ROLLBACK_COMPLETE", "ROLLBACK_FAILED", "CREATE_FAILED", "DELETE_FAILED"})
 

@@ -34,7 +34,7 @@ from cfnrun.stacks.records import Stack, mask_values
 from cfnrun.stacks.stack_policy import StackPolicy, policy_of
 from cfnrun.stacks.imports import IMPORT, ImportProblem, execute_import, plan_import
 from cfnrun.stacks.template.parameters import NO_ECHO_MASK
-from cfnrun.stacks.statuses import ONLY_DELETABLE, UPDATABLE
+from cfnrun.stacks.statuses import ONLY_DELETABLE, ROLLBACK_FROM, UPDATABLE
 
 
 EXECUTED = ("EXECUTE_COMPLETE", "EXECUTE_FAILED")
@@ -194,6 +194,7 @@ class StackStore:
         token: Optional[str] = None,
         on_event: Optional[Callable[[StackEvent], None]] = None,
         disable_validation: bool = False,
+        delete_on_failure: bool = False,
     ) -> Stack:
         """``on_event``: told of each of the stack's events from its first on (``cfnrun stack test`` follows a stack so).
         ``disable_validation``: skip the pre-deployment validation (``validation.py``)."""
@@ -202,6 +203,7 @@ class StackStore:
             return retried
         stack = self._new_stack(name, template_body, parameters, tags, disable_rollback)
         self.tokens.started("CreateStack", stack, token)
+        stack.delete_on_failure = delete_on_failure
         blueprint = self.prepare(template_body, parameters, {}, name, stack.stack_id)
         stack.parameters, stack.no_echo, stack.description = blueprint.parameters, blueprint.no_echo, blueprint.description
         stack.change_set_id = self._change_set_arn(f"{name}-create")  # CreateStack runs a change set of its own
@@ -247,6 +249,7 @@ class StackStore:
         token: Optional[str] = None,
         policy_during_update: Optional[StackPolicy] = None,
         disable_validation: bool = False,
+        disable_rollback: bool = False,
     ) -> Stack:
         """``policy_during_update``: StackPolicyDuringUpdateBody, guarding this update instead of the stack's policy."""
         retried = self.tokens.retried("UpdateStack", name, token)
@@ -272,6 +275,9 @@ class StackStore:
             return stack
         self.tokens.started("UpdateStack", stack, token)
         self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token, policy=policy))
+        plan = plan_update(stack.resources, self.engine.blueprints.get(stack.stack_id), blueprint, self.engine.provisioners)
+        stack.disable_rollback = disable_rollback
+        self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token))
         return stack
 
     def delete_stack(self, name: str, retain: Tuple[str, ...] = (), token: Optional[str] = None) -> None:
@@ -307,6 +313,15 @@ class StackStore:
             raise StackError(f"Stack {stack.stack_id} is in {stack.status} state and can not continue update rollback")
         self._begin(stack, "CONTINUE_ROLLBACK")
         self._start(stack, self.engine.continue_update_rollback(stack, frozenset(skip)))
+
+    def rollback_stack(self, name: str, token: Optional[str] = None, retain_except_on_create: Optional[bool] = None) -> Stack:
+        """RollbackStack: a stack whose create or update failed with rollback disabled goes back to its last stable state."""
+        stack = self.get(name)
+        if stack.status not in ROLLBACK_FROM:
+            raise StackError(f"Stack {stack.stack_id} is in {stack.status} state and can not be rolled back")
+        self._begin(stack, "ROLLBACK")
+        self._start(stack, self.engine.roll_back(stack, token, bool(retain_except_on_create)))
+        return stack
 
     # -- change sets ---------------------------------------------------------------------------
 
@@ -416,7 +431,7 @@ class StackStore:
             return
         change_set.status, change_set.status_reason = "FAILED", with_reasons(refused, change_set.hook_results)
 
-    def execute_change_set(self, name_or_id: str, stack_name: Optional[str], token: Optional[str] = None) -> None:
+    def execute_change_set(self, name_or_id: str, stack_name: Optional[str], token: Optional[str] = None, disable_rollback: bool = False) -> None:
         change_set = self.change_set(name_or_id, stack_name)
         if change_set.execution_status != "AVAILABLE":
             raise StackError(
@@ -425,6 +440,7 @@ class StackStore:
             )
         stack = self.stacks[change_set.stack_id]
         change_set.execution_status = "EXECUTE_IN_PROGRESS"
+        stack.disable_rollback = disable_rollback
         creating = stack.status == "REVIEW_IN_PROGRESS"
         if creating:
             stack.parameters, stack.no_echo = change_set.parameters, change_set.blueprint.no_echo

@@ -126,7 +126,7 @@ def test_a_create_runs_dependencies_first_and_resolves_ref_and_getatt() -> None:
     assert stack.status == "CREATE_COMPLETE"
     assert [c[1] for c in memory.calls] == ["First", "Second"]
     assert memory.calls[1][2] == {"Name": "two", "Parent": "First-1", "ParentArn": "arn:First-1"}
-    assert _statuses(stack, "Second") == ["CREATE_IN_PROGRESS", "CREATE_COMPLETE"]
+    assert _statuses(stack, "Second") == ["CREATE_IN_PROGRESS", "CREATE_IN_PROGRESS", "CREATE_COMPLETE"]
     assert [(o.key, o.value) for o in stack.outputs] == [("Arn", "arn:Second-2")]
     assert _statuses(stack, "s") == ["CREATE_IN_PROGRESS", "CREATE_COMPLETE"]
 
@@ -161,7 +161,7 @@ def test_a_failed_create_rolls_back_what_was_created() -> None:
     stack = run(scenario())
     assert stack.status == "ROLLBACK_COMPLETE"
     assert memory.live == {}
-    assert _statuses(stack, "First") == ["CREATE_IN_PROGRESS", "CREATE_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
+    assert _statuses(stack, "First") == ["CREATE_IN_PROGRESS", "CREATE_IN_PROGRESS", "CREATE_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
     second = [e for e in stack.events if e.logical_id == "Second" and e.status == "CREATE_FAILED"]
     assert 'create refused' in (second[0].reason or "")
     rollback = [e for e in stack.events if e.status == "ROLLBACK_IN_PROGRESS"]
@@ -500,7 +500,8 @@ def test_an_update_hands_the_handlers_the_stack_tags_before_and_after() -> None:
     assert seen == [({"team": "b"}, {"team": "a"})]
 
 
-def test_an_update_answered_with_a_new_physical_id_deletes_the_old_one_in_cleanup() -> None:
+def test_an_update_in_place_keeps_its_physical_id_whatever_the_handler_answers() -> None:
+    """Only a custom resource may move to a new physical resource on an update; a registry type's stays, nothing is deleted."""
     memory = Memory()
     original = memory.update
 
@@ -522,6 +523,71 @@ def test_an_update_answered_with_a_new_physical_id_deletes_the_old_one_in_cleanu
 
     stack = run(scenario())
     assert stack.status == "UPDATE_COMPLETE"
-    assert stack.resources["Second"].physical_id == "Second-2-v2"
-    assert [(c[0], c[1]) for c in memory.calls][-2:] == [("update", "Second"), ("delete", "Second")]
-    assert "Second-2" not in memory.live and "Second-2-v2" in memory.live
+    assert (stack.resources["Second"].physical_id, stack.resources["Second"].ref) == ("Second-2", "Second-2")
+    assert [c[0] for c in memory.calls][-1] == "update"
+    assert "Second-2" in memory.live
+    assert "DELETE_IN_PROGRESS" not in _statuses(stack, "Second")
+
+
+def test_continue_update_rollback_after_a_restart_puts_back_the_properties_the_events_kept() -> None:
+    """A restart loses the engine's record of the update: the rollback reads what each resource was from its events."""
+    memory = Memory()
+    broken = json.loads(json.dumps(TWO))
+    broken["First"]["Properties"]["Size"] = 5
+    broken["Second"]["Properties"]["Fail"] = "update"
+    going_back = {"refused": True}
+
+    async def scenario() -> Any:
+        store = _store(memory)
+        store.create_stack("s", _template(TWO), {}, {})
+        await store.settled("s")
+        original_update = memory.update
+
+        async def refuse_going_back_once(work: ResourceWork) -> Provisioned:
+            if work.logical_id == "First" and work.properties.get("Size") == 1 and going_back["refused"]:
+                raise ProvisioningFailed("cannot go back")
+            return await original_update(work)
+
+        memory.update = refuse_going_back_once  # type: ignore[method-assign]
+        store.update_stack("s", _template(broken), {}, None)
+        assert (await store.settled("s")).status == "UPDATE_ROLLBACK_FAILED"
+        store.engine.updates.clear()  # what a restart of serve loses
+        going_back["refused"] = False
+        memory.calls.clear()
+        store.continue_update_rollback("s")
+        return await store.settled("s")
+
+    stack = run(scenario())
+    assert stack.status == "UPDATE_ROLLBACK_COMPLETE"
+    assert sorted((c[0], c[1], c[2].get("Size"), "Fail" in c[2]) for c in memory.calls) == [("update", "First", 1, False), ("update", "Second", None, False)]
+    assert memory.live[stack.resources["First"].physical_id]["Size"] == 1
+
+
+def test_continue_update_rollback_after_a_restart_says_what_it_cannot_put_back() -> None:
+    memory = Memory()
+    broken = json.loads(json.dumps(TWO))
+    broken["First"]["Properties"]["Size"] = 5
+    broken["Second"]["Properties"]["Fail"] = "update"
+
+    async def scenario() -> Any:
+        store = _store(memory)
+        store.create_stack("s", _template(TWO), {}, {})
+        await store.settled("s")
+        original_update = memory.update
+
+        async def refuse_going_back(work: ResourceWork) -> Provisioned:
+            if work.logical_id == "First" and work.properties.get("Size") == 1:
+                raise ProvisioningFailed("cannot go back")
+            return await original_update(work)
+
+        memory.update = refuse_going_back  # type: ignore[method-assign]
+        store.update_stack("s", _template(broken), {}, None)
+        stuck = await store.settled("s")
+        store.engine.updates.clear()  # what a restart of serve loses
+        stuck.resources["First"].properties = None  # as read back when they held a writeOnly or NoEcho value
+        store.continue_update_rollback("s")
+        return await store.settled("s")
+
+    stack = run(scenario())
+    assert stack.status == "UPDATE_ROLLBACK_FAILED"
+    assert stack.reason.startswith("cfnrun cannot roll back [First]: what they were before the update was not kept")

@@ -9,7 +9,7 @@ STACK_OPERATIONS = frozenset(
         "ValidateTemplate", "CreateChangeSet", "DescribeChangeSet", "ExecuteChangeSet", "DeleteChangeSet", "ListChangeSets",
         "ListExports", "ListImports", "DescribeType", "SetTypeConfiguration", "CancelUpdateStack", "ContinueUpdateRollback",
         "DetectStackDrift", "DescribeStackDriftDetectionStatus", "DescribeStackResourceDrifts", "DetectStackResourceDrift",
-        "DescribeChangeSetHooks", "ListHookResults", "GetHookResult", "DescribeEvents",
+        "DescribeChangeSetHooks", "ListHookResults", "GetHookResult", "DescribeEvents", "RollbackStack",
         "UpdateTerminationProtection", "SetStackPolicy", "GetStackPolicy", "SignalResource",
     }
 )

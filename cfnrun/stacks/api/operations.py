@@ -33,6 +33,8 @@ from cfnrun.stacks.template.loading import processed_body
 
 Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
 
+BOTH_ON_FAILURE_AND_DISABLE_ROLLBACK = "Either DisableRollback or OnFailure can be specified, not both."  # the service's words
+
 
 class DriftService(Protocol):
     """The drift operations' detections (the app's ``DriftChecks`` runs them on the handlers and the endpoint)."""
@@ -113,6 +115,7 @@ class StackOperations:
             "DescribeChangeSetHooks": self.describe_change_set_hooks,
             "ListHookResults": self.list_hook_results,
             "GetHookResult": self.get_hook_result,
+            "RollbackStack": self.rollback_stack,
         }
         self._operations.update(  # the operations with modules of their own
             StackPolicies(store).operations(),
@@ -131,6 +134,8 @@ class StackOperations:
 
     async def create_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
         on_failure = params.get("OnFailure")
+        if on_failure is not None and "DisableRollback" in params:
+            raise StackError(BOTH_ON_FAILURE_AND_DISABLE_ROLLBACK)
         disable_rollback = bool(params.get("DisableRollback")) or on_failure == "DO_NOTHING"
         policy = given_policy(params)
         stack = self.store.create_stack(
@@ -141,6 +146,7 @@ class StackOperations:
             disable_rollback,
             params.get("ClientRequestToken"),
             disable_validation=bool(params.get("DisableValidation")),
+            delete_on_failure=on_failure == "DELETE",
         )
         stack.termination_protection = bool(params.get("EnableTerminationProtection"))
         stack.policy_body = policy.body if policy is not None else None
@@ -152,14 +158,31 @@ class StackOperations:
             params["StackName"], given_template_body(params), given_parameters(params), given_tags(params), params.get("ClientRequestToken"),
             during_update,
             disable_validation=bool(params.get("DisableValidation")),
+            disable_rollback=bool(params.get("DisableRollback")),
         )
         if policy is not None:  # the new policy guards the updates after this one
             stack.policy_body = policy.body
         return {"StackId": stack.stack_id, "OperationId": stack.operation_id}
 
+    async def rollback_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        stack = self.store.rollback_stack(params["StackName"], params.get("ClientRequestToken"), params.get("RetainExceptOnCreate"))
+        return {"StackId": stack.stack_id, "OperationId": stack.operation_id}
+
     async def delete_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        self.store.delete_stack(params["StackName"], tuple(params.get("RetainResources") or ()), params.get("ClientRequestToken"))
+        retain = tuple(params.get("RetainResources") or ())
+        if params.get("DeletionMode") == "FORCE_DELETE_STACK":
+            retain += self._stuck(params["StackName"])
+        self.store.delete_stack(params["StackName"], retain, params.get("ClientRequestToken"))
         return {}
+
+    def _stuck(self, name: str) -> Tuple[str, ...]:
+        """DeletionMode FORCE_DELETE_STACK: the resources a DELETE_FAILED stack failed to delete, left in place this time."""
+        stack = self.store.find(name)
+        if stack is None or stack.status == "DELETE_COMPLETE":
+            return ()
+        if stack.status != "DELETE_FAILED":
+            raise StackError("Invalid operation on stack: DeletionMode FORCE_DELETE_STACK is only valid for a stack in DELETE_FAILED state")
+        return tuple(r.logical_id for r in stack.resources.values() if r.status == "DELETE_FAILED")
 
     async def cancel_update_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
         self.store.cancel_update(params["StackName"])
@@ -428,7 +451,9 @@ class StackOperations:
         )
 
     async def execute_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        self.store.execute_change_set(params["ChangeSetName"], params.get("StackName"), params.get("ClientRequestToken"))
+        self.store.execute_change_set(
+            params["ChangeSetName"], params.get("StackName"), params.get("ClientRequestToken"), disable_rollback=bool(params.get("DisableRollback"))
+        )
         return {}
 
     async def delete_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:

@@ -1,0 +1,312 @@
+"""A stack's lifecycle as the service runs it, on ``cfnrun serve`` through boto3: the order of clean-up and rollback
+deletes, a resource updated in place keeping its physical id, and the events of a resource's creation.
+
+One serve (per test module and xdist worker) serves the note sample's type and a custom resource's function; each test works on its own stack names.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, Iterator, List
+
+import pytest
+from botocore.exceptions import ClientError, WaiterError
+
+from conftest import FIXTURES, LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess
+
+FAST = {"Delay": 0.1, "MaxAttempts": 600}
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+NOTE = "Cfnrun::Sample::Note"
+
+
+class Served:
+    def __init__(self, server: ServerProcess) -> None:
+        import boto3
+
+        self.server = server
+        self.cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+        self.cloudcontrol = boto3.client("cloudcontrol", endpoint_url=server.url, **CREDENTIALS)
+
+    def events(self, stack: str) -> List[Dict[str, Any]]:
+        pages = self.cloudformation.get_paginator("describe_stack_events").paginate(StackName=stack)
+        return list(reversed([e for page in pages for e in page["StackEvents"]]))
+
+    def wait(self, waiter: str, **arguments: Any) -> None:
+        self.cloudformation.get_waiter(waiter).wait(WaiterConfig=FAST, **arguments)
+
+    def wait_for_event(self, stack: str, logical_id: str, status: str, budget_s: float = PATIENCE_S) -> None:
+        """Poll the events (as a waiter does) until ``logical_id`` has reached ``status``."""
+        deadline = time.monotonic() + budget_s
+        while not any(e["LogicalResourceId"] == logical_id and e["ResourceStatus"] == status for e in self.events(stack)):
+            assert time.monotonic() < deadline, [(e["LogicalResourceId"], e["ResourceStatus"], e.get("ResourceStatusReason")) for e in self.events(stack)]
+            time.sleep(FAST["Delay"])
+
+    def physical_ids(self, stack: str) -> Dict[str, str]:
+        described = self.cloudformation.describe_stack_resources(StackName=stack)["StackResources"]
+        return {r["LogicalResourceId"]: r.get("PhysicalResourceId", "") for r in described}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    folder = tmp_path_factory.mktemp("lifecycle")
+    shutil.copytree(SAMPLES / "note", folder / "note", ignore=LOCAL_STATE)
+    shutil.copytree(FIXTURES / "custom_resource", folder / "custom_resource")
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "cfnrun", "serve", "--port", "0", "--no-reload", "--virtual-clock", "--provider", "note",
+            "--functions", "custom_resource/template.yaml",
+        ],
+        cwd=str(folder), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NO_COLOR": "1"},
+    )
+    server = ServerProcess(folder, process=process)
+    try:
+        yield Served(server)
+    finally:
+        server.stop()
+
+
+def _chain(names: List[str], folder: Any) -> Dict[str, Any]:
+    """Notes each depending on the one before it (its Title names it), all in ``folder`` (createOnly)."""
+    resources: Dict[str, Any] = {}
+    for index, name in enumerate(names):
+        title: Any = {"Fn::Sub": f"after ${{{names[index - 1]}}}"} if index else "first"
+        resources[name] = {"Type": NOTE, "Properties": {"Title": title, "Folder": folder}}
+    return resources
+
+
+def _template(resources: Dict[str, Any]) -> str:
+    return json.dumps({"Parameters": {"Folder": {"Type": "String"}}, "Resources": resources})
+
+
+def _folder(value: str) -> List[Dict[str, Any]]:
+    return [{"ParameterKey": "Folder", "ParameterValue": value}]
+
+
+def _deleted_order(events: List[Dict[str, Any]], after: int) -> List[str]:
+    return [e["LogicalResourceId"] for e in events[after:] if e["ResourceStatus"] == "DELETE_COMPLETE"]
+
+
+def _last_stack_event(events: List[Dict[str, Any]], stack: str, status: str) -> int:
+    return max(i for i, e in enumerate(events) if e["LogicalResourceId"] == stack and e["ResourceStatus"] == status)
+
+
+def test_the_old_resources_of_a_replacement_go_in_reverse_dependency_order(served: Served) -> None:
+    # The folder (createOnly) changes in each declaration: every note is replaced, each after the one it names.
+    cfn, names = served.cloudformation, ["Vpc", "Subnet", "Instance"]
+    cfn.create_stack(StackName="cleanup-order", TemplateBody=_template(_chain(names, "inbox")), Parameters=_folder("inbox"))
+    served.wait("stack_create_complete", StackName="cleanup-order")
+    old = served.physical_ids("cleanup-order")
+    cfn.update_stack(StackName="cleanup-order", TemplateBody=_template(_chain(names, "archive")), Parameters=_folder("inbox"))
+    served.wait("stack_update_complete", StackName="cleanup-order")
+    events = served.events("cleanup-order")
+    cleanup = _last_stack_event(events, "cleanup-order", "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS")
+    assert _deleted_order(events, cleanup) == ["Instance", "Subnet", "Vpc"]
+    deleted = [e["PhysicalResourceId"] for e in events[cleanup:] if e["ResourceStatus"] == "DELETE_COMPLETE"]
+    assert deleted == [old["Instance"], old["Subnet"], old["Vpc"]]
+    assert set(served.physical_ids("cleanup-order").values()).isdisjoint(old.values())
+
+
+def test_a_rolled_back_update_deletes_what_it_added_in_reverse_dependency_order(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_stack(StackName="rollback-order", TemplateBody=_template(_chain(["Kept"], "inbox")), Parameters=_folder("inbox"))
+    served.wait("stack_create_complete", StackName="rollback-order")
+    added = _chain(["Kept", "Vpc", "Subnet", "Instance", "Volume"], "inbox")
+    added["Vpc"]["Properties"]["Title"] = "vpc"
+    added["Broken"] = {"Type": NOTE, "DependsOn": "Volume", "Properties": {"Title": "broken", "Priority": 9}}
+    cfn.update_stack(StackName="rollback-order", TemplateBody=_template(added), Parameters=_folder("inbox"))
+    with pytest.raises(WaiterError, match="UPDATE_ROLLBACK_COMPLETE"):
+        served.wait("stack_update_complete", StackName="rollback-order")
+    events = served.events("rollback-order")
+    cleanup = _last_stack_event(events, "rollback-order", "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS")
+    assert _deleted_order(events, cleanup) == ["Volume", "Instance", "Subnet", "Vpc"]
+    assert set(served.physical_ids("rollback-order")) == {"Kept"}
+
+
+def test_an_update_in_place_keeps_the_physical_id_and_deletes_nothing(served: Served) -> None:
+    cfn = served.cloudformation
+    resources = _chain(["Note"], "inbox")
+    cfn.create_stack(StackName="in-place", TemplateBody=_template(resources), Parameters=_folder("inbox"))
+    served.wait("stack_create_complete", StackName="in-place")
+    before = served.physical_ids("in-place")["Note"]
+    resources["Note"]["Properties"]["Title"] = "renamed"
+    cfn.update_stack(StackName="in-place", TemplateBody=_template(resources), Parameters=_folder("inbox"))
+    served.wait("stack_update_complete", StackName="in-place")
+    assert served.physical_ids("in-place")["Note"] == before
+    events = served.events("in-place")
+    update = _last_stack_event(events, "in-place", "UPDATE_IN_PROGRESS")
+    assert [e["ResourceStatus"] for e in events[update:] if e["LogicalResourceId"] == "Note"] == ["UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"]
+    model = json.loads(served.cloudcontrol.get_resource(TypeName=NOTE, Identifier=before)["ResourceDescription"]["Properties"])
+    assert model["Title"] == "renamed"
+
+
+def test_a_resource_is_created_with_two_in_progress_events_the_second_initiated(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_stack(StackName="initiated", TemplateBody=_template(_chain(["Note"], "inbox")), Parameters=_folder("inbox"))
+    served.wait("stack_create_complete", StackName="initiated")
+    note = [e for e in served.events("initiated") if e["LogicalResourceId"] == "Note"]
+    assert [(e["ResourceStatus"], e.get("ResourceStatusReason")) for e in note] == [
+        ("CREATE_IN_PROGRESS", None),
+        ("CREATE_IN_PROGRESS", "Resource creation Initiated"),
+        ("CREATE_COMPLETE", None),
+    ]
+    assert note[0].get("PhysicalResourceId", "") == ""
+    assert note[2]["PhysicalResourceId"] == served.physical_ids("initiated")["Note"]
+
+
+def _failing_create() -> str:
+    resources = _chain(["Made"], "inbox")
+    resources["Broken"] = {"Type": NOTE, "DependsOn": "Made", "Properties": {"Title": "broken", "Priority": 9}}
+    return _template(resources)
+
+
+def test_on_failure_delete_deletes_what_a_failed_create_made_and_then_the_stack(served: Served) -> None:
+    cfn = served.cloudformation
+    stack_id = cfn.create_stack(StackName="on-failure-delete", TemplateBody=_failing_create(), Parameters=_folder("inbox"), OnFailure="DELETE")["StackId"]
+    with pytest.raises(WaiterError, match="DELETE_COMPLETE"):
+        served.wait("stack_create_complete", StackName=stack_id)
+    assert cfn.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"] == "DELETE_COMPLETE"
+    with pytest.raises(ClientError, match="Stack with id on-failure-delete does not exist"):
+        cfn.describe_stacks(StackName="on-failure-delete")
+    events = served.events(stack_id)
+    stack_events = [(e["ResourceStatus"], e.get("ResourceStatusReason")) for e in events if e["LogicalResourceId"] == "on-failure-delete"]
+    assert stack_events == [
+        ("CREATE_IN_PROGRESS", "User Initiated"),
+        ("DELETE_IN_PROGRESS", "The following resource(s) failed to create: [Broken]. Delete requested by user."),
+        ("DELETE_COMPLETE", None),
+    ]
+    made = [e for e in events if e["LogicalResourceId"] == "Made"]
+    assert [e["ResourceStatus"] for e in made][-2:] == ["DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
+    with pytest.raises(ClientError, match="ResourceNotFoundException"):
+        served.cloudcontrol.get_resource(TypeName=NOTE, Identifier=made[-1]["PhysicalResourceId"])
+
+
+def test_on_failure_do_nothing_keeps_what_was_made_and_both_options_at_once_are_refused(served: Served) -> None:
+    cfn = served.cloudformation
+    with pytest.raises(ClientError, match=r"Either DisableRollback or OnFailure can be specified, not both\.") as refused:
+        cfn.create_stack(StackName="both-options", TemplateBody=_failing_create(), Parameters=_folder("inbox"), OnFailure="ROLLBACK", DisableRollback=False)
+    assert refused.value.response["Error"]["Code"] == "ValidationError"
+    cfn.create_stack(StackName="do-nothing", TemplateBody=_failing_create(), Parameters=_folder("inbox"), OnFailure="DO_NOTHING")
+    with pytest.raises(WaiterError, match="CREATE_FAILED"):
+        served.wait("stack_create_complete", StackName="do-nothing")
+    assert set(served.physical_ids("do-nothing")) == {"Made", "Broken"}
+
+
+def test_an_update_with_rollback_disabled_stays_update_failed_until_rollback_stack(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_stack(StackName="kept-failed", TemplateBody=_template(_chain(["Kept"], "inbox")), Parameters=_folder("inbox"))
+    served.wait("stack_create_complete", StackName="kept-failed")
+    with pytest.raises(ClientError, match=r"is in CREATE_COMPLETE state and can not be rolled back"):  # inferred wording
+        cfn.rollback_stack(StackName="kept-failed")
+    failing = _chain(["Kept"], "inbox")
+    failing["Kept"]["Properties"]["Title"] = "changed"
+    failing["Added"] = {"Type": NOTE, "DeletionPolicy": "Retain", "Properties": {"Title": "added"}}
+    failing["Broken"] = {"Type": NOTE, "DependsOn": ["Added", "Kept"], "Properties": {"Title": "broken", "Priority": 9}}
+    cfn.update_stack(StackName="kept-failed", TemplateBody=_template(failing), Parameters=_folder("inbox"), DisableRollback=True)
+    with pytest.raises(WaiterError, match="UPDATE_FAILED"):
+        served.wait("stack_update_complete", StackName="kept-failed")
+    described = cfn.describe_stacks(StackName="kept-failed")["Stacks"][0]
+    assert described["StackStatus"] == "UPDATE_FAILED"
+    assert described["StackStatusReason"] == "The following resource(s) failed to update: [Broken]. "
+    kept = served.physical_ids("kept-failed")
+    added = kept["Added"]
+    assert json.loads(served.cloudcontrol.get_resource(TypeName=NOTE, Identifier=kept["Kept"])["ResourceDescription"]["Properties"])["Title"] == "changed"
+
+    cfn.rollback_stack(StackName="kept-failed", RetainExceptOnCreate=True)
+    served.wait("stack_rollback_complete", StackName="kept-failed")
+    assert cfn.describe_stacks(StackName="kept-failed")["Stacks"][0]["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    assert set(served.physical_ids("kept-failed")) == {"Kept"}
+    assert json.loads(served.cloudcontrol.get_resource(TypeName=NOTE, Identifier=kept["Kept"])["ResourceDescription"]["Properties"])["Title"] == "first"
+    with pytest.raises(ClientError, match="ResourceNotFoundException"):  # Retain, but RetainExceptOnCreate: it was made by the update
+        served.cloudcontrol.get_resource(TypeName=NOTE, Identifier=added)
+
+
+def test_rollback_stack_rolls_back_a_create_that_failed_with_rollback_disabled(served: Served) -> None:
+    cfn = served.cloudformation
+    cfn.create_stack(StackName="create-failed", TemplateBody=_failing_create(), Parameters=_folder("inbox"), DisableRollback=True)
+    with pytest.raises(WaiterError, match="CREATE_FAILED"):
+        served.wait("stack_create_complete", StackName="create-failed")
+    made = served.physical_ids("create-failed")["Made"]
+    cfn.rollback_stack(StackName="create-failed")
+    with pytest.raises(WaiterError, match="ROLLBACK_COMPLETE"):
+        served.wait("stack_create_complete", StackName="create-failed")
+    statuses = [(e["ResourceStatus"], e.get("ResourceStatusReason")) for e in served.events("create-failed") if e["LogicalResourceId"] == "create-failed"]
+    assert statuses[-2:] == [("ROLLBACK_IN_PROGRESS", "User Initiated"), ("ROLLBACK_COMPLETE", None)]
+    with pytest.raises(ClientError, match="ResourceNotFoundException"):
+        served.cloudcontrol.get_resource(TypeName=NOTE, Identifier=made)
+
+
+def test_force_delete_stack_deletes_a_delete_failed_stack_leaving_what_would_not_go(served: Served) -> None:
+    cfn = served.cloudformation
+    greeting = {"Type": "Custom::Greeting", "Properties": {"ServiceToken": "GreeterFunction", "Name": "undeletable", "Times": "1"}}
+    template = json.dumps({"Resources": {"Greeting": greeting, "Note": {"Type": NOTE, "Properties": {"Title": "goes"}}}})
+    cfn.create_stack(StackName="stuck", TemplateBody=template)
+    served.wait("stack_create_complete", StackName="stuck")
+    with pytest.raises(ClientError, match="FORCE_DELETE_STACK is only valid for a stack in DELETE_FAILED state"):  # inferred wording
+        cfn.delete_stack(StackName="stuck", DeletionMode="FORCE_DELETE_STACK")
+    cfn.delete_stack(StackName="stuck")
+    with pytest.raises(WaiterError, match="DELETE_FAILED"):
+        served.wait("stack_delete_complete", StackName="stuck")
+    described = cfn.describe_stacks(StackName="stuck")["Stacks"][0]
+    assert described["StackStatusReason"] == "The following resource(s) failed to delete: [Greeting]. "
+    stack_id = described["StackId"]
+    cfn.delete_stack(StackName="stuck", DeletionMode="FORCE_DELETE_STACK")
+    served.wait("stack_delete_complete", StackName=stack_id)
+    greeting_statuses = [e["ResourceStatus"] for e in served.events(stack_id) if e["LogicalResourceId"] == "Greeting"]
+    assert greeting_statuses[-2:] == ["DELETE_FAILED", "DELETE_SKIPPED"]
+    assert cfn.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"] == "DELETE_COMPLETE"
+
+
+def test_continue_update_rollback_after_serve_was_killed_mid_update_puts_the_previous_properties_back(tmp_path: Path) -> None:
+    """SIGKILL while an update waits on a custom resource it replaces; the restarted serve rolls the note it had updated
+    back, and says it cannot put the replaced greeting back until told to skip it."""
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    shutil.copytree(FIXTURES / "custom_resource", tmp_path / "custom_resource")
+    arguments = ("serve", "--port", "0", "--no-reload", "--provider", "note", "--functions", "custom_resource/template.yaml", "--state", "kept")
+
+    def start() -> Served:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "cfnrun", *arguments], cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, env={**os.environ, "NO_COLOR": "1"},
+        )
+        return Served(ServerProcess(tmp_path, process=process))
+
+    def template(title: str, name: str) -> str:
+        greeting = {"Type": "Custom::Greeting", "DependsOn": "Note", "Properties": {"ServiceToken": "GreeterFunction", "Name": name}}
+        return json.dumps({"Resources": {"Note": {"Type": NOTE, "Properties": {"Title": title}}, "Greeting": greeting}})
+
+    first = start()
+    try:
+        first.cloudformation.create_stack(StackName="killed", TemplateBody=template("before", "x"))
+        first.wait("stack_create_complete", StackName="killed")
+        note = first.physical_ids("killed")["Note"]
+        first.cloudformation.update_stack(StackName="killed", TemplateBody=template("after", "slow"))
+        first.wait_for_event("killed", "Greeting", "UPDATE_IN_PROGRESS")  # its function was asked, and does not answer
+        assert [e["ResourceStatus"] for e in first.events("killed") if e["LogicalResourceId"] == "Note"][-1] == "UPDATE_COMPLETE"
+    finally:
+        first.server.stop(signal.SIGKILL)
+
+    second = start()
+    try:
+        cfn = second.cloudformation
+        assert cfn.describe_stacks(StackName="killed")["Stacks"][0]["StackStatus"] == "UPDATE_ROLLBACK_FAILED", [
+            (e["LogicalResourceId"], e["ResourceStatus"], e.get("ResourceStatusReason")) for e in second.events("killed")
+        ]
+        # The greeting was being replaced: its old resource is not in the record, and the rollback says so.
+        cfn.continue_update_rollback(StackName="killed")
+        with pytest.raises(WaiterError, match="UPDATE_ROLLBACK_FAILED"):
+            second.wait("stack_rollback_complete", StackName="killed")
+        reason = cfn.describe_stacks(StackName="killed")["Stacks"][0]["StackStatusReason"]
+        assert reason.startswith("cfnrun cannot roll back [Greeting]: what they were before the update was not kept")
+        cfn.continue_update_rollback(StackName="killed", ResourcesToSkip=["Greeting"])
+        second.wait("stack_rollback_complete", StackName="killed")
+        assert cfn.describe_stacks(StackName="killed")["Stacks"][0]["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+        model = json.loads(second.cloudcontrol.get_resource(TypeName=NOTE, Identifier=note)["ResourceDescription"]["Properties"])
+        assert model["Title"] == "before"
+    finally:
+        second.server.stop()
