@@ -119,7 +119,7 @@ def test_a_rolled_back_update_deletes_what_it_added_in_reverse_dependency_order(
     added = _chain(["Kept", "Vpc", "Subnet", "Instance", "Volume"], "inbox")
     added["Vpc"]["Properties"]["Title"] = "vpc"
     added["Broken"] = {"Type": NOTE, "DependsOn": "Volume", "Properties": {"Title": "broken", "Priority": 9}}
-    cfn.update_stack(StackName="rollback-order", TemplateBody=_template(added), Parameters=_folder("inbox"))
+    cfn.update_stack(StackName="rollback-order", TemplateBody=_template(added), Parameters=_folder("inbox"), DisableValidation=True)
     with pytest.raises(WaiterError, match="UPDATE_ROLLBACK_COMPLETE"):
         served.wait("stack_update_complete", StackName="rollback-order")
     events = served.events("rollback-order")
@@ -160,6 +160,7 @@ def test_a_resource_is_created_with_two_in_progress_events_the_second_initiated(
 
 
 def _failing_create() -> str:
+    """A note the handler refuses (Priority 9): sent with DisableValidation, so the pre-deployment validation lets it through."""
     resources = _chain(["Made"], "inbox")
     resources["Broken"] = {"Type": NOTE, "DependsOn": "Made", "Properties": {"Title": "broken", "Priority": 9}}
     return _template(resources)
@@ -167,7 +168,7 @@ def _failing_create() -> str:
 
 def test_on_failure_delete_deletes_what_a_failed_create_made_and_then_the_stack(served: Served) -> None:
     cfn = served.cloudformation
-    stack_id = cfn.create_stack(StackName="on-failure-delete", TemplateBody=_failing_create(), Parameters=_folder("inbox"), OnFailure="DELETE")["StackId"]
+    stack_id = cfn.create_stack(StackName="on-failure-delete", TemplateBody=_failing_create(), Parameters=_folder("inbox"), OnFailure="DELETE", DisableValidation=True)["StackId"]
     with pytest.raises(WaiterError, match="DELETE_COMPLETE"):
         served.wait("stack_create_complete", StackName=stack_id)
     assert cfn.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"] == "DELETE_COMPLETE"
@@ -191,7 +192,7 @@ def test_on_failure_do_nothing_keeps_what_was_made_and_both_options_at_once_are_
     with pytest.raises(ClientError, match=r"Either DisableRollback or OnFailure can be specified, not both\.") as refused:
         cfn.create_stack(StackName="both-options", TemplateBody=_failing_create(), Parameters=_folder("inbox"), OnFailure="ROLLBACK", DisableRollback=False)
     assert refused.value.response["Error"]["Code"] == "ValidationError"
-    cfn.create_stack(StackName="do-nothing", TemplateBody=_failing_create(), Parameters=_folder("inbox"), OnFailure="DO_NOTHING")
+    cfn.create_stack(StackName="do-nothing", TemplateBody=_failing_create(), Parameters=_folder("inbox"), OnFailure="DO_NOTHING", DisableValidation=True)
     with pytest.raises(WaiterError, match="CREATE_FAILED"):
         served.wait("stack_create_complete", StackName="do-nothing")
     assert set(served.physical_ids("do-nothing")) == {"Made", "Broken"}
@@ -207,7 +208,7 @@ def test_an_update_with_rollback_disabled_stays_update_failed_until_rollback_sta
     failing["Kept"]["Properties"]["Title"] = "changed"
     failing["Added"] = {"Type": NOTE, "DeletionPolicy": "Retain", "Properties": {"Title": "added"}}
     failing["Broken"] = {"Type": NOTE, "DependsOn": ["Added", "Kept"], "Properties": {"Title": "broken", "Priority": 9}}
-    cfn.update_stack(StackName="kept-failed", TemplateBody=_template(failing), Parameters=_folder("inbox"), DisableRollback=True)
+    cfn.update_stack(StackName="kept-failed", TemplateBody=_template(failing), Parameters=_folder("inbox"), DisableRollback=True, DisableValidation=True)
     with pytest.raises(WaiterError, match="UPDATE_FAILED"):
         served.wait("stack_update_complete", StackName="kept-failed")
     described = cfn.describe_stacks(StackName="kept-failed")["Stacks"][0]
@@ -228,7 +229,7 @@ def test_an_update_with_rollback_disabled_stays_update_failed_until_rollback_sta
 
 def test_rollback_stack_rolls_back_a_create_that_failed_with_rollback_disabled(served: Served) -> None:
     cfn = served.cloudformation
-    cfn.create_stack(StackName="create-failed", TemplateBody=_failing_create(), Parameters=_folder("inbox"), DisableRollback=True)
+    cfn.create_stack(StackName="create-failed", TemplateBody=_failing_create(), Parameters=_folder("inbox"), DisableRollback=True, DisableValidation=True)
     with pytest.raises(WaiterError, match="CREATE_FAILED"):
         served.wait("stack_create_complete", StackName="create-failed")
     made = served.physical_ids("create-failed")["Made"]

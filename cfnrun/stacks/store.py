@@ -274,10 +274,8 @@ class StackStore:
             refuse(stack, "UPDATE", failed_reason(failures), token)
             return stack
         self.tokens.started("UpdateStack", stack, token)
-        self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token, policy=policy))
-        plan = plan_update(stack.resources, self.engine.blueprints.get(stack.stack_id), blueprint, self.engine.provisioners)
         stack.disable_rollback = disable_rollback
-        self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token))
+        self._start(stack, self.engine.update(stack, plan, blueprint.parameters, new_tags, token, policy=policy))
         return stack
 
     def delete_stack(self, name: str, retain: Tuple[str, ...] = (), token: Optional[str] = None) -> None:
@@ -439,20 +437,19 @@ class StackStore:
                 "InvalidChangeSetStatus",
             )
         stack = self.stacks[change_set.stack_id]
+        creating = stack.status == "REVIEW_IN_PROGRESS"
+        if not creating:  # checked before anything changes: a refused execution leaves the change set executable
+            self._require_status(stack, UPDATABLE, "updated")
         change_set.execution_status = "EXECUTE_IN_PROGRESS"
         stack.disable_rollback = disable_rollback
-        creating = stack.status == "REVIEW_IN_PROGRESS"
         if creating:
             stack.parameters, stack.no_echo = change_set.parameters, change_set.blueprint.no_echo
             stack.description = change_set.blueprint.description
         if change_set.change_set_type == IMPORT:
-            if not creating:
-                self._require_status(stack, UPDATABLE, "updated")
             run = self._import(stack, change_set.plan, token)
         elif change_set.change_set_type == "CREATE":
             run = self.engine.create(stack, change_set.plan, token, change_set.skips_stack_hooks)
         else:
-            self._require_status(stack, UPDATABLE, "updated")
             run = self.engine.update(
                 stack, change_set.plan, change_set.parameters, change_set.tags, token, change_set.skips_stack_hooks, policy=policy_of(stack.policy_body)
             )
