@@ -65,6 +65,12 @@ class LambdaCalls(Protocol):
         """An Event call: answered 202 at once, run in the background."""
 
 
+class PageRoutes(Protocol):
+    """More GET routes on serve's port (the console): added before the catch-all, after the APIs' own."""
+
+    def add_route(self, app: web.Application) -> None: ...
+
+
 class LambdaService:
     """The endpoint on serve's port: the Invoke API; on ``POST /`` Cloud Control, CloudFormation or the STS
     stand-in; the ResponseURL of custom resources."""
@@ -79,6 +85,7 @@ class LambdaService:
         cloudformation: Optional[CloudFormationApi] = None,
         custom_resource_responses: Optional[CustomResourceResponseEndpoint] = None,
         hook_payloads: Optional[HookPayloadEndpoint] = None,
+        pages: Optional[PageRoutes] = None,
     ) -> None:
         self.calls = calls
         self.limits = limits
@@ -88,6 +95,7 @@ class LambdaService:
         self.cloudformation = cloudformation
         self.custom_resource_responses = custom_resource_responses
         self.hook_payloads = hook_payloads
+        self.pages = pages
         self.connections = ConnectionGuard(limits)
         self._stopping = False
 
@@ -100,6 +108,8 @@ class LambdaService:
             self.custom_resource_responses.add_route(app)
         if self.hook_payloads is not None:
             self.hook_payloads.add_route(app)
+        if self.pages is not None:
+            self.pages.add_route(app)
         app.router.add_route("*", "/{path:.*}", self.unknown)
         return app
 

@@ -20,6 +20,7 @@ from cfnrun.api.cloudformation.service import CloudFormationApi
 from cfnrun.api.connections import GuardedTCPSite
 from cfnrun.api.lambda_api import LambdaService
 from cfnrun.api.sts_standin import StsStandIn
+from cfnrun.app.console_sources import ServedToConsole
 from cfnrun.app.lambda_calls import LambdaCallPolicy
 from cfnrun.app.late_parts import (
     CloudControlRequests,
@@ -30,6 +31,7 @@ from cfnrun.app.late_parts import (
     StackServiceWhenLoaded,
 )
 from cfnrun.app.served import Served, Warming
+from cfnrun.console.routes import ConsoleRoutes
 from cfnrun.model.errors import CfnrunError
 from cfnrun.ui.console import Console
 
@@ -116,6 +118,7 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         cloudformation=CloudFormationApi(StackServiceWhenLoaded(late)),
         custom_resource_responses=CustomResourceResponseEndpoint(ResponsesWhenLoaded(late)),
         hook_payloads=HookPayloadEndpoint(HookPayloadsWhenLoaded(late)),
+        pages=ConsoleRoutes(ServedToConsole(served, late)),
     )
     runner = web.AppRunner(
         service.app(),

@@ -1,0 +1,102 @@
+"""serve's browser console (issue #35): real serve, stacks made with boto3, pages read over HTTP as a browser gets them."""
+from __future__ import annotations
+
+import shutil
+import urllib.parse
+import urllib.request
+from typing import Any, Iterator, Tuple
+
+import pytest
+
+from conftest import LOCAL_STATE, SAMPLES, ServerProcess
+
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+SECRET = "hunter2-never-shown"
+XSS = "<script>alert('owned')</script>"
+TEMPLATE = """
+Parameters:
+  Secret:
+    Type: String
+    NoEcho: true
+  Heading:
+    Type: String
+Resources:
+  Note:
+    Type: Cfnrun::Sample::Note
+    Properties:
+      Title: !Ref Heading
+      AccessPassword: !Ref Secret
+Outputs:
+  Shown:
+    Value: !Ref Heading
+"""
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tuple[ServerProcess, Any]]:
+    import boto3
+
+    folder = tmp_path_factory.mktemp("console")
+    shutil.copytree(SAMPLES / "note", folder / "note", ignore=LOCAL_STATE)
+    server = ServerProcess(folder / "note", "--no-reload")
+    try:
+        yield server, boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    finally:
+        server.stop()
+
+
+def get(server: ServerProcess, path: str) -> Tuple[int, str, str]:
+    try:
+        with urllib.request.urlopen(server.url + path, timeout=30) as answer:
+            return answer.status, answer.headers.get("Content-Type", ""), answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers.get("Content-Type", ""), error.read().decode()
+
+
+def test_the_start_line_names_the_console_and_its_page_shows_what_is_served(console: Tuple[ServerProcess, Any]) -> None:
+    server, _ = console
+    assert server.has_printed(r"console: open http://127\.0\.0\.1:\d+/ in a browser")
+    status, content_type, body = get(server, "/")
+    assert status == 200 and content_type.startswith("text/html"), body
+    assert "Cfnrun::Sample::Note" in body and "resource type" in body
+    assert "/properties/NoteId" in body  # the primary identifier
+    assert "/properties/AccessPassword" in body  # writeOnly properties named, never a value
+    assert "CREATE timeout (min)" in body
+    stylesheet = get(server, "/console/static/console.css")
+    assert stylesheet[0] == 200 and "table" in stylesheet[2]  # shipped in the package, no CDN
+
+
+def test_a_stack_page_shows_resources_events_and_outputs_escaped_and_never_a_secret(console: Tuple[ServerProcess, Any]) -> None:
+    server, cloudformation = console
+    stack_id = cloudformation.create_stack(
+        StackName="shown",
+        TemplateBody=TEMPLATE,
+        Parameters=[{"ParameterKey": "Secret", "ParameterValue": SECRET}, {"ParameterKey": "Heading", "ParameterValue": XSS}],
+    )["StackId"]
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="shown", WaiterConfig={"Delay": 0.2, "MaxAttempts": 300})
+    physical_id = cloudformation.describe_stack_resource(StackName="shown", LogicalResourceId="Note")["StackResourceDetail"]["PhysicalResourceId"]
+
+    status, _, listed = get(server, "/stacks")
+    assert status == 200 and "shown" in listed and "CREATE_COMPLETE" in listed
+    link = "/stack?id=" + urllib.parse.quote(stack_id, safe="")
+    assert link in listed
+
+    status, _, page = get(server, link)
+    assert status == 200, page
+    assert "Cfnrun::Sample::Note" in page and physical_id in page
+    assert page.count("CREATE_COMPLETE") >= 2  # the resource's and the stack's events
+    assert "<caption>CREATE</caption>" in page  # the events grouped by operation
+    assert "&lt;script&gt;alert(&#x27;owned&#x27;)&lt;/script&gt;" in page  # the parameter and the output, escaped
+    assert XSS not in page and "<script" not in page
+    assert SECRET not in page and "****" in page  # NoEcho masked; the writeOnly AccessPassword never shown
+    for path in ("/", "/stacks", "/stack?id=shown"):
+        assert SECRET not in get(server, path)[2]
+
+
+def test_an_unknown_stack_is_a_404_page_and_the_apis_still_answer(console: Tuple[ServerProcess, Any]) -> None:
+    server, cloudformation = console
+    status, _, page = get(server, "/stack?id=%3Cb%3Enope")
+    assert status == 404 and "&lt;b&gt;nope" in page
+    assert cloudformation.list_stacks()["ResponseMetadata"]["HTTPStatusCode"] == 200  # POST / untouched
+    status, _, _ = get(server, "/2015-03-31/functions/TypeFunction/invocations")
+    assert status == 405  # the Invoke API's own answer to a GET, as before
