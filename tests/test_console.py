@@ -1,6 +1,7 @@
 """serve's browser console (issue #35): real serve, stacks made with boto3, pages read over HTTP as a browser gets them."""
 from __future__ import annotations
 
+import re
 import shutil
 import urllib.parse
 import urllib.request
@@ -100,3 +101,29 @@ def test_an_unknown_stack_is_a_404_page_and_the_apis_still_answer(console: Tuple
     assert cloudformation.list_stacks()["ResponseMetadata"]["HTTPStatusCode"] == 200  # POST / untouched
     status, _, _ = get(server, "/2015-03-31/functions/TypeFunction/invocations")
     assert status == 405  # the Invoke API's own answer to a GET, as before
+
+
+def test_operations_are_listed_filtered_and_shown_as_timelines_with_their_replay_command(console: Tuple[ServerProcess, Any]) -> None:
+    server, cloudformation = console
+    cloudformation.create_stack(
+        StackName="recorded",
+        TemplateBody=TEMPLATE,
+        Parameters=[{"ParameterKey": "Secret", "ParameterValue": SECRET}, {"ParameterKey": "Heading", "ParameterValue": "plain"}],
+    )
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="recorded", WaiterConfig={"Delay": 0.2, "MaxAttempts": 300})
+    _, _, stack_page = get(server, "/stack?id=recorded")
+    assert "/operations?type=Cfnrun%3A%3ASample%3A%3ANote" in stack_page  # a resource links to its type's operations
+
+    status, _, listed = get(server, "/operations?type=Cfnrun%3A%3ASample%3A%3ANote&action=CREATE")
+    assert status == 200 and "Cfnrun::Sample::Note" in listed and "CREATE" in listed, listed
+    links = re.findall(r'href="(/operation\?[^"]+)"', listed)
+    assert links, listed
+    assert "No recorded operations." in get(server, "/operations?action=LIST")[2]  # the filter filters
+
+    status, _, shown = get(server, links[0].replace("&amp;", "&"))
+    assert status == 200, shown
+    number = re.search(r"id=(\d+)", links[0]).group(1)  # type: ignore[union-attr]
+    assert f"cfnrun replay {number}" in shown
+    assert "SUCCESS CREATE after 1 invocation(s)" in shown  # the timeline as history show prints it
+    assert SECRET not in shown  # the writeOnly AccessPassword is masked in history
+    assert get(server, "/operation?type=Cfnrun%3A%3ASample%3A%3ANote&id=99999")[0] == 404

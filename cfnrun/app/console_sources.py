@@ -1,13 +1,15 @@
 """What serve's console reads (``cfnrun/console``), from what serve serves now and its late parts."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, List, Optional, Tuple
+import io
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from cfnrun.console.sources import FunctionView, SourceView
 
 if TYPE_CHECKING:
     from cfnrun.app.late_parts import LateLoading
     from cfnrun.app.served import Served
+    from cfnrun.history.store import HistoryStore
     from cfnrun.runtime.registry import FunctionRegistry
     from cfnrun.stacks.store import StackStore
 
@@ -39,3 +41,16 @@ class ServedToConsole:
     def stack_store(self) -> Optional["StackStore"]:
         parts = self.late.parts
         return parts.stacks.store if parts is not None else None
+
+    def histories(self) -> Dict[str, "HistoryStore"]:
+        parts = self.late.parts
+        return dict(parts.histories) if parts is not None else {}
+
+    def timeline(self, type_name: str, operation_id: int) -> str:
+        from cfnrun.app.history import show_operation
+        from cfnrun.ui.timeline import TimelineRenderer
+
+        shown = io.StringIO()
+        schema = self.served.provider(type_name).project.schema
+        show_operation(self.histories()[type_name], operation_id, [TimelineRenderer(shown, schema, color=False)])
+        return shown.getvalue()

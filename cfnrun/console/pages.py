@@ -5,12 +5,13 @@ import html
 import json
 import time
 from itertools import groupby
-from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence
-from urllib.parse import quote
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
+from urllib.parse import quote, urlencode
 
 if TYPE_CHECKING:  # serve imports the console before it listens: nothing heavy at import
     from cfnrun.console.sources import SourceView
     from cfnrun.events.stack import StackEvent
+    from cfnrun.history.store import RecordedOperation
     from cfnrun.model.schema import ResourceSchema
     from cfnrun.stacks.records import Stack
 
@@ -26,7 +27,7 @@ def page(title: str, body: str) -> str:
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{text(title)} · cfnrun console</title>"
         "<link rel=\"stylesheet\" href=\"/console/static/console.css\"></head><body>"
-        "<nav><a href=\"/\">Served</a><a href=\"/stacks\">Stacks</a></nav>"
+        "<nav><a href=\"/\">Served</a><a href=\"/stacks\">Stacks</a><a href=\"/operations\">Operations</a></nav>"
         f"<h1>{text(title)}</h1>{body}</body></html>"
     )
 
@@ -40,7 +41,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], caption: str = 
 
 
 def status(value: str) -> str:
-    kind = next((k for k in ("FAILED", "IN_PROGRESS", "COMPLETE") if k in value), "")
+    kind = next((k for k in ("FAILED", "IN_PROGRESS", "COMPLETE") if k in value), "COMPLETE" if value == "SUCCESS" else "")
     return f"<span class=\"status-{kind}\">{text(value)}</span>"
 
 
@@ -94,8 +95,12 @@ def stack(shown: Stack) -> str:
     m = shown.masked
     parts = [f"<p>Status: {status(shown.status)} {text(m(shown.reason or ''))}</p>"]
     parts.append("<h2>Resources</h2>" + table(
-        ("logical id", "type", "status", "physical id", "reason"),
-        ((text(r.logical_id), text(r.type_name), status(r.status), text(m(r.physical_id or "")), text(m(r.reason or ""))) for r in shown.resources.values()),
+        ("logical id", "type", "status", "physical id", "reason", ""),
+        (
+            (text(r.logical_id), text(r.type_name), status(r.status), text(m(r.physical_id or "")), text(m(r.reason or "")),
+             f"<a href=\"/operations?{text(urlencode({'type': r.type_name}))}\">operations</a>")
+            for r in shown.resources.values()
+        ),
     ))
     parts.append("<h2>Events</h2>" + _timeline(shown))
     parts.append("<h2>Parameters</h2>" + table(("key", "value"), ((text(k), text(v)) for k, v in shown.shown_parameters().items())))
@@ -131,6 +136,40 @@ def _timeline(shown: Stack) -> str:
         title = listed[0].status.replace("_IN_PROGRESS", "") if listed else ""
         sections.append(table(("time", "logical id", "type", "status", "reason", "hook"), rows, title))
     return "".join(sections) or "<p>No events.</p>"
+
+
+# -- operations (history) ----------------------------------------------------------------------------
+
+
+def operation_link(type_name: str, operation: "RecordedOperation") -> str:
+    query = urlencode({"type": type_name, "id": operation.id})
+    return f"<a href=\"/operation?{text(query)}\">{text(operation.id)}</a>"
+
+
+def operations(listed: Sequence[Tuple[str, "RecordedOperation"]], wanted: Dict[str, str], type_names: Sequence[str]) -> str:
+    form = (
+        "<form method=\"get\" action=\"/operations\">"
+        + "".join(f"<label>{text(key)} <input name=\"{text(key)}\" value=\"{text(value)}\"></label> " for key, value in wanted.items())
+        + "<button>filter</button></form>"
+    )
+    rows = (
+        (operation_link(type_name, op), when(op.started_at), text(op.source), text(type_name), text(op.action), status(op.status),
+         text(op.invocations), text(f"{op.duration_s:.2f}"), text(op.error_code or ""))
+        for type_name, op in listed
+    )
+    served = f"<p>Histories of: {text(', '.join(type_names)) or 'none (recording is off)'}</p>"
+    body = table(("id", "when (UTC)", "via", "type", "action", "status", "calls", "seconds", "error"), rows) if listed else "<p>No recorded operations.</p>"
+    return page("Operations", form + served + body)
+
+
+def operation(type_name: str, recorded: "RecordedOperation", timeline: str) -> str:
+    body = (
+        f"<p>{text(type_name)} {text(recorded.action)}: {status(recorded.status)}, {text(recorded.invocations)} call(s), "
+        f"recorded {when(recorded.started_at)} via {text(recorded.source)}, cfnrun {text(recorded.cfnrun_version)}</p>"
+        f"<p>Run it again: <code>cfnrun replay {text(recorded.id)}</code> (in {text(type_name)}'s project folder)</p>"
+        f"<pre>{text(timeline)}</pre>"
+    )
+    return page(f"Operation {recorded.id}", body)
 
 
 def not_found(what: str) -> str:

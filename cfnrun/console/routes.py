@@ -7,7 +7,10 @@ from aiohttp import web
 
 from cfnrun.console import pages
 from cfnrun.console.sources import ConsoleSources
+from cfnrun.model.errors import CfnrunError
 
+PAGE = 100  # operations on one page by default (the history holds up to 10,000)
+MAX_PAGE = 1000
 STATIC = Path(__file__).parent / "static"
 HEADERS = {
     "Content-Security-Policy": "default-src 'self'; object-src 'none'; frame-ancestors 'none'",
@@ -26,6 +29,8 @@ class ConsoleRoutes:
         app.router.add_get("/", self.served)
         app.router.add_get("/stacks", self.stacks)
         app.router.add_get("/stack", self.stack)
+        app.router.add_get("/operations", self.operations)
+        app.router.add_get("/operation", self.operation)
         app.router.add_static("/console/static", STATIC, append_version=False)
 
     @staticmethod
@@ -47,3 +52,36 @@ class ConsoleRoutes:
         if found is None:
             return self._html(pages.not_found(f"no stack {name_or_id}"), 404)
         return self._html(pages.stack(found))
+
+    async def operations(self, request: web.Request) -> web.Response:
+        """The recorded operations, newest first, filtered by ``type``, ``action`` and ``status``; ``limit`` per store."""
+        wanted = {key: request.query.get(key, "") for key in ("type", "action", "status")}
+        try:
+            limit = max(1, min(int(request.query.get("limit", str(PAGE))), MAX_PAGE))
+        except ValueError:
+            limit = PAGE
+        listed = []
+        for type_name, store in self.sources.histories().items():
+            if wanted["type"] and wanted["type"] != type_name:
+                continue
+            try:
+                recorded = store.operations(limit if not (wanted["action"] or wanted["status"]) else None)
+            except CfnrunError:  # nothing recorded yet: no database
+                continue
+            listed += [
+                (type_name, op) for op in recorded
+                if (not wanted["action"] or op.action == wanted["action"]) and (not wanted["status"] or op.status == wanted["status"])
+            ]
+        listed.sort(key=lambda pair: pair[1].started_at, reverse=True)
+        return self._html(pages.operations(listed[:limit], wanted, sorted(self.sources.histories())))
+
+    async def operation(self, request: web.Request) -> web.Response:
+        type_name, number = request.query.get("type", ""), request.query.get("id", "")
+        store = self.sources.histories().get(type_name)
+        try:
+            recorded = store.get(int(number)) if store is not None else None
+        except (ValueError, CfnrunError):
+            recorded = None
+        if recorded is None:
+            return self._html(pages.not_found(f"no recorded operation {number} of {type_name}"), 404)
+        return self._html(pages.operation(type_name, recorded, self.sources.timeline(type_name, recorded.id)))

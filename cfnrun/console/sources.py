@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Protocol, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Optional, Protocol, Sequence, Tuple
 
 if TYPE_CHECKING:  # serve imports the console before it listens: nothing heavy at import
+    from cfnrun.history.store import HistoryStore
     from cfnrun.model.schema import ResourceSchema
     from cfnrun.stacks.store import StackStore
 
@@ -37,3 +38,9 @@ class ConsoleSources(Protocol):
 
     def stack_store(self) -> Optional["StackStore"]:
         """The local stacks, once serve has loaded them; None before."""
+
+    def histories(self) -> Dict[str, "HistoryStore"]:
+        """Each provider's history, by type name (empty before serve has loaded them, or when recording is off)."""
+
+    def timeline(self, type_name: str, operation_id: int) -> str:
+        """Recorded operation ``operation_id`` of ``type_name`` as ``cfnrun history show`` prints it (no colour)."""
