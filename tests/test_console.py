@@ -127,3 +127,32 @@ def test_operations_are_listed_filtered_and_shown_as_timelines_with_their_replay
     assert "SUCCESS CREATE after 1 invocation(s)" in shown  # the timeline as history show prints it
     assert SECRET not in shown  # the writeOnly AccessPassword is masked in history
     assert get(server, "/operation?type=Cfnrun%3A%3ASample%3A%3ANote&id=99999")[0] == 404
+
+
+def test_a_change_set_shows_its_changes_table_with_the_replacement_flagged_and_secrets_masked(console: Tuple[ServerProcess, Any]) -> None:
+    server, cloudformation = console
+    with_folder = TEMPLATE.replace("      Title: !Ref Heading", "      Title: !Ref Heading\n      Folder: !Ref Folder").replace(
+        "  Heading:\n    Type: String", "  Heading:\n    Type: String\n  Folder:\n    Type: String"
+    )
+    secret = {"ParameterKey": "Secret", "ParameterValue": SECRET}
+    cloudformation.create_stack(
+        StackName="changing", TemplateBody=with_folder,
+        Parameters=[secret, {"ParameterKey": "Heading", "ParameterValue": "one"}, {"ParameterKey": "Folder", "ParameterValue": "inbox"}],
+    )
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="changing", WaiterConfig={"Delay": 0.2, "MaxAttempts": 300})
+    change_set_id = cloudformation.create_change_set(
+        StackName="changing", ChangeSetName="move", TemplateBody=with_folder,
+        Parameters=[secret, {"ParameterKey": "Heading", "ParameterValue": "one"}, {"ParameterKey": "Folder", "ParameterValue": "archive"}],
+    )["Id"]
+    cloudformation.get_waiter("change_set_create_complete").wait(ChangeSetName=change_set_id, WaiterConfig={"Delay": 0.2, "MaxAttempts": 300})
+
+    _, _, stack_page = get(server, "/stack?id=changing")
+    link = "/changeset?" + urllib.parse.urlencode({"id": change_set_id})
+    assert link.replace("&", "&amp;") in stack_page, stack_page
+    status, _, page = get(server, link)
+    assert status == 200, page
+    # Folder is createOnly: Modify, replacement True, the property named with what it requires
+    assert re.search(r"<td>Modify</td><td>Note</td>.*<td>Cfnrun::Sample::Note</td><td><strong>True</strong></td><td>Folder: ParameterReference, recreation Always", page), page
+    assert "inbox" in page and "archive" in page  # before and after
+    assert SECRET not in page  # NoEcho and writeOnly (AccessPassword) masked in the before/after values
+    assert get(server, "/changeset?id=nope")[0] == 404

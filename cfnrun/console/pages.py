@@ -5,7 +5,7 @@ import html
 import json
 import time
 from itertools import groupby
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import quote, urlencode
 
 if TYPE_CHECKING:  # serve imports the console before it listens: nothing heavy at import
@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # serve imports the console before it listens: nothing heavy 
     from cfnrun.history.store import RecordedOperation
     from cfnrun.model.schema import ResourceSchema
     from cfnrun.stacks.records import Stack
+    from cfnrun.stacks.store import ChangeSet
 
 
 
@@ -81,17 +82,17 @@ def _schema(schema: "ResourceSchema") -> str:
 # -- stacks ------------------------------------------------------------------------------------------
 
 
-def stack_link(stack: Stack) -> str:
+def stack_link(stack: "Stack") -> str:
     return f"<a href=\"/stack?id={quote(stack.stack_id, safe='')}\">{text(stack.name)}</a>"
 
 
-def stacks(listed: Sequence[Stack]) -> str:
+def stacks(listed: Sequence["Stack"]) -> str:
     rows = ((stack_link(s), status(s.status), when(s.created_at), text(s.masked(s.reason or ""))) for s in listed)
     body = table(("stack", "status", "created", "reason"), rows) if listed else "<p>No stacks yet.</p>"
     return page("Stacks", body)
 
 
-def stack(shown: Stack) -> str:
+def stack(shown: "Stack", change_sets: Sequence["ChangeSet"] = ()) -> str:
     m = shown.masked
     parts = [f"<p>Status: {status(shown.status)} {text(m(shown.reason or ''))}</p>"]
     parts.append("<h2>Resources</h2>" + table(
@@ -108,6 +109,15 @@ def stack(shown: Stack) -> str:
         ("key", "value", "description", "export name"),
         ((text(o.key), text(m(_shown_value(o.value))), text(o.description), text(o.export_name)) for o in shown.outputs),
     ))
+    if change_sets:
+        parts.append("<h2>Change sets</h2>" + table(
+            ("change set", "status", "execution status", "created"),
+            (
+                (f"<a href=\"/changeset?{text(urlencode({'id': c.change_set_id}))}\">{text(c.name)}</a>", status(c.status),
+                 text(c.execution_status), when(c.created_at))
+                for c in change_sets
+            ),
+        ))
     parts.append(f"<h2>Template</h2><pre>{text(m(shown.template_body))}</pre>")
     return page(f"Stack {shown.name}", "".join(parts))
 
@@ -116,12 +126,12 @@ def _shown_value(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _timeline(shown: Stack) -> str:
+def _timeline(shown: "Stack") -> str:
     """The stack's events, oldest first, one table per operation (each begins with the stack's own IN_PROGRESS event)."""
     sections: List[str] = []
     operation = 0
 
-    def starts_operation(event: StackEvent) -> int:
+    def starts_operation(event: "StackEvent") -> int:
         nonlocal operation
         if event.logical_id == shown.name and event.resource_type == "AWS::CloudFormation::Stack" and event.status.endswith("_IN_PROGRESS") and "CLEANUP" not in event.status and "ROLLBACK" not in event.status:
             operation += 1
@@ -136,6 +146,23 @@ def _timeline(shown: Stack) -> str:
         title = listed[0].status.replace("_IN_PROGRESS", "") if listed else ""
         sections.append(table(("time", "logical id", "type", "status", "reason", "hook"), rows, title))
     return "".join(sections) or "<p>No events.</p>"
+
+
+def change_set(shown: "ChangeSet", properties: Callable[[str, Dict[str, Any]], str]) -> str:
+    """The changes table (action, logical id, physical id, type, replacement), each changed property with what it
+    requires, and the properties before and after as IncludePropertyValues shows them (``properties`` masks)."""
+    rows = []
+    for change in shown.changes:
+        if change.action is None:
+            continue
+        detail = "<br>".join(text(f"{d.name}: {d.change_source}, recreation {d.requires_recreation}") for d in change.details)
+        before = f"<pre>{text(properties(change.resource_type, change.before))}</pre>" if change.before is not None else ""
+        after = f"<pre>{text(properties(change.resource_type, change.after))}</pre>" if change.after is not None else ""
+        replacement = f"<strong>{text(change.replacement)}</strong>" if change.replacement in ("True", "Conditional") else text(change.replacement or "")
+        rows.append((text(change.action), text(change.logical_id), text(change.physical_id or ""), text(change.resource_type), replacement, detail, before, after))
+    head = f"<p>{text(shown.change_set_type)} change set: {status(shown.status)} {text(shown.status_reason or '')}, execution {text(shown.execution_status)}</p>"
+    body = table(("action", "logical id", "physical id", "resource type", "replacement", "changed properties", "before", "after"), rows) if rows else "<p>No changes.</p>"
+    return page(f"Change set {shown.name}", head + body)
 
 
 # -- operations (history) ----------------------------------------------------------------------------

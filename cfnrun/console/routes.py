@@ -29,6 +29,7 @@ class ConsoleRoutes:
         app.router.add_get("/", self.served)
         app.router.add_get("/stacks", self.stacks)
         app.router.add_get("/stack", self.stack)
+        app.router.add_get("/changeset", self.change_set)
         app.router.add_get("/operations", self.operations)
         app.router.add_get("/operation", self.operation)
         app.router.add_static("/console/static", STATIC, append_version=False)
@@ -49,9 +50,23 @@ class ConsoleRoutes:
         store = self.sources.stack_store()
         name_or_id = request.query.get("id", "")
         found = store.find(name_or_id) if store is not None and name_or_id else None
-        if found is None:
+        if found is None or store is None:
             return self._html(pages.not_found(f"no stack {name_or_id}"), 404)
-        return self._html(pages.stack(found))
+        return self._html(pages.stack(found, [c for c in store.change_sets.values() if c.stack_id == found.stack_id]))
+
+    async def change_set(self, request: web.Request) -> web.Response:
+        """A change set's changes as the AWS console's table shows them, properties as IncludePropertyValues masks them."""
+        from cfnrun.stacks.store import StackError
+
+        store = self.sources.stack_store()
+        name_or_id = request.query.get("id", "")
+        try:
+            found = store.change_set(name_or_id) if store is not None else None
+        except StackError:
+            found = None
+        if found is None or store is None:
+            return self._html(pages.not_found(f"no change set {name_or_id}"), 404)
+        return self._html(pages.change_set(found, store.property_context(found)))
 
     async def operations(self, request: web.Request) -> web.Response:
         """The recorded operations, newest first, filtered by ``type``, ``action`` and ``status``; ``limit`` per store."""
