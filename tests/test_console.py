@@ -101,6 +101,12 @@ def test_an_unknown_stack_is_a_404_page_and_the_apis_still_answer(console: Tuple
     assert cloudformation.list_stacks()["ResponseMetadata"]["HTTPStatusCode"] == 200  # POST / untouched
     status, _, _ = get(server, "/2015-03-31/functions/TypeFunction/invocations")
     assert status == 405  # the Invoke API's own answer to a GET, as before
+    refused = urllib.request.Request(server.url + "/stacks", data=b"delete=shown", method="POST")
+    with pytest.raises(urllib.error.HTTPError) as posted:
+        urllib.request.urlopen(refused, timeout=30)
+    assert posted.value.code == 404  # the console changes nothing: a POST to its pages is the API's unknown operation
+    with urllib.request.urlopen(server.url + "/stacks", timeout=30) as answer:
+        assert "default-src 'self'" in answer.headers["Content-Security-Policy"]  # nothing injected could run
 
 
 def test_operations_are_listed_filtered_and_shown_as_timelines_with_their_replay_command(console: Tuple[ServerProcess, Any]) -> None:
