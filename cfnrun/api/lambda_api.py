@@ -66,6 +66,12 @@ class LambdaCalls(Protocol):
         """An Event call: answered 202 at once, run in the background."""
 
 
+class PageRoutes(Protocol):
+    """More GET routes on serve's port (the console): added before the catch-all, after the APIs' own."""
+
+    def add_route(self, app: web.Application) -> None: ...
+
+
 class LambdaService:
     """The endpoint on serve's port: the Invoke API; on ``POST /`` Cloud Control, CloudFormation or the STS
     stand-in; the ResponseURL of custom resources."""
@@ -81,6 +87,7 @@ class LambdaService:
         custom_resource_responses: Optional[CustomResourceResponseEndpoint] = None,
         hook_payloads: Optional[HookPayloadEndpoint] = None,
         wait_condition_signals: Optional[WaitConditionSignalEndpoint] = None,
+        pages: Optional[PageRoutes] = None,
     ) -> None:
         self.calls = calls
         self.limits = limits
@@ -91,6 +98,7 @@ class LambdaService:
         self.custom_resource_responses = custom_resource_responses
         self.hook_payloads = hook_payloads
         self.wait_condition_signals = wait_condition_signals  # the URLs of wait condition handles
+        self.pages = pages
         self.connections = ConnectionGuard(limits)
         self._stopping = False
 
@@ -105,6 +113,8 @@ class LambdaService:
             self.hook_payloads.add_route(app)
         if self.wait_condition_signals is not None:
             self.wait_condition_signals.add_route(app)
+        if self.pages is not None:
+            self.pages.add_route(app)
         app.router.add_route("*", "/{path:.*}", self.unknown)
         return app
 

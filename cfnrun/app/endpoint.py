@@ -21,6 +21,7 @@ from cfnrun.api.cloudformation.service import CloudFormationApi
 from cfnrun.api.connections import GuardedTCPSite
 from cfnrun.api.lambda_api import LambdaService
 from cfnrun.api.sts_standin import StsStandIn
+from cfnrun.app.console_sources import ServedToConsole
 from cfnrun.app.lambda_calls import LambdaCallPolicy
 from cfnrun.app.late_parts import (
     CloudControlRequests,
@@ -33,6 +34,7 @@ from cfnrun.app.late_parts import (
 from cfnrun.app.leftovers_named import AWS_LEFT, unfinished_stacks_left
 from cfnrun.app.registered_types import with_registry
 from cfnrun.app.served import Served, Warming
+from cfnrun.console.routes import ConsoleRoutes
 from cfnrun.model.errors import CfnrunError
 from cfnrun.ui.console import Console
 
@@ -123,6 +125,7 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         custom_resource_responses=CustomResourceResponseEndpoint(ResponsesWhenLoaded(late)),
         hook_payloads=HookPayloadEndpoint(HookPayloadsWhenLoaded(late)),
         wait_condition_signals=WaitConditionSignalEndpoint(SignalsWhenLoaded(late)),
+        pages=ConsoleRoutes(ServedToConsole(served, late)),
     )
     runner = web.AppRunner(
         service.app(),

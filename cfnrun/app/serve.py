@@ -243,6 +243,7 @@ def _announce(settings: ServeSettings, server: RunningServer, console: Console) 
     if served.type_names():
         console.info(f"Cloud Control API for {', '.join(served.type_names())} at {server.url}/")
     console.info(f"CloudFormation API (local stacks) at {server.url}/")
+    console.info(f"console: open {server.url}/ in a browser")
     if len(served.registries) > 1:
         console.info(f"functions by unambiguous name: {', '.join(served.function_names())}")
     if server.reloaders:

@@ -48,6 +48,11 @@ class FunctionRegistry(Generic[S]):
     def resolve(self, name: str) -> Optional[FunctionSpec]:
         return self.project.find_function(name)
 
+    def workers(self, logical_id: str) -> int:
+        """How many workers function ``logical_id``'s pool has now (0 before its first call or warm-up)."""
+        pool = self._pools.get(logical_id)
+        return len(pool.pids) if pool is not None else 0
+
     def pool(self, function: FunctionSpec) -> FunctionPool:
         pool = self._pools.get(function.logical_id)
         if pool is None:

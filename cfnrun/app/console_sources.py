@@ -1,0 +1,56 @@
+"""What serve's console reads (``cfnrun/console``), from what serve serves now and its late parts."""
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+
+from cfnrun.console.sources import FunctionView, SourceView
+
+if TYPE_CHECKING:
+    from cfnrun.app.late_parts import LateLoading
+    from cfnrun.app.served import Served
+    from cfnrun.history.store import HistoryStore
+    from cfnrun.runtime.registry import FunctionRegistry
+    from cfnrun.stacks.store import StackStore
+
+
+class ServedToConsole:
+    """``ConsoleSources`` over one serve: each registry as its project is now, the stacks once loaded."""
+
+    def __init__(self, served: "Served", late: "LateLoading") -> None:
+        self.served = served
+        self.late = late
+
+    def sources(self) -> List[SourceView]:
+        shown: List[SourceView] = []
+        for registry in self.served.providers:
+            project = registry.project
+            kind = "hook" if project.is_hook else "resource type"
+            shown.append(SourceView(project.type_name, kind, str(project.root), project.schema, self._functions(registry)))
+        for functions in self.served.templates:
+            template = functions.project
+            shown.append(SourceView(str(template.path), "functions", str(template.root), None, self._functions(functions)))
+        return shown
+
+    def _functions(self, registry: "FunctionRegistry[Any]") -> Tuple[FunctionView, ...]:
+        return tuple(
+            FunctionView(self.served.shown_name(registry, name), spec.handler, spec.timeout_s, registry.workers(name))
+            for name, spec in registry.project.functions.items()
+        )
+
+    def stack_store(self) -> Optional["StackStore"]:
+        parts = self.late.parts
+        return parts.stacks.store if parts is not None else None
+
+    def histories(self) -> Dict[str, "HistoryStore"]:
+        parts = self.late.parts
+        return dict(parts.histories) if parts is not None else {}
+
+    def timeline(self, type_name: str, operation_id: int) -> str:
+        from cfnrun.app.history import show_operation
+        from cfnrun.ui.timeline import TimelineRenderer
+
+        shown = io.StringIO()
+        schema = self.served.provider(type_name).project.schema
+        show_operation(self.histories()[type_name], operation_id, [TimelineRenderer(shown, schema, color=False)])
+        return shown.getvalue()

@@ -1,0 +1,102 @@
+"""The console's routes on serve's application: GET only, so the APIs' POST routes are untouched."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from aiohttp import web
+
+from cfnrun.console import pages
+from cfnrun.console.sources import ConsoleSources
+from cfnrun.model.errors import CfnrunError
+
+PAGE = 100  # operations on one page by default (the history holds up to 10,000)
+MAX_PAGE = 1000
+STATIC = Path(__file__).parent / "static"
+HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; object-src 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+}
+
+
+class ConsoleRoutes:
+    """The console: what is served (``/``), the stacks (``/stacks``) and a stack's page (``/stack?id=``, its name or id)."""
+
+    def __init__(self, sources: ConsoleSources) -> None:
+        self.sources = sources
+
+    def add_route(self, app: web.Application) -> None:
+        app.router.add_get("/", self.served)
+        app.router.add_get("/stacks", self.stacks)
+        app.router.add_get("/stack", self.stack)
+        app.router.add_get("/changeset", self.change_set)
+        app.router.add_get("/operations", self.operations)
+        app.router.add_get("/operation", self.operation)
+        app.router.add_static("/console/static", STATIC, append_version=False)
+
+    @staticmethod
+    def _html(body: str, status: int = 200) -> web.Response:
+        return web.Response(text=body, status=status, content_type="text/html", charset="utf-8", headers=HEADERS)
+
+    async def served(self, request: web.Request) -> web.Response:
+        return self._html(pages.served(self.sources.sources()))
+
+    async def stacks(self, request: web.Request) -> web.Response:
+        store = self.sources.stack_store()
+        listed = sorted(store.stacks.values(), key=lambda s: s.created_at, reverse=True) if store is not None else []
+        return self._html(pages.stacks(listed))
+
+    async def stack(self, request: web.Request) -> web.Response:
+        store = self.sources.stack_store()
+        name_or_id = request.query.get("id", "")
+        found = store.find(name_or_id) if store is not None and name_or_id else None
+        if found is None or store is None:
+            return self._html(pages.not_found(f"no stack {name_or_id}"), 404)
+        return self._html(pages.stack(found, [c for c in store.change_sets.values() if c.stack_id == found.stack_id]))
+
+    async def change_set(self, request: web.Request) -> web.Response:
+        """A change set's changes as the AWS console's table shows them, properties as IncludePropertyValues masks them."""
+        from cfnrun.stacks.store import StackError
+
+        store = self.sources.stack_store()
+        name_or_id = request.query.get("id", "")
+        try:
+            found = store.change_set(name_or_id) if store is not None else None
+        except StackError:
+            found = None
+        if found is None or store is None:
+            return self._html(pages.not_found(f"no change set {name_or_id}"), 404)
+        return self._html(pages.change_set(found, store.property_values(found).context))
+
+    async def operations(self, request: web.Request) -> web.Response:
+        """The recorded operations, newest first, filtered by ``type``, ``action`` and ``status``; ``limit`` per store."""
+        wanted = {key: request.query.get(key, "") for key in ("type", "action", "status")}
+        try:
+            limit = max(1, min(int(request.query.get("limit", str(PAGE))), MAX_PAGE))
+        except ValueError:
+            limit = PAGE
+        listed = []
+        for type_name, store in self.sources.histories().items():
+            if wanted["type"] and wanted["type"] != type_name:
+                continue
+            try:
+                recorded = store.operations(limit if not (wanted["action"] or wanted["status"]) else None)
+            except CfnrunError:  # nothing recorded yet: no database
+                continue
+            listed += [
+                (type_name, op) for op in recorded
+                if (not wanted["action"] or op.action == wanted["action"]) and (not wanted["status"] or op.status == wanted["status"])
+            ]
+        listed.sort(key=lambda pair: pair[1].started_at, reverse=True)
+        return self._html(pages.operations(listed[:limit], wanted, sorted(self.sources.histories())))
+
+    async def operation(self, request: web.Request) -> web.Response:
+        type_name, number = request.query.get("type", ""), request.query.get("id", "")
+        store = self.sources.histories().get(type_name)
+        try:
+            recorded = store.get(int(number)) if store is not None else None
+        except (ValueError, CfnrunError):
+            recorded = None
+        if recorded is None:
+            return self._html(pages.not_found(f"no recorded operation {number} of {type_name}"), 404)
+        return self._html(pages.operation(type_name, recorded, self.sources.timeline(type_name, recorded.id)))

@@ -1,0 +1,46 @@
+"""What the console reads, as the app gives it: the served types and functions, and the stacks once loaded."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, Optional, Protocol, Sequence, Tuple
+
+if TYPE_CHECKING:  # serve imports the console before it listens: nothing heavy at import
+    from cfnrun.history.store import HistoryStore
+    from cfnrun.model.schema import ResourceSchema
+    from cfnrun.stacks.store import StackStore
+
+
+@dataclass(frozen=True)
+class FunctionView:
+    """One served function: its name, handler, time limit and how many workers it has now."""
+
+    name: str
+    handler: str
+    timeout_s: Optional[float]
+    workers: int
+
+
+@dataclass(frozen=True)
+class SourceView:
+    """One served source: a provider (a resource type or a hook, with its schema) or a ``--functions`` template."""
+
+    name: str
+    kind: str  # "resource type", "hook" or "functions"
+    root: str
+    schema: Optional["ResourceSchema"]
+    functions: Tuple[FunctionView, ...]
+
+
+class ConsoleSources(Protocol):
+    """What serve shows in its console."""
+
+    def sources(self) -> Sequence[SourceView]: ...
+
+    def stack_store(self) -> Optional["StackStore"]:
+        """The local stacks, once serve has loaded them; None before."""
+
+    def histories(self) -> Dict[str, "HistoryStore"]:
+        """Each provider's history, by type name (empty before serve has loaded them, or when recording is off)."""
+
+    def timeline(self, type_name: str, operation_id: int) -> str:
+        """Recorded operation ``operation_id`` of ``type_name`` as ``cfnrun history show`` prints it (no colour)."""

@@ -1,0 +1,164 @@
+"""serve's browser console (issue #35): real serve, stacks made with boto3, pages read over HTTP as a browser gets them."""
+from __future__ import annotations
+
+import re
+import shutil
+import urllib.parse
+import urllib.request
+from typing import Any, Iterator, Tuple
+
+import pytest
+
+from conftest import LOCAL_STATE, SAMPLES, ServerProcess
+
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+SECRET = "hunter2-never-shown"
+XSS = "<script>alert('owned')</script>"
+TEMPLATE = """
+Parameters:
+  Secret:
+    Type: String
+    NoEcho: true
+  Heading:
+    Type: String
+Resources:
+  Note:
+    Type: Cfnrun::Sample::Note
+    Properties:
+      Title: !Ref Heading
+      AccessPassword: !Ref Secret
+Outputs:
+  Shown:
+    Value: !Ref Heading
+"""
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tuple[ServerProcess, Any]]:
+    import boto3
+
+    folder = tmp_path_factory.mktemp("console")
+    shutil.copytree(SAMPLES / "note", folder / "note", ignore=LOCAL_STATE)
+    server = ServerProcess(folder / "note", "--no-reload")
+    try:
+        yield server, boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    finally:
+        server.stop()
+
+
+def get(server: ServerProcess, path: str) -> Tuple[int, str, str]:
+    try:
+        with urllib.request.urlopen(server.url + path, timeout=30) as answer:
+            return answer.status, answer.headers.get("Content-Type", ""), answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers.get("Content-Type", ""), error.read().decode()
+
+
+def test_the_start_line_names_the_console_and_its_page_shows_what_is_served(console: Tuple[ServerProcess, Any]) -> None:
+    server, _ = console
+    assert server.has_printed(r"console: open http://127\.0\.0\.1:\d+/ in a browser")
+    status, content_type, body = get(server, "/")
+    assert status == 200 and content_type.startswith("text/html"), body
+    assert "Cfnrun::Sample::Note" in body and "resource type" in body
+    assert "/properties/NoteId" in body  # the primary identifier
+    assert "/properties/AccessPassword" in body  # writeOnly properties named, never a value
+    assert "CREATE timeout (min)" in body
+    stylesheet = get(server, "/console/static/console.css")
+    assert stylesheet[0] == 200 and "table" in stylesheet[2]  # shipped in the package, no CDN
+
+
+def test_a_stack_page_shows_resources_events_and_outputs_escaped_and_never_a_secret(console: Tuple[ServerProcess, Any]) -> None:
+    server, cloudformation = console
+    stack_id = cloudformation.create_stack(
+        StackName="shown",
+        TemplateBody=TEMPLATE,
+        Parameters=[{"ParameterKey": "Secret", "ParameterValue": SECRET}, {"ParameterKey": "Heading", "ParameterValue": XSS}],
+    )["StackId"]
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="shown", WaiterConfig={"Delay": 0.2, "MaxAttempts": 300})
+    physical_id = cloudformation.describe_stack_resource(StackName="shown", LogicalResourceId="Note")["StackResourceDetail"]["PhysicalResourceId"]
+
+    status, _, listed = get(server, "/stacks")
+    assert status == 200 and "shown" in listed and "CREATE_COMPLETE" in listed
+    link = "/stack?id=" + urllib.parse.quote(stack_id, safe="")
+    assert link in listed
+
+    status, _, page = get(server, link)
+    assert status == 200, page
+    assert "Cfnrun::Sample::Note" in page and physical_id in page
+    assert page.count("CREATE_COMPLETE") >= 2  # the resource's and the stack's events
+    assert "<caption>CREATE</caption>" in page  # the events grouped by operation
+    assert "&lt;script&gt;alert(&#x27;owned&#x27;)&lt;/script&gt;" in page  # the parameter and the output, escaped
+    assert XSS not in page and "<script" not in page
+    assert SECRET not in page and "****" in page  # NoEcho masked; the writeOnly AccessPassword never shown
+    for path in ("/", "/stacks", "/stack?id=shown"):
+        assert SECRET not in get(server, path)[2]
+
+
+def test_an_unknown_stack_is_a_404_page_and_the_apis_still_answer(console: Tuple[ServerProcess, Any]) -> None:
+    server, cloudformation = console
+    status, _, page = get(server, "/stack?id=%3Cb%3Enope")
+    assert status == 404 and "&lt;b&gt;nope" in page
+    assert cloudformation.list_stacks()["ResponseMetadata"]["HTTPStatusCode"] == 200  # POST / untouched
+    status, _, _ = get(server, "/2015-03-31/functions/TypeFunction/invocations")
+    assert status == 405  # the Invoke API's own answer to a GET, as before
+    refused = urllib.request.Request(server.url + "/stacks", data=b"delete=shown", method="POST")
+    with pytest.raises(urllib.error.HTTPError) as posted:
+        urllib.request.urlopen(refused, timeout=30)
+    assert posted.value.code == 404  # the console changes nothing: a POST to its pages is the API's unknown operation
+    with urllib.request.urlopen(server.url + "/stacks", timeout=30) as answer:
+        assert "default-src 'self'" in answer.headers["Content-Security-Policy"]  # nothing injected could run
+
+
+def test_operations_are_listed_filtered_and_shown_as_timelines_with_their_replay_command(console: Tuple[ServerProcess, Any]) -> None:
+    server, cloudformation = console
+    cloudformation.create_stack(
+        StackName="recorded",
+        TemplateBody=TEMPLATE,
+        Parameters=[{"ParameterKey": "Secret", "ParameterValue": SECRET}, {"ParameterKey": "Heading", "ParameterValue": "plain"}],
+    )
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="recorded", WaiterConfig={"Delay": 0.2, "MaxAttempts": 300})
+    _, _, stack_page = get(server, "/stack?id=recorded")
+    assert "/operations?type=Cfnrun%3A%3ASample%3A%3ANote" in stack_page  # a resource links to its type's operations
+
+    status, _, listed = get(server, "/operations?type=Cfnrun%3A%3ASample%3A%3ANote&action=CREATE")
+    assert status == 200 and "Cfnrun::Sample::Note" in listed and "CREATE" in listed, listed
+    links = re.findall(r'href="(/operation\?[^"]+)"', listed)
+    assert links, listed
+    assert "No recorded operations." in get(server, "/operations?action=LIST")[2]  # the filter filters
+
+    status, _, shown = get(server, links[0].replace("&amp;", "&"))
+    assert status == 200, shown
+    number = re.search(r"id=(\d+)", links[0]).group(1)  # type: ignore[union-attr]
+    assert f"cfnrun replay {number}" in shown
+    assert "SUCCESS CREATE after 1 invocation(s)" in shown  # the timeline as history show prints it
+    assert SECRET not in shown  # the writeOnly AccessPassword is masked in history
+    assert get(server, "/operation?type=Cfnrun%3A%3ASample%3A%3ANote&id=99999")[0] == 404
+
+
+def test_a_change_set_shows_its_changes_table_with_the_replacement_flagged_and_secrets_masked(console: Tuple[ServerProcess, Any]) -> None:
+    server, cloudformation = console
+    with_folder = TEMPLATE.replace("      Title: !Ref Heading", "      Title: !Ref Heading\n      Folder: !Ref Folder").replace(
+        "  Heading:\n    Type: String", "  Heading:\n    Type: String\n  Folder:\n    Type: String"
+    )
+    secret = {"ParameterKey": "Secret", "ParameterValue": SECRET}
+    cloudformation.create_stack(
+        StackName="changing", TemplateBody=with_folder,
+        Parameters=[secret, {"ParameterKey": "Heading", "ParameterValue": "one"}, {"ParameterKey": "Folder", "ParameterValue": "inbox"}],
+    )
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="changing", WaiterConfig={"Delay": 0.2, "MaxAttempts": 300})
+    change_set_id = cloudformation.create_change_set(
+        StackName="changing", ChangeSetName="move", TemplateBody=with_folder,
+        Parameters=[secret, {"ParameterKey": "Heading", "ParameterValue": "one"}, {"ParameterKey": "Folder", "ParameterValue": "archive"}],
+    )["Id"]
+    cloudformation.get_waiter("change_set_create_complete").wait(ChangeSetName=change_set_id, WaiterConfig={"Delay": 0.2, "MaxAttempts": 300})
+
+    _, _, stack_page = get(server, "/stack?id=changing")
+    link = "/changeset?" + urllib.parse.urlencode({"id": change_set_id})
+    assert link.replace("&", "&amp;") in stack_page, stack_page
+    status, _, page = get(server, link)
+    assert status == 200, page
+    # Folder is createOnly: Modify, replacement True, the property named with what it requires
+    assert re.search(r"<td>Modify</td><td>Note</td>.*<td>Cfnrun::Sample::Note</td><td><strong>True</strong></td><td>Folder: ParameterReference, recreation Always", page), page
+    assert "inbox" in page and "archive" in page  # before and after
+    assert SECRET not in page  # NoEcho and writeOnly (AccessPassword) masked in the before/after values
+    assert get(server, "/changeset?id=nope")[0] == 404
