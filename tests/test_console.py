@@ -158,7 +158,7 @@ def test_a_change_set_shows_its_changes_table_with_the_replacement_flagged_and_s
     status, _, page = get(server, link)
     assert status == 200, page
     # Folder is createOnly: Modify, replacement True, the property named with what it requires
-    assert re.search(r"<td>Modify</td><td>Note</td>.*<td>Cfnrun::Sample::Note</td><td><strong>True</strong></td><td>Folder: ParameterReference, recreation Always", page), page
+    assert re.search(r"<td>Modify</td><td>Note</td>.*<td>Cfnrun::Sample::Note</td><td><strong>True</strong></td><td>Folder: DirectModification, recreation Always<br>Folder: ParameterReference, recreation Always", page), page
     assert "inbox" in page and "archive" in page  # before and after
     assert SECRET not in page  # NoEcho and writeOnly (AccessPassword) masked in the before/after values
     assert get(server, "/changeset?id=nope")[0] == 404
