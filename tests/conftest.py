@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -312,3 +312,20 @@ def no_history_in_the_tree(monkeypatch: pytest.MonkeyPatch) -> None:
     """cfnrun records operations under the project's .cfnrun/; tests that use the repo's fixtures
     in place must not write there, so recording is off unless a test turns it on (CFNRUN_HISTORY=on)."""
     monkeypatch.setenv("CFNRUN_HISTORY", "off")
+
+
+@pytest.fixture
+def moto_url() -> Iterator[str]:
+    """A separately started moto server on a free loopback port, as a user would run one, emptied for this test."""
+    import urllib.request
+
+    from moto import server as moto_server
+
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    url = f"http://{host}:{port}"
+    # moto keeps its state per process, not per server: start each test from an empty one
+    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).close()
+    yield url
+    server.stop()

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.request
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Optional
 
 import boto3
 import pytest
@@ -26,19 +25,6 @@ NO_LOCAL_CREDENTIALS: Dict[str, Optional[str]] = {
     "AWS_REGION": "us-east-1",
 }
 GREETING = "/cfnrun/sample/greeting"
-
-
-@pytest.fixture
-def moto_url() -> Iterator[str]:
-    """A separately started moto server on a free loopback port, as a user would run one."""
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    url = f"http://{host}:{port}"
-    # moto keeps its state per process, not per server: start each test from an empty one
-    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).close()
-    yield url
-    server.stop()
 
 
 def aws(service: str, url: str) -> Any:

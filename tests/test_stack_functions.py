@@ -4,11 +4,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from botocore.exceptions import ClientError, WaiterError
+from botocore.exceptions import ClientError
 
 from conftest import LOCAL_STATE, SAMPLES
+from stack_waits import outputs, settled
 
-FAST = {"Delay": 0.1, "MaxAttempts": 600}
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 
 TEMPLATE = """\
@@ -50,18 +50,6 @@ Outputs:
 """
 
 
-def _wait(cloudformation, name: str, waiter: str) -> None:
-    try:
-        cloudformation.get_waiter(waiter).wait(StackName=name, WaiterConfig=FAST)
-    except WaiterError:
-        events = cloudformation.describe_stack_events(StackName=name)["StackEvents"]
-        raise AssertionError([e.get("ResourceStatusReason") for e in events if e.get("ResourceStatusReason")]) from None
-
-
-def _outputs(cloudformation, name: str) -> dict:
-    return {o["OutputKey"]: o["OutputValue"] for o in cloudformation.describe_stacks(StackName=name)["Stacks"][0]["Outputs"]}
-
-
 def test_a_custom_resource_backed_by_inline_python_of_the_same_template_creates_updates_and_deletes(serve, tmp_path: Path) -> None:
     import boto3
 
@@ -70,8 +58,8 @@ def test_a_custom_resource_backed_by_inline_python_of_the_same_template_creates_
     cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
 
     cloudformation.create_stack(StackName="inline", TemplateBody=TEMPLATE, Capabilities=["CAPABILITY_IAM"])
-    _wait(cloudformation, "inline", "stack_create_complete")
-    assert _outputs(cloudformation, "inline") == {"Shouted": "HELLO!"}
+    settled(cloudformation, "inline", "stack_create_complete")
+    assert outputs(cloudformation, "inline") == {"Shouted": "HELLO!"}
     shout = cloudformation.describe_stack_resource(StackName="inline", LogicalResourceId="Shout")["StackResourceDetail"]
     assert shout["PhysicalResourceId"] == "shout-hello"
     function = cloudformation.describe_stack_resource(StackName="inline", LogicalResourceId="Shouter")["StackResourceDetail"]
@@ -80,11 +68,11 @@ def test_a_custom_resource_backed_by_inline_python_of_the_same_template_creates_
 
     cloudformation.update_stack(StackName="inline", TemplateBody=TEMPLATE,
                                 Parameters=[{"ParameterKey": "Word", "ParameterValue": "again"}], Capabilities=["CAPABILITY_IAM"])
-    _wait(cloudformation, "inline", "stack_update_complete")
-    assert _outputs(cloudformation, "inline") == {"Shouted": "AGAIN!"}
+    settled(cloudformation, "inline", "stack_update_complete")
+    assert outputs(cloudformation, "inline") == {"Shouted": "AGAIN!"}
 
     cloudformation.delete_stack(StackName="inline")
-    _wait(cloudformation, "inline", "stack_delete_complete")
+    settled(cloudformation, "inline", "stack_delete_complete")
     server.has_printed("custom resource Delete Shout")
     try:
         server.client().invoke(FunctionName=name, Payload=b"{}")

@@ -8,8 +8,8 @@ import pytest
 from botocore.exceptions import ClientError, WaiterError
 
 from conftest import LOCAL_STATE, SAMPLES
+from stack_waits import FAST
 
-FAST = {"Delay": 0.1, "MaxAttempts": 600}
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 
 PRODUCER = """\

@@ -3,18 +3,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import urllib.request
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from botocore.exceptions import ClientError, WaiterError
 
 from conftest import LOCAL_STATE, SAMPLES
+from stack_waits import FAST
 
 moto_server = pytest.importorskip("moto.server")
 
-FAST = {"Delay": 0.1, "MaxAttempts": 600}
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 
 TOP_SNIPPET = """\
@@ -48,17 +46,6 @@ Resources:
     Parameters:
       Location: s3://snippets/resource.yaml
 """
-
-
-@pytest.fixture
-def moto_url() -> Iterator[str]:
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    url = f"http://{host}:{port}"
-    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).close()
-    yield url
-    server.stop()
 
 
 def test_include_snippets_from_disk_and_s3_become_part_of_the_processed_template(serve, tmp_path: Path, moto_url: str) -> None:

@@ -2,18 +2,16 @@
 from __future__ import annotations
 
 import shutil
-import urllib.request
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from botocore.exceptions import WaiterError
 
 from conftest import LOCAL_STATE, SAMPLES
+from stack_waits import FAST, outputs, settled
 
 moto_server = pytest.importorskip("moto.server")
 
-FAST = {"Delay": 0.1, "MaxAttempts": 600}
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 
 CHILD = """\
@@ -58,29 +56,6 @@ Outputs:
 """
 
 
-@pytest.fixture
-def moto_url() -> Iterator[str]:
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    url = f"http://{host}:{port}"
-    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=10).close()
-    yield url
-    server.stop()
-
-
-def _wait(cloudformation, name: str, waiter: str) -> None:
-    try:
-        cloudformation.get_waiter(waiter).wait(StackName=name, WaiterConfig=FAST)
-    except WaiterError:
-        events = cloudformation.describe_stack_events(StackName=name)["StackEvents"]
-        raise AssertionError([e.get("ResourceStatusReason") for e in events if e.get("ResourceStatusReason")]) from None
-
-
-def _outputs(cloudformation, name: str) -> dict:
-    return {o["OutputKey"]: o["OutputValue"] for o in cloudformation.describe_stacks(StackName=name)["Stacks"][0]["Outputs"]}
-
-
 def test_a_parent_with_a_child_on_disk_and_one_in_s3_is_created_updated_in_place_and_deleted(serve, tmp_path: Path, moto_url: str) -> None:
     import boto3
 
@@ -93,8 +68,8 @@ def test_a_parent_with_a_child_on_disk_and_one_in_s3_is_created_updated_in_place
     cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
 
     cloudformation.create_stack(StackName="parent", TemplateBody=PARENT.format(disk=tmp_path / "child.yaml"))
-    _wait(cloudformation, "parent", "stack_create_complete")
-    assert _outputs(cloudformation, "parent") == {"DiskTitle": "disk first", "S3Title": "disk first"}
+    settled(cloudformation, "parent", "stack_create_complete")
+    assert outputs(cloudformation, "parent") == {"DiskTitle": "disk first", "S3Title": "disk first"}
     children = {r["LogicalResourceId"]: r["PhysicalResourceId"]
                 for r in cloudformation.describe_stack_resources(StackName="parent")["StackResources"]}
     child = cloudformation.describe_stacks(StackName=children["FromDisk"])["Stacks"][0]
@@ -102,19 +77,19 @@ def test_a_parent_with_a_child_on_disk_and_one_in_s3_is_created_updated_in_place
     parent_id = cloudformation.describe_stacks(StackName="parent")["Stacks"][0]["StackId"]
     assert (child["ParentId"], child["RootId"]) == (parent_id, parent_id)
     assert "ParentId" not in cloudformation.describe_stacks(StackName="parent")["Stacks"][0]
-    note_id = _outputs(cloudformation, children["FromDisk"])["NoteId"]
+    note_id = outputs(cloudformation, children["FromDisk"])["NoteId"]
 
     cloudformation.update_stack(StackName="parent", TemplateBody=PARENT.format(disk=tmp_path / "child.yaml"),
                                 Parameters=[{"ParameterKey": "Word", "ParameterValue": "second"}])
-    _wait(cloudformation, "parent", "stack_update_complete")
-    assert _outputs(cloudformation, "parent") == {"DiskTitle": "disk second", "S3Title": "disk second"}
+    settled(cloudformation, "parent", "stack_update_complete")
+    assert outputs(cloudformation, "parent") == {"DiskTitle": "disk second", "S3Title": "disk second"}
     after = {r["LogicalResourceId"]: r["PhysicalResourceId"]
              for r in cloudformation.describe_stack_resources(StackName="parent")["StackResources"]}
     assert after == children  # updated in place: the same child stacks
-    assert _outputs(cloudformation, children["FromDisk"])["NoteId"] == note_id
+    assert outputs(cloudformation, children["FromDisk"])["NoteId"] == note_id
 
     cloudformation.delete_stack(StackName="parent")
-    _wait(cloudformation, "parent", "stack_delete_complete")
+    settled(cloudformation, "parent", "stack_delete_complete")
     for stack_id in children.values():
         assert cloudformation.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"] == "DELETE_COMPLETE"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from botocore.exceptions import ClientError, WaiterError
 
 from conftest import LOCAL_STATE, SAMPLES
+from stack_waits import FAST, settled
 
-FAST = {"Delay": 0.1, "MaxAttempts": 600}
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 
 SAM_TEMPLATE = """\
@@ -34,14 +34,6 @@ Outputs:
 """
 
 
-def _wait(cloudformation, name: str, waiter: str) -> None:
-    try:
-        cloudformation.get_waiter(waiter).wait(StackName=name, WaiterConfig=FAST)
-    except WaiterError:
-        events = cloudformation.describe_stack_events(StackName=name)["StackEvents"]
-        raise AssertionError([e.get("ResourceStatusReason") for e in events if e.get("ResourceStatusReason")]) from None
-
-
 def test_a_sam_template_becomes_aws_resources_on_the_endpoint(serve, tmp_path: Path) -> None:
     import boto3
 
@@ -50,7 +42,7 @@ def test_a_sam_template_becomes_aws_resources_on_the_endpoint(serve, tmp_path: P
     cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
 
     cloudformation.create_stack(StackName="sam", TemplateBody=SAM_TEMPLATE, Capabilities=["CAPABILITY_IAM"])
-    _wait(cloudformation, "sam", "stack_create_complete")
+    settled(cloudformation, "sam", "stack_create_complete")
 
     resources = {r["LogicalResourceId"]: r["ResourceType"]
                  for r in cloudformation.describe_stack_resources(StackName="sam")["StackResources"]}
@@ -67,7 +59,7 @@ def test_a_sam_template_becomes_aws_resources_on_the_endpoint(serve, tmp_path: P
     assert "AWS::Serverless::Function" in json.dumps(original)
 
     cloudformation.delete_stack(StackName="sam")
-    _wait(cloudformation, "sam", "stack_delete_complete")
+    settled(cloudformation, "sam", "stack_delete_complete")
 
 
 def test_a_sam_template_the_translator_refuses_is_refused_in_its_words(serve, tmp_path: Path) -> None:
@@ -138,14 +130,14 @@ def test_sam_build_output_with_code_on_disk_deploys_and_missing_code_says_where_
     cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
 
     cloudformation.create_stack(StackName="built", TemplateBody=BUILT_TEMPLATE.format(code=code), Capabilities=["CAPABILITY_IAM"])
-    _wait(cloudformation, "built", "stack_create_complete")
+    settled(cloudformation, "built", "stack_create_complete")
     resources = {r["LogicalResourceId"]: r for r in cloudformation.describe_stack_resources(StackName="built")["StackResources"]}
     assert resources["HelloWorldFunction"]["ResourceType"] == "AWS::Lambda::Function"
     assert resources["HelloWorldFunction"]["PhysicalResourceId"]
     outputs = cloudformation.describe_stacks(StackName="built")["Stacks"][0]["Outputs"]
     assert outputs == [{"OutputKey": "Greeting", "OutputValue": "built Create"}]  # the code on disk ran, on serve's workers
     cloudformation.delete_stack(StackName="built")
-    _wait(cloudformation, "built", "stack_delete_complete")
+    settled(cloudformation, "built", "stack_delete_complete")
 
     missing = tmp_path / "nowhere"
     cloudformation.create_stack(StackName="unbuilt", TemplateBody=BUILT_TEMPLATE.format(code=missing), Capabilities=["CAPABILITY_IAM"])
