@@ -8,9 +8,7 @@ from typing import Any, Callable, Dict
 import pytest
 
 from conftest import ServerProcess, cfnrun, events, result_of
-from test_aws_calls import GREETING, NO_LOCAL_CREDENTIALS, _serve_request, aws, moto_url, parameter_names
-
-__all__ = ["moto_url"]  # the fixture, shared with test_aws_calls
+from test_aws_calls import GREETING, NO_LOCAL_CREDENTIALS, _serve_request, aws, parameter_names
 
 
 def test_a_throttled_put_is_mapped_retried_and_shown(sample: Callable[[str], Path], moto_url: str) -> None:

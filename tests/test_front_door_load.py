@@ -17,7 +17,7 @@ from typing import Any, AsyncIterator, Callable, Dict, List, Tuple
 from botocore import UNSIGNED
 from botocore.config import Config
 
-from conftest import MISBEHAVING, ServerProcess
+from conftest import MISBEHAVING, PATIENCE_S, ServerProcess
 from test_serve_hardening import INVOKE, address, payload
 
 
@@ -405,3 +405,30 @@ def test_a_silent_connection_holding_the_only_place_is_closed_by_its_header_dead
     assert results["made_room"] is False
     assert results["caller"] == b"HTTP/1.1 200 OK" and results["silent_closed"] == b""
     assert results["timed_out"] == 1
+
+
+def test_a_connection_that_begins_its_headers_while_a_caller_waits_makes_room_once_past_the_grace() -> None:
+    """Nothing else happens on the server meanwhile (no call ends, no one arrives): the first bytes of a slow-loris
+    connection must themselves lead to it making room for the waiting caller, or that caller waits for a 429."""
+    from cfnrun.api.limits import ConnectionLimits
+
+    calls = _HeldCalls()
+    results: Dict[str, Any] = {}
+
+    async def scenario() -> None:
+        calls.release = asyncio.Event()
+        calls.release.set()
+        limits = ConnectionLimits(max_connections=1, header_grace_s=0.2, header_timeout_s=600, queue_wait_s=600)
+        async with _http_layer(calls, limits) as (guard, port):
+            loop = asyncio.get_running_loop()
+            with socket.create_connection(("127.0.0.1", port)) as loris, socket.create_connection(("127.0.0.1", port)) as caller:
+                while not guard.waiting:
+                    await asyncio.sleep(0.01)
+                _request(caller)  # it waits, unread, behind the one place
+                loris.sendall(f"POST {INVOKE} HTTP/1.1\r\n".encode())  # headers begun, never ended
+                caller.settimeout(PATIENCE_S)
+                results["caller"] = await loop.run_in_executor(None, _answer, caller)
+                results["loris_closed"] = await loop.run_in_executor(None, loris.recv, 1)
+
+    asyncio.run(scenario())
+    assert results["caller"] == b"HTTP/1.1 200 OK" and results["loris_closed"] == b""

@@ -87,6 +87,7 @@ class _GuardedConnection(asyncio.Protocol):
         if self.phase is _Phase.IDLE:
             self._enter(_Phase.HEADERS)  # the first bytes of the next request on a kept-alive connection
             self._arm()
+        first_bytes = self.phase is _Phase.HEADERS and not self.heard
         if self.phase is _Phase.HEADERS:
             self.heard = True
             # Its headers are in once their blank line is: from then on it is a call, never made to
@@ -97,6 +98,8 @@ class _GuardedConnection(asyncio.Protocol):
             else:
                 self._tail = (self._tail + data)[-3:]
         self.inner.data_received(data)
+        if first_bytes and self.phase is _Phase.HEADERS and self.guard.waiting:
+            self.guard.room_changed()  # a connection that began its headers may make room once past the grace: look then
 
     def eof_received(self) -> None:
         if self.admitted:
