@@ -22,6 +22,7 @@ from cfnrun.stacks.template.intrinsics import resolve, sub_variables
 from cfnrun.stacks.template.includes import IncludeReader
 from cfnrun.stacks.template.stack_outputs import StackOutputLookup, read_stack_output
 from cfnrun.stacks.template.loading import load_stack_template
+from cfnrun.stacks.template.macros import MacroRunner
 from cfnrun.stacks.template.parameters import GivenParameter, ParameterValue, parameter_values, resolve_parameters
 from cfnrun.stacks.template.policies import deletion_policy, update_replace_policy
 from cfnrun.stacks.template.pseudo import NO_VALUE, PseudoParameters
@@ -44,6 +45,7 @@ class StackEnvironment:
     module_fragments: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # served modules, by type name
     read_include: Optional[IncludeReader] = None  # reads an AWS::Include Location (template/includes.py)
     stack_output: StackOutputLookup = lambda stack, output: None  # Fn::GetStackOutput's (template/stack_outputs.py)
+    run_macro: Optional[MacroRunner] = None  # runs one of the account's macros (template/macros.py)
 
 
 @dataclass
@@ -258,7 +260,8 @@ def prepare(
 ) -> Blueprint:
     """The blueprint of one operation, or the TemplateError the service answers the API call with."""
     given_values = {k: previous.get(k, "") if v is None else v for k, v in given.items()}
-    template = load_stack_template(template_body, given_values, environment.module_fragments, environment.read_include)
+    template = load_stack_template(template_body, given_values, environment.module_fragments, environment.read_include,
+                                   environment.run_macro)
     offered = [GivenParameter(key, value, use_previous_value=value is None) for key, value in given.items()]
     resolved = resolve_parameters(template.parameters, offered, previous, environment.ssm_parameter)
     values = parameter_values(resolved)
@@ -293,6 +296,7 @@ class Blueprints:
     ) -> None:
         self.read_include = read_include
         self.stack_output: StackOutputLookup = lambda stack, output: None  # given once the stacks exist (local_stacks.py)
+        self.run_macro: Optional[MacroRunner] = None  # given once the macros exist (local_stacks.py)
         self.provisioners = provisioners
         self.ssm_parameter = ssm_parameter  # reads AWS::SSM::Parameter::Value<...> parameters (None: no AWS endpoint)
         self.exports = exports
@@ -304,6 +308,7 @@ class Blueprints:
         return StackEnvironment(
             stack_name, stack_id, self.region, self.account_id, self.exports.value, self.ssm_parameter,
             module_fragments=self.module_fragments, read_include=self.read_include, stack_output=self.stack_output,
+            run_macro=self.run_macro,
         )
 
     def prepare(

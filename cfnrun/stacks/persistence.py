@@ -167,7 +167,8 @@ def restored_blueprint(record: Dict[str, Any], environment: StackEnvironment) ->
     if saved is None:
         return None
     try:
-        template = load_stack_template(record["template_body"], dict(record["parameters"]), environment.module_fragments, environment.read_include)
+        template = load_stack_template(record["template_body"], dict(record["parameters"]), environment.module_fragments, environment.read_include,
+                                       environment.run_macro)
     except TemplateError as error:
         raise StateError(f"stack {record.get('name')}: its kept template no longer reads ({error}); remove it from the state folder") from None
     return RestoredBlueprint(

@@ -25,6 +25,11 @@ from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, P
 from cfnrun.app.stacks.template_locations import read_snippet
 from cfnrun.stacks.template.includes import IncludeReader
 from cfnrun.app.stacks.nested_stacks import NESTED_STACK, NestedStacks
+from cfnrun.app.stacks.macros import Macros
+from cfnrun.model.template_text import TemplateDecodeError, decode_template
+from cfnrun.stacks.api.inputs import given_parameters
+from cfnrun.stacks.template.macros import MACRO_TYPE
+from cfnrun.stacks.template.transforms import macro_names
 from cfnrun.app.stacks.stack_functions import LocalLambdas, StackFunctions
 from cfnrun.app.stacks.guard_hooks import GuardHookKind
 from cfnrun.app.stacks.hook_files import HookFiles, readable_folders
@@ -107,11 +112,12 @@ class CheckedStackOperations:
     """``api.cloudformation.StackService``: templates linted before they are read, the engine's refusals as API errors."""
 
     def __init__(self, calls: StackOperations, lint: Callable[[str], None], modules: Optional[Mapping[str, Any]] = None,
-                 read_include: Optional[IncludeReader] = None) -> None:
+                 read_include: Optional[IncludeReader] = None, macros: Optional[Macros] = None) -> None:
         self.read_include = read_include
         self.calls = calls
         self.lint = lint
         self.modules = modules  # the served modules' fragments by type name
+        self.macros = macros  # the account's macros: run here, off the event loop, before the engine reads the template
 
     def operations(self) -> "frozenset[str]":
         return self.calls.operations()
@@ -123,9 +129,14 @@ class CheckedStackOperations:
             if too_large is not None:
                 raise StackError(too_large)
             check_parameter_keys(params.get("Parameters") or [])
+            if operation in ("UpdateStack", "CreateChangeSet") and params.get("UsePreviousTemplate") and body is None:
+                stack = self.calls.store.find(str(params.get("StackName")))
+                body = stack.template_body if stack is not None else None
             if isinstance(body, str) and operation in ("CreateStack", "UpdateStack", "CreateChangeSet", "ValidateTemplate"):
-                given = {p["ParameterKey"]: p["ParameterValue"] for p in params.get("Parameters") or () if "ParameterValue" in p}
-                load_stack_template(body, given, self.modules, self.read_include)  # what the service refuses, in its words; cfn-lint's findings only warn
+                self._check_capabilities(operation, body, params)
+                # what the service refuses, in its words (cfn-lint's findings only warn); its macros run here
+                runner = self.macros.calling(asyncio.get_running_loop()) if self.macros is not None else None
+                await asyncio.to_thread(load_stack_template, body, self._given(params), self.modules, self.read_include, runner)
                 await asyncio.to_thread(self.lint, body)
             return await self.calls.call(operation, params)
         except TemplateError as error:
@@ -134,6 +145,25 @@ class CheckedStackOperations:
             if error.code in MODELLED:
                 raise modelled_error(MODELLED[error.code], error.message) from None
             raise StackApiError(error.code, error.message, error.status) from None
+
+    def _given(self, params: Dict[str, Any]) -> Dict[str, str]:
+        """The parameter values the engine will read the template with (UsePreviousValue: the stack's)."""
+        stack = self.calls.store.find(str(params["StackName"])) if params.get("StackName") else None
+        previous = stack.parameters if stack is not None else {}
+        return {key: previous.get(key, "") if value is None else value for key, value in given_parameters(params).items()}
+
+    @staticmethod
+    def _check_capabilities(operation: str, body: str, params: Dict[str, Any]) -> None:
+        """CreateStack/UpdateStack of a template that calls the account's macros must acknowledge CAPABILITY_AUTO_EXPAND
+        (a change set needs not: it is the review the capability stands for)."""
+        if operation not in ("CreateStack", "UpdateStack") or "CAPABILITY_AUTO_EXPAND" in (params.get("Capabilities") or ()):
+            return
+        try:
+            document = decode_template(body)
+        except TemplateDecodeError:
+            return  # the engine says what is wrong with it
+        if isinstance(document, dict) and macro_names(document):
+            raise modelled_error("InsufficientCapabilitiesException", "Requires capabilities : [CAPABILITY_AUTO_EXPAND]")
 
 
 def local_stacks(
@@ -164,6 +194,7 @@ def local_stacks(
     signals = ResourceSignals()
     wait_conditions = WaitConditions(url, signals)
     nested_stacks = NestedStacks(served.aws_endpoint, region)  # given the stack operations below, once they exist
+    macros = Macros(served, operations.console, region, account_id)
     types = TypeRouter(
         user_types,
         served_types,
@@ -173,6 +204,7 @@ def local_stacks(
             **{name: hook_resources for name in hook_kinds},
             **dict.fromkeys((HANDLE_TYPE, CONDITION_TYPE), wait_conditions),
             NESTED_STACK: nested_stacks,
+            MACRO_TYPE: macros,
         },
     )
     router = ResolvingProvisioners(types, EndpointValues(served.aws_endpoint, region))
@@ -227,6 +259,7 @@ def local_stacks(
         return next((str(o.value) for o in stack.outputs if o.key == output), None)
 
     blueprints.stack_output = stack_output
+    blueprints.run_macro = macros.answered  # the answers the macros gave when CheckedStackOperations ran them
 
     def adopt(child_id: str, parent_id: str) -> None:  # a nested stack's ParentId and RootId, as DescribeStacks shows them
         child, parent = store.find(child_id), store.find(parent_id)
@@ -242,7 +275,7 @@ def local_stacks(
 
     summarizing = partial(summarize, modules=fragments, primary_identifier=primary_identifier)
     calls = StackOperations(store, describe_type, summarizing, configure_type, drift, hooks)
-    nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include)
+    nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include, macros)
     return LocalStacks(
         store, checked, responses, drift, hooks, payloads, aws_types, operations.console, operations,
         LeftoverCheck(operations, served_types, aws_types), signals,

@@ -13,28 +13,28 @@ from dataclasses import replace
 from typing import Any, Dict, Mapping, Optional
 
 from cfnrun.model.template_text import TemplateDecodeError, decode_template
-from cfnrun.stacks.template.declarations import StackTemplate, parse_template, transform_names
+from cfnrun.stacks.template.declarations import StackTemplate, parse_template
 from cfnrun.stacks.template.dependencies import check_references
 from cfnrun.stacks.template.errors import TemplateError
-from cfnrun.stacks.template.includes import IncludeReader, expand_includes, uses_include
-from cfnrun.stacks.template.foreach import expand_for_each, uses_for_each
+from cfnrun.stacks.template.includes import IncludeReader
 from cfnrun.stacks.template.limits import check_quotas
 from cfnrun.stacks.template.literal_functions import check_literal_functions
 from cfnrun.stacks.template.modules import ModuleInfo, expand_modules_with_info, uses_modules
-from cfnrun.stacks.template.serverless import SERVERLESS, expand_serverless
-from cfnrun.stacks.template.transforms import LANGUAGE_EXTENSIONS, check_functions, check_transforms
+from cfnrun.stacks.template.macros import MacroRunner
+from cfnrun.stacks.template.transforms import TemplateTransforms, check_functions, check_transforms
 
 
 def load_stack_template(
     body: str, parameter_values: Optional[Mapping[str, str]] = None, module_fragments: Optional[Mapping[str, Mapping[str, Any]]] = None,
-    read_include: Optional[IncludeReader] = None,
+    read_include: Optional[IncludeReader] = None, run_macro: Optional[MacroRunner] = None,
 ) -> StackTemplate:
     """The template of a CreateStack/UpdateStack/CreateChangeSet/ValidateTemplate call, checked; TemplateError if not.
 
     ``parameter_values`` (the operation's, by name) are what ``Fn::ForEach`` collections that
     refer to parameters iterate over; a parameter not given has its Default. ``module_fragments``
     (by ``...::MODULE`` type name) expand the template's modules, after its loops. ``read_include``
-    reads an ``AWS::Include`` Location; without it the transform is refused.
+    reads an ``AWS::Include`` Location and ``run_macro`` runs one of the account's macros; without them, those
+    transforms are refused. Every transform runs before anything else is read, in the service's order (``transforms.py``).
     """
     module_info: Dict[str, ModuleInfo] = {}
     try:
@@ -42,14 +42,9 @@ def load_stack_template(
     except TemplateDecodeError as error:
         where = f" (line {error.line}, column {error.column})" if error.line is not None else ""
         raise TemplateError(f"Template format error: {error.syntax} not well-formed. {error.problem}{where}") from None
-    if isinstance(document, dict) and read_include is not None and uses_include(document):
-        document = expand_includes(document, read_include)  # first: the snippets may use every other feature
     if isinstance(document, dict):
+        document = TemplateTransforms(parameter_values, read_include, run_macro).apply(document)
         check_transforms(document)
-        if LANGUAGE_EXTENSIONS in transform_names(document.get("Transform")) and uses_for_each(document):
-            document = expand_for_each(document, parameter_values)
-        if SERVERLESS in transform_names(document.get("Transform")):
-            document = expand_serverless(document, parameter_values)
         if module_fragments is not None and uses_modules(document):
             document, module_info = expand_modules_with_info(document, module_fragments)
     check_quotas(document)  # on the template as processed (loops and modules expanded), as the service counts

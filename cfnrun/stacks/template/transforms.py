@@ -1,39 +1,141 @@
-"""Transforms and functions: what a template may use locally, refused before anything runs when it is more.
+"""Transforms and functions: every transform a template names, run in the service's order, and the functions it may use.
 
-CloudFormation runs a template's transforms (macros) before anything else. Locally
-``AWS::LanguageExtensions`` works: ``Fn::Length``, ``Fn::ToJsonString``,
-``Fn::FindInMap`` with a ``DefaultValue`` and intrinsic functions in
-``DeletionPolicy``/``UpdateReplacePolicy`` are worked out where they are used
-(``intrinsics.py``, ``policies.py``); ``Fn::ForEach`` rewrites the template into many
-resources before it is read (``foreach.py``). ``AWS::Serverless-2016-10-31`` is expanded by
-aws-sam-translator (``serverless.py``). Every other transform is refused: ``AWS::Include``
-(``Fn::Transform``) and the account's own macros, each with the transform named. Without the transform, its functions are unknown to the service too, and refused with
-its words.
+CloudFormation runs a template's transforms before anything else, as the service orders them
+(its "Perform custom processing on CloudFormation templates with template macros" guide): each
+``Fn::Transform`` from the most deeply nested outward, those at one place in the order listed,
+then the ``Transform`` section in its order. The transforms CloudFormation hosts are macros like
+the account's own in that order: ``AWS::Include`` (``includes.py``), ``AWS::Serverless-2016-10-31``
+(aws-sam-translator, ``serverless.py``) and ``AWS::LanguageExtensions`` (``Fn::ForEach`` is
+expanded in its turn, ``foreach.py``; ``Fn::Length``, ``Fn::ToJsonString``, ``Fn::FindInMap``
+with a ``DefaultValue`` and intrinsic functions in ``DeletionPolicy``/``UpdateReplacePolicy``
+are worked out where they are used, ``intrinsics.py``, ``policies.py``; it stays in the
+processed template). Any other name is one of the account's macros (``macros.py``), run by the
+caller's ``MacroRunner``. Without the transform, its functions are unknown to the service too,
+and refused with its words.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from cfnrun.stacks.template.declarations import StackTemplate, transform_names
 from cfnrun.stacks.template.errors import TemplateError
+from cfnrun.stacks.template.foreach import expand_for_each, uses_for_each
+from cfnrun.stacks.template.includes import INCLUDE, IncludeReader, include_location, include_sections, included
 from cfnrun.stacks.template.intrinsics import SUPPORTED_FUNCTIONS, is_function, unsupported_function
-from cfnrun.stacks.template.serverless import SERVERLESS
+from cfnrun.stacks.template.macros import MacroCall, MacroRunner, not_local, template_parameter_values
+from cfnrun.stacks.template.serverless import SERVERLESS, expand_serverless
 
 LANGUAGE_EXTENSIONS = "AWS::LanguageExtensions"
-SUPPORTED_TRANSFORMS = (LANGUAGE_EXTENSIONS, SERVERLESS)
 LANGUAGE_EXTENSION_FUNCTIONS = ("Fn::Length", "Fn::ToJsonString")
 FOR_EACH = "Fn::ForEach"
 
 
+class TemplateTransforms:
+    """One template's transforms, run in the service's order: ``read_include`` reads an AWS::Include Location,
+    ``run_macro`` runs one of the account's macros; without them, those transforms are refused."""
+
+    def __init__(self, parameter_values: Optional[Mapping[str, str]], read_include: Optional[IncludeReader],
+                 run_macro: Optional[MacroRunner]) -> None:
+        self.parameter_values = parameter_values
+        self.read_include = read_include
+        self.run_macro = run_macro
+        self._values: Dict[str, Any] = {}  # the templateParameterValues of the Fn::Transform calls
+
+    def apply(self, document: Mapping[str, Any]) -> Dict[str, Any]:
+        """The template with every transform run: ``Fn::Transform`` inner first, then the Transform section in order."""
+        declared = document.get("Transform")
+        self._values = template_parameter_values(document, self.parameter_values)
+        result: Dict[str, Any] = self._inner(dict(document), "")
+        result.pop("Transform", None)
+        pending: List[Any] = list(declared) if isinstance(declared, list) else [] if declared is None else [declared]
+        transform_names(declared)  # a Transform section that names none is refused in the service's words
+        kept: List[Any] = []
+        for transform in pending:
+            name = transform.get("Name") if isinstance(transform, dict) else transform
+            if name == LANGUAGE_EXTENSIONS:
+                kept.append(transform)  # its functions are worked out where used: it stays in the processed template
+                if uses_for_each(result):
+                    result = expand_for_each(result, self.parameter_values)
+            elif name == SERVERLESS:
+                result = expand_serverless({**result, "Transform": SERVERLESS}, self.parameter_values)
+            elif name == INCLUDE:
+                read = self._reader(name, "Transform")
+                result = include_sections(result, include_location(transform, "Transform"), read)
+            else:
+                params = (transform.get("Parameters") if isinstance(transform, dict) else None) or {}
+                result = self._macro(MacroCall(str(name), result, params, template_parameter_values(result, self.parameter_values),
+                                               "Transform"))
+                if not isinstance(result, dict):
+                    raise TemplateError(f"Transform {name} returned a fragment that is not a template (an object of sections)",
+                                        "Transform")
+                result.pop("Transform", None)
+        if kept:
+            result["Transform"] = kept if isinstance(declared, list) else kept[0]
+        return result
+
+    def _inner(self, value: Any, where: str) -> Any:
+        if isinstance(value, list):
+            return [self._inner(item, f"{where}[{index}]") for index, item in enumerate(value)]
+        if not isinstance(value, dict):
+            return value
+        result: Any = {key: self._inner(item, f"{where}.{key}" if where else str(key)) for key, item in value.items()
+                       if key != "Fn::Transform"}
+        if "Fn::Transform" not in value:
+            return result
+        here = f"{where}.Fn::Transform" if where else "Fn::Transform"
+        calls = value["Fn::Transform"]
+        for call in calls if isinstance(calls, list) else [calls]:
+            name = call.get("Name") if isinstance(call, dict) else None
+            if not isinstance(name, str):
+                raise TemplateError("Template format error: Fn::Transform takes {Name, Parameters}, the transform's name and its "
+                                    "parameters", here)
+            if name == INCLUDE:
+                read = self._reader(name, here)
+                result = included(result, include_location(call, here), read, where)
+            else:
+                params = call.get("Parameters") or {}
+                result = self._macro(MacroCall(name, result, params, self._values, here))
+        return result
+
+    def _reader(self, name: str, where: str) -> IncludeReader:
+        if self.read_include is None:
+            raise TemplateError(f"Transform {name} is not supported locally here (no place to read its Location from)", where)
+        return self.read_include
+
+    def _macro(self, call: MacroCall) -> Any:
+        if self.run_macro is None:
+            raise not_local(call.name, call.where)
+        return self.run_macro(call)
+
+
+def macro_names(document: Mapping[str, Any]) -> List[str]:
+    """The account's macros a template calls (by Transform or Fn::Transform), those CloudFormation hosts left out."""
+    hosted = (LANGUAGE_EXTENSIONS, SERVERLESS, INCLUDE)
+    try:
+        named = list(transform_names(document.get("Transform")))
+    except TemplateError:
+        named = []
+    named += list(_fn_transform_names(document))
+    return [name for name in named if name not in hosted]
+
+
+def _fn_transform_names(value: Any) -> Iterator[str]:
+    if isinstance(value, list):
+        for item in value:
+            yield from _fn_transform_names(item)
+    elif isinstance(value, dict):
+        calls = value.get("Fn::Transform")
+        for call in calls if isinstance(calls, list) else [] if calls is None else [calls]:
+            yield str(call.get("Name") if isinstance(call, dict) else call)
+        for key, item in value.items():
+            if key != "Fn::Transform":
+                yield from _fn_transform_names(item)
+
+
 def check_transforms(document: Mapping[str, Any]) -> None:
-    """Refuse, before the template is read further, transforms that cannot run locally (the service runs them first)."""
-    for name in transform_names(document.get("Transform")):
-        if name not in SUPPORTED_TRANSFORMS:
-            raise TemplateError(f"Transform {name} is not supported locally: cfnrun runs {', '.join(SUPPORTED_TRANSFORMS)} "
-                                "only (macros need the account)",
-                                "Transform")
+    """Refuse ``Fn::ForEach`` without its transform (the template's transforms have run)."""
     if LANGUAGE_EXTENSIONS in transform_names(document.get("Transform")):
-        return  # its Fn::ForEach loops are expanded next (foreach.py)
+        return
     for section in ("Conditions", "Resources", "Outputs"):
         block = document.get(section)
         for name in block if isinstance(block, dict) else ():
@@ -52,9 +154,6 @@ def check_functions(template: StackTemplate) -> None:
 
 
 def _check_function(where: str, function: str, argument: Any, extensions: bool) -> None:
-    if function == "Fn::Transform":
-        name = argument.get("Name") if isinstance(argument, dict) else argument
-        raise TemplateError(f"Transform {name} is not supported locally (Fn::Transform runs macros, which need the account)", where)
     allowed: Tuple[str, ...] = SUPPORTED_FUNCTIONS if extensions else tuple(
         name for name in SUPPORTED_FUNCTIONS if name not in LANGUAGE_EXTENSION_FUNCTIONS
     )

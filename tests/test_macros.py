@@ -1,0 +1,146 @@
+"""The account's macros: an AWS::CloudFormation::Macro of one local stack, backed by that stack's inline-Python
+function on serve's warm workers, transforms later templates (Transform and Fn::Transform) as the service does."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from conftest import LOCAL_STATE, SAMPLES
+from stack_waits import outputs, settled
+
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+
+MACRO_TEMPLATE = """\
+Parameters:
+  MacroName:
+    Type: String
+    Default: Stamp
+Resources:
+  Role:
+    Type: AWS::IAM::Role
+    Properties:
+      AssumeRolePolicyDocument:
+        Statement: [{Effect: Allow, Principal: {Service: lambda.amazonaws.com}, Action: sts:AssumeRole}]
+  StampFunction:
+    Type: AWS::Lambda::Function
+    Properties:
+      Runtime: python3.12
+      Handler: index.handler
+      Role: !GetAtt Role.Arn
+      Code:
+        ZipFile: |
+          import json
+
+          def handler(event, context):
+              fragment, params = event["fragment"], event["params"]
+              if "Fail" in params:
+                  return {"requestId": event["requestId"], "status": "failure", "errorMessage": params["Fail"]}
+              if "Resources" in fragment:  # the Transform section's call: the whole template
+                  seen = {"keys": sorted(event), "transformId": event["transformId"], "params": params,
+                          "values": event["templateParameterValues"], "region": event["region"],
+                          "greeting": fragment["Outputs"]["Greeting"]["Value"]}
+                  fragment["Outputs"]["Event"] = {"Value": json.dumps(seen, sort_keys=True)}
+              else:  # an Fn::Transform's call: its siblings
+                  fragment = dict(fragment, Value=params["Prefix"] + fragment["Value"])
+              return {"requestId": event["requestId"], "status": "success", "fragment": fragment}
+  Macro:
+    Type: AWS::CloudFormation::Macro
+    Properties:
+      Name: !Ref MacroName
+      FunctionName: !GetAtt StampFunction.Arn
+"""
+
+USER_TEMPLATE = """\
+Transform: Stamp
+Parameters:
+  Word:
+    Type: String
+    Default: hello
+Resources:
+  Handle:
+    Type: AWS::CloudFormation::WaitConditionHandle
+Outputs:
+  Greeting:
+    Value: plain
+    Fn::Transform:
+      Name: Stamp
+      Parameters: {Prefix: pre-}
+"""
+
+FAILING_TEMPLATE = """\
+Resources:
+  Handle:
+    Type: AWS::CloudFormation::WaitConditionHandle
+    Fn::Transform: {Name: Stamp, Parameters: {Fail: the macro says no}}
+"""
+
+
+def error_of(call: Any, **kwargs: Any) -> ClientError:
+    with pytest.raises(ClientError) as raised:
+        call(**kwargs)
+    return raised.value
+
+
+def test_a_macro_of_one_stack_transforms_another_stacks_template_in_the_services_order(serve, tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    server = serve(tmp_path / "note", "--no-reload", "--moto")
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    cloudformation.create_stack(StackName="macro", TemplateBody=MACRO_TEMPLATE, Capabilities=["CAPABILITY_IAM"])
+    settled(cloudformation, "macro", "stack_create_complete")
+
+    refused = error_of(cloudformation.create_stack, StackName="user", TemplateBody=USER_TEMPLATE,
+                       Parameters=[{"ParameterKey": "Word", "ParameterValue": "bye"}])
+    assert refused.response["Error"]["Code"] == "InsufficientCapabilitiesException"
+    assert refused.response["Error"]["Message"] == "Requires capabilities : [CAPABILITY_AUTO_EXPAND]"
+
+    cloudformation.create_stack(StackName="user", TemplateBody=USER_TEMPLATE, Capabilities=["CAPABILITY_AUTO_EXPAND"],
+                                Parameters=[{"ParameterKey": "Word", "ParameterValue": "bye"}])
+    settled(cloudformation, "user", "stack_create_complete")
+    shown = outputs(cloudformation, "user")
+    assert shown["Greeting"] == "pre-plain"  # Fn::Transform's siblings, transformed
+    event = json.loads(shown["Event"])
+    assert event["keys"] == ["accountId", "fragment", "params", "region", "requestId", "templateParameterValues", "transformId"]
+    assert event["transformId"].endswith("::Stamp") and event["transformId"].split("::")[0].isdigit()
+    assert event["params"] == {} and event["values"] == {"Word": "bye"} and event["region"] == "us-east-1"
+    assert event["greeting"] == "pre-plain"  # the Fn::Transform ran first, the Transform section after it
+
+    original = cloudformation.get_template(StackName="user", TemplateStage="Original")["TemplateBody"]
+    assert original == USER_TEMPLATE
+    processed = cloudformation.get_template(StackName="user", TemplateStage="Processed")["TemplateBody"]  # JSON: boto3 decodes it
+    assert "Transform" not in processed and dict(processed["Outputs"]["Greeting"]) == {"Value": "pre-plain"}
+    assert "Event" in processed["Outputs"]
+
+    # a change set needs no CAPABILITY_AUTO_EXPAND (it is the review the capability stands for); its macros run too
+    cloudformation.create_change_set(StackName="user", ChangeSetName="again", TemplateBody=USER_TEMPLATE,
+                                     Parameters=[{"ParameterKey": "Word", "ParameterValue": "again"}])
+    cloudformation.get_waiter("change_set_create_complete").wait(StackName="user", ChangeSetName="again",
+                                                                   WaiterConfig={"Delay": 0.1, "MaxAttempts": 600})
+    cloudformation.execute_change_set(StackName="user", ChangeSetName="again")
+    settled(cloudformation, "user", "stack_update_complete")
+    assert json.loads(outputs(cloudformation, "user")["Event"])["values"] == {"Word": "again"}
+
+    failed = error_of(cloudformation.create_stack, StackName="failing", TemplateBody=FAILING_TEMPLATE,
+                      Capabilities=["CAPABILITY_AUTO_EXPAND"])
+    assert failed.response["Error"]["Code"] == "ValidationError"
+    assert failed.response["Error"]["Message"].startswith("Transform ")
+    assert "::Stamp failed with: the macro says no" in failed.response["Error"]["Message"]
+
+    cloudformation.create_stack(StackName="twice", TemplateBody=MACRO_TEMPLATE, Capabilities=["CAPABILITY_IAM"])
+    with pytest.raises(AssertionError) as rolled_back:  # settled() says why: each reason in the stack's events
+        settled(cloudformation, "twice", "stack_create_complete")
+    # the service's early validation finds the name taken (the Macro's provisioner refuses it too, were validation off)
+    assert "[AWS::EarlyValidation::ResourceExistenceCheck]" in str(rolled_back.value)
+
+    cloudformation.delete_stack(StackName="user")
+    settled(cloudformation, "user", "stack_delete_complete")
+    cloudformation.delete_stack(StackName="macro")
+    settled(cloudformation, "macro", "stack_delete_complete")
+    gone = error_of(cloudformation.create_stack, StackName="late", TemplateBody=USER_TEMPLATE, Capabilities=["CAPABILITY_AUTO_EXPAND"])
+    assert gone.response["Error"]["Message"].startswith("No transform named ") and "::Stamp found." in gone.response["Error"]["Message"]
