@@ -286,8 +286,8 @@ class StackEngine:
         except (TemplateProblem, NoProvisioner) as error:
             stack.set_resource_status(current, "UPDATE_FAILED", str(error), token=token)
             return False
-        if planned.replacement != "True" and properties == current.properties:
-            return True  # unchanged: not touched
+        if planned.replacement != "True" and properties == current.properties and not planned.automatic:
+            return True  # unchanged: not touched (a nested stack whose child template changed is updated all the same)
         problem = provisioner.validate(type_name, logical_id, properties)
         shown = self._shown(stack, provisioner.shown(type_name, properties))
         if problem is not None:

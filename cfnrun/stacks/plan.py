@@ -28,6 +28,8 @@ from cfnrun.stacks.change_details import UNDECLARED, Change, ChangeDetail, detai
 from cfnrun.stacks.provisioning import Provisioners, Replacement, NoProvisioner
 from cfnrun.stacks.records import StackResource
 
+AUTOMATIC = "Automatic"  # the ChangeSource of a nested stack changed by its template, not by its properties
+
 __all__ = ["KNOWN_AFTER_APPLY", "ChangeDetail", "ChangePlan", "ResourceChange", "plan_create", "plan_update"]
 
 
@@ -49,6 +51,11 @@ class ResourceChange:
     def scope(self) -> Tuple[str, ...]:
         return tuple(sorted({d.attribute for d in self.details}))
 
+    @property
+    def automatic(self) -> bool:
+        """Is it a nested stack updated for its child template's sake (a ChangeSource of Automatic)?"""
+        return any(d.change_source == AUTOMATIC for d in self.details)
+
     def replaces(self, changed: List[str]) -> bool:
         """Is the resource replaced, now that ``changed`` (the top-level properties that differ at execution) are known?"""
         if self.replacement == "True":
@@ -68,6 +75,10 @@ class ChangePlan:
     def changes(self) -> List[ResourceChange]:
         """What DescribeChangeSet lists: the resources with an action, in the plan's order."""
         return [c for c in self.resources.values() if c.action is not None]
+
+    def nested_templates_changed(self) -> bool:
+        """Does the plan update a nested stack whose child template changed (the parent's template may be the same)?"""
+        return any(c.automatic for c in self.changes)
 
     def removed(self) -> List[str]:
         return [c.logical_id for c in self.resources.values() if c.action == "Remove"]
@@ -164,12 +175,25 @@ def _modification(
             Change(None, "Metadata", Replacement.NEVER.value, metadata_before, metadata_after, declared.metadata, after.declaration(logical_id).metadata)
         )
     if not changes:
-        return unchanged
+        return _changed_beyond_its_properties(provisioner, logical_id, type_name, current, properties) or unchanged
     parameters_before = before.parameters if before is not None else None
     details = [d for c in changes for d in details_of(c, moving, after.conditions, parameters_before, after.parameters)]
     replacement = _replacement(details)
     policy = f"ReplaceAnd{_POLICY_ACTIONS.get(after.update_replace_policy(logical_id), 'Delete')}" if replacement == "True" else None
     return ResourceChange("Modify", logical_id, type_name, current.physical_id, replacement, tuple(details), known, properties, policy)
+
+
+def _changed_beyond_its_properties(
+    provisioner: Any, logical_id: str, type_name: str, current: StackResource, properties: Dict[str, Any]
+) -> Optional[ResourceChange]:
+    """A nested stack whose properties are the same but whose child template changed (its provisioner's
+    ``template_changed`` says): a Modify in place, the detail's ChangeSource ``Automatic`` as the service names it."""
+    template_changed = getattr(provisioner, "template_changed", None)
+    if template_changed is None or not template_changed(current.physical_id, properties):
+        return None
+    url = properties.get("TemplateURL")
+    detail = ChangeDetail("TemplateURL", Replacement.NEVER.value, "Dynamic", AUTOMATIC, before=url, after=url)
+    return ResourceChange("Modify", logical_id, type_name, current.physical_id, "False", (detail,), current.properties, properties)
 
 
 # A DeletionPolicy or UpdateReplacePolicy as the PolicyAction names it (AWS's recorded answers show Delete and

@@ -263,9 +263,10 @@ class StackStore:
         new_tags = dict(stack.tags) if tags is None else tags
         current = self.engine.blueprints.get(stack.stack_id)
         same_ssm = blueprint.same_ssm_values(current)
-        if body == stack.template_body and blueprint.parameters == stack.parameters and new_tags == stack.tags and same_ssm:
-            raise StackError("No updates are to be performed.")
         plan = plan_update(stack.resources, current, blueprint, self.engine.provisioners)
+        unchanged = body == stack.template_body and blueprint.parameters == stack.parameters and new_tags == stack.tags and same_ssm
+        if unchanged and not plan.nested_templates_changed():
+            raise StackError("No updates are to be performed.")
         policy = policy_during_update or policy_of(stack.policy_body)
         stack.change_set_id = self._change_set_arn(f"{stack.name}-update")  # so does UpdateStack
         failures = [] if disable_validation else self._validated(plan, stack)

@@ -267,6 +267,7 @@ def local_stacks(
             child.parent_id, child.root_id = parent.stack_id, parent.root_id or parent.stack_id
 
     nested_stacks.adopt = adopt
+    nested_stacks.child_template = lambda child_id: getattr(store.find(child_id), "template_body", None)
     drift = DriftChecks(store, operations, user_types)
 
     def primary_identifier(type_name: str) -> Optional[List[str]]:

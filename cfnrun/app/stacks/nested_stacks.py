@@ -4,7 +4,8 @@ The child's template comes from ``TemplateURL``: an object in the AWS endpoint's
 disk (what cfn-lint and ``aws cloudformation package`` read before packaging): ``template_locations.py``. The child is created as the service
 names it (``<parent>-<logical id>-<12 random characters>``) with the resource's ``Parameters``;
 its physical id (and Ref) is its stack id, ``Fn::GetAtt Child.Outputs.X`` reads its outputs. An
-update updates the child in place; a delete deletes it. A child that fails fails the resource
+update updates the child in place, also when only the child's template file changed (the parent's
+template being the same: ``template_changed``, a Modify whose ChangeSource is Automatic); a delete deletes it. A child that fails fails the resource
 with the service's words (``Embedded stack <id> was not successfully created: <reason>``).
 """
 from __future__ import annotations
@@ -12,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import random
 import string
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
-from cfnrun.app.stacks.template_locations import UnreadableLocation, read_location
+from cfnrun.app.stacks.template_locations import UnreadableLocation, read_location, s3_location
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 
 NESTED_STACK = "AWS::CloudFormation::Stack"
@@ -41,6 +43,7 @@ class NestedStacks:
         self.region = region
         self.calls: Optional[StackCalls] = None
         self.adopt: Callable[[str, str], None] = lambda child_id, parent_id: None  # records the child's ParentId/RootId
+        self.child_template: Callable[[str], Optional[str]] = lambda child_id: None  # the template the child was last given
 
     def validate(self, type_name: str, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
         if not isinstance(properties.get("TemplateURL"), str):
@@ -52,6 +55,21 @@ class NestedStacks:
 
     def replacement(self, type_name: str, property_path: str) -> Replacement:
         return Replacement.NEVER  # every property of a nested stack updates it in place
+
+    def template_changed(self, child_id: Optional[str], properties: Dict[str, Any]) -> bool:
+        """Is the child's template on disk no longer the one it was last given (the parent's properties being the same)?
+        An S3 object is not read again here (a packaged template's key changes with its content)."""
+        url = properties.get("TemplateURL")
+        if child_id is None or not isinstance(url, str):
+            return False
+        try:
+            if s3_location(url, self.endpoint_url) is not None:
+                return False
+        except UnreadableLocation:
+            return False
+        path = Path(url).expanduser()
+        given = self.child_template(child_id)
+        return given is not None and path.is_file() and path.read_text() != given
 
     async def create(self, work: ResourceWork) -> Provisioned:
         body = await self._template(work.properties["TemplateURL"])
