@@ -69,6 +69,9 @@ class ChangeSet:
     notification_arns: Tuple[str, ...] = ()
     rollback_configuration: Dict[str, Any] = field(default_factory=dict)
     include_nested_stacks: bool = False
+    parent_change_set_id: Optional[str] = None  # a nested change set's parent and root (IncludeNestedStacks)
+    root_change_set_id: Optional[str] = None
+    nested_change_sets: Dict[str, str] = field(default_factory=dict)  # each nested stack's change set, by logical id
 
     @property
     def blueprint(self) -> Blueprint:
@@ -476,6 +479,9 @@ class StackStore:
         if change_set.execution_status == "EXECUTE_IN_PROGRESS":
             raise StackError(f"ChangeSet [{change_set.change_set_id}] is being executed and cannot be deleted", "InvalidChangeSetStatus")
         del self.change_sets[change_set.change_set_id]
+        for nested in change_set.nested_change_sets.values():  # a change set's nested ones go with it
+            if nested in self.change_sets and self.change_sets[nested].execution_status != "EXECUTE_IN_PROGRESS":
+                self.delete_change_set(nested, None)
 
     def property_values(self, change_set: ChangeSet) -> "MaskedValues":
         """A change's values as IncludePropertyValues shows them: writeOnly values masked by their provisioner, the

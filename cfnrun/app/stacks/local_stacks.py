@@ -112,12 +112,14 @@ class CheckedStackOperations:
     """``api.cloudformation.StackService``: templates linted before they are read, the engine's refusals as API errors."""
 
     def __init__(self, calls: StackOperations, lint: Callable[[str], None], modules: Optional[Mapping[str, Any]] = None,
-                 read_include: Optional[IncludeReader] = None, macros: Optional[Macros] = None) -> None:
+                 read_include: Optional[IncludeReader] = None, macros: Optional[Macros] = None,
+                 nested: Optional[NestedStacks] = None) -> None:
         self.read_include = read_include
         self.calls = calls
         self.lint = lint
         self.modules = modules  # the served modules' fragments by type name
         self.macros = macros  # the account's macros: run here, off the event loop, before the engine reads the template
+        self.nested = nested  # makes the nested stacks' change sets of a change set made with IncludeNestedStacks
 
     def operations(self) -> "frozenset[str]":
         return self.calls.operations()
@@ -138,7 +140,10 @@ class CheckedStackOperations:
                 runner = self.macros.calling(asyncio.get_running_loop()) if self.macros is not None else None
                 await asyncio.to_thread(load_stack_template, body, self._given(params), self.modules, self.read_include, runner)
                 await asyncio.to_thread(self.lint, body)
-            return await self.calls.call(operation, params)
+            answer = await self.calls.call(operation, params)
+            if operation == "CreateChangeSet" and params.get("IncludeNestedStacks") and self.nested is not None:
+                await self.nested.include_nested(answer["Id"])
+            return answer
         except TemplateError as error:
             raise StackApiError("ValidationError", str(error)) from None
         except StackError as error:
@@ -276,7 +281,8 @@ def local_stacks(
 
     summarizing = partial(summarize, modules=fragments, primary_identifier=primary_identifier)
     calls = StackOperations(store, describe_type, summarizing, configure_type, drift, hooks)
-    nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include, macros)
+    nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include, macros, nested_stacks)
+    nested_stacks.store = store
     return LocalStacks(
         store, checked, responses, drift, hooks, payloads, aws_types, operations.console, operations,
         LeftoverCheck(operations, served_types, aws_types), signals,

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
 from cfnrun.app.stacks.template_locations import UnreadableLocation, read_location, s3_location
+from cfnrun.stacks.blueprint import KNOWN_AFTER_APPLY
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
+from cfnrun.stacks.store import ChangeSet, StackStore
 
 NESTED_STACK = "AWS::CloudFormation::Stack"
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]  # the parent's were checked already
@@ -44,6 +46,7 @@ class NestedStacks:
         self.calls: Optional[StackCalls] = None
         self.adopt: Callable[[str, str], None] = lambda child_id, parent_id: None  # records the child's ParentId/RootId
         self.child_template: Callable[[str], Optional[str]] = lambda child_id: None  # the template the child was last given
+        self.store: Optional[StackStore] = None  # the stacks and change sets (IncludeNestedStacks), given once they exist
 
     def validate(self, type_name: str, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
         if not isinstance(properties.get("TemplateURL"), str):
@@ -87,6 +90,13 @@ class NestedStacks:
 
     async def update(self, work: ResourceWork) -> Provisioned:
         stack_id = str(work.physical_id)
+        nested = self._nested_change_set(work)
+        if nested is not None:  # the parent executes a change set made with IncludeNestedStacks: so does the child
+            await self._call("ExecuteChangeSet", {"ChangeSetName": nested, "StackName": stack_id})
+            status, reason = await self._settled(stack_id, "UPDATE")
+            if status != "UPDATE_COMPLETE":
+                raise ProvisioningFailed(f"Embedded stack {stack_id} was not successfully updated. Currently in {status} with reason: {reason}")
+            return await self._provisioned(stack_id, work)
         body = await self._template(work.properties["TemplateURL"])
         try:
             await self._call("UpdateStack", {"StackName": stack_id, "TemplateBody": body, "Capabilities": CAPABILITIES,
@@ -99,6 +109,58 @@ class NestedStacks:
         if status != "UPDATE_COMPLETE":
             raise ProvisioningFailed(f"Embedded stack {stack_id} was not successfully updated. Currently in {status} with reason: {reason}")
         return await self._provisioned(stack_id, work)
+
+    async def include_nested(self, change_set_id: str) -> None:
+        """CreateChangeSet with IncludeNestedStacks: a change set of each nested stack the change set modifies (and of
+        theirs, down), linked to it (ParentChangeSetId, RootChangeSetId, the resource's ChangeSetId). A nested change
+        set that cannot be made fails its parent's."""
+        if self.store is None:
+            return
+        parent = self.store.change_sets.get(change_set_id)
+        if parent is None or parent.status == "FAILED":
+            return
+        for change in parent.changes:
+            if change.resource_type != NESTED_STACK or change.action != "Modify" or not change.physical_id:
+                continue
+            properties = change.after or {}
+            try:
+                child = await self._child_change_set(parent, change.logical_id, change.physical_id, properties)
+            except ProvisioningFailed as error:
+                parent.status, parent.execution_status = "FAILED", "UNAVAILABLE"
+                parent.status_reason = f"Nested change set for {change.logical_id} was not successfully created: {error.reason}"
+                return
+            parent.nested_change_sets[change.logical_id] = child.change_set_id
+            await self.include_nested(child.change_set_id)
+
+    async def _child_change_set(self, parent: ChangeSet, logical_id: str, child_id: str, properties: Dict[str, Any]) -> ChangeSet:
+        assert self.store is not None
+        url = properties.get("TemplateURL")
+        if not isinstance(url, str) or url == KNOWN_AFTER_APPLY:
+            raise ProvisioningFailed("its TemplateURL is not known before the change set runs")
+        body = await self._template(url)
+        given = properties.get("Parameters") if isinstance(properties.get("Parameters"), dict) else {}
+        parameters = [p if p["ParameterValue"] != KNOWN_AFTER_APPLY else {"ParameterKey": p["ParameterKey"], "UsePreviousValue": True}
+                      for p in _parameters({"Parameters": given})]
+        suffix = "".join(random.choices(string.ascii_uppercase + string.digits, k=12))
+        name = f"{parent.name}-{logical_id}-{suffix}"[-128:].lstrip("-0123456789") or f"Nested-{suffix}"
+        answer = await self._call("CreateChangeSet", {"StackName": child_id, "ChangeSetName": name, "TemplateBody": body,
+                                                      "Capabilities": CAPABILITIES, "Parameters": parameters})
+        child = self.store.change_sets[answer["Id"]]
+        child.include_nested_stacks = True
+        child.parent_change_set_id = parent.change_set_id
+        child.root_change_set_id = parent.root_change_set_id or parent.change_set_id
+        return child
+
+    def _nested_change_set(self, work: ResourceWork) -> Optional[str]:
+        """The change set of this nested stack that the parent's executing change set includes, if it can run."""
+        if self.store is None:
+            return None
+        parent = self.store.find(work.stack.stack_id)
+        executing = self.store.change_sets.get(parent.change_set_id or "") if parent is not None else None
+        if executing is None or executing.execution_status != "EXECUTE_IN_PROGRESS":
+            return None
+        nested = self.store.change_sets.get(executing.nested_change_sets.get(work.logical_id, ""))
+        return nested.change_set_id if nested is not None and nested.execution_status == "AVAILABLE" else None
 
     async def delete(self, work: ResourceWork) -> None:
         if work.physical_id and not work.retain:

@@ -7,7 +7,7 @@ output member names are botocore's (``cloudformation`` 2010-05-15).
 from __future__ import annotations
 
 import json
-from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional, Protocol, Sequence, Tuple
+from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
@@ -439,14 +439,16 @@ class StackOperations:
                 "ExecutionStatus": change_set.execution_status,
                 "Status": change_set.status,
                 "StatusReason": change_set.status_reason,
-                "Changes": described_changes(
+                "Changes": with_nested_change_sets(described_changes(
                     change_set.plan, self.store.property_values(change_set) if params.get("IncludePropertyValues") else None
-                ),
+                ), change_set.nested_change_sets),
                 "Tags": [{"Key": k, "Value": v} for k, v in change_set.tags.items()],
                 "Capabilities": list(change_set.capabilities),
                 "NotificationARNs": list(change_set.notification_arns),
                 "RollbackConfiguration": change_set.rollback_configuration,
                 "IncludeNestedStacks": change_set.include_nested_stacks,
+                "ParentChangeSetId": change_set.parent_change_set_id,
+                "RootChangeSetId": change_set.root_change_set_id,
             }
         )
 
@@ -545,3 +547,12 @@ def _resource(stack: Stack, logical_id: str) -> StackResource:
     if resource is None:
         raise StackError(f"Resource {logical_id} does not exist for stack {stack.name}")
     return resource
+
+
+def with_nested_change_sets(changes: List[Dict[str, Any]], nested: Mapping[str, str]) -> List[Dict[str, Any]]:
+    """The changes of a change set made with IncludeNestedStacks: each nested stack's ResourceChange names its change set."""
+    for change in changes:
+        resource = change.get("ResourceChange") or {}
+        if resource.get("LogicalResourceId") in nested:
+            resource["ChangeSetId"] = nested[resource["LogicalResourceId"]]
+    return changes

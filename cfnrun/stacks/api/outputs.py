@@ -133,6 +133,8 @@ def change_set_summary(stack: Stack, change_set: ChangeSet) -> Dict[str, Any]:
             "CreationTime": timestamp(change_set.created_at),
             "Description": change_set.description,
             "IncludeNestedStacks": change_set.include_nested_stacks,
+            "ParentChangeSetId": change_set.parent_change_set_id,
+            "RootChangeSetId": change_set.root_change_set_id,
         }
     )
 
