@@ -144,3 +144,26 @@ def test_a_macro_of_one_stack_transforms_another_stacks_template_in_the_services
     settled(cloudformation, "macro", "stack_delete_complete")
     gone = error_of(cloudformation.create_stack, StackName="late", TemplateBody=USER_TEMPLATE, Capabilities=["CAPABILITY_AUTO_EXPAND"])
     assert gone.response["Error"]["Message"].startswith("No transform named ") and "::Stamp found." in gone.response["Error"]["Message"]
+
+
+def test_a_stack_made_by_a_macro_is_read_back_from_state_without_running_the_macro_again(serve, tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    kept = str(tmp_path / "kept")
+    server = serve(tmp_path / "note", "--no-reload", "--moto", "--state", kept)
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    cloudformation.create_stack(StackName="macro", TemplateBody=MACRO_TEMPLATE, Capabilities=["CAPABILITY_IAM"])
+    settled(cloudformation, "macro", "stack_create_complete")
+    cloudformation.create_stack(StackName="user", TemplateBody=USER_TEMPLATE, Capabilities=["CAPABILITY_AUTO_EXPAND"])
+    settled(cloudformation, "user", "stack_create_complete")
+    server.stop()
+
+    again = serve(tmp_path / "note", "--no-reload", "--moto", "--state", kept)  # the macro's inline function is not served now
+    cloudformation = boto3.client("cloudformation", endpoint_url=again.url, **CREDENTIALS)
+    assert cloudformation.describe_stacks(StackName="user")["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
+    assert cloudformation.get_template(StackName="user", TemplateStage="Original")["TemplateBody"] == USER_TEMPLATE
+    processed = cloudformation.get_template(StackName="user", TemplateStage="Processed")["TemplateBody"]
+    assert dict(processed["Outputs"]["Greeting"]) == {"Value": "pre-plain"} and "Event" in processed["Outputs"]
+    cloudformation.delete_stack(StackName="user")
+    settled(cloudformation, "user", "stack_delete_complete")

@@ -17,7 +17,8 @@ writeOnly or NoEcho value (marked as not kept). What that costs after a restart:
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import json
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional
 
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment
@@ -124,6 +125,8 @@ def _record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, b
         "outputs": [asdict(o) for o in stack.outputs],
         "events": [asdict(e) for e in stack.events],
         "blueprint": _blueprint_record(blueprint) if blueprint is not None else None,
+        # what the account's macros made of the template: read back instead of running them again (they may not be served)
+        "macro_output": blueprint.template.macro_output if blueprint is not None else None,
     }
 
 
@@ -167,10 +170,13 @@ def restored_blueprint(record: Dict[str, Any], environment: StackEnvironment) ->
     if saved is None:
         return None
     try:
-        template = load_stack_template(record["template_body"], dict(record["parameters"]), environment.module_fragments, environment.read_include,
+        body = json.dumps(record["macro_output"]) if record.get("macro_output") is not None else record["template_body"]
+        template = load_stack_template(body, dict(record["parameters"]), environment.module_fragments, environment.read_include,
                                        environment.run_macro)
     except TemplateError as error:
         raise StateError(f"stack {record.get('name')}: its kept template no longer reads ({error}); remove it from the state folder") from None
+    if record.get("macro_output") is not None:
+        template = replace(template, macro_output=record["macro_output"])  # kept for the next restart too
     return RestoredBlueprint(
         template_body=record["template_body"],
         template=template,

@@ -283,6 +283,7 @@ def local_stacks(
     calls = StackOperations(store, describe_type, summarizing, configure_type, drift, hooks)
     nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include, macros, nested_stacks)
     nested_stacks.store = store
+    macros.stacks = lambda: store.stacks.values()
     return LocalStacks(
         store, checked, responses, drift, hooks, payloads, aws_types, operations.console, operations,
         LeftoverCheck(operations, served_types, aws_types), signals,

@@ -4,7 +4,9 @@ A stack's ``AWS::CloudFormation::Macro`` is kept here (not on the AWS endpoint):
 callable from ``Transform`` and ``Fn::Transform`` in every later template of this serve, its
 ``FunctionName`` (a name or ARN) one of serve's functions: a ``--functions`` one, or an
 ``AWS::Lambda::Function`` of a local stack that cfnrun serves (``stack_functions.py``). A name
-defined twice is refused, as the service refuses it; deleting the resource ends the macro.
+defined twice is refused, as the service refuses it; deleting the resource ends the macro. A
+stack read back from ``--state`` keeps its macros defined; their functions must be served again
+(``--functions`` ones are; a stack's own inline function is not served again after a restart).
 
 A macro's call is the service's request (region, accountId, fragment, transformId
 ``<account>::<Name>``, params, requestId, templateParameterValues) and its answer must be
@@ -22,10 +24,11 @@ import asyncio
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Iterable, Optional
 
 from cfnrun.app.served import Served, UnknownFunction
 from cfnrun.runtime.outcome import OutcomeKind
+from cfnrun.stacks.records import Stack
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.macros import MACRO_TYPE, MacroCall, MacroRunner
@@ -51,6 +54,7 @@ class Macros:
         self.region = region
         self.account_id = account_id
         self.defined: Dict[str, MacroDefinition] = {}
+        self.stacks: Callable[[], Iterable[Stack]] = lambda: ()  # the stacks (--state restores them), given once they exist
         self._answers: "OrderedDict[str, Any]" = OrderedDict()
 
     # -- the resource ----------------------------------------------------------------------------
@@ -69,7 +73,7 @@ class Macros:
 
     async def create(self, work: ResourceWork) -> Provisioned:
         name = str(work.properties["Name"])
-        if name in self.defined:
+        if self.definition(name) is not None:
             raise ProvisioningFailed(f"Resource of type '{MACRO_TYPE}' with identifier '{name}' already exists.")
         return self._define(work, name)
 
@@ -77,7 +81,7 @@ class Macros:
         return self._define(work, str(work.properties["Name"]))
 
     async def delete(self, work: ResourceWork) -> None:
-        defined = self.defined.get(str(work.physical_id))
+        defined = self.definition(str(work.physical_id))
         if defined is not None and defined.stack_id == work.stack.stack_id:
             del self.defined[defined.name]
 
@@ -86,6 +90,16 @@ class Macros:
         return Provisioned(name, name)
 
     # -- running one -----------------------------------------------------------------------------
+
+    def definition(self, name: str) -> Optional[MacroDefinition]:
+        """The macro named ``name``: defined since serve started, or by a stack read back from ``--state``."""
+        if name not in self.defined:
+            for stack in self.stacks():
+                for resource in stack.resources.values():
+                    properties = resource.properties or {}
+                    if resource.type_name == MACRO_TYPE and resource.exists and resource.physical_id == name and properties.get("FunctionName"):
+                        self.defined[name] = MacroDefinition(name, str(properties["FunctionName"]), stack.stack_id, resource.logical_id)
+        return self.defined.get(name)
 
     def transform_id(self, name: str) -> str:
         return f"{self.account_id}::{name}"
@@ -104,7 +118,7 @@ class Macros:
         """The kept answer of ``call`` (the engine's reading, after ``calling`` ran the macro)."""
         key = call.key()
         if key not in self._answers:
-            if call.name not in self.defined:
+            if self.definition(call.name) is None:
                 raise TemplateError(f"No transform named {self.transform_id(call.name)} found.", call.where)
             raise TemplateError(f"Transform {self.transform_id(call.name)} has not run for this template here: cfnrun runs a "
                                 "macro when a stack operation (CreateStack, UpdateStack, CreateChangeSet) reads the template; "
@@ -115,7 +129,7 @@ class Macros:
     async def invoke(self, call: MacroCall) -> Any:
         """The fragment the macro's function answers ``call`` with; TemplateError in the service's words otherwise."""
         transform_id = self.transform_id(call.name)
-        defined = self.defined.get(call.name)
+        defined = self.definition(call.name)
         if defined is None:
             raise TemplateError(f"No transform named {transform_id} found.", call.where)
         try:

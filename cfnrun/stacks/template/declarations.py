@@ -95,6 +95,8 @@ class StackTemplate:
     transforms: Tuple[str, ...] = ()
     description: Optional[str] = None
     module_info: Dict[str, Dict[str, str]] = field(default_factory=dict)  # ModuleInfo of what modules made, by logical id
+    # the template as the account's macros left it (modules not yet expanded), when they ran: what a restart reads back
+    macro_output: Optional[Dict[str, Any]] = None
 
     @property
     def no_echo_parameters(self) -> Tuple[str, ...]:

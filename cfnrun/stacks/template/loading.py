@@ -37,20 +37,23 @@ def load_stack_template(
     transforms are refused. Every transform runs before anything else is read, in the service's order (``transforms.py``).
     """
     module_info: Dict[str, ModuleInfo] = {}
+    macro_output: Optional[Dict[str, Any]] = None
     try:
         document = decode_template(body)
     except TemplateDecodeError as error:
         where = f" (line {error.line}, column {error.column})" if error.line is not None else ""
         raise TemplateError(f"Template format error: {error.syntax} not well-formed. {error.problem}{where}") from None
     if isinstance(document, dict):
-        document = TemplateTransforms(parameter_values, read_include, run_macro).apply(document)
+        transforms = TemplateTransforms(parameter_values, read_include, run_macro)
+        document = transforms.apply(document)
+        macro_output = document if transforms.ran_macros else None
         check_transforms(document)
         if module_fragments is not None and uses_modules(document):
             document, module_info = expand_modules_with_info(document, module_fragments)
     check_quotas(document)  # on the template as processed (loops and modules expanded), as the service counts
     template = parse_template(document)
-    if module_info:
-        template = replace(template, module_info=module_info)
+    if module_info or macro_output is not None:
+        template = replace(template, module_info=module_info, macro_output=macro_output)
     check_functions(template)
     check_references(template)
     check_literal_functions(template.document)

@@ -40,6 +40,7 @@ class TemplateTransforms:
         self.read_include = read_include
         self.run_macro = run_macro
         self._values: Dict[str, Any] = {}  # the templateParameterValues of the Fn::Transform calls
+        self.ran_macros = False  # did one of the account's macros run (the processed template is then theirs)
 
     def apply(self, document: Mapping[str, Any]) -> Dict[str, Any]:
         """The template with every transform run: ``Fn::Transform`` inner first, then the Transform section in order."""
@@ -105,6 +106,7 @@ class TemplateTransforms:
     def _macro(self, call: MacroCall) -> Any:
         if self.run_macro is None:
             raise not_local(call.name, call.where)
+        self.ran_macros = True
         return self.run_macro(call)
 
 
