@@ -28,7 +28,7 @@ from cfnrun.app.stacks.nested_stacks import NESTED_STACK, NestedStacks
 from cfnrun.app.stacks.macros import Macros
 from cfnrun.model.template_text import TemplateDecodeError, decode_template
 from cfnrun.stacks.api.inputs import given_parameters
-from cfnrun.stacks.template.macros import MACRO_TYPE
+from cfnrun.stacks.template.macros import MACRO_TYPE, MacroRunner
 from cfnrun.stacks.template.transforms import macro_names
 from cfnrun.app.stacks.stack_functions import LocalLambdas, StackFunctions
 from cfnrun.app.stacks.guard_hooks import GuardHookKind
@@ -131,15 +131,17 @@ class CheckedStackOperations:
             if too_large is not None:
                 raise StackError(too_large)
             check_parameter_keys(params.get("Parameters") or [])
-            if operation in ("UpdateStack", "CreateChangeSet") and params.get("UsePreviousTemplate") and body is None:
+            kept_template = params.get("UsePreviousTemplate") or operation == "GetTemplateSummary"  # the stack's template is read
+            if operation in ("UpdateStack", "CreateChangeSet", "GetTemplateSummary") and kept_template and body is None:
                 stack = self.calls.store.find(str(params.get("StackName")))
                 body = stack.template_body if stack is not None else None
-            if isinstance(body, str) and operation in ("CreateStack", "UpdateStack", "CreateChangeSet", "ValidateTemplate"):
+            if isinstance(body, str) and operation in ("CreateStack", "UpdateStack", "CreateChangeSet", "ValidateTemplate", "GetTemplateSummary"):
                 self._check_capabilities(operation, body, params)
                 # what the service refuses, in its words (cfn-lint's findings only warn); its macros run here
                 runner = self.macros.calling(asyncio.get_running_loop()) if self.macros is not None else None
                 await asyncio.to_thread(load_stack_template, body, self._given(params), self.modules, self.read_include, runner)
-                await asyncio.to_thread(self.lint, body)
+                if operation != "GetTemplateSummary":
+                    await asyncio.to_thread(self.lint, body)
             answer = await self.calls.call(operation, params)
             if operation == "CreateChangeSet" and params.get("IncludeNestedStacks") and self.nested is not None:
                 await self.nested.include_nested(answer["Id"])
@@ -279,7 +281,7 @@ def local_stacks(
         schema = operations.schema(type_name) or aws_schemas.schema(type_name)
         return property_names(schema.primary_identifier) if schema is not None else None
 
-    summarizing = partial(summarize, modules=fragments, primary_identifier=primary_identifier)
+    summarizing = partial(summarize, modules=fragments, primary_identifier=primary_identifier, run_macro=macros.answered)
     calls = StackOperations(store, describe_type, summarizing, configure_type, drift, hooks)
     nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include, macros, nested_stacks)
     nested_stacks.store = store
@@ -304,10 +306,11 @@ def configure_hook(hook: Hook, configuration: Dict[str, Any]) -> None:
     hook.configuration = parsed
 
 
-def summarize(body: str, modules: Optional[Mapping[str, Any]] = None, primary_identifier: Optional[PrimaryIdentifier] = None) -> Dict[str, Any]:
+def summarize(body: str, modules: Optional[Mapping[str, Any]] = None, primary_identifier: Optional[PrimaryIdentifier] = None,
+              run_macro: Optional[MacroRunner] = None) -> Dict[str, Any]:
     """GetTemplateSummary's (and ValidateTemplate's) view of a template (``primary_identifier``: a type's identifying
-    properties, for ResourceIdentifierSummaries)."""
-    template = load_stack_template(body, module_fragments=modules)
+    properties, for ResourceIdentifierSummaries; ``run_macro``: the account's macros' kept answers)."""
+    template = load_stack_template(body, module_fragments=modules, run_macro=run_macro)
     parameters = []
     for name, declared in template.parameters.items():
         constraints = {"AllowedValues": list(declared.allowed_values)} if declared.allowed_values else {}
