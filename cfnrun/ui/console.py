@@ -56,7 +56,8 @@ class Console:
     def call(self, function: str, action: Optional[str], outcome: InvocationOutcome, notes: Sequence[str] = ()) -> None:
         """One call: a head line, then the handler's output and the notes, control characters shown escaped."""
         status = printable(call_status(outcome))
-        good = status.split()[0] in ("SUCCESS", "IN_PROGRESS", "returned")
+        first = (status.split() or [""])[0]  # a status may be empty (an answer's own "status": "")
+        good = first in ("SUCCESS", "IN_PROGRESS", "returned") or first.lower() == "success"  # a macro answers "success"
         short_id = outcome.request_id[:8]
         stamp = time.strftime("%H:%M:%S")
         head = (
