@@ -71,3 +71,17 @@ def test_the_account_s_macros_are_told_apart_from_the_transforms_cloudformation_
                                "{P: {Fn::Transform: [{Name: AWS::Include}, {Name: Other}]}}}}\n")
     assert macro_names(document) == ["Mine", "Other"]
     assert macro_names(decode_template("Transform: AWS::LanguageExtensions\nResources: {A: {Type: X}}\n")) == []
+
+
+def test_a_macro_listed_after_the_sam_transform_gets_the_translated_template_and_one_before_it_the_sam_one() -> None:
+    body = ("Transform: [Before, AWS::Serverless-2016-10-31, After]\nResources:\n  Fn:\n    Type: AWS::Serverless::Function\n"
+            "    Properties: {Runtime: python3.12, Handler: index.handler, InlineCode: 'def handler(e, c): pass'}\n")
+    seen = {}
+
+    def run(call: MacroCall) -> Any:
+        seen[call.name] = sorted(r["Type"] for r in call.fragment["Resources"].values())
+        return call.fragment
+
+    load_stack_template(body, run_macro=run)
+    assert seen["Before"] == ["AWS::Serverless::Function"]
+    assert seen["After"] == ["AWS::IAM::Role", "AWS::Lambda::Function"]
