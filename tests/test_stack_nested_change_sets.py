@@ -5,6 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+from botocore.exceptions import ClientError
+
 from conftest import LOCAL_STATE, SAMPLES
 from stack_waits import FAST, outputs, settled
 
@@ -74,6 +77,9 @@ def test_a_change_set_with_nested_stacks_makes_shows_and_executes_the_childs_cha
     listed = cloudformation.list_change_sets(StackName=child_id)["Summaries"]
     assert [(s["ChangeSetId"], s["RootChangeSetId"]) for s in listed] == [(nested_id, root_id)]
 
+    for call in (cloudformation.execute_change_set, cloudformation.delete_change_set):  # only from the root, as the service says
+        with pytest.raises(ClientError, match="is a nested change set"):
+            call(ChangeSetName=nested_id)
     cloudformation.execute_change_set(ChangeSetName=root_id)
     settled(cloudformation, "parent", "stack_update_complete")
     assert outputs(cloudformation, "parent") == {"Title": "note second"}

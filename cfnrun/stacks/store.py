@@ -433,8 +433,11 @@ class StackStore:
             return
         change_set.status, change_set.status_reason = "FAILED", with_reasons(refused, change_set.hook_results)
 
-    def execute_change_set(self, name_or_id: str, stack_name: Optional[str], token: Optional[str] = None, disable_rollback: bool = False) -> None:
+    def execute_change_set(self, name_or_id: str, stack_name: Optional[str], token: Optional[str] = None, disable_rollback: bool = False,
+                           from_root: bool = False) -> None:
+        """``from_root``: a nested change set, executed as its root's execution reaches its stack."""
         change_set = self.change_set(name_or_id, stack_name)
+        _require_root(change_set, "executed", from_root)
         if change_set.execution_status != "AVAILABLE":
             raise StackError(
                 f"ChangeSet [{change_set.change_set_id}] cannot be executed in its current execution status of [{change_set.execution_status}]",
@@ -474,14 +477,15 @@ class StackStore:
         if await execute_import(stack, plan, self.engine.provisioners, self.engine.context(stack), token):
             self.engine.blueprints[stack.stack_id] = plan.blueprint
 
-    def delete_change_set(self, name_or_id: str, stack_name: Optional[str]) -> None:
+    def delete_change_set(self, name_or_id: str, stack_name: Optional[str], from_root: bool = False) -> None:
         change_set = self.change_set(name_or_id, stack_name)
+        _require_root(change_set, "deleted", from_root)
         if change_set.execution_status == "EXECUTE_IN_PROGRESS":
             raise StackError(f"ChangeSet [{change_set.change_set_id}] is being executed and cannot be deleted", "InvalidChangeSetStatus")
         del self.change_sets[change_set.change_set_id]
         for nested in change_set.nested_change_sets.values():  # a change set's nested ones go with it
             if nested in self.change_sets and self.change_sets[nested].execution_status != "EXECUTE_IN_PROGRESS":
-                self.delete_change_set(nested, None)
+                self.delete_change_set(nested, None, from_root=True)
 
     def property_values(self, change_set: ChangeSet) -> "MaskedValues":
         """A change's values as IncludePropertyValues shows them: writeOnly values masked by their provisioner, the
@@ -564,6 +568,13 @@ class MaskedValues:
             if value:
                 text = text.replace(value, NO_ECHO_MASK)
         return self.stack.masked(text)
+
+
+def _require_root(change_set: ChangeSet, verb: str, from_root: bool) -> None:
+    """A nested change set is executed and deleted from its root change set only, as the service requires."""
+    if change_set.parent_change_set_id is not None and not from_root:
+        raise StackError(f"ChangeSet [{change_set.change_set_id}] is a nested change set: it is {verb} with its root change set "
+                         f"[{change_set.root_change_set_id}]")
 
 
 def _failed_status(status: str) -> str:

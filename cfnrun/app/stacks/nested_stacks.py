@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 from cfnrun.app.stacks.template_locations import UnreadableLocation, read_location, s3_location
 from cfnrun.stacks.blueprint import KNOWN_AFTER_APPLY
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
-from cfnrun.stacks.store import ChangeSet, StackStore
+from cfnrun.stacks.store import ChangeSet, StackError, StackStore
 
 NESTED_STACK = "AWS::CloudFormation::Stack"
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]  # the parent's were checked already
@@ -92,7 +92,11 @@ class NestedStacks:
         stack_id = str(work.physical_id)
         nested = self._nested_change_set(work)
         if nested is not None:  # the parent executes a change set made with IncludeNestedStacks: so does the child
-            await self._call("ExecuteChangeSet", {"ChangeSetName": nested, "StackName": stack_id})
+            try:
+                assert self.store is not None
+                self.store.execute_change_set(nested, None, from_root=True)
+            except StackError as error:
+                raise ProvisioningFailed(error.message) from None
             status, reason = await self._settled(stack_id, "UPDATE")
             if status != "UPDATE_COMPLETE":
                 raise ProvisioningFailed(f"Embedded stack {stack_id} was not successfully updated. Currently in {status} with reason: {reason}")
