@@ -96,3 +96,31 @@ def test_a_change_set_with_nested_stacks_makes_shows_and_executes_the_childs_cha
 
     cloudformation.delete_stack(StackName="parent")
     settled(cloudformation, "parent", "stack_delete_complete")
+
+
+def test_a_new_parent_s_change_set_with_nested_stacks_makes_the_child_in_review_and_creates_it_on_execution(serve, tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    (tmp_path / "child.yaml").write_text(CHILD)
+    server = serve(tmp_path / "note", "--no-reload")
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    root_id = cloudformation.create_change_set(StackName="fresh", ChangeSetName="first", ChangeSetType="CREATE",
+                                               TemplateBody=PARENT.format(child=tmp_path / "child.yaml"), IncludeNestedStacks=True)["Id"]
+    cloudformation.get_waiter("change_set_create_complete").wait(ChangeSetName=root_id, WaiterConfig=FAST)
+    [change] = cloudformation.describe_change_set(ChangeSetName=root_id)["Changes"]
+    assert change["ResourceChange"]["Action"] == "Add"
+    nested = cloudformation.describe_change_set(ChangeSetName=change["ResourceChange"]["ChangeSetId"])
+    assert nested["RootChangeSetId"] == root_id and [p["ParameterValue"] for p in nested["Parameters"]] == ["note first"]
+    [child] = cloudformation.describe_stacks(StackName=nested["StackId"])["Stacks"]
+    parent_id = cloudformation.describe_stacks(StackName="fresh")["Stacks"][0]["StackId"]
+    assert child["StackStatus"] == "REVIEW_IN_PROGRESS" and child["ParentId"] == parent_id
+
+    cloudformation.execute_change_set(ChangeSetName=root_id)
+    settled(cloudformation, "fresh", "stack_create_complete")
+    assert outputs(cloudformation, "fresh") == {"Title": "note first"}
+    made = cloudformation.describe_stack_resource(StackName="fresh", LogicalResourceId="Child")["StackResourceDetail"]
+    assert made["PhysicalResourceId"] == nested["StackId"]  # the child the nested change set made, not another
+    assert cloudformation.describe_stacks(StackName=nested["StackId"])["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
+    cloudformation.delete_stack(StackName="fresh")
+    settled(cloudformation, "fresh", "stack_delete_complete")

@@ -75,13 +75,19 @@ class NestedStacks:
         return given is not None and path.is_file() and path.read_text() != given
 
     async def create(self, work: ResourceWork) -> Provisioned:
-        body = await self._template(work.properties["TemplateURL"])
-        suffix = "".join(random.choices(string.ascii_uppercase + string.digits, k=12))
-        name = f"{work.stack.stack_name}-{work.logical_id}-{suffix}"
-        answer = await self._call("CreateStack", {"StackName": name, "TemplateBody": body, "Capabilities": CAPABILITIES,
-                                                  "Parameters": _parameters(work.properties), "DisableRollback": False})
-        stack_id = answer["StackId"]
-        self.adopt(stack_id, work.stack.stack_id)
+        nested = self._nested_change_set(work)
+        if nested is not None:  # the parent executes a change set made with IncludeNestedStacks: the child's CREATE one runs
+            assert self.store is not None
+            stack_id = self.store.change_sets[nested].stack_id
+            self._execute(nested)
+        else:
+            body = await self._template(work.properties["TemplateURL"])
+            suffix = "".join(random.choices(string.ascii_uppercase + string.digits, k=12))
+            name = f"{work.stack.stack_name}-{work.logical_id}-{suffix}"
+            answer = await self._call("CreateStack", {"StackName": name, "TemplateBody": body, "Capabilities": CAPABILITIES,
+                                                      "Parameters": _parameters(work.properties), "DisableRollback": False})
+            stack_id = answer["StackId"]
+            self.adopt(stack_id, work.stack.stack_id)
         status, reason = await self._settled(stack_id, "CREATE")
         if status != "CREATE_COMPLETE":
             await self._delete(stack_id)
@@ -92,11 +98,7 @@ class NestedStacks:
         stack_id = str(work.physical_id)
         nested = self._nested_change_set(work)
         if nested is not None:  # the parent executes a change set made with IncludeNestedStacks: so does the child
-            try:
-                assert self.store is not None
-                self.store.execute_change_set(nested, None, from_root=True)
-            except StackError as error:
-                raise ProvisioningFailed(error.message) from None
+            self._execute(nested)
             status, reason = await self._settled(stack_id, "UPDATE")
             if status != "UPDATE_COMPLETE":
                 raise ProvisioningFailed(f"Embedded stack {stack_id} was not successfully updated. Currently in {status} with reason: {reason}")
@@ -115,20 +117,33 @@ class NestedStacks:
         return await self._provisioned(stack_id, work)
 
     async def include_nested(self, change_set_id: str) -> None:
-        """CreateChangeSet with IncludeNestedStacks: a change set of each nested stack the change set modifies (and of
-        theirs, down), linked to it (ParentChangeSetId, RootChangeSetId, the resource's ChangeSetId). A nested change
-        set that cannot be made fails its parent's."""
+        """CreateChangeSet with IncludeNestedStacks: a change set of each nested stack the change set modifies or adds
+        (and of theirs, down), linked to it (ParentChangeSetId, RootChangeSetId, the resource's ChangeSetId). An added
+        one is a new stack in REVIEW_IN_PROGRESS with a CREATE change set, unless its TemplateURL or Parameters are
+        known only once the change set runs (it is then created as it runs). A nested change set that cannot be made
+        fails its parent's."""
         if self.store is None:
             return
         parent = self.store.change_sets.get(change_set_id)
         if parent is None or parent.status == "FAILED":
             return
+        stack = self.store.stacks[parent.stack_id]
+        added = {c.logical_id for c in parent.changes if c.action == "Add"}
         for change in parent.changes:
-            if change.resource_type != NESTED_STACK or change.action != "Modify" or not change.physical_id:
+            if change.resource_type != NESTED_STACK or change.action not in ("Add", "Modify"):
                 continue
-            properties = change.after or {}
+            properties = change.after if change.after is not None else parent.blueprint.planned_properties(
+                change.logical_id, stack.resources, added)
             try:
-                child = await self._child_change_set(parent, change.logical_id, change.physical_id, properties)
+                if change.action == "Modify" and change.physical_id:
+                    child = await self._child_change_set(parent, change.logical_id, change.physical_id, "UPDATE", properties)
+                elif change.action == "Add" and _known(properties):
+                    suffix = "".join(random.choices(string.ascii_uppercase + string.digits, k=12))
+                    name = f"{stack.name}-{change.logical_id}-{suffix}"
+                    child = await self._child_change_set(parent, change.logical_id, name, "CREATE", properties)
+                    self.adopt(child.stack_id, stack.stack_id)
+                else:
+                    continue
             except ProvisioningFailed as error:
                 parent.status, parent.execution_status = "FAILED", "UNAVAILABLE"
                 parent.status_reason = f"Nested change set for {change.logical_id} was not successfully created: {error.reason}"
@@ -136,7 +151,8 @@ class NestedStacks:
             parent.nested_change_sets[change.logical_id] = child.change_set_id
             await self.include_nested(child.change_set_id)
 
-    async def _child_change_set(self, parent: ChangeSet, logical_id: str, child_id: str, properties: Dict[str, Any]) -> ChangeSet:
+    async def _child_change_set(self, parent: ChangeSet, logical_id: str, child: str, change_set_type: str,
+                                properties: Dict[str, Any]) -> ChangeSet:
         assert self.store is not None
         url = properties.get("TemplateURL")
         if not isinstance(url, str) or url == KNOWN_AFTER_APPLY:
@@ -147,13 +163,21 @@ class NestedStacks:
                       for p in _parameters({"Parameters": given})]
         suffix = "".join(random.choices(string.ascii_uppercase + string.digits, k=12))
         name = f"{parent.name}-{logical_id}-{suffix}"[-128:].lstrip("-0123456789") or f"Nested-{suffix}"
-        answer = await self._call("CreateChangeSet", {"StackName": child_id, "ChangeSetName": name, "TemplateBody": body,
-                                                      "Capabilities": CAPABILITIES, "Parameters": parameters})
-        child = self.store.change_sets[answer["Id"]]
-        child.include_nested_stacks = True
-        child.parent_change_set_id = parent.change_set_id
-        child.root_change_set_id = parent.root_change_set_id or parent.change_set_id
-        return child
+        answer = await self._call("CreateChangeSet", {"StackName": child, "ChangeSetName": name, "TemplateBody": body,
+                                                      "ChangeSetType": change_set_type, "Capabilities": CAPABILITIES,
+                                                      "Parameters": parameters})
+        made = self.store.change_sets[answer["Id"]]
+        made.include_nested_stacks = True
+        made.parent_change_set_id = parent.change_set_id
+        made.root_change_set_id = parent.root_change_set_id or parent.change_set_id
+        return made
+
+    def _execute(self, change_set_id: str) -> None:
+        assert self.store is not None
+        try:
+            self.store.execute_change_set(change_set_id, None, from_root=True)
+        except StackError as error:
+            raise ProvisioningFailed(error.message) from None
 
     def _nested_change_set(self, work: ResourceWork) -> Optional[str]:
         """The change set of this nested stack that the parent's executing change set includes, if it can run."""
@@ -216,3 +240,10 @@ def _parameters(properties: Dict[str, Any]) -> List[Dict[str, str]]:
     given = properties.get("Parameters") or {}
     return [{"ParameterKey": str(key), "ParameterValue": ",".join(map(str, value)) if isinstance(value, list) else str(value)}
             for key, value in given.items()]
+
+
+def _known(properties: Dict[str, Any]) -> bool:
+    """Are a new nested stack's TemplateURL and Parameters known before the change set runs?"""
+    given = properties.get("Parameters")
+    values = list(given.values()) if isinstance(given, dict) else [given]
+    return all(value != KNOWN_AFTER_APPLY for value in [properties.get("TemplateURL"), *values])
