@@ -10,6 +10,7 @@ for this to load.
 from __future__ import annotations
 
 import collections
+import functools
 from typing import Any, Dict, List, Optional, Tuple
 
 from cfnrun.contract.checker import ContractMode, check_call
@@ -93,7 +94,7 @@ class CallReview:
         limit: Budget,
         violations: Optional[List[Violation]] = None,
     ) -> None:
-        """Check the call unless that is done (``violations``), record it, and write its console line."""
+        """Check the call unless that is done (``violations``), record it, and write its console line (once it is recorded)."""
         action = call.action
         if violations is None and self.contract is not ContractMode.OFF and outcome.kind is OutcomeKind.RETURNED:
             violations = self.check(function, call, outcome.result, outcome.logs)
@@ -107,10 +108,12 @@ class CallReview:
         notes = ([hint] if hint else []) + notes + [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations or []]
         notes += failed_call_notes(outcome, "cfnrun serve")
         history = self.histories.get(function.type_name) if function.type_name is not None else None
+        console_line = functools.partial(self.console.call, function.name, action.value if action else None, outcome, notes)
         if history is not None and action is not None:
-            schema = function.registry.project.schema
-            history.call(function.spec.logical_id, action, call, outcome, violations or [], (limit, self.budgets.operation(action, schema)))
-        self.console.call(function.name, action.value if action else None, outcome, notes)
+            budgets = (limit, self.budgets.operation(action, function.registry.project.schema))
+            history.call(function.spec.logical_id, action, call, outcome, violations or [], budgets, then=console_line)
+        else:
+            console_line()
 
     def close(self) -> None:
         for history in self.histories.values():

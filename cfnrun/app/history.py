@@ -2,7 +2,7 @@
 as operation events."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, List
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 from cfnrun.app.options import to_record
 from cfnrun.app.settings.invoke import InvokeSettings
@@ -11,6 +11,7 @@ from cfnrun.events.operation import ContractChecked, InvocationCompleted, Observ
 from cfnrun.history.masking import Masker
 from cfnrun.history.recorder import OperationRecorder
 from cfnrun.history.store import HistoryStore, RecordedOperation
+from cfnrun.history.writer import HistoryWriter
 from cfnrun.model.endings import EndReason
 from cfnrun.model.protocol import Action, OperationStatus
 from cfnrun.model.schema import ResourceSchema
@@ -47,20 +48,26 @@ def cloud_control_recorder(
     request: "OperationRequest",
     ran_with: InvokeSettings,
     source: str = CLOUD_CONTROL_SOURCE,
+    writer: Optional[HistoryWriter] = None,
 ) -> OperationRecorder:
     """An observer recording one operation serve ran for a Cloud Control request or a stack, as ``cfnrun invoke``
     records its own: ``cfnrun history`` lists it (via ``source``, under its token), ``replay`` runs it again."""
-    return operation_recorder(store, schema, request, lambda masker: operation_record(source, type_name, request.operation, ran_with, masker))
+    record = lambda masker: operation_record(source, type_name, request.operation, ran_with, masker)  # noqa: E731
+    return operation_recorder(store, schema, request, record, writer)
 
 
 def operation_recorder(
-    store: HistoryStore, schema: ResourceSchema, request: "OperationRequest", record: Callable[[Masker], Dict[str, Any]]
+    store: HistoryStore,
+    schema: ResourceSchema,
+    request: "OperationRequest",
+    record: Callable[[Masker], Dict[str, Any]],
+    writer: Optional[HistoryWriter] = None,
 ) -> OperationRecorder:
     """A recorder whose masker knows the request's writeOnly values and credentials before anything is written."""
     masker = Masker(schema)
     operation = request.operation
     masker.learn([operation.desired, operation.previous], [request.credentials.model_dump() if request.credentials else None])
-    return OperationRecorder(store, masker, record(masker), request.client_request_token)
+    return OperationRecorder(store, masker, record(masker), request.client_request_token, writer)
 
 
 def recorded_events(operation: RecordedOperation, records: List[Dict[str, Any]]) -> List[OperationEvent]:

@@ -35,7 +35,8 @@ from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.app.history import operation_record, operation_recorder
 from cfnrun.history.masking import Masker
-from cfnrun.history.recorder import OperationRecorder, not_recorded
+from cfnrun.history.recorder import OperationRecorder
+from cfnrun.history.store import not_recorded
 from cfnrun.history.store import HistoryStore
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
 from cfnrun.runtime.pool import FunctionPool

@@ -150,16 +150,19 @@ class LateLoading:
         from cfnrun.app.type_operations import TypeOperations
         from cfnrun.history.recorder import CallRecorder
         from cfnrun.history.store import HistoryStore
+        from cfnrun.history.writer import HistoryWriter
 
         histories: Dict[str, HistoryStore] = {}
+        writers: Dict[str, HistoryWriter] = {}
         recorders: Dict[str, CallRecorder] = {}
         for registry in served.providers:
             project = registry.project
             history = HistoryStore.for_recording(project.root)
             if history is not None:
                 histories[project.type_name] = history
-                recorders[project.type_name] = CallRecorder(history, _schema_of(registry), project.type_name)
-        operations = TypeOperations(served, console, contract, virtual_clock, histories)
+                writers[project.type_name] = HistoryWriter(history)
+                recorders[project.type_name] = CallRecorder(writers[project.type_name], _schema_of(registry), project.type_name)
+        operations = TypeOperations(served, console, contract, virtual_clock, histories, writers)
         stacks = local_stacks(operations, url, stack_state, active_hooks, rules_folders, modules)
         requests = ResourceRequestStore(operations, stacks.hooks) if served.type_names() else None
         await stacks.restore()

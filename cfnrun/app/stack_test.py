@@ -183,7 +183,7 @@ class StackLifecycle:
                 f"a stack named {plan.stack_name} is already kept in {store.state} ({kept.status}): delete it (cfnrun serve "
                 f"--state {store.state}, then aws cloudformation delete-stack) or name this one with --stack-name"
             )
-        await asyncio.to_thread(self.stacks.calls.lint, plan.body)  # cfn-lint's findings are warnings on the console
+        await self.stacks.calls.lint(plan.body)  # cfn-lint's findings are warnings on the console
         steps = [Step("create", dict(plan.parameters))]
         try:
             blueprint = store.prepare(plan.body, dict(plan.parameters), {}, plan.stack_name, PLACEHOLDER_ID)

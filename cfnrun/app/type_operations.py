@@ -18,6 +18,7 @@ from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import Violation
 from cfnrun.events.operation import ContractChecked, InvocationCompleted, Observer, OperationEvent
 from cfnrun.history.store import HistoryStore
+from cfnrun.history.writer import HistoryWriter
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import caller_credentials
 from cfnrun.invoker.operation import Operation
@@ -52,6 +53,7 @@ class TypeOperations:
         contract: ContractMode = ContractMode.WARN,
         virtual_clock: bool = False,
         histories: Optional[Dict[str, HistoryStore]] = None,
+        writers: Optional[Dict[str, HistoryWriter]] = None,
     ) -> None:
         self.served = served
         self.budgets = served.budgets
@@ -59,6 +61,7 @@ class TypeOperations:
         self.contract = contract
         self.virtual_clock = virtual_clock
         self.histories = histories or {}  # each provider's, by type name: every operation is recorded there
+        self.writers = writers or {}  # serve's writer of each history, by type name (a history without one is written in line)
         self.type_configurations: Dict[str, Dict[str, Any]] = {}  # SetTypeConfiguration's, by type name
         self._shapes: Dict[str, ShapeValidator] = {}
         self._credentials: Optional[Credentials] = None
@@ -155,7 +158,8 @@ class TypeOperations:
         history = self.histories.get(project.type_name)
         if history is not None:
             ran_with = self._ran_with(project, registry, action, string_primitives)
-            watching.append(cloud_control_recorder(history, schema, project.type_name, request, ran_with, history_source))
+            writer = self.writers.get(project.type_name)
+            watching.append(cloud_control_recorder(history, schema, project.type_name, request, ran_with, history_source, writer))
         return Operation(
             self.served.code(project.type_name),
             request,

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import sqlite3
-import sys
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from cfnrun.contract.violations import Violation
 from cfnrun.events.encoding import Record, encode
@@ -16,7 +15,8 @@ from cfnrun.events.operation import (
     OperationStarted,
 )
 from cfnrun.history.masking import Masker
-from cfnrun.history.store import HistoryStore
+from cfnrun.history.store import HistoryStore, not_recorded
+from cfnrun.history.writer import HistoryWriter, Then
 from cfnrun.model.budgets import Budget
 from cfnrun.model.endings import EndReason
 from cfnrun.model.errors import CfnrunError
@@ -32,16 +32,14 @@ def ending_error(reason: EndReason) -> Optional[str]:
     return None if reason is EndReason.HANDLER else reason.value
 
 
-def not_recorded(error: Exception) -> None:
-    """History is a convenience: a database that cannot be written never fails the operation."""
-    sys.stderr.write(f"cfnrun: note: this operation is not recorded in the history: {error}\n")
-
-
 class OperationRecorder:
-    """Records one ``cfnrun invoke`` operation (an Observer); with --watch, every run of it."""
+    """Records one operation (an Observer): ``cfnrun invoke``'s (with --watch, every run of it), or one serve runs
+    for Cloud Control or a stack — there through serve's ``writer``, off the event loop."""
 
-    def __init__(self, store: HistoryStore, masker: Masker, request: Dict[str, Any], token: Optional[str]) -> None:
-        self.store, self.masker, self.request, self.token = store, masker, request, token
+    def __init__(
+        self, store: HistoryStore, masker: Masker, request: Dict[str, Any], token: Optional[str], writer: Optional[HistoryWriter] = None
+    ) -> None:
+        self.store, self.masker, self.request, self.token, self.writer = store, masker, request, token, writer
         self._records: List[Record] = []
         self._started_at = time.time()
         self._function = ""
@@ -65,11 +63,18 @@ class OperationRecorder:
                 "invocations": result.invocations,
                 "duration_s": result.elapsed_s,
             }
-            try:
-                events = [self.masker.dumps(r) for r in self._records]
-                self.recorded_id = self.store.add(self.request.get("source", "invoke"), self.token, head, self.masker.dumps(self.request), events)
-            except (sqlite3.Error, OSError, CfnrunError) as error:
-                not_recorded(error)
+            events = [self.masker.dumps(r) for r in self._records]
+            request = self.masker.dumps(self.request)
+            if self.writer is not None:
+                self.writer.write(lambda: self._add(head, request, events))
+            else:
+                self._add(head, request, events)
+
+    def _add(self, head: Dict[str, Any], request: str, events: List[str]) -> None:
+        try:
+            self.recorded_id = self.store.add(self.request.get("source", "invoke"), self.token, head, request, events)
+        except (sqlite3.Error, OSError, CfnrunError) as error:
+            not_recorded(error)
 
 
 def _progress(action: Action, call: SeenCall, result: Any) -> ProgressEvent:
@@ -82,6 +87,16 @@ def _progress(action: Action, call: SeenCall, result: Any) -> ProgressEvent:
 MAX_OPEN_OPERATIONS = 1000  # serve: IN_PROGRESS operations awaiting their next call, at most
 
 
+class _Answered(NamedTuple):
+    function: str
+    action: Action
+    call: SeenCall
+    outcome: InvocationOutcome
+    violations: List[Violation]
+    budgets: Tuple[Budget, Budget]
+    at: float  # when serve answered it
+
+
 class _Open:
     def __init__(self, operation_id: int, started: float) -> None:
         self.operation_id, self.started, self.invocations = operation_id, started, 1
@@ -91,9 +106,10 @@ class CallRecorder:
     """Records the calls ``cfnrun serve`` answers, grouped per operation: the calls of one
     clientRequestToken, for one action, while the handler answers IN_PROGRESS (or pages a LIST)."""
 
-    def __init__(self, store: HistoryStore, schema: Callable[[], ResourceSchema], type_name: str) -> None:
-        self.store, self.schema, self.type_name = store, schema, type_name
-        self._open: Dict[Tuple[str, str, str], _Open] = {}
+    def __init__(self, writer: HistoryWriter, schema: Callable[[], ResourceSchema], type_name: str) -> None:
+        self.store, self.schema, self.type_name = writer.store, schema, type_name
+        self.writer = writer
+        self._open: Dict[Tuple[str, str, str], _Open] = {}  # the writer's thread alone reads and changes it
 
     def call(
         self,
@@ -103,7 +119,14 @@ class CallRecorder:
         outcome: InvocationOutcome,
         violations: List[Violation],
         budgets: Tuple[Budget, Budget],
+        then: Optional[Then] = None,
     ) -> None:
+        """Hand the call to the history's writer; ``then`` runs on the event loop once it is recorded."""
+        answered = _Answered(function, action, call, outcome, violations, budgets, time.time())
+        self.writer.write(lambda: self._record(answered), then)
+
+    def _record(self, answered: "_Answered") -> None:
+        function, action, call, outcome, violations, budgets, now = answered
         masker = Masker(self.schema())
         masker.learn(call.models, call.credentials)
         progress: Optional[ProgressEvent] = None
@@ -115,7 +138,6 @@ class CallRecorder:
                 problem = str(error)
         token = call.client_request_token
         key = (function, action.value, token) if token else None
-        now = time.time()
         ongoing = self._open.pop(key, None) if key else None  # type: ignore[arg-type]
         number = ongoing.invocations + 1 if ongoing else 1
         started = ongoing.started if ongoing else now - outcome.duration_ms / 1000.0
@@ -159,4 +181,4 @@ class CallRecorder:
             self._open[key] = ongoing
 
     def close(self) -> None:
-        self.store.close()
+        self.writer.close()

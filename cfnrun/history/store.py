@@ -5,6 +5,8 @@ import contextlib
 import json
 import os
 import sqlite3
+import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +80,11 @@ class RecordedOperation:
         }
 
 
+def not_recorded(error: Exception) -> None:
+    """History is a convenience: a database that cannot be written never fails the operation."""
+    sys.stderr.write(f"cfnrun: note: this operation is not recorded in the history: {error}\n")
+
+
 def recording_enabled() -> bool:
     return os.environ.get(SWITCH_ENV, "on").strip().lower() not in _OFF
 
@@ -95,7 +102,7 @@ class HistoryStore:
         self.folder = project_root / FOLDER
         self.path = self.folder / FILE
         self.limit = limit
-        self._held: Optional[sqlite3.Connection] = None
+        self._thread = threading.local()  # each thread's held connection and whether it writes in a batch
 
     @classmethod
     def for_recording(cls, project_root: Path) -> Optional["HistoryStore"]:
@@ -174,25 +181,45 @@ class HistoryStore:
         return [json.loads(record) for (record,) in rows]
 
     def hold(self) -> None:
-        """Keep one connection open for the writes to come (serve records every call), until ``close``."""
+        """Keep one connection open for this thread's writes to come (serve records every call), until ``close``."""
         if self._held is None:
-            self._held = self._connect(create=True)
+            self._thread.held = self._connect(create=True)
 
     def close(self) -> None:
+        """Close this thread's held connection."""
         if self._held is not None:
             self._held.close()
-            self._held = None
+            self._thread.held = None
+
+    @property
+    def _held(self) -> Optional[sqlite3.Connection]:
+        held: Optional[sqlite3.Connection] = getattr(self._thread, "held", None)
+        return held
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """The writes inside, on this thread, in one transaction (serve's history writer: one commit for many calls)."""
+        self.hold()
+        self._thread.batching = True
+        try:
+            yield
+        finally:
+            self._thread.batching = False
+            with self._session(create=True):
+                pass  # commits the batch
 
     @contextlib.contextmanager
     def _session(self, create: bool) -> Iterator[sqlite3.Connection]:
-        """A transaction; what the database or the disk refuses (a damaged file, a full disk) becomes a CfnrunError naming the file."""
+        """A transaction (in a batch: part of its); what the database or the disk refuses (a damaged file,
+        a full disk) becomes a CfnrunError naming the file."""
         try:
             connection = self._held or self._connect(create)
         except (sqlite3.Error, OSError) as error:
             raise self._unusable(error) from None
         try:
             yield connection
-            connection.commit()
+            if not getattr(self._thread, "batching", False):
+                connection.commit()
         except (sqlite3.Error, OSError) as error:
             with contextlib.suppress(sqlite3.Error):
                 connection.rollback()

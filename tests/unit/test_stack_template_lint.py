@@ -75,3 +75,18 @@ def test_a_pattern_cfn_lint_cannot_compile_is_no_finding() -> None:
     schema = _note_schema()
     schema["properties"]["Title"]["pattern"] = "^[\\u0020-\\uD7FF\\uE000-\\uFFFD\\uD800\\uDC00-\\uDBFF\\uDFFF]+$"
     assert lint_template(TEMPLATE, [schema]) == []
+
+
+def test_serve_lints_in_a_child_process_and_a_lint_past_its_limit_is_stopped_not_refused() -> None:
+    import asyncio
+
+    from cfnrun.stacks.lint_process import lint_lines
+
+    async def main() -> None:
+        misspelt = await lint_lines(TEMPLATE.replace("Title: hello", "Titel: hello"), [_note_schema()], "us-east-1")
+        assert any("'Titel' was unexpected" in line and "line 5" in line for line in misspelt), misspelt
+        assert await lint_lines(TEMPLATE, [_note_schema()], "us-east-1") == []  # the warm child, its tables reset
+        stopped = await lint_lines(TEMPLATE, [_note_schema()], "us-east-1", limit_s=0.0)
+        assert stopped == ["template lint did not finish within 0 s and was stopped; the template is not refused"]
+
+    asyncio.run(main())

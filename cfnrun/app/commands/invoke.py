@@ -12,7 +12,6 @@ from cfnrun.app.commands.common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_SUCCE
 from cfnrun.app.early_start import EarlyStart
 from cfnrun.app import invoke
 from cfnrun.app.settings.invoke import InvokeSettings
-from cfnrun.app.leftovers_named import left_behind
 from cfnrun.invoker.credentials import PLACEHOLDER
 from cfnrun.events.operation import Observer, OperationCompleted, OperationResult
 from cfnrun.model.errors import CfnrunError
@@ -53,6 +52,8 @@ def run(settings: InvokeSettings, early: EarlyStart) -> int:
     except KeyboardInterrupt:
         echo("cfnrun: interrupted; workers stopped", err=True)
         if ended:
+            from cfnrun.app.leftovers_named import left_behind  # only here: it reads stacks' records, which invoke needs nowhere else
+
             shown = str(settings.project_dir) if settings.project_dir else str(prepared.project.root)
             for line in left_behind(prepared.project, ended[-1], asked, shown):
                 echo(f"cfnrun: {line}", err=True)

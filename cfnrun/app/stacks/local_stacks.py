@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from functools import partial
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Set, Tuple
 
 from cfnrun.api.cloudformation.errors import StackApiError, modelled_error
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
@@ -51,6 +51,7 @@ from cfnrun.model.module_fragment import ModuleFragment
 from cfnrun.model.hook_configuration import HookConfiguration, HookConfigurationError, parse_hook_configuration
 from cfnrun.model.type_configuration import declares_type_configuration, type_configuration_problem
 from cfnrun.stacks.engine import StackEngine
+from cfnrun.stacks.lint_process import lint_lines
 from cfnrun.stacks.state_db import StateError
 from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.signals import ResourceSignals, Signal
@@ -60,7 +61,6 @@ from cfnrun.stacks.identifier_summaries import PrimaryIdentifier, identifier_sum
 from cfnrun.stacks.store import StackError, StackStore
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.limits import body_size_problem, check_parameter_keys
-from cfnrun.stacks.template.lint import lint_template, lint_warnings
 from cfnrun.stacks.template.loading import load_stack_template
 
 TEMPLATE_VERSION = "2010-09-09"
@@ -109,9 +109,10 @@ class LocalStacks:
 
 
 class CheckedStackOperations:
-    """``api.cloudformation.StackService``: templates linted before they are read, the engine's refusals as API errors."""
+    """``api.cloudformation.StackService``: templates read as the service reads them (its refusals as API errors)
+    and linted on the side (cfn-lint's findings are console warnings, which no operation waits for)."""
 
-    def __init__(self, calls: StackOperations, lint: Callable[[str], None], modules: Optional[Mapping[str, Any]] = None,
+    def __init__(self, calls: StackOperations, lint: Callable[[str], Awaitable[None]], modules: Optional[Mapping[str, Any]] = None,
                  read_include: Optional[IncludeReader] = None, macros: Optional[Macros] = None,
                  nested: Optional[NestedStacks] = None) -> None:
         self.read_include = read_include
@@ -120,6 +121,7 @@ class CheckedStackOperations:
         self.modules = modules  # the served modules' fragments by type name
         self.macros = macros  # the account's macros: run here, off the event loop, before the engine reads the template
         self.nested = nested  # makes the nested stacks' change sets of a change set made with IncludeNestedStacks
+        self._linting: Set["asyncio.Task[None]"] = set()
 
     def operations(self) -> "frozenset[str]":
         return self.calls.operations()
@@ -141,7 +143,9 @@ class CheckedStackOperations:
                 runner = self.macros.calling(asyncio.get_running_loop()) if self.macros is not None else None
                 await asyncio.to_thread(load_stack_template, body, self._given(params), self.modules, self.read_include, runner)
                 if operation != "GetTemplateSummary":
-                    await asyncio.to_thread(self.lint, body)
+                    linting = asyncio.ensure_future(self.lint(body))
+                    self._linting.add(linting)
+                    linting.add_done_callback(self._linting.discard)
             answer = await self.calls.call(operation, params)
             if operation == "CreateChangeSet" and params.get("IncludeNestedStacks") and self.nested is not None:
                 await self.nested.include_nested(answer["Id"])
@@ -218,13 +222,9 @@ def local_stacks(
     exports = Exports()
     engine = StackEngine(router, exports, region, account_id, hooks, signals)
 
-    def lint(body: str) -> None:
+    async def lint(body: str) -> None:
         schemas = [s.document for s in (operations.schema(t) for t in served_types()) if s is not None]
-        try:
-            warnings = lint_warnings(lint_template(body, schemas, region))
-        except Exception as error:  # cfn-lint's own failure is never the template's: say so and go on
-            warnings = [f"template lint did not run (cfn-lint failed: {type(error).__name__}: {error}); the template is not refused"]
-        for warning in warnings:
+        for warning in await lint_lines(body, schemas, region):
             operations.console.warn(warning)
 
     def describe_type(type_name: str) -> Optional[Dict[str, Any]]:

@@ -1,0 +1,151 @@
+"""How cfnrun's costs grow: calls against concurrent clients, stacks against resources and depth, history against size.
+
+Usage: python bench/scale.py [--quick] [--parts serve,stacks,history]
+
+- ``serve``: ``cfnrun serve --workers 2`` (defaults: contract warn, history, reload) on the no-op
+  project, invoked by 1, 16, 256 and 1,000 concurrent aiohttp clients (each sends calls one after
+  another for a few seconds): calls per second, latency p50 and p99, calls not answered 200;
+  beside each, the bare in-process aiohttp endpoint (bench/inprocess_server.py) with the same clients.
+- ``stacks``: the cluster sample (IN_PROGRESS twice, then SUCCESS) on ``cfnrun serve --virtual-clock``:
+  stacks of 10, 100 and 500 independent clusters (one ``Fn::ForEach``), and chains of 10, 50 and
+  200 (each ``DependsOn`` the one before): CreateStack to CREATE_COMPLETE, and per resource; beside
+  them the handler calls' summed durations as serve reports them.
+- ``history``: the history file's size and serve's throughput (one client) with about 0, 100 and 500
+  operations recorded (500 is the default bound: older ones go; the warm-up's calls count too).
+
+Each table is printed as Markdown, with the date and the command line. The machine must be quiet.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, List, Sequence, Tuple
+
+import aiohttp
+from benchlib import Serve, private_copy
+from run_all import chained_clusters, cluster_project, create_seconds, looped_clusters
+from serve_overhead import NOOP, start_inprocess
+
+INVOKE = "/2015-03-31/functions/TypeFunction/invocations"
+
+
+async def clients(url: str, concurrency: int, seconds: float) -> Tuple[float, List[float], int]:
+    """Calls per second, each call's latency (ms) and the calls not answered 200, ``concurrency`` clients for ``seconds``."""
+    latencies: List[float] = []
+    failed = 0
+    stop_at = time.monotonic() + seconds
+
+    async def client(session: aiohttp.ClientSession) -> None:
+        nonlocal failed
+        while time.monotonic() < stop_at:
+            started = time.perf_counter()
+            try:
+                async with session.post(url + INVOKE, data=b'{"action": "LIST"}') as response:
+                    await response.read()
+                    failed += response.status != 200
+            except aiohttp.ClientError:
+                failed += 1
+            latencies.append((time.perf_counter() - started) * 1000)
+
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=300)) as session:
+        started = time.monotonic()
+        await asyncio.gather(*(client(session) for _ in range(concurrency)))
+        return len(latencies) / (time.monotonic() - started), latencies, failed
+
+
+def percentile(values: List[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def figures(rate: float, latencies: List[float], failed: int) -> str:
+    return f"{rate:,.0f}/s, p50 {statistics.median(latencies):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms" + (f", {failed} failed" if failed else "")
+
+
+def serve_part(work: Path, seconds: float) -> List[List[str]]:
+    rows = []
+    floor_process, floor_url = start_inprocess(NOOP)
+    serve = Serve(private_copy(NOOP, work), "--workers", "2")
+    try:
+        for concurrency in (1, 16, 256, 1000):
+            served = asyncio.run(clients(serve.url, concurrency, seconds))
+            floor = asyncio.run(clients(floor_url, concurrency, seconds))
+            rows.append([str(concurrency), figures(*served), figures(*floor), f"{served[0] / floor[0]:.2f}×"])
+    finally:
+        serve.stop()
+        floor_process.terminate()
+        floor_process.wait()
+    return rows
+
+
+def stacks_part(work: Path, wide: Sequence[int], chains: Sequence[int]) -> List[List[str]]:
+    rows = []
+    serve = Serve(cluster_project(work), "--virtual-clock")
+    try:
+        create_seconds(serve, "warm-up", looped_clusters(3))
+        shapes: List[Tuple[str, int, Callable[[int], str]]] = [("independent", n, looped_clusters) for n in wide]
+        shapes += [("chain", n, chained_clusters) for n in chains]
+        for shape, count, template in shapes:
+            seen = len(serve.lines)
+            wall = create_seconds(serve, f"{shape}-{count}", template(count))
+            calls, handler_seconds = serve.invocation_seconds(since=seen)
+            rows.append([shape, str(count), f"{wall:.2f} s", f"{wall * 1000 / count:.1f} ms", f"{handler_seconds:.2f} s ({calls} calls)"])
+    finally:
+        serve.stop()
+    return rows
+
+
+def history_part(work: Path, seconds: float) -> List[List[str]]:
+    rows = []
+    (work / "history").mkdir()
+    project = private_copy(NOOP, work / "history")
+    history = project / ".cfnrun" / "history.sqlite3"
+    for recorded in (0, 100, 500):
+        serve = Serve(project, "--workers", "2")
+        try:
+            done = len(asyncio.run(clients(serve.url, 1, 0.3))[1])  # warm: the first calls start what serve loads late
+            while done < recorded:  # each call of a no-op LIST is one operation
+                done += len(asyncio.run(clients(serve.url, 1, 0.05))[1])
+            size = history.stat().st_size if history.exists() else 0
+            rate, latencies, failed = asyncio.run(clients(serve.url, 1, seconds))
+            rows.append([f"≥ {recorded}", f"{size / 1024:.0f} KiB", figures(rate, latencies, failed)])
+        finally:
+            serve.stop()
+    return rows
+
+
+def table(head: Sequence[str], rows: List[List[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="shorter runs and smaller stacks: a smoke run")
+    parser.add_argument("--parts", default="serve,stacks,history")
+    args = parser.parse_args(argv)
+    parts = set(args.parts.split(","))
+    seconds = 1.0 if args.quick else 4.0
+    print(f"measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, Python {sys.version.split()[0]}, `python bench/scale.py {' '.join(argv)}`")
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        if "serve" in parts:
+            head = ["concurrent clients", "`cfnrun serve --workers 2`", "in-process aiohttp floor", "ratio"]
+            print("\n" + table(head, serve_part(work, seconds)))
+        if "stacks" in parts:
+            wide, chains = ((10, 50), (10,)) if args.quick else ((10, 100, 500), (10, 50, 200))
+            head = ["shape", "resources", "create", "per resource", "handler calls summed"]
+            print("\n" + table(head, stacks_part(work, wide, chains)))
+        if "history" in parts:
+            print("\n" + table(["operations recorded", "history file", "serve, one client"], history_part(work, seconds)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

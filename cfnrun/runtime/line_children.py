@@ -1,0 +1,87 @@
+"""Child processes that answer one line of JSON per line of JSON, kept warm between requests.
+
+For work that would hold the interpreter's lock in serve's process for long (Guard evaluation,
+cfn-lint over a large template): in a child it runs on another core, a deadline can stop it
+(the child is killed), and serve's event loop goes on answering. Each child serves one request
+at a time; a child that answered is kept for the next request (up to ``idle`` of them), so a
+request costs a round trip, not a start. Children end when serve's end of their pipe closes.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any, Dict, List, Optional
+
+from cfnrun.model.pattern_worker import PACKAGE_HOME
+
+LINE_LIMIT_BYTES = 64 * 1024 * 1024  # an answer line is far shorter
+
+
+class ChildTimedOut(Exception):
+    """No answer within the limit: the child was killed."""
+
+
+class ChildEnded(Exception):
+    """The child ended (or its answer was past any bound) before it answered."""
+
+
+class LineChildren:
+    """``python -m module`` children, each used by one request at a time; bound to one event loop."""
+
+    def __init__(self, module: str, idle: int = 2) -> None:
+        self.module = module
+        self.idle = idle
+        self._idle: List[asyncio.subprocess.Process] = []
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+
+    async def ask(self, request: Dict[str, Any], limit_s: Optional[float] = None) -> Dict[str, Any]:
+        """The child's answer to ``request``; ChildTimedOut past ``limit_s``, ChildEnded when it ends first."""
+        line_in = json.dumps(request, default=str).encode() + b"\n"
+        child = await self._child()
+        answered = False
+        try:
+            assert child.stdin is not None and child.stdout is not None
+            child.stdin.write(line_in)
+            await child.stdin.drain()
+            line = await asyncio.wait_for(child.stdout.readline(), timeout=limit_s)
+            answered = bool(line)
+        except asyncio.TimeoutError:
+            raise ChildTimedOut() from None
+        except (ConnectionError, ValueError) as error:
+            raise ChildEnded(str(error)) from None
+        finally:
+            if answered and len(self._idle) < self.idle:
+                self._idle.append(child)
+            else:  # past the limit, cancelled (serve stopping), or enough kept: the request ends with the child
+                await _stop(child)
+        if not line:
+            raise ChildEnded(f"exit status {child.returncode}")
+        answer: Dict[str, Any] = json.loads(line)
+        return answer
+
+    async def _child(self) -> asyncio.subprocess.Process:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # children of another (ended) loop cannot be awaited here: they end with their pipes
+            self._idle, self._loop = [], loop
+        while self._idle:
+            child = self._idle.pop()
+            if child.returncode is None:
+                return child
+        return await asyncio.create_subprocess_exec(
+            sys.executable, "-m", self.module, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=LINE_LIMIT_BYTES,
+            cwd=PACKAGE_HOME,  # "-m" imports from the folder it starts in first: the one that holds this cfnrun
+        )
+
+
+async def _stop(child: asyncio.subprocess.Process) -> None:
+    if child.returncode is None:
+        child.kill()
+    await child.wait()
+
+
+def answer_lines(answer: Any) -> None:
+    """The child's side: for each request line on stdin, ``answer(request)``'s dict as one line on stdout."""
+    for line in sys.stdin.buffer:
+        sys.stdout.write(json.dumps(answer(json.loads(line))) + "\n")
+        sys.stdout.flush()

@@ -1,0 +1,78 @@
+"""serve's history writer: records written off the event loop, in order, what follows each on the loop afterwards."""
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import List
+
+import pytest
+
+from cfnrun.history.store import HistoryStore
+from cfnrun.history.writer import HistoryWriter
+
+HEAD = {"type_name": "Org::Svc::Thing", "action": "CREATE", "function": "TypeFunction", "status": "SUCCESS", "invocations": 1, "duration_s": 0.0}
+
+
+def test_records_are_written_off_the_loop_in_order_and_each_console_line_follows_its_record(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path)
+    followed: List[int] = []
+    writer_threads: List[str] = []
+
+    async def main() -> None:
+        writer = HistoryWriter(store)
+        done = asyncio.Event()
+        loop_thread = threading.current_thread().name
+
+        def record(number: int) -> None:
+            writer_threads.append(threading.current_thread().name)
+            store.add("serve", None, HEAD, "{}", [f'{{"n": {number}}}'])
+
+        def follow(number: int) -> None:
+            assert threading.current_thread().name == loop_thread
+            assert len(store.operations()) >= number + 1  # the record is committed before its line is written
+            followed.append(number)
+            if number == 99:
+                done.set()
+
+        for number in range(100):
+            writer.write(lambda n=number: record(n), lambda n=number: follow(n))  # type: ignore[misc]
+        await asyncio.wait_for(done.wait(), 60)
+        writer.close()
+
+    asyncio.run(main())
+    assert followed == list(range(100))
+    assert set(writer_threads) == {"cfnrun-history"}
+    assert [store.events(operation.id) for operation in reversed(store.operations())] == [[{"n": n}] for n in range(100)]
+
+
+def test_a_record_that_fails_costs_that_record_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = HistoryStore(tmp_path)
+    followed: List[str] = []
+
+    def broken() -> None:
+        raise ValueError("a fault in the recorder")
+
+    async def main() -> None:
+        writer = HistoryWriter(store)
+        writer.write(broken, lambda: followed.append("broken"))
+        writer.write(lambda: store.add("serve", None, HEAD, "{}", []), lambda: followed.append("next"))
+        writer.close()  # writes what was handed over and runs what follows, here
+
+    asyncio.run(main())
+    assert followed == ["broken", "next"]
+    assert len(store.operations()) == 1
+    assert "not recorded in the history: a fault in the recorder" in capsys.readouterr().err
+
+
+def test_after_close_records_are_written_in_line(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path)
+    followed: List[str] = []
+
+    async def main() -> None:
+        writer = HistoryWriter(store)
+        writer.close()
+        writer.write(lambda: store.add("serve", None, HEAD, "{}", []), lambda: followed.append("late"))
+        assert followed == ["late"] and len(store.operations()) == 1
+
+    asyncio.run(main())
