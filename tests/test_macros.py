@@ -171,3 +171,47 @@ def test_a_stack_made_by_a_macro_is_read_back_from_state_without_running_the_mac
     assert dict(processed["Outputs"]["Greeting"]) == {"Value": "pre-plain"} and "Event" in processed["Outputs"]
     cloudformation.delete_stack(StackName="user")
     settled(cloudformation, "user", "stack_delete_complete")
+
+
+MACRO_FUNCTIONS = """\
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  StampFunction:
+    Type: AWS::Serverless::Function
+    Properties: {Handler: macro.handler, Runtime: python3.11, CodeUri: src/, Timeout: 10}
+"""
+
+MACRO_ONLY = """\
+Resources:
+  Macro:
+    Type: AWS::CloudFormation::Macro
+    Properties: {Name: Stamp, FunctionName: StampFunction}
+"""
+
+
+def test_a_macro_kept_in_state_with_a_functions_function_runs_for_cfnrun_stack_test(serve, tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    (tmp_path / "functions" / "src").mkdir(parents=True)
+    (tmp_path / "functions" / "template.yaml").write_text(MACRO_FUNCTIONS)
+    source = MACRO_TEMPLATE.split("ZipFile: |\n", 1)[1].split("  Macro:\n", 1)[0]
+    (tmp_path / "functions" / "src" / "macro.py").write_text("\n".join(line[10:] for line in source.splitlines()) + "\n")
+    # a note (the sample provider) rather than a WaitConditionHandle, whose leftover check needs an AWS endpoint
+    (tmp_path / "user.yaml").write_text(USER_TEMPLATE.replace(
+        "    Type: AWS::CloudFormation::WaitConditionHandle\n", "    Type: Cfnrun::Sample::Note\n    Properties: {Title: !Ref Word}\n"))
+    functions, kept = str(tmp_path / "functions" / "template.yaml"), str(tmp_path / "kept")
+    server = serve(tmp_path / "note", "--no-reload", "--functions", functions, "--state", kept)
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    cloudformation.create_stack(StackName="macro", TemplateBody=MACRO_ONLY)
+    settled(cloudformation, "macro", "stack_create_complete")
+    server.stop()
+
+    from conftest import cfnrun
+
+    tested = cfnrun("stack", "test", "user.yaml", "--provider", "note", "--functions", functions, "--state", kept,
+                    "--parameters", "Word=tested", cwd=tmp_path, timeout=300)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    log = (tmp_path / ".cfnrun" / "stack-test.log").read_text()  # the handlers' output
+    assert "StampFunction macro Stamp → success" in log, log
+    assert "Macro (AWS::CloudFormation::Macro Stamp) is gone from the AWS endpoint" not in log  # it never was there

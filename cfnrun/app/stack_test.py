@@ -186,6 +186,7 @@ class StackLifecycle:
         await self.stacks.calls.lint(plan.body)  # cfn-lint's findings are warnings on the console
         steps = [Step("create", dict(plan.parameters))]
         try:
+            await self.stacks.calls.run_macros(plan.body, dict(plan.parameters))  # the account's macros, for the engine to read
             blueprint = store.prepare(plan.body, dict(plan.parameters), {}, plan.stack_name, PLACEHOLDER_ID)
         except (TemplateError, StackError) as error:
             raise StackTestRefused(f"{plan.template}: {_one_line(str(error))}") from None
@@ -193,6 +194,8 @@ class StackLifecycle:
             step = Step("update", dict(changes))
             where = f"{plan.template}, step {number} ({step.describe(blueprint.no_echo)})"
             try:
+                given = self._update_parameters(blueprint.parameters, changes)
+                await self.stacks.calls.run_macros(plan.body, {k: blueprint.parameters.get(k, "") if v is None else v for k, v in given.items()})
                 following = self._prepare_update(blueprint, changes)
             except (TemplateError, StackError) as error:
                 raise StackTestRefused(f"{where}: {_one_line(str(error))}") from None

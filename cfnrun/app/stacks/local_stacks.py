@@ -85,6 +85,7 @@ class LocalStacks:
     operations: TypeOperations  # the one invoker every user type's resource operation goes through
     leftovers: LeftoverCheck  # is a deleted resource gone (``cfnrun stack test``)
     signals: ResourceSignals  # what CreationPolicies and WaitConditions wait for: SignalResource's and the handles' signals
+    local_types: Tuple[str, ...] = ()  # the AWS::* types cfnrun runs itself (not on the AWS endpoint): nested stacks, macros, ...
 
     async def signal_handle(self, token: str, signal: HandleSignal) -> bool:
         """A signal PUT to a WaitConditionHandle's URL; False when no handle has ``token``."""
@@ -101,7 +102,8 @@ class LocalStacks:
                 continue
             self.console.info(f"stack {stack.name}: {stack.status}, read back from {self.store.state}")
             for resource in stack.resources.values():
-                if resource.exists and resource.type_name.startswith("AWS::") and not await self.aws_types.still_there(resource.model):
+                on_endpoint = resource.type_name.startswith("AWS::") and resource.type_name not in self.local_types
+                if resource.exists and on_endpoint and not await self.aws_types.still_there(resource.model):
                     self.console.warn(
                         f"stack {stack.name}: {resource.logical_id} ({resource.type_name} {resource.physical_id}) is gone from the AWS "
                         "endpoint (an embedded --moto starts empty each time): delete the stack, or update it to make it again"
@@ -156,6 +158,12 @@ class CheckedStackOperations:
             if error.code in MODELLED:
                 raise modelled_error(MODELLED[error.code], error.message) from None
             raise StackApiError(error.code, error.message, error.status) from None
+
+    async def run_macros(self, body: str, given: Mapping[str, str]) -> None:
+        """Run the template's macros for an operation the store is asked for directly (``cfnrun stack test``), so that
+        the engine reads their answers; TemplateError as the service words a template it refuses."""
+        runner = self.macros.calling(asyncio.get_running_loop()) if self.macros is not None else None
+        await asyncio.to_thread(load_stack_template, body, dict(given), self.modules, self.read_include, runner)
 
     def _given(self, params: Dict[str, Any]) -> Dict[str, str]:
         """The parameter values the engine will read the template with (UsePreviousValue: the stack's)."""
@@ -288,7 +296,7 @@ def local_stacks(
     macros.stacks = lambda: store.stacks.values()
     return LocalStacks(
         store, checked, responses, drift, hooks, payloads, aws_types, operations.console, operations,
-        LeftoverCheck(operations, served_types, aws_types), signals,
+        LeftoverCheck(operations, served_types, aws_types), signals, tuple(types.own_types),
     )
 
 
