@@ -21,6 +21,7 @@ the engine reads the template (``answered``: the kept answer of the same call).
 from __future__ import annotations
 
 import asyncio
+import copy
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -108,7 +109,7 @@ class Macros:
         """A runner for a thread off ``loop``: each call invokes the macro's function on the loop, and its answer is kept."""
         def run(call: MacroCall) -> Any:
             fragment = asyncio.run_coroutine_threadsafe(self.invoke(call), loop).result()
-            self._answers[call.key()] = fragment
+            self._answers[call.key()] = copy.deepcopy(fragment)  # the template's reading may change what it is given
             while len(self._answers) > KEPT_ANSWERS:
                 self._answers.popitem(last=False)
             return fragment
@@ -124,7 +125,7 @@ class Macros:
                                 "macro when a stack operation (CreateStack, UpdateStack, CreateChangeSet) reads the template; "
                                 "call that operation again", call.where)
         self._answers.move_to_end(key)
-        return self._answers[key]
+        return copy.deepcopy(self._answers[key])
 
     async def invoke(self, call: MacroCall) -> Any:
         """The fragment the macro's function answers ``call`` with; TemplateError in the service's words otherwise."""
