@@ -32,7 +32,11 @@ class MacroCall:
 
     def key(self) -> str:
         """The same call, made again, has the same key (the request id, new each time, is not in it)."""
-        return json.dumps([self.name, self.fragment, self.params, self.template_parameter_values], sort_keys=True, default=str)
+        parts = [self.name, self.fragment, self.params, self.template_parameter_values]
+        try:
+            return json.dumps(parts, sort_keys=True, default=str)
+        except TypeError:  # keys of mixed types (YAML's 1 beside "a") do not sort: the same reading writes them in the same order
+            return json.dumps(parts, default=str)
 
 
 MacroRunner = Callable[[MacroCall], Any]  # a call → the fragment the macro answers; TemplateError in the service's words
