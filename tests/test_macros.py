@@ -119,6 +119,7 @@ def test_a_macro_of_one_stack_transforms_another_stacks_template_in_the_services
 
     summary = cloudformation.get_template_summary(StackName="user")  # the summary reads the template as the macros made it
     assert [p["ParameterKey"] for p in summary["Parameters"]] == ["Word"]
+    assert summary["DeclaredTransforms"] == ["Stamp"]  # as declared, though the processed template has no Transform left
     assert cloudformation.validate_template(TemplateBody=USER_TEMPLATE)["Parameters"][0]["ParameterKey"] == "Word"
 
     # a change set needs no CAPABILITY_AUTO_EXPAND (it is the review the capability stands for); its macros run too

@@ -29,6 +29,7 @@ from cfnrun.app.stacks.macros import Macros
 from cfnrun.model.template_text import TemplateDecodeError, decode_template
 from cfnrun.stacks.api.inputs import given_parameters
 from cfnrun.stacks.template.macros import MACRO_TYPE, MacroRunner
+from cfnrun.stacks.template.declarations import transform_names
 from cfnrun.stacks.template.transforms import macro_names
 from cfnrun.app.stacks.stack_functions import LocalLambdas, StackFunctions
 from cfnrun.app.stacks.guard_hooks import GuardHookKind
@@ -314,6 +315,15 @@ def configure_hook(hook: Hook, configuration: Dict[str, Any]) -> None:
     hook.configuration = parsed
 
 
+def declared_transforms(body: str) -> Tuple[str, ...]:
+    """The Transform section's names as the template was sent (the processed template keeps only AWS::LanguageExtensions)."""
+    try:
+        document = decode_template(body)
+        return transform_names(document.get("Transform")) if isinstance(document, dict) else ()
+    except (TemplateDecodeError, TemplateError):
+        return ()
+
+
 def summarize(body: str, modules: Optional[Mapping[str, Any]] = None, primary_identifier: Optional[PrimaryIdentifier] = None,
               run_macro: Optional[MacroRunner] = None) -> Dict[str, Any]:
     """GetTemplateSummary's (and ValidateTemplate's) view of a template (``primary_identifier``: a type's identifying
@@ -343,7 +353,7 @@ def summarize(body: str, modules: Optional[Mapping[str, Any]] = None, primary_id
         "ResourceTypes": sorted({r.type for r in template.resources.values()}),
         "Version": str(template.document.get("AWSTemplateFormatVersion") or TEMPLATE_VERSION),
         "Metadata": json.dumps(metadata) if metadata is not None else None,
-        "DeclaredTransforms": list(template.transforms),
+        "DeclaredTransforms": list(declared_transforms(body)),  # as written: the transforms that ran are gone from the template
     }
     if primary_identifier is not None:
         types = {logical_id: r.type for logical_id, r in template.resources.items()}
