@@ -12,7 +12,8 @@ A property that depends on a resource the same operation adds or (maybe) replace
 before that resource runs: it is evaluated Dynamic, a replacement it would cause is only
 Conditional, and its after-value is ``{{changeSet:KNOWN_AFTER_APPLY}}``, as the service writes it.
 Only the values a resource uses count: a DependsOn alone is no change. A Metadata change is a
-Modify in the plan; the engine, which compares properties, does not touch the resource for it. Whether a Conditional
+Modify in the plan; when it is the only change, the engine records the new Metadata with the resource's
+UPDATE_IN_PROGRESS and UPDATE_COMPLETE events and does not call its handler. Whether a Conditional
 replacement happens is settled at execution by the same details: a changed property the plan
 marked Conditionally or Always replaces the resource. (The granularity — a whole top-level
 property is unknown if any part of it is — is cfnrun's, inferred rather than read.)
