@@ -3,7 +3,10 @@
 
 Written: each stack as DescribeStacks, DescribeStackEvents and the engine see it — its template,
 parameters, resources (physical ids, Ref and GetAtt values, the model the handler last returned,
-which never holds writeOnly values), outputs, events — and the exports. Never written: the value of
+which never holds writeOnly values), outputs, events, its operations (each OperationId, so
+DescribeEvents groups the events read back as before), each operation's pre-deployment validation
+failures (``VALIDATION_ERROR`` events, in ``state_db.py``'s own table), the ResolvedValue of each
+SSM-typed parameter — and the exports. Never written: the value of
 a NoEcho parameter (masked wherever it appears), and the properties of a resource that hold a
 writeOnly or NoEcho value (marked as not kept). What that costs after a restart:
 
@@ -124,6 +127,9 @@ def _record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, b
         "outputs": [asdict(o) for o in stack.outputs],
         "events": [asdict(e) for e in stack.events],
         "blueprint": _blueprint_record(blueprint) if blueprint is not None else None,
+        "operation_id": stack.operation_id,
+        "operations": [list(o) for o in stack.operations],
+        "resolved_values": {k: v for k, v in blueprint.resolved_values.items() if k not in stack.no_echo} if blueprint is not None else {},
     }
 
 
@@ -152,6 +158,8 @@ def restored_stack(record: Dict[str, Any]) -> Stack:
         resources=resources,
         outputs=[StackOutput(**o) for o in record["outputs"]],
         events=[StackEvent(**e) for e in record["events"]],
+        operation_id=record.get("operation_id"),
+        operations=[(str(kind), str(operation)) for kind, operation in record.get("operations") or ()],
     )
     interrupted = INTERRUPTED.get(stack.status)
     if interrupted is not None:
@@ -185,4 +193,5 @@ def restored_blueprint(record: Dict[str, Any], environment: StackEnvironment) ->
         restored_outputs=[StackOutput(**o) for o in record["outputs"]],
         restored_imports=list(saved["imports"]),
         policies={k: list(v) for k, v in saved["policies"].items()},
+        resolved_values=dict(record.get("resolved_values") or {}),
     )

@@ -100,6 +100,8 @@ class StackStore:
         self._tokens: Dict[Tuple[str, str], str] = {}  # (stack id, ClientRequestToken) → the operation it started
         self.tokens = RequestTokens()  # a retried CreateStack/UpdateStack/DeleteStack is answered as the first (``request_tokens.py``)
         self.log = OperationLog()  # each operation's validation events (DescribeEvents)
+        if self.database is not None:
+            self.log.kept = self.database.put_validation_events
 
     # -- kept across restarts --------------------------------------------------------------------
 
@@ -126,6 +128,10 @@ class StackStore:
         if self.database is None:
             return []
         self.database.open()
+        try:
+            self.log.restore(self.database.validation_events())
+        except (KeyError, TypeError, ValueError) as error:
+            raise StateError(f"{self.database.path}: a kept validation event is damaged ({type(error).__name__}: {error})") from None
         restored = []
         for record in self.database.records():
             try:
