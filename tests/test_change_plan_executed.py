@@ -184,3 +184,25 @@ def test_execute_change_set_with_rollback_disabled_keeps_a_failed_create_and_a_f
     assert (described["StackStatus"], described["StackStatusReason"]) == ("UPDATE_FAILED", "The following resource(s) failed to update: [Broken]. ")
     statuses = [e["ResourceStatus"] for e in cfn.describe_stack_events(StackName="kept-update")["StackEvents"] if e["LogicalResourceId"] == "kept-update"]
     assert "UPDATE_ROLLBACK_IN_PROGRESS" not in statuses
+
+
+def test_a_change_set_planned_before_the_stack_changed_is_obsolete_not_executed(server: ServerProcess) -> None:
+    """Its plan was made against the stack as it was: executed now, it would update in place a note whose createOnly
+    Folder the update moved (the handler refuses that) — the service makes it OBSOLETE."""
+    from botocore.exceptions import ClientError
+
+    cfn = _client(server)
+    cfn.create_stack(StackName="stale", TemplateBody=_chain(["Only"]), Parameters=_folder("inbox"))
+    settled(cfn, "stale", "stack_create_complete")
+    planned = _planned(cfn, "stale", "retitle", TemplateBody=_chain(["Only"], metadata="v2"), Parameters=_folder("inbox"))
+    assert planned["Only"]["Replacement"] == "False"
+    cfn.update_stack(StackName="stale", TemplateBody=_chain(["Only"]), Parameters=_folder("archive"))
+    settled(cfn, "stale", "stack_update_complete")
+
+    described = cfn.describe_change_set(ChangeSetName="retitle", StackName="stale")
+    assert (described["Status"], described["ExecutionStatus"]) == ("CREATE_COMPLETE", "OBSOLETE")
+    with pytest.raises(ClientError) as refused:
+        cfn.execute_change_set(ChangeSetName="retitle", StackName="stale")
+    assert refused.value.response["Error"]["Code"] == "InvalidChangeSetStatus"
+    assert refused.value.response["Error"]["Message"].endswith("cannot be executed in its current execution status of [OBSOLETE]")
+    assert cfn.describe_stacks(StackName="stale")["Stacks"][0]["StackStatus"] == "UPDATE_COMPLETE"

@@ -236,6 +236,10 @@ class StackStore:
         operation_id = stack.begin(operation_type)
         if failures:
             self.log.validated(stack.stack_id, operation_id, operation_type, list(failures))
+            return
+        for change_set in self.change_sets.values():  # planned against the stack as it was: the service makes them OBSOLETE
+            if change_set.stack_id == stack.stack_id and change_set.status != "FAILED" and change_set.execution_status in ("AVAILABLE", "UNAVAILABLE"):
+                change_set.execution_status = "OBSOLETE"
 
     def _new_stack(self, name: str, template_body: str, parameters: Dict[str, Optional[str]], tags: Dict[str, str], disable_rollback: bool) -> Stack:
         if not STACK_NAME.match(name):
@@ -437,7 +441,9 @@ class StackStore:
         except Exception as error:  # noqa: B902 - a change set never stays CREATE_IN_PROGRESS because cfnrun failed
             refused = f"cfnrun failed running the change set's hooks: {type(error).__name__}: {error}"
         if refused is None:
-            change_set.status, change_set.execution_status = "CREATE_COMPLETE", "AVAILABLE"
+            change_set.status = "CREATE_COMPLETE"
+            if change_set.execution_status != "OBSOLETE":
+                change_set.execution_status = "AVAILABLE"
             return
         change_set.status, change_set.status_reason = "FAILED", with_reasons(refused, change_set.hook_results)
 
