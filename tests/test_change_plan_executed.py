@@ -51,7 +51,7 @@ def _chain(names: List[str], metadata: str = "v1") -> str:
         properties: Dict[str, Any] = {"Title": f"note {index}", "Folder": {"Ref": "Folder"}}
         if index:
             properties["Content"] = {"Ref": names[index - 1]}
-        resources[name] = {"Type": NOTE, "Metadata": {"Version": metadata}, "Properties": properties}
+        resources[name] = {"Type": NOTE, "Metadata": {"Version": metadata, "Folder": {"Ref": "Folder"}}, "Properties": properties}
     resources["Plain"] = {"Type": NOTE, "Properties": {"Title": {"Fn::Sub": "plain in ${Folder}"}}}  # updated in place
     return json.dumps({"Parameters": {"Folder": {"Type": "String"}}, "Resources": resources})
 
@@ -122,6 +122,13 @@ def test_the_plan_is_carried_out_after_a_state_restart(tmp_path: Path) -> None:
     try:
         cfn = _client(second)
         before = _physical_ids(cfn, "restarted")
+        # The stack read back plans as it did before: the same template and values are no change (its Metadata, which
+        # uses a parameter, included).
+        same = cfn.create_change_set(StackName="restarted", ChangeSetName="same", TemplateBody=_chain(names), Parameters=_folder("inbox"))
+        with pytest.raises(WaiterError):
+            cfn.get_waiter("change_set_create_complete").wait(ChangeSetName=same["Id"], WaiterConfig=FAST)
+        unchanged = cfn.describe_change_set(ChangeSetName=same["Id"])
+        assert (unchanged["Status"], unchanged["Changes"]) == ("FAILED", [])
         planned = _planned(cfn, "restarted", "move", TemplateBody=_chain(names), Parameters=_folder("archive"))
         assert {lid: c["Replacement"] for lid, c in planned.items()} == {"First": "True", "Second": "True", "Plain": "False"}
         _executed(cfn, "restarted", "move")
@@ -135,7 +142,7 @@ def test_a_change_to_metadata_alone_updates_the_metadata_without_the_handler(ser
     cfn.create_stack(StackName="described", TemplateBody=_chain(["Noted"]), Parameters=_folder("inbox"))
     settled(cfn, "described", "stack_create_complete")
     detail = cfn.describe_stack_resource(StackName="described", LogicalResourceId="Noted")["StackResourceDetail"]
-    assert json.loads(detail["Metadata"]) == {"Version": "v1"}
+    assert json.loads(detail["Metadata"]) == {"Version": "v1", "Folder": "inbox"}
     before = _physical_ids(cfn, "described")
 
     planned = _planned(cfn, "described", "metadata", TemplateBody=_chain(["Noted"], metadata="v2"), Parameters=_folder("inbox"))
@@ -145,7 +152,7 @@ def test_a_change_to_metadata_alone_updates_the_metadata_without_the_handler(ser
     _executed(cfn, "described", "metadata")
 
     detail = cfn.describe_stack_resource(StackName="described", LogicalResourceId="Noted")["StackResourceDetail"]
-    assert json.loads(detail["Metadata"]) == {"Version": "v2"}
+    assert json.loads(detail["Metadata"]) == {"Version": "v2", "Folder": "inbox"}
     assert _physical_ids(cfn, "described") == before
     events = list(reversed(cfn.describe_stack_events(StackName="described")["StackEvents"]))[events_before:]
     assert [(e["LogicalResourceId"], e["ResourceStatus"]) for e in events if e["LogicalResourceId"] == "Noted"] == [

@@ -29,6 +29,8 @@ from cfnrun.stacks.records import Stack, StackOutput, StackResource
 from cfnrun.stacks.state_db import StateError
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.loading import load_stack_template
+from cfnrun.stacks.template.declarations import StackTemplate
+from cfnrun.stacks.template.parameters import GivenParameter, ParameterValue, parameter_values, resolve_parameters
 from cfnrun.stacks.template.pseudo import PseudoParameters
 
 # What a stack caught mid-operation is read back as.
@@ -183,7 +185,7 @@ def restored_blueprint(record: Dict[str, Any], environment: StackEnvironment) ->
         template=template,
         environment=environment,
         parameters=dict(record["parameters"]),
-        parameter_values={},
+        parameter_values=_parameter_values(template, record),
         conditions=dict(saved["conditions"]),
         dependencies={k: frozenset(v) for k, v in saved["dependencies"].items()},
         order=list(saved["order"]),
@@ -195,3 +197,21 @@ def restored_blueprint(record: Dict[str, Any], environment: StackEnvironment) ->
         policies={k: list(v) for k, v in saved["policies"].items()},
         resolved_values=dict(record.get("resolved_values") or {}),
     )
+
+
+def _parameter_values(template: StackTemplate, record: Dict[str, Any]) -> Dict[str, ParameterValue]:
+    """What ``Ref`` gave each parameter in the stack's last operation, from the values kept (an SSM type's as it was read,
+    not read again), so the next change plan compares its values (Metadata, say) with the same ones. Empty when a value
+    was not kept (a NoEcho parameter): the next operation must be given it again anyway."""
+    kept = dict(record["parameters"])
+    read = {kept[key]: value for key, value in (record.get("resolved_values") or {}).items() if key in kept}
+
+    def ssm_parameter(name: str) -> str:
+        if name not in read:
+            raise TemplateError(f"{name} was not kept")
+        return read[name]
+
+    try:
+        return parameter_values(resolve_parameters(template.parameters, [GivenParameter(k, v) for k, v in kept.items()], None, ssm_parameter))
+    except TemplateError:
+        return {}
