@@ -87,6 +87,10 @@ def _assert_done_as_planned(cfn: Any, stack: str, planned: Dict[str, Dict[str, A
         if change["Replacement"] == "True":
             assert after[logical_id] != before[logical_id], (logical_id, change)
             assert logical_id in replaced_by_events
+            # as the service's events show a replacement: its reason, then the new resource's creation, then complete
+            mine = [(e["ResourceStatus"], e.get("ResourceStatusReason")) for e in reversed(events) if e["LogicalResourceId"] == logical_id]
+            start = mine.index(("UPDATE_IN_PROGRESS", REPLACING))
+            assert mine[start + 1:start + 3] == [("UPDATE_IN_PROGRESS", "Resource creation Initiated"), ("UPDATE_COMPLETE", None)]
         else:
             assert change["Replacement"] == "False", change
             assert after[logical_id] == before[logical_id], (logical_id, change)

@@ -198,8 +198,8 @@ class StackEngine:
             stack.set_resource_status(resource, f"{verb}_FAILED", refused, shown, token)
             return False
         started()
-        if verb == "CREATE":
-            stack.set_resource_status(resource, "CREATE_IN_PROGRESS", CREATION_INITIATED, shown, token)
+        if verb == "CREATE" or reason == REPLACING:  # a replacement's new resource too, as the service's events show it
+            stack.set_resource_status(resource, f"{verb}_IN_PROGRESS", CREATION_INITIATED, shown, token)
         try:
             made = await call()
         except Exception as error:  # noqa: B902 - whatever a provisioner raises fails its resource, never the stack's bookkeeping
