@@ -7,6 +7,8 @@ of changed Metadata (``change_details.py``: their source and cause) and the prop
 after. DescribeChangeSet shows the plan (``changes.py``) and the engine carries it out step for
 step: it replaces what the plan replaces, updates the rest in place and deletes the Removes in the
 cleanup phase; it never asks the provisioners again. CreateStack and UpdateStack are change sets made and executed at once.
+A plan is made against the stack as it stands: once another operation changes the stack, a change set's plan no
+longer describes it, and the store makes the change set OBSOLETE rather than execute it.
 
 A property that depends on a resource the same operation adds or (maybe) replaces cannot be known
 before that resource runs: it is evaluated Dynamic, a replacement it would cause is only
