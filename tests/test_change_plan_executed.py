@@ -91,6 +91,8 @@ def _assert_done_as_planned(cfn: Any, stack: str, planned: Dict[str, Dict[str, A
             mine = [(e["ResourceStatus"], e.get("ResourceStatusReason")) for e in reversed(events) if e["LogicalResourceId"] == logical_id]
             start = mine.index(("UPDATE_IN_PROGRESS", REPLACING))
             assert mine[start + 1:start + 3] == [("UPDATE_IN_PROGRESS", "Resource creation Initiated"), ("UPDATE_COMPLETE", None)]
+            replacing = next(e for e in events if e["LogicalResourceId"] == logical_id and e.get("ResourceStatusReason") == REPLACING)
+            assert replacing["PhysicalResourceId"] == before[logical_id]  # the first event names the resource being replaced
         else:
             assert change["Replacement"] == "False", change
             assert after[logical_id] == before[logical_id], (logical_id, change)

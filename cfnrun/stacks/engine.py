@@ -186,19 +186,25 @@ class StackEngine:
         reason: Optional[str] = None,
         started: Callable[[], None] = lambda: None,
         metadata: Any = None,
+        replacing: Optional[StackResource] = None,
     ) -> bool:
         """One resource through ``verb`` (CREATE or UPDATE): IN_PROGRESS, its hooks, the provisioner's ``call``, COMPLETE or FAILED.
 
         ``started`` runs once the hooks let it through, just before the call (an update notes what it changed);
-        ``metadata``: the resource's resolved Metadata, kept once the call succeeds.
+        ``metadata``: the resource's resolved Metadata, kept once the call succeeds; ``replacing``: the resource a
+        replacement's new one replaces (its first event names the old physical resource, as the service's does).
         """
-        stack.set_resource_status(resource, f"{verb}_IN_PROGRESS", reason, shown, token)
+        if replacing is not None:
+            resource.status, resource.reason = f"{verb}_IN_PROGRESS", reason
+            stack.record(resource.logical_id, replacing.physical_id or "", resource.type_name, resource.status, reason, shown, token)
+        else:
+            stack.set_resource_status(resource, f"{verb}_IN_PROGRESS", reason, shown, token)
         refused = await self._hooks(stack, resource, verb, properties, previous, token)
         if refused is not None:
             stack.set_resource_status(resource, f"{verb}_FAILED", refused, shown, token)
             return False
         started()
-        if verb == "CREATE" or reason == REPLACING:  # a replacement's new resource too, as the service's events show it
+        if verb == "CREATE" or replacing is not None:  # a replacement's new resource too, as the service's events show it
             stack.set_resource_status(resource, f"{verb}_IN_PROGRESS", CREATION_INITIATED, shown, token)
         try:
             made = await call()
@@ -334,7 +340,9 @@ class StackEngine:
         work = self._work(stack, blueprint, new, properties, token)
         create = self._creating(stack, blueprint, new, provisioner, work, properties, token)
         metadata = blueprint.resolved_metadata(old.logical_id, stack.resources)
-        return await self._provision(stack, new, "UPDATE", create, properties, old.properties, shown, token, reason=REPLACING, metadata=metadata)
+        return await self._provision(
+            stack, new, "UPDATE", create, properties, old.properties, shown, token, reason=REPLACING, metadata=metadata, replacing=old
+        )
 
     async def _clean_up(
         self, stack: Stack, blueprint: Blueprint, removed: List[str], replaced: Mapping[str, StackResource], token: Optional[str]
