@@ -124,8 +124,7 @@ def test_dynamic_references_are_resolved_on_the_endpoint_and_secure_values_never
             "Resources": {
                 "Plain": {"Type": "AWS::SSM::Parameter", "Properties": {
                     "Name": "/values/copied/plain", "Type": "String", "Value": "is {{resolve:ssm:/values/plain:1}}"}},
-                "Secure": {"Type": "AWS::SSM::Parameter", "Properties": {
-                    "Name": "/values/copied/secure", "Type": "String", "Value": "{{resolve:ssm-secure:/values/secure}}"}},
+                "Secure": {"Type": "AWS::IAM::User", "Properties": {"LoginProfile": {"Password": "{{resolve:ssm-secure:/values/secure}}"}}},
                 "Managed": {"Type": "AWS::SSM::Parameter", "Properties": {
                     "Name": "/values/copied/managed", "Type": "String",
                     "Value": "{{resolve:secretsmanager:values/db:SecretString:password}}"}},
@@ -134,8 +133,8 @@ def test_dynamic_references_are_resolved_on_the_endpoint_and_secure_values_never
     )
     served.cloudformation.create_stack(StackName="dynamic", TemplateBody=body)
     served.wait("stack_create_complete", "dynamic")
-    copied = {p: served.ssm.get_parameter(Name=f"/values/copied/{p}")["Parameter"]["Value"] for p in ("plain", "secure", "managed")}
-    assert copied == {"plain": "is plain-text", "secure": "s3cr3t-secure-value", "managed": "s3cr3t-manager-value"}
+    copied = {p: served.ssm.get_parameter(Name=f"/values/copied/{p}")["Parameter"]["Value"] for p in ("plain", "managed")}
+    assert copied == {"plain": "is plain-text", "managed": "s3cr3t-manager-value"}
     shown = json.dumps(
         [
             served.cloudformation.describe_stack_events(StackName="dynamic")["StackEvents"],
@@ -226,3 +225,33 @@ def test_a_deletion_policy_given_by_an_intrinsic_function_is_accepted_without_a_
     assert served.ssm.get_parameter(Name="/values/kept")["Parameter"]["Value"] == "stays"
     with pytest.raises(ClientError, match="ParameterNotFound"):
         served.ssm.get_parameter(Name="/values/gone")
+
+
+def test_ssm_secure_is_refused_where_the_service_does_not_take_it_and_read_where_it_does(served: Served) -> None:
+    cfn = served.cloudformation
+    copied = {"Type": "AWS::SSM::Parameter", "Properties": {"Name": "/values/copied/refused", "Type": "String",
+                                                           "Value": "{{resolve:ssm-secure:/values/secure}}"}}
+    body = json.dumps({"Resources": {"Copy": copied}, "Outputs": {"Shown": {"Value": "{{resolve:ssm-secure:/values/secure}}"}}})
+    expected = "SSM Secure reference is not supported in: [AWS::SSM::Parameter/Properties/Value,Outputs/Shown/Value]"
+    made = cfn.create_change_set(StackName="secure-refused", ChangeSetName="first", ChangeSetType="CREATE", TemplateBody=body)
+    with pytest.raises(WaiterError):
+        cfn.get_waiter("change_set_create_complete").wait(ChangeSetName=made["Id"], WaiterConfig={"Delay": 0.1, "MaxAttempts": 600})
+    described = cfn.describe_change_set(ChangeSetName=made["Id"])
+    assert (described["Status"], described["ExecutionStatus"], described["StatusReason"]) == ("FAILED", "UNAVAILABLE", expected)
+    with pytest.raises(ClientError) as refused:
+        cfn.create_stack(StackName="secure-refused-stack", TemplateBody=body)
+    assert (refused.value.response["Error"]["Code"], refused.value.response["Error"]["Message"]) == ("ValidationError", expected)
+    custom = json.dumps({"Resources": {"Custom": {"Type": "Custom::Thing", "Properties": {
+        "ServiceToken": "arn:aws:lambda:us-east-1:123456789012:function:nothing", "Secret": {"Fn::Sub": "x{{resolve:ssm-secure:/a}}"}}}}})
+    with pytest.raises(ClientError, match=r"SSM Secure reference is not supported in: \[Custom::Thing/Properties/Secret\]"):
+        cfn.create_stack(StackName="secure-custom", TemplateBody=custom)
+
+    # Where the service takes it, it is read on the endpoint: a secure parameter that is not there fails the resource.
+    absent = json.dumps({"Resources": {"User": {"Type": "AWS::IAM::User", "Properties": {
+        "LoginProfile": {"Password": "{{resolve:ssm-secure:/values/absent-secure}}"}}}}})
+    cfn.create_stack(StackName="secure-absent", TemplateBody=absent)
+    with pytest.raises(WaiterError, match="ROLLBACK_COMPLETE"):
+        served.wait("stack_create_complete", "secure-absent")
+    events = cfn.describe_stack_events(StackName="secure-absent")["StackEvents"]
+    reasons = [e.get("ResourceStatusReason") for e in events if e["LogicalResourceId"] == "User" and e["ResourceStatus"] == "CREATE_FAILED"]
+    assert reasons == ["Parameters: [ssm-secure:/values/absent-secure] cannot be found."]

@@ -148,7 +148,8 @@ class StackEngine:
             return False
         work = self._work(stack, blueprint, resource, properties, token)
         create = self._creating(stack, blueprint, resource, provisioner, work, properties, token)
-        return await self._provision(stack, resource, "CREATE", create, properties, None, shown, token)
+        metadata = blueprint.resolved_metadata(resource.logical_id, stack.resources)
+        return await self._provision(stack, resource, "CREATE", create, properties, None, shown, token, metadata=metadata)
 
     def _creating(
         self, stack: Stack, blueprint: Blueprint, resource: StackResource, provisioner: Provisioner, work: ResourceWork,
@@ -184,25 +185,34 @@ class StackEngine:
         token: Optional[str],
         reason: Optional[str] = None,
         started: Callable[[], None] = lambda: None,
+        metadata: Any = None,
+        replacing: Optional[StackResource] = None,
     ) -> bool:
         """One resource through ``verb`` (CREATE or UPDATE): IN_PROGRESS, its hooks, the provisioner's ``call``, COMPLETE or FAILED.
 
-        ``started`` runs once the hooks let it through, just before the call (an update notes what it changed).
+        ``started`` runs once the hooks let it through, just before the call (an update notes what it changed);
+        ``metadata``: the resource's resolved Metadata, kept once the call succeeds; ``replacing``: the resource a
+        replacement's new one replaces (its first event names the old physical resource, as the service's does).
         """
-        stack.set_resource_status(resource, f"{verb}_IN_PROGRESS", reason, shown, token)
+        if replacing is not None:
+            resource.status, resource.reason = f"{verb}_IN_PROGRESS", reason
+            stack.record(resource.logical_id, replacing.physical_id or "", resource.type_name, resource.status, reason, shown, token)
+        else:
+            stack.set_resource_status(resource, f"{verb}_IN_PROGRESS", reason, shown, token)
         refused = await self._hooks(stack, resource, verb, properties, previous, token)
         if refused is not None:
             stack.set_resource_status(resource, f"{verb}_FAILED", refused, shown, token)
             return False
         started()
-        if verb == "CREATE":
-            stack.set_resource_status(resource, "CREATE_IN_PROGRESS", CREATION_INITIATED, shown, token)
+        if verb == "CREATE" or replacing is not None:  # a replacement's new resource too, as the service's events show it
+            stack.set_resource_status(resource, f"{verb}_IN_PROGRESS", CREATION_INITIATED, shown, token)
         try:
             made = await call()
         except Exception as error:  # noqa: B902 - whatever a provisioner raises fails its resource, never the stack's bookkeeping
             stack.set_resource_status(resource, f"{verb}_FAILED", stack.masked(_reason(error)), shown, token)
             return False
         self._keep(resource, made, properties)
+        resource.metadata = metadata
         stack.set_resource_status(resource, f"{verb}_COMPLETE", None, shown, token)
         return True
 
@@ -287,7 +297,9 @@ class StackEngine:
             stack.set_resource_status(current, "UPDATE_FAILED", str(error), token=token)
             return False
         if planned.replacement != "True" and properties == current.properties and not planned.automatic:
-            return True  # unchanged: not touched (a nested stack whose child template changed is updated all the same)
+            if planned.action == "Modify" and "Metadata" in planned.scope:
+                self._update_metadata(stack, blueprint, current, token)
+            return True  # its properties unchanged: the handler is not called (a nested stack whose child template changed is)
         problem = provisioner.validate(type_name, logical_id, properties)
         shown = self._shown(stack, provisioner.shown(type_name, properties))
         if problem is not None:
@@ -299,7 +311,7 @@ class StackEngine:
         before = copy.copy(current)
         ok = await self._provision(
             stack, current, "UPDATE", lambda: provisioner.update(work), properties, current.properties, shown, token,
-            started=lambda: run.updated.add(logical_id),
+            started=lambda: run.updated.add(logical_id), metadata=blueprint.resolved_metadata(logical_id, stack.resources),
         )
         if ok and before.physical_id and current.physical_id != before.physical_id and not _may_move(type_name):
             # An update in place keeps its physical resource, whatever id the handler's model now names.
@@ -311,6 +323,13 @@ class StackEngine:
             run.replaced[logical_id] = before
         return ok
 
+    def _update_metadata(self, stack: Stack, blueprint: Blueprint, resource: StackResource, token: Optional[str]) -> None:
+        """A change to the resource's Metadata alone: the service keeps Metadata itself, so the resource has its update events
+        and its new Metadata, and its handler is not called."""
+        stack.set_resource_status(resource, "UPDATE_IN_PROGRESS", None, token=token)
+        resource.metadata = blueprint.resolved_metadata(resource.logical_id, stack.resources)
+        stack.set_resource_status(resource, "UPDATE_COMPLETE", None, token=token)
+
     async def _replace(
         self, stack: Stack, blueprint: Blueprint, run: UpdateRun, old: StackResource, properties: Dict[str, Any], shown: str, token: Optional[str]
     ) -> bool:
@@ -320,7 +339,10 @@ class StackEngine:
         provisioner = self.provisioners.for_type(new.type_name)
         work = self._work(stack, blueprint, new, properties, token)
         create = self._creating(stack, blueprint, new, provisioner, work, properties, token)
-        return await self._provision(stack, new, "UPDATE", create, properties, old.properties, shown, token, reason=REPLACING)
+        metadata = blueprint.resolved_metadata(old.logical_id, stack.resources)
+        return await self._provision(
+            stack, new, "UPDATE", create, properties, old.properties, shown, token, reason=REPLACING, metadata=metadata, replacing=old
+        )
 
     async def _clean_up(
         self, stack: Stack, blueprint: Blueprint, removed: List[str], replaced: Mapping[str, StackResource], token: Optional[str]
@@ -371,6 +393,7 @@ class StackEngine:
                 failed.append(logical_id)
                 return False
             self._keep(current, made, old.properties or {})
+            current.metadata = old.metadata
             stack.set_resource_status(current, "UPDATE_COMPLETE", None, shown, token)
             run.updated.discard(logical_id)
             return True
@@ -395,6 +418,9 @@ class StackEngine:
             stack.resources.pop(logical_id, None)
         for logical_id, old in run.replaced.items():
             stack.resources[logical_id] = old
+        for logical_id, resource in stack.resources.items():  # a Metadata changed alone goes back too
+            if logical_id in run.before.resources:
+                resource.metadata = run.before.resources[logical_id].metadata
         stack.outputs = run.before.outputs
         self._publish_outputs(stack, blueprint)
         self.updates.pop(stack.stack_id, None)

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Dict, List, Optional
 
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.records import Stack
@@ -62,12 +62,20 @@ class OperationLog:
 
     validations: Dict[str, List[ValidationEvent]] = field(default_factory=dict)  # by operation id
     change_set_operations: Dict[str, str] = field(default_factory=dict)  # change set id → the operation that created it
+    kept: Optional[Callable[[str, List[Dict[str, Any]]], None]] = None  # writes a stack's new validation events (--state)
 
     def validated(self, stack_id: str, operation_id: str, operation_type: str, failures: List[ValidationFailure]) -> None:
         now = time.time()
-        self.validations[operation_id] = [
-            ValidationEvent(str(uuid.uuid4()), stack_id, operation_id, operation_type, failure, now) for failure in failures
-        ]
+        events = [ValidationEvent(str(uuid.uuid4()), stack_id, operation_id, operation_type, failure, now) for failure in failures]
+        self.validations[operation_id] = events
+        if self.kept is not None:
+            self.kept(stack_id, [asdict(e) for e in events])
+
+    def restore(self, records: List[Dict[str, Any]]) -> None:
+        """Read back the validation events ``kept`` wrote."""
+        for record in records:
+            event = ValidationEvent(**{**record, "failure": ValidationFailure(**record["failure"])})
+            self.validations.setdefault(event.operation_id, []).append(event)
 
     def of_stack(self, stack: Stack, operation_id: Optional[str] = None) -> List[OperationEvent]:
         """The events of ``stack``'s operations (or of one of them), newest first."""

@@ -3,7 +3,10 @@
 
 Written: each stack as DescribeStacks, DescribeStackEvents and the engine see it — its template,
 parameters, resources (physical ids, Ref and GetAtt values, the model the handler last returned,
-which never holds writeOnly values), outputs, events — and the exports. Never written: the value of
+which never holds writeOnly values), outputs, events, its operations (each OperationId, so
+DescribeEvents groups the events read back as before), each operation's pre-deployment validation
+failures (``VALIDATION_ERROR`` events, in ``state_db.py``'s own table), the ResolvedValue of each
+SSM-typed parameter — and the exports. Never written: the value of
 a NoEcho parameter (masked wherever it appears), and the properties of a resource that hold a
 writeOnly or NoEcho value (marked as not kept). What that costs after a restart:
 
@@ -27,6 +30,8 @@ from cfnrun.stacks.records import Stack, StackOutput, StackResource
 from cfnrun.stacks.state_db import StateError
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.loading import load_stack_template
+from cfnrun.stacks.template.declarations import StackTemplate
+from cfnrun.stacks.template.parameters import GivenParameter, ParameterValue, parameter_values, resolve_parameters
 from cfnrun.stacks.template.pseudo import PseudoParameters
 
 # What a stack caught mid-operation is read back as.
@@ -127,6 +132,9 @@ def _record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, b
         "blueprint": _blueprint_record(blueprint) if blueprint is not None else None,
         # what the account's macros made of the template: read back instead of running them again (they may not be served)
         "macro_output": blueprint.template.macro_output if blueprint is not None else None,
+        "operation_id": stack.operation_id,
+        "operations": [list(o) for o in stack.operations],
+        "resolved_values": {k: v for k, v in blueprint.resolved_values.items() if k not in stack.no_echo} if blueprint is not None else {},
     }
 
 
@@ -155,6 +163,8 @@ def restored_stack(record: Dict[str, Any]) -> Stack:
         resources=resources,
         outputs=[StackOutput(**o) for o in record["outputs"]],
         events=[StackEvent(**e) for e in record["events"]],
+        operation_id=record.get("operation_id"),
+        operations=[(str(kind), str(operation)) for kind, operation in record.get("operations") or ()],
     )
     interrupted = INTERRUPTED.get(stack.status)
     if interrupted is not None:
@@ -182,7 +192,7 @@ def restored_blueprint(record: Dict[str, Any], environment: StackEnvironment) ->
         template=template,
         environment=environment,
         parameters=dict(record["parameters"]),
-        parameter_values={},
+        parameter_values=_parameter_values(template, record),
         conditions=dict(saved["conditions"]),
         dependencies={k: frozenset(v) for k, v in saved["dependencies"].items()},
         order=list(saved["order"]),
@@ -192,4 +202,23 @@ def restored_blueprint(record: Dict[str, Any], environment: StackEnvironment) ->
         restored_outputs=[StackOutput(**o) for o in record["outputs"]],
         restored_imports=list(saved["imports"]),
         policies={k: list(v) for k, v in saved["policies"].items()},
+        resolved_values=dict(record.get("resolved_values") or {}),
     )
+
+
+def _parameter_values(template: StackTemplate, record: Dict[str, Any]) -> Dict[str, ParameterValue]:
+    """What ``Ref`` gave each parameter in the stack's last operation, from the values kept (an SSM type's as it was read,
+    not read again), so the next change plan compares its values (Metadata, say) with the same ones. Empty when a value
+    was not kept (a NoEcho parameter): the next operation must be given it again anyway."""
+    kept = dict(record["parameters"])
+    read = {kept[key]: value for key, value in (record.get("resolved_values") or {}).items() if key in kept}
+
+    def ssm_parameter(name: str) -> str:
+        if name not in read:
+            raise TemplateError(f"{name} was not kept")
+        return read[name]
+
+    try:
+        return parameter_values(resolve_parameters(template.parameters, [GivenParameter(k, v) for k, v in kept.items()], None, ssm_parameter))
+    except TemplateError:
+        return {}

@@ -7,12 +7,15 @@ of changed Metadata (``change_details.py``: their source and cause) and the prop
 after. DescribeChangeSet shows the plan (``changes.py``) and the engine carries it out step for
 step: it replaces what the plan replaces, updates the rest in place and deletes the Removes in the
 cleanup phase; it never asks the provisioners again. CreateStack and UpdateStack are change sets made and executed at once.
+A plan is made against the stack as it stands: once another operation changes the stack, a change set's plan no
+longer describes it, and the store makes the change set OBSOLETE rather than execute it.
 
 A property that depends on a resource the same operation adds or (maybe) replaces cannot be known
 before that resource runs: it is evaluated Dynamic, a replacement it would cause is only
 Conditional, and its after-value is ``{{changeSet:KNOWN_AFTER_APPLY}}``, as the service writes it.
 Only the values a resource uses count: a DependsOn alone is no change. A Metadata change is a
-Modify in the plan; the engine, which compares properties, does not touch the resource for it. Whether a Conditional
+Modify in the plan; when it is the only change, the engine records the new Metadata with the resource's
+UPDATE_IN_PROGRESS and UPDATE_COMPLETE events and does not call its handler. Whether a Conditional
 replacement happens is settled at execution by the same details: a changed property the plan
 marked Conditionally or Always replaces the resource. (The granularity — a whole top-level
 property is unknown if any part of it is — is cfnrun's, inferred rather than read.)

@@ -10,6 +10,9 @@ is ``PRAGMA user_version``; a file of a newer format is refused, not guessed at.
 A ``stacks.json`` of an earlier cfnrun in the folder is read in on first open and renamed
 ``stacks.json.migrated``.
 
+The ``validation_events`` table holds each operation's pre-deployment validation failures (DescribeEvents'
+``VALIDATION_ERROR`` events; a table added to format 1, created in a file that lacks it).
+
 The ``invocations`` table holds, for each resource operation still in flight, the last IN_PROGRESS answer
 its handler gave (``in_flight.py``: the action, clientRequestToken, callbackContext and physical id); the
 row goes when the resource's status leaves ``*_IN_PROGRESS``.
@@ -40,6 +43,11 @@ CREATE TABLE IF NOT EXISTS stack_events (
     seq INTEGER NOT NULL,
     record TEXT NOT NULL,
     PRIMARY KEY (stack_id, seq)
+);
+CREATE TABLE IF NOT EXISTS validation_events (
+    event_id TEXT PRIMARY KEY,
+    stack_id TEXT NOT NULL,
+    record TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS invocations (
     stack_id TEXT NOT NULL,
@@ -126,7 +134,22 @@ class StateDatabase:
         """Forget a stack that never was (a change set refused before its stack was used)."""
         with self._session() as connection:
             connection.execute("DELETE FROM stacks WHERE stack_id = ?", (stack_id,))
+            connection.execute("DELETE FROM validation_events WHERE stack_id = ?", (stack_id,))
         self._written.pop(stack_id, None)
+
+    # -- pre-deployment validation failures (``operation_events.py``) ------------------------------------
+
+    def put_validation_events(self, stack_id: str, records: List[Dict[str, Any]]) -> None:
+        with self._session() as connection:
+            connection.executemany(
+                "INSERT OR REPLACE INTO validation_events (event_id, stack_id, record) VALUES (?, ?, ?)",
+                [(record["event_id"], stack_id, json.dumps(record, default=str)) for record in records],
+            )
+
+    def validation_events(self) -> List[Dict[str, Any]]:
+        with self._session() as connection:
+            rows = connection.execute("SELECT record FROM validation_events ORDER BY rowid").fetchall()
+        return [record for record in (json.loads(text) for (text,) in rows) if isinstance(record, dict)]
 
     # -- resource operations in flight (``in_flight.py``) -----------------------------------------------
 

@@ -34,6 +34,7 @@ from cfnrun.stacks.records import Stack, mask_values
 from cfnrun.stacks.stack_policy import StackPolicy, policy_of
 from cfnrun.stacks.imports import IMPORT, ImportProblem, execute_import, plan_import
 from cfnrun.stacks.template.parameters import NO_ECHO_MASK
+from cfnrun.stacks.template.secure_references import secure_reference_problem
 from cfnrun.stacks.statuses import ONLY_DELETABLE, ROLLBACK_FROM, UPDATABLE
 
 
@@ -102,6 +103,8 @@ class StackStore:
         self._tokens: Dict[Tuple[str, str], str] = {}  # (stack id, ClientRequestToken) → the operation it started
         self.tokens = RequestTokens()  # a retried CreateStack/UpdateStack/DeleteStack is answered as the first (``request_tokens.py``)
         self.log = OperationLog()  # each operation's validation events (DescribeEvents)
+        if self.database is not None:
+            self.log.kept = self.database.put_validation_events
 
     # -- kept across restarts --------------------------------------------------------------------
 
@@ -128,6 +131,10 @@ class StackStore:
         if self.database is None:
             return []
         self.database.open()
+        try:
+            self.log.restore(self.database.validation_events())
+        except (KeyError, TypeError, ValueError) as error:
+            raise StateError(f"{self.database.path}: a kept validation event is damaged ({type(error).__name__}: {error})") from None
         restored = []
         for record in self.database.records():
             try:
@@ -208,6 +215,7 @@ class StackStore:
         self.tokens.started("CreateStack", stack, token)
         stack.delete_on_failure = delete_on_failure
         blueprint = self.prepare(template_body, parameters, {}, name, stack.stack_id)
+        _refuse_secure_references(blueprint)
         stack.parameters, stack.no_echo, stack.description = blueprint.parameters, blueprint.no_echo, blueprint.description
         stack.change_set_id = self._change_set_arn(f"{name}-create")  # CreateStack runs a change set of its own
         plan = plan_create(blueprint)
@@ -231,6 +239,10 @@ class StackStore:
         operation_id = stack.begin(operation_type)
         if failures:
             self.log.validated(stack.stack_id, operation_id, operation_type, list(failures))
+            return
+        for change_set in self.change_sets.values():  # planned against the stack as it was: the service makes them OBSOLETE
+            if change_set.stack_id == stack.stack_id and change_set.status != "FAILED" and change_set.execution_status in ("AVAILABLE", "UNAVAILABLE"):
+                change_set.execution_status = "OBSOLETE"
 
     def _new_stack(self, name: str, template_body: str, parameters: Dict[str, Optional[str]], tags: Dict[str, str], disable_rollback: bool) -> Stack:
         if not STACK_NAME.match(name):
@@ -263,6 +275,7 @@ class StackStore:
         body = template_body if template_body is not None else stack.template_body
         self._require_kept(stack, parameters)
         blueprint = self.prepare(body, parameters, stack.parameters, stack.name, stack.stack_id)
+        _refuse_secure_references(blueprint)
         new_tags = dict(stack.tags) if tags is None else tags
         current = self.engine.blueprints.get(stack.stack_id)
         same_ssm = blueprint.same_ssm_values(current)
@@ -395,6 +408,9 @@ class StackStore:
         if not plan.changes and change_set_type == "UPDATE" and change_set.tags == stack.tags and unchanged:
             change_set.status, change_set.execution_status = "FAILED", "UNAVAILABLE"
             change_set.status_reason = "The submitted information didn't contain changes. Submit different information to create a change set."
+        secure_problem = secure_reference_problem(blueprint.template)
+        if secure_problem is not None:  # the service makes such a change set FAILED, its reason naming each place
+            change_set.status, change_set.execution_status, change_set.status_reason = "FAILED", "UNAVAILABLE", secure_problem
         self.change_sets[change_set.change_set_id] = change_set
         operation_id = self.log.change_set_operations[change_set.change_set_id] = str(uuid.uuid4())
         failures = [] if disable_validation or change_set.status == "FAILED" else self._validated(plan, stack)
@@ -429,7 +445,9 @@ class StackStore:
         except Exception as error:  # noqa: B902 - a change set never stays CREATE_IN_PROGRESS because cfnrun failed
             refused = f"cfnrun failed running the change set's hooks: {type(error).__name__}: {error}"
         if refused is None:
-            change_set.status, change_set.execution_status = "CREATE_COMPLETE", "AVAILABLE"
+            change_set.status = "CREATE_COMPLETE"
+            if change_set.execution_status != "OBSOLETE":
+                change_set.execution_status = "AVAILABLE"
             return
         change_set.status, change_set.status_reason = "FAILED", with_reasons(refused, change_set.hook_results)
 
@@ -587,3 +605,11 @@ def _failed_status(status: str) -> str:
         if status.startswith(start):
             return failed
     return "CREATE_FAILED"
+
+
+def _refuse_secure_references(blueprint: Blueprint) -> None:
+    """CreateStack and UpdateStack refuse ssm-secure where the service does not take it (a ValidationError: inferred,
+    as a change set's FAILED reason is what users quote)."""
+    problem = secure_reference_problem(blueprint.template)
+    if problem is not None:
+        raise StackError(problem)

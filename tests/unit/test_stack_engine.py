@@ -257,7 +257,9 @@ def test_a_create_only_change_replaces_and_deletes_the_old_one_in_cleanup() -> N
     assert memory.calls[2][2]["Name"] == "one"  # the old one goes, in the cleanup phase
     assert sorted(memory.live) == ["First-3", "Second-2"]
     replacing = [e for e in stack.events if e.logical_id == "First" and e.status == "UPDATE_IN_PROGRESS"]
-    assert replacing[0].reason == "Requested update requires the creation of a new physical resource; hence creating one."
+    assert [e.reason for e in replacing] == [
+        "Requested update requires the creation of a new physical resource; hence creating one.", "Resource creation Initiated",
+    ]
     cleanup = _statuses(stack, "s").index("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS")
     deleted = [i for i, e in enumerate(stack.events) if e.logical_id == "First" and e.status == "DELETE_COMPLETE"]
     assert deleted and stack.events.index([e for e in stack.events if e.status == "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS"][0]) < deleted[0]
