@@ -9,6 +9,11 @@ callbackContext; cfnrun keeps them too, the moment they arrive:
 - with ``--state``, the stack's record is written then (and the invocation — action, clientRequestToken,
   callbackContext, model — in ``state_db.py``'s ``invocations``), so after a SIGKILL the stack read back
   knows the resource, and the next DeleteStack deletes it.
+
+When serve is told to stop, the engine starts no resource operation more and each handler call in flight ends at its
+next wait (``OperationStopped``): the resource stays ``*_IN_PROGRESS`` as its last answer left it, the stack operation
+ends where it is, and the record shows what is left (with ``--state``, for the next serve to roll it back; without, for
+the stop message to name).
 """
 from __future__ import annotations
 
@@ -17,6 +22,13 @@ from typing import Any, Callable, Dict, Optional
 from cfnrun.stacks.provisioning import Provisioned
 from cfnrun.stacks.records import Stack, StackResource
 from cfnrun.stacks.state_db import StateDatabase
+
+
+STOPPED = "cfnrun serve stopped: no further handler calls were made; the resource is as its handler's last answer left it"
+
+
+class OperationStopped(Exception):
+    """Serve is stopping: the resource operation ends where it is, and so does its stack's operation."""
 
 
 class InFlight:

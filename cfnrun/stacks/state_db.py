@@ -13,6 +13,9 @@ A ``stacks.json`` of an earlier cfnrun in the folder is read in on first open an
 The ``invocations`` table holds, for each resource operation still in flight, the last IN_PROGRESS answer
 its handler gave (``in_flight.py``: the action, clientRequestToken, callbackContext and physical id); the
 row goes when the resource's status leaves ``*_IN_PROGRESS``.
+
+The ``request_tokens`` table holds the ClientRequestToken of each stack name's last CreateStack, UpdateStack and
+DeleteStack (``request_tokens.py``), so that a retry after a restart is answered as the first call was.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ import contextlib
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cfnrun.model.sqlite_file import open_wal, unusable
 
@@ -46,6 +49,13 @@ CREATE TABLE IF NOT EXISTS invocations (
     logical_id TEXT NOT NULL,
     record TEXT NOT NULL,
     PRIMARY KEY (stack_id, logical_id)
+);
+CREATE TABLE IF NOT EXISTS request_tokens (
+    operation TEXT NOT NULL,
+    stack_name TEXT NOT NULL,
+    token TEXT NOT NULL,
+    stack_id TEXT NOT NULL,
+    PRIMARY KEY (operation, stack_name)
 );
 """
 
@@ -146,6 +156,21 @@ class StateDatabase:
             if isinstance(record, dict):
                 found.append(dict(record, stack_id=stack_id, logical_id=logical_id))
         return found
+
+    # -- ClientRequestTokens (``request_tokens.py``) -------------------------------------------------------
+
+    def put_request_token(self, operation: str, stack_name: str, token: str, stack_id: str) -> None:
+        with self._session() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO request_tokens (operation, stack_name, token, stack_id) VALUES (?, ?, ?, ?)",
+                (operation, stack_name, token, stack_id),
+            )
+
+    def request_tokens(self) -> List[Tuple[str, str, str, str]]:
+        """Each kept token: (operation, stack name, token, stack id)."""
+        with self._session() as connection:
+            rows = connection.execute("SELECT operation, stack_name, token, stack_id FROM request_tokens").fetchall()
+        return [(str(operation), str(name), str(token), str(stack_id)) for operation, name, token, stack_id in rows]
 
     # -- the file ---------------------------------------------------------------------------------------
 

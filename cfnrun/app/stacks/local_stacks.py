@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from functools import partial
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
@@ -39,6 +39,7 @@ from cfnrun.app.stacks.ssm_parameters import SsmParameters
 from cfnrun.stacks.api.operations import StackOperations
 from cfnrun.app.stacks.user_types import UserTypes
 from cfnrun.app.type_operations import TypeOperations
+from cfnrun.invoker.cancellable_clock import Stopping
 from cfnrun.ui.console import Console
 from cfnrun.stacks.blueprint import Blueprints
 from cfnrun.model.errors import CfnrunError
@@ -80,6 +81,12 @@ class LocalStacks:
     operations: TypeOperations  # the one invoker every user type's resource operation goes through
     leftovers: LeftoverCheck  # is a deleted resource gone (``cfnrun stack test``)
     signals: ResourceSignals  # what CreationPolicies and WaitConditions wait for: SignalResource's and the handles' signals
+    stopping: Stopping = field(default_factory=Stopping)  # the clocks of the user types' operations, cancelled when serve stops
+
+    def stop_starting(self, why: str) -> None:
+        """Serve is told to stop: no resource operation starts from now on, and each in flight makes no call after its current one."""
+        self.store.stop_starting(why)
+        self.stopping.stop(why)
 
     async def signal_handle(self, token: str, signal: HandleSignal) -> bool:
         """A signal PUT to a WaitConditionHandle's URL; False when no handle has ``token``."""
@@ -95,6 +102,9 @@ class LocalStacks:
             if stack.status == "DELETE_COMPLETE":
                 continue
             self.console.info(f"stack {stack.name}: {stack.status}, read back from {self.store.state}")
+        for stack, operation_type in self.store.carry_on():
+            doing = "going on with its delete" if operation_type == "DELETE_STACK" else "rolling back the operation"
+            self.console.info(f"stack {stack.name}: serve stopped during its operation: {doing}, as the service would")
             for resource in stack.resources.values():
                 if resource.exists and resource.type_name.startswith("AWS::") and not await self.aws_types.still_there(resource.model):
                     self.console.warn(
@@ -148,7 +158,8 @@ def local_stacks(
     responses = PendingResponses(url)
     aws_schemas = AwsSchemas(region)
     aws_types = AwsTypes(served.aws_endpoint, region, aws_schemas)
-    user_types = UserTypes(operations)
+    stopping = Stopping()
+    user_types = UserTypes(operations, stopping)
     hooks = HookGate(HookResults(region, account_id))
     payloads = HookPayloadStore(url)
     for registry in served.providers:
@@ -245,7 +256,7 @@ def local_stacks(
     nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include)
     return LocalStacks(
         store, checked, responses, drift, hooks, payloads, aws_types, operations.console, operations,
-        LeftoverCheck(operations, served_types, aws_types), signals,
+        LeftoverCheck(operations, served_types, aws_types), signals, stopping,
     )
 
 
