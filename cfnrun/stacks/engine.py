@@ -105,10 +105,12 @@ class StackEngine:
             return ok
 
         refused = await self._stack_hooks(stack, "CREATE", blueprint.template.document, None, token, skip_hooks)
-        if refused is None:
-            await self._in_order(blueprint.dependencies, create_one, stop=lambda: bool(failed))
-        for resource in [r for r in stack.resources.values() if r.status == "NOT_STARTED"]:
-            del stack.resources[resource.logical_id]
+        try:
+            if refused is None:
+                await self._in_order(blueprint.dependencies, create_one, stop=lambda: bool(failed))
+        finally:  # serve stopping ends the create here too: what never started is in no record
+            for resource in [r for r in stack.resources.values() if r.status == "NOT_STARTED"]:
+                del stack.resources[resource.logical_id]
         problem = refused or (None if failed else self._publish_outputs(stack, blueprint))
         if not failed and problem is None:
             stack.set_status("CREATE_COMPLETE", None, token)
