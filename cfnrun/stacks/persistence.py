@@ -12,8 +12,8 @@ writeOnly or NoEcho value (marked as not kept). What that costs after a restart:
   its template did not change (cfnrun cannot tell), with the masked previous properties;
 - a stack caught in the middle of an operation when serve stopped is read back failed
   (``*_FAILED``), its resources as they were last recorded — a resource whose create was still in
-  flight with the id its handler's last IN_PROGRESS answer gave (``in_flight.py``), so DeleteStack
-  deletes it: delete the stack, or roll it on.
+  flight with the id its handler's last IN_PROGRESS answer gave (``in_flight.py``); serve then rolls
+  the create or update back, or finishes the delete (``interrupted_operations.py``).
 """
 from __future__ import annotations
 
@@ -155,6 +155,8 @@ def restored_stack(record: Dict[str, Any]) -> Stack:
     )
     interrupted = INTERRUPTED.get(stack.status)
     if interrupted is not None:
+        for logical_id in [r.logical_id for r in stack.resources.values() if r.status == "NOT_STARTED"]:
+            del stack.resources[logical_id]  # waiting for others when serve stopped: never made, in no record the API shows
         for resource in stack.resources.values():
             if resource.status.endswith("_IN_PROGRESS"):  # as its handler's last answer left it (``in_flight.py``)
                 stack.set_resource_status(resource, resource.status.replace("_IN_PROGRESS", "_FAILED"), STOPPED_MID_OPERATION)
