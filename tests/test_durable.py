@@ -16,7 +16,7 @@ import boto3
 import pytest
 
 from conftest import wait_until
-from kept_state import CREDENTIALS, cluster_project, clusters, kept_stack, serve_cluster, settled_status
+from kept_state import CREDENTIALS, cluster_project, clusters, kept_physical_id, kept_stack, serve_cluster, settled_status
 
 DB = {"Type": "Cfnrun::Sample::Cluster", "Properties": {"Name": "kept-db", "NodeCount": 1}}
 DB_THEN_CACHE = json.dumps(
@@ -149,3 +149,55 @@ def test_a_create_stack_retried_with_its_token_after_a_restart_is_answered_as_th
             cfn.create_stack(StackName="retried", TemplateBody=ONE_DB, ClientRequestToken="create-2")
     finally:
         second.stop()
+
+
+def test_a_replacement_killed_mid_way_is_rolled_back_to_the_old_resource_by_the_next_serve(tmp_path: Path) -> None:
+    project = cluster_project(tmp_path, delay_s=60)
+    old = _created(tmp_path, "renamed")
+    second = serve_cluster(tmp_path, "--state", "kept")
+    try:  # Name is createOnly: the update makes a new cluster, and would delete the old one in its cleanup
+        _cloudformation(second).update_stack(StackName="renamed", TemplateBody=ONE_DB.replace('"kept-db"', '"kept-db-2"'))
+        wait_until(  # the new cluster's first answer is in the record (before it, no record could know the new cluster)
+            lambda: kept_physical_id(tmp_path / "kept", "renamed", "Db") not in (None, old["ClusterId"]), timeout=60, what="the new id in --state"
+        )
+    finally:
+        second.stop(signal.SIGKILL)
+    [new] = [cluster_id for cluster_id in clusters(project) if cluster_id != old["ClusterId"]]
+
+    third = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")
+    try:
+        cfn = _cloudformation(third)
+        third.has_printed("stack renamed: serve stopped during its operation: rolling back its update, as the service would")
+        assert settled_status(cfn, "renamed") == "UPDATE_ROLLBACK_COMPLETE"
+        assert list(clusters(project)) == [old["ClusterId"]]  # the new one deleted, the old one kept
+        db = cfn.describe_stack_resource(StackName="renamed", LogicalResourceId="Db")["StackResourceDetail"]
+        assert db["PhysicalResourceId"] == old["ClusterId"], db
+        deleted = [e["PhysicalResourceId"] for e in cfn.describe_stack_events(StackName="renamed")["StackEvents"] if e["ResourceStatus"] == "DELETE_COMPLETE"]
+        assert deleted == [new]
+        cfn.delete_stack(StackName="renamed")
+        assert settled_status(cfn, cfn.describe_stacks(StackName="renamed")["Stacks"][0]["StackId"]) == "DELETE_COMPLETE"
+        assert clusters(project) == {}
+    finally:
+        third.stop()
+
+
+def test_an_update_cleanup_killed_mid_way_is_finished_by_the_next_serve(tmp_path: Path) -> None:
+    project = cluster_project(tmp_path, delay_s=10)  # the new cluster is made in two rounds, then the old one is deleted in two
+    old = _created(tmp_path, "renamed")
+    second = serve_cluster(tmp_path, "--state", "kept")
+    try:
+        _cloudformation(second).update_stack(StackName="renamed", TemplateBody=ONE_DB.replace('"kept-db"', '"kept-db-2"'))
+        wait_until(lambda: clusters(project).get(old["ClusterId"], {}).get("Status") == "DELETING", timeout=120, what="the cleanup's delete")
+    finally:
+        second.stop(signal.SIGKILL)
+
+    third = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")
+    try:
+        cfn = _cloudformation(third)
+        third.has_printed("stack renamed: serve stopped during its operation: going on with its update's cleanup, as the service would")
+        assert settled_status(cfn, "renamed") == "UPDATE_COMPLETE"
+        [(cluster_id, cluster)] = clusters(project).items()
+        assert cluster["Name"] == "kept-db-2" and cluster_id != old["ClusterId"]  # the old one deleted
+        assert cfn.describe_stack_resource(StackName="renamed", LogicalResourceId="Db")["StackResourceDetail"]["PhysicalResourceId"] == cluster_id
+    finally:
+        third.stop()

@@ -44,7 +44,7 @@ def test_a_create_killed_mid_way_is_rolled_back_by_the_next_serve_and_its_resour
     second = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")  # the delete's callbacks need not wait the delay out
     try:
         cfn = boto3.client("cloudformation", endpoint_url=second.url, **CREDENTIALS)
-        second.has_printed("stack inflight: serve stopped during its operation: rolling back the operation, as the service would")
+        second.has_printed("stack inflight: serve stopped during its operation: rolling back its create, as the service would")
         assert settled_status(cfn, "inflight") == "ROLLBACK_COMPLETE"  # the service's ending of a create that could not go on
         assert made not in clusters(project)  # the rollback's DELETE reached the handler, with the model of its last answer
         events = [e for e in stack_events(cfn, "inflight") if e["LogicalResourceId"] in ("inflight", "Db")]

@@ -317,12 +317,14 @@ class StackEngine:
             # rollback deletes the new one, as for a replacement.
             run.updated.discard(logical_id)
             run.replaced[logical_id] = before
+            self.in_flight.replacing(stack, before)
         return ok
 
     async def _replace(
         self, stack: Stack, blueprint: Blueprint, run: UpdateRun, old: StackResource, properties: Dict[str, Any], shown: str, token: Optional[str]
     ) -> bool:
         run.replaced[old.logical_id] = old
+        self.in_flight.replacing(stack, old)
         new = StackResource(old.logical_id, blueprint.type_of(old.logical_id), "NOT_STARTED")
         stack.resources[old.logical_id] = new
         provisioner = self.provisioners.for_type(new.type_name)
@@ -345,6 +347,14 @@ class StackEngine:
         for logical_id in gone:
             stack.resources.pop(logical_id, None)
         return ok
+
+    async def finish_cleanup(self, stack: Stack, replaced: Mapping[str, StackResource], token: Optional[str], reason: str) -> None:
+        """An update's cleanup that serve stopped during (``interrupted_operations.py``): the old resources of its
+        replacements, as kept aside, are deleted now."""
+        stack.set_status("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", reason, token)
+        await self._clean_up(stack, self.blueprints[stack.stack_id], [], replaced, token)
+        self.in_flight.replaced_before.pop(stack.stack_id, None)
+        stack.set_status("UPDATE_COMPLETE", None, token)
 
     async def _roll_back_update(self, stack: Stack, run: UpdateRun, reason: str, token: Optional[str]) -> None:
         stack.set_status("UPDATE_ROLLBACK_IN_PROGRESS", reason, token)
@@ -411,6 +421,7 @@ class StackEngine:
         stack.outputs = run.before.outputs
         self._publish_outputs(stack, blueprint)
         self.updates.pop(stack.stack_id, None)
+        self.in_flight.replaced_before.pop(stack.stack_id, None)
         stack.set_status("UPDATE_ROLLBACK_COMPLETE", None, token)
 
     async def continue_update_rollback(self, stack: Stack, skip: FrozenSet[str], token: Optional[str] = None) -> None:
@@ -441,7 +452,7 @@ class StackEngine:
         """The update serve lost track of (a restart), from the stack's record; None (the stack still
         UPDATE_ROLLBACK_FAILED, saying why) when a resource it touched cannot be put back."""
         blueprint = self.blueprints.get(stack.stack_id)
-        found = interrupted_update(stack)
+        found = interrupted_update(stack, self.in_flight.replaced_before.get(stack.stack_id))
         lost = sorted(set(found.lost) - skip)
         if blueprint is None or lost:
             reason = (
@@ -455,7 +466,7 @@ class StackEngine:
         for logical_id, properties in found.previous.items():
             resources[logical_id].properties = properties
         before = Revision(blueprint, resources, list(stack.outputs), dict(stack.parameters), dict(stack.tags))
-        return UpdateRun(before, blueprint, added=set(found.added), updated=set(found.previous))
+        return UpdateRun(before, blueprint, added=set(found.added), updated=set(found.previous), replaced=dict(found.replaced))
 
     def cancel_update(self, stack: Stack) -> None:
         run = self.updates.get(stack.stack_id)

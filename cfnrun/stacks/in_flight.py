@@ -17,8 +17,10 @@ the stop message to name).
 """
 from __future__ import annotations
 
+from dataclasses import asdict, replace
 from typing import Any, Callable, Dict, Optional
 
+from cfnrun.stacks.persistence import scrubbed
 from cfnrun.stacks.provisioning import Provisioned
 from cfnrun.stacks.records import Stack, StackResource
 from cfnrun.stacks.state_db import StateDatabase
@@ -37,6 +39,23 @@ class InFlight:
     def __init__(self, database: Optional[StateDatabase] = None, save: Optional[Callable[[Stack], None]] = None) -> None:
         self.database = database
         self.save = save
+        self.replaced_before: Dict[str, Dict[str, StackResource]] = {}  # by stack id: old resources of an update serve lost track of
+
+    def replacing(self, stack: Stack, old: StackResource) -> None:
+        """An update replaces ``old`` (or a custom resource moved off it): with --state, it is written before the new one is
+        made, so that the rollback after a restart can put it back (its properties and attributes are not written: the
+        DELETE or the rollback needs only its id and model)."""
+        if self.database is not None:
+            kept = scrubbed(asdict(replace(old, properties=None, attributes={})), stack)
+            self.database.put_replaced(stack.stack_id, old.logical_id, kept)
+
+    def restore(self) -> None:
+        """Read back the old resources of replacements an interrupted update made."""
+        if self.database is None:
+            return
+        for record in self.database.replaced():
+            stack_id = record.pop("stack_id")
+            self.replaced_before.setdefault(stack_id, {})[record["logical_id"]] = StackResource(**record)
 
     def progressed(
         self, stack: Stack, resource: StackResource, made: Provisioned, callback_context: Optional[Dict[str, Any]], token: Optional[str]

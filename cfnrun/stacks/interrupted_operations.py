@@ -9,7 +9,10 @@ recorded, one whose operation was in flight with the id its handler's last IN_PR
 - an update (or its rollback) goes on as its rollback: UPDATE_ROLLBACK_IN_PROGRESS, each resource it touched put back to
   its properties from before (``interrupted_update.py``), what it added deleted, UPDATE_ROLLBACK_COMPLETE — or
   UPDATE_ROLLBACK_FAILED naming what cannot be put back (then ContinueUpdateRollback with ResourcesToSkip, or DeleteStack);
-- a delete goes on deleting: DELETE_COMPLETE, or DELETE_FAILED naming what would not go (DeleteStack again).
+- a delete goes on deleting: DELETE_COMPLETE, or DELETE_FAILED naming what would not go (DeleteStack again);
+- an update's cleanup goes on: the old resources of its replacements (kept aside as they were replaced) are deleted.
+
+An update's replacements are rolled back too: the old resource of each was written aside before its new one was made.
 
 Why not resume the create where it stopped, with the last callbackContext? Its properties would have to be resolved
 again from a template whose NoEcho parameter values and writeOnly properties were never written to disk, and a
@@ -42,7 +45,9 @@ def carried_on_as(engine: StackEngine, stack: Stack, was: str) -> Optional[str]:
         return "CONTINUE_ROLLBACK"
     if was == "DELETE_IN_PROGRESS":
         return "DELETE_STACK"
-    return None  # a cleanup phase: what it had not deleted yet is still in the stack, for the next DeleteStack
+    if was == "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS" and engine.in_flight.replaced_before.get(stack.stack_id):
+        return "UPDATE_STACK"
+    return None  # nothing left to do (a rollback's cleanup: what it had not deleted yet is still in the stack, for DeleteStack)
 
 
 async def carry_on(engine: StackEngine, stack: Stack, operation_type: str) -> None:
@@ -52,5 +57,7 @@ async def carry_on(engine: StackEngine, stack: Stack, operation_type: str) -> No
         await engine.roll_back(stack, token, reason=RESUMED)
     elif operation_type == "CONTINUE_ROLLBACK":
         await engine.continue_update_rollback(stack, frozenset(), token)
+    elif operation_type == "UPDATE_STACK":
+        await engine.finish_cleanup(stack, dict(engine.in_flight.replaced_before.get(stack.stack_id) or {}), token, RESUMED)
     else:
         await engine.delete(stack, frozenset(), token, reason=RESUMED)

@@ -76,20 +76,20 @@ def _blueprint_record(blueprint: Blueprint) -> Dict[str, Any]:
     }
 
 
-def _scrubbed(value: Any, stack: Stack) -> Any:
+def scrubbed(value: Any, stack: Stack) -> Any:
     """``value`` with every NoEcho parameter value in its text replaced by ****."""
     if isinstance(value, str):
         return stack.masked(value)
     if isinstance(value, dict):
-        return {key: _scrubbed(item, stack) for key, item in value.items()}
+        return {key: scrubbed(item, stack) for key, item in value.items()}
     if isinstance(value, list):
-        return [_scrubbed(item, stack) for item in value]
+        return [scrubbed(item, stack) for item in value]
     return value
 
 
 def stack_record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, bool]) -> Dict[str, Any]:
     """A stack as written; ``masked``: the resources whose properties hold writeOnly or NoEcho values."""
-    record = _scrubbed(_record(stack, blueprint, masked), stack)
+    record = scrubbed(_record(stack, blueprint, masked), stack)
     # The template is the user's own file: a NoEcho Default is in it already, and masking text in it would break it (YAML
     # reads "Default: ****" as an alias; a short value like "dev" would be masked wherever it appears).
     record["template_body"] = stack.template_body

@@ -14,6 +14,9 @@ The ``invocations`` table holds, for each resource operation still in flight, th
 its handler gave (``in_flight.py``: the action, clientRequestToken, callbackContext and physical id); the
 row goes when the resource's status leaves ``*_IN_PROGRESS``.
 
+The ``replaced`` table holds the old physical resource of each replacement an update in flight made (it is no longer
+in the stack's own record, whose resource is the new one), until the update or its rollback completes.
+
 The ``request_tokens`` table holds the ClientRequestToken of each stack name's last CreateStack, UpdateStack and
 DeleteStack (``request_tokens.py``), so that a retry after a restart is answered as the first call was.
 """
@@ -31,6 +34,7 @@ FILE = "stacks.sqlite3"
 FORMAT = 1
 JSON_FILE = "stacks.json"  # what cfnrun kept before the database
 JSON_FORMAT = 1
+REPLACEMENTS_SETTLED = ("UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE", "DELETE_COMPLETE")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS stacks (
@@ -45,6 +49,12 @@ CREATE TABLE IF NOT EXISTS stack_events (
     PRIMARY KEY (stack_id, seq)
 );
 CREATE TABLE IF NOT EXISTS invocations (
+    stack_id TEXT NOT NULL,
+    logical_id TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (stack_id, logical_id)
+);
+CREATE TABLE IF NOT EXISTS replaced (
     stack_id TEXT NOT NULL,
     logical_id TEXT NOT NULL,
     record TEXT NOT NULL,
@@ -130,6 +140,8 @@ class StateDatabase:
             connection.executemany(  # an operation that ended is no longer in flight
                 "DELETE FROM invocations WHERE stack_id = ? AND logical_id = ?", [(stack_id, logical_id) for logical_id in settled]
             )
+            if head.get("status") in REPLACEMENTS_SETTLED:  # the old resources are deleted, or back in the stack
+                connection.execute("DELETE FROM replaced WHERE stack_id = ?", (stack_id,))
         self._written[stack_id] = len(events)
 
     def drop(self, stack_id: str) -> None:
@@ -155,6 +167,26 @@ class StateDatabase:
             record = json.loads(text)
             if isinstance(record, dict):
                 found.append(dict(record, stack_id=stack_id, logical_id=logical_id))
+        return found
+
+    # -- the old resource of each replacement in flight (``in_flight.py``) --------------------------------
+
+    def put_replaced(self, stack_id: str, logical_id: str, record: Dict[str, Any]) -> None:
+        with self._session() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO replaced (stack_id, logical_id, record) VALUES (?, ?, ?)",
+                (stack_id, logical_id, json.dumps(record, default=str)),
+            )
+
+    def replaced(self) -> List[Dict[str, Any]]:
+        """Each old resource kept, its stack's id under ``"stack_id"``."""
+        with self._session() as connection:
+            rows = connection.execute("SELECT stack_id, record FROM replaced ORDER BY rowid").fetchall()
+        found = []
+        for stack_id, text in rows:
+            record = json.loads(text)
+            if isinstance(record, dict):
+                found.append(dict(record, stack_id=stack_id))
         return found
 
     # -- ClientRequestTokens (``request_tokens.py``) -------------------------------------------------------

@@ -127,6 +127,7 @@ class StackStore:
         if self.database is None:
             return []
         self.database.open()
+        self.engine.in_flight.restore()  # before any stack is written back: what completes a stack's update clears them
         restored = []
         for record in self.database.records():
             try:

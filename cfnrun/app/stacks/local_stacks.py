@@ -60,6 +60,12 @@ from cfnrun.stacks.template.lint import lint_template, lint_warnings
 from cfnrun.stacks.template.loading import load_stack_template
 
 TEMPLATE_VERSION = "2010-09-09"
+CARRYING_ON = {  # what the console says of an interrupted operation carried on (``stacks/interrupted_operations.py``)
+    "ROLLBACK": "rolling back its create",
+    "CONTINUE_ROLLBACK": "rolling back its update",
+    "DELETE_STACK": "going on with its delete",
+    "UPDATE_STACK": "going on with its update's cleanup",
+}
 # StackError codes whose botocore error shape differs from the code
 MODELLED = {
     "ChangeSetNotFound": "ChangeSetNotFoundException",
@@ -103,7 +109,7 @@ class LocalStacks:
                 continue
             self.console.info(f"stack {stack.name}: {stack.status}, read back from {self.store.state}")
         for stack, operation_type in self.store.carry_on():
-            doing = "going on with its delete" if operation_type == "DELETE_STACK" else "rolling back the operation"
+            doing = CARRYING_ON[operation_type]
             self.console.info(f"stack {stack.name}: serve stopped during its operation: {doing}, as the service would")
             for resource in stack.resources.values():
                 if resource.exists and resource.type_name.startswith("AWS::") and not await self.aws_types.still_there(resource.model):
