@@ -274,6 +274,7 @@ class StackEngine:
         for logical_id in [lid for lid in run.before.resources if lid not in plan.resources]:
             stack.resources.pop(logical_id, None)  # never created (or already gone): nothing to delete
         stack.set_status("UPDATE_COMPLETE", None, token)
+        self.in_flight.replacements_done(stack)
 
     async def _update_resource(self, stack: Stack, plan: ChangePlan, run: UpdateRun, logical_id: str, token: Optional[str]) -> bool:
         """One resource as the plan says: added, replaced, updated in place, or — unchanged — not touched.
@@ -353,8 +354,8 @@ class StackEngine:
         replacements, as kept aside, are deleted now."""
         stack.set_status("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", reason, token)
         await self._clean_up(stack, self.blueprints[stack.stack_id], [], replaced, token)
-        self.in_flight.replaced_before.pop(stack.stack_id, None)
         stack.set_status("UPDATE_COMPLETE", None, token)
+        self.in_flight.replacements_done(stack)
 
     async def _roll_back_update(self, stack: Stack, run: UpdateRun, reason: str, token: Optional[str]) -> None:
         stack.set_status("UPDATE_ROLLBACK_IN_PROGRESS", reason, token)
@@ -421,8 +422,8 @@ class StackEngine:
         stack.outputs = run.before.outputs
         self._publish_outputs(stack, blueprint)
         self.updates.pop(stack.stack_id, None)
-        self.in_flight.replaced_before.pop(stack.stack_id, None)
         stack.set_status("UPDATE_ROLLBACK_COMPLETE", None, token)
+        self.in_flight.replacements_done(stack)  # once the old resources are back in the stack's record
 
     async def continue_update_rollback(self, stack: Stack, skip: FrozenSet[str], token: Optional[str] = None) -> None:
         run = self.updates.get(stack.stack_id) or self._recovered_run(stack, skip, token)
@@ -492,6 +493,8 @@ class StackEngine:
         ok = True
         if blueprint is not None:
             ok = await self._delete_all(stack, blueprint, list(stack.resources), token, retain, hooked=True)
+            old = self.in_flight.replaced_before.get(stack.stack_id) or {}  # kept aside by an update serve lost track of
+            ok = await self._delete_in_reverse(stack, blueprint, old, blueprint.update_replace_policy, token, hooked=True) and ok
         if not ok:
             failed = sorted(r.logical_id for r in stack.resources.values() if r.status == "DELETE_FAILED")
             stack.set_status("DELETE_FAILED", f"The following resource(s) failed to delete: [{', '.join(failed)}]. ", token)
@@ -502,6 +505,7 @@ class StackEngine:
         self.updates.pop(stack.stack_id, None)
         stack.deleted_at = time.time()
         stack.set_status("DELETE_COMPLETE", None, token)
+        self.in_flight.replacements_done(stack)
 
     async def _delete_all(
         self,

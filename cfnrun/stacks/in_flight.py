@@ -49,6 +49,12 @@ class InFlight:
             kept = scrubbed(asdict(replace(old, properties=None, attributes={})), stack)
             self.database.put_replaced(stack.stack_id, old.logical_id, kept)
 
+    def replacements_done(self, stack: Stack) -> None:
+        """The update (or its rollback) is complete: its old resources are deleted, or back in the stack's record."""
+        self.replaced_before.pop(stack.stack_id, None)
+        if self.database is not None:
+            self.database.drop_replaced(stack.stack_id)
+
     def restore(self) -> None:
         """Read back the old resources of replacements an interrupted update made."""
         if self.database is None:

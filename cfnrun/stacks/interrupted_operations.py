@@ -41,11 +41,12 @@ def carried_on_as(engine: StackEngine, stack: Stack, was: str) -> Optional[str]:
         return None  # nothing to order its resources by: DeleteStack removes what it holds
     if was == "CREATE_IN_PROGRESS" and not stack.disable_rollback or was == "ROLLBACK_IN_PROGRESS":
         return "ROLLBACK"
-    if was in ("UPDATE_IN_PROGRESS", "UPDATE_ROLLBACK_IN_PROGRESS"):
-        return "CONTINUE_ROLLBACK"
+    replaced = engine.in_flight.replaced_before.get(stack.stack_id)
+    if was in ("UPDATE_IN_PROGRESS", "UPDATE_ROLLBACK_IN_PROGRESS") or was == "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS" and replaced:
+        return "CONTINUE_ROLLBACK"  # (a rollback's cleanup, too, when it had old resources still to put back)
     if was == "DELETE_IN_PROGRESS":
         return "DELETE_STACK"
-    if was == "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS" and engine.in_flight.replaced_before.get(stack.stack_id):
+    if was == "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS" and replaced:
         return "UPDATE_STACK"
     return None  # nothing left to do (a rollback's cleanup: what it had not deleted yet is still in the stack, for DeleteStack)
 

@@ -15,7 +15,7 @@ its handler gave (``in_flight.py``: the action, clientRequestToken, callbackCont
 row goes when the resource's status leaves ``*_IN_PROGRESS``.
 
 The ``replaced`` table holds the old physical resource of each replacement an update in flight made (it is no longer
-in the stack's own record, whose resource is the new one), until the update or its rollback completes.
+in the stack's own record, whose resource is the new one), until the update or its rollback completes (``in_flight.py``).
 
 The ``request_tokens`` table holds the ClientRequestToken of each stack name's last CreateStack, UpdateStack and
 DeleteStack (``request_tokens.py``), so that a retry after a restart is answered as the first call was.
@@ -34,7 +34,6 @@ FILE = "stacks.sqlite3"
 FORMAT = 1
 JSON_FILE = "stacks.json"  # what cfnrun kept before the database
 JSON_FORMAT = 1
-REPLACEMENTS_SETTLED = ("UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE", "DELETE_COMPLETE")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS stacks (
@@ -140,8 +139,6 @@ class StateDatabase:
             connection.executemany(  # an operation that ended is no longer in flight
                 "DELETE FROM invocations WHERE stack_id = ? AND logical_id = ?", [(stack_id, logical_id) for logical_id in settled]
             )
-            if head.get("status") in REPLACEMENTS_SETTLED:  # the old resources are deleted, or back in the stack
-                connection.execute("DELETE FROM replaced WHERE stack_id = ?", (stack_id,))
         self._written[stack_id] = len(events)
 
     def drop(self, stack_id: str) -> None:
@@ -177,6 +174,10 @@ class StateDatabase:
                 "INSERT OR REPLACE INTO replaced (stack_id, logical_id, record) VALUES (?, ?, ?)",
                 (stack_id, logical_id, json.dumps(record, default=str)),
             )
+
+    def drop_replaced(self, stack_id: str) -> None:
+        with self._session() as connection:
+            connection.execute("DELETE FROM replaced WHERE stack_id = ?", (stack_id,))
 
     def replaced(self) -> List[Dict[str, Any]]:
         """Each old resource kept, its stack's id under ``"stack_id"``."""
