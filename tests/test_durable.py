@@ -182,7 +182,7 @@ def test_a_replacement_killed_mid_way_is_rolled_back_to_the_old_resource_by_the_
 
 
 def test_an_update_cleanup_killed_mid_way_is_finished_by_the_next_serve(tmp_path: Path) -> None:
-    project = cluster_project(tmp_path, delay_s=10)  # the new cluster is made in two rounds, then the old one is deleted in two
+    project = cluster_project(tmp_path, delay_s=4)  # the new cluster is made in two rounds, then the old one is deleted in two
     old = _created(tmp_path, "renamed")
     second = serve_cluster(tmp_path, "--state", "kept")
     try:
