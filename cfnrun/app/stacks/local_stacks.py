@@ -108,15 +108,14 @@ class LocalStacks:
             if stack.status == "DELETE_COMPLETE":
                 continue
             self.console.info(f"stack {stack.name}: {stack.status}, read back from {self.store.state}")
-        for stack, operation_type in self.store.carry_on():
-            doing = CARRYING_ON[operation_type]
-            self.console.info(f"stack {stack.name}: serve stopped during its operation: {doing}, as the service would")
             for resource in stack.resources.values():
                 if resource.exists and resource.type_name.startswith("AWS::") and not await self.aws_types.still_there(resource.model):
                     self.console.warn(
                         f"stack {stack.name}: {resource.logical_id} ({resource.type_name} {resource.physical_id}) is gone from the AWS "
                         "endpoint (an embedded --moto starts empty each time): delete the stack, or update it to make it again"
                     )
+        for stack, operation_type in self.store.carry_on():
+            self.console.info(f"stack {stack.name}: serve stopped during its operation: {CARRYING_ON[operation_type]}, as the service would")
 
 
 class CheckedStackOperations:
