@@ -83,6 +83,7 @@ class RunningServer:
     async def stop(self, grace_s: float) -> None:
         """Stop accepting calls, give those in flight ``grace_s``, answer the rest, stop every worker."""
         self.service.refuse_new_calls()  # before the first await: no call may slip in while the rest stops
+        self._stop_starting()  # and no stack starts a resource operation more
         for reloading in self.reloading:
             reloading.cancel()
         for reloader in self.reloaders:
@@ -92,6 +93,7 @@ class RunningServer:
         for site in self.runner.sites:
             await site.stop()
         await self.late.finish(max(0.0, grace_ends - loop.time()))
+        self._stop_starting()  # the stacks may have loaded meanwhile
         # Lambda calls, Cloud Control requests and stack operations share the rest of the grace: their handler calls finish together.
         parts = self.late.parts
         left = max(0.0, grace_ends - loop.time())
@@ -105,6 +107,9 @@ class RunningServer:
         await self.runner.cleanup()
         self.late.close()
 
+    def _stop_starting(self) -> None:
+        if self.late.parts is not None:
+            self.late.parts.stacks.stop_starting("cfnrun serve stopping")
 
 async def listen(served: Served, settings: "ServeSettings", console: Console, warming: Warming) -> RunningServer:
     """Listen on the settings' address with the Invoke API (and Cloud Control, the STS stand-in), calls run by ``served``'s registries."""

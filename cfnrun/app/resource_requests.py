@@ -28,6 +28,7 @@ from cfnrun.api.cloudcontrol import CloudControlError, CloudProgress, ResourceDe
 from cfnrun.contract import violations as rules
 from cfnrun.contract.request_rules import check_request
 from cfnrun.contract.write_only import redact
+from cfnrun.invoker.cancellable_clock import CancelRequested, CancellableClock
 from cfnrun.invoker.clock import RealClock
 from cfnrun.app.served import UnknownType
 from cfnrun.app.type_operations import TypeOperations
@@ -70,39 +71,6 @@ ENDING_ERROR_CODES = {
     EndReason.INVOCATION_BUDGET: "ServiceTimeout",
     EndReason.OPERATION_TIMEOUT: "NotStabilized",
 }
-
-
-class CancelRequested(Exception):
-    """CancelResourceRequest arrived: the operation is not invoked again."""
-
-
-class CancellableClock(RealClock):
-    """The operation's clock, whose waits between invocations end early on cancel."""
-
-    def __init__(self, base: RealClock) -> None:
-        self.base = base
-        self.virtual = base.virtual
-        self.cancelled = asyncio.Event()
-        self.why = ""  # what cancelled it, for the operation's record
-
-    def cancel(self, why: str) -> None:
-        self.why = why
-        self.cancelled.set()
-
-    def now(self) -> float:
-        return self.base.now()
-
-    async def sleep(self, seconds: float) -> None:
-        if not self.cancelled.is_set():
-            if self.virtual:
-                await self.base.sleep(seconds)
-            else:
-                try:
-                    await asyncio.wait_for(self.cancelled.wait(), timeout=max(0.0, seconds))
-                except asyncio.TimeoutError:
-                    pass
-        if self.cancelled.is_set():
-            raise CancelRequested(self.why)
 
 
 @dataclass

@@ -20,10 +20,10 @@ from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Opt
 from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
 from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
-from cfnrun.stacks.in_flight import InFlight
+from cfnrun.stacks.in_flight import STOPPED, InFlight, OperationStopped
 from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookReport, HookedOperation, stack_model
 from cfnrun.stacks.interrupted_update import REPLACING, interrupted_update
-from cfnrun.stacks.ordering import reverse, run_in_order
+from cfnrun.stacks.ordering import Step, reverse, run_in_order
 from cfnrun.stacks.plan import ChangePlan, changed_properties, known_properties
 from cfnrun.stacks.provisioning import (
     ProvisioningFailed,
@@ -84,6 +84,7 @@ class StackEngine:
         # asks it whether it is gone while, say, the table an item was in still exists)
         self.on_deleted: Optional[Callable[[Stack, StackResource], Awaitable[None]]] = None
         self.in_flight = InFlight()  # each IN_PROGRESS answer kept as it arrives (``in_flight.py``); the store gives --state's
+        self.stopped: Optional[str] = None  # why serve stops: no resource operation starts from then on (``in_flight.py``)
 
     # -- create ----------------------------------------------------------------------------
 
@@ -104,10 +105,12 @@ class StackEngine:
             return ok
 
         refused = await self._stack_hooks(stack, "CREATE", blueprint.template.document, None, token, skip_hooks)
-        if refused is None:
-            await run_in_order(blueprint.dependencies, create_one, stop=lambda: bool(failed))
-        for resource in [r for r in stack.resources.values() if r.status == "NOT_STARTED"]:
-            del stack.resources[resource.logical_id]
+        try:
+            if refused is None:
+                await self._in_order(blueprint.dependencies, create_one, stop=lambda: bool(failed))
+        finally:  # serve stopping ends the create here too: what never started is in no record
+            for resource in [r for r in stack.resources.values() if r.status == "NOT_STARTED"]:
+                del stack.resources[resource.logical_id]
         problem = refused or (None if failed else self._publish_outputs(stack, blueprint))
         if not failed and problem is None:
             stack.set_status("CREATE_COMPLETE", None, token)
@@ -203,11 +206,16 @@ class StackEngine:
         if refused is not None:
             stack.set_resource_status(resource, f"{verb}_FAILED", refused, shown, token)
             return False
+        if self._stopped_at(stack, resource, token):
+            return False
         started()
         if verb == "CREATE" or replacing is not None:  # a replacement's new resource too, as the service's events show it
             stack.set_resource_status(resource, f"{verb}_IN_PROGRESS", CREATION_INITIATED, shown, token)
         try:
             made = await call()
+        except OperationStopped:
+            self._stopped_at(stack, resource, token)
+            return False
         except Exception as error:  # noqa: B902 - whatever a provisioner raises fails its resource, never the stack's bookkeeping
             stack.set_resource_status(resource, f"{verb}_FAILED", stack.masked(_reason(error)), shown, token)
             return False
@@ -258,7 +266,7 @@ class StackEngine:
                 failed.append(logical_id)
             return ok
 
-        await run_in_order(blueprint.dependencies, update_one, stop=lambda: bool(failed) or run.cancelled)
+        await self._in_order(blueprint.dependencies, update_one, stop=lambda: bool(failed) or run.cancelled)
         problem = None
         if not failed and not run.cancelled:
             problem = self._publish_outputs(stack, blueprint)
@@ -276,6 +284,7 @@ class StackEngine:
         for logical_id in [lid for lid in run.before.resources if lid not in plan.resources]:
             stack.resources.pop(logical_id, None)  # never created (or already gone): nothing to delete
         stack.set_status("UPDATE_COMPLETE", None, token)
+        self.in_flight.replacements_done(stack)
 
     async def _update_resource(self, stack: Stack, plan: ChangePlan, run: UpdateRun, logical_id: str, token: Optional[str]) -> bool:
         """One resource as the plan says: added, replaced, updated in place, or — unchanged — not touched.
@@ -321,6 +330,7 @@ class StackEngine:
             # rollback deletes the new one, as for a replacement.
             run.updated.discard(logical_id)
             run.replaced[logical_id] = before
+            self.in_flight.replacing(stack, before)
         return ok
 
     def _update_metadata(self, stack: Stack, blueprint: Blueprint, resource: StackResource, token: Optional[str]) -> None:
@@ -334,6 +344,7 @@ class StackEngine:
         self, stack: Stack, blueprint: Blueprint, run: UpdateRun, old: StackResource, properties: Dict[str, Any], shown: str, token: Optional[str]
     ) -> bool:
         run.replaced[old.logical_id] = old
+        self.in_flight.replacing(stack, old)
         new = StackResource(old.logical_id, blueprint.type_of(old.logical_id), "NOT_STARTED")
         stack.resources[old.logical_id] = new
         provisioner = self.provisioners.for_type(new.type_name)
@@ -360,6 +371,14 @@ class StackEngine:
             stack.resources.pop(logical_id, None)
         return ok
 
+    async def finish_cleanup(self, stack: Stack, replaced: Mapping[str, StackResource], token: Optional[str], reason: str) -> None:
+        """An update's cleanup that serve stopped during (``interrupted_operations.py``): the old resources of its
+        replacements, as kept aside, are deleted now."""
+        stack.set_status("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", reason, token)
+        await self._clean_up(stack, self.blueprints[stack.stack_id], [], replaced, token)
+        stack.set_status("UPDATE_COMPLETE", None, token)
+        self.in_flight.replacements_done(stack)
+
     async def _roll_back_update(self, stack: Stack, run: UpdateRun, reason: str, token: Optional[str]) -> None:
         stack.set_status("UPDATE_ROLLBACK_IN_PROGRESS", reason, token)
         before = run.before
@@ -380,6 +399,8 @@ class StackEngine:
             if logical_id in run.replaced:
                 return True
             current, old = stack.resources[logical_id], before.resources[logical_id]
+            if self._stopped_at(stack, current, token):
+                return False
             provisioner = self.provisioners.for_type(current.type_name)
             shown = self._shown(stack, provisioner.shown(current.type_name, old.properties or {}))
             stack.set_resource_status(current, "UPDATE_IN_PROGRESS", None, shown, token)
@@ -388,6 +409,9 @@ class StackEngine:
             )
             try:
                 made = await provisioner.update(work)
+            except OperationStopped:
+                self._stopped_at(stack, current, token)
+                return False
             except Exception as error:  # noqa: B902 - see _create
                 stack.set_resource_status(current, "UPDATE_FAILED", stack.masked(_reason(error)), shown, token)
                 failed.append(logical_id)
@@ -399,7 +423,7 @@ class StackEngine:
             return True
 
         order = {lid: deps for lid, deps in before.blueprint.dependencies.items() if lid in run.updated}
-        await run_in_order(order, put_back)
+        await self._in_order(order, put_back)
         return not failed
 
     async def _finish_rollback(self, stack: Stack, run: UpdateRun, token: Optional[str]) -> None:
@@ -425,6 +449,7 @@ class StackEngine:
         self._publish_outputs(stack, blueprint)
         self.updates.pop(stack.stack_id, None)
         stack.set_status("UPDATE_ROLLBACK_COMPLETE", None, token)
+        self.in_flight.replacements_done(stack)  # once the old resources are back in the stack's record
 
     async def continue_update_rollback(self, stack: Stack, skip: FrozenSet[str], token: Optional[str] = None) -> None:
         run = self.updates.get(stack.stack_id) or self._recovered_run(stack, skip, token)
@@ -437,11 +462,12 @@ class StackEngine:
             return
         await self._finish_rollback(stack, run, token)
 
-    async def roll_back(self, stack: Stack, token: Optional[str] = None, retain_except_on_create: bool = False) -> None:
-        """RollbackStack: a create or an update that failed with rollback disabled is rolled back now."""
+    async def roll_back(self, stack: Stack, token: Optional[str] = None, retain_except_on_create: bool = False, reason: str = "User Initiated") -> None:
+        """RollbackStack: a create or an update that failed with rollback disabled is rolled back now (and, after a restart,
+        a create or its rollback that serve stopped during: ``interrupted_operations.py``)."""
         blueprint = self.blueprints[stack.stack_id]
-        if stack.status == "CREATE_FAILED":
-            stack.set_status("ROLLBACK_IN_PROGRESS", "User Initiated", token)
+        if stack.status in ("CREATE_FAILED", "ROLLBACK_FAILED"):
+            stack.set_status("ROLLBACK_IN_PROGRESS", reason, token)
             ok = await self._delete_all(stack, blueprint, list(stack.resources), token, rolling_back_create=True)
             stack.set_status("ROLLBACK_COMPLETE" if ok else "ROLLBACK_FAILED", None if ok else "The following resource(s) failed to delete.", token)
             return
@@ -453,7 +479,7 @@ class StackEngine:
         """The update serve lost track of (a restart), from the stack's record; None (the stack still
         UPDATE_ROLLBACK_FAILED, saying why) when a resource it touched cannot be put back."""
         blueprint = self.blueprints.get(stack.stack_id)
-        found = interrupted_update(stack)
+        found = interrupted_update(stack, self.in_flight.replaced_before.get(stack.stack_id))
         lost = sorted(set(found.lost) - skip)
         if blueprint is None or lost:
             reason = (
@@ -467,7 +493,7 @@ class StackEngine:
         for logical_id, properties in found.previous.items():
             resources[logical_id].properties = properties
         before = Revision(blueprint, resources, list(stack.outputs), dict(stack.parameters), dict(stack.tags))
-        return UpdateRun(before, blueprint, added=set(found.added), updated=set(found.previous))
+        return UpdateRun(before, blueprint, added=set(found.added), updated=set(found.previous), replaced=dict(found.replaced))
 
     def cancel_update(self, stack: Stack) -> None:
         run = self.updates.get(stack.stack_id)
@@ -476,9 +502,9 @@ class StackEngine:
 
     # -- delete ----------------------------------------------------------------------------
 
-    async def delete(self, stack: Stack, retain: FrozenSet[str] = frozenset(), token: Optional[str] = None) -> None:
+    async def delete(self, stack: Stack, retain: FrozenSet[str] = frozenset(), token: Optional[str] = None, reason: str = "User Initiated") -> None:
         blueprint = self.blueprints.get(stack.stack_id)
-        stack.set_status("DELETE_IN_PROGRESS", "User Initiated", token)
+        stack.set_status("DELETE_IN_PROGRESS", reason, token)
         refused = await self._stack_hooks(stack, "DELETE", None, blueprint.template.document if blueprint else None, token)
         if refused is not None:
             stack.set_status("DELETE_FAILED", refused, token)
@@ -493,6 +519,8 @@ class StackEngine:
         ok = True
         if blueprint is not None:
             ok = await self._delete_all(stack, blueprint, list(stack.resources), token, retain, hooked=True)
+            old = self.in_flight.replaced_before.get(stack.stack_id) or {}  # kept aside by an update serve lost track of
+            ok = await self._delete_in_reverse(stack, blueprint, old, blueprint.update_replace_policy, token, hooked=True) and ok
         if not ok:
             failed = sorted(r.logical_id for r in stack.resources.values() if r.status == "DELETE_FAILED")
             stack.set_status("DELETE_FAILED", f"The following resource(s) failed to delete: [{', '.join(failed)}]. ", token)
@@ -503,6 +531,7 @@ class StackEngine:
         self.updates.pop(stack.stack_id, None)
         stack.deleted_at = time.time()
         stack.set_status("DELETE_COMPLETE", None, token)
+        self.in_flight.replacements_done(stack)
 
     async def _delete_all(
         self,
@@ -544,7 +573,7 @@ class StackEngine:
                 failed.append(logical_id)
             return ok
 
-        await run_in_order(reverse(blueprint.dependencies, resources), delete_one)
+        await self._in_order(reverse(blueprint.dependencies, resources), delete_one)
         return not failed
 
     async def _delete_one(
@@ -559,6 +588,8 @@ class StackEngine:
         if keeps_resource(policy, rolling_back_create=rolling_back_create):
             stack.set_resource_status(resource, "DELETE_SKIPPED", None, token=token)
             return True
+        if self._stopped_at(stack, resource, token):
+            return False
         stack.set_resource_status(resource, "DELETE_IN_PROGRESS", None, token=token)
         if hooked:
             refused = await self._hooks(stack, resource, "DELETE", resource.properties or {}, None, token)
@@ -566,8 +597,13 @@ class StackEngine:
                 stack.set_resource_status(resource, "DELETE_FAILED", refused, token=token)
                 return False
         try:
+            if self._stopped_at(stack, resource, token):
+                return False
             provisioner = self.provisioners.for_type(resource.type_name)
             await provisioner.delete(self._work(stack, self.blueprints.get(stack.stack_id), resource, resource.properties or {}, token))
+        except OperationStopped:
+            self._stopped_at(stack, resource, token)
+            return False
         except Exception as error:  # noqa: B902 - see _create
             stack.set_resource_status(resource, "DELETE_FAILED", stack.masked(_reason(error)), token=token)
             return False
@@ -577,6 +613,20 @@ class StackEngine:
         return True
 
     # -- helpers ---------------------------------------------------------------------------
+
+    async def _in_order(self, prerequisites: Mapping[str, FrozenSet[str]], step: Step, stop: Callable[[], bool] = lambda: False) -> None:
+        """``run_in_order``, starting nothing once serve stops; then the stack operation ends where it is (OperationStopped)."""
+        await run_in_order(prerequisites, step, stop=lambda: self.stopped is not None or stop())
+        if self.stopped is not None:
+            raise OperationStopped(self.stopped)
+
+    def _stopped_at(self, stack: Stack, resource: StackResource, token: Optional[str]) -> bool:
+        """Is serve stopping? Then ``resource`` is left as it is (an event says so, when it was started) and nothing more starts."""
+        if self.stopped is None:
+            return False
+        if resource.status.endswith("_IN_PROGRESS"):
+            stack.set_resource_status(resource, resource.status, STOPPED, token=token)
+        return True
 
     async def _hooks(
         self,

@@ -9,14 +9,28 @@ callbackContext; cfnrun keeps them too, the moment they arrive:
 - with ``--state``, the stack's record is written then (and the invocation — action, clientRequestToken,
   callbackContext, model — in ``state_db.py``'s ``invocations``), so after a SIGKILL the stack read back
   knows the resource, and the next DeleteStack deletes it.
+
+When serve is told to stop, the engine starts no resource operation more and each handler call in flight ends at its
+next wait (``OperationStopped``): the resource stays ``*_IN_PROGRESS`` as its last answer left it, the stack operation
+ends where it is, and the record shows what is left (with ``--state``, for the next serve to roll it back; without, for
+the stop message to name).
 """
 from __future__ import annotations
 
+from dataclasses import asdict, replace
 from typing import Any, Callable, Dict, Optional
 
+from cfnrun.stacks.persistence import scrubbed
 from cfnrun.stacks.provisioning import Provisioned
 from cfnrun.stacks.records import Stack, StackResource
 from cfnrun.stacks.state_db import StateDatabase
+
+
+STOPPED = "cfnrun serve stopped: no further handler calls were made; the resource is as its handler's last answer left it"
+
+
+class OperationStopped(Exception):
+    """Serve is stopping: the resource operation ends where it is, and so does its stack's operation."""
 
 
 class InFlight:
@@ -25,6 +39,29 @@ class InFlight:
     def __init__(self, database: Optional[StateDatabase] = None, save: Optional[Callable[[Stack], None]] = None) -> None:
         self.database = database
         self.save = save
+        self.replaced_before: Dict[str, Dict[str, StackResource]] = {}  # by stack id: old resources of an update serve lost track of
+
+    def replacing(self, stack: Stack, old: StackResource) -> None:
+        """An update replaces ``old`` (or a custom resource moved off it): with --state, it is written before the new one is
+        made, so that the rollback after a restart can put it back (its properties and attributes are not written: the
+        DELETE or the rollback needs only its id and model)."""
+        if self.database is not None:
+            kept = scrubbed(asdict(replace(old, properties=None, attributes={})), stack)
+            self.database.put_replaced(stack.stack_id, old.logical_id, kept)
+
+    def replacements_done(self, stack: Stack) -> None:
+        """The update (or its rollback) is complete: its old resources are deleted, or back in the stack's record."""
+        self.replaced_before.pop(stack.stack_id, None)
+        if self.database is not None:
+            self.database.drop_replaced(stack.stack_id)
+
+    def restore(self) -> None:
+        """Read back the old resources of replacements an interrupted update made."""
+        if self.database is None:
+            return
+        for record in self.database.replaced():
+            stack_id = record.pop("stack_id")
+            self.replaced_before.setdefault(stack_id, {})[record["logical_id"]] = StackResource(**record)
 
     def progressed(
         self, stack: Stack, resource: StackResource, made: Provisioned, callback_context: Optional[Dict[str, Any]], token: Optional[str]

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Set
+from typing import Any, Dict, List, Mapping, Optional, Set
 
-from cfnrun.stacks.records import Stack
+from cfnrun.stacks.records import Stack, StackResource
 
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
 
@@ -23,11 +23,13 @@ class InterruptedUpdate:
     previous: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # updated in place: its properties before
     added: Set[str] = field(default_factory=set)  # created by the update: deleted by its rollback
     lost: List[str] = field(default_factory=list)  # touched, but what it was before is not in the record
+    replaced: Dict[str, StackResource] = field(default_factory=dict)  # replaced: the old resource, kept aside (``in_flight.py``)
 
 
-def interrupted_update(stack: Stack) -> InterruptedUpdate:
-    """The last update of ``stack``, as its events tell it."""
+def interrupted_update(stack: Stack, replaced: Optional[Mapping[str, StackResource]] = None) -> InterruptedUpdate:
+    """The last update of ``stack``, as its events tell it; ``replaced``: the old resources of its replacements, as kept."""
     found = InterruptedUpdate()
+    replaced = replaced or {}
     starts = [i for i, e in enumerate(stack.events) if e.logical_id == stack.name and e.status == "UPDATE_IN_PROGRESS"]
     if not starts:
         return found
@@ -39,6 +41,8 @@ def interrupted_update(stack: Stack) -> InterruptedUpdate:
         done = [e for e in before if e.logical_id == logical_id and e.status in ("CREATE_COMPLETE", "UPDATE_COMPLETE")]
         if not done:
             found.added.add(logical_id)
+        elif logical_id in replaced:
+            found.replaced[logical_id] = replaced[logical_id]
         elif any(e.reason == REPLACING for e in during) or resource.properties is None or not done[-1].properties:
             found.lost.append(logical_id)
         elif any(e.status.startswith("UPDATE_") for e in during):

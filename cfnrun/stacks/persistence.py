@@ -15,8 +15,8 @@ writeOnly or NoEcho value (marked as not kept). What that costs after a restart:
   its template did not change (cfnrun cannot tell), with the masked previous properties;
 - a stack caught in the middle of an operation when serve stopped is read back failed
   (``*_FAILED``), its resources as they were last recorded — a resource whose create was still in
-  flight with the id its handler's last IN_PROGRESS answer gave (``in_flight.py``), so DeleteStack
-  deletes it: delete the stack, or roll it on.
+  flight with the id its handler's last IN_PROGRESS answer gave (``in_flight.py``); serve then rolls
+  the create or update back, or finishes the delete (``interrupted_operations.py``).
 """
 from __future__ import annotations
 
@@ -82,20 +82,20 @@ def _blueprint_record(blueprint: Blueprint) -> Dict[str, Any]:
     }
 
 
-def _scrubbed(value: Any, stack: Stack) -> Any:
+def scrubbed(value: Any, stack: Stack) -> Any:
     """``value`` with every NoEcho parameter value in its text replaced by ****."""
     if isinstance(value, str):
         return stack.masked(value)
     if isinstance(value, dict):
-        return {key: _scrubbed(item, stack) for key, item in value.items()}
+        return {key: scrubbed(item, stack) for key, item in value.items()}
     if isinstance(value, list):
-        return [_scrubbed(item, stack) for item in value]
+        return [scrubbed(item, stack) for item in value]
     return value
 
 
 def stack_record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, bool]) -> Dict[str, Any]:
     """A stack as written; ``masked``: the resources whose properties hold writeOnly or NoEcho values."""
-    record = _scrubbed(_record(stack, blueprint, masked), stack)
+    record = scrubbed(_record(stack, blueprint, masked), stack)
     # The template is the user's own file: a NoEcho Default is in it already, and masking text in it would break it (YAML
     # reads "Default: ****" as an alias; a short value like "dev" would be masked wherever it appears).
     record["template_body"] = stack.template_body
@@ -168,6 +168,8 @@ def restored_stack(record: Dict[str, Any]) -> Stack:
     )
     interrupted = INTERRUPTED.get(stack.status)
     if interrupted is not None:
+        for logical_id in [r.logical_id for r in stack.resources.values() if r.status == "NOT_STARTED"]:
+            del stack.resources[logical_id]  # waiting for others when serve stopped: never made, in no record the API shows
         for resource in stack.resources.values():
             if resource.status.endswith("_IN_PROGRESS"):  # as its handler's last answer left it (``in_flight.py``)
                 stack.set_resource_status(resource, resource.status.replace("_IN_PROGRESS", "_FAILED"), STOPPED_MID_OPERATION)

@@ -16,6 +16,12 @@ The ``validation_events`` table holds each operation's pre-deployment validation
 The ``invocations`` table holds, for each resource operation still in flight, the last IN_PROGRESS answer
 its handler gave (``in_flight.py``: the action, clientRequestToken, callbackContext and physical id); the
 row goes when the resource's status leaves ``*_IN_PROGRESS``.
+
+The ``replaced`` table holds the old physical resource of each replacement an update in flight made (it is no longer
+in the stack's own record, whose resource is the new one), until the update or its rollback completes (``in_flight.py``).
+
+The ``request_tokens`` table holds the ClientRequestToken of each stack name's last CreateStack, UpdateStack and
+DeleteStack (``request_tokens.py``), so that a retry after a restart is answered as the first call was.
 """
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ import contextlib
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cfnrun.model.sqlite_file import open_wal, unusable
 
@@ -54,6 +60,19 @@ CREATE TABLE IF NOT EXISTS invocations (
     logical_id TEXT NOT NULL,
     record TEXT NOT NULL,
     PRIMARY KEY (stack_id, logical_id)
+);
+CREATE TABLE IF NOT EXISTS replaced (
+    stack_id TEXT NOT NULL,
+    logical_id TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (stack_id, logical_id)
+);
+CREATE TABLE IF NOT EXISTS request_tokens (
+    operation TEXT NOT NULL,
+    stack_name TEXT NOT NULL,
+    token TEXT NOT NULL,
+    stack_id TEXT NOT NULL,
+    PRIMARY KEY (operation, stack_name)
 );
 """
 
@@ -169,6 +188,45 @@ class StateDatabase:
             if isinstance(record, dict):
                 found.append(dict(record, stack_id=stack_id, logical_id=logical_id))
         return found
+
+    # -- the old resource of each replacement in flight (``in_flight.py``) --------------------------------
+
+    def put_replaced(self, stack_id: str, logical_id: str, record: Dict[str, Any]) -> None:
+        with self._session() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO replaced (stack_id, logical_id, record) VALUES (?, ?, ?)",
+                (stack_id, logical_id, json.dumps(record, default=str)),
+            )
+
+    def drop_replaced(self, stack_id: str) -> None:
+        with self._session() as connection:
+            connection.execute("DELETE FROM replaced WHERE stack_id = ?", (stack_id,))
+
+    def replaced(self) -> List[Dict[str, Any]]:
+        """Each old resource kept, its stack's id under ``"stack_id"``."""
+        with self._session() as connection:
+            rows = connection.execute("SELECT stack_id, record FROM replaced ORDER BY rowid").fetchall()
+        found = []
+        for stack_id, text in rows:
+            record = json.loads(text)
+            if isinstance(record, dict):
+                found.append(dict(record, stack_id=stack_id))
+        return found
+
+    # -- ClientRequestTokens (``request_tokens.py``) -------------------------------------------------------
+
+    def put_request_token(self, operation: str, stack_name: str, token: str, stack_id: str) -> None:
+        with self._session() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO request_tokens (operation, stack_name, token, stack_id) VALUES (?, ?, ?, ?)",
+                (operation, stack_name, token, stack_id),
+            )
+
+    def request_tokens(self) -> List[Tuple[str, str, str, str]]:
+        """Each kept token: (operation, stack name, token, stack id)."""
+        with self._session() as connection:
+            rows = connection.execute("SELECT operation, stack_name, token, stack_id FROM request_tokens").fetchall()
+        return [(str(operation), str(name), str(token), str(stack_id)) for operation, name, token, stack_id in rows]
 
     # -- the file ---------------------------------------------------------------------------------------
 

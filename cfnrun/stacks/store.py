@@ -23,7 +23,8 @@ from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookedOperation, 
 from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_update
 from cfnrun.stacks.persistence import restored_blueprint, restored_stack, stack_record
 from cfnrun.stacks.state_db import StateDatabase, StateError
-from cfnrun.stacks.in_flight import InFlight
+from cfnrun.stacks.in_flight import InFlight, OperationStopped
+from cfnrun.stacks.interrupted_operations import carried_on_as, carry_on
 from cfnrun.stacks.request_tokens import RequestTokens
 from cfnrun.stacks.change_details import ChangeDetail
 from cfnrun.stacks.changes import value_text
@@ -101,10 +102,11 @@ class StackStore:
         self.change_sets: Dict[str, ChangeSet] = {}
         self._tasks: Dict[str, "asyncio.Task[None]"] = {}  # each stack's operation, and each change set's hooks, by id
         self._tokens: Dict[Tuple[str, str], str] = {}  # (stack id, ClientRequestToken) → the operation it started
-        self.tokens = RequestTokens()  # a retried CreateStack/UpdateStack/DeleteStack is answered as the first (``request_tokens.py``)
+        self.tokens = RequestTokens(self.database)  # a retried CreateStack/UpdateStack/DeleteStack is answered as the first (``request_tokens.py``)
         self.log = OperationLog()  # each operation's validation events (DescribeEvents)
         if self.database is not None:
             self.log.kept = self.database.put_validation_events
+        self._interrupted: Dict[str, str] = {}  # stacks read back mid-operation: the status each was in (``interrupted_operations.py``)
 
     # -- kept across restarts --------------------------------------------------------------------
 
@@ -135,6 +137,7 @@ class StackStore:
             self.log.restore(self.database.validation_events())
         except (KeyError, TypeError, ValueError) as error:
             raise StateError(f"{self.database.path}: a kept validation event is damaged ({type(error).__name__}: {error})") from None
+        self.engine.in_flight.restore()  # before any stack is written back: what completes a stack's update clears them
         restored = []
         for record in self.database.records():
             try:
@@ -151,7 +154,27 @@ class StackStore:
             restored.append(stack)
             if stack.status != record["status"]:
                 self.save(stack)  # what was caught mid-operation is written as read back: failed
+                self._interrupted[stack.stack_id] = record["status"]
+        self.tokens.restore(self.stacks)
         return restored
+
+    def carry_on(self) -> List[Tuple[Stack, str]]:
+        """Roll back (or go on deleting) each stack ``restore`` read back mid-operation, as the service would; each stack so
+        carried on, with the type of the operation that carries it on."""
+        resumed = []
+        for stack_id, was in self._interrupted.items():
+            stack = self.stacks[stack_id]
+            operation_type = carried_on_as(self.engine, stack, was)
+            if operation_type is not None:
+                self._begin(stack, operation_type)
+                self._start(stack, carry_on(self.engine, stack, operation_type))
+                resumed.append((stack, operation_type))
+        self._interrupted.clear()
+        return resumed
+
+    def stop_starting(self, why: str) -> None:
+        """Serve stops: no stack operation starts a resource operation from now on (``in_flight.py``)."""
+        self.engine.stopped = why
 
     @staticmethod
     def _require_kept(stack: Stack, parameters: Dict[str, Optional[str]]) -> None:
@@ -526,6 +549,8 @@ class StackStore:
         async def guarded() -> None:
             try:
                 await run
+            except OperationStopped:  # serve stops: the operation ends where it is, as recorded (``in_flight.py``)
+                self.save(stack)
             except Exception as error:  # noqa: B902 - a stack never stays IN_PROGRESS because cfnrun failed
                 stack.set_status(_failed_status(stack.status), f"cfnrun failed running the stack operation: {type(error).__name__}: {error}")
 

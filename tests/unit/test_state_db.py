@@ -88,3 +88,24 @@ def test_a_read_only_folder_is_one_plain_error(tmp_path: Path) -> None:
             StateDatabase(folder).open()
     finally:
         folder.chmod(0o700)
+
+
+def test_a_store_kept_before_the_token_and_replacement_tables_gains_them_in_the_same_format(tmp_path: Path) -> None:
+    _create(tmp_path, "older")
+    with sqlite3.connect(tmp_path / FILE) as connection:  # as a cfnrun of format 1 without them wrote it
+        connection.execute("DROP TABLE request_tokens")
+        connection.execute("DROP TABLE replaced")
+    database = StateDatabase(tmp_path)
+    database.open()
+    try:
+        [record] = database.records()
+        database.put_request_token("CreateStack", "older", "token-1", record["stack_id"])
+        database.put_replaced(record["stack_id"], "Db", {"logical_id": "Db", "type_name": "T", "status": "CREATE_COMPLETE"})
+        assert database.request_tokens() == [("CreateStack", "older", "token-1", record["stack_id"])]
+        assert [r["logical_id"] for r in database.replaced()] == ["Db"]
+        database.drop_replaced(record["stack_id"])
+        assert database.replaced() == []
+    finally:
+        database.close()
+    with sqlite3.connect(tmp_path / FILE) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone() == (1,)

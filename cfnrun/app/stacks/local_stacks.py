@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from functools import partial
 from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Set, Tuple
@@ -45,6 +45,7 @@ from cfnrun.app.stacks.ssm_parameters import SsmParameters
 from cfnrun.stacks.api.operations import StackOperations
 from cfnrun.app.stacks.user_types import UserTypes
 from cfnrun.app.type_operations import TypeOperations
+from cfnrun.invoker.cancellable_clock import Stopping
 from cfnrun.ui.console import Console
 from cfnrun.stacks.blueprint import Blueprints
 from cfnrun.model.errors import CfnrunError
@@ -65,6 +66,12 @@ from cfnrun.stacks.template.limits import body_size_problem, check_parameter_key
 from cfnrun.stacks.template.loading import load_stack_template
 
 TEMPLATE_VERSION = "2010-09-09"
+CARRYING_ON = {  # what the console says of an interrupted operation carried on (``stacks/interrupted_operations.py``)
+    "ROLLBACK": "rolling back its create",
+    "CONTINUE_ROLLBACK": "rolling back its update",
+    "DELETE_STACK": "going on with its delete",
+    "UPDATE_STACK": "going on with its update's cleanup",
+}
 # StackError codes whose botocore error shape differs from the code
 MODELLED = {
     "ChangeSetNotFound": "ChangeSetNotFoundException",
@@ -86,7 +93,13 @@ class LocalStacks:
     operations: TypeOperations  # the one invoker every user type's resource operation goes through
     leftovers: LeftoverCheck  # is a deleted resource gone (``cfnrun stack test``)
     signals: ResourceSignals  # what CreationPolicies and WaitConditions wait for: SignalResource's and the handles' signals
+    stopping: Stopping = field(default_factory=Stopping)  # the clocks of the user types' operations, cancelled when serve stops
     local_types: Tuple[str, ...] = ()  # the AWS::* types cfnrun runs itself (not on the AWS endpoint): nested stacks, macros, ...
+
+    def stop_starting(self, why: str) -> None:
+        """Serve is told to stop: no resource operation starts from now on, and each in flight makes no call after its current one."""
+        self.store.stop_starting(why)
+        self.stopping.stop(why)
 
     async def signal_handle(self, token: str, signal: HandleSignal) -> bool:
         """A signal PUT to a WaitConditionHandle's URL; False when no handle has ``token``."""
@@ -109,6 +122,8 @@ class LocalStacks:
                         f"stack {stack.name}: {resource.logical_id} ({resource.type_name} {resource.physical_id}) is gone from the AWS "
                         "endpoint (an embedded --moto starts empty each time): delete the stack, or update it to make it again"
                     )
+        for stack, operation_type in self.store.carry_on():
+            self.console.info(f"stack {stack.name}: serve stopped during its operation: {CARRYING_ON[operation_type]}, as the service would")
 
 
 class CheckedStackOperations:
@@ -198,7 +213,8 @@ def local_stacks(
     responses = PendingResponses(url)
     aws_schemas = AwsSchemas(region)
     aws_types = AwsTypes(served.aws_endpoint, region, aws_schemas)
-    user_types = UserTypes(operations)
+    stopping = Stopping()
+    user_types = UserTypes(operations, stopping)
     hooks = HookGate(HookResults(region, account_id))
     payloads = HookPayloadStore(url)
     for registry in served.providers:
@@ -297,7 +313,7 @@ def local_stacks(
     macros.stacks = lambda: store.stacks.values()
     return LocalStacks(
         store, checked, responses, drift, hooks, payloads, aws_types, operations.console, operations,
-        LeftoverCheck(operations, served_types, aws_types), signals, tuple(types.own_types),
+        LeftoverCheck(operations, served_types, aws_types), signals, stopping, tuple(types.own_types),
     )
 
 

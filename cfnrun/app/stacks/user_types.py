@@ -16,12 +16,14 @@ from cfnrun.app.history import STACK_SOURCE
 from cfnrun.contract import violations as rules
 from cfnrun.contract.request_rules import schema_problems
 from cfnrun.contract.write_only import redact
+from cfnrun.invoker.cancellable_clock import CancelRequested, Stopping
 from cfnrun.events.operation import ContractChecked, InvocationCompleted, OperationEvent, OperationResult
 from cfnrun.model.endings import EndReason
 from cfnrun.model.protocol import Action, OperationStatus, ProgressEvent
 from cfnrun.model.schema import ResourceSchema, pointer_to_path
 from cfnrun.model.schema_values import typed_properties
 from cfnrun.stacks.identifier_summaries import property_names
+from cfnrun.stacks.in_flight import OperationStopped
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork, NoProvisioner
 
 _VALIDATOR_PREFIX = re.compile(r"^.*? is not valid against the schema \(\w+\): ")
@@ -32,8 +34,9 @@ ENDING_CODES = {EndReason.INVOCATION_BUDGET: "ServiceTimeout", EndReason.OPERATI
 class UserTypes:
     """The ``Provisioner`` of every type a served provider implements."""
 
-    def __init__(self, operations: TypeOperations) -> None:
+    def __init__(self, operations: TypeOperations, stopping: Optional[Stopping] = None) -> None:
         self.operations = operations
+        self.stopping = stopping or Stopping()  # serve stopping cancels each operation's clock: no handler call after the one in flight
 
     def _schema(self, type_name: str) -> ResourceSchema:
         schema = self.operations.schema(type_name)
@@ -123,11 +126,12 @@ class UserTypes:
                 for violation in event.violations:
                     work.note(f"cfnrun contract {'✗' if violation.is_error else '!'} {violation.line()}")
 
-        result = await self.operations.operation(
+        operation = self.operations.operation(
             work.type_name,
             action,
             desired,
             previous,
+            clock=self.stopping.clock(self.operations.new_clock()),
             logical_id=work.logical_id,
             stack_id=work.stack.stack_id,
             client_request_token=work.client_request_token,
@@ -136,7 +140,11 @@ class UserTypes:
             observers=[observe],
             string_primitives=True,  # template values reach handlers as text, as the service sends them
             history_source=STACK_SOURCE,
-        ).run()
+        )
+        try:
+            result = await operation.run()
+        except CancelRequested as stopped:
+            raise OperationStopped(str(stopped)) from None
         if not result.succeeded:
             raise ProvisioningFailed(self._reason(result), result.error_code or ENDING_CODES.get(result.reason))
         return result

@@ -1,0 +1,64 @@
+"""A stack operation serve stopped during (SIGKILL, or a stop with ``--state``), carried on by the next serve on the same state.
+
+The service never loses track of an operation; when one cannot go on it rolls it back. cfnrun does the same on
+restart, on what the record holds (``persistence.py`` reads the stack back failed, each resource as it was last
+recorded, one whose operation was in flight with the id its handler's last IN_PROGRESS answer gave, ``in_flight.py``):
+
+- a create (or its rollback) goes on as a rollback: CREATE_FAILED, ROLLBACK_IN_PROGRESS, each resource it made deleted,
+  ROLLBACK_COMPLETE — unless the create disabled rollback (CREATE_FAILED stays, as the service keeps it);
+- an update (or its rollback) goes on as its rollback: UPDATE_ROLLBACK_IN_PROGRESS, each resource it touched put back to
+  its properties from before (``interrupted_update.py``), what it added deleted, UPDATE_ROLLBACK_COMPLETE — or
+  UPDATE_ROLLBACK_FAILED naming what cannot be put back (then ContinueUpdateRollback with ResourcesToSkip, or DeleteStack);
+- a delete goes on deleting: DELETE_COMPLETE, or DELETE_FAILED naming what would not go (DeleteStack again);
+- an update's cleanup goes on: the old resources of its replacements (kept aside as they were replaced) are deleted.
+
+An update's replacements are rolled back too: the old resource of each was written aside before its new one was made.
+
+Why not resume the create where it stopped, with the last callbackContext? Its properties would have to be resolved
+again from a template whose NoEcho parameter values and writeOnly properties were never written to disk, and a
+resource whose first answer never came has no identifier to resume. A rollback needs only what the record holds: the
+physical id and model. Each call it makes carries the interrupted operation's ClientRequestToken.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from cfnrun.stacks.engine import StackEngine
+from cfnrun.stacks.records import Stack
+
+RESUMED = "cfnrun serve stopped during this operation and was started again: carrying on as the service would"
+
+
+def operation_token(stack: Stack) -> Optional[str]:
+    """The ClientRequestToken of the operation serve stopped during, as its last ``*_IN_PROGRESS`` stack event carries it."""
+    moving = (e for e in reversed(stack.events) if e.logical_id == stack.name and e.status.endswith("_IN_PROGRESS"))
+    return next((e.client_request_token for e in moving), None)
+
+
+def carried_on_as(engine: StackEngine, stack: Stack, was: str) -> Optional[str]:
+    """The operation (its type, as DescribeEvents names it) that carries on what ``stack`` was in (``was``); None: it stays failed."""
+    if stack.stack_id not in engine.blueprints:
+        return None  # nothing to order its resources by: DeleteStack removes what it holds
+    if was == "CREATE_IN_PROGRESS" and not stack.disable_rollback or was == "ROLLBACK_IN_PROGRESS":
+        return "ROLLBACK"
+    replaced = engine.in_flight.replaced_before.get(stack.stack_id)
+    if was in ("UPDATE_IN_PROGRESS", "UPDATE_ROLLBACK_IN_PROGRESS") or was == "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS" and replaced:
+        return "CONTINUE_ROLLBACK"  # (a rollback's cleanup, too, when it had old resources still to put back)
+    if was == "DELETE_IN_PROGRESS":
+        return "DELETE_STACK"
+    if was == "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS" and replaced:
+        return "UPDATE_STACK"
+    return None  # nothing left to do (a rollback's cleanup: what it had not deleted yet is still in the stack, for DeleteStack)
+
+
+async def carry_on(engine: StackEngine, stack: Stack, operation_type: str) -> None:
+    """Roll back (or, for a delete, go on with) the operation ``stack`` was in when serve stopped (``carried_on_as``)."""
+    token = operation_token(stack)
+    if operation_type == "ROLLBACK":
+        await engine.roll_back(stack, token, reason=RESUMED)
+    elif operation_type == "CONTINUE_ROLLBACK":
+        await engine.continue_update_rollback(stack, frozenset(), token)
+    elif operation_type == "UPDATE_STACK":
+        await engine.finish_cleanup(stack, dict(engine.in_flight.replaced_before.get(stack.stack_id) or {}), token, RESUMED)
+    else:
+        await engine.delete(stack, frozenset(), token, reason=RESUMED)

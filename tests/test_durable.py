@@ -1,0 +1,203 @@
+"""Stacks that survive serve stopping and restarting (issue 31 items 1, 4, 13): real serve processes, boto3.
+
+Stopping serve during a stack operation starts no resource more and leaves a record of what is left; the next
+``serve --state`` on the same folder carries each interrupted operation on as the service would (a create or an update
+rolled back, a delete finished), and answers a CreateStack retried with its ClientRequestToken as the first call.
+"""
+from __future__ import annotations
+
+import json
+import re
+import signal
+from pathlib import Path
+from typing import Any, Dict
+
+import boto3
+import pytest
+
+from conftest import wait_until
+from kept_state import CREDENTIALS, cluster_project, clusters, kept_physical_id, kept_stack, serve_cluster, settled_status
+
+DB = {"Type": "Cfnrun::Sample::Cluster", "Properties": {"Name": "kept-db", "NodeCount": 1}}
+DB_THEN_CACHE = json.dumps(
+    {"Resources": {"Db": DB, "Cache": {"Type": "Cfnrun::Sample::Cluster", "DependsOn": "Db", "Properties": {"Name": "kept-cache", "NodeCount": 1}}}}
+)
+ONE_DB = json.dumps({"Resources": {"Db": DB}})
+
+
+def _cloudformation(server: Any) -> Any:
+    return boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+
+
+def _stopped(server: Any) -> str:
+    """SIGTERM, then everything serve printed until it exited."""
+    assert server.stop() == 0
+    server.has_printed(r"\bstopped$")
+    return "\n".join(server.output)
+
+
+@pytest.mark.parametrize("kept", [True, False], ids=["with-state", "without-state"])
+def test_stopping_serve_mid_create_starts_no_resource_more_and_keeps_what_is_left(tmp_path: Path, kept: bool) -> None:
+    project = cluster_project(tmp_path, delay_s=3)  # Db stabilizes in two rounds; Cache waits for it
+    server = serve_cluster(tmp_path, "--shutdown-grace", "120", *(["--state", "kept"] if kept else []))
+    _cloudformation(server).create_stack(StackName="halted", TemplateBody=DB_THEN_CACHE)
+    server.has_printed(r"CREATE \(stack halted Db\)")  # Db's first answer (IN_PROGRESS, with its ClusterId) is in
+    printed = _stopped(server)
+
+    [made] = clusters(project)  # Db only: the grace was long enough for Db to finish and Cache to start, but nothing started
+    assert "stack halted Cache" not in printed, printed
+    if kept:
+        record = kept_stack(tmp_path / "kept", "halted")
+        assert record is not None and record["status"] == "CREATE_IN_PROGRESS"  # for the next serve to carry on
+        db = next(r for r in record["resources"] if r["logical_id"] == "Db")
+        assert db["physical_id"] == made and db["status"] in ("CREATE_IN_PROGRESS", "CREATE_COMPLETE"), db
+        assert not any(r["physical_id"] for r in record["resources"] if r["logical_id"] == "Cache")
+    else:
+        line = next(line for line in printed.splitlines() if "stack halted (CREATE_IN_PROGRESS): left: Db" in line)
+        assert re.search(rf"left: Db \(Cfnrun::Sample::Cluster\) {made}: remove it with cfnrun invoke DELETE \S+ --project cluster$", line), line
+
+
+def test_a_create_stopped_mid_way_is_rolled_back_by_the_next_serve(tmp_path: Path) -> None:
+    project = cluster_project(tmp_path, delay_s=60)
+    first = serve_cluster(tmp_path, "--state", "kept", "--shutdown-grace", "120")
+    _cloudformation(first).create_stack(StackName="halted", TemplateBody=DB_THEN_CACHE)
+    first.has_printed(r"CREATE \(stack halted Db\)")
+    _stopped(first)  # SIGTERM with --state: the stack is kept in flight
+    [made] = clusters(project)
+
+    second = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")
+    try:
+        cfn = _cloudformation(second)
+        assert settled_status(cfn, "halted") == "ROLLBACK_COMPLETE"
+        assert made not in clusters(project)
+        db = cfn.describe_stack_resources(StackName="halted")["StackResources"]
+        assert [(r["LogicalResourceId"], r["ResourceStatus"]) for r in db] == [("Db", "DELETE_COMPLETE")]
+    finally:
+        second.stop()
+
+
+def _created(tmp_path: Path, name: str) -> Dict[str, Any]:
+    """The stack ``name`` (one Db) created by a serve that then stops; the cluster it made."""
+    server = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")
+    try:
+        cfn = _cloudformation(server)
+        cfn.create_stack(StackName=name, TemplateBody=ONE_DB)
+        assert settled_status(cfn, name) == "CREATE_COMPLETE"
+    finally:
+        server.stop()
+    [made] = clusters(tmp_path / "cluster").values()
+    return made
+
+
+def test_an_update_killed_mid_way_is_rolled_back_to_the_previous_properties_by_the_next_serve(tmp_path: Path) -> None:
+    project = cluster_project(tmp_path, delay_s=60)
+    made = _created(tmp_path, "resized")
+    second = serve_cluster(tmp_path, "--state", "kept")  # a real clock: the update stays in flight
+    try:
+        _cloudformation(second).update_stack(StackName="resized", TemplateBody=ONE_DB.replace('"NodeCount": 1', '"NodeCount": 3'))
+        wait_until(lambda: clusters(project)[made["ClusterId"]]["NodeCount"] == 3, timeout=60, what="the update to reach the handler")
+    finally:
+        second.stop(signal.SIGKILL)
+
+    third = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")
+    try:
+        cfn = _cloudformation(third)
+        assert settled_status(cfn, "resized") == "UPDATE_ROLLBACK_COMPLETE"
+        cluster = clusters(project)[made["ClusterId"]]
+        assert (cluster["NodeCount"], cluster["Status"]) == (1, "ACTIVE")  # the handler was called with the previous properties
+        cfn.delete_stack(StackName="resized")
+        assert settled_status(cfn, cfn.describe_stacks(StackName="resized")["Stacks"][0]["StackId"]) == "DELETE_COMPLETE"
+        assert clusters(project) == {}
+    finally:
+        third.stop()
+
+
+def test_a_delete_killed_mid_way_is_finished_by_the_next_serve(tmp_path: Path) -> None:
+    project = cluster_project(tmp_path, delay_s=60)
+    made = _created(tmp_path, "going")
+    second = serve_cluster(tmp_path, "--state", "kept")
+    try:
+        cfn = _cloudformation(second)
+        stack_id = cfn.describe_stacks(StackName="going")["Stacks"][0]["StackId"]
+        cfn.delete_stack(StackName="going")
+        wait_until(lambda: clusters(project)[made["ClusterId"]]["Status"] == "DELETING", timeout=60, what="the delete to reach the handler")
+    finally:
+        second.stop(signal.SIGKILL)
+
+    third = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")
+    try:
+        third.has_printed("stack going: serve stopped during its operation: going on with its delete, as the service would")
+        assert settled_status(_cloudformation(third), stack_id) == "DELETE_COMPLETE"
+        assert clusters(project) == {}
+    finally:
+        third.stop()
+
+
+def test_a_create_stack_retried_with_its_token_after_a_restart_is_answered_as_the_first_call(tmp_path: Path) -> None:
+    cluster_project(tmp_path, delay_s=1)
+    first = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")
+    try:
+        created = _cloudformation(first).create_stack(StackName="retried", TemplateBody=ONE_DB, ClientRequestToken="create-1")["StackId"]
+        assert settled_status(_cloudformation(first), "retried") == "CREATE_COMPLETE"
+    finally:
+        first.stop()
+    second = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")
+    try:
+        cfn = _cloudformation(second)
+        assert cfn.create_stack(StackName="retried", TemplateBody=ONE_DB, ClientRequestToken="create-1")["StackId"] == created
+        with pytest.raises(cfn.exceptions.AlreadyExistsException):
+            cfn.create_stack(StackName="retried", TemplateBody=ONE_DB, ClientRequestToken="create-2")
+    finally:
+        second.stop()
+
+
+def test_a_replacement_killed_mid_way_is_rolled_back_to_the_old_resource_by_the_next_serve(tmp_path: Path) -> None:
+    project = cluster_project(tmp_path, delay_s=60)
+    old = _created(tmp_path, "renamed")
+    second = serve_cluster(tmp_path, "--state", "kept")
+    try:  # Name is createOnly: the update makes a new cluster, and would delete the old one in its cleanup
+        _cloudformation(second).update_stack(StackName="renamed", TemplateBody=ONE_DB.replace('"kept-db"', '"kept-db-2"'))
+        wait_until(  # the new cluster's first answer is in the record (before it, no record could know the new cluster)
+            lambda: kept_physical_id(tmp_path / "kept", "renamed", "Db") not in (None, old["ClusterId"]), timeout=60, what="the new id in --state"
+        )
+    finally:
+        second.stop(signal.SIGKILL)
+    [new] = [cluster_id for cluster_id in clusters(project) if cluster_id != old["ClusterId"]]
+
+    third = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")
+    try:
+        cfn = _cloudformation(third)
+        third.has_printed("stack renamed: serve stopped during its operation: rolling back its update, as the service would")
+        assert settled_status(cfn, "renamed") == "UPDATE_ROLLBACK_COMPLETE"
+        assert list(clusters(project)) == [old["ClusterId"]]  # the new one deleted, the old one kept
+        db = cfn.describe_stack_resource(StackName="renamed", LogicalResourceId="Db")["StackResourceDetail"]
+        assert db["PhysicalResourceId"] == old["ClusterId"], db
+        deleted = [e["PhysicalResourceId"] for e in cfn.describe_stack_events(StackName="renamed")["StackEvents"] if e["ResourceStatus"] == "DELETE_COMPLETE"]
+        assert deleted == [new]
+        cfn.delete_stack(StackName="renamed")
+        assert settled_status(cfn, cfn.describe_stacks(StackName="renamed")["Stacks"][0]["StackId"]) == "DELETE_COMPLETE"
+        assert clusters(project) == {}
+    finally:
+        third.stop()
+
+
+def test_an_update_cleanup_killed_mid_way_is_finished_by_the_next_serve(tmp_path: Path) -> None:
+    project = cluster_project(tmp_path, delay_s=4)  # the new cluster is made in two rounds, then the old one is deleted in two
+    old = _created(tmp_path, "renamed")
+    second = serve_cluster(tmp_path, "--state", "kept")
+    try:
+        _cloudformation(second).update_stack(StackName="renamed", TemplateBody=ONE_DB.replace('"kept-db"', '"kept-db-2"'))
+        wait_until(lambda: clusters(project).get(old["ClusterId"], {}).get("Status") == "DELETING", timeout=120, what="the cleanup's delete")
+    finally:
+        second.stop(signal.SIGKILL)
+
+    third = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")
+    try:
+        cfn = _cloudformation(third)
+        third.has_printed("stack renamed: serve stopped during its operation: going on with its update's cleanup, as the service would")
+        assert settled_status(cfn, "renamed") == "UPDATE_COMPLETE"
+        [(cluster_id, cluster)] = clusters(project).items()
+        assert cluster["Name"] == "kept-db-2" and cluster_id != old["ClusterId"]  # the old one deleted
+        assert cfn.describe_stack_resource(StackName="renamed", LogicalResourceId="Db")["StackResourceDetail"]["PhysicalResourceId"] == cluster_id
+    finally:
+        third.stop()
