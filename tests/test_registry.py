@@ -402,22 +402,56 @@ def test_cfn_submit_of_a_hook_reads_its_targets_from_serves_registry_and_the_pac
     assert "AWS::S3::Bucket" in [summary["TypeName"] for summary in public["TypeSummaries"]]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cfn submit's managed upload stack declares AWS::S3::BucketPolicy, which moto's CloudFormation (where serve makes AWS::* "
-    "resources) does not implement (2026-11-26; its WaitConditionHandle works since stackops' merge): remove this mark once it does",
-)
-def test_cfn_submit_unchanged_registers_against_serve(registry: Registry, tmp_path: Path) -> None:
-    """The real ``cfn submit``: its upload infrastructure stack on serve, its upload to moto's S3, RegisterType, polling, --set-default."""
-    project = tmp_path / "note"
-    shutil.copytree(SAMPLES / "note", project, ignore=LOCAL_STATE)
+def _cfn_submit(project: Path, registry: Registry, *extra: str) -> "subprocess.CompletedProcess[str]":
+    """The real ``cfn submit`` (no --dry-run) in ``project``: its CloudFormation calls to serve, its S3 upload to serve's moto."""
     moto = registry.s3.meta.endpoint_url
     cfn = [sys.executable, "-c", "import sys; from rpdk.core.cli import main; sys.exit(main())"]
-    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_ENDPOINT_URL_S3": moto, "AWS_ENDPOINT_URL_IAM": moto}
-    run = subprocess.run(
-        [*cfn, "submit", "--endpoint-url", registry.server.url, "--region", "us-east-1", "--set-default"], cwd=project,
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=900, env=env,
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_ENDPOINT_URL_S3": moto}
+    return subprocess.run(
+        [*cfn, "submit", "--endpoint-url", registry.server.url, "--region", "us-east-1", *extra], cwd=project,
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=PATIENCE_S * 6, env=env,
     )
+
+
+def test_cfn_submit_unchanged_registers_against_serve(registry: Registry, tmp_path: Path) -> None:
+    """The real ``cfn submit``: its upload infrastructure stack on serve (bucket policies on moto's S3), its upload to moto's S3,
+    RegisterType, polling, --set-default; then a stack uses the type, and a second submit makes version 2 the default."""
+    project = tmp_path / "note"
+    shutil.copytree(SAMPLES / "note", project, ignore=LOCAL_STATE)
+    run = _cfn_submit(project, registry, "--set-default")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    described = registry.cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
+    cloudformation = registry.cloudformation
+    described = cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
     assert described["DefaultVersionId"] == "00000001" and described["DeprecatedStatus"] == "LIVE"
+    assert described["LoggingConfig"]["LogGroupName"] == "cfnrun-sample-note-logs"  # what cfn sent: its upload stack's role
+    assert described["ExecutionRoleArn"].startswith("arn:aws:iam::123456789012:role/")  # the role stack cfn made from resource-role.yaml
+    # the upload stack is a local stack whose bucket policies are on moto's S3, where cfn put the package
+    infrastructure = cloudformation.describe_stacks(StackName="CloudFormationManagedUploadInfrastructure")["Stacks"][0]
+    assert infrastructure["StackStatus"] == "CREATE_COMPLETE" and infrastructure["EnableTerminationProtection"] is True
+    bucket = next(o["OutputValue"] for o in infrastructure["Outputs"] if o["OutputKey"] == "CloudFormationManagedUploadBucketName")
+    [uploaded] = registry.s3.list_objects_v2(Bucket=bucket)["Contents"]
+    assert uploaded["Key"].startswith("cfnrun-sample-note-") and uploaded["Key"].endswith(".zip")
+    resources = cloudformation.describe_stack_resources(StackName="CloudFormationManagedUploadInfrastructure")["StackResources"]
+    policies = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in resources if r["ResourceType"] == "AWS::S3::BucketPolicy"}
+    assert policies["ArtifactCopyPolicy"] == bucket and set(policies) == {"ArtifactCopyPolicy", "AccessLogsBucketPolicy"}
+    # moto enforces policies without their Conditions: the conditional Deny statements are left out, and the events say so
+    with pytest.raises(ClientError, match="NoSuchBucketPolicy"):
+        registry.s3.get_bucket_policy(Bucket=bucket)
+    logs_policy = json.loads(registry.s3.get_bucket_policy(Bucket=policies["AccessLogsBucketPolicy"])["Policy"])
+    assert [statement["Sid"] for statement in logs_policy["Statement"]] == ["S3 Server Access Logs Policy"]
+    events = cloudformation.describe_stack_events(StackName="CloudFormationManagedUploadInfrastructure")["StackEvents"]
+    reasons = [e.get("ResourceStatusReason") or "" for e in events if e["LogicalResourceId"] == "ArtifactCopyPolicy"]
+    assert any("(Require Secure Transport)" in reason for reason in reasons), reasons
+
+    cloudformation.create_stack(StackName="submitted", TemplateBody=NOTE_STACK)
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="submitted", WaiterConfig=FAST)
+    registry.server.has_printed(r"Cfnrun-Sample-Note-TypeFunction .*CREATE")  # the submitted version's handlers ran it
+
+    # submitted again: the upload stack is up to date (cfn's update finds no change), version 2 is registered and the default
+    again = _cfn_submit(project, registry, "--set-default")
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "CloudFormationManagedUploadInfrastructure stack is up to date" in (project / "rpdk.log").read_text()  # cfn's own log
+    assert cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)["DefaultVersionId"] == "00000002"
+    cloudformation.update_stack(StackName="submitted", TemplateBody=NOTE_STACK.replace("registered, not served", "version two"))
+    cloudformation.get_waiter("stack_update_complete").wait(StackName="submitted", WaiterConfig=FAST)
+
