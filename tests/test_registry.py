@@ -455,3 +455,50 @@ def test_cfn_submit_unchanged_registers_against_serve(registry: Registry, tmp_pa
     cloudformation.update_stack(StackName="submitted", TemplateBody=NOTE_STACK.replace("registered, not served", "version two"))
     cloudformation.get_waiter("stack_update_complete").wait(StackName="submitted", WaiterConfig=FAST)
 
+
+def test_registrations_are_kept_across_a_restart_with_state(tmp_path: Path, note_package: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``--state``, types, versions, the default version, registrations and the publisher are read back by the next serve,
+    whose workers run the default version again; version numbers go on from where they were."""
+    project = tmp_path / "parameter"
+    shutil.copytree(SAMPLES / "parameter", project, ignore=LOCAL_STATE)
+    monkeypatch.setenv("NOTES_STATE_DIR", str(tmp_path / "notes"))
+    state = tmp_path / "kept"
+    arguments = ("--no-reload", "--moto", "--virtual-clock", "--state", str(state))
+    first = Registry(ServerProcess(project, *arguments), project)
+    try:
+        one = first.register("note-1.zip", note_package)
+        two = first.register("note-2.zip", note_package)
+        assert (one["ProgressStatus"], two["ProgressStatus"]) == ("COMPLETE", "COMPLETE"), (one, two)
+        first.cloudformation.set_type_default_version(Arn=two["TypeVersionArn"])
+        publisher = first.cloudformation.register_publisher(AcceptTermsAndConditions=True)["PublisherId"]
+    finally:
+        assert first.server.stop(timeout=PATIENCE_S) == 0, first.server.output
+    kept_folders = sorted(p.name for p in (state / "registry" / "Cfnrun-Sample-Note").iterdir() if not p.name.startswith("."))
+    assert kept_folders == sorted([one["token"], two["token"]])  # the packages stay unpacked in the state folder
+
+    second = Registry(ServerProcess(project, *arguments), project)
+    try:
+        second.server.has_printed(r"registry: RESOURCE Cfnrun::Sample::Note read back from .*versions 00000001, 00000002; default 00000002")
+        cloudformation = second.cloudformation
+        described = cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
+        assert (described["DefaultVersionId"], described["DeprecatedStatus"]) == ("00000002", "LIVE")
+        assert json.loads(described["Schema"])["typeName"] == NOTE
+        versions = cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE)["TypeVersionSummaries"]
+        assert [(v["VersionId"], v["IsDefaultVersion"]) for v in versions] == [("00000001", False), ("00000002", True)]
+        assert cloudformation.describe_type_registration(RegistrationToken=one["token"])["TypeVersionArn"] == one["TypeVersionArn"]
+        assert cloudformation.describe_publisher()["PublisherId"] == publisher
+        cloudformation.create_stack(StackName="after-restart", TemplateBody=NOTE_STACK)  # the default version runs again
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="after-restart", WaiterConfig=FAST)
+        second.server.has_printed(r"Cfnrun-Sample-Note-TypeFunction .*CREATE")
+        three = second.register("note-3.zip", note_package)  # the embedded moto starts empty: uploaded again
+        assert three["TypeVersionArn"].endswith("/00000003"), three
+        cloudformation.deregister_type(Type="RESOURCE", TypeName=NOTE, VersionId="00000001")
+    finally:
+        assert second.server.stop(timeout=PATIENCE_S) == 0, second.server.output
+    third = Registry(ServerProcess(project, *arguments), project)
+    try:
+        third.server.has_printed(r"registry: RESOURCE Cfnrun::Sample::Note read back from .*versions 00000002, 00000003; default 00000002")
+        gone = third.cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE, DeprecatedStatus="DEPRECATED")["TypeVersionSummaries"]
+        assert [v["VersionId"] for v in gone] == ["00000001"]
+    finally:
+        third.server.stop(timeout=PATIENCE_S)
