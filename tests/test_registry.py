@@ -26,6 +26,7 @@ from conftest import FIXTURES, LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess, 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 FAST = {"Delay": 0.2, "MaxAttempts": 1500}
 NOTE = "Cfnrun::Sample::Note"
+PARAMETER = "Cfnrun::Sample::Parameter"  # the type of samples/parameter: the --provider project the registry fixture serves
 BUCKET = "cfnrun-registry-packages"
 # Each test drives whole registrations, stacks and suites on a shared 2-core machine: pytest-timeout's 120 s default is
 # too short when both cores are busy, so the bound follows CFNRUN_TEST_PATIENCE_S as the waits inside do.
@@ -139,15 +140,22 @@ def test_a_submitted_package_registers_runs_in_a_stack_and_gets_versions(registr
     cloudformation.set_type_default_version(Arn=second["TypeVersionArn"])
     described = cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
     assert described["DefaultVersionId"] == "00000002"
-    [summary] = cloudformation.list_types(Visibility="PRIVATE", Type="RESOURCE")["TypeSummaries"]
+    [summary, provided] = cloudformation.list_types(Visibility="PRIVATE", Type="RESOURCE")["TypeSummaries"]
     assert (summary["TypeName"], summary["DefaultVersionId"], summary["TypeArn"]) == (NOTE, "00000002", first["TypeArn"])
+    # the --provider project serve runs is listed too, PRIVATE and not versioned; DescribeType says where it comes from
+    assert (provided["Type"], provided["TypeName"], "DefaultVersionId" in provided) == ("RESOURCE", PARAMETER, False), provided
+    assert provided["TypeArn"] == "arn:aws:cloudformation:us-east-1:123456789012:type/resource/Cfnrun-Sample-Parameter"
+    served = cloudformation.describe_type(Type="RESOURCE", TypeName=PARAMETER)
+    assert (served["Visibility"], served["SourceUrl"], "DefaultVersionId" in served) == ("PRIVATE", registry.project.resolve().as_uri(), False)
+    assert json.loads(served["Schema"])["typeName"] == PARAMETER and served["ProvisioningType"] == "FULLY_MUTABLE"
     tokens = cloudformation.list_type_registrations(Type="RESOURCE", TypeName=NOTE)["RegistrationTokenList"]
     assert tokens == [first["token"], second["token"]]
     listed = cfnrun("registry", "list", "--endpoint", registry.server.url)
     assert listed.returncode == 0, listed.stdout + listed.stderr
     assert [line.split()[:3] for line in listed.stdout.splitlines()] == [
-        ["RESOURCE", NOTE], ["00000001", "tests", "NOT_TESTED"], ["00000002", "default", "tests"],
+        ["RESOURCE", NOTE], ["00000001", "tests", "NOT_TESTED"], ["00000002", "default", "tests"], ["RESOURCE", PARAMETER, "(served"],
     ], listed.stdout
+    assert f"(served from --provider {registry.project.resolve()}, not registered)" in listed.stdout
     if shutil.which("aws"):  # the aws CLI reads the same answers
         described = subprocess.run(
             ["aws", "--endpoint-url", registry.server.url, "--region", "us-east-1", "--output", "json", "cloudformation",
@@ -174,7 +182,7 @@ def test_a_submitted_package_registers_runs_in_a_stack_and_gets_versions(registr
         cloudformation.describe_type(Type="RESOURCE", TypeName="Cfnrun::Sample::Nothing")
     removed = cfnrun("registry", "remove", NOTE, "--endpoint", registry.server.url)
     assert removed.returncode == 0 and "removed Cfnrun::Sample::Note (1 version(s))" in removed.stdout, removed.stdout + removed.stderr
-    assert cloudformation.list_types(Visibility="PRIVATE")["TypeSummaries"] == []
+    assert [summary["TypeName"] for summary in cloudformation.list_types(Visibility="PRIVATE")["TypeSummaries"]] == [PARAMETER]
     assert registry.registered_folders() == []
 
 
@@ -352,6 +360,10 @@ def test_a_provider_of_the_same_type_wins_over_its_registered_version(tmp_path: 
         served.cloudformation.get_waiter("stack_create_complete").wait(StackName="provided", WaiterConfig=FAST)
         server.has_printed(r"^\S+ TypeFunction +CREATE")  # the provider's own function, not Cfnrun-Sample-Note-TypeFunction
         assert not [line for line in server.output if "Cfnrun-Sample-Note-TypeFunction" in line and "CREATE" in line]
+        # the registry's API answers for the registration (its versions), listed once
+        described = served.cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
+        assert (described["DefaultVersionId"], described["SourceUrl"]) == ("00000001", "https://example.com/cfnrun/samples/note")  # its schema's
+        assert [s["TypeName"] for s in served.cloudformation.list_types(Visibility="PRIVATE")["TypeSummaries"]] == [NOTE]
     finally:
         server.stop(timeout=PATIENCE_S)
 

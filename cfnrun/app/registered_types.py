@@ -24,7 +24,7 @@ from cfnrun.model.local_state import state_folder
 from cfnrun.model.project import TYPE_FUNCTION, Project
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.model.template import FunctionSpec
-from cfnrun.registry.operations import RegistryOperations
+from cfnrun.registry.operations import ProvidedType, RegistryOperations
 from cfnrun.registry.package import HOOK, MODULE, RESOURCE, SCHEMA, PackageError
 from cfnrun.registry.kept import KeptRegistry
 from cfnrun.registry.store import RegisteredType, RegistryError, TypeRegistry, TypeVersion
@@ -240,7 +240,15 @@ def with_registry(
     registry = handlers.registry = TypeRegistry(handlers, folder, served.region, served.account_id, kept, on_note)
     if state is not None:
         registry.restore_in_background(partial(_say_restored, on_info or on_note, state))
-    return RegistryAndStacks(stacks, RegistryOperations(registry))
+    return RegistryAndStacks(stacks, RegistryOperations(registry, partial(_provided, served)))
+
+
+def _provided(served: Served) -> List[ProvidedType]:
+    """The --provider projects' types (resource types and hooks), as each is now."""
+    return [
+        ProvidedType(provider.project.artifact_type, provider.project.type_name, provider.project.schema.document, provider.project.root)
+        for provider in served.providers
+    ]
 
 
 def _say_restored(say: Optional[Callable[[str], None]], state: Path, restored: List[RegisteredType]) -> None:

@@ -46,6 +46,15 @@ def now() -> datetime.datetime:
     return datetime.datetime.now(datetime.timezone.utc)
 
 
+def provisioning_type(kind: str, schema: Dict[str, Any]) -> str:
+    """As the service decides at registration: create, read and delete handlers make a type provisionable, update a mutable one
+    (a hook or a module provisions nothing: inferred, the reference names resource types only)."""
+    handlers = schema.get("handlers") or {}
+    if kind != RESOURCE or not all(name in handlers for name in CRUD):
+        return "NON_PROVISIONABLE"
+    return "FULLY_MUTABLE" if "update" in handlers else "IMMUTABLE"
+
+
 @dataclass
 class TypeVersion:
     """One registered version of an extension, unpacked in ``package.root``."""
@@ -96,12 +105,7 @@ class TypeVersion:
 
     @property
     def provisioning_type(self) -> str:
-        """As the service decides at registration: create, read and delete handlers make a type provisionable, update a mutable one
-        (a hook or a module provisions nothing: inferred, the reference names resource types only)."""
-        handlers = self.package.schema.get("handlers") or {}
-        if self.kind != RESOURCE or not all(name in handlers for name in CRUD):
-            return "NON_PROVISIONABLE"
-        return "FULLY_MUTABLE" if "update" in handlers else "IMMUTABLE"
+        return provisioning_type(self.kind, self.package.schema)
 
 
 @dataclass
