@@ -392,6 +392,47 @@ def test_a_registered_module_expands_in_stacks_and_a_broken_fragment_fails(regis
     assert "registered-module-bucket" in [b["Name"] for b in registry.s3.list_buckets()["Buckets"]]
 
 
+@pytest.fixture(scope="session")
+def guard_package(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """``cfn submit --dry-run`` in a copy of samples/hook, with its own target schemas (AWS::S3::Bucket) and contract test inputs."""
+    root = tmp_path_factory.mktemp("submit-hook") / "hook"
+    shutil.copytree(SAMPLES / "hook", root, ignore=LOCAL_STATE)
+    cfn = [sys.executable, "-c", "import sys; from rpdk.core.cli import main; sys.exit(main())"]
+    run = subprocess.run([*cfn, "submit", "--dry-run"], cwd=root, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return (root / "cfnrun-sample-bucketguard.zip").read_bytes()
+
+
+def test_test_type_on_a_hook_runs_the_hooks_contract_tests(registry: Registry, guard_package: bytes) -> None:
+    """TestType of a HOOK version runs cloudformation-cli's hook contract tests (pre-create, pre-update, pre-delete, with the
+    package's inputs) on its own code: a hook that refuses a compliant delete FAILS, naming the test."""
+    guard = "Cfnrun::Sample::BucketGuard"
+    allowed = b'    return ProgressEvent(status=OperationStatus.SUCCESS, message=f"{context.targetLogicalId} may be deleted")\n'
+
+    def refusing_every_delete(name: str, data: bytes) -> bytes:
+        if name != "ResourceProvider.zip":
+            return data
+        refused = b'    return ProgressEvent.failed(HandlerErrorCode.NonCompliant, "every delete is refused")\n'
+        return _rezipped(data, lambda inner, code: code.replace(allowed, refused) if inner.endswith("cfnrun_sample_bucketguard/handlers.py") else code)
+
+    assert allowed in (SAMPLES / "hook" / "src" / "cfnrun_sample_bucketguard" / "handlers.py").read_bytes()
+    good = registry.register("guard.zip", guard_package, guard, "HOOK")
+    bad = registry.register("guard-bad.zip", _rezipped(guard_package, refusing_every_delete), guard, "HOOK")
+    assert (good["ProgressStatus"], bad["ProgressStatus"]) == ("COMPLETE", "COMPLETE"), (good, bad)
+    cloudformation = registry.cloudformation
+    registry.s3.create_bucket(Bucket="hook-test-logs")
+    assert cloudformation.test_type(Arn=good["TypeVersionArn"], LogDeliveryBucket="hook-test-logs")["TypeVersionArn"] == good["TypeVersionArn"]
+    cloudformation.test_type(Arn=bad["TypeVersionArn"])
+    passed, failed = _wait_for_tests(cloudformation, good["TypeVersionArn"]), _wait_for_tests(cloudformation, bad["TypeVersionArn"])
+    log = registry.s3.get_object(Bucket="hook-test-logs", Key="Cfnrun-Sample-BucketGuard/00000001/test.log")["Body"].read().decode()
+    assert (passed["TypeTestsStatus"], passed["TypeTestsStatusDescription"]) == ("PASSED", "All contract tests passed."), log[-6000:]
+    assert re.search(r"contract_pre_delete_success PASSED", log), log[-6000:]
+    assert failed["TypeTestsStatus"] == "FAILED"
+    assert failed["TypeTestsStatusDescription"] == "1 contract test(s) failed: contract_pre_delete_success", failed["TypeTestsStatusDescription"]
+    registry.cloudformation.register_publisher(AcceptTermsAndConditions=True)
+    assert registry.cloudformation.publish_type(Type="HOOK", TypeName=guard)["PublicTypeArn"].endswith("/Cfnrun-Sample-BucketGuard")  # 1 PASSED
+
+
 def test_cfn_submit_of_a_hook_reads_its_targets_from_serves_registry_and_the_package_registers(registry: Registry, tmp_path: Path) -> None:
     """cfn submit packages a hook with its targets' schemas, which it asks the registry for: serve answers for AWS's public types."""
     project = tmp_path / "hook"
