@@ -555,3 +555,27 @@ def test_registrations_are_kept_across_a_restart_with_state(tmp_path: Path, note
         assert [v["VersionId"] for v in gone] == ["00000001"]
     finally:
         third.server.stop(timeout=PATIENCE_S)
+
+
+def test_cfn_submit_of_a_hook_registers_it_and_its_configuration_makes_it_fire(registry: Registry, tmp_path: Path) -> None:
+    """The real ``cfn submit --set-default`` of a hook project (its role stack from hook-role.yaml, the upload stack, the upload,
+    RegisterType HOOK); SetTypeConfiguration enables it and it fires in a stack."""
+    guard = "Cfnrun::Sample::BucketGuard"
+    project = tmp_path / "hook"
+    shutil.copytree(SAMPLES / "hook", project, ignore=LOCAL_STATE)
+    run = _cfn_submit(project, registry, "--set-default")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    cloudformation = registry.cloudformation
+    described = cloudformation.describe_type(Type="HOOK", TypeName=guard)
+    assert (described["DefaultVersionId"], described["Type"]) == ("00000001", "HOOK")
+    assert described["ExecutionRoleArn"].startswith("arn:aws:iam::123456789012:role/")  # the role stack cfn made from hook-role.yaml
+    configuration = json.loads((project / "typeconfig-kms.json").read_text())
+    cloudformation.set_type_configuration(Type="HOOK", TypeName=guard, Configuration=json.dumps(configuration))
+    bucket = {"Resources": {"Bucket": {"Type": "AWS::S3::Bucket", "Properties": {"BucketEncryption": {"ServerSideEncryptionConfiguration": [
+        {"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]}}}}}
+    cloudformation.create_stack(StackName="guarded", TemplateBody=json.dumps(bucket))
+    with pytest.raises(Exception):  # noqa: B017 - the waiter's failure: the hook refuses the bucket, the stack rolls back
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="guarded", WaiterConfig=FAST)
+    events = cloudformation.describe_stack_events(StackName="guarded")["StackEvents"]
+    reasons = [e.get("HookStatusReason") for e in events if e.get("HookType") == guard and e.get("HookStatus") == "HOOK_COMPLETE_FAILED"]
+    assert len(reasons) == 1 and reasons[0].startswith("Bucket must use server-side encryption aws:kms (found AES256)"), reasons
