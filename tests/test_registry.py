@@ -579,3 +579,22 @@ def test_cfn_submit_of_a_hook_registers_it_and_its_configuration_makes_it_fire(r
     events = cloudformation.describe_stack_events(StackName="guarded")["StackEvents"]
     reasons = [e.get("HookStatusReason") for e in events if e.get("HookType") == guard and e.get("HookStatus") == "HOOK_COMPLETE_FAILED"]
     assert len(reasons) == 1 and reasons[0].startswith("Bucket must use server-side encryption aws:kms (found AES256)"), reasons
+
+
+def test_a_damaged_kept_registry_is_named_left_as_it_is_and_serve_goes_on(tmp_path: Path) -> None:
+    project = tmp_path / "parameter"
+    shutil.copytree(SAMPLES / "parameter", project, ignore=LOCAL_STATE)
+    state = tmp_path / "kept"
+    state.mkdir()
+    damaged = b"this is not a database, but someone's file" * 100
+    (state / "registry.sqlite3").write_bytes(damaged)
+    server = ServerProcess(project, "--no-reload", "--moto", "--state", str(state))
+    try:
+        warned = server.has_printed(r"registry\.sqlite3: cannot use the registry kept there")
+        assert "move it aside" in warned and "not kept" in warned, warned
+        served = Registry(server, project)
+        summaries = served.cloudformation.list_types(Visibility="PRIVATE")["TypeSummaries"]
+        assert [summary["TypeName"] for summary in summaries] == [PARAMETER]  # serving, with an empty registry
+    finally:
+        server.stop(timeout=PATIENCE_S)
+    assert (state / "registry.sqlite3").read_bytes() == damaged  # nothing written over it

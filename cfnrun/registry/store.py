@@ -228,7 +228,7 @@ class TypeRegistry:
         self._restoring.add_done_callback(self._running.discard)
 
     async def ready(self) -> None:
-        """Once what ``--state`` kept is read back (at once without it); a registry that could not be read back raises why."""
+        """Once what ``--state`` kept is read back (at once without it; a file that cannot be read leaves the registry empty, said)."""
         if self._restoring is not None:
             await asyncio.shield(self._restoring)
 
