@@ -598,3 +598,18 @@ def test_a_damaged_kept_registry_is_named_left_as_it_is_and_serve_goes_on(tmp_pa
     finally:
         server.stop(timeout=PATIENCE_S)
     assert (state / "registry.sqlite3").read_bytes() == damaged  # nothing written over it
+
+
+def test_cfn_submit_of_a_module_registers_it_and_a_stack_expands_it(registry: Registry, tmp_path: Path) -> None:
+    """The real ``cfn submit --set-default`` of a module project (no role: a module has no handlers); a stack then expands it."""
+    module = "Cfnrun::Sample::Bucket::MODULE"
+    project = tmp_path / "module"
+    shutil.copytree(SAMPLES / "module", project, ignore=LOCAL_STATE)
+    run = _cfn_submit(project, registry, "--set-default")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    described = registry.cloudformation.describe_type(Type="MODULE", TypeName=module)
+    assert (described["DefaultVersionId"], described["ProvisioningType"]) == ("00000001", "NON_PROVISIONABLE"), described
+    template = {"Resources": {"Logs": {"Type": module, "Properties": {"BucketName": "submitted-module-bucket"}}}}
+    registry.cloudformation.create_stack(StackName="submitted-module", TemplateBody=json.dumps(template))
+    registry.cloudformation.get_waiter("stack_create_complete").wait(StackName="submitted-module", WaiterConfig=FAST)
+    assert "submitted-module-bucket" in [b["Name"] for b in registry.s3.list_buckets()["Buckets"]]
