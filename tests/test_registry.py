@@ -26,6 +26,7 @@ from conftest import FIXTURES, LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess, 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 FAST = {"Delay": 0.2, "MaxAttempts": 1500}
 NOTE = "Cfnrun::Sample::Note"
+MODULE_TYPE = "Cfnrun::Sample::Bucket::MODULE"
 PARAMETER = "Cfnrun::Sample::Parameter"  # the type of samples/parameter: the --provider project the registry fixture serves
 BUCKET = "cfnrun-registry-packages"
 # Each test drives whole registrations, stacks and suites on a shared 2-core machine: pytest-timeout's 120 s default is
@@ -369,16 +370,7 @@ def test_a_provider_of_the_same_type_wins_over_its_registered_version(tmp_path: 
 
 
 def test_a_registered_module_expands_in_stacks_and_a_broken_fragment_fails(registry: Registry) -> None:
-    module = "Cfnrun::Sample::Bucket::MODULE"
-
-    def package(fragment: bytes) -> bytes:
-        out = io.BytesIO()
-        with zipfile.ZipFile(out, "w") as archive:
-            archive.write(SAMPLES / "module" / ".rpdk-config", ".rpdk-config")
-            archive.writestr("schema.json", json.dumps({"typeName": module, "description": "a bucket", "properties": {}}))
-            archive.writestr("fragments/bucket.json", fragment)
-        return out.getvalue()
-
+    module, package = MODULE_TYPE, _module_package
     fragment = (SAMPLES / "module" / "fragments" / "bucket.json").read_bytes()
     broken = registry.register("broken-module.zip", package(fragment.replace(b'"Resources"', b'"Transform": "AWS::Serverless-2016-10-31", "Resources"')), module, "MODULE")
     assert broken["ProgressStatus"] == "FAILED" and "Transform" in broken["Description"], broken
@@ -602,7 +594,7 @@ def test_a_damaged_kept_registry_is_named_left_as_it_is_and_serve_goes_on(tmp_pa
 
 def test_cfn_submit_of_a_module_registers_it_and_a_stack_expands_it(registry: Registry, tmp_path: Path) -> None:
     """The real ``cfn submit --set-default`` of a module project (no role: a module has no handlers); a stack then expands it."""
-    module = "Cfnrun::Sample::Bucket::MODULE"
+    module = MODULE_TYPE
     project = tmp_path / "module"
     shutil.copytree(SAMPLES / "module", project, ignore=LOCAL_STATE)
     run = _cfn_submit(project, registry, "--set-default")
@@ -613,3 +605,49 @@ def test_cfn_submit_of_a_module_registers_it_and_a_stack_expands_it(registry: Re
     registry.cloudformation.create_stack(StackName="submitted-module", TemplateBody=json.dumps(template))
     registry.cloudformation.get_waiter("stack_create_complete").wait(StackName="submitted-module", WaiterConfig=FAST)
     assert "submitted-module-bucket" in [b["Name"] for b in registry.s3.list_buckets()["Buckets"]]
+
+
+def _module_package(fragment: bytes) -> bytes:
+    """samples/module packaged as cfn submit packages a module: settings, schema, its one fragment."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.write(SAMPLES / "module" / ".rpdk-config", ".rpdk-config")
+        archive.writestr("schema.json", json.dumps({"typeName": MODULE_TYPE, "description": "a bucket", "properties": {}}))
+        archive.writestr("fragments/bucket.json", fragment)
+    return out.getvalue()
+
+
+def test_a_registered_hook_and_module_are_back_in_stacks_after_a_restart_with_state(tmp_path: Path) -> None:
+    project = tmp_path / "parameter"
+    shutil.copytree(SAMPLES / "parameter", project, ignore=LOCAL_STATE)
+    arguments = ("--no-reload", "--moto", "--state", str(tmp_path / "kept"))
+    hook = "Cfnrun::Test::VersioningGuard"
+    first = Registry(ServerProcess(project, *arguments), project)
+    try:
+        assert first.register("hook.zip", _hook_package(FIXTURES / "versioning_hook"), hook, "HOOK")["ProgressStatus"] == "COMPLETE"
+        module = _module_package((SAMPLES / "module" / "fragments" / "bucket.json").read_bytes())
+        assert first.register("module.zip", module, MODULE_TYPE, "MODULE")["ProgressStatus"] == "COMPLETE"
+    finally:
+        assert first.server.stop(timeout=PATIENCE_S) == 0, first.server.output
+    second = Registry(ServerProcess(project, *arguments), project)
+    try:
+        cloudformation = second.cloudformation
+        # the module's fragment expands again (the calls wait until the registry is read back)
+        template = {"Resources": {"Logs": {"Type": MODULE_TYPE, "Properties": {"BucketName": "module-after-restart"}}}}
+        cloudformation.create_stack(StackName="moduled", TemplateBody=json.dumps(template))
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="moduled", WaiterConfig=FAST)
+        assert "module-after-restart" in [b["Name"] for b in second.s3.list_buckets()["Buckets"]]
+        second.server.has_printed(r"registry: HOOK Cfnrun::Test::VersioningGuard read back from .*default 00000001")
+        # the hook is back in the stacks' hooks, disabled until its configuration is set again
+        document = {"CloudFormationConfiguration": {"HookConfiguration": {"HookInvocationStatus": "ENABLED", "TargetOperations": ["RESOURCE"], "FailureMode": "FAIL", "Properties": {}}}}
+        cloudformation.set_type_configuration(Type="HOOK", TypeName=hook, Configuration=json.dumps(document))
+        bucket = {"Resources": {"Bucket": {"Type": "AWS::S3::Bucket", "Properties": {"VersioningConfiguration": {"Status": "Suspended"}}}}}
+        cloudformation.create_stack(StackName="hooked", TemplateBody=json.dumps(bucket))
+        with pytest.raises(Exception):  # noqa: B017 - the waiter's failure: the hook refuses the bucket
+            cloudformation.get_waiter("stack_create_complete").wait(StackName="hooked", WaiterConfig=FAST)
+        events = cloudformation.describe_stack_events(StackName="hooked")["StackEvents"]
+        assert [e.get("HookStatusReason") for e in events if e.get("HookType") == hook and e.get("HookStatus") == "HOOK_COMPLETE_FAILED"] == [
+            "bucket versioning must be Enabled (found Suspended)"
+        ], events
+    finally:
+        second.server.stop(timeout=PATIENCE_S)

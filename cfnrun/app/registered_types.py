@@ -197,7 +197,8 @@ def _in_stacks(modules: Set[str], kind: str, type_name: str, version: Optional[T
 class RegistryAndStacks:
     """The CloudFormation API's ``StackService``: the registry's operations, the local stacks' for the rest.
 
-    DescribeType goes to the registry for a registered type and to the stacks for a ``--provider`` type.
+    DescribeType goes to the registry for a registered type, a ``--provider`` project's or a public AWS type; to the stacks
+    otherwise. Every call waits until what ``--state`` kept of the registry is read back.
     """
 
     def __init__(self, stacks: StackService, registry: RegistryOperations) -> None:
@@ -208,6 +209,7 @@ class RegistryAndStacks:
         return self.stacks.operations() | self.registry.operations()
 
     async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        await self.registry.registry.ready()  # what --state kept is read back first: a stack may use a registered type
         if operation == "SetTypeConfiguration":  # the stacks apply it; the registry describes it (BatchDescribeTypeConfigurations)
             result = await self.stacks.call(operation, params)
             self.registry.configured(params, result["ConfigurationArn"])
@@ -215,7 +217,6 @@ class RegistryAndStacks:
         if operation not in self.registry.operations():
             return await self.stacks.call(operation, params)
         try:
-            await self.registry.registry.ready()  # what --state kept is read back first
             if operation == "DescribeType" and not self.registry.knows(params):
                 return await self.stacks.call(operation, params)
             return await self.registry.call(operation, params)
