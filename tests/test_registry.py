@@ -520,6 +520,8 @@ def test_registrations_are_kept_across_a_restart_with_state(tmp_path: Path, note
         assert first.server.stop(timeout=PATIENCE_S) == 0, first.server.output
     kept_folders = sorted(p.name for p in (state / "registry" / "Cfnrun-Sample-Note").iterdir() if not p.name.startswith("."))
     assert kept_folders == sorted([one["token"], two["token"]])  # the packages stay unpacked in the state folder
+    state = state.rename(tmp_path / "moved")  # a state folder may move: what it keeps is found relative to it
+    arguments = (*arguments[:-1], str(state))
 
     second = Registry(ServerProcess(project, *arguments), project)
     try:

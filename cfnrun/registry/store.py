@@ -79,11 +79,13 @@ class TypeVersion:
     def type_name(self) -> str:
         return self.package.type_name
 
-    def record(self) -> Record:
-        """What ``--state`` keeps of the version (``kept.py``): enough to answer for it, and to run it again from its folder."""
+    def record(self, base: Path) -> Record:
+        """What ``--state`` keeps of the version (``kept.py``): enough to answer for it, and to run it again from its folder (kept
+        relative to ``base``, the state folder's registry, so the state folder may move)."""
         package = self.package
+        root = package.root.relative_to(base) if package.root.is_relative_to(base) else package.root
         return {
-            "version_id": self.version_id, "arn": self.arn, "registered": self.registered.isoformat(), "root": str(package.root),
+            "version_id": self.version_id, "arn": self.arn, "registered": self.registered.isoformat(), "root": str(root),
             "config": package.config, "schema": package.schema, "configuration_schema": package.configuration_schema,
             "logging_config": self.logging_config, "execution_role_arn": self.execution_role_arn, "deprecated": self.deprecated,
             "tests_status": self.tests_status, "tests_description": self.tests_description, "public_version": self.public_version,
@@ -91,8 +93,8 @@ class TypeVersion:
         }
 
     @classmethod
-    def from_record(cls, kind: str, type_name: str, record: Record) -> "TypeVersion":
-        package = Unpacked(Path(record["root"]), kind, type_name, record["config"], record["schema"], record.get("configuration_schema"))
+    def from_record(cls, kind: str, type_name: str, record: Record, base: Path) -> "TypeVersion":
+        package = Unpacked(base / record["root"], kind, type_name, record["config"], record["schema"], record.get("configuration_schema"))
         tests_status = record.get("tests_status") or "NOT_TESTED"
         tests_description = record.get("tests_description")
         if tests_status == IN_PROGRESS:  # serve stopped while they ran
@@ -128,12 +130,12 @@ class RegisteredType:
     def default(self) -> Optional[TypeVersion]:
         return self.versions.get(self.default_id) if self.default_id else None
 
-    def record(self) -> Record:
+    def record(self, base: Path) -> Record:
         return {
             "kind": self.kind, "type_name": self.type_name, "arn": self.arn, "default_id": self.default_id, "numbered": self.numbered,
             "public_arn": self.public_arn, "public_versions": self.public_versions, "auto_update": self.auto_update,
             "origin": [self.origin.kind, self.origin.type_name] if self.origin is not None else None,
-            "versions": [version.record() for version in self.versions.values()],
+            "versions": [version.record(base) for version in self.versions.values()],
         }
 
 
@@ -207,7 +209,7 @@ class TypeRegistry:
             return
         try:
             self.kept.save(
-                [registered.record() for registered in self.types.values()],
+                [registered.record(self.folder()) for registered in self.types.values()],
                 [registration_record(registration) for registration in self.registrations.values()],
                 self.publisher_id,
             )
@@ -258,7 +260,7 @@ class TypeRegistry:
                 auto_update=record.get("auto_update"),
             )
             for kept in record.get("versions") or []:
-                version = TypeVersion.from_record(registered.kind, registered.type_name, kept)
+                version = TypeVersion.from_record(registered.kind, registered.type_name, kept, self.folder())
                 registered.versions[version.version_id] = version
                 if not version.deprecated and not version.package.root.is_dir():
                     version.deprecated = True
