@@ -575,17 +575,32 @@ def test_cfn_submit_of_a_hook_registers_it_and_its_configuration_makes_it_fire(r
     assert len(reasons) == 1 and reasons[0].startswith("Bucket must use server-side encryption aws:kms (found AES256)"), reasons
 
 
-def test_a_damaged_kept_registry_is_named_left_as_it_is_and_serve_goes_on(tmp_path: Path) -> None:
+def _garbage(state: Path) -> None:
+    (state / "registry.sqlite3").write_bytes(b"this is not a database, but someone's file" * 100)
+
+
+def _unreadable_record(state: Path) -> None:
+    from cfnrun.registry.kept import KeptRegistry
+
+    kept = KeptRegistry(state)
+    kept.save([{"kind": "RESOURCE", "type_name": "Org::Svc::Thing"}], [], None)  # a type record without its ARN and versions
+    kept.close()
+
+
+@pytest.mark.parametrize(("damage", "named"), [
+    (_garbage, r"registry\.sqlite3: cannot use the registry kept there.*move it aside.*not kept"),
+    (_unreadable_record, r"registry\.sqlite3 cannot be read back \(KeyError: 'arn'\); this serve's registrations are not kept"),
+])
+def test_a_damaged_kept_registry_is_named_left_as_it_is_and_serve_goes_on(tmp_path: Path, damage: Callable[[Path], None], named: str) -> None:
     project = tmp_path / "parameter"
     shutil.copytree(SAMPLES / "parameter", project, ignore=LOCAL_STATE)
     state = tmp_path / "kept"
     state.mkdir()
-    damaged = b"this is not a database, but someone's file" * 100
-    (state / "registry.sqlite3").write_bytes(damaged)
+    damage(state)
+    damaged = (state / "registry.sqlite3").read_bytes()
     server = ServerProcess(project, "--no-reload", "--moto", "--state", str(state))
     try:
-        warned = server.has_printed(r"registry\.sqlite3: cannot use the registry kept there")
-        assert "move it aside" in warned and "not kept" in warned, warned
+        server.has_printed(named)
         served = Registry(server, project)
         summaries = served.cloudformation.list_types(Visibility="PRIVATE")["TypeSummaries"]
         assert [summary["TypeName"] for summary in summaries] == [PARAMETER]  # serving, with an empty registry

@@ -223,7 +223,21 @@ class TypeRegistry:
     def restore_in_background(self, on_restored: Callable[[List[RegisteredType]], None]) -> None:
         """``restore`` while serve starts; the API's calls wait for it (``ready``), ``on_restored`` is told what was read back."""
         async def restoring() -> None:
-            on_restored(await self.restore())
+            try:
+                restored = await self.restore()
+            except (KeyError, TypeError, ValueError) as error:  # a record this cfnrun cannot read: serve goes on, with an empty registry
+                for registered in self.types.values():
+                    for version in registered.live():
+                        await self.handlers.stop(version)
+                self.types.clear()
+                self.registrations.clear()
+                self._note(f"registry: {self.kept.path if self.kept else 'the state folder'} cannot be read back ({type(error).__name__}: "
+                           f"{error}); this serve's registrations are not kept")
+                if self.kept is not None:
+                    self.kept.close()
+                self.kept = None  # what is there is left as it is
+                return
+            on_restored(restored)
 
         self._restoring = asyncio.ensure_future(restoring())
         self._running.add(self._restoring)
