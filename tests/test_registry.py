@@ -26,6 +26,8 @@ from conftest import FIXTURES, LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess, 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 FAST = {"Delay": 0.2, "MaxAttempts": 1500}
 NOTE = "Cfnrun::Sample::Note"
+MODULE_TYPE = "Cfnrun::Sample::Bucket::MODULE"
+PARAMETER = "Cfnrun::Sample::Parameter"  # the type of samples/parameter: the --provider project the registry fixture serves
 BUCKET = "cfnrun-registry-packages"
 # Each test drives whole registrations, stacks and suites on a shared 2-core machine: pytest-timeout's 120 s default is
 # too short when both cores are busy, so the bound follows CFNRUN_TEST_PATIENCE_S as the waits inside do.
@@ -139,15 +141,22 @@ def test_a_submitted_package_registers_runs_in_a_stack_and_gets_versions(registr
     cloudformation.set_type_default_version(Arn=second["TypeVersionArn"])
     described = cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
     assert described["DefaultVersionId"] == "00000002"
-    [summary] = cloudformation.list_types(Visibility="PRIVATE", Type="RESOURCE")["TypeSummaries"]
+    [summary, provided] = cloudformation.list_types(Visibility="PRIVATE", Type="RESOURCE")["TypeSummaries"]
     assert (summary["TypeName"], summary["DefaultVersionId"], summary["TypeArn"]) == (NOTE, "00000002", first["TypeArn"])
+    # the --provider project serve runs is listed too, PRIVATE and not versioned; DescribeType says where it comes from
+    assert (provided["Type"], provided["TypeName"], "DefaultVersionId" in provided) == ("RESOURCE", PARAMETER, False), provided
+    assert provided["TypeArn"] == "arn:aws:cloudformation:us-east-1:123456789012:type/resource/Cfnrun-Sample-Parameter"
+    served = cloudformation.describe_type(Type="RESOURCE", TypeName=PARAMETER)
+    assert (served["Visibility"], served["SourceUrl"], "DefaultVersionId" in served) == ("PRIVATE", registry.project.resolve().as_uri(), False)
+    assert json.loads(served["Schema"])["typeName"] == PARAMETER and served["ProvisioningType"] == "FULLY_MUTABLE"
     tokens = cloudformation.list_type_registrations(Type="RESOURCE", TypeName=NOTE)["RegistrationTokenList"]
     assert tokens == [first["token"], second["token"]]
     listed = cfnrun("registry", "list", "--endpoint", registry.server.url)
     assert listed.returncode == 0, listed.stdout + listed.stderr
     assert [line.split()[:3] for line in listed.stdout.splitlines()] == [
-        ["RESOURCE", NOTE], ["00000001", "tests", "NOT_TESTED"], ["00000002", "default", "tests"],
+        ["RESOURCE", NOTE], ["00000001", "tests", "NOT_TESTED"], ["00000002", "default", "tests"], ["RESOURCE", PARAMETER, "(served"],
     ], listed.stdout
+    assert f"(served from --provider {registry.project.resolve()}, not registered)" in listed.stdout
     if shutil.which("aws"):  # the aws CLI reads the same answers
         described = subprocess.run(
             ["aws", "--endpoint-url", registry.server.url, "--region", "us-east-1", "--output", "json", "cloudformation",
@@ -174,7 +183,7 @@ def test_a_submitted_package_registers_runs_in_a_stack_and_gets_versions(registr
         cloudformation.describe_type(Type="RESOURCE", TypeName="Cfnrun::Sample::Nothing")
     removed = cfnrun("registry", "remove", NOTE, "--endpoint", registry.server.url)
     assert removed.returncode == 0 and "removed Cfnrun::Sample::Note (1 version(s))" in removed.stdout, removed.stdout + removed.stderr
-    assert cloudformation.list_types(Visibility="PRIVATE")["TypeSummaries"] == []
+    assert [summary["TypeName"] for summary in cloudformation.list_types(Visibility="PRIVATE")["TypeSummaries"]] == [PARAMETER]
     assert registry.registered_folders() == []
 
 
@@ -352,21 +361,16 @@ def test_a_provider_of_the_same_type_wins_over_its_registered_version(tmp_path: 
         served.cloudformation.get_waiter("stack_create_complete").wait(StackName="provided", WaiterConfig=FAST)
         server.has_printed(r"^\S+ TypeFunction +CREATE")  # the provider's own function, not Cfnrun-Sample-Note-TypeFunction
         assert not [line for line in server.output if "Cfnrun-Sample-Note-TypeFunction" in line and "CREATE" in line]
+        # the registry's API answers for the registration (its versions), listed once
+        described = served.cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
+        assert (described["DefaultVersionId"], described["SourceUrl"]) == ("00000001", "https://example.com/cfnrun/samples/note")  # its schema's
+        assert [s["TypeName"] for s in served.cloudformation.list_types(Visibility="PRIVATE")["TypeSummaries"]] == [NOTE]
     finally:
         server.stop(timeout=PATIENCE_S)
 
 
 def test_a_registered_module_expands_in_stacks_and_a_broken_fragment_fails(registry: Registry) -> None:
-    module = "Cfnrun::Sample::Bucket::MODULE"
-
-    def package(fragment: bytes) -> bytes:
-        out = io.BytesIO()
-        with zipfile.ZipFile(out, "w") as archive:
-            archive.write(SAMPLES / "module" / ".rpdk-config", ".rpdk-config")
-            archive.writestr("schema.json", json.dumps({"typeName": module, "description": "a bucket", "properties": {}}))
-            archive.writestr("fragments/bucket.json", fragment)
-        return out.getvalue()
-
+    module, package = MODULE_TYPE, _module_package
     fragment = (SAMPLES / "module" / "fragments" / "bucket.json").read_bytes()
     broken = registry.register("broken-module.zip", package(fragment.replace(b'"Resources"', b'"Transform": "AWS::Serverless-2016-10-31", "Resources"')), module, "MODULE")
     assert broken["ProgressStatus"] == "FAILED" and "Transform" in broken["Description"], broken
@@ -378,6 +382,47 @@ def test_a_registered_module_expands_in_stacks_and_a_broken_fragment_fails(regis
     [resource] = registry.cloudformation.describe_stack_resources(StackName="moduled")["StackResources"]
     assert resource["LogicalResourceId"] == "LogsS3Bucket" and resource["ResourceType"] == "AWS::S3::Bucket"
     assert "registered-module-bucket" in [b["Name"] for b in registry.s3.list_buckets()["Buckets"]]
+
+
+@pytest.fixture(scope="session")
+def guard_package(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """``cfn submit --dry-run`` in a copy of samples/hook, with its own target schemas (AWS::S3::Bucket) and contract test inputs."""
+    root = tmp_path_factory.mktemp("submit-hook") / "hook"
+    shutil.copytree(SAMPLES / "hook", root, ignore=LOCAL_STATE)
+    cfn = [sys.executable, "-c", "import sys; from rpdk.core.cli import main; sys.exit(main())"]
+    run = subprocess.run([*cfn, "submit", "--dry-run"], cwd=root, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return (root / "cfnrun-sample-bucketguard.zip").read_bytes()
+
+
+def test_test_type_on_a_hook_runs_the_hooks_contract_tests(registry: Registry, guard_package: bytes) -> None:
+    """TestType of a HOOK version runs cloudformation-cli's hook contract tests (pre-create, pre-update, pre-delete, with the
+    package's inputs) on its own code: a hook that refuses a compliant delete FAILS, naming the test."""
+    guard = "Cfnrun::Sample::BucketGuard"
+    allowed = b'    return ProgressEvent(status=OperationStatus.SUCCESS, message=f"{context.targetLogicalId} may be deleted")\n'
+
+    def refusing_every_delete(name: str, data: bytes) -> bytes:
+        if name != "ResourceProvider.zip":
+            return data
+        refused = b'    return ProgressEvent.failed(HandlerErrorCode.NonCompliant, "every delete is refused")\n'
+        return _rezipped(data, lambda inner, code: code.replace(allowed, refused) if inner.endswith("cfnrun_sample_bucketguard/handlers.py") else code)
+
+    assert allowed in (SAMPLES / "hook" / "src" / "cfnrun_sample_bucketguard" / "handlers.py").read_bytes()
+    good = registry.register("guard.zip", guard_package, guard, "HOOK")
+    bad = registry.register("guard-bad.zip", _rezipped(guard_package, refusing_every_delete), guard, "HOOK")
+    assert (good["ProgressStatus"], bad["ProgressStatus"]) == ("COMPLETE", "COMPLETE"), (good, bad)
+    cloudformation = registry.cloudformation
+    registry.s3.create_bucket(Bucket="hook-test-logs")
+    assert cloudformation.test_type(Arn=good["TypeVersionArn"], LogDeliveryBucket="hook-test-logs")["TypeVersionArn"] == good["TypeVersionArn"]
+    cloudformation.test_type(Arn=bad["TypeVersionArn"])
+    passed, failed = _wait_for_tests(cloudformation, good["TypeVersionArn"]), _wait_for_tests(cloudformation, bad["TypeVersionArn"])
+    log = registry.s3.get_object(Bucket="hook-test-logs", Key="Cfnrun-Sample-BucketGuard/00000001/test.log")["Body"].read().decode()
+    assert (passed["TypeTestsStatus"], passed["TypeTestsStatusDescription"]) == ("PASSED", "All contract tests passed."), log[-6000:]
+    assert re.search(r"contract_pre_delete_success PASSED", log), log[-6000:]
+    assert failed["TypeTestsStatus"] == "FAILED"
+    assert failed["TypeTestsStatusDescription"] == "1 contract test(s) failed: contract_pre_delete_success", failed["TypeTestsStatusDescription"]
+    registry.cloudformation.register_publisher(AcceptTermsAndConditions=True)
+    assert registry.cloudformation.publish_type(Type="HOOK", TypeName=guard)["PublicTypeArn"].endswith("/Cfnrun-Sample-BucketGuard")  # 1 PASSED
 
 
 def test_cfn_submit_of_a_hook_reads_its_targets_from_serves_registry_and_the_package_registers(registry: Registry, tmp_path: Path) -> None:
@@ -402,22 +447,224 @@ def test_cfn_submit_of_a_hook_reads_its_targets_from_serves_registry_and_the_pac
     assert "AWS::S3::Bucket" in [summary["TypeName"] for summary in public["TypeSummaries"]]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cfn submit's managed upload stack declares AWS::S3::BucketPolicy, which moto's CloudFormation (where serve makes AWS::* "
-    "resources) does not implement (2026-11-26; its WaitConditionHandle works since stackops' merge): remove this mark once it does",
-)
-def test_cfn_submit_unchanged_registers_against_serve(registry: Registry, tmp_path: Path) -> None:
-    """The real ``cfn submit``: its upload infrastructure stack on serve, its upload to moto's S3, RegisterType, polling, --set-default."""
-    project = tmp_path / "note"
-    shutil.copytree(SAMPLES / "note", project, ignore=LOCAL_STATE)
+def _cfn_submit(project: Path, registry: Registry, *extra: str) -> "subprocess.CompletedProcess[str]":
+    """The real ``cfn submit`` (no --dry-run) in ``project``: its CloudFormation calls to serve, its S3 upload to serve's moto."""
     moto = registry.s3.meta.endpoint_url
     cfn = [sys.executable, "-c", "import sys; from rpdk.core.cli import main; sys.exit(main())"]
-    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_ENDPOINT_URL_S3": moto, "AWS_ENDPOINT_URL_IAM": moto}
-    run = subprocess.run(
-        [*cfn, "submit", "--endpoint-url", registry.server.url, "--region", "us-east-1", "--set-default"], cwd=project,
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=900, env=env,
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_ENDPOINT_URL_S3": moto}
+    return subprocess.run(
+        [*cfn, "submit", "--endpoint-url", registry.server.url, "--region", "us-east-1", *extra], cwd=project,
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=PATIENCE_S * 6, env=env,
     )
+
+
+def test_cfn_submit_unchanged_registers_against_serve(registry: Registry, tmp_path: Path) -> None:
+    """The real ``cfn submit``: its upload infrastructure stack on serve (bucket policies on moto's S3), its upload to moto's S3,
+    RegisterType, polling, --set-default; then a stack uses the type, and a second submit makes version 2 the default."""
+    project = tmp_path / "note"
+    shutil.copytree(SAMPLES / "note", project, ignore=LOCAL_STATE)
+    run = _cfn_submit(project, registry, "--set-default")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    described = registry.cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
+    cloudformation = registry.cloudformation
+    described = cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
     assert described["DefaultVersionId"] == "00000001" and described["DeprecatedStatus"] == "LIVE"
+    assert described["LoggingConfig"]["LogGroupName"] == "cfnrun-sample-note-logs"  # what cfn sent: its upload stack's role
+    assert described["ExecutionRoleArn"].startswith("arn:aws:iam::123456789012:role/")  # the role stack cfn made from resource-role.yaml
+    # the upload stack is a local stack whose bucket policies are on moto's S3, where cfn put the package
+    infrastructure = cloudformation.describe_stacks(StackName="CloudFormationManagedUploadInfrastructure")["Stacks"][0]
+    assert infrastructure["StackStatus"] == "CREATE_COMPLETE" and infrastructure["EnableTerminationProtection"] is True
+    bucket = next(o["OutputValue"] for o in infrastructure["Outputs"] if o["OutputKey"] == "CloudFormationManagedUploadBucketName")
+    [uploaded] = registry.s3.list_objects_v2(Bucket=bucket)["Contents"]
+    assert uploaded["Key"].startswith("cfnrun-sample-note-") and uploaded["Key"].endswith(".zip")
+    resources = cloudformation.describe_stack_resources(StackName="CloudFormationManagedUploadInfrastructure")["StackResources"]
+    policies = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in resources if r["ResourceType"] == "AWS::S3::BucketPolicy"}
+    assert policies["ArtifactCopyPolicy"] == bucket and set(policies) == {"ArtifactCopyPolicy", "AccessLogsBucketPolicy"}
+    # moto enforces policies without their Conditions: the conditional Deny statements are left out, and the events say so
+    with pytest.raises(ClientError, match="NoSuchBucketPolicy"):
+        registry.s3.get_bucket_policy(Bucket=bucket)
+    logs_policy = json.loads(registry.s3.get_bucket_policy(Bucket=policies["AccessLogsBucketPolicy"])["Policy"])
+    assert [statement["Sid"] for statement in logs_policy["Statement"]] == ["S3 Server Access Logs Policy"]
+    events = cloudformation.describe_stack_events(StackName="CloudFormationManagedUploadInfrastructure")["StackEvents"]
+    reasons = [e.get("ResourceStatusReason") or "" for e in events if e["LogicalResourceId"] == "ArtifactCopyPolicy"]
+    assert any("(Require Secure Transport)" in reason for reason in reasons), reasons
+
+    cloudformation.create_stack(StackName="submitted", TemplateBody=NOTE_STACK)
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="submitted", WaiterConfig=FAST)
+    registry.server.has_printed(r"Cfnrun-Sample-Note-TypeFunction .*CREATE")  # the submitted version's handlers ran it
+
+    # submitted again: the upload stack is up to date (cfn's update finds no change), version 2 is registered and the default
+    again = _cfn_submit(project, registry, "--set-default")
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "CloudFormationManagedUploadInfrastructure stack is up to date" in (project / "rpdk.log").read_text()  # cfn's own log
+    assert cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)["DefaultVersionId"] == "00000002"
+    cloudformation.update_stack(StackName="submitted", TemplateBody=NOTE_STACK.replace("registered, not served", "version two"))
+    cloudformation.get_waiter("stack_update_complete").wait(StackName="submitted", WaiterConfig=FAST)
+
+
+def test_registrations_are_kept_across_a_restart_with_state(tmp_path: Path, note_package: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``--state``, types, versions, the default version, registrations and the publisher are read back by the next serve,
+    whose workers run the default version again; version numbers go on from where they were."""
+    project = tmp_path / "parameter"
+    shutil.copytree(SAMPLES / "parameter", project, ignore=LOCAL_STATE)
+    monkeypatch.setenv("NOTES_STATE_DIR", str(tmp_path / "notes"))
+    state = tmp_path / "kept"
+    arguments = ("--no-reload", "--moto", "--virtual-clock", "--state", str(state))
+    first = Registry(ServerProcess(project, *arguments), project)
+    try:
+        one = first.register("note-1.zip", note_package)
+        two = first.register("note-2.zip", note_package)
+        assert (one["ProgressStatus"], two["ProgressStatus"]) == ("COMPLETE", "COMPLETE"), (one, two)
+        first.cloudformation.set_type_default_version(Arn=two["TypeVersionArn"])
+        publisher = first.cloudformation.register_publisher(AcceptTermsAndConditions=True)["PublisherId"]
+    finally:
+        assert first.server.stop(timeout=PATIENCE_S) == 0, first.server.output
+    kept_folders = sorted(p.name for p in (state / "registry" / "Cfnrun-Sample-Note").iterdir() if not p.name.startswith("."))
+    assert kept_folders == sorted([one["token"], two["token"]])  # the packages stay unpacked in the state folder
+    state = state.rename(tmp_path / "moved")  # a state folder may move: what it keeps is found relative to it
+    arguments = (*arguments[:-1], str(state))
+
+    second = Registry(ServerProcess(project, *arguments), project)
+    try:
+        second.server.has_printed(r"registry: RESOURCE Cfnrun::Sample::Note read back from .*versions 00000001, 00000002; default 00000002")
+        cloudformation = second.cloudformation
+        described = cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
+        assert (described["DefaultVersionId"], described["DeprecatedStatus"]) == ("00000002", "LIVE")
+        assert json.loads(described["Schema"])["typeName"] == NOTE
+        versions = cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE)["TypeVersionSummaries"]
+        assert [(v["VersionId"], v["IsDefaultVersion"]) for v in versions] == [("00000001", False), ("00000002", True)]
+        assert cloudformation.describe_type_registration(RegistrationToken=one["token"])["TypeVersionArn"] == one["TypeVersionArn"]
+        assert cloudformation.describe_publisher()["PublisherId"] == publisher
+        cloudformation.create_stack(StackName="after-restart", TemplateBody=NOTE_STACK)  # the default version runs again
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="after-restart", WaiterConfig=FAST)
+        second.server.has_printed(r"Cfnrun-Sample-Note-TypeFunction .*CREATE")
+        three = second.register("note-3.zip", note_package)  # the embedded moto starts empty: uploaded again
+        assert three["TypeVersionArn"].endswith("/00000003"), three
+        cloudformation.deregister_type(Type="RESOURCE", TypeName=NOTE, VersionId="00000001")
+    finally:
+        assert second.server.stop(timeout=PATIENCE_S) == 0, second.server.output
+    third = Registry(ServerProcess(project, *arguments), project)
+    try:
+        third.server.has_printed(r"registry: RESOURCE Cfnrun::Sample::Note read back from .*versions 00000002, 00000003; default 00000002")
+        gone = third.cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE, DeprecatedStatus="DEPRECATED")["TypeVersionSummaries"]
+        assert [v["VersionId"] for v in gone] == ["00000001"]
+    finally:
+        third.server.stop(timeout=PATIENCE_S)
+
+
+def test_cfn_submit_of_a_hook_registers_it_and_its_configuration_makes_it_fire(registry: Registry, tmp_path: Path) -> None:
+    """The real ``cfn submit --set-default`` of a hook project (its role stack from hook-role.yaml, the upload stack, the upload,
+    RegisterType HOOK); SetTypeConfiguration enables it and it fires in a stack."""
+    guard = "Cfnrun::Sample::BucketGuard"
+    project = tmp_path / "hook"
+    shutil.copytree(SAMPLES / "hook", project, ignore=LOCAL_STATE)
+    run = _cfn_submit(project, registry, "--set-default")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    cloudformation = registry.cloudformation
+    described = cloudformation.describe_type(Type="HOOK", TypeName=guard)
+    assert (described["DefaultVersionId"], described["Type"]) == ("00000001", "HOOK")
+    assert described["ExecutionRoleArn"].startswith("arn:aws:iam::123456789012:role/")  # the role stack cfn made from hook-role.yaml
+    configuration = json.loads((project / "typeconfig-kms.json").read_text())
+    cloudformation.set_type_configuration(Type="HOOK", TypeName=guard, Configuration=json.dumps(configuration))
+    bucket = {"Resources": {"Bucket": {"Type": "AWS::S3::Bucket", "Properties": {"BucketEncryption": {"ServerSideEncryptionConfiguration": [
+        {"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]}}}}}
+    cloudformation.create_stack(StackName="guarded", TemplateBody=json.dumps(bucket))
+    with pytest.raises(Exception):  # noqa: B017 - the waiter's failure: the hook refuses the bucket, the stack rolls back
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="guarded", WaiterConfig=FAST)
+    events = cloudformation.describe_stack_events(StackName="guarded")["StackEvents"]
+    reasons = [e.get("HookStatusReason") for e in events if e.get("HookType") == guard and e.get("HookStatus") == "HOOK_COMPLETE_FAILED"]
+    assert len(reasons) == 1 and reasons[0].startswith("Bucket must use server-side encryption aws:kms (found AES256)"), reasons
+
+
+def _garbage(state: Path) -> None:
+    (state / "registry.sqlite3").write_bytes(b"this is not a database, but someone's file" * 100)
+
+
+def _unreadable_record(state: Path) -> None:
+    from cfnrun.registry.kept import KeptRegistry
+
+    kept = KeptRegistry(state)
+    kept.save([{"kind": "RESOURCE", "type_name": "Org::Svc::Thing"}], [], None)  # a type record without its ARN and versions
+    kept.close()
+
+
+@pytest.mark.parametrize(("damage", "named"), [
+    (_garbage, r"registry\.sqlite3: cannot use the registry kept there.*move it aside.*not kept"),
+    (_unreadable_record, r"registry\.sqlite3 cannot be read back \(KeyError: 'arn'\); this serve's registrations are not kept"),
+])
+def test_a_damaged_kept_registry_is_named_left_as_it_is_and_serve_goes_on(tmp_path: Path, damage: Callable[[Path], None], named: str) -> None:
+    project = tmp_path / "parameter"
+    shutil.copytree(SAMPLES / "parameter", project, ignore=LOCAL_STATE)
+    state = tmp_path / "kept"
+    state.mkdir()
+    damage(state)
+    damaged = (state / "registry.sqlite3").read_bytes()
+    server = ServerProcess(project, "--no-reload", "--moto", "--state", str(state))
+    try:
+        server.has_printed(named)
+        served = Registry(server, project)
+        summaries = served.cloudformation.list_types(Visibility="PRIVATE")["TypeSummaries"]
+        assert [summary["TypeName"] for summary in summaries] == [PARAMETER]  # serving, with an empty registry
+    finally:
+        server.stop(timeout=PATIENCE_S)
+    assert (state / "registry.sqlite3").read_bytes() == damaged  # nothing written over it
+
+
+def test_cfn_submit_of_a_module_registers_it_and_a_stack_expands_it(registry: Registry, tmp_path: Path) -> None:
+    """The real ``cfn submit --set-default`` of a module project (no role: a module has no handlers); a stack then expands it."""
+    module = MODULE_TYPE
+    project = tmp_path / "module"
+    shutil.copytree(SAMPLES / "module", project, ignore=LOCAL_STATE)
+    run = _cfn_submit(project, registry, "--set-default")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    described = registry.cloudformation.describe_type(Type="MODULE", TypeName=module)
+    assert (described["DefaultVersionId"], described["ProvisioningType"]) == ("00000001", "NON_PROVISIONABLE"), described
+    template = {"Resources": {"Logs": {"Type": module, "Properties": {"BucketName": "submitted-module-bucket"}}}}
+    registry.cloudformation.create_stack(StackName="submitted-module", TemplateBody=json.dumps(template))
+    registry.cloudformation.get_waiter("stack_create_complete").wait(StackName="submitted-module", WaiterConfig=FAST)
+    assert "submitted-module-bucket" in [b["Name"] for b in registry.s3.list_buckets()["Buckets"]]
+
+
+def _module_package(fragment: bytes) -> bytes:
+    """samples/module packaged as cfn submit packages a module: settings, schema, its one fragment."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.write(SAMPLES / "module" / ".rpdk-config", ".rpdk-config")
+        archive.writestr("schema.json", json.dumps({"typeName": MODULE_TYPE, "description": "a bucket", "properties": {}}))
+        archive.writestr("fragments/bucket.json", fragment)
+    return out.getvalue()
+
+
+def test_a_registered_hook_and_module_are_back_in_stacks_after_a_restart_with_state(tmp_path: Path) -> None:
+    project = tmp_path / "parameter"
+    shutil.copytree(SAMPLES / "parameter", project, ignore=LOCAL_STATE)
+    arguments = ("--no-reload", "--moto", "--state", str(tmp_path / "kept"))
+    hook = "Cfnrun::Test::VersioningGuard"
+    first = Registry(ServerProcess(project, *arguments), project)
+    try:
+        assert first.register("hook.zip", _hook_package(FIXTURES / "versioning_hook"), hook, "HOOK")["ProgressStatus"] == "COMPLETE"
+        module = _module_package((SAMPLES / "module" / "fragments" / "bucket.json").read_bytes())
+        assert first.register("module.zip", module, MODULE_TYPE, "MODULE")["ProgressStatus"] == "COMPLETE"
+    finally:
+        assert first.server.stop(timeout=PATIENCE_S) == 0, first.server.output
+    second = Registry(ServerProcess(project, *arguments), project)
+    try:
+        cloudformation = second.cloudformation
+        # the module's fragment expands again (the calls wait until the registry is read back)
+        template = {"Resources": {"Logs": {"Type": MODULE_TYPE, "Properties": {"BucketName": "module-after-restart"}}}}
+        cloudformation.create_stack(StackName="moduled", TemplateBody=json.dumps(template))
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="moduled", WaiterConfig=FAST)
+        assert "module-after-restart" in [b["Name"] for b in second.s3.list_buckets()["Buckets"]]
+        second.server.has_printed(r"registry: HOOK Cfnrun::Test::VersioningGuard read back from .*default 00000001")
+        # the hook is back in the stacks' hooks, disabled until its configuration is set again
+        document = {"CloudFormationConfiguration": {"HookConfiguration": {"HookInvocationStatus": "ENABLED", "TargetOperations": ["RESOURCE"], "FailureMode": "FAIL", "Properties": {}}}}
+        cloudformation.set_type_configuration(Type="HOOK", TypeName=hook, Configuration=json.dumps(document))
+        bucket = {"Resources": {"Bucket": {"Type": "AWS::S3::Bucket", "Properties": {"VersioningConfiguration": {"Status": "Suspended"}}}}}
+        cloudformation.create_stack(StackName="hooked", TemplateBody=json.dumps(bucket))
+        with pytest.raises(Exception):  # noqa: B017 - the waiter's failure: the hook refuses the bucket
+            cloudformation.get_waiter("stack_create_complete").wait(StackName="hooked", WaiterConfig=FAST)
+        events = cloudformation.describe_stack_events(StackName="hooked")["StackEvents"]
+        assert [e.get("HookStatusReason") for e in events if e.get("HookType") == hook and e.get("HookStatus") == "HOOK_COMPLETE_FAILED"] == [
+            "bucket versioning must be Enabled (found Suspended)"
+        ], events
+    finally:
+        second.server.stop(timeout=PATIENCE_S)

@@ -126,7 +126,7 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         settings.connections,
         sts=StsStandIn(settings.runtime.account_id) if settings.sts_standin else None,
         cloud_control=CloudControlApi(CloudControlRequests(late)) if served.type_names() else None,
-        cloudformation=CloudFormationApi(with_registry(served, late, console.warn)),
+        cloudformation=CloudFormationApi(with_registry(served, late, console.warn, settings.stack_state, console.info)),
         custom_resource_responses=CustomResourceResponseEndpoint(ResponsesWhenLoaded(late)),
         hook_payloads=HookPayloadEndpoint(HookPayloadsWhenLoaded(late)),
         wait_condition_signals=WaitConditionSignalEndpoint(SignalsWhenLoaded(late)),

@@ -24,9 +24,10 @@ from cfnrun.model.local_state import state_folder
 from cfnrun.model.project import TYPE_FUNCTION, Project
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.model.template import FunctionSpec
-from cfnrun.registry.operations import RegistryOperations
+from cfnrun.registry.operations import ProvidedType, RegistryOperations
 from cfnrun.registry.package import HOOK, MODULE, RESOURCE, SCHEMA, PackageError
-from cfnrun.registry.store import RegistryError, TypeRegistry, TypeVersion
+from cfnrun.registry.kept import KeptRegistry
+from cfnrun.registry.store import RegisteredType, RegistryError, TypeRegistry, TypeVersion
 from cfnrun.runtime.registry import FunctionRegistry
 
 REGISTRY_FOLDER = "registry"
@@ -196,7 +197,8 @@ def _in_stacks(modules: Set[str], kind: str, type_name: str, version: Optional[T
 class RegistryAndStacks:
     """The CloudFormation API's ``StackService``: the registry's operations, the local stacks' for the rest.
 
-    DescribeType goes to the registry for a registered type and to the stacks for a ``--provider`` type.
+    DescribeType goes to the registry for a registered type, a ``--provider`` project's or a public AWS type; to the stacks
+    otherwise. Every call waits until what ``--state`` kept of the registry is read back.
     """
 
     def __init__(self, stacks: StackService, registry: RegistryOperations) -> None:
@@ -207,13 +209,16 @@ class RegistryAndStacks:
         return self.stacks.operations() | self.registry.operations()
 
     async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        await self.registry.registry.ready()  # what --state kept is read back first: a stack may use a registered type
         if operation == "SetTypeConfiguration":  # the stacks apply it; the registry describes it (BatchDescribeTypeConfigurations)
             result = await self.stacks.call(operation, params)
             self.registry.configured(params, result["ConfigurationArn"])
             return result
-        if operation not in self.registry.operations() or (operation == "DescribeType" and not self.registry.knows(params)):
+        if operation not in self.registry.operations():
             return await self.stacks.call(operation, params)
         try:
+            if operation == "DescribeType" and not self.registry.knows(params):
+                return await self.stacks.call(operation, params)
             return await self.registry.call(operation, params)
         except RegistryError as error:
             if error.code == "ValidationError":
@@ -221,12 +226,35 @@ class RegistryAndStacks:
             raise modelled_error(error.code, error.message) from None
 
 
-def with_registry(served: Served, late: LateLoading, on_note: Optional[Callable[[str], None]] = None) -> RegistryAndStacks:
+def with_registry(
+    served: Served, late: LateLoading, on_note: Optional[Callable[[str], None]] = None, state: Optional[Path] = None,
+    on_info: Optional[Callable[[str], None]] = None,
+) -> RegistryAndStacks:
     """The CloudFormation API's service on serve: the local stacks (once ``late`` has loaded them) and a registry whose default
-    versions ``served`` serves."""
+    versions ``served`` serves. With ``state`` (``--state``) the registry and its packages are kept there and read back as serve starts."""
     stacks = StackServiceWhenLoaded(late)
     handlers = RegisteredHandlers(served, late, on_note)
     served.registered = handlers
     base = served.providers[0].project.root if served.providers else Path.cwd()
-    registry = handlers.registry = TypeRegistry(handlers, lambda: state_folder(base) / REGISTRY_FOLDER, served.region, served.account_id)
-    return RegistryAndStacks(stacks, RegistryOperations(registry))
+    folder = (lambda: state / REGISTRY_FOLDER) if state is not None else (lambda: state_folder(base) / REGISTRY_FOLDER)
+    kept = KeptRegistry(state) if state is not None else None
+    registry = handlers.registry = TypeRegistry(handlers, folder, served.region, served.account_id, kept, on_note)
+    if state is not None:
+        registry.restore_in_background(partial(_say_restored, on_info or on_note, state))
+    return RegistryAndStacks(stacks, RegistryOperations(registry, partial(_provided, served)))
+
+
+def _provided(served: Served) -> List[ProvidedType]:
+    """The --provider projects' types (resource types and hooks), as each is now."""
+    return [
+        ProvidedType(provider.project.artifact_type, provider.project.type_name, provider.project.schema.document, provider.project.root)
+        for provider in served.providers
+    ]
+
+
+def _say_restored(say: Optional[Callable[[str], None]], state: Path, restored: List[RegisteredType]) -> None:
+    if say is not None and restored:
+        for registered in restored:
+            live = [version.version_id for version in registered.live()]
+            say(f"registry: {registered.kind} {registered.type_name} read back from {state} "
+                f"(versions {', '.join(live) or 'none live'}; default {registered.default_id or 'none'})")

@@ -2,19 +2,32 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Awaitable, Callable, Dict, List, Optional
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence
 
 from cfnrun.model.aws_type_schemas import AwsTypeSchemas
 from cfnrun.registry.package import RESOURCE
-from cfnrun.registry.store import RegisteredType, RegistryError, TypeRegistry, TypeVersion, now
+from cfnrun.registry.store import RegisteredType, RegistryError, TypeRegistry, TypeVersion, now, provisioning_type
 
 Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
 PAGE = 100  # results per page when MaxResults is not given (the model's maximum)
 
 
+@dataclass(frozen=True)
+class ProvidedType:
+    """A type serve runs from a ``--provider`` project: not registered, but what stacks and Cloud Control use under its name."""
+
+    kind: str  # RESOURCE or HOOK
+    type_name: str
+    schema: Dict[str, Any]
+    source: Path  # the project's folder: DescribeType's SourceUrl says where the type comes from
+
+
 class RegistryOperations:
-    def __init__(self, registry: TypeRegistry) -> None:
+    def __init__(self, registry: TypeRegistry, provided: Callable[[], Sequence[ProvidedType]] = lambda: ()) -> None:
         self.registry = registry
+        self.provided = provided  # the --provider projects' types, as they are now (a reload may change a schema)
         self.aws = AwsTypeSchemas(registry.region)  # the public AWS::* types: what cfn asks the registry for a hook's targets
         self.connection: Optional[str] = None  # RegisterPublisher's ConnectionArn: a verified publisher (inferred)
         self.handlers: Dict[str, Operation] = {
@@ -40,8 +53,8 @@ class RegistryOperations:
         return frozenset(self.handlers)
 
     def knows(self, params: Dict[str, Any]) -> bool:
-        """Whether a DescribeType call names a registered type or a public AWS type (else the served --provider types answer it)."""
-        if self._aws_schema(params) is not None:
+        """Whether a DescribeType call names a registered type, a --provider project's or a public AWS type (else the stacks answer)."""
+        if self._aws_schema(params) is not None or self._provided(params) is not None:
             return True
         try:
             self._find(params)
@@ -89,10 +102,27 @@ class RegistryOperations:
         page, token = _page(tokens, params)
         return _with_token({"RegistrationTokenList": page}, token)
 
+    def _provided(self, params: Dict[str, Any]) -> Optional[ProvidedType]:
+        """The --provider project's type a DescribeType call names by Type and TypeName, when no registration has that name."""
+        if params.get("Arn") or params.get("VersionId"):
+            return None
+        kind, name = params.get("Type") or RESOURCE, params.get("TypeName")
+        if self._registered(kind, name):
+            return None  # the registration answers the registry's API; stacks and Cloud Control run the provider
+        return next((p for p in self.provided() if (p.kind, p.type_name) == (kind, name)), None)
+
+    def _registered(self, kind: str, type_name: Optional[str]) -> bool:
+        """Whether a registration with a live version names the type."""
+        registered = self.registry.types.get((kind, type_name or ""))
+        return registered is not None and bool(registered.live())
+
     async def describe_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
         aws_schema = self._aws_schema(params)
         if aws_schema is not None:
             return self._aws_type(params["TypeName"], aws_schema)
+        provided = self._provided(params)
+        if provided is not None:
+            return self._provided_type(provided)
         registered, version_id = self._find(params)
         version = self.registry.version(registered, version_id)
         answer: Dict[str, Any] = {
@@ -119,15 +149,25 @@ class RegistryOperations:
         answer.update(_activation(registered, version))
         return {key: value for key, value in answer.items() if value is not None}
 
+    def _provided_type(self, provided: ProvidedType) -> Dict[str, Any]:
+        """DescribeType of a --provider project's type: PRIVATE, not versioned (no DefaultVersionId), its SourceUrl the project's
+        folder (a file: URL), where it comes from."""
+        described = {
+            "Arn": self.registry.arn(provided.kind, provided.type_name), "Type": provided.kind, "TypeName": provided.type_name,
+            "IsDefaultVersion": True, "Schema": json.dumps(provided.schema), "Description": provided.schema.get("description"),
+            "ProvisioningType": provisioning_type(provided.kind, provided.schema), "DeprecatedStatus": "LIVE", "Visibility": "PRIVATE",
+            "TypeTestsStatus": "NOT_TESTED", "SourceUrl": provided.source.resolve().as_uri(),
+            "DocumentationUrl": provided.schema.get("documentationUrl"),
+        }
+        return {key: value for key, value in described.items() if value is not None}
+
     def _aws_type(self, type_name: str, schema: Dict[str, Any]) -> Dict[str, Any]:
         """DescribeType of a public AWS type: its schema as the registry publishes it, from cfn-lint's data."""
-        handlers = schema.get("handlers") or {}
-        provisionable = all(name in handlers for name in ("create", "read", "delete"))
         described = {
             "Arn": f"arn:aws:cloudformation:{self.registry.region}::type/resource/{type_name.replace('::', '-')}",
             "Type": RESOURCE, "TypeName": type_name, "IsDefaultVersion": True, "Schema": json.dumps(schema),
             "Description": schema.get("description"), "Visibility": "PUBLIC", "DeprecatedStatus": "LIVE",
-            "ProvisioningType": ("FULLY_MUTABLE" if "update" in handlers else "IMMUTABLE") if provisionable else "NON_PROVISIONABLE",
+            "ProvisioningType": provisioning_type(RESOURCE, schema),
             "SourceUrl": schema.get("sourceUrl"), "DocumentationUrl": schema.get("documentationUrl"),
         }
         return {key: value for key, value in described.items() if value is not None}
@@ -153,8 +193,27 @@ class RegistryOperations:
                 **{key: value for key, value in _activation(registered, shown).items() if key in ("IsActivated", "OriginalTypeName", "PublicVersionNumber", "LatestPublicVersion")},
             }
             summaries.append({key: value for key, value in summary.items() if value is not None})
+        if status == "LIVE":
+            summaries += self._provided_summaries(params, prefix)
         page, token = _page(summaries, params)
         return _with_token({"TypeSummaries": page}, token)
+
+    def _provided_summaries(self, params: Dict[str, Any], prefix: str) -> List[Dict[str, Any]]:
+        """ListTypes' summaries of the --provider projects' types no registration names: PRIVATE, no DefaultVersionId."""
+        summaries: List[Dict[str, Any]] = []
+        for provided in sorted(self.provided(), key=lambda p: (p.kind, p.type_name)):
+            if self._registered(provided.kind, provided.type_name) or not provided.type_name.startswith(prefix):
+                continue
+            if (params.get("Type") and provided.kind != params["Type"]) or (
+                params.get("ProvisioningType") and provisioning_type(provided.kind, provided.schema) != params["ProvisioningType"]
+            ):
+                continue
+            summary = {
+                "Type": provided.kind, "TypeName": provided.type_name, "TypeArn": self.registry.arn(provided.kind, provided.type_name),
+                "Description": provided.schema.get("description"),
+            }
+            summaries.append({key: value for key, value in summary.items() if value is not None})
+        return summaries
 
     def _public_types(self, params: Dict[str, Any]) -> Dict[str, Any]:
         """ListTypes of PUBLIC resource types: AWS's own (from cfn-lint's data), then the types published here."""

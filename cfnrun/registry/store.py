@@ -22,6 +22,7 @@ from typing import Any, Callable, Coroutine, Dict, List, Optional, Protocol, Set
 
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.schema import ResourceSchema
+from cfnrun.registry.kept import KeptRegistry, KeptRegistryError, Record
 from cfnrun.registry.package import HOOK, MODULE, RESOURCE, PackageError, Unpacked, unpack
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
@@ -43,6 +44,15 @@ class RegistryError(CfnrunError):
 
 def now() -> datetime.datetime:
     return datetime.datetime.now(datetime.timezone.utc)
+
+
+def provisioning_type(kind: str, schema: Dict[str, Any]) -> str:
+    """As the service decides at registration: create, read and delete handlers make a type provisionable, update a mutable one
+    (a hook or a module provisions nothing: inferred, the reference names resource types only)."""
+    handlers = schema.get("handlers") or {}
+    if kind != RESOURCE or not all(name in handlers for name in CRUD):
+        return "NON_PROVISIONABLE"
+    return "FULLY_MUTABLE" if "update" in handlers else "IMMUTABLE"
 
 
 @dataclass
@@ -69,14 +79,35 @@ class TypeVersion:
     def type_name(self) -> str:
         return self.package.type_name
 
+    def record(self, base: Path) -> Record:
+        """What ``--state`` keeps of the version (``kept.py``): enough to answer for it, and to run it again from its folder (kept
+        relative to ``base``, the state folder's registry, so the state folder may move)."""
+        package = self.package
+        root = package.root.relative_to(base) if package.root.is_relative_to(base) else package.root
+        return {
+            "version_id": self.version_id, "arn": self.arn, "registered": self.registered.isoformat(), "root": str(root),
+            "config": package.config, "schema": package.schema, "configuration_schema": package.configuration_schema,
+            "logging_config": self.logging_config, "execution_role_arn": self.execution_role_arn, "deprecated": self.deprecated,
+            "tests_status": self.tests_status, "tests_description": self.tests_description, "public_version": self.public_version,
+            "fragment": self.fragment,
+        }
+
+    @classmethod
+    def from_record(cls, kind: str, type_name: str, record: Record, base: Path) -> "TypeVersion":
+        package = Unpacked(base / record["root"], kind, type_name, record["config"], record["schema"], record.get("configuration_schema"))
+        tests_status = record.get("tests_status") or "NOT_TESTED"
+        tests_description = record.get("tests_description")
+        if tests_status == IN_PROGRESS:  # serve stopped while they ran
+            tests_status, tests_description = FAILED, "The contract tests stopped: cfnrun serve stopped"
+        return cls(
+            package, record["version_id"], record["arn"], datetime.datetime.fromisoformat(record["registered"]), record.get("logging_config"),
+            record.get("execution_role_arn"), bool(record.get("deprecated")), tests_status, tests_description, record.get("public_version"),
+            record.get("fragment"),
+        )
+
     @property
     def provisioning_type(self) -> str:
-        """As the service decides at registration: create, read and delete handlers make a type provisionable, update a mutable one
-        (a hook or a module provisions nothing: inferred, the reference names resource types only)."""
-        handlers = self.package.schema.get("handlers") or {}
-        if self.kind != RESOURCE or not all(name in handlers for name in CRUD):
-            return "NON_PROVISIONABLE"
-        return "FULLY_MUTABLE" if "update" in handlers else "IMMUTABLE"
+        return provisioning_type(self.kind, self.package.schema)
 
 
 @dataclass
@@ -99,6 +130,14 @@ class RegisteredType:
     def default(self) -> Optional[TypeVersion]:
         return self.versions.get(self.default_id) if self.default_id else None
 
+    def record(self, base: Path) -> Record:
+        return {
+            "kind": self.kind, "type_name": self.type_name, "arn": self.arn, "default_id": self.default_id, "numbered": self.numbered,
+            "public_arn": self.public_arn, "public_versions": self.public_versions, "auto_update": self.auto_update,
+            "origin": [self.origin.kind, self.origin.type_name] if self.origin is not None else None,
+            "versions": [version.record(base) for version in self.versions.values()],
+        }
+
 
 @dataclass
 class Registration:
@@ -109,6 +148,10 @@ class Registration:
     status: str = IN_PROGRESS
     description: str = DEPLOYING
     version_arn: Optional[str] = None
+
+
+def registration_record(registration: Registration) -> Record:
+    return dataclasses.asdict(registration)
 
 
 class Handlers(Protocol):
@@ -138,8 +181,13 @@ def type_arn(region: str, account_id: str, kind: str, type_name: str) -> str:
 
 
 class TypeRegistry:
-    def __init__(self, handlers: Handlers, folder: Callable[[], Path], region: str, account_id: str) -> None:
+    def __init__(
+        self, handlers: Handlers, folder: Callable[[], Path], region: str, account_id: str, kept: Optional[KeptRegistry] = None,
+        on_note: Optional[Callable[[str], None]] = None,
+    ) -> None:
         self.handlers = handlers
+        self.kept = kept  # with --state: each change is written there, and read back by the next serve (``restore``)
+        self.on_note = on_note
         self.folder = folder  # made on first use: each registration's package is unpacked in a folder of its own below it
         self.region = region
         self.account_id = account_id
@@ -148,9 +196,102 @@ class TypeRegistry:
         self._running: Set["asyncio.Task[None]"] = set()
         self.publisher_id: Optional[str] = None  # once RegisterPublisher is called
         self._by_client_token: Dict[str, Registration] = {}  # RegisterType's ClientRequestToken: one registration each
+        self._restoring: Optional["asyncio.Future[None]"] = None
 
     def arn(self, kind: str, type_name: str) -> str:
         return type_arn(self.region, self.account_id, kind, type_name)
+
+    # -- kept across restarts (--state) --------------------------------------------------------
+
+    def _changed(self) -> None:
+        """Write the registry to ``--state`` (when serve has one); a file that cannot be written is warned about, the change stands."""
+        if self.kept is None:
+            return
+        try:
+            self.kept.save(
+                [registered.record(self.folder()) for registered in self.types.values()],
+                [registration_record(registration) for registration in self.registrations.values()],
+                self.publisher_id,
+            )
+        except KeptRegistryError as error:
+            self._note(f"registry: not kept for the next serve: {error}")
+
+    def _note(self, text: str) -> None:
+        if self.on_note is not None:
+            self.on_note(text)
+
+    def restore_in_background(self, on_restored: Callable[[List[RegisteredType]], None]) -> None:
+        """``restore`` while serve starts; the API's calls wait for it (``ready``), ``on_restored`` is told what was read back."""
+        async def restoring() -> None:
+            try:
+                restored = await self.restore()
+            except (KeyError, TypeError, ValueError) as error:  # a record this cfnrun cannot read: serve goes on, with an empty registry
+                for registered in self.types.values():
+                    for version in registered.live():
+                        await self.handlers.stop(version)
+                self.types.clear()
+                self.registrations.clear()
+                self._note(f"registry: {self.kept.path if self.kept else 'the state folder'} cannot be read back ({type(error).__name__}: "
+                           f"{error}); this serve's registrations are not kept")
+                if self.kept is not None:
+                    self.kept.close()
+                self.kept = None  # what is there is left as it is
+                return
+            on_restored(restored)
+
+        self._restoring = asyncio.ensure_future(restoring())
+        self._running.add(self._restoring)
+        self._restoring.add_done_callback(self._running.discard)
+
+    async def ready(self) -> None:
+        """Once what ``--state`` kept is read back (at once without it; a file that cannot be read leaves the registry empty, said)."""
+        if self._restoring is not None:
+            await asyncio.shield(self._restoring)
+
+    async def restore(self) -> List[RegisteredType]:
+        """Read back what an earlier serve with the same ``--state`` kept and run each type's default version again; the types read.
+
+        A live version whose folder is gone is read back deregistered, and said so."""
+        if self.kept is None:
+            return []
+        try:
+            types, registrations, self.publisher_id = self.kept.load()  # on the loop's thread, as each save is: one connection
+        except KeptRegistryError as error:  # the file is left as it is for the user to look at: nothing is written over it
+            self.kept = None
+            self._note(f"registry: {error}; this serve's registrations are not kept")
+            return []
+        for record in registrations:
+            registration = Registration(**record)
+            if registration.status == IN_PROGRESS:  # serve stopped before it was done: nothing of it was kept
+                registration.status, registration.description = FAILED, "The registration stopped: cfnrun serve stopped before it was complete"
+            self.registrations[registration.token] = registration
+        restored: List[RegisteredType] = []
+        for record in sorted(types, key=lambda r: r.get("origin") is not None):  # published types before the types activated from them
+            origin = self.types.get(tuple(record["origin"])) if record.get("origin") else None  # type: ignore[arg-type]
+            registered = RegisteredType(
+                record["kind"], record["type_name"], record["arn"], default_id=record.get("default_id"), numbered=int(record.get("numbered") or 0),
+                public_arn=record.get("public_arn"), public_versions=list(record.get("public_versions") or []), origin=origin,
+                auto_update=record.get("auto_update"),
+            )
+            for kept in record.get("versions") or []:
+                version = TypeVersion.from_record(registered.kind, registered.type_name, kept, self.folder())
+                registered.versions[version.version_id] = version
+                if not version.deprecated and not version.package.root.is_dir():
+                    version.deprecated = True
+                    self._note(f"registry: {registered.type_name} version {version.version_id} is deregistered: its files in "
+                               f"{version.package.root} are gone")
+            self.types[(registered.kind, registered.type_name)] = registered
+            restored.append(registered)
+        for registered in restored:
+            for version in registered.live():
+                if version.kind != MODULE:
+                    problem = await self.handlers.start(version)
+                    if problem is not None:
+                        self._note(f"registry: {registered.type_name} version {version.version_id} does not run: {problem}")
+            if registered.default is not None and not registered.default.deprecated:
+                self.handlers.use(registered.kind, registered.type_name, registered.default)
+        self._changed()
+        return restored
 
     # -- registering ---------------------------------------------------------------------------
 
@@ -177,6 +318,7 @@ class TypeRegistry:
         self.registrations[registration.token] = registration
         if client_token:
             self._by_client_token[client_token] = registration
+        self._changed()  # its token is known to the next serve, FAILED if this one stops before it is done
         self._background(self._register(registration, url, logging_config, role))
         return registration
 
@@ -208,6 +350,7 @@ class TypeRegistry:
                 registration.description = "The registration stopped: cfnrun serve stopped before it was complete"
             registration.status = FAILED
             if isinstance(error, (PackageError, OSError)):
+                self._changed()
                 return
             raise
         earlier = self.types.get((registration.kind, registration.type_name))
@@ -223,6 +366,7 @@ class TypeRegistry:
         if registered.default_id is None:
             self._make_default(registered, version)
         registration.status, registration.description, registration.version_arn = COMPLETE, DEPLOYED, version.arn
+        self._changed()
 
     def registration(self, token: str) -> Registration:
         found = self.registrations.get(token)
@@ -266,6 +410,7 @@ class TypeRegistry:
         if version.deprecated:
             raise RegistryError(f"Version '{version_id}' of type '{registered.type_name}' is deprecated and cannot be set as the default version.")
         self._make_default(registered, version)
+        self._changed()
 
     def _make_default(self, registered: RegisteredType, version: TypeVersion) -> None:
         registered.default_id = version.version_id
@@ -299,6 +444,7 @@ class TypeRegistry:
                 self.handlers.use(registered.kind, registered.type_name, None)
             await self.handlers.stop(version)
             await asyncio.to_thread(shutil.rmtree, version.package.root, True)
+        self._changed()
 
     # -- testing and publishing ----------------------------------------------------------------
 
@@ -324,11 +470,13 @@ class TypeRegistry:
             version.tests_status, version.tests_description = FAILED, "The contract tests stopped: cfnrun serve stopped"
             raise
         version.tests_status, version.tests_description = ("PASSED" if passed else FAILED), description
+        self._changed()
 
     def register_publisher(self) -> str:
         """This account's publisher id (the same on every call: one account, one publisher)."""
         if self.publisher_id is None:
             self.publisher_id = hashlib.sha1(f"cfnrun-publisher-{self.account_id}".encode()).hexdigest()  # noqa: S324 - an id, not a secret
+            self._changed()
         return self.publisher_id
 
     def publish(self, registered: RegisteredType, public_version: Optional[str]) -> str:
@@ -353,6 +501,7 @@ class TypeRegistry:
         registered.public_arn = (
             f"arn:aws:cloudformation:{self.region}::type/{registered.kind.lower()}/{self.publisher_id}/{registered.type_name.replace('::', '-')}"
         )
+        self._changed()
         return registered.public_arn
 
     # -- activating published types -------------------------------------------------------------
@@ -386,6 +535,7 @@ class TypeRegistry:
         activated.versions[version.version_id] = version
         self.types[(published.kind, name)] = activated
         self._make_default(activated, version)
+        self._changed()
         return activated
 
     async def deactivate(self, registered: RegisteredType) -> None:
@@ -396,6 +546,7 @@ class TypeRegistry:
             self.handlers.use(registered.kind, registered.type_name, None)
             await self.handlers.stop(version)  # its files are the published version's: they stay
         del self.types[(registered.kind, registered.type_name)]
+        self._changed()
 
     async def close(self) -> None:
         """Serve stops: registrations still running end (FAILED), every version's workers stop."""
@@ -406,8 +557,10 @@ class TypeRegistry:
         for registered in self.types.values():
             for version in registered.live():
                 await self.handlers.stop(version)
-                if registered.origin is None:  # registrations last as long as serve: their files go with it (the type's history stays)
-                    await asyncio.to_thread(shutil.rmtree, version.package.root, True)
+                if registered.origin is None and self.kept is None:  # without --state registrations last as long as serve: their files
+                    await asyncio.to_thread(shutil.rmtree, version.package.root, True)  # go with it (the type's history stays)
+        if self.kept is not None:
+            self.kept.close()
 
 
 SEMANTIC = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")

@@ -6,6 +6,7 @@ Exit status: 0 done, 1 serve refused (its error is printed), 2 usage error or no
 from __future__ import annotations
 
 from typing import Any, List
+from urllib.parse import unquote, urlparse
 
 from cfnrun.app.commands.common import EXIT_FAILED, EXIT_SUCCESS, echo, usage_error
 from cfnrun.app.early_start import EarlyStart
@@ -25,7 +26,7 @@ def _client(endpoint: str) -> Any:
 
 
 def run(options: RegistryListOptions, early: EarlyStart) -> int:
-    """List each registered type with its versions: default, test status."""
+    """List each registered type with its versions (default, test status), and each --provider project's type, where it comes from."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     client = _client(options.endpoint)
@@ -33,6 +34,10 @@ def run(options: RegistryListOptions, early: EarlyStart) -> int:
     try:
         for kind in KINDS:
             for summary in client.list_types(Visibility="PRIVATE", Type=kind)["TypeSummaries"]:
+                if "DefaultVersionId" not in summary:  # a --provider project's type: served, not registered, no versions
+                    source = urlparse(client.describe_type(Type=kind, TypeName=summary["TypeName"]).get("SourceUrl", "")).path
+                    lines.append(f"{kind:<8} {summary['TypeName']} (served from --provider {unquote(source)}, not registered)")
+                    continue
                 activated = f" (activated {summary['OriginalTypeName']})" if summary.get("IsActivated") else ""
                 lines.append(f"{kind:<8} {summary['TypeName']}{activated}")
                 versions = client.list_type_versions(Type=kind, TypeName=summary["TypeName"])["TypeVersionSummaries"]

@@ -7,7 +7,8 @@ uses come back as that stack's outputs. So the resource lives in the same world 
 handlers' own AWS calls see: a bucket the stack creates is there when a handler lists buckets.
 What a user can rely on is what the endpoint implements (moto's CloudFormation support covers
 the common types; LocalStack covers more); a type it does not know fails the resource with the
-endpoint's own message.
+endpoint's own message, except AWS::S3::BucketPolicy, which is then put through the endpoint's S3
+API instead (``bucket_policies.py``: cfn submit's upload infrastructure stack declares two).
 """
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ import dataclasses
 import json
 import re
 import uuid
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
 from cfnrun.app.stacks.local_code import staged
 from cfnrun.app.stacks.generated_names import GENERATED_NAME_KEY, named, with_name
+from cfnrun.app.stacks.bucket_policies import BUCKET_POLICY, DIRECT_KEY, BucketPolicies
 
 SETTLED_SUFFIXES = ("_COMPLETE", "_FAILED")
 INNER_STACK_KEY = "cfnrun:endpointStack"  # where the resource's stack on the endpoint is kept, in its record
@@ -32,6 +34,10 @@ NO_ENDPOINT = (
 )
 POLL_FIRST_S = 0.05
 POLL_MAX_S = 1.0
+
+
+class NotImplementedThere(ProvisioningFailed):
+    """The endpoint's CloudFormation completed the resource's stack without making the resource: it does not know the type."""
 
 
 def _answered(error: Exception) -> str:
@@ -69,6 +75,9 @@ class AwsTypes:
         self.schemas = schemas
         self.poll_max_s = poll_max_s
         self._client: Any = None
+        # the types made through the endpoint's own service API when its CloudFormation lacks them (moto's lacks bucket policies)
+        self.direct = {BUCKET_POLICY: BucketPolicies(endpoint_url, region)} if endpoint_url else {}
+        self._lacking: Set[str] = set()  # the types this endpoint's CloudFormation was found not to implement
 
     def _cloudformation(self) -> Any:
         if self._client is None:
@@ -97,13 +106,30 @@ class AwsTypes:
     # -- on the endpoint ---------------------------------------------------------------------
 
     async def create(self, work: ResourceWork) -> Provisioned:
+        direct = self.direct.get(work.type_name)
+        if direct is not None and work.type_name in self._lacking:
+            return await direct.put(work)
         name = _inner_name(work)
         work, given_name = _named(work)
         body = self._template(work, await staged(work.type_name, work.properties, self.endpoint_url, self.region))
         await self._call(work, "create_stack", StackName=name, TemplateBody=body)
-        return await self._settled(work, name, given_name)
+        try:
+            return await self._settled(work, name, given_name)
+        except NotImplementedThere:
+            if direct is None:
+                raise
+            self._lacking.add(work.type_name)  # asked once per serve: from now on straight to the service's API
+            return await direct.put(work)
+
+    def _made_directly(self, model: Optional[Dict[str, Any]]) -> Optional[BucketPolicies]:
+        """The service-API maker of a resource made without a stack on the endpoint (its record says which), or None."""
+        made = (model or {}).get(DIRECT_KEY)
+        return self.direct.get(made) if isinstance(made, str) else None
 
     async def update(self, work: ResourceWork) -> Provisioned:
+        direct = self._made_directly(work.model)
+        if direct is not None:
+            return await direct.put(work)
         name = self._inner_stack(work)
         work, given_name = _named(work)
         try:
@@ -115,6 +141,9 @@ class AwsTypes:
         return await self._settled(work, name, given_name)
 
     async def delete(self, work: ResourceWork) -> None:
+        direct = self._made_directly(work.model)
+        if direct is not None:
+            return await direct.delete(work)
         name = self._inner_stack(work)
         if work.retain:
             return
@@ -128,6 +157,9 @@ class AwsTypes:
 
     async def still_there(self, model: Optional[Dict[str, Any]]) -> bool:
         """Does the endpoint still have the resource's stack (after a restart of serve, an embedded moto does not)?"""
+        direct = self._made_directly(model)
+        if direct is not None:
+            return await direct.left(model or {}) is not None
         name = (model or {}).get(INNER_STACK_KEY)
         if self.endpoint_url is None or not isinstance(name, str):
             return False
@@ -138,6 +170,9 @@ class AwsTypes:
 
     async def left_on_endpoint(self, model: Optional[Dict[str, Any]]) -> Optional[str]:
         """After a delete: why the resource may still be on the endpoint (its stack there is not deleted), or None when it is gone."""
+        direct = self._made_directly(model)
+        if direct is not None:
+            return await direct.left(model or {})
         name = (model or {}).get(INNER_STACK_KEY)
         if self.endpoint_url is None or not isinstance(name, str):
             return "cfnrun has no record of its stack on the AWS endpoint"
@@ -227,7 +262,7 @@ class AwsTypes:
         made = await self._made(name, work.logical_id) if REF_OUTPUT not in outputs else None
         if REF_OUTPUT not in outputs and made is None:  # moto completes a stack whose type it does not know, without making the resource
             await self._ask("delete_stack", StackName=name)  # nothing of it is left on the endpoint
-            raise ProvisioningFailed(
+            raise NotImplementedThere(
                 f"the AWS endpoint {self.endpoint_url} does not implement {work.type_name}: its stack completed without making the resource"
             )
         if made is None:
