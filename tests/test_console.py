@@ -1,15 +1,19 @@
 """serve's browser console (issue #35): real serve, stacks made with boto3, pages read over HTTP as a browser gets them."""
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import signal
 import urllib.parse
 import urllib.request
-from typing import Any, Iterator, Tuple
+from pathlib import Path
+from typing import Any, Dict, Iterator, Tuple
 
 import pytest
 
-from conftest import LOCAL_STATE, SAMPLES, ServerProcess
+from cfnrun.app.settings.serve import SHUTDOWN_GRACE_S
+from conftest import LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess
 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 SECRET = "hunter2-never-shown"
@@ -88,7 +92,7 @@ def test_a_stack_page_shows_resources_events_and_outputs_escaped_and_never_a_sec
     assert page.count("CREATE_COMPLETE") >= 2  # the resource's and the stack's events
     assert "<caption>CREATE</caption>" in page  # the events grouped by operation
     assert "&lt;script&gt;alert(&#x27;owned&#x27;)&lt;/script&gt;" in page  # the parameter and the output, escaped
-    assert XSS not in page and "<script" not in page
+    assert XSS not in page and re.findall(r"<script[^>]*>", page) == ['<script src="/console/static/live.js" defer>']  # only the shipped one
     assert SECRET not in page and "****" in page  # NoEcho masked; the writeOnly AccessPassword never shown
     for path in ("/", "/stacks", "/stack?id=shown"):
         assert SECRET not in get(server, path)[2]
@@ -162,3 +166,89 @@ def test_a_change_set_shows_its_changes_table_with_the_replacement_flagged_and_s
     assert "inbox" in page and "archive" in page  # before and after
     assert SECRET not in page  # NoEcho and writeOnly (AccessPassword) masked in the before/after values
     assert get(server, "/changeset?id=nope")[0] == 404
+
+
+# -- live updates: server-sent events ------------------------------------------------------------
+
+
+class EventStream:
+    """``GET /console/events`` read as a browser's EventSource reads it: line by line, as the server writes."""
+
+    def __init__(self, server: ServerProcess, path: str = "/console/events") -> None:
+        import http.client
+
+        host, port = urllib.parse.urlsplit(server.url).netloc.rsplit(":", 1)
+        self.connection = http.client.HTTPConnection(host, int(port), timeout=PATIENCE_S)
+        self.connection.request("GET", path, headers={"Accept": "text/event-stream"})
+        self.answer = self.connection.getresponse()
+        assert self.answer.status == 200 and self.answer.headers["Content-Type"].startswith("text/event-stream")
+        self.next_line(": following")  # serve listens for changes from here on
+
+    def next_line(self, wanted: str) -> str:
+        while True:
+            line = self.answer.readline().decode()
+            assert line, f"the stream ended before {wanted!r}"
+            if line.startswith(wanted):
+                return line.rstrip("\n")
+
+    def next_notice(self) -> Dict[str, str]:
+        self.next_line("event: changed")
+        notice: Dict[str, str] = json.loads(self.next_line("data: ")[len("data: "):])
+        return notice
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def test_an_event_stream_tells_each_change_of_a_running_stack_and_its_page_follows(console: Tuple[ServerProcess, Any]) -> None:
+    server, cloudformation = console
+    everything = EventStream(server)
+    try:
+        stack_id = cloudformation.create_stack(
+            StackName="live", TemplateBody=TEMPLATE,
+            Parameters=[{"ParameterKey": "Secret", "ParameterValue": SECRET}, {"ParameterKey": "Heading", "ParameterValue": "x"}],
+        )["StackId"]
+        notice = everything.next_notice()
+        assert notice["stack"] == stack_id and notice["name"] == "live", notice
+        while notice["status"] != "CREATE_COMPLETE":  # told as it runs, up to its end, without asking again
+            notice = everything.next_notice()
+            assert notice["stack"] == stack_id
+    finally:
+        everything.close()
+    status, _, page = get(server, "/stack?id=live")
+    assert status == 200 and "<p>Status: <span class=\"status-COMPLETE\">CREATE_COMPLETE</span>" in page
+    stream = "/console/events?" + urllib.parse.urlencode({"stack": stack_id})
+    assert f'<main id="live" data-events="{stream}">' in page  # live.js follows this stack's stream
+    assert '<main id="live" data-events="/console/events">' in get(server, "/stacks")[2]
+    script = get(server, "/console/static/live.js")
+    assert script[0] == 200 and "EventSource" in script[2] and "javascript" in script[1]
+
+
+def test_a_stack_stream_tells_only_that_stack(console: Tuple[ServerProcess, Any]) -> None:
+    server, cloudformation = console
+    parameters = [{"ParameterKey": "Secret", "ParameterValue": SECRET}, {"ParameterKey": "Heading", "ParameterValue": "x"}]
+    cloudformation.create_stack(StackName="followed", TemplateBody=TEMPLATE, Parameters=parameters)
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="followed", WaiterConfig={"Delay": 0.2, "MaxAttempts": 300})
+    followed = EventStream(server, "/console/events?stack=followed")
+    try:
+        cloudformation.create_stack(StackName="other", TemplateBody=TEMPLATE, Parameters=parameters)
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="other", WaiterConfig={"Delay": 0.2, "MaxAttempts": 300})
+        cloudformation.delete_stack(StackName="followed")
+        notice = followed.next_notice()
+        assert notice["name"] == "followed" and notice["status"].startswith("DELETE_"), notice  # nothing of "other" first (its status as of the notice)
+    finally:
+        followed.close()
+
+
+def test_serve_stops_within_its_grace_with_an_event_stream_open(tmp_path: Path) -> None:
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    server = ServerProcess(tmp_path / "note", "--no-reload")
+    try:
+        server.has_printed("CloudFormation API")
+        stream = EventStream(server)
+        server.process.send_signal(signal.SIGTERM)
+        assert stream.answer.read().strip() == b""  # the stream ends (serve closed it), read to its end
+        assert server.process.wait(timeout=SHUTDOWN_GRACE_S) == 0
+        stream.close()
+    finally:
+        server.stop()

@@ -23,13 +23,17 @@ def text(value: object) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def page(title: str, body: str) -> str:
+def page(title: str, body: str, live: Optional[str] = None) -> str:
+    """A whole page. ``live``: the event stream (``/console/events?…``) whose notices make ``live.js`` re-fetch the page's
+    ``<main>``; without JavaScript the page is the same, as of its loading."""
+    follow = "<script src=\"/console/static/live.js\" defer></script>" if live else ""
+    stream = f" data-events=\"{text(live)}\"" if live else ""
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{text(title)} · cfnrun console</title>"
-        "<link rel=\"stylesheet\" href=\"/console/static/console.css\"></head><body>"
+        f"<link rel=\"stylesheet\" href=\"/console/static/console.css\">{follow}</head><body>"
         "<nav><a href=\"/\">Served</a><a href=\"/stacks\">Stacks</a><a href=\"/operations\">Operations</a></nav>"
-        f"<h1>{text(title)}</h1>{body}</body></html>"
+        f"<h1>{text(title)}</h1><main id=\"live\"{stream}>{body}</main></body></html>"
     )
 
 
@@ -89,7 +93,7 @@ def stack_link(stack: "Stack") -> str:
 def stacks(listed: Sequence["Stack"]) -> str:
     rows = ((stack_link(s), status(s.status), when(s.created_at), text(s.masked(s.reason or ""))) for s in listed)
     body = table(("stack", "status", "created", "reason"), rows) if listed else "<p>No stacks yet.</p>"
-    return page("Stacks", body)
+    return page("Stacks", body, live="/console/events")
 
 
 def stack(shown: "Stack", change_sets: Sequence["ChangeSet"] = ()) -> str:
@@ -119,7 +123,7 @@ def stack(shown: "Stack", change_sets: Sequence["ChangeSet"] = ()) -> str:
             ),
         ))
     parts.append(f"<h2>Template</h2><pre>{text(m(shown.template_body))}</pre>")
-    return page(f"Stack {shown.name}", "".join(parts))
+    return page(f"Stack {shown.name}", "".join(parts), live="/console/events?" + urlencode({"stack": shown.stack_id}))
 
 
 def _shown_value(value: object) -> str:

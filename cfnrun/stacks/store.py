@@ -27,6 +27,7 @@ from cfnrun.stacks.in_flight import InFlight
 from cfnrun.stacks.request_tokens import RequestTokens
 from cfnrun.stacks.change_details import ChangeDetail
 from cfnrun.stacks.changes import value_text
+from cfnrun.stacks.change_notices import ChangeNotices
 from cfnrun.stacks.operation_events import OperationLog
 from cfnrun.stacks.provisioning import NoProvisioner, Provisioners
 from cfnrun.stacks.validation import ValidationFailure, failed_reason, names_taken, refuse, validate_plan
@@ -99,6 +100,7 @@ class StackStore:
         self._tokens: Dict[Tuple[str, str], str] = {}  # (stack id, ClientRequestToken) → the operation it started
         self.tokens = RequestTokens()  # a retried CreateStack/UpdateStack/DeleteStack is answered as the first (``request_tokens.py``)
         self.log = OperationLog()  # each operation's validation events (DescribeEvents)
+        self.notices = ChangeNotices()  # the console's live pages follow the stacks (``change_notices.py``)
 
     # -- kept across restarts --------------------------------------------------------------------
 
@@ -108,6 +110,7 @@ class StackStore:
 
         def saved(event: StackEvent) -> None:
             self.save(stack)
+            self.notices.changed(stack.stack_id)
             if on_event is not None:
                 on_event(event)
 
