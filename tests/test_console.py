@@ -252,3 +252,40 @@ def test_serve_stops_within_its_grace_with_an_event_stream_open(tmp_path: Path) 
         stream.close()
     finally:
         server.stop()
+
+
+# -- the dependency graph ------------------------------------------------------------------------
+
+CHAIN = """
+Resources:
+  First:
+    Type: Cfnrun::Sample::Note
+    Properties:
+      Title: first
+  Second:
+    Type: Cfnrun::Sample::Note
+    Properties:
+      Title: !Ref First
+  Third:
+    Type: Cfnrun::Sample::Note
+    DependsOn: Second
+    Properties:
+      Title: !GetAtt First.NoteId
+"""
+
+
+def test_a_stack_page_draws_its_dependency_graph_as_svg_coloured_by_status(console: Tuple[ServerProcess, Any]) -> None:
+    server, cloudformation = console
+    cloudformation.create_stack(StackName="chain", TemplateBody=CHAIN)
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="chain", WaiterConfig={"Delay": 0.2, "MaxAttempts": 300})
+    status, _, page = get(server, "/stack?id=chain")
+    assert status == 200
+    svg = re.search(r"<svg class=\"dependencies\".*?</svg>", page)
+    assert svg is not None, page
+    nodes = re.findall(r'<g class="node (status-\w+)" data-id="(\w+)">', svg.group(0))
+    assert sorted(nodes) == [("status-COMPLETE", "First"), ("status-COMPLETE", "Second"), ("status-COMPLETE", "Third")]
+    edges = re.findall(r'<line class="edge" data-from="(\w+)" data-to="(\w+)"', svg.group(0))
+    assert sorted(edges) == [("First", "Second"), ("First", "Third"), ("Second", "Third")]  # Ref, GetAtt, DependsOn
+    columns = {name: float(x) for name, x in re.findall(r'data-id="(\w+)"><title>[^<]*</title><rect x="([\d.]+)"', svg.group(0))}
+    assert columns["First"] < columns["Second"] < columns["Third"]  # layered by dependency depth
+    assert "style=" not in svg.group(0)  # coloured by the stylesheet: the CSP allows no inline style

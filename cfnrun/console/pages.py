@@ -45,9 +45,13 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], caption: str = 
     return f"<table>{titled}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def status_kind(value: str) -> str:
+    """The colour a status is shown in: FAILED, IN_PROGRESS or COMPLETE (SUCCESS too)."""
+    return next((k for k in ("FAILED", "IN_PROGRESS", "COMPLETE") if k in value), "COMPLETE" if value == "SUCCESS" else "")
+
+
 def status(value: str) -> str:
-    kind = next((k for k in ("FAILED", "IN_PROGRESS", "COMPLETE") if k in value), "COMPLETE" if value == "SUCCESS" else "")
-    return f"<span class=\"status-{kind}\">{text(value)}</span>"
+    return f"<span class=\"status-{status_kind(value)}\">{text(value)}</span>"
 
 
 def when(timestamp: Optional[float]) -> str:
@@ -96,9 +100,12 @@ def stacks(listed: Sequence["Stack"]) -> str:
     return page("Stacks", body, live="/console/events")
 
 
-def stack(shown: "Stack", change_sets: Sequence["ChangeSet"] = ()) -> str:
+def stack(shown: "Stack", change_sets: Sequence["ChangeSet"] = (), graph: str = "") -> str:
+    """A stack's page; ``graph``: its dependency graph, already drawn (``graph.py``)."""
     m = shown.masked
     parts = [f"<p>Status: {status(shown.status)} {text(m(shown.reason or ''))}</p>"]
+    if graph:
+        parts.append(f"<h2>Dependency graph</h2><div class=\"graph\">{graph}</div>")
     parts.append("<h2>Resources</h2>" + table(
         ("logical id", "type", "status", "physical id", "reason", ""),
         (

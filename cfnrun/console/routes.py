@@ -7,6 +7,7 @@ from pathlib import Path
 from aiohttp import web
 
 from cfnrun.console import pages
+from cfnrun.console.graph import dependency_svg
 from cfnrun.console.sources import ConsoleSources
 from cfnrun.model.errors import CfnrunError
 
@@ -94,7 +95,9 @@ class ConsoleRoutes:
         found = store.find(name_or_id) if store is not None and name_or_id else None
         if found is None or store is None:
             return self._html(pages.not_found(f"no stack {name_or_id}"), 404)
-        return self._html(pages.stack(found, [c for c in store.change_sets.values() if c.stack_id == found.stack_id]))
+        blueprint = store.engine.blueprints.get(found.stack_id)
+        graph = dependency_svg(blueprint.dependencies, found.resources) if blueprint is not None else ""
+        return self._html(pages.stack(found, [c for c in store.change_sets.values() if c.stack_id == found.stack_id], graph))
 
     async def change_set(self, request: web.Request) -> web.Response:
         """A change set's changes as the AWS console's table shows them, properties as IncludePropertyValues masks them."""
