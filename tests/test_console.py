@@ -5,6 +5,7 @@ import json
 import re
 import shutil
 import signal
+import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any, Dict, Iterator, Tuple
 import pytest
 
 from cfnrun.app.settings.serve import SHUTDOWN_GRACE_S
-from conftest import LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess
+from conftest import FIXTURES, LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess
 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 SECRET = "hunter2-never-shown"
@@ -43,7 +44,8 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tuple[ServerPr
 
     folder = tmp_path_factory.mktemp("console")
     shutil.copytree(SAMPLES / "note", folder / "note", ignore=LOCAL_STATE)
-    server = ServerProcess(folder / "note", "--no-reload")
+    shutil.copytree(FIXTURES / "stackhook", folder / "stackhook", ignore=LOCAL_STATE)
+    server = ServerProcess(folder / "note", "--no-reload", "--hook", str(folder / "stackhook"))  # the hook stays off until a test turns it on
     try:
         yield server, boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
     finally:
@@ -289,3 +291,41 @@ def test_a_stack_page_draws_its_dependency_graph_as_svg_coloured_by_status(conso
     columns = {name: float(x) for name, x in re.findall(r'data-id="(\w+)"><title>[^<]*</title><rect x="([\d.]+)"', svg.group(0))}
     assert columns["First"] < columns["Second"] < columns["Third"]  # layered by dependency depth
     assert "style=" not in svg.group(0)  # coloured by the stylesheet: the CSP allows no inline style
+
+
+# -- hook results and drift ----------------------------------------------------------------------
+
+HOOK = "Cfnrun::Test::StackHook"
+
+
+def hook_turned(cloudformation: Any, status: str) -> None:
+    document = {"CloudFormationConfiguration": {"HookConfiguration": {
+        "HookInvocationStatus": status, "FailureMode": "FAIL", "TargetOperations": ["RESOURCE"],
+    }}}
+    cloudformation.set_type_configuration(TypeName=HOOK, Type="HOOK", Configuration=json.dumps(document))
+
+
+def test_a_stack_page_shows_its_hook_results_with_annotations_and_drift_results_masked(console: Tuple[ServerProcess, Any]) -> None:
+    server, cloudformation = console
+    hook_turned(cloudformation, "ENABLED")
+    try:
+        cloudformation.create_stack(StackName="judged", TemplateBody=TEMPLATE.replace("Title: !Ref Heading", "Title: !Ref Secret"), Parameters=[
+            {"ParameterKey": "Secret", "ParameterValue": SECRET}, {"ParameterKey": "Heading", "ParameterValue": "h"},
+        ])
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="judged", WaiterConfig={"Delay": 0.2, "MaxAttempts": 300})
+    finally:
+        hook_turned(cloudformation, "DISABLED")
+    detection = cloudformation.detect_stack_drift(StackName="judged")["StackDriftDetectionId"]
+    deadline = time.monotonic() + PATIENCE_S
+    while cloudformation.describe_stack_drift_detection_status(StackDriftDetectionId=detection)["DetectionStatus"] == "DETECTION_IN_PROGRESS":
+        assert time.monotonic() < deadline, "the drift detection never ended"
+        time.sleep(0.1)  # polled as a client polls it (boto3 has no waiter for it)
+
+    status, _, page = get(server, "/stack?id=judged")
+    assert status == 200
+    hooks = page.split("<h2>Hook results</h2>")[1].split("<h2>")[0]
+    assert HOOK in hooks and "RESOURCE" in hooks and "HOOK_COMPLETE_SUCCEEDED" in hooks, hooks
+    assert "NoteTitle · PASSED · Title &#x27;****&#x27;" in hooks  # the annotation, its NoEcho value masked
+    drift = page.split("<h2>Drift</h2>")[1].split("<h2>")[0]
+    assert "<td>Note</td><td>Cfnrun::Sample::Note</td><td>IN_SYNC</td>" in drift, drift
+    assert SECRET not in page

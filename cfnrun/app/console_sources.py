@@ -10,6 +10,8 @@ if TYPE_CHECKING:
     from cfnrun.app.late_parts import LateLoading
     from cfnrun.app.served import Served
     from cfnrun.history.store import HistoryStore
+    from cfnrun.stacks.drift import ResourceDrift
+    from cfnrun.stacks.hook_results import HookResult
     from cfnrun.runtime.registry import FunctionRegistry
     from cfnrun.stacks.store import StackStore
 
@@ -41,6 +43,15 @@ class ServedToConsole:
     def stack_store(self) -> Optional["StackStore"]:
         parts = self.late.parts
         return parts.stacks.store if parts is not None else None
+
+    def hook_results(self, stack_id: str) -> List["HookResult"]:
+        parts = self.late.parts
+        results = parts.stacks.hooks.results.results if parts is not None else []
+        return [r for r in results if r.target.stack.stack_id == stack_id]
+
+    def drift_results(self, stack_id: str) -> List["ResourceDrift"]:
+        parts = self.late.parts
+        return list(parts.stacks.drift.latest.get(stack_id, {}).values()) if parts is not None else []
 
     def histories(self) -> Dict[str, "HistoryStore"]:
         parts = self.late.parts

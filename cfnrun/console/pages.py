@@ -12,6 +12,8 @@ if TYPE_CHECKING:  # serve imports the console before it listens: nothing heavy 
     from cfnrun.console.sources import SourceView
     from cfnrun.events.stack import StackEvent
     from cfnrun.history.store import RecordedOperation
+    from cfnrun.stacks.drift import ResourceDrift
+    from cfnrun.stacks.hook_results import HookResult
     from cfnrun.model.schema import ResourceSchema
     from cfnrun.stacks.records import Stack
     from cfnrun.stacks.store import ChangeSet
@@ -100,7 +102,10 @@ def stacks(listed: Sequence["Stack"]) -> str:
     return page("Stacks", body, live="/console/events")
 
 
-def stack(shown: "Stack", change_sets: Sequence["ChangeSet"] = (), graph: str = "") -> str:
+def stack(
+    shown: "Stack", change_sets: Sequence["ChangeSet"] = (), graph: str = "",
+    hook_results: Sequence["HookResult"] = (), drifts: Sequence["ResourceDrift"] = (),
+) -> str:
     """A stack's page; ``graph``: its dependency graph, already drawn (``graph.py``)."""
     m = shown.masked
     parts = [f"<p>Status: {status(shown.status)} {text(m(shown.reason or ''))}</p>"]
@@ -129,8 +134,44 @@ def stack(shown: "Stack", change_sets: Sequence["ChangeSet"] = (), graph: str = 
                 for c in change_sets
             ),
         ))
+    if hook_results:
+        parts.append("<h2>Hook results</h2>" + _hook_results(shown, hook_results))
+    if drifts:
+        parts.append("<h2>Drift</h2>" + _drifts(shown, drifts))
     parts.append(f"<h2>Template</h2><pre>{text(m(shown.template_body))}</pre>")
     return page(f"Stack {shown.name}", "".join(parts), live="/console/events?" + urlencode({"stack": shown.stack_id}))
+
+
+def _hook_results(shown: "Stack", results: Sequence["HookResult"]) -> str:
+    """Each hook's verdict with its annotations (name, status, message, remediation, severity), masked as the events are."""
+    m = shown.masked
+
+    def annotations(result: "HookResult") -> str:
+        return "<br>".join(
+            text(m(" · ".join(str(a[key]) for key in ("annotationName", "status", "statusMessage", "remediationMessage", "severityLevel") if a.get(key))))
+            for a in result.annotations
+        )
+
+    rows = (
+        (when(r.invoked_at), text(r.hook_type), text(r.target.operation), text(r.target.logical_id), text(r.target.action),
+         status(r.status), text(m(r.reason or "")), text(r.failure_mode), annotations(r))
+        for r in results
+    )
+    return table(("invoked", "hook", "target", "logical id", "action", "status", "reason", "failure mode", "annotations"), rows)
+
+
+def _drifts(shown: "Stack", drifts: Sequence["ResourceDrift"]) -> str:
+    """Each checked resource's last drift status and its differences (writeOnly values are masked in the drift itself)."""
+    m = shown.masked
+
+    def differences(drift: "ResourceDrift") -> str:
+        return "<br>".join(text(m(f"{d.path} {d.kind}: expected {d.expected}, actual {d.actual}")) for d in drift.differences)
+
+    rows = (
+        (text(d.logical_id), text(d.resource_type), text(d.status), when(d.timestamp), differences(d), text(m(d.reason or "")))
+        for d in drifts
+    )
+    return table(("logical id", "type", "drift status", "checked", "differences", "reason"), rows)
 
 
 def _shown_value(value: object) -> str:

@@ -97,7 +97,9 @@ class ConsoleRoutes:
             return self._html(pages.not_found(f"no stack {name_or_id}"), 404)
         blueprint = store.engine.blueprints.get(found.stack_id)
         graph = dependency_svg(blueprint.dependencies, found.resources) if blueprint is not None else ""
-        return self._html(pages.stack(found, [c for c in store.change_sets.values() if c.stack_id == found.stack_id], graph))
+        change_sets = [c for c in store.change_sets.values() if c.stack_id == found.stack_id]
+        hooks, drifts = self.sources.hook_results(found.stack_id), self.sources.drift_results(found.stack_id)
+        return self._html(pages.stack(found, change_sets, graph, hooks, drifts))
 
     async def change_set(self, request: web.Request) -> web.Response:
         """A change set's changes as the AWS console's table shows them, properties as IncludePropertyValues masks them."""

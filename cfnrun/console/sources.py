@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Dict, Optional, Protocol, Sequence, Tuple
 
 if TYPE_CHECKING:  # serve imports the console before it listens: nothing heavy at import
     from cfnrun.history.store import HistoryStore
+    from cfnrun.stacks.drift import ResourceDrift
+    from cfnrun.stacks.hook_results import HookResult
     from cfnrun.model.schema import ResourceSchema
     from cfnrun.stacks.store import StackStore
 
@@ -38,6 +40,12 @@ class ConsoleSources(Protocol):
 
     def stack_store(self) -> Optional["StackStore"]:
         """The local stacks, once serve has loaded them; None before."""
+
+    def hook_results(self, stack_id: str) -> Sequence["HookResult"]:
+        """The verdicts of every hook run on stack ``stack_id`` (its resources, itself, its change sets), oldest first."""
+
+    def drift_results(self, stack_id: str) -> Sequence["ResourceDrift"]:
+        """The last drift result of each of the stack's checked resources (none before a detection)."""
 
     def histories(self) -> Dict[str, "HistoryStore"]:
         """Each provider's history, by type name (empty before serve has loaded them, or when recording is off)."""
