@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterator, Tuple
 import pytest
 
 from cfnrun.app.settings.serve import SHUTDOWN_GRACE_S
-from conftest import FIXTURES, LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess
+from conftest import FIXTURES, LOCAL_STATE, MISBEHAVING, PATIENCE_S, SAMPLES, ServerProcess, wait_until
 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 SECRET = "hunter2-never-shown"
@@ -329,3 +329,44 @@ def test_a_stack_page_shows_its_hook_results_with_annotations_and_drift_results_
     drift = page.split("<h2>Drift</h2>")[1].split("<h2>")[0]
     assert "<td>Note</td><td>Cfnrun::Sample::Note</td><td>IN_SYNC</td>" in drift, drift
     assert SECRET not in page
+
+
+# -- the worker pools and the last reload --------------------------------------------------------
+
+
+def test_the_served_page_shows_each_pool_warm_and_busy_and_the_last_reload_with_its_syntax_error(tmp_path: Path) -> None:
+    import threading
+
+    project = tmp_path / "misbehaving"
+    shutil.copytree(MISBEHAVING, project, ignore=LOCAL_STATE)
+    server = ServerProcess(project, "--workers", "1")
+    try:
+        lambda_client = server.client()
+        started = tmp_path / "started"
+        busy = threading.Thread(target=lambda: lambda_client.invoke(
+            FunctionName="TypeFunction", Payload=json.dumps({"do": "sleep", "seconds": 3, "started": str(started)}).encode(),
+        ))
+        busy.start()
+        wait_until(started.exists, what="the slow call to start")
+        page = get(server, "/")[2]
+        assert re.search(r"<td>TypeFunction</td>.*?<td>1</td><td>0</td><td>1</td></tr>", page), page  # 1 worker: none idle, 1 busy
+        assert "Reload: watching; no save since serve started." in page
+        busy.join(timeout=PATIENCE_S)
+        assert re.search(r"<td>TypeFunction</td>.*?<td>1</td><td>1</td><td>0</td></tr>", get(server, "/")[2])  # warm again
+
+        handlers = project / "behaviours.py"
+        good = handlers.read_text()
+        handlers.write_text(good + "\ndef half_written(:\n")
+        server.wait_for_line(r"reload: TypeFunction does not load: Runtime.UserCodeSyntaxError")
+        page = get(server, "/")[2]
+        assert "after behaviours.py changed: <span class=\"status-FAILED\">does not load: TypeFunction, Broken</span>" in page, page
+        assert re.search(rf"<pre class=\"reload-error\">TypeFunction: Runtime.UserCodeSyntaxError: [^<]*behaviours.py:{len(good.splitlines()) + 2}", page), page
+
+        handlers.write_text(good)
+        server.wait_for_line(r"reload: new code live")
+        page = get(server, "/")[2]
+        shown = re.search(r"<p class=\"reload\">.*?</p>", page)
+        assert shown and "<span class=\"status-COMPLETE\">new code live in TypeFunction</span>" in shown.group(0), page
+        assert "TypeFunction: Runtime" not in page  # its error is gone (Broken, broken on purpose, still does not load)
+    finally:
+        server.stop()

@@ -68,13 +68,34 @@ def served(sources: Sequence[SourceView]) -> str:
     for source in sources:
         parts.append(f"<h2 id=\"{text(source.name)}\">{text(source.name)}</h2><p>{text(source.kind)} from <code>{text(source.root)}</code></p>")
         parts.append(table(
-            ("function", "handler", "time limit (s)", "workers"),
-            ((text(f.name), text(f.handler), text(f.timeout_s if f.timeout_s is not None else "default"), text(f.workers)) for f in source.functions),
+            ("function", "handler", "time limit (s)", "workers", "warm (idle)", "busy"),
+            (
+                (text(f.name), text(f.handler), text(f.timeout_s if f.timeout_s is not None else "default"), text(f.workers), text(f.idle),
+                 text(f.workers - f.idle))
+                for f in source.functions
+            ),
             "functions",
         ))
+        parts.append(_reload(source))
         if source.schema is not None:
             parts.append(_schema(source.schema))
     return page("What serve serves", "".join(parts))
+
+
+def _reload(source: "SourceView") -> str:
+    """The source's last reload: what was saved and what went live, or each function's load error (a syntax error
+    names its file:line), or why the configuration was not read."""
+    if not source.reloading:
+        return "<p class=\"reload\">Reload: off.</p>"
+    last = source.last_reload
+    if last is None:
+        return "<p class=\"reload\">Reload: watching; no save since serve started.</p>"
+    outcomes = ([f"<span class=\"status-COMPLETE\">new code live in {text(', '.join(last.live))}</span>"] if last.live else []) + (
+        [f"<span class=\"status-FAILED\">does not load: {text(', '.join(last.failures))}</span>"] if last.failures else []
+    ) + (["<span class=\"status-FAILED\">configuration not read</span>"] if last.error else [])
+    head = f"<p class=\"reload\">Last reload {when(last.at)} after {text(last.change)}: {'; '.join(outcomes) or 'nothing to reload'}</p>"
+    errors = [f"{name}: {message}" for name, message in last.failures.items()] + ([last.error] if last.error else [])
+    return head + (f"<pre class=\"reload-error\">{text(chr(10).join(errors))}</pre>" if errors else "")
 
 
 def _schema(schema: "ResourceSchema") -> str:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, Optional, Protocol, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Mapping, Optional, Protocol, Sequence, Tuple
 
 if TYPE_CHECKING:  # serve imports the console before it listens: nothing heavy at import
     from cfnrun.history.store import HistoryStore
@@ -20,6 +20,22 @@ class FunctionView:
     handler: str
     timeout_s: Optional[float]
     workers: int
+    idle: int = 0  # of ``workers``, those warm and waiting for a call; the rest are busy (or starting)
+
+
+class ReloadState(Protocol):
+    """A source's last reload (``app/reloader.py``'s ReloadOutcome): the save, what went live, what failed and why."""
+
+    @property
+    def change(self) -> str: ...
+    @property
+    def at(self) -> float: ...
+    @property
+    def live(self) -> Tuple[str, ...]: ...
+    @property
+    def failures(self) -> Mapping[str, str]: ...
+    @property
+    def error(self) -> Optional[str]: ...
 
 
 @dataclass(frozen=True)
@@ -31,6 +47,8 @@ class SourceView:
     root: str
     schema: Optional["ResourceSchema"]
     functions: Tuple[FunctionView, ...]
+    reloading: bool = False  # its files are watched (serve's --reload)
+    last_reload: Optional[ReloadState] = None
 
 
 class ConsoleSources(Protocol):
