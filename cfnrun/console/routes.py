@@ -46,7 +46,7 @@ class ConsoleRoutes:
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         """Server-sent events: a ``changed`` notice (the stack's id, name and status) each time a stack changes; with
-        ``stack=`` (a name or id), that stack's only. Ends when the browser goes or serve stops."""
+        ``stack=`` (a name or id), that stack's only. Ends when the browser goes, or with a ``closing`` notice when serve stops."""
         store = self.sources.stack_store()
         wanted = request.query.get("stack", "")
         followed = store.find(wanted) if store is not None and wanted else None
@@ -69,6 +69,7 @@ class ConsoleRoutes:
                     await stream.write(f"event: changed\ndata: {data}\n\n".encode())
                 if not changed and not listener.closed:
                     await stream.write(b": still here\n\n")
+            await stream.write(b"event: closing\ndata: serve stops\n\n")  # the browser reconnects once serve is back
         except (ConnectionResetError, ConnectionError):
             pass  # the browser went
         finally:
