@@ -1,15 +1,20 @@
 """serve's browser console (issue #35): real serve, stacks made with boto3, pages read over HTTP as a browser gets them."""
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import signal
+import time
 import urllib.parse
 import urllib.request
-from typing import Any, Iterator, Tuple
+from pathlib import Path
+from typing import Any, Dict, Iterator, Tuple
 
 import pytest
 
-from conftest import LOCAL_STATE, SAMPLES, ServerProcess
+from cfnrun.app.settings.serve import SHUTDOWN_GRACE_S
+from conftest import FIXTURES, LOCAL_STATE, MISBEHAVING, PATIENCE_S, SAMPLES, ServerProcess, wait_until
 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 SECRET = "hunter2-never-shown"
@@ -39,7 +44,8 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tuple[ServerPr
 
     folder = tmp_path_factory.mktemp("console")
     shutil.copytree(SAMPLES / "note", folder / "note", ignore=LOCAL_STATE)
-    server = ServerProcess(folder / "note", "--no-reload")
+    shutil.copytree(FIXTURES / "stackhook", folder / "stackhook", ignore=LOCAL_STATE)
+    server = ServerProcess(folder / "note", "--no-reload", "--hook", str(folder / "stackhook"))  # the hook stays off until a test turns it on
     try:
         yield server, boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
     finally:
@@ -88,7 +94,7 @@ def test_a_stack_page_shows_resources_events_and_outputs_escaped_and_never_a_sec
     assert page.count("CREATE_COMPLETE") >= 2  # the resource's and the stack's events
     assert "<caption>CREATE</caption>" in page  # the events grouped by operation
     assert "&lt;script&gt;alert(&#x27;owned&#x27;)&lt;/script&gt;" in page  # the parameter and the output, escaped
-    assert XSS not in page and "<script" not in page
+    assert XSS not in page and re.findall(r"<script[^>]*>", page) == ['<script src="/console/static/live.js" defer>']  # only the shipped one
     assert SECRET not in page and "****" in page  # NoEcho masked; the writeOnly AccessPassword never shown
     for path in ("/", "/stacks", "/stack?id=shown"):
         assert SECRET not in get(server, path)[2]
@@ -162,3 +168,206 @@ def test_a_change_set_shows_its_changes_table_with_the_replacement_flagged_and_s
     assert "inbox" in page and "archive" in page  # before and after
     assert SECRET not in page  # NoEcho and writeOnly (AccessPassword) masked in the before/after values
     assert get(server, "/changeset?id=nope")[0] == 404
+
+
+# -- live updates: server-sent events ------------------------------------------------------------
+
+
+class EventStream:
+    """``GET /console/events`` read as a browser's EventSource reads it: line by line, as the server writes."""
+
+    def __init__(self, server: ServerProcess, path: str = "/console/events") -> None:
+        import http.client
+
+        host, port = urllib.parse.urlsplit(server.url).netloc.rsplit(":", 1)
+        self.connection = http.client.HTTPConnection(host, int(port), timeout=PATIENCE_S)
+        self.connection.request("GET", path, headers={"Accept": "text/event-stream"})
+        self.answer = self.connection.getresponse()
+        assert self.answer.status == 200 and self.answer.headers["Content-Type"].startswith("text/event-stream")
+        self.next_line(": following")  # serve listens for changes from here on
+
+    def next_line(self, wanted: str) -> str:
+        while True:
+            line = self.answer.readline().decode()
+            assert line, f"the stream ended before {wanted!r}"
+            if line.startswith(wanted):
+                return line.rstrip("\n")
+
+    def next_notice(self) -> Dict[str, str]:
+        self.next_line("event: changed")
+        notice: Dict[str, str] = json.loads(self.next_line("data: ")[len("data: "):])
+        return notice
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def test_an_event_stream_tells_each_change_of_a_running_stack_and_its_page_follows(console: Tuple[ServerProcess, Any]) -> None:
+    server, cloudformation = console
+    everything = EventStream(server)
+    try:
+        stack_id = cloudformation.create_stack(
+            StackName="live", TemplateBody=TEMPLATE,
+            Parameters=[{"ParameterKey": "Secret", "ParameterValue": SECRET}, {"ParameterKey": "Heading", "ParameterValue": "x"}],
+        )["StackId"]
+        notice = everything.next_notice()
+        assert notice["stack"] == stack_id and notice["name"] == "live", notice
+        while notice["status"] != "CREATE_COMPLETE":  # told as it runs, up to its end, without asking again
+            notice = everything.next_notice()
+            assert notice["stack"] == stack_id
+    finally:
+        everything.close()
+    status, _, page = get(server, "/stack?id=live")
+    assert status == 200 and "<p>Status: <span class=\"status-COMPLETE\">CREATE_COMPLETE</span>" in page
+    stream = "/console/events?" + urllib.parse.urlencode({"stack": stack_id})
+    assert f'<main id="live" data-events="{stream}">' in page  # live.js follows this stack's stream
+    assert '<main id="live" data-events="/console/events">' in get(server, "/stacks")[2]
+    script = get(server, "/console/static/live.js")
+    assert script[0] == 200 and "EventSource" in script[2] and "javascript" in script[1]
+
+
+def test_a_stack_stream_tells_only_that_stack(console: Tuple[ServerProcess, Any]) -> None:
+    server, cloudformation = console
+    parameters = [{"ParameterKey": "Secret", "ParameterValue": SECRET}, {"ParameterKey": "Heading", "ParameterValue": "x"}]
+    cloudformation.create_stack(StackName="followed", TemplateBody=TEMPLATE, Parameters=parameters)
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="followed", WaiterConfig={"Delay": 0.2, "MaxAttempts": 300})
+    followed = EventStream(server, "/console/events?stack=followed")
+    try:
+        cloudformation.create_stack(StackName="other", TemplateBody=TEMPLATE, Parameters=parameters)
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="other", WaiterConfig={"Delay": 0.2, "MaxAttempts": 300})
+        cloudformation.delete_stack(StackName="followed")
+        notice = followed.next_notice()
+        assert notice["name"] == "followed" and notice["status"].startswith("DELETE_"), notice  # nothing of "other" first (its status as of the notice)
+    finally:
+        followed.close()
+
+
+def test_serve_stops_within_its_grace_with_an_event_stream_open(tmp_path: Path) -> None:
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    server = ServerProcess(tmp_path / "note", "--no-reload")
+    try:
+        server.has_printed("CloudFormation API")
+        stream = EventStream(server)
+        server.process.send_signal(signal.SIGTERM)
+        stream.next_line("event: closing")  # serve ends the stream itself rather than waiting for it
+        assert stream.answer.read().strip() == b"data: serve stops"  # then the stream ends, read to its end
+        assert server.process.wait(timeout=SHUTDOWN_GRACE_S) == 0
+        stream.close()
+    finally:
+        server.stop()
+
+
+# -- the dependency graph ------------------------------------------------------------------------
+
+CHAIN = """
+Resources:
+  First:
+    Type: Cfnrun::Sample::Note
+    Properties:
+      Title: first
+  Second:
+    Type: Cfnrun::Sample::Note
+    Properties:
+      Title: !Ref First
+  Third:
+    Type: Cfnrun::Sample::Note
+    DependsOn: Second
+    Properties:
+      Title: !GetAtt First.NoteId
+"""
+
+
+def test_a_stack_page_draws_its_dependency_graph_as_svg_coloured_by_status(console: Tuple[ServerProcess, Any]) -> None:
+    server, cloudformation = console
+    cloudformation.create_stack(StackName="chain", TemplateBody=CHAIN)
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="chain", WaiterConfig={"Delay": 0.2, "MaxAttempts": 300})
+    status, _, page = get(server, "/stack?id=chain")
+    assert status == 200
+    svg = re.search(r"<svg class=\"dependencies\".*?</svg>", page)
+    assert svg is not None, page
+    nodes = re.findall(r'<g class="node (status-\w+)" data-id="(\w+)">', svg.group(0))
+    assert sorted(nodes) == [("status-COMPLETE", "First"), ("status-COMPLETE", "Second"), ("status-COMPLETE", "Third")]
+    edges = re.findall(r'<line class="edge" data-from="(\w+)" data-to="(\w+)"', svg.group(0))
+    assert sorted(edges) == [("First", "Second"), ("First", "Third"), ("Second", "Third")]  # Ref, GetAtt, DependsOn
+    columns = {name: float(x) for name, x in re.findall(r'data-id="(\w+)"><title>[^<]*</title><rect x="([\d.]+)"', svg.group(0))}
+    assert columns["First"] < columns["Second"] < columns["Third"]  # layered by dependency depth
+    assert "style=" not in svg.group(0)  # coloured by the stylesheet: the CSP allows no inline style
+
+
+# -- hook results and drift ----------------------------------------------------------------------
+
+HOOK = "Cfnrun::Test::StackHook"
+
+
+def hook_turned(cloudformation: Any, status: str) -> None:
+    document = {"CloudFormationConfiguration": {"HookConfiguration": {
+        "HookInvocationStatus": status, "FailureMode": "FAIL", "TargetOperations": ["RESOURCE"],
+    }}}
+    cloudformation.set_type_configuration(TypeName=HOOK, Type="HOOK", Configuration=json.dumps(document))
+
+
+def test_a_stack_page_shows_its_hook_results_with_annotations_and_drift_results_masked(console: Tuple[ServerProcess, Any]) -> None:
+    server, cloudformation = console
+    hook_turned(cloudformation, "ENABLED")
+    try:
+        cloudformation.create_stack(StackName="judged", TemplateBody=TEMPLATE.replace("Title: !Ref Heading", "Title: !Ref Secret"), Parameters=[
+            {"ParameterKey": "Secret", "ParameterValue": SECRET}, {"ParameterKey": "Heading", "ParameterValue": "h"},
+        ])
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="judged", WaiterConfig={"Delay": 0.2, "MaxAttempts": 300})
+    finally:
+        hook_turned(cloudformation, "DISABLED")
+    detection = cloudformation.detect_stack_drift(StackName="judged")["StackDriftDetectionId"]
+    deadline = time.monotonic() + PATIENCE_S
+    while cloudformation.describe_stack_drift_detection_status(StackDriftDetectionId=detection)["DetectionStatus"] == "DETECTION_IN_PROGRESS":
+        assert time.monotonic() < deadline, "the drift detection never ended"
+        time.sleep(0.1)  # polled as a client polls it (boto3 has no waiter for it)
+
+    status, _, page = get(server, "/stack?id=judged")
+    assert status == 200
+    hooks = page.split("<h2>Hook results</h2>")[1].split("<h2>")[0]
+    assert HOOK in hooks and "RESOURCE" in hooks and "HOOK_COMPLETE_SUCCEEDED" in hooks, hooks
+    assert "NoteTitle · PASSED · Title &#x27;****&#x27;" in hooks  # the annotation, its NoEcho value masked
+    drift = page.split("<h2>Drift</h2>")[1].split("<h2>")[0]
+    assert "<td>Note</td><td>Cfnrun::Sample::Note</td><td>IN_SYNC</td>" in drift, drift
+    assert SECRET not in page
+
+
+# -- the worker pools and the last reload --------------------------------------------------------
+
+
+def test_the_served_page_shows_each_pool_warm_and_busy_and_the_last_reload_with_its_syntax_error(tmp_path: Path) -> None:
+    import threading
+
+    project = tmp_path / "misbehaving"
+    shutil.copytree(MISBEHAVING, project, ignore=LOCAL_STATE)
+    server = ServerProcess(project, "--workers", "1")
+    try:
+        lambda_client = server.client()
+        started = tmp_path / "started"
+        busy = threading.Thread(target=lambda: lambda_client.invoke(
+            FunctionName="TypeFunction", Payload=json.dumps({"do": "sleep", "seconds": 3, "started": str(started)}).encode(),
+        ))
+        busy.start()
+        wait_until(started.exists, what="the slow call to start")
+        page = get(server, "/")[2]
+        assert re.search(r"<td>TypeFunction</td>.*?<td>1</td><td>0</td><td>1</td></tr>", page), page  # 1 worker: none idle, 1 busy
+        assert "Reload: watching; no save since serve started." in page
+        busy.join(timeout=PATIENCE_S)
+        assert re.search(r"<td>TypeFunction</td>.*?<td>1</td><td>1</td><td>0</td></tr>", get(server, "/")[2])  # warm again
+
+        handlers = project / "behaviours.py"
+        good = handlers.read_text()
+        handlers.write_text(good + "\ndef half_written(:\n")
+        server.wait_for_line(r"reload: TypeFunction does not load: Runtime.UserCodeSyntaxError")
+        page = get(server, "/")[2]
+        assert "after behaviours.py changed: <span class=\"status-FAILED\">does not load: TypeFunction, Broken</span>" in page, page
+        assert re.search(rf"<pre class=\"reload-error\">TypeFunction: Runtime.UserCodeSyntaxError: [^<]*behaviours.py:{len(good.splitlines()) + 2}", page), page
+
+        handlers.write_text(good)
+        server.wait_for_line(r"reload: new code live")
+        page = get(server, "/")[2]
+        shown = re.search(r"<p class=\"reload\">.*?</p>", page)
+        assert shown and "<span class=\"status-COMPLETE\">new code live in TypeFunction</span>" in shown.group(0), page
+        assert "TypeFunction: Runtime" not in page  # its error is gone (Broken, broken on purpose, still does not load)
+    finally:
+        server.stop()

@@ -53,14 +53,17 @@ class RunningServer:
     """A listening endpoint: its address, what it serves (``served``: the lookup of types and functions), what it
     loads after listening (``late``), and how to stop it."""
 
-    def __init__(self, runner: web.AppRunner, service: LambdaService, calls: LambdaCallPolicy, late: LateLoading, served: Served, url: str) -> None:
+    def __init__(
+        self, runner: web.AppRunner, service: LambdaService, calls: LambdaCallPolicy, late: LateLoading, served: Served, url: str,
+        reloaders: Optional[List["Reloader"]] = None,
+    ) -> None:
         self.runner = runner
         self.service = service
         self.calls = calls
         self.late = late
         self.served = served
         self.url = url
-        self.reloaders: List[Reloader] = []  # with reload on, one per served source once its file watch is in place
+        self.reloaders: List[Reloader] = reloaders if reloaders is not None else []  # with reload on, one per served source once its file watch is in place (the console shows their last reloads)
         self.reloading: List["asyncio.Task[None]"] = []
 
     @property
@@ -120,6 +123,7 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         await asyncio.gather(*warming.values(), return_exceptions=True)  # the debugger ports the banner names are open before it listens
     late = LateLoading()
     calls = LambdaCallPolicy(served, settings.contract, late)
+    shown = ServedToConsole(served, late)
     service = LambdaService(
         calls,
         console.error,
@@ -130,7 +134,7 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         custom_resource_responses=CustomResourceResponseEndpoint(ResponsesWhenLoaded(late)),
         hook_payloads=HookPayloadEndpoint(HookPayloadsWhenLoaded(late)),
         wait_condition_signals=WaitConditionSignalEndpoint(SignalsWhenLoaded(late)),
-        pages=ConsoleRoutes(ServedToConsole(served, late)),
+        pages=ConsoleRoutes(shown),
     )
     runner = web.AppRunner(
         service.app(),
@@ -151,4 +155,4 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         raise
     port = runner.addresses[0][1] if runner.addresses else settings.port  # the bound one, for --port 0
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    return RunningServer(runner, service, calls, late, served, f"http://{host}:{port}")
+    return RunningServer(runner, service, calls, late, served, f"http://{host}:{port}", shown.reloaders)

@@ -12,6 +12,8 @@ if TYPE_CHECKING:  # serve imports the console before it listens: nothing heavy 
     from cfnrun.console.sources import SourceView
     from cfnrun.events.stack import StackEvent
     from cfnrun.history.store import RecordedOperation
+    from cfnrun.stacks.drift import ResourceDrift
+    from cfnrun.stacks.hook_results import HookResult
     from cfnrun.model.schema import ResourceSchema
     from cfnrun.stacks.records import Stack
     from cfnrun.stacks.store import ChangeSet
@@ -23,13 +25,17 @@ def text(value: object) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def page(title: str, body: str) -> str:
+def page(title: str, body: str, live: Optional[str] = None) -> str:
+    """A whole page. ``live``: the event stream (``/console/events?…``) whose notices make ``live.js`` re-fetch the page's
+    ``<main>``; without JavaScript the page is the same, as of its loading."""
+    follow = "<script src=\"/console/static/live.js\" defer></script>" if live else ""
+    stream = f" data-events=\"{text(live)}\"" if live else ""
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{text(title)} · cfnrun console</title>"
-        "<link rel=\"stylesheet\" href=\"/console/static/console.css\"></head><body>"
+        f"<link rel=\"stylesheet\" href=\"/console/static/console.css\">{follow}</head><body>"
         "<nav><a href=\"/\">Served</a><a href=\"/stacks\">Stacks</a><a href=\"/operations\">Operations</a></nav>"
-        f"<h1>{text(title)}</h1>{body}</body></html>"
+        f"<h1>{text(title)}</h1><main id=\"live\"{stream}>{body}</main></body></html>"
     )
 
 
@@ -41,9 +47,13 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], caption: str = 
     return f"<table>{titled}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def status_kind(value: str) -> str:
+    """The colour a status is shown in: FAILED, IN_PROGRESS or COMPLETE (SUCCESS too)."""
+    return next((k for k in ("FAILED", "IN_PROGRESS", "COMPLETE") if k in value), "COMPLETE" if value == "SUCCESS" else "")
+
+
 def status(value: str) -> str:
-    kind = next((k for k in ("FAILED", "IN_PROGRESS", "COMPLETE") if k in value), "COMPLETE" if value == "SUCCESS" else "")
-    return f"<span class=\"status-{kind}\">{text(value)}</span>"
+    return f"<span class=\"status-{status_kind(value)}\">{text(value)}</span>"
 
 
 def when(timestamp: Optional[float]) -> str:
@@ -58,13 +68,34 @@ def served(sources: Sequence[SourceView]) -> str:
     for source in sources:
         parts.append(f"<h2 id=\"{text(source.name)}\">{text(source.name)}</h2><p>{text(source.kind)} from <code>{text(source.root)}</code></p>")
         parts.append(table(
-            ("function", "handler", "time limit (s)", "workers"),
-            ((text(f.name), text(f.handler), text(f.timeout_s if f.timeout_s is not None else "default"), text(f.workers)) for f in source.functions),
+            ("function", "handler", "time limit (s)", "workers", "warm (idle)", "busy"),
+            (
+                (text(f.name), text(f.handler), text(f.timeout_s if f.timeout_s is not None else "default"), text(f.workers), text(f.idle),
+                 text(f.workers - f.idle))
+                for f in source.functions
+            ),
             "functions",
         ))
+        parts.append(_reload(source))
         if source.schema is not None:
             parts.append(_schema(source.schema))
     return page("What serve serves", "".join(parts))
+
+
+def _reload(source: "SourceView") -> str:
+    """The source's last reload: what was saved and what went live, or each function's load error (a syntax error
+    names its file:line), or why the configuration was not read."""
+    if not source.reloading:
+        return "<p class=\"reload\">Reload: off.</p>"
+    last = source.last_reload
+    if last is None:
+        return "<p class=\"reload\">Reload: watching; no save since serve started.</p>"
+    outcomes = ([f"<span class=\"status-COMPLETE\">new code live in {text(', '.join(last.live))}</span>"] if last.live else []) + (
+        [f"<span class=\"status-FAILED\">does not load: {text(', '.join(last.failures))}</span>"] if last.failures else []
+    ) + (["<span class=\"status-FAILED\">configuration not read</span>"] if last.error else [])
+    head = f"<p class=\"reload\">Last reload {when(last.at)} after {text(last.change)}: {'; '.join(outcomes) or 'nothing to reload'}</p>"
+    errors = [f"{name}: {message}" for name, message in last.failures.items()] + ([last.error] if last.error else [])
+    return head + (f"<pre class=\"reload-error\">{text(chr(10).join(errors))}</pre>" if errors else "")
 
 
 def _schema(schema: "ResourceSchema") -> str:
@@ -89,12 +120,18 @@ def stack_link(stack: "Stack") -> str:
 def stacks(listed: Sequence["Stack"]) -> str:
     rows = ((stack_link(s), status(s.status), when(s.created_at), text(s.masked(s.reason or ""))) for s in listed)
     body = table(("stack", "status", "created", "reason"), rows) if listed else "<p>No stacks yet.</p>"
-    return page("Stacks", body)
+    return page("Stacks", body, live="/console/events")
 
 
-def stack(shown: "Stack", change_sets: Sequence["ChangeSet"] = ()) -> str:
+def stack(
+    shown: "Stack", change_sets: Sequence["ChangeSet"] = (), graph: str = "",
+    hook_results: Sequence["HookResult"] = (), drifts: Sequence["ResourceDrift"] = (),
+) -> str:
+    """A stack's page; ``graph``: its dependency graph, already drawn (``graph.py``)."""
     m = shown.masked
     parts = [f"<p>Status: {status(shown.status)} {text(m(shown.reason or ''))}</p>"]
+    if graph:
+        parts.append(f"<h2>Dependency graph</h2><div class=\"graph\">{graph}</div>")
     parts.append("<h2>Resources</h2>" + table(
         ("logical id", "type", "status", "physical id", "reason", ""),
         (
@@ -118,8 +155,44 @@ def stack(shown: "Stack", change_sets: Sequence["ChangeSet"] = ()) -> str:
                 for c in change_sets
             ),
         ))
+    if hook_results:
+        parts.append("<h2>Hook results</h2>" + _hook_results(shown, hook_results))
+    if drifts:
+        parts.append("<h2>Drift</h2>" + _drifts(shown, drifts))
     parts.append(f"<h2>Template</h2><pre>{text(m(shown.template_body))}</pre>")
-    return page(f"Stack {shown.name}", "".join(parts))
+    return page(f"Stack {shown.name}", "".join(parts), live="/console/events?" + urlencode({"stack": shown.stack_id}))
+
+
+def _hook_results(shown: "Stack", results: Sequence["HookResult"]) -> str:
+    """Each hook's verdict with its annotations (name, status, message, remediation, severity), masked as the events are."""
+    m = shown.masked
+
+    def annotations(result: "HookResult") -> str:
+        return "<br>".join(
+            text(m(" · ".join(str(a[key]) for key in ("annotationName", "status", "statusMessage", "remediationMessage", "severityLevel") if a.get(key))))
+            for a in result.annotations
+        )
+
+    rows = (
+        (when(r.invoked_at), text(r.hook_type), text(r.target.operation), text(r.target.logical_id), text(r.target.action),
+         status(r.status), text(m(r.reason or "")), text(r.failure_mode), annotations(r))
+        for r in results
+    )
+    return table(("invoked", "hook", "target", "logical id", "action", "status", "reason", "failure mode", "annotations"), rows)
+
+
+def _drifts(shown: "Stack", drifts: Sequence["ResourceDrift"]) -> str:
+    """Each checked resource's last drift status and its differences (writeOnly values are masked in the drift itself)."""
+    m = shown.masked
+
+    def differences(drift: "ResourceDrift") -> str:
+        return "<br>".join(text(m(f"{d.path} {d.kind}: expected {d.expected}, actual {d.actual}")) for d in drift.differences)
+
+    rows = (
+        (text(d.logical_id), text(d.resource_type), text(d.status), when(d.timestamp), differences(d), text(m(d.reason or "")))
+        for d in drifts
+    )
+    return table(("logical id", "type", "drift status", "checked", "differences", "reason"), rows)
 
 
 def _shown_value(value: object) -> str:

@@ -1,17 +1,21 @@
 """The console's routes on serve's application: GET only, so the APIs' POST routes are untouched."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from aiohttp import web
 
 from cfnrun.console import pages
+from cfnrun.console.graph import dependency_svg
 from cfnrun.console.sources import ConsoleSources
 from cfnrun.model.errors import CfnrunError
 
 PAGE = 100  # operations on one page by default (the history holds up to 10,000)
 MAX_PAGE = 1000
 STATIC = Path(__file__).parent / "static"
+HEARTBEAT_S = 15.0  # an open event stream says something this often, so a closed browser is noticed
+RETRY_MS = 2000  # how soon a browser reconnects a stream that ended (serve restarted, or not loaded yet)
 HEADERS = {
     "Content-Security-Policy": "default-src 'self'; object-src 'none'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
@@ -32,11 +36,51 @@ class ConsoleRoutes:
         app.router.add_get("/changeset", self.change_set)
         app.router.add_get("/operations", self.operations)
         app.router.add_get("/operation", self.operation)
+        app.router.add_get("/console/events", self.events)
         app.router.add_static("/console/static", STATIC, append_version=False)
+        app.on_shutdown.append(self._end_streams)
 
     @staticmethod
     def _html(body: str, status: int = 200) -> web.Response:
         return web.Response(text=body, status=status, content_type="text/html", charset="utf-8", headers=HEADERS)
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        """Server-sent events: a ``changed`` notice (the stack's id, name and status) each time a stack changes; with
+        ``stack=`` (a name or id), that stack's only. Ends when the browser goes, or with a ``closing`` notice when serve stops."""
+        store = self.sources.stack_store()
+        wanted = request.query.get("stack", "")
+        followed = store.find(wanted) if store is not None and wanted else None
+        stream = web.StreamResponse(headers={**HEADERS, "Content-Type": "text/event-stream", "X-Accel-Buffering": "no"})
+        await stream.prepare(request)
+        await stream.write(f"retry: {RETRY_MS}\n\n".encode())
+        if store is None or (wanted and followed is None):
+            return stream  # nothing to follow yet: the browser asks again after ``retry``
+        listener = store.notices.listen()
+        try:
+            await stream.write(b": following\n\n")
+            while not listener.closed:
+                changed = await listener.next_changes(HEARTBEAT_S)
+                notices = [
+                    store.stacks[stack_id] for stack_id in sorted(changed)
+                    if stack_id in store.stacks and (followed is None or stack_id == followed.stack_id)
+                ]
+                for stack in notices:
+                    data = json.dumps({"stack": stack.stack_id, "name": stack.name, "status": stack.status})
+                    await stream.write(f"event: changed\ndata: {data}\n\n".encode())
+                if not changed and not listener.closed:
+                    await stream.write(b": still here\n\n")
+            await stream.write(b"event: closing\ndata: serve stops\n\n")  # the browser reconnects once serve is back
+        except (ConnectionResetError, ConnectionError):
+            pass  # the browser went
+        finally:
+            store.notices.stop_listening(listener)
+        return stream
+
+    async def _end_streams(self, app: web.Application) -> None:
+        """serve stops: every open event stream ends, so shutdown waits for none."""
+        store = self.sources.stack_store()
+        if store is not None:
+            store.notices.close()
 
     async def served(self, request: web.Request) -> web.Response:
         return self._html(pages.served(self.sources.sources()))
@@ -52,7 +96,11 @@ class ConsoleRoutes:
         found = store.find(name_or_id) if store is not None and name_or_id else None
         if found is None or store is None:
             return self._html(pages.not_found(f"no stack {name_or_id}"), 404)
-        return self._html(pages.stack(found, [c for c in store.change_sets.values() if c.stack_id == found.stack_id]))
+        blueprint = store.engine.blueprints.get(found.stack_id)
+        graph = dependency_svg(blueprint.dependencies, found.resources) if blueprint is not None else ""
+        change_sets = [c for c in store.change_sets.values() if c.stack_id == found.stack_id]
+        hooks, drifts = self.sources.hook_results(found.stack_id), self.sources.drift_results(found.stack_id)
+        return self._html(pages.stack(found, change_sets, graph, hooks, drifts))
 
     async def change_set(self, request: web.Request) -> web.Response:
         """A change set's changes as the AWS console's table shows them, properties as IncludePropertyValues masks them."""

@@ -142,6 +142,11 @@ class FunctionPool:
         return None
 
     @property
+    def idle(self) -> int:
+        """Workers warm and waiting for a call (the rest of ``pids`` are busy or starting)."""
+        return sum(1 for w in self._idle if w.alive)
+
+    @property
     def pids(self) -> List[int]:
         return sorted(w.pid for w in self._workers if w.alive)
 

@@ -53,6 +53,11 @@ class FunctionRegistry(Generic[S]):
         pool = self._pools.get(logical_id)
         return len(pool.pids) if pool is not None else 0
 
+    def idle_workers(self, logical_id: str) -> int:
+        """How many of function ``logical_id``'s workers wait warm for a call now."""
+        pool = self._pools.get(logical_id)
+        return pool.idle if pool is not None else 0
+
     def pool(self, function: FunctionSpec) -> FunctionPool:
         pool = self._pools.get(function.logical_id)
         if pool is None:

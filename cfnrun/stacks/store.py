@@ -28,6 +28,7 @@ from cfnrun.stacks.interrupted_operations import carried_on_as, carry_on
 from cfnrun.stacks.request_tokens import RequestTokens
 from cfnrun.stacks.change_details import ChangeDetail
 from cfnrun.stacks.changes import value_text
+from cfnrun.stacks.change_notices import ChangeNotices
 from cfnrun.stacks.operation_events import OperationLog
 from cfnrun.stacks.provisioning import NoProvisioner, Provisioners
 from cfnrun.stacks.validation import ValidationFailure, failed_reason, names_taken, refuse, validate_plan
@@ -107,6 +108,7 @@ class StackStore:
         if self.database is not None:
             self.log.kept = self.database.put_validation_events
         self._interrupted: Dict[str, str] = {}  # stacks read back mid-operation: the status each was in (``interrupted_operations.py``)
+        self.notices = ChangeNotices()  # the console's live pages follow the stacks (``change_notices.py``)
 
     # -- kept across restarts --------------------------------------------------------------------
 
@@ -116,6 +118,7 @@ class StackStore:
 
         def saved(event: StackEvent) -> None:
             self.save(stack)
+            self.notices.changed(stack.stack_id)
             if on_event is not None:
                 on_event(event)
 
