@@ -29,15 +29,25 @@ class ChildEnded(Exception):
 class LineChildren:
     """``python -m module`` children, each used by one request at a time; bound to one event loop."""
 
-    def __init__(self, module: str, idle: int = 2) -> None:
+    def __init__(self, module: str, idle: int = 2, most: Optional[int] = None) -> None:
+        """``idle``: children kept between requests; ``most``: children at work at once (the rest wait their turn)."""
         self.module = module
         self.idle = idle
+        self.most = most
         self._idle: List[asyncio.subprocess.Process] = []
         self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._turns: Optional[asyncio.Semaphore] = None
 
     async def ask(self, request: Dict[str, Any], limit_s: Optional[float] = None) -> Dict[str, Any]:
         """The child's answer to ``request``; ChildTimedOut past ``limit_s``, ChildEnded when it ends first."""
         line_in = json.dumps(request, default=str).encode() + b"\n"
+        self._bind()
+        if self._turns is None:
+            return await self._ask(line_in, limit_s)
+        async with self._turns:
+            return await self._ask(line_in, limit_s)
+
+    async def _ask(self, line_in: bytes, limit_s: Optional[float]) -> Dict[str, Any]:
         child = await self._child()
         answered = False
         try:
@@ -60,10 +70,13 @@ class LineChildren:
         answer: Dict[str, Any] = json.loads(line)
         return answer
 
-    async def _child(self) -> asyncio.subprocess.Process:
+    def _bind(self) -> None:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:  # children of another (ended) loop cannot be awaited here: they end with their pipes
             self._idle, self._loop = [], loop
+            self._turns = asyncio.Semaphore(self.most) if self.most is not None else None
+
+    async def _child(self) -> asyncio.subprocess.Process:
         while self._idle:
             child = self._idle.pop()
             if child.returncode is None:
