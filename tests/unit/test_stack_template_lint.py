@@ -86,7 +86,8 @@ def test_serve_lints_in_a_child_process_and_a_lint_past_its_limit_is_stopped_not
         misspelt = await lint_lines(TEMPLATE.replace("Title: hello", "Titel: hello"), [_note_schema()], "us-east-1")
         assert any("'Titel' was unexpected" in line and "line 5" in line for line in misspelt), misspelt
         assert await lint_lines(TEMPLATE, [_note_schema()], "us-east-1") == []  # the warm child, its tables reset
-        stopped = await lint_lines(TEMPLATE, [_note_schema()], "us-east-1", limit_s=0.0)
+        assert await lint_lines(TEMPLATE, [_note_schema()], "us-east-1", limit_s=0.0) == []  # linted before: remembered
+        stopped = await lint_lines(TEMPLATE + "# changed\n", [_note_schema()], "us-east-1", limit_s=0.0)
         assert stopped == ["template lint did not finish within 0 s and was stopped; the template is not refused"]
 
     asyncio.run(main())
