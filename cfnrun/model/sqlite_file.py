@@ -25,6 +25,31 @@ def open_wal(path: Path, schema: str, synchronous: str = "NORMAL") -> sqlite3.Co
     return connection
 
 
+class OtherFormat(Exception):
+    """The file was written by a cfnrun of another format."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__(f"format {version}")
+        self.version = version
+
+
+def open_versioned(path: Path, schema: str, version: int) -> sqlite3.Connection:
+    """``open_wal`` in a folder made as needed; a new file is stamped with ``version``, and a file stamped with
+    another raises OtherFormat. Raises sqlite3.Error or OSError."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = open_wal(path, schema)
+    try:
+        (found,) = connection.execute("PRAGMA user_version").fetchone()
+        if found == 0:
+            connection.execute(f"PRAGMA user_version = {version}")
+        elif found != version:
+            raise OtherFormat(found)
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
 def unusable(path: Path, what: str, error: BaseException, fresh: str) -> str:
     """The one line for a file SQLite or the disk refused; ``fresh``: what moving a damaged file aside gives."""
     reason = str(error) or type(error).__name__

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from cfnrun.model.errors import CfnrunError
-from cfnrun.model.sqlite_file import open_wal, unusable
+from cfnrun.model.sqlite_file import OtherFormat, open_versioned, unusable
 
 FILE = "registry.sqlite3"
 FORMAT = 1
@@ -60,16 +60,11 @@ class KeptRegistry:
         if self._connection is not None:
             return self._connection
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            connection = open_wal(self.path, _SCHEMA)
-            (version,) = connection.execute("PRAGMA user_version").fetchone()
+            connection = open_versioned(self.path, _SCHEMA, FORMAT)
+        except OtherFormat as other:
+            raise KeptRegistryError(f"{self.path}: kept by a cfnrun of registry format {other.version}; this one reads format {FORMAT}") from None
         except (sqlite3.Error, OSError) as error:
             raise self._unusable(error) from None
-        if version == 0:
-            connection.execute(f"PRAGMA user_version = {FORMAT}")
-        elif version != FORMAT:
-            connection.close()
-            raise KeptRegistryError(f"{self.path}: kept by a cfnrun of registry format {version}; this one reads format {FORMAT}")
         self._connection = connection
         return connection
 

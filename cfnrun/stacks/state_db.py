@@ -31,7 +31,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from cfnrun.model.sqlite_file import open_wal, unusable
+from cfnrun.model.sqlite_file import OtherFormat, open_versioned, unusable
 
 FILE = "stacks.sqlite3"
 FORMAT = 1
@@ -93,16 +93,11 @@ class StateDatabase:
         if self._connection is not None:
             return
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            connection = open_wal(self.path, _SCHEMA)
-            (version,) = connection.execute("PRAGMA user_version").fetchone()
+            connection = open_versioned(self.path, _SCHEMA, FORMAT)
+        except OtherFormat as other:
+            raise StateError(f"{self.path}: kept by a cfnrun of state format {other.version}; this one reads format {FORMAT}") from None
         except (sqlite3.Error, OSError) as error:
             raise self._unusable(error) from None
-        if version == 0:
-            connection.execute(f"PRAGMA user_version = {FORMAT}")
-        elif version != FORMAT:
-            connection.close()
-            raise StateError(f"{self.path}: kept by a cfnrun of state format {version}; this one reads format {FORMAT}")
         self._connection = connection
         self._migrate()
 
