@@ -49,6 +49,38 @@ def bytecode_outside_the_tree(tmp_path_factory: pytest.TempPathFactory) -> Any:
             os.environ[name] = value
 
 
+
+# How often the aws CLI's and boto3's waiters poll in tests, seconds: botocore's models say 30 s for
+# `aws cloudformation wait stack-create-complete`, so a stack not done at the first look costs half a minute.
+WAITER_DELAY_S = 1
+
+
+@pytest.fixture(scope="session", autouse=True)
+def waiters_poll_fast(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The waiters of CloudFormation and Cloud Control poll every second in tests, the clients unchanged otherwise.
+
+    botocore reads a service's files from each folder of AWS_DATA_PATH before its own, so a copy of its
+    waiters-2.json with a shorter delay there changes only how long a waiter sleeps between looks.
+    """
+    import botocore
+
+    data = tmp_path_factory.mktemp("aws-data")
+    models = Path(botocore.__file__).parent / "data"
+    for waiters in [*models.glob("cloudformation/*/waiters-2.json"), *models.glob("cloudcontrol/*/waiters-2.json")]:
+        model = json.loads(waiters.read_text())
+        for waiter in model["waiters"].values():
+            waiter["delay"] = WAITER_DELAY_S
+        target = data / waiters.relative_to(waiters.parents[2])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(model))
+    saved = os.environ.get("AWS_DATA_PATH")
+    os.environ["AWS_DATA_PATH"] = str(data)
+    yield
+    if saved is None:
+        os.environ.pop("AWS_DATA_PATH", None)
+    else:
+        os.environ["AWS_DATA_PATH"] = saved
+
 def pytest_configure(config: pytest.Config) -> None:
     """Tests send SIGINT to cfnrun as Ctrl-C would. A shell that started this run in the background made
     SIGINT ignored here, and processes inherit that; a handler of our own is reset to the default in them."""
