@@ -63,14 +63,15 @@ class StackFunctions:
         folder = self._code_folder(name)
         (folder / f"{INLINE_MODULE}.py").write_text(source)
         shutil.copyfile(CFNRESPONSE, folder / "cfnresponse.py")
-        self._add(name, properties, folder)
+        self.add(name, properties, folder)
 
     async def serve_folder(self, name: str, properties: Dict[str, Any], folder: Path) -> None:
         """Serve code on disk (a SAM ``CodeUri`` folder, ``sam build`` output) where it is."""
         await self.stop(name)
-        self._add(name, properties, folder)
+        self.add(name, properties, folder)
 
-    def _add(self, name: str, properties: Dict[str, Any], folder: Path) -> None:
+    def add(self, name: str, properties: Dict[str, Any], folder: Path) -> None:
+        """Serve the code in ``folder`` under ``name``, as ``properties`` (an AWS::Lambda::Function's, or CreateFunction's) say."""
         environment = (properties.get("Environment") or {}).get("Variables") or {}
         timeout = properties.get("Timeout")
         spec = FunctionSpec(
