@@ -131,11 +131,27 @@ def test_a_macro_of_one_stack_transforms_another_stacks_template_in_the_services
     settled(cloudformation, "user", "stack_update_complete")
     assert json.loads(outputs(cloudformation, "user")["Event"])["values"] == {"Word": "again"}
 
-    failed = error_of(cloudformation.create_stack, StackName="failing", TemplateBody=FAILING_TEMPLATE,
-                      Capabilities=["CAPABILITY_AUTO_EXPAND"])
-    assert failed.response["Error"]["Code"] == "ValidationError"
-    assert failed.response["Error"]["Message"].startswith("Transform ")
-    assert "::Stamp failed with: the macro says no" in failed.response["Error"]["Message"]
+    # a failing macro fails the operation, not the API call: CreateStack rolls the new stack back with the macro's words
+    said = f"Transform {event['transformId']} failed with: the macro says no"
+    cloudformation.create_stack(StackName="failing", TemplateBody=FAILING_TEMPLATE, Capabilities=["CAPABILITY_AUTO_EXPAND"])
+    assert cloudformation.describe_stacks(StackName="failing")["Stacks"][0]["StackStatus"] == "ROLLBACK_COMPLETE"
+    events = cloudformation.describe_stack_events(StackName="failing")["StackEvents"]
+    assert [(e["ResourceStatus"], e.get("ResourceStatusReason")) for e in reversed(events)] == [
+        ("CREATE_IN_PROGRESS", "User Initiated"), ("ROLLBACK_IN_PROGRESS", said), ("ROLLBACK_COMPLETE", None)]
+    assert cloudformation.list_stack_resources(StackName="failing")["StackResourceSummaries"] == []
+    cloudformation.delete_stack(StackName="failing")
+    settled(cloudformation, "failing", "stack_delete_complete")
+    # ...and a change set (of a new stack, or of one that exists) ends FAILED with them, nothing changed
+    for stack, kind in (("failing-new", "CREATE"), ("user", "UPDATE")):
+        cloudformation.create_change_set(StackName=stack, ChangeSetName="failing", ChangeSetType=kind, TemplateBody=FAILING_TEMPLATE)
+        described = cloudformation.describe_change_set(StackName=stack, ChangeSetName="failing")
+        assert (described["Status"], described["StatusReason"], described["ExecutionStatus"]) == ("FAILED", said, "UNAVAILABLE")
+        assert described["Changes"] == []
+        refused = error_of(cloudformation.execute_change_set, StackName=stack, ChangeSetName="failing")
+        assert refused.response["Error"]["Code"] == "InvalidChangeSetStatus"
+    assert cloudformation.describe_stacks(StackName="failing-new")["Stacks"][0]["StackStatus"] == "REVIEW_IN_PROGRESS"
+    assert cloudformation.describe_stacks(StackName="user")["Stacks"][0]["StackStatus"] == "UPDATE_COMPLETE"
+    cloudformation.delete_stack(StackName="failing-new")
 
     cloudformation.create_stack(StackName="twice", TemplateBody=MACRO_TEMPLATE, Capabilities=["CAPABILITY_IAM"])
     with pytest.raises(AssertionError) as rolled_back:  # settled() says why: each reason in the stack's events
@@ -147,8 +163,10 @@ def test_a_macro_of_one_stack_transforms_another_stacks_template_in_the_services
     settled(cloudformation, "user", "stack_delete_complete")
     cloudformation.delete_stack(StackName="macro")
     settled(cloudformation, "macro", "stack_delete_complete")
-    gone = error_of(cloudformation.create_stack, StackName="late", TemplateBody=USER_TEMPLATE, Capabilities=["CAPABILITY_AUTO_EXPAND"])
-    assert gone.response["Error"]["Message"].startswith("No transform named ") and "::Stamp found." in gone.response["Error"]["Message"]
+    cloudformation.create_stack(StackName="late", TemplateBody=USER_TEMPLATE, Capabilities=["CAPABILITY_AUTO_EXPAND"])
+    gone = cloudformation.describe_stack_events(StackName="late")["StackEvents"][1]
+    assert (gone["ResourceStatus"], gone["ResourceStatusReason"]) == ("ROLLBACK_IN_PROGRESS", f"No transform named {event['transformId']} found.")
+    assert error_of(cloudformation.validate_template, TemplateBody=USER_TEMPLATE).response["Error"]["Code"] == "ValidationError"
 
 
 def test_a_stack_made_by_a_macro_is_read_back_from_state_without_running_the_macro_again(serve, tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from cfnrun.app.stacks.nested_stacks import NESTED_STACK, NestedStacks
 from cfnrun.app.stacks.macros import Macros
 from cfnrun.model.template_text import TemplateDecodeError, decode_template
 from cfnrun.stacks.api.inputs import given_parameters
-from cfnrun.stacks.template.macros import MACRO_TYPE, MacroRunner
+from cfnrun.stacks.template.macros import MACRO_TYPE, MacroRunner, TransformFailed
 from cfnrun.stacks.template.declarations import transform_names
 from cfnrun.stacks.template.transforms import macro_names
 from cfnrun.app.stacks.stack_functions import LocalLambdas, StackFunctions
@@ -159,7 +159,14 @@ class CheckedStackOperations:
                 self._check_capabilities(operation, body, params)
                 # what the service refuses, in its words (cfn-lint's findings only warn); its macros run here
                 runner = self.macros.calling(asyncio.get_running_loop()) if self.macros is not None else None
-                await asyncio.to_thread(load_stack_template, body, self._given(params), self.modules, self.read_include, runner)
+                try:
+                    await asyncio.to_thread(load_stack_template, body, self._given(params), self.modules, self.read_include, runner)
+                except TransformFailed as failed:  # the service reports a failing macro in the operation it was asked for
+                    if operation == "CreateStack":
+                        return await self.calls.create_stack(params, refused=failed.message)
+                    if operation == "CreateChangeSet":
+                        return await self.calls.create_change_set(params, refused=failed.message)
+                    raise
                 if operation != "GetTemplateSummary":
                     linting = asyncio.ensure_future(self.lint(body))
                     self._linting.add(linting)
