@@ -182,7 +182,8 @@ def test_a_stack_made_by_a_macro_is_read_back_from_state_without_running_the_mac
     settled(cloudformation, "user", "stack_create_complete")
     server.stop()
 
-    again = serve(tmp_path / "note", "--no-reload", "--moto", "--state", kept)  # the macro's inline function is not served now
+    again = serve(tmp_path / "note", "--no-reload", "--moto", "--state", kept)
+    again.has_printed(r"function \S+ \(a stack's AWS::Lambda::Function\) served again")  # the macro's inline function
     cloudformation = boto3.client("cloudformation", endpoint_url=again.url, **CREDENTIALS)
     assert cloudformation.describe_stacks(StackName="user")["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
     assert cloudformation.get_template(StackName="user", TemplateStage="Original")["TemplateBody"] == USER_TEMPLATE
@@ -190,6 +191,14 @@ def test_a_stack_made_by_a_macro_is_read_back_from_state_without_running_the_mac
     assert dict(processed["Outputs"]["Greeting"]) == {"Value": "pre-plain"} and "Event" in processed["Outputs"]
     cloudformation.delete_stack(StackName="user")
     settled(cloudformation, "user", "stack_delete_complete")
+
+    # the macro kept in state still transforms a new template: its stack's inline function is served again
+    cloudformation.create_stack(StackName="after", TemplateBody=USER_TEMPLATE, Capabilities=["CAPABILITY_AUTO_EXPAND"],
+                                Parameters=[{"ParameterKey": "Word", "ParameterValue": "after"}])
+    settled(cloudformation, "after", "stack_create_complete")
+    assert json.loads(outputs(cloudformation, "after")["Event"])["values"] == {"Word": "after"}
+    cloudformation.delete_stack(StackName="after")
+    settled(cloudformation, "after", "stack_delete_complete")
 
 
 MACRO_FUNCTIONS = """\
