@@ -6,7 +6,7 @@ callable from ``Transform`` and ``Fn::Transform`` in every later template of thi
 ``AWS::Lambda::Function`` of a local stack that cfnrun serves (``stack_functions.py``). A name
 defined twice is refused, as the service refuses it; deleting the resource ends the macro. A
 stack read back from ``--state`` keeps its macros defined; their functions must be served again
-(``--functions`` ones are; a stack's own inline function is not served again after a restart).
+(``--functions`` ones are, and a stack's own functions are served again as its stack is read back).
 
 A macro's call is the service's request (region, accountId, fragment, transformId
 ``<account>::<Name>``, params, requestId, templateParameterValues) and its answer must be
