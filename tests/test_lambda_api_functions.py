@@ -112,6 +112,10 @@ def test_a_python_zip_function_is_created_invoked_updated_and_deleted_with_boto3
     assert error_of(client.update_function_code, FunctionName="greeter", ZipFile=zipped({"app.py": GREETER}))["Message"] == missing
     assert [f["FunctionName"] for f in client.list_functions()["Functions"]] == ["another"]
     assert invoked(client, "another", {}) == "another"
+    client.create_function(FunctionName="slow", Runtime="python3.12", Role=ROLE, Handler="app.handler", Timeout=1,
+                           Code={"ZipFile": zipped({"app.py": "import time\n\ndef handler(event, context):\n    time.sleep(30)\n"})})
+    cut = client.invoke(FunctionName="slow", Payload=b"{}")  # its Timeout applies
+    assert cut["FunctionError"] == "Unhandled" and "Task timed out after 1.00 seconds" in cut["Payload"].read().decode()
     assert invoked(client, "TypeFunction", {}) is not None  # the provider's function is still served beside them
 
 
