@@ -131,11 +131,27 @@ def test_a_macro_of_one_stack_transforms_another_stacks_template_in_the_services
     settled(cloudformation, "user", "stack_update_complete")
     assert json.loads(outputs(cloudformation, "user")["Event"])["values"] == {"Word": "again"}
 
-    failed = error_of(cloudformation.create_stack, StackName="failing", TemplateBody=FAILING_TEMPLATE,
-                      Capabilities=["CAPABILITY_AUTO_EXPAND"])
-    assert failed.response["Error"]["Code"] == "ValidationError"
-    assert failed.response["Error"]["Message"].startswith("Transform ")
-    assert "::Stamp failed with: the macro says no" in failed.response["Error"]["Message"]
+    # a failing macro fails the operation, not the API call: CreateStack rolls the new stack back with the macro's words
+    said = f"Transform {event['transformId']} failed with: the macro says no"
+    cloudformation.create_stack(StackName="failing", TemplateBody=FAILING_TEMPLATE, Capabilities=["CAPABILITY_AUTO_EXPAND"])
+    assert cloudformation.describe_stacks(StackName="failing")["Stacks"][0]["StackStatus"] == "ROLLBACK_COMPLETE"
+    events = cloudformation.describe_stack_events(StackName="failing")["StackEvents"]
+    assert [(e["ResourceStatus"], e.get("ResourceStatusReason")) for e in reversed(events)] == [
+        ("CREATE_IN_PROGRESS", "User Initiated"), ("ROLLBACK_IN_PROGRESS", said), ("ROLLBACK_COMPLETE", None)]
+    assert cloudformation.list_stack_resources(StackName="failing")["StackResourceSummaries"] == []
+    cloudformation.delete_stack(StackName="failing")
+    settled(cloudformation, "failing", "stack_delete_complete")
+    # ...and a change set (of a new stack, or of one that exists) ends FAILED with them, nothing changed
+    for stack, kind in (("failing-new", "CREATE"), ("user", "UPDATE")):
+        cloudformation.create_change_set(StackName=stack, ChangeSetName="failing", ChangeSetType=kind, TemplateBody=FAILING_TEMPLATE)
+        described = cloudformation.describe_change_set(StackName=stack, ChangeSetName="failing")
+        assert (described["Status"], described["StatusReason"], described["ExecutionStatus"]) == ("FAILED", said, "UNAVAILABLE")
+        assert described["Changes"] == []
+        refused = error_of(cloudformation.execute_change_set, StackName=stack, ChangeSetName="failing")
+        assert refused.response["Error"]["Code"] == "InvalidChangeSetStatus"
+    assert cloudformation.describe_stacks(StackName="failing-new")["Stacks"][0]["StackStatus"] == "REVIEW_IN_PROGRESS"
+    assert cloudformation.describe_stacks(StackName="user")["Stacks"][0]["StackStatus"] == "UPDATE_COMPLETE"
+    cloudformation.delete_stack(StackName="failing-new")
 
     cloudformation.create_stack(StackName="twice", TemplateBody=MACRO_TEMPLATE, Capabilities=["CAPABILITY_IAM"])
     with pytest.raises(AssertionError) as rolled_back:  # settled() says why: each reason in the stack's events
@@ -147,8 +163,10 @@ def test_a_macro_of_one_stack_transforms_another_stacks_template_in_the_services
     settled(cloudformation, "user", "stack_delete_complete")
     cloudformation.delete_stack(StackName="macro")
     settled(cloudformation, "macro", "stack_delete_complete")
-    gone = error_of(cloudformation.create_stack, StackName="late", TemplateBody=USER_TEMPLATE, Capabilities=["CAPABILITY_AUTO_EXPAND"])
-    assert gone.response["Error"]["Message"].startswith("No transform named ") and "::Stamp found." in gone.response["Error"]["Message"]
+    cloudformation.create_stack(StackName="late", TemplateBody=USER_TEMPLATE, Capabilities=["CAPABILITY_AUTO_EXPAND"])
+    gone = cloudformation.describe_stack_events(StackName="late")["StackEvents"][1]
+    assert (gone["ResourceStatus"], gone["ResourceStatusReason"]) == ("ROLLBACK_IN_PROGRESS", f"No transform named {event['transformId']} found.")
+    assert error_of(cloudformation.validate_template, TemplateBody=USER_TEMPLATE).response["Error"]["Code"] == "ValidationError"
 
 
 def test_a_stack_made_by_a_macro_is_read_back_from_state_without_running_the_macro_again(serve, tmp_path: Path) -> None:
@@ -164,7 +182,8 @@ def test_a_stack_made_by_a_macro_is_read_back_from_state_without_running_the_mac
     settled(cloudformation, "user", "stack_create_complete")
     server.stop()
 
-    again = serve(tmp_path / "note", "--no-reload", "--moto", "--state", kept)  # the macro's inline function is not served now
+    again = serve(tmp_path / "note", "--no-reload", "--moto", "--state", kept)
+    again.has_printed(r"function \S+ \(a stack's AWS::Lambda::Function\) served again")  # the macro's inline function
     cloudformation = boto3.client("cloudformation", endpoint_url=again.url, **CREDENTIALS)
     assert cloudformation.describe_stacks(StackName="user")["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
     assert cloudformation.get_template(StackName="user", TemplateStage="Original")["TemplateBody"] == USER_TEMPLATE
@@ -172,6 +191,14 @@ def test_a_stack_made_by_a_macro_is_read_back_from_state_without_running_the_mac
     assert dict(processed["Outputs"]["Greeting"]) == {"Value": "pre-plain"} and "Event" in processed["Outputs"]
     cloudformation.delete_stack(StackName="user")
     settled(cloudformation, "user", "stack_delete_complete")
+
+    # the macro kept in state still transforms a new template: its stack's inline function is served again
+    cloudformation.create_stack(StackName="after", TemplateBody=USER_TEMPLATE, Capabilities=["CAPABILITY_AUTO_EXPAND"],
+                                Parameters=[{"ParameterKey": "Word", "ParameterValue": "after"}])
+    settled(cloudformation, "after", "stack_create_complete")
+    assert json.loads(outputs(cloudformation, "after")["Event"])["values"] == {"Word": "after"}
+    cloudformation.delete_stack(StackName="after")
+    settled(cloudformation, "after", "stack_delete_complete")
 
 
 MACRO_FUNCTIONS = """\

@@ -198,7 +198,8 @@ def test_service_errors_have_lambdas_status_and_error_type(serve: Callable[..., 
 
     for method, path, status, code in [
         ("GET", "/2015-03-31/functions/TypeFunction/invocations", 405, "MethodNotAllowedException"),
-        ("POST", "/2015-03-31/functions", 404, "UnknownOperationException"),
+        ("POST", "/2015-03-31/event-source-mappings", 404, "UnknownOperationException"),
+        ("POST", "/2015-03-31/functions", 400, "InvalidParameterValueException"),  # CreateFunction without a FunctionName
         ("GET", "/no-such-page", 404, "UnknownOperationException"),  # GET / is the console (issue #35)
     ]:
         with pytest.raises(urllib.error.HTTPError) as http:

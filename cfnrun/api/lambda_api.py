@@ -6,7 +6,8 @@ the request (function name, invocation type, payload), hands a typed ``LambdaCal
 ``LambdaCalls`` implementation (``app/lambda_calls.py``: what a call runs with and what
 is done with its answer) and writes the ``LambdaAnswer`` back as Lambda would. On the same
 port, ``POST /`` goes to the Cloud Control API, the CloudFormation API or the STS stand-in, and
-``PUT /cfnrun/custom-resource-responses/{token}`` takes custom resources' answers, also wire only.
+``PUT /cfnrun/custom-resource-responses/{token}`` takes custom resources' answers, also wire only;
+CreateFunction and the other function management operations are ``lambda_functions.py``'s.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from cfnrun.api.cloudformation.errors import StackApiError
 from cfnrun.api.cloudformation.service import CloudFormationApi
 from cfnrun.api.connections import ConnectionGuard, ConnectionLimits
 from cfnrun.api.function_responses import function_payload, shutdown_payload, tail_log
+from cfnrun.api.lambda_functions import FunctionManagement, FunctionRoutes
 from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.runtime.outcome import InvocationOutcome
 from cfnrun.runtime.registry import ServedFunction
@@ -88,6 +90,7 @@ class LambdaService:
         hook_payloads: Optional[HookPayloadEndpoint] = None,
         wait_condition_signals: Optional[WaitConditionSignalEndpoint] = None,
         pages: Optional[PageRoutes] = None,
+        functions: Optional[FunctionManagement] = None,
     ) -> None:
         self.calls = calls
         self.limits = limits
@@ -99,12 +102,15 @@ class LambdaService:
         self.hook_payloads = hook_payloads
         self.wait_condition_signals = wait_condition_signals  # the URLs of wait condition handles
         self.pages = pages
+        self.functions = FunctionRoutes(functions) if functions is not None else None  # CreateFunction and the rest
         self.connections = ConnectionGuard(limits)
         self._stopping = False
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_PAYLOAD_BYTES, middlewares=[self._service_errors])
         app.router.add_route("*", INVOKE_PATH, self.invoke)
+        if self.functions is not None:
+            self.functions.add_routes(app)
         if self.sts is not None or self.cloud_control is not None or self.cloudformation is not None:
             app.router.add_post("/", self.root)
         if self.custom_resource_responses is not None:

@@ -23,6 +23,7 @@ from cfnrun.api.lambda_api import LambdaService
 from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.app.console_sources import ServedToConsole
 from cfnrun.app.lambda_calls import LambdaCallPolicy
+from cfnrun.app.lambda_functions import CreatedFunctions
 from cfnrun.app.late_parts import (
     CloudControlRequests,
     HookPayloadsWhenLoaded,
@@ -55,7 +56,7 @@ class RunningServer:
 
     def __init__(
         self, runner: web.AppRunner, service: LambdaService, calls: LambdaCallPolicy, late: LateLoading, served: Served, url: str,
-        reloaders: Optional[List["Reloader"]] = None,
+        reloaders: Optional[List["Reloader"]] = None, created: Optional[CreatedFunctions] = None,
     ) -> None:
         self.runner = runner
         self.service = service
@@ -65,6 +66,7 @@ class RunningServer:
         self.url = url
         self.reloaders: List[Reloader] = reloaders if reloaders is not None else []  # with reload on, one per served source once its file watch is in place (the console shows their last reloads)
         self.reloading: List["asyncio.Task[None]"] = []
+        self.created = created  # the functions CreateFunction made
 
     @property
     def loaded(self) -> "asyncio.Task[LateParts]":
@@ -106,6 +108,8 @@ class RunningServer:
             for line in unfinished_stacks_left(parts.stacks.store.stacks.values(), [r.project for r in self.served.providers], AWS_LEFT):
                 parts.stacks.console.warn(line)
         await self.served.close()  # calls still running end now, answered with a shutdown error
+        if self.created is not None:
+            self.created.close()
         await self.calls.ended(ANSWER_AFTER_STOP_S)
         await self.runner.cleanup()
         self.late.close()
@@ -124,6 +128,9 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
     late = LateLoading()
     calls = LambdaCallPolicy(served, settings.contract, late)
     shown = ServedToConsole(served, late)
+    created = CreatedFunctions(served, settings.stack_state)
+    for name in created.restore():
+        console.info(f"function {name} (made by CreateFunction) read back from {settings.stack_state}")
     service = LambdaService(
         calls,
         console.error,
@@ -135,6 +142,7 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         hook_payloads=HookPayloadEndpoint(HookPayloadsWhenLoaded(late)),
         wait_condition_signals=WaitConditionSignalEndpoint(SignalsWhenLoaded(late)),
         pages=ConsoleRoutes(shown),
+        functions=created,
     )
     runner = web.AppRunner(
         service.app(),
@@ -155,4 +163,4 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         raise
     port = runner.addresses[0][1] if runner.addresses else settings.port  # the bound one, for --port 0
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    return RunningServer(runner, service, calls, late, served, f"http://{host}:{port}", shown.reloaders)
+    return RunningServer(runner, service, calls, late, served, f"http://{host}:{port}", shown.reloaders, created)

@@ -41,6 +41,8 @@ from cfnrun.stacks.statuses import ONLY_DELETABLE, ROLLBACK_FROM, UPDATABLE
 
 
 EXECUTED = ("EXECUTE_COMPLETE", "EXECUTE_FAILED")
+# what a change set whose template could not be processed is planned from (it shows the template as sent, and no changes)
+UNPROCESSED = '{"Resources": {"Unprocessed": {"Type": "AWS::CloudFormation::WaitConditionHandle"}}}'
 
 
 class StackError(Exception):
@@ -377,8 +379,10 @@ class StackStore:
         description: Optional[str] = None,
         resources_to_import: Optional[List[Dict[str, Any]]] = None,
         disable_validation: bool = False,
+        refused: Optional[str] = None,
     ) -> ChangeSet:
-        """``resources_to_import``: an IMPORT change set's ResourcesToImport (``imports.py``)."""
+        """``resources_to_import``: an IMPORT change set's ResourcesToImport (``imports.py``). ``refused``: the template could
+        not be processed (a failing macro): the change set is FAILED with this reason, and has no changes."""
         if not CHANGE_SET_NAME.match(name):
             raise StackError(f"ChangeSet name {name!r} must match [a-zA-Z][-a-zA-Z0-9]*")
         stack = self.find(stack_name)
@@ -406,6 +410,8 @@ class StackStore:
         for executed in same_name:  # an executed change set's name can be used again: the new one takes its place
             del self.change_sets[executed.change_set_id]
         body = template_body if template_body is not None else stack.template_body
+        if refused is not None:
+            return self._refused_change_set(stack, name, change_set_type, body, parameters, tags, description, refused)
         blueprint = self.prepare(body, parameters, previous_parameters, stack.name, stack.stack_id)
         current = self.engine.blueprints.get(stack.stack_id)
         try:
@@ -447,6 +453,35 @@ class StackStore:
             change_set.status, change_set.execution_status = "CREATE_IN_PROGRESS", "UNAVAILABLE"
             self._tasks[change_set.change_set_id] = asyncio.ensure_future(self._change_set_hooks(change_set, stack))
         return change_set
+
+    def _refused_change_set(
+        self, stack: Stack, name: str, change_set_type: str, body: str, parameters: Dict[str, Optional[str]],
+        tags: Optional[Dict[str, str]], description: Optional[str], reason: str,
+    ) -> ChangeSet:
+        """A change set whose template could not be processed: FAILED, no changes; its blueprint only shows the template as sent."""
+        unprocessed = replace(self.prepare(UNPROCESSED, {}, {}, stack.name, stack.stack_id), template_body=body)
+        given = {key: stack.parameters.get(key, "") if value is None else value for key, value in parameters.items()}
+        change_set = ChangeSet(
+            self._change_set_arn(name), name, stack.stack_id, change_set_type, ChangePlan(unprocessed, {}), given,
+            dict(stack.tags) if tags is None else tags, description, status="FAILED", status_reason=reason, execution_status="UNAVAILABLE",
+        )
+        self.change_sets[change_set.change_set_id] = change_set
+        return change_set
+
+    def refused_create(
+        self, name: str, template_body: str, tags: Dict[str, str], reason: str, disable_rollback: bool = False, token: Optional[str] = None,
+    ) -> Stack:
+        """A CreateStack whose template could not be processed (a failing macro): the stack is made and rolled back at once,
+        ``reason`` on its ROLLBACK_IN_PROGRESS event (CREATE_FAILED with DisableRollback); no resource is touched."""
+        retried = self.tokens.retried("CreateStack", name, token)
+        if retried is not None:
+            return retried
+        stack = self._new_stack(name, template_body, {}, tags, disable_rollback)
+        self.tokens.started("CreateStack", stack, token)
+        self._keep(stack)
+        self._begin(stack, "CREATE_STACK")
+        refuse(stack, "CREATE", reason, token)
+        return stack
 
     def _change_set_arn(self, name: str) -> str:
         return f"arn:aws:cloudformation:{self.engine.region}:{self.engine.account_id}:changeSet/{name}/{uuid.uuid4()}"

@@ -28,7 +28,7 @@ from cfnrun.app.stacks.nested_stacks import NESTED_STACK, NestedStacks
 from cfnrun.app.stacks.macros import Macros
 from cfnrun.model.template_text import TemplateDecodeError, decode_template
 from cfnrun.stacks.api.inputs import given_parameters
-from cfnrun.stacks.template.macros import MACRO_TYPE, MacroRunner
+from cfnrun.stacks.template.macros import MACRO_TYPE, MacroRunner, TransformFailed
 from cfnrun.stacks.template.declarations import transform_names
 from cfnrun.stacks.template.transforms import macro_names
 from cfnrun.app.stacks.stack_functions import LocalLambdas, StackFunctions
@@ -95,6 +95,7 @@ class LocalStacks:
     signals: ResourceSignals  # what CreationPolicies and WaitConditions wait for: SignalResource's and the handles' signals
     stopping: Stopping = field(default_factory=Stopping)  # the clocks of the user types' operations, cancelled when serve stops
     local_types: Tuple[str, ...] = ()  # the AWS::* types cfnrun runs itself (not on the AWS endpoint): nested stacks, macros, ...
+    lambdas: Optional[LocalLambdas] = None  # the stacks' own Python functions, served locally (again after --state)
 
     def stop_starting(self, why: str) -> None:
         """Serve is told to stop: no resource operation starts from now on, and each in flight makes no call after its current one."""
@@ -122,6 +123,15 @@ class LocalStacks:
                         f"stack {stack.name}: {resource.logical_id} ({resource.type_name} {resource.physical_id}) is gone from the AWS "
                         "endpoint (an embedded --moto starts empty each time): delete the stack, or update it to make it again"
                     )
+        if self.lambdas is not None:  # their inline code and CodeUri folders, so custom resources and macros backed by them run
+            kept = [(s, self.store.engine.blueprints.get(s.stack_id)) for s in restored if s.status != "DELETE_COMPLETE"]
+            served, unresolved = await self.lambdas.serve_kept(kept)
+            for name in served:
+                self.console.info(f"function {name} (a stack's AWS::Lambda::Function) served again")
+            for name in unresolved:
+                self.console.warn(f"function {name} (a stack's AWS::Lambda::Function) is not served again: its Code, Handler, Runtime, "
+                                  "Timeout, MemorySize or Environment use intrinsic functions, which a stack read back cannot resolve; "
+                                  "update its stack to serve it")
         for stack, operation_type in self.store.carry_on():
             self.console.info(f"stack {stack.name}: serve stopped during its operation: {CARRYING_ON[operation_type]}, as the service would")
 
@@ -159,7 +169,14 @@ class CheckedStackOperations:
                 self._check_capabilities(operation, body, params)
                 # what the service refuses, in its words (cfn-lint's findings only warn); its macros run here
                 runner = self.macros.calling(asyncio.get_running_loop()) if self.macros is not None else None
-                await asyncio.to_thread(load_stack_template, body, self._given(params), self.modules, self.read_include, runner)
+                try:
+                    await asyncio.to_thread(load_stack_template, body, self._given(params), self.modules, self.read_include, runner)
+                except TransformFailed as failed:  # the service reports a failing macro in the operation it was asked for
+                    if operation == "CreateStack":
+                        return await self.calls.create_stack(params, refused=failed.message)
+                    if operation == "CreateChangeSet":
+                        return await self.calls.create_change_set(params, refused=failed.message)
+                    raise
                 if operation != "GetTemplateSummary":
                     linting = asyncio.ensure_future(self.lint(body))
                     self._linting.add(linting)
@@ -231,10 +248,11 @@ def local_stacks(
     wait_conditions = WaitConditions(url, signals)
     nested_stacks = NestedStacks(served.aws_endpoint, region)  # given the stack operations below, once they exist
     macros = Macros(served, operations.console, region, account_id)
+    lambdas = LocalLambdas(aws_types, StackFunctions(served))
     types = TypeRouter(
         user_types,
         served_types,
-        LocalLambdas(aws_types, StackFunctions(served)),  # a stack's inline Python functions are served too
+        lambdas,  # a stack's inline Python functions are served too
         CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock),  # served or the stacks' own
         {
             **{name: hook_resources for name in hook_kinds},
@@ -313,7 +331,7 @@ def local_stacks(
     macros.stacks = lambda: store.stacks.values()
     return LocalStacks(
         store, checked, responses, drift, hooks, payloads, aws_types, operations.console, operations,
-        LeftoverCheck(operations, served_types, aws_types), signals, stopping, tuple(types.own_types),
+        LeftoverCheck(operations, served_types, aws_types), signals, stopping, tuple(types.own_types), lambdas,
     )
 
 

@@ -6,7 +6,7 @@ callable from ``Transform`` and ``Fn::Transform`` in every later template of thi
 ``AWS::Lambda::Function`` of a local stack that cfnrun serves (``stack_functions.py``). A name
 defined twice is refused, as the service refuses it; deleting the resource ends the macro. A
 stack read back from ``--state`` keeps its macros defined; their functions must be served again
-(``--functions`` ones are; a stack's own inline function is not served again after a restart).
+(``--functions`` ones are, and a stack's own functions are served again as its stack is read back).
 
 A macro's call is the service's request (region, accountId, fragment, transformId
 ``<account>::<Name>``, params, requestId, templateParameterValues) and its answer must be
@@ -32,7 +32,7 @@ from cfnrun.runtime.outcome import OutcomeKind
 from cfnrun.stacks.records import Stack
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 from cfnrun.stacks.template.errors import TemplateError
-from cfnrun.stacks.template.macros import MACRO_TYPE, MacroCall, MacroRunner
+from cfnrun.stacks.template.macros import MACRO_TYPE, MacroCall, MacroRunner, TransformFailed
 from cfnrun.ui.console import Console
 
 KEPT_ANSWERS = 256  # the answers kept for the engine's second reading (the newest; a miss says to try again)
@@ -132,11 +132,11 @@ class Macros:
         transform_id = self.transform_id(call.name)
         defined = self.definition(call.name)
         if defined is None:
-            raise TemplateError(f"No transform named {transform_id} found.", call.where)
+            raise TransformFailed(f"No transform named {transform_id} found.", call.where)
         try:
             function = self.served.function(defined.function_name)
         except UnknownFunction:
-            raise TemplateError(f"Transform {transform_id} failed with: its function {defined.function_name} is not served by "
+            raise TransformFailed(f"Transform {transform_id} failed with: its function {defined.function_name} is not served by "
                                 "cfnrun (a --functions function, or a Python AWS::Lambda::Function of a local stack)", call.where) from None
         request_id = str(uuid.uuid4())
         event = {"region": self.region, "accountId": self.account_id, "fragment": call.fragment, "transformId": transform_id,
@@ -144,18 +144,18 @@ class Macros:
         outcome = await self.served.invoke(function, event)
         self.console.call(function.name, f"macro {call.name}", outcome)
         if outcome.kind is not OutcomeKind.RETURNED:
-            raise TemplateError(f"Transform {transform_id} failed with: {outcome.error_type}: {outcome.error_message}", call.where)
+            raise TransformFailed(f"Transform {transform_id} failed with: {outcome.error_type}: {outcome.error_message}", call.where)
         answer = outcome.result
         if not isinstance(answer, dict):
-            raise TemplateError(f"Transform {transform_id} failed with: the function's response is not an object "
+            raise TransformFailed(f"Transform {transform_id} failed with: the function's response is not an object "
                                 "({requestId, status, fragment})", call.where)
         if str(answer.get("status", "")).lower() != "success":
             message = answer.get("errorMessage")
-            raise TemplateError(f"Transform {transform_id} failed with: {message}" if message else
+            raise TransformFailed(f"Transform {transform_id} failed with: {message}" if message else
                                 f"Transform {transform_id} failed without an error message.", call.where)
         if answer.get("requestId") != request_id:
-            raise TemplateError(f"Transform {transform_id} failed with: the response's requestId is not the request's "
+            raise TransformFailed(f"Transform {transform_id} failed with: the response's requestId is not the request's "
                                 f"({request_id})", call.where)
         if "fragment" not in answer:
-            raise TemplateError(f"Transform {transform_id} failed with: the response has no fragment", call.where)
+            raise TransformFailed(f"Transform {transform_id} failed with: the response has no fragment", call.where)
         return answer["fragment"]

@@ -8,7 +8,8 @@ registry of warm workers, added to serve's ``--functions`` registries, serves it
 function name (its physical id), with its Handler, Timeout, MemorySize and
 Environment.Variables. A custom resource whose ServiceToken is its Arn or name, and serve's
 Lambda Invoke API, then run that local code. An update
-serves the new code; a delete stops its workers. Functions in other runtimes, or whose code is
+serves the new code; a delete stops its workers; a stack read back from ``--state`` has its
+functions served again as serve starts. Functions in other runtimes, or whose code is
 on S3, stay on the endpoint only. Python code on disk (a SAM ``CodeUri`` folder, as ``sam build``
 writes it; ``local_code.py``) is served from its folder the same way.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from cfnrun.app.served import Served
 from cfnrun.app.stacks.aws_types import AwsTypes
@@ -26,10 +27,22 @@ from cfnrun.model.function_template import FunctionTemplate
 from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.stacks.provisioning import Provisioned, ResourceWork
+from cfnrun.stacks.blueprint import Blueprint
+from cfnrun.stacks.records import Stack
 
 LAMBDA_FUNCTION = "AWS::Lambda::Function"
 CFNRESPONSE = Path(__file__).parent / "inline_support" / "cfnresponse.py"
+SERVED_PROPERTIES = ("Code", "Handler", "Runtime", "Timeout", "MemorySize", "Environment")  # what serving a function reads
 INLINE_MODULE = "index"  # Lambda writes ZipFile code to index.py (index.js for Node)
+
+
+def _intrinsic(value: Any) -> bool:
+    """Does ``value`` hold an intrinsic function (``Ref``, ``Fn::*``) anywhere?"""
+    if isinstance(value, dict):
+        return any(key == "Ref" or str(key).startswith("Fn::") or _intrinsic(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_intrinsic(item) for item in value)
+    return False
 
 
 def inline_python(properties: Dict[str, Any]) -> Optional[str]:
@@ -63,14 +76,15 @@ class StackFunctions:
         folder = self._code_folder(name)
         (folder / f"{INLINE_MODULE}.py").write_text(source)
         shutil.copyfile(CFNRESPONSE, folder / "cfnresponse.py")
-        self._add(name, properties, folder)
+        self.add(name, properties, folder)
 
     async def serve_folder(self, name: str, properties: Dict[str, Any], folder: Path) -> None:
         """Serve code on disk (a SAM ``CodeUri`` folder, ``sam build`` output) where it is."""
         await self.stop(name)
-        self._add(name, properties, folder)
+        self.add(name, properties, folder)
 
-    def _add(self, name: str, properties: Dict[str, Any], folder: Path) -> None:
+    def add(self, name: str, properties: Dict[str, Any], folder: Path) -> None:
+        """Serve the code in ``folder`` under ``name``, as ``properties`` (an AWS::Lambda::Function's, or CreateFunction's) say."""
         environment = (properties.get("Environment") or {}).get("Variables") or {}
         timeout = properties.get("Timeout")
         spec = FunctionSpec(
@@ -117,12 +131,40 @@ class LocalLambdas:
         if work.type_name == LAMBDA_FUNCTION and work.physical_id:
             await self.functions.stop(work.physical_id)
 
+    async def serve_kept(self, stacks: Iterable[Tuple[Stack, Optional[Blueprint]]]) -> Tuple[List[str], List[str]]:
+        """After ``--state`` read ``stacks`` back: serve again each of their Python functions that exists; the names served,
+        and those that are not because what serving needs is not literal in the template.
+
+        Its properties are read from the stack's template (the resolved ones kept leave out ``Code``, which the function's
+        schema makes writeOnly, and a template read back is not resolved again until its stack is updated)."""
+        served: List[str] = []
+        unresolved: List[str] = []
+        for stack, blueprint in stacks:
+            for resource in stack.resources.values():
+                if blueprint is None or resource.type_name != LAMBDA_FUNCTION or not resource.exists or not resource.physical_id:
+                    continue
+                declared = blueprint.declaration(resource.logical_id).properties
+                if any(_intrinsic(declared.get(key)) for key in SERVED_PROPERTIES):
+                    if str(declared.get("Runtime", "")).startswith("python"):
+                        unresolved.append(resource.physical_id)
+                elif await self._serve(resource.physical_id, declared):
+                    served.append(resource.physical_id)
+        return served, unresolved
+
     async def _keep(self, work: ResourceWork, provisioned: Provisioned) -> None:
-        if work.type_name != LAMBDA_FUNCTION or not str(work.properties.get("Runtime", "")).startswith("python"):
-            return
-        source = inline_python(work.properties)
-        folder = local_path(work.type_name, work.properties)
+        if work.type_name == LAMBDA_FUNCTION:
+            await self._serve(provisioned.physical_id, work.properties)
+
+    async def _serve(self, name: str, properties: Dict[str, Any]) -> bool:
+        """Serve a Python function's inline code or code on disk; False when its code is neither (it stays on the endpoint only)."""
+        if not str(properties.get("Runtime", "")).startswith("python"):
+            return False
+        source = inline_python(properties)
+        folder = local_path(LAMBDA_FUNCTION, properties)
         if source is not None:
-            await self.functions.serve(provisioned.physical_id, work.properties, source)
+            await self.functions.serve(name, properties, source)
         elif folder is not None and Path(folder).expanduser().is_dir():
-            await self.functions.serve_folder(provisioned.physical_id, work.properties, Path(folder).expanduser().resolve())
+            await self.functions.serve_folder(name, properties, Path(folder).expanduser().resolve())
+        else:
+            return False
+        return True

@@ -132,12 +132,17 @@ class StackOperations:
 
     # -- stacks ----------------------------------------------------------------------------
 
-    async def create_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
+    async def create_stack(self, params: Dict[str, Any], refused: Optional[str] = None) -> Dict[str, Any]:
+        """``refused``: its template could not be processed (a failing macro): the stack is made and rolled back with this reason."""
         on_failure = params.get("OnFailure")
         if on_failure is not None and "DisableRollback" in params:
             raise StackError(BOTH_ON_FAILURE_AND_DISABLE_ROLLBACK)
         disable_rollback = bool(params.get("DisableRollback")) or on_failure == "DO_NOTHING"
         policy = given_policy(params)
+        if refused is not None:
+            stack = self.store.refused_create(params["StackName"], given_template_body(params) or "", given_tags(params) or {}, refused,
+                                              disable_rollback, params.get("ClientRequestToken"))
+            return {"StackId": stack.stack_id, "OperationId": stack.operation_id}
         stack = self.store.create_stack(
             params["StackName"],
             given_template_body(params) or "",
@@ -405,7 +410,8 @@ class StackOperations:
 
     # -- change sets -----------------------------------------------------------------------
 
-    async def create_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:
+    async def create_change_set(self, params: Dict[str, Any], refused: Optional[str] = None) -> Dict[str, Any]:
+        """``refused``: its template could not be processed (a failing macro): the change set is FAILED with this reason."""
         change_set = self.store.create_change_set(
             params["StackName"],
             params["ChangeSetName"],
@@ -416,6 +422,7 @@ class StackOperations:
             params.get("Description"),
             params.get("ResourcesToImport"),
             disable_validation=bool(params.get("DisableValidation")),
+            refused=refused,
         )
         change_set.capabilities = tuple(params.get("Capabilities") or ())
         change_set.notification_arns = tuple(params.get("NotificationARNs") or ())

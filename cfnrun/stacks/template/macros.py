@@ -39,6 +39,14 @@ class MacroCall:
             return json.dumps(parts, default=str)
 
 
+class TransformFailed(TemplateError):
+    """A macro that failed (its function's error, a failure status, no such macro): the service reports it in the operation
+    (a FAILED change set, a rolled-back CreateStack) rather than refusing the API call."""
+
+    def at(self, where: str) -> "TemplateError":
+        return self if self.where else TransformFailed(self.message, where)
+
+
 MacroRunner = Callable[[MacroCall], Any]  # a call → the fragment the macro answers; TemplateError in the service's words
 
 
