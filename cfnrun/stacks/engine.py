@@ -26,6 +26,7 @@ from cfnrun.stacks.interrupted_update import REPLACING, interrupted_update
 from cfnrun.stacks.ordering import Step, reverse, run_in_order
 from cfnrun.stacks.plan import ChangePlan, changed_properties, known_properties
 from cfnrun.stacks.provisioning import (
+    AttributeReader,
     ProvisioningFailed,
     Provisioned,
     Provisioner,
@@ -308,7 +309,8 @@ class StackEngine:
         if planned.replacement != "True" and properties == current.properties and not planned.automatic:
             if planned.action == "Modify" and "Metadata" in planned.scope:
                 self._update_metadata(stack, blueprint, current, token)
-            return True  # its properties unchanged: the handler is not called (a nested stack whose child template changed is)
+            # its properties unchanged: the handler is not called (a nested stack whose child template changed is)
+            return await self._read_new_attributes(stack, blueprint, current, provisioner, token)
         problem = provisioner.validate(type_name, logical_id, properties)
         shown = self._shown(stack, provisioner.shown(type_name, properties))
         if problem is not None:
@@ -332,6 +334,20 @@ class StackEngine:
             run.replaced[logical_id] = before
             self.in_flight.replacing(stack, before)
         return ok
+
+    async def _read_new_attributes(
+        self, stack: Stack, blueprint: Blueprint, resource: StackResource, provisioner: Provisioner, token: Optional[str]
+    ) -> bool:
+        """An unchanged resource whose Fn::GetAtt the new template reads and nothing read before: its attributes read again."""
+        if not isinstance(provisioner, AttributeReader) or blueprint.attributes_wanted(resource.logical_id) <= resource.attributes.keys():
+            return True
+        work = self._work(stack, blueprint, resource, dict(resource.properties or {}), token)
+        try:
+            resource.attributes.update(await provisioner.read_attributes(work))
+        except ProvisioningFailed as error:
+            stack.set_resource_status(resource, "UPDATE_FAILED", stack.masked(error.reason), token=token)
+            return False
+        return True
 
     def _update_metadata(self, stack: Stack, blueprint: Blueprint, resource: StackResource, token: Optional[str]) -> None:
         """A change to the resource's Metadata alone: the service keeps Metadata itself, so the resource has its update events

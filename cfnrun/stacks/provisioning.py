@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, FrozenSet, Optional, Protocol
+from typing import Any, Callable, Dict, FrozenSet, Optional, Protocol, runtime_checkable
 
 
 class ProvisioningFailed(Exception):
@@ -90,6 +90,15 @@ class Provisioner(Protocol):
     async def update(self, work: ResourceWork) -> Provisioned: ...
 
     async def delete(self, work: ResourceWork) -> None: ...
+
+
+@runtime_checkable
+class AttributeReader(Protocol):
+    """A provisioner that reads an existing resource's attributes again: for an update whose template reads, by
+    Fn::GetAtt, an attribute of a resource it leaves unchanged that nothing read when the resource was provisioned."""
+
+    async def read_attributes(self, work: ResourceWork) -> Dict[str, Any]:
+        """The values of ``work.attributes_wanted`` the resource has now; its properties are unchanged, its handler not called."""
 
 
 class Provisioners(Protocol):

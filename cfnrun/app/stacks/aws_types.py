@@ -140,6 +140,10 @@ class AwsTypes:
                 raise
         return await self._settled(work, name, given_name)
 
+    async def read_attributes(self, work: ResourceWork) -> Dict[str, Any]:
+        """The endpoint's stack of the resource updated with outputs for the attributes now wanted: the resource itself unchanged."""
+        return dict((await self.update(work)).attributes)
+
     async def delete(self, work: ResourceWork) -> None:
         direct = self._made_directly(work.model)
         if direct is not None:

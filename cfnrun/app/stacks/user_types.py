@@ -86,6 +86,10 @@ class UserTypes:
         result = await self._run(work, Action.UPDATE, desired, previous)
         return self._provisioned(schema, work, result.resource_model or desired)
 
+    async def read_attributes(self, work: ResourceWork) -> Dict[str, Any]:
+        """From the model its handler last returned: the attributes a type has are its readOnly or other properties."""
+        return self._attributes(self._schema(work.type_name), work, work.model or {})
+
     async def delete(self, work: ResourceWork) -> None:
         schema = self._schema(work.type_name)
         known = {**typed_properties(schema, work.properties), **(work.model or {})}
@@ -184,12 +188,16 @@ class UserTypes:
                 f"The handler's model has no primaryIdentifier ({', '.join(schema.primary_identifier)}): the stack cannot track the resource"
             )
         physical_id = "|".join(str(p) for p in parts)
+        return Provisioned(physical_id, physical_id, self._attributes(schema, work, model), schema.without_write_only(model))
+
+    @staticmethod
+    def _attributes(schema: ResourceSchema, work: ResourceWork, model: Dict[str, Any]) -> Dict[str, Any]:
         attributes = {}
         for name in work.attributes_wanted:
             value = schema.value_at(model, "/properties/" + "/".join(name.split(".")))  # GetAtt A.B: a nested property
             if value is not None:
                 attributes[name] = value
-        return Provisioned(physical_id, physical_id, attributes, schema.without_write_only(model))
+        return attributes
 
 
 def _tags(work: ResourceWork) -> Dict[str, Dict[str, str]]:
