@@ -16,13 +16,39 @@ import boto3
 import pytest
 
 from conftest import wait_until
-from kept_state import CREDENTIALS, cluster_project, clusters, kept_physical_id, kept_stack, serve_cluster, settled_status
+from kept_state import CREDENTIALS, cluster_project, clusters, kept_physical_id, kept_stack, serve_cluster, settled_status, stack_events
 
 DB = {"Type": "Cfnrun::Sample::Cluster", "Properties": {"Name": "kept-db", "NodeCount": 1}}
 DB_THEN_CACHE = json.dumps(
     {"Resources": {"Db": DB, "Cache": {"Type": "Cfnrun::Sample::Cluster", "DependsOn": "Db", "Properties": {"Name": "kept-cache", "NodeCount": 1}}}}
 )
 ONE_DB = json.dumps({"Resources": {"Db": DB}})
+
+
+HOLD = """
+
+def _hold(record):  # (a test's patch) the first CREATE call stays running once its cluster is in the store, until serve is killed
+    marker = os.environ.get("HOLD_FIRST_CREATE")
+    if marker and not os.path.exists(marker):
+        with open(marker, "w") as out:
+            out.write(record["ClusterId"])
+        import time
+        time.sleep(3600)
+"""
+
+
+def hold_first_create(project: Path) -> Path:
+    """Patch the project's CREATE handler: its first call, once the cluster is in the store, writes the marker returned and
+    then runs until serve is killed (the calls after it, in the next serve, do not)."""
+    marker = project.parent / "first-create-running"
+    handlers = project / "src" / "cfnrun_sample_cluster" / "handlers.py"
+    made = '    LOG.info("creating %s with %s node(s)", record["ClusterId"], model.NodeCount)\n'
+    source = handlers.read_text()
+    assert made in source
+    handlers.write_text(source.replace(made, made + "    _hold(record)\n") + HOLD)
+    template = project / "template.yml"
+    template.write_text(template.read_text().replace("CLUSTER_STATE_DIR: .state", f'CLUSTER_STATE_DIR: .state\n        HOLD_FIRST_CREATE: "{marker}"'))
+    return marker
 
 
 def _cloudformation(server: Any) -> Any:
@@ -201,3 +227,59 @@ def test_an_update_cleanup_killed_mid_way_is_finished_by_the_next_serve(tmp_path
         assert cfn.describe_stack_resource(StackName="renamed", LogicalResourceId="Db")["StackResourceDetail"]["PhysicalResourceId"] == cluster_id
     finally:
         third.stop()
+
+
+def _killed_during_first_create(tmp_path: Path, project: Path, template: str = ONE_DB) -> str:
+    """A create whose first CREATE call (Db's) was running when serve got SIGKILL: the cluster that call made."""
+    marker = hold_first_create(project)
+    first = serve_cluster(tmp_path, "--state", "kept")
+    try:
+        _cloudformation(first).create_stack(StackName="held", TemplateBody=template)
+        wait_until(marker.exists, timeout=60, what="the handler to be inside its first CREATE call")
+    finally:
+        first.stop(signal.SIGKILL)
+    made = marker.read_text()
+    assert made in clusters(project) and kept_physical_id(tmp_path / "kept", "held", "Db") is None  # no record names it
+    return made
+
+
+def test_a_resource_whose_first_create_call_was_running_at_a_sigkill_is_found_by_its_token_and_rolled_back(tmp_path: Path) -> None:
+    project = cluster_project(tmp_path, delay_s=1)
+    _killed_during_first_create(tmp_path, project)
+
+    second = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")
+    try:
+        cfn = _cloudformation(second)
+        assert settled_status(cfn, "held") == "ROLLBACK_COMPLETE"
+        assert clusters(project) == {}  # CREATE again with the same token named it (the sample takes its unfinished cluster over)
+        events = stack_events(cfn, "held")
+        named = [e for e in events if "Calling CREATE again with the same clientRequestToken named the resource" in e.get("ResourceStatusReason", "")]
+        assert [e["LogicalResourceId"] for e in named] == ["Db"]
+        deleted = [e for e in events if e["LogicalResourceId"] == "Db" and e["ResourceStatus"] == "DELETE_COMPLETE"]
+        assert [e["PhysicalResourceId"] for e in deleted] == [named[0]["PhysicalResourceId"]]
+    finally:
+        second.stop()
+
+
+def test_a_first_create_call_that_cannot_be_named_again_is_reported_with_how_to_remove_it(tmp_path: Path) -> None:
+    project = cluster_project(tmp_path, delay_s=1)
+    made = _killed_during_first_create(tmp_path, project)
+    store = project / ".state" / "clusters.json"  # the cluster became someone else's: CREATE again answers AlreadyExists
+    kept = json.loads(store.read_text())
+    kept["clusters"][made].update(Status="ACTIVE", _clientRequestToken="someone-else")
+    store.write_text(json.dumps(kept))
+
+    second = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")
+    try:
+        cfn = _cloudformation(second)
+        assert settled_status(cfn, "held") == "ROLLBACK_COMPLETE"
+        line = second.has_printed(r"stack held: Db \(Cfnrun::Sample::Cluster\) may be left with no stack naming it")
+        assert "HandlerErrorCode: AlreadyExists" in line and "cfnrun invoke LIST --project cluster" in line, line
+        request = re.search(r"cfnrun invoke DELETE (\S+) --project cluster", line)
+        assert request is not None, line
+        assert json.loads((tmp_path / request.group(1)).read_text())["desiredResourceState"] == {"Name": "kept-db", "NodeCount": 1}
+        reasons = [e.get("ResourceStatusReason", "") for e in stack_events(cfn, "held") if e["LogicalResourceId"] == "Db"]
+        assert any("did not name it" in reason and "AlreadyExists" in reason for reason in reasons), reasons
+        assert made in clusters(project)  # left, and said so
+    finally:
+        second.stop()

@@ -21,6 +21,9 @@ from cfnrun.app.stacks.aws_types import AwsTypes
 from cfnrun.app.served import Served
 from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.leftovers import LeftoverCheck
+from cfnrun.app.leftovers_named import unnamed_left_line
+from cfnrun.stacks.in_flight import FirstCall
+from cfnrun.stacks.records import Stack, StackResource
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
 from cfnrun.app.stacks.template_locations import read_snippet
 from cfnrun.stacks.template.includes import IncludeReader
@@ -101,6 +104,10 @@ class LocalStacks:
         self.store.stop_starting(why)
         self.stopping.stop(why)
 
+    def _unidentified(self, stack: Stack, resource: StackResource, call: FirstCall, why: str) -> None:
+        projects = {registry.project.type_name: registry.project for registry in self.operations.served.providers}
+        self.console.warn(unnamed_left_line(stack.name, resource.logical_id, call.type_name, call.properties, projects.get(call.type_name), why))
+
     async def signal_handle(self, token: str, signal: HandleSignal) -> bool:
         """A signal PUT to a WaitConditionHandle's URL; False when no handle has ``token``."""
         return await self.signals.signal_handle(token, Signal(signal.unique_id, signal.status, signal.reason, signal.data))
@@ -122,6 +129,7 @@ class LocalStacks:
                         f"stack {stack.name}: {resource.logical_id} ({resource.type_name} {resource.physical_id}) is gone from the AWS "
                         "endpoint (an embedded --moto starts empty each time): delete the stack, or update it to make it again"
                     )
+        self.store.engine.in_flight.unidentified = self._unidentified  # a first CREATE no second call could name (``unanswered_creates.py``)
         for stack, operation_type in self.store.carry_on():
             self.console.info(f"stack {stack.name}: serve stopped during its operation: {CARRYING_ON[operation_type]}, as the service would")
 
