@@ -283,3 +283,82 @@ def test_a_first_create_call_that_cannot_be_named_again_is_reported_with_how_to_
         assert made in clusters(project)  # left, and said so
     finally:
         second.stop()
+
+
+# -- a SIGKILL at any point of a create, update or delete ------------------------------------------------------------------
+
+def _kept_status(tmp_path: Path, logical_id: str) -> str:
+    record = kept_stack(tmp_path / "kept", "anywhere") or {"resources": []}
+    return next((str(r["status"]) for r in record["resources"] if r["logical_id"] == logical_id), "")
+
+
+def _killed_create(tmp_path: Path, project: Path, point: str) -> str:
+    """A create of Db then Cache, serve SIGKILLed at ``point``; the stack's id."""
+    marker = hold_first_create(project) if point == "during the first call" else None
+    server = serve_cluster(tmp_path, "--state", "kept")
+    try:
+        stack_id = str(_cloudformation(server).create_stack(StackName="anywhere", TemplateBody=DB_THEN_CACHE)["StackId"])
+        if marker is not None:
+            wait_until(marker.exists, timeout=60, what="Db's first CREATE call to be running")
+        elif point == "between IN_PROGRESS callbacks":
+            wait_until(lambda: kept_physical_id(tmp_path / "kept", "anywhere", "Db") is not None, timeout=60, what="Db's IN_PROGRESS answer")
+        elif point == "after one resource finished":
+            wait_until(lambda: _kept_status(tmp_path, "Db") == "CREATE_COMPLETE", timeout=60, what="Db to be complete")
+        return stack_id  # "before the first call": killed as soon as CreateStack has answered
+    finally:
+        server.stop(signal.SIGKILL)
+
+
+def _killed_update_or_delete(tmp_path: Path, project: Path, point: str) -> str:
+    """The stack of one Db created, then an update or a delete, serve SIGKILLed at ``point``; the stack's id."""
+    made = _created(tmp_path, "anywhere")["ClusterId"]
+    marker = hold_first_create(project) if point == "during a replacement's create" else None
+    server = serve_cluster(tmp_path, "--state", "kept")
+    try:
+        cfn = _cloudformation(server)
+        stack_id = str(cfn.describe_stacks(StackName="anywhere")["Stacks"][0]["StackId"])
+        if point == "during the update call":
+            cfn.update_stack(StackName="anywhere", TemplateBody=ONE_DB.replace('"NodeCount": 1', '"NodeCount": 3'))
+            wait_until(lambda: clusters(project)[made]["NodeCount"] == 3, timeout=60, what="the UPDATE call")
+        elif marker is not None:
+            cfn.update_stack(StackName="anywhere", TemplateBody=ONE_DB.replace('"kept-db"', '"kept-db-2"'))
+            wait_until(marker.exists, timeout=60, what="the new cluster's first CREATE call to be running")
+        else:
+            cfn.delete_stack(StackName="anywhere")
+            wait_until(lambda: clusters(project)[made]["Status"] == "DELETING", timeout=60, what="the DELETE call")
+        return stack_id
+    finally:
+        server.stop(signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    "operation, point",
+    [
+        ("create", "before the first call"),
+        ("create", "during the first call"),
+        ("create", "between IN_PROGRESS callbacks"),
+        ("create", "after one resource finished"),
+        ("update", "during the update call"),
+        ("update", "during a replacement's create"),
+        ("delete", "during the delete call"),
+    ],
+)
+def test_a_sigkill_at_any_point_leaves_every_resource_in_its_stack_or_removed_by_the_next_delete_stack(
+    tmp_path: Path, operation: str, point: str
+) -> None:
+    project = cluster_project(tmp_path, delay_s=1 if point == "after one resource finished" else 60)
+    killed = _killed_create if operation == "create" else _killed_update_or_delete
+    stack_id = killed(tmp_path, project, point)
+
+    server = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")
+    try:
+        cfn = _cloudformation(server)
+        if settled_status(cfn, stack_id) != "DELETE_COMPLETE":
+            resources = cfn.describe_stack_resources(StackName=stack_id)["StackResources"]
+            in_stack = {r.get("PhysicalResourceId") for r in resources if r["ResourceStatus"] != "DELETE_COMPLETE"}
+            assert set(clusters(project)) <= in_stack, (clusters(project), resources)  # the provider's own store: nothing unknown
+            cfn.delete_stack(StackName=stack_id)
+            assert settled_status(cfn, stack_id) == "DELETE_COMPLETE"
+        assert clusters(project) == {}
+    finally:
+        server.stop()
