@@ -362,3 +362,91 @@ def test_a_sigkill_at_any_point_leaves_every_resource_in_its_stack_or_removed_by
         assert clusters(project) == {}
     finally:
         server.stop()
+
+
+# -- stopping serve: custom resources and nested stacks stop at once too ----------------------------------------------------
+
+SILENT_FUNCTION = """\
+AWSTemplateFormatVersion: "2010-09-09"
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  SilentFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Handler: silent.handler
+      Runtime: python3.11
+      CodeUri: src/
+      Timeout: 10
+"""
+SILENT_SOURCE = '''\
+"""A custom resource's function that answers a Delete at once and a Create never (the stack waits for it, up to an hour)."""
+import json
+import urllib.request
+
+
+def handler(event, context):
+    if event["RequestType"] != "Delete":
+        return
+    body = json.dumps({"Status": "SUCCESS", "PhysicalResourceId": event.get("PhysicalResourceId") or "silent", "StackId": event["StackId"],
+                       "RequestId": event["RequestId"], "LogicalResourceId": event["LogicalResourceId"], "Data": {}}).encode()
+    request = urllib.request.Request(event["ResponseURL"], data=body, method="PUT", headers={"content-type": ""})
+    with urllib.request.urlopen(request) as response:
+        response.read()
+'''
+
+
+def _stopped_record(tmp_path: Path, stack: str, logical_id: str) -> Dict[str, Any]:
+    record = kept_stack(tmp_path / "kept", stack)
+    assert record is not None and record["status"] == "CREATE_IN_PROGRESS", record
+    [resource] = [r for r in record["resources"] if r["logical_id"] == logical_id]
+    assert resource["status"] == "CREATE_IN_PROGRESS", resource
+    last = [e for e in record["events"] if e["logical_id"] == logical_id][-1]
+    assert last["reason"].startswith("cfnrun serve stopped: no further handler calls were made"), last
+    return resource
+
+
+def test_stopping_serve_while_a_custom_resource_waits_for_its_answer_stops_at_once_and_keeps_it_in_flight(tmp_path: Path) -> None:
+    cluster_project(tmp_path, delay_s=1)
+    (tmp_path / "silent" / "src").mkdir(parents=True)
+    (tmp_path / "silent" / "template.yaml").write_text(SILENT_FUNCTION)
+    (tmp_path / "silent" / "src" / "silent.py").write_text(SILENT_SOURCE)
+    template = json.dumps({"Resources": {"Thing": {"Type": "Custom::Silent", "Properties": {"ServiceToken": "SilentFunction"}}}})
+    args = ("--functions", "silent/template.yaml", "--state", "kept")
+    server = serve_cluster(tmp_path, *args, "--shutdown-grace", "120")
+    _cloudformation(server).create_stack(StackName="waiting", TemplateBody=template)
+    server.has_printed(r"custom resource Create Thing")  # the function returned without answering: the stack waits for the answer
+    _stopped(server)  # within the stop's 30 s, though the grace is 120 s and the wait an hour
+    _stopped_record(tmp_path, "waiting", "Thing")
+
+    second = serve_cluster(tmp_path, *args, "--virtual-clock")
+    try:  # its answer never came, so nothing names it: said so, not guessed at (a custom resource promises no idempotent create)
+        assert settled_status(_cloudformation(second), "waiting") == "ROLLBACK_COMPLETE"
+        line = second.has_printed(r"stack waiting: Thing \(Custom::Silent\) may be left with no stack naming it")
+        assert "is not asked again" in line, line
+    finally:
+        second.stop()
+
+
+CHILD_DB = json.dumps({"Resources": {"Db": DB}})
+
+
+def test_stopping_serve_during_a_nested_stack_stops_parent_and_child_at_once_and_the_next_serve_rolls_both_back(tmp_path: Path) -> None:
+    project = cluster_project(tmp_path, delay_s=60)
+    (tmp_path / "child.json").write_text(CHILD_DB)
+    parent = json.dumps({"Resources": {"Child": {"Type": "AWS::CloudFormation::Stack", "Properties": {"TemplateURL": str(tmp_path / "child.json")}}}})
+    server = serve_cluster(tmp_path, "--state", "kept", "--shutdown-grace", "120")
+    _cloudformation(server).create_stack(StackName="nest", TemplateBody=parent)
+    server.has_printed(r"CREATE \(stack nest-Child-\w+ Db\)")  # the child's Db answered IN_PROGRESS; the parent polls the child
+    _stopped(server)  # within the stop's 30 s, though the grace is 120 s
+    child = _stopped_record(tmp_path, "nest", "Child")
+    assert child["physical_id"] and "/nest-Child-" in child["physical_id"]  # the parent's record names the child from its CreateStack on
+    [made] = clusters(project)
+
+    second = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")
+    try:
+        cfn = _cloudformation(second)
+        assert settled_status(cfn, "nest") == "ROLLBACK_COMPLETE"
+        assert settled_status(cfn, child["physical_id"]) in ("ROLLBACK_COMPLETE", "DELETE_COMPLETE")
+        assert made not in clusters(project) and clusters(project) == {}
+    finally:
+        second.stop()

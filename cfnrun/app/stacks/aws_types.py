@@ -19,6 +19,9 @@ import re
 import uuid
 from typing import Any, Dict, List, Optional, Set, Tuple
 
+from cfnrun.invoker.cancellable_clock import CancelRequested, Stopping
+from cfnrun.invoker.clock import RealClock
+from cfnrun.stacks.in_flight import OperationStopped
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
 from cfnrun.app.stacks.local_code import staged
@@ -69,7 +72,10 @@ def _output_keys(wanted: List[str]) -> Dict[str, str]:
 class AwsTypes:
     """The ``Provisioner`` of AWS::* types."""
 
-    def __init__(self, endpoint_url: Optional[str], region: str, schemas: AwsSchemas, poll_max_s: float = POLL_MAX_S) -> None:
+    def __init__(
+        self, endpoint_url: Optional[str], region: str, schemas: AwsSchemas, poll_max_s: float = POLL_MAX_S, stopping: Optional[Stopping] = None
+    ) -> None:
+        self.stopping = stopping or Stopping()  # serve stopping ends the polling of the endpoint's stack at once
         self.endpoint_url = endpoint_url
         self.region = region
         self.schemas = schemas
@@ -241,11 +247,15 @@ class AwsTypes:
     async def _wait(self, name: str) -> Tuple[str, Optional[str]]:
         """Poll the endpoint's stack until it settles: its status and, when it failed, the first failure's reason."""
         delay = POLL_FIRST_S
+        clock = self.stopping.clock(RealClock())
         while True:
             status = await self._endpoint_status(name) or "DELETE_COMPLETE"  # a stack gone is one deleted
             if status.endswith(SETTLED_SUFFIXES) and not status.endswith("CLEANUP_COMPLETE"):
                 break
-            await asyncio.sleep(delay)
+            try:
+                await clock.sleep(delay)
+            except CancelRequested as stopped:
+                raise OperationStopped(str(stopped)) from None
             delay = min(self.poll_max_s, delay * 2)
         if status.endswith("_COMPLETE") and "ROLLBACK" not in status:
             return status, None

@@ -96,7 +96,7 @@ class LocalStacks:
     operations: TypeOperations  # the one invoker every user type's resource operation goes through
     leftovers: LeftoverCheck  # is a deleted resource gone (``cfnrun stack test``)
     signals: ResourceSignals  # what CreationPolicies and WaitConditions wait for: SignalResource's and the handles' signals
-    stopping: Stopping = field(default_factory=Stopping)  # the clocks of the user types' operations, cancelled when serve stops
+    stopping: Stopping = field(default_factory=Stopping)  # the clocks of every resource operation's waits, cancelled when serve stops
     local_types: Tuple[str, ...] = ()  # the AWS::* types cfnrun runs itself (not on the AWS endpoint): nested stacks, macros, ...
 
     def stop_starting(self, why: str) -> None:
@@ -220,8 +220,8 @@ def local_stacks(
     served_types = served.type_names
     responses = PendingResponses(url)
     aws_schemas = AwsSchemas(region)
-    aws_types = AwsTypes(served.aws_endpoint, region, aws_schemas)
     stopping = Stopping()
+    aws_types = AwsTypes(served.aws_endpoint, region, aws_schemas, stopping=stopping)
     user_types = UserTypes(operations, stopping)
     hooks = HookGate(HookResults(region, account_id))
     payloads = HookPayloadStore(url)
@@ -237,13 +237,13 @@ def local_stacks(
     hook_resources = HookResources(hooks, hook_kinds)
     signals = ResourceSignals()
     wait_conditions = WaitConditions(url, signals)
-    nested_stacks = NestedStacks(served.aws_endpoint, region)  # given the stack operations below, once they exist
+    nested_stacks = NestedStacks(served.aws_endpoint, region, stopping)  # given the stack operations below, once they exist
     macros = Macros(served, operations.console, region, account_id)
     types = TypeRouter(
         user_types,
         served_types,
         LocalLambdas(aws_types, StackFunctions(served)),  # a stack's inline Python functions are served too
-        CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock),  # served or the stacks' own
+        CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock, stopping=stopping),  # served or the stacks' own
         {
             **{name: hook_resources for name in hook_kinds},
             **dict.fromkeys((HANDLE_TYPE, CONDITION_TYPE), wait_conditions),
