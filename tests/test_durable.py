@@ -450,3 +450,37 @@ def test_stopping_serve_during_a_nested_stack_stops_parent_and_child_at_once_and
         assert made not in clusters(project) and clusters(project) == {}
     finally:
         second.stop()
+
+
+WAITING_HOOK_FUNCTION = SILENT_FUNCTION.replace("SilentFunction", "WaitingFunction").replace("silent.handler", "waiting.handler")
+WAITING_HOOK_SOURCE = '''\
+"""A Lambda hook's function that asks to be called again in ten minutes."""
+
+
+def handler(event, context):
+    return {"hookStatus": "IN_PROGRESS", "callbackContext": {"asked": True}, "callbackDelaySeconds": 600}
+'''
+WAITING_HOOK = {
+    "Type": "AWS::CloudFormation::LambdaHook",
+    "Properties": {
+        "Alias": "Cfnrun::Test::Waiting", "LambdaFunction": "WaitingFunction", "ExecutionRole": "arn:aws:iam::123456789012:role/hook",
+        "FailureMode": "FAIL", "HookStatus": "ENABLED", "TargetOperations": ["RESOURCE"],
+        "TargetFilters": {"TargetNames": ["Cfnrun::Sample::Cluster"]}, "StackFilters": {"FilteringCriteria": "ALL", "StackNames": {"Include": ["gated"]}},
+    },
+}
+
+
+def test_stopping_serve_while_a_hook_waits_between_invocations_stops_at_once_and_provisions_nothing(tmp_path: Path) -> None:
+    project = cluster_project(tmp_path, delay_s=1)
+    (tmp_path / "waiting" / "src").mkdir(parents=True)
+    (tmp_path / "waiting" / "template.yaml").write_text(WAITING_HOOK_FUNCTION)
+    (tmp_path / "waiting" / "src" / "waiting.py").write_text(WAITING_HOOK_SOURCE)
+    server = serve_cluster(tmp_path, "--functions", "waiting/template.yaml", "--state", "kept", "--shutdown-grace", "120")
+    cfn = _cloudformation(server)
+    cfn.create_stack(StackName="hooks", TemplateBody=json.dumps({"Resources": {"Waiting": WAITING_HOOK}}))
+    assert settled_status(cfn, "hooks") == "CREATE_COMPLETE"
+    cfn.create_stack(StackName="gated", TemplateBody=ONE_DB)
+    server.has_printed(r"lambda hook Cfnrun::Test::Waiting CREATE_PRE_PROVISION gated Db")  # answered IN_PROGRESS: 600 s to wait
+    _stopped(server)  # within the stop's 30 s, though the grace is 120 s
+    _stopped_record(tmp_path, "gated", "Db")
+    assert clusters(project) == {}  # the hook never let it through: never provisioned

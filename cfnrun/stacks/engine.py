@@ -206,7 +206,11 @@ class StackEngine:
             stack.record(resource.logical_id, replacing.physical_id or "", resource.type_name, resource.status, reason, shown, token)
         else:
             stack.set_resource_status(resource, f"{verb}_IN_PROGRESS", reason, shown, token)
-        refused = await self._hooks(stack, resource, verb, properties, previous, token)
+        try:
+            refused = await self._hooks(stack, resource, verb, properties, previous, token)
+        except OperationStopped:  # serve stopped while a hook ran: the resource stays as it is, never provisioned
+            self._stopped_at(stack, resource, token)
+            return False
         if refused is not None:
             stack.set_resource_status(resource, f"{verb}_FAILED", refused, shown, token)
             return False
@@ -614,12 +618,12 @@ class StackEngine:
         if self._stopped_at(stack, resource, token):
             return False
         stack.set_resource_status(resource, "DELETE_IN_PROGRESS", None, token=token)
-        if hooked:
-            refused = await self._hooks(stack, resource, "DELETE", resource.properties or {}, None, token)
-            if refused is not None:
-                stack.set_resource_status(resource, "DELETE_FAILED", refused, token=token)
-                return False
         try:
+            if hooked:
+                refused = await self._hooks(stack, resource, "DELETE", resource.properties or {}, None, token)
+                if refused is not None:
+                    stack.set_resource_status(resource, "DELETE_FAILED", refused, token=token)
+                    return False
             if self._stopped_at(stack, resource, token):
                 return False
             provisioner = self.provisioners.for_type(resource.type_name)

@@ -228,11 +228,11 @@ def local_stacks(
     for registry in served.providers:
         if registry.project.is_hook:
             hook_type = registry.project.type_name
-            hooks.add(CustomHook(hook_type, operations, HookConfiguration(enabled=hook_type in active_hooks), payloads))
+            hooks.add(CustomHook(hook_type, operations, HookConfiguration(enabled=hook_type in active_hooks), payloads, stopping))
     hook_files = HookFiles(served.aws_endpoint, region, Path.cwd(), readable_folders(served, rules_folders))  # relative to serve's folder
     hook_kinds: Dict[str, HookKind] = {  # the hook-declaring resource types: what runs each kind
         "AWS::CloudFormation::GuardHook": GuardHookKind(hook_files, operations.budgets),
-        LAMBDA_HOOK_TYPE: LambdaHookKind(operations, payloads),
+        LAMBDA_HOOK_TYPE: LambdaHookKind(operations, payloads, stopping),
     }
     hook_resources = HookResources(hooks, hook_kinds)
     signals = ResourceSignals()
