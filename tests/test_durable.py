@@ -484,3 +484,21 @@ def test_stopping_serve_while_a_hook_waits_between_invocations_stops_at_once_and
     _stopped(server)  # within the stop's 30 s, though the grace is 120 s
     _stopped_record(tmp_path, "gated", "Db")
     assert clusters(project) == {}  # the hook never let it through: never provisioned
+
+
+def test_an_aws_resource_created_again_with_the_same_token_is_the_one_the_first_call_made(moto_url: str) -> None:
+    import asyncio
+
+    from cfnrun.app.stacks.aws_schemas import AwsSchemas
+    from cfnrun.app.stacks.aws_types import AwsTypes
+    from cfnrun.stacks.provisioning import ResourceWork, StackContext
+
+    types = AwsTypes(moto_url, "us-east-1", AwsSchemas("us-east-1"))
+    context = StackContext("arn:aws:cloudformation:us-east-1:123456789012:stack/web/1", "web", "us-east-1", "123456789012")
+    work = ResourceWork(context, "Queue", "AWS::SQS::Queue", {"QueueName": "kept-queue"}, client_request_token="token-1")
+    first = asyncio.run(types.create(work))
+    again = asyncio.run(types.create(work))  # what the next serve does after a SIGKILL during the first (unanswered_creates.py)
+    assert (again.physical_id, again.model) == (first.physical_id, first.model)
+    endpoint = boto3.client("cloudformation", endpoint_url=moto_url, **CREDENTIALS)
+    made = [s["StackName"] for s in endpoint.list_stacks()["StackSummaries"] if s["StackStatus"] != "DELETE_COMPLETE"]
+    assert len(made) == 1 and made[0].startswith("web-Queue-"), made

@@ -8,8 +8,8 @@ IN_PROGRESS answers followed to the end. The handler contract asks a handler to 
 clientRequestToken, so cfnrun infers that this second call answers for the resource the first one made (or makes the
 one the first never got to); the resource then has an identifier, and the operation deletes it with the rest.
 
-Only a resource type's handlers make that promise: a custom resource, an AWS::* resource or one cfnrun runs itself is
-not asked again. When the second call cannot name the resource (it answers FAILED — AlreadyExists, InvalidRequest, … —
+Only a resource type's handlers make that promise, and cfnrun's AWS::* provisioner keeps it (the resource's stack on the
+endpoint is named after the token): a custom resource or a type cfnrun runs itself is not asked again. When the second call cannot name the resource (it answers FAILED — AlreadyExists, InvalidRequest, … —
 or with no identifier, or it is not asked), its stack event says so, and serve's output names the resource and how to
 remove it (``InFlight.unidentified``).
 """
@@ -30,7 +30,7 @@ UNNAMED = (
     "cfnrun serve was stopped during this resource's first CREATE call, and {why}: a resource that call made may exist with no "
     "stack naming it; serve's output says how to find and remove it"
 )
-NOT_IDEMPOTENT = "a {type_name} is not asked again (only a resource type's handlers promise an idempotent CREATE)"
+NOT_IDEMPOTENT = "a {type_name} is not asked again (it promises no idempotent CREATE, as a resource type's handlers do)"
 MASKED = " (its properties held writeOnly or NoEcho values, never written down: they were sent masked)"
 
 WorkFor = Callable[[StackResource, Dict[str, Any], Optional[str]], ResourceWork]
