@@ -81,7 +81,11 @@ class InFlight:
         if self.database is None:
             return
         masked = shown != json.dumps(properties, sort_keys=True, default=str)
-        record = {"type": resource.type_name, "token": token, "properties": json.loads(shown), "masked": masked}
+        try:
+            kept = json.loads(shown)
+        except ValueError:  # a NoEcho value masked where it was JSON's own text (":", say): nothing of it is kept
+            kept = {}
+        record = {"type": resource.type_name, "token": token, "properties": kept, "masked": masked}
         self.database.put_first_call(stack.stack_id, resource.logical_id, record)
 
     def called(self, stack: Stack, logical_id: str) -> None:
