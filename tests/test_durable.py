@@ -502,3 +502,23 @@ def test_an_aws_resource_created_again_with_the_same_token_is_the_one_the_first_
     endpoint = boto3.client("cloudformation", endpoint_url=moto_url, **CREDENTIALS)
     made = [s["StackName"] for s in endpoint.list_stacks()["StackSummaries"] if s["StackStatus"] != "DELETE_COMPLETE"]
     assert len(made) == 1 and made[0].startswith("web-Queue-"), made
+
+
+def test_a_sigkill_during_the_create_made_again_leaves_it_for_the_serve_after(tmp_path: Path) -> None:
+    project = cluster_project(tmp_path, delay_s=1)
+    _killed_during_first_create(tmp_path, project)
+    marker = tmp_path / "first-create-running"
+    marker.unlink()  # the CREATE the next serve makes again holds too
+    second = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")
+    try:
+        wait_until(marker.exists, timeout=60, what="the CREATE made again to be running")
+    finally:
+        second.stop(signal.SIGKILL)
+    assert len(clusters(project)) == 1
+
+    third = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")
+    try:
+        assert settled_status(_cloudformation(third), "held") == "ROLLBACK_COMPLETE"
+        assert clusters(project) == {}
+    finally:
+        third.stop()
