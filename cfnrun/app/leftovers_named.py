@@ -105,6 +105,20 @@ def unfinished_stacks_left(stacks: Iterable[Stack], providers: Sequence[Project]
     return lines
 
 
+def unnamed_left_line(stack_name: str, logical_id: str, type_name: str, properties: Dict[str, Any], project: Optional[Project], why: str) -> str:
+    """A resource the first CREATE call serve was killed during may have made, which no second call could name: how to find
+    it, and a DELETE request (the properties it was created with, writeOnly values left out) to complete with its identifier."""
+    named = f"stack {stack_name}: {logical_id} ({type_name}) may be left with no stack naming it ({why})"
+    if project is None:
+        return f"{named}: find it and delete it where it was made" if not type_name.startswith("AWS::") else f"{named}: {AWS_LEFT}"
+    where = shlex.quote(_shown_path(project.root))
+    request = _written_request(project, project.schema.without_write_only(dict(properties)) or {})
+    return (
+        f"{named}: find it with cfnrun invoke LIST --project {where}, then remove it with cfnrun invoke DELETE "
+        f"{shlex.quote(_shown_path(request))} --project {where} (that request holds the properties it was created with; add its identifier)"
+    )
+
+
 def _left_line(logical_id: str, type_name: str, physical_id: str, project: Optional[Project], aws_stand_in: str) -> str:
     named = f"left: {logical_id} ({type_name}) {physical_id}"
     if project is not None:

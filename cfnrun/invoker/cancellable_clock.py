@@ -2,16 +2,21 @@
 invokes its handler no more (the invocation in flight, if any, finishes first).
 
 Cloud Control's CancelResourceRequest cancels one request's clock; serve stopping cancels every clock
-``Stopping`` handed out (Cloud Control's requests and the stacks' resource operations alike), and any it hands
-out afterwards is cancelled from its start.
+``Stopping`` handed out (Cloud Control's requests and the stacks' resource operations of every kind: a type's handlers,
+a custom resource waiting for its function's answer, an AWS::* resource or a nested stack polled until it settles), and
+any it hands out afterwards is cancelled from its start. ``wait_for`` is the wait of an answer that is not a sleep (a
+custom resource's response): it ends the moment the clock is cancelled.
 """
 from __future__ import annotations
 
 import asyncio
-from typing import Optional
+from typing import Awaitable, Optional, TypeVar
 from weakref import WeakSet
 
 from cfnrun.invoker.clock import RealClock
+
+
+T = TypeVar("T")
 
 
 class CancelRequested(Exception):
@@ -45,6 +50,25 @@ class CancellableClock(RealClock):
                     pass
         if self.cancelled.is_set():
             raise CancelRequested(self.why)
+
+    async def wait_for(self, answer: "Awaitable[T]", timeout: Optional[float]) -> T:
+        """``answer``'s result; CancelRequested the moment the clock is cancelled, asyncio.TimeoutError after ``timeout`` s
+        (``answer`` is cancelled then: shield it to keep it)."""
+        if self.cancelled.is_set():
+            raise CancelRequested(self.why)
+        task = asyncio.ensure_future(answer)
+        cancel = asyncio.ensure_future(self.cancelled.wait())
+        try:
+            done, _ = await asyncio.wait({task, cancel}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cancel.cancel()
+            if not task.done():
+                task.cancel()
+        if task in done:
+            return task.result()
+        if self.cancelled.is_set():
+            raise CancelRequested(self.why)
+        raise asyncio.TimeoutError
 
 
 class Stopping:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import time
+import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
@@ -23,6 +24,7 @@ from cfnrun.stacks.exports import ExportConflict, Exports
 from cfnrun.stacks.in_flight import STOPPED, InFlight, OperationStopped
 from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookReport, HookedOperation, stack_model
 from cfnrun.stacks.interrupted_update import REPLACING, interrupted_update
+from cfnrun.stacks.unanswered_creates import ask_again
 from cfnrun.stacks.ordering import Step, reverse, run_in_order
 from cfnrun.stacks.plan import ChangePlan, changed_properties, known_properties
 from cfnrun.stacks.provisioning import (
@@ -153,7 +155,7 @@ class StackEngine:
         work = self._work(stack, blueprint, resource, properties, token)
         create = self._creating(stack, blueprint, resource, provisioner, work, properties, token)
         metadata = blueprint.resolved_metadata(resource.logical_id, stack.resources)
-        return await self._provision(stack, resource, "CREATE", create, properties, None, shown, token, metadata=metadata)
+        return await self._provision(stack, resource, "CREATE", create, properties, None, shown, token, metadata=metadata, first_call=work)
 
     def _creating(
         self, stack: Stack, blueprint: Blueprint, resource: StackResource, provisioner: Provisioner, work: ResourceWork,
@@ -191,38 +193,48 @@ class StackEngine:
         started: Callable[[], None] = lambda: None,
         metadata: Any = None,
         replacing: Optional[StackResource] = None,
+        first_call: Optional[ResourceWork] = None,
     ) -> bool:
         """One resource through ``verb`` (CREATE or UPDATE): IN_PROGRESS, its hooks, the provisioner's ``call``, COMPLETE or FAILED.
 
         ``started`` runs once the hooks let it through, just before the call (an update notes what it changed);
         ``metadata``: the resource's resolved Metadata, kept once the call succeeds; ``replacing``: the resource a
-        replacement's new one replaces (its first event names the old physical resource, as the service's does).
+        replacement's new one replaces (its first event names the old physical resource, as the service's does);
+        ``first_call``: the work of a create whose resource no record names yet, written down before the call (``in_flight.py``).
         """
         if replacing is not None:
             resource.status, resource.reason = f"{verb}_IN_PROGRESS", reason
             stack.record(resource.logical_id, replacing.physical_id or "", resource.type_name, resource.status, reason, shown, token)
         else:
             stack.set_resource_status(resource, f"{verb}_IN_PROGRESS", reason, shown, token)
-        refused = await self._hooks(stack, resource, verb, properties, previous, token)
+        try:
+            refused = await self._hooks(stack, resource, verb, properties, previous, token)
+        except OperationStopped:  # serve stopped while a hook ran: the resource stays as it is, never provisioned
+            self._stopped_at(stack, resource, token)
+            return False
         if refused is not None:
             stack.set_resource_status(resource, f"{verb}_FAILED", refused, shown, token)
             return False
         if self._stopped_at(stack, resource, token):
             return False
         started()
+        if first_call is not None:
+            self.in_flight.calling(stack, resource, first_call.client_request_token, shown, properties)
         if verb == "CREATE" or replacing is not None:  # a replacement's new resource too, as the service's events show it
             stack.set_resource_status(resource, f"{verb}_IN_PROGRESS", CREATION_INITIATED, shown, token)
         try:
             made = await call()
-        except OperationStopped:
+        except OperationStopped:  # its first call, if it never named the resource, stays written down for the next serve
             self._stopped_at(stack, resource, token)
             return False
         except Exception as error:  # noqa: B902 - whatever a provisioner raises fails its resource, never the stack's bookkeeping
             stack.set_resource_status(resource, f"{verb}_FAILED", stack.masked(_reason(error)), shown, token)
+            self.in_flight.called(stack, resource.logical_id)
             return False
         self._keep(resource, made, properties)
         resource.metadata = metadata
         stack.set_resource_status(resource, f"{verb}_COMPLETE", None, shown, token)
+        self.in_flight.called(stack, resource.logical_id)
         return True
 
     # -- update ----------------------------------------------------------------------------
@@ -368,7 +380,8 @@ class StackEngine:
         create = self._creating(stack, blueprint, new, provisioner, work, properties, token)
         metadata = blueprint.resolved_metadata(old.logical_id, stack.resources)
         return await self._provision(
-            stack, new, "UPDATE", create, properties, old.properties, shown, token, reason=REPLACING, metadata=metadata, replacing=old
+            stack, new, "UPDATE", create, properties, old.properties, shown, token, reason=REPLACING, metadata=metadata, replacing=old,
+            first_call=work,
         )
 
     async def _clean_up(
@@ -473,6 +486,7 @@ class StackEngine:
             return
         run.updated -= set(skip)
         stack.set_status("UPDATE_ROLLBACK_IN_PROGRESS", None, token)
+        await self._ask_again(stack, token)
         if not await self._put_back(stack, run, token):
             stack.set_status("UPDATE_ROLLBACK_FAILED", "The following resource(s) failed to update.", token)
             return
@@ -484,6 +498,7 @@ class StackEngine:
         blueprint = self.blueprints[stack.stack_id]
         if stack.status in ("CREATE_FAILED", "ROLLBACK_FAILED"):
             stack.set_status("ROLLBACK_IN_PROGRESS", reason, token)
+            await self._ask_again(stack, token)
             ok = await self._delete_all(stack, blueprint, list(stack.resources), token, rolling_back_create=True)
             stack.set_status("ROLLBACK_COMPLETE" if ok else "ROLLBACK_FAILED", None if ok else "The following resource(s) failed to delete.", token)
             return
@@ -511,6 +526,17 @@ class StackEngine:
         before = Revision(blueprint, resources, list(stack.outputs), dict(stack.parameters), dict(stack.tags))
         return UpdateRun(before, blueprint, added=set(found.added), updated=set(found.previous), replaced=dict(found.replaced))
 
+    async def _ask_again(self, stack: Stack, token: Optional[str]) -> None:
+        """Before an operation carried on after a restart deletes anything: the resources whose first CREATE call a killed
+        serve left are named by calling CREATE again (``unanswered_creates.py``)."""
+        blueprint = self.blueprints.get(stack.stack_id)
+
+        def work_for(resource: StackResource, properties: Dict[str, Any], handler_token: Optional[str]) -> ResourceWork:
+            work = self._work(stack, blueprint, resource, properties, token)
+            return replace(work, client_request_token=handler_token or work.client_request_token)
+
+        await ask_again(stack, self.provisioners, self.in_flight, work_for)
+
     def cancel_update(self, stack: Stack) -> None:
         run = self.updates.get(stack.stack_id)
         if run is not None:
@@ -521,6 +547,7 @@ class StackEngine:
     async def delete(self, stack: Stack, retain: FrozenSet[str] = frozenset(), token: Optional[str] = None, reason: str = "User Initiated") -> None:
         blueprint = self.blueprints.get(stack.stack_id)
         stack.set_status("DELETE_IN_PROGRESS", reason, token)
+        await self._ask_again(stack, token)
         refused = await self._stack_hooks(stack, "DELETE", None, blueprint.template.document if blueprint else None, token)
         if refused is not None:
             stack.set_status("DELETE_FAILED", refused, token)
@@ -607,12 +634,12 @@ class StackEngine:
         if self._stopped_at(stack, resource, token):
             return False
         stack.set_resource_status(resource, "DELETE_IN_PROGRESS", None, token=token)
-        if hooked:
-            refused = await self._hooks(stack, resource, "DELETE", resource.properties or {}, None, token)
-            if refused is not None:
-                stack.set_resource_status(resource, "DELETE_FAILED", refused, token=token)
-                return False
         try:
+            if hooked:
+                refused = await self._hooks(stack, resource, "DELETE", resource.properties or {}, None, token)
+                if refused is not None:
+                    stack.set_resource_status(resource, "DELETE_FAILED", refused, token=token)
+                    return False
             if self._stopped_at(stack, resource, token):
                 return False
             provisioner = self.provisioners.for_type(resource.type_name)
@@ -702,6 +729,7 @@ class StackEngine:
             stack.set_resource_status(resource, resource.status, stack.masked(reason), token=token)
 
         wanted = blueprint.attributes_wanted(resource.logical_id) if blueprint is not None else frozenset()
+        handler_token = token or str(uuid.uuid4())  # known before the call, so a first CREATE can be written down with it
         return ResourceWork(
             stack=self.context(stack),
             logical_id=resource.logical_id,
@@ -710,9 +738,9 @@ class StackEngine:
             physical_id=resource.physical_id,
             model=resource.model,
             attributes_wanted=wanted,
-            client_request_token=token,
+            client_request_token=handler_token,
             note=note,
-            progress=lambda made, context: self.in_flight.progressed(stack, resource, made, context, token),
+            progress=lambda made, context: self.in_flight.progressed(stack, resource, made, context, handler_token),
         )
 
     @staticmethod

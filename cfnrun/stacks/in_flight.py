@@ -10,6 +10,12 @@ callbackContext; cfnrun keeps them too, the moment they arrive:
   callbackContext, model — in ``state_db.py``'s ``invocations``), so after a SIGKILL the stack read back
   knows the resource, and the next DeleteStack deletes it.
 
+Before then, while a resource's first CREATE call is running (a create's, or a replacement's new resource), nothing
+names the resource yet; with ``--state`` that call is written down before it is made (``first_calls``: the type, the
+handler's clientRequestToken, the properties as events show them — writeOnly and NoEcho values masked), and crossed out
+once the record names the resource or the call ended without making one. A row a killed serve left is how the next one
+finds what the call made: it calls CREATE again with the same token (``unanswered_creates.py``).
+
 When serve is told to stop, the engine starts no resource operation more and each handler call in flight ends at its
 next wait (``OperationStopped``): the resource stays ``*_IN_PROGRESS`` as its last answer left it, the stack operation
 ends where it is, and the record shows what is left (with ``--state``, for the next serve to roll it back; without, for
@@ -17,7 +23,8 @@ the stop message to name).
 """
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+import json
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable, Dict, Optional
 
 from cfnrun.stacks.persistence import scrubbed
@@ -27,6 +34,16 @@ from cfnrun.stacks.state_db import StateDatabase
 
 
 STOPPED = "cfnrun serve stopped: no further handler calls were made; the resource is as its handler's last answer left it"
+
+
+@dataclass(frozen=True)
+class FirstCall:
+    """A resource's first CREATE call, as written before it was made."""
+
+    type_name: str
+    token: Optional[str]  # the handler's clientRequestToken
+    properties: Dict[str, Any]  # as events show them: writeOnly and NoEcho values masked
+    masked: bool  # did masking change them (then they are not the properties the first call sent)
 
 
 class OperationStopped(Exception):
@@ -40,6 +57,9 @@ class InFlight:
         self.database = database
         self.save = save
         self.replaced_before: Dict[str, Dict[str, StackResource]] = {}  # by stack id: old resources of an update serve lost track of
+        self.first_calls: Dict[str, Dict[str, FirstCall]] = {}  # by stack id, then logical id: first calls a killed serve left
+        # told of a resource a first call may have made that no CREATE call again could name (the app prints how to remove it)
+        self.unidentified: Callable[[Stack, StackResource, FirstCall, str], None] = lambda stack, resource, call, why: None
 
     def replacing(self, stack: Stack, old: StackResource) -> None:
         """An update replaces ``old`` (or a custom resource moved off it): with --state, it is written before the new one is
@@ -55,10 +75,33 @@ class InFlight:
         if self.database is not None:
             self.database.drop_replaced(stack.stack_id)
 
-    def restore(self) -> None:
-        """Read back the old resources of replacements an interrupted update made."""
+    def calling(self, stack: Stack, resource: StackResource, token: Optional[str], shown: str, properties: Dict[str, Any]) -> None:
+        """``resource``'s first CREATE call is about to be made (``shown``: its properties as events show them): with --state,
+        written down first, so that a SIGKILL during the call leaves a row naming it."""
         if self.database is None:
             return
+        masked = shown != json.dumps(properties, sort_keys=True, default=str)
+        try:
+            kept = json.loads(shown)
+        except ValueError:  # a NoEcho value masked where it was JSON's own text (":", say): nothing of it is kept
+            kept = {}
+        record = {"type": resource.type_name, "token": token, "properties": kept, "masked": masked}
+        self.database.put_first_call(stack.stack_id, resource.logical_id, record)
+
+    def called(self, stack: Stack, logical_id: str) -> None:
+        """The first call ended, and the stack's record says how (it names the resource, or the call made none)."""
+        self.first_calls.get(stack.stack_id, {}).pop(logical_id, None)
+        if self.database is not None:
+            self.database.drop_first_call(stack.stack_id, logical_id)
+
+    def restore(self) -> None:
+        """Read back the old resources of replacements an interrupted update made, and the first calls a killed serve left."""
+        if self.database is None:
+            return
+        for call in self.database.first_calls():
+            self.first_calls.setdefault(call["stack_id"], {})[call["logical_id"]] = FirstCall(
+                str(call["type"]), call.get("token"), dict(call.get("properties") or {}), bool(call.get("masked"))
+            )
         for record in self.database.replaced():
             stack_id = record.pop("stack_id")
             self.replaced_before.setdefault(stack_id, {})[record["logical_id"]] = StackResource(**record)
@@ -75,3 +118,4 @@ class InFlight:
         record = {"action": resource.status.split("_")[0], "token": token, "callbackContext": callback_context, "physicalId": made.physical_id}
         self.database.put_invocation(stack.stack_id, resource.logical_id, record)
         self.save(stack)
+        self.called(stack, resource.logical_id)  # the record names it now

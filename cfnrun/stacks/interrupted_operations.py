@@ -15,9 +15,10 @@ recorded, one whose operation was in flight with the id its handler's last IN_PR
 An update's replacements are rolled back too: the old resource of each was written aside before its new one was made.
 
 Why not resume the create where it stopped, with the last callbackContext? Its properties would have to be resolved
-again from a template whose NoEcho parameter values and writeOnly properties were never written to disk, and a
-resource whose first answer never came has no identifier to resume. A rollback needs only what the record holds: the
-physical id and model. Each call it makes carries the interrupted operation's ClientRequestToken.
+again from a template whose NoEcho parameter values and writeOnly properties were never written to disk. A rollback
+needs only what the record holds: the physical id and model. Each call it makes carries the interrupted operation's
+ClientRequestToken. A resource whose first CREATE call never answered is named first, by that call made again with the
+same token (``unanswered_creates.py``).
 """
 from __future__ import annotations
 

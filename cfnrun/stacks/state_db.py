@@ -20,6 +20,12 @@ row goes when the resource's status leaves ``*_IN_PROGRESS``.
 The ``replaced`` table holds the old physical resource of each replacement an update in flight made (it is no longer
 in the stack's own record, whose resource is the new one), until the update or its rollback completes (``in_flight.py``).
 
+The ``first_calls`` table holds each resource's first CREATE call while it is in flight, written before the call is made
+(``in_flight.py``: the type, the handler's clientRequestToken and the properties as events show them, writeOnly and NoEcho
+values masked): the one moment no record knows the resource's identifier. The row goes once the stack's record names the
+resource, or the call ended without making it; one left by a killed serve is how the next one finds the resource
+(``unanswered_creates.py``).
+
 The ``request_tokens`` table holds the ClientRequestToken of each stack name's last CreateStack, UpdateStack and
 DeleteStack (``request_tokens.py``), so that a retry after a restart is answered as the first call was.
 """
@@ -62,6 +68,12 @@ CREATE TABLE IF NOT EXISTS invocations (
     PRIMARY KEY (stack_id, logical_id)
 );
 CREATE TABLE IF NOT EXISTS replaced (
+    stack_id TEXT NOT NULL,
+    logical_id TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (stack_id, logical_id)
+);
+CREATE TABLE IF NOT EXISTS first_calls (
     stack_id TEXT NOT NULL,
     logical_id TEXT NOT NULL,
     record TEXT NOT NULL,
@@ -177,6 +189,30 @@ class StateDatabase:
     def invocations(self) -> List[Dict[str, Any]]:
         with self._session() as connection:
             rows = connection.execute("SELECT stack_id, logical_id, record FROM invocations ORDER BY rowid").fetchall()
+        found = []
+        for stack_id, logical_id, text in rows:
+            record = json.loads(text)
+            if isinstance(record, dict):
+                found.append(dict(record, stack_id=stack_id, logical_id=logical_id))
+        return found
+
+    # -- first CREATE calls in flight (``in_flight.py``, ``unanswered_creates.py``) -----------------------------
+
+    def put_first_call(self, stack_id: str, logical_id: str, record: Dict[str, Any]) -> None:
+        with self._session() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO first_calls (stack_id, logical_id, record) VALUES (?, ?, ?)",
+                (stack_id, logical_id, json.dumps(record, default=str)),
+            )
+
+    def drop_first_call(self, stack_id: str, logical_id: str) -> None:
+        with self._session() as connection:
+            connection.execute("DELETE FROM first_calls WHERE stack_id = ? AND logical_id = ?", (stack_id, logical_id))
+
+    def first_calls(self) -> List[Dict[str, Any]]:
+        """Each first call kept, its stack's id and logical id under ``"stack_id"`` and ``"logical_id"``."""
+        with self._session() as connection:
+            rows = connection.execute("SELECT stack_id, logical_id, record FROM first_calls ORDER BY rowid").fetchall()
         found = []
         for stack_id, logical_id, text in rows:
             record = json.loads(text)

@@ -253,6 +253,8 @@ class StackStore:
         if failures:
             refuse(stack, "CREATE", failed_reason(failures), token)
             return stack
+        self.engine.blueprints[stack.stack_id] = plan.blueprint  # written before CreateStack answers: a SIGKILL then loses no stack
+        self.save(stack)
         self._start(stack, self.engine.create(stack, plan, token))
         return stack
 

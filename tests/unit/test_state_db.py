@@ -109,3 +109,25 @@ def test_a_store_kept_before_the_token_and_replacement_tables_gains_them_in_the_
         database.close()
     with sqlite3.connect(tmp_path / FILE) as connection:
         assert connection.execute("PRAGMA user_version").fetchone() == (1,)
+
+
+def test_a_first_create_call_is_written_down_before_it_is_made_with_its_secrets_masked_and_crossed_out_after(tmp_path: Path) -> None:
+    memory = Memory()
+    secret = {"Only": {"Type": "Test::Thing::Resource", "Properties": {"Name": "one", "Secret": "hunter2-value"}}}
+
+    async def life() -> None:
+        store = _store(memory, tmp_path)
+        assert store.database is not None
+        memory.gate = asyncio.Event()  # the CREATE call waits here: in flight
+        store.create_stack("one", _template(secret), {}, {}, token="create-token-1")
+        while not memory.running:
+            await asyncio.sleep(0)
+        [call] = store.database.first_calls()
+        assert (call["logical_id"], call["type"], call["token"], call["masked"]) == ("Only", "Test::Thing::Resource", "create-token-1", True)
+        assert call["properties"] == {"Name": "one", "Secret": "<masked>"}
+        memory.gate.set()
+        await store.settled("one")
+        assert store.database.first_calls() == []  # the record names the resource now
+        await store.close(1)
+
+    asyncio.run(life())

@@ -19,6 +19,9 @@ import re
 import uuid
 from typing import Any, Dict, List, Optional, Set, Tuple
 
+from cfnrun.invoker.cancellable_clock import CancelRequested, Stopping
+from cfnrun.invoker.clock import RealClock
+from cfnrun.stacks.in_flight import OperationStopped
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
 from cfnrun.app.stacks.local_code import staged
@@ -50,8 +53,11 @@ def _answered(error: Exception) -> str:
 
 
 def _inner_name(work: ResourceWork) -> str:
+    """The resource's stack on the endpoint: named after the request (its clientRequestToken), so that a CREATE made again
+    with the same token (``stacks/unanswered_creates.py``) finds the stack the first made instead of making another."""
     base = re.sub(r"[^A-Za-z0-9-]", "-", f"{work.stack.stack_name}-{work.logical_id}")
-    return f"{base[:100]}-{uuid.uuid4().hex[:8]}"
+    request = work.client_request_token or str(uuid.uuid4())
+    return f"{base[:100]}-{uuid.uuid5(uuid.NAMESPACE_URL, f'{work.stack.stack_id}/{work.logical_id}/{request}').hex[:8]}"
 
 
 def _named(work: ResourceWork) -> "Tuple[ResourceWork, Optional[str]]":
@@ -69,7 +75,12 @@ def _output_keys(wanted: List[str]) -> Dict[str, str]:
 class AwsTypes:
     """The ``Provisioner`` of AWS::* types."""
 
-    def __init__(self, endpoint_url: Optional[str], region: str, schemas: AwsSchemas, poll_max_s: float = POLL_MAX_S) -> None:
+    idempotent_creates = True  # a CREATE made again with the same clientRequestToken goes on with the endpoint stack the first made
+
+    def __init__(
+        self, endpoint_url: Optional[str], region: str, schemas: AwsSchemas, poll_max_s: float = POLL_MAX_S, stopping: Optional[Stopping] = None
+    ) -> None:
+        self.stopping = stopping or Stopping()  # serve stopping ends the polling of the endpoint's stack at once
         self.endpoint_url = endpoint_url
         self.region = region
         self.schemas = schemas
@@ -112,7 +123,11 @@ class AwsTypes:
         name = _inner_name(work)
         work, given_name = _named(work)
         body = self._template(work, await staged(work.type_name, work.properties, self.endpoint_url, self.region))
-        await self._call(work, "create_stack", StackName=name, TemplateBody=body)
+        try:
+            await self._call(work, "create_stack", StackName=name, TemplateBody=body)
+        except ProvisioningFailed as failed:
+            if "AlreadyExists" not in failed.reason:
+                raise  # (a stack of that name was made by the same request: its CREATE made again goes on with it)
         try:
             return await self._settled(work, name, given_name)
         except NotImplementedThere:
@@ -245,11 +260,15 @@ class AwsTypes:
     async def _wait(self, name: str) -> Tuple[str, Optional[str]]:
         """Poll the endpoint's stack until it settles: its status and, when it failed, the first failure's reason."""
         delay = POLL_FIRST_S
+        clock = self.stopping.clock(RealClock())
         while True:
             status = await self._endpoint_status(name) or "DELETE_COMPLETE"  # a stack gone is one deleted
             if status.endswith(SETTLED_SUFFIXES) and not status.endswith("CLEANUP_COMPLETE"):
                 break
-            await asyncio.sleep(delay)
+            try:
+                await clock.sleep(delay)
+            except CancelRequested as stopped:
+                raise OperationStopped(str(stopped)) from None
             delay = min(self.poll_max_s, delay * 2)
         if status.endswith("_COMPLETE") and "ROLLBACK" not in status:
             return status, None

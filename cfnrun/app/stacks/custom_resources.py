@@ -5,7 +5,8 @@ The service sends a custom-resource request to the function its ServiceToken nam
 function is one ``serve --functions`` serves, invoked on the same warm runtime; the ResponseURL
 is serve's own (``cfnrun.api.cloudformation``'s response route), so the standard
 ``cfn-response`` pattern works unchanged. With the virtual clock, a function that returned
-without answering ends the wait at once, the hour accounted but not spent.
+without answering ends the wait at once, the hour accounted but not spent. Serve stopping ends the wait at once too:
+the resource stays in flight, recorded as its create left it (``stacks/in_flight.py``), as a type's resources do.
 """
 from __future__ import annotations
 
@@ -15,9 +16,12 @@ from typing import Any, Dict, Optional, Protocol, Tuple
 
 from cfnrun.api.cloudformation.custom_resource_responses import CustomResourceResponse, response_url
 from cfnrun.app.served import Served, UnknownFunction
+from cfnrun.invoker.cancellable_clock import CancelRequested, Stopping
+from cfnrun.invoker.clock import RealClock
 from cfnrun.runtime.outcome import OutcomeKind
 from cfnrun.ui.console import Console
 from cfnrun.model.schema_values import stringify_primitives
+from cfnrun.stacks.in_flight import OperationStopped
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 
 CUSTOM_RESOURCE_WAIT_S = 3600.0  # the service waits an hour for a custom resource's response
@@ -75,11 +79,15 @@ class PendingResponses:
 class CustomResources:
     """The ``Provisioner`` of custom resources."""
 
-    def __init__(self, functions: ServedFunctions, responses: PendingResponses, virtual_clock: bool, wait_s: float = CUSTOM_RESOURCE_WAIT_S) -> None:
+    def __init__(
+        self, functions: ServedFunctions, responses: PendingResponses, virtual_clock: bool, wait_s: float = CUSTOM_RESOURCE_WAIT_S,
+        stopping: Optional[Stopping] = None,
+    ) -> None:
         self.functions = functions
         self.responses = responses
         self.virtual_clock = virtual_clock
         self.wait_s = wait_s
+        self.stopping = stopping or Stopping()  # serve stopping ends the wait for a response at once (the resource stays in flight)
 
     def validate(self, type_name: str, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
         token = properties.get("ServiceToken")
@@ -126,6 +134,7 @@ class CustomResources:
             event["PhysicalResourceId"] = work.physical_id
         if request_type == "Update":
             event["OldResourceProperties"] = stringify_primitives(work.previous_properties or {})
+        clock = self.stopping.clock(RealClock())
         try:
             failure = await self.functions.invoke(str(properties.get("ServiceToken")), event)
             if answer.done():
@@ -135,9 +144,11 @@ class CustomResources:
             elif self.virtual_clock:
                 raise ProvisioningFailed(NO_RESPONSE.format(waited="on the virtual clock: the function returned without answering"))
             else:
-                body = await asyncio.wait_for(asyncio.shield(answer), timeout=self.wait_s)
+                body = await clock.wait_for(asyncio.shield(answer), timeout=self.wait_s)
         except asyncio.TimeoutError:
             raise ProvisioningFailed(NO_RESPONSE.format(waited=f"{self.wait_s:g} s")) from None
+        except CancelRequested as stopped:
+            raise OperationStopped(str(stopped)) from None
         finally:
             self.responses.forget(request_id)
         if body.status != "SUCCESS":

@@ -30,6 +30,8 @@ from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 from cfnrun.app.history import CLOUD_CONTROL_SOURCE, STACK_SOURCE
 from cfnrun.app.stacks.hook_payloads import HookPayloadStore
 from cfnrun.stacks.hook_results import HookResults
+from cfnrun.invoker.cancellable_clock import CancelRequested, Stopping
+from cfnrun.stacks.in_flight import OperationStopped
 from cfnrun.app.type_operations import TypeOperations
 from cfnrun.events.operation import InvocationCompleted, OperationEvent
 from cfnrun.model.endings import EndReason
@@ -72,7 +74,11 @@ class Hook(Protocol):
 
 
 class CustomHook:
-    def __init__(self, hook_type: str, operations: TypeOperations, configuration: HookConfiguration, payloads: HookPayloadStore) -> None:
+    def __init__(
+        self, hook_type: str, operations: TypeOperations, configuration: HookConfiguration, payloads: HookPayloadStore,
+        stopping: Optional[Stopping] = None,
+    ) -> None:
+        self.stopping = stopping or Stopping()  # serve stopping: a stack's hook makes no call after the one in flight
         self.hook_type = hook_type
         self.operations = operations
         self.configuration = configuration
@@ -107,7 +113,10 @@ class CustomHook:
                 last["annotations"] = tuple(hook_annotations(event.progress))
                 last["hookStatus"] = (event.progress.model_extra or {}).get("hookStatus")
 
-        result = await self.operations.operation(
+        clock = self.operations.new_clock()
+        if target.operation != "CLOUD_CONTROL":  # a stack's hook stops with serve (Cloud Control cancels its requests itself)
+            clock = self.stopping.clock(clock)
+        operation = self.operations.operation(
             self.hook_type,
             Action(f"{target.action}_PRE_PROVISION"),
             target.properties,
@@ -121,7 +130,12 @@ class CustomHook:
             history_source=CLOUD_CONTROL_SOURCE if target.operation == "CLOUD_CONTROL" else STACK_SOURCE,
             stack_level=stack_level,
             observers=[keep_answer],
-        ).run()
+            clock=clock,
+        )
+        try:
+            result = await operation.run()
+        except CancelRequested as stopped:
+            raise OperationStopped(str(stopped)) from None
         annotations = last.get("annotations", ())
         described = [describe_annotation(a) for a in annotations]
         if result.succeeded:
@@ -174,6 +188,8 @@ class HookGate:
             invoked_at = time.time()
             try:
                 outcome = await hook.run(target)
+            except OperationStopped:
+                raise  # serve stops: the operation it gates ends where it is, recorded in flight
             except Exception as error:  # noqa: B902 - a hook that cannot run is HOOK_FAILED, never a stuck stack
                 outcome = HookOutcome("HOOK_FAILED", f"cfnrun could not run hook {hook.hook_type}: {type(error).__name__}: {error}")
             reason = outcome.reason

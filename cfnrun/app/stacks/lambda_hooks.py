@@ -19,6 +19,8 @@ from cfnrun.app.served import UnknownFunction
 from cfnrun.app.stacks.hook_gate import Hook, HookOutcome
 from cfnrun.app.stacks.hook_payloads import HookPayloadStore
 from cfnrun.app.type_operations import TypeOperations
+from cfnrun.invoker.cancellable_clock import CancelRequested, Stopping
+from cfnrun.stacks.in_flight import OperationStopped
 from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.model.budgets import Budget
 from cfnrun.model.hook_configuration import HookConfiguration
@@ -43,9 +45,10 @@ LAMBDA_HOOK_TYPE = "AWS::CloudFormation::LambdaHook"
 class LambdaHookKind:
     """``HookKind`` of ``AWS::CloudFormation::LambdaHook``: its LambdaFunction must be served."""
 
-    def __init__(self, operations: TypeOperations, payloads: HookPayloadStore) -> None:
+    def __init__(self, operations: TypeOperations, payloads: HookPayloadStore, stopping: Optional[Stopping] = None) -> None:
         self.operations = operations
         self.payloads = payloads  # a STACK or CHANGE_SET target's document, served while the function runs
+        self.stopping = stopping or Stopping()  # serve stopping ends a hook's waits between invocations at once
 
     def problem(self, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
         function = properties.get("LambdaFunction")
@@ -58,7 +61,7 @@ class LambdaHookKind:
         unserved = self._unserved(function)
         if unserved is not None:  # served when the template was read, gone since (a reload)
             raise ProvisioningFailed(unserved)
-        return LambdaHook(alias, function, configuration, self.operations, self.payloads)
+        return LambdaHook(alias, function, configuration, self.operations, self.payloads, self.stopping)
 
     def _unserved(self, function: str) -> Optional[str]:
         try:
@@ -76,8 +79,10 @@ class LambdaHook:
     """``Hook``: a served function asked before each resource operation its configuration targets."""
 
     def __init__(
-        self, hook_type: str, lambda_function: str, configuration: HookConfiguration, operations: TypeOperations, payloads: HookPayloadStore
+        self, hook_type: str, lambda_function: str, configuration: HookConfiguration, operations: TypeOperations, payloads: HookPayloadStore,
+        stopping: Optional[Stopping] = None,
     ) -> None:
+        self.stopping = stopping or Stopping()
         self.hook_type = hook_type  # the LambdaHook's Alias
         self.lambda_function = lambda_function  # as the resource names it: a name or an ARN
         self.configuration = configuration
@@ -104,6 +109,8 @@ class LambdaHook:
         )
         budget = self.operations.budgets.lambda_hook()
         clock = self.operations.new_clock()
+        if target.operation != "CLOUD_CONTROL":  # a stack's hook stops with serve (Cloud Control cancels its requests itself)
+            clock = self.stopping.clock(clock)
         token = str(uuid.uuid4())
         label = f"lambda hook {self.hook_type} {target.action}_PRE_PROVISION {target.stack.stack_name} {target.logical_id}"
         callback_context: Optional[Dict[str, Any]] = None
@@ -119,7 +126,10 @@ class LambdaHook:
                 verdict = too_many_in_progress(function.name)
                 return HookOutcome(verdict.status, verdict.reason)
             callback_context = answer.callback_context
-            await clock.sleep(answer.callback_delay_s)
+            try:
+                await clock.sleep(answer.callback_delay_s)
+            except CancelRequested as stopped:
+                raise OperationStopped(str(stopped)) from None
             invocation += 1
 
 

@@ -21,6 +21,9 @@ from cfnrun.app.stacks.aws_types import AwsTypes
 from cfnrun.app.served import Served
 from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.leftovers import LeftoverCheck
+from cfnrun.app.leftovers_named import unnamed_left_line
+from cfnrun.stacks.in_flight import FirstCall
+from cfnrun.stacks.records import Stack, StackResource
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
 from cfnrun.app.stacks.template_locations import read_snippet
 from cfnrun.stacks.template.includes import IncludeReader
@@ -93,7 +96,7 @@ class LocalStacks:
     operations: TypeOperations  # the one invoker every user type's resource operation goes through
     leftovers: LeftoverCheck  # is a deleted resource gone (``cfnrun stack test``)
     signals: ResourceSignals  # what CreationPolicies and WaitConditions wait for: SignalResource's and the handles' signals
-    stopping: Stopping = field(default_factory=Stopping)  # the clocks of the user types' operations, cancelled when serve stops
+    stopping: Stopping = field(default_factory=Stopping)  # the clocks of every resource operation's waits, cancelled when serve stops
     local_types: Tuple[str, ...] = ()  # the AWS::* types cfnrun runs itself (not on the AWS endpoint): nested stacks, macros, ...
     lambdas: Optional[LocalLambdas] = None  # the stacks' own Python functions, served locally (again after --state)
 
@@ -101,6 +104,10 @@ class LocalStacks:
         """Serve is told to stop: no resource operation starts from now on, and each in flight makes no call after its current one."""
         self.store.stop_starting(why)
         self.stopping.stop(why)
+
+    def _unidentified(self, stack: Stack, resource: StackResource, call: FirstCall, why: str) -> None:
+        projects = {registry.project.type_name: registry.project for registry in self.operations.served.providers}
+        self.console.warn(unnamed_left_line(stack.name, resource.logical_id, call.type_name, call.properties, projects.get(call.type_name), why))
 
     async def signal_handle(self, token: str, signal: HandleSignal) -> bool:
         """A signal PUT to a WaitConditionHandle's URL; False when no handle has ``token``."""
@@ -132,6 +139,7 @@ class LocalStacks:
                 self.console.warn(f"function {name} (a stack's AWS::Lambda::Function) is not served again: its Code, Handler, Runtime, "
                                   "Timeout, MemorySize or Environment use intrinsic functions, which a stack read back cannot resolve; "
                                   "update its stack to serve it")
+        self.store.engine.in_flight.unidentified = self._unidentified  # a first CREATE no second call could name (``unanswered_creates.py``)
         for stack, operation_type in self.store.carry_on():
             self.console.info(f"stack {stack.name}: serve stopped during its operation: {CARRYING_ON[operation_type]}, as the service would")
 
@@ -229,31 +237,31 @@ def local_stacks(
     served_types = served.type_names
     responses = PendingResponses(url)
     aws_schemas = AwsSchemas(region)
-    aws_types = AwsTypes(served.aws_endpoint, region, aws_schemas)
     stopping = Stopping()
+    aws_types = AwsTypes(served.aws_endpoint, region, aws_schemas, stopping=stopping)
     user_types = UserTypes(operations, stopping)
     hooks = HookGate(HookResults(region, account_id))
     payloads = HookPayloadStore(url)
     for registry in served.providers:
         if registry.project.is_hook:
             hook_type = registry.project.type_name
-            hooks.add(CustomHook(hook_type, operations, HookConfiguration(enabled=hook_type in active_hooks), payloads))
+            hooks.add(CustomHook(hook_type, operations, HookConfiguration(enabled=hook_type in active_hooks), payloads, stopping))
     hook_files = HookFiles(served.aws_endpoint, region, Path.cwd(), readable_folders(served, rules_folders))  # relative to serve's folder
     hook_kinds: Dict[str, HookKind] = {  # the hook-declaring resource types: what runs each kind
         "AWS::CloudFormation::GuardHook": GuardHookKind(hook_files, operations.budgets),
-        LAMBDA_HOOK_TYPE: LambdaHookKind(operations, payloads),
+        LAMBDA_HOOK_TYPE: LambdaHookKind(operations, payloads, stopping),
     }
     hook_resources = HookResources(hooks, hook_kinds)
     signals = ResourceSignals()
     wait_conditions = WaitConditions(url, signals)
-    nested_stacks = NestedStacks(served.aws_endpoint, region)  # given the stack operations below, once they exist
+    nested_stacks = NestedStacks(served.aws_endpoint, region, stopping)  # given the stack operations below, once they exist
     macros = Macros(served, operations.console, region, account_id)
     lambdas = LocalLambdas(aws_types, StackFunctions(served))
     types = TypeRouter(
         user_types,
         served_types,
         lambdas,  # a stack's inline Python functions are served too
-        CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock),  # served or the stacks' own
+        CustomResources(FunctionCalls(served, operations.console), responses, operations.virtual_clock, stopping=stopping),  # served or the stacks' own
         {
             **{name: hook_resources for name in hook_kinds},
             **dict.fromkeys((HANDLE_TYPE, CONDITION_TYPE), wait_conditions),

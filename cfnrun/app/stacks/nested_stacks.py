@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
 
 from cfnrun.app.stacks.template_locations import UnreadableLocation, read_location, s3_location
+from cfnrun.invoker.cancellable_clock import CancelRequested, Stopping
+from cfnrun.invoker.clock import RealClock
 from cfnrun.stacks.blueprint import KNOWN_AFTER_APPLY
+from cfnrun.stacks.in_flight import OperationStopped
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 from cfnrun.stacks.store import ChangeSet, StackError, StackStore
 
@@ -29,6 +32,7 @@ ENDS = {
     "UPDATE": ("UPDATE_COMPLETE", "UPDATE_FAILED", "UPDATE_ROLLBACK_COMPLETE", "UPDATE_ROLLBACK_FAILED"),
     "DELETE": ("DELETE_COMPLETE", "DELETE_FAILED"),
 }
+SETTLED = "ANY"  # any end: the child is in no operation
 POLL_FIRST_S = 0.05
 POLL_MAX_S = 0.5
 
@@ -40,9 +44,10 @@ class StackCalls(Protocol):
 class NestedStacks:
     """The ``Provisioner`` of ``AWS::CloudFormation::Stack``; ``calls`` (the local stack operations) are given once they exist."""
 
-    def __init__(self, endpoint_url: Optional[str], region: str) -> None:
+    def __init__(self, endpoint_url: Optional[str], region: str, stopping: Optional[Stopping] = None) -> None:
         self.endpoint_url = endpoint_url
         self.region = region
+        self.stopping = stopping or Stopping()  # serve stopping ends the wait for the child at once (it stops too: same engine)
         self.calls: Optional[StackCalls] = None
         self.adopt: Callable[[str, str], None] = lambda child_id, parent_id: None  # records the child's ParentId/RootId
         self.child_template: Callable[[str], Optional[str]] = lambda child_id: None  # the template the child was last given
@@ -88,6 +93,7 @@ class NestedStacks:
                                                       "Parameters": _parameters(work.properties), "DisableRollback": False})
             stack_id = answer["StackId"]
             self.adopt(stack_id, work.stack.stack_id)
+        work.progress(Provisioned(stack_id, stack_id), None)  # the parent's record names the child from now on (``in_flight.py``)
         status, reason = await self._settled(stack_id, "CREATE")
         if status != "CREATE_COMPLETE":
             await self._delete(stack_id)
@@ -195,6 +201,7 @@ class NestedStacks:
             await self._delete(work.physical_id)
 
     async def _delete(self, stack_id: str) -> None:
+        await self._settled(stack_id, SETTLED)  # a child in an operation of its own (one carried on after a restart) ends it first
         await self._call("DeleteStack", {"StackName": stack_id})
         status, reason = await self._settled(stack_id, "DELETE")
         if status != "DELETE_COMPLETE":
@@ -211,12 +218,16 @@ class NestedStacks:
     async def _settled(self, stack_id: str, operation: str) -> Tuple[str, str]:
         """Wait for the child's ``operation`` (CREATE, UPDATE, DELETE) to end: its status and reason."""
         delay = POLL_FIRST_S
+        clock = self.stopping.clock(RealClock())
         while True:
             stacks: List[Dict[str, Any]] = (await self._call("DescribeStacks", {"StackName": stack_id}))["Stacks"]
             status = stacks[0]["StackStatus"] if stacks else "DELETE_COMPLETE"
-            if status in ENDS[operation]:
+            if status in ENDS.get(operation, ()) or operation == SETTLED and not status.endswith("_IN_PROGRESS"):
                 return status, str(stacks[0].get("StackStatusReason") or status) if stacks else ""
-            await asyncio.sleep(delay)
+            try:
+                await clock.sleep(delay)
+            except CancelRequested as stopped:
+                raise OperationStopped(str(stopped)) from None
             delay = min(delay * 2, POLL_MAX_S)
 
     async def _call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:

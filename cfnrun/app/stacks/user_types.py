@@ -34,6 +34,8 @@ ENDING_CODES = {EndReason.INVOCATION_BUDGET: "ServiceTimeout", EndReason.OPERATI
 class UserTypes:
     """The ``Provisioner`` of every type a served provider implements."""
 
+    idempotent_creates = True  # the handler contract: CREATE made again with the same clientRequestToken (``unanswered_creates.py``)
+
     def __init__(self, operations: TypeOperations, stopping: Optional[Stopping] = None) -> None:
         self.operations = operations
         self.stopping = stopping or Stopping()  # serve stopping cancels each operation's clock: no handler call after the one in flight
