@@ -179,7 +179,7 @@ def test_a_fresh_hook_project_is_submitted_configured_fires_and_its_second_versi
     assert submitting.stack("unguarded", bucket("AES256"))["StackStatus"] == "CREATE_COMPLETE"
     assert hook_results("unguarded") == []
     configuration = {"CloudFormationConfiguration": {"HookConfiguration": {
-        "HookInvocationStatus": "ENABLED", "TargetOperations": ["RESOURCE"], "FailureMode": "FAIL", "Properties": {"EncryptionAlgorithm": "AES256"},
+        "HookInvocationStatus": "ENABLED", "TargetOperations": ["RESOURCE"], "FailureMode": "FAIL", "Properties": {"EncryptionAlgorithm": "aws:kms"},
         "StackFilters": {"FilteringCriteria": "ALL", "StackNames": {"Include": ["guarded"]}},
     }}}
     cloudformation.set_type_configuration(Type="HOOK", TypeName=guard, Configuration=json.dumps(configuration))
@@ -190,13 +190,14 @@ def test_a_fresh_hook_project_is_submitted_configured_fires_and_its_second_versi
     # the stock handler answers FAILED without an error code (not NonCompliant): the hook failed, and with FailureMode FAIL so does the update
     assert hook_results("guarded")[-1] == ("HOOK_FAILED", f"Hook {guard} failed: Encryption configuration can not be changed"), hook_results("guarded")
 
-    # edited (its refusal now says how to change the encryption), submitted again: version 2 is the default and fires
+    # edited (its refusal now says what to do instead), submitted again: version 2 is the default and fires
     _edit(project / "src" / "org_svc_guard" / "handlers.py", '"Encryption configuration can not be changed"',
           '"Encryption configuration can not be changed: make a new bucket"')
     submitting.submit(project)
     assert cloudformation.describe_type(Type="HOOK", TypeName=guard)["DefaultVersionId"] == "00000002"
     assert submitting.stack("guarded", bucket("aws:kms"), update=True)["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
-    assert hook_results("guarded")[-1] == ("HOOK_FAILED", f"Hook {guard} failed: Encryption configuration can not be changed: make a new bucket")
+    expected = f"Hook {guard} failed: Encryption configuration can not be changed: make a new bucket"
+    assert hook_results("guarded")[-1] == ("HOOK_FAILED", expected), hook_results("guarded")
 
 
 def test_a_fresh_module_project_is_submitted_expanded_in_a_stack_and_its_second_version_updates_it(submitting: Submitting, tmp_path: Path) -> None:
