@@ -175,9 +175,7 @@ def test_a_fresh_hook_project_is_submitted_configured_fires_and_its_second_versi
     def hook_results(stack: str) -> List[tuple]:
         return [(e["HookStatus"], e.get("HookStatusReason")) for e in reversed(submitting.events(stack)) if e.get("HookType") == guard]
 
-    # registered, it is disabled until its configuration enables it (for this test's stacks only)
-    assert submitting.stack("unguarded", bucket("AES256"))["StackStatus"] == "CREATE_COMPLETE"
-    assert hook_results("unguarded") == []
+    # registered, it is disabled until its configuration enables it (test_registry.py shows that): here for this test's stacks only
     configuration = {"CloudFormationConfiguration": {"HookConfiguration": {
         "HookInvocationStatus": "ENABLED", "TargetOperations": ["RESOURCE"], "FailureMode": "FAIL", "Properties": {"EncryptionAlgorithm": "aws:kms"},
         "StackFilters": {"FilteringCriteria": "ALL", "StackNames": {"Include": ["guarded"]}},
