@@ -160,7 +160,11 @@ def test_a_fresh_resource_project_is_submitted_used_in_a_stack_and_its_second_ve
 
 def test_a_fresh_hook_project_is_submitted_configured_fires_and_its_second_version_takes_over(submitting: Submitting, tmp_path: Path) -> None:
     guard = "Org::Svc::Guard"
-    project = submitting.init(tmp_path / "guard", "--type-name", guard, "--artifact-type", "HOOK", "python311", "--no-docker")
+    project = submitting.init(  # its target's schema from serve's registry, as the guide says
+        tmp_path / "guard", "--type-name", guard, "--artifact-type", "HOOK", "--endpoint-url", submitting.server.url, "--region", "us-east-1",
+        "python311", "--no-docker",
+    )
+    assert "BucketName" in (project / "src" / "org_svc_guard" / "target_models" / "aws_s3_bucket.py").read_text()  # its target's model
     submitting.submit(project)  # the stock handlers: pre-update refuses a change to a bucket's encryption
     cloudformation = submitting.cloudformation
     described = cloudformation.describe_type(Type="HOOK", TypeName=guard)
