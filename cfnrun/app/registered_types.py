@@ -230,7 +230,6 @@ class RegistryAndStacks:
                 raise StackApiError(error.code, error.message) from None
             raise modelled_error(error.code, error.message) from None
 
-
     async def _configure_again(self) -> None:
         """Each SetTypeConfiguration ``--state`` kept, set on the stacks again (a hook read back is disabled until then); one that
         no longer applies (its type gone, its document refused) is said and forgotten."""
