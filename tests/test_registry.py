@@ -1,7 +1,7 @@
 """The extension registry on ``cfnrun serve`` (issue #34): the package ``cfn submit`` builds, registered and used offline.
 
 The package is built once per session by cloudformation-cli itself (``cfn submit --dry-run`` on a copy of
-samples/note), uploaded with boto3 to serve's embedded moto S3, and registered with boto3 against a real
+samples/note, its pip build from a local wheel: tests/cfn_cli.py), uploaded with boto3 to serve's embedded moto S3, and registered with boto3 against a real
 ``cfnrun serve --moto`` that serves another type (samples/parameter): the registered type's handlers run on
 serve's warm workers and a stack uses its default version.
 """
@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator
@@ -21,6 +20,7 @@ from typing import Any, Callable, Dict, Iterator
 import pytest
 from botocore.exceptions import ClientError
 
+from cfn_cli import cfn, make_wheelhouse
 from conftest import FIXTURES, LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess, cfnrun
 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
@@ -36,12 +36,16 @@ NOTE_STACK = json.dumps({"Resources": {"Note": {"Type": NOTE, "Properties": {"Ti
 
 
 @pytest.fixture(scope="session")
-def note_package(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_wheelhouse(tmp_path_factory.mktemp("wheels"))
+
+
+@pytest.fixture(scope="session")
+def note_package(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> bytes:
     """``cfn submit --dry-run`` in a copy of samples/note: the zip cfn would upload."""
     root = tmp_path_factory.mktemp("submit") / "note"
     shutil.copytree(SAMPLES / "note", root, ignore=LOCAL_STATE)
-    cfn = [sys.executable, "-c", "import sys; from rpdk.core.cli import main; sys.exit(main())"]
-    run = subprocess.run([*cfn, "submit", "--dry-run"], cwd=root, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
+    run = cfn(root, "submit", "--dry-run", wheelhouse=wheelhouse)
     assert run.returncode == 0, run.stdout + run.stderr
     return (root / "cfnrun-sample-note.zip").read_bytes()
 
@@ -64,9 +68,11 @@ class Registry:
         self.s3.put_object(Bucket=BUCKET, Key=key, Body=data)
         return f"s3://{BUCKET}/{key}"
 
-    def register(self, key: str, data: bytes, type_name: str = NOTE, kind: str = "RESOURCE") -> Dict[str, Any]:
-        """RegisterType of ``data`` (uploaded as ``key``), waited for as cfn submit waits; DescribeTypeRegistration's answer."""
-        token = self.cloudformation.register_type(Type=kind, TypeName=type_name, SchemaHandlerPackage=self.upload(key, data))["RegistrationToken"]
+    def register(self, key: str, data: bytes, type_name: str = NOTE, kind: str = "RESOURCE", **extra: str) -> Dict[str, Any]:
+        """RegisterType of ``data`` (uploaded as ``key``; ``extra``: more of its input), waited for as cfn submit waits;
+        DescribeTypeRegistration's answer."""
+        package = self.upload(key, data)
+        token = self.cloudformation.register_type(Type=kind, TypeName=type_name, SchemaHandlerPackage=package, **extra)["RegistrationToken"]
         try:
             self.cloudformation.get_waiter("type_registration_complete").wait(RegistrationToken=token, WaiterConfig=FAST)
         except Exception:  # noqa: B902 - FAILED ends the waiter: the answer says why
@@ -385,12 +391,11 @@ def test_a_registered_module_expands_in_stacks_and_a_broken_fragment_fails(regis
 
 
 @pytest.fixture(scope="session")
-def guard_package(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+def guard_package(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> bytes:
     """``cfn submit --dry-run`` in a copy of samples/hook, with its own target schemas (AWS::S3::Bucket) and contract test inputs."""
     root = tmp_path_factory.mktemp("submit-hook") / "hook"
     shutil.copytree(SAMPLES / "hook", root, ignore=LOCAL_STATE)
-    cfn = [sys.executable, "-c", "import sys; from rpdk.core.cli import main; sys.exit(main())"]
-    run = subprocess.run([*cfn, "submit", "--dry-run"], cwd=root, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
+    run = cfn(root, "submit", "--dry-run", wheelhouse=wheelhouse)
     assert run.returncode == 0, run.stdout + run.stderr
     return (root / "cfnrun-sample-bucketguard.zip").read_bytes()
 
@@ -425,17 +430,13 @@ def test_test_type_on_a_hook_runs_the_hooks_contract_tests(registry: Registry, g
     assert registry.cloudformation.publish_type(Type="HOOK", TypeName=guard)["PublicTypeArn"].endswith("/Cfnrun-Sample-BucketGuard")  # 1 PASSED
 
 
-def test_cfn_submit_of_a_hook_reads_its_targets_from_serves_registry_and_the_package_registers(registry: Registry, tmp_path: Path) -> None:
+def test_cfn_submit_of_a_hook_reads_its_targets_from_serves_registry_and_the_package_registers(registry: Registry, tmp_path: Path, wheelhouse: Path) -> None:
     """cfn submit packages a hook with its targets' schemas, which it asks the registry for: serve answers for AWS's public types."""
     project = tmp_path / "hook"
     shutil.copytree(SAMPLES / "hook", project, ignore=LOCAL_STATE)
     shutil.rmtree(project / "target-schemas")
     (project / "target-info.json").unlink()
-    cfn = [sys.executable, "-c", "import sys; from rpdk.core.cli import main; sys.exit(main())"]
-    run = subprocess.run(
-        [*cfn, "submit", "--dry-run", "--endpoint-url", registry.server.url, "--region", "us-east-1"], cwd=project, capture_output=True,
-        text=True, stdin=subprocess.DEVNULL, timeout=600, env={**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"},
-    )
+    run = cfn(project, "submit", "--dry-run", "--endpoint-url", registry.server.url, "--region", "us-east-1", wheelhouse=wheelhouse)
     assert run.returncode == 0, run.stdout + run.stderr
     package = (project / "cfnrun-sample-bucketguard.zip").read_bytes()
     with zipfile.ZipFile(io.BytesIO(package)) as archive:
@@ -445,60 +446,6 @@ def test_cfn_submit_of_a_hook_reads_its_targets_from_serves_registry_and_the_pac
     assert answer["ProgressStatus"] == "COMPLETE", answer
     public = registry.cloudformation.list_types(Visibility="PUBLIC", Type="RESOURCE", Filters={"TypeNamePrefix": "AWS::S3::Bucket"})
     assert "AWS::S3::Bucket" in [summary["TypeName"] for summary in public["TypeSummaries"]]
-
-
-def _cfn_submit(project: Path, registry: Registry, *extra: str) -> "subprocess.CompletedProcess[str]":
-    """The real ``cfn submit`` (no --dry-run) in ``project``: its CloudFormation calls to serve, its S3 upload to serve's moto."""
-    moto = registry.s3.meta.endpoint_url
-    cfn = [sys.executable, "-c", "import sys; from rpdk.core.cli import main; sys.exit(main())"]
-    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_ENDPOINT_URL_S3": moto}
-    return subprocess.run(
-        [*cfn, "submit", "--endpoint-url", registry.server.url, "--region", "us-east-1", *extra], cwd=project,
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=PATIENCE_S * 6, env=env,
-    )
-
-
-def test_cfn_submit_unchanged_registers_against_serve(registry: Registry, tmp_path: Path) -> None:
-    """The real ``cfn submit``: its upload infrastructure stack on serve (bucket policies on moto's S3), its upload to moto's S3,
-    RegisterType, polling, --set-default; then a stack uses the type, and a second submit makes version 2 the default."""
-    project = tmp_path / "note"
-    shutil.copytree(SAMPLES / "note", project, ignore=LOCAL_STATE)
-    run = _cfn_submit(project, registry, "--set-default")
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    cloudformation = registry.cloudformation
-    described = cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
-    assert described["DefaultVersionId"] == "00000001" and described["DeprecatedStatus"] == "LIVE"
-    assert described["LoggingConfig"]["LogGroupName"] == "cfnrun-sample-note-logs"  # what cfn sent: its upload stack's role
-    assert described["ExecutionRoleArn"].startswith("arn:aws:iam::123456789012:role/")  # the role stack cfn made from resource-role.yaml
-    # the upload stack is a local stack whose bucket policies are on moto's S3, where cfn put the package
-    infrastructure = cloudformation.describe_stacks(StackName="CloudFormationManagedUploadInfrastructure")["Stacks"][0]
-    assert infrastructure["StackStatus"] == "CREATE_COMPLETE" and infrastructure["EnableTerminationProtection"] is True
-    bucket = next(o["OutputValue"] for o in infrastructure["Outputs"] if o["OutputKey"] == "CloudFormationManagedUploadBucketName")
-    [uploaded] = registry.s3.list_objects_v2(Bucket=bucket)["Contents"]
-    assert uploaded["Key"].startswith("cfnrun-sample-note-") and uploaded["Key"].endswith(".zip")
-    resources = cloudformation.describe_stack_resources(StackName="CloudFormationManagedUploadInfrastructure")["StackResources"]
-    policies = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in resources if r["ResourceType"] == "AWS::S3::BucketPolicy"}
-    assert policies["ArtifactCopyPolicy"] == bucket and set(policies) == {"ArtifactCopyPolicy", "AccessLogsBucketPolicy"}
-    # moto enforces policies without their Conditions: the conditional Deny statements are left out, and the events say so
-    with pytest.raises(ClientError, match="NoSuchBucketPolicy"):
-        registry.s3.get_bucket_policy(Bucket=bucket)
-    logs_policy = json.loads(registry.s3.get_bucket_policy(Bucket=policies["AccessLogsBucketPolicy"])["Policy"])
-    assert [statement["Sid"] for statement in logs_policy["Statement"]] == ["S3 Server Access Logs Policy"]
-    events = cloudformation.describe_stack_events(StackName="CloudFormationManagedUploadInfrastructure")["StackEvents"]
-    reasons = [e.get("ResourceStatusReason") or "" for e in events if e["LogicalResourceId"] == "ArtifactCopyPolicy"]
-    assert any("(Require Secure Transport)" in reason for reason in reasons), reasons
-
-    cloudformation.create_stack(StackName="submitted", TemplateBody=NOTE_STACK)
-    cloudformation.get_waiter("stack_create_complete").wait(StackName="submitted", WaiterConfig=FAST)
-    registry.server.has_printed(r"Cfnrun-Sample-Note-TypeFunction .*CREATE")  # the submitted version's handlers ran it
-
-    # submitted again: the upload stack is up to date (cfn's update finds no change), version 2 is registered and the default
-    again = _cfn_submit(project, registry, "--set-default")
-    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
-    assert "CloudFormationManagedUploadInfrastructure stack is up to date" in (project / "rpdk.log").read_text()  # cfn's own log
-    assert cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)["DefaultVersionId"] == "00000002"
-    cloudformation.update_stack(StackName="submitted", TemplateBody=NOTE_STACK.replace("registered, not served", "version two"))
-    cloudformation.get_waiter("stack_update_complete").wait(StackName="submitted", WaiterConfig=FAST)
 
 
 def test_registrations_are_kept_across_a_restart_with_state(tmp_path: Path, note_package: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -551,30 +498,6 @@ def test_registrations_are_kept_across_a_restart_with_state(tmp_path: Path, note
         third.server.stop(timeout=PATIENCE_S)
 
 
-def test_cfn_submit_of_a_hook_registers_it_and_its_configuration_makes_it_fire(registry: Registry, tmp_path: Path) -> None:
-    """The real ``cfn submit --set-default`` of a hook project (its role stack from hook-role.yaml, the upload stack, the upload,
-    RegisterType HOOK); SetTypeConfiguration enables it and it fires in a stack."""
-    guard = "Cfnrun::Sample::BucketGuard"
-    project = tmp_path / "hook"
-    shutil.copytree(SAMPLES / "hook", project, ignore=LOCAL_STATE)
-    run = _cfn_submit(project, registry, "--set-default")
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    cloudformation = registry.cloudformation
-    described = cloudformation.describe_type(Type="HOOK", TypeName=guard)
-    assert (described["DefaultVersionId"], described["Type"]) == ("00000001", "HOOK")
-    assert described["ExecutionRoleArn"].startswith("arn:aws:iam::123456789012:role/")  # the role stack cfn made from hook-role.yaml
-    configuration = json.loads((project / "typeconfig-kms.json").read_text())
-    cloudformation.set_type_configuration(Type="HOOK", TypeName=guard, Configuration=json.dumps(configuration))
-    bucket = {"Resources": {"Bucket": {"Type": "AWS::S3::Bucket", "Properties": {"BucketEncryption": {"ServerSideEncryptionConfiguration": [
-        {"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]}}}}}
-    cloudformation.create_stack(StackName="guarded", TemplateBody=json.dumps(bucket))
-    with pytest.raises(Exception):  # noqa: B017 - the waiter's failure: the hook refuses the bucket, the stack rolls back
-        cloudformation.get_waiter("stack_create_complete").wait(StackName="guarded", WaiterConfig=FAST)
-    events = cloudformation.describe_stack_events(StackName="guarded")["StackEvents"]
-    reasons = [e.get("HookStatusReason") for e in events if e.get("HookType") == guard and e.get("HookStatus") == "HOOK_COMPLETE_FAILED"]
-    assert len(reasons) == 1 and reasons[0].startswith("Bucket must use server-side encryption aws:kms (found AES256)"), reasons
-
-
 def _garbage(state: Path) -> None:
     (state / "registry.sqlite3").write_bytes(b"this is not a database, but someone's file" * 100)
 
@@ -609,21 +532,6 @@ def test_a_damaged_kept_registry_is_named_left_as_it_is_and_serve_goes_on(tmp_pa
     assert (state / "registry.sqlite3").read_bytes() == damaged  # nothing written over it
 
 
-def test_cfn_submit_of_a_module_registers_it_and_a_stack_expands_it(registry: Registry, tmp_path: Path) -> None:
-    """The real ``cfn submit --set-default`` of a module project (no role: a module has no handlers); a stack then expands it."""
-    module = MODULE_TYPE
-    project = tmp_path / "module"
-    shutil.copytree(SAMPLES / "module", project, ignore=LOCAL_STATE)
-    run = _cfn_submit(project, registry, "--set-default")
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    described = registry.cloudformation.describe_type(Type="MODULE", TypeName=module)
-    assert (described["DefaultVersionId"], described["ProvisioningType"]) == ("00000001", "NON_PROVISIONABLE"), described
-    template = {"Resources": {"Logs": {"Type": module, "Properties": {"BucketName": "submitted-module-bucket"}}}}
-    registry.cloudformation.create_stack(StackName="submitted-module", TemplateBody=json.dumps(template))
-    registry.cloudformation.get_waiter("stack_create_complete").wait(StackName="submitted-module", WaiterConfig=FAST)
-    assert "submitted-module-bucket" in [b["Name"] for b in registry.s3.list_buckets()["Buckets"]]
-
-
 def _module_package(fragment: bytes) -> bytes:
     """samples/module packaged as cfn submit packages a module: settings, schema, its one fragment."""
     out = io.BytesIO()
@@ -635,15 +543,20 @@ def _module_package(fragment: bytes) -> bytes:
 
 
 def test_a_registered_hook_and_module_are_back_in_stacks_after_a_restart_with_state(tmp_path: Path) -> None:
+    """With ``--state``, a registered hook comes back with the configuration SetTypeConfiguration gave it (it fires at once), a module
+    with its fragment, and a RegisterType sent again with the same ClientRequestToken is the registration made before the restart."""
     project = tmp_path / "parameter"
     shutil.copytree(SAMPLES / "parameter", project, ignore=LOCAL_STATE)
     arguments = ("--no-reload", "--moto", "--state", str(tmp_path / "kept"))
     hook = "Cfnrun::Test::VersioningGuard"
+    document = {"CloudFormationConfiguration": {"HookConfiguration": {"HookInvocationStatus": "ENABLED", "TargetOperations": ["RESOURCE"], "FailureMode": "FAIL", "Properties": {}}}}
     first = Registry(ServerProcess(project, *arguments), project)
     try:
         assert first.register("hook.zip", _hook_package(FIXTURES / "versioning_hook"), hook, "HOOK")["ProgressStatus"] == "COMPLETE"
         module = _module_package((SAMPLES / "module" / "fragments" / "bucket.json").read_bytes())
-        assert first.register("module.zip", module, MODULE_TYPE, "MODULE")["ProgressStatus"] == "COMPLETE"
+        registered = first.register("module.zip", module, MODULE_TYPE, "MODULE", ClientRequestToken="release-7")
+        assert registered["ProgressStatus"] == "COMPLETE"
+        configured = first.cloudformation.set_type_configuration(Type="HOOK", TypeName=hook, Configuration=json.dumps(document))["ConfigurationArn"]
     finally:
         assert first.server.stop(timeout=PATIENCE_S) == 0, first.server.output
     second = Registry(ServerProcess(project, *arguments), project)
@@ -655,9 +568,15 @@ def test_a_registered_hook_and_module_are_back_in_stacks_after_a_restart_with_st
         cloudformation.get_waiter("stack_create_complete").wait(StackName="moduled", WaiterConfig=FAST)
         assert "module-after-restart" in [b["Name"] for b in second.s3.list_buckets()["Buckets"]]
         second.server.has_printed(r"registry: HOOK Cfnrun::Test::VersioningGuard read back from .*default 00000001")
-        # the hook is back in the stacks' hooks, disabled until its configuration is set again
-        document = {"CloudFormationConfiguration": {"HookConfiguration": {"HookInvocationStatus": "ENABLED", "TargetOperations": ["RESOURCE"], "FailureMode": "FAIL", "Properties": {}}}}
-        cloudformation.set_type_configuration(Type="HOOK", TypeName=hook, Configuration=json.dumps(document))
+        # the same RegisterType sent again (one ClientRequestToken) is the registration made before: no new version, nothing fetched
+        again = cloudformation.register_type(
+            Type="MODULE", TypeName=MODULE_TYPE, SchemaHandlerPackage=f"s3://{BUCKET}/module.zip", ClientRequestToken="release-7",
+        )["RegistrationToken"]
+        assert again == registered["token"]
+        assert [v["VersionId"] for v in cloudformation.list_type_versions(Type="MODULE", TypeName=MODULE_TYPE)["TypeVersionSummaries"]] == ["00000001"]
+        # the hook is back in the stacks' hooks with the configuration it was given: it fires without SetTypeConfiguration again
+        [kept] = cloudformation.batch_describe_type_configurations(TypeConfigurationIdentifiers=[{"Type": "HOOK", "TypeName": hook}])["TypeConfigurations"]
+        assert (kept["Arn"], json.loads(kept["Configuration"])) == (configured, document)
         bucket = {"Resources": {"Bucket": {"Type": "AWS::S3::Bucket", "Properties": {"VersioningConfiguration": {"Status": "Suspended"}}}}}
         cloudformation.create_stack(StackName="hooked", TemplateBody=json.dumps(bucket))
         with pytest.raises(Exception):  # noqa: B017 - the waiter's failure: the hook refuses the bucket

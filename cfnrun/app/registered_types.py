@@ -201,15 +201,20 @@ class RegistryAndStacks:
     otherwise. Every call waits until what ``--state`` kept of the registry is read back.
     """
 
-    def __init__(self, stacks: StackService, registry: RegistryOperations) -> None:
+    def __init__(self, stacks: StackService, registry: RegistryOperations, on_note: Optional[Callable[[str], None]] = None) -> None:
         self.stacks = stacks
         self.registry = registry
+        self.on_note = on_note
+        self._configured_again: Optional["asyncio.Future[None]"] = None  # the kept configurations set on the stacks again, once
 
     def operations(self) -> FrozenSet[str]:
         return self.stacks.operations() | self.registry.operations()
 
     async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
         await self.registry.registry.ready()  # what --state kept is read back first: a stack may use a registered type
+        if self._configured_again is None:
+            self._configured_again = asyncio.ensure_future(self._configure_again())
+        await asyncio.shield(self._configured_again)
         if operation == "SetTypeConfiguration":  # the stacks apply it; the registry describes it (BatchDescribeTypeConfigurations)
             result = await self.stacks.call(operation, params)
             self.registry.configured(params, result["ConfigurationArn"])
@@ -224,6 +229,17 @@ class RegistryAndStacks:
             if error.code == "ValidationError":
                 raise StackApiError(error.code, error.message) from None
             raise modelled_error(error.code, error.message) from None
+
+    async def _configure_again(self) -> None:
+        """Each SetTypeConfiguration ``--state`` kept, set on the stacks again (a hook read back is disabled until then); one that
+        no longer applies (its type gone, its document refused) is said and forgotten."""
+        for arn, record in list(self.registry.registry.configurations.items()):
+            try:
+                await self.stacks.call("SetTypeConfiguration", record["params"])
+            except StackApiError as error:
+                self.registry.registry.forget_configuration(arn)
+                if self.on_note is not None:
+                    self.on_note(f"registry: the configuration {arn} kept in --state is not set again: {error}")
 
 
 def with_registry(
@@ -241,7 +257,7 @@ def with_registry(
     registry = handlers.registry = TypeRegistry(handlers, folder, served.region, served.account_id, kept, on_note)
     if state is not None:
         registry.restore_in_background(partial(_say_restored, on_info or on_note, state))
-    return RegistryAndStacks(stacks, RegistryOperations(registry, partial(_provided, served)))
+    return RegistryAndStacks(stacks, RegistryOperations(registry, partial(_provided, served)), on_note)
 
 
 def _provided(served: Served) -> List[ProvidedType]:

@@ -1,7 +1,8 @@
 """The registry kept in the ``--state`` folder: ``registry.sqlite3``, read back when serve starts again with the same folder.
 
 What is kept is what the registry's API answers from: each type (its versions, default version, last
-version number, publication and activation), each registration (its token, status and description) and
+version number, publication and activation), each registration (its token, status, description and
+the ClientRequestToken it was sent with), each SetTypeConfiguration (set again by the next serve) and
 the publisher id. Each change writes the whole registry in one transaction (registrations are few and
 rare: a change costs the same as the registry is small). The packages themselves stay unpacked in the
 state folder's ``registry/`` (``TYPE/TOKEN/``), where the versions' records point. The file is SQLite in
@@ -13,8 +14,9 @@ from __future__ import annotations
 import datetime
 import json
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.sqlite_file import OtherFormat, open_versioned, unusable
@@ -35,6 +37,11 @@ CREATE TABLE IF NOT EXISTS registrations (
     token TEXT NOT NULL UNIQUE,
     record TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS configurations (
+    position INTEGER PRIMARY KEY AUTOINCREMENT,
+    arn TEXT NOT NULL UNIQUE,
+    record TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS publisher (
     one INTEGER PRIMARY KEY CHECK (one = 1),
     publisher_id TEXT NOT NULL
@@ -42,6 +49,16 @@ CREATE TABLE IF NOT EXISTS publisher (
 """
 
 Record = Dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What ``load`` read back."""
+
+    types: List[Record]
+    registrations: List[Record]
+    publisher_id: Optional[str]
+    configurations: List[Record]
 
 
 class KeptRegistryError(CfnrunError):
@@ -71,31 +88,34 @@ class KeptRegistry:
     def _unusable(self, error: BaseException) -> KeptRegistryError:
         return KeptRegistryError(unusable(self.path, "the registry kept there", error, "with an empty registry"))
 
-    def load(self) -> Tuple[List[Record], List[Record], Optional[str]]:
-        """The types, the registrations (in the order they were made) and the publisher id kept; nothing kept: empty."""
+    def load(self) -> Kept:
+        """What was kept: types, registrations and configurations in the order they were made, and the publisher id; nothing kept: empty."""
         connection = self._open()
         try:
             types = [json.loads(row[0]) for row in connection.execute("SELECT record FROM types ORDER BY position")]
             registrations = [json.loads(row[0]) for row in connection.execute("SELECT record FROM registrations ORDER BY position")]
+            configurations = [json.loads(row[0]) for row in connection.execute("SELECT record FROM configurations ORDER BY position")]
             publisher = connection.execute("SELECT publisher_id FROM publisher").fetchone()
         except (sqlite3.Error, ValueError) as error:
             raise self._unusable(error) from None
-        return types, registrations, publisher[0] if publisher else None
+        return Kept(types, registrations, publisher[0] if publisher else None, configurations)
 
-    def save(self, types: List[Record], registrations: List[Record], publisher_id: Optional[str]) -> None:
+    def save(self, types: List[Record], registrations: List[Record], publisher_id: Optional[str], configurations: Sequence[Record] = ()) -> None:
         """The registry as it is now, in place of what was kept, in one transaction."""
         connection = self._open()
         try:
             with connection:
-                connection.execute("DELETE FROM types")
-                connection.execute("DELETE FROM registrations")
-                connection.execute("DELETE FROM publisher")
+                for table in ("types", "registrations", "configurations", "publisher"):
+                    connection.execute(f"DELETE FROM {table}")  # noqa: S608 - the table names above, not input
                 connection.executemany(
                     "INSERT INTO types (kind, type_name, record) VALUES (?, ?, ?)",
                     [(record["kind"], record["type_name"], json.dumps(record)) for record in types],
                 )
                 connection.executemany(
                     "INSERT INTO registrations (token, record) VALUES (?, ?)", [(record["token"], json.dumps(record)) for record in registrations]
+                )
+                connection.executemany(
+                    "INSERT INTO configurations (arn, record) VALUES (?, ?)", [(record["arn"], json.dumps(record)) for record in configurations]
                 )
                 if publisher_id is not None:
                     connection.execute("INSERT INTO publisher (one, publisher_id) VALUES (1, ?)", (publisher_id,))

@@ -7,11 +7,17 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence
 
 from cfnrun.model.aws_type_schemas import AwsTypeSchemas
+from cfnrun.registry.kept import read_moment
 from cfnrun.registry.package import RESOURCE
-from cfnrun.registry.store import RegisteredType, RegistryError, TypeRegistry, TypeVersion, now, provisioning_type
+from cfnrun.registry.store import RegisteredType, RegistryError, TypeRegistry, TypeVersion, provisioning_type
 
 Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
 PAGE = 100  # results per page when MaxResults is not given (the model's maximum)
+# How long DescribeTypeRegistration holds its answer while the registration is IN_PROGRESS, in seconds. The service answers at once;
+# its waiter (type_registration_complete, what `cfn submit` waits with) asks again only after 30 s, so an answer that waits for a
+# registration serve finishes in a second or two saves each submit that half-minute. Well under boto3's 60 s read timeout.
+REGISTRATION_ANSWER_WAIT_S = 20.0
+CONFIGURATION_PARAMS = ("TypeArn", "Type", "TypeName", "Configuration", "ConfigurationAlias")  # SetTypeConfiguration's input, as kept
 
 
 @dataclass(frozen=True)
@@ -25,8 +31,11 @@ class ProvidedType:
 
 
 class RegistryOperations:
-    def __init__(self, registry: TypeRegistry, provided: Callable[[], Sequence[ProvidedType]] = lambda: ()) -> None:
+    def __init__(
+        self, registry: TypeRegistry, provided: Callable[[], Sequence[ProvidedType]] = lambda: (), answer_wait: float = REGISTRATION_ANSWER_WAIT_S,
+    ) -> None:
         self.registry = registry
+        self.answer_wait = answer_wait  # DescribeTypeRegistration's hold on a registration in progress (REGISTRATION_ANSWER_WAIT_S)
         self.provided = provided  # the --provider projects' types, as they are now (a reload may change a schema)
         self.aws = AwsTypeSchemas(registry.region)  # the public AWS::* types: what cfn asks the registry for a hook's targets
         self.connection: Optional[str] = None  # RegisterPublisher's ConnectionArn: a verified publisher (inferred)
@@ -47,7 +56,6 @@ class RegistryOperations:
             "DeactivateType": self.deactivate_type,
             "BatchDescribeTypeConfigurations": self.batch_describe_type_configurations,
         }
-        self.configurations: Dict[str, Dict[str, Any]] = {}  # each SetTypeConfiguration's, by its ConfigurationArn
 
     def operations(self) -> "frozenset[str]":
         return frozenset(self.handlers)
@@ -85,6 +93,7 @@ class RegistryOperations:
 
     async def describe_type_registration(self, params: Dict[str, Any]) -> Dict[str, Any]:
         registration = self.registry.registration(params["RegistrationToken"])
+        await self.registry.settled(registration.token, self.answer_wait)
         answer = {"ProgressStatus": registration.status, "Description": registration.description, "TypeArn": registration.type_arn}
         if registration.version_arn:
             answer["TypeVersionArn"] = registration.version_arn
@@ -285,20 +294,26 @@ class RegistryOperations:
 
     def configured(self, params: Dict[str, Any], configuration_arn: str) -> None:
         """Note a SetTypeConfiguration the local stacks accepted (they apply it): BatchDescribeTypeConfigurations answers it."""
+        self.registry.configure(configuration_arn, {key: params[key] for key in CONFIGURATION_PARAMS if params.get(key) is not None})
+
+    def _configuration(self, record: Dict[str, Any]) -> Dict[str, Any]:
+        """A kept SetTypeConfiguration as BatchDescribeTypeConfigurations describes it."""
+        configuration_arn, params = record["arn"], record["params"]
         kind = configuration_arn.split(":type-configuration/", 1)[-1].split("/", 1)[0].upper()
         type_arn = params.get("TypeArn")
         type_name = params.get("TypeName") or (type_arn.rsplit("/", 1)[-1].replace("-", "::") if type_arn else "")
-        self.configurations[configuration_arn] = {
-            "Arn": configuration_arn, "Alias": params.get("ConfigurationAlias") or "default", "Configuration": params["Configuration"],
-            "LastUpdated": now(), "TypeArn": type_arn or self.registry.arn(kind, type_name), "TypeName": type_name,
-            "IsDefaultConfiguration": (params.get("ConfigurationAlias") or "default") == "default",
+        alias = params.get("ConfigurationAlias") or "default"
+        return {
+            "Arn": configuration_arn, "Alias": alias, "Configuration": params["Configuration"], "LastUpdated": read_moment(record["set"]),
+            "TypeArn": type_arn or self.registry.arn(kind, type_name), "TypeName": type_name, "IsDefaultConfiguration": alias == "default",
         }
 
     async def batch_describe_type_configurations(self, params: Dict[str, Any]) -> Dict[str, Any]:
         found: List[Dict[str, Any]] = []
         errors: List[Dict[str, Any]] = []
         for identifier in params["TypeConfigurationIdentifiers"]:
-            match = next((details for details in self.configurations.values() if _identifies(identifier, details)), None)
+            described = (self._configuration(record) for record in self.registry.configurations.values())
+            match = next((details for details in described if _identifies(identifier, details)), None)
             if match is None:
                 named = identifier.get("TypeConfigurationArn") or identifier.get("TypeArn") or identifier.get("TypeName")
                 errors.append({

@@ -22,7 +22,7 @@ from typing import Any, Callable, Coroutine, Dict, List, Optional, Protocol, Set
 
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.schema import ResourceSchema
-from cfnrun.registry.kept import KeptRegistry, KeptRegistryError, Record
+from cfnrun.registry.kept import KeptRegistry, KeptRegistryError, Record, moment
 from cfnrun.registry.package import HOOK, MODULE, RESOURCE, PackageError, Unpacked, unpack
 
 IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
@@ -148,6 +148,7 @@ class Registration:
     status: str = IN_PROGRESS
     description: str = DEPLOYING
     version_arn: Optional[str] = None
+    client_token: Optional[str] = None  # RegisterType's ClientRequestToken: the same request sent again is this registration
 
 
 def registration_record(registration: Registration) -> Record:
@@ -194,9 +195,12 @@ class TypeRegistry:
         self.types: Dict[Tuple[str, str], RegisteredType] = {}
         self.registrations: Dict[str, Registration] = {}
         self._running: Set["asyncio.Task[None]"] = set()
+        self._registering: Dict[str, "asyncio.Task[None]"] = {}  # each registration's work, by token: what DescribeTypeRegistration waits on
         self.publisher_id: Optional[str] = None  # once RegisterPublisher is called
         self._by_client_token: Dict[str, Registration] = {}  # RegisterType's ClientRequestToken: one registration each
         self._restoring: Optional["asyncio.Future[None]"] = None
+        # each SetTypeConfiguration the stacks accepted, by its ConfigurationArn: {"arn", "params" (the call's), "set" (when)}
+        self.configurations: Dict[str, Record] = {}
 
     def arn(self, kind: str, type_name: str) -> str:
         return type_arn(self.region, self.account_id, kind, type_name)
@@ -212,6 +216,7 @@ class TypeRegistry:
                 [registered.record(self.folder()) for registered in self.types.values()],
                 [registration_record(registration) for registration in self.registrations.values()],
                 self.publisher_id,
+                list(self.configurations.values()),
             )
         except KeptRegistryError as error:
             self._note(f"registry: not kept for the next serve: {error}")
@@ -231,6 +236,7 @@ class TypeRegistry:
                         await self.handlers.stop(version)
                 self.types.clear()
                 self.registrations.clear()
+                self.configurations.clear()
                 self._note(f"registry: {self.kept.path if self.kept else 'the state folder'} cannot be read back ({type(error).__name__}: "
                            f"{error}); this serve's registrations are not kept")
                 if self.kept is not None:
@@ -255,18 +261,22 @@ class TypeRegistry:
         if self.kept is None:
             return []
         try:
-            types, registrations, self.publisher_id = self.kept.load()  # on the loop's thread, as each save is: one connection
+            kept = self.kept.load()  # on the loop's thread, as each save is: one connection
         except KeptRegistryError as error:  # the file is left as it is for the user to look at: nothing is written over it
             self.kept = None
             self._note(f"registry: {error}; this serve's registrations are not kept")
             return []
-        for record in registrations:
+        self.publisher_id = kept.publisher_id
+        self.configurations = {record["arn"]: record for record in kept.configurations}  # set again on the stacks by the app
+        for record in kept.registrations:
             registration = Registration(**record)
             if registration.status == IN_PROGRESS:  # serve stopped before it was done: nothing of it was kept
                 registration.status, registration.description = FAILED, "The registration stopped: cfnrun serve stopped before it was complete"
             self.registrations[registration.token] = registration
+            if registration.client_token:
+                self._by_client_token[registration.client_token] = registration
         restored: List[RegisteredType] = []
-        for record in sorted(types, key=lambda r: r.get("origin") is not None):  # published types before the types activated from them
+        for record in sorted(kept.types, key=lambda r: r.get("origin") is not None):  # published types before the types activated from them
             origin = self.types.get(tuple(record["origin"])) if record.get("origin") else None  # type: ignore[arg-type]
             registered = RegisteredType(
                 record["kind"], record["type_name"], record["arn"], default_id=record.get("default_id"), numbered=int(record.get("numbered") or 0),
@@ -293,12 +303,22 @@ class TypeRegistry:
         self._changed()
         return restored
 
+    def configure(self, configuration_arn: str, params: Dict[str, Any]) -> None:
+        """Keep a SetTypeConfiguration the stacks accepted (``params``: the call's), for BatchDescribeTypeConfigurations and the next serve."""
+        self.configurations[configuration_arn] = {"arn": configuration_arn, "params": params, "set": moment(now())}
+        self._changed()
+
+    def forget_configuration(self, configuration_arn: str) -> None:
+        if self.configurations.pop(configuration_arn, None) is not None:
+            self._changed()
+
     # -- registering ---------------------------------------------------------------------------
 
-    def _background(self, work: "Coroutine[Any, Any, None]") -> None:
+    def _background(self, work: "Coroutine[Any, Any, None]") -> "asyncio.Task[None]":
         task = asyncio.ensure_future(work)
         self._running.add(task)
         task.add_done_callback(self._running.discard)
+        return task
 
     def register(
         self, kind: str, type_name: str, url: str, logging_config: Optional[Dict[str, Any]] = None, role: Optional[str] = None,
@@ -314,13 +334,20 @@ class TypeRegistry:
                 if (earlier.kind, earlier.type_name) != (kind, type_name):
                     raise RegistryError(f"ClientRequestToken '{client_token}' was used to register {earlier.type_name}: use a new token.")
                 return earlier
-        registration = Registration(str(uuid.uuid4()), kind, type_name, self.arn(kind, type_name))
+        registration = Registration(str(uuid.uuid4()), kind, type_name, self.arn(kind, type_name), client_token=client_token or None)
         self.registrations[registration.token] = registration
         if client_token:
             self._by_client_token[client_token] = registration
         self._changed()  # its token is known to the next serve, FAILED if this one stops before it is done
-        self._background(self._register(registration, url, logging_config, role))
+        running = self._registering[registration.token] = self._background(self._register(registration, url, logging_config, role))
+        running.add_done_callback(lambda _: self._registering.pop(registration.token, None))
         return registration
+
+    async def settled(self, token: str, within: float) -> None:
+        """Once the registration ``token`` is no longer IN_PROGRESS, or ``within`` seconds have passed (it goes on either way)."""
+        running = self._registering.get(token)
+        if running is not None and within > 0:
+            await asyncio.wait({running}, timeout=within)
 
     async def _register(self, registration: Registration, url: str, logging_config: Optional[Dict[str, Any]], role: Optional[str]) -> None:
         version: Optional[TypeVersion] = None
