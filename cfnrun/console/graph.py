@@ -54,7 +54,7 @@ def dependency_svg(dependencies: Mapping[str, FrozenSet[str]], resources: Mappin
     for logical_id, (x, y) in where.items():
         resource = resources.get(logical_id)
         shown = resource.status if resource is not None else "not started"
-        kind = status_kind(shown) if resource is not None else "PENDING"
+        kind = (status_kind(shown) if resource is not None else "") or "PENDING"  # NOT_STARTED: grey, as one not yet in the stack
         nodes.append(
             f"<g class=\"node status-{kind}\" data-id=\"{text(logical_id)}\"><title>{text(logical_id)}: {text(shown)}</title>"
             f"<rect x=\"{x:g}\" y=\"{y:g}\" width=\"{box_w:g}\" height=\"{BOX_H}\" rx=\"4\"></rect>"

@@ -4,6 +4,7 @@ from __future__ import annotations
 import html
 import json
 import time
+from dataclasses import dataclass
 from itertools import groupby
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import quote, urlencode
@@ -79,7 +80,7 @@ def served(sources: Sequence[SourceView]) -> str:
         parts.append(_reload(source))
         if source.schema is not None:
             parts.append(_schema(source.schema))
-    return page("What serve serves", "".join(parts))
+    return page("What serve serves", "".join(parts), live="/console/events?served=1")
 
 
 def _reload(source: "SourceView") -> str:
@@ -241,25 +242,56 @@ def change_set(shown: "ChangeSet", properties: Callable[[str, Dict[str, Any]], s
 # -- operations (history) ----------------------------------------------------------------------------
 
 
+OPERATION_COLUMNS = ("id", "when (UTC)", "via", "type", "action", "status", "calls", "seconds", "error")
+FOUND_BY = {"fuzz": "cfnrun fuzz (minimal case)", "stack": "a stack (stack test or serve)"}
+
+
 def operation_link(type_name: str, operation: "RecordedOperation") -> str:
     query = urlencode({"type": type_name, "id": operation.id})
     return f"<a href=\"/operation?{text(query)}\">{text(operation.id)}</a>"
 
 
-def operations(listed: Sequence[Tuple[str, "RecordedOperation"]], wanted: Dict[str, str], type_names: Sequence[str]) -> str:
+@dataclass(frozen=True)
+class OperationsPage:
+    """One page of the recorded operations: those ``listed`` (newest first), the filter, and where the page is."""
+
+    listed: Sequence[Tuple[str, "RecordedOperation"]]
+    wanted: Dict[str, str]
+    limit: int
+    number: int = 1  # 1: the newest
+    more: bool = False  # older operations follow on the next page
+
+    def link(self, number: int) -> str:
+        query = urlencode({**{k: v for k, v in self.wanted.items() if v}, "limit": self.limit, "page": number})
+        return f"/operations?{text(query)}"
+
+
+def operations(shown: OperationsPage, type_names: Sequence[str], found: Sequence[Tuple[str, "RecordedOperation"]] = ()) -> str:
+    """A page of the operations; above them what was ``found`` failing (fuzz's minimal cases first, then failed stack operations)."""
     form = (
         "<form method=\"get\" action=\"/operations\">"
-        + "".join(f"<label>{text(key)} <input name=\"{text(key)}\" value=\"{text(value)}\"></label> " for key, value in wanted.items())
+        + "".join(f"<label>{text(key)} <input name=\"{text(key)}\" value=\"{text(value)}\"></label> " for key, value in shown.wanted.items())
         + "<button>filter</button></form>"
     )
-    rows = (
-        (operation_link(type_name, op), when(op.started_at), text(op.source), text(type_name), text(op.action), status(op.status),
-         text(op.invocations), text(f"{op.duration_s:.2f}"), text(op.error_code or ""))
-        for type_name, op in listed
-    )
     served = f"<p>Histories of: {text(', '.join(type_names)) or 'none (recording is off)'}</p>"
-    body = table(("id", "when (UTC)", "via", "type", "action", "status", "calls", "seconds", "error"), rows) if listed else "<p>No recorded operations.</p>"
-    return page("Operations", form + served + body)
+    rows = (_operation_row(t, op, text(op.source)) for t, op in shown.listed)
+    body = table(OPERATION_COLUMNS, rows) if shown.listed else "<p>No recorded operations.</p>"
+    steps = ([f"<a rel=\"prev\" href=\"{shown.link(shown.number - 1)}\">newer</a>"] if shown.number > 1 else []) + (
+        [f"<a rel=\"next\" href=\"{shown.link(shown.number + 1)}\">older</a>"] if shown.more else []
+    )
+    body += f"<p class=\"pages\">Page {shown.number} {' '.join(steps)}</p>" if steps else ""
+    if not found:
+        return page("Operations", form + served + body)
+    findings = table(
+        OPERATION_COLUMNS, (_operation_row(t, op, text(FOUND_BY.get(op.source, op.source))) for t, op in found),
+        "fuzz's minimal cases first, then stacks' failed operations",
+    )
+    return page("Operations", "<h2>Found failing</h2>" + findings + "<h2>All operations</h2>" + form + served + body)
+
+
+def _operation_row(type_name: str, op: "RecordedOperation", via: str) -> Tuple[str, ...]:
+    return (operation_link(type_name, op), when(op.started_at), via, text(type_name), text(op.action), status(op.status),
+            text(op.invocations), text(f"{op.duration_s:.2f}"), text(op.error_code or ""))
 
 
 def operation(type_name: str, recorded: "RecordedOperation", timeline: str) -> str:
