@@ -49,7 +49,10 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], caption: str = 
 
 
 def status_kind(value: str) -> str:
-    """The colour a status is shown in: FAILED, IN_PROGRESS or COMPLETE (SUCCESS too)."""
+    """The colour a status is shown in: FAILED (a finished rollback too: what was asked did not happen), IN_PROGRESS or
+    COMPLETE (SUCCESS too)."""
+    if "ROLLBACK" in value and not value.endswith("IN_PROGRESS"):
+        return "FAILED"
     return next((k for k in ("FAILED", "IN_PROGRESS", "COMPLETE") if k in value), "COMPLETE" if value == "SUCCESS" else "")
 
 
