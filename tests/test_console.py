@@ -398,6 +398,8 @@ def test_fuzz_and_stack_test_findings_come_first_in_the_operations_list_the_mini
         cloud_control.get_waiter("resource_request_success").wait(
             RequestToken=token["ProgressEvent"]["RequestToken"], WaiterConfig={"Delay": 0.2, "MaxAttempts": int(PATIENCE_S / 0.2)},
         )
+        recorded = lambda: "<td>cloudcontrol</td>" in get(server, "/operations")[2]  # noqa: E731 - serve's history writer commits in the background
+        wait_until(recorded, PATIENCE_S, "the Cloud Control create recorded")
         status, _, page = get(server, "/operations")
         assert status == 200, page
         found, everything = page.split("<h2>All operations</h2>")
@@ -406,8 +408,9 @@ def test_fuzz_and_stack_test_findings_come_first_in_the_operations_list_the_mini
         assert rows[0] == (case, "cfnrun fuzz (minimal case)"), found  # the minimal case first
         assert [via for _, via in rows[1:]] and {via for _, via in rows[1:]} == {"a stack (stack test or serve)"}, found
         assert "contract-violation" in found  # the stacks' failed operations' error code
-        newest = re.search(r"<tbody><tr><td><a href=\"/operation\?[^\"]*\">\d+</a></td><td>[^<]*</td><td>cloudcontrol</td>", everything)
-        assert newest, everything  # below, every operation newest first: the Cloud Control create is the newest
+        vias = re.findall(r"<tr><td><a href=\"/operation\?[^\"]*\">\d+</a></td><td>[^<]*</td><td>([^<]*)</td>", everything)
+        assert "cloudcontrol" in vias and "fuzz" in vias and "stack" in vias, everything  # below, every operation
+        assert vias.index("cloudcontrol") < vias.index("fuzz"), everything  # newest first: the fuzz case is older, shown first above
 
         status, _, shown = get(server, "/operation?" + urllib.parse.urlencode({"type": "Cfnrun::Test::RuleBreaker", "id": case}))
         assert status == 200, shown

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import urllib.parse
+import urllib.request
 from pathlib import Path
 from typing import Any, Iterator, List, Tuple
 
@@ -189,6 +190,8 @@ def test_no_echo_and_write_only_values_appear_nowhere_in_the_pages_or_their_resp
     cloud_control.get_waiter("resource_request_success").wait(
         RequestToken=token["ProgressEvent"]["RequestToken"], WaiterConfig={"Delay": 0.2, "MaxAttempts": int(PATIENCE_S / 0.2)},
     )
+    operations = lambda: urllib.request.urlopen(server.url + "/operations", timeout=30).read().decode()  # noqa: E731
+    wait_until(lambda: "<td>cloudcontrol</td>" in operations(), PATIENCE_S, "the Cloud Control create recorded")  # committed in the background
 
     texts: List[str] = []
     visited = ["/", "/stacks", "/stack?id=secretive", "/operations"]
