@@ -220,7 +220,8 @@ def test_an_event_stream_tells_each_change_of_a_running_stack_and_its_page_follo
     status, _, page = get(server, "/stack?id=live")
     assert status == 200 and "<p>Status: <span class=\"status-COMPLETE\">CREATE_COMPLETE</span>" in page
     stream = "/console/events?" + urllib.parse.urlencode({"stack": stack_id})
-    assert f'<main id="live" data-events="{stream}">' in page  # live.js follows this stack's stream
+    by_id = "/stack?" + urllib.parse.urlencode({"id": stack_id})
+    assert f'<main id="live" data-events="{stream}" data-source="{by_id}">' in page  # live.js follows this stack's stream, by id
     assert '<main id="live" data-events="/console/events">' in get(server, "/stacks")[2]
     script = get(server, "/console/static/live.js")
     assert script[0] == 200 and "EventSource" in script[2] and "javascript" in script[1]

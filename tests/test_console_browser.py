@@ -117,7 +117,9 @@ def test_a_stack_page_follows_the_stack_to_create_complete_without_a_reload(cons
     assert tab.evaluate(NOT_RELOADED) is True  # the same page all along: nothing reloaded it
 
 
-def test_a_change_set_page_flags_the_replacement(console: Tuple[ServerProcess, Any], tab: Any) -> None:
+def test_a_change_set_page_flags_the_replacement_and_the_stack_page_follows_it_executed_then_the_delete(
+    console: Tuple[ServerProcess, Any], tab: Any,
+) -> None:
     server, cloudformation = console
     secret = {"ParameterKey": "Secret", "ParameterValue": NO_ECHO}
     cloudformation.create_stack(StackName="moving", TemplateBody=FOLDER, Parameters=[secret, {"ParameterKey": "Folder", "ParameterValue": "inbox"}])
@@ -137,6 +139,21 @@ def test_a_change_set_page_flags_the_replacement(console: Tuple[ServerProcess, A
     expect(row.locator("td").nth(5)).to_contain_text("Folder: DirectModification, recreation Always")
     expect(row.locator("td").nth(6)).to_contain_text("inbox")
     expect(row.locator("td").nth(7)).to_contain_text("archive")
+
+    tab.go_back()  # the stack's page, live, while the change set runs and the stack is deleted
+    tab.evaluate(f"{NOT_RELOADED} = true")
+    first = tab.locator("tbody tr", has=tab.locator("td", has_text="Note")).first.locator("td").nth(3).inner_text()
+    cloudformation.execute_change_set(ChangeSetName=change_set)
+    update = tab.locator("table", has=tab.locator("caption", has_text="UPDATE"))
+    expect(update.locator("tr", has_text="Requested update requires the creation of a new physical resource")).to_have_count(1)
+    expect(tab.locator("main > p").first).to_contain_text("UPDATE_COMPLETE")
+    expect(update.locator("tr", has_text="DELETE_COMPLETE")).to_have_count(1)  # the old note, deleted in the clean-up
+    resources = tab.locator("table", has=tab.locator("th", has_text="physical id"))
+    expect(resources.locator("tbody tr").first.locator("td").nth(3)).not_to_have_text(first)  # a new physical id
+    cloudformation.delete_stack(StackName="moving")
+    expect(tab.locator("main > p").first).to_contain_text("DELETE_COMPLETE")
+    expect(resources.locator("tbody tr").first.locator("td").nth(2)).to_have_text("DELETE_COMPLETE")
+    assert tab.evaluate(NOT_RELOADED) is True
 
 
 def test_a_failed_resource_leads_to_its_operations_timeline_and_the_violated_rule(console: Tuple[ServerProcess, Any], tab: Any) -> None:

@@ -26,11 +26,12 @@ def text(value: object) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def page(title: str, body: str, live: Optional[str] = None) -> str:
+def page(title: str, body: str, live: Optional[str] = None, source: Optional[str] = None) -> str:
     """A whole page. ``live``: the event stream (``/console/events?…``) whose notices make ``live.js`` re-fetch the page's
-    ``<main>``; without JavaScript the page is the same, as of its loading."""
+    ``<main>`` (from ``source`` if given, else the page's own address); without JavaScript the page is the same, as of its loading."""
     follow = "<script src=\"/console/static/live.js\" defer></script>" if live else ""
     stream = f" data-events=\"{text(live)}\"" if live else ""
+    stream += f" data-source=\"{text(source)}\"" if live and source else ""
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{text(title)} · cfnrun console</title>"
@@ -164,7 +165,8 @@ def stack(
     if drifts:
         parts.append("<h2>Drift</h2>" + _drifts(shown, drifts))
     parts.append(f"<h2>Template</h2><pre>{text(m(shown.template_body))}</pre>")
-    return page(f"Stack {shown.name}", "".join(parts), live="/console/events?" + urlencode({"stack": shown.stack_id}))
+    by_id = "/stack?" + urlencode({"id": shown.stack_id})  # a stack opened by name is found by its id once deleted
+    return page(f"Stack {shown.name}", "".join(parts), live="/console/events?" + urlencode({"stack": shown.stack_id}), source=by_id)
 
 
 def _hook_results(shown: "Stack", results: Sequence["HookResult"]) -> str:
