@@ -6,6 +6,7 @@ These tests run ``live.js`` itself: the page must change while the stack runs, w
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import urllib.parse
 import urllib.request
@@ -29,6 +30,7 @@ CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing
 WAITER = {"Delay": 0.2, "MaxAttempts": int(PATIENCE_S / 0.2)}
 NO_ECHO = "noecho-5ecret-value"
 WRITE_ONLY = "writeonly-5ecret-value"
+UPDATED = re.compile(r"^Status: UPDATE_COMPLETE\s*$")
 NOT_RELOADED = "window.cfnrunStillThisPage"  # set on a page; a reload or a navigation would lose it
 
 HELD = """
@@ -146,7 +148,7 @@ def test_a_change_set_page_flags_the_replacement_and_the_stack_page_follows_it_e
     cloudformation.execute_change_set(ChangeSetName=change_set)
     update = tab.locator("table", has=tab.locator("caption", has_text="UPDATE"))
     expect(update.locator("tr", has_text="Requested update requires the creation of a new physical resource")).to_have_count(1)
-    expect(tab.locator("main > p").first).to_contain_text("UPDATE_COMPLETE")
+    expect(tab.locator("main > p").first).to_have_text(UPDATED)  # not ..._CLEANUP_IN_PROGRESS: the delete comes after
     expect(update.locator("tr", has_text="DELETE_COMPLETE")).to_have_count(1)  # the old note, deleted in the clean-up
     resources = tab.locator("table", has=tab.locator("th", has_text="physical id"))
     expect(resources.locator("tbody tr").first.locator("td").nth(3)).not_to_have_text(first)  # a new physical id
@@ -251,5 +253,46 @@ def test_the_served_page_shows_a_reloads_syntax_error_and_its_fix_without_a_relo
         expect(reload).to_contain_text("new code live in TypeFunction")
         expect(error).to_have_count(0)
         assert tab.evaluate(NOT_RELOADED) is True
+    finally:
+        server.stop()
+
+
+def test_the_bundled_stack_sample_is_followed_live_through_create_update_with_replacement_and_delete(
+    tmp_path: Path, tab: Any,
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    import boto3
+
+    for name in ("note", "cluster", "parameter"):
+        shutil.copytree(SAMPLES / name, tmp_path / name, ignore=LOCAL_STATE)
+    process = subprocess.Popen(  # what the issue's "done when" runs, the parameter type too (the sample's NoteSetting)
+        [sys.executable, "-m", "cfnrun", "serve", "--port", "0", "--no-reload", "--moto", "--virtual-clock",
+         "--provider", "note", "--provider", "cluster", "--provider", "parameter"],
+        cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NO_COLOR": "1"},
+    )
+    server = ServerProcess(tmp_path, process=process)
+    try:
+        cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+        template = (SAMPLES / "stack" / "template.yaml").read_text(encoding="utf-8")
+        stack_id = cloudformation.create_stack(StackName="sample", TemplateBody=template)["StackId"]
+        tab.goto(server.url + "/stack?" + urllib.parse.urlencode({"id": stack_id}))
+        tab.evaluate(f"{NOT_RELOADED} = true")
+        status = tab.locator("main > p").first
+        expect(status).to_contain_text("CREATE_COMPLETE")
+        for logical_id in ("Bucket", "Cluster", "Note", "NoteSetting"):
+            expect(tab.locator(f'g.node[data-id="{logical_id}"]')).to_have_class("node status-COMPLETE")
+
+        cloudformation.update_stack(StackName="sample", TemplateBody=template, Parameters=[{"ParameterKey": "Folder", "ParameterValue": "archive"}])
+        update = tab.locator("table", has=tab.locator("caption", has_text="UPDATE"))
+        expect(update.locator("tr", has_text="Requested update requires the creation of a new physical resource")).to_have_count(1)
+        expect(status).to_have_text(UPDATED)
+
+        cloudformation.delete_stack(StackName="sample")
+        expect(status).to_contain_text("DELETE_COMPLETE")
+        assert tab.evaluate(NOT_RELOADED) is True
+        assert "correct-horse-battery" not in tab.content()  # the sample's NoEcho default
     finally:
         server.stop()
