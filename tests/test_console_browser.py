@@ -87,7 +87,9 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tuple[ServerPr
     folder = tmp_path_factory.mktemp("console-browser")
     shutil.copytree(SAMPLES / "note", folder / "note", ignore=LOCAL_STATE)
     shutil.copytree(FIXTURES / "rulebreaker", folder / "rulebreaker", ignore=LOCAL_STATE)
-    server = ServerProcess(folder / "note", "--no-reload", "--provider", str(folder / "rulebreaker"), "--contract", "strict")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CFNRUN_HISTORY", "on")  # private copies: the failed resource's operation is recorded, and shown
+        server = ServerProcess(folder / "note", "--no-reload", "--provider", str(folder / "rulebreaker"), "--contract", "strict")
     try:
         yield server, boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
     finally:
