@@ -288,7 +288,7 @@ def test_a_stack_page_draws_its_dependency_graph_as_svg_coloured_by_status(conso
     assert svg is not None, page
     nodes = re.findall(r'<g class="node (status-\w+)" data-id="(\w+)">', svg.group(0))
     assert sorted(nodes) == [("status-COMPLETE", "First"), ("status-COMPLETE", "Second"), ("status-COMPLETE", "Third")]
-    edges = re.findall(r'<line class="edge" data-from="(\w+)" data-to="(\w+)"', svg.group(0))
+    edges = re.findall(r'<(?:line|path) class="edge" data-from="(\w+)" data-to="(\w+)"', svg.group(0))
     assert sorted(edges) == [("First", "Second"), ("First", "Third"), ("Second", "Third")]  # Ref, GetAtt, DependsOn
     columns = {name: float(x) for name, x in re.findall(r'data-id="(\w+)"><title>[^<]*</title><rect x="([\d.]+)"', svg.group(0))}
     assert columns["First"] < columns["Second"] < columns["Third"]  # layered by dependency depth
