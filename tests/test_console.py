@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterator, Tuple
 import pytest
 
 from cfnrun.app.settings.serve import SHUTDOWN_GRACE_S
-from conftest import FIXTURES, LOCAL_STATE, MISBEHAVING, PATIENCE_S, SAMPLES, ServerProcess, wait_until
+from conftest import FIXTURES, LOCAL_STATE, MISBEHAVING, PATIENCE_S, SAMPLES, ServerProcess, cfnrun, wait_until
 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 SECRET = "hunter2-never-shown"
@@ -220,7 +220,8 @@ def test_an_event_stream_tells_each_change_of_a_running_stack_and_its_page_follo
     status, _, page = get(server, "/stack?id=live")
     assert status == 200 and "<p>Status: <span class=\"status-COMPLETE\">CREATE_COMPLETE</span>" in page
     stream = "/console/events?" + urllib.parse.urlencode({"stack": stack_id})
-    assert f'<main id="live" data-events="{stream}">' in page  # live.js follows this stack's stream
+    by_id = "/stack?" + urllib.parse.urlencode({"id": stack_id})
+    assert f'<main id="live" data-events="{stream}" data-source="{by_id}">' in page  # live.js follows this stack's stream, by id
     assert '<main id="live" data-events="/console/events">' in get(server, "/stacks")[2]
     script = get(server, "/console/static/live.js")
     assert script[0] == 200 and "EventSource" in script[2] and "javascript" in script[1]
@@ -287,7 +288,7 @@ def test_a_stack_page_draws_its_dependency_graph_as_svg_coloured_by_status(conso
     assert svg is not None, page
     nodes = re.findall(r'<g class="node (status-\w+)" data-id="(\w+)">', svg.group(0))
     assert sorted(nodes) == [("status-COMPLETE", "First"), ("status-COMPLETE", "Second"), ("status-COMPLETE", "Third")]
-    edges = re.findall(r'<line class="edge" data-from="(\w+)" data-to="(\w+)"', svg.group(0))
+    edges = re.findall(r'<(?:line|path) class="edge" data-from="(\w+)" data-to="(\w+)"', svg.group(0))
     assert sorted(edges) == [("First", "Second"), ("First", "Third"), ("Second", "Third")]  # Ref, GetAtt, DependsOn
     columns = {name: float(x) for name, x in re.findall(r'data-id="(\w+)"><title>[^<]*</title><rect x="([\d.]+)"', svg.group(0))}
     assert columns["First"] < columns["Second"] < columns["Third"]  # layered by dependency depth
@@ -369,5 +370,101 @@ def test_the_served_page_shows_each_pool_warm_and_busy_and_the_last_reload_with_
         shown = re.search(r"<p class=\"reload\">.*?</p>", page)
         assert shown and "<span class=\"status-COMPLETE\">new code live in TypeFunction</span>" in shown.group(0), page
         assert "TypeFunction: Runtime" not in page  # its error is gone (Broken, broken on purpose, still does not load)
+    finally:
+        server.stop()
+
+
+# -- fuzz and stack test results -----------------------------------------------------------------
+
+
+def test_fuzz_and_stack_test_findings_come_first_in_the_operations_list_the_minimal_case_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import boto3
+
+    monkeypatch.setenv("CFNRUN_HISTORY", "on")  # in a private copy: fuzz, stack test and serve record in its .cfnrun/
+    project = tmp_path / "rulebreaker"
+    shutil.copytree(FIXTURES / "rulebreaker", project, ignore=LOCAL_STATE)
+    fuzzed = cfnrun("fuzz", str(project), "--set", "Breaks=no-null-values", "--max-examples", "5", "--seed", "1", timeout=120)
+    assert fuzzed.returncode == 1, fuzzed.stdout + fuzzed.stderr
+    case = re.search(r"cfnrun replay (\d+)", fuzzed.stdout).group(1)  # type: ignore[union-attr]
+    (tmp_path / "breaks.yaml").write_text("Resources:\n  Breaker:\n    Type: Cfnrun::Test::RuleBreaker\n    Properties: {Name: one, Breaks: no-null-values}\n")
+    tested = cfnrun("stack", "test", "breaks.yaml", "--provider", "rulebreaker", "--keep", cwd=tmp_path, timeout=120)
+    assert tested.returncode == 1, tested.stdout + tested.stderr  # --contract strict: the MUST violation fails it
+
+    server = ServerProcess(project, "--no-reload")  # what it records comes after the findings: the newest
+    try:
+        cloud_control = boto3.client("cloudcontrol", endpoint_url=server.url, **CREDENTIALS)
+        token = cloud_control.create_resource(TypeName="Cfnrun::Test::RuleBreaker", DesiredState=json.dumps({"Name": "fine"}))
+        cloud_control.get_waiter("resource_request_success").wait(
+            RequestToken=token["ProgressEvent"]["RequestToken"], WaiterConfig={"Delay": 0.2, "MaxAttempts": int(PATIENCE_S / 0.2)},
+        )
+        recorded = lambda: "<td>cloudcontrol</td>" in get(server, "/operations")[2]  # noqa: E731 - serve's history writer commits in the background
+        wait_until(recorded, PATIENCE_S, "the Cloud Control create recorded")
+        status, _, page = get(server, "/operations")
+        assert status == 200, page
+        found, everything = page.split("<h2>All operations</h2>")
+        assert found.index("<h2>Found failing</h2>") < found.index("<table>")
+        rows = re.findall(r"<tr><td><a href=\"/operation\?[^\"]*id=(\d+)\">\d+</a></td><td>[^<]*</td><td>([^<]*)</td>", found)
+        assert rows[0] == (case, "cfnrun fuzz (minimal case)"), found  # the minimal case first
+        assert [via for _, via in rows[1:]] and {via for _, via in rows[1:]} == {"a stack (stack test or serve)"}, found
+        assert "contract-violation" in found  # the stacks' failed operations' error code
+        vias = re.findall(r"<tr><td><a href=\"/operation\?[^\"]*\">\d+</a></td><td>[^<]*</td><td>([^<]*)</td>", everything)
+        assert "cloudcontrol" in vias and "fuzz" in vias and "stack" in vias, everything  # below, every operation
+        assert vias.index("cloudcontrol") < vias.index("fuzz"), everything  # newest first: the fuzz case is older, shown first above
+
+        status, _, shown = get(server, "/operation?" + urllib.parse.urlencode({"type": "Cfnrun::Test::RuleBreaker", "id": case}))
+        assert status == 200, shown
+        assert f"cfnrun replay {case}" in shown and "[no-null-values]" in shown and "CREATE #1" in shown, shown  # the case's steps
+    finally:
+        server.stop()
+
+
+# -- at scale ------------------------------------------------------------------------------------
+
+RESOURCES = 500  # CloudFormation's most resources in one stack
+OPERATIONS = 10_000
+
+
+def test_a_500_resource_stack_and_10000_recorded_operations_are_shown_a_page_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cfnrun.history.store import HistoryStore
+
+    monkeypatch.setenv("CFNRUN_HISTORY", "on")  # in a private copy
+    monkeypatch.setenv("CFNRUN_HISTORY_LIMIT", str(OPERATIONS))
+    project = tmp_path / "note"
+    shutil.copytree(SAMPLES / "note", project, ignore=LOCAL_STATE)
+    history = HistoryStore(project, limit=OPERATIONS)  # as a long-lived serve leaves it: the history's bound, full
+    request = json.dumps({"source": "invoke", "typeName": "Cfnrun::Sample::Note", "request": {}})
+    with history.batch():
+        for n in range(OPERATIONS):
+            head = {"type_name": "Cfnrun::Sample::Note", "action": ("CREATE", "READ")[n % 2], "function": "TypeFunction",
+                    "status": "SUCCESS", "invocations": 1, "duration_s": 0.01, "started_at": 1_700_000_000 + n}
+            history.add("invoke", None, head, request, [])
+    history.close()
+
+    server = ServerProcess(project, "--no-reload")
+    try:
+        import boto3
+
+        cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+        handles = {f"Handle{n}": {"Type": "AWS::CloudFormation::WaitConditionHandle", **({"DependsOn": f"Handle{n - 50}"} if n >= 50 else {})}
+                   for n in range(RESOURCES)}  # ten layers of fifty
+        cloudformation.create_stack(StackName="large", TemplateBody=json.dumps({"Resources": handles}))
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="large", WaiterConfig={"Delay": 0.5, "MaxAttempts": int(PATIENCE_S / 0.5)})
+        status, _, page = get(server, "/stack?id=large")
+        assert status == 200
+        assert page.count('<g class="node status-COMPLETE"') == RESOURCES and page.count('class="edge"') == RESOURCES - 50
+        assert page.count("<td>AWS::CloudFormation::WaitConditionHandle</td>") >= RESOURCES  # each resource's row (and its events)
+
+        status, _, first = get(server, "/operations")
+        ids = [int(n) for n in re.findall(r'<a href="/operation\?[^"]*id=(\d+)">', first)]
+        assert status == 200 and ids == list(range(OPERATIONS, OPERATIONS - 100, -1)), ids[:3]  # the newest hundred
+        assert 'rel="next" href="/operations?limit=100&amp;page=2"' in first and 'rel="prev"' not in first
+        status, _, last = get(server, "/operations?limit=1000&page=10")
+        ids = [int(n) for n in re.findall(r'<a href="/operation\?[^"]*id=(\d+)">', last)]
+        assert ids == list(range(1000, 0, -1)) and 'rel="next"' not in last and 'rel="prev"' in last
+        reads = get(server, "/operations?action=READ&page=50")[2]  # a filter reads every operation
+        ids = [int(n) for n in re.findall(r'<a href="/operation\?[^"]*id=(\d+)">', reads)]
+        assert ids == list(range(200, 0, -2)), ids[:3]  # the oldest hundred READs
     finally:
         server.stop()

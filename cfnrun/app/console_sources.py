@@ -64,10 +64,16 @@ class ServedToConsole:
         return dict(parts.histories) if parts is not None else {}
 
     def timeline(self, type_name: str, operation_id: int) -> str:
-        from cfnrun.app.history import show_operation
+        from cfnrun.app.history import FUZZ_SOURCE, show_operation
         from cfnrun.ui.timeline import TimelineRenderer
 
         shown = io.StringIO()
         schema = self.served.provider(type_name).project.schema
-        show_operation(self.histories()[type_name], operation_id, [TimelineRenderer(shown, schema, color=False)])
+        store = self.histories()[type_name]
+        recorded = store.get(operation_id)
+        if recorded.source == FUZZ_SOURCE:  # a case cfnrun fuzz found: its steps and problems, as history show prints it
+            from cfnrun.fuzz.steps import Finding
+
+            return "\n".join(Finding.recorded(recorded.request).lines(schema))
+        show_operation(store, operation_id, [TimelineRenderer(shown, schema, color=False)])
         return shown.getvalue()

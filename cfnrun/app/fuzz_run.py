@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Awaitable, Dict, Iterator, List, Optional, Protocol, TypeVar
 
+from cfnrun.app.history import FUZZ_SOURCE  # history's source of a recorded case
 from cfnrun.app.invoke import ProviderLoadError
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
@@ -48,7 +49,6 @@ from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.runtime.spec import RuntimeSettings
 
 T = TypeVar("T")
-FUZZ_SOURCE = "fuzz"  # history's source of a recorded case
 DATABASE = "hypothesis"  # the example database's folder in the project's .cfnrun/
 
 

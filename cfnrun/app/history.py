@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 CLOUD_CONTROL_SOURCE = "cloudcontrol"
 STACK_SOURCE = "stack"  # a resource operation of a local stack
+FUZZ_SOURCE = "fuzz"  # a minimal case cfnrun fuzz found
 SERVED_SOURCES = ("invoke", CLOUD_CONTROL_SOURCE, STACK_SOURCE)  # the records that carry the request and the settings
 
 

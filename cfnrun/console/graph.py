@@ -19,6 +19,7 @@ BOX_H = 28
 ROW_H = 44
 GAP_W = 60
 MARGIN = 10
+LANE = ROW_H - BOX_H  # the space above each row's boxes, where an arrow over columns runs
 
 
 def dependency_svg(dependencies: Mapping[str, FrozenSet[str]], resources: Mapping[str, "StackResource"]) -> str:
@@ -36,9 +37,9 @@ def dependency_svg(dependencies: Mapping[str, FrozenSet[str]], resources: Mappin
     where: Dict[str, Tuple[float, float]] = {}
     for column, layer in enumerate(layers):
         for row, logical_id in enumerate(layer):
-            where[logical_id] = (MARGIN + column * (box_w + GAP_W), MARGIN + row * ROW_H)
+            where[logical_id] = (MARGIN + column * (box_w + GAP_W), MARGIN + LANE + row * ROW_H)
     width = MARGIN * 2 + len(layers) * box_w + (len(layers) - 1) * GAP_W
-    height = MARGIN * 2 + max(len(layer) for layer in layers) * ROW_H - (ROW_H - BOX_H)
+    height = MARGIN * 2 + LANE + max(len(layer) for layer in layers) * ROW_H - LANE
     edges: List[str] = []
     for logical_id, needs in dependencies.items():
         x2, y2 = where[logical_id]
@@ -46,15 +47,22 @@ def dependency_svg(dependencies: Mapping[str, FrozenSet[str]], resources: Mappin
             if needed not in where:
                 continue
             x1, y1 = where[needed]
-            edges.append(
-                f"<line class=\"edge\" data-from=\"{text(needed)}\" data-to=\"{text(logical_id)}\" x1=\"{x1 + box_w:g}\" y1=\"{y1 + BOX_H / 2:g}\" "
-                f"x2=\"{x2:g}\" y2=\"{y2 + BOX_H / 2:g}\" marker-end=\"url(#arrow)\"><title>{text(logical_id)} waits for {text(needed)}</title></line>"
-            )
+            joins = f"class=\"edge\" data-from=\"{text(needed)}\" data-to=\"{text(logical_id)}\" marker-end=\"url(#arrow)\""
+            title = f"<title>{text(logical_id)} waits for {text(needed)}</title>"
+            start, end, a, b = x1 + box_w, x2, y1 + BOX_H / 2, y2 + BOX_H / 2
+            if x2 - x1 <= box_w + GAP_W:  # the next column: straight across the gap
+                edges.append(f"<line {joins} x1=\"{start:g}\" y1=\"{a:g}\" x2=\"{end:g}\" y2=\"{b:g}\">{title}</line>")
+                continue
+            # over columns between: up into the lane above the higher row's boxes, along it, down into the box
+            lane, bend = min(y1, y2) - LANE / 2, GAP_W / 2
+            route = (f"M{start:g},{a:g} C{start + bend:g},{a:g} {start + bend:g},{lane:g} {start + GAP_W:g},{lane:g} "
+                     f"L{end - GAP_W:g},{lane:g} C{end - bend:g},{lane:g} {end - bend:g},{b:g} {end:g},{b:g}")
+            edges.append(f"<path {joins} d=\"{route}\">{title}</path>")
     nodes: List[str] = []
     for logical_id, (x, y) in where.items():
         resource = resources.get(logical_id)
         shown = resource.status if resource is not None else "not started"
-        kind = status_kind(shown) if resource is not None else "PENDING"
+        kind = (status_kind(shown) if resource is not None else "") or "PENDING"  # NOT_STARTED: grey, as one not yet in the stack
         nodes.append(
             f"<g class=\"node status-{kind}\" data-id=\"{text(logical_id)}\"><title>{text(logical_id)}: {text(shown)}</title>"
             f"<rect x=\"{x:g}\" y=\"{y:g}\" width=\"{box_w:g}\" height=\"{BOX_H}\" rx=\"4\"></rect>"

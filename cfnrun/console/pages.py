@@ -4,6 +4,7 @@ from __future__ import annotations
 import html
 import json
 import time
+from dataclasses import dataclass
 from itertools import groupby
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 from urllib.parse import quote, urlencode
@@ -25,11 +26,12 @@ def text(value: object) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def page(title: str, body: str, live: Optional[str] = None) -> str:
+def page(title: str, body: str, live: Optional[str] = None, source: Optional[str] = None) -> str:
     """A whole page. ``live``: the event stream (``/console/events?…``) whose notices make ``live.js`` re-fetch the page's
-    ``<main>``; without JavaScript the page is the same, as of its loading."""
+    ``<main>`` (from ``source`` if given, else the page's own address); without JavaScript the page is the same, as of its loading."""
     follow = "<script src=\"/console/static/live.js\" defer></script>" if live else ""
     stream = f" data-events=\"{text(live)}\"" if live else ""
+    stream += f" data-source=\"{text(source)}\"" if live and source else ""
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{text(title)} · cfnrun console</title>"
@@ -48,7 +50,10 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], caption: str = 
 
 
 def status_kind(value: str) -> str:
-    """The colour a status is shown in: FAILED, IN_PROGRESS or COMPLETE (SUCCESS too)."""
+    """The colour a status is shown in: FAILED (a finished rollback too: what was asked did not happen), IN_PROGRESS or
+    COMPLETE (SUCCESS too)."""
+    if "ROLLBACK" in value and not value.endswith("IN_PROGRESS"):
+        return "FAILED"
     return next((k for k in ("FAILED", "IN_PROGRESS", "COMPLETE") if k in value), "COMPLETE" if value == "SUCCESS" else "")
 
 
@@ -79,7 +84,7 @@ def served(sources: Sequence[SourceView]) -> str:
         parts.append(_reload(source))
         if source.schema is not None:
             parts.append(_schema(source.schema))
-    return page("What serve serves", "".join(parts))
+    return page("What serve serves", "".join(parts), live="/console/events?served=1")
 
 
 def _reload(source: "SourceView") -> str:
@@ -160,7 +165,8 @@ def stack(
     if drifts:
         parts.append("<h2>Drift</h2>" + _drifts(shown, drifts))
     parts.append(f"<h2>Template</h2><pre>{text(m(shown.template_body))}</pre>")
-    return page(f"Stack {shown.name}", "".join(parts), live="/console/events?" + urlencode({"stack": shown.stack_id}))
+    by_id = "/stack?" + urlencode({"id": shown.stack_id})  # a stack opened by name is found by its id once deleted
+    return page(f"Stack {shown.name}", "".join(parts), live="/console/events?" + urlencode({"stack": shown.stack_id}), source=by_id)
 
 
 def _hook_results(shown: "Stack", results: Sequence["HookResult"]) -> str:
@@ -241,25 +247,56 @@ def change_set(shown: "ChangeSet", properties: Callable[[str, Dict[str, Any]], s
 # -- operations (history) ----------------------------------------------------------------------------
 
 
+OPERATION_COLUMNS = ("id", "when (UTC)", "via", "type", "action", "status", "calls", "seconds", "error")
+FOUND_BY = {"fuzz": "cfnrun fuzz (minimal case)", "stack": "a stack (stack test or serve)"}
+
+
 def operation_link(type_name: str, operation: "RecordedOperation") -> str:
     query = urlencode({"type": type_name, "id": operation.id})
     return f"<a href=\"/operation?{text(query)}\">{text(operation.id)}</a>"
 
 
-def operations(listed: Sequence[Tuple[str, "RecordedOperation"]], wanted: Dict[str, str], type_names: Sequence[str]) -> str:
+@dataclass(frozen=True)
+class OperationsPage:
+    """One page of the recorded operations: those ``listed`` (newest first), the filter, and where the page is."""
+
+    listed: Sequence[Tuple[str, "RecordedOperation"]]
+    wanted: Dict[str, str]
+    limit: int
+    number: int = 1  # 1: the newest
+    more: bool = False  # older operations follow on the next page
+
+    def link(self, number: int) -> str:
+        query = urlencode({**{k: v for k, v in self.wanted.items() if v}, "limit": self.limit, "page": number})
+        return f"/operations?{text(query)}"
+
+
+def operations(shown: OperationsPage, type_names: Sequence[str], found: Sequence[Tuple[str, "RecordedOperation"]] = ()) -> str:
+    """A page of the operations; above them what was ``found`` failing (fuzz's minimal cases first, then failed stack operations)."""
     form = (
         "<form method=\"get\" action=\"/operations\">"
-        + "".join(f"<label>{text(key)} <input name=\"{text(key)}\" value=\"{text(value)}\"></label> " for key, value in wanted.items())
+        + "".join(f"<label>{text(key)} <input name=\"{text(key)}\" value=\"{text(value)}\"></label> " for key, value in shown.wanted.items())
         + "<button>filter</button></form>"
     )
-    rows = (
-        (operation_link(type_name, op), when(op.started_at), text(op.source), text(type_name), text(op.action), status(op.status),
-         text(op.invocations), text(f"{op.duration_s:.2f}"), text(op.error_code or ""))
-        for type_name, op in listed
-    )
     served = f"<p>Histories of: {text(', '.join(type_names)) or 'none (recording is off)'}</p>"
-    body = table(("id", "when (UTC)", "via", "type", "action", "status", "calls", "seconds", "error"), rows) if listed else "<p>No recorded operations.</p>"
-    return page("Operations", form + served + body)
+    rows = (_operation_row(t, op, text(op.source)) for t, op in shown.listed)
+    body = table(OPERATION_COLUMNS, rows) if shown.listed else "<p>No recorded operations.</p>"
+    steps = ([f"<a rel=\"prev\" href=\"{shown.link(shown.number - 1)}\">newer</a>"] if shown.number > 1 else []) + (
+        [f"<a rel=\"next\" href=\"{shown.link(shown.number + 1)}\">older</a>"] if shown.more else []
+    )
+    body += f"<p class=\"pages\">Page {shown.number} {' '.join(steps)}</p>" if steps else ""
+    if not found:
+        return page("Operations", form + served + body)
+    findings = table(
+        OPERATION_COLUMNS, (_operation_row(t, op, text(FOUND_BY.get(op.source, op.source))) for t, op in found),
+        "fuzz's minimal cases first, then stacks' failed operations",
+    )
+    return page("Operations", "<h2>Found failing</h2>" + findings + "<h2>All operations</h2>" + form + served + body)
+
+
+def _operation_row(type_name: str, op: "RecordedOperation", via: str) -> Tuple[str, ...]:
+    return (operation_link(type_name, op), when(op.started_at), via, text(type_name), text(op.action), status(op.status),
+            text(op.invocations), text(f"{op.duration_s:.2f}"), text(op.error_code or ""))
 
 
 def operation(type_name: str, recorded: "RecordedOperation", timeline: str) -> str:

@@ -60,3 +60,10 @@ class Finding:
     def lines(self, schema: ResourceSchema) -> List[str]:
         """The minimal case as printed (``events.fuzz.case_lines``)."""
         return case_lines([step.describe(schema) for step in self.steps], self.failing, self.problems)
+
+    @classmethod
+    def recorded(cls, request: Dict[str, Any]) -> "Finding":
+        """The case as history keeps it (``cfnrun fuzz`` records its request: steps, the failing step, the problems)."""
+        steps = [Step.from_record(record) for record in request.get("steps") or []]
+        failing = request.get("failingStep")
+        return cls(steps, failing if isinstance(failing, int) else len(steps) - 1, list(request.get("problems") or []))

@@ -166,6 +166,15 @@ class HistoryStore:
             ).fetchall()
         return [_operation(row) for row in rows]
 
+    def operations_from(self, source: str, status: Optional[str], limit: int) -> List[RecordedOperation]:
+        """The most recent operations recorded via ``source`` (``fuzz``, ``stack``...), with ``status`` if given, newest first."""
+        with self._session(create=False) as connection:
+            rows = connection.execute(
+                f"SELECT {_COLUMNS} FROM operations WHERE source = ? AND (? IS NULL OR status = ?) ORDER BY id DESC LIMIT ?",
+                (source, status, status, min(limit, _LARGEST_ID)),
+            ).fetchall()
+        return [_operation(row) for row in rows]
+
     def get(self, operation_id: int) -> RecordedOperation:
         with self._session(create=False) as connection:
             row = None

@@ -63,11 +63,8 @@ def show(options: HistoryShowOptions, early: EarlyStart) -> int:
 
 def _show_fuzz_case(operation: RecordedOperation, schema: "ResourceSchema") -> int:
     """A case ``cfnrun fuzz`` found: its steps, the problems under the step that showed them."""
-    from cfnrun.app.fuzz_run import recorded_case
     from cfnrun.fuzz.steps import Finding
 
-    steps, problems = recorded_case(operation)
-    failing = operation.request.get("failingStep")
-    echo("\n".join(Finding(steps, failing if isinstance(failing, int) else len(steps) - 1, problems).lines(schema)))
+    echo("\n".join(Finding.recorded(operation.request).lines(schema)))
     echo(f"\nfound {operation.summary()['startedAt']} by cfnrun fuzz, cfnrun {operation.cfnrun_version}; cfnrun replay {operation.id} runs it again")
     return EXIT_SUCCESS

@@ -1,6 +1,7 @@
 // cfnrun console: keeps a page's <main> current while stacks change (issue #35).
 // The page names its event stream in <main data-events="...">; each "changed" notice re-fetches the
-// page and swaps its <main> in. One fetch at a time: notices that come during one cause one more after it.
+// page (from <main data-source="..."> if given: a stack's page by its id, which still finds it once deleted)
+// and swaps its <main> in. One fetch at a time: notices that come during one cause one more after it.
 // Without JavaScript the page is the same, as of its loading. No inline script: the CSP allows only 'self'.
 (function () {
   "use strict";
@@ -18,7 +19,7 @@
     }
     fetching = true;
     again = false;
-    fetch(window.location.href, { headers: { Accept: "text/html" }, cache: "no-store" })
+    fetch(main.dataset.source || window.location.href, { headers: { Accept: "text/html" }, cache: "no-store" })
       .then(function (answer) { return answer.ok ? answer.text() : null; })
       .then(function (html) {
         if (html === null) {
