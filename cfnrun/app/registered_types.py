@@ -191,7 +191,7 @@ def _in_stacks(modules: Set[str], kind: str, type_name: str, version: Optional[T
     if history is not None:
         stacks.operations.histories[type_name] = history
     if kind == HOOK and type_name not in stacks.hooks.hooks:
-        stacks.hooks.add(CustomHook(type_name, stacks.operations, HookConfiguration(enabled=False), stacks.payloads))
+        stacks.hooks.add(CustomHook(type_name, stacks.operations, HookConfiguration(enabled=False), stacks.payloads, stacks.stopping))
 
 
 class RegistryAndStacks:
