@@ -36,12 +36,12 @@ def test_stacks_come_back_after_a_restart_and_can_be_deleted(tmp_path: Path) -> 
 
     async def first_life() -> None:
         store = _store(memory, tmp_path)
-        store.create_stack("kept", SECRETS, {"Pin": "4711"}, {"team": "a"})
+        store.create_stack("kept", SECRETS, {"Pin": "pin-4711"}, {"team": "a"})
         await store.settled("kept")
 
     asyncio.run(first_life())
     written = kept_text(tmp_path)
-    assert "4711" not in written
+    assert "pin-4711" not in written
     assert sorted(k.split("-")[0] for k in memory.live) == ["First", "Second", "Vault"]
 
     async def second_life() -> Any:
@@ -66,11 +66,11 @@ def test_an_update_after_a_restart_resolves_again_and_sends_masked_resources_to_
 
     async def lives() -> Any:
         store = _store(memory, tmp_path)
-        store.create_stack("kept", SECRETS, {"Pin": "4711"}, {})
+        store.create_stack("kept", SECRETS, {"Pin": "pin-4711"}, {})
         await store.settled("kept")
         memory.calls.clear()
         store = _store(memory, tmp_path)
-        store.update_stack("kept", None, {"Pin": "4711"}, None)
+        store.update_stack("kept", None, {"Pin": "pin-4711"}, None)
         return await store.settled("kept")
 
     stack = asyncio.run(lives())
