@@ -95,6 +95,22 @@ def test_invoke_reads_keys_in_the_environment_without_botocore(sample: Callable[
     assert "botocore" not in loaded
 
 
+def test_a_one_shot_invoke_read_exactly_runs_without_the_command_line_library(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    # Through cfnrun/__main__.py, as the console script runs it; whether typer was ever imported, said at exit.
+    script = (
+        "import atexit, runpy, sys\nsys.argv = ['cfnrun'] + sys.argv[1:]\n"
+        "atexit.register(lambda: print('TYPER', 'typer' in sys.modules))\nrunpy.run_module('cfnrun', run_name='__main__')\n"
+    )
+    env = {**no_aws_configuration(tmp_path), "NO_COLOR": "1"}
+    note = sample("note")
+    run = subprocess.run([sys.executable, "-c", script, "invoke", "LIST", "--no-credentials"], cwd=str(note), capture_output=True, text=True, timeout=90, env=env)
+    assert run.returncode == 0 and "SUCCESS LIST" in run.stdout and "TYPER False" in run.stdout, run.stdout + run.stderr
+    # A value the library refuses: it reads the line, and says so in its own words.
+    refused = ["invoke", "LIST", "--no-credentials", "--max-reinvoke", "-1"]
+    run = subprocess.run([sys.executable, "-c", script, *refused], cwd=str(note), capture_output=True, text=True, timeout=90, env=env)
+    assert run.returncode == 2 and "Invalid value for '--max-reinvoke'" in run.stderr and "TYPER True" in run.stdout, run.stdout + run.stderr
+
+
 def test_history_loads_neither_server_nor_suite_nor_worker(sample: Callable[[str], Path]) -> None:
     loaded = loaded_after(["history", "--project", str(sample("note"))])
     assert "sqlite3" in loaded

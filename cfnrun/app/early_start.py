@@ -70,6 +70,9 @@ class EarlyStart:
 
     began_at: float  # time.time() when the command began: it reads the project's files from then on
     worker: Optional[EarlyWorker] = None
+    # invoke's settings, when the command line was read exactly without the command line library
+    # (``options.read_exactly``): the command runs without loading it (``app/direct_start.py``)
+    settings: Optional["InvokeSettings"] = None
     _discarding: List["asyncio.Future[None]"] = field(default_factory=list, init=False, repr=False)  # wrong guesses being killed
 
     @classmethod
@@ -131,6 +134,11 @@ def begin(argv: List[str], command: str) -> EarlyStart:
     """
     began = EarlyStart(time.time())
     try:
+        if command == "invoke":
+            from cfnrun.app.options import read_exactly
+            from cfnrun.app.settings.invoke import InvokeSettings
+
+            began.settings = read_exactly(InvokeSettings, argv)
         spec = early_spec(argv, command)
     except Exception:  # noqa: BLE001 - the command reports it, with its own words
         return began

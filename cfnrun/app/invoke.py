@@ -6,22 +6,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
-from cfnrun.contract.checker import ContractChecker, ContractMode
+from cfnrun.contract.mode import ContractMode
 from cfnrun.model.endpoint_url import check_endpoint_url
 from cfnrun.model.errors import CfnrunError
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import caller_credentials
 from cfnrun.invoker.region import local_region
 from cfnrun.events.operation import Observer, OperationResult
-from cfnrun.runtime.in_process import InProcessFunction
 from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT, Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
-from cfnrun.invoker.hook_payloads import HookOperationRequest
 from cfnrun.invoker.hook_request_files import HOOK_TEST_EVENT, hook_input
 from cfnrun.invoker.retries import NO_RETRY, RetryPolicy
 from cfnrun.invoker.request_files import SAM_TESTS, OperationInput, load_request_file
 from cfnrun.model.action import action_mismatch
-from cfnrun.model.hook_targets import hook_target
 from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.type_configuration import (
     DEFAULT_TYPE_CONFIGURATION,
@@ -209,7 +206,11 @@ def prepare(settings: InvokeSettings) -> PreparedInvoke:
         rerouted = settings.aws_endpoint or ("moto" if settings.moto else None) or _stand_in(settings.lambda_endpoint)
         credentials, note = caller_credentials(settings.profile, settings.use_credentials, rerouted)
         notes += [note] if note else []
-    request_class = HookOperationRequest if project.is_hook else OperationRequest
+    request_class = OperationRequest
+    if project.is_hook:
+        from cfnrun.invoker.hook_payloads import HookOperationRequest
+
+        request_class = HookOperationRequest
     request = request_class(
         action=settings.action,
         type_name=project.type_name,
@@ -271,6 +272,8 @@ def make_target(
 
         return LambdaEndpointFunction(settings.lambda_endpoint, prepared.remote_function, request.region, settings.profile)
     if settings.in_process:
+        from cfnrun.runtime.in_process import InProcessFunction  # the handler host: only for --in-process
+
         return InProcessFunction(
             prepared.project, prepared.function, request.region, settings.account_id, settings.log_level, settings.aws_endpoint,
             settings.faults,
@@ -295,9 +298,13 @@ async def run_operation(prepared: PreparedInvoke, target: FunctionTarget, observ
         observers = observers + [recorder]
     checker = None
     if settings.contract is not ContractMode.OFF:
+        from cfnrun.contract.checker import ContractChecker  # jsonschema and the wire models: only to check
+
         operation_input = prepared.request.operation
         hook = None
         if prepared.project.is_hook:
+            from cfnrun.model.hook_targets import hook_target
+
             hook = hook_target(prepared.project.root, prepared.project.schema, settings.action, operation_input.target_name or "")
         checker = ContractChecker(
             prepared.project.schema, settings.action, operation_input.desired, operation_input.previous, target=hook

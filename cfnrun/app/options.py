@@ -174,6 +174,30 @@ def read_command_line(cls: Type[S], argv: List[str]) -> Optional[S]:
         return None
 
 
+def read_exactly(cls: Type[S], argv: List[str]) -> Optional[S]:
+    """``argv`` read into ``cls`` as the command line library reads it, or None: then only the library may read it.
+
+    ``read_command_line``, minus its guesses: no short option followed by ``=`` (the library reads
+    ``-p=DIR`` as the folder ``=DIR``), and each bounded number within its bounds (the library refuses
+    the others, in its own words). With what this returns, a command runs exactly as the library would
+    have run it (tests/unit/test_options.py compares the two).
+    """
+    if any(word.startswith("-") and not word.startswith("--") and word[2:3] == "=" for word in argv):
+        return None
+    settings = read_command_line(cls, argv)
+    if settings is None:
+        return None
+    for name, declared_option, _ in declared(cls):
+        value = getattr(settings, name)
+        if value is None or (declared_option.minimum is None and declared_option.maximum is None):
+            continue
+        if (declared_option.minimum is not None and value < declared_option.minimum) or (
+            declared_option.maximum is not None and value > declared_option.maximum
+        ):
+            return None
+    return settings
+
+
 def _base(cli_type: Any) -> Any:
     """``X`` of ``Optional[X]`` and ``List[X]``; ``cli_type`` itself otherwise."""
     arguments = [each for each in typing.get_args(cli_type) if each is not type(None)]

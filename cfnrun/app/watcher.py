@@ -23,8 +23,10 @@ IGNORED_DIRS = {
 }
 IGNORED_SUFFIXES = (".pyc", ".pyo", ".swp", ".swx", ".swo", ".tmp", ".bak", "~", ".log", ".orig")
 # Saves closer together than this make one reload (an editor that truncates, then writes; a save and its
-# format-on-save rewrite); a change is seen 1-2 of these after it is made.
-SETTLE_MS = 20
+# format-on-save rewrite); a change is seen 1-2 of these after it is made. It is most of save → live:
+# 20 made the note sample's reload ~25 ms slower than 5 (bench/reload_latency.py). Each step the watch
+# thread takes the GIL briefly (the stop check), 200 times a second at 5 ms.
+SETTLE_MS = 5
 # A file's modification time may come from the kernel's coarse clock, up to a tick (4 ms at
 # HZ=250) behind time.time(): a save just after a moment can carry a time just before it.
 CLOCK_SLACK_S = 0.005

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Dict, List, Optional, Set
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set
 
 from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.endings import PAGINATION_LOOP_HINT
 from cfnrun.invoker.choices import DEFAULT_STALL_LIMIT
 from cfnrun.invoker.clock import RealClock
-from cfnrun.contract.checker import ContractChecker
-from cfnrun.contract.violations import Violation
 from cfnrun.events.operation import (
     ContractChecked,
     EndReason,
@@ -39,6 +37,10 @@ from cfnrun.model.failure_cause import failure_cause
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.target import Invocable
 from cfnrun.model.schema import ResourceSchema
+
+if TYPE_CHECKING:  # the checker (jsonschema) loads only where a contract is checked
+    from cfnrun.contract.checker import ContractChecker
+    from cfnrun.contract.violations import Violation
 
 EMPTY_INTERNAL_FAILURE_HINT = (
     "FAILED InternalFailure with an empty message is what cloudformation_cli_python_lib "

@@ -33,6 +33,11 @@ def region_needs_botocore(profile: Optional[str] = None) -> bool:
 def profile_region(profile: Optional[str] = None) -> Optional[str]:
     if not region_needs_botocore(profile):
         return None
+    from cfnrun.invoker.aws_files import plain_profile
+
+    plain = plain_profile(profile)
+    if plain is not None:  # the region botocore would read, read without it
+        return plain.region
     import botocore.exceptions
     import botocore.session
 

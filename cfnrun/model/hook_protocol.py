@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ConfigDict, ValidationError
 
 from cfnrun.model.protocol import (
     Credentials,
     InvalidProgressEvent,
     OperationStatus,
     ProgressEvent,
+    WireModel,
     parse_progress_event,
 )
 
@@ -33,14 +34,14 @@ HOOK_STATUSES = {
 }
 
 
-class HookTargetModel(BaseModel):
+class HookTargetModel(WireModel):
     model_config = ConfigDict(extra="allow")
 
     resourceProperties: Optional[Dict[str, Any]] = None
     previousResourceProperties: Optional[Dict[str, Any]] = None
 
 
-class StackLevelTarget(BaseModel):
+class StackLevelTarget(WireModel):
     """A STACK or CHANGE_SET target: the service puts its document (``model``) behind a presigned URL (``payload``)."""
 
     targetType: str  # STACK or CHANGE_SET
@@ -49,7 +50,7 @@ class StackLevelTarget(BaseModel):
     changeSetId: Optional[str] = None
 
 
-class HookRequestData(BaseModel):
+class HookRequestData(WireModel):
     targetName: str
     targetType: str = "RESOURCE"
     targetLogicalId: str
@@ -60,12 +61,12 @@ class HookRequestData(BaseModel):
     providerLogGroupName: Optional[str] = None
 
 
-class HookRequestContext(BaseModel):
+class HookRequestContext(WireModel):
     invocation: int = 1
     callbackContext: Optional[Dict[str, Any]] = None
 
 
-class HookInvocationRequest(BaseModel):
+class HookInvocationRequest(WireModel):
     """What CloudFormation sends a hook's production entrypoint (TypeFunction)."""
 
     clientRequestToken: str
@@ -83,7 +84,7 @@ class HookInvocationRequest(BaseModel):
         return self.model_dump(exclude_none=True, mode="json")
 
 
-class HookTestEvent(BaseModel):
+class HookTestEvent(WireModel):
     """The event a hook's test entrypoint (TestEntrypoint) takes."""
 
     credentials: Dict[str, str]

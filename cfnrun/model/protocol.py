@@ -16,6 +16,13 @@ from cfnrun.model.action import RESOURCE_ACTIONS as RESOURCE_ACTIONS
 from cfnrun.model.action import Action as Action
 
 
+class WireModel(BaseModel):
+    """A wire format. Its validator is built when first used: building one costs a few milliseconds, and a
+    command uses a few of these models (a one-shot invoke: its request's and ProgressEvent)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
 class OperationStatus(str, Enum):
     IN_PROGRESS = "IN_PROGRESS"
     SUCCESS = "SUCCESS"
@@ -40,7 +47,7 @@ class HandlerErrorCode(str, Enum):
     InvalidTypeConfiguration = "InvalidTypeConfiguration"
 
 
-class ProgressEvent(BaseModel):
+class ProgressEvent(WireModel):
     """A handler's answer to one invocation."""
 
     model_config = ConfigDict(extra="allow")
@@ -83,7 +90,7 @@ def _short(value: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-class Credentials(BaseModel):
+class Credentials(WireModel):
     """Caller credentials in the lower camel case the library expects."""
 
     accessKeyId: str
@@ -91,7 +98,7 @@ class Credentials(BaseModel):
     sessionToken: str = ""
 
 
-class RequestData(BaseModel):
+class RequestData(WireModel):
     callerCredentials: Optional[Credentials] = None
     resourceProperties: Dict[str, Any] = Field(default_factory=dict)
     previousResourceProperties: Optional[Dict[str, Any]] = None
@@ -103,7 +110,7 @@ class RequestData(BaseModel):
     previousSystemTags: Optional[Dict[str, str]] = None
 
 
-class HandlerRequest(BaseModel):
+class HandlerRequest(WireModel):
     """The payload CloudFormation sends to the production entrypoint (TypeFunction)."""
 
     action: Action
@@ -122,7 +129,7 @@ class HandlerRequest(BaseModel):
         return self.model_dump(exclude_none=True, mode="json")
 
 
-class TestRequest(BaseModel):
+class TestRequest(WireModel):
     model_config = ConfigDict(extra="allow")
 
     clientRequestToken: str
@@ -136,7 +143,7 @@ class TestRequest(BaseModel):
     stackId: Optional[str] = None
 
 
-class TestEvent(BaseModel):
+class TestEvent(WireModel):
     """The sam-tests event the test entrypoint (TestEntrypoint) takes."""
 
     credentials: Optional[Credentials] = None

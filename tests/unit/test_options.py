@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Type
 
 import pytest
 
-from cfnrun.app.options import declared, from_record, overrides, read_command_line, to_record
+from cfnrun.app.options import declared, from_record, overrides, read_command_line, read_exactly, to_record
 from cfnrun.app.settings.history import ReplayOptions
 from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.app.settings.serve import ServeOptions
@@ -59,6 +59,21 @@ def test_the_early_reading_of_invoke_is_what_the_command_line_builds(argv: List[
     assert read_command_line(InvokeSettings, argv) == typer_settings("invoke", InvokeSettings, argv)
 
 
+@pytest.mark.parametrize("argv", INVOKE_LINES)
+def test_invoke_read_exactly_is_what_the_command_line_builds(argv: List[str]) -> None:
+    # what `cfnrun invoke` runs with when it does not load the command line library (app/direct_start.py)
+    assert read_exactly(InvokeSettings, argv) == typer_settings("invoke", InvokeSettings, argv)
+
+
+def test_invoke_lines_read_exactly_only_by_the_command_line_library() -> None:
+    assert typer_settings("invoke", InvokeSettings, ["LIST", "-p=dir"]).project_dir == Path("=dir")  # the library's reading
+    assert read_command_line(InvokeSettings, ["LIST", "-p=dir"]) is not None  # the early start's guess differs; good enough for a guess
+    assert read_exactly(InvokeSettings, ["LIST", "-p=dir"]) is None
+    for out_of_range in (["--max-reinvoke", "-1"], ["--invocation-timeout", "0"], ["--time-scale=0"]):
+        assert read_command_line(InvokeSettings, ["LIST", *out_of_range]) is not None
+        assert read_exactly(InvokeSettings, ["LIST", *out_of_range]) is None  # the library refuses it, in its words
+
+
 @pytest.mark.parametrize("argv", SERVE_LINES)
 def test_the_early_reading_of_serve_is_what_the_command_line_builds(argv: List[str]) -> None:
     assert read_command_line(ServeOptions, argv) == typer_settings("serve", ServeOptions, argv)
@@ -88,6 +103,7 @@ def test_the_early_reading_of_serve_is_what_the_command_line_builds(argv: List[s
 )
 def test_what_the_early_start_does_not_read(argv: List[str]) -> None:
     assert read_command_line(InvokeSettings, argv) is None
+    assert read_exactly(InvokeSettings, argv) is None
 
 
 def test_serve_lines_the_early_start_does_not_read() -> None:

@@ -15,7 +15,6 @@ from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.invoker.credentials import PLACEHOLDER
 from cfnrun.events.operation import Observer, OperationCompleted, OperationResult
 from cfnrun.model.errors import CfnrunError
-from cfnrun.ui.ndjson import NdjsonRenderer
 from cfnrun.ui.timeline import TimelineRenderer
 
 
@@ -30,7 +29,11 @@ def run(settings: InvokeSettings, early: EarlyStart) -> int:
         echo(json.dumps(prepared.request.payload(), indent=2))
         return EXIT_SUCCESS
     schema = prepared.project.schema
-    renderer: Observer = NdjsonRenderer(sys.stdout, schema) if settings.json_output else TimelineRenderer(sys.stdout, schema)
+    renderer: Observer = TimelineRenderer(sys.stdout, schema)
+    if settings.json_output:
+        from cfnrun.ui.ndjson import NdjsonRenderer  # with the fuzz and stack events it also writes: only for --json
+
+        renderer = NdjsonRenderer(sys.stdout, schema)
     ended: List[OperationResult] = []  # an interrupted operation's result: what it may have left
     asked = prepared.request.operation.desired
     for note in prepared.notes:
