@@ -218,8 +218,12 @@ def explore(
 
 
 def _require_a_model(schema: ResourceSchema, models: st.SearchStrategy[Dict[str, Any]], pins: Pins = ()) -> None:
-    """A CfnrunError when no valid model comes out of the schema (the sequences would be LISTs alone)."""
-    quiet = settings(database=None, max_examples=100, suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
+    """A CfnrunError when no valid model comes out of the schema (the sequences would be LISTs alone).
+
+    Only whether one exists matters: the first found is not shrunk (on a recursive schema, shrinking it and explaining
+    the shrink took seconds before the first sequence ran)."""
+    quiet = settings(database=None, max_examples=100, suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False,
+                     phases=[Phase.generate])
     try:
         find(models, lambda _: True, settings=quiet)
     except (NoSuchExample, Unsatisfiable):
