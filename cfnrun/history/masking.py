@@ -68,10 +68,18 @@ class Masker(WriteOnlyMasking):
 
     def dumps(self, value: Any) -> str:
         """JSON text of ``value`` with every known secret replaced by the mask, wherever it appears."""
-        text = json.dumps(value, default=str, sort_keys=True)
+        return self.masked_text(plain_json(value))
+
+    def masked_text(self, text: str) -> str:
+        """``text`` (JSON, as ``plain_json`` writes it) with every known secret replaced by the mask."""
         for secret in sorted(self._secrets, key=len, reverse=True):
             text = text.replace(json.dumps(secret)[1:-1], SECRET_MASK)
         return text
+
+
+def plain_json(value: Any) -> str:
+    """The JSON text of a record before masking: keys sorted, what JSON cannot say as its ``str``."""
+    return json.dumps(value, default=str, sort_keys=True)
 
 
 def _json_object(text: str) -> Any:

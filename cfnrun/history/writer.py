@@ -1,8 +1,8 @@
 """serve's history writes, on a thread of their own: the event loop never waits on SQLite or the disk.
 
 Records are written in the order they were handed over, many to one transaction when calls come
-faster than the disk takes them or within a couple of milliseconds of each other (one commit per
-batch rather than per call). What follows a record
+faster than the disk takes them, or at once and within a couple of milliseconds of each other (one
+commit per batch rather than per call). What follows a record
 (serve's console line for the call) runs on the event loop once the record is committed, so a line
 on the console means its call is in the history. A writer that falls far behind drops records
 rather than memory: history is a convenience, never a ledger.
@@ -87,10 +87,12 @@ class HistoryWriter:
                 return
 
     def _gather(self) -> "List[Optional[Tuple[Work, Optional[Then]]]]":
-        """The next batch: what waits, and what comes within ``GATHER_S`` of the first (up to ``BATCH``, or the stop).
+        """The next batch: what waits and, when several did (calls answered at once), what comes within ``GATHER_S``
+        (up to ``BATCH``, or the stop).
 
-        Calls answered one after another then share a transaction: one commit (its write of the log and the
-        pages it changed) for several records rather than one each, which is most of a record's cost.
+        Calls answered at once then share a transaction: one commit (its write of the log and the pages it
+        changed) for several records rather than one each. A record that waited alone (calls one after
+        another) is written at once, while its client reads the answer, not in the middle of the next call.
         """
         batch = [self._queue.get()]
         gather_until: Optional[float] = None
@@ -100,6 +102,8 @@ class HistoryWriter:
                 continue
             except queue.Empty:
                 pass
+            if len(batch) == 1:
+                break
             now = time.monotonic()
             if gather_until is None:
                 gather_until = now + GATHER_S
