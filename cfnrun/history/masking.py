@@ -77,9 +77,12 @@ class Masker(WriteOnlyMasking):
         return text
 
 
+_PLAIN = json.JSONEncoder(default=str, sort_keys=True)  # one instance: json.dumps with options builds an encoder per call
+
+
 def plain_json(value: Any) -> str:
     """The JSON text of a record before masking: keys sorted, what JSON cannot say as its ``str``."""
-    return json.dumps(value, default=str, sort_keys=True)
+    return _PLAIN.encode(value)
 
 
 def _json_object(text: str) -> Any:
