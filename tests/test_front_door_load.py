@@ -432,3 +432,38 @@ def test_a_connection_that_begins_its_headers_while_a_caller_waits_makes_room_on
 
     asyncio.run(scenario())
     assert results["caller"] == b"HTTP/1.1 200 OK" and results["loris_closed"] == b""
+
+
+def test_a_kept_alive_connections_next_request_whole_arms_no_deadline_and_one_stalled_in_its_headers_is_closed_at_it() -> None:
+    """Each request on a kept-alive connection whose headers come whole in one read is a call at once (no header timer
+    made and cancelled per request); one whose headers stop half-way is still closed at its header deadline."""
+    from cfnrun.api.limits import ConnectionLimits
+
+    calls = _HeldCalls()
+    results: Dict[str, Any] = {}
+
+    async def scenario() -> None:
+        calls.release = asyncio.Event()
+        calls.release.set()  # every call answers at once
+        async with _http_layer(calls, ConnectionLimits(header_timeout_s=1.0)) as (guard, port):
+            loop = asyncio.get_running_loop()
+            with socket.create_connection(("127.0.0.1", port)) as kept:
+                _request(kept)
+                answers = [await loop.run_in_executor(None, _answer, kept)]
+                (connection,) = guard.open.values()
+                armed: List[bool] = []
+                arm = connection._arm
+                connection._arm = lambda: (armed.append(True), arm())  # type: ignore[method-assign]
+                for _ in range(2):
+                    _request(kept)
+                    answers.append(await loop.run_in_executor(None, _answer, kept))
+                results["answers"], results["armed_for_whole_requests"] = answers, len(armed)
+                kept.sendall(f"POST {INVOKE} HTTP/1.1\r\nHost: x\r\n".encode())  # its next request's headers stop half-way
+                kept.settimeout(PATIENCE_S)
+                results["closed"] = await loop.run_in_executor(None, kept.recv, 1)
+                results["timed_out"] = guard.timed_out
+
+    asyncio.run(scenario())
+    assert results["answers"] == [b"HTTP/1.1 200 OK"] * 3
+    assert results["armed_for_whole_requests"] == 0
+    assert results["closed"] == b"" and results["timed_out"] == 1

@@ -85,6 +85,10 @@ class _GuardedConnection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         if self.phase is _Phase.IDLE:
+            if b"\r\n\r\n" in data:  # the usual case: the next request's headers whole in one read, no deadline to arm
+                self._enter(_Phase.CALL)
+                self.inner.data_received(data)
+                return
             self._enter(_Phase.HEADERS)  # the first bytes of the next request on a kept-alive connection
             self._arm()
         first_bytes = self.phase is _Phase.HEADERS and not self.heard

@@ -18,10 +18,12 @@ from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import REQUEST_RULES, Violation
 from cfnrun.history.recorder import CallRecorder
 from cfnrun.invoker.request_files import request_file_hint
+from cfnrun.model.action import Action
 from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.failure_cause import failure_cause
 from cfnrun.model.hook_targets import target_schemas
 from cfnrun.model.project import Project
+from cfnrun.model.schema import ResourceSchema
 from cfnrun.model.seen_call import SeenCall
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.registry import FunctionRegistry, ServedFunction
@@ -79,6 +81,7 @@ class CallReview:
         self.failures_seen: "collections.Counter[str]" = collections.Counter()  # FAILED answers: "CREATE → FAILED Code: why"
         self._shapes: Dict[str, ShapeValidator] = {}  # by type name
         self._targets: Dict[str, Tuple[Project, Dict[str, Dict[str, Any]]]] = {}  # a hook project's target schemas, by type name
+        self._operations: Dict[Action, Tuple[ResourceSchema, Budget]] = {}  # the operation budget by action, for the schema it was worked out for
 
     def check(self, function: ServedFunction, call: SeenCall, result: Any, output: str = "") -> List[Violation]:
         if function.type_name is None or call.action is None:
@@ -110,7 +113,7 @@ class CallReview:
         history = self.histories.get(function.type_name) if function.type_name is not None else None
         console_line = functools.partial(self.console.call, function.name, action.value if action else None, outcome, notes)
         if history is not None and action is not None:
-            budgets = (limit, self.budgets.operation(action, function.registry.project.schema))
+            budgets = (limit, self._operation_budget(action, function.registry.project.schema))
             history.call(function.spec.logical_id, action, call, outcome, violations or [], budgets, then=console_line)
         else:
             console_line()
@@ -118,6 +121,13 @@ class CallReview:
     def close(self) -> None:
         for history in self.histories.values():
             history.close()
+
+    def _operation_budget(self, action: Action, schema: ResourceSchema) -> Budget:
+        """``Budgets.operation``, worked out once per action and schema (a reload may bring a new schema)."""
+        known = self._operations.get(action)
+        if known is None or known[0] is not schema:
+            known = self._operations[action] = (schema, self.budgets.operation(action, schema))
+        return known[1]
 
     def _shape_validator(self, registry: "FunctionRegistry[Project]") -> ShapeValidator:
         project = registry.project

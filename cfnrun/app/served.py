@@ -33,6 +33,7 @@ from cfnrun.runtime.registry import Adopt, FunctionRegistry, ServedFunction
 from cfnrun.runtime.spec import RuntimeSettings
 
 Warming = Dict[str, "asyncio.Task[Optional[WorkerInitError]]"]
+MAX_NAMES_REMEMBERED = 256  # names looked up and remembered, at most (a client may call any number of unknown names)
 
 
 def qualified_name(type_name: str, function_name: str) -> str:
@@ -103,6 +104,7 @@ class Served:
         self.providers: List[FunctionRegistry[Project]] = registries[: len(providers)]
         self.templates: List[FunctionRegistry[FunctionTemplate]] = registries[len(providers):]
         self._limits: Dict[Tuple[str, Optional[float], Optional[Action]], Budget] = {}
+        self._found: Dict[str, Tuple[Tuple[Any, ...], ServedFunction]] = {}  # by the name called: what was served then, and the function
         self.registered: Optional[RegisteredTypes] = None  # the registry's types, after the served providers' (a provider wins)
 
     @property
@@ -155,7 +157,26 @@ class Served:
         return name
 
     def function(self, name: str) -> ServedFunction:
-        """The function an Invoke call (or a ServiceToken) names: a name, a qualified name or an ARN; UnknownFunction otherwise."""
+        """The function an Invoke call (or a ServiceToken) names: a name, a qualified name or an ARN; UnknownFunction otherwise.
+
+        Found once per name while what is served stays the same (the same registries, each with the same project:
+        a reload or a stack's functions change that); every call names its function, so the search is not redone each time.
+        """
+        served = self._served_now()
+        known = self._found.get(name)
+        if known is not None and _same(known[0], served):
+            return known[1]
+        function = self._find(name)
+        if len(self._found) >= MAX_NAMES_REMEMBERED:
+            self._found.clear()
+        self._found[name] = (served, function)
+        return function
+
+    def _served_now(self) -> Tuple[Any, ...]:
+        """What a name's lookup depends on: every registry and the project it serves now."""
+        return (*self.providers, *self.templates, *(registry.project for registry in self.providers), *(registry.project for registry in self.templates))
+
+    def _find(self, name: str) -> ServedFunction:
         bare = called_name(name)
         matches: List[ServedFunction] = []
         for registry in self.providers:
@@ -230,6 +251,11 @@ class Served:
 
     async def close(self) -> None:
         await asyncio.gather(*(registry.close() for registry in self.registries), *([self.registered.close()] if self.registered else []))
+
+
+def _same(before: Tuple[Any, ...], now: Tuple[Any, ...]) -> bool:
+    """The same objects, in the same order (identity: a project reloaded from unchanged files is a new object)."""
+    return len(before) == len(now) and all(a is b for a, b in zip(before, now))
 
 
 def check_unique(providers: Sequence[Project], templates: Sequence[FunctionTemplate]) -> None:

@@ -68,10 +68,21 @@ class Masker(WriteOnlyMasking):
 
     def dumps(self, value: Any) -> str:
         """JSON text of ``value`` with every known secret replaced by the mask, wherever it appears."""
-        text = json.dumps(value, default=str, sort_keys=True)
+        return self.masked_text(plain_json(value))
+
+    def masked_text(self, text: str) -> str:
+        """``text`` (JSON, as ``plain_json`` writes it) with every known secret replaced by the mask."""
         for secret in sorted(self._secrets, key=len, reverse=True):
             text = text.replace(json.dumps(secret)[1:-1], SECRET_MASK)
         return text
+
+
+_PLAIN = json.JSONEncoder(default=str, sort_keys=True)  # one instance: json.dumps with options builds an encoder per call
+
+
+def plain_json(value: Any) -> str:
+    """The JSON text of a record before masking: keys sorted, what JSON cannot say as its ``str``."""
+    return _PLAIN.encode(value)
 
 
 def _json_object(text: str) -> Any:

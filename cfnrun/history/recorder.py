@@ -14,7 +14,7 @@ from cfnrun.events.operation import (
     OperationEvent,
     OperationStarted,
 )
-from cfnrun.history.masking import Masker
+from cfnrun.history.masking import Masker, plain_json
 from cfnrun.history.store import HistoryStore, not_recorded
 from cfnrun.history.writer import HistoryWriter, Then
 from cfnrun.model.budgets import Budget
@@ -110,6 +110,7 @@ class CallRecorder:
         self.store, self.schema, self.type_name = writer.store, schema, type_name
         self.writer = writer
         self._open: Dict[Tuple[str, str, str], _Open] = {}  # the writer's thread alone reads and changes it
+        self._starts: Dict[Tuple[Action, str, str, Budget, Budget], str] = {}  # the writer's thread alone reads and changes it
 
     def call(
         self,
@@ -142,10 +143,10 @@ class CallRecorder:
         number = ongoing.invocations + 1 if ongoing else 1
         started = ongoing.started if ongoing else now - outcome.duration_ms / 1000.0
         records: List[Record] = []
+        events: List[str] = []
         if ongoing is None:
             entrypoint = "test" if call.test_event else "type"
-            started_event = OperationStarted(action, self.type_name, function, entrypoint, budgets[0], budgets[1], False)
-            records.append(encode(started_event, masker) or {})
+            events.append(masker.masked_text(self._start_text(action, function, entrypoint, budgets, masker)))
         records.append(encode(InvocationCompleted(number, outcome, progress, problem, now - started), masker) or {})
         if violations:
             records.append(encode(ContractChecked(number, [Violation(v.rule, v.message, v.pointer, number) for v in violations]), masker) or {})
@@ -160,7 +161,7 @@ class CallRecorder:
             "invocations": number,
             "duration_s": now - started,
         }
-        events = [masker.dumps(r) for r in records]
+        events += [masker.dumps(r) for r in records]
         try:
             self.store.hold()
             if ongoing is None:
@@ -179,6 +180,17 @@ class CallRecorder:
             if len(self._open) >= MAX_OPEN_OPERATIONS:  # operations a client abandoned IN_PROGRESS
                 self._open.pop(next(iter(self._open)))
             self._open[key] = ongoing
+
+    def _start_text(self, action: Action, function: str, entrypoint: str, budgets: Tuple[Budget, Budget], masker: Masker) -> str:
+        """The start record's JSON text before masking: the same for every operation of one function, action, entrypoint and budgets."""
+        key = (action, function, entrypoint, *budgets)
+        text = self._starts.get(key)
+        if text is None:
+            if len(self._starts) >= MAX_OPEN_OPERATIONS:
+                self._starts.clear()
+            started = OperationStarted(action, self.type_name, function, entrypoint, budgets[0], budgets[1], False)
+            text = self._starts[key] = plain_json(encode(started, masker) or {})
+        return text
 
     def close(self) -> None:
         self.writer.close()

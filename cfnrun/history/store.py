@@ -135,10 +135,15 @@ class HistoryStore:
             )
             operation_id = int(cursor.lastrowid or 0)
             self._append(connection, operation_id, 0, events)
-            connection.execute(
-                "DELETE FROM operations WHERE id <= (SELECT id FROM operations ORDER BY id DESC LIMIT 1 OFFSET ?)", (self.limit,)
-            )
+            if getattr(self._thread, "batching", False):
+                self._thread.pruning = True  # once, as the batch commits: the same operations are kept
+            else:
+                self._prune(connection)
             return operation_id
+
+    def _prune(self, connection: sqlite3.Connection) -> None:
+        """Keep the newest ``limit`` operations (their events go with them)."""
+        connection.execute("DELETE FROM operations WHERE id <= (SELECT id FROM operations ORDER BY id DESC LIMIT 1 OFFSET ?)", (self.limit,))
 
     def extend(self, operation_id: int, head: Dict[str, Any], events: List[str]) -> None:
         """Add invocations to an operation still going (serve: a callback of the same request)."""
@@ -214,8 +219,11 @@ class HistoryStore:
             yield
         finally:
             self._thread.batching = False
-            with self._session(create=True):
-                pass  # commits the batch
+            with self._session(create=True) as connection:
+                if getattr(self._thread, "pruning", False):
+                    self._thread.pruning = False
+                    self._prune(connection)
+                # leaving the session commits the batch
 
     @contextlib.contextmanager
     def _session(self, create: bool) -> Iterator[sqlite3.Connection]:

@@ -1,7 +1,8 @@
 """serve's history writes, on a thread of their own: the event loop never waits on SQLite or the disk.
 
 Records are written in the order they were handed over, many to one transaction when calls come
-faster than the disk takes them (one commit per batch rather than per call). What follows a record
+faster than the disk takes them, or at once and within a couple of milliseconds of each other (one
+commit per batch rather than per call). What follows a record
 (serve's console line for the call) runs on the event loop once the record is committed, so a line
 on the console means its call is in the history. A writer that falls far behind drops records
 rather than memory: history is a convenience, never a ledger.
@@ -12,6 +13,7 @@ import asyncio
 import queue
 import sys
 import threading
+import time
 from typing import Callable, List, Optional, Tuple
 
 from cfnrun.history.store import HistoryStore, not_recorded
@@ -19,6 +21,7 @@ from cfnrun.model.errors import CfnrunError
 
 MAX_WAITING = 10_000  # records handed over and not yet written, at most
 BATCH = 500  # records per transaction, at most
+GATHER_S = 0.002  # how long a batch waits for more records after its first (its console lines wait as long)
 
 Work = Callable[[], None]
 Then = Callable[[], None]
@@ -70,12 +73,7 @@ class HistoryWriter:
 
     def _run(self) -> None:
         while True:
-            batch = [self._queue.get()]
-            while len(batch) < BATCH:
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
+            batch = self._gather()
             items = [item for item in batch if item is not None]
             try:
                 with self.store.batch():
@@ -87,6 +85,35 @@ class HistoryWriter:
             if len(items) < len(batch):
                 self.store.close()  # this thread's connection
                 return
+
+    def _gather(self) -> "List[Optional[Tuple[Work, Optional[Then]]]]":
+        """The next batch: what waits and, when several did (calls answered at once), what comes within ``GATHER_S``
+        (up to ``BATCH``, or the stop).
+
+        Calls answered at once then share a transaction: one commit (its write of the log and the pages it
+        changed) for several records rather than one each. A record that waited alone (calls one after
+        another) is written at once, while its client reads the answer, not in the middle of the next call.
+        """
+        batch = [self._queue.get()]
+        gather_until: Optional[float] = None
+        while len(batch) < BATCH and batch[-1] is not _STOP:
+            try:
+                batch.append(self._queue.get_nowait())
+                continue
+            except queue.Empty:
+                pass
+            if len(batch) == 1:
+                break
+            now = time.monotonic()
+            if gather_until is None:
+                gather_until = now + GATHER_S
+            if now >= gather_until:
+                break
+            try:
+                batch.append(self._queue.get(timeout=gather_until - now))
+            except queue.Empty:
+                break
+        return batch
 
     def _follow(self, thens: List[Then]) -> None:
         if not thens:

@@ -76,3 +76,17 @@ def test_after_close_records_are_written_in_line(tmp_path: Path) -> None:
         assert followed == ["late"] and len(store.operations()) == 1
 
     asyncio.run(main())
+
+
+def test_a_batch_keeps_the_newest_operations_up_to_the_limit_as_one_at_a_time_does(tmp_path: Path) -> None:
+    (tmp_path / "batched").mkdir(), (tmp_path / "single").mkdir()
+    batched, single = HistoryStore(tmp_path / "batched", limit=3), HistoryStore(tmp_path / "single", limit=3)
+    with batched.batch():
+        for number in range(7):
+            batched.add("serve", None, HEAD, "{}", [f'{{"n": {number}}}'])
+    batched.close()
+    for number in range(7):
+        single.add("serve", None, HEAD, "{}", [f'{{"n": {number}}}'])
+    for store in (batched, single):
+        kept = store.operations()
+        assert [store.events(operation.id) for operation in kept] == [[{"n": 6}], [{"n": 5}], [{"n": 4}]]

@@ -57,6 +57,24 @@ def test_a_plain_function_answers_to_its_logical_id_function_name_and_arn() -> N
     assert both.function_arn(both.function("PlainFunction")) == ARN + "PlainFunction"
 
 
+def test_a_name_found_before_is_found_again_in_what_is_served_now_after_a_reload_or_a_stacks_functions_came() -> None:
+    one = served([NOTE])
+    before = one.function("TypeFunction")
+    assert one.function("TypeFunction") is before  # remembered while nothing changed
+    registry = one.providers[0]
+    registry.project = load_project(ROOT / "samples" / "note", usable_schema=False)  # what a reload does
+    after = one.function("TypeFunction")
+    assert after is not before and after.spec is registry.project.functions["TypeFunction"]
+    with pytest.raises(UnknownFunction):
+        one.function("EchoFunction")
+    functions = Served([], [FUNCTIONS], RuntimeSettings(), Budgets()).templates[0]
+    one.templates.append(functions)  # a stack's functions, served from now on
+    assert one.function("EchoFunction").registry is functions
+    one.templates.remove(functions)
+    with pytest.raises(UnknownFunction):
+        one.function("EchoFunction")
+
+
 def test_types_are_looked_up_by_name_and_hooks_are_no_resource_types() -> None:
     lookup = served([NOTE, HOOK])
     assert lookup.type_names() == ["Cfnrun::Sample::Note"]

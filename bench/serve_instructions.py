@@ -1,0 +1,99 @@
+"""Instructions per call of ``cfnrun serve``'s main process against the in-process floor's: a figure a busy machine does not move.
+
+Usage: python bench/serve_instructions.py [--calls N] [--concurrency C] [--tree PATH]
+
+Each server runs under valgrind's callgrind with counting off; after a warm-up, counting is
+turned on (``callgrind_control -i on``) for N no-op LIST calls from C concurrent aiohttp clients,
+then dumped. ``cfnrun serve`` runs with its defaults (contract warn, history, reload) and
+``--workers 2``; only its main process is counted (every thread of it: the event loop, the
+history writer, the file watch), not the workers. The floor is bench/inprocess_server.py.
+``--tree`` serves another checkout's cfnrun (its folder on PYTHONPATH), to compare two.
+
+Under valgrind a call takes ~50 times as long, so what runs on a timer (the file watch's
+5 ms step, the memory watch) weighs more per call than it does at full speed: compare
+figures measured this way with each other, not with wall-clock ones. Needs valgrind.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import glob
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List
+
+import aiohttp
+from benchlib import USER_ENV, free_port, private_copy
+from serve_overhead import NOOP, ROOT, wait_for_port
+
+INVOKE = "/2015-03-31/functions/TypeFunction/invocations"
+
+
+async def calls(url: str, count: int, concurrency: int) -> None:
+    left = count
+
+    async def client(session: aiohttp.ClientSession) -> None:
+        nonlocal left
+        while left > 0:
+            left -= 1
+            async with session.post(url + INVOKE, data=b'{"action": "LIST"}') as response:
+                await response.read()
+                assert response.status == 200, response.status
+
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+        await asyncio.gather(*(client(session) for _ in range(concurrency)))
+
+
+def counted(command: List[str], env: Dict[str, str], port: int, count: int, concurrency: int) -> Dict[str, int]:
+    """Instructions per call of the process ``command`` starts, by thread (callgrind's numbering) and in all."""
+    out = tempfile.mkdtemp(prefix="cfnrun-callgrind-")
+    valgrind = [
+        "valgrind", "--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes", "--trace-children=no",
+        f"--callgrind-out-file={out}/callgrind.%p",
+    ]
+    process = subprocess.Popen(valgrind + command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, process, timeout=600)
+        url = f"http://127.0.0.1:{port}"
+        asyncio.run(calls(url, 200, concurrency))  # warm: the workers' first calls, the late parts loaded
+        subprocess.run(["callgrind_control", "-i", "on", str(process.pid)], check=True, capture_output=True)
+        asyncio.run(calls(url, count, concurrency))
+        time.sleep(0.5)  # the history writer's last batch
+        subprocess.run(["callgrind_control", "-d", str(process.pid)], check=True, capture_output=True)
+    finally:
+        process.terminate()
+        process.wait()
+    threads: Dict[str, int] = {}
+    for path in glob.glob(f"{out}/callgrind.{process.pid}.1-*"):  # the dump asked for, one file per thread
+        totals = [int(line.split()[1]) for line in open(path) if line.startswith(("summary:", "totals:"))]
+        threads[f"thread {path.rsplit('-', 1)[1]}"] = max(totals or [0]) // count
+    threads["all"] = sum(threads.values())
+    return threads
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=500)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose cfnrun serve runs")
+    args = parser.parse_args()
+    env = {**USER_ENV, "PYTHONPATH": str(args.tree.resolve())}
+    port = free_port()
+    floor = counted([sys.executable, str(ROOT / "bench" / "inprocess_server.py"), str(NOOP), str(port)], env, port, args.calls, args.concurrency)
+    port = free_port()
+    project = private_copy(NOOP, Path(tempfile.mkdtemp()))
+    serve_command = [sys.executable, "-m", "cfnrun", "serve", str(project), "--port", str(port), "--workers", "2", "--log-level", "WARNING"]
+    served = counted(serve_command, env, port, args.calls, args.concurrency)
+    print(f"instructions per call, {args.calls} no-op calls from {args.concurrency} concurrent clients (valgrind callgrind)")
+    print(f"  in-process floor:           {floor['all'] / 1000:8.0f}k")
+    print(f"  cfnrun serve main process:  {served['all'] / 1000:8.0f}k  ({served['all'] / floor['all']:.1f}x; tree {args.tree})")
+    for thread, count in sorted(served.items()):
+        if thread != "all" and count:
+            print(f"    {thread}: {count / 1000:.0f}k")
+
+
+if __name__ == "__main__":
+    main()
