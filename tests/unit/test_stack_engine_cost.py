@@ -1,0 +1,60 @@
+"""The stack engine's own work per resource stays the same however many resources the stack has.
+
+A resource's turn must not walk the whole template again (that made a create quadratic in
+its resources): what the engine derives from the template is worked out once per operation.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List
+
+import pytest
+
+from cfnrun.stacks import blueprint as blueprint_module
+from cfnrun.stacks.blueprint import Blueprints
+from cfnrun.stacks.exports import Exports
+from cfnrun.stacks.provisioning import NoProvisioner
+
+REGION, ACCOUNT = "us-east-1", "123456789012"
+
+
+class AnyType:
+    def for_type(self, type_name: str) -> object:
+        if not type_name.startswith("Test::"):
+            raise NoProvisioner(type_name)
+        return self
+
+
+def _clusters(count: int, **extra: Any) -> str:
+    """``count`` resources, each but the first with the ``extra`` properties."""
+    resources: Dict[str, Any] = {
+        f"C{index}": {
+            "Type": "Test::Thing::Resource",
+            "Properties": {"Name": {"Fn::Sub": "${AWS::StackName}-" + str(index)}, **(extra if index else {})},
+        }
+        for index in range(count)
+    }
+    return json.dumps({"Resources": resources})
+
+
+@pytest.mark.parametrize("reads", [{}, {"Peer": {"Fn::GetAtt": ["C0", "Arn"]}}], ids=["no attribute read", "attributes read"])
+def test_the_attributes_each_resource_must_report_are_found_in_one_walk_of_the_template(
+    monkeypatch: pytest.MonkeyPatch, reads: Dict[str, Any]
+) -> None:
+    walked: List[object] = []
+    collect = blueprint_module._collect_attributes
+
+    def counted(value: Any, found: Any) -> None:
+        walked.append(value)
+        collect(value, found)
+
+    monkeypatch.setattr(blueprint_module, "_collect_attributes", counted)
+    exports = Exports()
+    blueprint = Blueprints(AnyType(), exports, REGION, ACCOUNT).prepare(_clusters(40, **reads), {}, {}, "s", "arn:s")  # type: ignore[arg-type]
+    first = blueprint.attributes_wanted("C0")
+    one_walk = len(walked)
+    assert one_walk > 40  # the template was walked: every resource's properties
+    others = [blueprint.attributes_wanted(f"C{index}") for index in range(1, 40)]
+    assert len(walked) == one_walk
+    assert first == (frozenset({"Arn"}) if reads else frozenset())
+    assert others == [frozenset()] * 39
