@@ -5,15 +5,23 @@ its resources): what the engine derives from the template is worked out once per
 """
 from __future__ import annotations
 
+import asyncio
 import json
+from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
 
+from cfnrun.events.stack import StackEvent
 from cfnrun.stacks import blueprint as blueprint_module
+from cfnrun.stacks import persistence
 from cfnrun.stacks.blueprint import Blueprints
+from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.provisioning import NoProvisioner
+from cfnrun.stacks.store import StackStore
+from kept_state import kept_records
+from test_stack_engine import Memory, Router, _template
 
 REGION, ACCOUNT = "us-east-1", "123456789012"
 
@@ -58,3 +66,31 @@ def test_the_attributes_each_resource_must_report_are_found_in_one_walk_of_the_t
     assert len(walked) == one_walk
     assert first == (frozenset({"Arn"}) if reads else frozenset())
     assert others == [frozenset()] * 39
+
+
+def test_with_state_each_stack_event_is_turned_into_its_record_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A save writes the stack's new events only: building every event's record again on each event made --state cubic."""
+    built: List[StackEvent] = []
+    as_record = persistence.asdict
+
+    def counted(value: Any) -> Dict[str, Any]:
+        if isinstance(value, StackEvent):
+            built.append(value)
+        return as_record(value)
+
+    monkeypatch.setattr(persistence, "asdict", counted)
+    memory = Memory()
+
+    async def create() -> Any:
+        exports = Exports()
+        store = StackStore(StackEngine(Router(memory), exports, REGION, ACCOUNT), Blueprints(Router(memory), exports, REGION, ACCOUNT), tmp_path)
+        store.restore()
+        store.create_stack("kept", _template(resources), {}, {})
+        return await store.settled("kept")
+
+    resources = {f"C{index}": {"Type": "Test::Thing::Resource", "Properties": {"Name": f"c{index}"}} for index in range(20)}
+    stack = asyncio.run(create())
+    assert stack.status == "CREATE_COMPLETE"
+    assert len(stack.events) == 2 + 3 * 20  # the stack's two, and each resource's three
+    assert sorted(e.event_id for e in built) == sorted(e.event_id for e in stack.events)
+    assert [e["event_id"] for e in kept_records(tmp_path)[0]["events"]] == [e.event_id for e in stack.events]
