@@ -12,7 +12,9 @@ from typing import Any, Dict, List
 
 import pytest
 
+from cfnrun.app.stacks import user_types
 from cfnrun.events.stack import StackEvent
+from cfnrun.model.schema import ResourceSchema
 from cfnrun.stacks import blueprint as blueprint_module
 from cfnrun.stacks import persistence
 from cfnrun.stacks.blueprint import Blueprints
@@ -24,6 +26,8 @@ from kept_state import kept_records
 from test_stack_engine import Memory, Router, _template
 
 REGION, ACCOUNT = "us-east-1", "123456789012"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+TYPE = "Cfnrun::Sample::Cluster"
 
 
 class AnyType:
@@ -94,3 +98,39 @@ def test_with_state_each_stack_event_is_turned_into_its_record_once(monkeypatch:
     assert len(stack.events) == 2 + 3 * 20  # the stack's two, and each resource's three
     assert sorted(e.event_id for e in built) == sorted(e.event_id for e in stack.events)
     assert [e["event_id"] for e in kept_records(tmp_path)[0]["events"]] == [e.event_id for e in stack.events]
+
+
+class OneType:
+    """The ``TypeOperations`` part validation reads: the served type's schema as it is now."""
+
+    def __init__(self, schema: ResourceSchema) -> None:
+        self.current = schema
+
+    def schema(self, type_name: str) -> ResourceSchema:
+        return self.current
+
+
+def test_properties_validated_before_the_stack_starts_are_not_validated_again_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pre-deployment validation and the resource's own turn check the same properties: the schema runs once for both,
+    and again for other properties or a reloaded schema."""
+    checked: List[Dict[str, Any]] = []
+    check = user_types.schema_problems
+
+    def counted(schema: ResourceSchema, document: Dict[str, Any], *rest: Any) -> Any:
+        checked.append(document)
+        return check(schema, document, *rest)
+
+    monkeypatch.setattr(user_types, "schema_problems", counted)
+    document = json.loads((SAMPLES / "cluster" / "cfnrun-sample-cluster.json").read_text())
+    served = OneType(ResourceSchema(document))
+    types = user_types.UserTypes(served)  # type: ignore[arg-type]
+    good, bad = {"Name": "c-1", "NodeCount": "1"}, {"Name": "c-1", "NodeCount": "1", "Unknown": "x"}
+    assert types.validate(TYPE, "C1", good) is None
+    assert types.validate(TYPE, "C1", dict(good)) is None
+    assert len(checked) == 1
+    problem = types.validate(TYPE, "C1", bad)
+    assert problem is not None and "Unknown" in problem and len(checked) == 2
+    assert types.validate(TYPE, "C1", bad) == problem and len(checked) == 2
+    assert types.validate(TYPE, "C2", bad) == problem.replace("C1", "C2") and len(checked) == 3  # another resource
+    served.current = ResourceSchema(document)  # a reload: the same properties are checked against the new schema
+    assert types.validate(TYPE, "C1", bad) == problem and len(checked) == 4
