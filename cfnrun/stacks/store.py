@@ -132,7 +132,8 @@ class StackStore:
         """Write ``stack`` to ``--state`` (nothing without it): its own record and its new events, nothing else."""
         if self.database is None:
             return
-        masked = {r.logical_id: self.engine.holds_secrets(stack, r) for r in stack.resources.values()}
+        secrets = stack.secrets()  # found once for all the resources, not once per resource
+        masked = {r.logical_id: self.engine.holds_secrets(stack, r, secrets) for r in stack.resources.values()}
         blueprint = self.engine.blueprints.get(stack.stack_id)
         kept = self._blueprint_records.get(stack.stack_id)
         if blueprint is None:

@@ -21,6 +21,7 @@ from cfnrun.stacks.blueprint import Blueprints
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.provisioning import NoProvisioner
+from cfnrun.stacks.records import Stack
 from cfnrun.stacks.store import StackStore
 from kept_state import kept_records
 from test_stack_engine import Memory, Router, _template
@@ -83,6 +84,14 @@ def test_with_state_each_stack_event_is_turned_into_its_record_once(monkeypatch:
         return as_record(value)
 
     monkeypatch.setattr(persistence, "asdict", counted)
+    looked_up: List[int] = []  # each time a stack's secrets are gathered (a walk over its resources)
+    secrets_of = Stack.secrets
+
+    def gathered(stack: Stack) -> Any:
+        looked_up.append(1)
+        return secrets_of(stack)
+
+    monkeypatch.setattr(Stack, "secrets", gathered)
     memory = Memory()
 
     async def create() -> Any:
@@ -98,6 +107,8 @@ def test_with_state_each_stack_event_is_turned_into_its_record_once(monkeypatch:
     assert len(stack.events) == 2 + 3 * 20  # the stack's two, and each resource's three
     assert sorted(e.event_id for e in built) == sorted(e.event_id for e in stack.events)
     assert [e["event_id"] for e in kept_records(tmp_path)[0]["events"]] == [e.event_id for e in stack.events]
+    # a few times per event and save (its reason masked, the record scrubbed, the properties checked), not per resource
+    assert len(looked_up) <= 4 * len(stack.events)
 
 
 class OneType:
