@@ -113,7 +113,7 @@ class Blueprint:
     pseudo: PseudoParameters
     no_echo: Tuple[str, ...] = ()
     resolved_values: Dict[str, str] = field(default_factory=dict)  # SSM-typed parameters: what Systems Manager held (ResolvedValue)
-    _wanted: Dict[str, FrozenSet[str]] = field(default_factory=dict)
+    _wanted: Optional[Dict[str, FrozenSet[str]]] = None  # attributes_wanted's answers, found on its first call
 
     @property
     def description(self) -> Optional[str]:
@@ -160,7 +160,7 @@ class Blueprint:
 
     def attributes_wanted(self, logical_id: str) -> FrozenSet[str]:
         """The attributes the template reads from ``logical_id`` by Fn::GetAtt or Fn::Sub (``${X.Arn}``)."""
-        if not self._wanted:
+        if self._wanted is None:  # once per blueprint, even when the template reads no attribute
             found: Dict[str, Set[str]] = {}
             values = [r.properties for r in self.template.resources.values()] + [
                 [o.value, o.export_name] for o in self.template.outputs.values()

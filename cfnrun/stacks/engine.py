@@ -16,7 +16,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
+from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
 from cfnrun.stacks.template.policies import keeps_resource
@@ -37,7 +37,7 @@ from cfnrun.stacks.provisioning import (
     StackContext,
     NoProvisioner,
 )
-from cfnrun.stacks.records import Stack, StackOutput, StackResource
+from cfnrun.stacks.records import Stack, StackOutput, StackResource, mask_values
 from cfnrun.stacks.signals import ResourceSignals, SignalProblem, resource_signal_policy
 from cfnrun.stacks.stack_policy import StackPolicy, refusals
 
@@ -764,15 +764,17 @@ class StackEngine:
     def _shown(self, stack: Stack, properties: Dict[str, Any]) -> str:
         return stack.masked(json.dumps(properties, sort_keys=True, default=str))
 
-    def holds_secrets(self, stack: Stack, resource: StackResource) -> bool:
-        """Do the resource's properties hold a writeOnly or NoEcho value (so they are never written to disk)?"""
+    def holds_secrets(self, stack: Stack, resource: StackResource, secrets: Optional[Sequence[Optional[str]]] = None) -> bool:
+        """Do the resource's properties hold a writeOnly or NoEcho value (so they are never written to disk)? ``secrets``:
+        ``stack.secrets()``, when the caller asks of every resource at once."""
         if resource.properties is None:
             return False
         try:
             shown = self.provisioners.for_type(resource.type_name).shown(resource.type_name, resource.properties)
         except NoProvisioner:
             return True
-        return self._shown(stack, shown) != json.dumps(resource.properties, sort_keys=True, default=str)
+        shown_text = mask_values(json.dumps(shown, sort_keys=True, default=str), stack.secrets() if secrets is None else secrets)
+        return shown_text != json.dumps(resource.properties, sort_keys=True, default=str)
 
 
 def _may_move(type_name: str) -> bool:

@@ -21,12 +21,12 @@ writeOnly or NoEcho value (marked as not kept). What that costs after a restart:
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Dict, List, Mapping, Optional
 
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment
 from cfnrun.events.stack import StackEvent
-from cfnrun.stacks.records import Stack, StackOutput, StackResource
+from cfnrun.stacks.records import Stack, StackOutput, StackResource, mask_values
 from cfnrun.stacks.state_db import StateError
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.loading import load_stack_template
@@ -44,6 +44,7 @@ INTERRUPTED = {
     "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS": "UPDATE_ROLLBACK_COMPLETE",
     "DELETE_IN_PROGRESS": "DELETE_FAILED",
 }
+_RESOURCE_FIELDS = tuple(f.name for f in fields(StackResource))
 STOPPED_MID_OPERATION = "cfnrun serve stopped during this operation; its resources are as last recorded"
 
 
@@ -71,7 +72,8 @@ class RestoredBlueprint(Blueprint):
         return frozenset(self.restored_imports)
 
 
-def _blueprint_record(blueprint: Blueprint) -> Dict[str, Any]:
+def blueprint_record_of(blueprint: Blueprint) -> Dict[str, Any]:
+    """What a stack's record keeps of its blueprint: the same for every save while the blueprint is the stack's."""
     return {
         "dependencies": {k: sorted(v) for k, v in blueprint.dependencies.items()},
         "order": blueprint.resource_ids(),
@@ -83,29 +85,46 @@ def _blueprint_record(blueprint: Blueprint) -> Dict[str, Any]:
 
 
 def scrubbed(value: Any, stack: Stack) -> Any:
-    """``value`` with every NoEcho parameter value in its text replaced by ****."""
+    """``value`` with every NoEcho parameter value in its text replaced by **** (``value`` itself when there is none:
+    what is written is serialised at once, never changed)."""
+    secrets = [secret for secret in stack.secrets() if secret]  # found once, not once per text
+    return _scrubbed(value, secrets) if secrets else value
+
+
+def _scrubbed(value: Any, secrets: List[str]) -> Any:
     if isinstance(value, str):
-        return stack.masked(value)
+        return mask_values(value, secrets)
     if isinstance(value, dict):
-        return {key: scrubbed(item, stack) for key, item in value.items()}
+        return {key: _scrubbed(item, secrets) for key, item in value.items()}
     if isinstance(value, list):
-        return [scrubbed(item, stack) for item in value]
+        return [_scrubbed(item, secrets) for item in value]
     return value
 
 
-def stack_record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, bool]) -> Dict[str, Any]:
-    """A stack as written; ``masked``: the resources whose properties hold writeOnly or NoEcho values."""
-    record = scrubbed(_record(stack, blueprint, masked), stack)
+def stack_record(
+    stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, bool], events_from: int = 0,
+    blueprint_record: Optional[Dict[str, Any]] = None,
+) -> Dict[str, Any]:
+    """A stack as written; ``masked``: the resources whose properties hold writeOnly or NoEcho values.
+
+    ``events_from``: its events from this one on (those before are written already: an event is written once, so a
+    save costs the same however many events the stack has); ``blueprint_record``: ``blueprint_record(blueprint)``,
+    when the caller kept it from an earlier save of the same blueprint.
+    """
+    record = scrubbed(_record(stack, blueprint, masked, events_from, blueprint_record), stack)
     # The template is the user's own file: a NoEcho Default is in it already, and masking text in it would break it (YAML
     # reads "Default: ****" as an alias; a short value like "dev" would be masked wherever it appears).
     record["template_body"] = stack.template_body
     return record
 
 
-def _record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, bool]) -> Dict[str, Any]:
+def _record(
+    stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, bool], events_from: int,
+    blueprint_record: Optional[Dict[str, Any]],
+) -> Dict[str, Any]:
     resources = []
     for resource in stack.resources.values():
-        record = asdict(resource)
+        record = {name: getattr(resource, name) for name in _RESOURCE_FIELDS}  # no deep copy: scrubbed() copies what it keeps
         record["properties_masked"] = masked.get(resource.logical_id, True)
         if record["properties_masked"]:
             record["properties"] = None
@@ -128,8 +147,8 @@ def _record(stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, b
         "deleted_at": stack.deleted_at,
         "resources": resources,
         "outputs": [asdict(o) for o in stack.outputs],
-        "events": [asdict(e) for e in stack.events],
-        "blueprint": _blueprint_record(blueprint) if blueprint is not None else None,
+        "events": [asdict(e) for e in stack.events[events_from:]],
+        "blueprint": (blueprint_record or blueprint_record_of(blueprint)) if blueprint is not None else None,
         # what the account's macros made of the template: read back instead of running them again (they may not be served)
         "macro_output": blueprint.template.macro_output if blueprint is not None else None,
         "operation_id": stack.operation_id,

@@ -5,7 +5,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.statuses import is_settled
@@ -49,7 +49,7 @@ def _mask(text: str, value: Optional[str]) -> str:
     return text
 
 
-def mask_values(text: str, values: "List[Optional[str]]") -> str:
+def mask_values(text: str, values: "Sequence[Optional[str]]") -> str:
     """``text`` with each of ``values`` replaced by ****, as ``Stack.masked`` replaces a NoEcho parameter's."""
     for value in values:
         text = _mask(text, value)
@@ -118,18 +118,19 @@ class Stack:
 
     def masked(self, text: str) -> str:
         """``text`` with every NoEcho parameter's value, and every NoEcho custom resource's data, replaced by ****."""
-        for name in self.no_echo:
-            text = _mask(text, self.parameters.get(name))
-        return self.masked_data(text)
+        return mask_values(text, self.secrets())
+
+    def secrets(self) -> List[Optional[str]]:
+        """What ``masked`` replaces, in its order: found once, for masking many texts (a record written to --state)."""
+        return [self.parameters.get(name) for name in self.no_echo] + self._secret_data()
 
     def masked_data(self, text: str) -> str:
         """``text`` with the data of every custom resource that answered NoEcho replaced by ****: how an output shows it
         (the service shows a NoEcho parameter in an output as it is, but masks NoEcho data read by Fn::GetAtt)."""
-        for resource in self.resources.values():
-            if resource.no_echo:
-                for value in _texts(resource.attributes):
-                    text = _mask(text, value)
-        return text
+        return mask_values(text, self._secret_data())
+
+    def _secret_data(self) -> List[Optional[str]]:
+        return [value for resource in self.resources.values() if resource.no_echo for value in _texts(resource.attributes)]
 
     def begin(self, operation_type: str) -> str:
         """A new stack operation (CREATE_STACK, UPDATE_STACK, …): its id, which its events carry."""

@@ -135,12 +135,17 @@ class StateDatabase:
             records.append(record)
         return records
 
-    def put(self, record: Dict[str, Any]) -> None:
-        """Write one stack: its row replaced, the events not written yet appended (``record["events"]``: all of them)."""
+    def written(self, stack_id: str) -> int:
+        """How many of the stack's events are written already."""
+        return self._written.get(stack_id, 0)
+
+    def put(self, record: Dict[str, Any], events_from: int = 0) -> None:
+        """Write one stack: its row replaced, the events not written yet appended (``record["events"]``: its events from
+        number ``events_from`` on; all of them by default)."""
         stack_id = record["stack_id"]
-        events = record["events"]
         head = {key: value for key, value in record.items() if key != "events"}
-        first = self._written.get(stack_id, 0)
+        events = record["events"]
+        first = max(self._written.get(stack_id, 0), events_from)  # the first event not written yet
         with self._session() as connection:
             connection.execute(
                 "INSERT INTO stacks (stack_id, record) VALUES (?, ?) ON CONFLICT(stack_id) DO UPDATE SET record = excluded.record",
@@ -148,13 +153,13 @@ class StateDatabase:
             )
             connection.executemany(
                 "INSERT OR REPLACE INTO stack_events (stack_id, seq, record) VALUES (?, ?, ?)",
-                [(stack_id, first + n, json.dumps(event, default=str)) for n, event in enumerate(events[first:])],
+                [(stack_id, first + n, json.dumps(event, default=str)) for n, event in enumerate(events[first - events_from:])],
             )
             settled = [r["logical_id"] for r in head.get("resources") or () if not str(r.get("status", "")).endswith("_IN_PROGRESS")]
             connection.executemany(  # an operation that ended is no longer in flight
                 "DELETE FROM invocations WHERE stack_id = ? AND logical_id = ?", [(stack_id, logical_id) for logical_id in settled]
             )
-        self._written[stack_id] = len(events)
+        self._written[stack_id] = events_from + len(events)
 
     def drop(self, stack_id: str) -> None:
         """Forget a stack that never was (a change set refused before its stack was used)."""

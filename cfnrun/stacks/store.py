@@ -21,7 +21,7 @@ from cfnrun.stacks.names import CHANGE_SET_NAME, STACK_NAME
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookedOperation, change_set_model, with_reasons
 from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_update
-from cfnrun.stacks.persistence import restored_blueprint, restored_stack, stack_record
+from cfnrun.stacks.persistence import blueprint_record_of, restored_blueprint, restored_stack, stack_record
 from cfnrun.stacks.state_db import StateDatabase, StateError
 from cfnrun.stacks.in_flight import InFlight, OperationStopped
 from cfnrun.stacks.interrupted_operations import carried_on_as, carry_on
@@ -111,6 +111,8 @@ class StackStore:
             self.log.kept = self.database.put_validation_events
         self._interrupted: Dict[str, str] = {}  # stacks read back mid-operation: the status each was in (``interrupted_operations.py``)
         self.notices = ChangeNotices()  # the console's live pages follow the stacks (``change_notices.py``)
+        # by stack id: its blueprint and what its record keeps of it, worked out once per blueprint, not once per event
+        self._blueprint_records: Dict[str, Tuple[Blueprint, Dict[str, Any]]] = {}
 
     # -- kept across restarts --------------------------------------------------------------------
 
@@ -130,8 +132,16 @@ class StackStore:
         """Write ``stack`` to ``--state`` (nothing without it): its own record and its new events, nothing else."""
         if self.database is None:
             return
-        masked = {r.logical_id: self.engine.holds_secrets(stack, r) for r in stack.resources.values()}
-        self.database.put(stack_record(stack, self.engine.blueprints.get(stack.stack_id), masked))
+        secrets = stack.secrets()  # found once for all the resources, not once per resource
+        masked = {r.logical_id: self.engine.holds_secrets(stack, r, secrets) for r in stack.resources.values()}
+        blueprint = self.engine.blueprints.get(stack.stack_id)
+        kept = self._blueprint_records.get(stack.stack_id)
+        if blueprint is None:
+            self._blueprint_records.pop(stack.stack_id, None)
+        elif kept is None or kept[0] is not blueprint:
+            kept = self._blueprint_records[stack.stack_id] = (blueprint, blueprint_record_of(blueprint))
+        written = self.database.written(stack.stack_id)
+        self.database.put(stack_record(stack, blueprint, masked, written, kept[1] if kept else None), written)
 
     def restore(self) -> List[Stack]:
         """Read the stacks ``--state`` holds; raises StateError."""

@@ -8,8 +8,9 @@ Fn::GetAtt reads the returned model, and a failure's reason is worded as the ser
 """
 from __future__ import annotations
 
+import json
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from cfnrun.app.type_operations import TypeOperations
 from cfnrun.app.history import STACK_SOURCE
@@ -39,6 +40,8 @@ class UserTypes:
     def __init__(self, operations: TypeOperations, stopping: Optional[Stopping] = None) -> None:
         self.operations = operations
         self.stopping = stopping or Stopping()  # serve stopping cancels each operation's clock: no handler call after the one in flight
+        # by (type, logical id): the schema and properties last validated (as JSON), and the answer (``validate``)
+        self._validated: Dict[Tuple[str, str], Tuple[ResourceSchema, str, Optional[str]]] = {}
 
     def _schema(self, type_name: str) -> ResourceSchema:
         schema = self.operations.schema(type_name)
@@ -49,7 +52,20 @@ class UserTypes:
     # -- before any call ---------------------------------------------------------------------
 
     def validate(self, type_name: str, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
+        """Why the resource's properties break its schema, or None. A create's properties are checked before the stack
+        starts (pre-deployment validation) and again once resolved, usually the same: the answer is kept, by resource,
+        for the same schema and properties."""
         schema = self._schema(type_name)
+        given = json.dumps(properties, sort_keys=True, default=str)
+        kept = self._validated.get((type_name, logical_id))
+        if kept is not None and kept[0] is schema and kept[1] == given:
+            return kept[2]
+        problem = self._problem(schema, logical_id, properties)
+        self._validated[(type_name, logical_id)] = (schema, given, problem)
+        return problem
+
+    @staticmethod
+    def _problem(schema: ResourceSchema, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
         typed = typed_properties(schema, properties)
         found = schema_problems(schema, typed, rules.REQUEST_VALID, "")
         found += [

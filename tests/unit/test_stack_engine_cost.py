@@ -1,0 +1,147 @@
+"""The stack engine's own work per resource stays the same however many resources the stack has.
+
+A resource's turn must not walk the whole template again (that made a create quadratic in
+its resources): what the engine derives from the template is worked out once per operation.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from cfnrun.app.stacks import user_types
+from cfnrun.events.stack import StackEvent
+from cfnrun.model.schema import ResourceSchema
+from cfnrun.stacks import blueprint as blueprint_module
+from cfnrun.stacks import persistence
+from cfnrun.stacks.blueprint import Blueprints
+from cfnrun.stacks.engine import StackEngine
+from cfnrun.stacks.exports import Exports
+from cfnrun.stacks.provisioning import NoProvisioner
+from cfnrun.stacks.records import Stack
+from cfnrun.stacks.store import StackStore
+from kept_state import kept_records
+from test_stack_engine import Memory, Router, _template
+
+REGION, ACCOUNT = "us-east-1", "123456789012"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+TYPE = "Cfnrun::Sample::Cluster"
+
+
+class AnyType:
+    def for_type(self, type_name: str) -> object:
+        if not type_name.startswith("Test::"):
+            raise NoProvisioner(type_name)
+        return self
+
+
+def _clusters(count: int, **extra: Any) -> str:
+    """``count`` resources, each but the first with the ``extra`` properties."""
+    resources: Dict[str, Any] = {
+        f"C{index}": {
+            "Type": "Test::Thing::Resource",
+            "Properties": {"Name": {"Fn::Sub": "${AWS::StackName}-" + str(index)}, **(extra if index else {})},
+        }
+        for index in range(count)
+    }
+    return json.dumps({"Resources": resources})
+
+
+@pytest.mark.parametrize("reads", [{}, {"Peer": {"Fn::GetAtt": ["C0", "Arn"]}}], ids=["no attribute read", "attributes read"])
+def test_the_attributes_each_resource_must_report_are_found_in_one_walk_of_the_template(
+    monkeypatch: pytest.MonkeyPatch, reads: Dict[str, Any]
+) -> None:
+    walked: List[object] = []
+    collect = blueprint_module._collect_attributes
+
+    def counted(value: Any, found: Any) -> None:
+        walked.append(value)
+        collect(value, found)
+
+    monkeypatch.setattr(blueprint_module, "_collect_attributes", counted)
+    exports = Exports()
+    blueprint = Blueprints(AnyType(), exports, REGION, ACCOUNT).prepare(_clusters(40, **reads), {}, {}, "s", "arn:s")  # type: ignore[arg-type]
+    first = blueprint.attributes_wanted("C0")
+    one_walk = len(walked)
+    assert one_walk > 40  # the template was walked: every resource's properties
+    others = [blueprint.attributes_wanted(f"C{index}") for index in range(1, 40)]
+    assert len(walked) == one_walk
+    assert first == (frozenset({"Arn"}) if reads else frozenset())
+    assert others == [frozenset()] * 39
+
+
+def test_with_state_each_stack_event_is_turned_into_its_record_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A save writes the stack's new events only: building every event's record again on each event made --state cubic."""
+    built: List[StackEvent] = []
+    as_record = persistence.asdict
+
+    def counted(value: Any) -> Dict[str, Any]:
+        if isinstance(value, StackEvent):
+            built.append(value)
+        return as_record(value)
+
+    monkeypatch.setattr(persistence, "asdict", counted)
+    looked_up: List[int] = []  # each time a stack's secrets are gathered (a walk over its resources)
+    secrets_of = Stack.secrets
+
+    def gathered(stack: Stack) -> Any:
+        looked_up.append(1)
+        return secrets_of(stack)
+
+    monkeypatch.setattr(Stack, "secrets", gathered)
+    memory = Memory()
+
+    async def create() -> Any:
+        exports = Exports()
+        store = StackStore(StackEngine(Router(memory), exports, REGION, ACCOUNT), Blueprints(Router(memory), exports, REGION, ACCOUNT), tmp_path)
+        store.restore()
+        store.create_stack("kept", _template(resources), {}, {})
+        return await store.settled("kept")
+
+    resources = {f"C{index}": {"Type": "Test::Thing::Resource", "Properties": {"Name": f"c{index}"}} for index in range(20)}
+    stack = asyncio.run(create())
+    assert stack.status == "CREATE_COMPLETE"
+    assert len(stack.events) == 2 + 3 * 20  # the stack's two, and each resource's three
+    assert sorted(e.event_id for e in built) == sorted(e.event_id for e in stack.events)
+    assert [e["event_id"] for e in kept_records(tmp_path)[0]["events"]] == [e.event_id for e in stack.events]
+    # a few times per event and save (its reason masked, the record scrubbed, the properties checked), not per resource
+    assert len(looked_up) <= 4 * len(stack.events)
+
+
+class OneType:
+    """The ``TypeOperations`` part validation reads: the served type's schema as it is now."""
+
+    def __init__(self, schema: ResourceSchema) -> None:
+        self.current = schema
+
+    def schema(self, type_name: str) -> ResourceSchema:
+        return self.current
+
+
+def test_properties_validated_before_the_stack_starts_are_not_validated_again_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pre-deployment validation and the resource's own turn check the same properties: the schema runs once for both,
+    and again for other properties or a reloaded schema."""
+    checked: List[Dict[str, Any]] = []
+    check = user_types.schema_problems
+
+    def counted(schema: ResourceSchema, document: Dict[str, Any], *rest: Any) -> Any:
+        checked.append(document)
+        return check(schema, document, *rest)
+
+    monkeypatch.setattr(user_types, "schema_problems", counted)
+    document = json.loads((SAMPLES / "cluster" / "cfnrun-sample-cluster.json").read_text())
+    served = OneType(ResourceSchema(document))
+    types = user_types.UserTypes(served)  # type: ignore[arg-type]
+    good, bad = {"Name": "c-1", "NodeCount": "1"}, {"Name": "c-1", "NodeCount": "1", "Unknown": "x"}
+    assert types.validate(TYPE, "C1", good) is None
+    assert types.validate(TYPE, "C1", dict(good)) is None
+    assert len(checked) == 1
+    problem = types.validate(TYPE, "C1", bad)
+    assert problem is not None and "Unknown" in problem and len(checked) == 2
+    assert types.validate(TYPE, "C1", bad) == problem and len(checked) == 2
+    assert types.validate(TYPE, "C2", bad) == problem.replace("C1", "C2") and len(checked) == 3  # another resource
+    served.current = ResourceSchema(document)  # a reload: the same properties are checked against the new schema
+    assert types.validate(TYPE, "C1", bad) == problem and len(checked) == 4
