@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, Iterator, List
 
 import pytest
 
-from conftest import LOCAL_STATE, MISBEHAVING, ServerProcess, cfnrun, result_of
+from conftest import LOCAL_STATE, MISBEHAVING, PATIENCE_S, ServerProcess, cfnrun, result_of
 
 SCHEMA = str(MISBEHAVING / "cfnrun-test-misbehaving.json")
 
@@ -48,7 +48,7 @@ class Terminal:
         os.close(slave)
         self.seen = ""
 
-    def read_until(self, pattern: str, timeout: float = 30.0) -> str:
+    def read_until(self, pattern: str, timeout: float = PATIENCE_S) -> str:
         """Everything up to and including the first match of ``pattern`` after what was already read."""
         start = len(self.seen)
         deadline = time.monotonic() + timeout
@@ -72,7 +72,7 @@ class Terminal:
 
     def close(self) -> int:
         try:
-            return self.process.wait(timeout=30)
+            return self.process.wait(timeout=PATIENCE_S)
         finally:
             if self.process.poll() is None:
                 self.process.kill()
