@@ -69,10 +69,34 @@ class InvokerRunner:
         )
         self.registry = FunctionRegistry(project, runtime)
         self.shape = ShapeValidator(project.schema)  # compiled once for every operation's checks
+        self._arrival: "Optional[asyncio.Future[None]]" = None  # the worker start_warming started, until warmed
 
     def warm(self) -> None:
+        self.start_warming()
+        self.warmed()
+
+    def start_warming(self) -> None:
+        """Start the worker now: it imports the provider while this process goes on (``warmed`` waits for it)."""
+        pool = self.registry.pool(self.function)
+
+        async def started() -> "Optional[asyncio.Future[None]]":
+            arrival = pool.start_warming()
+            await asyncio.sleep(0)  # its first step runs: the process is spawned and told to load
+            return arrival
+
+        self._arrival = self.loop.run_until_complete(started())
+
+    def warmed(self) -> None:
+        """Wait until the worker ``start_warming`` started is warm; ProviderLoadError when the provider cannot load."""
+        arrival, self._arrival = self._arrival, None
+        if arrival is None:
+            return
+
+        async def arrived() -> None:
+            await arrival
+
         try:
-            self.loop.run_until_complete(self.registry.pool(self.function).warm())
+            self.loop.run_until_complete(arrived())
         except WorkerInitError as error:
             raise ProviderLoadError(error) from None
 
@@ -106,6 +130,9 @@ class InvokerRunner:
 
     def close(self) -> None:
         self.loop.run_until_complete(self.registry.close())
+        arrival, self._arrival = self._arrival, None
+        if arrival is not None and arrival.done() and not arrival.cancelled():
+            arrival.exception()  # the exploration stopped before waiting for it (no valid model...): that error is the one told
 
 
 @dataclass
@@ -168,9 +195,9 @@ def _explore(project: Project, settings: FuzzSettings, observer: FuzzObserver) -
         loop = asyncio.new_event_loop()
         runner = InvokerRunner(project, settings, loop)
         try:
-            runner.warm()
+            runner.start_warming()  # the worker imports the provider while the exploration builds its strategies
             database = state_folder(project.root) / DATABASE
-            return explore(project.schema, runner, budget_of(settings), database, observer)
+            return explore(project.schema, runner, budget_of(settings), database, observer, ready=runner.warmed)
         finally:
             runner.close()
             loop.close()

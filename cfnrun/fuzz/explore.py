@@ -14,7 +14,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from hypothesis import HealthCheck, Phase, Verbosity, find, given, settings
 from hypothesis import seed as use_seed
@@ -150,12 +150,18 @@ def explore(
     budget: FuzzBudget,
     database: Optional[Path] = None,
     observer: Optional[FuzzObserver] = None,
+    ready: Optional[Callable[[], None]] = None,
 ) -> Exploration:
-    """Run generated sequences against ``runner`` until one fails (then shrink it) or the budget is spent."""
+    """Run generated sequences against ``runner`` until one fails (then shrink it) or the budget is spent.
+
+    ``ready``: called once the strategies are built and a valid model is known to exist, before the first
+    sequence runs (``fuzz`` waits there for the worker it started meanwhile)."""
     actions, _ = declared_actions(schema, budget.actions)
     check_pins(schema, budget.pins)
     drawer = _StepDrawer(schema, actions, budget.pins)
     _require_a_model(schema, drawer.models, budget.pins)
+    if ready is not None:
+        ready()
     tally = _Tally()
     tell = observer or (lambda event: None)
 

@@ -164,6 +164,24 @@ def test_a_schema_no_valid_model_meets_is_a_clear_error() -> None:
     impossible = _schema({"Name": {"type": "string", "minLength": 3, "maxLength": 2}}, required=["Name"])
     with pytest.raises(CfnrunError, match="could not generate a valid model from T::T::T's schema"):
         explore(impossible, Boxes(), FuzzBudget(max_examples=5, seed=1))
+    waited: List[str] = []
+    with pytest.raises(CfnrunError, match="could not generate a valid model"):
+        explore(impossible, Boxes(), FuzzBudget(max_examples=5, seed=1), ready=lambda: waited.append("ready"))
+    assert waited == []  # fuzz's worker is not waited for when no sequence can run
+
+
+def test_ready_is_called_once_after_the_strategies_and_before_the_first_operation() -> None:
+    boxes = Boxes(fixed=True)
+    happened: List[str] = []
+    run = boxes.run
+
+    def recorded(action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> OperationResult:
+        happened.append(action.value)
+        return run(action, desired, previous)
+
+    boxes.run = recorded  # type: ignore[method-assign]
+    explore(SIZER, boxes, FuzzBudget(max_examples=5, seed=1), ready=lambda: happened.append("ready"))
+    assert happened[0] == "ready" and happened.count("ready") == 1 and len(happened) > 1
 
 
 class OnceBroken(Boxes):
