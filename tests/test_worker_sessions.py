@@ -1,7 +1,8 @@
 """Each call's boto3 session in a warm worker: its own object, that call's credentials, botocore's own handlers.
 
 The worker shares botocore's per-session registration work between sessions (``runtime/worker/
-botocore_sessions.py``); a provider must not be able to tell, except by the time it saves.
+botocore_sessions.py``) and keeps what its imports made out of the cyclic collector's sight
+(``lifecycle.py``); a provider must not be able to tell, except by the time it saves.
 """
 from __future__ import annotations
 
@@ -106,6 +107,8 @@ def test_each_call_gets_a_new_session_with_exactly_its_credentials_and_botocores
     assert [labels["credentials"] for labels in seen] == digests
     assert [labels["new_session"] for labels in seen] == [True, True, True]  # the third call's credentials equal the first's: still a new session
     assert all(labels["shared_registration_work"] for labels in seen)  # what is tested here is the worker's shortcut
+    assert all(labels["frozen_objects"] > 1000 for labels in seen)  # the loaded modules are out of the collector's sight
+    assert all(labels["previous_cycles_collected"] for labels in seen)  # what calls drop is still collected
     reference = botocores_own_handlers()
     for labels in seen:
         assert labels["handlers"] == reference
