@@ -20,6 +20,7 @@ def shared(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The shared answers installed in this process for one test; botocore's own functions put back after."""
     monkeypatch.setattr(hooks.EventAliaser, "_alias_event_name", hooks.EventAliaser._alias_event_name)
     monkeypatch.setattr(hooks, "accepts_kwargs", hooks.accepts_kwargs)
+    monkeypatch.setattr(botocore.session.Session, "_register_builtin_handlers", botocore.session.Session._register_builtin_handlers)
     monkeypatch.setattr(botocore_sessions, "_installed", False)
     assert botocore_sessions.share_registration_work()
     yield
@@ -119,6 +120,56 @@ def test_botocore_of_another_shape_is_left_alone(monkeypatch: pytest.MonkeyPatch
 
 def test_nothing_is_installed_before_botocore_is_imported(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(botocore_sessions, "_installed", False)
-    monkeypatch.delitem(sys.modules, "botocore.hooks")
+    monkeypatch.delitem(sys.modules, "botocore.session")
     assert not botocore_sessions.share_registration_work()
-    assert "botocore.hooks" not in sys.modules
+    assert "botocore.session" not in sys.modules
+
+
+def registrations(session: botocore.session.Session) -> Any:
+    """Every (event name, first/middle/last handlers) in the session's emitter, botocore's trie read as it is."""
+    found = []
+    stack = [("", session._events._emitter._handlers._root)]
+    while stack:
+        prefix, node = stack.pop()
+        if node["values"]:
+            found.append((prefix, list(node["values"].first), list(node["values"].middle), list(node["values"].last)))
+        stack.extend((f"{prefix}.{chunk}", child) for chunk, child in node["children"].items())
+    return sorted(found, key=lambda entry: entry[0])
+
+
+def unshared_session() -> botocore.session.Session:
+    """A session registered by botocore's own code (no copy, no shared answers)."""
+    session = botocore.session.Session(include_builtin_handlers=False)
+    register = botocore.session.Session._register_builtin_handlers
+    getattr(register, "__wrapped__", register)(session, session._events)
+    return session
+
+
+def test_every_new_session_has_botocores_builtin_handlers_and_only_its_own_additions(shared: None) -> None:
+    expected = registrations(unshared_session())
+    first = botocore.session.Session()
+    second = botocore.session.Session()
+
+    def mine(**kwargs: Any) -> None: ...
+
+    second.register("before-call.s3.PutObject", mine)
+    third = botocore.session.Session()
+    assert registrations(first) == registrations(third) == expected
+    assert registrations(second) != expected
+
+
+def test_a_change_to_the_builtin_handlers_reaches_the_next_session(shared: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    botocore.session.Session()
+
+    def added(**kwargs: Any) -> None: ...
+
+    monkeypatch.setattr(botocore.handlers, "BUILTIN_HANDLERS", botocore.handlers.BUILTIN_HANDLERS + [("before-call.widgets", added)])
+    assert registrations(botocore.session.Session()) == registrations(unshared_session())
+    assert any(added in middle for _, _, middle, _ in registrations(botocore.session.Session()))
+
+
+def test_sessions_made_while_botocore_logs_at_debug_register_as_botocore_does(shared: None, caplog: pytest.LogCaptureFixture) -> None:
+    botocore.session.Session()
+    with caplog.at_level(logging.DEBUG, logger="botocore.hooks"):
+        botocore.session.Session()
+    assert "Changing event name from" in caplog.text

@@ -1,24 +1,29 @@
 """A new botocore session in a warm worker, without the same registration work repeated per call.
 
 The support library builds a ``boto3.Session`` per set of credentials on every call (caller and
-provider: two per call). Each new session registers botocore's ~130 built-in event handlers, and
-each registration computes two things that depend only on their input and never change in a
-process, which botocore caches per session object only, so every call pays them again (about
-85% of a session's construction, ~7 ms each, measured 2026-11-27):
+provider: up to two per call). Each new session registers botocore's ~130 built-in event
+handlers (``handlers.BUILTIN_HANDLERS``), and each registration computes two things that depend
+only on their input, which botocore caches per session object only, so every call paid them
+again (about 85% of a session's construction, measured 2026-11-27):
 
 * ``EventAliaser._alias_event_name``: an event's name with botocore's fixed aliases applied
   (``EVENT_ALIASES``; string splits and list searches over ~65 aliases per name);
 * ``botocore.hooks.accepts_kwargs``: whether a handler takes ``**kwargs`` (``inspect.getfullargspec``).
 
-``share_registration_work`` keeps one process-wide answer for each, so each call still builds
-its own sessions, with its own credentials, and registers its own handlers, as on Lambda.
+``share_registration_work`` keeps one process-wide answer for each, and lets a new session start
+from a copy of what registering the built-in handlers made in the first one (the trie of
+handlers, copied the way botocore copies it for each client). Each call still builds its own
+sessions, with its own credentials and its own handlers' table, as on Lambda.
 
 * Aliases are shared between aliasers whose alias table equals botocore's default table as it was
-  when installed (a session made with other aliases, or after the table changed, works as
-  before), and not while botocore's debug logging is on (the aliaser logs each rename).
+  when installed (a session made with other aliases works as before), and not while botocore's
+  debug logging is on (the aliaser logs each rename).
 * ``accepts_kwargs`` answers are kept per code object, for plain functions and methods bound to
   them that carry no ``__signature__`` of their own: whether such a function takes ``**kwargs``
   is a flag of its code object (``inspect`` reads it there). Any other callable is asked as before.
+* The registrations are copied only into a session's own fresh emitter and default aliaser, and
+  only while ``BUILTIN_HANDLERS`` holds the same handlers as when the copy was made (``--inject``
+  adds one before); otherwise, and at debug logging, botocore registers them itself.
 
 botocore is never imported here: the worker installs this once the provider has imported it.
 If botocore's internals are not shaped as expected (another version), nothing is changed.
@@ -26,6 +31,7 @@ Runs in the worker, in the provider's interpreter: standard library only.
 """
 from __future__ import annotations
 
+import copy
 import logging
 import sys
 import types
@@ -39,12 +45,19 @@ def share_registration_work() -> bool:
     global _installed
     if _installed:
         return True
-    hooks: Any = sys.modules.get("botocore.hooks")
-    if hooks is None or not _shaped_as_expected(hooks):
+    session: Any = sys.modules.get("botocore.session")  # it imports botocore.hooks and botocore.handlers
+    if session is None:
         return False
+    hooks: Any = sys.modules.get("botocore.hooks")
+    handlers: Any = sys.modules.get("botocore.handlers")
+    if not (_shaped_as_expected(hooks) and _sessions_shaped_as_expected(session, hooks, handlers)):
+        return False
+    aliases = dict(hooks.EVENT_ALIASES)
     aliaser = hooks.EventAliaser
-    aliaser._alias_event_name = _shared_aliases(aliaser._alias_event_name, dict(hooks.EVENT_ALIASES), hooks.logger)
+    aliaser._alias_event_name = _shared_aliases(aliaser._alias_event_name, aliases, hooks.logger)
     hooks.accepts_kwargs = _per_code_object(hooks.accepts_kwargs)
+    register = session.Session._register_builtin_handlers
+    session.Session._register_builtin_handlers = _copied_builtin_registrations(register, hooks, handlers, aliases)
     _installed = True
     return True
 
@@ -67,6 +80,63 @@ def _shaped_as_expected(hooks: Any) -> bool:
     except Exception:  # noqa: B902 - any failure means another shape: leave botocore alone
         return False
     return probe.__dict__.get("_event_aliases") is aliases and isinstance(probe.__dict__.get("_alias_name_cache"), dict)
+
+
+def _sessions_shaped_as_expected(session: Any, hooks: Any, handlers: Any) -> bool:
+    """A session registers ``BUILTIN_HANDLERS`` in one method, into an emitter whose handlers are a trie botocore can copy."""
+    if not isinstance(getattr(handlers, "BUILTIN_HANDLERS", None), list):
+        return False
+    if not isinstance(getattr(session, "Session", object).__dict__.get("_register_builtin_handlers"), types.FunctionType):
+        return False
+    try:
+        emitter = hooks.HierarchicalEmitter()
+        trie = emitter._handlers
+        fresh = _fresh(emitter)
+        copied = type(trie).__copy__(trie)
+    except Exception:  # noqa: B902 - another shape: leave botocore alone
+        return False
+    return fresh and type(copied) is type(trie) and copied._root is not trie._root
+
+
+def _fresh(emitter: Any) -> bool:
+    """Nothing registered on, or asked of, this emitter yet."""
+    return (
+        isinstance(emitter._lookup_cache, dict)
+        and not emitter._lookup_cache
+        and isinstance(emitter._unique_id_handlers, dict)
+        and not emitter._unique_id_handlers
+        and isinstance(emitter._handlers._root, dict)
+        and not emitter._handlers._root["children"]
+        and emitter._handlers._root["values"] is None
+    )
+
+
+def _copied_builtin_registrations(register: Callable[[Any, Any], None], hooks: Any, handlers: Any, aliases: Dict[str, str]) -> Callable[[Any, Any], None]:
+    """``Session._register_builtin_handlers``, copying the first session's result while the built-in handlers stay the same."""
+    made: Dict[str, Any] = {}  # "handlers": the BUILTIN_HANDLERS registered, "trie": what registering them made
+
+    def _register_builtin_handlers(self: Any, events: Any) -> None:
+        emitter: Any = getattr(events, "_emitter", None)
+        plain = (
+            events is self.__dict__.get("_events")
+            and type(events) is hooks.EventAliaser
+            and type(emitter) is hooks.HierarchicalEmitter
+            and events._event_aliases == aliases
+            and not hooks.logger.isEnabledFor(logging.DEBUG)
+            and _fresh(emitter)
+        )
+        if not plain:
+            return register(self, events)
+        builtin = list(handlers.BUILTIN_HANDLERS)
+        if made.get("handlers") != builtin:
+            register(self, events)
+            made["handlers"], made["trie"] = builtin, copy.copy(emitter._handlers)
+            return None
+        emitter._handlers = copy.copy(made["trie"])
+        return None
+
+    _register_builtin_handlers.__wrapped__ = register  # type: ignore[attr-defined]
+    return _register_builtin_handlers
 
 
 def _shared_aliases(alias: Callable[[Any, str], str], default_aliases: Dict[str, str], logger: logging.Logger) -> Callable[[Any, str], str]:
