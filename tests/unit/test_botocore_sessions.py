@@ -173,3 +173,22 @@ def test_sessions_made_while_botocore_logs_at_debug_register_as_botocore_does(sh
     with caplog.at_level(logging.DEBUG, logger="botocore.hooks"):
         botocore.session.Session()
     assert "Changing event name from" in caplog.text
+
+
+def test_a_sessions_table_is_copied_quickly_only_where_the_copy_equals_botocores() -> None:
+    import copy
+
+    trie = botocore.session.Session()._events._emitter._handlers
+    quick = botocore_sessions._quickest_copy(trie, hooks.NodeList)
+    assert quick is not copy.copy
+    copied = quick(trie)
+    assert copied.__dict__ == copy.copy(trie).__dict__
+    copied.append_item("before-call.s3", print)
+    assert copied.__dict__ != trie.__dict__  # nothing of the original was shared
+
+    class Node(dict):  # a shape this copy does not know: botocore's own copy is used
+        pass
+
+    odd = copy.copy(trie)
+    odd._root["children"]["extra"] = Node(chunk="extra", children={}, values=None)
+    assert botocore_sessions._quickest_copy(odd, hooks.NodeList) is copy.copy

@@ -12,7 +12,8 @@ again (about 85% of a session's construction, measured 2026-11-27):
 
 ``share_registration_work`` keeps one process-wide answer for each, and lets a new session start
 from a copy of what registering the built-in handlers made in the first one (the trie of
-handlers, copied the way botocore copies it for each client). Each call still builds its own
+handlers: new nodes and lists holding the same handlers, as botocore's ``_PrefixTrie.__copy__``
+makes it for each client; by a quicker loop once it was seen to make the same copy). Each call still builds its own
 sessions, with its own credentials and its own handlers' table, as on Lambda.
 
 * Aliases are shared between aliasers whose alias table equals botocore's default table as it was
@@ -32,6 +33,7 @@ Runs in the worker, in the provider's interpreter: standard library only.
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import sys
 import types
@@ -84,7 +86,7 @@ def _shaped_as_expected(hooks: Any) -> bool:
 
 def _sessions_shaped_as_expected(session: Any, hooks: Any, handlers: Any) -> bool:
     """A session registers ``BUILTIN_HANDLERS`` in one method, into an emitter whose handlers are a trie botocore can copy."""
-    if not isinstance(getattr(handlers, "BUILTIN_HANDLERS", None), list):
+    if not isinstance(getattr(handlers, "BUILTIN_HANDLERS", None), list) or not isinstance(getattr(hooks, "NodeList", None), type):
         return False
     if not isinstance(getattr(session, "Session", object).__dict__.get("_register_builtin_handlers"), types.FunctionType):
         return False
@@ -130,9 +132,10 @@ def _copied_builtin_registrations(register: Callable[[Any, Any], None], hooks: A
         builtin = list(handlers.BUILTIN_HANDLERS)
         if made.get("handlers") != builtin:
             register(self, events)
-            made["handlers"], made["trie"] = builtin, copy.copy(emitter._handlers)
+            trie = copy.copy(emitter._handlers)
+            made["handlers"], made["trie"], made["copy"] = builtin, trie, _quickest_copy(trie, hooks.NodeList)
             return None
-        emitter._handlers = copy.copy(made["trie"])
+        emitter._handlers = made["copy"](made["trie"])
         return None
 
     _register_builtin_handlers.__wrapped__ = register  # type: ignore[attr-defined]
@@ -158,6 +161,37 @@ def _shared_aliases(alias: Callable[[Any, str], str], default_aliases: Dict[str,
 
     _alias_event_name.__wrapped__ = alias  # type: ignore[attr-defined]
     return _alias_event_name
+
+
+def _quickest_copy(trie: Any, node_list: Any) -> Callable[[Any], Any]:
+    """``_copy_trie`` where it makes what botocore's own copy makes of ``trie``; else botocore's copy."""
+    try:
+        same = _copy_trie(trie, node_list).__dict__ == copy.copy(trie).__dict__
+    except Exception:  # noqa: B902 - another shape: botocore's own copy
+        same = False
+    return functools.partial(_copy_trie, node_list=node_list) if same else copy.copy
+
+
+def _copy_trie(trie: Any, node_list: Any) -> Any:
+    """A copy of a handler trie as ``_PrefixTrie.__copy__`` makes it (new nodes and lists, the same handlers), without its per-node dispatch."""
+    copied = object.__new__(type(trie))
+    copied.__dict__ = _copy_node(trie.__dict__, node_list)
+    return copied
+
+
+def _copy_node(node: Dict[str, Any], node_list: Any) -> Dict[str, Any]:
+    copied: Dict[str, Any] = {}
+    for key, value in node.items():
+        kind = type(value)
+        if kind is dict:
+            copied[key] = _copy_node(value, node_list)
+        elif kind is node_list:
+            copied[key] = node_list(*[handlers.copy() for handlers in value])
+        elif isinstance(value, (dict, node_list)):  # a subclass: botocore would copy it, this would not
+            raise TypeError(f"a {kind.__name__} in a handler trie")
+        else:
+            copied[key] = value
+    return copied
 
 
 def _plain_function(handler: Any) -> Optional[types.FunctionType]:
