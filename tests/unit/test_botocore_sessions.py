@@ -192,3 +192,28 @@ def test_a_sessions_table_is_copied_quickly_only_where_the_copy_equals_botocores
     odd = copy.copy(trie)
     odd._root["children"]["extra"] = Node(chunk="extra", children={}, values=None)
     assert botocore_sessions._quickest_copy(odd, hooks.NodeList) is copy.copy
+
+
+def test_sessions_are_prepared_only_once_botocore_is_imported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hooks.EventAliaser, "_alias_event_name", hooks.EventAliaser._alias_event_name)
+    monkeypatch.setattr(hooks, "accepts_kwargs", hooks.accepts_kwargs)
+    monkeypatch.setattr(botocore.session.Session, "_register_builtin_handlers", botocore.session.Session._register_builtin_handlers)
+    monkeypatch.setattr(botocore_sessions, "_installed", False)
+    with monkeypatch.context() as without_botocore:
+        without_botocore.delitem(sys.modules, "botocore.session")
+        assert not botocore_sessions.prepare_sessions()
+    assert botocore_sessions.prepare_sessions()
+    assert hasattr(botocore.session.Session._register_builtin_handlers, "__wrapped__")
+
+
+def test_a_subclass_of_session_registers_its_own_way(shared: None) -> None:
+    botocore.session.Session()
+    seen = []
+
+    class Recording(botocore.session.Session):
+        def register(self, event_name: str, handler: Any, *args: Any, **kwargs: Any) -> None:
+            seen.append(event_name)
+            super().register(event_name, handler, *args, **kwargs)
+
+    Recording()
+    assert len(seen) > 100  # botocore's registrations went through the subclass, not a copy

@@ -22,9 +22,10 @@ sessions, with its own credentials and its own handlers' table, as on Lambda.
 * ``accepts_kwargs`` answers are kept per code object, for plain functions and methods bound to
   them that carry no ``__signature__`` of their own: whether such a function takes ``**kwargs``
   is a flag of its code object (``inspect`` reads it there). Any other callable is asked as before.
-* The registrations are copied only into a session's own fresh emitter and default aliaser, and
-  only while ``BUILTIN_HANDLERS`` holds the same handlers as when the copy was made (``--inject``
-  adds one before); otherwise, and at debug logging, botocore registers them itself.
+* The registrations are copied only into a fresh emitter with the default aliases of a session
+  of botocore's own class (not a subclass), and only while ``BUILTIN_HANDLERS`` holds the same
+  handlers as when the copy was made (``--inject`` adds one before); otherwise, and at debug
+  logging, botocore registers them itself.
 
 botocore is never imported here: the worker installs this once the provider has imported it.
 If botocore's internals are not shaped as expected (another version), nothing is changed.
@@ -59,8 +60,23 @@ def share_registration_work() -> bool:
     aliaser._alias_event_name = _shared_aliases(aliaser._alias_event_name, aliases, hooks.logger)
     hooks.accepts_kwargs = _per_code_object(hooks.accepts_kwargs)
     register = session.Session._register_builtin_handlers
-    session.Session._register_builtin_handlers = _copied_builtin_registrations(register, hooks, handlers, aliases)
+    session.Session._register_builtin_handlers = _copied_builtin_registrations(register, session.Session, hooks, handlers, aliases)
     _installed = True
+    return True
+
+
+def prepare_sessions() -> bool:
+    """Make and drop one botocore session, so the first call's sessions cost what later ones do; whether it did.
+
+    Only once the provider has imported botocore, and only what a call's first session would do
+    anyway (no credentials are looked up): a worker calls it while it has nothing to answer.
+    """
+    if not share_registration_work():
+        return False
+    try:
+        sys.modules["botocore.session"].Session()
+    except Exception:  # noqa: B902 - the call's own session would fail the same way, visibly
+        return False
     return True
 
 
@@ -113,14 +129,17 @@ def _fresh(emitter: Any) -> bool:
     )
 
 
-def _copied_builtin_registrations(register: Callable[[Any, Any], None], hooks: Any, handlers: Any, aliases: Dict[str, str]) -> Callable[[Any, Any], None]:
+def _copied_builtin_registrations(
+    register: Callable[[Any, Any], None], session_class: Any, hooks: Any, handlers: Any, aliases: Dict[str, str]
+) -> Callable[[Any, Any], None]:
     """``Session._register_builtin_handlers``, copying the first session's result while the built-in handlers stay the same."""
     made: Dict[str, Any] = {}  # "handlers": the BUILTIN_HANDLERS registered, "trie": what registering them made
 
     def _register_builtin_handlers(self: Any, events: Any) -> None:
         emitter: Any = getattr(events, "_emitter", None)
         plain = (
-            events is self.__dict__.get("_events")
+            type(self) is session_class  # a subclass may register its own way
+            and events is self.__dict__.get("_events")
             and type(events) is hooks.EventAliaser
             and type(emitter) is hooks.HierarchicalEmitter
             and events._event_aliases == aliases

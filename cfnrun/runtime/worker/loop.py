@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
-from .botocore_sessions import share_registration_work
+from .botocore_sessions import prepare_sessions, share_registration_work
 from .channel import Channel, LogFds
 from .host import HandlerHost
 from .lambda_context import LambdaContext
@@ -36,6 +36,8 @@ class Worker:
     def serve(self) -> None:
         ready = {"type": "ready", "pid": os.getpid(), "modules": self.host.dependencies}
         self.channel.write_frame(encode_frame(ready))
+        if not self.channel.waiting():  # idle until the first call: make its sessions as cheap as later ones now
+            self.sessions_share_work = prepare_sessions()
         while True:
             try:
                 request = self.channel.read_frame()
