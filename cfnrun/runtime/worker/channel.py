@@ -12,7 +12,7 @@ import json
 import os
 import socket
 import sys
-from typing import Any, BinaryIO, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .protocol import FRAME_HEADER
 
@@ -40,7 +40,7 @@ class Channel:
 
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
-        self._requests: BinaryIO = sock.makefile("rb")  # buffered: a read returns all it asked for
+        self._requests: io.BufferedReader = sock.makefile("rb")  # buffered: a read returns all it asked for
         self.owner = os.getpid()
         self.identity = fd_identity(sock.fileno())
         os.register_at_fork(after_in_child=self._disable)
@@ -75,6 +75,16 @@ class Channel:
         if len(body) < size:
             raise EOFError
         return json.loads(body)
+
+    def waiting(self) -> bool:
+        """Whether a request (or the start of one) has arrived and is not read yet; never blocks."""
+        self._sock.setblocking(False)
+        try:
+            return bool(self._requests.peek(1))  # b"" when nothing came (or at EOF)
+        except OSError:
+            return False
+        finally:
+            self._sock.setblocking(True)
 
     def write_frame(self, frame: bytes) -> None:
         if os.getpid() != self.owner:

@@ -22,8 +22,9 @@ import threading
 import traceback
 from typing import List
 
+from .botocore_sessions import prepare_sessions
 from .channel import take_over_fds
-from .lifecycle import preload, run
+from .lifecycle import keep_loaded_objects_out_of_collections, preload, run
 from .lifeline import die_with_parent, killed_with_parent
 from .protocol import encode_json
 
@@ -42,6 +43,8 @@ def serve_forks(code_dir: str) -> int:
     if request.get("type") != "preload":
         return 0
     preload(request["modules"])
+    prepare_sessions()  # the workers forked from here start with botocore's registration work done
+    keep_loaded_objects_out_of_collections()
     control.send(encode_json({"type": "preloaded", "threads": _thread_count()}))
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)

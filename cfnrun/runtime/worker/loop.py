@@ -11,6 +11,7 @@ import os
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
+from .botocore_sessions import prepare_sessions, share_registration_work
 from .channel import Channel, LogFds
 from .host import HandlerHost
 from .lambda_context import LambdaContext
@@ -30,10 +31,13 @@ class Worker:
         self.before_call = before_call
         self.channel = channel
         self.log_fds = LogFds()
+        self.sessions_share_work = False  # botocore's per-session registration work, done once (botocore_sessions.py)
 
     def serve(self) -> None:
         ready = {"type": "ready", "pid": os.getpid(), "modules": self.host.dependencies}
         self.channel.write_frame(encode_frame(ready))
+        if not self.channel.waiting():  # idle until the first call: make its sessions as cheap as later ones now
+            self.sessions_share_work = prepare_sessions()
         while True:
             try:
                 request = self.channel.read_frame()
@@ -55,6 +59,8 @@ class Worker:
         context = LambdaContext(self.identity, request["request_id"], request["deadline_ms"])
         if self.before_call is not None:
             self.before_call()
+        if not self.sessions_share_work:  # the provider may import botocore at load or on a later call
+            self.sessions_share_work = share_registration_work()
         kind, body = self.host.call(request["event"], context)
         sys.stdout.flush()  # all of this call's output is in the log pipe before the reply leaves
         sys.stderr.flush()

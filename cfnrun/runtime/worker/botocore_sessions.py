@@ -1,0 +1,238 @@
+"""A new botocore session in a warm worker, without the same registration work repeated per call.
+
+The support library builds a ``boto3.Session`` per set of credentials on every call (caller and
+provider: up to two per call). Each new session registers botocore's ~130 built-in event
+handlers (``handlers.BUILTIN_HANDLERS``), and each registration computes two things that depend
+only on their input, which botocore caches per session object only, so every call paid them
+again (about 85% of a session's construction, measured 2026-11-27):
+
+* ``EventAliaser._alias_event_name``: an event's name with botocore's fixed aliases applied
+  (``EVENT_ALIASES``; string splits and list searches over ~65 aliases per name);
+* ``botocore.hooks.accepts_kwargs``: whether a handler takes ``**kwargs`` (``inspect.getfullargspec``).
+
+``share_registration_work`` keeps one process-wide answer for each, and lets a new session start
+from a copy of what registering the built-in handlers made in the first one (the trie of
+handlers: new nodes and lists holding the same handlers, as botocore's ``_PrefixTrie.__copy__``
+makes it for each client; by a quicker loop once it was seen to make the same copy). Each call still builds its own
+sessions, with its own credentials and its own handlers' table, as on Lambda.
+
+* Aliases are shared between aliasers whose alias table equals botocore's default table as it was
+  when installed (a session made with other aliases works as before), and not while botocore's
+  debug logging is on (the aliaser logs each rename).
+* ``accepts_kwargs`` answers are kept per code object, for plain functions and methods bound to
+  them that carry no ``__signature__`` of their own: whether such a function takes ``**kwargs``
+  is a flag of its code object (``inspect`` reads it there). Any other callable is asked as before.
+* The registrations are copied only into a fresh emitter with the default aliases of a session
+  of botocore's own class (not a subclass), and only while ``BUILTIN_HANDLERS`` holds the same
+  handlers as when the copy was made (``--inject`` adds one before); otherwise, and at debug
+  logging, botocore registers them itself.
+
+botocore is never imported here: the worker installs this once the provider has imported it.
+If botocore's internals are not shaped as expected (another version), nothing is changed.
+Runs in the worker, in the provider's interpreter: standard library only.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import logging
+import sys
+import types
+from typing import Any, Callable, Dict, Optional
+
+_installed = False
+
+
+def share_registration_work() -> bool:
+    """Install the shared answers once botocore is imported; whether they are installed now."""
+    global _installed
+    if _installed:
+        return True
+    session: Any = sys.modules.get("botocore.session")  # it imports botocore.hooks and botocore.handlers
+    if session is None:
+        return False
+    hooks: Any = sys.modules.get("botocore.hooks")
+    handlers: Any = sys.modules.get("botocore.handlers")
+    if not (_shaped_as_expected(hooks) and _sessions_shaped_as_expected(session, hooks, handlers)):
+        return False
+    aliases = dict(hooks.EVENT_ALIASES)
+    aliaser = hooks.EventAliaser
+    aliaser._alias_event_name = _shared_aliases(aliaser._alias_event_name, aliases, hooks.logger)
+    hooks.accepts_kwargs = _per_code_object(hooks.accepts_kwargs)
+    register = session.Session._register_builtin_handlers
+    session.Session._register_builtin_handlers = _copied_builtin_registrations(register, session.Session, hooks, handlers, aliases)
+    _installed = True
+    return True
+
+
+def prepare_sessions() -> bool:
+    """Make and drop one botocore session, so the first call's sessions cost what later ones do; whether it did.
+
+    Only once the provider has imported botocore, and only what a call's first session would do
+    anyway (no credentials are looked up): a worker calls it while it has nothing to answer.
+    """
+    if not share_registration_work():
+        return False
+    try:
+        sys.modules["botocore.session"].Session()
+    except Exception:  # noqa: B902 - the call's own session would fail the same way, visibly
+        return False
+    return True
+
+
+def _shaped_as_expected(hooks: Any) -> bool:
+    """botocore's hooks module has what this relies on, and a fresh aliaser keeps its aliases and cache as expected."""
+    aliaser = getattr(hooks, "EventAliaser", None)
+    emitter = getattr(hooks, "HierarchicalEmitter", None)
+    aliases = getattr(hooks, "EVENT_ALIASES", None)
+    if aliaser is None or emitter is None or not isinstance(aliases, dict):
+        return False
+    if not isinstance(getattr(hooks, "logger", None), logging.Logger):
+        return False
+    if not isinstance(getattr(hooks, "accepts_kwargs", None), types.FunctionType):
+        return False
+    if not isinstance(aliaser.__dict__.get("_alias_event_name"), types.FunctionType):
+        return False
+    try:
+        probe = aliaser(emitter())
+    except Exception:  # noqa: B902 - any failure means another shape: leave botocore alone
+        return False
+    return probe.__dict__.get("_event_aliases") is aliases and isinstance(probe.__dict__.get("_alias_name_cache"), dict)
+
+
+def _sessions_shaped_as_expected(session: Any, hooks: Any, handlers: Any) -> bool:
+    """A session registers ``BUILTIN_HANDLERS`` in one method, into an emitter whose handlers are a trie botocore can copy."""
+    if not isinstance(getattr(handlers, "BUILTIN_HANDLERS", None), list) or not isinstance(getattr(hooks, "NodeList", None), type):
+        return False
+    if not isinstance(getattr(session, "Session", object).__dict__.get("_register_builtin_handlers"), types.FunctionType):
+        return False
+    try:
+        emitter = hooks.HierarchicalEmitter()
+        trie = emitter._handlers
+        fresh = _fresh(emitter)
+        copied = type(trie).__copy__(trie)
+    except Exception:  # noqa: B902 - another shape: leave botocore alone
+        return False
+    return fresh and type(copied) is type(trie) and copied._root is not trie._root
+
+
+def _fresh(emitter: Any) -> bool:
+    """Nothing registered on, or asked of, this emitter yet."""
+    return (
+        isinstance(emitter._lookup_cache, dict)
+        and not emitter._lookup_cache
+        and isinstance(emitter._unique_id_handlers, dict)
+        and not emitter._unique_id_handlers
+        and isinstance(emitter._handlers._root, dict)
+        and not emitter._handlers._root["children"]
+        and emitter._handlers._root["values"] is None
+    )
+
+
+def _copied_builtin_registrations(
+    register: Callable[[Any, Any], None], session_class: Any, hooks: Any, handlers: Any, aliases: Dict[str, str]
+) -> Callable[[Any, Any], None]:
+    """``Session._register_builtin_handlers``, copying the first session's result while the built-in handlers stay the same."""
+    made: Dict[str, Any] = {}  # "handlers": the BUILTIN_HANDLERS registered, "trie": what registering them made
+
+    def _register_builtin_handlers(self: Any, events: Any) -> None:
+        emitter: Any = getattr(events, "_emitter", None)
+        plain = (
+            type(self) is session_class  # a subclass may register its own way
+            and events is self.__dict__.get("_events")
+            and type(events) is hooks.EventAliaser
+            and type(emitter) is hooks.HierarchicalEmitter
+            and events._event_aliases == aliases
+            and not hooks.logger.isEnabledFor(logging.DEBUG)
+            and _fresh(emitter)
+        )
+        if not plain:
+            return register(self, events)
+        builtin = list(handlers.BUILTIN_HANDLERS)
+        if made.get("handlers") != builtin:
+            register(self, events)
+            trie = copy.copy(emitter._handlers)
+            made["handlers"], made["trie"], made["copy"] = builtin, trie, _quickest_copy(trie, hooks.NodeList)
+            return None
+        emitter._handlers = made["copy"](made["trie"])
+        return None
+
+    _register_builtin_handlers.__wrapped__ = register  # type: ignore[attr-defined]
+    return _register_builtin_handlers
+
+
+def _shared_aliases(alias: Callable[[Any, str], str], default_aliases: Dict[str, str], logger: logging.Logger) -> Callable[[Any, str], str]:
+    shared: Dict[str, str] = {}
+
+    def _alias_event_name(self: Any, event_name: str) -> str:
+        own = self._alias_name_cache
+        if event_name in own:
+            return own[event_name]
+        aliases = self._event_aliases
+        if aliases != default_aliases or logger.isEnabledFor(logging.DEBUG):
+            return alias(self, event_name)
+        name = shared.get(event_name)
+        if name is None:
+            name = shared[event_name] = alias(self, event_name)
+        else:
+            own[event_name] = name
+        return name
+
+    _alias_event_name.__wrapped__ = alias  # type: ignore[attr-defined]
+    return _alias_event_name
+
+
+def _quickest_copy(trie: Any, node_list: Any) -> Callable[[Any], Any]:
+    """``_copy_trie`` where it makes what botocore's own copy makes of ``trie``; else botocore's copy."""
+    try:
+        same = _copy_trie(trie, node_list).__dict__ == copy.copy(trie).__dict__
+    except Exception:  # noqa: B902 - another shape: botocore's own copy
+        same = False
+    return functools.partial(_copy_trie, node_list=node_list) if same else copy.copy
+
+
+def _copy_trie(trie: Any, node_list: Any) -> Any:
+    """A copy of a handler trie as ``_PrefixTrie.__copy__`` makes it (new nodes and lists, the same handlers), without its per-node dispatch."""
+    copied = object.__new__(type(trie))
+    copied.__dict__ = _copy_node(trie.__dict__, node_list)
+    return copied
+
+
+def _copy_node(node: Dict[str, Any], node_list: Any) -> Dict[str, Any]:
+    copied: Dict[str, Any] = {}
+    for key, value in node.items():
+        kind = type(value)
+        if kind is dict:
+            copied[key] = _copy_node(value, node_list)
+        elif kind is node_list:
+            copied[key] = node_list(*[handlers.copy() for handlers in value])
+        elif isinstance(value, (dict, node_list)):  # a subclass: botocore would copy it, this would not
+            raise TypeError(f"a {kind.__name__} in a handler trie")
+        else:
+            copied[key] = value
+    return copied
+
+
+def _plain_function(handler: Any) -> Optional[types.FunctionType]:
+    """The function whose code decides ``handler``'s parameters, when nothing else can (no ``__signature__``)."""
+    function = handler.__func__ if type(handler) is types.MethodType else handler
+    if type(function) is types.FunctionType and "__signature__" not in function.__dict__:
+        return function
+    return None
+
+
+def _per_code_object(accepts_kwargs: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    answers: Dict[types.CodeType, Any] = {}
+
+    def accepts_kwargs_once_per_code(handler: Any) -> Any:
+        function = _plain_function(handler)
+        if function is None:
+            return accepts_kwargs(handler)
+        code = function.__code__
+        if code in answers:
+            return answers[code]
+        answer = answers[code] = accepts_kwargs(handler)
+        return answer
+
+    accepts_kwargs_once_per_code.__wrapped__ = accepts_kwargs  # type: ignore[attr-defined]
+    return accepts_kwargs_once_per_code
