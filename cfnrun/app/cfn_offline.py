@@ -25,10 +25,16 @@ Always: the suite compares returned models with requested ones after the schema'
 JSONata; here the suite evaluates it as JSONata too (``contract/property_transform.py``), so a
 READ that returns the service's normal form is no false failure.
 
-Then ``cfn`` runs unchanged, in this process.
+Always, too: cfn-lint (and sympy, which it imports) loads only if cfn lints a module's fragments,
+never for ``cfn test``, which would otherwise spend about half of its start importing it
+(``_cfn_lint_when_used``).
+
+Then ``cfn`` runs unchanged, in this process, which ends as ``cfnrun`` does (``__main__._leave``: exit
+handlers run and output is flushed, but the modules are not freed one by one, ~1 s under load).
 """
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import time
@@ -126,10 +132,28 @@ def _examples_kept_in_local_state() -> None:
     set_hypothesis_home_dir(state_folder(Path.cwd()) / "hypothesis")
 
 
+LINT_PRINTER = "rpdk.core.fragment.lint_warning_printer"  # cfn's only importer of cfn-lint
+
+
+def _cfn_lint_when_used() -> None:
+    """cfn imports cfn-lint as it starts, to print lint warnings about a module's fragments; here it imports it when it prints them."""
+    if LINT_PRINTER in sys.modules:
+        return
+
+    def print_cfn_lint_warnings(fragment_dir: Any) -> Any:
+        sys.modules.pop(LINT_PRINTER, None)  # the stand-in: the module itself, with cfn-lint, from now on
+        return importlib.import_module(LINT_PRINTER).print_cfn_lint_warnings(fragment_dir)
+
+    stand_in = types.ModuleType(LINT_PRINTER, "cfn's lint_warning_printer, imported when first used")
+    stand_in.print_cfn_lint_warnings = print_cfn_lint_warnings  # type: ignore[attr-defined]
+    sys.modules[LINT_PRINTER] = stand_in
+
+
 def run_cfn(
     argv: List[str], sts_endpoint: Optional[str], virtual_clock: bool = False, project_targets: bool = False,
     exports: Optional[Dict[str, str]] = None,
 ) -> None:
+    _cfn_lint_when_used()  # before cfn's modules load
     from rpdk.core.cli import main as cfn_main
 
     _examples_kept_in_local_state()
@@ -187,4 +211,10 @@ def main(argv: List[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    from cfnrun.__main__ import _leave  # as cfnrun itself ends: without freeing pytest's, cfn's and boto3's modules one by one
+
+    try:
+        main(sys.argv[1:])
+    except SystemExit as exited:
+        _leave(exited.code)
+    _leave(0)
