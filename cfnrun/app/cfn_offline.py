@@ -1,6 +1,12 @@
 """Run cloudformation-cli's ``cfn``, optionally offline and on a virtual clock.
 
-``python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [--virtual-clock] [--project-targets] [cfn arguments...]``
+``python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [--virtual-clock] [--project-targets] [cfn arguments...]``,
+or ``python -m cfnrun.app.cfn_offline --arguments-from FD``:
+
+- ``--arguments-from FD``: all of the arguments below come later, as one JSON array on file
+  descriptor FD, and cfn's modules load meanwhile: ``cfnrun test`` starts this process before its
+  endpoint listens, whose address the arguments name. End of file instead: nothing runs, and the
+  process exits 0. Until the arguments come, Ctrl-C is the caller's to handle.
 
 - ``--sts-endpoint URL``: cloudformation-cli builds its STS clients with the fixed AWS
   address from ``rpdk.core.boto_helpers.get_service_endpoint``; this swaps that one
@@ -176,7 +182,7 @@ def run_cfn(
 
 USAGE = (
     "usage: python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [--virtual-clock] [--project-targets] "
-    "[--export NAME=VALUE ...] [cfn arguments...]"
+    "[--export NAME=VALUE ...] [cfn arguments...] | --arguments-from FD"
 )
 
 
@@ -189,7 +195,34 @@ def offline_credentials() -> None:
     os.environ["AWS_SESSION_TOKEN"] = PLACEHOLDER.sessionToken
 
 
+def arguments_later(fd: int) -> Optional[List[str]]:
+    """cfn's modules loaded, then the arguments read from ``fd`` (a JSON array); None at end of file."""
+    import json
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller stops this process by closing ``fd``
+    _cfn_lint_when_used()
+    import rpdk.core.cli  # noqa: F401 - loaded while the caller starts its endpoint
+
+    with os.fdopen(fd, "rb") as given:
+        text = given.read()
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if not text:
+        return None
+    arguments = json.loads(text)
+    if not isinstance(arguments, list) or not all(isinstance(argument, str) for argument in arguments):
+        sys.exit(USAGE)
+    return arguments
+
+
 def main(argv: List[str]) -> None:
+    if argv[:1] == ["--arguments-from"]:
+        if len(argv) != 2 or not argv[1].isdigit():
+            sys.exit(USAGE)
+        later = arguments_later(int(argv[1]))
+        if later is None:
+            return
+        argv = later
     sts_endpoint: Optional[str] = None
     virtual_clock = project_targets = False
     exports: Dict[str, str] = {}

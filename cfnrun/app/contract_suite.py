@@ -5,13 +5,11 @@ server's stand-in, and placeholder credentials stand in for real ones.
 """
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib.util
 import json
 import re
 import os
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Counter, Dict, List, Optional, Tuple
@@ -29,6 +27,7 @@ from cfnrun.ui.console import Console
 from cfnrun.app.contract_results import MAX_SUMMARY_LINES, RESULTS_FILE, failed_tests
 from cfnrun.app.serve import Sources, aws_calls_routed, start_server
 from cfnrun.app.serve_settings import ServeSettings
+from cfnrun.app.suite_process import SuiteProcess
 from cfnrun.stacks.store import StackError, StackStore
 from cfnrun.stacks.template.errors import TemplateError
 
@@ -110,6 +109,14 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
     if project.is_hook and not settings.use_aws:
         require_project_targets(project)
     log_path = state_folder(project.root) / settings.log_file
+    suite = await SuiteProcess.start(project.root, _environment(settings))  # it imports cfn while serve starts
+    try:
+        return await _run_suite(project, settings, log_path, suite)
+    finally:
+        await suite.abandon()  # unless it ran: it exits without running anything
+
+
+async def _run_suite(project: Project, settings: ContractSettings, log_path: Path, suite: SuiteProcess) -> int:
     with open(log_path, "w", encoding="utf-8") as log:
         console = Console(log, color=False)
         with aws_calls_routed(replace(settings.serve, port=0, sts_standin=not settings.use_aws), console) as serve:
@@ -123,7 +130,7 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
                 if problem is not None:
                     print(f"cfnrun test: {problem}", flush=True)
                     return 1
-                command = [sys.executable, "-m", "cfnrun.app.cfn_offline"]
+                command: List[str] = []  # cfn_offline's arguments
                 if not settings.use_aws:
                     command += ["--sts-endpoint", server.url]
                     if project.is_hook:
@@ -143,8 +150,7 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
                 print(f"cfnrun test: {project.type_name} against {server.url}; handler output in {log_path}", flush=True)
                 crash_log = project.root / CFN_LOG
                 logged_before = crash_log.stat().st_size if crash_log.exists() else 0
-                process = await asyncio.create_subprocess_exec(*command, cwd=str(project.root), env=_environment(settings))
-                status = await process.wait()
+                status = await suite.run(command)
                 if status != 0:
                     for line in cfn_crash(crash_log, logged_before):
                         print(line, flush=True)
