@@ -35,7 +35,7 @@ Always, too: cfn-lint (and sympy, which it imports) loads only if cfn lints a mo
 never for ``cfn test``, which would otherwise spend about half of its start importing it
 (``_cfn_lint_when_used``).
 
-Then ``cfn`` runs unchanged, in this process, which ends as ``cfnrun`` does (``__main__._leave``: exit
+Then ``cfn`` runs unchanged, in this process, which ends as ``cfnrun`` does (``app/process_end.py``: exit
 handlers run and output is flushed, but the modules are not freed one by one, ~1 s under load).
 """
 from __future__ import annotations
@@ -244,10 +244,10 @@ def main(argv: List[str]) -> None:
 
 
 if __name__ == "__main__":
-    from cfnrun.__main__ import _leave  # as cfnrun itself ends: without freeing pytest's, cfn's and boto3's modules one by one
+    from cfnrun.app.process_end import leave  # as cfnrun itself ends: without freeing pytest's, cfn's and boto3's modules one by one
 
     try:
         main(sys.argv[1:])
     except SystemExit as exited:
-        _leave(exited.code)
-    _leave(0)
+        leave(exited.code)
+    leave(0)
