@@ -8,13 +8,13 @@ from pathlib import Path
 from cfnrun.app.suite_process import SuiteProcess
 
 
-async def _started(cwd: Path) -> SuiteProcess:
-    return await SuiteProcess.start(cwd, dict(os.environ))
+def _started(cwd: Path) -> SuiteProcess:
+    return SuiteProcess.start(cwd, dict(os.environ))
 
 
 def test_the_arguments_sent_later_are_the_ones_cfn_runs(tmp_path: Path, capfd: "object") -> None:
     async def run() -> int:
-        suite = await _started(tmp_path)
+        suite = _started(tmp_path)
         try:
             return await suite.run(["--version"])
         finally:
@@ -27,7 +27,7 @@ def test_the_arguments_sent_later_are_the_ones_cfn_runs(tmp_path: Path, capfd: "
 
 def test_abandoned_it_runs_nothing_and_is_gone(tmp_path: Path, capfd: "object") -> None:
     async def abandon() -> "int | None":
-        suite = await _started(tmp_path)
+        suite = _started(tmp_path)
         await suite.abandon()
         return suite.process.returncode
 
