@@ -95,6 +95,18 @@ def test_invoke_reads_keys_in_the_environment_without_botocore(sample: Callable[
     assert "botocore" not in loaded
 
 
+def test_jsonschema_loads_for_a_schema_not_yet_found_usable_and_for_the_models_it_checks(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    # The schema's usability is checked once while it is unchanged (model/usable_schemas.py); the
+    # contract's shape validator compiles with the first model it checks (contract/shape.py).
+    note, env = sample("note"), {**no_aws_configuration(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    listed = ["invoke", "LIST", "--project", str(note), "--no-credentials"]
+    assert "jsonschema" in loaded_after(listed, env=env)  # checked: the first time this schema is seen
+    assert "jsonschema" not in loaded_after(listed, env=env)  # an empty store: no model to check
+    created = cfnrun("invoke", "CREATE", str(note / "requests" / "create.json"), "--project", str(note), "--no-credentials", env=env)
+    assert created.returncode == 0, created.stdout + created.stderr
+    assert "jsonschema" in loaded_after(listed, env=env)  # the note LIST returns is checked against the schema
+
+
 def test_a_one_shot_invoke_read_exactly_runs_without_the_command_line_library(sample: Callable[[str], Path], tmp_path: Path) -> None:
     # Through cfnrun/__main__.py, as the console script runs it; whether typer was ever imported, said at exit.
     script = (

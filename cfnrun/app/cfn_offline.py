@@ -1,6 +1,12 @@
 """Run cloudformation-cli's ``cfn``, optionally offline and on a virtual clock.
 
-``python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [--virtual-clock] [--project-targets] [cfn arguments...]``
+``python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [--virtual-clock] [--project-targets] [cfn arguments...]``,
+or ``python -m cfnrun.app.cfn_offline --arguments-from FD``:
+
+- ``--arguments-from FD``: all of the arguments below come later, as one JSON array on file
+  descriptor FD, and cfn's modules load meanwhile: ``cfnrun test`` starts this process before its
+  endpoint listens, whose address the arguments name. End of file instead: nothing runs, and the
+  process exits 0. Until the arguments come, Ctrl-C is the caller's to handle.
 
 - ``--sts-endpoint URL``: cloudformation-cli builds its STS clients with the fixed AWS
   address from ``rpdk.core.boto_helpers.get_service_endpoint``; this swaps that one
@@ -25,10 +31,16 @@ Always: the suite compares returned models with requested ones after the schema'
 JSONata; here the suite evaluates it as JSONata too (``contract/property_transform.py``), so a
 READ that returns the service's normal form is no false failure.
 
-Then ``cfn`` runs unchanged, in this process.
+Always, too: cfn-lint (and sympy, which it imports) loads only if cfn lints a module's fragments,
+never for ``cfn test``, which would otherwise spend about half of its start importing it
+(``_cfn_lint_when_used``).
+
+Then ``cfn`` runs unchanged, in this process, which ends as ``cfnrun`` does (``app/process_end.py``: exit
+handlers run and output is flushed, but the modules are not freed one by one, ~1 s under load).
 """
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import time
@@ -126,10 +138,28 @@ def _examples_kept_in_local_state() -> None:
     set_hypothesis_home_dir(state_folder(Path.cwd()) / "hypothesis")
 
 
+LINT_PRINTER = "rpdk.core.fragment.lint_warning_printer"  # cfn's only importer of cfn-lint
+
+
+def _cfn_lint_when_used() -> None:
+    """cfn imports cfn-lint as it starts, to print lint warnings about a module's fragments; here it imports it when it prints them."""
+    if LINT_PRINTER in sys.modules:
+        return
+
+    def print_cfn_lint_warnings(fragment_dir: Any) -> Any:
+        sys.modules.pop(LINT_PRINTER, None)  # the stand-in: the module itself, with cfn-lint, from now on
+        return importlib.import_module(LINT_PRINTER).print_cfn_lint_warnings(fragment_dir)
+
+    stand_in = types.ModuleType(LINT_PRINTER, "cfn's lint_warning_printer, imported when first used")
+    stand_in.print_cfn_lint_warnings = print_cfn_lint_warnings  # type: ignore[attr-defined]
+    sys.modules[LINT_PRINTER] = stand_in
+
+
 def run_cfn(
     argv: List[str], sts_endpoint: Optional[str], virtual_clock: bool = False, project_targets: bool = False,
     exports: Optional[Dict[str, str]] = None,
 ) -> None:
+    _cfn_lint_when_used()  # before cfn's modules load
     from rpdk.core.cli import main as cfn_main
 
     _examples_kept_in_local_state()
@@ -152,7 +182,7 @@ def run_cfn(
 
 USAGE = (
     "usage: python -m cfnrun.app.cfn_offline [--sts-endpoint URL] [--virtual-clock] [--project-targets] "
-    "[--export NAME=VALUE ...] [cfn arguments...]"
+    "[--export NAME=VALUE ...] [cfn arguments...] | --arguments-from FD"
 )
 
 
@@ -165,7 +195,34 @@ def offline_credentials() -> None:
     os.environ["AWS_SESSION_TOKEN"] = PLACEHOLDER.sessionToken
 
 
+def arguments_later(fd: int) -> Optional[List[str]]:
+    """cfn's modules loaded, then the arguments read from ``fd`` (a JSON array); None at end of file."""
+    import json
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller stops this process by closing ``fd``
+    _cfn_lint_when_used()
+    import rpdk.core.cli  # noqa: F401 - loaded while the caller starts its endpoint
+
+    with os.fdopen(fd, "rb") as given:
+        text = given.read()
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if not text:
+        return None
+    arguments = json.loads(text)
+    if not isinstance(arguments, list) or not all(isinstance(argument, str) for argument in arguments):
+        sys.exit(USAGE)
+    return arguments
+
+
 def main(argv: List[str]) -> None:
+    if argv[:1] == ["--arguments-from"]:
+        if len(argv) != 2 or not argv[1].isdigit():
+            sys.exit(USAGE)
+        later = arguments_later(int(argv[1]))
+        if later is None:
+            return
+        argv = later
     sts_endpoint: Optional[str] = None
     virtual_clock = project_targets = False
     exports: Dict[str, str] = {}
@@ -187,4 +244,10 @@ def main(argv: List[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    from cfnrun.app.process_end import leave  # as cfnrun itself ends: without freeing pytest's, cfn's and boto3's modules one by one
+
+    try:
+        main(sys.argv[1:])
+    except SystemExit as exited:
+        leave(exited.code)
+    leave(0)

@@ -5,16 +5,12 @@ server's stand-in, and placeholder credentials stand in for real ones.
 """
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import importlib.util
 import json
 import re
-import os
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Counter, Dict, List, Optional, Tuple
+from typing import Counter, List, Optional, Tuple
 
 from cfnrun.contract.checker import ContractMode
 from cfnrun.invoker.operation import UNHASHABLE_SET_HINT
@@ -22,13 +18,13 @@ from cfnrun.model.endings import PAGINATION_LOOP_HINT
 from cfnrun.model.failure_cause import failure_cause
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.local_state import state_folder
-from cfnrun.invoker.credentials import PLACEHOLDER
 from cfnrun.model.hook_targets import TARGET_SCHEMAS_FOLDER, undescribed_targets
 from cfnrun.model.project import Project
 from cfnrun.ui.console import Console
 from cfnrun.app.contract_results import MAX_SUMMARY_LINES, RESULTS_FILE, failed_tests
 from cfnrun.app.serve import Sources, aws_calls_routed, start_server
 from cfnrun.app.serve_settings import ServeSettings
+from cfnrun.app.suite_process import SuiteProcess
 from cfnrun.stacks.store import StackError, StackStore
 from cfnrun.stacks.template.errors import TemplateError
 
@@ -47,12 +43,6 @@ class ContractSettings:
     cloudformation_endpoint: Optional[str] = None  # where the suite resolves {{Export}} inputs (default: the AWS endpoint)
     exports: Tuple[Tuple[str, str], ...] = ()  # --export: {{Export}} values resolved here, no ListExports call
     stacks: Tuple[Path, ...] = ()  # --stack: templates created as local stacks first; the suite's ListExports reads theirs
-
-
-def require_cloudformation_cli() -> None:
-    for module, package in (("rpdk.core", "cloudformation-cli"), ("rpdk.python", "cloudformation-cli-python-plugin")):
-        if importlib.util.find_spec(module.split(".")[0]) is None or importlib.util.find_spec(module) is None:
-            raise CfnrunError(f"cfnrun test runs cloudformation-cli's suite: pip install 'cfnrun[contract]' (missing {package})")
 
 
 def require_known_language(project: Project) -> None:
@@ -87,29 +77,19 @@ def require_project_targets(project: Project) -> None:
         )
 
 
-def _environment(settings: ContractSettings) -> Dict[str, str]:
-    env = dict(os.environ)
-    env["AWS_DEFAULT_REGION"] = env["AWS_REGION"] = settings.serve.runtime.region
-    if not settings.use_aws:
-        for key in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
-            env.pop(key, None)
-        env.update(
-            {
-                "AWS_ACCESS_KEY_ID": PLACEHOLDER.accessKeyId,
-                "AWS_SECRET_ACCESS_KEY": PLACEHOLDER.secretAccessKey,
-                "AWS_SESSION_TOKEN": PLACEHOLDER.sessionToken,
-            }
-        )
-    return env
+async def run_contract_tests(project: Project, settings: ContractSettings, suite: SuiteProcess) -> int:
+    """Start the endpoint, run ``cfn test`` against it in ``suite`` (started, importing cfn), stop; cfn test's exit status."""
+    try:
+        require_known_language(project)
+        if project.is_hook and not settings.use_aws:
+            require_project_targets(project)
+        log_path = state_folder(project.root) / settings.log_file
+        return await _run_suite(project, settings, log_path, suite)
+    finally:
+        await suite.abandon()  # unless it ran: it exits without running anything
 
 
-async def run_contract_tests(project: Project, settings: ContractSettings) -> int:
-    """Start the endpoint, run ``cfn test`` against it, stop; cfn test's exit status."""
-    require_cloudformation_cli()
-    require_known_language(project)
-    if project.is_hook and not settings.use_aws:
-        require_project_targets(project)
-    log_path = state_folder(project.root) / settings.log_file
+async def _run_suite(project: Project, settings: ContractSettings, log_path: Path, suite: SuiteProcess) -> int:
     with open(log_path, "w", encoding="utf-8") as log:
         console = Console(log, color=False)
         with aws_calls_routed(replace(settings.serve, port=0, sts_standin=not settings.use_aws), console) as serve:
@@ -123,7 +103,7 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
                 if problem is not None:
                     print(f"cfnrun test: {problem}", flush=True)
                     return 1
-                command = [sys.executable, "-m", "cfnrun.app.cfn_offline"]
+                command: List[str] = []  # cfn_offline's arguments
                 if not settings.use_aws:
                     command += ["--sts-endpoint", server.url]
                     if project.is_hook:
@@ -143,8 +123,7 @@ async def run_contract_tests(project: Project, settings: ContractSettings) -> in
                 print(f"cfnrun test: {project.type_name} against {server.url}; handler output in {log_path}", flush=True)
                 crash_log = project.root / CFN_LOG
                 logged_before = crash_log.stat().st_size if crash_log.exists() else 0
-                process = await asyncio.create_subprocess_exec(*command, cwd=str(project.root), env=_environment(settings))
-                status = await process.wait()
+                status = await suite.run(command)
                 if status != 0:
                     for line in cfn_crash(crash_log, logged_before):
                         print(line, flush=True)

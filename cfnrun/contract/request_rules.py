@@ -7,7 +7,6 @@ from cfnrun.contract import violations as rules
 from cfnrun.contract.violations import Violation
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
-from cfnrun.model.schema_validator import SchemaValidator
 
 
 def check_request(
@@ -50,6 +49,8 @@ def _check(action: Action, schema: ResourceSchema, desired: Dict[str, Any], prev
 
 def schema_problems(schema: ResourceSchema, document: Dict[str, Any], rule: rules.Rule, at: str, subject: str = "the request") -> List[Violation]:
     """``document`` against the whole schema; each problem a violation of ``rule`` pointing under ``at``."""
+    from cfnrun.model.schema_validator import SchemaValidator  # jsonschema: only for the requests it validates
+
     full = {key: value for key, value in schema.document.items() if key not in ("$schema", "$id")}
     return [
         Violation(

@@ -12,10 +12,12 @@ import copy
 import hashlib
 import json
 from collections import OrderedDict
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 
 from cfnrun.model.schema import ResourceSchema
-from cfnrun.model.schema_validator import SchemaValidator
+
+if TYPE_CHECKING:
+    from cfnrun.model.schema_validator import SchemaValidator
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 Problems = List[Tuple[str, str]]
@@ -52,15 +54,23 @@ class ShapeValidator:
 
     def __init__(self, schema: ResourceSchema) -> None:
         self.schema = schema
-        document = copy.deepcopy(schema.document)
-        view: Dict[str, Any] = {
-            key: _contract_view(document.get(key)) for key in ("properties", "definitions", "patternProperties") if key in document
-        }
-        view["type"] = "object"
-        if "additionalProperties" in document:
-            view["additionalProperties"] = document["additionalProperties"]
-        self._validator = SchemaValidator(view)  # patterns as ECMAScript reads them (model/patterns.py)
+        self._built: Optional["SchemaValidator"] = None  # compiled with the first model checked (jsonschema loads then)
         self._verdicts: "OrderedDict[bytes, Problems]" = OrderedDict()
+
+    @property
+    def _validator(self) -> "SchemaValidator":
+        if self._built is None:
+            from cfnrun.model.schema_validator import SchemaValidator  # jsonschema: only once a model is checked
+
+            document = copy.deepcopy(self.schema.document)
+            view: Dict[str, Any] = {
+                key: _contract_view(document.get(key)) for key in ("properties", "definitions", "patternProperties") if key in document
+            }
+            view["type"] = "object"
+            if "additionalProperties" in document:
+                view["additionalProperties"] = document["additionalProperties"]
+            self._built = SchemaValidator(view)  # patterns as ECMAScript reads them (model/patterns.py)
+        return self._built
 
     def problems(self, model: Dict[str, Any]) -> Problems:
         """(JSON pointer into the model, what is wrong) for every property out of shape."""

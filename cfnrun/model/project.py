@@ -157,7 +157,9 @@ def load_project(
             schema_path, f"typeName {schema.type_name} does not match {config['typeName']} in {RPDK_CONFIG}"
         )
     if usable_schema:
-        schema.require_usable()
+        from cfnrun.model.usable_schemas import require_usable  # the early start's guess loads no more than it needs
+
+        require_usable(schema)  # once per unchanged schema
     template_path = next((root / name for name in TEMPLATE_NAMES if (root / name).is_file()), None)
     functions = read_template(template_path) if template_path else _default_functions(config)
     code_dir = root / "src" if (root / "src").is_dir() else root
@@ -177,7 +179,9 @@ def handler_project(handler: str, schema_path: Path, code_dir: Path) -> Project:
     if "." not in handler:
         raise ProjectError(None, f"--handler '{handler}' must be MODULE.ATTRIBUTE, e.g. my_pkg.handlers.resource")
     schema = ResourceSchema.load(schema_path.resolve())
-    schema.require_usable()
+    from cfnrun.model.usable_schemas import require_usable
+
+    require_usable(schema)
     code_dir = code_dir.resolve()
     if not code_dir.is_dir():
         raise ProjectError(code_dir, "code folder not found")

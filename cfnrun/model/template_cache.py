@@ -43,12 +43,12 @@ def cached_functions(path: Path) -> Dict[str, FunctionSpec]:
     return functions
 
 
-def cache_folder() -> Optional[Path]:
-    """Where entries live; None when there is no absolute place for them (no usable home folder)."""
+def cache_folder(kind: str = "templates") -> Optional[Path]:
+    """Where entries of ``kind`` live; None when there is no absolute place for them (no usable home folder)."""
     base = os.environ.get(CACHE_ENV, "")
     if not os.path.isabs(base):  # unset, empty or relative: the XDG rule is to ignore it
         base = os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "cfnrun" / "templates" if os.path.isabs(base) else None
+    return Path(base) / "cfnrun" / kind if os.path.isabs(base) else None
 
 
 def _stamp(path: Path) -> List[int]:

@@ -4,17 +4,21 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cfnrun.app.commands.common import echo, project_dir, usage_error
-from cfnrun.app.contract_suite import ContractSettings, run_contract_tests
 from cfnrun.app.early_start import EarlyStart
 from cfnrun.app.options import derived
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
 from cfnrun.app.serve_settings import ServeSettings
 from cfnrun.app.settings.serve import ContractTestOptions
+from cfnrun.app.suite_process import SuiteProcess, require_cloudformation_cli, suite_environment
 from cfnrun.invoker.region import local_region
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.project import load_project
+
+if TYPE_CHECKING:
+    from cfnrun.app.contract_suite import ContractSettings
 
 
 def run(options: ContractTestOptions, early: EarlyStart) -> int:
@@ -26,13 +30,25 @@ def run(options: ContractTestOptions, early: EarlyStart) -> int:
         mismatch = runtime_mismatch(loaded, interpreter_version(options.python))
         if mismatch:
             echo(f"cfnrun: note: {mismatch}", err=True)
-        settings = contract_settings(options, options.region or local_region())
-        return asyncio.run(run_contract_tests(loaded, settings))
+        region = options.region or local_region()
+        require_cloudformation_cli()
+        suite = SuiteProcess.start(loaded.root, suite_environment(region, options.use_aws))  # cfn loads while serve does
     except CfnrunError as error:
         return usage_error(str(error))
+    try:
+        from cfnrun.app.contract_suite import run_contract_tests  # serve and the suite's driver
+
+        return asyncio.run(run_contract_tests(loaded, contract_settings(options, region), suite))
+    except CfnrunError as error:
+        return usage_error(str(error))
+    finally:
+        suite.close()  # unless it ran: it exits without running anything
+        suite.process.wait()
 
 
-def contract_settings(options: ContractTestOptions, region: str) -> ContractSettings:
+def contract_settings(options: ContractTestOptions, region: str) -> "ContractSettings":
     """What the suite and its serve run with, in ``region``: each field from the option (or property) of its name."""
+    from cfnrun.app.contract_suite import ContractSettings
+
     serve = derived(ServeSettings, options, runtime=options.runtime(region))
     return derived(ContractSettings, options, serve=serve, stacks=tuple(path.resolve() for path in options.stacks))
