@@ -32,6 +32,9 @@ class _Ticker:
         self._timer: Optional[asyncio.TimerHandle] = None
 
     def add(self, call: "RunningCall") -> None:
+        if not self._calls and self._timer is not None:  # alone: ticked on its own second, as the call before it was
+            self._timer.cancel()
+            self._timer = None
         self._calls[call] = None
         if self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(RUNNING_TICK_S, self._tick)
