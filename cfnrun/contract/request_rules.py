@@ -1,7 +1,8 @@
 """Rules over a request before it is sent: what a handler may assume about its input."""
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, List, Optional
+from collections import OrderedDict
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cfnrun.contract import violations as rules
 from cfnrun.contract.violations import Violation
@@ -49,14 +50,34 @@ def _check(action: Action, schema: ResourceSchema, desired: Dict[str, Any], prev
 
 def schema_problems(schema: ResourceSchema, document: Dict[str, Any], rule: rules.Rule, at: str, subject: str = "the request") -> List[Violation]:
     """``document`` against the whole schema; each problem a violation of ``rule`` pointing under ``at``."""
-    from cfnrun.model.schema_validator import SchemaValidator  # jsonschema: only for the requests it validates
-
-    full = {key: value for key, value in schema.document.items() if key not in ("$schema", "$id")}
     return [
         Violation(
             rule,
             f"{subject} is not valid against the schema ({error.validator}): {error.message}",
             at + "".join(f"/{part}" for part in error.absolute_path),
         )
-        for error in SchemaValidator(full).iter_errors(document)
+        for error in _validator(schema.document).iter_errors(document)
     ]
+
+
+_COMPILED_LIMIT = 64
+# id(schema document) -> (that document, its validator). The entry holds the document, so its id is not
+# reused while cached; a reloaded schema is a new document (a new id) and is compiled afresh.
+_compiled: "OrderedDict[int, Tuple[Dict[str, Any], Any]]" = OrderedDict()
+
+
+def _validator(schema_document: Dict[str, Any]) -> Any:
+    """The validator for a schema document, compiled once per document rather than once per check."""
+    key = id(schema_document)
+    entry = _compiled.get(key)
+    if entry is not None and entry[0] is schema_document:
+        _compiled.move_to_end(key)
+        return entry[1]
+    from cfnrun.model.schema_validator import SchemaValidator  # jsonschema: only for the requests it validates
+
+    full = {key: value for key, value in schema_document.items() if key not in ("$schema", "$id")}
+    validator = SchemaValidator(full)
+    _compiled[key] = (schema_document, validator)
+    if len(_compiled) > _COMPILED_LIMIT:
+        _compiled.popitem(last=False)
+    return validator
