@@ -6,6 +6,7 @@ from typing import Any, Dict, List
 import pytest
 
 from cfnrun.contract import request_rules
+from cfnrun.model import schema_validator
 from cfnrun.contract import violations as rules
 from cfnrun.model.schema import ResourceSchema
 
@@ -23,13 +24,13 @@ def _schema(max_length: int) -> Dict[str, Any]:
 def compiled(monkeypatch: pytest.MonkeyPatch) -> List[Dict[str, Any]]:
     """Each schema a SchemaValidator is built for, in order."""
     built: List[Dict[str, Any]] = []
-    real = request_rules.SchemaValidator
+    real = schema_validator.SchemaValidator
 
     def counting(schema: Dict[str, Any], *args: Any, **kwargs: Any) -> Any:
         built.append(schema)
         return real(schema, *args, **kwargs)
 
-    monkeypatch.setattr(request_rules, "SchemaValidator", counting)
+    monkeypatch.setattr(schema_validator, "SchemaValidator", counting)  # request_rules imports it when it compiles
     return built
 
 
