@@ -16,7 +16,6 @@ Under valgrind a start takes ~30-50 times as long; the counts do not depend on i
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
