@@ -4,13 +4,35 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Any, Optional, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Optional, Sequence, TextIO
 
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.ui.escape import printable
 from cfnrun.ui.paint import paint, wants_color
 from cfnrun.ui.faults import fault_line
 from cfnrun.ui.frames import without_cfnrun_frames
+
+if TYPE_CHECKING:
+    import asyncio
+
+def _is_terminal(out: TextIO) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):  # a closed stream, a stand-in without isatty
+        return False
+
+
+def _running_loop() -> Optional["asyncio.AbstractEventLoop"]:
+    """This thread's running event loop; None where asyncio was never imported (``cfnrun invoke`` does not load it)."""
+    asyncio_module = sys.modules.get("asyncio")
+    if asyncio_module is None:
+        return None
+    try:
+        loop: "asyncio.AbstractEventLoop" = asyncio_module.get_running_loop()
+    except RuntimeError:
+        return None
+    return loop
+
 
 def call_status(outcome: InvocationOutcome) -> str:
     """SUCCESS / IN_PROGRESS / FAILED <code> for a ProgressEvent (or a hook's HookProgressEvent), else what happened."""
@@ -35,6 +57,9 @@ class Console:
         self.out = out or sys.stdout
         self.color = wants_color(self.out, color)
         self._lock = threading.Lock()
+        self._interactive = _is_terminal(self.out)
+        self._flush_due = False
+        self._flush_loop: Optional["asyncio.AbstractEventLoop"] = None
 
     def _paint(self, style: str, text: str) -> str:
         return paint(style, text, self.color)
@@ -42,6 +67,23 @@ class Console:
     def _write(self, text: str) -> None:
         with self._lock:
             self.out.write(text if text.endswith("\n") else text + "\n")
+            if not self._flush_at_end_of_turn():
+                self.out.flush()
+
+    def _flush_at_end_of_turn(self) -> bool:
+        """To a pipe or file, the lines written in one turn of this thread's event loop go out as one write, just
+        after it (a flush is due already, or is now); a terminal, or a thread without a running loop, flushes each line."""
+        loop = None if self._interactive else _running_loop()
+        if loop is None:
+            return False
+        if not (self._flush_due and loop is self._flush_loop):  # a loop that closed before its flush ran left no flush due
+            loop.call_soon(self._flush)
+            self._flush_due, self._flush_loop = True, loop
+        return True
+
+    def _flush(self) -> None:
+        with self._lock:
+            self._flush_due = False
             self.out.flush()
 
     def info(self, message: str) -> None:
