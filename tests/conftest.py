@@ -81,6 +81,12 @@ def waiters_poll_fast(tmp_path_factory: pytest.TempPathFactory) -> Any:
     else:
         os.environ["AWS_DATA_PATH"] = saved
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """README's ``-n auto``: one pytest worker more than the cores, since each test spends part of its time
+    waiting on the processes it started (a worker whose test waits would otherwise leave its core idle)."""
+    return (os.cpu_count() or 1) + 1
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Tests send SIGINT to cfnrun as Ctrl-C would. A shell that started this run in the background made
     SIGINT ignored here, and processes inherit that; a handler of our own is reset to the default in them."""
