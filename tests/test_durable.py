@@ -30,8 +30,9 @@ HOLD = """
 def _hold(record):  # (a test's patch) the first CREATE call stays running once its cluster is in the store, until serve is killed
     marker = os.environ.get("HOLD_FIRST_CREATE")
     if marker and not os.path.exists(marker):
-        with open(marker, "w") as out:
+        with open(marker + ".part", "w") as out:  # renamed whole: the test waits for the name, then reads the id
             out.write(record["ClusterId"])
+        os.replace(marker + ".part", marker)
         import time
         time.sleep(3600)
 """
