@@ -12,6 +12,9 @@ if TYPE_CHECKING:  # kept light: the command line reads the defaults below befor
 
 DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT_ID = "123456789012"
+# The variables ``lambda_environment`` sets from the function itself rather than from its code folder and settings:
+# two functions of one code folder differ only in these (unless their template Environment differs too).
+FUNCTION_VARIABLES = ("AWS_LAMBDA_FUNCTION_NAME", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "AWS_LAMBDA_LOG_GROUP_NAME", "_HANDLER")
 
 
 def lambda_environment(

@@ -24,6 +24,7 @@ from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.process import WorkerInitError, WorkerProcess
 from cfnrun.runtime.spec import WorkerSpec
 from cfnrun.runtime.standby import WorkerSource
+from cfnrun.runtime.zygote_share import ZygoteShare
 
 
 class FunctionPool:
@@ -35,9 +36,13 @@ class FunctionPool:
         first: Optional[WorkerProcess] = None,
         dependencies: Optional[List[str]] = None,
         on_note: Optional[Callable[[str], None]] = None,
+        zygotes: Optional[ZygoteShare] = None,
     ) -> None:
         """``dependencies``, when known up front, are imported ahead of need at once: then even the first worker
-        is a fork of the zygote. Otherwise they are learned from the first worker that loads."""
+        is a fork of the zygote. Otherwise they are learned from the first worker that loads.
+
+        ``zygotes``: the zygotes shared with the other pools of a registry (``zygote_share.py``); None for one of
+        the pool's own."""
         if size < 1:
             raise ValueError("a pool needs at least one worker")
         if first is not None and first.spec != spec:
@@ -54,7 +59,7 @@ class FunctionPool:
         self._queued = 0  # callers waiting in _acquire
         self._changed = asyncio.Condition()
         self._background: Set["asyncio.Task[Any]"] = set()
-        self._source = WorkerSource(spec, standby, on_note)
+        self._source = WorkerSource(spec, standby, on_note, zygotes)
         self._dependencies: List[str] = list(dependencies or [])
         self._loaded = dependencies is not None  # _dependencies is what the provider imports
         self._closed = False

@@ -164,7 +164,7 @@ class WorkerProcess:
         """A worker forked from ``zygote`` (dependencies imported); like ``spawn``, it loads nothing yet."""
 
         async def start(ends: SandboxEnds) -> ProcessHandle:
-            return await zygote.fork(ends.worker_end.fileno(), ends.log_write, ends.lifeline_read, ends.marker)
+            return await zygote.fork(ends.worker_end.fileno(), ends.log_write, ends.lifeline_read, ends.marker, spec.env)
 
         return await cls._started(spec, start)
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Generic, List, Optional, TypeVar
+from typing import Any, Callable, Dict, Generic, List, Optional, Tuple, TypeVar
 
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError, WorkerProcess
 from cfnrun.runtime.spec import RuntimeSettings, WorkerSpec, worker_spec
+from cfnrun.runtime.zygote_share import ZygoteShare
 from cfnrun.model.template import FunctionSource, FunctionSpec
 
 # Hands over a worker already started for a spec (``app/early_start.py``), or None.
@@ -27,6 +28,7 @@ class FunctionRegistry(Generic[S]):
         self._warming: Dict[str, "asyncio.Task[Optional[WorkerInitError]]"] = {}
         self._asked: Dict[str, "asyncio.Future[Optional[asyncio.Future[None]]]"] = {}  # functions waiting for their turn to warm
         self._spares = False  # settings.standby takes effect at keep_spares_when_warm(): start-up first
+        self._zygotes = ZygoteShare()  # one zygote for the functions of one code folder (zygote_share.py)
         self._spares_task: Optional["asyncio.Task[None]"] = None
 
     def keep_spares_when_warm(self) -> None:
@@ -73,7 +75,7 @@ class FunctionRegistry(Generic[S]):
         workers = 1 if self.settings.debug_port is not None else self.settings.workers
         spec = worker_spec(self.project, function, self.settings)
         first = adopt(spec) if adopt is not None else None
-        return FunctionPool(spec, workers, standby=self._spares, first=first, on_note=self._on_note)
+        return FunctionPool(spec, workers, standby=self._spares, first=first, on_note=self._on_note, zygotes=self._zygotes)
 
     async def reload(self, project: Optional[S] = None) -> Dict[str, Optional[WorkerInitError]]:
         """Move every function to the code on disk, and to ``project``'s functions if given.
@@ -118,19 +120,25 @@ class FunctionRegistry(Generic[S]):
         them as well as with the server's own start-up. A call for one of the others before
         then starts its worker at once (``pool`` below), and waits for that one.
 
+        With standby on, once the first function is warm its zygote starts (rather than once
+        every function is) where another function shares it (same code folder, ``zygote_share.py``):
+        that one's first worker is then a fork of it, instead of a fresh process importing the
+        provider's dependencies a second time alongside the zygote.
+
         ``adopt`` may hand over the first function's worker, started before the event loop was
         (``app/early_start.py``): that one is its first worker then.
         """
-        first: "Optional[asyncio.Task[Optional[WorkerInitError]]]" = None
+        first: "Optional[Tuple[asyncio.Task[Optional[WorkerInitError]], FunctionPool]]" = None
         for name, function in self.project.functions.items():
             if first is None and adopt is not None and name not in self._pools:
                 self._pools[name] = self._new_pool(function, adopt)
             pool = self.pool(function)
             if first is None:
-                self._warming[name] = first = asyncio.ensure_future(_warmed(pool.start_warming()))
+                self._warming[name] = warming = asyncio.ensure_future(_warmed(pool.start_warming()))
+                first = (warming, pool)
             else:
                 self._asked[name] = asyncio.get_running_loop().create_future()  # set by ``pool`` for a call
-                self._warming[name] = asyncio.ensure_future(self._warm_after(name, pool, first, self._asked[name]))
+                self._warming[name] = asyncio.ensure_future(self._warm_after(name, pool, *first, self._asked[name]))
         return dict(self._warming)
 
     async def _warm_after(
@@ -138,6 +146,7 @@ class FunctionRegistry(Generic[S]):
         name: str,
         pool: FunctionPool,
         first: "asyncio.Future[Optional[WorkerInitError]]",
+        first_pool: FunctionPool,
         asked: "asyncio.Future[Optional[asyncio.Future[None]]]",
     ) -> Optional[WorkerInitError]:
         try:
@@ -145,7 +154,11 @@ class FunctionRegistry(Generic[S]):
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         finally:
             self._asked.pop(name, None)
-        return await _warmed(asked.result() if asked.done() else pool.start_warming())
+        if asked.done():
+            return await _warmed(asked.result())
+        if self.settings.standby and self._zygotes.shared(first_pool.spec, pool.spec):
+            first_pool.keep_spare()  # its zygote starts now (once), and this worker is a fork of it
+        return await _warmed(pool.start_warming())
 
     async def close(self) -> None:
         # A worker still importing belongs to no pool yet: cancelling its start tears it down.

@@ -11,6 +11,12 @@ group, its own channel, log pipe and lifeline (passed to the zygote with SCM_RIG
 ``CFNRUN_SANDBOX`` marker, and a parent-death signal. Its parent is the zygote, so its exit
 status reaches cfnrun as a message from the zygote (``ForkedProcess``).
 
+One zygote can serve several functions (``zygote_share.py``): those whose environments differ
+only in the variables that name the function (``FUNCTION_VARIABLES``). It starts with the
+environment of the function that needed it first, each of those variables padded to
+``VARIABLE_ROOM`` bytes; each fork is sent its own function's values, which it takes before it
+loads (``worker/fork_server.py`` says what /proc/PID/environ then shows).
+
 Forking is unsafe where the zygote's process has more than one thread after importing the
 dependencies (a lock held by another thread stays locked in the child), on macOS, and with a
 debugger listening; there ``ForkUnavailable`` says why and the pool starts fresh processes.
@@ -23,12 +29,15 @@ import json
 import os
 import socket
 import sys
-from typing import Dict, List, Optional
+from typing import Dict, List, Mapping, Optional, Sequence
 
 from cfnrun.runtime import spec as specs
 from cfnrun.runtime.sandbox import MARKER, kill_group, kill_marked, new_marker
 
 _PACKET = 65536
+# The bytes each variable that names the function has in a zygote's environment block: a fork's own value,
+# written there in place, must fit (Lambda's function names are at most 64 characters, its log groups 512).
+VARIABLE_ROOM = 600
 
 
 class ForkUnavailable(Exception):
@@ -74,16 +83,31 @@ class Zygote:
         self._forking = asyncio.Lock()
         self._closing = False
         self._reader = asyncio.ensure_future(self._read())
+        self.rooms: Dict[str, int] = {}  # the function variables a fork may carry its own values of, and their bytes
 
     @property
     def pid(self) -> int:
         return self._process.pid
 
     @classmethod
-    async def start(cls, python: str, code_dir: str, cwd: str, env: Dict[str, str], modules: List[str], timeout_s: float) -> "Zygote":
-        """Start a zygote and import ``modules`` in it; ForkUnavailable when it cannot fork safely."""
+    async def start(
+        cls,
+        python: str,
+        code_dir: str,
+        cwd: str,
+        env: Mapping[str, str],
+        modules: List[str],
+        timeout_s: float,
+        function_variables: Sequence[str] = (),
+    ) -> "Zygote":
+        """Start a zygote and import ``modules`` in it; ForkUnavailable when it cannot fork safely.
+
+        ``function_variables``: those of ``env`` that each fork may replace with its own value (``fork``).
+        """
         parent_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         marker = new_marker()
+        lengths = {name: len(os.fsencode(env[name])) for name in function_variables if name in env}
+        padded = {name: env[name] + " " * (VARIABLE_ROOM - length) for name, length in lengths.items()}
         try:
             process = await asyncio.create_subprocess_exec(
                 *specs.worker_launch(python), "--code-dir", code_dir, "--zygote",
@@ -91,7 +115,7 @@ class Zygote:
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.DEVNULL,
                 cwd=cwd,
-                env={**env, MARKER: marker},
+                env={**env, **padded, MARKER: marker},
                 start_new_session=True,
             )
         except BaseException:
@@ -101,8 +125,9 @@ class Zygote:
             zygote_end.close()
         parent_end.setblocking(False)
         zygote = cls(process, parent_end, marker)
+        zygote.rooms = {name: max(length, VARIABLE_ROOM) for name, length in lengths.items()}
         try:
-            zygote._send({"type": "preload", "modules": modules})
+            zygote._send({"type": "preload", "modules": modules, "variables": lengths})
             reply = await asyncio.wait_for(zygote._replies.get(), timeout_s)
         except BaseException:
             await zygote.close()
@@ -120,14 +145,22 @@ class Zygote:
     def alive(self) -> bool:
         return self._process.returncode is None and not self._closing
 
-    async def fork(self, channel: int, log_write: int, lifeline_read: int, marker: str) -> ForkedProcess:
-        """A new worker with these fds (sent, not closed here); it waits for its load frame."""
+    async def fork(
+        self, channel: int, log_write: int, lifeline_read: int, marker: str, env: Optional[Mapping[str, str]] = None
+    ) -> ForkedProcess:
+        """A new worker with these fds (sent, not closed here); it waits for its load frame.
+
+        ``env``: the worker's environment, whose function variables (``rooms``) it carries instead of the zygote's.
+        """
         if len(marker) != len(self._marker):
             raise ValueError("a forked worker's marker must be as long as the zygote's")  # overwritten in place
+        own = {name: env[name] for name in self.rooms if name in env} if env is not None else {}
+        if any(len(os.fsencode(value)) > self.rooms[name] for name, value in own.items()):
+            raise ValueError("a forked worker's function variables must fit in the zygote's room for them")
         async with self._forking:
             if not self.alive:
                 raise ForkUnavailable("the zygote has ended")
-            message = json.dumps({"type": "fork", "marker": marker}).encode()
+            message = json.dumps({"type": "fork", "marker": marker, "environment": own}).encode()
             socket.send_fds(self._control, [message], [channel, log_write, lifeline_read])
             reply = await self._replies.get()
         if reply.get("type") != "forked":
