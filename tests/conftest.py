@@ -244,11 +244,13 @@ class ServerProcess:
     def worker_pids(self, function: Optional[str] = None) -> List[int]:
         """The server's worker processes: its children (workers, spares, zygotes) and the workers its zygotes forked.
 
-        With ``function`` (a FunctionName, else the logical id: AWS_LAMBDA_FUNCTION_NAME), that function's only.
+        With ``function`` (a FunctionName, else the logical id: AWS_LAMBDA_FUNCTION_NAME), that function's only
+        (a zygote shared by several functions counts as the one's it was started for; its forks, as their own).
         """
         parents = {self.process.pid}
         pids: List[int] = []
         for _ in range(2):  # children, then the zygotes' children
+            children: List[int] = []
             for entry in Path("/proc").iterdir():
                 if not entry.name.isdigit() or int(entry.name) in pids:
                     continue
@@ -259,9 +261,10 @@ class ServerProcess:
                     environment = (entry / "environ").read_bytes() if function else b""
                 except (OSError, IndexError):  # gone meanwhile
                     continue
+                children.append(int(entry.name))
                 if function is None or f"\0AWS_LAMBDA_FUNCTION_NAME={function}\0".encode() in b"\0" + environment:
                     pids.append(int(entry.name))
-            parents = {pid for pid in pids if _is_zygote(pid)}
+            parents = {pid for pid in children if _is_zygote(pid)}
         return pids
 
     def stop(self, signum: int = 15, timeout: float = 30) -> int:

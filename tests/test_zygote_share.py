@@ -1,0 +1,229 @@
+"""One zygote for the functions of one code folder (issue #33): a real ``cfnrun serve``, real forks, real reloads.
+
+The project is a provider whose two functions (TypeFunction and TestEntrypoint, as ``cfn init`` makes
+them) share their code folder and differ in name, handler and memory size. A dependency outside the
+code folder (on PYTHONPATH) writes the pid of every process that imports it to a log, so the tests
+see which processes imported it: the zygote, or each worker afresh.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+from conftest import LOCAL_STATE, MISBEHAVING, PATIENCE_S, ServerProcess, _is_zygote, pid_alive, sandboxes_of, wait_until
+
+TEMPLATE = """\
+AWSTemplateFormatVersion: "2010-09-09"
+Transform: AWS::Serverless-2016-10-31
+Globals:
+  Function:
+    Timeout: 100
+    Environment:
+      Variables:
+        GREETING: hello
+Resources:
+  TypeFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Handler: twin.resource
+      Runtime: python3.9
+      MemorySize: 128
+      FunctionName: twin-resource
+  TestEntrypoint:
+    Type: AWS::Serverless::Function
+    Properties:
+      Handler: twin.test_entrypoint
+      Runtime: python3.9
+      MemorySize: 256
+"""
+
+TWIN = """\
+import os
+
+import sharedep
+from behaviours import handler as behave
+
+DEPENDENCY = None  # tests replace this line
+
+
+def identity(event, context):
+    if isinstance(event, dict) and event.get("do") == "identity":
+        names = ("AWS_LAMBDA_FUNCTION_NAME", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "AWS_LAMBDA_LOG_GROUP_NAME", "_HANDLER", "GREETING")
+        return {
+            "pid": os.getpid(),
+            "ppid": os.getppid(),
+            "function_name": context.function_name,
+            "memory": str(context.memory_limit_in_mb),
+            "env": {name: os.environ.get(name) for name in names},
+            "dependency": DEPENDENCY,
+        }
+    return behave(event, context)
+
+
+resource = identity
+test_entrypoint = identity
+"""
+
+# A dependency outside the code folder that logs which process imports it.
+DEPENDENCY = """\
+import os
+
+with open(os.environ["SHAREDEP_LOG"], "a") as log:
+    log.write(f"{os.getpid()}\\n")
+"""
+
+OWN = {
+    "TypeFunction": {
+        "AWS_LAMBDA_FUNCTION_NAME": "twin-resource",
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "128",
+        "AWS_LAMBDA_LOG_GROUP_NAME": "/aws/lambda/twin-resource",
+        "_HANDLER": "twin.resource",
+        "GREETING": "hello",
+    },
+    "TestEntrypoint": {
+        "AWS_LAMBDA_FUNCTION_NAME": "TestEntrypoint",
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "256",
+        "AWS_LAMBDA_LOG_GROUP_NAME": "/aws/lambda/TestEntrypoint",
+        "_HANDLER": "twin.test_entrypoint",
+        "GREETING": "hello",
+    },
+}
+
+
+def twin_serve(tmp_path: Path, *args: str) -> ServerProcess:
+    """serve on a fresh copy of the two-function project, its dependency folder on PYTHONPATH."""
+    project = tmp_path / "twin"
+    shutil.copytree(MISBEHAVING, project, ignore=LOCAL_STATE)
+    (project / "template.yml").write_text(TEMPLATE)
+    (project / "twin.py").write_text(TWIN)
+    dependencies = tmp_path / "dependencies"
+    dependencies.mkdir()
+    (dependencies / "sharedep.py").write_text(DEPENDENCY)
+    (dependencies / "newdep.py").write_text(DEPENDENCY.replace("SHAREDEP_LOG", "NEWDEP_LOG"))
+    env = {
+        **os.environ,
+        "NO_COLOR": "1",
+        "PYTHONPATH": str(dependencies),
+        "SHAREDEP_LOG": str(tmp_path / "sharedep.log"),
+        "NEWDEP_LOG": str(tmp_path / "newdep.log"),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cfnrun", "serve", str(project), "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    return ServerProcess(project, process=process)
+
+
+def importers(log: Path) -> List[int]:
+    """The pids that imported a logging dependency, in order."""
+    return [int(line) for line in log.read_text().split()] if log.exists() else []
+
+
+def parent_of(pid: int) -> int:
+    """``pid``'s parent; 0 once it is gone."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError):
+        return 0
+
+
+def identity(server: ServerProcess, function: str) -> Dict[str, Any]:
+    response = server.client().invoke(FunctionName=function, Payload=json.dumps({"do": "identity"}).encode())
+    answer = dict(json.loads(response["Payload"].read()))
+    assert "pid" in answer, answer
+    return answer
+
+
+def zygotes(server: ServerProcess) -> List[int]:
+    """serve's zygotes: its children started as one (a fork has the zygote's command line, and the zygote as parent)."""
+    return sorted(pid for pid in server.worker_pids() if _is_zygote(pid) and parent_of(pid) == server.process.pid)
+
+
+def assert_own_identity(answer: Dict[str, Any], function: str) -> None:
+    own = OWN[function]
+    assert answer["env"] == own, answer
+    assert answer["function_name"] == own["AWS_LAMBDA_FUNCTION_NAME"] and answer["memory"] == own["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"], answer
+
+
+def test_both_functions_are_forks_of_one_zygote_each_with_its_own_identity(tmp_path: Path) -> None:
+    server = twin_serve(tmp_path, "--no-reload")
+    try:
+        first = identity(server, "TypeFunction")
+        second = identity(server, "TestEntrypoint")
+        assert_own_identity(first, "TypeFunction")
+        assert_own_identity(second, "TestEntrypoint")
+        assert first["ppid"] == server.process.pid  # the first worker is spawned: its load tells the dependencies
+        zygote = second["ppid"]  # the second function's first worker is already a fork
+        assert zygote != server.process.pid and parent_of(zygote) == server.process.pid and _is_zygote(zygote)
+        # The dependency was imported twice in all: by the first worker and by the zygote, never by the fork.
+        assert importers(tmp_path / "sharedep.log") == [first["pid"], zygote]
+        # /proc/PID/environ names each fork's own function (what tools and the tests' helpers read).
+        assert second["pid"] in server.worker_pids("TestEntrypoint") and second["pid"] not in server.worker_pids("twin-resource")
+
+        # A killed worker of each function is replaced by a fork of the same zygote, with its function's identity.
+        for function, answer in (("TypeFunction", first), ("TestEntrypoint", second)):
+            killed = answer["pid"]
+            os.kill(killed, signal.SIGKILL)
+            wait_until(lambda: killed not in server.worker_pids(), timeout=PATIENCE_S, what=f"worker {killed} to be reaped")  # noqa: B023
+            again = identity(server, function)
+            assert again["pid"] != answer["pid"] and again["ppid"] == zygote, (again, zygote)
+            assert_own_identity(again, function)
+            name = OWN[function]["AWS_LAMBDA_FUNCTION_NAME"]
+            assert again["pid"] in server.worker_pids(name)
+        assert zygotes(server) == [zygote]  # one zygote serves both functions
+        assert importers(tmp_path / "sharedep.log") == [first["pid"], zygote]
+        everyone = server.worker_pids()
+    finally:
+        server.stop()
+    wait_until(lambda: not any(pid_alive(pid) for pid in everyone), timeout=PATIENCE_S, what="the zygote and its forks to end with serve")
+
+
+def test_a_reload_importing_a_new_dependency_replaces_the_shared_zygote_and_the_old_one_ends(tmp_path: Path) -> None:
+    server = twin_serve(tmp_path)
+    try:
+        first = identity(server, "TypeFunction")
+        old = identity(server, "TestEntrypoint")["ppid"]
+        assert zygotes(server) == [old]
+        twin = tmp_path / "twin" / "twin.py"
+
+        twin.write_text(TWIN.replace("DEPENDENCY = None  # tests replace this line", "import newdep\nDEPENDENCY = newdep.__name__"))
+        server.wait_for_line(r"reload: new code live")
+        for function in OWN:
+            answer = identity(server, function)
+            assert answer["dependency"] == "newdep"  # each on a fork of the old zygote, which lacked it, so it imported it
+            assert_own_identity(answer, function)
+        # The provider imports more now: a zygote that imports it all replaces the old one, for both functions.
+        wait_until(lambda: len(zygotes(server)) == 2, timeout=PATIENCE_S, what="the new zygote")
+        (new,) = [pid for pid in zygotes(server) if pid != old]
+        wait_until(lambda: new in importers(tmp_path / "newdep.log"), timeout=PATIENCE_S, what="the new zygote to import newdep")
+        assert new in importers(tmp_path / "sharedep.log")
+        imported = len(importers(tmp_path / "newdep.log"))
+
+        twin.write_text(TWIN.replace("DEPENDENCY = None  # tests replace this line", "import newdep\nDEPENDENCY = newdep.__name__ + '!'"))
+        server.wait_for_line(r"reload: new code live")
+        for function in OWN:
+            answer = identity(server, function)
+            assert answer["dependency"] == "newdep!" and answer["ppid"] == new  # a fork of the new zygote
+            assert_own_identity(answer, function)
+        # The old zygote's forks were retired by the reload: it ends, and leaves nothing behind.
+        wait_until(lambda: not pid_alive(old), timeout=PATIENCE_S, what=f"the old zygote {old} to end")
+        assert zygotes(server) == [new]
+        assert len(importers(tmp_path / "newdep.log")) == imported  # the new zygote's forks import nothing again
+        wait_until(
+            lambda: sorted(sandboxes_of(server.process.pid)) == sorted(server.worker_pids()),
+            timeout=PATIENCE_S,
+            what="no sandbox left but the zygote and the current workers",
+        )
+        assert first["pid"] not in sandboxes_of(server.process.pid)
+        assert len(server.worker_pids()) == 3  # one worker per function, one zygote
+    finally:
+        server.stop()
