@@ -4,11 +4,13 @@ Usage: python bench/serve_start_instructions.py [--project samples/note] [--tree
 
 ``cfnrun serve PROJECT --port 0`` (defaults: contract warn, history, reload) runs under valgrind's
 callgrind with ``--trace-children=yes``, so the warm workers it spawns are counted too (a zygote's
-forks are followed as well). Once serve prints its "listening" line, the process tree is
+forks are followed as well: each process dumps its count before it forks, so a fork's count is its
+own, not its parent's up to the fork as well). Once serve prints its "listening" line, the process tree is
 watched until it is idle (its CPU ticks grow by less than a tenth of a core over three
 seconds in a row: what serve does after listening, loading what calls will need, is counted),
 then every process of the tree dumps its count (``callgrind_control -d``), and serve is stopped.
-Printed: instructions per process (serve's main process, each worker by its command), and the total.
+Printed: instructions per process (serve's main process, each worker by its command, a zygote's
+forks as such), and the total.
 ``--tree`` runs another checkout's cfnrun (its folder on PYTHONPATH), to compare two.
 
 Under valgrind a start takes ~30-50 times as long; the counts do not depend on it. Needs valgrind.
@@ -50,6 +52,13 @@ def tree(pid: int) -> List[int]:
     return found
 
 
+def parent_of(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError):
+        return 0
+
+
 def ticks(pids: List[int]) -> int:
     total = 0
     for pid in pids:
@@ -87,6 +96,7 @@ def counted(args: List[str], env: Dict[str, str]) -> List[Tuple[str, int]]:
     out = tempfile.mkdtemp(prefix="cfnrun-start-callgrind-")
     valgrind = [
         "valgrind", "--tool=callgrind", "--trace-children=yes", "--dump-instr=no", "--compress-strings=no",
+        "--dump-before=*fork",  # a forked child's count then starts from zero (it would start from its parent's)
         f"--callgrind-out-file={out}/callgrind.%p",
     ]
     command = valgrind + [sys.executable, "-c", LAUNCH, *args]
@@ -103,6 +113,9 @@ def counted(args: List[str], env: Dict[str, str]) -> List[Tuple[str, int]]:
         wait_idle(process.pid)
         for pid in tree(process.pid):
             labels[pid] = "serve (main process)" if pid == process.pid else command_of(pid)
+            parent = parent_of(pid)
+            if parent in labels and labels[parent] == labels[pid]:  # not exec'd: a fork (of a zygote)
+                labels[pid] = f"fork of [{parent}]"
             subprocess.run(["callgrind_control", "-d", str(pid)], capture_output=True)
     finally:
         process.terminate()
@@ -112,11 +125,14 @@ def counted(args: List[str], env: Dict[str, str]) -> List[Tuple[str, int]]:
             process.kill()
     rows: List[Tuple[str, int]] = []
     for pid, label in labels.items():
-        dump = Path(f"{out}/callgrind.{pid}.1")
-        if not dump.exists():
+        parts = list(Path(out).glob(f"callgrind.{pid}.*"))  # one per fork it made, then callgrind_control's (not the exit's)
+        if not parts:
             continue
-        totals = [int(line.split()[1]) for line in dump.read_text().splitlines() if line.startswith(("summary:", "totals:"))]
-        rows.append((f"{label} [{pid}]", max(totals or [0])))
+        count = 0
+        for dump in parts:
+            totals = [int(line.split()[1]) for line in dump.read_text().splitlines() if line.startswith(("summary:", "totals:"))]
+            count += max(totals or [0])
+        rows.append((f"{label} [{pid}]", count))
     return rows
 
 

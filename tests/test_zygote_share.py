@@ -7,6 +7,8 @@ see which processes imported it: the zygote, or each worker afresh.
 """
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import os
 import shutil
@@ -16,7 +18,12 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List
 
+from cfnrun.runtime.outcome import OutcomeKind
+from cfnrun.runtime.pool import FunctionPool
+from cfnrun.runtime.spec import WorkerSpec
+from cfnrun.runtime.zygote_share import ZygoteShare, zygote_key
 from conftest import LOCAL_STATE, MISBEHAVING, PATIENCE_S, ServerProcess, _is_zygote, pid_alive, sandboxes_of, wait_until
+from test_runtime import spec_for
 
 TEMPLATE = """\
 AWSTemplateFormatVersion: "2010-09-09"
@@ -173,7 +180,7 @@ def test_both_functions_are_forks_of_one_zygote_each_with_its_own_identity(tmp_p
         for function, answer in (("TypeFunction", first), ("TestEntrypoint", second)):
             killed = answer["pid"]
             os.kill(killed, signal.SIGKILL)
-            wait_until(lambda: killed not in server.worker_pids(), timeout=PATIENCE_S, what=f"worker {killed} to be reaped")  # noqa: B023
+            wait_until(lambda killed=killed: killed not in server.worker_pids(), timeout=PATIENCE_S, what=f"worker {killed} to be reaped")
             again = identity(server, function)
             assert again["pid"] != answer["pid"] and again["ppid"] == zygote, (again, zygote)
             assert_own_identity(again, function)
@@ -227,3 +234,73 @@ def test_a_reload_importing_a_new_dependency_replaces_the_shared_zygote_and_the_
         assert len(server.worker_pids()) == 3  # one worker per function, one zygote
     finally:
         server.stop()
+
+
+# -- pools sharing a zygote, driven directly -----------------------------------------------------
+
+
+def named(name: str, memory_mb: int = 128, **env: str) -> WorkerSpec:
+    """The misbehaving provider's spec, as the function ``name`` (its own name, log group, handler and memory size)."""
+    spec = spec_for("behaviours.handler", **env)
+    own = {
+        "AWS_LAMBDA_FUNCTION_NAME": name,
+        "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{name}",
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(memory_mb),
+    }
+    return dataclasses.replace(spec, function_name=name, memory_mb=memory_mb, env={**spec.env, **own})
+
+
+def test_functions_share_a_zygote_only_where_nothing_but_their_names_differs() -> None:
+    assert zygote_key(named("alpha")) == zygote_key(named("beta", 512))
+    assert zygote_key(named("alpha")) != zygote_key(named("beta", GREETING="bonjour"))  # a dependency may read it on import
+    assert zygote_key(named("alpha")) != zygote_key(dataclasses.replace(named("beta"), code_dir=MISBEHAVING.parent))
+    assert zygote_key(named("alpha")) != zygote_key(named("b" * 700))  # too long for the zygote's room for it
+
+
+def test_a_shared_zygote_outlives_the_pool_that_closes_first_and_ends_with_the_last() -> None:
+    async def run() -> int:
+        share = ZygoteShare()
+        alpha = FunctionPool(named("alpha"), standby=True, zygotes=share)
+        beta = FunctionPool(named("beta", 256), standby=True, zygotes=share)
+        try:
+            await alpha.warm()  # spawned: its load tells the dependencies, and the zygote starts
+            await beta.warm()  # a fork of that zygote
+            zygote = parent_of(beta.pids[0])
+            assert zygote != os.getpid() and parent_of(zygote) == os.getpid() and parent_of(alpha.pids[0]) == os.getpid()
+            context = await beta.invoke({"do": "context"}, 5)
+            assert context.result["function_name"] == "beta" and context.result["env"]["AWS_LAMBDA_FUNCTION_NAME"] == "beta"
+            await alpha.close()
+            assert pid_alive(zygote)  # beta's worker is its child, and beta forks from it still
+            assert (await beta.invoke({"do": "exit"}, 5)).kind is OutcomeKind.WORKER_DIED
+            again = await beta.invoke({"do": "echo"}, 5)
+            assert again.kind is OutcomeKind.RETURNED and parent_of(again.result["pid"]) == zygote
+        finally:
+            await alpha.close()
+            await beta.close()
+        return zygote
+
+    zygote = asyncio.run(run())
+    assert not pid_alive(zygote) and sandboxes_of(os.getpid()) == []
+
+
+def test_where_a_shared_zygote_cannot_fork_each_function_says_so_and_starts_fresh_processes() -> None:
+    notes: List[str] = []
+
+    async def run() -> None:
+        share = ZygoteShare()
+        pools = [
+            FunctionPool(named(name), standby=True, dependencies=["threaded_dependency"], on_note=notes.append, zygotes=share)
+            for name in ("alpha", "beta")
+        ]
+        try:
+            for pool in pools:
+                await pool.warm()
+                assert parent_of(pool.pids[0]) == os.getpid()  # a spare, spawned
+                assert pool.fork_unavailable is not None and "threads" in pool.fork_unavailable
+        finally:
+            for pool in pools:
+                await pool.close()
+
+    asyncio.run(run())
+    assert sorted(note.split(":")[0] for note in notes) == ["alpha", "beta"], notes
+    assert all("fresh processes, not forks" in note for note in notes) and sandboxes_of(os.getpid()) == []
