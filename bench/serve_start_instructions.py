@@ -100,7 +100,9 @@ def counted(args: List[str], env: Dict[str, str]) -> List[Tuple[str, int]]:
         f"--callgrind-out-file={out}/callgrind.%p",
     ]
     command = valgrind + [sys.executable, "-c", LAUNCH, *args]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # Started in its output folder: ``python -c`` puts the current folder first on sys.path, where a checkout's
+    # own cfnrun would shadow ``--tree``'s.
+    process = subprocess.Popen(command, env=env, cwd=out, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     labels: Dict[int, str] = {}
     try:
         assert process.stdout is not None
