@@ -267,10 +267,22 @@ class ServerProcess:
             parents = {pid for pid in children if _is_zygote(pid)}
         return pids
 
+    def zygote_pids(self) -> List[int]:
+        """The server's zygotes: its children started as one (a zygote's forks have its command line, and it as parent)."""
+        return [pid for pid in self.worker_pids() if _is_zygote(pid) and parent_of(pid) == self.process.pid]
+
     def stop(self, signum: int = 15, timeout: float = 30) -> int:
         if self.process.poll() is None:
             self.process.send_signal(signum)
         return self.process.wait(timeout=timeout)
+
+
+def parent_of(pid: int) -> int:
+    """``pid``'s parent process; 0 once it is gone."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError):
+        return 0
 
 
 def pid_alive(pid: int) -> bool:

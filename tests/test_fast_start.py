@@ -137,7 +137,7 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "gate")) as g
 
 
 def handler(event, context):
-    return {"status": "SUCCESS", "gated": True}
+    return {"status": "SUCCESS", "gated": True, "pid": os.getpid()}
 '''
 
 
@@ -190,11 +190,12 @@ def test_serve_answers_before_every_worker_is_warm(gated_project: Path, serve: C
     open_gate(gated_project)
     saw(server, r"^  TestEntrypoint\s+gated\.handler  warm in \d+ ms$")
     waiting.join(timeout=20)
-    assert gated == {"status": "SUCCESS", "gated": True}
+    assert gated == {"status": "SUCCESS", "gated": True, "pid": gated["pid"]}
     saw(server, r"^ERROR: Broken does not load")  # its worker exited after failing to import
-    # The early call took the warming worker, not one more of its own: that worker and the pool's spare.
-    wait_until(lambda: len(server.worker_pids("TestEntrypoint")) >= 2, what="TestEntrypoint's spare")
-    assert len(server.worker_pids("TestEntrypoint")) == 2
+    # The early call took the warming worker, not one more of its own: that worker alone, beside the zygote
+    # the project's functions share (started once TypeFunction was warm).
+    wait_until(lambda: bool(server.zygote_pids()), what="the functions' zygote")
+    assert [pid for pid in server.worker_pids("TestEntrypoint") if pid not in server.zygote_pids()] == [int(gated["pid"])]
 
 
 def test_serve_warms_the_first_function_first_and_a_call_does_not_wait_its_turn(
@@ -223,10 +224,13 @@ def test_serve_stopped_while_a_worker_imports_leaves_no_process(gated_project: P
     server = serve(gated_project, "--no-reload")
     saw(server, r"^  TypeFunction\s+behaviours\.handler  warm")
     saw(server, r"^ERROR: Broken does not load")
-    # No spare yet: spares start once every function's first worker is warm, not while one still imports.
+    # TypeFunction's worker, the zygote started once it was warm, and TestEntrypoint's first worker: a fork of that
+    # zygote, still importing.
     wait_until(
-        lambda: len(server.worker_pids("misbehaving-function")) == 1 and len(server.worker_pids("TestEntrypoint")) == 1,
-        what="TypeFunction's worker and the importing one",
+        lambda: len(server.zygote_pids()) == 1
+        and len([pid for pid in server.worker_pids("misbehaving-function") if pid not in server.zygote_pids()]) == 1
+        and len(server.worker_pids("TestEntrypoint")) == 1,
+        what="TypeFunction's worker, the zygote and the importing fork",
     )
     workers = server.worker_pids()
     assert server.stop() == 0

@@ -22,7 +22,7 @@ from cfnrun.runtime.outcome import OutcomeKind
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.spec import WorkerSpec
 from cfnrun.runtime.zygote_share import ZygoteShare, zygote_key
-from conftest import LOCAL_STATE, MISBEHAVING, PATIENCE_S, ServerProcess, _is_zygote, pid_alive, sandboxes_of, wait_until
+from conftest import LOCAL_STATE, MISBEHAVING, PATIENCE_S, ServerProcess, _is_zygote, parent_of, pid_alive, sandboxes_of, wait_until
 from test_runtime import spec_for
 
 TEMPLATE = """\
@@ -135,24 +135,11 @@ def importers(log: Path) -> List[int]:
     return [int(line) for line in log.read_text().split()] if log.exists() else []
 
 
-def parent_of(pid: int) -> int:
-    """``pid``'s parent; 0 once it is gone."""
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError):
-        return 0
-
-
 def identity(server: ServerProcess, function: str) -> Dict[str, Any]:
     response = server.client().invoke(FunctionName=function, Payload=json.dumps({"do": "identity"}).encode())
     answer = dict(json.loads(response["Payload"].read()))
     assert "pid" in answer, answer
     return answer
-
-
-def zygotes(server: ServerProcess) -> List[int]:
-    """serve's zygotes: its children started as one (a fork has the zygote's command line, and the zygote as parent)."""
-    return sorted(pid for pid in server.worker_pids() if _is_zygote(pid) and parent_of(pid) == server.process.pid)
 
 
 def assert_own_identity(answer: Dict[str, Any], function: str) -> None:
@@ -186,7 +173,7 @@ def test_both_functions_are_forks_of_one_zygote_each_with_its_own_identity(tmp_p
             assert_own_identity(again, function)
             name = OWN[function]["AWS_LAMBDA_FUNCTION_NAME"]
             assert again["pid"] in server.worker_pids(name)
-        assert zygotes(server) == [zygote]  # one zygote serves both functions
+        assert server.zygote_pids() == [zygote]  # one zygote serves both functions
         assert importers(tmp_path / "sharedep.log") == [first["pid"], zygote]
         everyone = server.worker_pids()
     finally:
@@ -199,7 +186,7 @@ def test_a_reload_importing_a_new_dependency_replaces_the_shared_zygote_and_the_
     try:
         first = identity(server, "TypeFunction")
         old = identity(server, "TestEntrypoint")["ppid"]
-        assert zygotes(server) == [old]
+        assert server.zygote_pids() == [old]
         twin = tmp_path / "twin" / "twin.py"
 
         twin.write_text(TWIN.replace("DEPENDENCY = None  # tests replace this line", "import newdep\nDEPENDENCY = newdep.__name__"))
@@ -209,8 +196,8 @@ def test_a_reload_importing_a_new_dependency_replaces_the_shared_zygote_and_the_
             assert answer["dependency"] == "newdep"  # each on a fork of the old zygote, which lacked it, so it imported it
             assert_own_identity(answer, function)
         # The provider imports more now: a zygote that imports it all replaces the old one, for both functions.
-        wait_until(lambda: len(zygotes(server)) == 2, timeout=PATIENCE_S, what="the new zygote")
-        (new,) = [pid for pid in zygotes(server) if pid != old]
+        wait_until(lambda: len(server.zygote_pids()) == 2, timeout=PATIENCE_S, what="the new zygote")
+        (new,) = [pid for pid in server.zygote_pids() if pid != old]
         wait_until(lambda: new in importers(tmp_path / "newdep.log"), timeout=PATIENCE_S, what="the new zygote to import newdep")
         assert new in importers(tmp_path / "sharedep.log")
         imported = len(importers(tmp_path / "newdep.log"))
@@ -223,7 +210,7 @@ def test_a_reload_importing_a_new_dependency_replaces_the_shared_zygote_and_the_
             assert_own_identity(answer, function)
         # The old zygote's forks were retired by the reload: it ends, and leaves nothing behind.
         wait_until(lambda: not pid_alive(old), timeout=PATIENCE_S, what=f"the old zygote {old} to end")
-        assert zygotes(server) == [new]
+        assert server.zygote_pids() == [new]
         assert len(importers(tmp_path / "newdep.log")) == imported  # the new zygote's forks import nothing again
         wait_until(
             lambda: sorted(sandboxes_of(server.process.pid)) == sorted(server.worker_pids()),
