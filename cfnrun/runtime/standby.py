@@ -42,7 +42,7 @@ class WorkerSource:
         self._unsafe: Optional[str] = fork_unsafe_reason(spec.python, spec.debug_port)
         self._noted = False
         self._share = zygotes if zygotes is not None else ZygoteShare()
-        self._zygote = self._share.join(spec)
+        self._zygote = self._share.join(spec, self._no_fork)
         self._spare: Optional["asyncio.Task[Optional[WorkerProcess]]"] = None
         self._leaving: Optional["asyncio.Future[None]"] = None
         self._closed = False
@@ -59,8 +59,6 @@ class WorkerSource:
         if self.fork_unavailable is None:
             self._zygote.prepare(self.spec, modules)
             return
-        if self._unsafe is None:
-            self._note_no_fork()
         if self._spare is None:
             self._spare = asyncio.ensure_future(self._start_spare(list(modules)))
 
@@ -86,7 +84,7 @@ class WorkerSource:
         """End the spare, and leave the zygote: the last pool to leave ends it, once the workers it forked have ended."""
         self._closed = True
         if self._leaving is None:
-            self._leaving = asyncio.ensure_future(self._share.leave(self._zygote))
+            self._leaving = asyncio.ensure_future(self._share.leave(self._zygote, self._no_fork))
         spare = await self._take_spare()
         if spare is not None:
             await spare.kill()
@@ -94,10 +92,11 @@ class WorkerSource:
 
     # -- internals ---------------------------------------------------------------
 
-    def _note_no_fork(self) -> None:
-        if self._on_note is not None and not self._noted:
+    def _no_fork(self, reason: str) -> None:
+        """The zygote this source forks from could not start, for ``reason``: said once per function."""
+        if self._on_note is not None and not self._noted and not self._closed:
             self._noted = True
-            self._on_note(f"{self.spec.function_name}: new workers start as fresh processes, not forks ({self.fork_unavailable})")
+            self._on_note(f"{self.spec.function_name}: new workers start as fresh processes, not forks ({reason})")
 
     async def _start_spare(self, modules: List[str]) -> Optional[WorkerProcess]:
         worker = await WorkerProcess.spawn(self.spec)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Dict, Hashable, List, Optional
+from typing import Callable, Dict, Hashable, List, Optional
 
 from cfnrun.runtime.environment import FUNCTION_VARIABLES
 from cfnrun.runtime.spec import WorkerSpec
@@ -44,7 +44,7 @@ class SharedZygote:
 
     def __init__(self, key: Hashable) -> None:
         self.key = key
-        self.users = 0
+        self.users: List[Callable[[str], None]] = []  # each pool using it: told once a zygote fails to start, and why
         self.modules: List[str] = []  # in the order they were first imported
         self.fork_unavailable: Optional[str] = None  # why no zygote of this key can fork, once one failed to
         self._task: Optional["asyncio.Task[Optional[Zygote]]"] = None
@@ -106,6 +106,8 @@ class SharedZygote:
             self.fork_unavailable = str(error)
         except (OSError, asyncio.TimeoutError) as error:
             self.fork_unavailable = f"the zygote did not start: {error}"
+        for user in list(self.users):
+            user(self.fork_unavailable)
         return None
 
     def _retire(self, task: "asyncio.Task[Optional[Zygote]]") -> None:
@@ -127,19 +129,19 @@ class ZygoteShare:
     def __init__(self) -> None:
         self._zygotes: Dict[Hashable, SharedZygote] = {}
 
-    def join(self, spec: WorkerSpec) -> SharedZygote:
-        """The zygote ``spec``'s pool forks from, counted as used by it until it ``leave``s."""
+    def join(self, spec: WorkerSpec, on_unavailable: Callable[[str], None]) -> SharedZygote:
+        """The zygote ``spec``'s pool forks from, used by it until it ``leave``s; ``on_unavailable`` is told why if it cannot fork."""
         key = zygote_key(spec)
         shared = self._zygotes.get(key)
         if shared is None:
             shared = self._zygotes[key] = SharedZygote(key)
-        shared.users += 1
+        shared.users.append(on_unavailable)
         return shared
 
-    async def leave(self, shared: SharedZygote) -> None:
+    async def leave(self, shared: SharedZygote, on_unavailable: Callable[[str], None]) -> None:
         """One pool less uses ``shared``: after the last, it closes (return once it has)."""
-        shared.users -= 1
-        if shared.users > 0:
+        shared.users.remove(on_unavailable)
+        if shared.users:
             return
         if self._zygotes.get(shared.key) is shared:
             del self._zygotes[shared.key]
