@@ -40,7 +40,7 @@ def zygote_key(spec: WorkerSpec) -> Hashable:
 
 
 class SharedZygote:
-    """The zygote of one key (or its start), the modules it imports, and how many pools use it."""
+    """The zygote of one key (or its start), the modules it imports, and the pools that use it."""
 
     def __init__(self, key: Hashable) -> None:
         self.key = key
