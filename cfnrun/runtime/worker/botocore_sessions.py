@@ -12,7 +12,7 @@ again (about 85% of a session's construction, measured 2026-11-27):
 
 ``share_registration_work`` keeps one process-wide answer for each, and lets a new session start
 from what registering the built-in handlers made in the first one (the trie of handlers). A new
-session's table shares that trie's nodes instead of copying its ~375 of them (the copy was half
+session's table shares that trie's ~190 nodes instead of copying them (the copy was half
 of a session's construction, measured 2026-11-27): its trie copies the nodes on an event name's
 path before it adds or removes a handler there (``_SharedNodes``), so what one session or client
 registers is never seen by another, as with botocore's own copies. Each call still builds its own
@@ -24,10 +24,12 @@ sessions, with its own credentials and its own handlers' table, as on Lambda.
 * ``accepts_kwargs`` answers are kept per code object, for plain functions and methods bound to
   them that carry no ``__signature__`` of their own: whether such a function takes ``**kwargs``
   is a flag of its code object (``inspect`` reads it there). Any other callable is asked as before.
-* The registrations are copied only into a fresh emitter with the default aliases of a session
+* The registrations are shared only with a fresh emitter with the default aliases of a session
   of botocore's own class (not a subclass), and only while ``BUILTIN_HANDLERS`` holds the same
-  handlers as when the copy was made (``--inject`` adds one before); otherwise, and at debug
-  logging, botocore registers them itself.
+  handlers as when they were made (``--inject`` adds one before); otherwise, and at debug
+  logging, botocore registers them itself. Only a trie of botocore's own class shares its nodes,
+  once a probe (a handler added to a copy, then removed) showed the original unchanged;
+  otherwise each session gets botocore's own copy.
 
 botocore is never imported here: the worker installs this once the provider has imported it.
 If botocore's internals are not shaped as expected (another version), nothing is changed.
@@ -185,7 +187,7 @@ def _shared_aliases(alias: Callable[[Any, str], str], default_aliases: Dict[str,
 def _shared_nodes_copy(trie: Any, hooks: Any) -> Any:
     """A copy of ``trie`` whose own copies share its nodes (``_SharedNodes``), where that makes what botocore's copy makes; else botocore's copy."""
     botocore_copy = copy.copy(trie)
-    if type(trie) is not hooks._PrefixTrie:  # a trie of another kind: only botocore's own copy is known to fit it
+    if type(trie) is not getattr(hooks, "_PrefixTrie", None):  # a trie of another kind: only botocore's own copy is known to fit it
         return botocore_copy
     try:
         shared: Any = _SharedNodes.of(copy.copy(trie), hooks.NodeList)
