@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Iterator, List
@@ -26,7 +25,6 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleTyp
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     yield module
-    sys.modules.pop("cluster_sample_store", None)
 
 
 def _record(index: int) -> dict:
