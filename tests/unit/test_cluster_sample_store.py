@@ -10,7 +10,7 @@ import json
 import os
 from pathlib import Path
 from types import ModuleType
-from typing import Iterator, List
+from typing import Any, Iterator, List
 
 import pytest
 
@@ -36,7 +36,12 @@ def test_a_change_that_changes_nothing_leaves_the_file_as_it_was(store: ModuleTy
         clusters.update({f"cl-{i}": _record(i) for i in range(3)})
     renamed: List[str] = []
     replace = os.replace
-    monkeypatch.setattr(os, "replace", lambda source, target: (renamed.append(str(target)), replace(source, target)))
+
+    def counted_replace(source: str, target: str) -> None:
+        renamed.append(str(target))
+        replace(source, target)
+
+    monkeypatch.setattr(os, "replace", counted_replace)
 
     with store.change() as clusters:  # a status check: the cluster is still CREATING
         assert clusters["cl-1"]["Status"] == "CREATING"
@@ -54,7 +59,12 @@ def test_a_change_is_encoded_by_the_json_modules_c_encoder(store: ModuleType, mo
 
     python_encodings: List[object] = []
     make = json.encoder._make_iterencode  # type: ignore[attr-defined]
-    monkeypatch.setattr(json.encoder, "_make_iterencode", lambda *a, **k: (python_encodings.append(a), make(*a, **k))[1])
+
+    def counted_make(*args: Any, **kwargs: Any) -> Any:
+        python_encodings.append(args)
+        return make(*args, **kwargs)
+
+    monkeypatch.setattr(json.encoder, "_make_iterencode", counted_make)
 
     with store.change() as clusters:
         clusters.update({f"cl-{i}": _record(i) for i in range(50)})
