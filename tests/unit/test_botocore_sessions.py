@@ -6,7 +6,7 @@ import inspect
 import logging
 import sys
 import types
-from typing import Any, Iterator
+from typing import Any, Iterator, List
 
 import botocore.hooks as hooks
 import botocore.session
@@ -175,23 +175,55 @@ def test_sessions_made_while_botocore_logs_at_debug_register_as_botocore_does(sh
     assert "Changing event name from" in caplog.text
 
 
-def test_a_sessions_table_is_copied_quickly_only_where_the_copy_equals_botocores() -> None:
+def nodes(trie: Any) -> List[int]:
+    """The ids of every node dict of a handler trie."""
+    found, stack = [], [trie._root]
+    while stack:
+        node = stack.pop()
+        found.append(id(node))
+        stack.extend(node["children"].values())
+    return found
+
+
+def test_new_sessions_share_the_nodes_of_one_table_instead_of_copying_them(shared: None) -> None:
+    botocore.session.Session()
+    first, second = (botocore.session.Session()._events._emitter._handlers for _ in range(2))
+    assert len(nodes(first)) > 100
+    assert nodes(first) == nodes(second)  # not one node copied for the second session
+
+
+def test_what_a_session_or_its_client_adds_or_removes_is_its_own(shared: None) -> None:
     import copy
 
-    trie = botocore.session.Session()._events._emitter._handlers
-    quick = botocore_sessions._quickest_copy(trie, hooks.NodeList)
-    assert quick is not copy.copy
-    copied = quick(trie)
-    assert copied.__dict__ == copy.copy(trie).__dict__
-    copied.append_item("before-call.s3", print)
-    assert copied.__dict__ != trie.__dict__  # nothing of the original was shared
+    expected = registrations(unshared_session())
+    botocore.session.Session()
+    session, other = botocore.session.Session(), botocore.session.Session()
 
-    class Node(dict):  # a shape this copy does not know: botocore's own copy is used
+    def mine(**kwargs: Any) -> None: ...
+
+    session.register("before-call.s3.PutObject", mine)
+    [(event, builtin, *_)] = [spec for spec in botocore.handlers.BUILTIN_HANDLERS if spec[0] == "choose-signer.cognito-identity.GetId"]
+    session.unregister(event, builtin)
+    client_events = copy.copy(other._events)  # as botocore copies a session's emitter for each client
+    client_events.register("before-call.s3.GetObject", mine)
+    assert registrations(other) == registrations(botocore.session.Session()) == expected
+    mine_now = {name[1:]: first + middle + last for name, first, middle, last in registrations(session)}  # names read from the root: ".a.b"
+    assert mine_now["before-call.s3.PutObject"] == [mine]
+    assert builtin not in mine_now.get(event, [])
+    assert builtin in {name[1:]: first + middle + last for name, first, middle, last in expected}[event]
+    assert mine in client_events._emitter._handlers.prefix_search("before-call.s3.GetObject")
+    assert mine not in other._events._emitter._handlers.prefix_search("before-call.s3.GetObject")
+
+
+def test_a_trie_of_another_kind_is_copied_by_botocore() -> None:
+    class OwnTrie(hooks._PrefixTrie):  # type: ignore[misc,name-defined]
         pass
 
-    odd = copy.copy(trie)
-    odd._root["children"]["extra"] = Node(chunk="extra", children={}, values=None)
-    assert botocore_sessions._quickest_copy(odd, hooks.NodeList) is copy.copy
+    trie = OwnTrie()
+    trie.append_item("before-call.s3", print)
+    copied = botocore_sessions._shared_nodes_copy(trie, hooks)
+    assert type(copied) is OwnTrie and copied._root is not trie._root
+    assert type(botocore_sessions._shared_nodes_copy(botocore.session.Session()._events._emitter._handlers, hooks)) is not hooks._PrefixTrie
 
 
 def test_sessions_are_prepared_only_once_botocore_is_imported(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,9 +11,11 @@ again (about 85% of a session's construction, measured 2026-11-27):
 * ``botocore.hooks.accepts_kwargs``: whether a handler takes ``**kwargs`` (``inspect.getfullargspec``).
 
 ``share_registration_work`` keeps one process-wide answer for each, and lets a new session start
-from a copy of what registering the built-in handlers made in the first one (the trie of
-handlers: new nodes and lists holding the same handlers, as botocore's ``_PrefixTrie.__copy__``
-makes it for each client; by a quicker loop once it was seen to make the same copy). Each call still builds its own
+from what registering the built-in handlers made in the first one (the trie of handlers). A new
+session's table shares that trie's ~190 nodes instead of copying them (the copy was half
+of a session's construction, measured 2026-11-27): its trie copies the nodes on an event name's
+path before it adds or removes a handler there (``_SharedNodes``), so what one session or client
+registers is never seen by another, as with botocore's own copies. Each call still builds its own
 sessions, with its own credentials and its own handlers' table, as on Lambda.
 
 * Aliases are shared between aliasers whose alias table equals botocore's default table as it was
@@ -22,10 +24,12 @@ sessions, with its own credentials and its own handlers' table, as on Lambda.
 * ``accepts_kwargs`` answers are kept per code object, for plain functions and methods bound to
   them that carry no ``__signature__`` of their own: whether such a function takes ``**kwargs``
   is a flag of its code object (``inspect`` reads it there). Any other callable is asked as before.
-* The registrations are copied only into a fresh emitter with the default aliases of a session
+* The registrations are shared only with a fresh emitter with the default aliases of a session
   of botocore's own class (not a subclass), and only while ``BUILTIN_HANDLERS`` holds the same
-  handlers as when the copy was made (``--inject`` adds one before); otherwise, and at debug
-  logging, botocore registers them itself.
+  handlers as when they were made (``--inject`` adds one before); otherwise, and at debug
+  logging, botocore registers them itself. Only a trie of botocore's own class shares its nodes,
+  once a probe (a handler added to a copy, then removed) showed the original unchanged;
+  otherwise each session gets botocore's own copy.
 
 botocore is never imported here: the worker installs this once the provider has imported it.
 If botocore's internals are not shaped as expected (another version), nothing is changed.
@@ -34,7 +38,6 @@ Runs in the worker, in the provider's interpreter: standard library only.
 from __future__ import annotations
 
 import copy
-import functools
 import logging
 import sys
 import types
@@ -151,10 +154,9 @@ def _copied_builtin_registrations(
         builtin = list(handlers.BUILTIN_HANDLERS)
         if made.get("handlers") != builtin:
             register(self, events)
-            trie = copy.copy(emitter._handlers)
-            made["handlers"], made["trie"], made["copy"] = builtin, trie, _quickest_copy(trie, hooks.NodeList)
+            made["handlers"], made["trie"] = builtin, _shared_nodes_copy(emitter._handlers, hooks)
             return None
-        emitter._handlers = made["copy"](made["trie"])
+        emitter._handlers = copy.copy(made["trie"])
         return None
 
     _register_builtin_handlers.__wrapped__ = register  # type: ignore[attr-defined]
@@ -182,35 +184,71 @@ def _shared_aliases(alias: Callable[[Any, str], str], default_aliases: Dict[str,
     return _alias_event_name
 
 
-def _quickest_copy(trie: Any, node_list: Any) -> Callable[[Any], Any]:
-    """``_copy_trie`` where it makes what botocore's own copy makes of ``trie``; else botocore's copy."""
+def _shared_nodes_copy(trie: Any, hooks: Any) -> Any:
+    """A copy of ``trie`` whose own copies share its nodes (``_SharedNodes``), where that makes what botocore's copy makes; else botocore's copy."""
+    botocore_copy = copy.copy(trie)
+    if type(trie) is not getattr(hooks, "_PrefixTrie", None):  # a trie of another kind: only botocore's own copy is known to fit it
+        return botocore_copy
     try:
-        same = _copy_trie(trie, node_list).__dict__ == copy.copy(trie).__dict__
+        shared: Any = _SharedNodes.of(copy.copy(trie), hooks.NodeList)
+        probe = copy.copy(shared)
+        probe.append_item("before-call.cfnrun-probe", print)
+        added = print in probe.prefix_search("before-call.cfnrun-probe")
+        probe.remove_item("before-call.cfnrun-probe", print)
+        same = added and print not in probe.prefix_search("before-call.cfnrun-probe") and shared.__dict__ == botocore_copy.__dict__
     except Exception:  # noqa: B902 - another shape: botocore's own copy
         same = False
-    return functools.partial(_copy_trie, node_list=node_list) if same else copy.copy
+    return shared if same else botocore_copy
 
 
-def _copy_trie(trie: Any, node_list: Any) -> Any:
-    """A copy of a handler trie as ``_PrefixTrie.__copy__`` makes it (new nodes and lists, the same handlers), without its per-node dispatch."""
-    copied = object.__new__(type(trie))
-    copied.__dict__ = _copy_node(trie.__dict__, node_list)
-    return copied
+class _SharedNodes:
+    """What a botocore ``_PrefixTrie`` becomes (its class is made a subclass of both): copies share nodes, changes copy their path.
 
+    botocore's trie is a tree of node dicts (``chunk``, ``children``, ``values``: a ``NodeList`` of
+    handler lists) that ``append_item`` and ``remove_item`` change in place, along the path of one
+    event name only; ``prefix_search`` only reads. So a copy may share every node as long as each
+    change first replaces the nodes on its path (from the root) with copies of its own.
+    """
 
-def _copy_node(node: Dict[str, Any], node_list: Any) -> Dict[str, Any]:
-    copied: Dict[str, Any] = {}
-    for key, value in node.items():
-        kind = type(value)
-        if kind is dict:
-            copied[key] = _copy_node(value, node_list)
-        elif kind is node_list:
-            copied[key] = node_list(*[handlers.copy() for handlers in value])
-        elif isinstance(value, (dict, node_list)):  # a subclass: botocore would copy it, this would not
-            raise TypeError(f"a {kind.__name__} in a handler trie")
-        else:
-            copied[key] = value
-    return copied
+    node_list: Any = None
+    _root: Dict[str, Any]
+
+    @classmethod
+    def of(cls, trie: Any, node_list: Any) -> Any:
+        kind = type(f"Shared{type(trie).__name__}", (cls, type(trie)), {"node_list": node_list})
+        shared: Any = object.__new__(kind)
+        shared.__dict__ = trie.__dict__
+        return shared
+
+    def __copy__(self) -> Any:
+        copied = object.__new__(type(self))
+        copied.__dict__ = dict(self.__dict__)
+        return copied
+
+    def append_item(self, key: str, *args: Any, **kwargs: Any) -> None:
+        self._own_path(key)
+        super().append_item(key, *args, **kwargs)  # type: ignore[misc]
+
+    def remove_item(self, key: str, *args: Any, **kwargs: Any) -> None:
+        self._own_path(key)
+        super().remove_item(key, *args, **kwargs)  # type: ignore[misc]
+
+    def _own_path(self, key: str) -> None:
+        node = self._root = self._owned(self._root)
+        for part in key.split("."):
+            child = node["children"].get(part)
+            if child is None:
+                return
+            owned = node["children"][part] = self._owned(child)
+            node = owned
+
+    def _owned(self, node: Dict[str, Any]) -> Dict[str, Any]:
+        owned = dict(node)
+        owned["children"] = dict(node["children"])
+        values = node["values"]
+        if values is not None:
+            owned["values"] = self.node_list(*[list(handlers) for handlers in values])
+        return owned
 
 
 def _plain_function(handler: Any) -> Optional[types.FunctionType]:

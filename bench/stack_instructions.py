@@ -1,0 +1,171 @@
+"""Instructions per resource of a wide stack create, by process: a figure a busy machine does not move.
+
+Usage: python bench/stack_instructions.py [--tree PATH] [--sizes 20,80] [--parts main,worker]
+
+- **main**: ``cfnrun serve --virtual-clock`` on the cluster sample under valgrind (cachegrind, its
+  main process only), creating a warm-up stack of 3 and then one of N independent clusters
+  (``bench/run_all.py``'s stack-wide template), for each N of ``--sizes``. The slope between two
+  sizes is the main process's instructions per resource: its start and the warm-up cancel out.
+- **worker**: the cluster sample's CREATE (three handler calls: IN_PROGRESS twice, then SUCCESS)
+  of N clusters one after another in one process, as a warm worker runs them (the support
+  library's own entry point, the worker's shared botocore session work installed), under
+  cachegrind. The slope is the workers' instructions per resource with the sample's store
+  holding that many clusters (it grows with the stack).
+
+``--tree`` measures another checkout (its cfnrun and its samples/cluster), to compare two.
+Needs valgrind. Under valgrind what runs on a timer (the memory watch, a queued call's tick)
+weighs more per resource than at full speed; compare these figures with each other.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Dict, List
+
+import boto3
+from benchlib import LOCAL_STATE, ROOT, USER_ENV, free_port
+from botocore.config import Config
+
+# cfnrun from ``tree``, not from the environment's (editable) install: its finder is dropped first.
+RUN_TREE = (
+    "import sys\n"
+    "tree = sys.argv.pop(1)\n"
+    "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in (getattr(f, '__name__', '') or type(f).__module__).lower()]\n"
+    "sys.path.insert(0, tree)\n"
+    "sys.argv[0] = 'cfnrun'\n"
+    "import cfnrun.__main__ as entry\n"
+    "entry.main()\n"
+)
+
+WORKER_CALLS = r"""
+import json, os, sys
+tree, count = sys.argv[1], int(sys.argv[2])
+sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in (getattr(f, '__name__', '') or type(f).__module__).lower()]
+sys.path[:0] = [tree + '/samples/cluster/src', tree]
+from cfnrun.runtime.worker import botocore_sessions
+from cfnrun_sample_cluster.handlers import resource
+botocore_sessions.share_registration_work()
+botocore_sessions.prepare_sessions()
+class Context:
+    function_name, aws_request_id = 'TypeFunction', 'bench'
+    def get_remaining_time_in_millis(self): return 60000
+stack_id = 'arn:aws:cloudformation:us-east-1:123456789012:stack/wide/1'
+for index in range(count):
+    event = {
+        'action': 'CREATE', 'awsAccountId': '123456789012', 'bearerToken': 'bench', 'region': 'us-east-1',
+        'resourceType': 'Cfnrun::Sample::Cluster', 'stackId': stack_id, 'resourceTypeVersion': '00000001',
+        'responseEndpoint': 'https://cloudformation.us-east-1.amazonaws.com',
+        'requestData': {
+            'callerCredentials': {'accessKeyId': 'AKIDCFNRUNBENCH', 'secretAccessKey': 'cfnrun-bench', 'sessionToken': ''},
+            'resourceProperties': {'Name': f'wide-{index}', 'NodeCount': '1'}, 'logicalResourceId': f'C{index}',
+            'stackTags': {}, 'systemTags': {'aws:cloudformation:stack-name': 'wide', 'aws:cloudformation:stack-id': stack_id},
+        },
+    }
+    answer = resource(event, Context())
+    while answer['status'] == 'IN_PROGRESS':
+        event['callbackContext'] = answer['callbackContext']
+        event['requestData']['resourceProperties'] = answer['resourceModel']
+        answer = resource(event, Context())
+    assert answer['status'] == 'SUCCESS', answer
+"""
+
+CACHEGRIND = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=no"]
+I_REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+
+
+def looped_clusters(count: int) -> str:
+    cluster = {"Type": "Cfnrun::Sample::Cluster", "Properties": {"Name": {"Fn::Sub": "${AWS::StackName}-${I}"}, "NodeCount": 1}}
+    loop = ["I", [str(index) for index in range(count)], {"C${I}": cluster}]
+    return json.dumps({"Transform": "AWS::LanguageExtensions", "Resources": {"Fn::ForEach::Clusters": loop}})
+
+
+def cluster_project(tree: Path) -> Path:
+    import shutil
+
+    project = Path(tempfile.mkdtemp(prefix="cfnrun-stack-instructions-")) / "cluster"
+    shutil.copytree(tree / "samples" / "cluster", project, ignore=LOCAL_STATE)
+    template = project / "template.yml"
+    template.write_text(template.read_text().replace('CALLBACK_DELAY_SECONDS: "2"', 'CALLBACK_DELAY_SECONDS: "1"'))
+    return project
+
+
+def create(url: str, name: str, body: str) -> None:
+    client = boto3.client(
+        "cloudformation", endpoint_url=url, region_name="us-east-1", aws_access_key_id="AKIDCFNRUNBENCH",
+        aws_secret_access_key="cfnrun-bench", config=Config(retries={"max_attempts": 0}, read_timeout=600),
+    )
+    client.create_stack(StackName=name, TemplateBody=body)
+    while True:
+        status = client.describe_stacks(StackName=name)["Stacks"][0]["StackStatus"]
+        if status == "CREATE_COMPLETE":
+            return
+        if not status.endswith("_IN_PROGRESS"):
+            raise SystemExit(f"{name}: {status}")
+        time.sleep(0.25)
+
+
+def main_process(tree: Path, count: int) -> int:
+    """Instructions of serve's main process over its start, a warm-up stack of 3 and a stack of ``count``."""
+    out = Path(tempfile.mkdtemp(prefix="cfnrun-cachegrind-")) / "main"
+    port = free_port()
+    command = CACHEGRIND + [f"--cachegrind-out-file={out}", sys.executable, "-c", RUN_TREE, str(tree), "serve", str(cluster_project(tree)),
+                            "--port", str(port), "--virtual-clock", "--no-reload", "--log-level", "WARNING"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=USER_ENV)
+    assert process.stdout is not None
+    for line in process.stdout:
+        if "listening on" in line:
+            break
+    else:
+        raise SystemExit("cfnrun serve ended before it listened")
+    threading.Thread(target=process.stdout.read, daemon=True).start()
+    try:
+        create(f"http://127.0.0.1:{port}", "warm-up", looped_clusters(3))
+        create(f"http://127.0.0.1:{port}", "wide", looped_clusters(count))
+    finally:
+        process.terminate()
+        process.wait(timeout=600)
+    return int(next(line for line in out.read_text().splitlines() if line.startswith("summary:")).split()[1])
+
+
+def worker_calls(tree: Path, count: int) -> int:
+    """Instructions of one process making ``count`` clusters' CREATEs (three handler calls each)."""
+    with tempfile.TemporaryDirectory() as state:
+        done = subprocess.run(
+            CACHEGRIND + ["--cachegrind-out-file=/dev/null", sys.executable, "-c", WORKER_CALLS, str(tree), str(count)],
+            capture_output=True, text=True, env={**USER_ENV, "CLUSTER_STATE_DIR": state, "LOG_LEVEL": "WARNING"},
+        )
+    found = I_REFS.search(done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"the worker's calls failed:\n{done.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout measured (its cfnrun and samples/cluster)")
+    parser.add_argument("--sizes", default="20,80", help="comma-separated stack sizes; slopes between consecutive ones")
+    parser.add_argument("--parts", default="main,worker", help="main, worker or both")
+    args = parser.parse_args()
+    tree = args.tree.resolve()
+    sizes = [int(size) for size in args.sizes.split(",")]
+    parts: Dict[str, List[int]] = {}
+    for part in args.parts.split(","):
+        measure = {"main": main_process, "worker": worker_calls}[part.strip()]
+        parts[part.strip()] = [measure(tree, size) for size in sizes]
+    print(f"instructions per resource (valgrind cachegrind), tree {tree}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    for part, totals in parts.items():
+        for (small, large), (before, after) in zip(zip(sizes, sizes[1:]), zip(totals, totals[1:])):
+            print(f"  {part:<7} clusters {small + 1}-{large}: {(after - before) / (large - small) / 1e6:6.1f} M per resource")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("NO_COLOR", "1")
+    main()
