@@ -264,3 +264,29 @@ def test_each_resource_is_confirmed_gone_right_after_its_own_delete(sample: Call
     assert completed.returncode == 0, completed.stdout + completed.stderr
     result = records(completed)[-1]
     assert result["leftovers"] == [] and result["checkedGone"] == 2
+
+
+def test_no_worker_starts_for_a_test_entrypoint_which_no_stack_calls_while_serve_still_warms_it(
+    sample: Callable[[str], Path], tmp_path: Path, serve: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    note = sample("note")
+    marker = tmp_path / "test-entrypoint-imported"
+    (note / "src" / "cfnrun_sample_note" / "entry_marker.py").write_text(
+        "import os\n\nwith open(os.environ['ENTRY_MARKER'], 'w') as out:  # a worker of TestEntrypoint loads this\n"
+        "    out.write(os.environ['_HANDLER'])\n\nfrom .handlers import test_entrypoint  # noqa: E402,F401\n",
+        encoding="utf-8",
+    )
+    template = note / "template.yml"
+    template.write_text(
+        template.read_text(encoding="utf-8").replace("handlers.test_entrypoint", "entry_marker.test_entrypoint"), encoding="utf-8"
+    )
+    monkeypatch.setenv("ENTRY_MARKER", str(marker))
+    (tmp_path / "one.yaml").write_text("Resources:\n  Note:\n    Type: Cfnrun::Sample::Note\n    Properties: {Title: t}\n", encoding="utf-8")
+
+    completed = cfnrun("stack", "test", "one.yaml", "--provider", "note", "--virtual-clock", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert not marker.exists()  # stacks call TypeFunction only
+
+    server = serve(note)
+    server.has_printed(r"TestEntrypoint\s.*warm in")
+    assert marker.read_text(encoding="utf-8") == "cfnrun_sample_note.entry_marker.test_entrypoint"

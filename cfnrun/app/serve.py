@@ -143,7 +143,7 @@ async def start_server(sources: Sources, settings: ServeSettings, console: Conso
     served = Served(sources.providers, sources.templates, settings.runtime, budgets, on_note=console.warn)
     # Workers import in the background while the server starts listening: a call waits only
     # for its own function's worker, and the console says when each function is warm.
-    warming = served.warm_each(adopt=early.take if early is not None else None)
+    warming = served.warm_each(adopt=early.take if early is not None else None, test_entrypoints=settings.warm_test_entrypoints)
     announce_warm(served, warming, console)
     # The file watches set themselves up while the server loads; they are in place before serve says it listens.
     # Saves made since the workers began to load are caught up on, as a first change.

@@ -28,4 +28,5 @@ class ServeSettings:
     virtual_clock: bool = False  # Cloud Control requests skip CallbackDelaySeconds waits
     moto: bool = False  # an embedded moto server takes the handlers' AWS calls while this serves
     stack_state: Optional[Path] = None  # --state: where the local stacks are kept across restarts
+    warm_test_entrypoints: bool = True  # stack test: False (no stack calls a TestEntrypoint; it starts at its first call)
     guard_rules_dirs: Tuple[Path, ...] = ()  # --guard-rules-dir: more folders a Guard hook's local rules may be read from

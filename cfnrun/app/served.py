@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tupl
 
 from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.action import Action
-from cfnrun.model.errors import CfnrunError
+from cfnrun.model.errors import CfnrunError, ProjectError
 from cfnrun.model.function_template import FunctionTemplate
 from cfnrun.model.project import Project
 from cfnrun.model.template import FunctionSource, called_name
@@ -230,14 +230,17 @@ class Served:
 
     # -- life --------------------------------------------------------------------------------------
 
-    def warm_each(self, adopt: Optional[Adopt] = None) -> Warming:
+    def warm_each(self, adopt: Optional[Adopt] = None, test_entrypoints: bool = True) -> Warming:
         """Start each source's first worker (``FunctionRegistry.warm_each``); the tasks by the name the console shows.
 
         ``adopt`` (the early start's worker) goes to the first source, the current project's.
+        ``test_entrypoints=False``: a provider's TestEntrypoint, which only ``cfn test`` calls and no stack
+        does, gets its worker at its first call (``stack test`` runs stacks only).
         """
         warming: Warming = {}
         for index, registry in enumerate(self.registries):
-            for name, task in registry.warm_each(adopt=adopt if index == 0 else None).items():
+            skip = () if test_entrypoints or registry not in self.providers else _test_entrypoint(registry.project)
+            for name, task in registry.warm_each(adopt=adopt if index == 0 else None, skip=skip).items():
                 warming[self.shown_name(registry, name)] = task
         return warming
 
@@ -251,6 +254,15 @@ class Served:
 
     async def close(self) -> None:
         await asyncio.gather(*(registry.close() for registry in self.registries), *([self.registered.close()] if self.registered else []))
+
+
+def _test_entrypoint(project: Project) -> Tuple[str, ...]:
+    """The provider's TestEntrypoint function, where it has one apart from the function stacks call."""
+    try:
+        test, called = project.test_function(), project.type_function()
+    except ProjectError:
+        return ()
+    return (test.logical_id,) if test.logical_id != called.logical_id else ()
 
 
 def _same(before: Tuple[Any, ...], now: Tuple[Any, ...]) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Generic, List, Optional, Tuple, TypeVar
+from typing import Any, Callable, Collection, Dict, Generic, List, Optional, Tuple, TypeVar
 
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError, WorkerProcess
@@ -108,8 +108,10 @@ class FunctionRegistry(Generic[S]):
         await asyncio.gather(*(refresh(f) for f in current.values()))
         return {name: results[name] for name in current}
 
-    def warm_each(self, adopt: Optional[Adopt] = None) -> Dict[str, "asyncio.Task[Optional[WorkerInitError]]"]:
-        """Start one worker per function, each in its own task, and wait for none of them.
+    def warm_each(
+        self, adopt: Optional[Adopt] = None, skip: Collection[str] = ()
+    ) -> Dict[str, "asyncio.Task[Optional[WorkerInitError]]"]:
+        """Start one worker per function (but those named in ``skip``), each in its own task, and wait for none of them.
 
         The pools exist when this returns, so a call that arrives before its function is
         warm waits for that function's worker (never for the others') instead of starting
@@ -126,10 +128,13 @@ class FunctionRegistry(Generic[S]):
         provider's dependencies a second time alongside the zygote.
 
         ``adopt`` may hand over the first function's worker, started before the event loop was
-        (``app/early_start.py``): that one is its first worker then.
+        (``app/early_start.py``): that one is its first worker then. A function in ``skip`` gets
+        its pool and first worker at its first call (``pool``), as one not yet warm would.
         """
         first: "Optional[Tuple[asyncio.Task[Optional[WorkerInitError]], FunctionPool]]" = None
         for name, function in self.project.functions.items():
+            if name in skip:
+                continue
             if first is None and adopt is not None and name not in self._pools:
                 self._pools[name] = self._new_pool(function, adopt)
             pool = self.pool(function)
