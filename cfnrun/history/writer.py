@@ -42,6 +42,7 @@ class HistoryWriter:
         self._lock = threading.Lock()
         self._following: List[Then] = []  # what follows the records committed, for the loop to run
         self._woken = False  # a run of ``_follow_now`` is already on the loop's way
+        self._written_at = -GATHER_S  # time.monotonic() when the last batch was written
 
     def write(self, work: Work, then: Optional[Then] = None) -> None:
         if self._closed:  # the last calls of a stopping serve: in line, as before
@@ -81,6 +82,7 @@ class HistoryWriter:
                         _guarded(work)
             except CfnrunError as error:
                 not_recorded(error)
+            self._written_at = time.monotonic()
             self._follow([then for _, then in items if then is not None])
             if len(items) < len(batch):
                 self.store.close()  # this thread's connection
@@ -95,6 +97,7 @@ class HistoryWriter:
         another) is written at once, while its client reads the answer, not in the middle of the next call.
         """
         batch = [self._queue.get()]
+        coming = time.monotonic() - self._written_at < GATHER_S  # calls keep coming: the last batch was written a moment ago
         gather_until: Optional[float] = None
         while len(batch) < BATCH and batch[-1] is not _STOP:
             try:
@@ -102,7 +105,7 @@ class HistoryWriter:
                 continue
             except queue.Empty:
                 pass
-            if len(batch) == 1:
+            if len(batch) == 1 and not coming:
                 break
             now = time.monotonic()
             if gather_until is None:
