@@ -1,6 +1,6 @@
 """Instructions per call of ``cfnrun serve``'s main process against the in-process floor's: a figure a busy machine does not move.
 
-Usage: python bench/serve_instructions.py [--calls N] [--concurrency C] [--tree PATH]
+Usage: python bench/serve_instructions.py [--calls N] [--concurrency C] [--tree PATH] [--serve-arg ARG]...
 
 Each server runs under valgrind's callgrind with counting off; after a warm-up, counting is
 turned on (``callgrind_control -i on``) for N no-op LIST calls from C concurrent aiohttp clients,
@@ -79,13 +79,14 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose cfnrun serve runs")
+    parser.add_argument("--serve-arg", action="append", default=[], help="one more argument for cfnrun serve (e.g. --no-reload)")
     args = parser.parse_args()
     env = {**USER_ENV, "PYTHONPATH": str(args.tree.resolve())}
     port = free_port()
     floor = counted([sys.executable, str(ROOT / "bench" / "inprocess_server.py"), str(NOOP), str(port)], env, port, args.calls, args.concurrency)
     port = free_port()
     project = private_copy(NOOP, Path(tempfile.mkdtemp()))
-    serve_command = [sys.executable, "-m", "cfnrun", "serve", str(project), "--port", str(port), "--workers", "2", "--log-level", "WARNING"]
+    serve_command = [sys.executable, "-m", "cfnrun", "serve", str(project), "--port", str(port), "--workers", "2", "--log-level", "WARNING", *args.serve_arg]
     served = counted(serve_command, env, port, args.calls, args.concurrency)
     print(f"instructions per call, {args.calls} no-op calls from {args.concurrency} concurrent clients (valgrind callgrind)")
     print(f"  in-process floor:           {floor['all'] / 1000:8.0f}k")

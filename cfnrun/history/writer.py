@@ -10,6 +10,7 @@ rather than memory: history is a convenience, never a ledger.
 from __future__ import annotations
 
 import asyncio
+import math
 import queue
 import sys
 import threading
@@ -42,7 +43,7 @@ class HistoryWriter:
         self._lock = threading.Lock()
         self._following: List[Then] = []  # what follows the records committed, for the loop to run
         self._woken = False  # a run of ``_follow_now`` is already on the loop's way
-        self._written_at = -GATHER_S  # time.monotonic() when the last batch was written
+        self._written_at = -math.inf  # time.monotonic() when the last batch was written
 
     def write(self, work: Work, then: Optional[Then] = None) -> None:
         if self._closed:  # the last calls of a stopping serve: in line, as before
@@ -93,8 +94,9 @@ class HistoryWriter:
         (up to ``BATCH``, or the stop).
 
         Calls answered at once then share a transaction: one commit (its write of the log and the pages it
-        changed) for several records rather than one each. A record that waited alone (calls one after
-        another) is written at once, while its client reads the answer, not in the middle of the next call.
+        changed) for several records rather than one each. So do calls that keep coming (the last batch
+        was written less than ``GATHER_S`` ago): a record that waited alone then waits for the next ones too.
+        A record that comes after a pause is written at once, while its client reads the answer.
         """
         batch = [self._queue.get()]
         coming = time.monotonic() - self._written_at < GATHER_S  # calls keep coming: the last batch was written a moment ago
