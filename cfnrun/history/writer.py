@@ -44,6 +44,7 @@ class HistoryWriter:
         self._following: List[Then] = []  # what follows the records committed, for the loop to run
         self._woken = False  # a run of ``_follow_now`` is already on the loop's way
         self._written_at = -math.inf  # time.monotonic() when the last batch was written
+        self._closing = threading.Event()  # set by close(): a batch gathering stops waiting
 
     def write(self, work: Work, then: Optional[Then] = None) -> None:
         if self._closed:  # the last calls of a stopping serve: in line, as before
@@ -69,6 +70,7 @@ class HistoryWriter:
         self._closed = True
         if self._thread is not None:
             self._queue.put(_STOP)
+            self._closing.set()
             self._thread.join()
         self._follow_now()
         self.store.close()
@@ -100,25 +102,20 @@ class HistoryWriter:
         """
         batch = [self._queue.get()]
         coming = time.monotonic() - self._written_at < GATHER_S  # calls keep coming: the last batch was written a moment ago
-        gather_until: Optional[float] = None
+        self._take_waiting(batch)
+        if batch[-1] is not _STOP and len(batch) < BATCH and (len(batch) > 1 or coming):
+            # One wait for the whole window, not a wake-up per record: what is handed over meanwhile only queues.
+            self._closing.wait(GATHER_S)
+            self._take_waiting(batch)
+        return batch
+
+    def _take_waiting(self, batch: "List[Optional[Tuple[Work, Optional[Then]]]]") -> None:
+        """Add what waits in the queue to ``batch`` (up to ``BATCH``, or the stop)."""
         while len(batch) < BATCH and batch[-1] is not _STOP:
             try:
                 batch.append(self._queue.get_nowait())
-                continue
             except queue.Empty:
-                pass
-            if len(batch) == 1 and not coming:
-                break
-            now = time.monotonic()
-            if gather_until is None:
-                gather_until = now + GATHER_S
-            if now >= gather_until:
-                break
-            try:
-                batch.append(self._queue.get(timeout=gather_until - now))
-            except queue.Empty:
-                break
-        return batch
+                return
 
     def _follow(self, thens: List[Then]) -> None:
         if not thens:

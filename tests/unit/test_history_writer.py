@@ -94,7 +94,7 @@ def test_a_batch_keeps_the_newest_operations_up_to_the_limit_as_one_at_a_time_do
         assert [store.events(operation.id) for operation in kept] == [[{"n": 6}], [{"n": 5}], [{"n": 4}]]
 
 
-def test_records_that_keep_coming_share_a_transaction_while_one_after_a_pause_is_written_at_once(
+def test_records_that_keep_coming_share_a_transaction_and_one_wake_up_while_one_after_a_pause_is_written_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(writer_module, "GATHER_S", 600.0)  # "calls keep coming" for as long as the test runs
@@ -108,9 +108,12 @@ def test_records_that_keep_coming_share_a_transaction_while_one_after_a_pause_is
 
     store.batch = counted  # type: ignore[method-assign]
     taken = threading.Semaphore(0)  # released each time the writer's thread takes a record
+    waits_for_one: List[Any] = []  # the writer's thread waiting on the queue for one more record while it gathers a batch
 
     class Watched(queue.SimpleQueue):  # type: ignore[type-arg]
         def get(self, *args: Any, **kwargs: Any) -> Any:
+            if args[1:] or "timeout" in kwargs:
+                waits_for_one.append(kwargs)
             item = super().get(*args, **kwargs)
             taken.release()
             return item
@@ -127,11 +130,13 @@ def test_records_that_keep_coming_share_a_transaction_while_one_after_a_pause_is
         writer.write(lambda: store.add("serve", None, HEAD, "{}", []), first.set)  # after a pause: written at once
         await asyncio.wait_for(first.wait(), 60)
         assert len(transactions) == 1 and taken.acquire(blocking=False)  # the first record: taken, written alone
-        for _ in range(3):  # each handed over alone, once the one before was taken: they wait for one another
+        writer.write(lambda: store.add("serve", None, HEAD, "{}", []))  # alone, right after the last batch was written
+        assert await asyncio.to_thread(taken.acquire, True, 60)  # taken: it waits for what comes next
+        for _ in range(2):
             writer.write(lambda: store.add("serve", None, HEAD, "{}", []))
-            assert await asyncio.to_thread(taken.acquire, True, 60)
-        writer.close()
+        writer.close()  # the batch gathering stops waiting
 
     asyncio.run(main())
     assert len(transactions) == 2
+    assert waits_for_one == []  # one wait for the batch's window, not a wake-up per record handed over
     assert len(store.operations()) == 4
