@@ -1,8 +1,9 @@
 """serve's history writes, on a thread of their own: the event loop never waits on SQLite or the disk.
 
 Records are written in the order they were handed over, many to one transaction when calls come
-faster than the disk takes them, or at once and within a couple of milliseconds of each other (one
-commit per batch rather than per call). What follows a record
+faster than the disk takes them, or at once, or while calls keep coming (the last batch written
+a couple of milliseconds ago or less), within a couple of milliseconds of each other: one commit
+per batch rather than per call. A record that comes after a pause is written at once. What follows a record
 (serve's console line for the call) runs on the event loop once the record is committed, so a line
 on the console means its call is in the history. A writer that falls far behind drops records
 rather than memory: history is a convenience, never a ledger.
