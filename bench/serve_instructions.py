@@ -1,6 +1,6 @@
 """Instructions per call of ``cfnrun serve``'s main process against the in-process floor's: a figure a busy machine does not move.
 
-Usage: python bench/serve_instructions.py [--calls N] [--concurrency C] [--tree PATH]
+Usage: python bench/serve_instructions.py [--calls N] [--concurrency C] [--tree PATH] [--serve-arg ARG]...
 
 Each server runs under valgrind's callgrind with counting off; after a warm-up, counting is
 turned on (``callgrind_control -i on``) for N no-op LIST calls from C concurrent aiohttp clients,
@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import aiohttp
 from benchlib import USER_ENV, free_port, private_copy
@@ -47,14 +47,14 @@ async def calls(url: str, count: int, concurrency: int) -> None:
         await asyncio.gather(*(client(session) for _ in range(concurrency)))
 
 
-def counted(command: List[str], env: Dict[str, str], port: int, count: int, concurrency: int) -> Dict[str, int]:
+def counted(command: List[str], env: Dict[str, str], port: int, count: int, concurrency: int, cwd: Optional[Path] = None) -> Dict[str, int]:
     """Instructions per call of the process ``command`` starts, by thread (callgrind's numbering) and in all."""
     out = tempfile.mkdtemp(prefix="cfnrun-callgrind-")
     valgrind = [
         "valgrind", "--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes", "--trace-children=no",
         f"--callgrind-out-file={out}/callgrind.%p",
     ]
-    process = subprocess.Popen(valgrind + command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(valgrind + command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for_port(port, process, timeout=600)
         url = f"http://127.0.0.1:{port}"
@@ -79,14 +79,17 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose cfnrun serve runs")
+    parser.add_argument("--serve-arg", action="append", default=[], help="one more argument for cfnrun serve (e.g. --no-reload)")
     args = parser.parse_args()
     env = {**USER_ENV, "PYTHONPATH": str(args.tree.resolve())}
     port = free_port()
     floor = counted([sys.executable, str(ROOT / "bench" / "inprocess_server.py"), str(NOOP), str(port)], env, port, args.calls, args.concurrency)
     port = free_port()
     project = private_copy(NOOP, Path(tempfile.mkdtemp()))
-    serve_command = [sys.executable, "-m", "cfnrun", "serve", str(project), "--port", str(port), "--workers", "2", "--log-level", "WARNING"]
-    served = counted(serve_command, env, port, args.calls, args.concurrency)
+    serve_command = [sys.executable, "-m", "cfnrun", "serve", str(project), "--port", str(port), "--workers", "2", "--log-level", "WARNING", *args.serve_arg]
+    # Run from the tree: ``python -m`` puts the working folder ahead of PYTHONPATH, so from another checkout's
+    # root serve would import that checkout's cfnrun.
+    served = counted(serve_command, env, port, args.calls, args.concurrency, cwd=args.tree.resolve())
     print(f"instructions per call, {args.calls} no-op calls from {args.concurrency} concurrent clients (valgrind callgrind)")
     print(f"  in-process floor:           {floor['all'] / 1000:8.0f}k")
     print(f"  cfnrun serve main process:  {served['all'] / 1000:8.0f}k  ({served['all'] / floor['all']:.1f}x; tree {args.tree})")

@@ -12,6 +12,7 @@ from typing import Callable, Iterator, List, Optional, Sequence, Set, Union
 import watchfiles
 
 from cfnrun.model.errors import CfnrunError
+from cfnrun.model.local_state import FOLDER
 from cfnrun.model.project import RPDK_CONFIG
 from cfnrun.model.template import FunctionSource
 
@@ -41,8 +42,15 @@ class ProjectFilter(watchfiles.DefaultFilter):
         self.code_dirs = project.code_dirs
         self.extra_files = set(extra_files)  # e.g. invoke --watch's request file, wherever it is
         self.config_files = project.config_files
+        # cfnrun's own folder (the history, written with every call serve records): its changes are turned away
+        # by their start alone, before a Path is made, unless a file named above lies in it.
+        state = project.root / FOLDER
+        named = (*self.config_files, *self.extra_files)
+        self._own_state = None if any(path.is_relative_to(state) for path in named) else f"{state}{os.sep}"
 
     def __call__(self, change: watchfiles.Change, path: str) -> bool:
+        if self._own_state is not None and path.startswith(self._own_state):
+            return False
         candidate = Path(path)
         if candidate in self.config_files or candidate in self.extra_files:
             return True

@@ -77,7 +77,7 @@ class Masker(WriteOnlyMasking):
         return text
 
 
-_PLAIN = json.JSONEncoder(default=str, sort_keys=True)  # one instance: json.dumps with options builds an encoder per call
+_PLAIN = json.JSONEncoder(default=str, sort_keys=True, check_circular=False)  # one instance: json.dumps with options builds an encoder per call
 
 
 def plain_json(value: Any) -> str:

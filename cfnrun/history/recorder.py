@@ -85,6 +85,15 @@ def _progress(action: Action, call: SeenCall, result: Any) -> ProgressEvent:
 
 
 MAX_OPEN_OPERATIONS = 1000  # serve: IN_PROGRESS operations awaiting their next call, at most
+MAX_PLAIN_ANSWERS = 64  # answers of strings alone whose reading a CallRecorder keeps, at most
+PLAIN_ANSWER_KEYS = 4  # status, errorCode, message, nextToken: an answer with more is read each time
+
+
+def _plain_answer(result: Any) -> Optional[Tuple[Tuple[str, str], ...]]:
+    """A resource handler's answer made of a few strings alone (a no-op's, a DELETE's, a FAILED's), as a key; else None."""
+    if isinstance(result, dict) and len(result) <= PLAIN_ANSWER_KEYS and all(type(value) is str for value in result.values()):
+        return tuple(result.items())
+    return None
 
 
 class _Answered(NamedTuple):
@@ -111,6 +120,7 @@ class CallRecorder:
         self.writer = writer
         self._open: Dict[Tuple[str, str, str], _Open] = {}  # the writer's thread alone reads and changes it
         self._starts: Dict[Tuple[Action, str, str, Budget, Budget], str] = {}  # the writer's thread alone reads and changes it
+        self._plain: Dict[Tuple[Tuple[str, str], ...], ProgressEvent] = {}  # the writer's thread alone reads and changes it
 
     def call(
         self,
@@ -134,7 +144,7 @@ class CallRecorder:
         problem: Optional[str] = None
         if outcome.kind is OutcomeKind.RETURNED:
             try:
-                progress = _progress(action, call, outcome.result)
+                progress = self._progress(action, call, outcome.result)
             except InvalidProgressEvent as error:
                 problem = str(error)
         token = call.client_request_token
@@ -180,6 +190,19 @@ class CallRecorder:
             if len(self._open) >= MAX_OPEN_OPERATIONS:  # operations a client abandoned IN_PROGRESS
                 self._open.pop(next(iter(self._open)))
             self._open[key] = ongoing
+
+    def _progress(self, action: Action, call: SeenCall, result: Any) -> ProgressEvent:
+        """``_progress``; a resource handler's answer of strings alone is read once (the same strings read the same)."""
+        key = None if action.is_hook else _plain_answer(result)
+        if key is None:
+            return _progress(action, call, result)
+        progress = self._plain.get(key)
+        if progress is None:  # an answer that is no ProgressEvent raises here every time: it is never kept
+            progress = _progress(action, call, result)
+            if len(self._plain) >= MAX_PLAIN_ANSWERS:
+                self._plain.clear()
+            self._plain[key] = progress
+        return progress
 
     def _start_text(self, action: Action, function: str, entrypoint: str, budgets: Tuple[Budget, Budget], masker: Masker) -> str:
         """The start record's JSON text before masking: the same for every operation of one function, action, entrypoint and budgets."""

@@ -10,7 +10,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Type
 
 from cfnrun import __version__
 from cfnrun.model.errors import CfnrunError
@@ -225,31 +225,54 @@ class HistoryStore:
                     self._prune(connection)
                 # leaving the session commits the batch
 
-    @contextlib.contextmanager
-    def _session(self, create: bool) -> Iterator[sqlite3.Connection]:
+    def _session(self, create: bool) -> "_Session":
         """A transaction (in a batch: part of its); what the database or the disk refuses (a damaged file,
         a full disk) becomes a CfnrunError naming the file."""
-        try:
-            connection = self._held or self._connect(create)
-        except (sqlite3.Error, OSError) as error:
-            raise self._unusable(error) from None
-        try:
-            yield connection
-            if not getattr(self._thread, "batching", False):
-                connection.commit()
-        except (sqlite3.Error, OSError) as error:
-            with contextlib.suppress(sqlite3.Error):
-                connection.rollback()
-            raise self._unusable(error) from None
-        except BaseException:
-            connection.rollback()
-            raise
-        finally:
-            if connection is not self._held:
-                connection.close()
+        return _Session(self, create)
 
     def _unusable(self, error: BaseException) -> CfnrunError:
         return CfnrunError(unusable(self.path, "the history", error, "a new history"))
+
+
+class _Session:
+    """``HistoryStore._session``: a class rather than a generator, as serve's writer opens two per call."""
+
+    __slots__ = ("store", "create", "connection")
+
+    def __init__(self, store: HistoryStore, create: bool) -> None:
+        self.store, self.create = store, create
+
+    def __enter__(self) -> sqlite3.Connection:
+        store = self.store
+        try:
+            self.connection = store._held or store._connect(self.create)
+        except (sqlite3.Error, OSError) as error:
+            raise store._unusable(error) from None
+        return self.connection
+
+    def __exit__(self, kind: Optional[Type[BaseException]], error: Optional[BaseException], trace: Any) -> None:
+        connection, store = self.connection, self.store
+        try:
+            if kind is None:
+                if not getattr(store._thread, "batching", False):
+                    try:
+                        connection.commit()
+                    except (sqlite3.Error, OSError) as failed:
+                        _rolled_back(connection)
+                        raise store._unusable(failed) from None
+            elif isinstance(error, (sqlite3.Error, OSError)):
+                _rolled_back(connection)
+                raise store._unusable(error) from None
+            else:
+                connection.rollback()
+        finally:
+            if connection is not store._held:
+                connection.close()
+
+
+def _rolled_back(connection: sqlite3.Connection) -> None:
+    with contextlib.suppress(sqlite3.Error):
+        connection.rollback()
 
 
 _LARGEST_ID = 2**63 - 1  # SQLite's largest integer

@@ -1,8 +1,9 @@
 """serve's history writes, on a thread of their own: the event loop never waits on SQLite or the disk.
 
 Records are written in the order they were handed over, many to one transaction when calls come
-faster than the disk takes them, or at once and within a couple of milliseconds of each other (one
-commit per batch rather than per call). What follows a record
+faster than the disk takes them, or at once, or while calls keep coming (the last batch written
+a couple of milliseconds ago or less), within a couple of milliseconds of each other: one commit
+per batch rather than per call. A record that comes after a pause is written at once. What follows a record
 (serve's console line for the call) runs on the event loop once the record is committed, so a line
 on the console means its call is in the history. A writer that falls far behind drops records
 rather than memory: history is a convenience, never a ledger.
@@ -10,6 +11,7 @@ rather than memory: history is a convenience, never a ledger.
 from __future__ import annotations
 
 import asyncio
+import math
 import queue
 import sys
 import threading
@@ -42,6 +44,8 @@ class HistoryWriter:
         self._lock = threading.Lock()
         self._following: List[Then] = []  # what follows the records committed, for the loop to run
         self._woken = False  # a run of ``_follow_now`` is already on the loop's way
+        self._written_at = -math.inf  # time.monotonic() when the last batch was written
+        self._closing = threading.Event()  # set by close(): a batch gathering stops waiting
 
     def write(self, work: Work, then: Optional[Then] = None) -> None:
         if self._closed:  # the last calls of a stopping serve: in line, as before
@@ -67,6 +71,7 @@ class HistoryWriter:
         self._closed = True
         if self._thread is not None:
             self._queue.put(_STOP)
+            self._closing.set()
             self._thread.join()
         self._follow_now()
         self.store.close()
@@ -81,6 +86,7 @@ class HistoryWriter:
                         _guarded(work)
             except CfnrunError as error:
                 not_recorded(error)
+            self._written_at = time.monotonic()
             self._follow([then for _, then in items if then is not None])
             if len(items) < len(batch):
                 self.store.close()  # this thread's connection
@@ -91,29 +97,26 @@ class HistoryWriter:
         (up to ``BATCH``, or the stop).
 
         Calls answered at once then share a transaction: one commit (its write of the log and the pages it
-        changed) for several records rather than one each. A record that waited alone (calls one after
-        another) is written at once, while its client reads the answer, not in the middle of the next call.
+        changed) for several records rather than one each. So do calls that keep coming (the last batch
+        was written less than ``GATHER_S`` ago): a record that waited alone then waits for the next ones too.
+        A record that comes after a pause is written at once, while its client reads the answer.
         """
         batch = [self._queue.get()]
-        gather_until: Optional[float] = None
+        coming = time.monotonic() - self._written_at < GATHER_S  # calls keep coming: the last batch was written a moment ago
+        self._take_waiting(batch)
+        if batch[-1] is not _STOP and len(batch) < BATCH and (len(batch) > 1 or coming):
+            # One wait for the whole window, not a wake-up per record: what is handed over meanwhile only queues.
+            self._closing.wait(GATHER_S)
+            self._take_waiting(batch)
+        return batch
+
+    def _take_waiting(self, batch: "List[Optional[Tuple[Work, Optional[Then]]]]") -> None:
+        """Add what waits in the queue to ``batch`` (up to ``BATCH``, or the stop)."""
         while len(batch) < BATCH and batch[-1] is not _STOP:
             try:
                 batch.append(self._queue.get_nowait())
-                continue
             except queue.Empty:
-                pass
-            if len(batch) == 1:
-                break
-            now = time.monotonic()
-            if gather_until is None:
-                gather_until = now + GATHER_S
-            if now >= gather_until:
-                break
-            try:
-                batch.append(self._queue.get(timeout=gather_until - now))
-            except queue.Empty:
-                break
-        return batch
+                return
 
     def _follow(self, thens: List[Then]) -> None:
         if not thens:

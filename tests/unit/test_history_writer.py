@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import asyncio
+import queue
 import threading
 from pathlib import Path
-from typing import List
+from typing import Any, List
 
 import pytest
 
 from cfnrun.history.store import HistoryStore
+from cfnrun.history import writer as writer_module
 from cfnrun.history.writer import HistoryWriter
 
 HEAD = {"type_name": "Org::Svc::Thing", "action": "CREATE", "function": "TypeFunction", "status": "SUCCESS", "invocations": 1, "duration_s": 0.0}
@@ -90,3 +92,51 @@ def test_a_batch_keeps_the_newest_operations_up_to_the_limit_as_one_at_a_time_do
     for store in (batched, single):
         kept = store.operations()
         assert [store.events(operation.id) for operation in kept] == [[{"n": 6}], [{"n": 5}], [{"n": 4}]]
+
+
+def test_records_that_keep_coming_share_a_transaction_and_one_wake_up_while_one_after_a_pause_is_written_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writer_module, "GATHER_S", 600.0)  # "calls keep coming" for as long as the test runs
+    store = HistoryStore(tmp_path)
+    transactions: List[int] = []
+    batch = store.batch
+
+    def counted() -> Any:
+        transactions.append(1)
+        return batch()
+
+    store.batch = counted  # type: ignore[method-assign]
+    taken = threading.Semaphore(0)  # released each time the writer's thread takes a record
+    waits_for_one: List[Any] = []  # the writer's thread waiting on the queue for one more record while it gathers a batch
+
+    class Watched(queue.SimpleQueue):  # type: ignore[type-arg]
+        def get(self, *args: Any, **kwargs: Any) -> Any:
+            if args[1:] or "timeout" in kwargs:
+                waits_for_one.append(kwargs)
+            item = super().get(*args, **kwargs)
+            taken.release()
+            return item
+
+        def get_nowait(self) -> Any:
+            item = super().get_nowait()
+            taken.release()
+            return item
+
+    async def main() -> None:
+        writer = HistoryWriter(store)
+        writer._queue = Watched()
+        first = asyncio.Event()
+        writer.write(lambda: store.add("serve", None, HEAD, "{}", []), first.set)  # after a pause: written at once
+        await asyncio.wait_for(first.wait(), 60)
+        assert len(transactions) == 1 and taken.acquire(blocking=False)  # the first record: taken, written alone
+        writer.write(lambda: store.add("serve", None, HEAD, "{}", []))  # alone, right after the last batch was written
+        assert await asyncio.to_thread(taken.acquire, True, 60)  # taken: it waits for what comes next
+        for _ in range(2):
+            writer.write(lambda: store.add("serve", None, HEAD, "{}", []))
+        writer.close()  # the batch gathering stops waiting
+
+    asyncio.run(main())
+    assert len(transactions) == 2
+    assert waits_for_one == []  # one wait for the batch's window, not a wake-up per record handed over
+    assert len(store.operations()) == 4
