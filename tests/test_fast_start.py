@@ -151,6 +151,42 @@ def test_serve_read_exactly_runs_without_the_command_line_library(sample: Callab
     assert run.returncode == 2 and "Invalid value for '--workers'" in run.stderr and "TYPER True" in run.stdout, run.stdout + run.stderr
 
 
+def test_serve_checks_a_schema_found_usable_before_without_jsonschema(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    # Whether jsonschema was imported once serve's late parts loaded (a ListStacks call waits for them), said at exit.
+    import boto3
+
+    script = (
+        "import atexit, runpy, sys\nsys.argv = ['cfnrun'] + sys.argv[1:]\n"
+        "atexit.register(lambda: print('JSONSCHEMA', 'jsonschema' in sys.modules, flush=True))\n"
+        "runpy.run_module('cfnrun', run_name='__main__')\n"
+    )
+    env = {**os.environ, "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    note = sample("note")
+
+    def loaded_jsonschema() -> bool:
+        process = subprocess.Popen(
+            [sys.executable, "-c", script, "serve", "--port", "0", "--no-reload"], cwd=str(note), stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, env=env,
+        )
+        try:
+            url = read_until(process, r"listening on http://127\.0\.0\.1:\d+")[-1].split("listening on ")[1].split()[0]
+            client = boto3.client(
+                "cloudformation", endpoint_url=url, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
+            )
+            assert client.list_stacks()["StackSummaries"] == []
+            process.send_signal(signal.SIGINT)
+            rest, _ = process.communicate(timeout=90)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        assert process.returncode == 0 and "JSONSCHEMA" in rest, rest
+        return "JSONSCHEMA True" in rest
+
+    assert loaded_jsonschema()  # checked: the first time this schema is seen
+    assert not loaded_jsonschema()  # found usable before: no call checked a model, so jsonschema never loaded
+
+
 def test_history_loads_neither_server_nor_suite_nor_worker(sample: Callable[[str], Path]) -> None:
     loaded = loaded_after(["history", "--project", str(sample("note"))])
     assert "sqlite3" in loaded
