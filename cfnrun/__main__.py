@@ -23,12 +23,13 @@ def _command() -> None:
     from cfnrun.app.early_start import begin
 
     # The early start: invoke's and serve's first worker imports the provider while the command line loads.
-    early = begin(sys.argv[2:], sys.argv[1] if len(sys.argv) > 1 else "")
+    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    early = begin(sys.argv[2:], command)
     try:
         if early.settings is not None:  # read exactly: no need of the command line library
             from cfnrun.app.direct_start import run_read
 
-            raise SystemExit(run_read(early))
+            raise SystemExit(run_read(early, command))
         from cfnrun.cli import main as run_command_line
 
         run_command_line(early)

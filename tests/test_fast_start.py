@@ -123,6 +123,70 @@ def test_a_one_shot_invoke_read_exactly_runs_without_the_command_line_library(sa
     assert run.returncode == 2 and "Invalid value for '--max-reinvoke'" in run.stderr and "TYPER True" in run.stdout, run.stdout + run.stderr
 
 
+def test_serve_read_exactly_runs_without_the_command_line_library(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    # Through cfnrun/__main__.py, as the console script runs it; whether typer was ever imported, said at exit.
+    script = (
+        "import atexit, runpy, sys\nsys.argv = ['cfnrun'] + sys.argv[1:]\n"
+        "atexit.register(lambda: print('TYPER', 'typer' in sys.modules, flush=True))\nrunpy.run_module('cfnrun', run_name='__main__')\n"
+    )
+    env = {**os.environ, "NO_COLOR": "1"}
+    note = sample("note")
+    process = subprocess.Popen(
+        [sys.executable, "-c", script, "serve", "--port", "0", "--no-reload"], cwd=str(note), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, env=env,
+    )
+    try:
+        started = read_until(process, r"listening on http://127\.0\.0\.1:\d+")
+        process.send_signal(signal.SIGINT)
+        rest, _ = process.communicate(timeout=90)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    output = "".join(started) + rest
+    assert process.returncode == 0 and "stopped" in rest and "TYPER False" in rest, output  # Ctrl-C: a clean stop, as through typer
+    # A value the library refuses: it reads the line, and says so in its own words.
+    refused = ["serve", "--port", "0", "--workers", "0", "--no-reload"]
+    run = subprocess.run([sys.executable, "-c", script, *refused], cwd=str(note), capture_output=True, text=True, timeout=90, env=env)
+    assert run.returncode == 2 and "Invalid value for '--workers'" in run.stderr and "TYPER True" in run.stdout, run.stdout + run.stderr
+
+
+def test_serve_checks_a_schema_found_usable_before_without_jsonschema(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    # Whether jsonschema was imported once serve's late parts loaded (a ListStacks call waits for them), said at exit.
+    import boto3
+
+    script = (
+        "import atexit, runpy, sys\nsys.argv = ['cfnrun'] + sys.argv[1:]\n"
+        "atexit.register(lambda: print('JSONSCHEMA', 'jsonschema' in sys.modules, flush=True))\n"
+        "runpy.run_module('cfnrun', run_name='__main__')\n"
+    )
+    env = {**os.environ, "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    note = sample("note")
+
+    def loaded_jsonschema() -> bool:
+        process = subprocess.Popen(
+            [sys.executable, "-c", script, "serve", "--port", "0", "--no-reload"], cwd=str(note), stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, env=env,
+        )
+        try:
+            url = read_until(process, r"listening on http://127\.0\.0\.1:\d+")[-1].split("listening on ")[1].split()[0]
+            client = boto3.client(
+                "cloudformation", endpoint_url=url, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
+            )
+            assert client.list_stacks()["StackSummaries"] == []
+            process.send_signal(signal.SIGINT)
+            rest, _ = process.communicate(timeout=90)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        assert process.returncode == 0 and "JSONSCHEMA" in rest, rest
+        return "JSONSCHEMA True" in rest
+
+    assert loaded_jsonschema()  # checked: the first time this schema is seen
+    assert not loaded_jsonschema()  # found usable before: no call checked a model, so jsonschema never loaded
+
+
 def test_history_loads_neither_server_nor_suite_nor_worker(sample: Callable[[str], Path]) -> None:
     loaded = loaded_after(["history", "--project", str(sample("note"))])
     assert "sqlite3" in loaded

@@ -1,28 +1,35 @@
-"""``cfnrun invoke`` run without the command line library, when the early start read its command line exactly.
+"""``cfnrun invoke`` and ``cfnrun serve`` run without the command line library, when the early start read their command line exactly.
 
 The library (typer, and every command's options it declares) costs a one-shot invoke about as
-much as the rest of its start-up together, for a command line ``options.read_exactly`` has
-already read into the same settings. Then the command runs here, and this does what the library
-does around a command: its exit status is the process's; end of input (EOFError) prints
-"Aborted!" (1); Ctrl-C before the command handles it exits 130; a reader that went away (EPIPE)
-exits 1. Anything else about the command line (``--help``, an unknown option, a value out of
-range, ``--watch``) goes through the library, which says it in its own words.
+much as the rest of its start-up together, and every serve start too (docs/performance.md), for
+a command line ``options.read_exactly`` has already read into the same settings. Then the
+command runs here, and this does what the library does around a command: its exit status is the
+process's; end of input (EOFError) prints "Aborted!" (1); Ctrl-C before the command handles it
+exits 130; a reader that went away (EPIPE) exits 1. Anything else about the command line
+(``--help``, an unknown option, a value out of range, invoke's ``--watch``, serve's
+``--debug-port``) goes through the library, which says it in its own words.
 """
 from __future__ import annotations
 
 import errno
 import sys
+from typing import Any
 
 from cfnrun.app.early_start import EarlyStart
 
 
-def run_read(early: EarlyStart) -> int:
-    """Run ``cfnrun invoke`` with the settings the early start read; the status the process exits with."""
-    assert early.settings is not None, "read exactly by the early start"
+def run_read(early: EarlyStart, command: str) -> int:
+    """Run ``cfnrun COMMAND`` (invoke or serve) with the settings the early start read; the status the process exits with."""
+    settings: Any = early.settings
+    assert settings is not None, "read exactly by the early start"
     try:
-        from cfnrun.app.commands.invoke import run
+        if command == "serve":
+            from cfnrun.app.commands import serve
 
-        return run(early.settings, early)
+            return serve.run(settings, early)
+        from cfnrun.app.commands import invoke
+
+        return invoke.run(settings, early)
     except EOFError:
         sys.stderr.write("\nAborted!\n")
         return 1

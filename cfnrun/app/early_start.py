@@ -30,7 +30,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Coroutine, List, Optional, Tuple, TypeVar
+from typing import TYPE_CHECKING, Any, Coroutine, List, Optional, Tuple, TypeVar, Union
 
 if TYPE_CHECKING:
     import asyncio
@@ -70,9 +70,9 @@ class EarlyStart:
 
     began_at: float  # time.time() when the command began: it reads the project's files from then on
     worker: Optional[EarlyWorker] = None
-    # invoke's settings, when the command line was read exactly without the command line library
+    # invoke's or serve's settings, when the command line was read exactly without the command line library
     # (``options.read_exactly``): the command runs without loading it (``app/direct_start.py``)
-    settings: Optional["InvokeSettings"] = None
+    settings: Optional[Union["InvokeSettings", "ServeOptions"]] = None
     _discarding: List["asyncio.Future[None]"] = field(default_factory=list, init=False, repr=False)  # wrong guesses being killed
 
     @classmethod
@@ -139,6 +139,11 @@ def begin(argv: List[str], command: str) -> EarlyStart:
             from cfnrun.app.settings.invoke import InvokeSettings
 
             began.settings = read_exactly(InvokeSettings, argv)
+        elif command == "serve":
+            from cfnrun.app.options import read_exactly
+            from cfnrun.app.settings.serve import ServeOptions
+
+            began.settings = read_exactly(ServeOptions, argv)
         spec = early_spec(argv, command)
     except Exception:  # noqa: BLE001 - the command reports it, with its own words
         return began

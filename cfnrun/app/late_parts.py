@@ -1,8 +1,8 @@
 """What serve loads once it listens, as one step, and how the calls that need it wait for it.
 
 Serve listens as soon as the Lambda Invoke API can answer (``app/serve.py``). The review of
-each answered call (``app/call_review.py``: the contract checker with jsonschema, pydantic's
-wire models, the history's sqlite3), Cloud Control's request store and the local stacks load right after, on a
+each answered call (``app/call_review.py``: the contract checker, pydantic's wire models, the
+history's sqlite3; jsonschema comes with the first model it checks), Cloud Control's request store and the local stacks load right after, on a
 thread, while the first worker imports the provider. In ``--contract warn`` nothing in an
 answer depends on them: a call answered before they are here is reviewed once they are, in
 the order answered. A ``--contract strict`` call and a Cloud Control request need them to
@@ -138,8 +138,9 @@ class LateLoading:
     ) -> LateParts:
         """The review of each call, Cloud Control's request store, then the spares.
 
-        Every provider's schema is checked here too (the check loads jsonschema, which the review needs
-        anyway): a schema cfnrun cannot validate against raises, and serve stops with that error.
+        Every provider's schema is checked here too: a schema cfnrun cannot validate against raises, and
+        serve stops with that error. A schema that passed before (``model/usable_schemas.py``) passes
+        without jsonschema loading: the review loads it with the first model it checks.
         Each provider records in its own history (its ``.cfnrun/``), where ``cfnrun history`` and
         ``cfnrun replay`` in that project find its calls.
         """
@@ -177,10 +178,12 @@ def _schema_of(registry: "FunctionRegistry[Project]") -> "Callable[[], ResourceS
 
 
 def _import_late_and_check(served: "Served") -> None:
+    from cfnrun.model.usable_schemas import require_usable
+
     for name in LATE_MODULES:
         importlib.import_module(name)
     for registry in served.providers:
-        registry.project.schema.require_usable()
+        require_usable(registry.project.schema)  # jsonschema loads only for a schema not found usable before
 
 
 class CloudControlRequests:

@@ -79,6 +79,20 @@ def test_the_early_reading_of_serve_is_what_the_command_line_builds(argv: List[s
     assert read_command_line(ServeOptions, argv) == typer_settings("serve", ServeOptions, argv)
 
 
+@pytest.mark.parametrize("argv", SERVE_LINES)
+def test_serve_read_exactly_is_what_the_command_line_builds(argv: List[str]) -> None:
+    # what `cfnrun serve` runs with when it does not load the command line library (app/direct_start.py)
+    assert read_exactly(ServeOptions, argv) == typer_settings("serve", ServeOptions, argv)
+
+
+def test_serve_lines_read_exactly_only_by_the_command_line_library() -> None:
+    for out_of_range in (["--workers", "0"], ["--port", "65536"], ["--shutdown-grace=-1"], ["--header-timeout", "0"]):
+        assert read_command_line(ServeOptions, out_of_range) is not None
+        assert read_exactly(ServeOptions, out_of_range) is None  # the library refuses it, in its words
+    assert read_exactly(ServeOptions, ["-p=dir"]) is None
+    assert read_exactly(ServeOptions, ["--debug-port", "5999"]) is None  # early=False: the library runs it
+
+
 @pytest.mark.parametrize(
     "argv",
     [
