@@ -3,7 +3,7 @@ CREATE's request check) get the same violations without another validation."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Dict, List
+from typing import Any, List
 
 import pytest
 
@@ -47,17 +47,16 @@ def test_the_same_properties_are_validated_once_and_answer_the_same(validated: L
     assert [v.message for v in again] == [v.message for v in first]
     assert [v.pointer for v in again] == ["/desiredResourceState/Name", "/desiredResourceState/Size", "/desiredResourceState"]
     assert request_rules.schema_problems(schema, {"Name": "fine"}, rules.REQUEST_VALID, "") == []
-    assert request_rules.schema_problems(schema, {"Name": "fine"}, rules.REQUEST_VALID, "") == []
-    assert len(validated) == 2
+    assert len(validated) == 1  # a valid document is proven so without jsonschema (contract/validity_proof.py)
 
 
 @pytest.mark.parametrize(
     "one, other",
     [
-        ({"Name": "a", "Size": 1}, {"Name": "a", "Size": True}),  # equal in Python, not to a schema
-        ({"Name": "a", "Size": 1}, {"Name": "a", "Size": 1.0}),
-        ({"Name": "a", "Tags": {"1": "x"}}, {"Name": "a", "Tags": {1: "x"}}),
-        ({"Name": "a", "Size": 1}, {"Size": 1, "Name": "a"}),  # key order: the order violations come in
+        ({"Name": "A", "Size": 1}, {"Name": "A", "Size": True}),  # equal in Python, not to a schema
+        ({"Name": "A", "Size": 1}, {"Name": "A", "Size": 1.0}),
+        ({"Name": "A", "Tags": {"1": "x"}}, {"Name": "A", "Tags": {1: "x"}}),
+        ({"Name": "A", "Size": "1"}, {"Size": "1", "Name": "A"}),  # key order: the order violations come in
     ],
     ids=["bool", "float", "key type", "key order"],
 )
@@ -71,7 +70,7 @@ def test_documents_that_differ_in_type_or_order_are_each_validated(validated: Li
 def test_what_may_meet_a_patterns_deadline_or_is_not_plain_data_is_validated_each_time(validated: List[Any]) -> None:
     backtracking, plain = _schema("^(a+)+$"), _schema()
     for _ in range(2):
-        request_rules.schema_problems(backtracking, {"Name": "aaa"}, rules.REQUEST_VALID, "")
-        request_rules.schema_problems(plain, {"Name": "a" * 300}, rules.REQUEST_VALID, "")
-        request_rules.schema_problems(plain, OrderedDict(Name="a"), rules.REQUEST_VALID, "")
+        request_rules.schema_problems(backtracking, {"Name": "aab"}, rules.REQUEST_VALID, "")
+        request_rules.schema_problems(plain, {"Name": "a" * 300 + "B"}, rules.REQUEST_VALID, "")
+        request_rules.schema_problems(plain, OrderedDict(Name="A"), rules.REQUEST_VALID, "")
     assert len(validated) == 6
