@@ -60,7 +60,17 @@ def prove(schema: Any, validating: Collection[str]) -> Proof:
             if check is _unproven:
                 return _unproven
             checks.append(check)
-    return lambda value: all(check(value) for check in checks)
+    return _every(checks)
+
+
+def _every(checks: List[Proof]) -> Proof:
+    def proven(value: Any) -> bool:
+        for check in checks:
+            if not check(value):
+                return False
+        return True
+
+    return proven
 
 
 def _keyword(keyword: str, value: Any, schema: Dict[str, Any], validating: Collection[str]) -> Proof:  # noqa: C901 - one branch a keyword
@@ -69,7 +79,7 @@ def _keyword(keyword: str, value: Any, schema: Dict[str, Any], validating: Colle
         if not isinstance(names, list) or not names or any(name not in _TYPES for name in names):
             return _unproven
         tests = [_TYPES[name] for name in names]
-        return lambda instance: any(test(instance) for test in tests)
+        return tests[0] if len(tests) == 1 else lambda instance: any(test(instance) for test in tests)
     if keyword == "enum":
         strings = frozenset(item for item in value if type(item) is str) if isinstance(value, list) else frozenset()
         return (lambda instance: type(instance) is str and instance in strings) if strings else _unproven
@@ -130,7 +140,16 @@ def _properties(properties: Dict[str, Any], validating: Collection[str]) -> Proo
     if any(proof is _unproven for proof in proofs.values()):
         return _unproven
     pairs = list(proofs.items())
-    return lambda instance: type(instance) is dict and all(name not in instance or proof(instance[name]) for name, proof in pairs)
+
+    def proven(instance: Any) -> bool:
+        if type(instance) is not dict:
+            return False
+        for name, proof in pairs:
+            if name in instance and not proof(instance[name]):
+                return False
+        return True
+
+    return proven
 
 
 def _additional(allowed: Any, schema: Dict[str, Any], validating: Collection[str]) -> Proof:
@@ -142,7 +161,7 @@ def _additional(allowed: Any, schema: Dict[str, Any], validating: Collection[str
     if allowed is True:
         return _proven
     if allowed is False:
-        return lambda instance: type(instance) is dict and all(name in declared for name in instance)
+        return lambda instance: type(instance) is dict and declared.keys() >= instance.keys()
     extra = prove(allowed, validating) if isinstance(allowed, dict) else _unproven
     if extra is _unproven:
         return _unproven
