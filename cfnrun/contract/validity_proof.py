@@ -48,7 +48,17 @@ def _is_count(count: Any) -> bool:
 
 
 def prove(schema: Any, validating: Collection[str]) -> Proof:
-    """The proof for ``schema``; ``validating``: every keyword the validator evaluates (its VALIDATORS)."""
+    """The proof for ``schema``; ``validating``: every keyword the validator evaluates (its VALIDATORS).
+
+    A schema this cannot read (``"type": [{}]``...) gets a proof of nothing: jsonschema judges every document.
+    """
+    try:
+        return _prove(schema, validating)
+    except Exception:  # noqa: B902 - an odd schema costs the shortcut, never the check
+        return _unproven
+
+
+def _prove(schema: Any, validating: Collection[str]) -> Proof:
     if schema is True:
         return _proven
     if not isinstance(schema, dict) or any(key in validating and key not in READ_HERE for key in schema):
@@ -97,7 +107,7 @@ def _keyword(keyword: str, value: Any, schema: Dict[str, Any], validating: Colle
         names = value if isinstance(value, list) and all(type(name) is str for name in value) else None
         return (lambda instance: type(instance) is dict and all(name in instance for name in names)) if names is not None else _unproven
     # items: one schema for every item (the list form, with additionalItems, is jsonschema's)
-    item = prove(value, validating) if isinstance(value, dict) or value is True else _unproven
+    item = _prove(value, validating) if isinstance(value, dict) or value is True else _unproven
     return (lambda instance: type(instance) is list and all(item(entry) for entry in instance)) if item is not _unproven else _unproven
 
 
@@ -136,7 +146,7 @@ def _pattern(pattern: str) -> Proof:
 
 
 def _properties(properties: Dict[str, Any], validating: Collection[str]) -> Proof:
-    proofs = {name: prove(sub, validating) for name, sub in properties.items()}
+    proofs = {name: _prove(sub, validating) for name, sub in properties.items()}
     if any(proof is _unproven for proof in proofs.values()):
         return _unproven
     pairs = list(proofs.items())
@@ -162,7 +172,7 @@ def _additional(allowed: Any, schema: Dict[str, Any], validating: Collection[str
         return _proven
     if allowed is False:
         return lambda instance: type(instance) is dict and declared.keys() >= instance.keys()
-    extra = prove(allowed, validating) if isinstance(allowed, dict) else _unproven
+    extra = _prove(allowed, validating) if isinstance(allowed, dict) else _unproven
     if extra is _unproven:
         return _unproven
     return lambda instance: type(instance) is dict and all(name in declared or extra(value) for name, value in instance.items())

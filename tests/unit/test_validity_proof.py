@@ -100,3 +100,8 @@ def test_the_contracts_shape_check_runs_jsonschema_only_for_a_model_it_cannot_pr
     wrong = {"Name": "c", "NodeCount": 11, "Status": "GONE"}
     assert shape.problems(wrong) == [("/NodeCount", "11 is greater than the maximum of 10"), ("/Status", "'GONE' is not one of ['CREATING', 'UPDATING', 'ACTIVE', 'DELETING']")]
     assert validated == [wrong]
+
+
+@pytest.mark.parametrize("odd", [{"type": [{}]}, {"enum": "on"}, {"minimum": "1"}, {"required": [1]}, {"properties": []}, False])
+def test_a_schema_the_proof_cannot_read_proves_nothing_and_raises_nothing(odd: Any) -> None:
+    assert not prove({"type": "object", "properties": {"Name": odd}}, SchemaValidator.VALIDATORS)({"Name": "a"})
