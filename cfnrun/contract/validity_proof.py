@@ -3,16 +3,18 @@
 jsonschema builds a validator object for each property it descends into, and the models a stack's
 resources send and their handlers answer mostly break nothing. Here a schema is read once into
 checks of the draft-07 keywords plain models meet (type, enum, the bounds, the lengths, pattern,
-properties, additionalProperties, required, items, minItems, maxItems). A document they prove
+properties, additionalProperties, required, items, minItems, maxItems, and a ``$ref`` to the
+schema's own ``#/definitions/...``, beside which draft-07 evaluates nothing else). A document they prove
 valid has no error; for any other — a keyword read here fails, a keyword not read here is in the
-schema (``$ref``, ``allOf``, ``uniqueItems``...), a value is not plainly typed — the proof says
+schema (``allOf``, ``uniqueItems``, another reference...), a value is not plainly typed — the proof says
 nothing and the caller asks jsonschema, which names what is wrong. A proof is never looser than
 jsonschema: each check accepts a subset of what the keyword accepts there (types exactly ``str``,
 ``int``, ``float``, ``bool``, ``dict``, ``list``; a pattern through the same ECMAScript engine).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Collection, Dict, List
+import re
+from typing import Any, Callable, Collection, Dict, List, Set
 
 Proof = Callable[[Any], bool]  # True: valid, certainly; False: not proven (it may still be valid)
 
@@ -53,14 +55,16 @@ def prove(schema: Any, validating: Collection[str]) -> Proof:
     A schema this cannot read (``"type": [{}]``...) gets a proof of nothing: jsonschema judges every document.
     """
     try:
-        return _prove(schema, validating)
+        return _prove(schema, _Reading(schema, validating))
     except Exception:  # noqa: B902 - an odd schema costs the shortcut, never the check
         return _unproven
 
 
-def _prove(schema: Any, validating: Collection[str]) -> Proof:
+def _prove(schema: Any, validating: "_Reading") -> Proof:
     if schema is True:
         return _proven
+    if isinstance(schema, dict) and "$ref" in schema:
+        return validating.referred(schema["$ref"])  # draft-07: beside a $ref, the other keywords are not evaluated
     if not isinstance(schema, dict) or any(key in validating and key not in READ_HERE for key in schema):
         return _unproven
     checks: List[Proof] = []
@@ -73,6 +77,42 @@ def _prove(schema: Any, validating: Collection[str]) -> Proof:
     return _every(checks)
 
 
+_LOCAL_DEFINITION = re.compile(r"#/definitions/([A-Za-z0-9_.-]+)")
+
+
+class _Reading:
+    """One schema being read: the keywords its validator evaluates, and its ``#/definitions/...`` as read so far."""
+
+    def __init__(self, root: Any, validating: Collection[str]) -> None:
+        self.root, self.validating = root, validating
+        self._based = _has_id(root)  # an $id changes what "#/definitions/..." names under it: not followed here
+        self._read: Dict[str, Proof] = {}
+        self._reading: Set[str] = set()
+
+    def __contains__(self, keyword: object) -> bool:
+        return keyword in self.validating
+
+    def referred(self, ref: Any) -> Proof:
+        """The proof of the definition a ``$ref`` names; of nothing for any other reference, or one that refers to itself."""
+        named = _LOCAL_DEFINITION.fullmatch(ref) if isinstance(ref, str) else None
+        definitions = self.root.get("definitions") if isinstance(self.root, dict) else None
+        if self._based or named is None or not isinstance(definitions, dict) or named.group(1) not in definitions or ref in self._reading:
+            return _unproven
+        if ref not in self._read:
+            self._reading.add(ref)
+            self._read[ref] = _prove(definitions[named.group(1)], self)
+            self._reading.discard(ref)
+        return self._read[ref]
+
+
+def _has_id(node: Any) -> bool:
+    if isinstance(node, dict):
+        return "$id" in node or any(_has_id(value) for value in node.values())
+    if isinstance(node, list):
+        return any(_has_id(item) for item in node)
+    return False
+
+
 def _every(checks: List[Proof]) -> Proof:
     def proven(value: Any) -> bool:
         for check in checks:
@@ -83,7 +123,7 @@ def _every(checks: List[Proof]) -> Proof:
     return proven
 
 
-def _keyword(keyword: str, value: Any, schema: Dict[str, Any], validating: Collection[str]) -> Proof:  # noqa: C901 - one branch a keyword
+def _keyword(keyword: str, value: Any, schema: Dict[str, Any], validating: "_Reading") -> Proof:  # noqa: C901 - one branch a keyword
     if keyword == "type":
         names = [value] if isinstance(value, str) else value
         if not isinstance(names, list) or not names or any(name not in _TYPES for name in names):
@@ -145,11 +185,8 @@ def _pattern(pattern: str) -> Proof:
     return matches
 
 
-def _properties(properties: Dict[str, Any], validating: Collection[str]) -> Proof:
-    proofs = {name: _prove(sub, validating) for name, sub in properties.items()}
-    if any(proof is _unproven for proof in proofs.values()):
-        return _unproven
-    pairs = list(proofs.items())
+def _properties(properties: Dict[str, Any], validating: "_Reading") -> Proof:
+    pairs = [(name, _prove(sub, validating)) for name, sub in properties.items()]  # one not proven counts where present
 
     def proven(instance: Any) -> bool:
         if type(instance) is not dict:
@@ -162,7 +199,7 @@ def _properties(properties: Dict[str, Any], validating: Collection[str]) -> Proo
     return proven
 
 
-def _additional(allowed: Any, schema: Dict[str, Any], validating: Collection[str]) -> Proof:
+def _additional(allowed: Any, schema: Dict[str, Any], validating: "_Reading") -> Proof:
     if schema.get("patternProperties"):
         return _unproven  # not read here: the whole subschema is jsonschema's
     declared = schema.get("properties", {})

@@ -46,6 +46,7 @@ NEAR_LIMITS: Dict[str, List[Any]] = {
     "Endpoint": ["x", 1],
     "Other": [1],
 }
+NEAR_LIMITS["Tags"] += [[{"Key": "long"}], [{"Key": "kkk"}, {"Key": "k", "Value": 1}]]
 
 
 def documents(schema: Dict[str, Any]) -> Any:
@@ -56,7 +57,35 @@ def documents(schema: Dict[str, Any]) -> Any:
     )
 
 
-@pytest.mark.parametrize("schema", [CLUSTER, RICH], ids=["cluster", "rich"])
+REFERRING: Dict[str, Any] = {
+    "type": "object",
+    "definitions": {
+        "Tag": {"type": "object", "properties": {"Key": {"type": "string", "maxLength": 3}}, "required": ["Key"], "additionalProperties": False},
+        "Short": {"type": "string", "maxLength": 2},
+        "Node": {"type": "object", "properties": {"Next": {"$ref": "#/definitions/Node"}, "Count": {"type": "integer"}}},
+    },
+    "properties": {
+        "Tags": {"type": "array", "items": {"$ref": "#/definitions/Tag"}},
+        "Name": {"$ref": "#/definitions/Short", "maxLength": 1},  # draft-07: beside a $ref, maxLength is not evaluated
+        "Extra": {"$ref": "#/definitions/Node"},
+        "Mode": {"$ref": "#/definitions/Missing"},
+    },
+}
+
+
+def test_a_reference_to_the_schemas_own_definitions_is_followed_as_draft_07_does() -> None:
+    proof = prove(REFERRING, SchemaValidator.VALIDATORS)
+    assert proof({"Tags": [{"Key": "k"}], "Name": "ab"})  # "ab" breaks the maxLength beside the $ref, which is not evaluated
+    assert list(SchemaValidator(REFERRING).iter_errors({"Tags": [{"Key": "k"}], "Name": "ab"})) == []
+    assert not proof({"Tags": [{"Key": "long"}]})
+    assert proof({"Extra": {"Count": 1}})
+    assert not proof({"Extra": {"Next": {"Count": 1}}})  # where a definition refers to itself: left to jsonschema
+    assert not proof({"Mode": "on"})  # a definition that is not there
+    assert not prove({**REFERRING, "definitions": {**REFERRING["definitions"], "Short": {"$id": "other", "type": "string"}}},
+                     SchemaValidator.VALIDATORS)({"Name": "ab"})
+
+
+@pytest.mark.parametrize("schema", [CLUSTER, RICH, REFERRING], ids=["cluster", "rich", "referring"])
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_what_the_proof_calls_valid_jsonschema_finds_nothing_wrong_with(schema: Dict[str, Any], data: st.DataObject) -> None:
@@ -73,7 +102,7 @@ def test_valid_models_are_proven_so_plainly() -> None:
     assert not proof({"Name": "ab", "Count": 1.0})  # an integer to jsonschema, left to it
 
 
-@pytest.mark.parametrize("keyword", [{"$ref": "#/definitions/Name"}, {"uniqueItems": True}, {"allOf": [{"type": "string"}]}, {"format": "uri"}])
+@pytest.mark.parametrize("keyword", [{"$ref": "#/properties/Other"}, {"uniqueItems": True}, {"allOf": [{"type": "string"}]}, {"format": "uri"}])
 def test_a_keyword_not_read_here_leaves_the_whole_document_to_jsonschema(keyword: Dict[str, Any]) -> None:
     schema = {"type": "object", "properties": {"Name": {"type": "string", **keyword}}, "definitions": {"Name": {"type": "string"}}}
     assert not prove(schema, SchemaValidator.VALIDATORS)({"Name": "a"})
