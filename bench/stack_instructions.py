@@ -1,10 +1,11 @@
 """Instructions per resource of a wide stack create, by process: a figure a busy machine does not move.
 
-Usage: python bench/stack_instructions.py [--tree PATH] [--sizes 20,80] [--parts main,worker]
+Usage: python bench/stack_instructions.py [--tree PATH] [--sizes 20,80] [--parts main,worker] [--layout wide|chain]
 
 - **main**: ``cfnrun serve --virtual-clock`` on the cluster sample under valgrind (cachegrind, its
   main process only), creating a warm-up stack of 3 and then one of N independent clusters
-  (``bench/run_all.py``'s stack-wide template), for each N of ``--sizes``. The slope between two
+  (``bench/run_all.py``'s stack-wide template; ``--layout chain``: N clusters each DependsOn the one
+  before, its stack-chain template), for each N of ``--sizes``. The slope between two
   sizes is the main process's instructions per resource: its start and the warm-up cancel out.
 - **worker**: the cluster sample's CREATE (three handler calls: IN_PROGRESS twice, then SUCCESS)
   of N clusters one after another in one process, as a warm worker runs them (the support
@@ -28,7 +29,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Any, Callable, Dict, List
 
 import boto3
 from benchlib import LOCAL_STATE, ROOT, USER_ENV, free_port
@@ -87,6 +88,20 @@ def looped_clusters(count: int) -> str:
     return json.dumps({"Transform": "AWS::LanguageExtensions", "Resources": {"Fn::ForEach::Clusters": loop}})
 
 
+def chained_clusters(count: int) -> str:
+    """``count`` clusters, each but the first DependsOn the one before (``bench/run_all.py``'s stack-chain)."""
+    resources: Dict[str, Any] = {}
+    for index in range(count):
+        resource: Dict[str, Any] = {"Type": "Cfnrun::Sample::Cluster", "Properties": {"Name": {"Fn::Sub": f"${{AWS::StackName}}-{index}"}, "NodeCount": 1}}
+        if index:
+            resource["DependsOn"] = [f"C{index - 1}"]
+        resources[f"C{index}"] = resource
+    return json.dumps({"Resources": resources})
+
+
+LAYOUTS: Dict[str, Callable[[int], str]] = {"wide": looped_clusters, "chain": chained_clusters}
+
+
 def cluster_project(tree: Path) -> Path:
     import shutil
 
@@ -112,7 +127,7 @@ def create(url: str, name: str, body: str) -> None:
         time.sleep(0.25)
 
 
-def main_process(tree: Path, count: int) -> int:
+def main_process(tree: Path, count: int, layout: str = "wide") -> int:
     """Instructions of serve's main process over its start, a warm-up stack of 3 and a stack of ``count``."""
     out = Path(tempfile.mkdtemp(prefix="cfnrun-cachegrind-")) / "main"
     port = free_port()
@@ -127,8 +142,8 @@ def main_process(tree: Path, count: int) -> int:
         raise SystemExit("cfnrun serve ended before it listened")
     threading.Thread(target=process.stdout.read, daemon=True).start()
     try:
-        create(f"http://127.0.0.1:{port}", "warm-up", looped_clusters(3))
-        create(f"http://127.0.0.1:{port}", "wide", looped_clusters(count))
+        create(f"http://127.0.0.1:{port}", "warm-up", LAYOUTS[layout](3))
+        create(f"http://127.0.0.1:{port}", layout, LAYOUTS[layout](count))
     finally:
         process.terminate()
         process.wait(timeout=600)
@@ -153,14 +168,15 @@ def main() -> None:
     parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout measured (its cfnrun and samples/cluster)")
     parser.add_argument("--sizes", default="20,80", help="comma-separated stack sizes; slopes between consecutive ones")
     parser.add_argument("--parts", default="main,worker", help="main, worker or both")
+    parser.add_argument("--layout", choices=sorted(LAYOUTS), default="wide", help="the main process's stack: independent clusters, or a chain")
     args = parser.parse_args()
     tree = args.tree.resolve()
     sizes = [int(size) for size in args.sizes.split(",")]
     parts: Dict[str, List[int]] = {}
     for part in args.parts.split(","):
-        measure = {"main": main_process, "worker": worker_calls}[part.strip()]
+        measure = {"main": lambda tree, size: main_process(tree, size, args.layout), "worker": worker_calls}[part.strip()]
         parts[part.strip()] = [measure(tree, size) for size in sizes]
-    print(f"instructions per resource (valgrind cachegrind), tree {tree}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(f"instructions per resource (valgrind cachegrind), tree {tree}, {args.layout} stack, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     for part, totals in parts.items():
         for (small, large), (before, after) in zip(zip(sizes, sizes[1:]), zip(totals, totals[1:])):
             print(f"  {part:<7} clusters {small + 1}-{large}: {(after - before) / (large - small) / 1e6:6.1f} M per resource")

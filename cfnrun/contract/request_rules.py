@@ -1,10 +1,13 @@
 """Rules over a request before it is sent: what a handler may assume about its input."""
 from __future__ import annotations
 
+import hashlib
+import marshal
 from collections import OrderedDict
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cfnrun.contract import violations as rules
+from cfnrun.contract.validity_proof import prove
 from cfnrun.contract.violations import Violation
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
@@ -51,33 +54,102 @@ def _check(action: Action, schema: ResourceSchema, desired: Dict[str, Any], prev
 def schema_problems(schema: ResourceSchema, document: Dict[str, Any], rule: rules.Rule, at: str, subject: str = "the request") -> List[Violation]:
     """``document`` against the whole schema; each problem a violation of ``rule`` pointing under ``at``."""
     return [
-        Violation(
-            rule,
-            f"{subject} is not valid against the schema ({error.validator}): {error.message}",
-            at + "".join(f"/{part}" for part in error.absolute_path),
-        )
-        for error in _validator(schema.document).iter_errors(document)
+        Violation(rule, f"{subject} is not valid against the schema ({validator}): {message}", at + "".join(f"/{part}" for part in path))
+        for validator, message, path in _compiled_schema(schema.document).errors(document)
     ]
 
 
+Error = Tuple[str, str, Tuple[Any, ...]]  # the keyword that failed, jsonschema's message, the path into the document
+
+
+class _CompiledSchema:
+    """A schema document's validator, and the errors of the documents it validated lately.
+
+    A stack validates each resource's properties before it starts and the contract checks the same
+    properties again as the CREATE's request: the second is recognised rather than validated.
+    A document is known by a digest of its exact form (``marshal``: key order and types kept, an
+    object that is not plain data is validated each time), so no property value is kept as a key.
+    A verdict a pattern's deadline could have changed is never kept (``_timed``).
+    """
+
+    REMEMBERED = 256
+
+    def __init__(self, document: Dict[str, Any], validator: Any) -> None:
+        from cfnrun.model.patterns import CHEAP_TEXT_CHARS, may_backtrack  # loaded with jsonschema's validator anyway
+
+        self.document, self.validator, self._cheap_chars = document, validator, CHEAP_TEXT_CHARS
+        self._proof = prove(validator.schema, validator.VALIDATORS)  # most documents are valid, proven so quickly
+        self._timed = any(may_backtrack(pattern) for pattern in _patterns(document))
+        self._verdicts: "OrderedDict[bytes, List[Error]]" = OrderedDict()
+
+    def errors(self, document: Any) -> List[Error]:
+        if self._proof(document):
+            return []
+        key = self._key(document)
+        verdict = self._verdicts.get(key) if key is not None else None
+        if verdict is not None:
+            self._verdicts.move_to_end(key)  # type: ignore[arg-type]
+            return verdict
+        verdict = [(str(e.validator), e.message, tuple(e.absolute_path)) for e in self.validator.iter_errors(document)]
+        if key is not None:
+            self._verdicts[key] = verdict
+            if len(self._verdicts) > self.REMEMBERED:
+                self._verdicts.popitem(last=False)
+        return verdict
+
+    def _key(self, document: Any) -> Optional[bytes]:
+        """The document's digest, or None when its verdict is not to be kept."""
+        if self._timed or not _short_strings(document, self._cheap_chars):
+            return None  # a match that may run in the pattern worker, against its deadline
+        try:
+            exact = marshal.dumps(document, 0)  # version 0: no references, no interning marks
+        except ValueError:  # not plain data (an OrderedDict, a str subclass, an object)
+            return None
+        return hashlib.blake2b(exact, digest_size=16).digest()
+
+
+def _patterns(node: Any) -> Iterator[str]:
+    """Every ``pattern`` and ``patternProperties`` regular expression of a schema document."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "pattern" and isinstance(value, str):
+                yield value
+            elif key == "patternProperties" and isinstance(value, dict):
+                yield from (name for name in value if isinstance(name, str))
+            yield from _patterns(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _patterns(item)
+
+
+def _short_strings(node: Any, limit: int) -> bool:
+    """Is every string in ``node`` (keys too) at most ``limit`` long: matched in the calling thread (``model/patterns.py``)?"""
+    if isinstance(node, str):
+        return len(node) <= limit
+    if isinstance(node, dict):
+        return all(_short_strings(key, limit) and _short_strings(value, limit) for key, value in node.items())
+    if isinstance(node, list):
+        return all(_short_strings(item, limit) for item in node)
+    return True
+
+
 _COMPILED_LIMIT = 64
-# id(schema document) -> (that document, its validator). The entry holds the document, so its id is not
-# reused while cached; a reloaded schema is a new document (a new id) and is compiled afresh.
-_compiled: "OrderedDict[int, Tuple[Dict[str, Any], Any]]" = OrderedDict()
+# id(schema document) -> its compiled form. The entry holds the document, so its id is not reused
+# while cached; a reloaded schema is a new document (a new id) and is compiled afresh.
+_compiled: "OrderedDict[int, _CompiledSchema]" = OrderedDict()
 
 
-def _validator(schema_document: Dict[str, Any]) -> Any:
+def _compiled_schema(schema_document: Dict[str, Any]) -> _CompiledSchema:
     """The validator for a schema document, compiled once per document rather than once per check."""
     key = id(schema_document)
     entry = _compiled.get(key)
-    if entry is not None and entry[0] is schema_document:
+    if entry is not None and entry.document is schema_document:
         _compiled.move_to_end(key)
-        return entry[1]
+        return entry
     from cfnrun.model.schema_validator import SchemaValidator  # jsonschema: only for the requests it validates
 
     full = {key: value for key, value in schema_document.items() if key not in ("$schema", "$id")}
-    validator = SchemaValidator(full)
-    _compiled[key] = (schema_document, validator)
+    entry = _compiled[key] = _CompiledSchema(schema_document, SchemaValidator(full))
     if len(_compiled) > _COMPILED_LIMIT:
         _compiled.popitem(last=False)
-    return validator
+    return entry

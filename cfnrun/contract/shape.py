@@ -14,6 +14,7 @@ import json
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 
+from cfnrun.contract.validity_proof import Proof, prove
 from cfnrun.model.schema import ResourceSchema
 
 if TYPE_CHECKING:
@@ -55,10 +56,14 @@ class ShapeValidator:
     def __init__(self, schema: ResourceSchema) -> None:
         self.schema = schema
         self._built: Optional["SchemaValidator"] = None  # compiled with the first model checked (jsonschema loads then)
+        self._proof: Optional[Proof] = None  # a quick proof of a valid model's validity, read with the validator
         self._verdicts: "OrderedDict[bytes, Problems]" = OrderedDict()
 
     @property
     def _validator(self) -> "SchemaValidator":
+        return self._built if self._built is not None else self._build()
+
+    def _build(self) -> "SchemaValidator":
         if self._built is None:
             from cfnrun.model.schema_validator import SchemaValidator  # jsonschema: only once a model is checked
 
@@ -70,10 +75,19 @@ class ShapeValidator:
             if "additionalProperties" in document:
                 view["additionalProperties"] = document["additionalProperties"]
             self._built = SchemaValidator(view)  # patterns as ECMAScript reads them (model/patterns.py)
+            self._proof = prove(view, SchemaValidator.VALIDATORS)
         return self._built
+
+    def _proven_valid(self, model: Dict[str, Any]) -> bool:
+        if self._proof is None:
+            self._build()
+        assert self._proof is not None
+        return self._proof(model)
 
     def problems(self, model: Dict[str, Any]) -> Problems:
         """(JSON pointer into the model, what is wrong) for every property out of shape."""
+        if self._proven_valid(model):
+            return []
         try:
             key = hashlib.blake2b(_CANONICAL.encode(model).encode("utf-8"), digest_size=16).digest()
         except (TypeError, ValueError):  # not plain JSON: validate without remembering

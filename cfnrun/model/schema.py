@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from cfnrun.model.errors import ProjectError, not_json
 from cfnrun.model.action import Action  # not protocol: loading a project needs no wire models (pydantic)
@@ -17,13 +18,19 @@ WRITE_ONLY_MASK = "*** writeOnly ***"
 
 def pointer_to_path(pointer: str) -> List[str]:
     """``/properties/Tags/*/Key`` → ``["Tags", "*", "Key"]`` (a path into a model)."""
+    return list(_path(pointer))
+
+
+@functools.lru_cache(maxsize=4096)
+def _path(pointer: str) -> Tuple[str, ...]:
+    """A pointer's path, read once: the contract checks look up the same schema pointers in every answer."""
     parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
     if parts[:1] == ["properties"]:
         parts = parts[1:]
-    return parts
+    return tuple(parts)
 
 
-def _walk(value: Any, path: List[str]) -> Iterator[tuple]:
+def _walk(value: Any, path: Sequence[str]) -> Iterator[tuple]:
     """Yield (container, key) for every place in ``value`` the path reaches."""
     if not path:
         return
@@ -139,7 +146,7 @@ class ResourceSchema:
     @staticmethod
     def locate(model: Any, pointers: List[str]) -> List[tuple]:
         """(container, key) of every value in ``model`` that one of the property pointers names."""
-        return [place for pointer in pointers for place in _walk(model, pointer_to_path(pointer))]
+        return [place for pointer in pointers for place in _walk(model, _path(pointer))]
 
     def has_value(self, model: Any, pointer: str) -> bool:
         return bool(self.locate(model, [pointer]))
