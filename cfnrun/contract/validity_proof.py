@@ -172,15 +172,12 @@ def _size(keyword: str, count: int) -> Proof:
 
 
 def _pattern(pattern: str) -> Proof:
-    from cfnrun.model.patterns import ecma_find  # loaded with jsonschema's validator anyway
+    from cfnrun.model.patterns import ecma_find_at_once  # loaded with jsonschema's validator anyway
 
     def matches(instance: Any) -> bool:
-        if type(instance) is not str:
-            return False
-        try:
-            return ecma_find(pattern, instance) is not False  # None (no verdict) is no error for the validator either
-        except Exception:  # noqa: B902 - past its deadline, or anything else: jsonschema's to say
-            return False
+        # Only a match found at once proves anything: one that would need a deadline (a pattern that may backtrack,
+        # a long value) is left to jsonschema's check, which runs it once, with its deadline and its words.
+        return type(instance) is str and ecma_find_at_once(pattern, instance) is True
 
     return matches
 

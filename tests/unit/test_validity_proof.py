@@ -134,3 +134,17 @@ def test_the_contracts_shape_check_runs_jsonschema_only_for_a_model_it_cannot_pr
 @pytest.mark.parametrize("odd", [{"type": [{}]}, {"enum": "on"}, {"minimum": "1"}, {"required": [1]}, {"properties": []}, False])
 def test_a_schema_the_proof_cannot_read_proves_nothing_and_raises_nothing(odd: Any) -> None:
     assert not prove({"type": "object", "properties": {"Name": odd}}, SchemaValidator.VALIDATORS)({"Name": "a"})
+
+
+def test_a_pattern_that_needs_a_deadline_is_left_to_jsonschema_and_never_run_by_the_proof(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cfnrun.model import patterns
+
+    sent: List[str] = []
+    monkeypatch.setattr(patterns.WORKER, "find", lambda source, flags, text, pattern: sent.append(text) or True)
+    proof = prove({"type": "object", "properties": {"Folder": {"type": "string", "pattern": "^(a+)+$"}}}, SchemaValidator.VALIDATORS)
+    assert proof({"Folder": "a" * 30 + "!"}) is False  # may backtrack: not proven here (jsonschema runs it, with its deadline)
+    assert proof({"Folder": "x"}) is False
+    short = prove({"type": "object", "properties": {"Folder": {"type": "string", "pattern": "^[a-z]+$"}}}, SchemaValidator.VALIDATORS)
+    assert short({"Folder": "abc"}) is True and short({"Folder": "ABC"}) is False
+    assert short({"Folder": "a" * (patterns.CHEAP_TEXT_CHARS + 1)}) is False  # a long value would need the worker too
+    assert sent == []
