@@ -132,8 +132,9 @@ def test_an_update_killed_mid_way_is_rolled_back_to_the_previous_properties_by_t
         assert settled_status(cfn, "resized") == "UPDATE_ROLLBACK_COMPLETE"
         cluster = clusters(project)[made["ClusterId"]]
         assert (cluster["NodeCount"], cluster["Status"]) == (1, "ACTIVE")  # the handler was called with the previous properties
+        stack_id = cfn.describe_stacks(StackName="resized")["Stacks"][0]["StackId"]  # a deleted stack answers to its id only
         cfn.delete_stack(StackName="resized")
-        assert settled_status(cfn, cfn.describe_stacks(StackName="resized")["Stacks"][0]["StackId"]) == "DELETE_COMPLETE"
+        assert settled_status(cfn, stack_id) == "DELETE_COMPLETE"
         assert clusters(project) == {}
     finally:
         third.stop()
@@ -201,8 +202,9 @@ def test_a_replacement_killed_mid_way_is_rolled_back_to_the_old_resource_by_the_
         assert db["PhysicalResourceId"] == old["ClusterId"], db
         deleted = [e["PhysicalResourceId"] for e in cfn.describe_stack_events(StackName="renamed")["StackEvents"] if e["ResourceStatus"] == "DELETE_COMPLETE"]
         assert deleted == [new]
+        stack_id = cfn.describe_stacks(StackName="renamed")["Stacks"][0]["StackId"]  # a deleted stack answers to its id only
         cfn.delete_stack(StackName="renamed")
-        assert settled_status(cfn, cfn.describe_stacks(StackName="renamed")["Stacks"][0]["StackId"]) == "DELETE_COMPLETE"
+        assert settled_status(cfn, stack_id) == "DELETE_COMPLETE"
         assert clusters(project) == {}
     finally:
         third.stop()
