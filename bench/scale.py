@@ -1,6 +1,6 @@
 """How cfnrun's costs grow: calls against concurrent clients, stacks against resources and depth, history against size.
 
-Usage: python bench/scale.py [--quick] [--parts serve,stacks,history]
+Usage: python bench/scale.py [--quick] [--parts serve,stacks,history] [--plot FILE.svg]
 
 - ``serve``: ``cfnrun serve --workers 2`` (defaults: contract warn, history, reload) on the no-op
   project, invoked by 1, 16, 256 and 1,000 concurrent aiohttp clients (each sends calls one after
@@ -13,7 +13,9 @@ Usage: python bench/scale.py [--quick] [--parts serve,stacks,history]
 - ``history``: serve's calls per second (one client) after 0, 500 and 5,000 operations asked of it before,
   with what the history kept (500 at most by default: older ones go) and its file's size.
 
-Each table is printed as Markdown, with the date and the command line. The machine must be quiet.
+Each table is printed as Markdown, with the date and the command line; ``--plot`` also draws the
+curves into one image (bench/scale_plot.py; needs matplotlib: ``pip install -e '.[bench]'``). The
+machine must be quiet.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from typing import Callable, List, Sequence, Tuple
 import aiohttp
 from benchlib import Serve, private_copy
 from run_all import chained_clusters, cluster_project, create_seconds, looped_clusters
+from scale_plot import Curves, draw
 from serve_overhead import NOOP, start_inprocess
 
 INVOKE = "/2015-03-31/functions/TypeFunction/invocations"
@@ -69,7 +72,7 @@ def figures(rate: float, latencies: List[float], failed: int) -> str:
     return f"{rate:,.0f}/s, p50 {statistics.median(latencies):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms" + (f", {failed} failed" if failed else "")
 
 
-def serve_part(work: Path, seconds: float) -> List[List[str]]:
+def serve_part(work: Path, seconds: float, curves: Curves) -> List[List[str]]:
     rows = []
     floor_process, floor_url = start_inprocess(NOOP)
     serve = Serve(private_copy(NOOP, work), "--workers", "2")
@@ -78,6 +81,8 @@ def serve_part(work: Path, seconds: float) -> List[List[str]]:
             served = asyncio.run(clients(serve.url, concurrency, seconds))
             floor = asyncio.run(clients(floor_url, concurrency, seconds))
             rows.append([str(concurrency), figures(*served), figures(*floor), f"{served[0] / floor[0]:.2f}×"])
+            curves.add("clients", "cfnrun serve --workers 2", concurrency, served[0])
+            curves.add("clients", "in-process aiohttp floor", concurrency, floor[0])
     finally:
         serve.stop()
         floor_process.terminate()
@@ -85,7 +90,7 @@ def serve_part(work: Path, seconds: float) -> List[List[str]]:
     return rows
 
 
-def stacks_part(work: Path, wide: Sequence[int], chains: Sequence[int]) -> List[List[str]]:
+def stacks_part(work: Path, wide: Sequence[int], chains: Sequence[int], curves: Curves) -> List[List[str]]:
     rows = []
     serve = Serve(cluster_project(work), "--virtual-clock")
     try:
@@ -97,12 +102,13 @@ def stacks_part(work: Path, wide: Sequence[int], chains: Sequence[int]) -> List[
             wall = create_seconds(serve, f"{shape}-{count}", template(count))
             calls, handler_seconds = serve.invocation_seconds(since=seen)
             rows.append([shape, str(count), f"{wall:.2f} s", f"{wall * 1000 / count:.1f} ms", f"{handler_seconds:.2f} s ({calls} calls)"])
+            curves.add("stacks", shape, count, wall)
     finally:
         serve.stop()
     return rows
 
 
-def history_part(work: Path, seconds: float) -> List[List[str]]:
+def history_part(work: Path, seconds: float, curves: Curves) -> List[List[str]]:
     rows = []
     (work / "history").mkdir()
     project = private_copy(NOOP, work / "history")
@@ -120,6 +126,7 @@ def history_part(work: Path, seconds: float) -> List[List[str]]:
             (kept,) = database.execute("SELECT COUNT(*) FROM operations").fetchone()
         made += len(latencies)
         rows.append([f"{calls:,} before", f"{kept:,} kept, {history.stat().st_size / 1024:.0f} KiB", figures(rate, latencies, failed)])
+        curves.add("history", "cfnrun serve, one client", calls, rate)
     return rows
 
 
@@ -132,7 +139,9 @@ def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="shorter runs and smaller stacks: a smoke run")
     parser.add_argument("--parts", default="serve,stacks,history")
+    parser.add_argument("--plot", type=Path, help="also draw the curves into this SVG file")
     args = parser.parse_args(argv)
+    curves = Curves()
     parts = set(args.parts.split(","))
     seconds = 1.0 if args.quick else 4.0
     print(f"measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, Python {sys.version.split()[0]}, `python bench/scale.py {' '.join(argv)}`")
@@ -140,13 +149,16 @@ def main(argv: Sequence[str]) -> int:
         work = Path(folder)
         if "serve" in parts:
             head = ["concurrent clients", "`cfnrun serve --workers 2`", "in-process aiohttp floor", "ratio"]
-            print("\n" + table(head, serve_part(work, seconds)))
+            print("\n" + table(head, serve_part(work, seconds, curves)))
         if "stacks" in parts:
             wide, chains = ((10, 50), (10,)) if args.quick else ((10, 100, 500), (10, 50, 200))
             head = ["shape", "resources", "create", "per resource", "handler calls summed"]
-            print("\n" + table(head, stacks_part(work, wide, chains)))
+            print("\n" + table(head, stacks_part(work, wide, chains, curves)))
         if "history" in parts:
-            print("\n" + table(["operations asked before", "history after the run", "serve, one client"], history_part(work, seconds)))
+            print("\n" + table(["operations asked before", "history after the run", "serve, one client"], history_part(work, seconds, curves)))
+    if args.plot:
+        draw(curves, args.plot, f"cfnrun, {time.strftime('%Y-%m-%d', time.gmtime())}, 2-core Linux VM")
+        print(f"\ncurves drawn into {args.plot}")
     return 0
 
 
