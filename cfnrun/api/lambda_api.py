@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import traceback
-import uuid
 from typing import Any, Awaitable, Callable, NamedTuple, Optional, Protocol, Tuple
 
 from aiohttp import web
@@ -31,6 +31,7 @@ from cfnrun.api.function_responses import function_payload, shutdown_payload, ta
 from cfnrun.api.lambda_functions import FunctionManagement, FunctionRoutes
 from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.runtime.outcome import InvocationOutcome
+from cfnrun.runtime.request_ids import new_request_id
 from cfnrun.runtime.registry import ServedFunction
 
 MAX_PAYLOAD_BYTES = 6 * 1024 * 1024
@@ -38,6 +39,19 @@ INVOKE_PATH = "/2015-03-31/functions/{name}/invocations"
 INVOCATION_TYPES = ("RequestResponse", "Event", "DryRun")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+if sys.version_info >= (3, 11):
+
+    async def _within(awaitable: Awaitable[bytes], seconds: float) -> bytes:
+        """``awaitable``'s result, or asyncio.TimeoutError after ``seconds``: a timer on this task, where
+        ``asyncio.wait_for`` (before Python 3.12) runs it as a task of its own, one more turn of the loop for each
+        body that comes after its headers (boto3 sends them apart)."""
+        async with asyncio.timeout(seconds):
+            return await awaitable
+
+else:  # pragma: no cover - Python 3.9 and 3.10 have no asyncio.timeout
+    _within = asyncio.wait_for
 
 
 class LambdaCall(NamedTuple):
@@ -159,8 +173,8 @@ class LambdaService:
         if self._stopping:  # a new call on a kept-alive connection while serve stops
             raise service_errors.stopping()
         if invocation_type == "DryRun":
-            return web.Response(status=204, headers={"x-amzn-RequestId": str(uuid.uuid4())})
-        call = LambdaCall(function, payload, payload_json, str(uuid.uuid4()))
+            return web.Response(status=204, headers={"x-amzn-RequestId": new_request_id()})
+        call = LambdaCall(function, payload, payload_json, new_request_id())
         if invocation_type == "Event":
             self.calls.invoke_event(call)
             return web.Response(status=202, headers={"x-amzn-RequestId": call.request_id})
@@ -184,7 +198,7 @@ class LambdaService:
             if request.content.is_eof():  # the usual case: the body came with the headers
                 body = await request.read()
             else:
-                body = await asyncio.wait_for(request.read(), self.limits.body_timeout_s)
+                body = await _within(request.read(), self.limits.body_timeout_s)
         except web.HTTPRequestEntityTooLarge:
             raise service_errors.too_large(MAX_PAYLOAD_BYTES) from None
         except asyncio.TimeoutError:
@@ -201,7 +215,7 @@ class LambdaService:
 
     async def _error_response(self, request: web.Request, error: service_errors.ServiceError) -> web.Response:
         """``error`` as Lambda answers it, or for a CloudFormation request in the shape botocore's query parser reads."""
-        request_id = str(uuid.uuid4())
+        request_id = new_request_id()
         if self.cloudformation is not None and request.method == "POST" and request.path == "/":
             try:
                 cloudformation = await asyncio.wait_for(CloudFormationApi.accepts(request), self.limits.body_timeout_s)

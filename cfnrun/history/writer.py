@@ -2,8 +2,8 @@
 
 Records are written in the order they were handed over, many to one transaction when calls come
 faster than the disk takes them, or at once, or while calls keep coming (the last batch written
-a couple of milliseconds ago or less), within a couple of milliseconds of each other: one commit
-per batch rather than per call. A record that comes after a pause is written at once. What follows a record
+``GATHER_S`` ago or less: a client calling one call after another), within ``GATHER_S`` of each other:
+one commit per batch rather than per call. A record that comes after a pause is written at once. What follows a record
 (serve's console line for the call) runs on the event loop once the record is committed, so a line
 on the console means its call is in the history. A writer that falls far behind drops records
 rather than memory: history is a convenience, never a ledger.
@@ -23,7 +23,11 @@ from cfnrun.model.errors import CfnrunError
 
 MAX_WAITING = 10_000  # records handed over and not yet written, at most
 BATCH = 500  # records per transaction, at most
-GATHER_S = 0.002  # how long a batch waits for more records after its first (its console lines wait as long)
+# How long a batch waits for more records after its first (its console lines wait as long). Long enough to span a
+# few calls of one client calling one after another (~2-3 ms apart): every batch costs a wake-up of this thread,
+# a commit, a wake-up of serve's file watch (the database lives in the project) and one of the event loop for the
+# console lines, each competing with the next call for the two cores (docs/performance.md, 2026-11-27).
+GATHER_S = 0.010
 
 Work = Callable[[], None]
 Then = Callable[[], None]

@@ -16,13 +16,13 @@ import signal
 import subprocess
 import threading
 import time
-import uuid
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Protocol
 
 from cfnrun.runtime.channel import ChannelClosed, FrameChannel
 from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.logs import OUTPUT_TAP, LogPipe
 from cfnrun.runtime.memory import MemoryWatch
+from cfnrun.runtime.request_ids import new_request_id
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.sandbox import kill_group, kill_marked
 from cfnrun.runtime import spec as specs
@@ -136,6 +136,7 @@ class WorkerProcess:
         self._memory_peak_kib: Optional[int] = None
         self._teardown: Optional["asyncio.Future[None]"] = None
         self._loop = asyncio.get_running_loop()
+        self._memory = MemoryWatch.of(self._loop) if spec.memory_limit else None  # looked up once, not per call
         self.log_stream_name = specs.new_log_stream_name()
         self._logs = logs
         self.generation = 0
@@ -245,7 +246,7 @@ class WorkerProcess:
         ``event_json``, when given, is the event already encoded as UTF-8 JSON (an HTTP
         body, say) and is sent as it is.
         """
-        request_id = request_id or str(uuid.uuid4())
+        request_id = request_id or new_request_id()
         invocation_id = next(self._ids)
         started = time.perf_counter()
         frame = protocol.encode_call(
@@ -267,7 +268,7 @@ class WorkerProcess:
 
         # A timer rather than asyncio.wait_for: no extra task on the hot path.
         timer = self._loop.call_later(timeout_s, expire)
-        memory = MemoryWatch.of(self._loop) if self.spec.memory_limit else None
+        memory = self._memory
         if memory is not None:
             memory.watch(self.pid, self.spec.memory_mb, self._out_of_memory)
         self._logs.tap = OUTPUT_TAP.get()

@@ -60,6 +60,14 @@ class Console:
         self._interactive = _is_terminal(self.out)
         self._flush_due = False
         self._flush_loop: Optional["asyncio.AbstractEventLoop"] = None
+        self._stamp = (-1, "")  # the second of the last call's line and its HH:MM:SS, made once a second
+
+    def _clock(self) -> str:
+        """The local time, HH:MM:SS, as ``time.strftime`` writes it (once a second, not once a line)."""
+        second = int(time.time())
+        if second != self._stamp[0]:
+            self._stamp = (second, time.strftime("%H:%M:%S", time.localtime(second)))
+        return self._stamp[1]
 
     def _paint(self, style: str, text: str) -> str:
         return paint(style, text, self.color)
@@ -101,7 +109,7 @@ class Console:
         first = (status.split() or [""])[0]  # a status may be empty (an answer's own "status": "")
         good = first in ("SUCCESS", "IN_PROGRESS", "returned") or first.lower() == "success"  # a macro answers "success"
         short_id = outcome.request_id[:8]
-        stamp = time.strftime("%H:%M:%S")
+        stamp = self._clock()
         head = (
             f"{stamp} {function}{' ' + action if action else ''} → "
             f"{self._paint('ok' if good else 'fail', status)} {outcome.duration_ms:.1f} ms [{short_id}]"
@@ -110,6 +118,7 @@ class Console:
         if outcome.kind is not OutcomeKind.RETURNED and outcome.error_message:
             lines.append(f"    {short_id} ! {printable(outcome.error_message)}")
         lines += [self._paint("warn", f"    {short_id} ⚡ {printable(fault_line(fault))}") for fault in outcome.faults]
-        lines += [f"    {short_id} │ {line}" for line in printable(without_cfnrun_frames(outcome.logs).rstrip("\n")).splitlines()]
+        if outcome.logs:
+            lines += [f"    {short_id} │ {line}" for line in printable(without_cfnrun_frames(outcome.logs).rstrip("\n")).splitlines()]
         lines += [self._paint("warn", f"    {short_id} ! {printable(note)}") for note in notes]
         self._write("\n".join(lines))

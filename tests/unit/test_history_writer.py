@@ -140,3 +140,41 @@ def test_records_that_keep_coming_share_a_transaction_and_one_wake_up_while_one_
     assert len(transactions) == 2
     assert waits_for_one == []  # one wait for the batch's window, not a wake-up per record handed over
     assert len(store.operations()) == 4
+
+
+def test_a_client_calling_one_call_after_another_shares_a_batch_with_its_next_calls_and_one_after_a_pause_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A boto3 client calling a no-op handler one call after another sends its next call ~2-3 ms after the last
+    answer: its record waits for the next ones (one transaction and one wake-up of each thread for several calls);
+    a record after a pause of a second is written at once."""
+    clock = [1000.0]
+    monkeypatch.setattr(writer_module, "time", type("Clock", (), {"monotonic": staticmethod(lambda: clock[0])}))
+    store = HistoryStore(tmp_path)
+    waits: List[float] = []
+
+    class Closing(threading.Event):
+        def wait(self, timeout: Any = None) -> bool:
+            waits.append(timeout)
+            return True  # as if the window were over: the test never waits on the clock
+
+    async def recorded(writer: HistoryWriter) -> None:
+        written = asyncio.Event()
+        writer.write(lambda: store.add("serve", None, HEAD, "{}", []), written.set)
+        await asyncio.wait_for(written.wait(), 60)
+
+    async def main() -> None:
+        writer = HistoryWriter(store)
+        writer._closing = Closing()
+        await recorded(writer)  # the first call: after a pause, written at once
+        assert waits == []
+        clock[0] += 0.005  # the client's next call, 5 ms after the last batch was written
+        await recorded(writer)
+        assert waits == [writer_module.GATHER_S]  # it waited for the calls that come next
+        clock[0] += 1.0  # a call after a pause of a second
+        await recorded(writer)
+        assert waits == [writer_module.GATHER_S]  # written at once
+        writer.close()
+
+    asyncio.run(main())
+    assert len(store.operations()) == 3

@@ -1,0 +1,47 @@
+"""serve's history while a client calls one call after another: the records of calls a few milliseconds apart
+share a batch (``history/writer.py``), and still every call is recorded and its console line follows its record."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from cfnrun.history.store import HistoryStore
+from conftest import ServerProcess
+
+CALLS = 12
+
+
+def list_request(token: str) -> bytes:
+    return json.dumps({
+        "action": "LIST", "awsAccountId": "123456789012", "bearerToken": token, "region": "us-east-1",
+        "resourceType": "Cfnrun::Sample::Note", "requestData": {"resourceProperties": {}},
+    }).encode()
+
+
+def test_calls_one_after_another_are_each_recorded_before_their_console_line(
+    sample: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = sample("note")
+    monkeypatch.setenv("CFNRUN_HISTORY", "on")
+    server = ServerProcess(project)
+    try:
+        client = server.client()
+        answered = []
+        for number in range(CALLS):  # one after another, each sent as soon as the last is answered
+            response = client.invoke(FunctionName="TypeFunction", Payload=list_request(f"token-{number}"))
+            assert json.loads(response["Payload"].read())["status"] == "SUCCESS"
+            answered.append(response["ResponseMetadata"]["RequestId"])
+        lines = [server.has_printed(rf"TypeFunction LIST → SUCCESS .*\[{request_id[:8]}\]") for request_id in answered]
+        assert len(lines) == CALLS
+        # the last call's line is on the console: its record, and every one before it, is committed
+        recorded = HistoryStore(project).operations()
+        assert len(recorded) == CALLS
+    finally:
+        assert server.stop() == 0
+    store = HistoryStore(project)
+    request_ids = [store.events(operation.id)[-1]["requestId"] for operation in reversed(store.operations())]
+    assert request_ids == answered
+    assert [operation.request["payload"]["bearerToken"] for operation in reversed(store.operations())] == [f"token-{n}" for n in range(CALLS)]
