@@ -21,6 +21,7 @@ def shared(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(hooks.EventAliaser, "_alias_event_name", hooks.EventAliaser._alias_event_name)
     monkeypatch.setattr(hooks, "accepts_kwargs", hooks.accepts_kwargs)
     monkeypatch.setattr(botocore.session.Session, "_register_builtin_handlers", botocore.session.Session._register_builtin_handlers)
+    monkeypatch.setattr(botocore.session.Session, "_register_config_store", botocore.session.Session._register_config_store)
     monkeypatch.setattr(botocore_sessions, "_installed", False)
     assert botocore_sessions.share_registration_work()
     yield
@@ -230,6 +231,7 @@ def test_sessions_are_prepared_only_once_botocore_is_imported(monkeypatch: pytes
     monkeypatch.setattr(hooks.EventAliaser, "_alias_event_name", hooks.EventAliaser._alias_event_name)
     monkeypatch.setattr(hooks, "accepts_kwargs", hooks.accepts_kwargs)
     monkeypatch.setattr(botocore.session.Session, "_register_builtin_handlers", botocore.session.Session._register_builtin_handlers)
+    monkeypatch.setattr(botocore.session.Session, "_register_config_store", botocore.session.Session._register_config_store)
     monkeypatch.setattr(botocore_sessions, "_installed", False)
     with monkeypatch.context() as without_botocore:
         without_botocore.delitem(sys.modules, "botocore.session")

@@ -16,7 +16,8 @@ session's table shares that trie's ~190 nodes instead of copying them (the copy 
 of a session's construction, measured 2026-11-27): its trie copies the nodes on an event name's
 path before it adds or removes a handler there (``_SharedNodes``), so what one session or client
 registers is never seen by another, as with botocore's own copies. Each call still builds its own
-sessions, with its own credentials and its own handlers' table, as on Lambda.
+sessions, with its own credentials and its own handlers' table, as on Lambda. It also installs
+``botocore_config``: a new session builds each configuration chain when it is first read.
 
 * Aliases are shared between aliasers whose alias table equals botocore's default table as it was
   when installed (a session made with other aliases works as before), and not while botocore's
@@ -43,6 +44,8 @@ import sys
 import types
 from typing import Any, Callable, Dict, Optional
 
+from .botocore_config import defer_config_chains
+
 _installed = False
 
 
@@ -64,6 +67,7 @@ def share_registration_work() -> bool:
     hooks.accepts_kwargs = _per_code_object(hooks.accepts_kwargs)
     register = session.Session._register_builtin_handlers
     session.Session._register_builtin_handlers = _copied_builtin_registrations(register, session.Session, hooks, handlers, aliases)
+    defer_config_chains(session, sys.modules.get("botocore.configprovider"))
     _installed = True
     return True
 
