@@ -199,7 +199,11 @@ def _shared_nodes_copy(trie: Any, hooks: Any) -> Any:
         probe.append_item("before-call.cfnrun-probe", print)
         added = print in probe.prefix_search("before-call.cfnrun-probe")
         probe.remove_item("before-call.cfnrun-probe", print)
-        same = added and print not in probe.prefix_search("before-call.cfnrun-probe") and shared.__dict__ == botocore_copy.__dict__
+        same = (
+            added
+            and print not in probe.prefix_search("before-call.cfnrun-probe")
+            and {name: value for name, value in shared.__dict__.items() if name != "_mine"} == botocore_copy.__dict__
+        )
     except Exception:  # noqa: B902 - another shape: botocore's own copy
         same = False
     return shared if same else botocore_copy
@@ -211,22 +215,27 @@ class _SharedNodes:
     botocore's trie is a tree of node dicts (``chunk``, ``children``, ``values``: a ``NodeList`` of
     handler lists) that ``append_item`` and ``remove_item`` change in place, along the path of one
     event name only; ``prefix_search`` only reads. So a copy may share every node as long as each
-    change first replaces the nodes on its path (from the root) with copies of its own.
+    change first replaces the nodes on its path (from the root) with copies of its own, once: the
+    copies it made are its own until it is copied (``_mine``, kept so their ids stay theirs).
     """
 
     node_list: Any = None
     _root: Dict[str, Any]
+    _mine: Dict[int, Dict[str, Any]]
 
     @classmethod
     def of(cls, trie: Any, node_list: Any) -> Any:
         kind = type(f"Shared{type(trie).__name__}", (cls, type(trie)), {"node_list": node_list})
         shared: Any = object.__new__(kind)
         shared.__dict__ = trie.__dict__
+        shared._mine = {}
         return shared
 
     def __copy__(self) -> Any:
         copied = object.__new__(type(self))
         copied.__dict__ = dict(self.__dict__)
+        copied._mine = {}
+        self._mine = {}  # every node is the copy's too now
         return copied
 
     def append_item(self, key: str, *args: Any, **kwargs: Any) -> None:
@@ -247,7 +256,10 @@ class _SharedNodes:
             node = owned
 
     def _owned(self, node: Dict[str, Any]) -> Dict[str, Any]:
+        if id(node) in self._mine:
+            return node
         owned = dict(node)
+        self._mine[id(owned)] = owned
         owned["children"] = dict(node["children"])
         values = node["values"]
         if values is not None:
