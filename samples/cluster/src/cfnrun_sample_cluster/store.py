@@ -42,30 +42,33 @@ def _name_file(folder: str, name: str) -> str:
     return os.path.join(folder, "names", hashlib.sha256(name.encode()).hexdigest())
 
 
-def _text(path: str) -> str:
+def _text(path: str) -> bytes:
     try:
-        with open(path) as kept:
-            return kept.read()
+        with open(path, "rb", buffering=0) as kept:
+            return kept.readall()
     except FileNotFoundError:
-        return ""
+        return b""
 
 
-def _encoded(cluster: Optional[Cluster]) -> str:
-    """One cluster on one line by the json module's C encoder, its fields in the order they were made ("" for none)."""
-    return json.dumps(cluster) + "\n" if cluster is not None else ""
+def _encoded(cluster: Optional[Cluster]) -> bytes:
+    """One cluster on one line by the json module's C encoder, its fields in the order they were made (b"" for none)."""
+    return (json.dumps(cluster) + "\n").encode() if cluster is not None else b""
 
 
-def _write(path: str, text: str) -> None:
+def _write(path: str, text: bytes) -> None:
     """``text`` renamed into place whole; only under the lock (its scratch file is the one writer's)."""
-    scratch = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".tmp")
+    folder, name = os.path.split(path)
+    scratch = os.path.join(folder, "." + name + ".tmp")
     try:
         try:
-            out = open(scratch, "w")
+            out = open(scratch, "wb", buffering=0)
         except FileNotFoundError:  # the store's first cluster or Name
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            out = open(scratch, "w")
+            os.makedirs(folder, exist_ok=True)
+            out = open(scratch, "wb", buffering=0)
         with out:
-            out.write(text)
+            written = 0
+            while written < len(text):
+                written += out.write(text[written:])
         os.replace(scratch, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -84,13 +87,13 @@ class Clusters(MutableMapping[str, Cluster]):
 
     def __init__(self, folder: str) -> None:
         self._folder = folder
-        self._read: Dict[str, str] = {}  # each cluster asked for, as read ("" where there was none)
+        self._read: Dict[str, bytes] = {}  # each cluster asked for, as read (b"" where there was none)
         self._now: Dict[str, Optional[Cluster]] = {}  # the same, as changed since (None: none, or removed)
 
     def _get(self, cluster_id: str) -> Optional[Cluster]:
         if cluster_id not in self._now:
             path = _cluster_file(self._folder, cluster_id)
-            self._read[cluster_id] = text = _text(path) if path else ""
+            self._read[cluster_id] = text = _text(path) if path else b""
             self._now[cluster_id] = json.loads(text) if text else None
         return self._now[cluster_id]
 
@@ -123,7 +126,7 @@ class Clusters(MutableMapping[str, Cluster]):
         for cluster in self._now.values():
             if cluster is not None and cluster.get("Name") == name:
                 return cluster
-        cluster_id = _text(_name_file(self._folder, name)).strip()
+        cluster_id = _text(_name_file(self._folder, name)).decode("utf-8", "replace").strip()
         cluster = self._get(cluster_id) if cluster_id else None
         return cluster if cluster is not None and cluster.get("Name") == name else None
 
@@ -137,7 +140,7 @@ class Clusters(MutableMapping[str, Cluster]):
                 _remove(_cluster_file(self._folder, cluster_id) or "")
         for cluster_id, _, cluster in changed:
             if cluster is not None and cluster.get("Name") and cluster["Name"] != before[cluster_id]:
-                _write(_name_file(self._folder, cluster["Name"]), cluster_id + "\n")
+                _write(_name_file(self._folder, cluster["Name"]), (cluster_id + "\n").encode())
         for cluster_id, _, cluster in changed:
             if cluster is not None:
                 _write(_cluster_file(self._folder, cluster_id) or "", _encoded(cluster))
@@ -145,7 +148,7 @@ class Clusters(MutableMapping[str, Cluster]):
             name = before[cluster_id]
             if name and (cluster is None or cluster.get("Name") != name):
                 entry = _name_file(self._folder, name)
-                if _text(entry).strip() == cluster_id:
+                if _text(entry).decode("utf-8", "replace").strip() == cluster_id:
                     _remove(entry)
 
 
@@ -174,8 +177,12 @@ def current(folder: Optional[Path] = None) -> Clusters:
 def change(folder: Optional[Path] = None) -> Iterator[Clusters]:
     """The clusters to change in place, under the store's lock; saved when the block ends without an error."""
     kept = _folder(folder)
-    os.makedirs(kept, exist_ok=True)
-    with open(os.path.join(kept, "clusters.lock"), "a") as lock:
+    try:
+        lock = open(os.path.join(kept, "clusters.lock"), "ab", buffering=0)
+    except FileNotFoundError:  # the store's first change
+        os.makedirs(kept, exist_ok=True)
+        lock = open(os.path.join(kept, "clusters.lock"), "ab", buffering=0)
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the lock file closes
         clusters = Clusters(kept)
         yield clusters
