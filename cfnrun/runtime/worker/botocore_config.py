@@ -12,8 +12,9 @@ variable at a time) the first time it is read, and every chain (by botocore's ow
 ``proxies_config`` sections) is read, or the store is copied (every new client copies it).
 
 What a chain answers does not depend on when it was built: its providers read the session and
-``os.environ`` when asked, never when made; the table of variables is taken when the session is
-made, as botocore does. Only a session of botocore's own class (not a subclass) whose
+``os.environ`` when asked, never when made (inferred from reading botocore 1.44's
+``configprovider.py``, not a documented promise); the table of variables is taken when the session
+is made, as botocore does. Only a session of botocore's own class (not a subclass) whose
 ``_register_config_store``, ``ConfigValueStore`` and mapping functions are botocore's own gets the
 deferred mapping; the first such session builds its mapping as botocore does, and tells the names
 it holds. botocore is never imported here; standard library only (runs in the provider's interpreter).
