@@ -39,10 +39,10 @@ def _cluster_file(folder: str, cluster_id: str) -> Optional[str]:
 
 
 def _name_file(folder: str, name: str) -> str:
-    return os.path.join(folder, "names", hashlib.sha256(name.encode()).hexdigest())
+    return os.path.join(folder, "names", hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest())
 
 
-def _text(path: str) -> bytes:
+def _contents(path: str) -> bytes:
     try:
         with open(path, "rb", buffering=0) as kept:
             return kept.readall()
@@ -55,8 +55,8 @@ def _encoded(cluster: Optional[Cluster]) -> bytes:
     return (json.dumps(cluster) + "\n").encode() if cluster is not None else b""
 
 
-def _write(path: str, text: bytes) -> None:
-    """``text`` renamed into place whole; only under the lock (its scratch file is the one writer's)."""
+def _write(path: str, contents: bytes) -> None:
+    """``contents`` renamed into place whole; only under the lock (its scratch file is the one writer's)."""
     folder, name = os.path.split(path)
     scratch = os.path.join(folder, "." + name + ".tmp")
     try:
@@ -67,8 +67,8 @@ def _write(path: str, text: bytes) -> None:
             out = open(scratch, "wb", buffering=0)
         with out:
             written = 0
-            while written < len(text):
-                written += out.write(text[written:])
+            while written < len(contents):
+                written += out.write(contents[written:])
         os.replace(scratch, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -93,7 +93,7 @@ class Clusters(MutableMapping[str, Cluster]):
     def _get(self, cluster_id: str) -> Optional[Cluster]:
         if cluster_id not in self._now:
             path = _cluster_file(self._folder, cluster_id)
-            self._read[cluster_id] = text = _text(path) if path else b""
+            self._read[cluster_id] = text = _contents(path) if path else b""
             self._now[cluster_id] = json.loads(text) if text else None
         return self._now[cluster_id]
 
@@ -126,7 +126,7 @@ class Clusters(MutableMapping[str, Cluster]):
         for cluster in self._now.values():
             if cluster is not None and cluster.get("Name") == name:
                 return cluster
-        cluster_id = _text(_name_file(self._folder, name)).decode("utf-8", "replace").strip()
+        cluster_id = _contents(_name_file(self._folder, name)).decode("utf-8", "replace").strip()
         cluster = self._get(cluster_id) if cluster_id else None
         return cluster if cluster is not None and cluster.get("Name") == name else None
 
@@ -148,7 +148,7 @@ class Clusters(MutableMapping[str, Cluster]):
             name = before[cluster_id]
             if name and (cluster is None or cluster.get("Name") != name):
                 entry = _name_file(self._folder, name)
-                if _text(entry).decode("utf-8", "replace").strip() == cluster_id:
+                if _contents(entry).decode("utf-8", "replace").strip() == cluster_id:
                     _remove(entry)
 
 
@@ -162,7 +162,7 @@ def load(folder: Optional[Path] = None) -> Dict[str, Cluster]:
     kept: Dict[str, Cluster] = {}
     for file in files:
         if file.endswith(".json") and not file.startswith("."):
-            text = _text(os.path.join(clusters_folder, file))  # "" when a change removed it since the folder was listed
+            text = _contents(os.path.join(clusters_folder, file))  # "" when a change removed it since the folder was listed
             if text:
                 kept[file[: -len(".json")]] = json.loads(text)
     return kept
