@@ -2,7 +2,6 @@
 and the stabilizing cluster sample those tests stop and start serve on."""
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -10,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from cluster_store import kept_clusters
 from conftest import LOCAL_STATE, SAMPLES, ServerProcess
 from cfnrun.stacks.state_db import StateDatabase
 
@@ -64,8 +64,7 @@ def serve_cluster(folder: Path, *arguments: str) -> ServerProcess:
 
 def clusters(project: Path) -> Dict[str, Any]:
     """The clusters the sample's handlers keep (``CLUSTER_STATE_DIR: .state`` in the project), by ClusterId."""
-    path = project / ".state" / "clusters.json"
-    return json.loads(path.read_text())["clusters"] if path.exists() else {}
+    return kept_clusters(project / ".state")
 
 
 def settled_status(cloudformation: Any, stack: str) -> str:

@@ -15,6 +15,7 @@ from typing import Any, Dict
 import boto3
 import pytest
 
+from cluster_store import change_cluster
 from conftest import wait_until
 from kept_state import CREDENTIALS, cluster_project, clusters, kept_physical_id, kept_stack, serve_cluster, settled_status, stack_events
 
@@ -267,10 +268,8 @@ def test_a_resource_whose_first_create_call_was_running_at_a_sigkill_is_found_by
 def test_a_first_create_call_that_cannot_be_named_again_is_reported_with_how_to_remove_it(tmp_path: Path) -> None:
     project = cluster_project(tmp_path, delay_s=1)
     made = _killed_during_first_create(tmp_path, project)
-    store = project / ".state" / "clusters.json"  # the cluster became someone else's: CREATE again answers AlreadyExists
-    kept = json.loads(store.read_text())
-    kept["clusters"][made].update(Status="ACTIVE", _clientRequestToken="someone-else")
-    store.write_text(json.dumps(kept))
+    # the cluster became someone else's: CREATE again answers AlreadyExists
+    change_cluster(project / ".state", made, Status="ACTIVE", _clientRequestToken="someone-else")
 
     second = serve_cluster(tmp_path, "--state", "kept", "--virtual-clock")
     try:

@@ -12,6 +12,7 @@ from typing import List
 
 import pytest
 
+from cluster_store import kept_clusters
 from conftest import LOCAL_STATE, ROOT, cfnrun
 from test_debugging import Terminal
 
@@ -52,8 +53,7 @@ def readme_pair(checkout: Path) -> None:
 
 
 def clusters(checkout: Path) -> dict:
-    state = checkout / CLUSTER / ".state" / "clusters.json"
-    return json.loads(state.read_text())["clusters"] if state.exists() else {}
+    return kept_clusters(checkout / CLUSTER / ".state")
 
 
 def test_readme_first_command_runs_again_after_a_ctrl_c_of_its_create(checkout: Path) -> None:

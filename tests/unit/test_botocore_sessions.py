@@ -21,6 +21,7 @@ def shared(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(hooks.EventAliaser, "_alias_event_name", hooks.EventAliaser._alias_event_name)
     monkeypatch.setattr(hooks, "accepts_kwargs", hooks.accepts_kwargs)
     monkeypatch.setattr(botocore.session.Session, "_register_builtin_handlers", botocore.session.Session._register_builtin_handlers)
+    monkeypatch.setattr(botocore.session.Session, "_register_config_store", botocore.session.Session._register_config_store)
     monkeypatch.setattr(botocore_sessions, "_installed", False)
     assert botocore_sessions.share_registration_work()
     yield
@@ -230,6 +231,7 @@ def test_sessions_are_prepared_only_once_botocore_is_imported(monkeypatch: pytes
     monkeypatch.setattr(hooks.EventAliaser, "_alias_event_name", hooks.EventAliaser._alias_event_name)
     monkeypatch.setattr(hooks, "accepts_kwargs", hooks.accepts_kwargs)
     monkeypatch.setattr(botocore.session.Session, "_register_builtin_handlers", botocore.session.Session._register_builtin_handlers)
+    monkeypatch.setattr(botocore.session.Session, "_register_config_store", botocore.session.Session._register_config_store)
     monkeypatch.setattr(botocore_sessions, "_installed", False)
     with monkeypatch.context() as without_botocore:
         without_botocore.delitem(sys.modules, "botocore.session")
@@ -249,3 +251,38 @@ def test_a_subclass_of_session_registers_its_own_way(shared: None) -> None:
 
     Recording()
     assert len(seen) > 100  # botocore's registrations went through the subclass, not a copy
+
+
+def test_a_session_copies_the_nodes_on_a_path_once(shared: None) -> None:
+    botocore.session.Session()
+    session = botocore.session.Session()
+    trie = session._events._emitter._handlers
+
+    def mine(**kwargs: Any) -> None: ...
+
+    session.register("before-call.s3.PutObject", mine)
+    root, before_call = trie._root, trie._root["children"]["before-call"]
+    session.register("before-call.s3.GetObject", mine)
+    assert trie._root is root and trie._root["children"]["before-call"] is before_call  # its own already: not copied again
+
+
+def test_what_a_session_adds_after_a_client_copied_its_handlers_is_its_own(shared: None) -> None:
+    import copy
+
+    botocore.session.Session()
+    session = botocore.session.Session()
+
+    def first(**kwargs: Any) -> None: ...
+
+    def later(**kwargs: Any) -> None: ...
+
+    def clients(**kwargs: Any) -> None: ...
+
+    session.register("before-call.s3.PutObject", first)  # the session owns this path now
+    client_events = copy.copy(session._events)  # as botocore copies a session's emitter for each client
+    session.register("before-call.s3.PutObject", later)
+    client_events.register("before-call.s3.PutObject", clients)
+    in_session = session._events._emitter._handlers.prefix_search("before-call.s3.PutObject")
+    in_client = client_events._emitter._handlers.prefix_search("before-call.s3.PutObject")
+    assert first in in_session and later in in_session and clients not in in_session
+    assert first in in_client and clients in in_client and later not in in_client

@@ -16,7 +16,8 @@ session's table shares that trie's ~190 nodes instead of copying them (the copy 
 of a session's construction, measured 2026-11-27): its trie copies the nodes on an event name's
 path before it adds or removes a handler there (``_SharedNodes``), so what one session or client
 registers is never seen by another, as with botocore's own copies. Each call still builds its own
-sessions, with its own credentials and its own handlers' table, as on Lambda.
+sessions, with its own credentials and its own handlers' table, as on Lambda. It also installs
+``botocore_config``: a new session builds each configuration chain when it is first read.
 
 * Aliases are shared between aliasers whose alias table equals botocore's default table as it was
   when installed (a session made with other aliases works as before), and not while botocore's
@@ -43,6 +44,8 @@ import sys
 import types
 from typing import Any, Callable, Dict, Optional
 
+from .botocore_config import defer_config_chains
+
 _installed = False
 
 
@@ -64,6 +67,7 @@ def share_registration_work() -> bool:
     hooks.accepts_kwargs = _per_code_object(hooks.accepts_kwargs)
     register = session.Session._register_builtin_handlers
     session.Session._register_builtin_handlers = _copied_builtin_registrations(register, session.Session, hooks, handlers, aliases)
+    defer_config_chains(session, sys.modules.get("botocore.configprovider"))
     _installed = True
     return True
 
@@ -195,7 +199,11 @@ def _shared_nodes_copy(trie: Any, hooks: Any) -> Any:
         probe.append_item("before-call.cfnrun-probe", print)
         added = print in probe.prefix_search("before-call.cfnrun-probe")
         probe.remove_item("before-call.cfnrun-probe", print)
-        same = added and print not in probe.prefix_search("before-call.cfnrun-probe") and shared.__dict__ == botocore_copy.__dict__
+        same = (
+            added
+            and print not in probe.prefix_search("before-call.cfnrun-probe")
+            and {name: value for name, value in shared.__dict__.items() if name != "_mine"} == botocore_copy.__dict__
+        )
     except Exception:  # noqa: B902 - another shape: botocore's own copy
         same = False
     return shared if same else botocore_copy
@@ -207,22 +215,27 @@ class _SharedNodes:
     botocore's trie is a tree of node dicts (``chunk``, ``children``, ``values``: a ``NodeList`` of
     handler lists) that ``append_item`` and ``remove_item`` change in place, along the path of one
     event name only; ``prefix_search`` only reads. So a copy may share every node as long as each
-    change first replaces the nodes on its path (from the root) with copies of its own.
+    change first replaces the nodes on its path (from the root) with copies of its own, once: the
+    copies it made are its own until it is copied (``_mine``, kept so their ids stay theirs).
     """
 
     node_list: Any = None
     _root: Dict[str, Any]
+    _mine: Dict[int, Dict[str, Any]]
 
     @classmethod
     def of(cls, trie: Any, node_list: Any) -> Any:
         kind = type(f"Shared{type(trie).__name__}", (cls, type(trie)), {"node_list": node_list})
         shared: Any = object.__new__(kind)
         shared.__dict__ = trie.__dict__
+        shared._mine = {}
         return shared
 
     def __copy__(self) -> Any:
         copied = object.__new__(type(self))
         copied.__dict__ = dict(self.__dict__)
+        copied._mine = {}
+        self._mine = {}  # every node is the copy's too now
         return copied
 
     def append_item(self, key: str, *args: Any, **kwargs: Any) -> None:
@@ -243,7 +256,10 @@ class _SharedNodes:
             node = owned
 
     def _owned(self, node: Dict[str, Any]) -> Dict[str, Any]:
+        if id(node) in self._mine:
+            return node
         owned = dict(node)
+        self._mine[id(owned)] = owned
         owned["children"] = dict(node["children"])
         values = node["values"]
         if values is not None:

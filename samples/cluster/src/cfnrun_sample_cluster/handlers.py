@@ -156,7 +156,7 @@ def read_handler(
     request: ResourceHandlerRequest,
     callback_context: MutableMapping[str, Any],
 ) -> ProgressEvent:
-    return ProgressEvent(status=OperationStatus.SUCCESS, resourceModel=_model(_existing(request.desiredResourceState, store.load())))
+    return ProgressEvent(status=OperationStatus.SUCCESS, resourceModel=_model(_existing(request.desiredResourceState, store.current())))
 
 
 @resource.handler(Action.LIST)
