@@ -11,7 +11,10 @@ import asyncio
 import errno
 from typing import TYPE_CHECKING, List, Optional
 
-from aiohttp import web
+from cfnrun.app.aiohttp_import import import_aiohttp
+
+import_aiohttp()  # first: aiohttp's client TLS contexts read the CA bundle only if a client ever connects over TLS
+from aiohttp import web  # noqa: E402
 
 from cfnrun.api.cloudcontrol import CloudControlApi
 from cfnrun.api.cloudformation.custom_resource_responses import CustomResourceResponseEndpoint
