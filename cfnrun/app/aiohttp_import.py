@@ -18,6 +18,7 @@ from typing import Any, List, Optional
 
 _READ_DEFAULT_CERTS = ssl.SSLContext.set_default_verify_paths  # the inherited C method
 _FIRST_USE = threading.Lock()
+_IMPORTING = threading.Lock()  # one import at a time patches and restores ssl
 
 
 class _CertsOnFirstUse(ssl.SSLContext):
@@ -53,8 +54,12 @@ class _CertsOnFirstUse(ssl.SSLContext):
 
 def import_aiohttp() -> None:
     """Import aiohttp (once per process), its import-time TLS contexts reading the CA bundle on first use."""
-    if "aiohttp" in sys.modules:
-        return
+    with _IMPORTING:
+        if "aiohttp" not in sys.modules:
+            _import_putting_off_the_bundle()
+
+
+def _import_putting_off_the_bundle() -> None:
     put_off: List[ssl.SSLContext] = []
     importing = threading.get_ident()
     shadowed: Optional[Any] = ssl.SSLContext.__dict__.get("set_default_verify_paths")
