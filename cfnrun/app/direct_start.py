@@ -1,4 +1,4 @@
-"""``cfnrun invoke`` and ``cfnrun serve`` run without the command line library, when the early start read their command line exactly.
+"""``cfnrun invoke``, ``cfnrun serve`` and ``cfnrun fuzz`` run without the command line library, when the early start read their command line exactly.
 
 The library (typer, and every command's options it declares) costs a one-shot invoke about as
 much as the rest of its start-up together, and every serve start too (docs/performance.md), for
@@ -19,7 +19,7 @@ from cfnrun.app.early_start import EarlyStart
 
 
 def run_read(early: EarlyStart, command: str) -> int:
-    """Run ``cfnrun COMMAND`` (invoke or serve) with the settings the early start read; the status the process exits with."""
+    """Run ``cfnrun COMMAND`` (invoke, serve or fuzz) with the settings the early start read; the status the process exits with."""
     settings: Any = early.settings
     assert settings is not None, "read exactly by the early start"
     try:
@@ -27,6 +27,10 @@ def run_read(early: EarlyStart, command: str) -> int:
             from cfnrun.app.commands import serve
 
             return serve.run(settings, early)
+        if command == "fuzz":
+            from cfnrun.app.commands import fuzz
+
+            return fuzz.run(settings, early)
         from cfnrun.app.commands import invoke
 
         return invoke.run(settings, early)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     import asyncio
     import subprocess
 
+    from cfnrun.app.settings.fuzz import FuzzSettings
     from cfnrun.app.settings.invoke import InvokeSettings
     from cfnrun.app.settings.serve import ServeOptions
     from cfnrun.model.project import Project
@@ -70,9 +71,9 @@ class EarlyStart:
 
     began_at: float  # time.time() when the command began: it reads the project's files from then on
     worker: Optional[EarlyWorker] = None
-    # invoke's or serve's settings, when the command line was read exactly without the command line library
+    # invoke's, serve's or fuzz's settings, when the command line was read exactly without the command line library
     # (``options.read_exactly``): the command runs without loading it (``app/direct_start.py``)
-    settings: Optional[Union["InvokeSettings", "ServeOptions"]] = None
+    settings: Optional[Union["InvokeSettings", "ServeOptions", "FuzzSettings"]] = None
     _discarding: List["asyncio.Future[None]"] = field(default_factory=list, init=False, repr=False)  # wrong guesses being killed
 
     @classmethod
@@ -144,6 +145,11 @@ def begin(argv: List[str], command: str) -> EarlyStart:
             from cfnrun.app.settings.serve import ServeOptions
 
             began.settings = read_exactly(ServeOptions, argv)
+        elif command == "fuzz":  # read exactly, it runs without the command line library too; its worker starts with the exploration
+            from cfnrun.app.options import read_exactly
+            from cfnrun.app.settings.fuzz import FuzzSettings
+
+            began.settings = read_exactly(FuzzSettings, argv)
         spec = early_spec(argv, command)
     except Exception:  # noqa: BLE001 - the command reports it, with its own words
         return began

@@ -11,7 +11,10 @@ import asyncio
 import errno
 from typing import TYPE_CHECKING, List, Optional
 
-from aiohttp import web
+from cfnrun.app.aiohttp_import import import_aiohttp
+
+import_aiohttp()  # first: aiohttp's client TLS contexts read the CA bundle only if a client ever connects over TLS
+from aiohttp import web  # noqa: E402
 
 from cfnrun.api.cloudcontrol import CloudControlApi
 from cfnrun.api.cloudformation.custom_resource_responses import CustomResourceResponseEndpoint
@@ -32,7 +35,6 @@ from cfnrun.app.late_parts import (
     ResponsesWhenLoaded,
     SignalsWhenLoaded,
 )
-from cfnrun.app.leftovers_named import AWS_LEFT, unfinished_stacks_left
 from cfnrun.app.registered_types import with_registry
 from cfnrun.app.served import Served, Warming
 from cfnrun.console.routes import ConsoleRoutes
@@ -105,6 +107,8 @@ class RunningServer:
         closing = [parts.stacks.store.close(left), parts.stacks.drift.close(left), *([parts.requests.close(left)] if parts.requests is not None else [])] if parts else []
         await asyncio.gather(self.calls.finish(grace_s, left), *closing)
         if parts is not None and parts.stacks.store.state is None:  # without --state, name what unfinished stacks leave
+            from cfnrun.app.leftovers_named import AWS_LEFT, unfinished_stacks_left  # with the stacks: not before serve listens
+
             for line in unfinished_stacks_left(parts.stacks.store.stacks.values(), [r.project for r in self.served.providers], AWS_LEFT):
                 parts.stacks.console.warn(line)
         await self.served.close()  # calls still running end now, answered with a shutdown error

@@ -1,6 +1,8 @@
 """``cfnrun invoke`` end to end: project → request → warm worker → operation → result."""
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -364,8 +366,16 @@ async def run_watched(
     try:
         if feed is not None:
             await feed.start()
+        warming = asyncio.ensure_future(target.warm())
         try:
-            await target.warm()
+            try:
+                await asyncio.sleep(0)  # the worker's start begins (one the early start spawned imports the provider already)
+                _ready_for_the_call(prepared)
+            except BaseException:  # noqa: B902 - interrupted meanwhile: the warm-up goes too, then the target closes
+                warming.cancel()
+                await asyncio.gather(warming, return_exceptions=True)
+                raise
+            await warming
         except WorkerInitError as error:
             if not settings.watch:
                 raise ProviderLoadError(error) from None
@@ -394,6 +404,23 @@ async def run_watched(
         if feed is not None:
             feed.stop()
         await target.close()
+
+
+def _ready_for_the_call(prepared: PreparedInvoke) -> None:
+    """What the first call needs, loaded while the worker imports the provider rather than after: the contract
+    checker's modules and the validators of the request's and the answer's wire models (built once, when first used).
+
+    Nothing here is kept or sent: the request is built again, the same, for the call (which raises what building
+    it raises, where it did)."""
+    if prepared.settings.contract is not ContractMode.OFF:
+        import cfnrun.contract.checker  # noqa: F401
+
+        if prepared.project.is_hook:
+            import cfnrun.model.hook_targets  # noqa: F401
+    with contextlib.suppress(Exception):
+        prepared.request.payload()
+    with contextlib.suppress(Exception):  # an empty answer is refused, once the answer's validator is built
+        prepared.request.read_response({})
 
 
 def request_record(prepared: "PreparedInvoke", masker: Masker) -> Dict[str, Any]:

@@ -35,13 +35,15 @@ import tempfile
 import uuid
 import zipfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from cfnrun.api.service_errors import ServiceError
 from cfnrun.app.served import Served, UnknownFunction
-from cfnrun.app.stacks.stack_functions import StackFunctions
 from cfnrun.model.local_state import state_folder
 from cfnrun.model.template import called_name
+
+if TYPE_CHECKING:
+    from cfnrun.app.stacks.stack_functions import StackFunctions
 
 FOLDER = "lambda-functions"
 CONFIGURATION_FILE = "function.json"
@@ -60,13 +62,23 @@ class CreatedFunctions:
 
     def __init__(self, served: Served, state: Optional[Path] = None) -> None:
         self.served = served
-        self.serving = StackFunctions(served)  # the same warm-worker registries as a stack's own functions
+        self._serving: Optional["StackFunctions"] = None
         self.state = state
         self._folder: Optional[Path] = state / FOLDER if state is not None else None
         self._configurations: Dict[str, Dict[str, Any]] = {}  # FunctionConfiguration by name
         self._tags: Dict[str, Dict[str, str]] = {}
         self._code: Dict[str, Path] = {}  # the unpacked code now served, by name
         self._lock = asyncio.Lock()
+
+    @property
+    def serving(self) -> "StackFunctions":
+        """The same warm-worker registries as a stack's own functions; made when first used (the local stacks'
+        modules load after serve listens, ``app/late_parts.py``, unless a function is made or read back before)."""
+        if self._serving is None:
+            from cfnrun.app.stacks.stack_functions import StackFunctions
+
+            self._serving = StackFunctions(self.served)
+        return self._serving
 
     # -- where the code goes -----------------------------------------------------------------------
 

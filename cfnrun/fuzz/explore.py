@@ -26,6 +26,7 @@ from cfnrun.events.fuzz import ExampleRun, FuzzCompleted, FuzzObserver
 from cfnrun.fuzz.pins import Pins, check_pins
 from cfnrun.fuzz.sequence import OperationRunner, SequenceFailed, SequenceRun
 from cfnrun.fuzz.steps import Finding, Step
+from cfnrun.fuzz.storage import tables_in_cache
 from cfnrun.fuzz.strategies import ModelStrategies
 from cfnrun.model.action import Action
 from cfnrun.model.errors import CfnrunError
@@ -156,6 +157,18 @@ def explore(
 
     ``ready``: called once the strategies are built and a valid model is known to exist, before the first
     sequence runs (``fuzz`` waits there for the worker it started meanwhile)."""
+    with tables_in_cache():  # hypothesis's tables: computed once per machine, not once per folder fuzz runs in
+        return _explore(schema, runner, budget, database, observer, ready)
+
+
+def _explore(
+    schema: ResourceSchema,
+    runner: OperationRunner,
+    budget: FuzzBudget,
+    database: Optional[Path],
+    observer: Optional[FuzzObserver],
+    ready: Optional[Callable[[], None]],
+) -> Exploration:
     actions, _ = declared_actions(schema, budget.actions)
     check_pins(schema, budget.pins)
     drawer = _StepDrawer(schema, actions, budget.pins)

@@ -10,6 +10,7 @@ import pytest
 
 from cfnrun.app.options import declared, from_record, overrides, read_command_line, read_exactly, to_record
 from cfnrun.app.settings.history import ReplayOptions
+from cfnrun.app.settings.fuzz import FuzzSettings
 from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.app.settings.serve import ServeOptions
 from cfnrun.contract.mode import ContractMode
@@ -83,6 +84,25 @@ def test_the_early_reading_of_serve_is_what_the_command_line_builds(argv: List[s
 def test_serve_read_exactly_is_what_the_command_line_builds(argv: List[str]) -> None:
     # what `cfnrun serve` runs with when it does not load the command line library (app/direct_start.py)
     assert read_exactly(ServeOptions, argv) == typer_settings("serve", ServeOptions, argv)
+
+
+FUZZ_LINES = [
+    [],
+    ["dir", "--max-examples", "300", "--seed", "1", "--json"],
+    ["-pdir", "--actions", "create,read", "--set", "Name=fixed", "--set", 'Size={"a": 1}', "--max-steps", "4"],
+    ["--contract", "warn", "--real-clock", "--shrink-time", "2.5", "--shrink-examples", "0", "--inject", "ssm:*=ThrottlingException%50"],
+]
+
+
+@pytest.mark.parametrize("argv", FUZZ_LINES)
+def test_fuzz_read_exactly_is_what_the_command_line_builds(argv: List[str]) -> None:
+    # what `cfnrun fuzz` runs with when it does not load the command line library (app/direct_start.py)
+    assert read_exactly(FuzzSettings, argv) == typer_settings("fuzz", FuzzSettings, argv)
+
+
+def test_fuzz_lines_read_exactly_only_by_the_command_line_library() -> None:
+    for refused in (["--max-examples", "0"], ["--actions", "READ"], ["--set", "novalue"], ["-p=dir"], ["--help"]):
+        assert read_exactly(FuzzSettings, refused) is None  # the library refuses it, or answers it, in its words
 
 
 def test_serve_lines_read_exactly_only_by_the_command_line_library() -> None:
