@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from cfnrun.events.stack import StackEvent
+from cfnrun.model.random_ids import random_uuid
 from cfnrun.stacks.statuses import is_settled
 from cfnrun.stacks.template.parameters import NO_ECHO_MASK
 
@@ -134,7 +134,7 @@ class Stack:
 
     def begin(self, operation_type: str) -> str:
         """A new stack operation (CREATE_STACK, UPDATE_STACK, …): its id, which its events carry."""
-        self.operation_id = str(uuid.uuid4())
+        self.operation_id = random_uuid()
         self.operations.append((operation_type, self.operation_id))
         return self.operation_id
 
@@ -163,7 +163,7 @@ class Stack:
         # Every event passes here: no reason (a handler's message, a schema error quoting a value) shows a secret.
         reason = self.masked(reason) if reason else reason
         event = StackEvent(
-            event_id=str(uuid.uuid4()),
+            event_id=random_uuid(),
             stack_id=self.stack_id,
             stack_name=self.name,
             logical_id=logical_id,
