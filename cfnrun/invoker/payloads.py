@@ -8,7 +8,6 @@ nextToken of a LIST page.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
@@ -26,6 +25,7 @@ from cfnrun.model.protocol import (
     parse_progress_event,
 )
 from cfnrun.model.schema_values import stringify_primitives
+from cfnrun.model.json_copy import json_copy
 from cfnrun.model.random_ids import random_uuid
 
 DEFAULT_LOGICAL_ID = "MyResource"
@@ -50,7 +50,7 @@ class OperationRequest:
     callback_context: Optional[Dict[str, Any]] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.resource_properties = copy.deepcopy(self.operation.desired)
+        self.resource_properties = json_copy(self.operation.desired)
         self.callback_context = self.operation.callback_context
         if self.operation.client_request_token:
             self.client_request_token = self.operation.client_request_token
