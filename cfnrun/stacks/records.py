@@ -146,8 +146,9 @@ class Stack:
     def set_resource_status(
         self, resource: StackResource, status: str, reason: Optional[str] = None, properties: Optional[str] = None, token: Optional[str] = None
     ) -> None:
-        resource.status, resource.reason, resource.updated_at = status, self.masked(reason) if reason else reason, time.time()
-        self.record(resource.logical_id, resource.physical_id or "", resource.type_name, status, reason, properties, token)
+        reason = self.masked(reason) if reason else reason
+        resource.status, resource.reason, resource.updated_at = status, reason, time.time()
+        self._event(resource.logical_id, resource.physical_id or "", resource.type_name, status, reason, properties, token)
 
     def record(
         self,
@@ -161,7 +162,19 @@ class Stack:
         **hook: Optional[str],
     ) -> StackEvent:
         # Every event passes here: no reason (a handler's message, a schema error quoting a value) shows a secret.
-        reason = self.masked(reason) if reason else reason
+        return self._event(logical_id, physical_id, resource_type, status, self.masked(reason) if reason else reason, properties, token, **hook)
+
+    def _event(
+        self,
+        logical_id: str,
+        physical_id: str,
+        resource_type: str,
+        status: str,
+        reason: Optional[str],  # masked already
+        properties: Optional[str] = None,
+        token: Optional[str] = None,
+        **hook: Optional[str],
+    ) -> StackEvent:
         event = StackEvent(
             event_id=random_uuid(),
             stack_id=self.stack_id,
