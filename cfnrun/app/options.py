@@ -88,14 +88,19 @@ def _is_on(value: Switch) -> bool:
     return value is Switch.ON
 
 
+_DECLARED: Dict[type, Tuple[Tuple[str, Option, Any], ...]] = {}  # by class: read once (serve records settings per operation)
+
+
 def declared(cls: type) -> List[Tuple[str, Option, Any]]:
     """``cls``'s options in declaration order: field name, option, and the type the command line parses."""
-    found = []
-    for each in dataclasses.fields(cls):
-        declared_option = each.metadata.get(_OPTION)
-        if declared_option is not None:
-            found.append((each.name, declared_option, declared_option.cli_type or each.type))
-    return found
+    found = _DECLARED.get(cls)
+    if found is None:
+        found = _DECLARED[cls] = tuple(
+            (each.name, each.metadata[_OPTION], each.metadata[_OPTION].cli_type or each.type)
+            for each in dataclasses.fields(cls)
+            if each.metadata.get(_OPTION) is not None
+        )
+    return list(found)
 
 
 def from_command_line(cls: Type[S], values: Mapping[str, Any], **given: Any) -> S:

@@ -171,6 +171,7 @@ class TypeOperations:
             observers=watching,
             checker=checker,
             strict=self.contract is ContractMode.STRICT,
+            live=False,  # no observer here shows a call in flight (only ``cfnrun invoke``'s timeline does)
         )
 
     def _ran_with(self, project: Project, registry: "FunctionRegistry[Project]", action: Action, string_primitives: bool) -> InvokeSettings:

@@ -8,8 +8,6 @@ nextToken of a LIST page.
 """
 from __future__ import annotations
 
-import copy
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
@@ -27,6 +25,8 @@ from cfnrun.model.protocol import (
     parse_progress_event,
 )
 from cfnrun.model.schema_values import stringify_primitives
+from cfnrun.model.json_copy import json_copy
+from cfnrun.model.random_ids import random_uuid
 
 DEFAULT_LOGICAL_ID = "MyResource"
 RESOURCE_TYPE_VERSION = "00000001"  # the first registered version, as the service numbers them
@@ -41,7 +41,7 @@ class OperationRequest:
     entrypoint: Entrypoint
     operation: OperationInput
     credentials: Optional[Credentials] = None
-    client_request_token: str = field(default_factory=lambda: str(uuid.uuid4()))
+    client_request_token: str = field(default_factory=random_uuid)
     stack_id: str = ""
     next_token: Optional[str] = None
     string_primitives: bool = False  # send numbers and booleans as strings, as template-driven calls do
@@ -50,13 +50,13 @@ class OperationRequest:
     callback_context: Optional[Dict[str, Any]] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.resource_properties = copy.deepcopy(self.operation.desired)
+        self.resource_properties = json_copy(self.operation.desired)
         self.callback_context = self.operation.callback_context
         if self.operation.client_request_token:
             self.client_request_token = self.operation.client_request_token
         if not self.stack_id:
             self.stack_id = (
-                f"arn:aws:cloudformation:{self.region}:{self.account_id}:stack/cfnrun-local/{uuid.uuid4()}"
+                f"arn:aws:cloudformation:{self.region}:{self.account_id}:stack/cfnrun-local/{random_uuid()}"
             )
 
     @property

@@ -1,7 +1,6 @@
 """A resource type schema as an object: identifiers, property sets, handler timeouts."""
 from __future__ import annotations
 
-import copy
 import functools
 import json
 from pathlib import Path
@@ -9,6 +8,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from cfnrun.model.errors import ProjectError, not_json
 from cfnrun.model.action import Action  # not protocol: loading a project needs no wire models (pydantic)
+from cfnrun.model.json_copy import json_copy
 
 DEFAULT_TIMEOUT_MINUTES = 120
 MIN_TIMEOUT_MINUTES = 2
@@ -131,14 +131,14 @@ class ResourceSchema:
         """A copy of ``model`` safe to print: writeOnly values replaced by a mask."""
         if not model or not self.write_only_properties:
             return model
-        masked = copy.deepcopy(model)
+        masked = json_copy(model)
         for container, key in self.locate(masked, self.write_only_properties):
             container[key] = WRITE_ONLY_MASK
         return masked
 
     def without_write_only(self, model: Dict[str, Any]) -> Dict[str, Any]:
         """A copy of ``model`` with every writeOnly value removed."""
-        pruned = copy.deepcopy(model)
+        pruned = json_copy(model)
         for container, key in reversed(self.locate(pruned, self.write_only_properties)):
             del container[key]
         return pruned

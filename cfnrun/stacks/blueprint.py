@@ -8,8 +8,9 @@ stands (``properties``), the attributes other values read from it, the outputs.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
 
 from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.provisioning import NoProvisioner, Provisioners
@@ -255,13 +256,19 @@ def _collect_imports(value: Any, context: _Values, names: Set[str]) -> None:
             _collect_imports(item, context, names)
 
 
+def given_values(given: Mapping[str, Optional[str]], previous: Mapping[str, str]) -> Dict[str, str]:
+    """The parameter values a template is read with: each given one, UsePreviousValue's (None) from ``previous``."""
+    return {k: previous.get(k, "") if v is None else v for k, v in given.items()}
+
+
 def prepare(
-    template_body: str, given: Dict[str, Optional[str]], previous: Mapping[str, str], environment: StackEnvironment
+    template_body: str, given: Dict[str, Optional[str]], previous: Mapping[str, str], environment: StackEnvironment,
+    loaded: Optional[StackTemplate] = None,
 ) -> Blueprint:
-    """The blueprint of one operation, or the TemplateError the service answers the API call with."""
-    given_values = {k: previous.get(k, "") if v is None else v for k, v in given.items()}
-    template = load_stack_template(template_body, given_values, environment.module_fragments, environment.read_include,
-                                   environment.run_macro)
+    """The blueprint of one operation, or the TemplateError the service answers the API call with. ``loaded``: the
+    template read from ``template_body`` with these values and this environment already, by the same API call."""
+    template = loaded or load_stack_template(template_body, given_values(given, previous), environment.module_fragments,
+                                             environment.read_include, environment.run_macro)
     offered = [GivenParameter(key, value, use_previous_value=value is None) for key, value in given.items()]
     resolved = resolve_parameters(template.parameters, offered, previous, environment.ssm_parameter)
     values = parameter_values(resolved)
@@ -303,6 +310,19 @@ class Blueprints:
         self.region = region
         self.account_id = account_id
         self.module_fragments = module_fragments or {}  # the served modules' fragments, by type name
+        # the template the API call being answered read already, with its body and parameter values (``loaded``)
+        self._loaded: Optional[Tuple[str, Dict[str, str], StackTemplate]] = None
+
+    @contextmanager
+    def loaded(self, template_body: str, values: Mapping[str, str], template: StackTemplate) -> Iterator[None]:
+        """While an API call is answered: ``template``, just read from ``template_body`` with ``values`` in this
+        environment (macros' answers aside: a template they rewrote is read again), is the one its operation uses
+        rather than reading the body a second time."""
+        self._loaded = (template_body, dict(values), template) if template.macro_output is None else None
+        try:
+            yield
+        finally:
+            self._loaded = None
 
     def environment(self, stack_name: str, stack_id: str) -> StackEnvironment:
         return StackEnvironment(
@@ -315,7 +335,10 @@ class Blueprints:
         self, template_body: str, given: Dict[str, Optional[str]], previous: Mapping[str, str], stack_name: str, stack_id: str
     ) -> Blueprint:
         """``given``: each parameter's value, None for UsePreviousValue (of ``previous``, the stack's values)."""
-        blueprint = prepare(template_body, given, previous, self.environment(stack_name, stack_id))
+        loaded, self._loaded = self._loaded, None  # read once more by nothing else: it is this operation's to use
+        if loaded is not None and (loaded[0] != template_body or loaded[1] != given_values(given, previous)):
+            loaded = None
+        blueprint = prepare(template_body, given, previous, self.environment(stack_name, stack_id), loaded[2] if loaded else None)
         for logical_id in blueprint.resource_ids():
             try:
                 self.provisioners.for_type(blueprint.type_of(logical_id))

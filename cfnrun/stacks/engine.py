@@ -14,11 +14,11 @@ from __future__ import annotations
 import copy
 import json
 import time
-import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
+from cfnrun.model.random_ids import random_uuid
 from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
 from cfnrun.stacks.in_flight import STOPPED, InFlight, OperationStopped
@@ -729,7 +729,7 @@ class StackEngine:
             stack.set_resource_status(resource, resource.status, stack.masked(reason), token=token)
 
         wanted = blueprint.attributes_wanted(resource.logical_id) if blueprint is not None else frozenset()
-        handler_token = token or str(uuid.uuid4())  # known before the call, so a first CREATE can be written down with it
+        handler_token = token or random_uuid()  # known before the call, so a first CREATE can be written down with it
         return ResourceWork(
             stack=self.context(stack),
             logical_id=resource.logical_id,

@@ -60,7 +60,8 @@ class ResourceWork:
     retain: bool = False  # DeletionPolicy Retain: the resource leaves the stack but stays
     client_request_token: Optional[str] = None
     note: Callable[[str], None] = field(default=lambda reason: None, compare=False)  # an IN_PROGRESS reason for the events
-    # an IN_PROGRESS answer that names the resource, with its callbackContext (``in_flight.py``)
+    # an IN_PROGRESS answer that names the resource, with its callbackContext (``in_flight.py``): the first one, and only
+    # while the stack knows no physical id for it (``in_flight.py`` keeps that one; later answers would change nothing)
     progress: Callable[["Provisioned", Optional[Dict[str, Any]]], None] = field(default=lambda made, context: None, compare=False)
 
 

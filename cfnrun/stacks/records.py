@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from cfnrun.events.stack import StackEvent
+from cfnrun.model.random_ids import random_uuid
 from cfnrun.stacks.statuses import is_settled
 from cfnrun.stacks.template.parameters import NO_ECHO_MASK
 
@@ -134,7 +134,7 @@ class Stack:
 
     def begin(self, operation_type: str) -> str:
         """A new stack operation (CREATE_STACK, UPDATE_STACK, …): its id, which its events carry."""
-        self.operation_id = str(uuid.uuid4())
+        self.operation_id = random_uuid()
         self.operations.append((operation_type, self.operation_id))
         return self.operation_id
 
@@ -146,8 +146,9 @@ class Stack:
     def set_resource_status(
         self, resource: StackResource, status: str, reason: Optional[str] = None, properties: Optional[str] = None, token: Optional[str] = None
     ) -> None:
-        resource.status, resource.reason, resource.updated_at = status, self.masked(reason) if reason else reason, time.time()
-        self.record(resource.logical_id, resource.physical_id or "", resource.type_name, status, reason, properties, token)
+        reason = self.masked(reason) if reason else reason
+        resource.status, resource.reason, resource.updated_at = status, reason, time.time()
+        self._event(resource.logical_id, resource.physical_id or "", resource.type_name, status, reason, properties, token)
 
     def record(
         self,
@@ -161,9 +162,21 @@ class Stack:
         **hook: Optional[str],
     ) -> StackEvent:
         # Every event passes here: no reason (a handler's message, a schema error quoting a value) shows a secret.
-        reason = self.masked(reason) if reason else reason
+        return self._event(logical_id, physical_id, resource_type, status, self.masked(reason) if reason else reason, properties, token, **hook)
+
+    def _event(
+        self,
+        logical_id: str,
+        physical_id: str,
+        resource_type: str,
+        status: str,
+        reason: Optional[str],  # masked already
+        properties: Optional[str] = None,
+        token: Optional[str] = None,
+        **hook: Optional[str],
+    ) -> StackEvent:
         event = StackEvent(
-            event_id=str(uuid.uuid4()),
+            event_id=random_uuid(),
             stack_id=self.stack_id,
             stack_name=self.name,
             logical_id=logical_id,

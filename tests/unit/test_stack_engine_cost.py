@@ -145,3 +145,28 @@ def test_properties_validated_before_the_stack_starts_are_not_validated_again_un
     assert types.validate(TYPE, "C2", bad) == problem.replace("C1", "C2") and len(checked) == 3  # another resource
     served.current = ResourceSchema(document)  # a reload: the same properties are checked against the new schema
     assert types.validate(TYPE, "C1", bad) == problem and len(checked) == 4
+
+
+def test_a_template_its_api_call_read_already_is_not_read_again_for_the_operation(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cfnrun.stacks.template.loading import load_stack_template
+
+    reads: List[str] = []
+
+    def counted(body: str, *args: Any, **kwargs: Any) -> Any:
+        reads.append(body)
+        return load_stack_template(body, *args, **kwargs)
+
+    monkeypatch.setattr(blueprint_module, "load_stack_template", counted)
+    blueprints = Blueprints(AnyType(), Exports(), REGION, ACCOUNT)  # type: ignore[arg-type]
+    body, other = _clusters(3), _clusters(4)
+    read_by_the_call = load_stack_template(body, {})
+    with blueprints.loaded(body, {}, read_by_the_call):
+        made = blueprints.prepare(body, {}, {}, "s", "arn:s")
+        again = blueprints.prepare(body, {}, {}, "s", "arn:s")  # a second operation in the same call: read as before
+    assert made.template is read_by_the_call
+    assert again.template is not read_by_the_call and again.template == read_by_the_call and reads == [body]  # only the second read it
+    with blueprints.loaded(body, {}, read_by_the_call):
+        assert blueprints.prepare(other, {}, {}, "s", "arn:s").resource_ids() == ["C0", "C1", "C2", "C3"]  # another body: its own
+    assert reads == [body, other]
+    blueprints.prepare(body, {}, {}, "s", "arn:s")  # after the call: nothing kept
+    assert reads == [body, other, body]

@@ -177,8 +177,9 @@ class CheckedStackOperations:
                 self._check_capabilities(operation, body, params)
                 # what the service refuses, in its words (cfn-lint's findings only warn); its macros run here
                 runner = self.macros.calling(asyncio.get_running_loop()) if self.macros is not None else None
+                given = self._given(params)
                 try:
-                    await asyncio.to_thread(load_stack_template, body, self._given(params), self.modules, self.read_include, runner)
+                    template = await asyncio.to_thread(load_stack_template, body, given, self.modules, self.read_include, runner)
                 except TransformFailed as failed:  # the service reports a failing macro in the operation it was asked for
                     if operation == "CreateStack":
                         return await self.calls.create_stack(params, refused=failed.message)
@@ -189,7 +190,10 @@ class CheckedStackOperations:
                     linting = asyncio.ensure_future(self.lint(body))
                     self._linting.add(linting)
                     linting.add_done_callback(self._linting.discard)
-            answer = await self.calls.call(operation, params)
+                with self.calls.store.blueprints.loaded(body, given, template):  # the operation reads it once, here
+                    answer = await self.calls.call(operation, params)
+            else:
+                answer = await self.calls.call(operation, params)
             if operation == "CreateChangeSet" and params.get("IncludeNestedStacks") and self.nested is not None:
                 await self.nested.include_nested(answer["Id"])
             return answer

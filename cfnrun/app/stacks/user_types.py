@@ -141,9 +141,12 @@ class UserTypes:
         return self._provisioned(schema, work, result.resource_model or {})
 
     async def _run(self, work: ResourceWork, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> OperationResult:
+        named = work.physical_id is not None  # the stack is told once which resource the operation made (``ResourceWork.progress``)
+
         def observe(event: OperationEvent) -> None:
-            if isinstance(event, InvocationCompleted):
-                self._progressed(work, event.progress)
+            nonlocal named
+            if isinstance(event, InvocationCompleted) and not named:
+                named = self._progressed(work, event.progress)
             if isinstance(event, ContractChecked):
                 for violation in event.violations:
                     work.note(f"cfnrun contract {'✗' if violation.is_error else '!'} {violation.line()}")
@@ -171,15 +174,17 @@ class UserTypes:
             raise ProvisioningFailed(self._reason(result), result.error_code or ENDING_CODES.get(result.reason))
         return result
 
-    def _progressed(self, work: ResourceWork, progress: Optional[ProgressEvent]) -> None:
-        """An IN_PROGRESS answer whose model names the resource: told to the stack at once (``stacks/in_flight.py``)."""
+    def _progressed(self, work: ResourceWork, progress: Optional[ProgressEvent]) -> bool:
+        """An IN_PROGRESS answer whose model names the resource: told to the stack at once (``stacks/in_flight.py``).
+        True once told."""
         if progress is None or progress.status is not OperationStatus.IN_PROGRESS or not progress.resourceModel:
-            return
+            return False
         try:
             made = self._provisioned(self._schema(work.type_name), work, progress.resourceModel)
         except ProvisioningFailed:
-            return  # no identifier yet: nothing made that a record could name
+            return False  # no identifier yet: nothing made that a record could name
         work.progress(made, progress.callbackContext)
+        return True
 
     @staticmethod
     def _reason(result: OperationResult) -> str:
