@@ -31,7 +31,7 @@ from cfnrun.api.function_responses import function_payload, shutdown_payload, ta
 from cfnrun.api.lambda_functions import FunctionManagement, FunctionRoutes
 from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.runtime.outcome import InvocationOutcome
-from cfnrun.runtime.request_ids import new_request_id
+from cfnrun.model.random_ids import random_uuid
 from cfnrun.runtime.registry import ServedFunction
 
 MAX_PAYLOAD_BYTES = 6 * 1024 * 1024
@@ -173,8 +173,8 @@ class LambdaService:
         if self._stopping:  # a new call on a kept-alive connection while serve stops
             raise service_errors.stopping()
         if invocation_type == "DryRun":
-            return web.Response(status=204, headers={"x-amzn-RequestId": new_request_id()})
-        call = LambdaCall(function, payload, payload_json, new_request_id())
+            return web.Response(status=204, headers={"x-amzn-RequestId": random_uuid()})
+        call = LambdaCall(function, payload, payload_json, random_uuid())
         if invocation_type == "Event":
             self.calls.invoke_event(call)
             return web.Response(status=202, headers={"x-amzn-RequestId": call.request_id})
@@ -215,7 +215,7 @@ class LambdaService:
 
     async def _error_response(self, request: web.Request, error: service_errors.ServiceError) -> web.Response:
         """``error`` as Lambda answers it, or for a CloudFormation request in the shape botocore's query parser reads."""
-        request_id = new_request_id()
+        request_id = random_uuid()
         if self.cloudformation is not None and request.method == "POST" and request.path == "/":
             try:
                 cloudformation = await asyncio.wait_for(CloudFormationApi.accepts(request), self.limits.body_timeout_s)

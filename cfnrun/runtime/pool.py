@@ -21,7 +21,7 @@ from typing import Any, Callable, List, Optional, Set
 
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.process import WorkerInitError, WorkerProcess
-from cfnrun.runtime.request_ids import new_request_id
+from cfnrun.model.random_ids import random_uuid
 from cfnrun.runtime.spec import WorkerSpec
 from cfnrun.runtime.standby import WorkerSource
 from cfnrun.runtime.zygote_share import ZygoteShare
@@ -110,7 +110,7 @@ class FunctionPool:
         self, event: Any, timeout_s: float, request_id: Optional[str] = None, event_json: Optional[bytes] = None
     ) -> InvocationOutcome:
         """One call on a warm worker (``event_json``: see ``WorkerProcess.invoke``)."""
-        request_id = request_id or new_request_id()
+        request_id = request_id or random_uuid()
         started = time.perf_counter()
         try:
             worker = await self._acquire()

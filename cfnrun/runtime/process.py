@@ -22,7 +22,7 @@ from cfnrun.runtime.channel import ChannelClosed, FrameChannel
 from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.logs import OUTPUT_TAP, LogPipe
 from cfnrun.runtime.memory import MemoryWatch
-from cfnrun.runtime.request_ids import new_request_id
+from cfnrun.model.random_ids import random_uuid
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.sandbox import kill_group, kill_marked
 from cfnrun.runtime import spec as specs
@@ -246,7 +246,7 @@ class WorkerProcess:
         ``event_json``, when given, is the event already encoded as UTF-8 JSON (an HTTP
         body, say) and is sent as it is.
         """
-        request_id = request_id or new_request_id()
+        request_id = request_id or random_uuid()
         invocation_id = next(self._ids)
         started = time.perf_counter()
         frame = protocol.encode_call(
