@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Callable, List, Optional, Set
+from collections import deque
+from typing import Any, Callable, Deque, List, Optional, Set
 
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.process import WorkerInitError, WorkerProcess
@@ -56,8 +57,11 @@ class FunctionPool:
         self._slots = 0  # workers of the current generation, alive or starting
         self._arriving = 0  # workers starting for the pool (warm, replacement), not for one caller
         self._waiting_for_arrivals = 0
-        self._queued = 0  # callers waiting in _acquire
-        self._changed = asyncio.Condition()
+        self._queued = 0  # callers waiting in _acquire (also once woken, until they run)
+        # Queued callers, first come first served: each is woken with a worker handed straight to it, or with
+        # None to look again (a slot freed, a worker arriving, a reload, the pool closing). Nothing between a
+        # look and its change awaits, so the pool needs no lock.
+        self._waiters: "Deque[asyncio.Future[Optional[WorkerProcess]]]" = deque()
         self._background: Set["asyncio.Task[Any]"] = set()
         self._source = WorkerSource(spec, standby, on_note, zygotes)
         self._dependencies: List[str] = list(dependencies or [])
@@ -101,10 +105,9 @@ class FunctionPool:
         try:
             worker = await self._start_worker(generation)
         finally:
-            async with self._changed:
-                self._arriving -= 1
-                self._changed.notify_all()
-        await self._release(worker)
+            self._arriving -= 1
+            self._wake_all()
+        self._release(worker)
 
     async def invoke(
         self, event: Any, timeout_s: float, request_id: Optional[str] = None, event_json: Optional[bytes] = None
@@ -123,21 +126,20 @@ class FunctionPool:
                 error=error.error,
             )
         outcome = await worker.invoke(event, timeout_s, request_id, event_json)
-        await self._release(worker)
+        self._release(worker)
         return outcome
 
     async def reload(self) -> Optional[WorkerInitError]:
         """Switch to the code now on disk; the new code's init error, if it has one."""
-        async with self._changed:
-            self.generation += 1
-            retired, self._idle = self._idle, []
-            if self._first is not None:  # started on the old code
-                retired.append(self._first)
-                self._first = None
-            for worker in retired:
-                self._workers.discard(worker)
-            self._slots = 0
-            self._changed.notify_all()
+        self.generation += 1
+        retired, self._idle = self._idle, []
+        if self._first is not None:  # started on the old code
+            retired.append(self._first)
+            self._first = None
+        for worker in retired:
+            self._workers.discard(worker)
+        self._slots = 0
+        self._wake_all()
         for worker in retired:
             self._in_background(worker.stop())
         try:
@@ -158,9 +160,8 @@ class FunctionPool:
     async def retire(self) -> None:
         """Take no new calls; let calls in flight finish on their workers, then stop them."""
         self._closed = True
-        async with self._changed:
-            idle, self._idle = self._idle, []
-            self._changed.notify_all()
+        idle, self._idle = self._idle, []
+        self._wake_all()
         first, self._first = self._first, None
         for worker in idle + ([first] if first is not None else []):
             self._workers.discard(worker)
@@ -169,8 +170,7 @@ class FunctionPool:
 
     async def close(self) -> None:
         self._closed = True
-        async with self._changed:
-            self._changed.notify_all()
+        self._wake_all()
         background = list(self._background)
         for task in background:
             task.cancel()
@@ -187,12 +187,12 @@ class FunctionPool:
 
     async def _acquire(self) -> WorkerProcess:
         if not self._queued and not self._closed:
-            # The warm path, without the lock: nothing below awaits, and no caller queued
-            # before this one can be overtaken.
+            # The warm path: no caller queued before this one can be overtaken.
             worker = self._take_idle()
             if worker is not None:
                 return worker
-        async with self._changed:
+        self._queued += 1
+        try:
             while True:
                 if self._closed:
                     raise RuntimeError("the pool is closed")
@@ -202,16 +202,58 @@ class FunctionPool:
                 if self._arriving > self._waiting_for_arrivals:
                     self._waiting_for_arrivals += 1  # a worker on its way will be ours
                     try:
-                        await self._queue()
+                        worker = await self._wait()
                     finally:
                         self._waiting_for_arrivals -= 1
-                    continue
-                if self._slots < self.size:
+                elif self._slots < self.size:
                     self._slots += 1
                     generation = self.generation
                     break
-                await self._queue()
+                else:
+                    worker = await self._wait()
+                if worker is not None:  # handed over; since then it may have died, or the pool moved on
+                    if not worker.alive:
+                        self._forget(worker)  # as _take_idle does: the slot is free for this caller
+                    elif worker.generation == self.generation and not self._closed:
+                        return worker
+                    else:
+                        self._release(worker)
+        finally:
+            self._queued -= 1
         return await self._start_worker(generation)
+
+    async def _wait(self) -> Optional[WorkerProcess]:
+        """Queue for the next released worker (handed straight over) or the next change (None)."""
+        waiter: "asyncio.Future[Optional[WorkerProcess]]" = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            return await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():  # woken, then cancelled before it ran: pass it on
+                handed = waiter.result()
+                if handed is not None:
+                    self._release(handed)
+                else:
+                    self._wake_one()
+            raise
+
+    def _next_waiter(self) -> "Optional[asyncio.Future[Optional[WorkerProcess]]]":
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():  # not cancelled
+                return waiter
+        return None
+
+    def _wake_one(self) -> None:
+        waiter = self._next_waiter()
+        if waiter is not None:
+            waiter.set_result(None)
+
+    def _wake_all(self) -> None:
+        waiters, self._waiters = self._waiters, deque()
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _take_idle(self) -> Optional[WorkerProcess]:
         while self._idle:
@@ -220,13 +262,6 @@ class FunctionPool:
                 return worker
             self._forget(worker)
         return None
-
-    async def _queue(self) -> None:
-        self._queued += 1
-        try:
-            await self._changed.wait()
-        finally:
-            self._queued -= 1
 
     async def _start_worker(self, generation: int) -> WorkerProcess:
         worker: Optional[WorkerProcess] = None
@@ -244,34 +279,34 @@ class FunctionPool:
         except BaseException:
             if worker is not None:  # failed or cancelled half-way (the pool closing): leave nothing behind
                 await worker.kill()
-            async with self._changed:
-                if generation == self.generation:
-                    self._slots -= 1
-                self._changed.notify()
+            if generation == self.generation:
+                self._slots -= 1
+            self._wake_one()
             raise
         worker.generation = generation
         self._workers.add(worker)
         return worker
 
-    async def _release(self, worker: WorkerProcess) -> None:
+    def _release(self, worker: WorkerProcess) -> None:
+        """A worker back from a call: handed straight to the first queued caller, else idle; retired or
+        replaced when it is of an older generation or dead."""
         current = worker.generation == self.generation
-        if not self._queued and worker.alive and current and not self._closed:
-            self._idle.append(worker)  # nobody to notify: no lock needed
-            return
-        async with self._changed:
-            current = worker.generation == self.generation
-            if worker.alive and current and not self._closed:
-                self._idle.append(worker)
+        if worker.alive and current and not self._closed:
+            waiter = self._next_waiter()
+            if waiter is not None:
+                waiter.set_result(worker)
             else:
-                if current:
-                    self._forget(worker)
-                else:
-                    self._workers.discard(worker)
-                if worker.alive:
-                    self._in_background(worker.stop())
-                elif current and not self._closed:
-                    self._replenish()
-            self._changed.notify()
+                self._idle.append(worker)
+            return
+        if current:
+            self._forget(worker)
+        else:
+            self._workers.discard(worker)
+        if worker.alive:
+            self._in_background(worker.stop())
+        elif current and not self._closed:
+            self._replenish()
+        self._wake_one()
 
     def _forget(self, worker: WorkerProcess) -> None:
         if worker in self._workers:

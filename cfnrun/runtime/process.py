@@ -74,11 +74,14 @@ class ProcessHandle(Protocol):
 class SpawnedProcess:
     """A spawned worker's process (create in the event loop): reaped as soon as it exits, as asyncio's own are.
 
-    The exit is watched through a pidfd (Linux 5.3 and later), else by a daemon thread.
+    The exit is watched through a pidfd (Linux 5.3 and later), else by a daemon thread. ``returncode`` is the
+    status the watch reaped, as a zygote's fork reports its own: asking it costs no ``waitpid``, and an exit
+    is seen by the loop's next turn, before any call that arrives after it.
     """
 
     def __init__(self, popen: "subprocess.Popen[bytes]") -> None:
         self._popen = popen
+        self._returncode: Optional[int] = None
         loop = asyncio.get_running_loop()
         self._exit: "asyncio.Future[int]" = loop.create_future()
         try:
@@ -94,7 +97,7 @@ class SpawnedProcess:
 
     @property
     def returncode(self) -> Optional[int]:
-        return self._popen.poll()
+        return self._returncode
 
     async def wait(self) -> int:
         return await asyncio.shield(self._exit)
@@ -113,6 +116,7 @@ class SpawnedProcess:
 
     def _exited(self, returncode: int) -> None:
         if not self._exit.done():
+            self._returncode = returncode
             self._exit.set_result(returncode)
 
 

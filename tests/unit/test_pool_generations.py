@@ -205,3 +205,53 @@ def test_a_worker_that_dies_is_replaced_in_the_background() -> None:
         await pool.close()
 
     asyncio.run(scenario())
+
+
+def test_queued_calls_get_the_released_worker_first_come_first_served() -> None:
+    async def scenario() -> None:
+        pool = FunctionPool(SPEC)
+        await pool.warm()
+        [worker] = FakeWorker.spawned
+        worker.hold = asyncio.Event()
+        order: List[str] = []
+
+        async def caller(name: str) -> None:
+            await call(pool)
+            order.append(name)
+
+        in_flight = asyncio.ensure_future(caller("first"))
+        await settle()
+        worker.hold.set()  # released calls go straight through from here on
+        queued = [asyncio.ensure_future(caller(name)) for name in ("a", "b", "c")]
+        await asyncio.gather(in_flight, *queued)
+        assert order == ["first", "a", "b", "c"] and len(FakeWorker.spawned) == 1
+        await pool.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_queued_call_cancelled_once_handed_a_worker_passes_it_to_the_next() -> None:
+    async def scenario() -> None:
+        pool = FunctionPool(SPEC)
+        await pool.warm()
+        [worker] = FakeWorker.spawned
+        worker.hold = asyncio.Event()
+        tasks: Dict[str, "asyncio.Task[Any]"] = {}
+
+        async def first_then_cancel_the_next() -> None:
+            await call(pool)  # its worker is handed to "a" on the way out
+            worker.hold = None
+            tasks["a"].cancel()  # before "a" runs: the worker must not be lost with it
+
+        tasks["first"] = asyncio.ensure_future(first_then_cancel_the_next())
+        await settle()
+        tasks["a"] = asyncio.ensure_future(call(pool))
+        tasks["b"] = asyncio.ensure_future(call(pool))
+        await settle()
+        worker.hold.set()
+        await tasks["first"]
+        assert (await tasks["b"])["pid"] == worker.pid
+        assert tasks["a"].cancelled() and len(FakeWorker.spawned) == 1 and pool.idle == 1
+        await pool.close()
+
+    asyncio.run(scenario())

@@ -42,7 +42,8 @@ class Channel:
         self._sock = sock
         self._requests: io.BufferedReader = sock.makefile("rb")  # buffered: a read returns all it asked for
         self.owner = os.getpid()
-        self.identity = fd_identity(sock.fileno())
+        self._fd = sock.fileno()  # its number never changes while the worker owns it
+        self.identity = fd_identity(self._fd)
         os.register_at_fork(after_in_child=self._disable)
 
     @property
@@ -61,7 +62,7 @@ class Channel:
 
     def usable(self) -> bool:
         """Still the worker's own socket: not forked away, not closed or replaced by the handler."""
-        return os.getpid() == self.owner and fd_identity(self.fileno) == self.identity
+        return os.getpid() == self.owner and fd_identity(self._fd) == self.identity
 
     def read_frame(self) -> Dict[str, Any]:
         """The next request; EOFError when the parent has closed its end."""
@@ -108,9 +109,12 @@ class LogFds:
     """The worker's fds 1 and 2 as they were at start: the parent's log pipe."""
 
     def __init__(self) -> None:
-        self.identity = {fd: fd_identity(fd) for fd in (1, 2)}
+        self.identity = (fd_identity(1), fd_identity(2))
 
     def broken(self) -> List[str]:
-        """The names of the log fds the handler closed or pointed elsewhere."""
-        names = {1: "stdout (fd 1)", 2: "stderr (fd 2)"}
-        return [names[fd] for fd, identity in self.identity.items() if fd_identity(fd) != identity]
+        """The names of the log fds the handler closed or pointed elsewhere (checked after every call)."""
+        now = (fd_identity(1), fd_identity(2))
+        if now == self.identity:  # the usual case: nothing more to build
+            return []
+        names = ("stdout (fd 1)", "stderr (fd 2)")
+        return [name for name, was, is_ in zip(names, self.identity, now) if was != is_]
