@@ -4,7 +4,8 @@ For work that would hold the interpreter's lock in serve's process for long (Gua
 cfn-lint over a large template): in a child it runs on another core, a deadline can stop it
 (the child is killed), and serve's event loop goes on answering. Each child serves one request
 at a time; a child that answered is kept for the next request (up to ``idle`` of them), so a
-request costs a round trip, not a start. Children end when serve's end of their pipe closes.
+request costs a round trip, not a start. Children end when serve's end of their pipe closes. The
+child's side is ``line_answers.py``.
 """
 from __future__ import annotations
 
@@ -92,9 +93,3 @@ async def _stop(child: asyncio.subprocess.Process) -> None:
         child.kill()
     await child.wait()
 
-
-def answer_lines(answer: Any) -> None:
-    """The child's side: for each request line on stdin, ``answer(request)``'s dict as one line on stdout."""
-    for line in sys.stdin.buffer:
-        sys.stdout.write(json.dumps(answer(json.loads(line))) + "\n")
-        sys.stdout.flush()

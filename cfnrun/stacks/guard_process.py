@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import Any, Dict
 
 from cfnrun.model.budgets import Budget
-from cfnrun.runtime.line_children import ChildEnded, ChildTimedOut, LineChildren, answer_lines
+from cfnrun.runtime.line_answers import answer_lines
+from cfnrun.runtime.line_children import ChildEnded, ChildTimedOut, LineChildren
 from cfnrun.stacks.guard_rules import GuardError, GuardVerdict, evaluate
 
 IDLE_CHILDREN = 2

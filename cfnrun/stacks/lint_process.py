@@ -3,8 +3,8 @@
 cfn-lint is pure Python and holds the interpreter's lock while it checks: over a template of a few
 hundred resources, seconds in which serve's event loop, in one of its threads, would hardly run,
 though nothing waits for the findings (the service accepts these templates; ``template/lint.py``
-says why). So the lint runs in a child process (``python -m cfnrun.stacks.lint_process``, kept
-warm by ``runtime/line_children.py``: cfn-lint's import and rules are loaded once), on the other
+says why). So the lint runs in a child process (``lint_child.py``, kept warm by
+``runtime/line_children.py``: cfn-lint's import and rules are loaded once), on the other
 core, bounded by ``LINT_LIMIT_S``, one lint at a time and at low priority; a template linted before
 (with the same schemas) gets the findings it got then.
 """
@@ -12,22 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections import OrderedDict
 from typing import Any, Dict, List, Sequence
 
-from cfnrun.runtime.line_children import ChildEnded, ChildTimedOut, LineChildren, answer_lines
-from cfnrun.stacks.template.lint import lint_template, lint_warnings
+from cfnrun.runtime.line_children import ChildEnded, ChildTimedOut, LineChildren
+from cfnrun.stacks.lint_child import NOT_REFUSED
 
 LINT_LIMIT_S = 120.0  # cfn-lint over the largest template the service takes (1 MB) is well within it
-CHILDREN = LineChildren(__name__, idle=1, most=1)  # one lint at a time: a second child would cost a start (a second of CPU)
+CHILDREN = LineChildren("cfnrun.stacks.lint_child", idle=1, most=1)  # one lint at a time: a second child would cost a start (a second of CPU)
 SEEN_MOST = 64  # templates whose lint is remembered (a template created again is not linted again)
 _seen: "OrderedDict[str, List[str]]" = OrderedDict()
-NOT_REFUSED = "the template is not refused"
-# The lint's findings wait for no one: where cores are few it takes what the handlers leave (a
-# 2-core machine's handler calls run the stack, and a lint beside them at equal priority slowed
-# a six-cluster create on --virtual-clock from 0.19 s to 0.27-0.35 s, measured 2026-11-27).
-LOW_PRIORITY = 10
 
 
 async def lint_lines(body: str, schemas: Sequence[Dict[str, Any]], region: str, limit_s: float = LINT_LIMIT_S) -> List[str]:
@@ -49,15 +43,3 @@ async def lint_lines(body: str, schemas: Sequence[Dict[str, Any]], region: str, 
         _seen.popitem(last=False)
     return lines
 
-
-def _answer(request: Dict[str, Any]) -> Dict[str, Any]:
-    try:
-        warnings = lint_warnings(lint_template(request["body"], request["schemas"], request["region"]))
-    except Exception as error:  # noqa: B902 - cfn-lint's own failure is never the template's: say so and go on
-        warnings = [f"template lint did not run (cfn-lint failed: {type(error).__name__}: {error}); {NOT_REFUSED}"]
-    return {"warnings": warnings}
-
-
-if __name__ == "__main__":
-    os.nice(LOW_PRIORITY)
-    answer_lines(_answer)
