@@ -1,11 +1,13 @@
-"""The floor of process isolation: an aiohttp Invoke endpoint that forwards each body to one
+"""The floor of process isolation: an aiohttp Invoke endpoint that forwards each body to a
 child process over a Unix socket pair, with nothing else.
 
-Usage: python bench/forwarder_server.py PROJECT_DIR PORT
+Usage: python bench/forwarder_server.py PROJECT_DIR PORT [CHILDREN]
 
-No deadlines, no log capture, no Lambda context, no pool, no error handling, one call
-at a time: what it adds over bench/inprocess_server.py is the cost of the process hop
-itself on this machine, which cfnrun serve cannot go below.
+No deadlines, no log capture, no Lambda context, no error handling; CHILDREN (default 1)
+children, each taking one call at a time, a call waiting for the first child free: what it
+adds over bench/inprocess_server.py is the cost of the process hop itself on this machine,
+which cfnrun serve cannot go below (in latency with one child, in throughput with as many
+children as serve has workers).
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import socket
 import struct
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 from aiohttp import web
 
@@ -45,48 +47,66 @@ while True:
 """
 
 
-async def main() -> None:
-    project = load_project(Path(sys.argv[1]))
-    function = project.type_function()
-    parent_end, child_end = socket.socketpair()
-    child = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", CHILD, str(project.code_dir), function.handler,
-        stdin=child_end.fileno(), cwd=str(project.root), env={**os.environ, **function.environment},
-    )
-    child_end.close()
-    parent_end.setblocking(False)
-    loop = asyncio.get_running_loop()
-    inbox = bytearray()
-    waiting: "list[asyncio.Future[bytes]]" = []
+class Child:
+    """One child process's socket: a request written, its reply read straight from the socket."""
 
-    def take_reply() -> Optional[bytes]:
+    def __init__(self, sock: socket.socket) -> None:
+        sock.setblocking(False)
+        self.sock = sock
+        self.inbox = bytearray()
+        self.waiting: "Optional[asyncio.Future[bytes]]" = None
+        asyncio.get_running_loop().add_reader(sock.fileno(), self.on_readable)
+
+    def take_reply(self) -> Optional[bytes]:
         try:
-            inbox.extend(parent_end.recv(262144))
+            self.inbox.extend(self.sock.recv(262144))
         except BlockingIOError:
             pass
-        if len(inbox) >= HEADER.size:
-            end = HEADER.size + HEADER.unpack_from(inbox)[0]
-            if len(inbox) >= end:
-                reply = bytes(inbox[HEADER.size:end])
-                del inbox[:end]
+        if len(self.inbox) >= HEADER.size:
+            end = HEADER.size + HEADER.unpack_from(self.inbox)[0]
+            if len(self.inbox) >= end:
+                reply = bytes(self.inbox[HEADER.size:end])
+                del self.inbox[:end]
                 return reply
         return None
 
-    def on_readable() -> None:
-        reply = take_reply()
-        if reply is not None and waiting and not waiting[0].done():
-            waiting.pop().set_result(reply)
+    def on_readable(self) -> None:
+        reply = self.take_reply()
+        if reply is not None and self.waiting is not None and not self.waiting.done():
+            self.waiting.set_result(reply)
 
-    loop.add_reader(parent_end.fileno(), on_readable)
+    async def call(self, body: bytes) -> bytes:
+        self.sock.send(HEADER.pack(len(body)) + body)
+        reply = self.take_reply()
+        if reply is None:
+            self.waiting = asyncio.get_running_loop().create_future()
+            reply = await self.waiting
+            self.waiting = None
+        return reply
+
+
+async def main() -> None:
+    project = load_project(Path(sys.argv[1]))
+    function = project.type_function()
+    idle: "asyncio.Queue[Child]" = asyncio.Queue()
+    processes: List[asyncio.subprocess.Process] = []
+    for _ in range(int(sys.argv[3]) if len(sys.argv) > 3 else 1):
+        parent_end, child_end = socket.socketpair()
+        processes.append(await asyncio.create_subprocess_exec(
+            sys.executable, "-c", CHILD, str(project.code_dir), function.handler,
+            stdin=child_end.fileno(), cwd=str(project.root), env={**os.environ, **function.environment},
+        ))
+        child_end.close()
+        idle.put_nowait(Child(parent_end))
 
     async def invoke(request: web.Request) -> web.Response:
         body = await request.read()
         json.loads(body)
-        parent_end.send(HEADER.pack(len(body)) + body)
-        reply = take_reply()
-        if reply is None:
-            waiting.append(loop.create_future())
-            reply = await waiting[0]
+        child = idle.get_nowait() if not idle.empty() else await idle.get()
+        try:
+            reply = await child.call(body)
+        finally:
+            idle.put_nowait(child)
         return web.Response(body=json.dumps(json.loads(reply)), content_type="application/json")
 
     app = web.Application()
@@ -95,7 +115,7 @@ async def main() -> None:
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", int(sys.argv[2])).start()
     try:
-        await child.wait()
+        await processes[0].wait()
     finally:
         await runner.cleanup()
 

@@ -15,6 +15,8 @@ a sample, end to end, and measures its baseline in the same run, so a busy machi
   bare in-process aiohttp endpoint (bench/inprocess_server.py), taking turns in batches;
 - ``serve-throughput``: ``cfnrun serve --workers 2`` against the same in-process floor, 16
   concurrent aiohttp clients; then 1,000 requests at once, counting those not answered 200;
+  beside it, a bare forwarder to two child processes (bench/forwarder_server.py), the most any
+  design that runs the handlers in other processes behind this front could reach;
 - ``fuzz``: ``cfnrun fuzz`` on the sizer fixture (its bug fixed), operations over the command's
   wall time, against the same exploration on a warm worker driven in this process
   (bench/fuzz.py); beside it, the rate ``cfnrun fuzz`` reports for its exploration alone;
@@ -44,7 +46,7 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import aiohttp
 import boto3
@@ -159,14 +161,18 @@ async def burst(url: str, requests: int) -> int:
 
 
 def serve_throughput(budget: Budget, work: Path) -> Figures:
-    from serve_overhead import NOOP, start_inprocess, throughput
+    from serve_overhead import NOOP, start_inprocess, start_script, throughput
 
-    process, url = start_inprocess(NOOP)
-    try:
-        floor = asyncio.run(throughput(url, budget.seconds, 16))
-    finally:
-        process.terminate()
-        process.wait()
+    def rate_of(started: Tuple[subprocess.Popen, str]) -> float:
+        process, url = started
+        try:
+            return asyncio.run(throughput(url, budget.seconds, 16))
+        finally:
+            process.terminate()
+            process.wait()
+
+    floor = rate_of(start_inprocess(NOOP))
+    hop = rate_of(start_script("forwarder_server.py", NOOP, "2"))  # explains, never replaces: the bare hop to two children
     serve = Serve(private_copy(NOOP, work), "--workers", "2")
     try:
         rate = asyncio.run(throughput(serve.url, budget.seconds, 16))
@@ -174,7 +180,8 @@ def serve_throughput(budget: Budget, work: Path) -> Figures:
     finally:
         serve.stop()
     return Figures(
-        f"{rate:,.0f}/s, {rate / floor:.2f}×; {dropped} of {budget.burst} at once not answered",
+        f"{rate:,.0f}/s, {rate / floor:.2f}×; {dropped} of {budget.burst} at once not answered "
+        f"(a bare hop to two children, bench/forwarder_server.py: {hop:,.0f}/s, {hop / floor:.2f}×)",
         f"in-process {floor:,.0f}/s",
         rate / floor >= 0.5 and dropped == 0,
     )

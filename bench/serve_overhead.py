@@ -66,9 +66,9 @@ def start_cfnrun(project: Path, workers: int, contract: str = "warn", reload: bo
     return process, f"http://127.0.0.1:{port}"
 
 
-def start_script(script: str, project: Path) -> Tuple[subprocess.Popen, str]:
+def start_script(script: str, project: Path, *args: str) -> Tuple[subprocess.Popen, str]:
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(ROOT / "bench" / script), str(project), str(port)])
+    process = subprocess.Popen([sys.executable, str(ROOT / "bench" / script), str(project), str(port), *args])
     wait_for_port(port, process)
     return process, f"http://127.0.0.1:{port}"
 
