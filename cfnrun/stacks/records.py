@@ -12,6 +12,23 @@ from cfnrun.stacks.statuses import is_settled
 from cfnrun.stacks.template.parameters import NO_ECHO_MASK
 
 
+_no_echo_data_given = False  # has any resource been given NoEcho data (then ``Stack._secret_data`` walks the stack's resources)
+
+
+class _NoEcho:
+    """``StackResource.no_echo``: the first resource ever given NoEcho data (however it is set: made, read back, assigned)
+    turns on the walk that finds such data, which a stack without any need not take for every reason it masks."""
+
+    def __get__(self, resource: Optional["StackResource"], owner: Any = None) -> bool:
+        return False if resource is None else resource.__dict__.get("_no_echo", False)  # None: the dataclass's default
+
+    def __set__(self, resource: "StackResource", value: bool) -> None:
+        global _no_echo_data_given
+        if value:
+            _no_echo_data_given = True  # before the value is kept: no resource holds NoEcho data while the walk is off
+        resource.__dict__["_no_echo"] = value
+
+
 @dataclass
 class StackResource:
     """A resource of the stack as the engine last left it."""
@@ -27,7 +44,7 @@ class StackResource:
     properties: Optional[Dict[str, Any]] = None  # the resolved properties last applied
     updated_at: float = field(default_factory=time.time)
     metadata: Optional[Dict[str, Any]] = None
-    no_echo: bool = False  # its attributes are secret (a custom resource answered NoEcho): Fn::GetAtt reads them, nothing shows them
+    no_echo: bool = _NoEcho()  # type: ignore[assignment]  # (False) its attributes are secret (a custom resource answered NoEcho): Fn::GetAtt reads them, nothing shows them
 
     @property
     def exists(self) -> bool:
@@ -130,6 +147,8 @@ class Stack:
         return mask_values(text, self._secret_data())
 
     def _secret_data(self) -> List[Optional[str]]:
+        if not _no_echo_data_given:  # no resource anywhere holds NoEcho data: masking a reason walks no stack (quadratic)
+            return []
         return [value for resource in self.resources.values() if resource.no_echo for value in _texts(resource.attributes)]
 
     def begin(self, operation_type: str) -> str:
