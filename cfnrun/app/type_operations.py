@@ -8,7 +8,7 @@ line and the record in the provider's history.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from cfnrun.app.history import CLOUD_CONTROL_SOURCE, cloud_control_recorder
 from cfnrun.app.served import Served, UnknownType
@@ -31,6 +31,7 @@ from cfnrun.model.project import Project
 from cfnrun.model.protocol import Action, Credentials
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.runtime.registry import FunctionRegistry
+from cfnrun.runtime.spec import RuntimeSettings
 from cfnrun.ui.console import Console
 
 
@@ -65,6 +66,7 @@ class TypeOperations:
         self.type_configurations: Dict[str, Dict[str, Any]] = {}  # SetTypeConfiguration's, by type name
         self._shapes: Dict[str, ShapeValidator] = {}
         self._credentials: Optional[Credentials] = None
+        self._settings_made: Dict[str, Tuple[Tuple[Any, ...], InvokeSettings]] = {}  # by type name: the inputs and ``_ran_with``'s answer
         # told of every check that found violations, in any operation (``cfnrun stack test`` sums up its stack's)
         self.contract_listeners: List[Callable[[ContractReport], None]] = []
 
@@ -175,11 +177,23 @@ class TypeOperations:
         )
 
     def _ran_with(self, project: Project, registry: "FunctionRegistry[Project]", action: Action, string_primitives: bool) -> InvokeSettings:
-        """The ``cfnrun invoke`` settings that run this operation again (``cfnrun replay``)."""
-        settings = registry.settings
+        """The ``cfnrun invoke`` settings that run this operation again (``cfnrun replay``): made once for the same inputs
+        (a wide stack's resources share them), made again when any of them changes (a reload, another settings object)."""
+        settings, function = registry.settings, project.type_function().logical_id
+        inputs = (
+            settings, function, action, string_primitives, self.virtual_clock, self.contract,
+            self.budgets.time_scale, self.budgets.invocation_timeout_s, self.budgets.operation_timeout_s,
+        )
+        kept = self._settings_made.get(project.type_name)
+        if kept is not None and kept[0] == inputs:
+            return kept[1]
+        made = self._settings_made[project.type_name] = (inputs, self._settings_for(settings, function, action, string_primitives))
+        return made[1]
+
+    def _settings_for(self, settings: RuntimeSettings, function: str, action: Action, string_primitives: bool) -> InvokeSettings:
         return InvokeSettings(
             action=action,
-            function=project.type_function().logical_id,
+            function=function,
             entrypoint=Entrypoint.TYPE,
             region=settings.region,
             account_id=settings.account_id,
