@@ -167,6 +167,22 @@ def test_call_past_its_deadline_is_killed_and_the_worker_replaced() -> None:
     with_pool(body)
 
 
+def test_each_call_is_cut_at_its_own_deadline_whatever_the_budgets_of_the_calls_before_it() -> None:
+    """A worker keeps one deadline timer across its calls (none made and cancelled per call): a timer left armed by an
+    earlier call with a shorter budget must not cut a later call, and one with a longer budget must not let a later
+    call run past its own."""
+
+    async def body(pool: FunctionPool) -> None:
+        short = await pool.invoke({"do": "echo"}, 0.3)  # ends at once; the timer stays armed for its deadline
+        assert short.kind is OutcomeKind.RETURNED
+        longer = await pool.invoke({"do": "sleep", "seconds": 1}, 30)  # in flight when that timer fires
+        assert longer.kind is OutcomeKind.RETURNED, longer
+        hung = await pool.invoke({"do": "sleep", "seconds": 60}, 0.5)  # the timer is armed 30 s out: moved in
+        assert hung.kind is OutcomeKind.TIMED_OUT and hung.timeout_s == 0.5
+
+    with_pool(body)
+
+
 def test_killing_a_worker_also_kills_what_it_started() -> None:
     async def body(pool: FunctionPool) -> None:
         outcome = await pool.invoke({"do": "spawn"}, 1.0)

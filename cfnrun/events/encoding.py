@@ -70,7 +70,13 @@ def _budget(budget: Budget) -> Record:
     return {"seconds": budget.seconds, "source": budget.source, "kind": budget.kind.value, "default": budget.default}
 
 
-def _invocation(event: InvocationCompleted, masking: Masking) -> Record:
+def encode_invocation(event: InvocationCompleted, masking: Masking, progress_wire: Optional[Record] = None) -> Record:
+    """``encode``'s record of an invocation; ``progress_wire``: ``event.progress.wire()`` made already (a copy the
+    record may keep), as serve's history keeps it for an answer it has read before."""
+    return _invocation(event, masking, progress_wire)
+
+
+def _invocation(event: InvocationCompleted, masking: Masking, progress_wire: Optional[Record] = None) -> Record:
     outcome, progress = event.outcome, event.progress
     record: Record = {
         "event": "invocation",
@@ -83,7 +89,7 @@ def _invocation(event: InvocationCompleted, masking: Masking) -> Record:
     }
     if progress is not None:
         record["status"] = progress.status.value
-        record["progressEvent"] = _progress_event(progress, masking)
+        record["progressEvent"] = _progress_event(progress, masking, progress_wire)
     optional = {"error": outcome.error_body, "problem": event.problem, "note": outcome.note}
     record.update({key: value for key, value in optional.items() if value})
     if outcome.timeout_s is not None:
@@ -93,8 +99,8 @@ def _invocation(event: InvocationCompleted, masking: Masking) -> Record:
     return record
 
 
-def _progress_event(progress: ProgressEvent, masking: Masking) -> Record:
-    wire = progress.wire()
+def _progress_event(progress: ProgressEvent, masking: Masking, wire: Optional[Record] = None) -> Record:
+    wire = progress.wire() if wire is None else wire
     if "resourceModel" in wire:
         wire["resourceModel"] = masking.model(wire["resourceModel"])
     if "resourceModels" in wire:

@@ -6,7 +6,7 @@ import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from cfnrun.contract.violations import Violation
-from cfnrun.events.encoding import Record, encode
+from cfnrun.events.encoding import Record, encode, encode_invocation
 from cfnrun.events.operation import (
     ContractChecked,
     InvocationCompleted,
@@ -120,7 +120,8 @@ class CallRecorder:
         self.writer = writer
         self._open: Dict[Tuple[str, str, str], _Open] = {}  # the writer's thread alone reads and changes it
         self._starts: Dict[Tuple[Action, str, str, Budget, Budget], str] = {}  # the writer's thread alone reads and changes it
-        self._plain: Dict[Tuple[Tuple[str, str], ...], ProgressEvent] = {}  # the writer's thread alone reads and changes it
+        # Answers of strings alone read before, with their wire form; the writer's thread alone reads and changes it.
+        self._plain: Dict[Tuple[Tuple[str, str], ...], Tuple[ProgressEvent, Record]] = {}
 
     def call(
         self,
@@ -141,10 +142,11 @@ class CallRecorder:
         masker = Masker(self.schema())
         masker.learn(call.models, call.credentials)
         progress: Optional[ProgressEvent] = None
+        wire: Optional[Record] = None
         problem: Optional[str] = None
         if outcome.kind is OutcomeKind.RETURNED:
             try:
-                progress = self._progress(action, call, outcome.result)
+                progress, wire = self._progress(action, call, outcome.result)
             except InvalidProgressEvent as error:
                 problem = str(error)
         token = call.client_request_token
@@ -157,7 +159,7 @@ class CallRecorder:
         if ongoing is None:
             entrypoint = "test" if call.test_event else "type"
             events.append(masker.masked_text(self._start_text(action, function, entrypoint, budgets, masker)))
-        records.append(encode(InvocationCompleted(number, outcome, progress, problem, now - started), masker) or {})
+        records.append(encode_invocation(InvocationCompleted(number, outcome, progress, problem, now - started), masker, wire))
         if violations:
             records.append(encode(ContractChecked(number, [Violation(v.rule, v.message, v.pointer, number) for v in violations]), masker) or {})
         status = progress.status.value if progress is not None else OperationStatus.FAILED.value
@@ -191,18 +193,20 @@ class CallRecorder:
                 self._open.pop(next(iter(self._open)))
             self._open[key] = ongoing
 
-    def _progress(self, action: Action, call: SeenCall, result: Any) -> ProgressEvent:
-        """``_progress``; a resource handler's answer of strings alone is read once (the same strings read the same)."""
+    def _progress(self, action: Action, call: SeenCall, result: Any) -> Tuple[ProgressEvent, Optional[Record]]:
+        """``_progress``, and its wire form when it is known already: a resource handler's answer of strings alone is
+        read once and its wire form made once (the same strings read the same); the record gets a copy of it (of
+        strings alone, a copy of the dict is a copy of it all)."""
         key = None if action.is_hook else _plain_answer(result)
         if key is None:
-            return _progress(action, call, result)
-        progress = self._plain.get(key)
-        if progress is None:  # an answer that is no ProgressEvent raises here every time: it is never kept
+            return _progress(action, call, result), None
+        kept = self._plain.get(key)
+        if kept is None:  # an answer that is no ProgressEvent raises here every time: it is never kept
             progress = _progress(action, call, result)
             if len(self._plain) >= MAX_PLAIN_ANSWERS:
                 self._plain.clear()
-            self._plain[key] = progress
-        return progress
+            kept = self._plain[key] = (progress, progress.wire())
+        return kept[0], dict(kept[1])
 
     def _start_text(self, action: Action, function: str, entrypoint: str, budgets: Tuple[Budget, Budget], masker: Masker) -> str:
         """The start record's JSON text before masking: the same for every operation of one function, action, entrypoint and budgets."""

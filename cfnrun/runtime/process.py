@@ -138,6 +138,11 @@ class WorkerProcess:
         self._marker = marker
         self._lifeline: Optional[int] = lifeline  # write end; the worker leaves when it closes
         self._memory_peak_kib: Optional[int] = None
+        # The call in flight is cut at ``_deadline`` (loop time; None: no call) by one timer kept across calls
+        # (``_cut_at``), re-armed only when it would fire before a call's deadline or after it.
+        self._deadline: Optional[float] = None
+        self._timer: Optional[asyncio.TimerHandle] = None
+        self._timed_out = False
         self._teardown: Optional["asyncio.Future[None]"] = None
         self._loop = asyncio.get_running_loop()
         self._memory = MemoryWatch.of(self._loop) if spec.memory_limit else None  # looked up once, not per call
@@ -263,15 +268,7 @@ class WorkerProcess:
         def elapsed() -> float:
             return (time.perf_counter() - started) * 1000.0
 
-        timed_out = False
-
-        def expire() -> None:
-            nonlocal timed_out
-            timed_out = True
-            self._signal_group(signal.SIGKILL)
-
-        # A timer rather than asyncio.wait_for: no extra task on the hot path.
-        timer = self._loop.call_later(timeout_s, expire)
+        self._cut_at(self._loop.time() + timeout_s)
         memory = self._memory
         if memory is not None:
             memory.watch(self.pid, self.spec.memory_mb, self._out_of_memory)
@@ -294,6 +291,7 @@ class WorkerProcess:
                         f"MemorySize of {self.spec.memory_mb} MB; it was killed",
                     ),
                 )
+            timed_out = self._timed_out
             if not timed_out:
                 try:  # let a dying worker finish exiting, so its status is the real one
                     await asyncio.wait_for(self.process.wait(), _EXIT_WAIT_SECONDS)
@@ -313,7 +311,7 @@ class WorkerProcess:
             )
         finally:
             self._logs.tap = None
-            timer.cancel()
+            self._deadline = None
             if memory is not None:
                 memory.unwatch(self.pid)
         duration = elapsed()
@@ -326,6 +324,30 @@ class WorkerProcess:
         if reply.get("type") == "result":
             return InvocationOutcome(OutcomeKind.RETURNED, request_id, duration, logs, result=reply.get("result"), faults=faults)
         return InvocationOutcome(OutcomeKind.FUNCTION_ERROR, request_id, duration, logs, error=LambdaError.from_wire(reply.get("error")), faults=faults)
+
+    def _cut_at(self, deadline: float) -> None:
+        """Cut the call starting now at ``deadline``. One timer serves every call of this worker, so none is made
+        and cancelled per call: a call that ends in time leaves it armed; armed for a time no later than this
+        deadline (an earlier call's), it stays, and when it fires before the call then in flight is due it is
+        armed again for that call's deadline (none in flight: it is done)."""
+        self._deadline, self._timed_out = deadline, False
+        timer = self._timer
+        if timer is not None and timer.when() <= deadline:
+            return
+        if timer is not None:
+            timer.cancel()
+        self._timer = self._loop.call_at(deadline, self._deadline_passed, deadline)
+
+    def _deadline_passed(self, armed: float) -> None:
+        self._timer = None
+        deadline = self._deadline
+        if deadline is None:  # no call in flight: every call so far ended in time
+            return
+        if deadline <= armed:
+            self._timed_out = True
+            self._signal_group(signal.SIGKILL)
+        else:
+            self._timer = self._loop.call_at(deadline, self._deadline_passed, deadline)
 
     def _out_of_memory(self, peak_kib: int) -> None:
         self._memory_peak_kib = peak_kib
@@ -351,6 +373,9 @@ class WorkerProcess:
         await asyncio.shield(self._teardown)  # a cancelled caller must not stop it half-way
 
     async def _tear_down(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         kill_group(self.process.pid)
         await self.process.wait()
         kill_group(self.process.pid)  # what the worker forked while it was being killed

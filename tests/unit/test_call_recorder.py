@@ -49,3 +49,30 @@ def test_an_answer_of_strings_alone_is_read_once_and_every_call_is_recorded_with
     invocations = [store.events(o.id)[-1] for o in operations]
     assert [i.get("progressEvent") for i in invocations] == answers[:5] + [None] * 2
     assert all("status: Input should be" in i["problem"] for i in invocations[5:])
+
+
+def test_the_wire_form_of_an_answer_read_before_is_made_once_and_each_record_has_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(NOOP, tmp_path / "noop")
+    project = load_project(tmp_path / "noop")
+    store = HistoryStore(project.root)
+    made: List[Any] = []
+    wire = ProgressEvent.wire
+
+    def counted(self: ProgressEvent) -> Any:
+        made.append(self)
+        return wire(self)
+
+    monkeypatch.setattr(ProgressEvent, "wire", counted)
+    answers = [{"status": "SUCCESS"}] * 3 + [{"status": "FAILED", "errorCode": "NotFound", "message": "gone"}] * 2
+
+    async def main() -> None:
+        recorder = CallRecorder(HistoryWriter(store), lambda: project.schema, project.type_name)
+        for number, answer in enumerate(answers):
+            outcome = InvocationOutcome(OutcomeKind.RETURNED, f"request-{number}", 1.0, result=dict(answer))
+            recorder.call("TypeFunction", Action.LIST, SeenCall.parse({"action": "LIST"}), outcome, [], BUDGETS)
+        recorder.close()
+
+    asyncio.run(main())
+    assert len(made) == 2  # SUCCESS once, FAILED once
+    invocations = [store.events(o.id)[-1] for o in reversed(store.operations())]
+    assert [i["progressEvent"] for i in invocations] == answers
