@@ -21,12 +21,13 @@ import json
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import aiohttp
-from benchlib import NOTE_LIST_REQUEST, Latency, free_port, note_sample_with_notes
+from benchlib import NOTE_LIST_REQUEST, Latency, free_port, note_sample_with_notes, private_copy
 import boto3
 from botocore import UNSIGNED
 from botocore.config import Config
@@ -139,7 +140,8 @@ def main() -> None:
         f" {'isolated p50':>12} {'p99':>6} {'added':>6} {'ratio':>5} {'checked p50':>11} {'added':>6} {'ratio':>5}"
     )
     verdicts = []
-    for name, project, event in (("no-op handler", NOOP, {"action": "LIST"}), ("note sample TypeFunction LIST", note_sample_with_notes(), LIST_REQUEST)):
+    noop = private_copy(NOOP, Path(tempfile.mkdtemp(prefix="cfnrun-bench-")))  # serve's history goes in the copy, not the checkout
+    for name, project, event in (("no-op handler", noop, {"action": "LIST"}), ("note sample TypeFunction LIST", note_sample_with_notes(), LIST_REQUEST)):
         servers = [
             start_inprocess(project),
             start_script("forwarder_server.py", project),
@@ -169,7 +171,7 @@ def main() -> None:
 
     print(f"\nthroughput: no-op handler, {args.concurrency} concurrent aiohttp clients for {args.seconds:g} s, invocations/s")
     for name, start in (("in-process aiohttp", start_inprocess), ("cfnrun serve --workers 2", lambda p: start_cfnrun(p, 2, "off"))):
-        process, url = start(NOOP)
+        process, url = start(noop)
         try:
             rate = asyncio.run(throughput(url, args.seconds, args.concurrency))
         finally:

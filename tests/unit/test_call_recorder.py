@@ -22,7 +22,7 @@ BUDGETS = (Budget(30.0, "the function's Timeout", BudgetKind.CONTRACT), Budget(7
 
 
 def test_an_answer_of_strings_alone_is_read_once_and_every_call_is_recorded_with_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    shutil.copytree(NOOP, tmp_path / "noop")
+    shutil.copytree(NOOP, tmp_path / "noop", ignore=shutil.ignore_patterns(".cfnrun"))  # not the history a bench run left
     project = load_project(tmp_path / "noop")
     store = HistoryStore(project.root)
     validated: List[Any] = []
@@ -52,7 +52,7 @@ def test_an_answer_of_strings_alone_is_read_once_and_every_call_is_recorded_with
 
 
 def test_the_wire_form_of_an_answer_read_before_is_made_once_and_each_record_has_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    shutil.copytree(NOOP, tmp_path / "noop")
+    shutil.copytree(NOOP, tmp_path / "noop", ignore=shutil.ignore_patterns(".cfnrun"))  # not the history a bench run left
     project = load_project(tmp_path / "noop")
     store = HistoryStore(project.root)
     made: List[Any] = []

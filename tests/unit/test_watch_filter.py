@@ -16,7 +16,7 @@ NOOP = Path(__file__).resolve().parents[2] / "bench" / "noop_project"
 
 
 def test_a_history_write_is_turned_away_without_making_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    shutil.copytree(NOOP, tmp_path / "noop")
+    shutil.copytree(NOOP, tmp_path / "noop", ignore=shutil.ignore_patterns(".cfnrun"))  # not the history a bench run left
     project = load_project(tmp_path / "noop")
     watched = ProjectFilter(project)
     made: List[Any] = []
@@ -35,7 +35,7 @@ def test_a_history_write_is_turned_away_without_making_a_path(tmp_path: Path, mo
 
 
 def test_a_file_named_for_the_watch_inside_cfnruns_folder_is_still_seen(tmp_path: Path) -> None:
-    shutil.copytree(NOOP, tmp_path / "noop")
+    shutil.copytree(NOOP, tmp_path / "noop", ignore=shutil.ignore_patterns(".cfnrun"))  # not the history a bench run left
     project = load_project(tmp_path / "noop")
     request = project.root / ".cfnrun" / "request.json"
     watched = ProjectFilter(project, extra_files=[request])
