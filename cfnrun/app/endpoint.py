@@ -37,6 +37,7 @@ from cfnrun.app.late_parts import (
 )
 from cfnrun.app.registered_types import with_registry
 from cfnrun.app.served import Served, Warming
+from cfnrun.app.stop_steps import StopSteps
 from cfnrun.console.routes import ConsoleRoutes
 from cfnrun.model.errors import CfnrunError
 from cfnrun.ui.console import Console
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from cfnrun.app.serve_settings import ServeSettings
 
 ANSWER_AFTER_STOP_S = 2.0  # once workers are stopped, how long the calls they ran have to be answered
+WORKERS_STOP_S = 5.0  # every worker and zygote told to leave, given two seconds, killed and swept for
 
 # The port is taken (often by another cfnrun serve): what to do about it.
 PORT_TAKEN_HINT = "; another process (an earlier cfnrun serve?) listens there: stop it, or pick another port with --port N (--port 0 picks a free one)"
@@ -69,6 +71,7 @@ class RunningServer:
         self.reloaders: List[Reloader] = reloaders if reloaders is not None else []  # with reload on, one per served source once its file watch is in place (the console shows their last reloads)
         self.reloading: List["asyncio.Task[None]"] = []
         self.created = created  # the functions CreateFunction made
+        self.stop_steps = StopSteps()
 
     @property
     def loaded(self) -> "asyncio.Task[LateParts]":
@@ -88,7 +91,10 @@ class RunningServer:
         return self.calls.paging.stopped
 
     async def stop(self, grace_s: float) -> None:
-        """Stop accepting calls, give those in flight ``grace_s``, answer the rest, stop every worker."""
+        """Stop accepting calls, give those in flight ``grace_s``, answer the rest, stop every worker.
+
+        Each step is bounded (``app/stop_steps.py``); ``stopped_cleanly`` says afterwards whether every one finished.
+        """
         self.service.refuse_new_calls()  # before the first await: no call may slip in while the rest stops
         self._stop_starting()  # and no stack starts a resource operation more
         for reloading in self.reloading:
@@ -97,26 +103,33 @@ class RunningServer:
             reloader.feed.stop()  # the watch's thread ends too, even if the reloading task never ran
         loop = asyncio.get_running_loop()
         grace_ends = loop.time() + grace_s  # one grace for all that follows
+        steps = self.stop_steps
         for site in self.runner.sites:
-            await site.stop()
-        await self.late.finish(max(0.0, grace_ends - loop.time()))
+            await steps.run("closing the port", site.stop(), 0.0)
+        left = max(0.0, grace_ends - loop.time())
+        await steps.run("the late parts' loading", self.late.finish(left), left)
         self._stop_starting()  # the stacks may have loaded meanwhile
         # Lambda calls, Cloud Control requests and stack operations share the rest of the grace: their handler calls finish together.
         parts = self.late.parts
         left = max(0.0, grace_ends - loop.time())
         closing = [parts.stacks.store.close(left), parts.stacks.drift.close(left), *([parts.requests.close(left)] if parts.requests is not None else [])] if parts else []
-        await asyncio.gather(self.calls.finish(grace_s, left), *closing)
+        await steps.run("the calls and stack operations in flight", asyncio.gather(self.calls.finish(grace_s, left), *closing), left)
         if parts is not None and parts.stacks.store.state is None:  # without --state, name what unfinished stacks leave
             from cfnrun.app.leftovers_named import AWS_LEFT, unfinished_stacks_left  # with the stacks: not before serve listens
 
             for line in unfinished_stacks_left(parts.stacks.store.stacks.values(), [r.project for r in self.served.providers], AWS_LEFT):
                 parts.stacks.console.warn(line)
-        await self.served.close()  # calls still running end now, answered with a shutdown error
+        await steps.run("stopping the workers", self.served.close(), WORKERS_STOP_S)  # calls still running end now, answered with a shutdown error
         if self.created is not None:
             self.created.close()
-        await self.calls.ended(ANSWER_AFTER_STOP_S)
-        await self.runner.cleanup()
+        await steps.run("answering the calls the workers ran", self.calls.ended(ANSWER_AFTER_STOP_S), ANSWER_AFTER_STOP_S)
+        await steps.run("closing the connections", self.runner.cleanup(), ANSWER_AFTER_STOP_S)
         self.late.close()
+
+    @property
+    def stopped_cleanly(self) -> bool:
+        """Every step of the stop finished within its bound (``stop`` left none behind)."""
+        return not self.stop_steps.left_behind
 
     def _stop_starting(self) -> None:
         if self.late.parts is not None:

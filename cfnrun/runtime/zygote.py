@@ -80,6 +80,7 @@ class Zygote:
         self._loop = asyncio.get_running_loop()
         self._replies: "asyncio.Queue[Dict[str, object]]" = asyncio.Queue()
         self._children: Dict[int, ForkedProcess] = {}
+        self._ended_unwatched: Dict[int, int] = {}  # forks whose end was reported before their "forked" reply was taken
         self._forking = asyncio.Lock()
         self._closing = False
         self._reader = asyncio.ensure_future(self._read())
@@ -162,11 +163,27 @@ class Zygote:
                 raise ForkUnavailable("the zygote has ended")
             message = json.dumps({"type": "fork", "marker": marker, "environment": own}).encode()
             socket.send_fds(self._control, [message], [channel, log_write, lifeline_read])
-            reply = await self._replies.get()
+            # Once asked, the reply is taken and its child watched even if the caller is cancelled meanwhile: a reply
+            # left in the queue would answer the next fork with another fork's process, whose end was reported already.
+            taking = asyncio.ensure_future(self._take_forked())
+            taking.add_done_callback(_retrieved)
+            return await asyncio.shield(taking)
+
+    async def _take_forked(self) -> ForkedProcess:
+        reply = await self._replies.get()
+        if reply.get("type") == "ended":
+            self._replies.put_nowait(reply)  # for every reply still awaited
         if reply.get("type") != "forked":
             raise ForkUnavailable(f"the zygote did not fork: {reply.get('reason') or 'it has ended'}")
         child = ForkedProcess(int(str(reply["pid"])))
-        self._children[child.pid] = child
+        returncode = self._ended_unwatched.pop(child.pid, None)
+        if returncode is not None:  # it ended before its reply was taken (both read in one go)
+            child.exited(returncode)
+        elif self._reader.done():  # the zygote has gone (``_read``): no end of this fork will be reported
+            kill_group(child.pid)
+            child.exited(-9)
+        else:
+            self._children[child.pid] = child
         return child
 
     async def close(self) -> None:
@@ -205,9 +222,12 @@ class Zygote:
                     break
                 message = json.loads(packet)
                 if message.get("type") == "exited":
-                    child = self._children.pop(int(message["pid"]), None)
+                    pid, returncode = int(message["pid"]), int(message["returncode"])
+                    child = self._children.pop(pid, None)
                     if child is not None:
-                        child.exited(int(message["returncode"]))
+                        child.exited(returncode)
+                    else:  # its "forked" reply is still on its way to ``_take_forked``
+                        self._ended_unwatched[pid] = returncode
                 else:
                     self._replies.put_nowait(message)
         finally:
@@ -218,3 +238,9 @@ class Zygote:
                 child.exited(-9)
             self._children.clear()
             self._replies.put_nowait({"type": "ended"})
+
+
+def _retrieved(taking: "asyncio.Future[ForkedProcess]") -> None:
+    """A fork's reply taken for a caller that was cancelled: its error (the zygote ended) is nobody's to raise."""
+    if not taking.cancelled():
+        taking.exception()
