@@ -26,12 +26,12 @@ from cfnrun.model.function_template import FunctionTemplate
 from cfnrun.model.module_fragment import ModuleFragment
 from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project
-from cfnrun.model.errors import CfnrunError
 from cfnrun.app.settings.serve import DEFAULT_HOST
 from cfnrun.app.serve_settings import ServeSettings
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.served import Served, Warming
 from cfnrun.app.state_lock import StateHold, state_held
+from cfnrun.app.stop_steps import StopIncomplete
 from cfnrun.runtime.process import WorkerInitError
 from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.ui.console import Console
@@ -133,7 +133,7 @@ async def _serve(
         if server.stopped_cleanly:
             console.info("stopped")
     if not server.stopped_cleanly:
-        raise CfnrunError(f"serve stopped without waiting for: {'; '.join(server.stop_steps.left_behind)} (a bug in cfnrun; see above)")
+        raise StopIncomplete(f"serve stopped without waiting for: {'; '.join(server.stop_steps.left_behind)} (a bug in cfnrun; see above)")
 
 
 async def start_server(sources: Sources, settings: ServeSettings, console: Console, early: Optional[EarlyStart] = None) -> RunningServer:

@@ -15,6 +15,10 @@ STEP_SLACK_S = 10.0  # past a step's own bound, how long the stop waits before i
 _SHOWN_FRAMES = 12  # per waiting task in the report
 
 
+class StopIncomplete(Exception):
+    """serve stopped without waiting for the steps the message names (a bug in cfnrun, reported above it)."""
+
+
 class StopSteps:
     """The steps of one stop; ``left_behind``: those that did not finish in time (empty after a clean stop)."""
 

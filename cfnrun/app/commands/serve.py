@@ -4,12 +4,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List, Optional, Protocol, Tuple
 
-from cfnrun.app.commands.common import EXIT_INTERRUPTED, EXIT_SUCCESS, echo, project_dir, usage_error
+from cfnrun.app.commands.common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_SUCCESS, echo, project_dir, usage_error
 from cfnrun.app.early_start import EarlyStart
 from cfnrun.app.options import derived
 from cfnrun.app.preflight import interpreter_version, require_debugpy, runtime_mismatch
 from cfnrun.app import serve
 from cfnrun.app.served import check_unique
+from cfnrun.app.stop_steps import StopIncomplete
 from cfnrun.app.settings.serve import ServeOptions
 from cfnrun.invoker.region import local_region
 from cfnrun.model.errors import CfnrunError
@@ -93,6 +94,9 @@ def run(options: ServeOptions, early: EarlyStart) -> int:
         early.run(serve.serve_forever(sources, serve_settings(options, region), console, early=early))
     except CfnrunError as error:
         return usage_error(str(error))
+    except StopIncomplete as error:
+        echo(f"cfnrun: error: {error}", err=True)
+        return EXIT_FAILED
     except KeyboardInterrupt:  # a second Ctrl-C while serve was still starting
         echo("cfnrun: interrupted while starting; workers stopped", err=True)
         return EXIT_INTERRUPTED
