@@ -37,6 +37,7 @@ from cfnrun.history.masking import Masker
 from cfnrun.history.recorder import OperationRecorder
 from cfnrun.history.store import not_recorded
 from cfnrun.history.store import HistoryStore
+from cfnrun.history.writer import HistoryWriter
 from cfnrun.app.preflight import interpreter_version, runtime_mismatch
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError
@@ -293,9 +294,12 @@ def local_spec(prepared: PreparedInvoke, env: Optional[Dict[str, str]] = None) -
     return spec
 
 
-async def run_operation(prepared: PreparedInvoke, target: FunctionTarget, observers: List[Observer]) -> OperationResult:
+async def run_operation(
+    prepared: PreparedInvoke, target: FunctionTarget, observers: List[Observer], history: Optional[HistoryWriter] = None
+) -> OperationResult:
+    """Run one operation on ``target``; ``history``: its record is written on that writer's thread, not in line."""
     settings = prepared.settings
-    recorder = recorder_for(prepared)
+    recorder = recorder_for(prepared, history)
     if recorder is not None:
         observers = observers + [recorder]
     checker = None
@@ -356,6 +360,7 @@ async def run_watched(
     """Run the operation; with ``settings.watch``, run it again after every save, until cancelled."""
     settings = prepared.settings
     target = make_target(prepared, standby=settings.watch, early=early)
+    history = history_writer(prepared)
     request_file = [Path(settings.request_file)] if settings.request_file and settings.request_file != "-" else []
     say = on_change or (lambda message: None)
     feed: Optional[ChangeFeed] = None
@@ -379,7 +384,7 @@ async def run_watched(
         except WorkerInitError as error:
             if not settings.watch:
                 raise ProviderLoadError(error) from None
-        result = await run_operation(prepared, target, observers)
+        result = await run_operation(prepared, target, observers, history)
         if feed is None:
             return result
         while True:
@@ -399,11 +404,25 @@ async def run_watched(
                 await target.reload()
             fresh.embedded_moto = prepared.embedded_moto
             prepared = fresh
-            result = await run_operation(prepared, target, observers)
+            result = await run_operation(prepared, target, observers, history)
     finally:
         if feed is not None:
             feed.stop()
+        await _closed(target, history)
+
+
+async def _closed(target: FunctionTarget, history: Optional[HistoryWriter]) -> None:
+    """The target closed (its worker killed and reaped, what it started swept) while the history writes what it
+    was handed and closes its file: both mostly wait, on the kernel and on the disk (the record's commit and the
+    write-ahead log folded back in), so a one-shot invoke's end waits for the longer of the two, not their sum."""
+    if history is None:
         await target.close()
+        return
+    written = asyncio.get_running_loop().run_in_executor(None, history.close)
+    try:
+        await target.close()
+    finally:  # interrupted meanwhile: asyncio.run still waits for the executor, so the record is written
+        await asyncio.shield(written)
 
 
 def _ready_for_the_call(prepared: PreparedInvoke) -> None:
@@ -445,15 +464,29 @@ def request_record(prepared: "PreparedInvoke", masker: Masker) -> Dict[str, Any]
     return record
 
 
-def recorder_for(prepared: "PreparedInvoke") -> Optional[OperationRecorder]:
-    """An observer recording the operation in the project's history, unless recording is off."""
+def history_store(prepared: "PreparedInvoke", say: Callable[[CfnrunError], None] = not_recorded) -> Optional[HistoryStore]:
+    """The project's history store, unless recording is off; ``say``: how a bad CFNRUN_HISTORY_LIMIT is said."""
     if prepared.settings.handler or prepared.settings.schema:
         return None  # --handler/--schema: no project folder to keep a history in
     try:
-        store = HistoryStore.for_recording(prepared.project.root)
-    except CfnrunError as error:  # a bad CFNRUN_HISTORY_LIMIT: said, and the operation runs anyway
-        not_recorded(error)
+        return HistoryStore.for_recording(prepared.project.root)
+    except CfnrunError as error:  # said, and the operation runs anyway
+        say(error)
         return None
+
+
+def history_writer(prepared: "PreparedInvoke") -> Optional[HistoryWriter]:
+    """A writer thread for the command's records (``_closed`` closes it), unless recording is off."""
+    store = history_store(prepared, say=lambda error: None)  # said by recorder_for, for each operation, as without a writer
+    return HistoryWriter(store) if store is not None else None
+
+
+def recorder_for(prepared: "PreparedInvoke", history: Optional[HistoryWriter] = None) -> Optional[OperationRecorder]:
+    """An observer recording the operation in the project's history, unless recording is off; through ``history``
+    (its thread) when given, else in line."""
+    store = history.store if history is not None else history_store(prepared)
     if store is None:
         return None
-    return operation_recorder(store, prepared.project.schema, prepared.request, lambda masker: request_record(prepared, masker))
+    return operation_recorder(
+        store, prepared.project.schema, prepared.request, lambda masker: request_record(prepared, masker), history
+    )

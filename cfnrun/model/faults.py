@@ -14,7 +14,6 @@ and hands them over, as JSON in the ``CFNRUN_INJECT`` environment variable.
 from __future__ import annotations
 
 import functools
-import gzip
 import importlib.util
 import json
 import re
@@ -28,7 +27,9 @@ FAULTS_VARIABLE = "CFNRUN_INJECT"
 MAX_DELAY_S = 900.0  # Lambda's longest run (15 min): a longer delay only hangs the call until its budget cuts it
 SYNTAX = "SERVICE:Operation=ErrorCode or SERVICE:Operation=+2s, optionally followed by @N (the N-th call) or %P (P percent)"
 
-_RULE = re.compile(
+# Patterns, compiled (and cached by re) when first used: every command that reads --inject imports this module,
+# and a one-shot invoke reads it before its worker starts.
+_RULE = (
     r"^(?P<service>[A-Za-z0-9][A-Za-z0-9-]*):(?P<operation>\*|[A-Za-z][A-Za-z0-9]*)="
     r"(?P<error>[A-Za-z][A-Za-z0-9.]*)?(?:\+(?P<delay>\d+(?:\.\d+)?)(?P<unit>ms|s))?"
     r"(?:@(?P<nth>\d+)|%(?P<rate>\d+(?:\.\d+)?))?$"
@@ -63,7 +64,7 @@ class FaultRule:
 
 def parse_fault(text: str) -> FaultRule:
     """One ``--inject`` value; CfnrunError saying what is wrong with it."""
-    found = _RULE.match(text.strip())
+    found = re.match(_RULE, text.strip())
     if found is None:
         raise CfnrunError(f"--inject {text!r}: expected {SYNTAX}, e.g. ssm:PutParameter=ThrottlingException@1")
     error, delay, nth, rate = found["error"], found["delay"], found["nth"], found["rate"]
@@ -136,11 +137,13 @@ def _read_model(model: Path, size: int = -1) -> bytes:
     if model.suffix != ".gz":
         with model.open("rb") as plain:
             return plain.read(size)
+    import gzip  # only --inject reads botocore's models
+
     with gzip.open(model, "rb") as packed:
         return packed.read(size)
 
 
-_SERVICE_ID = re.compile(rb'"serviceId"\s*:\s*"([^"]+)"')
+_SERVICE_ID = rb'"serviceId"\s*:\s*"([^"]+)"'
 
 
 def _model_by_service_id(data: Path, service: str) -> Optional[Path]:
@@ -150,7 +153,7 @@ def _model_by_service_id(data: Path, service: str) -> Optional[Path]:
         if model is None:
             continue
         try:
-            found = _SERVICE_ID.search(_read_model(model, 4096))  # the metadata comes first
+            found = re.search(_SERVICE_ID, _read_model(model, 4096))  # the metadata comes first
         except (OSError, EOFError):
             continue
         if found and found.group(1).decode().replace(" ", "-").lower() == service:
