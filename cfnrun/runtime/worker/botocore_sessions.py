@@ -44,15 +44,19 @@ import sys
 import types
 from typing import Any, Callable, Dict, Optional
 
+from .boto3_registrations import share_default_registrations
 from .botocore_config import defer_config_chains
 
 _installed = False
+_boto3_installed = False
+_builtin: Dict[str, Any] = {}  # "handlers": the BUILTIN_HANDLERS registered, "trie": what registering them made
 
 
 def share_registration_work() -> bool:
-    """Install the shared answers once botocore is imported; whether they are installed now."""
+    """Install the shared answers once botocore is imported (and boto3's registrations once boto3 is); whether they are installed now."""
     global _installed
     if _installed:
+        _share_boto3_registrations()
         return True
     session: Any = sys.modules.get("botocore.session")  # it imports botocore.hooks and botocore.handlers
     if session is None:
@@ -69,7 +73,17 @@ def share_registration_work() -> bool:
     session.Session._register_builtin_handlers = _copied_builtin_registrations(register, session.Session, hooks, handlers, aliases)
     defer_config_chains(session, sys.modules.get("botocore.configprovider"))
     _installed = True
+    _share_boto3_registrations()
     return True
+
+
+def _share_boto3_registrations() -> None:
+    global _boto3_installed
+    boto3_session = sys.modules.get("boto3.session")
+    if _boto3_installed or boto3_session is None:
+        return
+    hooks, session = sys.modules["botocore.hooks"], sys.modules["botocore.session"]
+    _boto3_installed = share_default_registrations(boto3_session, session, hooks, lambda: _builtin.get("trie"))
 
 
 def prepare_sessions() -> bool:
@@ -82,6 +96,10 @@ def prepare_sessions() -> bool:
         return False
     try:
         sys.modules["botocore.session"].Session()
+        boto3_session = sys.modules.get("boto3.session")
+        if _boto3_installed and boto3_session is not None:
+            for _ in range(2):  # the first is the reference, the second makes the table later ones copy
+                boto3_session.Session()
     except Exception:  # noqa: B902 - the call's own session would fail the same way, visibly
         return False
     return True
@@ -140,7 +158,8 @@ def _copied_builtin_registrations(
     register: Callable[[Any, Any], None], session_class: Any, hooks: Any, handlers: Any, aliases: Dict[str, str]
 ) -> Callable[[Any, Any], None]:
     """``Session._register_builtin_handlers``, copying the first session's result while the built-in handlers stay the same."""
-    made: Dict[str, Any] = {}  # "handlers": the BUILTIN_HANDLERS registered, "trie": what registering them made
+    made = _builtin
+    made.clear()
 
     def _register_builtin_handlers(self: Any, events: Any) -> None:
         emitter: Any = getattr(events, "_emitter", None)
