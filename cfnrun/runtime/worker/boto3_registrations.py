@@ -177,17 +177,17 @@ def _same_handler(mine: Any, theirs: Any) -> bool:
     """Whether calling ``theirs`` does what calling ``mine`` does: the same code over the same or equal plain values (boto3's ``lazy_call``)."""
     if mine is theirs:
         return True
-    if type(mine) is not types.FunctionType or type(theirs) is not types.FunctionType:
+    if type(mine) is not types.FunctionType or type(theirs) is not types.FunctionType or mine.__code__ is not theirs.__code__:
         return False
-    if mine.__code__ is not theirs.__code__ or mine.__globals__ is not theirs.__globals__ or mine.__dict__ or theirs.__dict__:
+    if mine.__globals__ is not theirs.__globals__ or mine.__dict__ or theirs.__dict__:  # attributes (``__wrapped__``, ``__signature__``) botocore may read
         return False
-    if mine.__qualname__ != theirs.__qualname__ or not _same_value(mine.__defaults__, theirs.__defaults__) or not _same_value(mine.__kwdefaults__, theirs.__kwdefaults__):
+    if not (_same_value(mine.__defaults__, theirs.__defaults__) and _same_value(mine.__kwdefaults__, theirs.__kwdefaults__)):
         return False
-    cells, their_cells = mine.__closure__ or (), theirs.__closure__ or ()
-    if len(cells) != len(their_cells):
-        return False
+    cells, their_cells = mine.__closure__, theirs.__closure__
+    if cells is None or their_cells is None:
+        return cells is their_cells
     try:
-        for cell, other in zip(cells, their_cells):
+        for cell, other in zip(cells, their_cells):  # as many: the same code
             if not _same_value(cell.cell_contents, other.cell_contents):
                 return False
     except ValueError:  # an empty cell
