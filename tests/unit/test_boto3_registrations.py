@@ -7,6 +7,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import boto3
 import boto3.session
+import botocore.exceptions
 import botocore.hooks as hooks
 import botocore.session
 import pytest
@@ -163,3 +164,12 @@ def test_a_registration_that_differs_from_the_first_sessions_is_boto3s_own(share
     assert bucket.__closure__[0].cell_contents == "widgets.inject"
     monkeypatch.setattr(boto3.utils, "lazy_call", lazy_call)
     assert table(boto3.session.Session()) == table(boto3s_own())
+
+
+def test_sessions_are_still_prepared_when_boto3_cannot_make_one_yet(shared: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_PROFILE", "cfnrun-no-such-profile")
+    monkeypatch.delenv("AWS_DATA_PATH", raising=False)  # else boto3's loader never reads the profile
+    assert botocore_sessions.prepare_sessions()  # the call's own session will say the profile is missing
+    with pytest.raises(botocore.exceptions.ProfileNotFound):
+        boto3.session.Session()

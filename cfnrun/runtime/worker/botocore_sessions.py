@@ -17,7 +17,8 @@ of a session's construction, measured 2026-11-27): its trie copies the nodes on 
 path before it adds or removes a handler there (``_SharedNodes``), so what one session or client
 registers is never seen by another, as with botocore's own copies. Each call still builds its own
 sessions, with its own credentials and its own handlers' table, as on Lambda. It also installs
-``botocore_config``: a new session builds each configuration chain when it is first read.
+``botocore_config``: a new session builds each configuration chain when it is first read, and, once
+boto3 is imported, ``boto3_registrations``: boto3's own registrations on a new session copied too.
 
 * Aliases are shared between aliasers whose alias table equals botocore's default table as it was
   when installed (a session made with other aliases works as before), and not while botocore's
@@ -89,19 +90,23 @@ def _share_boto3_registrations() -> None:
 def prepare_sessions() -> bool:
     """Make and drop one botocore session, so the first call's sessions cost what later ones do; whether it did.
 
-    Only once the provider has imported botocore, and only what a call's first session would do
-    anyway (no credentials are looked up): a worker calls it while it has nothing to answer.
+    Only once the provider has imported botocore, and only what a call's first sessions would do
+    anyway (no credentials are looked up; two boto3 sessions too, once boto3 is imported, so its
+    registrations' table is made): a worker calls it while it has nothing to answer.
     """
     if not share_registration_work():
         return False
     try:
         sys.modules["botocore.session"].Session()
-        boto3_session = sys.modules.get("boto3.session")
-        if _boto3_installed and boto3_session is not None:
-            for _ in range(2):  # the first is the reference, the second makes the table later ones copy
-                boto3_session.Session()
     except Exception:  # noqa: B902 - the call's own session would fail the same way, visibly
         return False
+    boto3_session = sys.modules.get("boto3.session")
+    if _boto3_installed and boto3_session is not None:
+        try:
+            for _ in range(2):  # the first is the reference, the second makes the table later ones copy
+                boto3_session.Session()
+        except Exception:  # noqa: B902 - (a profile the environment names and no file has): the call's own session says so
+            pass
     return True
 
 
