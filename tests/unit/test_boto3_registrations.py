@@ -9,6 +9,7 @@ import boto3
 import boto3.session
 import botocore.exceptions
 import botocore.hooks as hooks
+import botocore.loaders
 import botocore.session
 import pytest
 
@@ -23,6 +24,7 @@ def shared(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(botocore.session.Session, "_register_builtin_handlers", botocore.session.Session._register_builtin_handlers)
     monkeypatch.setattr(botocore.session.Session, "_register_config_store", botocore.session.Session._register_config_store)
     monkeypatch.setattr(boto3.session.Session, "_register_default_handlers", boto3.session.Session._register_default_handlers)
+    monkeypatch.setattr(botocore.loaders.JSONFileLoader, "_load_file", botocore.loaders.JSONFileLoader._load_file)
     monkeypatch.setattr(botocore_sessions, "_installed", False)
     monkeypatch.setattr(botocore_sessions, "_boto3_installed", False)
     assert botocore_sessions.share_registration_work()

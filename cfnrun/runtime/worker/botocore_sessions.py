@@ -18,7 +18,8 @@ path before it adds or removes a handler there (``_SharedNodes``), so what one s
 registers is never seen by another, as with botocore's own copies. Each call still builds its own
 sessions, with its own credentials and its own handlers' table, as on Lambda. It also installs
 ``botocore_config``: a new session builds each configuration chain when it is first read, and, once
-boto3 is imported, ``boto3_registrations``: boto3's own registrations on a new session copied too.
+boto3 is imported, ``boto3_registrations``: boto3's own registrations on a new session copied too;
+and ``botocore_files``: botocore's data files parsed once per version of a file.
 
 * Aliases are shared between aliasers whose alias table equals botocore's default table as it was
   when installed (a session made with other aliases works as before), and not while botocore's
@@ -47,6 +48,7 @@ from typing import Any, Callable, Dict, Optional
 
 from .boto3_registrations import share_default_registrations
 from .botocore_config import defer_config_chains
+from .botocore_files import parse_files_once
 
 _installed = False
 _boto3_installed = False
@@ -73,6 +75,7 @@ def share_registration_work() -> bool:
     register = session.Session._register_builtin_handlers
     session.Session._register_builtin_handlers = _copied_builtin_registrations(register, session.Session, hooks, handlers, aliases)
     defer_config_chains(session, sys.modules.get("botocore.configprovider"))
+    parse_files_once(sys.modules.get("botocore.loaders"))
     _installed = True
     _share_boto3_registrations()
     return True
