@@ -6,7 +6,9 @@ from pathlib import Path
 from typing import Any, Iterator, List
 
 import boto3
+import boto3.session
 import botocore.configprovider as configprovider
+import botocore.loaders
 import botocore.session
 import pytest
 
@@ -20,7 +22,10 @@ def deferred(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         monkeypatch.setattr(botocore.session.Session, name, botocore.session.Session.__dict__[name])
     monkeypatch.setattr(botocore.hooks.EventAliaser, "_alias_event_name", botocore.hooks.EventAliaser._alias_event_name)
     monkeypatch.setattr(botocore.hooks, "accepts_kwargs", botocore.hooks.accepts_kwargs)
+    monkeypatch.setattr(boto3.session.Session, "_register_default_handlers", boto3.session.Session._register_default_handlers)
+    monkeypatch.setattr(botocore.loaders.JSONFileLoader, "_load_file", botocore.loaders.JSONFileLoader._load_file)
     monkeypatch.setattr(botocore_sessions, "_installed", False)
+    monkeypatch.setattr(botocore_sessions, "_boto3_installed", False)
     assert botocore_sessions.share_registration_work()
     botocore.session.Session()  # the first session builds its mapping as botocore does
     yield

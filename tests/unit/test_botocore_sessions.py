@@ -8,7 +8,9 @@ import sys
 import types
 from typing import Any, Iterator, List
 
+import boto3.session
 import botocore.hooks as hooks
+import botocore.loaders
 import botocore.session
 import pytest
 
@@ -22,7 +24,10 @@ def shared(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(hooks, "accepts_kwargs", hooks.accepts_kwargs)
     monkeypatch.setattr(botocore.session.Session, "_register_builtin_handlers", botocore.session.Session._register_builtin_handlers)
     monkeypatch.setattr(botocore.session.Session, "_register_config_store", botocore.session.Session._register_config_store)
+    monkeypatch.setattr(boto3.session.Session, "_register_default_handlers", boto3.session.Session._register_default_handlers)
+    monkeypatch.setattr(botocore.loaders.JSONFileLoader, "_load_file", botocore.loaders.JSONFileLoader._load_file)
     monkeypatch.setattr(botocore_sessions, "_installed", False)
+    monkeypatch.setattr(botocore_sessions, "_boto3_installed", False)
     assert botocore_sessions.share_registration_work()
     yield
 
@@ -232,7 +237,10 @@ def test_sessions_are_prepared_only_once_botocore_is_imported(monkeypatch: pytes
     monkeypatch.setattr(hooks, "accepts_kwargs", hooks.accepts_kwargs)
     monkeypatch.setattr(botocore.session.Session, "_register_builtin_handlers", botocore.session.Session._register_builtin_handlers)
     monkeypatch.setattr(botocore.session.Session, "_register_config_store", botocore.session.Session._register_config_store)
+    monkeypatch.setattr(boto3.session.Session, "_register_default_handlers", boto3.session.Session._register_default_handlers)
+    monkeypatch.setattr(botocore.loaders.JSONFileLoader, "_load_file", botocore.loaders.JSONFileLoader._load_file)
     monkeypatch.setattr(botocore_sessions, "_installed", False)
+    monkeypatch.setattr(botocore_sessions, "_boto3_installed", False)
     with monkeypatch.context() as without_botocore:
         without_botocore.delitem(sys.modules, "botocore.session")
         assert not botocore_sessions.prepare_sessions()

@@ -17,7 +17,9 @@ of a session's construction, measured 2026-11-27): its trie copies the nodes on 
 path before it adds or removes a handler there (``_SharedNodes``), so what one session or client
 registers is never seen by another, as with botocore's own copies. Each call still builds its own
 sessions, with its own credentials and its own handlers' table, as on Lambda. It also installs
-``botocore_config``: a new session builds each configuration chain when it is first read.
+``botocore_config``: a new session builds each configuration chain when it is first read, and, once
+boto3 is imported, ``boto3_registrations``: boto3's own registrations on a new session copied too;
+and ``botocore_files``: botocore's data files parsed once per version of a file.
 
 * Aliases are shared between aliasers whose alias table equals botocore's default table as it was
   when installed (a session made with other aliases works as before), and not while botocore's
@@ -44,15 +46,20 @@ import sys
 import types
 from typing import Any, Callable, Dict, Optional
 
+from .boto3_registrations import share_default_registrations
 from .botocore_config import defer_config_chains
+from .botocore_files import parse_files_once
 
 _installed = False
+_boto3_installed = False
+_builtin: Dict[str, Any] = {}  # "handlers": the BUILTIN_HANDLERS registered, "trie": what registering them made
 
 
 def share_registration_work() -> bool:
-    """Install the shared answers once botocore is imported; whether they are installed now."""
+    """Install the shared answers once botocore is imported (and boto3's registrations once boto3 is); whether they are installed now."""
     global _installed
     if _installed:
+        _share_boto3_registrations()
         return True
     session: Any = sys.modules.get("botocore.session")  # it imports botocore.hooks and botocore.handlers
     if session is None:
@@ -68,15 +75,27 @@ def share_registration_work() -> bool:
     register = session.Session._register_builtin_handlers
     session.Session._register_builtin_handlers = _copied_builtin_registrations(register, session.Session, hooks, handlers, aliases)
     defer_config_chains(session, sys.modules.get("botocore.configprovider"))
+    parse_files_once(sys.modules.get("botocore.loaders"))
     _installed = True
+    _share_boto3_registrations()
     return True
+
+
+def _share_boto3_registrations() -> None:
+    global _boto3_installed
+    boto3_session = sys.modules.get("boto3.session")
+    if _boto3_installed or boto3_session is None:
+        return
+    hooks, session = sys.modules["botocore.hooks"], sys.modules["botocore.session"]
+    _boto3_installed = share_default_registrations(boto3_session, session, hooks, lambda: _builtin.get("trie"))
 
 
 def prepare_sessions() -> bool:
     """Make and drop one botocore session, so the first call's sessions cost what later ones do; whether it did.
 
-    Only once the provider has imported botocore, and only what a call's first session would do
-    anyway (no credentials are looked up): a worker calls it while it has nothing to answer.
+    Only once the provider has imported botocore, and only what a call's first sessions would do
+    anyway (no credentials are looked up; two boto3 sessions too, once boto3 is imported, so its
+    registrations' table is made): a worker calls it while it has nothing to answer.
     """
     if not share_registration_work():
         return False
@@ -84,6 +103,13 @@ def prepare_sessions() -> bool:
         sys.modules["botocore.session"].Session()
     except Exception:  # noqa: B902 - the call's own session would fail the same way, visibly
         return False
+    boto3_session = sys.modules.get("boto3.session")
+    if _boto3_installed and boto3_session is not None:
+        try:
+            for _ in range(2):  # the first is the reference, the second makes the table later ones copy
+                boto3_session.Session()
+        except Exception:  # noqa: B902 - (a profile the environment names and no file has): the call's own session says so
+            pass
     return True
 
 
@@ -140,7 +166,8 @@ def _copied_builtin_registrations(
     register: Callable[[Any, Any], None], session_class: Any, hooks: Any, handlers: Any, aliases: Dict[str, str]
 ) -> Callable[[Any, Any], None]:
     """``Session._register_builtin_handlers``, copying the first session's result while the built-in handlers stay the same."""
-    made: Dict[str, Any] = {}  # "handlers": the BUILTIN_HANDLERS registered, "trie": what registering them made
+    made = _builtin
+    made.clear()
 
     def _register_builtin_handlers(self: Any, events: Any) -> None:
         emitter: Any = getattr(events, "_emitter", None)
