@@ -111,7 +111,7 @@ class FrameChannel:
             end = header + size
             if len(inbox) < end:
                 return
-            frame = json.loads(inbox[header:end])
+            frame = json.loads(inbox[header:end].decode("utf-8", "surrogatepass"))  # as json.loads decodes bytes, less its detect_encoding
             del inbox[:end]
             waiter = self._waiter
             if waiter is not None and not waiter.done():

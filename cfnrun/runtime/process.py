@@ -315,7 +315,8 @@ class WorkerProcess:
             if memory is not None:
                 memory.unwatch(self.pid)
         duration = elapsed()
-        logs = self._logs.take()  # the worker flushed its output before replying
+        # The worker flushed its output before replying and said how much of it the pipe still held.
+        logs = self._logs.take(read=reply.get("unread") != 0)
         if reply.get("unusable"):  # the handler broke the worker's fds; it is leaving
             await self.kill()
             logs += self._logs.take()

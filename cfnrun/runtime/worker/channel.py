@@ -4,6 +4,8 @@ The channel moves to a private fd at once, so the handler's own reads of stdin s
 ``sys.stdout`` and ``sys.stderr`` both write straight to the log pipe, so the parent sees
 print(), logging, C-level writes and crash dumps in the order they happened. A handler that
 closes or replaces either retires its worker (``Channel.usable``, ``LogFds.broken``).
+With each reply the worker tells how much output the parent has still to read (``LogFds.unread``),
+so after a call that printed nothing the parent does not read the pipe at all.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import json
 import os
 import socket
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple
 
 from .protocol import FRAME_HEADER
 
@@ -75,7 +77,7 @@ class Channel:
         body = self._requests.read(size)
         if len(body) < size:
             raise EOFError
-        return json.loads(body)
+        return json.loads(body.decode("utf-8", "surrogatepass"))  # as json.loads decodes bytes, without its detect_encoding
 
     def waiting(self) -> bool:
         """Whether a request (or the start of one) has arrived and is not read yet; never blocks."""
@@ -102,7 +104,27 @@ def take_over_fds() -> Channel:
     sys.stdin = open(os.devnull)
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True)
     sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", buffering=0), write_through=True)
+    _UNBUFFERED[:] = [sys.stdout, sys.stderr]
     return channel
+
+
+# The worker's own sys.stdout and sys.stderr (``take_over_fds``): each write goes straight to the pipe.
+_UNBUFFERED: List[TextIO] = []
+_NOTHING = bytes(4)
+
+
+def _pipe_count() -> Optional[Callable[[int], int]]:
+    """``count(fd)``: the bytes a pipe holds that its reader has not read yet (Linux's FIONREAD, asked of either
+    end; OSError where it cannot be); None where that cannot be asked."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import fcntl
+        import termios
+    except ImportError:
+        return None
+    request, ioctl, order = termios.FIONREAD, fcntl.ioctl, sys.byteorder
+    return lambda fd: int.from_bytes(ioctl(fd, request, _NOTHING), order)
 
 
 class LogFds:
@@ -110,6 +132,29 @@ class LogFds:
 
     def __init__(self) -> None:
         self.identity = (fd_identity(1), fd_identity(2))
+        self._count = _pipe_count()
+        self._stdout, self._stderr = _UNBUFFERED or (None, None)
+
+    def flush(self) -> None:
+        """Put what the handler wrote to ``sys.stdout``/``sys.stderr`` into the pipe. The worker's own streams
+        hold nothing back (unless the handler reconfigured them); others (the handler's own) are flushed."""
+        stdout, stderr = sys.stdout, sys.stderr
+        if stdout is not self._stdout or not stdout.write_through:  # type: ignore[attr-defined]
+            stdout.flush()
+        if stderr is not self._stderr or not stderr.write_through:  # type: ignore[attr-defined]
+            stderr.flush()
+
+    def unread(self) -> Optional[int]:
+        """The bytes of output in the log pipe that the parent has not read yet; None when this cannot be told.
+
+        Asked after ``flush`` and once ``broken`` found fd 1 still the pipe: 0 means all this call wrote is read.
+        """
+        if self._count is None:
+            return None
+        try:
+            return self._count(1)
+        except OSError:
+            return None
 
     def broken(self) -> List[str]:
         """The names of the log fds the handler closed or pointed elsewhere (checked after every call)."""

@@ -36,7 +36,15 @@ def encode_call(invocation_id: int, request_id: str, deadline_ms: int, event_jso
     return _framed(head.encode("utf-8") + event_json + b"}")
 
 
-def encode_reply(invocation_id: int, kind: str, body: bytes, faults: Optional[List[Dict[str, Any]]] = None) -> bytes:
-    """A call's reply frame, with the already encoded result or error spliced in (and the faults injected into it)."""
+def encode_reply(
+    invocation_id: int, kind: str, body: bytes, faults: Optional[List[Dict[str, Any]]] = None, unread: Optional[int] = None
+) -> bytes:
+    """A call's reply frame, with the already encoded result or error spliced in (and the faults injected into it).
+
+    ``unread``: the bytes of output the log pipe still held for the parent when the reply left (None: not known);
+    the parent reads the pipe before taking the call's output unless that is 0.
+    """
     extra = f'"faults":{_ENCODER.encode(faults)},' if faults else ""
+    if unread is not None:
+        extra += f'"unread":{unread},'
     return _framed(f'{{"type":"{kind}","id":{invocation_id},{extra}"{kind}":'.encode("utf-8") + body + b"}")
