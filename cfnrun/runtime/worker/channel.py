@@ -14,7 +14,7 @@ import json
 import os
 import socket
 import sys
-from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .protocol import FRAME_HEADER
 
@@ -109,7 +109,7 @@ def take_over_fds() -> Channel:
 
 
 # The worker's own sys.stdout and sys.stderr (``take_over_fds``): each write goes straight to the pipe.
-_UNBUFFERED: List[TextIO] = []
+_UNBUFFERED: List[io.TextIOWrapper] = []
 _NOTHING = bytes(4)
 
 
@@ -133,16 +133,16 @@ class LogFds:
     def __init__(self) -> None:
         self.identity = (fd_identity(1), fd_identity(2))
         self._count = _pipe_count()
-        self._stdout, self._stderr = _UNBUFFERED or (None, None)
+        self._own: List[Optional[io.TextIOWrapper]] = list(_UNBUFFERED) or [None, None]
 
     def flush(self) -> None:
         """Put what the handler wrote to ``sys.stdout``/``sys.stderr`` into the pipe. The worker's own streams
         hold nothing back (unless the handler reconfigured them); others (the handler's own) are flushed."""
-        stdout, stderr = sys.stdout, sys.stderr
-        if stdout is not self._stdout or not stdout.write_through:  # type: ignore[attr-defined]
-            stdout.flush()
-        if stderr is not self._stderr or not stderr.write_through:  # type: ignore[attr-defined]
-            stderr.flush()
+        own_stdout, own_stderr = self._own
+        if sys.stdout is not own_stdout or not own_stdout.write_through:
+            sys.stdout.flush()
+        if sys.stderr is not own_stderr or not own_stderr.write_through:
+            sys.stderr.flush()
 
     def unread(self) -> Optional[int]:
         """The bytes of output in the log pipe that the parent has not read yet; None when this cannot be told.
