@@ -2,12 +2,13 @@
 
 Usage: python bench/pool_instructions.py [--calls N] [--tree PATH]
 
-Runs a driver under valgrind (cachegrind, ``--trace-children=yes``) twice: a warm one-worker
-``FunctionPool`` of the no-op provider answering WARM and then WARM + N no-op calls one after
-another. The difference of the two runs, divided by N, is what one more call costs in the parent
-(the pool, the worker's process handle, the channel, the log pipe) and in the worker (its loop: read,
-parse, context, handler, checks, reply): start-up and shutdown cancel out. Instruction counts do not
-move with the machine's load. ``--tree`` runs another checkout's cfnrun, to compare two.
+Runs a driver under valgrind's callgrind (``--trace-children=yes``, counting off): a one-worker
+``FunctionPool`` of the no-op provider, warmed with 50 calls; then counting is turned on in both
+processes (``callgrind_control -i on``) for N no-op calls made one after another, and off again.
+What is counted is what those calls cost in the parent (the pool, the worker's process handle, the
+channel, the log pipe, the event loop's turns) and in the worker (its loop: read, parse, context,
+handler, checks, reply). Instruction counts do not move with the machine's load. ``--tree`` runs
+another checkout's cfnrun, to compare two.
 """
 from __future__ import annotations
 
@@ -18,11 +19,10 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Dict, Tuple
+from typing import List, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 NOOP = ROOT / "bench" / "noop_project"
-WARM = 50
 
 DRIVER = r"""
 import asyncio, os, sys
@@ -39,12 +39,20 @@ spec = WorkerSpec(
     env=lambda_environment(project, function, "us-east-1"), memory_mb=128, region="us-east-1",
 )
 
-async def main(count):
-    pool = FunctionPool(spec)
-    await pool.warm()
+async def calls(pool, count):
     for _ in range(count):
         outcome = await pool.invoke(None, 30, "00000000-0000-4000-8000-000000000000", b'{"action":"LIST"}')
         assert outcome.result == {"status": "SUCCESS"}, outcome
+
+async def main(count):
+    pool = FunctionPool(spec)
+    await pool.warm()
+    await calls(pool, 50)
+    print(os.getpid(), pool.pids[0], flush=True)
+    sys.stdin.readline()  # counting on
+    await calls(pool, count)
+    print("done", flush=True)
+    sys.stdin.readline()  # counting off
     # No teardown, whose sweep for the worker's marker reads every process of the machine: the worker leaves
     # at its channel's EOF and writes its counts (a kill would lose them), then this process ends at once.
     worker = pool._idle[0]
@@ -57,25 +65,36 @@ asyncio.run(main(int(sys.argv[2])))
 
 
 def instructions(tree: Path, count: int) -> Tuple[int, int]:
-    """Instructions of (the driver, its worker) for ``count`` calls."""
+    """Instructions of (the driver, its worker) over ``count`` warm calls."""
     out = tempfile.mkdtemp(prefix="cfnrun-pool-cg-")
     command = [
-        "valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
-        f"--cachegrind-out-file={out}/cg.%p", sys.executable, "-c", DRIVER, str(NOOP), str(count),
+        "valgrind", "--tool=callgrind", "--instr-atstart=no", "--trace-children=yes",
+        f"--callgrind-out-file={out}/cg.%p", sys.executable, "-c", DRIVER, str(NOOP), str(count),
     ]
-    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}  # the same imports, the same dicts: start-ups cancel out
-    process = subprocess.run(command, env=env, capture_output=True, text=True, cwd=out)  # cwd: not a checkout's cfnrun
-    if process.returncode != 0:
-        raise SystemExit(process.stderr[-3000:])
-    counts: Dict[int, int] = {}
-    for path in glob.glob(f"{out}/cg.*"):
-        pid = int(path.rsplit(".", 1)[1])
-        for line in open(path):
-            if line.startswith("summary:"):
-                counts[pid] = int(line.split()[1])
-    driver = min(counts)  # the driver started first; its worker (and anything else) later
-    others = sorted((pid for pid in counts if pid != driver), key=lambda pid: -counts[pid])
-    return counts[driver], counts[others[0]] if others else 0
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    process = subprocess.Popen(command, env=env, cwd=out, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert process.stdin is not None and process.stdout is not None
+    pids: List[str] = process.stdout.readline().split()
+    if len(pids) != 2:
+        raise SystemExit(f"the driver did not start: {pids}")
+
+    def control(switch: str) -> None:
+        for pid in pids:
+            subprocess.run(["callgrind_control", "-i", switch, pid], check=True, capture_output=True)
+
+    control("on")
+    process.stdin.write("go\n")
+    process.stdin.flush()
+    process.stdout.readline()
+    control("off")
+    process.stdin.write("end\n")
+    process.stdin.close()
+    process.wait()
+    totals = []
+    for pid in pids:
+        (path,) = glob.glob(f"{out}/cg.{pid}")
+        totals.append(max(int(line.split()[1]) for line in open(path) if line.startswith(("summary:", "totals:"))))
+    return totals[0], totals[1]
 
 
 def main() -> None:
@@ -83,10 +102,9 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--tree", type=Path, default=ROOT)
     args = parser.parse_args()
-    parent_a, worker_a = instructions(args.tree, WARM)
-    parent_b, worker_b = instructions(args.tree, WARM + args.calls)
-    print(f"parent: {(parent_b - parent_a) / args.calls / 1000:.1f}k instructions per call")
-    print(f"worker: {(worker_b - worker_a) / args.calls / 1000:.1f}k instructions per call")
+    parent, worker = instructions(args.tree, args.calls)
+    print(f"parent: {parent / args.calls / 1000:.1f}k instructions per call")
+    print(f"worker: {worker / args.calls / 1000:.1f}k instructions per call")
 
 
 if __name__ == "__main__":

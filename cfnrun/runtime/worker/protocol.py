@@ -9,13 +9,39 @@ from __future__ import annotations
 
 import json
 import struct
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 FRAME_HEADER = struct.Struct(">I")
 # Exit status of a worker whose handler closed or replaced the request/reply channel's fd:
 # no reply can leave, so the parent explains the death by this status.
 EXIT_CHANNEL_LOST = 86
 _ENCODER = json.JSONEncoder(separators=(",", ":"))  # one instance: json.dumps(separators=...) builds one per call
+# What JSON's encoder makes of a sample of every kind of value, to check the shortcut below against.
+_SAMPLE = {"text": "é\n\u2028\"", "n": [0, -1, 2**70, 1.5, 1e300, float("inf"), None, True, False], "": {"1": []}, 2: 3.0}
+
+
+def _one_shot_encoder() -> Callable[[Any], str]:
+    """``_ENCODER.encode`` without the Python layers it runs per call (``encode``, ``iterencode``, their
+    closures): the C encoder it builds, built here with the same arguments (fresh markers per call, so
+    threads may share it). Checked once against ``_ENCODER`` itself; where it differs (or the interpreter
+    has no C encoder, or builds it otherwise), ``_ENCODER.encode``."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    escape = getattr(json.encoder, "c_encode_basestring_ascii", None)
+    if make is None or escape is None:
+        return _ENCODER.encode
+    default, key_separator, item_separator = _ENCODER.default, _ENCODER.key_separator, _ENCODER.item_separator
+
+    def encode(value: Any) -> str:
+        return "".join(make({}, default, escape, None, key_separator, item_separator, False, False, True)(value, 0))
+
+    try:
+        same = all(encode(sample) == _ENCODER.encode(sample) for sample in (_SAMPLE, "text", 1, None, [_SAMPLE]))
+    except Exception:  # noqa: B902 - an interpreter whose C encoder takes other arguments
+        same = False
+    return encode if same else _ENCODER.encode
+
+
+_encode = _one_shot_encoder()
 
 
 def _framed(body: bytes) -> bytes:
@@ -23,7 +49,7 @@ def _framed(body: bytes) -> bytes:
 
 
 def encode_json(value: Any) -> bytes:
-    return _ENCODER.encode(value).encode("utf-8")
+    return _encode(value).encode("utf-8")
 
 
 def encode_frame(message: Dict[str, Any]) -> bytes:
