@@ -11,14 +11,13 @@ wakeup of the worker (docs/performance.md, "Where the time goes").
 from __future__ import annotations
 
 import asyncio
-import json
 import select
 import socket
 from collections import deque
 from typing import Any, Deque, Dict, Optional, Union
 
 from cfnrun.runtime.fd_reads import read_ready
-from cfnrun.runtime.worker.protocol import FRAME_HEADER
+from cfnrun.runtime.worker.protocol import FRAME_HEADER, decode_frame
 
 Frame = Dict[str, Any]
 
@@ -116,7 +115,7 @@ class FrameChannel:
             end = header + size
             if len(inbox) < end:
                 return
-            frame = json.loads(inbox[header:end].decode("utf-8", "surrogatepass"))  # as json.loads decodes bytes, less its detect_encoding
+            frame = decode_frame(inbox[header:end])
             del inbox[:end]
             waiter = self._waiter
             if waiter is not None and not waiter.done():

@@ -37,3 +37,18 @@ def test_a_value_json_cannot_carry_fails_as_with_json_and_the_next_encodes(value
     with pytest.raises(type(expected.value), match=re.escape(str(expected.value))):
         protocol.encode_json(value)
     assert protocol.encode_json({"after": [1]}) == b'{"after":[1]}'  # nothing left behind by the failure
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b'{"id":1,"event":{"a":[1,2.5,null,"\xc3\xa9"]}}', b'{"a":1} ', b' {"a":1}', b'{"a":1}x', b'{"a":', b"[1]", b'{"a":NaN}', b""],
+)
+def test_a_frame_is_read_as_json_loads_reads_it(body: bytes) -> None:
+    def read(decode: Any) -> Any:
+        try:
+            return decode(body)
+        except ValueError as error:
+            return (type(error), str(error))
+
+    assert repr(read(protocol.decode_frame)) == repr(read(json.loads))
+    assert repr(read(lambda raw: protocol.decode_frame(bytearray(raw)))) == repr(read(json.loads))

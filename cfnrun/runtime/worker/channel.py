@@ -10,21 +10,33 @@ so after a call that printed nothing the parent does not read the pipe at all.
 from __future__ import annotations
 
 import io
-import json
 import os
 import socket
 import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .protocol import FRAME_HEADER
+from .protocol import FRAME_HEADER, decode_frame
 
 
 class ChannelDisabled(Exception):
     """This process is a fork of the worker: only the worker itself may use the channel."""
 
 
-def fd_identity(fd: int) -> Optional[Tuple[int, int]]:
-    """What an fd refers to (device, inode); None when it is closed."""
+# Where /proc shows an fd's target, a pipe or a socket is named by it ("pipe:[inode]"): one readlink, a quarter
+# of what an fstat costs in Python, is checked after every call.
+_PROC_FDS = sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd")
+_ANONYMOUS = ("pipe:[", "socket:[")
+
+
+def fd_identity(fd: int) -> Optional[Tuple[Any, ...]]:
+    """What an fd refers to: a pipe's or a socket's name where /proc shows it, else (device, inode); None when it is closed."""
+    if _PROC_FDS:
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return None
+        if target.startswith(_ANONYMOUS):
+            return (target,)
     try:
         status = os.fstat(fd)
     except OSError:
@@ -77,7 +89,7 @@ class Channel:
         body = self._requests.read(size)
         if len(body) < size:
             raise EOFError
-        return json.loads(body.decode("utf-8", "surrogatepass"))  # as json.loads decodes bytes, without its detect_encoding
+        return decode_frame(body)
 
     def waiting(self) -> bool:
         """Whether a request (or the start of one) has arrived and is not read yet; never blocks."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import struct
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Union
 
 FRAME_HEADER = struct.Struct(">I")
 # Exit status of a worker whose handler closed or replaced the request/reply channel's fd:
@@ -42,6 +42,25 @@ def _one_shot_encoder() -> Callable[[Any], str]:
 
 
 _encode = _one_shot_encoder()
+
+
+_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the decoder's scanner (C where the interpreter has it), as json.loads runs it
+
+
+def decode_frame(body: Union[bytes, bytearray]) -> Any:
+    """A frame's JSON (UTF-8 bytes), as ``json.loads`` reads it: without its search for the text's encoding and its
+    two whitespace matches, which a frame (one JSON object, from ``encode_frame`` or ``encode_call``) never needs.
+    Anything else (leading or trailing text, bad JSON) goes to ``json.loads``, which reads or rejects it as ever."""
+    text = body.decode("utf-8", "surrogatepass")  # json.loads decodes UTF-8 bytes so
+    if text[:1] == "{":
+        try:
+            value, end = _scan(text, 0)
+        except (ValueError, StopIteration):
+            pass
+        else:
+            if end == len(text):
+                return value
+    return json.loads(text)
 
 
 def _framed(body: bytes) -> bytes:
