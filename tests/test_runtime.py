@@ -207,6 +207,47 @@ def test_output_flood_is_bounded_and_does_not_leak_into_the_next_call() -> None:
     with_pool(body)
 
 
+@pytest.mark.parametrize("forked", [False, True], ids=["spawned", "forked"])
+def test_a_quiet_call_spares_the_log_pipe_read_and_every_call_gets_exactly_its_own_output(
+    monkeypatch: pytest.MonkeyPatch, forked: bool
+) -> None:
+    """The worker's reply says whether the log pipe still held output for the parent: after a call that wrote
+    nothing the pipe is not read at all; output written below Python's streams is still the call's own."""
+    reads = []
+    real_readv = os.readv
+
+    def counted_readv(fd: int, buffers: Any) -> int:
+        reads.append(fd)
+        return real_readv(fd, buffers)
+
+    monkeypatch.setattr(os, "readv", counted_readv)
+
+    async def body(pool: FunctionPool) -> None:
+        written = await pool.invoke({"do": "write_fds", "text": "first"}, 5)
+        assert written.logs == "first on fd 1\nfirst on fd 2\n"
+        for _ in range(3):
+            reads.clear()
+            quiet = await pool.invoke({"do": "event"}, 5)
+            assert (quiet.kind, quiet.logs, reads) == (OutcomeKind.RETURNED, "", [])
+        written = await pool.invoke({"do": "write_fds", "text": "second"}, 5)
+        assert written.logs == "second on fd 1\nsecond on fd 2\n"
+
+    with_pool(body, forked=forked)
+
+
+@pytest.mark.parametrize("do", ["buffered_stdout", "reconfigured_stdout"])
+def test_output_a_handlers_stream_holds_back_is_flushed_into_its_own_call(do: str) -> None:
+    """The worker skips flushing its own write-through streams, but not a stream the handler made or reconfigured."""
+
+    async def body(pool: FunctionPool) -> None:
+        held = await pool.invoke({"do": do, "text": "held back"}, 5)
+        assert (held.kind, held.logs) == (OutcomeKind.RETURNED, "held back\n")
+        after = await pool.invoke({"do": "print", "text": "next"}, 5)
+        assert after.logs == "next\n"
+
+    with_pool(body)
+
+
 def test_unserializable_result_is_a_marshal_error() -> None:
     async def body(pool: FunctionPool) -> None:
         outcome = await pool.invoke({"do": "set"}, 5)

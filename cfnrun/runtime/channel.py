@@ -2,22 +2,22 @@
 
 Requests and replies are length-prefixed JSON frames (see ``worker.encode_frame``) on one
 Unix socket pair. The event loop reads the socket directly and hands each complete reply
-to whoever awaits it, with no stream layer in between. ``receive`` first tries to read
-at once, since a fast handler has usually answered by the time ``send`` returns; then a
-warm call costs one write and one read and no trip through the event loop. A socket pair
+to whoever awaits it, with no stream layer in between. ``receive`` first looks whether the
+reply is there already (a fast handler sometimes has answered by the time ``send`` returns);
+then a warm call costs one write and one read and no trip through the event loop. A socket pair
 rather than two pipes: one fd for both directions, and on the development VM a cheaper
 wakeup of the worker (docs/performance.md, "Where the time goes").
 """
 from __future__ import annotations
 
 import asyncio
-import json
+import select
 import socket
 from collections import deque
 from typing import Any, Deque, Dict, Optional, Union
 
 from cfnrun.runtime.fd_reads import read_ready
-from cfnrun.runtime.worker.protocol import FRAME_HEADER
+from cfnrun.runtime.worker.protocol import FRAME_HEADER, decode_frame
 
 Frame = Dict[str, Any]
 
@@ -41,6 +41,9 @@ class FrameChannel:
         self._frames: Deque[Frame] = deque()
         self._waiter: Optional["asyncio.Future[Frame]"] = None
         self._loop.add_reader(self._fd, self._on_readable)
+        self._poll = select.poll() if hasattr(select, "poll") else None  # None: read and see
+        if self._poll is not None:
+            self._poll.register(self._fd, select.POLLIN)
 
     @property
     def closed(self) -> bool:
@@ -67,9 +70,10 @@ class FrameChannel:
 
     async def receive(self) -> Frame:
         """The next reply frame; raises ChannelClosed when the worker's end is gone."""
-        if not self._frames and self._sock is not None:
-            # A fast handler has often answered already: the kernel tends to run the woken
-            # worker on this CPU right away. Reading now saves a trip through the loop.
+        if not self._frames and self._sock is not None and (self._poll is None or self._poll.poll(0)):
+            # A fast handler may have answered already: the kernel sometimes runs the woken worker
+            # on this CPU right away. Reading now saves a trip through the loop; asking first (a
+            # poll, no read) keeps the usual case, no answer yet, free of a failed read's exception.
             self._on_readable()
         if self._frames:
             return self._frames.popleft()
@@ -111,7 +115,7 @@ class FrameChannel:
             end = header + size
             if len(inbox) < end:
                 return
-            frame = json.loads(inbox[header:end])
+            frame = decode_frame(inbox[header:end])
             del inbox[:end]
             waiter = self._waiter
             if waiter is not None and not waiter.done():

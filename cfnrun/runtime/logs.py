@@ -72,7 +72,9 @@ class LogPipe:
     The event loop reads it as output arrives, so a chatty handler never blocks on a
     full pipe; ``take`` first drains whatever is already in the pipe. Since a worker
     flushes its output before it replies, taking the logs right after a reply returns
-    exactly that invocation's output, with no extra round trip.
+    exactly that invocation's output, with no extra round trip. A reply that says the
+    pipe held nothing unread when it left (``unread``: 0) spares that read: what the call
+    wrote is already here. However a worker ends, ``drain_and_close`` reads every byte left.
     """
 
     CHUNK = 65536
@@ -98,9 +100,10 @@ class LogPipe:
         if self.tap is not None:
             self.tap(data)
 
-    def take(self) -> str:
-        """Everything written since the last ``take``."""
-        self._read(limit=self.CHUNKS_PER_WAKEUP * 4)
+    def take(self, read: bool = True) -> str:
+        """Everything written since the last ``take``; ``read``: False when the pipe is known to hold none of it."""
+        if read:
+            self._read(limit=self.CHUNKS_PER_WAKEUP * 4)
         if self._capture.empty:
             return ""
         capture, self._capture = self._capture, LogCapture()

@@ -114,17 +114,20 @@ class FunctionPool:
     ) -> InvocationOutcome:
         """One call on a warm worker (``event_json``: see ``WorkerProcess.invoke``)."""
         request_id = request_id or random_uuid()
-        started = time.perf_counter()
-        try:
-            worker = await self._acquire()
-        except WorkerInitError as error:
-            return InvocationOutcome(
-                OutcomeKind.INIT_ERROR,
-                request_id,
-                (time.perf_counter() - started) * 1000.0,
-                logs=error.logs,
-                error=error.error,
-            )
+        # The warm path, without a coroutine of its own: an idle worker, and no caller queued before this one.
+        worker = self._take_idle() if not self._queued and not self._closed else None
+        if worker is None:
+            started = time.perf_counter()
+            try:
+                worker = await self._acquire()
+            except WorkerInitError as error:
+                return InvocationOutcome(
+                    OutcomeKind.INIT_ERROR,
+                    request_id,
+                    (time.perf_counter() - started) * 1000.0,
+                    logs=error.logs,
+                    error=error.error,
+                )
         outcome = await worker.invoke(event, timeout_s, request_id, event_json)
         self._release(worker)
         return outcome
@@ -186,11 +189,7 @@ class FunctionPool:
     # -- internals ---------------------------------------------------------------
 
     async def _acquire(self) -> WorkerProcess:
-        if not self._queued and not self._closed:
-            # The warm path: no caller queued before this one can be overtaken.
-            worker = self._take_idle()
-            if worker is not None:
-                return worker
+        """A worker for a caller that found none idle (``invoke`` takes an idle one itself) or queued behind others."""
         self._queued += 1
         try:
             while True:

@@ -146,6 +146,7 @@ class WorkerProcess:
         self._teardown: Optional["asyncio.Future[None]"] = None
         self._loop = asyncio.get_running_loop()
         self._memory = MemoryWatch.of(self._loop) if spec.memory_limit else None  # looked up once, not per call
+        self._on_memory = self._out_of_memory  # bound once, not per call
         self.log_stream_name = specs.new_log_stream_name()
         self._logs = logs
         self.generation = 0
@@ -265,19 +266,16 @@ class WorkerProcess:
             event_json if event_json is not None else protocol.encode_json(event),
         )
 
-        def elapsed() -> float:
-            return (time.perf_counter() - started) * 1000.0
-
         self._cut_at(self._loop.time() + timeout_s)
         memory = self._memory
         if memory is not None:
-            memory.watch(self.pid, self.spec.memory_mb, self._out_of_memory)
+            memory.watch(self.pid, self.spec.memory_mb, self._on_memory)
         self._logs.tap = OUTPUT_TAP.get()
         try:
             self._channel.send(frame)
             reply = await self._channel.receive()
         except ChannelClosed:
-            duration = elapsed()
+            duration = (time.perf_counter() - started) * 1000.0
             if self._memory_peak_kib is not None:
                 await self.kill()
                 return InvocationOutcome(
@@ -314,8 +312,9 @@ class WorkerProcess:
             self._deadline = None
             if memory is not None:
                 memory.unwatch(self.pid)
-        duration = elapsed()
-        logs = self._logs.take()  # the worker flushed its output before replying
+        duration = (time.perf_counter() - started) * 1000.0
+        # The worker flushed its output before replying and said how much of it the pipe still held.
+        logs = self._logs.take(read=reply.get("unread") != 0)
         if reply.get("unusable"):  # the handler broke the worker's fds; it is leaving
             await self.kill()
             logs += self._logs.take()

@@ -1,9 +1,11 @@
-"""The worker's end of the request socket: whether a request is waiting, asked without blocking."""
+"""The worker's end of the request socket: whether a request is waiting, asked without blocking; its fds told apart."""
 from __future__ import annotations
 
+import os
 import socket
+import sys
 
-from cfnrun.runtime.worker.channel import Channel
+from cfnrun.runtime.worker.channel import Channel, fd_identity
 from cfnrun.runtime.worker.protocol import encode_frame
 
 
@@ -23,3 +25,30 @@ def test_waiting_says_whether_a_request_arrived_without_blocking_or_losing_it() 
         assert worker_end.getblocking()  # reads block again as before
     finally:
         worker_end.close()
+
+
+def test_an_fd_replaced_by_another_pipe_or_socket_or_closed_is_told_apart() -> None:
+    """``fd_identity``, checked on the worker's fds after every call: a pipe or a socket by its /proc name where there is one."""
+    first_read, first_write = os.pipe()
+    other_read, other_write = os.pipe()
+    left, right = socket.socketpair()
+    fd = os.dup(first_write)
+    try:
+        was = fd_identity(fd)
+        assert was == fd_identity(first_write) and was is not None  # the same pipe through another fd
+        if sys.platform.startswith("linux"):
+            assert was == (f"pipe:[{os.fstat(fd).st_ino}]",)  # read off /proc: no fstat per call
+        os.dup2(other_write, fd)
+        assert fd_identity(fd) not in (was, None)  # another pipe in its place
+        os.dup2(left.fileno(), fd)
+        assert fd_identity(fd) not in (was, None, fd_identity(right.fileno()))  # a socket, not its peer
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), fd)
+            assert fd_identity(fd) not in (was, None)  # a file: by (device, inode)
+        os.close(fd)
+        assert fd_identity(fd) is None
+    finally:
+        for end in (first_read, first_write, other_read, other_write):
+            os.close(end)
+        left.close()
+        right.close()

@@ -1,15 +1,15 @@
 """The worker's loop: one request frame in, the handler called once, one reply frame out.
 
 The worker flushes its output before it replies, so whatever the log pipe holds when the
-reply arrives belongs to that call. Only the worker process itself answers: a child forked by
-the handler exits when it returns from the handler. A handler that broke fds 1/2 or the
+reply arrives belongs to that call; the reply says how much of it the parent has still to read.
+Only the worker process itself answers: a child forked by the handler exits when it returns
+from the handler. A handler that broke fds 1/2 or the
 channel retires its worker.
 """
 from __future__ import annotations
 
 import os
-import sys
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .botocore_sessions import prepare_sessions, share_registration_work
 from .channel import Channel, LogFds
@@ -43,7 +43,7 @@ class Worker:
                 request = self.channel.read_frame()
             except (EOFError, ConnectionError):
                 return
-            reply = self.invoke(request)
+            kind, body = self.call(request)
             if not self.channel.usable():
                 if os.getpid() != self.channel.owner:
                     os._exit(0)  # a forked child returned from the handler: it has nobody to answer
@@ -52,19 +52,19 @@ class Worker:
             if broken:
                 self.channel.write_frame(encode_frame(_unusable_reply(request["id"], broken)))
                 return
-            self.channel.write_frame(reply)
+            # Asked last, so that 0 means the parent has already read all the call wrote.
+            self.channel.write_frame(encode_reply(request["id"], kind, body, self.host.fired_faults(), self.log_fds.unread()))
 
-    def invoke(self, request: Dict[str, Any]) -> bytes:
-        """Run the handler once; the encoded reply frame, ready to send."""
+    def call(self, request: Dict[str, Any]) -> Tuple[str, bytes]:
+        """Run the handler once: its reply's kind and encoded body (``HandlerHost.call``), its output in the pipe."""
         context = LambdaContext(self.identity, request["request_id"], request["deadline_ms"])
         if self.before_call is not None:
             self.before_call()
         if not self.sessions_share_work:  # the provider may import botocore at load or on a later call
             self.sessions_share_work = share_registration_work()
         kind, body = self.host.call(request["event"], context)
-        sys.stdout.flush()  # all of this call's output is in the log pipe before the reply leaves
-        sys.stderr.flush()
-        return encode_reply(request["id"], kind, body, self.host.fired_faults())
+        self.log_fds.flush()  # all of this call's output is in the log pipe before the reply leaves
+        return kind, body
 
 
 def _unusable_reply(invocation_id: int, broken: List[str]) -> Dict[str, Any]:

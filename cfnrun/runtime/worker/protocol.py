@@ -9,13 +9,58 @@ from __future__ import annotations
 
 import json
 import struct
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Union
 
 FRAME_HEADER = struct.Struct(">I")
 # Exit status of a worker whose handler closed or replaced the request/reply channel's fd:
 # no reply can leave, so the parent explains the death by this status.
 EXIT_CHANNEL_LOST = 86
 _ENCODER = json.JSONEncoder(separators=(",", ":"))  # one instance: json.dumps(separators=...) builds one per call
+# What JSON's encoder makes of a sample of every kind of value, to check the shortcut below against.
+_SAMPLE = {"text": "é\n\u2028\"", "n": [0, -1, 2**70, 1.5, 1e300, float("inf"), None, True, False], "": {"1": []}, 2: 3.0}
+
+
+def _one_shot_encoder() -> Callable[[Any], str]:
+    """``_ENCODER.encode`` without the Python layers it runs per call (``encode``, ``iterencode``, their
+    closures): the C encoder it builds, built here with the same arguments (fresh markers per call, so
+    threads may share it). Checked once against ``_ENCODER`` itself; where it differs (or the interpreter
+    has no C encoder, or builds it otherwise), ``_ENCODER.encode``."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    escape = getattr(json.encoder, "c_encode_basestring_ascii", None)
+    if make is None or escape is None:
+        return _ENCODER.encode
+    default, key_separator, item_separator = _ENCODER.default, _ENCODER.key_separator, _ENCODER.item_separator
+
+    def encode(value: Any) -> str:
+        return "".join(make({}, default, escape, None, key_separator, item_separator, False, False, True)(value, 0))
+
+    try:
+        same = all(encode(sample) == _ENCODER.encode(sample) for sample in (_SAMPLE, "text", 1, None, [_SAMPLE]))
+    except Exception:  # noqa: B902 - an interpreter whose C encoder takes other arguments
+        same = False
+    return encode if same else _ENCODER.encode
+
+
+_encode = _one_shot_encoder()
+
+
+_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the decoder's scanner (C where the interpreter has it), as json.loads runs it
+
+
+def decode_frame(body: Union[bytes, bytearray]) -> Any:
+    """A frame's JSON (UTF-8 bytes), as ``json.loads`` reads it: without its search for the text's encoding and its
+    two whitespace matches, which a frame (one JSON object, from ``encode_frame`` or ``encode_call``) never needs.
+    Anything else (leading or trailing text, bad JSON) goes to ``json.loads``, which reads or rejects it as ever."""
+    text = body.decode("utf-8", "surrogatepass")  # json.loads decodes UTF-8 bytes so
+    if text[:1] == "{":
+        try:
+            value, end = _scan(text, 0)
+        except (ValueError, StopIteration):
+            pass
+        else:
+            if end == len(text):
+                return value
+    return json.loads(text)
 
 
 def _framed(body: bytes) -> bytes:
@@ -23,7 +68,7 @@ def _framed(body: bytes) -> bytes:
 
 
 def encode_json(value: Any) -> bytes:
-    return _ENCODER.encode(value).encode("utf-8")
+    return _encode(value).encode("utf-8")
 
 
 def encode_frame(message: Dict[str, Any]) -> bytes:
@@ -36,7 +81,15 @@ def encode_call(invocation_id: int, request_id: str, deadline_ms: int, event_jso
     return _framed(head.encode("utf-8") + event_json + b"}")
 
 
-def encode_reply(invocation_id: int, kind: str, body: bytes, faults: Optional[List[Dict[str, Any]]] = None) -> bytes:
-    """A call's reply frame, with the already encoded result or error spliced in (and the faults injected into it)."""
+def encode_reply(
+    invocation_id: int, kind: str, body: bytes, faults: Optional[List[Dict[str, Any]]] = None, unread: Optional[int] = None
+) -> bytes:
+    """A call's reply frame, with the already encoded result or error spliced in (and the faults injected into it).
+
+    ``unread``: the bytes of output the log pipe still held for the parent when the reply left (None: not known);
+    the parent reads the pipe before taking the call's output unless that is 0.
+    """
     extra = f'"faults":{_ENCODER.encode(faults)},' if faults else ""
+    if unread is not None:
+        extra += f'"unread":{unread},'
     return _framed(f'{{"type":"{kind}","id":{invocation_id},{extra}"{kind}":'.encode("utf-8") + body + b"}")
