@@ -213,7 +213,8 @@ class LambdaService:
         else:
             assert outcome is not None
             body, headers = function_payload(outcome)
-        headers.update({"X-Amz-Executed-Version": "$LATEST", "x-amzn-RequestId": call.request_id})
+        headers["X-Amz-Executed-Version"] = "$LATEST"
+        headers["x-amzn-RequestId"] = call.request_id
         if outcome is not None and request.headers.get("X-Amz-Log-Type") == "Tail":
             headers["X-Amz-Log-Result"] = tail_log(outcome, function.spec.memory_mb)
         return web.Response(body=body, headers=headers, content_type="application/json")
@@ -222,15 +223,18 @@ class LambdaService:
 
     async def _read_payload(self, request: web.Request) -> Tuple[Any, Optional[bytes]]:
         """The payload, and the body itself when the worker can take it as it is (ASCII JSON)."""
-        try:
-            if request.content.is_eof():  # the usual case: the body came with the headers
-                body = await request.read()
-            else:
+        content = request.content
+        if content.is_eof():  # the usual case: the whole body is in, taken as it is (no read loop, no copy to a bytearray)
+            body = content.read_nowait()
+            if len(body) > MAX_PAYLOAD_BYTES:  # as the application's client_max_size has request.read() refuse it
+                raise service_errors.too_large(MAX_PAYLOAD_BYTES)
+        else:
+            try:
                 body = await _within(request.read(), self.limits.body_timeout_s)
-        except web.HTTPRequestEntityTooLarge:
-            raise service_errors.too_large(MAX_PAYLOAD_BYTES) from None
-        except asyncio.TimeoutError:
-            raise service_errors.body_timeout(self.limits.body_timeout_s) from None
+            except web.HTTPRequestEntityTooLarge:
+                raise service_errors.too_large(MAX_PAYLOAD_BYTES) from None
+            except asyncio.TimeoutError:
+                raise service_errors.body_timeout(self.limits.body_timeout_s) from None
         if not body or body.isspace():
             return {}, None
         try:

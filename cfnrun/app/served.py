@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import operator
 from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from cfnrun.model.budgets import Budget, Budgets
@@ -267,7 +268,7 @@ def _test_entrypoint(project: Project) -> Tuple[str, ...]:
 
 def _same(before: Tuple[Any, ...], now: Tuple[Any, ...]) -> bool:
     """The same objects, in the same order (identity: a project reloaded from unchanged files is a new object)."""
-    return len(before) == len(now) and all(a is b for a, b in zip(before, now))
+    return len(before) == len(now) and all(map(operator.is_, before, now))  # map: no generator's frame per call
 
 
 def check_unique(providers: Sequence[Project], templates: Sequence[FunctionTemplate]) -> None:
