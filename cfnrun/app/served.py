@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import operator
-from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.action import Action
@@ -216,18 +216,19 @@ class Served:
             limit = self._limits[key] = self.budgets.call(action, function.spec.timeout_s)
         return limit
 
-    async def invoke(
+    def invoke(
         self, function: ServedFunction, event: Any, action: Optional[Action] = None, request_id: Optional[str] = None,
         event_json: Optional[bytes] = None, within: Optional[Budget] = None,
-    ) -> InvocationOutcome:
+    ) -> Awaitable[InvocationOutcome]:
         """Call ``function`` with ``event`` on its warm pool, cut at its ``limit``: the Invoke API's calls and the stack engine's alike.
 
         ``within``: a tighter limit the caller waits no longer than (a Lambda hook's 30 s), when it is tighter.
+        The pool's call itself, to await (not a coroutine of its own: one frame less each time the call resumes).
         """
         seconds = self.limit(function, action).seconds
         if within is not None:
             seconds = min(seconds, within.seconds)
-        return await function.pool().invoke(event, seconds, request_id, event_json)
+        return function.pool().invoke(event, seconds, request_id, event_json)
 
     # -- life --------------------------------------------------------------------------------------
 
