@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, List, Optional, Set
+from json import encoder as json_encoder
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
 
 from cfnrun.events.masking import WriteOnlyMasking
 from cfnrun.model.schema import ResourceSchema
@@ -91,8 +93,29 @@ class Masker(WriteOnlyMasking):
 _PLAIN = json.JSONEncoder(default=str, sort_keys=True, check_circular=False)  # one instance: json.dumps with options builds an encoder per call
 
 
+def _c_encoder() -> Optional[Callable[[Any, int], Sequence[str]]]:
+    """CPython's C encoder with ``_PLAIN``'s settings, made once (``JSONEncoder.encode`` makes one per text, in Python:
+    two per recorded call), as ``JSONEncoder.iterencode`` makes it; None where there is none or it writes otherwise."""
+    make = getattr(json_encoder, "c_make_encoder", None)
+    if make is None:
+        return None
+    try:
+        encoder: Callable[[Any, int], Sequence[str]] = make(None, str, json_encoder.encode_basestring_ascii, None, ": ", ", ", True, False, True)
+        sample = {"b": [1, 2.5, None, True, "é\n\"", {"z": {}, "a": []}], "a": 1e300 * 10, "c": float("nan"), "d": Path("/x")}
+        if "".join(encoder(sample, 0)) != _PLAIN.encode(sample):
+            return None
+    except (TypeError, ValueError):  # another Python's signature
+        return None
+    return encoder
+
+
+_C_PLAIN = _c_encoder()
+
+
 def plain_json(value: Any) -> str:
     """The JSON text of a record before masking: keys sorted, what JSON cannot say as its ``str``."""
+    if _C_PLAIN is not None:
+        return "".join(_C_PLAIN(value, 0))
     return _PLAIN.encode(value)
 
 

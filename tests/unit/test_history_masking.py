@@ -39,3 +39,23 @@ def test_a_masker_that_learned_nothing_leaves_text_as_it_is() -> None:
     masker.learn([None, {"Title": "t"}], [None, "not json", {"accessKeyId": None}])
     text = plain_json({"logs": "pass", "n": 1})
     assert masker.masked_text(text) is text
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"event": "invocation", "n": 1, "durationMs": 1.25, "logs": "é\u2028\x1b[31m\"quoted\"\n", "progressEvent": {"status": "SUCCESS"}},
+        {"z": [1, -0.0, 1e-7, 1e300 * 10, float("nan"), None, True], "a": {"b": (1, 2), "a": []}},
+        {"path": Path("/x"), "set": {1}},  # what JSON cannot say: its str
+        "a string alone",
+        [],
+    ],
+)
+def test_a_records_json_text_is_what_the_json_module_writes_with_keys_sorted(value: Any) -> None:
+    assert plain_json(value) == json.JSONEncoder(default=str, sort_keys=True).encode(value)
+    assert plain_json(value) == json.dumps(value, default=str, sort_keys=True)
+
+
+def test_keys_json_cannot_sort_are_refused_as_the_json_module_refuses_them() -> None:
+    with pytest.raises(TypeError):
+        plain_json({1: "a", "b": 2})
