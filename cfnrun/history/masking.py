@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import json
-from json import encoder as json_encoder
-from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
+from typing import Any, Dict, Iterable, List, Optional, Set
 
 from cfnrun.events.masking import WriteOnlyMasking
+from cfnrun.model.json_text import JsonWriter
 from cfnrun.model.schema import ResourceSchema
 
 CREDENTIAL_KEYS = ("callerCredentials", "providerCredentials", "credentials")
@@ -90,33 +89,12 @@ class Masker(WriteOnlyMasking):
         return self._escaped
 
 
-_PLAIN = json.JSONEncoder(default=str, sort_keys=True, check_circular=False)  # one instance: json.dumps with options builds an encoder per call
-
-
-def _c_encoder() -> Optional[Callable[[Any, int], Sequence[str]]]:
-    """CPython's C encoder with ``_PLAIN``'s settings, made once (``JSONEncoder.encode`` makes one per text, in Python:
-    two per recorded call), as ``JSONEncoder.iterencode`` makes it; None where there is none or it writes otherwise."""
-    make = getattr(json_encoder, "c_make_encoder", None)
-    if make is None:
-        return None
-    try:
-        encoder: Callable[[Any, int], Sequence[str]] = make(None, str, json_encoder.encode_basestring_ascii, None, ": ", ", ", True, False, True)
-        sample = {"b": [1, 2.5, None, True, "é\n\"", {"z": {}, "a": []}], "a": 1e300 * 10, "c": float("nan"), "d": Path("/x")}
-        if "".join(encoder(sample, 0)) != _PLAIN.encode(sample):
-            return None
-    except (TypeError, ValueError):  # another Python's signature
-        return None
-    return encoder
-
-
-_C_PLAIN = _c_encoder()
+_PLAIN = JsonWriter(sort_keys=True, default=str)  # one encoder for every record
 
 
 def plain_json(value: Any) -> str:
     """The JSON text of a record before masking: keys sorted, what JSON cannot say as its ``str``."""
-    if _C_PLAIN is not None:
-        return "".join(_C_PLAIN(value, 0))
-    return _PLAIN.encode(value)
+    return _PLAIN.text(value)
 
 
 def _json_object(text: str) -> Any:
