@@ -114,6 +114,9 @@ class Console:
             f"{stamp} {function}{' ' + action if action else ''} → "
             f"{self._paint('ok' if good else 'fail', status)} {outcome.duration_ms:.1f} ms [{short_id}]"
         )
+        if not (outcome.logs or outcome.faults or notes or outcome.error is not None):  # the usual call: its head line alone
+            self._write(head)
+            return
         lines = [head]
         if outcome.kind is not OutcomeKind.RETURNED and outcome.error_message:
             lines.append(f"    {short_id} ! {printable(outcome.error_message)}")
