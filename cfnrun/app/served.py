@@ -34,6 +34,7 @@ from cfnrun.runtime.registry import Adopt, FunctionRegistry, ServedFunction
 from cfnrun.runtime.spec import RuntimeSettings
 
 Warming = Dict[str, "asyncio.Task[Optional[WorkerInitError]]"]
+_PROJECT = operator.attrgetter("project")  # a registry's project as it is now
 MAX_NAMES_REMEMBERED = 256  # names looked up and remembered, at most (a client may call any number of unknown names)
 
 
@@ -175,7 +176,7 @@ class Served:
 
     def _served_now(self) -> Tuple[Any, ...]:
         """What a name's lookup depends on: every registry and the project it serves now."""
-        return (*self.providers, *self.templates, *(registry.project for registry in self.providers), *(registry.project for registry in self.templates))
+        return (*self.providers, *self.templates, *map(_PROJECT, self.providers), *map(_PROJECT, self.templates))  # map: no generator's frame per call
 
     def _find(self, name: str) -> ServedFunction:
         bare = called_name(name)
