@@ -1,9 +1,10 @@
 """Observers that write what an operation did into the history store."""
 from __future__ import annotations
 
+import functools
 import sqlite3
 import time
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from cfnrun.contract.violations import Violation
 from cfnrun.events.encoding import Record, encode, encode_invocation
@@ -103,16 +104,6 @@ def _same_budget(kept: Budget, given: Budget) -> bool:
     return kept is given or kept == given
 
 
-class _Answered(NamedTuple):
-    function: str
-    action: Action
-    call: SeenCall
-    outcome: InvocationOutcome
-    violations: List[Violation]
-    budgets: Tuple[Budget, Budget]
-    at: float  # when serve answered it
-
-
 class _Open:
     def __init__(self, operation_id: int, started: float) -> None:
         self.operation_id, self.started, self.invocations = operation_id, started, 1
@@ -141,11 +132,13 @@ class CallRecorder:
         then: Optional[Then] = None,
     ) -> None:
         """Hand the call to the history's writer; ``then`` runs on the event loop once it is recorded."""
-        answered = _Answered(function, action, call, outcome, violations, budgets, time.time())
-        self.writer.write(lambda: self._record(answered), then)
+        # A partial, not a record of the call and a lambda: nothing made in Python on the event loop for each call.
+        self.writer.write(functools.partial(self._record, function, action, call, outcome, violations, budgets, time.time()), then)
 
-    def _record(self, answered: "_Answered") -> None:
-        function, action, call, outcome, violations, budgets, now = answered
+    def _record(
+        self, function: str, action: Action, call: SeenCall, outcome: InvocationOutcome, violations: List[Violation],
+        budgets: Tuple[Budget, Budget], now: float,  # when serve answered it
+    ) -> None:
         masker = Masker(self.schema())
         masker.learn(call.models, call.credentials)
         progress: Optional[ProgressEvent] = None
