@@ -105,7 +105,9 @@ class Console:
 
     def call(self, function: str, action: Optional[str], outcome: InvocationOutcome, notes: Sequence[str] = ()) -> None:
         """One call: a head line, then the handler's output and the notes, control characters shown escaped."""
-        status = printable(call_status(outcome))
+        status = call_status(outcome)
+        if not status.isprintable():  # every character printable() escapes is a control character, which isprintable() refuses
+            status = printable(status)
         first = (status.split() or [""])[0]  # a status may be empty (an answer's own "status": "")
         good = first in ("SUCCESS", "IN_PROGRESS", "returned") or first.lower() == "success"  # a macro answers "success"
         short_id = outcome.request_id[:8]

@@ -35,3 +35,9 @@ def test_a_call_that_failed_says_why_under_its_head() -> None:
     printed = _printed((crashed, []), (failed, [])).splitlines()
     assert printed[0].endswith("→ crashed 3.0 ms [01234567]") and printed[1] == "    01234567 ! exit 1"
     assert printed[2].endswith("→ FAILED NotFound 3.0 ms [01234567]") and len(printed) == 3
+
+
+def test_a_status_with_control_characters_is_shown_escaped_and_other_text_as_it_is() -> None:
+    odd = InvocationOutcome(OutcomeKind.RETURNED, "0123456789abcdef", 1.0, result={"status": "SUC\x1b[2J\x85CESS", "errorCode": "Ünïcode\u2028"})
+    printed = _printed((odd, []))
+    assert "→ SUC\\x1b[2J\\x85CESS Ünïcode\u2028 1.0 ms" in printed and "\x1b" not in printed and "\x85" not in printed
