@@ -2,9 +2,10 @@
 
 Usage: python bench/serve_instructions.py [--calls N] [--concurrency C] [--tree PATH] [--serve-arg ARG]...
 
-Each server runs under valgrind's callgrind with counting off; after a warm-up, counting is
-turned on (``callgrind_control -i on``) for N no-op LIST calls from C concurrent aiohttp clients,
-then dumped. ``cfnrun serve`` runs with its defaults (contract warn, history, reload) and
+Each server runs under valgrind's callgrind with counting off; after a warm-up (for serve: until
+its history database exists, then 100 calls more, so the import of its late parts is never
+counted), counting is turned on (``callgrind_control -i on``) for N no-op LIST calls from C
+concurrent aiohttp clients, then dumped. ``cfnrun serve`` runs with its defaults (contract warn, history, reload) and
 ``--workers 2``; only its main process is counted (every thread of it: the event loop, the
 history writer, the file watch), not the workers. The floor is bench/inprocess_server.py.
 ``--tree`` serves another checkout's cfnrun (its folder on PYTHONPATH), to compare two.
