@@ -2,9 +2,10 @@
 
 Usage: python bench/serve_instructions.py [--calls N] [--concurrency C] [--tree PATH] [--serve-arg ARG]...
 
-Each server runs under valgrind's callgrind with counting off; after a warm-up, counting is
-turned on (``callgrind_control -i on``) for N no-op LIST calls from C concurrent aiohttp clients,
-then dumped. ``cfnrun serve`` runs with its defaults (contract warn, history, reload) and
+Each server runs under valgrind's callgrind with counting off; after a warm-up (for serve: until
+its history database exists, then 100 calls more, so the import of its late parts is never
+counted), counting is turned on (``callgrind_control -i on``) for N no-op LIST calls from C
+concurrent aiohttp clients, then dumped. ``cfnrun serve`` runs with its defaults (contract warn, history, reload) and
 ``--workers 2``; only its main process is counted (every thread of it: the event loop, the
 history writer, the file watch), not the workers. The floor is bench/inprocess_server.py.
 ``--tree`` serves another checkout's cfnrun (its folder on PYTHONPATH), to compare two.
@@ -30,6 +31,7 @@ from benchlib import USER_ENV, free_port, private_copy
 from serve_overhead import NOOP, ROOT, wait_for_port
 
 INVOKE = "/2015-03-31/functions/TypeFunction/invocations"
+READY_S = 600.0  # how long serve's late parts may take to load under valgrind
 
 
 async def calls(url: str, count: int, concurrency: int) -> None:
@@ -47,8 +49,13 @@ async def calls(url: str, count: int, concurrency: int) -> None:
         await asyncio.gather(*(client(session) for _ in range(concurrency)))
 
 
-def counted(command: List[str], env: Dict[str, str], port: int, count: int, concurrency: int, cwd: Optional[Path] = None) -> Dict[str, int]:
-    """Instructions per call of the process ``command`` starts, by thread (callgrind's numbering) and in all."""
+def counted(
+    command: List[str], env: Dict[str, str], port: int, count: int, concurrency: int, cwd: Optional[Path] = None, ready: Optional[Path] = None,
+) -> Dict[str, int]:
+    """Instructions per call of the process ``command`` starts, by thread (callgrind's numbering) and in all.
+
+    ``ready``: a file the server writes once its late parts have loaded (serve's history database); counting starts
+    only after it exists and more calls have warmed what loaded with it, so their import is never counted."""
     out = tempfile.mkdtemp(prefix="cfnrun-callgrind-")
     valgrind = [
         "valgrind", "--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes", "--trace-children=no",
@@ -59,6 +66,11 @@ def counted(command: List[str], env: Dict[str, str], port: int, count: int, conc
         wait_for_port(port, process, timeout=600)
         url = f"http://127.0.0.1:{port}"
         asyncio.run(calls(url, 200, concurrency))  # warm: the workers' first calls, the late parts loaded
+        if ready is not None:
+            waited = time.monotonic()
+            while not ready.exists() and time.monotonic() - waited < READY_S:
+                asyncio.run(calls(url, concurrency, concurrency))
+            asyncio.run(calls(url, 100, concurrency))
         subprocess.run(["callgrind_control", "-i", "on", str(process.pid)], check=True, capture_output=True)
         asyncio.run(calls(url, count, concurrency))
         time.sleep(0.5)  # the history writer's last batch
@@ -89,7 +101,7 @@ def main() -> None:
     serve_command = [sys.executable, "-m", "cfnrun", "serve", str(project), "--port", str(port), "--workers", "2", "--log-level", "WARNING", *args.serve_arg]
     # Run from the tree: ``python -m`` puts the working folder ahead of PYTHONPATH, so from another checkout's
     # root serve would import that checkout's cfnrun.
-    served = counted(serve_command, env, port, args.calls, args.concurrency, cwd=args.tree.resolve())
+    served = counted(serve_command, env, port, args.calls, args.concurrency, cwd=args.tree.resolve(), ready=project / ".cfnrun" / "history.sqlite3")
     print(f"instructions per call, {args.calls} no-op calls from {args.concurrency} concurrent clients (valgrind callgrind)")
     print(f"  in-process floor:           {floor['all'] / 1000:8.0f}k")
     print(f"  cfnrun serve main process:  {served['all'] / 1000:8.0f}k  ({served['all'] / floor['all']:.1f}x; tree {args.tree})")

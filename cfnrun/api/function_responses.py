@@ -6,18 +6,20 @@ import json
 from datetime import datetime, timezone
 from typing import Any, Dict, Tuple
 
+from cfnrun.model.json_text import JsonWriter
 from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 
 TAIL_BYTES = 4096
 MAX_RESPONSE_BYTES = 6291556  # Lambda's synchronous response limit (6 MB)
 FUNCTION_ERROR = {"X-Amz-Function-Error": "Unhandled"}
+_ANSWER = JsonWriter()  # json.dumps's text, its encoder made once: every call's answer is written with it
 
 
 def function_payload(outcome: InvocationOutcome) -> Tuple[bytes, Dict[str, str]]:
     """The response body and headers; function errors carry ``X-Amz-Function-Error``."""
     if outcome.kind is OutcomeKind.RETURNED:
-        body = json.dumps(outcome.result).encode("utf-8")
+        body = _ANSWER.text(outcome.result).encode("utf-8")
         if len(body) <= MAX_RESPONSE_BYTES:
             return body, {}
         error = LambdaError(

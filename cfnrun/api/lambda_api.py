@@ -12,12 +12,14 @@ CreateFunction and the other function management operations are ``lambda_functio
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import re
 import sys
 import traceback
 from typing import Any, Awaitable, Callable, NamedTuple, Optional, Protocol, Tuple
 
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from cfnrun.api import service_errors
 from cfnrun.api.cloudcontrol import CloudControlApi
@@ -36,9 +38,12 @@ from cfnrun.runtime.registry import ServedFunction
 
 MAX_PAYLOAD_BYTES = 6 * 1024 * 1024
 INVOKE_PATH = "/2015-03-31/functions/{name}/invocations"
+# INVOKE_PATH as aiohttp's router matches it (a variable part is anything but "{", "}" and "/"), for ``LambdaService.requests``.
+_INVOKE_MATCH = re.compile(r"/2015-03-31/functions/(?P<name>[^{}/]+)/invocations")
 INVOCATION_TYPES = ("RequestResponse", "Event", "DryRun")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+ServerHandler = Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]  # what aiohttp's server calls with each request
 
 
 if sys.version_info >= (3, 11):
@@ -138,6 +143,27 @@ class LambdaService:
         app.router.add_route("*", "/{path:.*}", self.unknown)
         return app
 
+    def requests(self, routed: ServerHandler) -> ServerHandler:
+        """The handler of every request on serve's port: an Invoke call (POST on INVOKE_PATH) goes straight to the
+        Invoke API, through the same service errors middleware; every other request to ``routed``, the application's
+        own handler (``app()``'s router and middleware).
+
+        Every warm call is an Invoke, and the router's search, its match object and aiohttp's own middleware cost
+        about a tenth of what the bare HTTP layer costs per call (docs/performance.md). The name is read from the
+        path as the router reads it (``_invoked_name``); the answer is the handler's, byte for byte. A request that
+        asks ``Expect: 100-continue`` takes the routed way, whose answer to that is aiohttp's.
+        """
+
+        def requests(request: web.BaseRequest) -> Awaitable[web.StreamResponse]:  # not a coroutine of its own: one frame less each time a call resumes
+            if request.method == "POST" and hdrs.EXPECT not in request.headers:
+                name = _invoked_name(request.rel_url.path_safe)
+                if name is not None:
+                    assert isinstance(request, web.Request), "made by the application's request factory"
+                    return self._service_errors(request, functools.partial(self._invoke, name=name))
+            return routed(request)
+
+        return requests
+
     def refuse_new_calls(self) -> None:
         """From now on a new call (on a kept-alive connection) is answered "serve is stopping"."""
         self._stopping = True
@@ -162,9 +188,11 @@ class LambdaService:
         raise service_errors.unknown_operation(request.method, request.path)
 
     async def invoke(self, request: web.Request) -> web.StreamResponse:
+        return await self._invoke(request, request.match_info["name"])
+
+    async def _invoke(self, request: web.Request, name: str) -> web.StreamResponse:
         if request.method != "POST":
             raise service_errors.method_not_allowed(request.method, request.path)
-        name = request.match_info["name"]
         function = self.calls.function(name)
         invocation_type = request.headers.get("X-Amz-Invocation-Type", "RequestResponse")
         if invocation_type not in INVOCATION_TYPES:
@@ -185,7 +213,8 @@ class LambdaService:
         else:
             assert outcome is not None
             body, headers = function_payload(outcome)
-        headers.update({"X-Amz-Executed-Version": "$LATEST", "x-amzn-RequestId": call.request_id})
+        headers["X-Amz-Executed-Version"] = "$LATEST"
+        headers["x-amzn-RequestId"] = call.request_id
         if outcome is not None and request.headers.get("X-Amz-Log-Type") == "Tail":
             headers["X-Amz-Log-Result"] = tail_log(outcome, function.spec.memory_mb)
         return web.Response(body=body, headers=headers, content_type="application/json")
@@ -194,15 +223,18 @@ class LambdaService:
 
     async def _read_payload(self, request: web.Request) -> Tuple[Any, Optional[bytes]]:
         """The payload, and the body itself when the worker can take it as it is (ASCII JSON)."""
-        try:
-            if request.content.is_eof():  # the usual case: the body came with the headers
-                body = await request.read()
-            else:
+        content = request.content
+        if content.is_eof():  # the usual case: the whole body is in, taken as it is (no read loop, no copy to a bytearray)
+            body = content.read_nowait()
+            if len(body) > MAX_PAYLOAD_BYTES:  # as the application's client_max_size has request.read() refuse it
+                raise service_errors.too_large(MAX_PAYLOAD_BYTES)
+        else:
+            try:
                 body = await _within(request.read(), self.limits.body_timeout_s)
-        except web.HTTPRequestEntityTooLarge:
-            raise service_errors.too_large(MAX_PAYLOAD_BYTES) from None
-        except asyncio.TimeoutError:
-            raise service_errors.body_timeout(self.limits.body_timeout_s) from None
+            except web.HTTPRequestEntityTooLarge:
+                raise service_errors.too_large(MAX_PAYLOAD_BYTES) from None
+            except asyncio.TimeoutError:
+                raise service_errors.body_timeout(self.limits.body_timeout_s) from None
         if not body or body.isspace():
             return {}, None
         try:
@@ -230,23 +262,29 @@ class LambdaService:
     async def _service_errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         throttled = self.connections.request_started(request)
         try:
-            response = await self._answer(request, handler, throttled)
+            try:  # in this coroutine rather than one of its own: every frame between the loop and a call is resumed with it
+                if throttled:
+                    raise service_errors.throttled(self.limits.queue_wait_s)
+                response = await handler(request)
+            except service_errors.ServiceError as error:
+                response = await self._error_response(request, error)
+            except web.HTTPException:
+                raise
+            except Exception as error:  # noqa: B902 - never a bare 500 with a traceback
+                self.on_failure(f"cfnrun failed serving {request.method} {request.path}:\n{traceback.format_exc()}")
+                failure = service_errors.ServiceError(500, "ServiceException", f"cfnrun internal error: {type(error).__name__}")
+                response = await self._error_response(request, failure)
         finally:
             keep_alive = self.connections.request_finished(request)
         if not keep_alive and not response.prepared:
             response.force_close()  # says Connection: close: its client will not reuse it, so closing it loses nothing
         return response
 
-    async def _answer(self, request: web.Request, handler: Handler, throttled: bool) -> web.StreamResponse:
-        try:
-            if throttled:
-                raise service_errors.throttled(self.limits.queue_wait_s)
-            return await handler(request)
-        except service_errors.ServiceError as error:
-            return await self._error_response(request, error)
-        except web.HTTPException:
-            raise
-        except Exception as error:  # noqa: B902 - never a bare 500 with a traceback
-            self.on_failure(f"cfnrun failed serving {request.method} {request.path}:\n{traceback.format_exc()}")
-            failure = service_errors.ServiceError(500, "ServiceException", f"cfnrun internal error: {type(error).__name__}")
-            return await self._error_response(request, failure)
+
+def _invoked_name(path: str) -> Optional[str]:
+    """The function an Invoke call's path names, decoded as aiohttp's router decodes a variable part; None: no Invoke path."""
+    match = _INVOKE_MATCH.fullmatch(path)
+    if match is None:
+        return None
+    name = match.group("name")
+    return name.replace("%2F", "/").replace("%25", "%") if "%" in name else name

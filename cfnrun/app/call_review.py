@@ -35,27 +35,23 @@ def _failed_result(outcome: InvocationOutcome) -> Optional[Dict[str, Any]]:
     return result if "FAILED" in (result.get("status"), result.get("hookStatus")) else None
 
 
-def failed_call_notes(outcome: InvocationOutcome, command: str) -> List[str]:
-    """A FAILED answer's cause (the exception in the call's output) and what to do: serve's console line shows them."""
-    result = _failed_result(outcome)
-    if result is None:
-        return []
+def failed_call_notes(result: Dict[str, Any], logs: str, command: str) -> List[str]:
+    """A FAILED answer's (``_failed_result``) cause (the exception in the call's output ``logs``) and what to do: serve's
+    console line shows them."""
     message = str(result.get("message") or "")
-    cause = failure_cause(outcome.logs, message, command)
+    cause = failure_cause(logs, message, command)
     if cause is None:
         return []
     shown = cause.line and not (message and cause.line.split(": ", 1)[-1] in message)
     return ([f"cause: {cause.line}"] if shown else []) + ([f"hint: {cause.hint}"] if cause.hint else [])
 
 
-def failed_answer(outcome: InvocationOutcome) -> Optional[str]:
-    """A FAILED answer in one line, "FAILED Code: message", the raised exception standing in for an empty message."""
-    result = _failed_result(outcome)
-    if result is None:
-        return None
+def failed_answer(result: Dict[str, Any], logs: str) -> str:
+    """A FAILED answer (``_failed_result``) in one line, "FAILED Code: message", the raised exception (in the call's
+    output ``logs``) standing in for an empty message."""
     message = str(result.get("message") or "")
     if not message:
-        cause = failure_cause(outcome.logs)
+        cause = failure_cause(logs)
         message = f"(no message; the handler raised {cause.line})" if cause is not None and cause.line else "(no message)"
     return " ".join(["FAILED", str(result.get("errorCode") or ""), message[:200]]).replace("  ", " ")
 
@@ -104,12 +100,14 @@ class CallReview:
         for violation in violations or []:
             line = f"contract {'✗' if violation.is_error else '!'} [{violation.rule.id}]"
             (self.requests_seen if violation.rule in REQUEST_RULES else self.violations_seen)[line] += 1
-        failed = failed_answer(outcome)
+        failed = _failed_result(outcome)  # None for the usual answer: no FAILED line, no cause to look for
         if failed is not None and action is not None:
-            self.failures_seen[f"{action.value} → {failed}"] += 1
+            self.failures_seen[f"{action.value} → {failed_answer(failed, outcome.logs)}"] += 1
         hint = request_file_hint(call.payload)
-        notes = ([hint] if hint else []) + notes + [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations or []]
-        notes += failed_call_notes(outcome, "cfnrun serve")
+        if hint or violations:
+            notes = ([hint] if hint else []) + notes + [f"contract {'✗' if v.is_error else '!'} {v.line()}" for v in violations or []]
+        if failed is not None:
+            notes = notes + failed_call_notes(failed, outcome.logs, "cfnrun serve")
         history = self.histories.get(function.type_name) if function.type_name is not None else None
         console_line = functools.partial(self.console.call, function.name, action.value if action else None, outcome, notes)
         if history is not None and action is not None:

@@ -169,6 +169,8 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         keepalive_timeout=settings.connections.idle_timeout_s,
     )
     await runner.setup()
+    assert runner.server is not None
+    runner.server.request_handler = service.requests(runner.server.request_handler)  # Invoke calls skip the router
     site = GuardedTCPSite(runner, settings.host, settings.port, service.connections)
     try:
         await site.start()

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
+import operator
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.action import Action
@@ -33,6 +34,7 @@ from cfnrun.runtime.registry import Adopt, FunctionRegistry, ServedFunction
 from cfnrun.runtime.spec import RuntimeSettings
 
 Warming = Dict[str, "asyncio.Task[Optional[WorkerInitError]]"]
+_PROJECT = operator.attrgetter("project")  # a registry's project as it is now
 MAX_NAMES_REMEMBERED = 256  # names looked up and remembered, at most (a client may call any number of unknown names)
 
 
@@ -174,7 +176,7 @@ class Served:
 
     def _served_now(self) -> Tuple[Any, ...]:
         """What a name's lookup depends on: every registry and the project it serves now."""
-        return (*self.providers, *self.templates, *(registry.project for registry in self.providers), *(registry.project for registry in self.templates))
+        return (*self.providers, *self.templates, *map(_PROJECT, self.providers), *map(_PROJECT, self.templates))  # map: no generator's frame per call
 
     def _find(self, name: str) -> ServedFunction:
         bare = called_name(name)
@@ -215,18 +217,19 @@ class Served:
             limit = self._limits[key] = self.budgets.call(action, function.spec.timeout_s)
         return limit
 
-    async def invoke(
+    def invoke(
         self, function: ServedFunction, event: Any, action: Optional[Action] = None, request_id: Optional[str] = None,
         event_json: Optional[bytes] = None, within: Optional[Budget] = None,
-    ) -> InvocationOutcome:
+    ) -> Awaitable[InvocationOutcome]:
         """Call ``function`` with ``event`` on its warm pool, cut at its ``limit``: the Invoke API's calls and the stack engine's alike.
 
         ``within``: a tighter limit the caller waits no longer than (a Lambda hook's 30 s), when it is tighter.
+        The pool's call itself, to await (not a coroutine of its own: one frame less each time the call resumes).
         """
         seconds = self.limit(function, action).seconds
         if within is not None:
             seconds = min(seconds, within.seconds)
-        return await function.pool().invoke(event, seconds, request_id, event_json)
+        return function.pool().invoke(event, seconds, request_id, event_json)
 
     # -- life --------------------------------------------------------------------------------------
 
@@ -267,7 +270,7 @@ def _test_entrypoint(project: Project) -> Tuple[str, ...]:
 
 def _same(before: Tuple[Any, ...], now: Tuple[Any, ...]) -> bool:
     """The same objects, in the same order (identity: a project reloaded from unchanged files is a new object)."""
-    return len(before) == len(now) and all(a is b for a, b in zip(before, now))
+    return len(before) == len(now) and all(map(operator.is_, before, now))  # map: no generator's frame per call
 
 
 def check_unique(providers: Sequence[Project], templates: Sequence[FunctionTemplate]) -> None:

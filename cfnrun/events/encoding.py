@@ -82,16 +82,23 @@ def _invocation(event: InvocationCompleted, masking: Masking, progress_wire: Opt
         "event": "invocation",
         "n": event.number,
         "requestId": outcome.request_id,
-        "outcome": outcome.kind.value,
+        "outcome": outcome.kind._value_,  # not ``value``, a Python-level property: serve's history encodes a record per call
         "durationMs": round(outcome.duration_ms, DECIMALS),
         "elapsedSeconds": round(event.elapsed_s, DECIMALS),
         "logs": outcome.logs,
     }
     if progress is not None:
-        record["status"] = progress.status.value
+        record["status"] = progress.status._value_
         record["progressEvent"] = _progress_event(progress, masking, progress_wire)
-    optional = {"error": outcome.error_body, "problem": event.problem, "note": outcome.note}
-    record.update({key: value for key, value in optional.items() if value})
+    # Each only when it says something, in this order (one test each rather than a dict of them made and filtered per record).
+    if outcome.error is not None:
+        error = outcome.error_body
+        if error:
+            record["error"] = error
+    if event.problem:
+        record["problem"] = event.problem
+    if outcome.note:
+        record["note"] = outcome.note
     if outcome.timeout_s is not None:
         record["timeoutSeconds"] = outcome.timeout_s
     if outcome.faults:

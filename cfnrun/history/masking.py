@@ -5,6 +5,7 @@ import json
 from typing import Any, Dict, Iterable, List, Optional, Set
 
 from cfnrun.events.masking import WriteOnlyMasking
+from cfnrun.model.json_text import JsonWriter
 from cfnrun.model.schema import ResourceSchema
 
 CREDENTIAL_KEYS = ("callerCredentials", "providerCredentials", "credentials")
@@ -21,6 +22,7 @@ class Masker(WriteOnlyMasking):
     def __init__(self, schema: ResourceSchema) -> None:
         super().__init__(schema)
         self._secrets: Set[str] = set()
+        self._escaped: Optional[List[str]] = []  # the secrets as JSON text writes them, longest first; None: to be made again
 
     def learn(self, models: Iterable[Optional[Dict[str, Any]]], credentials: Iterable[Any] = ()) -> None:
         """Remember the writeOnly values of ``models`` and the fields of ``credentials`` as secrets."""
@@ -40,7 +42,10 @@ class Masker(WriteOnlyMasking):
             for item in value.values() if isinstance(value, dict) else value:
                 self._remember(item)
         elif value is not None and not isinstance(value, bool) and len(str(value)) >= MIN_SCRUBBED_LENGTH:
-            self._secrets.add(str(value))
+            text = str(value)
+            if text not in self._secrets:
+                self._secrets.add(text)
+                self._escaped = None
 
     def masked_pointers(self, *models: Optional[Dict[str, Any]]) -> List[str]:
         """The writeOnly properties that have a value in ``models``: masked, so a replay cannot send them."""
@@ -72,17 +77,24 @@ class Masker(WriteOnlyMasking):
 
     def masked_text(self, text: str) -> str:
         """``text`` (JSON, as ``plain_json`` writes it) with every known secret replaced by the mask."""
-        for secret in sorted(self._secrets, key=len, reverse=True):
-            text = text.replace(json.dumps(secret)[1:-1], SECRET_MASK)
+        for escaped in self._escaped_secrets():
+            text = text.replace(escaped, SECRET_MASK)
         return text
 
+    def _escaped_secrets(self) -> List[str]:
+        """The secrets as they appear in JSON text, longest first (a secret inside a longer one is masked with it):
+        worked out once per secret learned, not once per text masked."""
+        if self._escaped is None:
+            self._escaped = [json.dumps(secret)[1:-1] for secret in sorted(self._secrets, key=len, reverse=True)]
+        return self._escaped
 
-_PLAIN = json.JSONEncoder(default=str, sort_keys=True, check_circular=False)  # one instance: json.dumps with options builds an encoder per call
+
+_PLAIN = JsonWriter(sort_keys=True, default=str)  # one encoder for every record
 
 
 def plain_json(value: Any) -> str:
     """The JSON text of a record before masking: keys sorted, what JSON cannot say as its ``str``."""
-    return _PLAIN.encode(value)
+    return _PLAIN.text(value)
 
 
 def _json_object(text: str) -> Any:

@@ -1,9 +1,10 @@
 """Observers that write what an operation did into the history store."""
 from __future__ import annotations
 
+import functools
 import sqlite3
 import time
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from cfnrun.contract.violations import Violation
 from cfnrun.events.encoding import Record, encode, encode_invocation
@@ -91,19 +92,16 @@ PLAIN_ANSWER_KEYS = 4  # status, errorCode, message, nextToken: an answer with m
 
 def _plain_answer(result: Any) -> Optional[Tuple[Tuple[str, str], ...]]:
     """A resource handler's answer made of a few strings alone (a no-op's, a DELETE's, a FAILED's), as a key; else None."""
-    if isinstance(result, dict) and len(result) <= PLAIN_ANSWER_KEYS and all(type(value) is str for value in result.values()):
-        return tuple(result.items())
-    return None
+    if not isinstance(result, dict) or len(result) > PLAIN_ANSWER_KEYS:
+        return None
+    for value in result.values():  # a loop, not all() over a generator: every recorded call asks
+        if type(value) is not str:
+            return None
+    return tuple(result.items())
 
 
-class _Answered(NamedTuple):
-    function: str
-    action: Action
-    call: SeenCall
-    outcome: InvocationOutcome
-    violations: List[Violation]
-    budgets: Tuple[Budget, Budget]
-    at: float  # when serve answered it
+def _same_budget(kept: Budget, given: Budget) -> bool:
+    return kept is given or kept == given
 
 
 class _Open:
@@ -119,7 +117,7 @@ class CallRecorder:
         self.store, self.schema, self.type_name = writer.store, schema, type_name
         self.writer = writer
         self._open: Dict[Tuple[str, str, str], _Open] = {}  # the writer's thread alone reads and changes it
-        self._starts: Dict[Tuple[Action, str, str, Budget, Budget], str] = {}  # the writer's thread alone reads and changes it
+        self._starts: Dict[Tuple[Action, str, str], Tuple[Budget, Budget, str]] = {}  # the writer's thread alone reads and changes it
         # Answers of strings alone read before, with their wire form; the writer's thread alone reads and changes it.
         self._plain: Dict[Tuple[Tuple[str, str], ...], Tuple[ProgressEvent, Record]] = {}
 
@@ -134,11 +132,13 @@ class CallRecorder:
         then: Optional[Then] = None,
     ) -> None:
         """Hand the call to the history's writer; ``then`` runs on the event loop once it is recorded."""
-        answered = _Answered(function, action, call, outcome, violations, budgets, time.time())
-        self.writer.write(lambda: self._record(answered), then)
+        # A partial, not a record of the call and a lambda: nothing made in Python on the event loop for each call.
+        self.writer.write(functools.partial(self._record, function, action, call, outcome, violations, budgets, time.time()), then)
 
-    def _record(self, answered: "_Answered") -> None:
-        function, action, call, outcome, violations, budgets, now = answered
+    def _record(
+        self, function: str, action: Action, call: SeenCall, outcome: InvocationOutcome, violations: List[Violation],
+        budgets: Tuple[Budget, Budget], now: float,  # when serve answered it
+    ) -> None:
         masker = Masker(self.schema())
         masker.learn(call.models, call.credentials)
         progress: Optional[ProgressEvent] = None
@@ -154,26 +154,25 @@ class CallRecorder:
         ongoing = self._open.pop(key, None) if key else None  # type: ignore[arg-type]
         number = ongoing.invocations + 1 if ongoing else 1
         started = ongoing.started if ongoing else now - outcome.duration_ms / 1000.0
-        records: List[Record] = []
         events: List[str] = []
         if ongoing is None:
             entrypoint = "test" if call.test_event else "type"
             events.append(masker.masked_text(self._start_text(action, function, entrypoint, budgets, masker)))
-        records.append(encode_invocation(InvocationCompleted(number, outcome, progress, problem, now - started), masker, wire))
+        events.append(masker.dumps(encode_invocation(InvocationCompleted(number, outcome, progress, problem, now - started), masker, wire)))
         if violations:
-            records.append(encode(ContractChecked(number, [Violation(v.rule, v.message, v.pointer, number) for v in violations]), masker) or {})
-        status = progress.status.value if progress is not None else OperationStatus.FAILED.value
+            events.append(masker.dumps(encode(ContractChecked(number, [Violation(v.rule, v.message, v.pointer, number) for v in violations]), masker) or {}))
+        # ``_value_``: an Enum's ``value`` is a Python-level property, read per recorded call
+        status = progress.status._value_ if progress is not None else OperationStatus.FAILED._value_
         head = {
             "started_at": started,
             "type_name": self.type_name,
-            "action": action.value,
+            "action": action._value_,
             "function": function,
             "status": status,
             "error_code": progress.errorCode if progress is not None else outcome.error_type or "InvalidResponse",
             "invocations": number,
             "duration_s": now - started,
         }
-        events += [masker.dumps(r) for r in records]
         try:
             self.store.hold()
             if ongoing is None:
@@ -210,14 +209,16 @@ class CallRecorder:
 
     def _start_text(self, action: Action, function: str, entrypoint: str, budgets: Tuple[Budget, Budget], masker: Masker) -> str:
         """The start record's JSON text before masking: the same for every operation of one function, action, entrypoint and budgets."""
-        key = (action, function, entrypoint, *budgets)
-        text = self._starts.get(key)
-        if text is None:
+        key = (action, function, entrypoint)
+        kept = self._starts.get(key)
+        # The budgets are compared, not hashed with the key (a Budget's hash is a dataclass's, in Python); serve hands the
+        # same Budget objects call after call, so the comparison is mostly an identity.
+        if kept is None or not (_same_budget(kept[0], budgets[0]) and _same_budget(kept[1], budgets[1])):
             if len(self._starts) >= MAX_OPEN_OPERATIONS:
                 self._starts.clear()
             started = OperationStarted(action, self.type_name, function, entrypoint, budgets[0], budgets[1], False)
-            text = self._starts[key] = plain_json(encode(started, masker) or {})
-        return text
+            kept = self._starts[key] = (budgets[0], budgets[1], plain_json(encode(started, masker) or {}))
+        return kept[2]
 
     def close(self) -> None:
         self.writer.close()

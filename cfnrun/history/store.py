@@ -128,7 +128,7 @@ class HistoryStore:
                 "INSERT INTO operations (source, token, started_at, type_name, action, function, status, error_code,"
                 " invocations, duration_s, cfnrun_version, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    source, token, head.get("started_at", time.time()), head["type_name"], head["action"], head["function"],
+                    source, token, head["started_at"] if "started_at" in head else time.time(), head["type_name"], head["action"], head["function"],
                     head["status"], head.get("error_code"), head["invocations"], head["duration_s"], __version__,
                     request,
                 ),
@@ -196,7 +196,7 @@ class HistoryStore:
 
     def hold(self) -> None:
         """Keep one connection open for this thread's writes to come (serve records every call), until ``close``."""
-        if self._held is None:
+        if getattr(self._thread, "held", None) is None:  # every recorded call asks: no property on the way
             self._thread.held = self._connect(create=True)
 
     def close(self) -> None:

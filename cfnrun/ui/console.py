@@ -105,7 +105,9 @@ class Console:
 
     def call(self, function: str, action: Optional[str], outcome: InvocationOutcome, notes: Sequence[str] = ()) -> None:
         """One call: a head line, then the handler's output and the notes, control characters shown escaped."""
-        status = printable(call_status(outcome))
+        status = call_status(outcome)
+        if not status.isprintable():  # every character printable() escapes is a control character, which isprintable() refuses
+            status = printable(status)
         first = (status.split() or [""])[0]  # a status may be empty (an answer's own "status": "")
         good = first in ("SUCCESS", "IN_PROGRESS", "returned") or first.lower() == "success"  # a macro answers "success"
         short_id = outcome.request_id[:8]
@@ -114,6 +116,9 @@ class Console:
             f"{stamp} {function}{' ' + action if action else ''} → "
             f"{self._paint('ok' if good else 'fail', status)} {outcome.duration_ms:.1f} ms [{short_id}]"
         )
+        if not (outcome.logs or outcome.faults or notes or outcome.error is not None):  # the usual call: its head line alone
+            self._write(head)
+            return
         lines = [head]
         if outcome.kind is not OutcomeKind.RETURNED and outcome.error_message:
             lines.append(f"    {short_id} ! {printable(outcome.error_message)}")

@@ -76,3 +76,26 @@ def test_the_wire_form_of_an_answer_read_before_is_made_once_and_each_record_has
     assert len(made) == 2  # SUCCESS once, FAILED once
     invocations = [store.events(o.id)[-1] for o in reversed(store.operations())]
     assert [i["progressEvent"] for i in invocations] == answers
+
+
+def test_an_operation_started_under_other_budgets_records_them_and_the_same_budgets_again_share_one_start_text(tmp_path: Path) -> None:
+    shutil.copytree(NOOP, tmp_path / "noop", ignore=shutil.ignore_patterns(".cfnrun"))
+    project = load_project(tmp_path / "noop")
+    store = HistoryStore(project.root)
+    longer = (Budget(60.0, "the function's Timeout", BudgetKind.CONTRACT), BUDGETS[1])
+    equal = (Budget(30.0, "the function's Timeout", BudgetKind.CONTRACT), Budget(7200.0, "the schema", BudgetKind.CONTRACT, True))  # equal, not the same objects
+    sequence = [BUDGETS, longer, equal, BUDGETS]
+
+    async def main() -> CallRecorder:
+        recorder = CallRecorder(HistoryWriter(store), lambda: project.schema, project.type_name)
+        for number, budgets in enumerate(sequence):
+            outcome = InvocationOutcome(OutcomeKind.RETURNED, f"request-{number}", 1.0, result={"status": "SUCCESS"})
+            recorder.call("TypeFunction", Action.LIST, SeenCall.parse({"action": "LIST"}), outcome, [], budgets)
+        recorder.close()
+        return recorder
+
+    recorder = asyncio.run(main())
+    starts = [store.events(o.id)[0] for o in reversed(store.operations())]
+    assert [s["invocationBudget"]["seconds"] for s in starts] == [30.0, 60.0, 30.0, 30.0]
+    assert all(s["operationBudget"]["seconds"] == 7200.0 and s["event"] == "start" for s in starts)
+    assert len(recorder._starts) == 1  # one start text per function, action and entrypoint: the last budgets'

@@ -1,0 +1,61 @@
+"""The history's masker: every secret it learned is masked in every text, each secret escaped once, not once per text."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, List
+
+import pytest
+
+from cfnrun.history.masking import SECRET_MASK, Masker, plain_json
+from cfnrun.model.schema import ResourceSchema
+
+NOTE_SCHEMA = Path(__file__).resolve().parents[2] / "samples" / "note" / "cfnrun-sample-note.json"
+
+
+def test_each_secret_is_escaped_once_per_masker_and_one_learned_later_is_masked_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    masker = Masker(ResourceSchema.load(NOTE_SCHEMA))
+    masker.learn([{"Title": "t", "AccessPassword": 'pass"word\\1'}], [{"accessKeyId": "AKIDMARKER0002", "secretAccessKey": "secret-key-1"}])
+    escaped: List[Any] = []
+    dumps = json.dumps
+
+    def counted(value: Any, *args: Any, **kwargs: Any) -> str:
+        escaped.append(value)
+        return dumps(value, *args, **kwargs)
+
+    monkeypatch.setattr(json, "dumps", counted)
+    texts = [plain_json({"logs": f"{n}: pass\"word\\1 AKIDMARKER0002 secret-key-1 secret-key-12"}) for n in range(5)]
+    masked = [masker.masked_text(text) for text in texts]
+    assert sorted(escaped) == sorted(['pass"word\\1', "AKIDMARKER0002", "secret-key-1"])  # once each, for five texts
+    assert json.loads(masked[4]) == {"logs": f"4: {SECRET_MASK} {SECRET_MASK} {SECRET_MASK} {SECRET_MASK}2"}
+
+    masker.learn([], [{"sessionToken": "secret-key-12"}])  # longer than one it knows: masked whole, before the shorter one
+    assert json.loads(masker.masked_text(texts[0])) == {"logs": f"0: {SECRET_MASK} {SECRET_MASK} {SECRET_MASK} {SECRET_MASK}"}
+    assert len(escaped) == 7  # the four secrets escaped again, once
+
+
+def test_a_masker_that_learned_nothing_leaves_text_as_it_is() -> None:
+    masker = Masker(ResourceSchema.load(NOTE_SCHEMA))
+    masker.learn([None, {"Title": "t"}], [None, "not json", {"accessKeyId": None}])
+    text = plain_json({"logs": "pass", "n": 1})
+    assert masker.masked_text(text) is text
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"event": "invocation", "n": 1, "durationMs": 1.25, "logs": "é\u2028\x1b[31m\"quoted\"\n", "progressEvent": {"status": "SUCCESS"}},
+        {"z": [1, -0.0, 1e-7, 1e300 * 10, float("nan"), None, True], "a": {"b": (1, 2), "a": []}},
+        {"path": Path("/x"), "set": {1}},  # what JSON cannot say: its str
+        "a string alone",
+        [],
+    ],
+)
+def test_a_records_json_text_is_what_the_json_module_writes_with_keys_sorted(value: Any) -> None:
+    assert plain_json(value) == json.JSONEncoder(default=str, sort_keys=True).encode(value)
+    assert plain_json(value) == json.dumps(value, default=str, sort_keys=True)
+
+
+def test_keys_json_cannot_sort_are_refused_as_the_json_module_refuses_them() -> None:
+    with pytest.raises(TypeError):
+        plain_json({1: "a", "b": 2})
