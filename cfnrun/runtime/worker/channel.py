@@ -82,6 +82,11 @@ class Channel:
         """The next request; EOFError when the parent has closed its end."""
         if os.getpid() != self.owner:
             raise ChannelDisabled
+        return self.next_frame()
+
+    def next_frame(self) -> Dict[str, Any]:
+        """``read_frame`` without asking which process this is: for a caller that has just made sure (``usable``),
+        with no handler code run since. A call then asks the kernel for its process id once, not three times."""
         header = self._requests.read(FRAME_HEADER.size)
         if len(header) < FRAME_HEADER.size:
             raise EOFError
@@ -104,6 +109,10 @@ class Channel:
     def write_frame(self, frame: bytes) -> None:
         if os.getpid() != self.owner:
             raise ChannelDisabled
+        self.send(frame)
+
+    def send(self, frame: bytes) -> None:
+        """``write_frame`` for a caller that has just made sure this is the worker's own process (``usable``)."""
         self._sock.sendall(frame)
 
 
