@@ -7,15 +7,16 @@ A call younger than half a step is not read yet (most calls end before their fir
 ``VmHWM`` is the worker's lifetime peak, so a spike is still seen by a later, longer read).
 Lambda counts the runtime too, so the interpreter and the imported libraries count.
 Without ``/proc`` (macOS) nothing is measured.
+
+A worker joins the watch once, for its life (``add``); a call only marks it busy (``Watched.busy_since``)
+and makes sure the timer runs (``wake``), so the watch costs a call two attribute stores and a test.
 """
 from __future__ import annotations
 
 import asyncio
 import os
 import weakref
-from typing import Callable, Dict, Optional, Tuple
-
-Exceeded = Callable[[int], None]  # called once with the measured peak, in KiB
+from typing import Optional, Protocol
 
 _WATCHES: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, MemoryWatch]" = weakref.WeakKeyDictionary()
 
@@ -34,13 +35,29 @@ def peak_kib(pid: int) -> Optional[int]:
         return None
 
 
+class Watched(Protocol):
+    """A worker as the watch sees it."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def memory_limit_kib(self) -> int: ...
+
+    # The loop time its call in flight started at; None between calls.
+    busy_since: Optional[float]
+
+    def memory_exceeded(self, peak_kib: int) -> None:
+        """Its call is over the limit (``peak_kib`` measured); told once, after which it is no longer watched."""
+
+
 class MemoryWatch:
     INTERVAL_S = 0.02
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
-        self._watched: Dict[int, Tuple[int, Exceeded, float]] = {}  # pid -> (limit KiB, exceeded, since)
-        self._timer: Optional[asyncio.TimerHandle] = None
+        self._watched: "weakref.WeakSet[Watched]" = weakref.WeakSet()  # a worker dropped unseen leaves by itself
+        self.timer: Optional[asyncio.TimerHandle] = None  # None: asleep until a call wakes it
 
     @classmethod
     def of(cls, loop: asyncio.AbstractEventLoop) -> "MemoryWatch":
@@ -49,23 +66,32 @@ class MemoryWatch:
             watch = _WATCHES[loop] = cls(loop)
         return watch
 
-    def watch(self, pid: int, limit_mb: int, exceeded: Exceeded) -> None:
-        self._watched[pid] = (limit_mb * 1024, exceeded, self._loop.time())
-        if self._timer is None:
-            self._timer = self._loop.call_later(self.INTERVAL_S, self._tick)
+    def add(self, worker: Watched) -> None:
+        """Watch ``worker``'s calls from now on (each one it marks busy)."""
+        self._watched.add(worker)
 
-    def unwatch(self, pid: int) -> None:
-        self._watched.pop(pid, None)
+    def remove(self, worker: Watched) -> None:
+        self._watched.discard(worker)
+
+    def wake(self) -> None:
+        """A call started (its worker marked busy): read the busy workers every step until none is."""
+        if self.timer is None:
+            self.timer = self._loop.call_later(self.INTERVAL_S, self._tick)
 
     def _tick(self) -> None:
-        self._timer = None
+        self.timer = None
         young = self._loop.time() - self.INTERVAL_S / 2
-        for pid, (limit_kib, exceeded, since) in list(self._watched.items()):
+        busy = False
+        for worker in list(self._watched):
+            since = worker.busy_since
+            if since is None:
+                continue
+            busy = True
             if since > young:
                 continue
-            peak = peak_kib(pid)
-            if peak is not None and peak > limit_kib:
-                del self._watched[pid]
-                exceeded(peak)
-        if self._watched:
-            self._timer = self._loop.call_later(self.INTERVAL_S, self._tick)
+            peak = peak_kib(worker.pid)
+            if peak is not None and peak > worker.memory_limit_kib:
+                self._watched.discard(worker)
+                worker.memory_exceeded(peak)
+        if busy:
+            self.timer = self._loop.call_later(self.INTERVAL_S, self._tick)

@@ -145,8 +145,11 @@ class WorkerProcess:
         self._timed_out = False
         self._teardown: Optional["asyncio.Future[None]"] = None
         self._loop = asyncio.get_running_loop()
+        self.memory_limit_kib = spec.memory_mb * 1024
+        self.busy_since: Optional[float] = None  # the loop time the call in flight started at (the memory watch reads it)
         self._memory = MemoryWatch.of(self._loop) if spec.memory_limit else None  # looked up once, not per call
-        self._on_memory = self._out_of_memory  # bound once, not per call
+        if self._memory is not None:
+            self._memory.add(self)
         self.log_stream_name = specs.new_log_stream_name()
         self._logs = logs
         self.generation = 0
@@ -266,10 +269,12 @@ class WorkerProcess:
             event_json if event_json is not None else protocol.encode_json(event),
         )
 
-        self._cut_at(self._loop.time() + timeout_s)
+        now = self._loop.time()
+        self._cut_at(now + timeout_s)
+        self.busy_since = now
         memory = self._memory
-        if memory is not None:
-            memory.watch(self.pid, self.spec.memory_mb, self._on_memory)
+        if memory is not None and memory.timer is None:
+            memory.wake()
         self._logs.tap = OUTPUT_TAP.get()
         try:
             self._channel.send(frame)
@@ -309,9 +314,7 @@ class WorkerProcess:
             )
         finally:
             self._logs.tap = None
-            self._deadline = None
-            if memory is not None:
-                memory.unwatch(self.pid)
+            self._deadline = self.busy_since = None
         duration = (time.perf_counter() - started) * 1000.0
         # The worker flushed its output before replying and said how much of it the pipe still held.
         logs = self._logs.take(read=reply.get("unread") != 0)
@@ -348,7 +351,8 @@ class WorkerProcess:
         else:
             self._timer = self._loop.call_at(deadline, self._deadline_passed, deadline)
 
-    def _out_of_memory(self, peak_kib: int) -> None:
+    def memory_exceeded(self, peak_kib: int) -> None:
+        """The memory watch's word: this call is over the function's MemorySize; the sandbox goes."""
         self._memory_peak_kib = peak_kib
         self._signal_group(signal.SIGKILL)
 
@@ -375,6 +379,8 @@ class WorkerProcess:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if self._memory is not None:
+            self._memory.remove(self)
         kill_group(self.process.pid)
         await self.process.wait()
         kill_group(self.process.pid)  # what the worker forked while it was being killed

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Iterator, List
+from typing import Iterator, List, Optional
 
 import pytest
 
@@ -26,6 +26,19 @@ def test_peak_is_this_process_vmhwm() -> None:
     assert memory.peak_kib(2**22 + 12345) is None
 
 
+class Worker:
+    """What the watch sees of a worker: its pid, its limit, the start of its call in flight."""
+
+    def __init__(self, pid: int, limit_mb: int, stopped: List[int]) -> None:
+        self.pid = pid
+        self.memory_limit_kib = limit_mb * 1024
+        self.busy_since: Optional[float] = None
+        self._stopped = stopped
+
+    def memory_exceeded(self, peak_kib: int) -> None:
+        self._stopped.append(peak_kib)
+
+
 def test_a_young_call_is_not_read_and_an_older_one_over_its_limit_is_stopped(
     loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -35,15 +48,28 @@ def test_a_young_call_is_not_read_and_an_older_one_over_its_limit_is_stopped(
     monkeypatch.setattr(memory, "peak_kib", lambda pid: read.append(pid) or 200 * 1024)
     stopped: List[int] = []
     watch = memory.MemoryWatch(loop)
-    watch.watch(11, 128, stopped.append)
+    small, large, idle = Worker(11, 128, stopped), Worker(22, 512, stopped), Worker(33, 1, stopped)
+    for worker in (small, large, idle):
+        watch.add(worker)
+    small.busy_since = now[0]
     now[0] += watch.INTERVAL_S / 4
-    watch.watch(22, 512, stopped.append)
+    large.busy_since = now[0]
     watch._tick()
-    assert read == [] and stopped == []  # both younger than half a step
+    assert read == [] and stopped == []  # both younger than half a step; the idle worker is not read
     now[0] += watch.INTERVAL_S / 3
     watch._tick()
     assert read == [11] and stopped == [200 * 1024]  # over 128 MB: told once, no longer watched
     now[0] += watch.INTERVAL_S
     watch._tick()
     assert read == [11, 22] and stopped == [200 * 1024]  # 22 is under its 512 MB
-    watch.unwatch(22)
+    assert watch.timer is not None  # a call is still in flight: the watch keeps reading
+    watch.timer.cancel()
+    large.busy_since = None
+    watch._tick()
+    assert read == [11, 22] and watch.timer is None  # no call in flight: asleep until one wakes it
+    watch.wake()
+    first = watch.timer
+    assert first is not None
+    watch.wake()  # awake already: no second timer
+    assert watch.timer is first
+    first.cancel()

@@ -5,6 +5,8 @@ import os
 import socket
 import sys
 
+import pytest
+
 from cfnrun.runtime.worker.channel import Channel, fd_identity
 from cfnrun.runtime.worker.protocol import encode_frame
 
@@ -52,3 +54,36 @@ def test_an_fd_replaced_by_another_pipe_or_socket_or_closed_is_told_apart() -> N
             os.close(end)
         left.close()
         right.close()
+
+
+@pytest.mark.parametrize("by_cookie", [True, False], ids=["by-cookie", "by-fd-identity"])
+def test_the_channel_is_unusable_once_its_fd_is_closed_or_holds_another_socket_or_a_pipe(by_cookie: bool) -> None:
+    """``Channel.usable``, asked after every call: by the socket's cookie where Linux has one, else by ``fd_identity``."""
+    worker_end, parent_end = socket.socketpair()
+    other, other_peer = socket.socketpair()
+    read_end, write_end = os.pipe()
+    channel = Channel(worker_end)
+    if by_cookie and channel._cookie is None:
+        pytest.skip("this kernel gives sockets no cookie")
+    if not by_cookie:
+        channel._cookie = None
+    fd = worker_end.fileno()
+    saved = os.dup(fd)
+    try:
+        assert channel.usable()
+        os.dup2(other.fileno(), fd)
+        assert not channel.usable()  # another socket in its place
+        os.dup2(parent_end.fileno(), fd)
+        assert not channel.usable()  # not even its own peer
+        os.dup2(write_end, fd)
+        assert not channel.usable()  # a pipe
+        os.dup2(saved, fd)
+        assert channel.usable()  # the same socket again, through another fd's copy
+        os.close(fd)
+        assert not channel.usable()  # closed
+        os.dup2(saved, fd)  # back, for worker_end.close()
+    finally:
+        for end in (saved, read_end, write_end):
+            os.close(end)
+        for sock in (worker_end, parent_end, other, other_peer):
+            sock.close()

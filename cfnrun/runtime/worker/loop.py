@@ -38,22 +38,27 @@ class Worker:
         self.channel.write_frame(encode_frame(ready))
         if not self.channel.waiting():  # idle until the first call: make its sessions as cheap as later ones now
             self.sessions_share_work = prepare_sessions()
+        try:
+            request = self.channel.read_frame()  # the loading may have forked: asks which process this is
+        except (EOFError, ConnectionError):
+            return
         while True:
-            try:
-                request = self.channel.read_frame()
-            except (EOFError, ConnectionError):
-                return
             kind, body = self.call(request)
-            if not self.channel.usable():
+            if not self.channel.usable():  # asks which process this is, once per call
                 if os.getpid() != self.channel.owner:
                     os._exit(0)  # a forked child returned from the handler: it has nobody to answer
                 os._exit(EXIT_CHANNEL_LOST)
+            # From here to the next call no handler code runs: this is still the worker itself.
             broken = self.log_fds.broken()
             if broken:
-                self.channel.write_frame(encode_frame(_unusable_reply(request["id"], broken)))
+                self.channel.send(encode_frame(_unusable_reply(request["id"], broken)))
                 return
             # Asked last, so that 0 means the parent has already read all the call wrote.
-            self.channel.write_frame(encode_reply(request["id"], kind, body, self.host.fired_faults(), self.log_fds.unread()))
+            self.channel.send(encode_reply(request["id"], kind, body, self.host.fired_faults(), self.log_fds.unread()))
+            try:
+                request = self.channel.next_frame()
+            except (EOFError, ConnectionError):
+                return
 
     def call(self, request: Dict[str, Any]) -> Tuple[str, bytes]:
         """Run the handler once: its reply's kind and encoded body (``HandlerHost.call``), its output in the pipe."""
