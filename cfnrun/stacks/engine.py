@@ -110,7 +110,7 @@ class StackEngine:
         refused = await self._stack_hooks(stack, "CREATE", blueprint.template.document, None, token, skip_hooks)
         try:
             if refused is None:
-                await self._in_order(blueprint.dependencies, create_one, failure_stops=True)
+                await self._in_order(blueprint.dependencies, create_one, stop=lambda: bool(failed))
         finally:  # serve stopping ends the create here too: what never started is in no record
             for resource in [r for r in stack.resources.values() if r.status == "NOT_STARTED"]:
                 del stack.resources[resource.logical_id]
@@ -279,7 +279,7 @@ class StackEngine:
                 failed.append(logical_id)
             return ok
 
-        await self._in_order(blueprint.dependencies, update_one, stop=lambda: run.cancelled, failure_stops=True)
+        await self._in_order(blueprint.dependencies, update_one, stop=lambda: bool(failed) or run.cancelled)
         problem = None
         if not failed and not run.cancelled:
             problem = self._publish_outputs(stack, blueprint)
@@ -657,11 +657,9 @@ class StackEngine:
 
     # -- helpers ---------------------------------------------------------------------------
 
-    async def _in_order(
-        self, prerequisites: Mapping[str, FrozenSet[str]], step: Step, stop: Callable[[], bool] = lambda: False, failure_stops: bool = False
-    ) -> None:
+    async def _in_order(self, prerequisites: Mapping[str, FrozenSet[str]], step: Step, stop: Callable[[], bool] = lambda: False) -> None:
         """``run_in_order``, starting nothing once serve stops; then the stack operation ends where it is (OperationStopped)."""
-        await run_in_order(prerequisites, step, stop=lambda: self.stopped is not None or stop(), failure_stops=failure_stops)
+        await run_in_order(prerequisites, step, stop=lambda: self.stopped is not None or stop())
         if self.stopped is not None:
             raise OperationStopped(self.stopped)
 
