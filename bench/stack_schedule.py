@@ -10,7 +10,10 @@ over the measured create only:
 - **main run / main wait**: serve's main thread (the event loop: every call's request, answer,
   contract checks, history record and console line) on a core, and runnable while no core was free;
 - **workers run**: every process under serve but the lint child (the workers, the zygote), on a core;
-- **lint child run**: cfn-lint's child, at low priority beside the create.
+- **lint child run**: cfn-lint's child, at low priority beside the create;
+- **main switches**: serve's main thread's context switches over the create, voluntary (it waited: for
+  a worker's answer, the next request) and involuntary (it was runnable but lost its core: another
+  process woke with a better claim, e.g. a worker it just sent a request to, or its time slice ran out).
 
 Each ``--renice-workers`` value is a turn: after the warm-up, every process under serve is set to
 that niceness (0: left as started), so the rounds compare serve's workers at equal and at lower
@@ -46,6 +49,19 @@ def scheduled(pid: int, tid: int) -> Tuple[float, float]:
     return int(ran) / 1e9, int(waited) / 1e9
 
 
+def switches(pid: int, tid: int) -> Tuple[int, int]:
+    """A thread's context switches so far: voluntary, involuntary."""
+    counts = {"voluntary_ctxt_switches": 0, "nonvoluntary_ctxt_switches": 0}
+    try:
+        for line in Path(f"/proc/{pid}/task/{tid}/status").read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name in counts:
+                counts[name] = int(value)
+    except OSError:
+        pass
+    return counts["voluntary_ctxt_switches"], counts["nonvoluntary_ctxt_switches"]
+
+
 def is_lint_child(pid: int) -> bool:
     try:
         return b"cfnrun.stacks.lint_child" in Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -74,14 +90,17 @@ def one_turn(size: int, niceness: int) -> str:
                 os.setpriority(os.PRIO_PROCESS, worker, niceness)
         seen = len(serve.lines)
         main_before, workers_before, lint_before = scheduled(main, main), sum(map(process_run, workers)), sum(map(process_run, lint))
+        switched_before = switches(main, main)
         wall = create_seconds(serve, "wide", looped_clusters(size))
         main_after, workers_after, lint_after = scheduled(main, main), sum(map(process_run, workers)), sum(map(process_run, lint))
+        switched_after = switches(main, main)
         calls, handler_seconds = serve.invocation_seconds(since=seen)
     finally:
         serve.stop()
     return (
         f"workers at nice {niceness:>2}: wall {wall:5.2f} s, main run {main_after[0] - main_before[0]:5.2f} s, "
-        f"main wait {main_after[1] - main_before[1]:5.2f} s, workers run {workers_after - workers_before:5.2f} s, lint child run {lint_after - lint_before:4.2f} s, "
+        f"main wait {main_after[1] - main_before[1]:5.2f} s, main switches {switched_after[0] - switched_before[0]} voluntary "
+        f"{switched_after[1] - switched_before[1]} involuntary, workers run {workers_after - workers_before:5.2f} s, lint child run {lint_after - lint_before:4.2f} s, "
         f"handler calls {handler_seconds:6.2f} s summed over {calls}, load {os.getloadavg()[0]:.1f}"
     )
 
