@@ -222,7 +222,11 @@ class LambdaService:
     # -- pieces ----------------------------------------------------------------
 
     async def _read_payload(self, request: web.Request) -> Tuple[Any, Optional[bytes]]:
-        """The payload, and the body itself when the worker can take it as it is (ASCII JSON)."""
+        """The payload, and the body itself when the worker can take it as it is (ASCII JSON).
+
+        An ASCII body is read as text: json.loads would look for its encoding first (in Python, each call), and finds
+        UTF-8 for any ASCII body whose first two bytes are no NUL (those it may read as UTF-16 or UTF-32: they take
+        its way, and such a body is not handed to the worker as it is)."""
         content = request.content
         if content.is_eof():  # the usual case: the whole body is in, taken as it is (no read loop, no copy to a bytearray)
             body = content.read_nowait()
@@ -237,13 +241,14 @@ class LambdaService:
                 raise service_errors.body_timeout(self.limits.body_timeout_s) from None
         if not body or body.isspace():
             return {}, None
+        is_ascii = body.isascii() and body[1:2] != b"\x00" and body[0] != 0  # else no UTF-8: the worker is handed the payload
         try:
-            payload = json.loads(body)
+            payload = json.loads(body.decode("ascii") if is_ascii else body)
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
             raise service_errors.invalid_json(str(error)) from None
         except RecursionError:
             raise service_errors.too_deep() from None
-        return payload, body if body.isascii() else None
+        return payload, body if is_ascii else None
 
     async def _error_response(self, request: web.Request, error: service_errors.ServiceError) -> web.Response:
         """``error`` as Lambda answers it, or for a CloudFormation request in the shape botocore's query parser reads."""
