@@ -113,8 +113,9 @@ def test_payloads_near_the_6_mb_limit_go_through(serve: Callable[..., ServerProc
         b'  {"do": "event", "n": [1, 2.5, null, true], "s": "plain"}\n',  # ASCII: forwarded as sent
         '{"do": "event", "s": "h\u00e9llo \u65e5\u672c \U0001f600"}'.encode("utf-8"),
         '{"do": "event", "s": "h\u00e9llo"}'.encode("utf-16"),
+        '{"do": "event", "s": "plain"}'.encode("utf-16-le"),  # bytes all ASCII, NULs among them: JSON's encoding detection reads them
     ],
-    ids=["ascii", "utf-8", "utf-16"],
+    ids=["ascii", "utf-8", "utf-16", "utf-16-le-ascii-bytes"],
 )
 def test_handler_receives_the_event_the_client_sent(serve: Callable[..., ServerProcess], body: bytes) -> None:
     client = serve(MISBEHAVING).client()

@@ -46,17 +46,53 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 ServerHandler = Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]  # what aiohttp's server calls with each request
 
 
-if sys.version_info >= (3, 11):
+class _Deadline:
+    """``_within``'s timer: once it fires, the task waiting is cancelled and the wait says it timed out."""
 
-    async def _within(awaitable: Awaitable[bytes], seconds: float) -> bytes:
-        """``awaitable``'s result, or asyncio.TimeoutError after ``seconds``: a timer on this task, where
-        ``asyncio.wait_for`` (before Python 3.12) runs it as a task of its own, one more turn of the loop for each
-        body that comes after its headers (boto3 sends them apart)."""
-        async with asyncio.timeout(seconds):
-            return await awaitable
+    __slots__ = ("task", "expired")
 
-else:  # pragma: no cover - Python 3.9 and 3.10 have no asyncio.timeout
-    _within = asyncio.wait_for
+    def __init__(self, task: "asyncio.Task[Any]") -> None:
+        self.task = task
+        self.expired = False
+
+    def expire(self) -> None:
+        self.expired = True
+        self.task.cancel()
+
+
+async def _within(awaitable: Awaitable[bytes], seconds: float, task: "asyncio.Task[Any]") -> bytes:
+    """``awaitable``'s result, or asyncio.TimeoutError after ``seconds``: a timer on ``task``, the one awaiting, as
+    ``asyncio.timeout`` (Python 3.11) sets one, where ``asyncio.wait_for`` (before Python 3.12) runs it as a task of
+    its own, one more turn of the loop for each body that comes after its headers (boto3 sends them apart).
+
+    Given the task and its loop rather than looking them up as ``asyncio.timeout`` does three times (on Python 3.11
+    each lookup of the running loop is a getpid() system call), with no async context manager's two coroutines. A
+    cancellation of the task from elsewhere (serve stopping) is told apart as ``asyncio.timeout`` tells it."""
+    loop = task.get_loop()
+    deadline = _Deadline(task)
+    cancelling = task.cancelling() if _COUNTS_CANCELS else 0
+    timer = loop.call_at(loop.time() + seconds, deadline.expire)
+    try:
+        return await awaitable
+    except asyncio.CancelledError:
+        if deadline.expired and (not _COUNTS_CANCELS or _uncancel(task, deadline) <= cancelling):
+            raise asyncio.TimeoutError from None
+        raise
+    finally:
+        timer.cancel()
+        if deadline.expired and _COUNTS_CANCELS:
+            _uncancel(task, deadline)
+
+
+_COUNTS_CANCELS = sys.version_info >= (3, 11)  # Task.cancelling() and uncancel(): the cancel requests a task has had
+
+
+def _uncancel(task: "asyncio.Task[Any]", deadline: _Deadline) -> int:
+    """The deadline's cancel request taken back, once; the requests left."""
+    if deadline.expired:
+        deadline.expired = False
+        return task.uncancel()  # type: ignore[attr-defined, no-any-return]
+    return task.cancelling()  # type: ignore[attr-defined, no-any-return]
 
 
 class LambdaCall(NamedTuple):
@@ -222,7 +258,11 @@ class LambdaService:
     # -- pieces ----------------------------------------------------------------
 
     async def _read_payload(self, request: web.Request) -> Tuple[Any, Optional[bytes]]:
-        """The payload, and the body itself when the worker can take it as it is (ASCII JSON)."""
+        """The payload, and the body itself when the worker can take it as it is (ASCII JSON).
+
+        An ASCII body is read as text: json.loads would look for its encoding first (in Python, each call), and finds
+        UTF-8 for any ASCII body whose first two bytes are no NUL (those it may read as UTF-16 or UTF-32: they take
+        its way, and such a body is not handed to the worker as it is)."""
         content = request.content
         if content.is_eof():  # the usual case: the whole body is in, taken as it is (no read loop, no copy to a bytearray)
             body = content.read_nowait()
@@ -230,20 +270,21 @@ class LambdaService:
                 raise service_errors.too_large(MAX_PAYLOAD_BYTES)
         else:
             try:
-                body = await _within(request.read(), self.limits.body_timeout_s)
+                body = await _within(request.read(), self.limits.body_timeout_s, request.task)
             except web.HTTPRequestEntityTooLarge:
                 raise service_errors.too_large(MAX_PAYLOAD_BYTES) from None
             except asyncio.TimeoutError:
                 raise service_errors.body_timeout(self.limits.body_timeout_s) from None
         if not body or body.isspace():
             return {}, None
+        is_ascii = body.isascii() and body[1:2] != b"\x00" and body[0] != 0  # else no UTF-8: the worker is handed the payload
         try:
-            payload = json.loads(body)
+            payload = json.loads(body.decode("ascii") if is_ascii else body)
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
             raise service_errors.invalid_json(str(error)) from None
         except RecursionError:
             raise service_errors.too_deep() from None
-        return payload, body if body.isascii() else None
+        return payload, body if is_ascii else None
 
     async def _error_response(self, request: web.Request, error: service_errors.ServiceError) -> web.Response:
         """``error`` as Lambda answers it, or for a CloudFormation request in the shape botocore's query parser reads."""

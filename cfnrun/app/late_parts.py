@@ -36,6 +36,12 @@ if TYPE_CHECKING:
     from cfnrun.api.cloudformation.custom_resource_responses import CustomResourceResponse
     from cfnrun.api.cloudformation.wait_condition_signals import HandleSignal
     from cfnrun.history.store import HistoryStore
+    from cfnrun.model.budgets import Budget
+    from cfnrun.model.seen_call import SeenCall
+    from cfnrun.runtime.outcome import InvocationOutcome
+    from cfnrun.runtime.registry import ServedFunction
+
+    Report = Tuple[ServedFunction, SeenCall, InvocationOutcome, List[str], Budget]  # ``CallReview.report``'s arguments
 
 LATE_MODULES = ("cfnrun.app.call_review", "cfnrun.app.resource_requests", "cfnrun.app.stacks.local_stacks", "cfnrun.history.recorder")
 
@@ -55,6 +61,8 @@ class LateLoading:
         self.parts: Optional[LateParts] = None  # once loaded
         self.task: Optional["asyncio.Task[LateParts]"] = None  # the step; raises what stops serve (an unusable schema)
         self._waiting: Set["asyncio.Future[None]"] = set()  # uses of the parts asked for before they loaded
+        self._loop: Optional[asyncio.AbstractEventLoop] = None  # serve's, once begun
+        self._reports: List["Report"] = []  # calls answered this turn of the loop, to review once it is over
 
     def begin(
         self,
@@ -72,6 +80,7 @@ class LateLoading:
         self.task = asyncio.ensure_future(
             self._load(served, budgets, console, contract, virtual_clock, url, stack_state, active_hooks, rules_folders, modules)
         )
+        self._loop = self.task.get_loop()
         return self.task
 
     async def wait(self) -> LateParts:
@@ -97,6 +106,34 @@ class LateLoading:
         waiting = asyncio.ensure_future(self._when_loaded(use))
         self._waiting.add(waiting)
         waiting.add_done_callback(self._waiting.discard)
+
+    def then_report(self, function: "ServedFunction", call: "SeenCall", outcome: "InvocationOutcome", notes: List[str], limit: "Budget") -> None:
+        """The call's review (``CallReview.report``) once this turn of the loop is over, as ``then`` would: the calls
+        answered in one turn share one callback on the loop (not one each), reviewed in the order answered."""
+        if self.parts is None:
+            self.then(lambda parts: parts.review.report(function, call, outcome, notes, limit))
+            return
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        reports = self._reports
+        reports.append((function, call, outcome, notes, limit))
+        if len(reports) == 1:
+            self._loop.call_soon(self._report_now)
+
+    def _report_now(self) -> None:
+        reports, self._reports = self._reports, []
+        assert self.parts is not None
+        review = self.parts.review
+        for at, report in enumerate(reports):
+            try:
+                review.report(*report)
+            except BaseException:  # the loop says what went wrong, as for a callback of its own; the others are still reviewed
+                rest = reports[at + 1:]
+                if rest:
+                    if not self._reports and self._loop is not None:
+                        self._loop.call_soon(self._report_now)
+                    self._reports[:0] = rest
+                raise
 
     async def finish(self, timeout_s: float) -> None:
         """On stop: the step gets ``timeout_s`` (what is left of the shutdown grace), so the calls answered

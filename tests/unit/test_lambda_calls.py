@@ -193,3 +193,68 @@ def test_a_call_still_running_after_the_grace_is_answered_with_the_shutdown() ->
     assert still == 1 and answer.shutdown_grace_s == 10.0
     [(_, notes, _)] = review.reported
     assert notes == ["serve is stopping: still running after the 10 s shutdown grace; answered with Runtime.ExitError"]
+
+
+def test_calls_answered_in_one_turn_are_reviewed_after_it_by_one_callback_in_order_even_when_one_review_fails() -> None:
+    class FailingOnce(FakeReview):
+        def report(self, function: ServedFunction, call: Any, outcome: InvocationOutcome, notes: List[str], limit: Any, violations: Optional[List[Violation]] = None) -> None:
+            if outcome.result == {"n": 1}:
+                raise RuntimeError("a fault in one review")
+            super().report(function, call, outcome, notes, limit, violations)
+
+    review = FailingOnce()
+    failures: List[str] = []
+
+    async def scenario() -> Tuple[int, List[Any]]:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda _, context: failures.append(str(context.get("exception"))))
+        answer = asyncio.Event()
+
+        async def together(payload: Any, timeout_s: float, request_id: str) -> InvocationOutcome:
+            await answer.wait()
+            return InvocationOutcome(OutcomeKind.RETURNED, request_id, 1.0, result={"n": payload["n"]})
+
+        calls, _ = policy(together, review=review)
+        running = [asyncio.ensure_future(calls.invoke(call(calls, {"n": n}, f"r-{n}"))) for n in range(3)]
+        await settle()
+        reviews_scheduled = 0
+        call_soon = loop.call_soon
+
+        def counted(callback: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+            nonlocal reviews_scheduled
+            reviews_scheduled += "report" in getattr(callback, "__name__", "")
+            return call_soon(callback, *args, **kwargs)
+
+        loop.call_soon = counted  # type: ignore[method-assign]
+        answer.set()  # each call's waiter is woken in this turn; the calls end in the next, together
+        await asyncio.wait(running)
+        loop.call_soon = call_soon  # type: ignore[method-assign]
+        await settle()
+        return reviews_scheduled, review.reported
+
+    reviews_scheduled, reported = asyncio.run(scenario())
+    assert [result for result, _, _ in reported] == [{"n": 0}, {"n": 2}]
+    assert failures == ["a fault in one review"]
+    assert reviews_scheduled == 2  # one for the three, one more for the call after the review that failed
+
+
+def test_an_event_call_runs_until_it_ends_for_the_shutdown_grace() -> None:
+    review = FakeReview()
+
+    async def scenario() -> Tuple[int, int]:
+        release = asyncio.Event()
+
+        async def slow(payload: Any, timeout_s: float, request_id: str) -> InvocationOutcome:
+            await release.wait()
+            return InvocationOutcome(OutcomeKind.RETURNED, request_id, 1.0, result={"status": "SUCCESS"})
+
+        calls, _ = policy(slow, review=review)
+        calls.invoke_event(call(calls, CREATE))
+        still_before_it_starts = await calls.finish(10.0, 0.0)
+        calls._grace_expired = None  # the test asks twice
+        release.set()
+        still_after = await calls.finish(10.0, 5.0)  # it ends within the grace: the wait returns when it has
+        return still_before_it_starts, still_after
+
+    before, after = asyncio.run(scenario())
+    assert (before, after) == (1, 0)
