@@ -197,7 +197,10 @@ class HistoryStore:
     def hold(self) -> None:
         """Keep one connection open for this thread's writes to come (serve records every call), until ``close``."""
         if getattr(self._thread, "held", None) is None:  # every recorded call asks: no property on the way
-            self._thread.held = self._connect(create=True)
+            try:
+                self._thread.held = self._connect(create=True)
+            except (sqlite3.Error, OSError) as error:  # a damaged file, a folder it cannot write: named, as every session does
+                raise self._unusable(error) from None
 
     def close(self) -> None:
         """Close this thread's held connection."""
