@@ -148,6 +148,7 @@ class HistoryStore:
     def extend(self, operation_id: int, head: Dict[str, Any], events: List[str]) -> None:
         """Add invocations to an operation still going (serve: a callback of the same request)."""
         with self._session(create=True) as connection:
+            self._insert_waiting(connection)  # the events counted below may be of this batch
             (seq,) = connection.execute("SELECT COUNT(*) FROM events WHERE operation_id = ?", (operation_id,)).fetchone()
             self._append(connection, operation_id, seq, events)
             connection.execute(
@@ -155,12 +156,21 @@ class HistoryStore:
                 (head["status"], head.get("error_code"), head["invocations"], head["duration_s"], operation_id),
             )
 
-    @staticmethod
-    def _append(connection: sqlite3.Connection, operation_id: int, first: int, events: List[str]) -> None:
-        connection.executemany(
-            "INSERT INTO events (operation_id, seq, record) VALUES (?, ?, ?)",
-            [(operation_id, first + n, record) for n, record in enumerate(events)],
-        )
+    def _append(self, connection: sqlite3.Connection, operation_id: int, first: int, events: List[str]) -> None:
+        """Insert ``events``; in a batch they wait for its end and go in with the batch's others, in one statement."""
+        rows = [(operation_id, first + n, record) for n, record in enumerate(events)]
+        waiting: Optional[List[Any]] = getattr(self._thread, "waiting", None)
+        if waiting is not None:
+            waiting.extend(rows)
+        else:
+            connection.executemany(_INSERT_EVENTS, rows)
+
+    def _insert_waiting(self, connection: sqlite3.Connection) -> None:
+        """Insert the events of the batch so far (none outside a batch)."""
+        waiting: Optional[List[Any]] = getattr(self._thread, "waiting", None)
+        if waiting:
+            self._thread.waiting = []
+            connection.executemany(_INSERT_EVENTS, waiting)
 
     def operations(self, limit: Optional[int] = None) -> List[RecordedOperation]:
         """The most recent operations, newest first."""
@@ -218,11 +228,15 @@ class HistoryStore:
         """The writes inside, on this thread, in one transaction (serve's history writer: one commit for many calls)."""
         self.hold()
         self._thread.batching = True
+        self._thread.waiting = []  # the events of the batch's records, inserted as it commits
         try:
             yield
         finally:
             self._thread.batching = False
+            waiting, self._thread.waiting = self._thread.waiting, None
             with self._session(create=True) as connection:
+                if waiting:
+                    connection.executemany(_INSERT_EVENTS, waiting)
                 if getattr(self._thread, "pruning", False):
                     self._thread.pruning = False
                     self._prune(connection)
@@ -263,10 +277,12 @@ class _Session:
                     except (sqlite3.Error, OSError) as failed:
                         _rolled_back(connection)
                         raise store._unusable(failed) from None
-            elif isinstance(error, (sqlite3.Error, OSError)):
-                _rolled_back(connection)
-                raise store._unusable(error) from None
             else:
+                if getattr(store._thread, "waiting", None):
+                    store._thread.waiting = []  # the batch's events wait for operations the rollback takes back
+                if isinstance(error, (sqlite3.Error, OSError)):
+                    _rolled_back(connection)
+                    raise store._unusable(error) from None
                 connection.rollback()
         finally:
             if connection is not store._held:
@@ -278,6 +294,7 @@ def _rolled_back(connection: sqlite3.Connection) -> None:
         connection.rollback()
 
 
+_INSERT_EVENTS = "INSERT INTO events (operation_id, seq, record) VALUES (?, ?, ?)"
 _LARGEST_ID = 2**63 - 1  # SQLite's largest integer
 _COLUMNS = (
     "id, source, token, started_at, type_name, action, function, status, error_code, invocations, duration_s, cfnrun_version, request"

@@ -178,3 +178,32 @@ def test_a_client_calling_one_call_after_another_shares_a_batch_with_its_next_ca
 
     asyncio.run(main())
     assert len(store.operations()) == 3
+
+
+def test_a_batch_inserts_its_events_as_it_commits_and_an_operation_extended_in_it_counts_those_of_the_batch(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path)
+    with store.batch():
+        first = store.add("serve", None, HEAD, "{}", ['{"n": 0}', '{"n": 1}'])
+        second = store.add("serve", None, HEAD, "{}", ['{"m": 0}'])
+        store.extend(first, {**HEAD, "invocations": 2}, ['{"n": 2}'])  # a callback of the first, in the same batch
+        store.extend(first, {**HEAD, "invocations": 3}, ['{"n": 3}', '{"n": 4}'])
+        store.extend(second, {**HEAD, "invocations": 2}, ['{"m": 1}'])
+    store.close()
+    assert store.events(first) == [{"n": n} for n in range(5)]
+    assert store.events(second) == [{"m": 0}, {"m": 1}]
+    assert store.get(first).invocations == 3
+
+
+def test_a_record_that_fails_in_a_batch_leaves_no_events_of_what_its_rollback_took_back_and_the_next_records_are_written(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path)
+    with store.batch():
+        store.add("serve", None, HEAD, "{}", ['{"n": 0}'])
+        with pytest.raises(KeyError):  # a record that fails in its transaction: the batch's so far is rolled back
+            store.add("serve", None, {"action": "CREATE"}, "{}", ['{"n": 1}'])
+        last = store.add("serve", None, HEAD, "{}", ['{"n": 2}'])
+    store.close()
+    assert [operation.id for operation in store.operations()] == [last]
+    assert store.events(last) == [{"n": 2}]
+    with store._session(create=False) as connection:
+        (events,) = connection.execute("SELECT COUNT(*) FROM events").fetchone()
+    assert events == 1
