@@ -1,0 +1,63 @@
+"""cfn-lint's validator classes, made once per set of keywords instead of once per resource checked.
+
+cfn-lint 1.x checks each resource with validators it extends on the spot: every ``extend`` calls
+``cfnlint.jsonschema.validators.create``, which builds a new dataclass from the same keyword
+functions. Over a template of 500 like resources that was a thousand classes built, a sixth of
+the lint's CPU (cProfile, 2026-11-27). A class ``create`` makes depends only on its arguments (the
+keyword functions, the function filter's settings, the function resolvers: none ever changed), so the first
+class made for a set of them is handed out again — the same checks run, the findings are the same.
+This is the second private touch of cfn-lint (``lint.py`` has the first), guarded by
+``tests/unit/test_stack_template_lint.py``.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Dict, Hashable, Mapping, Optional, Tuple
+
+MOST_CLASSES = 1024  # distinct keyword sets are a few per rule; past this the table starts again
+
+
+def _identity(function: Any) -> Hashable:
+    """What makes a keyword function the same one: a bound method is made anew at each lookup, its parts are not."""
+    bound_to = getattr(function, "__self__", None)
+    if bound_to is not None and hasattr(function, "__func__"):
+        return (id(bound_to), id(function.__func__))
+    return id(function)
+
+
+def _filter_key(function_filter: Any) -> Hashable:
+    """A function filter by value: cfn-lint makes a new one (``evolve``) for each check, with the same settings, and never changes one."""
+    if function_filter is None or not dataclasses.is_dataclass(function_filter):
+        return id(function_filter)
+    return (type(function_filter), tuple((field.name, repr(getattr(function_filter, field.name))) for field in dataclasses.fields(function_filter)))
+
+
+def _key(mapping: Optional[Mapping[str, Any]]) -> Tuple[Hashable, ...]:
+    return tuple((name, _identity(value)) for name, value in (mapping or {}).items())
+
+
+def remembering(create: Callable[..., Any]) -> Callable[..., Any]:
+    """``create``, handing out the class it made before for the same arguments."""
+    classes: Dict[Tuple[Hashable, ...], Tuple[Any, Tuple[Any, ...]]] = {}
+
+    def create_once(validators: Optional[Mapping[str, Any]] = None, function_filter: Any = None, fn_resolvers: Optional[Mapping[str, Any]] = None) -> Any:
+        key = (_key(validators), _filter_key(function_filter), _key(fn_resolvers))
+        made = classes.get(key)
+        if made is None:
+            if len(classes) >= MOST_CLASSES:
+                classes.clear()
+            # the arguments are kept beside the class so that the ids in its key stay theirs
+            made = classes[key] = (create(validators=validators, function_filter=function_filter, fn_resolvers=fn_resolvers), (validators, function_filter, fn_resolvers))
+        return made[0]
+
+    create_once.remembers = True  # type: ignore[attr-defined]
+    create_once.__wrapped__ = create  # type: ignore[attr-defined]
+    return create_once
+
+
+def install() -> None:
+    """Route cfn-lint's ``extend`` through ``remembering`` (once per process)."""
+    from cfnlint.jsonschema import validators
+
+    if not getattr(validators.create, "remembers", False):
+        validators.create = remembering(validators.create)
