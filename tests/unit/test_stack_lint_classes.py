@@ -1,6 +1,8 @@
 """cfn-lint's validator classes are made once per set of keywords: the same findings, fewer classes built."""
 from __future__ import annotations
 
+import dataclasses
+import importlib
 from typing import Any, Dict, Iterator, List
 
 import pytest
@@ -8,7 +10,7 @@ from cfnlint.jsonschema import validators
 from cfnlint.jsonschema._filter import FunctionFilter
 
 from cfnrun.stacks.template.lint import lint_template
-from cfnrun.stacks.template.lint_classes import remembering
+from cfnrun.stacks.template.lint_classes import FIELDS_READERS, fields_once, remembering
 
 # many findings of many rules, per-resource ones inside an Fn::ForEach among them
 TEMPLATE = """\
@@ -80,6 +82,9 @@ def test_the_findings_are_those_of_cfn_lint_making_every_class(monkeypatch: pyte
     remembered = [str(finding) for finding in lint_template(TEMPLATE)]  # the first lint installs the remembering create
     assert getattr(validators.create, "remembers", False)
     monkeypatch.setattr(validators, "create", validators.create.__wrapped__)
+    for module in map(importlib.import_module, FIELDS_READERS):
+        assert getattr(module.fields, "remembers", False)
+        monkeypatch.setattr(module, "fields", module.fields.__wrapped__)
     made_each_time = [str(finding) for finding in lint_template(TEMPLATE)]
     assert len(remembered) >= 10
     assert remembered == made_each_time
@@ -102,3 +107,22 @@ def _counting_then(create: Any, made: List[Dict[str, Any]]) -> Any:
         return create(**arguments)
 
     return counting
+
+
+def test_a_class_s_fields_are_read_once_and_an_instance_s_each_time() -> None:
+    read: List[Any] = []
+
+    def fields(class_or_instance: Any) -> Any:
+        read.append(class_or_instance)
+        return dataclasses.fields(class_or_instance)
+
+    @dataclasses.dataclass
+    class Point:
+        x: int = 0
+
+    fields_of = fields_once(fields)
+    assert fields_of(Point) is fields_of(Point)
+    assert [field.name for field in fields_of(Point)] == ["x"]
+    fields_of(Point(1))
+    fields_of(Point(2))
+    assert read == [Point, Point(1), Point(2)]

@@ -1,4 +1,4 @@
-"""cfn-lint's validator classes, made once per set of keywords instead of once per resource checked.
+"""cfn-lint's validator classes, made once per set of keywords instead of once per resource checked, and their fields read once.
 
 cfn-lint 1.x checks each resource with validators it extends on the spot: every ``extend`` calls
 ``cfnlint.jsonschema.validators.create``, which builds a new dataclass from the same keyword
@@ -6,7 +6,9 @@ functions. Over a template of 500 like resources that was a thousand classes bui
 the lint's CPU (cProfile, 2026-11-27). A class ``create`` makes depends only on its arguments (the
 keyword functions, the function filter's settings, the function resolvers: none ever changed), so the first
 class made for a set of them is handed out again — the same checks run, the findings are the same.
-This is the second private touch of cfn-lint (``lint.py`` has the first), guarded by
+Each ``evolve`` (of a validator, a context, a function filter: some 100 per resource) then lists its
+class's fields with ``dataclasses.fields``, which builds the same tuple each time (another tenth);
+``fields_once`` keeps it per class. This is the second private touch of cfn-lint (``lint.py`` has the first), guarded by
 ``tests/unit/test_stack_template_lint.py``.
 """
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Dict, Hashable, Mapping, Optional, Tuple
 
+FIELDS_READERS = ("cfnlint.context.context", "cfnlint.jsonschema._filter", "cfnlint.jsonschema.validators")  # modules evolving dataclasses
 MOST_CLASSES = 1024  # distinct keyword sets are a few per rule; past this the table starts again
 
 
@@ -55,9 +58,34 @@ def remembering(create: Callable[..., Any]) -> Callable[..., Any]:
     return create_once
 
 
+def fields_once(fields: Callable[[Any], Tuple[Any, ...]]) -> Callable[[Any], Tuple[Any, ...]]:
+    """``dataclasses.fields``, read once per class (a class's fields are fixed when it is made; an instance is asked each time)."""
+    known: Dict[type, Tuple[Any, ...]] = {}
+
+    def fields_of(class_or_instance: Any) -> Tuple[Any, ...]:
+        if not isinstance(class_or_instance, type):
+            return fields(class_or_instance)
+        found = known.get(class_or_instance)
+        if found is None:
+            if len(known) >= MOST_CLASSES:
+                known.clear()
+            found = known[class_or_instance] = fields(class_or_instance)
+        return found
+
+    fields_of.remembers = True  # type: ignore[attr-defined]
+    fields_of.__wrapped__ = fields  # type: ignore[attr-defined]
+    return fields_of
+
+
 def install() -> None:
-    """Route cfn-lint's ``extend`` through ``remembering`` (once per process)."""
+    """Route cfn-lint's ``extend`` through ``remembering``, and its ``evolve``s' ``fields`` through ``fields_once`` (once per process)."""
+    import importlib
+
     from cfnlint.jsonschema import validators
 
     if not getattr(validators.create, "remembers", False):
         validators.create = remembering(validators.create)
+    for name in FIELDS_READERS:
+        module = importlib.import_module(name)
+        if not getattr(module.fields, "remembers", False):
+            module.fields = fields_once(module.fields)  # type: ignore[attr-defined]
