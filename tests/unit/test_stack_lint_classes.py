@@ -10,7 +10,8 @@ from cfnlint.jsonschema import validators
 from cfnlint.jsonschema._filter import FunctionFilter
 
 from cfnrun.stacks.template.lint import lint_template
-from cfnrun.stacks.template.lint_classes import FIELDS_READERS, fields_once, remembering
+from cfnrun.stacks.template.lint import _RUNNERS
+from cfnrun.stacks.template.lint_classes import ENUM_RULE, FIELDS_READERS, enum_found_first, fields_once, remembering
 
 # many findings of many rules, per-resource ones inside an Fn::ForEach among them
 TEMPLATE = """\
@@ -85,6 +86,10 @@ def test_the_findings_are_those_of_cfn_lint_making_every_class(monkeypatch: pyte
     for module in map(importlib.import_module, FIELDS_READERS):
         assert getattr(module.fields, "remembers", False)
         monkeypatch.setattr(module, "fields", module.fields.__wrapped__)
+    (enum_rule,) = [rule for rule in _RUNNERS["us-east-1"].rules.values() if rule.id == ENUM_RULE]
+    rule_globals = type(enum_rule).enum.__globals__
+    assert getattr(rule_globals["enum"], "remembers", False)
+    monkeypatch.setitem(rule_globals, "enum", rule_globals["enum"].__wrapped__)
     made_each_time = [str(finding) for finding in lint_template(TEMPLATE)]
     assert len(remembered) >= 10
     assert remembered == made_each_time
@@ -126,3 +131,25 @@ def test_a_class_s_fields_are_read_once_and_an_instance_s_each_time() -> None:
     fields_of(Point(1))
     fields_of(Point(2))
     assert read == [Point, Point(1), Point(2)]
+
+
+@pytest.mark.parametrize(
+    ("instance", "enums", "looked_up"),
+    [
+        ("Q7", ["Env", "Q7", "AWS::StackName"], False),  # plainly one of them: cfn-lint's comparisons are skipped
+        ("Q8", ["Env", "Q7"], True),  # not one of them: cfn-lint says so, in its words
+        ("5", [5, "6"], True),  # cfn-lint's equal finds "5" and 5 alike: asked
+        ("true", ["true"], True),  # and "true" and true: asked
+        (5, [5], True),
+    ],
+)
+def test_enum_skips_only_a_plain_string_plainly_allowed(instance: Any, enums: Any, looked_up: bool) -> None:
+    asked: List[Any] = []
+
+    def enum(validator: Any, enums: Any, instance: Any, schema: Any) -> Iterator[str]:
+        asked.append(instance)
+        yield f"{instance!r} is not one of {enums!r}"
+
+    found = list(enum_found_first(enum)(None, enums, instance, {}))
+    assert (asked == [instance]) is looked_up
+    assert found == ([f"{instance!r} is not one of {enums!r}"] if looked_up else [])

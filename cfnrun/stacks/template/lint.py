@@ -88,8 +88,8 @@ def _runner(region: str) -> Any:
         from cfnrun.stacks.template.lint_classes import install
         from cfnlint.runner import Runner
 
-        install()
         _RUNNERS[region] = Runner(ConfigMixIn(regions=[region], ignore_checks=list(IGNORED_RULES)))
+        install(_RUNNERS[region].rules.values())
     return _RUNNERS[region]
 
 

@@ -1,4 +1,4 @@
-"""cfn-lint's validator classes, made once per set of keywords instead of once per resource checked, and their fields read once.
+"""cfn-lint's per-resource overheads cut, its findings unchanged: validator classes made once, fields read once, plain names looked up.
 
 cfn-lint 1.x checks each resource with validators it extends on the spot: every ``extend`` calls
 ``cfnlint.jsonschema.validators.create``, which builds a new dataclass from the same keyword
@@ -8,14 +8,20 @@ keyword functions, the function filter's settings, the function resolvers: none 
 class made for a set of them is handed out again — the same checks run, the findings are the same.
 Each ``evolve`` (of a validator, a context, a function filter: some 100 per resource) then lists its
 class's fields with ``dataclasses.fields``, which builds the same tuple each time (another tenth);
-``fields_once`` keeps it per class. This is the second private touch of cfn-lint (``lint.py`` has the first), guarded by
-``tests/unit/test_stack_template_lint.py``.
+``fields_once`` keeps it per class. And rule E3030's ``enum`` compares a value with each allowed one
+through cfn-lint's ``equal`` (which treats "true" and true alike): a Ref or a Sub's name against the
+template's every parameter and resource, a sum that grows with the square of the resources (an
+eighth at 500). ``enum_found_first`` first looks the value up with Python's own ``in``: a plain
+string found equal to a plain string is a match ``equal`` would make too, so nothing is reported;
+anything else goes to cfn-lint's ``enum`` as before. These are private touches of cfn-lint (``lint.py``
+has another), guarded by ``tests/unit/test_stack_lint_classes.py`` (the findings with and without them).
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Dict, Hashable, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, Mapping, Optional, Tuple
 
+ENUM_RULE = "E3030"  # whose enum keyword checks Refs' and Subs' names
 FIELDS_READERS = ("cfnlint.context.context", "cfnlint.jsonschema._filter", "cfnlint.jsonschema.validators")  # modules evolving dataclasses
 MOST_CLASSES = 1024  # distinct keyword sets are a few per rule; past this the table starts again
 
@@ -77,8 +83,25 @@ def fields_once(fields: Callable[[Any], Tuple[Any, ...]]) -> Callable[[Any], Tup
     return fields_of
 
 
-def install() -> None:
-    """Route cfn-lint's ``extend`` through ``remembering``, and its ``evolve``s' ``fields`` through ``fields_once`` (once per process)."""
+def enum_found_first(enum: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+    """cfn-lint's ``enum`` keyword, skipped where the value is plainly one of the allowed (no finding either way)."""
+
+    def enum_or_found(validator: Any, enums: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if type(instance) is str and isinstance(enums, (list, tuple)) and instance.lower() not in ("true", "false"):
+            try:
+                if type(enums[enums.index(instance)]) is str:
+                    return
+            except ValueError:
+                pass
+        yield from enum(validator, enums, instance, schema)
+
+    enum_or_found.remembers = True  # type: ignore[attr-defined]
+    enum_or_found.__wrapped__ = enum  # type: ignore[attr-defined]
+    return enum_or_found
+
+
+def install(rules: Iterable[Any]) -> None:
+    """Route cfn-lint's ``extend`` through ``remembering``, its ``evolve``s' ``fields`` through ``fields_once``, E3030's ``enum`` through ``enum_found_first`` (once per process; ``rules``: a runner's)."""
     import importlib
 
     from cfnlint.jsonschema import validators
@@ -89,3 +112,8 @@ def install() -> None:
         module = importlib.import_module(name)
         if not getattr(module.fields, "remembers", False):
             module.fields = fields_once(module.fields)  # type: ignore[attr-defined]
+    for rule in rules:  # cfn-lint loads its rules from their files, as modules of their own
+        if getattr(rule, "id", None) == ENUM_RULE:
+            rule_module = type(rule).enum.__globals__
+            if not getattr(rule_module["enum"], "remembers", False):
+                rule_module["enum"] = enum_found_first(rule_module["enum"])
