@@ -28,7 +28,8 @@ Rules left out, because locally they would refuse templates the service accepts:
   and reports its own failure as the template's; a served type's patterns are checked by its
   contract checks (``model/patterns.py``, ECMA-262 semantics) and AWS types' by the endpoint.
 
-cfn-lint is imported on first use (about 0.3-0.8 s; it is not on any start-up path) and its
+cfn-lint is imported on first use (about 0.3-0.8 s; it is not on any start-up path), its validator
+classes are made once per set of keywords (``lint_classes.py``), and its
 rules are kept per region, so a lint after the first takes milliseconds. cfn-lint's schema
 tables are process-wide, so one lint runs at a time.
 """
@@ -84,9 +85,11 @@ def lint_warnings(findings: Iterable[LintFinding]) -> List[str]:
 def _runner(region: str) -> Any:
     if region not in _RUNNERS:
         from cfnlint.config import ConfigMixIn
+        from cfnrun.stacks.template.lint_classes import install
         from cfnlint.runner import Runner
 
         _RUNNERS[region] = Runner(ConfigMixIn(regions=[region], ignore_checks=list(IGNORED_RULES)))
+        install(_RUNNERS[region].rules.values())
     return _RUNNERS[region]
 
 
