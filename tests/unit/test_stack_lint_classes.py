@@ -153,3 +153,29 @@ def test_enum_skips_only_a_plain_string_plainly_allowed(instance: Any, enums: An
     found = list(enum_found_first(enum)(None, enums, instance, {}))
     assert (asked == [instance]) is looked_up
     assert found == ([f"{instance!r} is not one of {enums!r}"] if looked_up else [])
+
+
+def test_a_create_called_otherwise_than_cfn_lint_1_calls_it_is_passed_through() -> None:
+    seen: List[Any] = []
+
+    def create(*given: Any, **named: Any) -> Any:
+        seen.append((given, named))
+        return object()
+
+    once = remembering(create)
+    assert once(validators={}, function_filter=None, fn_resolvers={}) is once(validators={}, function_filter=None, fn_resolvers={})
+    once({}, None)  # positional: as it is, every time
+    once(validators={}, format_checker=None)  # a keyword cfn-lint 1.x does not pass
+    assert len(seen) == 3
+
+
+def test_another_cfn_lint_major_version_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    import cfnlint.version
+
+    from cfnrun.stacks.template import lint_classes
+
+    monkeypatch.setattr(cfnlint.version, "__version__", "2.0.0")
+    monkeypatch.setattr(validators, "create", validators.create.__wrapped__ if hasattr(validators.create, "__wrapped__") else validators.create)
+    before = validators.create
+    lint_classes.install([])
+    assert validators.create is before

@@ -24,6 +24,8 @@ from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, Mapping, O
 ENUM_RULE = "E3030"  # whose enum keyword checks Refs' and Subs' names
 FIELDS_READERS = ("cfnlint.context.context", "cfnlint.jsonschema._filter", "cfnlint.jsonschema.validators")  # modules evolving dataclasses
 MOST_CLASSES = 1024  # distinct keyword sets are a few per rule; past this the table starts again
+PATCHED_MAJOR = "1."  # the cfn-lint these touches were made for and tested on; another runs as it is
+_CREATE_ARGUMENTS = frozenset({"validators", "function_filter", "fn_resolvers"})
 
 
 def _identity(function: Any) -> Hashable:
@@ -49,7 +51,10 @@ def remembering(create: Callable[..., Any]) -> Callable[..., Any]:
     """``create``, handing out the class it made before for the same arguments."""
     classes: Dict[Tuple[Hashable, ...], Tuple[Any, Tuple[Any, ...]]] = {}
 
-    def create_once(validators: Optional[Mapping[str, Any]] = None, function_filter: Any = None, fn_resolvers: Optional[Mapping[str, Any]] = None) -> Any:
+    def create_once(*given: Any, **named: Any) -> Any:
+        if given or not named.keys() <= _CREATE_ARGUMENTS:  # called otherwise than cfn-lint 1.x calls it: as it is
+            return create(*given, **named)
+        validators, function_filter, fn_resolvers = named.get("validators"), named.get("function_filter"), named.get("fn_resolvers")
         key = (_key(validators), _filter_key(function_filter), _key(fn_resolvers))
         made = classes.get(key)
         if made is None:
@@ -104,6 +109,17 @@ def install(rules: Iterable[Any]) -> None:
     """Route cfn-lint's ``extend`` through ``remembering``, its ``evolve``s' ``fields`` through ``fields_once``, E3030's ``enum`` through ``enum_found_first`` (once per process; ``rules``: a runner's)."""
     import importlib
 
+    from cfnlint.version import __version__ as cfn_lint_version
+
+    if not cfn_lint_version.startswith(PATCHED_MAJOR):
+        return  # another cfn-lint's internals: it lints as it is, only slower
+    try:
+        _install(rules, importlib)
+    except (AttributeError, ImportError, KeyError, TypeError):  # internals moved within 1.x: whatever was not patched stays cfn-lint's own
+        pass
+
+
+def _install(rules: Iterable[Any], importlib: Any) -> None:
     from cfnlint.jsonschema import validators
 
     if not getattr(validators.create, "remembers", False):
