@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import json
+import re
+from pathlib import Path
 from typing import Any, Dict, Iterator, List
 
 import pytest
@@ -11,7 +14,11 @@ from cfnlint.jsonschema._filter import FunctionFilter
 
 from cfnrun.stacks.template.lint import lint_template
 from cfnrun.stacks.template.lint import _RUNNERS
+from cfnrun.stacks.template.lint_attributes import RULES as ATTRIBUTE_RULES
+from cfnrun.stacks.template.lint_attributes import passes_without, reads_only, skipping_without
 from cfnrun.stacks.template.lint_classes import ENUM_RULE, FIELDS_READERS, enum_found_first, fields_once, remembering
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # many findings of many rules, per-resource ones inside an Fn::ForEach among them
 TEMPLATE = """\
@@ -51,6 +58,31 @@ Outputs:
   Arn: {Value: !GetAtt Fn.Arnx}
 """
 
+# every way a resource gives (or not) the attributes E3016 and W3011 check, findings of both among them
+ATTRIBUTES = """\
+Conditions:
+  Never: !Equals [a, b]
+Resources:
+  Plain: {Type: AWS::SNS::Topic}
+  Kept: {Type: AWS::SNS::Topic, DeletionPolicy: Retain}
+  Replaced: {Type: AWS::SNS::Topic, UpdateReplacePolicy: Retain}
+  Both: {Type: AWS::SNS::Topic, DeletionPolicy: Retain, UpdateReplacePolicy: Retain}
+  Deleted: {Type: AWS::SNS::Topic, DeletionPolicy: Delete}
+  Chosen: {Type: AWS::SNS::Topic, DeletionPolicy: !If [Never, Retain, Delete]}
+  Version: {Type: AWS::Lambda::Version, DeletionPolicy: Retain, Properties: {FunctionName: f}}
+  Group:
+    Type: AWS::AutoScaling::AutoScalingGroup
+    UpdatePolicy: {AutoScalingRollingUpdate: {MinInstancesInService: x, Bogus: 1}}
+    Properties: {MinSize: "1", MaxSize: "2"}
+  NotAllowed: {Type: AWS::SNS::Topic, UpdatePolicy: {AutoScalingRollingUpdate: {}}}
+  Selected:
+    Type: AWS::Lambda::Alias
+    UpdatePolicy: !Select [0, [{CodeDeployLambdaAliasUpdate: {ApplicationName: a, DeploymentGroupName: d}}]]
+    Properties: {FunctionName: f, FunctionVersion: "1", Name: n}
+  Referenced: {Type: AWS::SNS::Topic, UpdatePolicy: !Ref AWS::NoValue}
+  Custom: {Type: Custom::Thing, Properties: {ServiceToken: x}, DeletionPolicy: Snapshot}
+"""
+
 
 class _Rule:
     def check(self, *_: Any) -> Iterator[Any]:
@@ -79,20 +111,68 @@ def test_equal_arguments_get_the_class_made_for_them_and_other_keywords_a_new_on
     assert len(made) == 3
 
 
-def test_the_findings_are_those_of_cfn_lint_making_every_class(monkeypatch: pytest.MonkeyPatch) -> None:
-    remembered = [str(finding) for finding in lint_template(TEMPLATE)]  # the first lint installs the remembering create
+def _as_cfn_lint_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Undo every touch of cfn-lint's (``lint_classes``, ``lint_attributes``) for the rest of the test, checking each was made."""
     assert getattr(validators.create, "remembers", False)
     monkeypatch.setattr(validators, "create", validators.create.__wrapped__)
     for module in map(importlib.import_module, FIELDS_READERS):
         assert getattr(module.fields, "remembers", False)
         monkeypatch.setattr(module, "fields", module.fields.__wrapped__)
-    (enum_rule,) = [rule for rule in _RUNNERS["us-east-1"].rules.values() if rule.id == ENUM_RULE]
-    rule_globals = type(enum_rule).enum.__globals__
+    rules = {rule.id: rule for rule in _RUNNERS["us-east-1"].rules.values()}
+    rule_globals = type(rules[ENUM_RULE]).enum.__globals__
     assert getattr(rule_globals["enum"], "remembers", False)
     monkeypatch.setitem(rule_globals, "enum", rule_globals["enum"].__wrapped__)
+    for rule_id in ATTRIBUTE_RULES:
+        assert getattr(rules[rule_id].validate, "remembers", False)
+        monkeypatch.setattr(rules[rule_id], "validate", rules[rule_id].validate.__wrapped__)
+
+
+def test_the_findings_are_those_of_cfn_lint_making_every_class(monkeypatch: pytest.MonkeyPatch) -> None:
+    remembered = [str(finding) for finding in lint_template(TEMPLATE)]  # the first lint installs the remembering create
+    _as_cfn_lint_is(monkeypatch)
     made_each_time = [str(finding) for finding in lint_template(TEMPLATE)]
     assert len(remembered) >= 10
     assert remembered == made_each_time
+
+
+def _repo_templates() -> List[Path]:
+    found = []
+    for folder in ("bench", "samples", "tests/fixtures"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix in (".yml", ".yaml", ".json", ".template") and path.is_file() and re.search(r'^Resources:|"Resources"\s*:', path.read_text(errors="replace"), re.M):
+                found.append(path)
+    return found
+
+
+def _served_schemas() -> List[Dict[str, Any]]:
+    """Every resource schema in the repository (one per type name): the lint checks their types' properties too."""
+    schemas: Dict[str, Dict[str, Any]] = {}
+    for path in sorted([*(ROOT / "samples").rglob("*.json"), *(ROOT / "tests/fixtures").rglob("*.json")]):
+        try:
+            document = json.loads(path.read_text())
+        except ValueError:
+            continue
+        if isinstance(document, dict) and isinstance(document.get("typeName"), str) and "properties" in document and "handlers" in document:
+            schemas.setdefault(document["typeName"], document)
+    return list(schemas.values())
+
+
+REPO_TEMPLATES = _repo_templates()
+
+
+def test_the_repository_has_the_templates_compared() -> None:
+    assert len(REPO_TEMPLATES) >= 20
+    assert len(_served_schemas()) >= 5
+
+
+@pytest.mark.parametrize("template", [*REPO_TEMPLATES, "TEMPLATE", "ATTRIBUTES"], ids=lambda template: str(template).replace(str(ROOT), "."))
+def test_every_template_in_the_repository_finds_what_cfn_lint_finds_as_it_is(template: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    body = {"TEMPLATE": TEMPLATE, "ATTRIBUTES": ATTRIBUTES}.get(str(template)) or Path(template).read_text()
+    schemas = _served_schemas()
+    touched = [(finding.rule_id, finding.line, finding.column, finding.message, finding.path) for finding in lint_template(body, schemas)]
+    _as_cfn_lint_is(monkeypatch)
+    as_it_is = [(finding.rule_id, finding.line, finding.column, finding.message, finding.path) for finding in lint_template(body, schemas)]
+    assert touched == as_it_is
 
 
 def test_like_resources_build_no_further_classes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -179,3 +259,84 @@ def test_another_cfn_lint_major_version_is_left_as_it_is(monkeypatch: pytest.Mon
     before = validators.create
     lint_classes.install([])
     assert validators.create is before
+
+
+def test_the_attribute_rules_still_find_what_they_find_where_their_attributes_are_given() -> None:
+    found = {finding.rule_id for finding in lint_template(ATTRIBUTES)}
+    assert set(ATTRIBUTE_RULES) <= found
+
+
+def test_the_attribute_rules_are_not_run_on_resources_without_their_attributes(monkeypatch: pytest.MonkeyPatch) -> None:
+    lint_template(ATTRIBUTES)  # installs the skipping validate
+    rules = {rule.id: rule for rule in _RUNNERS["us-east-1"].rules.values()}
+    ran: List[str] = []
+    for rule_id in ATTRIBUTE_RULES:
+        inner = rules[rule_id].validate.__wrapped__
+
+        def counting(validator: Any, keywords: Any, instance: Any, schema: Any, inner: Any = inner, rule_id: str = rule_id) -> Iterator[Any]:
+            ran.append(rule_id)
+            yield from inner(validator, keywords, instance, schema)
+
+        monkeypatch.setattr(rules[rule_id], "validate", skipping_without(counting, ATTRIBUTE_RULES[rule_id]))
+    lint_template(TEMPLATE.replace('["1", "2", "3"]', str([str(index) for index in range(40)])))
+    assert ran.count("E3016") == 40  # the forty queues' UpdatePolicy; not the bucket's or the function's, which have none
+    assert ran.count("W3011") == 0
+    ran.clear()
+    lint_template(ATTRIBUTES)
+    assert ran.count("W3011") == 7 and ran.count("E3016") == 4
+
+
+@pytest.mark.parametrize(
+    ("schema", "passes"),
+    [
+        ({"properties": {"UpdatePolicy": False}, "additionalProperties": True}, True),
+        ({"allOf": [{"if": {"required": ["Type"]}, "then": {"properties": {"UpdatePolicy": {"$ref": "#/x"}}}, "else": True}]}, True),
+        ({"anyOf": [{"required": ["UpdatePolicy"]}, {"properties": {"UpdatePolicy": False}}]}, True),
+        ({"anyOf": [{"required": ["UpdatePolicy"]}]}, False),  # no branch holds without it
+        ({"required": ["UpdatePolicy"]}, False),
+        ({"properties": {"Type": {"const": "AWS::SNS::Topic"}}}, False),  # another attribute read
+        ({"additionalProperties": False}, False),
+        ({"then": {"properties": {"UpdatePolicy": False}}}, False),  # a then without its if: not read as one
+        ({"$ref": "#/definitions/x"}, False),
+        ({"oneOf": [True]}, False),  # a keyword not read here: not shown
+        (True, True),
+        (False, False),
+    ],
+)
+def test_a_schema_passes_without_the_attributes_only_where_every_keyword_shows_it(schema: Any, passes: bool) -> None:
+    assert passes_without(schema, ("UpdatePolicy",)) is passes
+
+
+def test_a_rule_whose_code_names_another_attribute_is_not_skipped() -> None:
+    def reads_update_policy(validator: Any, keywords: Any, instance: Any, schema: Any) -> Any:
+        return instance.get("UpdatePolicy"), instance.get("Type")
+
+    def reads_condition(validator: Any, keywords: Any, instance: Any, schema: Any) -> Any:
+        return [instance.get(name) for name in ("Condition",)]
+
+    assert reads_only(reads_update_policy, ("UpdatePolicy",))
+    assert not reads_only(reads_condition, ("UpdatePolicy",))
+
+
+@pytest.mark.parametrize(
+    ("instance", "runs"),
+    [
+        ({"Type": "AWS::SNS::Topic"}, False),
+        ({"Type": "AWS::SNS::Topic", "UpdatePolicy": {}}, True),
+        ({"Fn::If": ["C", {"Type": "AWS::SNS::Topic", "UpdatePolicy": {}}, {}]}, True),  # one function in the resource's place
+        ("Resource", True),
+    ],
+)
+def test_the_rule_runs_unless_the_resource_plainly_lacks_its_attributes(instance: Any, runs: bool) -> None:
+    ran: List[Any] = []
+
+    def validate(validator: Any, keywords: Any, instance: Any, schema: Any) -> Iterator[str]:
+        ran.append(instance)
+        yield "found"
+
+    class Validator:
+        function_filter = FunctionFilter(add_cfn_lint_keyword=False)
+
+    assert list(skipping_without(validate, ("UpdatePolicy",))(Validator(), "Resources/*", instance, {})) == (["found"] if runs else [])
+    Validator.function_filter = FunctionFilter()  # cfn-lint's own keyword would be added: as it is
+    assert list(skipping_without(validate, ("UpdatePolicy",))(Validator(), "Resources/*", instance, {})) == ["found"]
