@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List
 
 import pytest
+from cfnlint.context.context import Context
 from cfnlint.jsonschema import validators
 from cfnlint.jsonschema._filter import FunctionFilter
 
@@ -16,6 +17,7 @@ from cfnrun.stacks.template.lint import lint_template
 from cfnrun.stacks.template.lint import _RUNNERS
 from cfnrun.stacks.template.lint_attributes import RULES as ATTRIBUTE_RULES
 from cfnrun.stacks.template.lint_attributes import passes_without, reads_only, skipping_without
+from cfnrun.stacks.template.lint_contexts import copies_as_init
 from cfnrun.stacks.template.lint_classes import ENUM_RULE, FIELDS_READERS, enum_found_first, fields_once, remembering
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -125,6 +127,8 @@ def _as_cfn_lint_is(monkeypatch: pytest.MonkeyPatch) -> None:
     for rule_id in ATTRIBUTE_RULES:
         assert getattr(rules[rule_id].validate, "remembers", False)
         monkeypatch.setattr(rules[rule_id], "validate", rules[rule_id].validate.__wrapped__)
+    assert getattr(Context.evolve, "remembers", False)
+    monkeypatch.setattr(Context, "evolve", Context.evolve.__wrapped__)
 
 
 def test_the_findings_are_those_of_cfn_lint_making_every_class(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -340,3 +344,68 @@ def test_the_rule_runs_unless_the_resource_plainly_lacks_its_attributes(instance
     assert list(skipping_without(validate, ("UpdatePolicy",))(Validator(), "Resources/*", instance, {})) == (["found"] if runs else [])
     Validator.function_filter = FunctionFilter()  # cfn-lint's own keyword would be added: as it is
     assert list(skipping_without(validate, ("UpdatePolicy",))(Validator(), "Resources/*", instance, {})) == ["found"]
+
+
+def test_a_context_evolved_by_copy_is_the_one_cfn_lint_makes() -> None:
+    lint_template(ATTRIBUTES)  # installs the copying evolve
+    context = Context(resources={"Stack": "not a module"}, ref_values={"A": 1}, strict_types=True)
+    as_it_is = Context.evolve.__wrapped__
+    for given in ({}, {"strict_types": False}, {"ref_values": {"B": 2}}, {"ref_values": {"A": 3}, "functions": ["Ref"]}):
+        copied, made = Context.evolve(context, **dict(given)), as_it_is(context, **dict(given))
+        assert copied == made and copied.__dict__ == made.__dict__ and type(copied) is Context
+    assert context.ref_values == {"A": 1}  # merged into a new mapping, as cfn-lint does
+    with pytest.raises(TypeError):
+        Context.evolve(context, no_such_field=1)  # cfn-lint's own evolve answers a keyword that is not a field
+
+
+def test_module_names_are_carried_only_while_the_resources_are_the_same() -> None:
+    lint_template(ATTRIBUTES)
+
+    class Resource:
+        def __init__(self, type_name: str) -> None:
+            self.type = type_name
+
+    resources = {"Mod": Resource("My::Thing::MODULE"), "Topic": Resource("AWS::SNS::Topic")}
+    context = Context(resources=resources)
+    assert context.module_names == ("Mod",)
+    evolved = context.evolve(strict_types=False)
+    assert evolved.__dict__["module_names"] == ("Mod",)  # carried: not listed again
+    other = context.evolve(resources={"Topic": Resource("AWS::SNS::Topic")})
+    assert "module_names" not in other.__dict__ and other.module_names == ()
+
+
+def test_a_class_that_does_more_than_set_its_fields_or_evolves_otherwise_is_left_as_it_is() -> None:
+    lint_template(ATTRIBUTES)
+    evolve_1x = Context.evolve.__wrapped__
+
+    @dataclasses.dataclass(frozen=True)
+    class Counted:
+        count: int = 0
+        evolve = evolve_1x
+
+        def __post_init__(self) -> None:
+            pass
+
+    @dataclasses.dataclass(frozen=True)
+    class Hidden:
+        count: int = 0
+        later: int = dataclasses.field(init=False, default=0)
+        evolve = evolve_1x
+
+    @dataclasses.dataclass(frozen=True)
+    class Plain:
+        count: int = 0
+        evolve = evolve_1x
+
+    @dataclasses.dataclass(frozen=True)
+    class Other:
+        count: int = 0
+
+        def evolve(self, **kwargs: Any) -> "Other":
+            kwargs.setdefault("count", self.count + 1)  # not what 1.x's evolve does
+            return Other(**kwargs)
+
+    assert copies_as_init(Context) and copies_as_init(Plain)
+    assert not copies_as_init(Counted)  # a __post_init__
+    assert not copies_as_init(Hidden)  # a field __init__ does not take
+    assert not copies_as_init(Other)

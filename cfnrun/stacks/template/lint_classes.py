@@ -14,7 +14,8 @@ template's every parameter and resource, a sum that grows with the square of the
 eighth at 500). ``enum_found_first`` first looks the value up with Python's own ``in``: a plain
 string found equal to a plain string is a match ``equal`` would make too, so nothing is reported;
 anything else goes to cfn-lint's ``enum`` as before. Two resource-attribute rules find nothing at once on a
-resource without their attributes (``lint_attributes.py``). These are private touches of cfn-lint (``lint.py``
+resource without their attributes (``lint_attributes.py``), and a context evolves by copying its fields
+(``lint_contexts.py``). These are private touches of cfn-lint (``lint.py``
 has another), guarded by ``tests/unit/test_stack_lint_classes.py`` (the findings with and without them).
 """
 from __future__ import annotations
@@ -123,7 +124,9 @@ def install(rules: Iterable[Any]) -> None:
 def _install(rules: Iterable[Any], importlib: Any) -> None:
     from cfnlint.jsonschema import validators
 
-    from cfnrun.stacks.template import lint_attributes
+    from cfnlint.context.context import Context
+
+    from cfnrun.stacks.template import lint_attributes, lint_contexts
 
     if not getattr(validators.create, "remembers", False):
         validators.create = remembering(validators.create)
@@ -131,6 +134,7 @@ def _install(rules: Iterable[Any], importlib: Any) -> None:
         module = importlib.import_module(name)
         if not getattr(module.fields, "remembers", False):
             module.fields = fields_once(module.fields)  # type: ignore[attr-defined]
+    lint_contexts.install([Context])
     rules = list(rules)
     lint_attributes.install(rules)
     for rule in rules:  # cfn-lint loads its rules from their files, as modules of their own
