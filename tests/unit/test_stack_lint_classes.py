@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import json
 import re
@@ -17,6 +18,7 @@ from cfnrun.stacks.template.lint import lint_template
 from cfnrun.stacks.template.lint import _RUNNERS
 from cfnrun.stacks.template.lint_attributes import RULES as ATTRIBUTE_RULES
 from cfnrun.stacks.template.lint_attributes import passes_without, reads_only, skipping_without
+from cfnrun.stacks.template import lint_contexts
 from cfnrun.stacks.template.lint_contexts import copies_as_init
 from cfnrun.stacks.template.lint_classes import ENUM_RULE, FIELDS_READERS, enum_found_first, fields_once, remembering
 
@@ -129,6 +131,11 @@ def _as_cfn_lint_is(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(rules[rule_id], "validate", rules[rule_id].validate.__wrapped__)
     assert getattr(Context.evolve, "remembers", False)
     monkeypatch.setattr(Context, "evolve", Context.evolve.__wrapped__)
+    module_names = Context.__dict__["module_names"]
+    assert getattr(module_names.func, "remembers", False)
+    as_it_is = functools.cached_property(module_names.func.__wrapped__)
+    as_it_is.__set_name__(Context, "module_names")
+    monkeypatch.setattr(Context, "module_names", as_it_is)
 
 
 def test_the_findings_are_those_of_cfn_lint_making_every_class(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -358,20 +365,29 @@ def test_a_context_evolved_by_copy_is_the_one_cfn_lint_makes() -> None:
         Context.evolve(context, no_such_field=1)  # cfn-lint's own evolve answers a keyword that is not a field
 
 
-def test_module_names_are_carried_only_while_the_resources_are_the_same() -> None:
+def test_module_names_are_listed_once_per_resources_mapping(monkeypatch: pytest.MonkeyPatch) -> None:
     lint_template(ATTRIBUTES)
 
     class Resource:
         def __init__(self, type_name: str) -> None:
             self.type = type_name
 
-    resources = {"Mod": Resource("My::Thing::MODULE"), "Topic": Resource("AWS::SNS::Topic")}
+    listed: List[Any] = []
+    once = Context.__dict__["module_names"]
+    assert getattr(once.func, "remembers", False)
+
+    def listing(context: Any) -> Any:
+        listed.append(context)
+        return once.func.__wrapped__(context)
+
+    remembered = lint_contexts.module_names_once(listing)
+    resources = {"Mod": Resource("My::Thing::MODULE"), "Topic": Resource("AWS::SNS::Topic"), "App": Resource("AWS::Serverless::Application")}
     context = Context(resources=resources)
-    assert context.module_names == ("Mod",)
-    evolved = context.evolve(strict_types=False)
-    assert evolved.__dict__["module_names"] == ("Mod",)  # carried: not listed again
-    other = context.evolve(resources={"Topic": Resource("AWS::SNS::Topic")})
-    assert "module_names" not in other.__dict__ and other.module_names == ()
+    siblings = [context.evolve(strict_types=False), context.evolve(functions=["Ref"]), context]
+    assert [remembered(sibling) for sibling in siblings] == [("Mod", "App")] * 3
+    assert len(listed) == 1  # listed once for the three contexts sharing the mapping
+    other = Context(resources={"Topic": Resource("AWS::SNS::Topic")})
+    assert remembered(other) == () and len(listed) == 2
 
 
 def test_a_class_that_does_more_than_set_its_fields_or_evolves_otherwise_is_left_as_it_is() -> None:

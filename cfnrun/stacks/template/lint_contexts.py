@@ -11,22 +11,23 @@ only where that is what the class does: a dataclass whose fields are all ``__ini
 whose code names what 1.x's does (read on cfn-lint 1.51); otherwise, and for a subclass or a
 keyword that is not a field, cfn-lint's own ``evolve`` runs.
 
-One value is carried that the class would compute again: ``module_names`` (a cached property: the
-resources that are modules), read from ``resources`` alone, kept when the new context has the same
-``resources`` object (cfn-lint fills that mapping once, before the first context). Computed anew
-for every context, it made the lint grow with the square of the resources.
+``module_names`` (a cached property: the resources that are modules) is computed from ``resources``
+alone, yet anew for each context that asks (one per resource), which made the lint grow with the
+square of the resources; ``module_names_once`` lists it once per ``resources`` mapping (cfn-lint
+fills that mapping once per template, before the first context is made, and never changes it).
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Callable, Dict, FrozenSet, Iterable, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Set
 
 # what Context.evolve's code names and holds in cfn-lint 1.x (its docstring aside): another evolve runs as it is
 EVOLVE_NAMES = frozenset({"__class__", "ref_values", "copy", "update", "fields", "Context", "init", "setdefault", "name", "getattr"})
 EVOLVE_CONSTANTS = frozenset({"ref_values", ()})
 MERGED = "ref_values"  # the field evolve merges (old values, the given ones over them)
-CARRIED = {"module_names": (frozenset({"resources"}), frozenset({"tuple", "resources", "items", "type", "endswith", "startswith"}))}
+MODULE_NAMES = "module_names"  # a cached property computed from ``resources`` alone
+MODULE_NAMES_READS = frozenset({"tuple", "resources", "items", "type", "endswith", "startswith"})  # what its code names in 1.x
 
 
 def _code_names(function: Any) -> Set[str]:
@@ -66,20 +67,10 @@ def copies_as_init(cls: type) -> bool:
     return _evolve_as_read(getattr(evolve, "__wrapped__", evolve))
 
 
-def _carried(cls: type) -> Tuple[Tuple[str, FrozenSet[str]], ...]:
-    carried = []
-    for name, (reads, code_names) in CARRIED.items():
-        cached = cls.__dict__.get(name)
-        if isinstance(cached, functools.cached_property) and _code_names(cached.func) <= code_names:
-            carried.append((name, reads))
-    return tuple(carried)
-
-
 def evolving_by_copy(cls: type, evolve: Callable[..., Any]) -> Callable[..., Any]:
     """``cls.evolve`` building the new instance's ``__dict__`` itself (``cls`` as ``copies_as_init`` found it)."""
     names = tuple(field.name for field in dataclasses.fields(cls))
     known = frozenset(names)
-    carried = _carried(cls)
 
     def evolve_by_copy(self: Any, **given: Any) -> Any:
         state: Dict[str, Any] = self.__dict__
@@ -94,9 +85,6 @@ def evolving_by_copy(cls: type, evolve: Callable[..., Any]) -> Callable[..., Any
         for name in names:
             made_state[name] = state[name]
         made_state.update(given)
-        for name, reads in carried:
-            if name in state and all(made_state[read] is state[read] for read in reads):
-                made_state[name] = state[name]
         return made
 
     evolve_by_copy.remembers = True  # type: ignore[attr-defined]
@@ -104,8 +92,29 @@ def evolving_by_copy(cls: type, evolve: Callable[..., Any]) -> Callable[..., Any
     return evolve_by_copy
 
 
+def module_names_once(module_names: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``Context.module_names``, listed once per ``resources`` mapping (the last one seen is kept: one template is linted at a time)."""
+    last: List[Any] = [None, None]  # the resources mapping, its module names
+
+    def module_names_of(context: Any) -> Any:
+        resources = context.resources
+        if last[0] is not resources:
+            last[:] = [resources, module_names(context)]
+        return last[1]
+
+    module_names_of.remembers = True  # type: ignore[attr-defined]
+    module_names_of.__wrapped__ = module_names  # type: ignore[attr-defined]
+    return module_names_of
+
+
 def install(classes: Iterable[type]) -> None:
-    """Route each class's ``evolve`` through ``evolving_by_copy`` where ``copies_as_init`` holds (others evolve as they do)."""
+    """Route each class's ``evolve`` through ``evolving_by_copy`` where ``copies_as_init`` holds (others evolve as they do), and its
+    ``module_names`` through ``module_names_once`` where its code reads only ``resources``."""
     for cls in classes:
         if not getattr(cls.__dict__.get("evolve"), "remembers", False) and copies_as_init(cls):
             cls.evolve = evolving_by_copy(cls, cls.__dict__["evolve"])  # type: ignore[attr-defined]
+        cached = cls.__dict__.get(MODULE_NAMES)
+        if isinstance(cached, functools.cached_property) and not getattr(cached.func, "remembers", False) and _code_names(cached.func) <= MODULE_NAMES_READS:
+            once = functools.cached_property(module_names_once(cached.func))
+            once.__set_name__(cls, MODULE_NAMES)
+            setattr(cls, MODULE_NAMES, once)
