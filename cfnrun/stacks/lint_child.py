@@ -25,12 +25,23 @@ LOW_PRIORITY = 10
 
 
 def answer(request: Dict[str, Any]) -> Dict[str, Any]:
-    """The warning lines for one template: cfn-lint's findings, or why it did not run."""
+    """The warning lines for one template: cfn-lint's findings, or why it did not run (in serve's working folder, as the
+    ``cfn-lint`` command would run there: its ``.cfnlintrc`` applies)."""
+    _move_to(request.get("folder"))
     try:
         warnings = lint_warnings(lint_template(request["body"], request["schemas"], request["region"]))
     except Exception as error:  # noqa: B902 - cfn-lint's own failure is never the template's: say so and go on
         warnings = [f"template lint did not run (cfn-lint failed: {type(error).__name__}: {error}); {NOT_REFUSED}"]
     return {"warnings": warnings}
+
+
+def _move_to(folder: Any) -> None:
+    """Into serve's working folder (the child starts in the one that holds cfnrun, to import it); a folder gone since: stay."""
+    if isinstance(folder, str) and folder != os.getcwd():
+        try:
+            os.chdir(folder)
+        except OSError:
+            pass
 
 
 def _answer_collecting_after_the_first(request: Dict[str, Any]) -> Dict[str, Any]:

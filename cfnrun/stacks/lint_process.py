@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections import OrderedDict
 from typing import Any, Dict, List, Sequence
 
@@ -27,7 +28,7 @@ _seen: "OrderedDict[str, List[str]]" = OrderedDict()
 async def lint_lines(body: str, schemas: Sequence[Dict[str, Any]], region: str, limit_s: float = LINT_LIMIT_S) -> List[str]:
     """The console's warning lines for the template (the served types' ``schemas`` included): cfn-lint's findings,
     or why it did not run — never an error of the template's."""
-    request = {"body": body, "schemas": list(schemas), "region": region}
+    request = {"body": body, "schemas": list(schemas), "region": region, "folder": os.getcwd()}  # the folder: its .cfnlintrc applies
     key = hashlib.sha256(json.dumps(request, sort_keys=True, default=str).encode()).hexdigest()
     if key in _seen:
         _seen.move_to_end(key)

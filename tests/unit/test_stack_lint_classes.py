@@ -15,7 +15,7 @@ from cfnlint.jsonschema import validators
 from cfnlint.jsonschema._filter import FunctionFilter
 
 from cfnrun.stacks.template.lint import lint_template
-from cfnrun.stacks.template.lint import _RUNNERS
+from cfnrun.stacks.template.lint import _runner
 from cfnrun.stacks.template.lint_attributes import RULES as ATTRIBUTE_RULES
 from cfnrun.stacks.template.lint_attributes import passes_without, reads_only, skipping_without
 from cfnrun.stacks.template import lint_contexts
@@ -122,7 +122,7 @@ def _as_cfn_lint_is(monkeypatch: pytest.MonkeyPatch) -> None:
     for module in map(importlib.import_module, FIELDS_READERS):
         assert getattr(module.fields, "remembers", False)
         monkeypatch.setattr(module, "fields", module.fields.__wrapped__)
-    rules = {rule.id: rule for rule in _RUNNERS["us-east-1"].rules.values()}
+    rules = {rule.id: rule for rule in _runner("us-east-1").rules.values()}
     rule_globals = type(rules[ENUM_RULE]).enum.__globals__
     assert getattr(rule_globals["enum"], "remembers", False)
     monkeypatch.setitem(rule_globals, "enum", rule_globals["enum"].__wrapped__)
@@ -279,7 +279,7 @@ def test_the_attribute_rules_still_find_what_they_find_where_their_attributes_ar
 
 def test_the_attribute_rules_are_not_run_on_resources_without_their_attributes(monkeypatch: pytest.MonkeyPatch) -> None:
     lint_template(ATTRIBUTES)  # installs the skipping validate
-    rules = {rule.id: rule for rule in _RUNNERS["us-east-1"].rules.values()}
+    rules = {rule.id: rule for rule in _runner("us-east-1").rules.values()}
     ran: List[str] = []
     for rule_id in ATTRIBUTE_RULES:
         inner = rules[rule_id].validate.__wrapped__

@@ -91,3 +91,31 @@ def test_serve_lints_in_a_child_process_and_a_lint_past_its_limit_is_stopped_not
         assert stopped == ["template lint did not finish within 0 s and was stopped; the template is not refused"]
 
     asyncio.run(main())
+
+
+def test_the_cfnlintrc_of_serve_s_working_folder_applies_to_its_lint(tmp_path: Any, monkeypatch: Any) -> None:
+    import asyncio
+
+    from cfnrun.stacks.lint_process import lint_lines
+
+    misspelt = TEMPLATE.replace("Title: hello", "Titel: hello")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".cfnlintrc").write_text("ignore_checks:\n  - E3002\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    async def lint_in(folder: Any) -> Any:
+        monkeypatch.chdir(folder)
+        return await lint_lines(misspelt, [_note_schema()], "us-east-1")
+
+    async def main() -> None:
+        assert any("[E3002]" in line for line in await lint_in(elsewhere))
+        assert not any("[E3002]" in line for line in await lint_in(project))  # the project's .cfnlintrc: E3002 ignored
+        assert any("[E3002]" in line for line in await lint_in(elsewhere))  # and only there
+
+    asyncio.run(main())
+    monkeypatch.chdir(project)
+    assert not any(finding.rule_id == "E3002" for finding in lint_template(misspelt, [_note_schema()]))  # in-process too
+    monkeypatch.chdir(elsewhere)
+    assert any(finding.rule_id == "E3002" for finding in lint_template(misspelt, [_note_schema()]))

@@ -36,6 +36,7 @@ tables are process-wide, so one lint runs at a time.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Tuple
@@ -43,7 +44,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Tuple
 IGNORED_RULES = ("E1040", "W3010", "E3031")
 
 _LOCK = threading.Lock()
-_RUNNERS: Dict[str, Any] = {}
+_RUNNERS: Dict[Tuple[str, str], Any] = {}  # (region, working folder) -> cfn-lint's runner
 _registered: Dict[str, str] = {}  # typeName -> its schema as JSON, as last entered in cfn-lint's tables
 
 
@@ -83,14 +84,18 @@ def lint_warnings(findings: Iterable[LintFinding]) -> List[str]:
 
 
 def _runner(region: str) -> Any:
-    if region not in _RUNNERS:
+    """The region's runner, made in the working folder: cfn-lint reads the ``.cfnlintrc`` there (and in the home folder) when it is made."""
+    key = (region, os.getcwd())
+    if key not in _RUNNERS:
         from cfnlint.config import ConfigMixIn
         from cfnrun.stacks.template.lint_classes import install
         from cfnlint.runner import Runner
 
-        _RUNNERS[region] = Runner(ConfigMixIn(regions=[region], ignore_checks=list(IGNORED_RULES)))
-        install(_RUNNERS[region].rules.values())
-    return _RUNNERS[region]
+        # a rule list given here replaces the file's: the rules the .cfnlintrc leaves out are added to cfnrun's
+        users = (getattr(ConfigMixIn(regions=[region]), "file_args", None) or {}).get("ignore_checks") or []
+        _RUNNERS[key] = Runner(ConfigMixIn(regions=[region], ignore_checks=[*IGNORED_RULES, *users]))
+        install(_RUNNERS[key].rules.values())
+    return _RUNNERS[key]
 
 
 def _register(schemas: List[Mapping[str, Any]], region: str) -> None:
