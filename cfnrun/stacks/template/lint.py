@@ -30,7 +30,8 @@ Rules left out, because locally they would refuse templates the service accepts:
 
 cfn-lint is imported on first use (about 0.3-0.8 s; it is not on any start-up path), its validator
 classes are made once per set of keywords (``lint_classes.py``), and its
-rules are kept per region, so a lint after the first takes milliseconds. cfn-lint's schema
+rules are kept per region and working folder (whose ``.cfnlintrc`` cfn-lint reads when they are
+made, its ``ignore_checks`` added to ``IGNORED_RULES``), so a lint after the first takes milliseconds. cfn-lint's schema
 tables are process-wide, so one lint runs at a time.
 """
 from __future__ import annotations

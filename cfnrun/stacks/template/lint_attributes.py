@@ -6,8 +6,8 @@ whose ``then`` or ``else`` names only ``UpdatePolicy``), W3011 its ``DeletionPol
 ``UpdateReplacePolicy`` (``update_policy_delete.json``: one branch of its ``anyOf`` holds when both
 are absent). A resource without those attributes (most of them) passes such a schema whatever else
 it holds, yet cfn-lint still evolves validators and a resolver and walks the schema's branches for
-it: a sixth of the lint of 500 like resources (cProfile, 2026-11-27). Here those rules find nothing
-at once on such a resource.
+it: a quarter of the lint of 500 like resources (10.5 → 7.8 G instructions, 2026-11-27). Here those
+rules find nothing at once on such a resource.
 
 That nothing is found is read from the rule's schema as loaded (``passes_without``), not assumed:
 the schema may use only ``allOf``, ``anyOf``, ``if``/``then``/``else``, ``type: object``,

@@ -3,7 +3,7 @@
 cfn-lint 1.x makes a new ``Context`` (a frozen dataclass of 17 fields) for nearly every step of a
 check: some 80 per resource, 42,000 over a template of 500 clusters. Its ``evolve`` lists the
 fields, fills ``kwargs`` with the ones not given and calls the class, whose generated ``__init__``
-sets each through ``object.__setattr__``: a fifth of the lint's CPU (cProfile, 2026-11-27). The
+sets each through ``object.__setattr__`` (7.8 → 7.1 G instructions for 500, 2026-11-27). The
 instance that makes is a ``__dict__`` holding each field's value, the given ones replacing the
 old, ``ref_values`` merged first; ``evolving_by_copy`` builds that ``__dict__`` directly. It is made
 only where that is what the class does: a dataclass whose fields are all ``__init__``'s, with no
@@ -13,8 +13,9 @@ keyword that is not a field, cfn-lint's own ``evolve`` runs.
 
 ``module_names`` (a cached property: the resources that are modules) is computed from ``resources``
 alone, yet anew for each context that asks (one per resource), which made the lint grow with the
-square of the resources; ``module_names_once`` lists it once per ``resources`` mapping (cfn-lint
-fills that mapping once per template, before the first context is made, and never changes it).
+square of the resources (0.6 G instructions at 500); ``module_names_once`` lists it once per
+``resources`` mapping (cfn-lint fills that mapping once per template, before the first context is
+made, and never changes it).
 """
 from __future__ import annotations
 
