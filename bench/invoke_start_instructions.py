@@ -9,7 +9,9 @@ instruction), valgrind's cachegrind counts, without following children:
 - the provider's bare import (``python -c "import PACKAGE.handlers"`` in its code folder): the baseline;
 - cfnrun's process up to the moment its worker is spawned (the process ends as soon as the spawn
   returns): everything here is on the one-shot invoke's critical path, before the worker's own
-  start and import of the provider;
+  start;
+- cfnrun's process up to the moment its worker is handed its spec (and told to load): the worker's
+  interpreter, spawned first of all, starts meanwhile; its import of the provider follows this;
 - cfnrun's whole process for ``cfnrun invoke ACTION INVOKE-ARGS`` (default ``LIST``), its worker left
   out: what it does after the spawn overlaps the worker's import, except what follows the answer.
 
@@ -31,18 +33,31 @@ from typing import Dict, List, Optional
 from benchlib import USER_ENV, private_copy
 
 ROOT = Path(__file__).resolve().parent.parent
-# ``cfnrun invoke ARGS`` ending as soon as its worker is spawned (the worker is killed and reaped first).
-UP_TO_SPAWN = (
+# ``cfnrun invoke ARGS`` ending as soon as its worker is spawned (WHEN=spawn), or as soon as it is handed its spec
+# (WHEN=handed): the worker is killed and reaped first. cfnrun spawns its worker's interpreter first of all
+# (``runtime/waiting_worker.py``) and hands it the spec once it has read the project; a checkout from before
+# that (``--tree``) spawns it with the spec, so there both moments are the spawn.
+UP_TO = (
     "import os, sys\n"
-    "import cfnrun.runtime.spec as spec\n"
-    "started = spec.start_worker_process\n"
-    "def spawned(*args, **kwargs):\n"
-    "    process = started(*args, **kwargs); process.kill(); process.wait(); os._exit(0)\n"
-    "spec.start_worker_process = spawned\n"
+    "def stop(process):\n"
+    "    process.kill(); process.wait(); os._exit(0)\n"
+    "try:\n"
+    "    import cfnrun.runtime.waiting_worker as waiting\n"
+    "except ImportError:\n"
+    "    import cfnrun.runtime.spec as spec\n"
+    "    started = spec.start_worker_process\n"
+    "    spec.start_worker_process = lambda *args, **kwargs: stop(started(*args, **kwargs))\n"
+    "else:\n"
+    "    if os.environ['WHEN'] == 'spawn':\n"
+    "        start = waiting.WaitingWorker.start\n"
+    "        waiting.WaitingWorker.start = classmethod(lambda cls, *args: stop(start(*args).process))\n"
+    "    else:\n"
+    "        frame = waiting.WaitingWorker.sandbox_frame\n"
+    "        waiting.WaitingWorker.sandbox_frame = lambda self, spec: (frame(self, spec), stop(self.process))\n"
     "sys.argv = ['cfnrun', 'invoke', *sys.argv[1:]]\n"
     "import runpy\n"
     "runpy.run_module('cfnrun', run_name='__main__', alter_sys=True)\n"
-    "os._exit(3)  # no worker was spawned early\n"
+    "os._exit(3)  # no worker was spawned or handed its spec early\n"
 )
 
 
@@ -56,7 +71,7 @@ def instructions(command: List[str], cwd: Path, env: Dict[str, str]) -> int:
     if found is None:
         raise SystemExit(f"valgrind gave no count for {command}:\n{run.stderr[-2000:]}")
     if run.returncode == 3:
-        raise SystemExit("cfnrun spawned no worker early for this command line")
+        raise SystemExit("cfnrun spawned (or handed its spec to) no worker early for this command line")
     return int(found.group(1).replace(",", ""))
 
 
@@ -83,13 +98,15 @@ def main() -> None:
         subprocess.run(invoke, cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # bytecode, caches
         bare = instructions([sys.executable, "-c", f"import {module}"], code, env) if module else 0
         interpreter = instructions([sys.executable, "-c", "pass"], project, env)
-        spawn = instructions([sys.executable, "-c", UP_TO_SPAWN, *args.invoke_args], project, env)
+        spawn = instructions([sys.executable, "-c", UP_TO, *args.invoke_args], project, {**env, "WHEN": "spawn"})
+        handed = instructions([sys.executable, "-c", UP_TO, *args.invoke_args], project, {**env, "WHEN": "handed"})
         whole = instructions(invoke, project, env)
     print(f"cfnrun invoke {' '.join(args.invoke_args)} on {args.project.name}" + (f" (cfnrun from {args.tree})" if args.tree else ""))
     rows = [
         ("the provider's bare import", bare),
         ("an interpreter's start (python -c pass)", interpreter),
         ("cfnrun's process up to its worker's spawn", spawn),
+        ("... up to its worker's spec handed to it", handed),
         ("cfnrun's whole process (its worker left out)", whole),
     ]
     for what, count in rows:
