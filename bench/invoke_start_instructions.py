@@ -13,7 +13,10 @@ instruction), valgrind's cachegrind counts, without following children:
 - cfnrun's process up to the moment its worker is handed its spec (and told to load): the worker's
   interpreter, spawned first of all, starts meanwhile; its import of the provider follows this;
 - cfnrun's whole process for ``cfnrun invoke ACTION INVOKE-ARGS`` (default ``LIST``), its worker left
-  out: what it does after the spawn overlaps the worker's import, except what follows the answer.
+  out: what it does after the spawn overlaps the worker's import, except what follows the answer;
+- its worker, started alone as cfnrun starts it: up to where it waits for its spec, and from the spec
+  to its ready reply (the provider imported); the ready reply then comes after about the later of
+  (the spawn + the wait) and the hand-off, plus that (not with ``--tree``).
 
 ``--tree`` runs another checkout's cfnrun (its folder on PYTHONPATH), to compare two. One untimed
 run first compiles the bytecode and fills the template cache. Needs valgrind.
@@ -61,6 +64,47 @@ UP_TO = (
 )
 
 
+# The worker cfnrun invoke ARGS starts first, alone under valgrind (WORKER_COUNT=1: counted in a file, LOG): its
+# interpreter started waiting for its spec, as cfnrun starts it (``runtime/waiting_worker.py``), then, with
+# UNTIL=waiting, its channel closed (it leaves where it waits) or, with UNTIL=ready, handed the spec and told to load,
+# its ready reply awaited, then its channel closed. It leaves by os._exit (the launch's sys.exit changed so): the
+# interpreter's teardown, which a worker never reaches in a one-shot invoke (it is killed), is not counted.
+WORKER = (
+    "import os, subprocess, sys\n"
+    "from cfnrun.app.early_start import early_spec\n"
+    "from cfnrun.runtime import launch, spec as specs\n"
+    "from cfnrun.runtime.worker.protocol import FRAME_HEADER, encode_frame\n"
+    "spec = early_spec(sys.argv[1:])\n"
+    "ends = launch.SandboxEnds()\n"
+    "code = launch._LAUNCH.replace('sys.exit(worker.main(sys.argv))', 'worker.main(sys.argv); os._exit(0)')\n"
+    "valgrind = ['valgrind', '--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', '--log-file=' + os.environ['LOG']]\n"
+    "environment = {**launch.started_environment(dict(os.environ)), launch.MARKER: ends.marker}\n"
+    "command = [*valgrind, spec.python, '-u', '-c', code, launch.WORKER_SCRIPT, '--lifeline', str(ends.lifeline_read), '--await-sandbox']\n"
+    "process = subprocess.Popen(command, stdin=ends.worker_end.fileno(), stdout=ends.log_write, stderr=ends.log_write,\n"
+    "                           pass_fds=(ends.lifeline_read,), env=environment, start_new_session=True)\n"
+    "ends.close_worker_ends()\n"
+    "if os.environ['UNTIL'] == 'ready':\n"
+    "    sandbox = {'type': 'sandbox', 'cwd': str(spec.cwd), 'environment': {**spec.env, launch.MARKER: ends.marker}, 'options': specs.worker_options(spec)}\n"
+    "    ends.parent_end.sendall(encode_frame(sandbox) + specs.load_frame(spec, specs.new_log_stream_name()))\n"
+    "    reply = ends.parent_end.makefile('rb').read(FRAME_HEADER.size)\n"
+    "    assert reply, 'the worker left without a reply'\n"
+    "ends.parent_end.close()  # the channel only: a closed lifeline would kill it before it leaves\n"
+    "sys.exit(process.wait())\n"
+)
+
+
+def worker_instructions(argv: List[str], cwd: Path, env: Dict[str, str], until: str) -> int:
+    """The instructions of the worker ``cfnrun invoke ARGV`` starts first, up to where it waits for its spec or its ready reply."""
+    with tempfile.TemporaryDirectory() as logs:
+        log = Path(logs) / "worker.log"
+        run = subprocess.run([sys.executable, "-c", WORKER, *argv], cwd=cwd, env={**env, "LOG": str(log), "UNTIL": until},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        found = re.search(r"I\s+refs:\s+([\d,]+)", log.read_text() if log.exists() else "")
+        if run.returncode != 0 or found is None:
+            raise SystemExit(f"the worker could not be counted ({until}):\n{run.stderr[-2000:]}")
+        return int(found.group(1).replace(",", ""))
+
+
 def instructions(command: List[str], cwd: Path, env: Dict[str, str]) -> int:
     """``command``'s own instructions (valgrind's cachegrind, children not followed)."""
     run = subprocess.run(
@@ -101,6 +145,10 @@ def main() -> None:
         spawn = instructions([sys.executable, "-c", UP_TO, *args.invoke_args], project, {**env, "WHEN": "spawn"})
         handed = instructions([sys.executable, "-c", UP_TO, *args.invoke_args], project, {**env, "WHEN": "handed"})
         whole = instructions(invoke, project, env)
+        waiting = ready = 0
+        if args.tree is None:
+            waiting = worker_instructions(args.invoke_args, project, env, "waiting")
+            ready = worker_instructions(args.invoke_args, project, env, "ready")
     print(f"cfnrun invoke {' '.join(args.invoke_args)} on {args.project.name}" + (f" (cfnrun from {args.tree})" if args.tree else ""))
     rows = [
         ("the provider's bare import", bare),
@@ -109,6 +157,12 @@ def main() -> None:
         ("... up to its worker's spec handed to it", handed),
         ("cfnrun's whole process (its worker left out)", whole),
     ]
+    if waiting:
+        rows += [
+            ("its worker, up to waiting for its spec", waiting),
+            ("its worker, from the spec to its ready reply", ready - waiting),
+            ("so its ready reply, after about", max(spawn + waiting, handed) + ready - waiting),
+        ]
     for what, count in rows:
         share = f"  {count / bare:.2f}× the bare import" if bare else ""
         print(f"  {what:46} {count / 1e6:9.1f} M{share}")

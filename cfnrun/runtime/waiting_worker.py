@@ -87,7 +87,7 @@ class WaitingWorker:
             arguments = worker_launch(python) + ["--lifeline", str(ends.lifeline_read), AWAIT_SANDBOX]
             actions = [(os.POSIX_SPAWN_DUP2, worker_fds[0], 0), (os.POSIX_SPAWN_DUP2, ends.log_write, 1), (os.POSIX_SPAWN_DUP2, ends.log_write, 2)]
             pid = spawn(python, arguments, environment, file_actions=actions, setsid=True)
-        except OSError:  # not an interpreter, no working folder: the early start spawns as before, and says why
+        except (OSError, NotImplementedError):  # not an interpreter, no setsid here...: the early start spawns as before
             ends.close_parent_ends()
             return None
         finally:
