@@ -461,6 +461,7 @@ def handler(event, context):
     seen = {
         "pid": os.getpid(), "cwd": os.getcwd(), "environ": dict(os.environ), "warnoptions": sys.warnoptions,
         "child": subprocess.run(["env"], capture_output=True, text=True).stdout.splitlines(),  # the C library's environment
+        "open": [os.readlink("/proc/self/fd/" + fd) for fd in os.listdir("/proc/self/fd") if os.path.exists("/proc/self/fd/" + fd)],
     }
     return {"status": "SUCCESS", "resourceModel": {"Id": json.dumps(seen)}}
 '''
@@ -503,6 +504,22 @@ def test_the_waiting_interpreter_becomes_the_worker_with_the_functions_folder_an
     child = dict(line.split("=", 1) for line in seen["child"] if "=" in line)
     assert {name: child.get(name) for name in environ} == environ
     assert not pid_alive(seen["pid"])
+
+
+def test_the_waiting_interpreter_inherits_no_fd_but_its_own(tmp_path: Path) -> None:
+    # A cfnrun started with an inheritable fd (a CI runner's, a shell's ``exec 3>file``): a worker started by subprocess
+    # never had it; the interpreter started before anything loaded must not have it either.
+    project = seeing_project(tmp_path)
+    with open(tmp_path / "held-by-cfnrun", "w") as held:
+        os.set_inheritable(held.fileno(), True)
+        run = subprocess.run(
+            [sys.executable, "-c", RECORD_SPAWNS, "invoke", "CREATE", "--json", "--contract", "off", "--no-credentials"],
+            cwd=str(project), capture_output=True, text=True, timeout=90, pass_fds=(held.fileno(),),
+            env={**no_aws_configuration(tmp_path), "NO_COLOR": "1"},
+        )
+    seen = seen_by_the_handler(run)
+    assert '"waited": true' in run.stdout  # the waiting interpreter was the worker
+    assert str(tmp_path / "held-by-cfnrun") not in seen["open"], seen["open"]
 
 
 def run_pid(run: "subprocess.CompletedProcess[str]") -> int:

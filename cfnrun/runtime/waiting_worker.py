@@ -20,6 +20,7 @@ anything of the provider. The environment block the process started with, which
 """
 from __future__ import annotations
 
+import _signal
 import os
 import sys
 
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
 AWAIT_SANDBOX = "--await-sandbox"  # the worker's option (``worker/start_worker.py``)
 _SIGKILL = 9  # signal.SIGKILL, without the signal module's enums
+# What subprocess.Popen's restore_signals resets in a child: the signals Python itself ignores (from _signal, loaded already).
+_IGNORED_BY_PYTHON = tuple(getattr(_signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(_signal, name))
 
 
 class SpawnedChild:
@@ -83,10 +86,16 @@ class WaitingWorker:
                 ends.close_parent_ends()
                 return None
             cwd = os.getcwd()
+            inherited = _inheritable_fds()
+            if inherited is None:  # cannot tell which fds it would inherit: the early start spawns as before
+                ends.close_parent_ends()
+                return None
             os.set_inheritable(ends.lifeline_read, True)  # this copy closes below; no other thread runs yet
             arguments = worker_launch(python) + ["--lifeline", str(ends.lifeline_read), AWAIT_SANDBOX]
-            actions = [(os.POSIX_SPAWN_DUP2, worker_fds[0], 0), (os.POSIX_SPAWN_DUP2, ends.log_write, 1), (os.POSIX_SPAWN_DUP2, ends.log_write, 2)]
-            pid = spawn(python, arguments, environment, file_actions=actions, setsid=True)
+            # As subprocess.Popen starts a worker: only its own fds, and the signals Python ignores back at their defaults.
+            actions = [(os.POSIX_SPAWN_CLOSE, fd) for fd in inherited]
+            actions += [(os.POSIX_SPAWN_DUP2, worker_fds[0], 0), (os.POSIX_SPAWN_DUP2, ends.log_write, 1), (os.POSIX_SPAWN_DUP2, ends.log_write, 2)]
+            pid = spawn(python, arguments, environment, file_actions=actions, setsid=True, setsigdef=_IGNORED_BY_PYTHON)
         except (OSError, NotImplementedError):  # not an interpreter, no setsid here...: the early start spawns as before
             ends.close_parent_ends()
             return None
@@ -119,3 +128,21 @@ class WaitingWorker:
         self.process.kill()
         self.process.wait()
         self.ends.close_parent_ends()
+
+
+def _inheritable_fds() -> list[int] | None:
+    """The fds above 2 a child would inherit from this process (``subprocess.Popen`` closes them); None when unknown."""
+    for folder in ("/proc/self/fd", "/dev/fd"):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        inheritable = []
+        for name in names:
+            try:
+                if int(name) > 2 and os.get_inheritable(int(name)):
+                    inheritable.append(int(name))
+            except (ValueError, OSError):  # the listing's own fd, closed by now
+                continue
+        return inheritable
+    return None
