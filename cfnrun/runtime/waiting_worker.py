@@ -93,7 +93,7 @@ class WaitingWorker:
             os.set_inheritable(ends.lifeline_read, True)  # this copy closes below; no other thread runs yet
             arguments = worker_launch(python) + ["--lifeline", str(ends.lifeline_read), AWAIT_SANDBOX]
             # As subprocess.Popen starts a worker: only its own fds, and the signals Python ignores back at their defaults.
-            actions = [(os.POSIX_SPAWN_CLOSE, fd) for fd in inherited]
+            actions: list[tuple[int, ...]] = [(os.POSIX_SPAWN_CLOSE, fd) for fd in inherited]
             actions += [(os.POSIX_SPAWN_DUP2, worker_fds[0], 0), (os.POSIX_SPAWN_DUP2, ends.log_write, 1), (os.POSIX_SPAWN_DUP2, ends.log_write, 2)]
             pid = spawn(python, arguments, environment, file_actions=actions, setsid=True, setsigdef=_IGNORED_BY_PYTHON)
         except (OSError, NotImplementedError):  # not an interpreter, no setsid here...: the early start spawns as before
