@@ -27,9 +27,9 @@ def _command() -> None:
     command = sys.argv[1] if len(sys.argv) > 1 else ""
     waiting = None
     if command == "invoke":  # its worker's interpreter starts before anything else loads, then waits for its spec
-        from cfnrun.runtime.waiting_worker import WaitingWorker
+        from cfnrun.runtime.waiting_worker import WaitingWorker, worth_starting
 
-        waiting = WaitingWorker.start()
+        waiting = WaitingWorker.start() if worth_starting(sys.argv[2:]) else None
     try:
         from cfnrun.app.early_start import begin
     except BaseException:  # noqa: B902 - interrupted: nothing is left behind

@@ -440,17 +440,23 @@ def test_a_usage_error_leaves_no_early_worker(sample: Callable[[str], Path], tmp
     [
         (["FOO"], "Invalid value for 'ACTION': 'FOO' is not an action"),
         (["LIST", "--bogus"], "No such option: --bogus"),
-        (["LIST", "--help"], "Usage:"),
     ],
 )
 def test_a_command_line_the_early_start_cannot_read_leaves_no_waiting_interpreter(
     sample: Callable[[str], Path], tmp_path: Path, args: List[str], message: str
 ) -> None:
     spawned, code, run, waiting = run_recording_waits(sample("note"), tmp_path, "invoke", *args)
-    assert message in run.stdout + run.stderr and code == (0 if "--help" in args else 2), run.stdout + run.stderr
+    assert message in run.stderr and code == 2, run.stdout + run.stderr
     assert spawned == [] and len(waiting) == 1  # an interpreter started waiting, and was never handed a spec
     assert not pid_alive(waiting[0]["pid"])  # killed and reaped before the command returned
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("args", [["LIST", "--help"], ["LIST", "--in-process", "--no-credentials"]])
+def test_no_interpreter_waits_where_no_worker_starts_early(sample: Callable[[str], Path], tmp_path: Path, args: List[str]) -> None:
+    spawned, code, run, waiting = run_recording_waits(sample("note"), tmp_path, "invoke", *args)
+    assert code == 0 and ("Usage:" in run.stdout or "SUCCESS LIST" in run.stdout), run.stdout + run.stderr
+    assert waiting == [] and spawned == []
 
 
 SEEN = '''

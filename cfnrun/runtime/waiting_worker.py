@@ -31,9 +31,17 @@ if TYPE_CHECKING:
     from cfnrun.runtime.spec import WorkerSpec
 
 AWAIT_SANDBOX = "--await-sandbox"  # the worker's option (``worker/start_worker.py``)
+# ``cfnrun invoke``'s options declared ``early=False`` (``app/settings/invoke.py``; tests/unit/test_waiting_worker.py keeps the two
+# the same): given one, the early start starts no worker, so no interpreter is started to wait either; nor for --help.
+NOT_EARLY = frozenset({"--handler", "--schema", "--code-dir", "--print-request", "--watch", "--in-process", "--moto", "--lambda-endpoint"})
 _SIGKILL = 9  # signal.SIGKILL, without the signal module's enums
 # What subprocess.Popen's restore_signals resets in a child: the signals Python itself ignores (from _signal, loaded already).
 _IGNORED_BY_PYTHON = tuple(getattr(_signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(_signal, name))
+
+
+def worth_starting(argv: list[str]) -> bool:
+    """Could ``cfnrun invoke ARGV``'s early start use a waiting interpreter? False where it surely starts no worker."""
+    return not any(word == "--" or word == "--help" or word.partition("=")[0] in NOT_EARLY for word in argv)
 
 
 class SpawnedChild:

@@ -4,13 +4,13 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Dict, Iterator
+from typing import Dict, Iterator, List
 
 import pytest
 
 from cfnrun.runtime.launch import MARKER, SandboxEnds, started_environment
 from cfnrun.runtime.spec import WorkerSpec
-from cfnrun.runtime.waiting_worker import SpawnedChild, WaitingWorker
+from cfnrun.runtime.waiting_worker import NOT_EARLY, SpawnedChild, WaitingWorker, worth_starting
 
 STARTED_IN = "/home/dev/project/sub"
 PARENT = {"PATH": "/usr/bin", "HOME": "/home/dev", "LANG": "C.UTF-8", "AWS_PROFILE": "dev"}
@@ -73,3 +73,26 @@ def test_a_relative_python_path_fits_only_the_folder_the_interpreter_started_in(
     assert waiting.fits(spec(relative, cwd=STARTED_IN))
     waiting.environment["PYTHONPATH"] = "/opt/lib:/opt/shared"
     assert waiting.fits(spec(function_environment(PYTHONPATH="/opt/lib:/opt/shared")))
+
+
+def test_the_options_that_start_no_interpreter_are_those_declared_not_early() -> None:
+    from cfnrun.app.options import declared
+    from cfnrun.app.settings.invoke import InvokeSettings
+
+    not_early = {spelled.partition("/")[0] for _, option, _ in declared(InvokeSettings) if not option.early for spelled in option.names}
+    assert not_early == NOT_EARLY
+
+
+@pytest.mark.parametrize(
+    "argv, worth",
+    [
+        (["LIST"], True),
+        (["CREATE", "request.json", "--region", "eu-west-1", "--json"], True),
+        (["LIST", "--in-process"], False),
+        (["LIST", "--lambda-endpoint=http://127.0.0.1:3001"], False),
+        (["LIST", "--help"], False),
+        (["LIST", "--", "x"], False),
+    ],
+)
+def test_an_interpreter_waits_only_for_a_command_line_that_may_start_a_worker_early(argv: List[str], worth: bool) -> None:
+    assert worth_starting(argv) is worth
