@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional
 import pytest
 
 from cfnrun import __version__
-from conftest import LOCAL_STATE, MISBEHAVING, ROOT, ServerProcess, cfnrun, pid_alive, read_until, sandboxes_of, start_serve, wait_until
+from conftest import LOCAL_STATE, MISBEHAVING, ROOT, ServerProcess, cfnrun, pid_alive, read_until, result_of, sandboxes_of, start_serve, wait_until
 
 # What only `cfnrun serve` and `cfnrun test` need.
 SERVER_AND_SUITE = ["aiohttp", "rpdk", "cfnrun.app.serve", "cfnrun.app.contract_suite", "cfnrun.api.lambda_api"]
@@ -317,27 +317,59 @@ def test_serve_on_a_taken_port_is_a_usage_error_while_workers_import(gated_proje
 # -- one-shot invoke: the worker imports the provider while the command line loads --------------
 
 # Runs `cfnrun ARGS` through cfnrun/__main__.py, as the console script does, and records each worker
-# spawned: its pid, and which of the command line's heavy modules were loaded by then. With
-# EARLY_REGION set, the early guess names that region, so it differs from what the command needs.
+# spawned, or handed its spec after its interpreter started waiting for it (runtime/waiting_worker.py):
+# its pid, and which of the command line's heavy modules were loaded by then; and each interpreter started
+# waiting (WAITING: its pid, and which of cfnrun's first imports were loaded by then). With EARLY_REGION
+# set, the early guess names that region, so it differs from what the command needs.
 RECORD_SPAWNS = '''
 import json, os, sys
-import cfnrun.runtime.spec as specs
-from cfnrun.app import early_start
+import cfnrun.runtime.waiting_worker as waiting_worker
 
 HEAVY = ["asyncio", "typer", "pydantic", "jsonschema", "cfnrun.cli", "cfnrun.contract.checker", "cfnrun.app.invoke"]
+FIRST = ["dataclasses", "typing", "subprocess", "cfnrun.app.early_start", "cfnrun.runtime.spec"]  # cfnrun's own first imports
 spawned = []
-start_worker_process = specs.start_worker_process
+waiting = []
 
-def recording_start(spec, ends):
-    process = start_worker_process(spec, ends)
-    spawned.append({"pid": process.pid, "loaded": [m for m in HEAVY if m in sys.modules], "region": spec.region})
-    return process
 
-specs.start_worker_process = recording_start
-if os.environ.get("EARLY_REGION"):
-    import dataclasses
-    guess = early_start.early_spec
-    early_start.early_spec = lambda argv, command: dataclasses.replace(guess(argv, command), region=os.environ["EARLY_REGION"])
+def record_spawns():  # the spawns through runtime/spec.py, and a wrong early guess (EARLY_REGION)
+    import cfnrun.runtime.spec as specs
+    from cfnrun.app import early_start
+
+    start_worker_process = specs.start_worker_process
+
+    def recording_start(spec, ends):
+        process = start_worker_process(spec, ends)
+        spawned.append({"pid": process.pid, "loaded": [m for m in HEAVY if m in sys.modules], "region": spec.region})
+        return process
+
+    specs.start_worker_process = recording_start
+    if os.environ.get("EARLY_REGION"):
+        import dataclasses
+        guess = early_start.early_spec
+        early_start.early_spec = lambda argv, command: dataclasses.replace(guess(argv, command), region=os.environ["EARLY_REGION"])
+
+
+start_waiting = waiting_worker.WaitingWorker.start
+sandbox_frame = waiting_worker.WaitingWorker.sandbox_frame
+
+
+def recording_waiting(cls, *args):  # the first thing cfnrun invoke does: what was loaded then is cfnrun's, not this script's
+    worker = start_waiting(*args)
+    if worker is not None:
+        waiting.append({"pid": worker.process.pid, "loaded": [m for m in FIRST if m in sys.modules], "parent": os.getpid()})
+    record_spawns()
+    return worker
+
+
+def recording_hand(self, spec):
+    spawned.append({"pid": self.process.pid, "loaded": [m for m in HEAVY if m in sys.modules], "region": spec.region, "waited": True})
+    return sandbox_frame(self, spec)
+
+
+waiting_worker.WaitingWorker.start = classmethod(recording_waiting)
+waiting_worker.WaitingWorker.sandbox_frame = recording_hand
+if sys.argv[1:2] != ["invoke"]:
+    record_spawns()
 sys.argv = ["cfnrun"] + sys.argv[1:]
 from cfnrun.__main__ import _command as main  # the command, without ending the process
 code = 0
@@ -345,11 +377,25 @@ try:
     main()
 except SystemExit as exit:
     code = exit.code
+print("WAITING", json.dumps(waiting), flush=True)
 print("SPAWNED", json.dumps(spawned), code, flush=True)
 '''
 
 
-def run_recording_spawns(project: Path, home: Path, *args: str, **env: str) -> "tuple[List[Dict[str, Any]], int, subprocess.CompletedProcess]":
+def run_recording_spawns(
+    project: Path, home: Path, *args: str, **env: str
+) -> "tuple[List[Dict[str, Any]], int, subprocess.CompletedProcess]":
+    """``cfnrun ARGS`` run through RECORD_SPAWNS in ``project``: the workers spawned (or handed their spec), the exit
+    status, the run. Every interpreter started waiting for its spec is gone (reaped) when the command returns."""
+    spawned, code, run, waiting = run_recording_waits(project, home, *args, **env)
+    assert not any(pid_alive(started["pid"]) for started in waiting), (waiting, run.stderr)
+    return spawned, code, run
+
+
+def run_recording_waits(
+    project: Path, home: Path, *args: str, **env: str
+) -> "tuple[List[Dict[str, Any]], int, subprocess.CompletedProcess, List[Dict[str, Any]]]":
+    """``run_recording_spawns``, and the interpreters started waiting for their spec."""
     run = subprocess.run(
         [sys.executable, "-c", RECORD_SPAWNS, *args], cwd=str(project), capture_output=True, text=True, timeout=90,
         env={**no_aws_configuration(home), "NO_COLOR": "1", **env},
@@ -357,16 +403,19 @@ def run_recording_spawns(project: Path, home: Path, *args: str, **env: str) -> "
     marker = [line for line in run.stdout.splitlines() if line.startswith("SPAWNED ")]
     assert marker, run.stdout + run.stderr
     spawned, code = marker[-1][len("SPAWNED "):].rsplit(" ", 1)
-    return list(json.loads(spawned)), int(code), run
+    waiting = json.loads(next(line for line in run.stdout.splitlines() if line.startswith("WAITING "))[len("WAITING "):])
+    return list(json.loads(spawned)), int(code), run, list(waiting)
 
 
 def test_invoke_starts_its_worker_before_the_command_line_schema_and_contract_load(
     sample: Callable[[str], Path], tmp_path: Path
 ) -> None:
-    spawned, code, run = run_recording_spawns(sample("note"), tmp_path, "invoke", "LIST", "--no-credentials")
+    spawned, code, run, waiting = run_recording_waits(sample("note"), tmp_path, "invoke", "LIST", "--no-credentials")
     assert code == 0 and "SUCCESS LIST" in run.stdout, run.stdout + run.stderr
     assert len(spawned) == 1  # the early worker ran the operation: no second one
     assert spawned[0]["loaded"] == []  # the event loop, typer, pydantic, jsonschema, the contract checker: all loaded after
+    # Its interpreter started before any of cfnrun's own first imports, and was then handed the spec.
+    assert waiting == [{"pid": spawned[0]["pid"], "loaded": [], "parent": waiting[0]["parent"]}] and spawned[0]["waited"]
     assert not pid_alive(spawned[0]["pid"])
 
 
@@ -375,6 +424,7 @@ def test_invoke_starts_its_worker_before_the_command_line_schema_and_contract_lo
     [
         (["CREATE_PRE_PROVISION"], "is a hook invocation point, but this is a resource type project"),  # found by the command
         (["LIST", "--max-reinvoke", "-1"], "Invalid value for '--max-reinvoke'"),  # found by the command line library
+        (["LIST", "nope.json"], "nope.json: request file not found"),
     ],
 )
 def test_a_usage_error_leaves_no_early_worker(sample: Callable[[str], Path], tmp_path: Path, args: List[str], message: str) -> None:
@@ -383,6 +433,114 @@ def test_a_usage_error_leaves_no_early_worker(sample: Callable[[str], Path], tmp
     assert len(spawned) == 1 and spawned[0]["loaded"] == []  # it did start early
     assert not pid_alive(spawned[0]["pid"])  # and it is gone (reaped) by the time the command returns
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["FOO"], "Invalid value for 'ACTION': 'FOO' is not an action"),
+        (["LIST", "--bogus"], "No such option: --bogus"),
+    ],
+)
+def test_a_command_line_the_early_start_cannot_read_leaves_no_waiting_interpreter(
+    sample: Callable[[str], Path], tmp_path: Path, args: List[str], message: str
+) -> None:
+    spawned, code, run, waiting = run_recording_waits(sample("note"), tmp_path, "invoke", *args)
+    assert message in run.stderr and code == 2, run.stdout + run.stderr
+    assert spawned == [] and len(waiting) == 1  # an interpreter started waiting, and was never handed a spec
+    assert not pid_alive(waiting[0]["pid"])  # killed and reaped before the command returned
+    assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("args", [["LIST", "--help"], ["LIST", "--in-process", "--no-credentials"]])
+def test_no_interpreter_waits_where_no_worker_starts_early(sample: Callable[[str], Path], tmp_path: Path, args: List[str]) -> None:
+    spawned, code, run, waiting = run_recording_waits(sample("note"), tmp_path, "invoke", *args)
+    assert code == 0 and ("Usage:" in run.stdout or "SUCCESS LIST" in run.stdout), run.stdout + run.stderr
+    assert waiting == [] and spawned == []
+
+
+SEEN = '''
+import json, os, subprocess, sys
+
+
+def handler(event, context):
+    seen = {
+        "pid": os.getpid(), "cwd": os.getcwd(), "environ": dict(os.environ), "warnoptions": sys.warnoptions,
+        "child": subprocess.run(["env"], capture_output=True, text=True).stdout.splitlines(),  # the C library's environment
+        "open": [os.readlink("/proc/self/fd/" + fd) for fd in os.listdir("/proc/self/fd") if os.path.exists("/proc/self/fd/" + fd)],
+    }
+    return {"status": "SUCCESS", "resourceModel": {"Id": json.dumps(seen)}}
+'''
+
+
+def seeing_project(tmp_path: Path, environment: str = "GREETING: hello") -> Path:
+    """The misbehaving fixture whose TypeFunction answers what its worker sees: pid, folder, environment."""
+    project = tmp_path / "seeing"
+    shutil.copytree(MISBEHAVING, project, ignore=LOCAL_STATE)
+    (project / "seen.py").write_text(SEEN)
+    template = (project / "template.yml").read_text().replace("behaviours.handler", "seen.handler", 1)
+    (project / "template.yml").write_text(template.replace("GREETING: hello", environment))
+    (project / "sub").mkdir()
+    return project
+
+
+def seen_by_the_handler(run: "subprocess.CompletedProcess[str]") -> Dict[str, Any]:
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = "".join(line + "\n" for line in run.stdout.splitlines() if line.startswith("{"))  # RECORD_SPAWNS's own lines left out
+    return dict(json.loads(result_of(subprocess.CompletedProcess(run.args, 0, lines, ""))["resourceModel"]["Id"]))
+
+
+def test_the_waiting_interpreter_becomes_the_worker_with_the_functions_folder_and_exact_environment(tmp_path: Path) -> None:
+    project = seeing_project(tmp_path)
+    # Run from a subfolder, with a variable the function's environment drops (--aws-endpoint pops it): the interpreter
+    # started there, with it, and must end up in the project's folder without it.
+    spawned, code, run, waiting = run_recording_waits(
+        project / "sub", tmp_path, "invoke", "CREATE", "--json", "--contract", "off", "--no-credentials", "--region", "eu-west-1",
+        "--aws-endpoint", "http://127.0.0.1:9", AWS_IGNORE_CONFIGURED_ENDPOINT_URLS="true",
+    )
+    seen = seen_by_the_handler(run)
+    assert [started["pid"] for started in waiting] == [spawned[0]["pid"]] == [seen["pid"]] and spawned[0]["waited"]
+    assert seen["cwd"] == str(project.resolve())
+    environ = seen["environ"]
+    assert "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS" not in environ and environ["AWS_ENDPOINT_URL"] == "http://127.0.0.1:9"
+    assert environ["GREETING"] == "hello" and environ["AWS_REGION"] == "eu-west-1" and environ["_HANDLER"] == "seen.handler"
+    assert environ["AWS_LAMBDA_FUNCTION_NAME"] == "misbehaving-function" and environ["TZ"] == ":UTC"
+    assert environ["CFNRUN_SANDBOX"].startswith(f"{run_pid(run)}-")
+    # The processes the handler starts get the same environment (the C library's, not only os.environ's).
+    child = dict(line.split("=", 1) for line in seen["child"] if "=" in line)
+    assert {name: child.get(name) for name in environ} == environ
+    assert not pid_alive(seen["pid"])
+
+
+def test_the_waiting_interpreter_inherits_no_fd_but_its_own(tmp_path: Path) -> None:
+    # A cfnrun started with an inheritable fd (a CI runner's, a shell's ``exec 3>file``): a worker started by subprocess
+    # never had it; the interpreter started before anything loaded must not have it either.
+    project = seeing_project(tmp_path)
+    with open(tmp_path / "held-by-cfnrun", "w") as held:
+        os.set_inheritable(held.fileno(), True)
+        run = subprocess.run(
+            [sys.executable, "-c", RECORD_SPAWNS, "invoke", "CREATE", "--json", "--contract", "off", "--no-credentials"],
+            cwd=str(project), capture_output=True, text=True, timeout=90, pass_fds=(held.fileno(),),
+            env={**no_aws_configuration(tmp_path), "NO_COLOR": "1"},
+        )
+    seen = seen_by_the_handler(run)
+    assert '"waited": true' in run.stdout  # the waiting interpreter was the worker
+    assert str(tmp_path / "held-by-cfnrun") not in seen["open"], seen["open"]
+
+
+def run_pid(run: "subprocess.CompletedProcess[str]") -> int:
+    """The pid of the cfnrun process RECORD_SPAWNS ran (the waiting interpreter's marker starts with it)."""
+    return int(json.loads(next(line for line in run.stdout.splitlines() if line.startswith("WAITING "))[len("WAITING "):])[0]["parent"])
+
+
+def test_a_spec_the_waiting_interpreter_does_not_fit_gets_an_interpreter_started_with_its_environment(tmp_path: Path) -> None:
+    # PYTHONWARNINGS is read as the interpreter starts: the one started before the template was read cannot take it.
+    project = seeing_project(tmp_path, "PYTHONWARNINGS: ignore::DeprecationWarning")
+    spawned, code, run, waiting = run_recording_waits(project, tmp_path, "invoke", "CREATE", "--json", "--contract", "off", "--no-credentials")
+    seen = seen_by_the_handler(run)
+    assert len(waiting) == 1 and not pid_alive(waiting[0]["pid"])  # started, then killed and reaped
+    assert len(spawned) == 1 and not spawned[0].get("waited") and spawned[0]["pid"] == seen["pid"] != waiting[0]["pid"]
+    assert seen["warnoptions"] == ["ignore::DeprecationWarning"]
 
 
 def test_an_early_worker_started_for_other_settings_is_killed_and_not_used(sample: Callable[[str], Path], tmp_path: Path) -> None:
@@ -415,7 +573,7 @@ def test_invoke_starts_early_with_the_region_an_aws_config_file_names(
     )
     assert code == 0, run.stdout + run.stderr
     # started early for that region, and adopted: the command, which asks botocore, needed the same worker
-    assert spawned == [{"pid": spawned[0]["pid"], "loaded": [], "region": region}]
+    assert spawned == [{"pid": spawned[0]["pid"], "loaded": [], "region": region, "waited": True}]
     assert not pid_alive(spawned[0]["pid"])
     assert '"status": "SUCCESS"' in run.stdout or '"status":"SUCCESS"' in run.stdout, run.stdout
 

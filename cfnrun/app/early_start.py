@@ -11,6 +11,11 @@ loop later). For invoke that is the function the operation calls; for serve, the
 the template declares (the one serve warms first) of the current project, or of the first
 ``--provider`` when serve runs outside any project.
 
+A one-shot invoke's worker starts earlier still: ``__main__`` starts its interpreter before
+anything else loads (``runtime/waiting_worker.py``), and ``begin`` hands that interpreter the
+spec it computed if it fits (the same interpreter, and the variables read as a process starts
+the same), or kills it and spawns one as above.
+
 ``begin`` returns an ``EarlyStart`` (when the command began, and the worker if one started),
 which ``__main__`` hands through the command line to the command. The command adopts the early
 worker (``EarlyStart.take``) only if the worker spec it computes is equal to the early one;
@@ -43,6 +48,7 @@ if TYPE_CHECKING:
     from cfnrun.model.template import FunctionSpec
     from cfnrun.runtime.process import WorkerProcess
     from cfnrun.runtime.spec import SandboxEnds, WorkerSpec
+    from cfnrun.runtime.waiting_worker import SpawnedChild, WaitingWorker
 
 T = TypeVar("T")
 
@@ -52,7 +58,7 @@ class EarlyWorker:
     """A worker process started before the event loop exists, already told to load its handler."""
 
     spec: "WorkerSpec"
-    process: "subprocess.Popen[bytes]"
+    process: Union["subprocess.Popen[bytes]", "SpawnedChild"]
     ends: "SandboxEnds"
     log_stream_name: str  # the one in the load frame it was sent
     adopted: bool = False
@@ -126,13 +132,54 @@ class EarlyStart:
         asyncio.run(self._settle())
 
 
-def begin(argv: List[str], command: str) -> EarlyStart:
+def begin(argv: List[str], command: str, waiting: Optional["WaitingWorker"] = None) -> EarlyStart:
     """Spawn the worker ``cfnrun COMMAND ARGV`` will need first and tell it to load, if that can be told cheaply.
 
+    ``waiting``: an interpreter ``__main__`` started before anything loaded (``runtime/waiting_worker.py``); it
+    becomes that worker when it fits the spec, and is killed otherwise, whatever happens here.
     Neither the event loop nor the worker's own module is imported first: the spawn comes as
     early as reading the project allows. Never raises: whatever goes wrong here, the command
     itself finds and reports it.
     """
+    try:
+        began, spec = _read(argv, command)
+        sandbox = waiting.sandbox_frame(spec) if waiting is not None and spec is not None and waiting.fits(spec) else None
+    except BaseException:  # noqa: B902 - interrupted: nothing is left behind either
+        if waiting is not None:
+            waiting.discard()
+        raise
+    if waiting is not None and sandbox is None:
+        waiting.discard()
+    if spec is None:
+        return began
+    from cfnrun.runtime import spec as specs
+
+    process: Union["subprocess.Popen[bytes]", "SpawnedChild"]
+    if waiting is not None and sandbox is not None:
+        ends, process = waiting.ends, waiting.process
+    else:
+        ends, sandbox = specs.SandboxEnds(), b""
+        try:
+            process = specs.start_worker_process(spec, ends)
+        except Exception:  # noqa: BLE001 - an interpreter that cannot start: the command will say so
+            ends.close_parent_ends()
+            return began
+        finally:
+            ends.close_worker_ends()
+    log_stream_name = specs.new_log_stream_name()
+    try:
+        ends.parent_end.sendall(sandbox + specs.load_frame(spec, log_stream_name))  # it imports while cfnrun loads
+    except OSError:  # it is gone already (not a Python, say): the command starts its own and says why
+        process.kill()
+        process.wait()
+        ends.close_parent_ends()
+        return began
+    began.worker = EarlyWorker(spec, process, ends, log_stream_name)
+    return began
+
+
+def _read(argv: List[str], command: str) -> Tuple[EarlyStart, Optional["WorkerSpec"]]:
+    """When the command began, its settings when read exactly, and the spec of the worker it most likely starts first."""
     began = EarlyStart(time.time())
     try:
         if command == "invoke":
@@ -150,31 +197,9 @@ def begin(argv: List[str], command: str) -> EarlyStart:
             from cfnrun.app.settings.fuzz import FuzzSettings
 
             began.settings = read_exactly(FuzzSettings, argv)
-        spec = early_spec(argv, command)
+        return began, early_spec(argv, command)
     except Exception:  # noqa: BLE001 - the command reports it, with its own words
-        return began
-    if spec is None:
-        return began
-    from cfnrun.runtime import spec as specs
-
-    ends = specs.SandboxEnds()
-    try:
-        process = specs.start_worker_process(spec, ends)
-    except Exception:  # noqa: BLE001 - an interpreter that cannot start: the command will say so
-        ends.close_parent_ends()
-        return began
-    finally:
-        ends.close_worker_ends()
-    log_stream_name = specs.new_log_stream_name()
-    try:
-        ends.parent_end.sendall(specs.load_frame(spec, log_stream_name))  # it imports while cfnrun loads
-    except OSError:  # it is gone already (not a Python, say): the command starts its own and says why
-        process.kill()
-        process.wait()
-        ends.close_parent_ends()
-        return began
-    began.worker = EarlyWorker(spec, process, ends, log_stream_name)
-    return began
+        return began, None
 
 
 def early_spec(argv: List[str], command: str = "invoke") -> Optional["WorkerSpec"]:

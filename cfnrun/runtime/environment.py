@@ -6,6 +6,7 @@ import sys
 from typing import TYPE_CHECKING, Dict, Mapping, Optional, Sequence
 
 from cfnrun.model.faults import FAULTS_VARIABLE, FaultRule, faults_variable
+from cfnrun.runtime.launch import started_environment
 
 if TYPE_CHECKING:  # kept light: the command line reads the defaults below before any project loads
     from cfnrun.model.template import FunctionSource, FunctionSpec
@@ -39,7 +40,7 @@ def lambda_environment(
     AWS_ENDPOINT_URL_<SERVICE> variables the developer set still take precedence.
     ``faults`` (--inject) reach the worker as JSON in CFNRUN_INJECT.
     """
-    env = dict(os.environ if base is None else base)
+    env = started_environment(dict(os.environ if base is None else base))  # the time zone, unbuffered output
     name = function.function_name or function.logical_id
     env.update(
         {
@@ -53,8 +54,6 @@ def lambda_environment(
             "AWS_EXECUTION_ENV": f"AWS_Lambda_python{sys.version_info.major}.{sys.version_info.minor}",
             "LAMBDA_TASK_ROOT": str(function.code_dir or project.code_dir),
             "_HANDLER": function.handler,
-            "TZ": env.get("TZ", ":UTC"),
-            "PYTHONUNBUFFERED": "1",
             "CFNRUN_LOG_LEVEL": log_level,
         }
     )

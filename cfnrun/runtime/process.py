@@ -13,7 +13,6 @@ import asyncio
 import itertools
 import os
 import signal
-import subprocess
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Protocol
@@ -71,6 +70,15 @@ class ProcessHandle(Protocol):
     async def wait(self) -> int: ...
 
 
+class Child(Protocol):
+    """A spawned child as this module reaps it: a ``subprocess.Popen``, or the early start's ``SpawnedChild``."""
+
+    @property
+    def pid(self) -> int: ...
+
+    def wait(self) -> int: ...
+
+
 class SpawnedProcess:
     """A spawned worker's process (create in the event loop): reaped as soon as it exits, as asyncio's own are.
 
@@ -79,7 +87,7 @@ class SpawnedProcess:
     is seen by the loop's next turn, before any call that arrives after it.
     """
 
-    def __init__(self, popen: "subprocess.Popen[bytes]") -> None:
+    def __init__(self, popen: Child) -> None:
         self._popen = popen
         self._returncode: Optional[int] = None
         loop = asyncio.get_running_loop()

@@ -17,14 +17,12 @@ import signal
 import time
 from typing import List
 
-MARKER = "CFNRUN_SANDBOX"
+from cfnrun.runtime.launch import MARKER, new_marker
+
+__all__ = ["MARKER", "kill_group", "kill_marked", "new_marker"]
 _PROC = "/proc"
 _SWEEP_ROUNDS = 10  # a process forking while it is swept is caught in a later round
 _DEATH_WAIT_S = 1.0  # how long a SIGKILLed process may take to die before the sweep goes on
-
-
-def new_marker() -> str:
-    return f"{os.getpid()}-{os.urandom(12).hex()}"
 
 
 def kill_group(pgid: int) -> None:

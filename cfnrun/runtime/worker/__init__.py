@@ -14,6 +14,7 @@ The parent sets up three channels before the worker starts:
 
 A call's way through, one module per step:
   start_worker.py         the command line: a worker, or a zygote (``--zygote``)
+  handed_sandbox.py       ``--await-sandbox``: the working folder, environment and options, from the first frame
   lifeline.py             die with the parent, however it ends
   channel.py              the channel moved off fd 0 (frames in and out, for this process only), stdout and
                           stderr on the log pipe; notices when the handler broke either
