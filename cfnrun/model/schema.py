@@ -70,6 +70,9 @@ class ResourceSchema:
     def __init__(self, document: Dict[str, Any], path: Optional[Path] = None) -> None:
         self.document = document
         self.path = path
+        # by key: the document's list, and the pointers read from it (the contract checks, the history's masker and a
+        # stack's resources ask for the same lists several times per handler call)
+        self._read: Dict[str, Tuple[Any, Tuple[str, ...]]] = {}
 
     @classmethod
     def load(cls, path: Path) -> "ResourceSchema":
@@ -92,8 +95,11 @@ class ResourceSchema:
         return str(self.document["typeName"])
 
     def _pointers(self, key: str) -> List[str]:
-        value = self.document.get(key) or []
-        return [p for p in value if isinstance(p, str)]
+        value = self.document.get(key)
+        kept = self._read.get(key)
+        if kept is None or kept[0] is not value:  # read again when the document holds another list
+            kept = self._read[key] = (value, tuple(p for p in value or () if isinstance(p, str)))
+        return list(kept[1])  # a list of the caller's own
 
     @property
     def primary_identifier(self) -> List[str]:
