@@ -155,9 +155,15 @@ class ResourceSchema:
         return [place for pointer in pointers for place in _walk(model, _path(pointer))]
 
     def has_value(self, model: Any, pointer: str) -> bool:
+        path = _path(pointer)
+        if len(path) == 1 and path[0] != "*":  # a top-level property (most pointers): looked up, not walked
+            return isinstance(model, dict) and path[0] in model
         return bool(self.locate(model, [pointer]))
 
     def value_at(self, model: Any, pointer: str) -> Any:
+        path = _path(pointer)
+        if len(path) == 1 and path[0] != "*":
+            return model.get(path[0]) if isinstance(model, dict) else None
         places = self.locate(model, [pointer])
         return places[0][0][places[0][1]] if places else None
 

@@ -68,3 +68,23 @@ def test_a_pointer_list_handed_out_is_the_callers_own() -> None:
     handed.append("/properties/Changed")
     assert "/properties/Changed" not in schema.read_only_properties
     assert schema.read_only_properties == [p for p in CLUSTER["readOnlyProperties"] if isinstance(p, str)]
+
+
+def test_a_top_level_property_is_looked_up_not_walked_and_answers_as_the_walk(monkeypatch: object) -> None:
+    schema = ResourceSchema(CLUSTER)
+    models = [{"Name": "a", "Tags": [{"Key": "k"}]}, {"Name": None}, {}, ["Name"], None, "Name", {"Other": {"Name": "x"}}]
+    pointers = ["/properties/Name", "/properties/Tags/*/Key", "/properties/Tags/0", "/properties/Other/Name", "/properties", ""]
+    walked = [(schema.has_value(m, p), schema.value_at(m, p)) for m in models for p in pointers]
+    walks = []
+    walk = schema_module._walk
+
+    def counted(value: object, path: object) -> object:
+        walks.append(path)
+        return walk(value, path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(schema_module, "_walk", counted)  # type: ignore[attr-defined]
+    assert [(schema.has_value(m, "/properties/Name"), schema.value_at(m, "/properties/Name")) for m in models] == [
+        (True, "a"), (True, None), (False, None), (False, None), (False, None), (False, None), (False, None),
+    ]
+    assert walks == []
+    assert [(schema.has_value(m, p), schema.value_at(m, p)) for m in models for p in pointers] == walked
