@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 from types import SimpleNamespace
-from typing import Any, Iterator, List
+from typing import Iterator, List
 
 import pytest
 
