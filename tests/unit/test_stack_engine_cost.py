@@ -207,3 +207,37 @@ def test_pre_deployment_validation_gathers_a_new_stacks_resources_once(monkeypat
     assert [(f.logical_id, f.name) for f in failures] == [("C7", validation.PROPERTY_VALIDATION)]
     assert planned[0] == {"Name": "c0"} and planned[5] == {"Name": "c5"}  # Peer, known after C4 is made, left out of the check
     assert plan.blueprint.planned_properties("C5", {}, {"C4"})["Peer"] == KNOWN_AFTER_APPLY
+
+
+def test_without_hooks_no_resource_or_stack_operation_is_described_for_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no hook configured, a resource's turn builds no hook target (and a create writes no template out for STACK
+    hooks); with one, each resource operation and the stack's are described as before."""
+    from cfnrun.stacks import engine as engine_module
+
+    described: List[str] = []
+    target = engine_module.HookedOperation
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        described.append(str(args[2]))  # the target's name: a logical id, or the stack's name
+        return target(*args, **kwargs)
+
+    monkeypatch.setattr(engine_module, "HookedOperation", counted)
+    memory = Memory()
+    resources = {f"C{index}": {"Type": "Test::Thing::Resource", "Properties": {"Name": f"c{index}"}} for index in range(5)}
+
+    async def create(hooks: Any) -> Any:
+        exports = Exports()
+        engine = StackEngine(Router(memory), exports, REGION, ACCOUNT, hooks=hooks)
+        store = StackStore(engine, Blueprints(Router(memory), exports, REGION, ACCOUNT))
+        store.create_stack("s", _template(resources), {}, {})
+        return await store.settled("s")
+
+    assert asyncio.run(create(None)).status == "CREATE_COMPLETE"
+    assert described == []
+
+    class Allowing:
+        async def before(self, operation: Any, report: Any) -> None:
+            return None
+
+    assert asyncio.run(create(Allowing())).status == "CREATE_COMPLETE"
+    assert sorted(described) == sorted(["s", *resources])
