@@ -1,6 +1,6 @@
 """Instructions per resource of a wide stack create, by process: a figure a busy machine does not move.
 
-Usage: python bench/stack_instructions.py [--tree PATH] [--sizes 20,80] [--parts main,worker] [--layout wide|chain]
+Usage: python bench/stack_instructions.py [--tree PATH] [--sizes 20,80] [--parts main,worker] [--layout wide|chain] [--poll-seconds 0.25]
 
 - **main**: ``cfnrun serve --virtual-clock`` on the cluster sample under valgrind (callgrind, its
   main process only, every thread), creating a warm-up stack of 3 and then one of N independent clusters
@@ -115,6 +115,9 @@ def cluster_project(tree: Path) -> Path:
     return project
 
 
+POLL_SECONDS = [0.25]  # between DescribeStacks calls (--poll-seconds): each poll is counted, and a slower run polls more
+
+
 def create(url: str, name: str, body: str) -> None:
     client = boto3.client(
         "cloudformation", endpoint_url=url, region_name="us-east-1", aws_access_key_id="AKIDCFNRUNBENCH",
@@ -127,7 +130,7 @@ def create(url: str, name: str, body: str) -> None:
             return
         if not status.endswith("_IN_PROGRESS"):
             raise SystemExit(f"{name}: {status}")
-        time.sleep(0.25)
+        time.sleep(POLL_SECONDS[0])
 
 
 def main_process(tree: Path, count: int, layout: str = "wide") -> int:
@@ -180,7 +183,10 @@ def main() -> None:
     parser.add_argument("--sizes", default="20,80", help="comma-separated stack sizes; slopes between consecutive ones")
     parser.add_argument("--parts", default="main,worker", help="main, worker or both")
     parser.add_argument("--layout", choices=sorted(LAYOUTS), default="wide", help="the main process's stack: independent clusters, or a chain")
+    parser.add_argument("--poll-seconds", type=float, default=0.25,
+                        help="between the DescribeStacks polls: a poll is counted too, and a run the machine slows polls more often per resource")
     args = parser.parse_args()
+    POLL_SECONDS[0] = args.poll_seconds
     tree = args.tree.resolve()
     sizes = [int(size) for size in args.sizes.split(",")]
     parts: Dict[str, List[int]] = {}

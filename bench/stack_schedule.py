@@ -1,6 +1,6 @@
 """Who waits in a wide stack create: serve's main thread's CPU against its time waiting for a core.
 
-Usage: python bench/stack_schedule.py [--size 300] [--rounds 2] [--renice-workers 0,5]
+Usage: python bench/stack_schedule.py [--size 300] [--rounds 2] [--renice-workers 0,5] [--policies normal,batch]
 
 ``bench/run_all.py``'s stack-wide create (independent clusters on ``cfnrun serve --virtual-clock``,
 after a warm-up stack of 3), measured from the kernel's scheduler statistics
@@ -77,7 +77,16 @@ def process_run(pid: int) -> float:
     return sum(scheduled(pid, tid)[0] for tid in tids)
 
 
-def one_turn(size: int, niceness: int) -> str:
+def batch(pid: int) -> None:
+    """Every thread of ``pid`` under SCHED_BATCH: woken, it waits for the running task's tick rather than preempting it."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            os.sched_setscheduler(int(tid), os.SCHED_BATCH, os.sched_param(0))
+        except OSError:
+            pass
+
+
+def one_turn(size: int, niceness: int, policy: str = "normal") -> str:
     serve = Serve(cluster_project(Path(tempfile.mkdtemp(prefix="cfnrun-stack-schedule-"))), "--virtual-clock")
     try:
         create_seconds(serve, "warm-up", looped_clusters(3))
@@ -88,6 +97,9 @@ def one_turn(size: int, niceness: int) -> str:
         if niceness:
             for worker in workers:  # the lint child keeps its own (lower) priority
                 os.setpriority(os.PRIO_PROCESS, worker, niceness)
+        if policy == "batch":
+            for worker in workers:  # the zygote too: the workers it forks later inherit the policy
+                batch(worker)
         seen = len(serve.lines)
         main_before, workers_before, lint_before = scheduled(main, main), sum(map(process_run, workers)), sum(map(process_run, lint))
         switched_before = switches(main, main)
@@ -98,7 +110,7 @@ def one_turn(size: int, niceness: int) -> str:
     finally:
         serve.stop()
     return (
-        f"workers at nice {niceness:>2}: wall {wall:5.2f} s, main run {main_after[0] - main_before[0]:5.2f} s, "
+        f"workers at nice {niceness:>2} {policy:<6}: wall {wall:5.2f} s, main run {main_after[0] - main_before[0]:5.2f} s, "
         f"main wait {main_after[1] - main_before[1]:5.2f} s, main switches {switched_after[0] - switched_before[0]} voluntary "
         f"{switched_after[1] - switched_before[1]} involuntary, workers run {workers_after - workers_before:5.2f} s, lint child run {lint_after - lint_before:4.2f} s, "
         f"handler calls {handler_seconds:6.2f} s summed over {calls}, load {os.getloadavg()[0]:.1f}"
@@ -110,10 +122,12 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=300, help="independent clusters in the measured stack")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--renice-workers", default="0,5", help="comma-separated niceness for serve's workers, one turn each per round")
+    parser.add_argument("--policies", default="normal", help="comma-separated scheduling policies for serve's workers (normal, batch), one turn each per niceness")
     args = parser.parse_args()
     for _ in range(args.rounds):
         for niceness in (int(value) for value in args.renice_workers.split(",")):
-            print(one_turn(args.size, niceness), flush=True)
+            for policy in args.policies.split(","):
+                print(one_turn(args.size, niceness, policy), flush=True)
 
 
 if __name__ == "__main__":

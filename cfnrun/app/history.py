@@ -2,7 +2,7 @@
 as operation events."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from cfnrun.app.options import to_record
 from cfnrun.app.settings.invoke import InvokeSettings
@@ -26,6 +26,21 @@ FUZZ_SOURCE = "fuzz"  # a minimal case cfnrun fuzz found
 SERVED_SOURCES = ("invoke", CLOUD_CONTROL_SOURCE, STACK_SOURCE)  # the records that carry the request and the settings
 
 
+_settings_recorded: Tuple[Optional[InvokeSettings], Dict[str, Any]] = (None, {})  # the last settings recorded, and their record
+
+
+def settings_record(settings: InvokeSettings) -> Dict[str, Any]:
+    """``to_record(settings)``, worked out once for the settings object many operations share (a wide stack's resources
+    share one: ``TypeOperations._ran_with``); a dict of the caller's own. The settings are frozen: the same object, the same
+    record."""
+    global _settings_recorded
+    kept, record = _settings_recorded
+    if kept is not settings:
+        record = to_record(settings)
+        _settings_recorded = (settings, record)
+    return dict(record)
+
+
 def operation_record(source: str, type_name: str, operation: "OperationInput", ran_with: InvokeSettings, masker: Masker) -> Dict[str, Any]:
     return {
         "source": source,
@@ -37,7 +52,7 @@ def operation_record(source: str, type_name: str, operation: "OperationInput", r
             "logicalResourceIdentifier": operation.logical_resource_id,
             "targetName": operation.target_name,  # a hook's target type
         },
-        "settings": to_record(ran_with),
+        "settings": settings_record(ran_with),
         "maskedWriteOnly": masker.masked_pointers(operation.desired, operation.previous),
     }
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gc
 import importlib
 import signal
 import time
@@ -263,7 +264,15 @@ async def _announce_when_loaded(settings: ServeSettings, server: RunningServer, 
         await asyncio.shield(server.loaded)
     except Exception:  # noqa: B902 - reported where serve stops on it
         return
+    keep_what_loaded()
     _announce(settings, server, console)
+
+
+def keep_what_loaded() -> None:
+    """What serve has loaded by now (its modules, the app, the served projects) stays for the life of the process: it is
+    moved out of the cyclic collector's way (``gc.freeze``), so a full collection walks what serve made since, not again
+    the ~70,000 objects of its start (50-65 ms of the main thread each, one or more in a wide stack's create)."""
+    gc.freeze()
 
 
 async def _until_stopped(server: RunningServer, stop: asyncio.Event) -> None:

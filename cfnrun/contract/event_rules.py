@@ -1,7 +1,7 @@
 """Rules over one ProgressEvent of an operation: pure functions, (context) → violations."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from cfnrun.contract import violations as rules
@@ -24,15 +24,15 @@ class EventContext:
     event: Dict[str, Any]  # the raw ProgressEvent, as the handler returned it
     invocation: int
     first: bool  # the operation's first event
+    # read off the event once, for every rule (each asks several times): its status as the handler wrote it (any value),
+    # and its resourceModel when that is an object
+    status: Any = field(init=False)
+    model: Optional[Dict[str, Any]] = field(init=False)
 
-    @property
-    def status(self) -> Any:
-        return self.event.get("status")
-
-    @property
-    def model(self) -> Optional[Dict[str, Any]]:
+    def __post_init__(self) -> None:
+        self.status = self.event.get("status")
         model = self.event.get("resourceModel")
-        return model if isinstance(model, dict) else None
+        self.model = model if isinstance(model, dict) else None
 
     def violation(self, rule: rules.Rule, message: str, pointer: Optional[str] = None) -> Violation:
         return Violation(rule, message, pointer, self.invocation)

@@ -70,6 +70,9 @@ class ResourceSchema:
     def __init__(self, document: Dict[str, Any], path: Optional[Path] = None) -> None:
         self.document = document
         self.path = path
+        # by key: the document's list, and the pointers read from it (the contract checks, the history's masker and a
+        # stack's resources ask for the same lists several times per handler call)
+        self._read: Dict[str, Tuple[Any, Tuple[str, ...]]] = {}
 
     @classmethod
     def load(cls, path: Path) -> "ResourceSchema":
@@ -92,8 +95,11 @@ class ResourceSchema:
         return str(self.document["typeName"])
 
     def _pointers(self, key: str) -> List[str]:
-        value = self.document.get(key) or []
-        return [p for p in value if isinstance(p, str)]
+        value = self.document.get(key)
+        kept = self._read.get(key)
+        if kept is None or kept[0] is not value:  # read again when the document holds another list
+            kept = self._read[key] = (value, tuple(p for p in value or () if isinstance(p, str)))
+        return list(kept[1])  # a list of the caller's own
 
     @property
     def primary_identifier(self) -> List[str]:
@@ -149,9 +155,15 @@ class ResourceSchema:
         return [place for pointer in pointers for place in _walk(model, _path(pointer))]
 
     def has_value(self, model: Any, pointer: str) -> bool:
+        path = _path(pointer)
+        if len(path) == 1 and path[0] != "*":  # a top-level property (most pointers): looked up, not walked
+            return isinstance(model, dict) and path[0] in model
         return bool(self.locate(model, [pointer]))
 
     def value_at(self, model: Any, pointer: str) -> Any:
+        path = _path(pointer)
+        if len(path) == 1 and path[0] != "*":
+            return model.get(path[0]) if isinstance(model, dict) else None
         places = self.locate(model, [pointer])
         return places[0][0][places[0][1]] if places else None
 

@@ -681,6 +681,8 @@ class StackEngine:
         token: Optional[str],
     ) -> Optional[str]:
         """The hooks targeting this resource operation, each report a stack event; why they refuse it, or None."""
+        if self.hooks is None:  # none configured: nothing to ask, no target to describe
+            return None
         target = HookedOperation(self.context(stack), action, resource.logical_id, resource.type_name, properties, previous)
         return await self._ask_hooks(stack, target, (resource.logical_id, resource.physical_id or "", resource.type_name, resource.status), token)
 
@@ -694,6 +696,8 @@ class StackEngine:
         skip_hooks: FrozenSet[str] = frozenset(),
     ) -> Optional[str]:
         """The hooks targeting the stack operation itself (STACK), before any resource; why they refuse it, or None."""
+        if self.hooks is None:  # none configured: the template is not written out for them
+            return None
         model = stack_model(template, previous)
         target = HookedOperation(self.context(stack), action, stack.name, STACK_TARGET, {}, operation=STACK_TARGET, model=model, skipped=skip_hooks)
         return await self._ask_hooks(stack, target, (stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status), token)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from cfnrun.stacks.blueprint import KNOWN_AFTER_APPLY
 from cfnrun.stacks.plan import ChangePlan, ResourceChange
@@ -65,6 +65,7 @@ def validate_plan(
     """Every failure of ``plan``'s resources. ``names_taken``: (type, physical id) → (stack id, logical id) of each
     resource the serve's stacks hold."""
     failures: List[ValidationFailure] = []
+    to_make: Optional[Set[str]] = None  # a new stack's resources, every one still to be made: gathered once, not once per resource
     for change in plan.changes:
         if change.action not in ("Add", "Modify"):
             continue
@@ -72,7 +73,9 @@ def validate_plan(
             provisioner = provisioners.for_type(change.resource_type)
         except NoProvisioner:
             continue  # refused when the blueprint was made
-        properties = _planned(plan, change)
+        if change.after is None and to_make is None:
+            to_make = set(plan.blueprint.resource_ids())
+        properties = _planned(plan, change, to_make or set())
         if not change.resource_type.startswith(NOT_SCHEMA_CHECKED):
             failures += _property_failures(provisioner, change, properties)
         if change.action == "Add" or change.replacement == "True":
@@ -80,11 +83,10 @@ def validate_plan(
     return failures
 
 
-def _planned(plan: ChangePlan, change: ResourceChange) -> Dict[str, Any]:
+def _planned(plan: ChangePlan, change: ResourceChange, to_make: Set[str]) -> Dict[str, Any]:
     if change.after is not None:
         return change.after
-    blueprint = plan.blueprint  # a new stack's plan: every other resource is still to be made
-    return blueprint.planned_properties(change.logical_id, {}, set(blueprint.resource_ids()))
+    return plan.blueprint.planned_properties(change.logical_id, {}, to_make)  # a new stack's plan: every other resource is still to be made
 
 
 def _property_failures(provisioner: Provisioner, change: ResourceChange, properties: Dict[str, Any]) -> List[ValidationFailure]:

@@ -37,3 +37,54 @@ def test_a_path_handed_out_is_the_callers_own() -> None:
     path.append("changed")
     assert pointer_to_path("/properties/Tags/*/Key") == ["Tags", "*", "Key"]
     assert pointer_to_path("/properties/a~1b~0c") == ["a/b~c"]
+
+
+class _CountedList(list):  # type: ignore[type-arg]
+    """A schema's pointer list that counts how often it is read through."""
+
+    reads = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        _CountedList.reads += 1
+        return super().__iter__()
+
+
+def test_a_schemas_pointer_lists_are_read_once_per_list_its_document_holds() -> None:
+    document = {**CLUSTER, "writeOnlyProperties": _CountedList(["/properties/Secret"])}
+    schema = ResourceSchema(document)
+    _CountedList.reads = 0
+    for _ in range(10):
+        assert schema.write_only_properties == ["/properties/Secret"]
+    assert _CountedList.reads == 1
+    document["writeOnlyProperties"] = ["/properties/Other", 3]  # another list (a reload, a transform): read again
+    assert schema.write_only_properties == ["/properties/Other"]
+    del document["writeOnlyProperties"]
+    assert schema.write_only_properties == []
+
+
+def test_a_pointer_list_handed_out_is_the_callers_own() -> None:
+    schema = ResourceSchema(CLUSTER)
+    handed = schema.read_only_properties
+    handed.append("/properties/Changed")
+    assert "/properties/Changed" not in schema.read_only_properties
+    assert schema.read_only_properties == [p for p in CLUSTER["readOnlyProperties"] if isinstance(p, str)]
+
+
+def test_a_top_level_property_is_looked_up_not_walked_and_answers_as_the_walk(monkeypatch: object) -> None:
+    schema = ResourceSchema(CLUSTER)
+    models = [{"Name": "a", "Tags": [{"Key": "k"}]}, {"Name": None}, {}, ["Name"], None, "Name", {"Other": {"Name": "x"}}]
+    pointers = ["/properties/Name", "/properties/Tags/*/Key", "/properties/Tags/0", "/properties/Other/Name", "/properties", ""]
+    walked = [(schema.has_value(m, p), schema.value_at(m, p)) for m in models for p in pointers]
+    walks = []
+    walk = schema_module._walk
+
+    def counted(value: object, path: object) -> object:
+        walks.append(path)
+        return walk(value, path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(schema_module, "_walk", counted)  # type: ignore[attr-defined]
+    assert [(schema.has_value(m, "/properties/Name"), schema.value_at(m, "/properties/Name")) for m in models] == [
+        (True, "a"), (True, None), (False, None), (False, None), (False, None), (False, None), (False, None),
+    ]
+    assert walks == []
+    assert [(schema.has_value(m, p), schema.value_at(m, p)) for m in models for p in pointers] == walked

@@ -170,3 +170,74 @@ def test_a_template_its_api_call_read_already_is_not_read_again_for_the_operatio
     assert reads == [body, other]
     blueprints.prepare(body, {}, {}, "s", "arn:s")  # after the call: nothing kept
     assert reads == [body, other, body]
+
+
+def test_pre_deployment_validation_gathers_a_new_stacks_resources_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each resource's planned properties mark what uses a resource still to be made; the set of those is gathered once
+    for the plan, not once per resource (quadratic in a wide stack)."""
+    from cfnrun.stacks import validation
+    from cfnrun.stacks.blueprint import KNOWN_AFTER_APPLY, Blueprint
+    from cfnrun.stacks.plan import plan_create
+
+    resources: Dict[str, Any] = {"C0": {"Type": "Test::Thing::Resource", "Properties": {"Name": "c0"}}}
+    for index in range(1, 30):  # each uses the one before: known after it is made; one is refused by its provisioner
+        properties = {"Name": f"c{index}", "Peer": {"Ref": f"C{index - 1}"}, **({"Invalid": "x"} if index == 7 else {})}
+        resources[f"C{index}"] = {"Type": "Test::Thing::Resource", "Properties": properties}
+    memory = Memory()
+    exports = Exports()
+    plan = plan_create(Blueprints(Router(memory), exports, REGION, ACCOUNT).prepare(_template(resources), {}, {}, "s", "arn:s"))
+    gathered: List[int] = []
+    resource_ids = Blueprint.resource_ids
+
+    def counted(blueprint: Blueprint) -> List[str]:
+        gathered.append(1)
+        return resource_ids(blueprint)
+
+    monkeypatch.setattr(Blueprint, "resource_ids", counted)
+    planned: List[Dict[str, Any]] = []
+    validate = memory.validate
+
+    def seen(type_name: str, logical_id: str, properties: Dict[str, Any]) -> Any:
+        planned.append(properties)
+        return validate(type_name, logical_id, properties)
+
+    monkeypatch.setattr(memory, "validate", seen)
+    failures = validation.validate_plan(plan, Router(memory), {}, "arn:s")  # type: ignore[arg-type]
+    assert len(gathered) == 1
+    assert [(f.logical_id, f.name) for f in failures] == [("C7", validation.PROPERTY_VALIDATION)]
+    assert planned[0] == {"Name": "c0"} and planned[5] == {"Name": "c5"}  # Peer, known after C4 is made, left out of the check
+    assert plan.blueprint.planned_properties("C5", {}, {"C4"})["Peer"] == KNOWN_AFTER_APPLY
+
+
+def test_without_hooks_no_resource_or_stack_operation_is_described_for_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no hook configured, a resource's turn builds no hook target (and a create writes no template out for STACK
+    hooks); with one, each resource operation and the stack's are described as before."""
+    from cfnrun.stacks import engine as engine_module
+
+    described: List[str] = []
+    target = engine_module.HookedOperation
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        described.append(str(args[2]))  # the target's name: a logical id, or the stack's name
+        return target(*args, **kwargs)
+
+    monkeypatch.setattr(engine_module, "HookedOperation", counted)
+    memory = Memory()
+    resources = {f"C{index}": {"Type": "Test::Thing::Resource", "Properties": {"Name": f"c{index}"}} for index in range(5)}
+
+    async def create(hooks: Any) -> Any:
+        exports = Exports()
+        engine = StackEngine(Router(memory), exports, REGION, ACCOUNT, hooks=hooks)
+        store = StackStore(engine, Blueprints(Router(memory), exports, REGION, ACCOUNT))
+        store.create_stack("s", _template(resources), {}, {})
+        return await store.settled("s")
+
+    assert asyncio.run(create(None)).status == "CREATE_COMPLETE"
+    assert described == []
+
+    class Allowing:
+        async def before(self, operation: Any, report: Any) -> None:
+            return None
+
+    assert asyncio.run(create(Allowing())).status == "CREATE_COMPLETE"
+    assert sorted(described) == sorted(["s", *resources])

@@ -87,3 +87,29 @@ def test_circles_are_refused_with_the_resources_on_them(resources: str, cycle: s
     template = load_stack_template(f"Resources:\n  {resources}")
     with pytest.raises(TemplateError, match=f"^{re.escape(f'Circular dependency between resources: {cycle}')}$"):
         dependency_graph(template, {})
+
+
+class _CountedResources(dict):  # type: ignore[type-arg]
+    """A template's resources that count the walks over all of them."""
+
+    walks = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        _CountedResources.walks += 1
+        return super().__iter__()
+
+
+def test_a_resources_dependencies_are_found_without_walking_every_resource_again() -> None:
+    """Each resource's dependencies are looked up by name: a set of every resource built for each made the graph of a
+    wide stack quadratic."""
+    from dataclasses import replace
+
+    body = {f"C{index}": {"Type": "T::T::T", "Properties": {"Peer": {"Ref": f"C{index - 1}"} if index else "x"}} for index in range(40)}
+    body["Last"] = {"Type": "T::T::T", "DependsOn": ["C3"], "Properties": {"A": {"Fn::GetAtt": ["C39", "Arn"]}}}
+    template = load_stack_template(__import__("json").dumps({"Resources": body}), {})
+    counted = replace(template, resources=_CountedResources(template.resources))
+    _CountedResources.walks = 0
+    graph = dependency_graph(counted, {})
+    assert _CountedResources.walks <= 2  # the active resources once, not once per resource
+    assert graph.dependencies["C0"] == frozenset() and graph.dependencies["C5"] == {"C4"}
+    assert graph.dependencies["Last"] == {"C3", "C39"}

@@ -46,3 +46,26 @@ def test_the_settings_are_made_again_when_what_they_are_made_of_changes() -> Non
     operations.budgets = Budgets(time_scale=2.0)
     assert operations._ran_with(project, registry, Action.CREATE, True).time_scale == 2.0
     assert first.region == "eu-west-1"  # what an earlier operation was recorded with is left as it was
+
+
+def test_the_record_of_shared_settings_is_worked_out_once_and_each_operation_gets_its_own(monkeypatch: Any) -> None:
+    from cfnrun.app import history
+    from cfnrun.app.options import to_record
+
+    made: list = []
+
+    def counted(settings: Any) -> Any:
+        made.append(settings)
+        return to_record(settings)
+
+    monkeypatch.setattr(history, "to_record", counted)
+    operations, project = _operations(), _project()
+    registry: Any = SimpleNamespace(settings=RuntimeSettings(region="eu-west-1"))
+    shared = operations._ran_with(project, registry, Action.CREATE, True)
+    records = [history.settings_record(shared) for _ in range(20)]
+    assert made == [shared]
+    assert all(record == to_record(shared) for record in records)
+    records[0]["region"] = "changed"  # each operation's record is its own
+    assert history.settings_record(shared)["region"] == "eu-west-1"
+    other = operations._ran_with(project, registry, Action.DELETE, True)  # other settings: their own record
+    assert history.settings_record(other) == to_record(other) and made == [shared, other]

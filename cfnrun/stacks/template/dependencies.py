@@ -117,7 +117,7 @@ def active_resources(template: StackTemplate, conditions: Mapping[str, bool]) ->
 def resource_dependencies(resource: ResourceDeclaration, template: StackTemplate, conditions: Mapping[str, bool]) -> FrozenSet[str]:
     """The resources ``resource`` waits for, as the operation's conditions select them."""
     named = {reference.name for reference in references(_resource_values(resource), conditions)}
-    return frozenset((named & set(template.resources)) | set(resource.depends_on))
+    return frozenset((named & template.resources.keys()) | set(resource.depends_on))  # the names looked up, no set of every resource
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ def dependency_graph(template: StackTemplate, conditions: Mapping[str, bool]) ->
     graph: Dict[str, FrozenSet[str]] = {}
     for logical_id, resource in active.items():
         needs = resource_dependencies(resource, template, conditions)
-        absent = sorted(needs - set(active))
+        absent = sorted(name for name in needs if name not in active)
         if absent:
             raise TemplateError(f"Template format error: Unresolved resource dependencies [{', '.join(absent)}] in the "
                                 "Resources block of the template", f"Resources.{logical_id}")
