@@ -71,6 +71,7 @@ class _GuardedConnection(asyncio.Protocol):
         self.since = time.monotonic()  # when the current phase began
         self.throttled = False  # let in past the cap after waiting too long: its requests are answered 429
         self.admitted = False  # handed to aiohttp
+        self.placed = False  # among the guard's ``open`` ones: its phase is counted there
         self._tail = b""  # the last bytes of the headers so far, to see their end across reads
         self.heard = False  # some bytes of the current phase's request arrived (a silent connection is never evicted)
         self._deadline: Optional[asyncio.TimerHandle] = None
@@ -93,7 +94,6 @@ class _GuardedConnection(asyncio.Protocol):
             self._arm()
         first_bytes = self.phase is _Phase.HEADERS and not self.heard
         if self.phase is _Phase.HEADERS:
-            self.heard = True
             # Its headers are in once their blank line is: from then on it is a call, never made to
             # room for others, even while a busy loop has not yet started its handler.
             if b"\r\n\r\n" in data or b"\r\n\r\n" in self._tail + data[:3]:
@@ -101,6 +101,10 @@ class _GuardedConnection(asyncio.Protocol):
                 self._disarm()  # the header deadline is met
             else:
                 self._tail = (self._tail + data)[-3:]
+                if not self.heard:
+                    self.heard = True  # from now on it may be closed to make room, once past the grace
+                    if self.placed:
+                        self.guard.evictable[self] = None
         self.inner.data_received(data)
         if first_bytes and self.phase is _Phase.HEADERS and self.guard.waiting:
             self.guard.room_changed()  # a connection that began its headers may make room once past the grace: look then
@@ -177,10 +181,18 @@ class _GuardedConnection(asyncio.Protocol):
         return unread > 0
 
     def _enter(self, phase: _Phase) -> None:
-        self.phase = phase
+        was, self.phase = self.phase, phase
         if phase is not _Phase.CALL:  # only a connection that serves no one is timed, to make room
             self.since = time.monotonic()
         self._tail = b""
+        if self.placed:  # the guard's counts follow, so it never looks through every connection
+            guard = self.guard
+            if was is _Phase.IDLE:
+                guard.serving += 1
+            elif phase is _Phase.IDLE:
+                guard.serving -= 1
+            if self.heard:
+                guard.evictable.pop(self, None)
         self.heard = False
 
     def _arm(self) -> None:
@@ -200,9 +212,17 @@ class _GuardedConnection(asyncio.Protocol):
 
 
 class ConnectionGuard:
+    """Admits connections up to the limits. Each of its steps costs the same however many connections are open: it
+    counts the ones that hold a place (``serving``) and keeps those that may be closed to make room (``evictable``:
+    still sending headers they began), rather than looking through every open connection on each arrival, answer or
+    departure while callers wait (which, with every place taken and callers waiting, made each call's cost grow with
+    ``max_connections``)."""
+
     def __init__(self, limits: ConnectionLimits) -> None:
         self.limits = limits
         self.open: Dict[RequestHandler, _GuardedConnection] = {}  # admitted: aiohttp reads them
+        self.serving = 0  # the open ones that hold a place: all but those idle between two requests
+        self.evictable: Dict[_GuardedConnection, None] = {}  # the open ones still sending headers they began (``heard``)
         self.waiting: Deque[_GuardedConnection] = collections.deque()
         self.throttled = 0
         self.timed_out = 0
@@ -214,7 +234,7 @@ class ConnectionGuard:
     # -- what the connections report -------------------------------------------
 
     def arrived(self, connection: _GuardedConnection) -> None:
-        if self._serving() < self.limits.max_connections and not self.waiting:
+        if self.serving < self.limits.max_connections and not self.waiting:
             self._admit(connection)
             return
         connection.wait(self.limits.queue_wait_s)
@@ -222,8 +242,8 @@ class ConnectionGuard:
         self.room_changed()
 
     def left(self, connection: _GuardedConnection) -> None:
-        if self.open.get(connection.inner) is connection:
-            del self.open[connection.inner]
+        if connection.placed:
+            self._unplace(connection)
         else:
             try:
                 self.waiting.remove(connection)
@@ -246,7 +266,7 @@ class ConnectionGuard:
             self._recheck.cancel()
             self._recheck = None
         while self.waiting:
-            if self._serving() >= self.limits.max_connections and not self._evict_one():
+            if self.serving >= self.limits.max_connections and not self._evict_one():
                 break
             self._admit(self.waiting.popleft())
         if self.waiting:
@@ -273,13 +293,19 @@ class ConnectionGuard:
 
     # -- pieces ----------------------------------------------------------------------
 
-    def _serving(self) -> int:
-        """Admitted connections that hold a place: all but those idle between two requests."""
-        return sum(1 for connection in self.open.values() if connection.phase is not _Phase.IDLE)
-
     def _admit(self, connection: _GuardedConnection, throttled: bool = False) -> None:
         self.open[connection.inner] = connection
+        connection.placed = True
+        if connection.phase is not _Phase.IDLE:
+            self.serving += 1
         connection.admit(throttled)
+
+    def _unplace(self, connection: _GuardedConnection) -> None:
+        del self.open[connection.inner]
+        connection.placed = False
+        if connection.phase is not _Phase.IDLE:
+            self.serving -= 1
+        self.evictable.pop(connection, None)
 
     def _evict_one(self) -> bool:
         """Close the connection that has been sending its headers longest, past the grace; False if none may go."""
@@ -287,19 +313,19 @@ class ConnectionGuard:
         grace = self.limits.header_grace_s
         candidates = [
             (at, connection)
-            for connection in self.open.values()
+            for connection in self.evictable
             for at in [connection.evictable_at(grace)]
             if at is not None and at <= now and not connection.has_unread_bytes()
         ]
         if not candidates:
             return False
         _, chosen = min(candidates, key=lambda candidate: candidate[0])
-        del self.open[chosen.inner]
+        self._unplace(chosen)
         chosen.evict()
         return True
 
     def _recheck_when_evictable(self) -> None:
-        times = [at for at in (c.evictable_at(self.limits.header_grace_s) for c in self.open.values()) if at is not None]
+        times = [at for at in (c.evictable_at(self.limits.header_grace_s) for c in self.evictable) if at is not None]
         if times:
             # Not at once when the due one was spared for its unread bytes: the loop reads them first.
             delay = max(RECHECK_S, min(times) - time.monotonic())
