@@ -14,17 +14,20 @@
   caller connects and is descheduled before it writes its request (its client may be busy
   opening a thousand more), and a request lost that way cannot be told from one never sent;
   the header deadline bounds it.
-- **A kept-alive connection is never closed unannounced to make room.** Its client may be
-  sending its next request at that very moment (on a loaded machine it checked the
-  connection and was then descheduled), and a request lost that way cannot be told from a
-  request never sent: botocore without retries raises ConnectionClosedError. Instead, while
-  callers wait every answer says ``Connection: close`` and its connection then closes, so
-  the client knows not to reuse it; and a connection idle between two requests holds no
-  place, so one kept alive from before the queue formed never keeps a caller waiting (it
-  is closed after ``idle_timeout_s`` as ever).
+- **A kept-alive connection is never closed to make room.** Its client may be sending its
+  next request at that very moment (on a loaded machine it checked the connection and was
+  then descheduled), and a request lost that way cannot be told from a request never sent:
+  botocore without retries raises ConnectionClosedError. A connection idle between two
+  requests holds no place, so one kept alive never keeps a caller waiting (it is closed
+  after ``idle_timeout_s`` as ever); its next request takes a place if one is free and no
+  one waits, else it waits for one in turn with the new callers (``_Phase.QUEUED``: its
+  bytes held, the rest unread, aiohttp's idle close disarmed, since a request waits). So the
+  connection stays open, and its client need not open a new one for each call (while callers
+  waited, every answer used to say ``Connection: close``: past the cap, each call cost a new
+  connection on both sides).
 - **A caller that waited ``queue_wait_s``** (every place busy with calls running) is let in
-  anyway and answered 429 TooManyRequestsException, as Lambda answers a throttled call;
-  boto3 retries those.
+  anyway and its request answered 429 TooManyRequestsException, as Lambda answers a throttled
+  call; boto3 retries those.
 
 A call's own run time is not limited here: once its headers are in, it may take as long as
 its function allows.
@@ -58,6 +61,10 @@ class _Phase(enum.Enum):
     HEADERS = "headers"  # admitted, its next request's headers not complete
     CALL = "call"  # a request in progress (its headers are in, even if its handler has not started yet)
     IDLE = "idle"  # kept alive between two requests
+    QUEUED = "queued"  # kept alive, its next request in while every place was taken: waits for one, the rest unread
+
+
+_HOLDING = frozenset((_Phase.HEADERS, _Phase.CALL))  # the phases that hold one of the ``max_connections`` places
 
 
 class _GuardedConnection(asyncio.Protocol):
@@ -69,7 +76,8 @@ class _GuardedConnection(asyncio.Protocol):
         self.transport: Optional[asyncio.Transport] = None
         self.phase = _Phase.WAITING
         self.since = time.monotonic()  # when the current phase began
-        self.throttled = False  # let in past the cap after waiting too long: its requests are answered 429
+        self.throttled = False  # let in past the cap after waiting too long: answered 429, and closed
+        self._held = b""  # while QUEUED: what arrived of its next request
         self.admitted = False  # handed to aiohttp
         self.placed = False  # among the guard's ``open`` ones: its phase is counted there
         self._tail = b""  # the last bytes of the headers so far, to see their end across reads
@@ -86,6 +94,10 @@ class _GuardedConnection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         if self.phase is _Phase.IDLE:
+            guard = self.guard
+            if guard.waiting or guard.serving >= guard.limits.max_connections:
+                guard.queue(self, data)  # every place taken, or callers wait: its turn comes after theirs
+                return
             if b"\r\n\r\n" in data:  # the usual case: the next request's headers whole in one read, no deadline to arm
                 self._enter(_Phase.CALL)
                 self.inner.data_received(data)
@@ -142,6 +154,34 @@ class _GuardedConnection(asyncio.Protocol):
         self.inner.connection_made(self.transport)
         self.transport.resume_reading()
 
+    def hold(self, data: bytes, queue_wait_s: float) -> None:
+        """Its next request waits for a place: the bytes that came kept, the rest unread, until ``resume``."""
+        assert self.transport is not None
+        self._held = data
+        self._enter(_Phase.QUEUED)
+        self.transport.pause_reading()
+        self.inner.keep_alive(True)  # aiohttp's close of an idle connection disarmed: a request waits here (re-armed after it)
+        self._gave_up = asyncio.get_running_loop().call_later(queue_wait_s, self.guard.waited_too_long, self)
+
+    def resume(self, throttled: bool) -> None:
+        """Its held request goes on, in a place (or past the cap, ``throttled``, to be answered 429)."""
+        assert self.transport is not None
+        if self._gave_up is not None:
+            self._gave_up.cancel()
+            self._gave_up = None
+        self.throttled = throttled
+        data, self._held = self._held, b""
+        if b"\r\n\r\n" in data:
+            self._enter(_Phase.CALL)
+        else:  # its headers begun, not ended: timed as any, and it may make room once past the grace
+            self._enter(_Phase.HEADERS)
+            self._arm()
+            self._tail = data[-3:]
+            self.heard = True
+            self.guard.evictable[self] = None
+        self.inner.data_received(data)
+        self.transport.resume_reading()
+
     def wait(self, queue_wait_s: float) -> None:
         """Hold the connection unread until ``admit``; let it in throttled after ``queue_wait_s``."""
         assert self.transport is not None
@@ -159,7 +199,7 @@ class _GuardedConnection(asyncio.Protocol):
 
     def request_finished(self) -> None:
         self._enter(_Phase.IDLE)
-        if self.guard.waiting:  # a caller waits: this connection may make room
+        if self.guard.waiting:  # a caller waits: its place is free for them
             self.guard.room_changed()
 
     def evictable_at(self, grace_s: float) -> Optional[float]:
@@ -187,10 +227,7 @@ class _GuardedConnection(asyncio.Protocol):
         self._tail = b""
         if self.placed:  # the guard's counts follow, so it never looks through every connection
             guard = self.guard
-            if was is _Phase.IDLE:
-                guard.serving += 1
-            elif phase is _Phase.IDLE:
-                guard.serving -= 1
+            guard.serving += (phase in _HOLDING) - (was in _HOLDING)
             if self.heard:
                 guard.evictable.pop(self, None)
         self.heard = False
@@ -221,7 +258,7 @@ class ConnectionGuard:
     def __init__(self, limits: ConnectionLimits) -> None:
         self.limits = limits
         self.open: Dict[RequestHandler, _GuardedConnection] = {}  # admitted: aiohttp reads them
-        self.serving = 0  # the open ones that hold a place: all but those idle between two requests
+        self.serving = 0  # the open ones that hold a place (``_HOLDING``): not those idle or queued between two requests
         self.evictable: Dict[_GuardedConnection, None] = {}  # the open ones still sending headers they began (``heard``)
         self.waiting: Deque[_GuardedConnection] = collections.deque()
         self.throttled = 0
@@ -244,11 +281,17 @@ class ConnectionGuard:
     def left(self, connection: _GuardedConnection) -> None:
         if connection.placed:
             self._unplace(connection)
-        else:
+        if connection.phase is _Phase.WAITING or connection.phase is _Phase.QUEUED:
             try:
                 self.waiting.remove(connection)
             except ValueError:
                 pass
+        self.room_changed()
+
+    def queue(self, connection: _GuardedConnection, data: bytes) -> None:
+        """A kept-alive connection's next request came while every place was taken or callers waited: it waits for one."""
+        connection.hold(data, self.limits.queue_wait_s)
+        self.waiting.append(connection)
         self.room_changed()
 
     def waited_too_long(self, connection: _GuardedConnection) -> None:
@@ -282,28 +325,26 @@ class ConnectionGuard:
         connection.request_started()
         return connection.throttled
 
-    def request_finished(self, request: web.BaseRequest) -> bool:
-        """A request's handler is done; whether its answer may keep the connection alive: not while callers wait, as it
-        would then hold a place that only an unannounced close (racing its client's next request) could free."""
-        keep_alive = not self.waiting  # decided before its place goes to a waiting caller
+    def request_finished(self, request: web.BaseRequest) -> None:
+        """A request's handler is done: its place goes to the first caller waiting, if one does."""
         connection = self.open.get(request.protocol)
         if connection is not None:
             connection.request_finished()
-        return keep_alive
 
     # -- pieces ----------------------------------------------------------------------
 
     def _admit(self, connection: _GuardedConnection, throttled: bool = False) -> None:
+        if connection.phase is _Phase.QUEUED:  # a kept-alive connection's next request
+            connection.resume(throttled)
+            return
         self.open[connection.inner] = connection
-        connection.placed = True
-        if connection.phase is not _Phase.IDLE:
-            self.serving += 1
+        connection.placed = True  # from WAITING: it holds a place once admit() has it sending headers
         connection.admit(throttled)
 
     def _unplace(self, connection: _GuardedConnection) -> None:
         del self.open[connection.inner]
         connection.placed = False
-        if connection.phase is not _Phase.IDLE:
+        if connection.phase in _HOLDING:
             self.serving -= 1
         self.evictable.pop(connection, None)
 
