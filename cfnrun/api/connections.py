@@ -64,7 +64,10 @@ class _Phase(enum.Enum):
     QUEUED = "queued"  # kept alive, its next request in while every place was taken: waits for one, the rest unread
 
 
-_HOLDING = frozenset((_Phase.HEADERS, _Phase.CALL))  # the phases that hold one of the ``max_connections`` places
+def _holds_place(phase: _Phase) -> bool:
+    """Whether a connection in ``phase`` holds one of the ``max_connections`` places (compared by identity: an enum
+    member's hash is a Python call, and ``_enter`` asks twice per request)."""
+    return phase is _Phase.HEADERS or phase is _Phase.CALL
 
 
 class _GuardedConnection(asyncio.Protocol):
@@ -227,7 +230,7 @@ class _GuardedConnection(asyncio.Protocol):
         self._tail = b""
         if self.placed:  # the guard's counts follow, so it never looks through every connection
             guard = self.guard
-            guard.serving += (phase in _HOLDING) - (was in _HOLDING)
+            guard.serving += (phase is _Phase.HEADERS or phase is _Phase.CALL) - (was is _Phase.HEADERS or was is _Phase.CALL)  # _holds_place, inline
             if self.heard:
                 guard.evictable.pop(self, None)
         self.heard = False
@@ -258,7 +261,7 @@ class ConnectionGuard:
     def __init__(self, limits: ConnectionLimits) -> None:
         self.limits = limits
         self.open: Dict[RequestHandler, _GuardedConnection] = {}  # admitted: aiohttp reads them
-        self.serving = 0  # the open ones that hold a place (``_HOLDING``): not those idle or queued between two requests
+        self.serving = 0  # the open ones that hold a place (``_holds_place``): not those idle or queued between two requests
         self.evictable: Dict[_GuardedConnection, None] = {}  # the open ones still sending headers they began (``heard``)
         self.waiting: Deque[_GuardedConnection] = collections.deque()
         self.throttled = 0
@@ -344,7 +347,7 @@ class ConnectionGuard:
     def _unplace(self, connection: _GuardedConnection) -> None:
         del self.open[connection.inner]
         connection.placed = False
-        if connection.phase in _HOLDING:
+        if _holds_place(connection.phase):
             self.serving -= 1
         self.evictable.pop(connection, None)
 
