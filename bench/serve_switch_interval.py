@@ -2,11 +2,14 @@
 
 Usage: python bench/serve_switch_interval.py [--intervals 0,0.001,0.0005] [--clients 16] [--turns 10] [--seconds 2]
 
-serve's main process runs its event loop and the history writer's thread under one interpreter lock.
-Each socket call on the loop (a send to a worker or a client, a read of a reply) lets go of the lock,
-and when the writer's thread takes it meanwhile, the loop waits to get it back: up to the switch
-interval (``sys.setswitchinterval``, 5 ms by default) while the writer runs Python. Under cProfile
-(2026-11-27, 16 clients) the loop spent about 40% of its wall time in ``send`` and ``recv_into``.
+serve's main process runs its event loop beside other threads (the history writer, the file watch,
+the memory watch) under one interpreter lock. Each socket call on the loop (a send to a worker or a
+client, a read of a reply) lets go of the lock; when another thread takes it meanwhile, the loop
+waits to get it back, up to the switch interval (``sys.setswitchinterval``, 5 ms by default) while
+that thread runs Python. Under cProfile on a loaded machine (2026-11-27, 16 clients, load average
+12) the loop spent 18-32% of its wall time in ``recv_into`` on the workers' sockets, but as much with
+the history off (``CFNRUN_HISTORY=off``), so there the lock could not be told apart from waiting for
+a core. This script tells them apart on a quiet machine.
 
 One server per interval (0: the default), the same no-op project and defaults otherwise, set before
 cfnrun starts; the servers take turns, ``--clients`` aiohttp clients for ``--seconds`` each turn,
