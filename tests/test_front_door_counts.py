@@ -67,3 +67,56 @@ def test_while_callers_wait_for_a_place_the_guard_looks_only_at_connections_that
     assert looked_at == [], f"looked at {len(looked_at)} connections, none of which could make room"
     assert results["serving_while_full"] == places
     assert results["serving_after"] == 0 and results["evictable_after"] == 0
+
+
+def test_callers_waiting_for_a_place_share_one_timer_and_each_is_answered_429_after_its_wait() -> None:
+    """Every place held by a call for longer than the queue's wait: each waiting caller is answered 429, first come
+    first served, by one timer for the whole queue (each used to have a timer of its own, made and cancelled)."""
+    from cfnrun.api.limits import ConnectionLimits
+
+    calls = _HeldCalls()
+    waiting = 20
+    armed: List[str] = []
+    results: Dict[str, Any] = {}
+
+    async def scenario() -> None:
+        calls.release = asyncio.Event()
+        async with _http_layer(calls, ConnectionLimits(max_connections=1, queue_wait_s=0.3)) as (guard, port):
+            loop = asyncio.get_running_loop()
+            call_at = loop.call_at
+
+            def counted_call_at(when: float, callback: Any, *args: Any, **kwargs: Any) -> Any:
+                if "waited_too_long" in getattr(callback, "__name__", ""):
+                    armed.append(callback.__name__)
+                return call_at(when, callback, *args, **kwargs)
+
+            loop.call_at = counted_call_at  # type: ignore[method-assign]
+
+            async def until(condition: Callable[[], bool]) -> None:
+                while not condition():
+                    await asyncio.sleep(0.01)
+
+            holder = socket.create_connection(("127.0.0.1", port))
+            sockets = [socket.create_connection(("127.0.0.1", port)) for _ in range(waiting)]
+            try:
+                _request(holder)
+                await until(lambda: guard.serving == 1 and len(guard.waiting) == waiting)
+                for sock in sockets:
+                    _request(sock)
+                heads = await asyncio.gather(*(loop.run_in_executor(None, _answer_head, sock) for sock in sockets))
+                results["statuses"] = [head.split(b"\r\n")[0] for head in heads]
+                results["throttled"] = guard.throttled
+                calls.release.set()
+                results["holder"] = (await loop.run_in_executor(None, _answer_head, holder)).split(b"\r\n")[0]
+            finally:
+                loop.call_at = call_at  # type: ignore[method-assign]
+                holder.close()
+                for sock in sockets:
+                    sock.close()
+
+    asyncio.run(scenario())
+    assert results["statuses"] == [b"HTTP/1.1 429 Too Many Requests"] * waiting and results["throttled"] == waiting
+    assert results["holder"] == b"HTTP/1.1 200 OK"
+    # The queue's timer, set again only for callers that came later than the first (here all come at once; a loaded
+    # machine may spread their arrival over a few milliseconds): not one per caller.
+    assert 1 <= len(armed) <= waiting // 4, armed

@@ -50,6 +50,7 @@ from cfnrun.api.limits import ConnectionLimits as ConnectionLimits  # its home i
 
 
 RECHECK_S = 0.01  # the soonest a waiting caller's place is looked for again
+QUEUE_TIMER_SLACK_S = 0.001  # a caller this close to its queue_wait_s when the queue's timer fires is let in with those due
 # Connections the kernel completes before the loop accepts them (it caps this at net.core.somaxconn). aiohttp's 128
 # overflows when a thousand callers connect at once while the loop is busy: the kernel then drops their handshakes,
 # and each dropped one waits a second or more to try again.
@@ -86,7 +87,7 @@ class _GuardedConnection(asyncio.Protocol):
         self._tail = b""  # the last bytes of the headers so far, to see their end across reads
         self.heard = False  # some bytes of the current phase's request arrived (a silent connection is never evicted)
         self._deadline: Optional[asyncio.TimerHandle] = None
-        self._gave_up: Optional[asyncio.TimerHandle] = None  # while waiting: when it is let in to be throttled
+        self.waiting_since = 0.0  # the loop's time it last began to wait for a place (WAITING, QUEUED)
 
     # -- asyncio's side --------------------------------------------------------
 
@@ -136,8 +137,6 @@ class _GuardedConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Optional[Exception]) -> None:
         self._disarm()
-        if self._gave_up is not None:
-            self._gave_up.cancel()
         self.guard.left(self)
         if self.admitted:
             self.inner.connection_lost(exc)
@@ -147,9 +146,6 @@ class _GuardedConnection(asyncio.Protocol):
     def admit(self, throttled: bool = False) -> None:
         """Hand the connection to aiohttp and start reading it."""
         assert self.transport is not None
-        if self._gave_up is not None:
-            self._gave_up.cancel()
-            self._gave_up = None
         self.throttled = throttled
         self.admitted = True
         self._enter(_Phase.HEADERS)
@@ -157,21 +153,17 @@ class _GuardedConnection(asyncio.Protocol):
         self.inner.connection_made(self.transport)
         self.transport.resume_reading()
 
-    def hold(self, data: bytes, queue_wait_s: float) -> None:
+    def hold(self, data: bytes) -> None:
         """Its next request waits for a place: the bytes that came kept, the rest unread, until ``resume``."""
         assert self.transport is not None
         self._held = data
         self._enter(_Phase.QUEUED)
         self.transport.pause_reading()
         self.inner.keep_alive(True)  # aiohttp's close of an idle connection disarmed: a request waits here (re-armed after it)
-        self._gave_up = asyncio.get_running_loop().call_later(queue_wait_s, self.guard.waited_too_long, self)
 
     def resume(self, throttled: bool) -> None:
         """Its held request goes on, in a place (or past the cap, ``throttled``, to be answered 429)."""
         assert self.transport is not None
-        if self._gave_up is not None:
-            self._gave_up.cancel()
-            self._gave_up = None
         self.throttled = throttled
         data, self._held = self._held, b""
         if b"\r\n\r\n" in data:
@@ -185,11 +177,10 @@ class _GuardedConnection(asyncio.Protocol):
         self.inner.data_received(data)
         self.transport.resume_reading()
 
-    def wait(self, queue_wait_s: float) -> None:
-        """Hold the connection unread until ``admit``; let it in throttled after ``queue_wait_s``."""
+    def wait(self) -> None:
+        """Hold the connection unread until ``admit``."""
         assert self.transport is not None
         self.transport.pause_reading()
-        self._gave_up = asyncio.get_running_loop().call_later(queue_wait_s, self.guard.waited_too_long, self)
 
     def evict(self) -> None:
         """Close a connection with no request in progress, to make room for a waiting caller."""
@@ -267,6 +258,10 @@ class ConnectionGuard:
         self.throttled = 0
         self.timed_out = 0
         self._recheck: Optional[asyncio.TimerHandle] = None
+        # One timer for the whole queue, due when its first caller has waited ``queue_wait_s`` (all wait as long, first
+        # come first served), rather than one made and cancelled per waiting caller.
+        self._queue_timer: Optional[asyncio.TimerHandle] = None
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
 
     def protocol_factory(self, server: web.Server) -> "asyncio.Protocol":
         return _GuardedConnection(self, server())
@@ -277,8 +272,8 @@ class ConnectionGuard:
         if self.serving < self.limits.max_connections and not self.waiting:
             self._admit(connection)
             return
-        connection.wait(self.limits.queue_wait_s)
-        self.waiting.append(connection)
+        connection.wait()
+        self._enqueue(connection)
         self.room_changed()
 
     def left(self, connection: _GuardedConnection) -> None:
@@ -293,18 +288,9 @@ class ConnectionGuard:
 
     def queue(self, connection: _GuardedConnection, data: bytes) -> None:
         """A kept-alive connection's next request came while every place was taken or callers waited: it waits for one."""
-        connection.hold(data, self.limits.queue_wait_s)
-        self.waiting.append(connection)
+        connection.hold(data)
+        self._enqueue(connection)
         self.room_changed()
-
-    def waited_too_long(self, connection: _GuardedConnection) -> None:
-        """Every place stayed busy with calls: let it in, to be answered 429 as Lambda throttles."""
-        try:
-            self.waiting.remove(connection)
-        except ValueError:
-            return
-        self.throttled += 1
-        self._admit(connection, throttled=True)
 
     def room_changed(self) -> None:
         """Let waiting callers in: into free places, then into places of connections that serve no one."""
@@ -335,6 +321,29 @@ class ConnectionGuard:
             connection.request_finished()
 
     # -- pieces ----------------------------------------------------------------------
+
+    def _enqueue(self, connection: _GuardedConnection) -> None:
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        connection.waiting_since = loop.time()
+        self.waiting.append(connection)
+        if self._queue_timer is None:
+            self._queue_timer = loop.call_at(connection.waiting_since + self.limits.queue_wait_s, self._waited_too_long)
+
+    def _waited_too_long(self) -> None:
+        """Every place stayed busy with calls: those that waited ``queue_wait_s`` are let in, to be answered 429 as
+        Lambda throttles. The timer was set for the queue's first caller then; if that one got a place meanwhile, it
+        is set again for the first now."""
+        self._queue_timer = None
+        loop = self._loop
+        assert loop is not None
+        due = loop.time() - self.limits.queue_wait_s + QUEUE_TIMER_SLACK_S
+        while self.waiting and self.waiting[0].waiting_since <= due:
+            self.throttled += 1
+            self._admit(self.waiting.popleft(), throttled=True)
+        if self.waiting:
+            self._queue_timer = loop.call_at(self.waiting[0].waiting_since + self.limits.queue_wait_s, self._waited_too_long)
 
     def _admit(self, connection: _GuardedConnection, throttled: bool = False) -> None:
         if connection.phase is _Phase.QUEUED:  # a kept-alive connection's next request
