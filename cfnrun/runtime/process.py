@@ -16,7 +16,7 @@ import signal
 import subprocess
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, NamedTuple, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Protocol, Tuple
 
 from cfnrun.runtime.channel import ChannelClosed, FrameChannel
 from cfnrun.runtime.lambda_error import LambdaError
@@ -120,12 +120,9 @@ class SpawnedProcess:
             self._exit.set_result(returncode)
 
 
-class BegunCall(NamedTuple):
-    """A call sent to a worker (``WorkerProcess.begin``), its answer still to come."""
-
-    request_id: str
-    timeout_s: float
-    started: float  # time.perf_counter() when it was sent
+# A call sent to a worker (``WorkerProcess.begin``), its answer still to come: its request id, its time limit and
+# time.perf_counter() when it was sent (a plain tuple: a NamedTuple is made by a Python call, one per call).
+BegunCall = Tuple[str, float, float]
 
 
 class WorkerProcess:
@@ -271,7 +268,7 @@ class WorkerProcess:
         call = self.begin(event_json if event_json is not None else protocol.encode_json(event), timeout_s, request_id, OUTPUT_TAP.get())
         return await self.outcome(call)
 
-    def begin(self, event_json: bytes, timeout_s: float, request_id: str, tap: Optional[OutputTap]) -> "BegunCall":
+    def begin(self, event_json: bytes, timeout_s: float, request_id: str, tap: Optional[OutputTap]) -> BegunCall:
         """Send a call to the worker now, its deadline running from now (``outcome`` then awaits its answer): the
         pool begins a queued call on the worker a finished call frees, before the queued caller's task runs again.
         ``tap``: the caller's ``OUTPUT_TAP``, read in its own context."""
@@ -285,9 +282,9 @@ class WorkerProcess:
             memory.wake()
         self._logs.tap = tap
         self._channel.send(frame)
-        return BegunCall(request_id, timeout_s, started)
+        return request_id, timeout_s, started
 
-    async def outcome(self, call: "BegunCall") -> InvocationOutcome:
+    async def outcome(self, call: BegunCall) -> InvocationOutcome:
         """The answer to the call ``begin`` sent; never raises for anything the handler does."""
         request_id, timeout_s, started = call
         running_on = False  # cancelled while the worker runs it: the call stays in flight, its deadline armed
