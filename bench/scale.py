@@ -4,8 +4,10 @@ Usage: python bench/scale.py [--quick] [--parts serve,stacks,history] [--plot FI
 
 - ``serve``: ``cfnrun serve --workers 2`` (defaults: contract warn, history, reload) on the no-op
   project, invoked by 1, 16, 256 and 1,000 concurrent aiohttp clients (each sends calls one after
-  another for a few seconds): calls per second, latency p50 and p99, calls not answered 200;
-  beside each, the bare in-process aiohttp endpoint (bench/inprocess_server.py) with the same clients.
+  another for a few seconds): calls per second, latency p50 and p99, calls not answered 200, and the
+  connections opened per call beyond each client's first (while callers wait past serve's connection
+  cap, 128 by default, every answer says ``Connection: close``); beside each, the bare in-process
+  aiohttp endpoint (bench/inprocess_server.py) with the same clients.
 - ``stacks``: the cluster sample (IN_PROGRESS twice, then SUCCESS) on ``cfnrun serve --virtual-clock``:
   stacks of 10, 100 and 500 independent clusters (one ``Fn::ForEach``), and chains of 10, 50 and
   200 (each ``DependsOn`` the one before): CreateStack to CREATE_COMPLETE, and per resource; beside
@@ -38,11 +40,18 @@ from serve_overhead import NOOP, start_inprocess
 INVOKE = "/2015-03-31/functions/TypeFunction/invocations"
 
 
-async def clients(url: str, concurrency: int, seconds: float) -> Tuple[float, List[float], int]:
-    """Calls per second, each call's latency (ms) and the calls not answered 200, ``concurrency`` clients for ``seconds``."""
+async def clients(url: str, concurrency: int, seconds: float) -> Tuple[float, List[float], int, int]:
+    """Calls per second, each call's latency (ms), the calls not answered 200 and the connections the clients opened,
+    ``concurrency`` clients for ``seconds`` (past serve's connection cap, every answer says ``Connection: close`` while
+    callers wait, and its client opens a new connection for its next call)."""
     latencies: List[float] = []
     failed = 0
+    opened = 0
     stop_at = time.monotonic() + seconds
+
+    async def connection_opened(*_: object) -> None:
+        nonlocal opened
+        opened += 1
 
     async def client(session: aiohttp.ClientSession) -> None:
         nonlocal failed
@@ -57,10 +66,12 @@ async def clients(url: str, concurrency: int, seconds: float) -> Tuple[float, Li
             latencies.append((time.perf_counter() - started) * 1000)
 
     connector = aiohttp.TCPConnector(limit=concurrency)
-    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=300)) as session:
+    tracing = aiohttp.TraceConfig()
+    tracing.on_connection_create_end.append(connection_opened)
+    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=300), trace_configs=[tracing]) as session:
         started = time.monotonic()
         await asyncio.gather(*(client(session) for _ in range(concurrency)))
-        return len(latencies) / (time.monotonic() - started), latencies, failed
+        return len(latencies) / (time.monotonic() - started), latencies, failed, opened
 
 
 def percentile(values: List[float], share: float) -> float:
@@ -72,6 +83,11 @@ def figures(rate: float, latencies: List[float], failed: int) -> str:
     return f"{rate:,.0f}/s, p50 {statistics.median(latencies):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms" + (f", {failed} failed" if failed else "")
 
 
+def reconnects(latencies: List[float], opened: int, concurrency: int) -> str:
+    """Connections opened per call beyond each client's first."""
+    return f"{max(0, opened - concurrency) / len(latencies):.2f}"
+
+
 def serve_part(work: Path, seconds: float, curves: Curves) -> List[List[str]]:
     rows = []
     floor_process, floor_url = start_inprocess(NOOP)
@@ -80,7 +96,8 @@ def serve_part(work: Path, seconds: float, curves: Curves) -> List[List[str]]:
         for concurrency in (1, 16, 256, 1000):
             served = asyncio.run(clients(serve.url, concurrency, seconds))
             floor = asyncio.run(clients(floor_url, concurrency, seconds))
-            rows.append([str(concurrency), figures(*served), figures(*floor), f"{served[0] / floor[0]:.2f}×"])
+            opened = reconnects(served[1], served[3], concurrency)
+            rows.append([str(concurrency), figures(*served[:3]), opened, figures(*floor[:3]), f"{served[0] / floor[0]:.2f}×"])
             curves.add("clients", "cfnrun serve --workers 2", concurrency, served[0])
             curves.add("clients", "in-process aiohttp floor", concurrency, floor[0])
     finally:
@@ -119,7 +136,7 @@ def history_part(work: Path, seconds: float, curves: Curves) -> List[List[str]]:
         try:
             while made < calls:
                 made += len(asyncio.run(clients(serve.url, 1, 0.2))[1])
-            rate, latencies, failed = asyncio.run(clients(serve.url, 1, seconds))
+            rate, latencies, failed, _ = asyncio.run(clients(serve.url, 1, seconds))
         finally:
             serve.stop()
         with sqlite3.connect(history) as database:
@@ -148,7 +165,7 @@ def main(argv: Sequence[str]) -> int:
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         if "serve" in parts:
-            head = ["concurrent clients", "`cfnrun serve --workers 2`", "in-process aiohttp floor", "ratio"]
+            head = ["concurrent clients", "`cfnrun serve --workers 2`", "new connections per call", "in-process aiohttp floor", "ratio"]
             print("\n" + table(head, serve_part(work, seconds, curves)))
         if "stacks" in parts:
             wide, chains = ((10, 50), (10,)) if args.quick else ((10, 100, 500), (10, 50, 200))

@@ -303,10 +303,42 @@ def test_a_kept_alive_connection_is_not_closed_unannounced_to_make_room_so_its_n
     assert results["second"] == b"HTTP/1.1 200 OK", results
 
 
-def test_while_callers_wait_each_answer_says_connection_close_and_its_place_goes_to_the_next() -> None:
+class _SeenCalls(_HeldCalls):
+    """``_HeldCalls`` that note whose call each is (the ``who`` of its body), in the order their handlers run."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: List[str] = []
+
+    async def invoke(self, call: Any) -> Any:
+        self.seen.append(call.payload.get("who", "?"))
+        return await super().invoke(call)
+
+
+def _request_of(sock: socket.socket, who: str) -> None:
+    body = json.dumps({"who": who})
+    sock.sendall(f"POST {INVOKE} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n{body}".encode())
+
+
+def _still_open(sock: socket.socket) -> bool:
+    """Nothing to read and not closed by the server (a closed one reads as b"")."""
+    sock.setblocking(False)
+    try:
+        return sock.recv(1) != b""
+    except BlockingIOError:
+        return True
+    finally:
+        sock.setblocking(True)
+
+
+def test_while_callers_wait_an_answer_keeps_its_connection_and_its_next_request_waits_its_turn_for_a_place() -> None:
+    """Every place taken and callers waiting: an answer no longer says ``Connection: close`` (each call past the cap
+    used to cost its client a new connection); its place goes to the first caller waiting, and the connection's next
+    request, when every place is taken again, waits behind the callers that came before it, then is answered on the
+    same connection."""
     from cfnrun.api.limits import ConnectionLimits
 
-    calls = _HeldCalls()
+    calls = _SeenCalls()
     results: Dict[str, Any] = {}
 
     async def scenario() -> None:
@@ -319,19 +351,76 @@ def test_while_callers_wait_each_answer_says_connection_close_and_its_place_goes
                     await asyncio.sleep(0.01)
 
             with socket.create_connection(("127.0.0.1", port)) as first, socket.create_connection(("127.0.0.1", port)) as second:
-                _request(first)
-                await until(lambda: any(c.phase.value == "call" for c in guard.open.values()))
-                _request(second)
-                await until(lambda: bool(guard.waiting))  # every place busy with a call: it waits
+                _request_of(first, "first")
+                await until(lambda: guard.serving == 1 and calls.seen == ["first"])
+                _request_of(second, "second")
+                await until(lambda: len(guard.waiting) == 1)  # every place busy with a call: it waits
                 calls.release.set()
                 results["first"] = await loop.run_in_executor(None, _answer_head, first)
-                results["first_closed"] = await loop.run_in_executor(None, first.recv, 1)
                 results["second"] = await loop.run_in_executor(None, _answer_head, second)
+                calls.release = asyncio.Event()  # the calls from here on are held until released
+                _request_of(second, "second again")  # takes the one place
+                await until(lambda: calls.seen[-1:] == ["second again"])
+                _request_of(first, "first again")  # kept alive, its next request: every place is taken
+                await until(lambda: len(guard.waiting) == 1)
+                with socket.create_connection(("127.0.0.1", port)) as third:
+                    _request_of(third, "third")  # comes after it
+                    await until(lambda: len(guard.waiting) == 2)
+                    results["queued"] = [c.phase.value for c in guard.waiting]
+                    calls.release.set()
+                    answers = [loop.run_in_executor(None, _answer_head, sock) for sock in (second, first, third)]
+                    results["again"] = await asyncio.gather(*answers)
+                results["open"] = [_still_open(first), _still_open(second)]
 
     asyncio.run(scenario())
-    assert results["first"].startswith(b"HTTP/1.1 200 OK") and b"connection: close" in results["first"].lower()
-    assert results["first_closed"] == b""  # closed after its answer, as announced
-    assert results["second"].startswith(b"HTTP/1.1 200 OK") and b"connection: close" not in results["second"].lower()
+    heads = [results["first"], results["second"], *results["again"]]
+    assert all(head.startswith(b"HTTP/1.1 200 OK") for head in heads)
+    assert not [head for head in heads if b"connection: close" in head.lower()]
+    assert results["queued"] == ["queued", "waiting"]
+    assert calls.seen == ["first", "second", "second again", "first again", "third"]  # each in its turn
+    assert results["open"] == [True, True]
+
+
+def test_a_kept_alive_connections_request_that_waited_too_long_for_a_place_is_answered_429_as_a_new_callers_is() -> None:
+    """As a new connection that waited ``queue_wait_s``: answered 429 (boto3 retries it) with ``Connection: close``;
+    its handler never runs, and the retry on a new connection is served."""
+    from cfnrun.api.limits import ConnectionLimits
+
+    calls = _SeenCalls()
+    results: Dict[str, Any] = {}
+
+    async def scenario() -> None:
+        calls.release = asyncio.Event()
+        calls.release.set()
+        async with _http_layer(calls, ConnectionLimits(max_connections=1, queue_wait_s=0.3)) as (guard, port):
+            loop = asyncio.get_running_loop()
+
+            async def until(condition: Callable[[], bool]) -> None:
+                while not condition():
+                    await asyncio.sleep(0.01)
+
+            with socket.create_connection(("127.0.0.1", port)) as kept, socket.create_connection(("127.0.0.1", port)) as holder:
+                _request_of(kept, "kept")
+                results["kept"] = await loop.run_in_executor(None, _answer, kept)  # kept alive, idle: no place held
+                calls.release = asyncio.Event()
+                _request_of(holder, "holder")
+                await until(lambda: calls.seen[-1:] == ["holder"])
+                _request_of(kept, "kept waits")  # every place taken for longer than 0.3 s
+                results["throttled"] = await loop.run_in_executor(None, _answer_head, kept)
+                results["throttled_closed"] = await loop.run_in_executor(None, kept.recv, 1) == b""
+                calls.release.set()
+                results["holder"] = await loop.run_in_executor(None, _answer, holder)
+                with socket.create_connection(("127.0.0.1", port)) as retry:
+                    _request_of(retry, "retry")
+                    results["retry"] = await loop.run_in_executor(None, _answer, retry)
+                results["throttled_count"] = guard.throttled
+
+    asyncio.run(scenario())
+    assert results["kept"] == results["holder"] == results["retry"] == b"HTTP/1.1 200 OK"
+    throttled = results["throttled"].lower()
+    assert throttled.startswith(b"http/1.1 429 too many requests") and b"connection: close" in throttled
+    assert results["throttled_closed"] and results["throttled_count"] == 1
+    assert calls.seen == ["kept", "holder", "retry"]  # the throttled one never ran
 
 
 class _QuickCalls(_HeldCalls):

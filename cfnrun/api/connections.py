@@ -14,17 +14,20 @@
   caller connects and is descheduled before it writes its request (its client may be busy
   opening a thousand more), and a request lost that way cannot be told from one never sent;
   the header deadline bounds it.
-- **A kept-alive connection is never closed unannounced to make room.** Its client may be
-  sending its next request at that very moment (on a loaded machine it checked the
-  connection and was then descheduled), and a request lost that way cannot be told from a
-  request never sent: botocore without retries raises ConnectionClosedError. Instead, while
-  callers wait every answer says ``Connection: close`` and its connection then closes, so
-  the client knows not to reuse it; and a connection idle between two requests holds no
-  place, so one kept alive from before the queue formed never keeps a caller waiting (it
-  is closed after ``idle_timeout_s`` as ever).
+- **A kept-alive connection is never closed to make room.** Its client may be sending its
+  next request at that very moment (on a loaded machine it checked the connection and was
+  then descheduled), and a request lost that way cannot be told from a request never sent:
+  botocore without retries raises ConnectionClosedError. A connection idle between two
+  requests holds no place, so one kept alive never keeps a caller waiting (it is closed
+  after ``idle_timeout_s`` as ever); its next request takes a place if one is free and no
+  one waits, else it waits for one in turn with the new callers (``_Phase.QUEUED``: its
+  bytes held, the rest unread, aiohttp's idle close disarmed, since a request waits). So the
+  connection stays open, and its client need not open a new one for each call (while callers
+  waited, every answer used to say ``Connection: close``: past the cap, each call cost a new
+  connection on both sides).
 - **A caller that waited ``queue_wait_s``** (every place busy with calls running) is let in
-  anyway and answered 429 TooManyRequestsException, as Lambda answers a throttled call;
-  boto3 retries those.
+  anyway and its request answered 429 TooManyRequestsException, as Lambda answers a throttled
+  call; boto3 retries those.
 
 A call's own run time is not limited here: once its headers are in, it may take as long as
 its function allows.
@@ -47,6 +50,7 @@ from cfnrun.api.limits import ConnectionLimits as ConnectionLimits  # its home i
 
 
 RECHECK_S = 0.01  # the soonest a waiting caller's place is looked for again
+QUEUE_TIMER_SLACK_S = 0.001  # a caller this close to its queue_wait_s when the queue's timer fires is let in with those due
 # Connections the kernel completes before the loop accepts them (it caps this at net.core.somaxconn). aiohttp's 128
 # overflows when a thousand callers connect at once while the loop is busy: the kernel then drops their handshakes,
 # and each dropped one waits a second or more to try again.
@@ -58,6 +62,13 @@ class _Phase(enum.Enum):
     HEADERS = "headers"  # admitted, its next request's headers not complete
     CALL = "call"  # a request in progress (its headers are in, even if its handler has not started yet)
     IDLE = "idle"  # kept alive between two requests
+    QUEUED = "queued"  # kept alive, its next request in while every place was taken: waits for one, the rest unread
+
+
+def _holds_place(phase: _Phase) -> bool:
+    """Whether a connection in ``phase`` holds one of the ``max_connections`` places (compared by identity: an enum
+    member's hash is a Python call, and ``_enter`` asks twice per request)."""
+    return phase is _Phase.HEADERS or phase is _Phase.CALL
 
 
 class _GuardedConnection(asyncio.Protocol):
@@ -69,12 +80,14 @@ class _GuardedConnection(asyncio.Protocol):
         self.transport: Optional[asyncio.Transport] = None
         self.phase = _Phase.WAITING
         self.since = time.monotonic()  # when the current phase began
-        self.throttled = False  # let in past the cap after waiting too long: its requests are answered 429
+        self.throttled = False  # let in past the cap after waiting too long: answered 429, and closed
+        self._held = b""  # while QUEUED: what arrived of its next request
         self.admitted = False  # handed to aiohttp
+        self.placed = False  # among the guard's ``open`` ones: its phase is counted there
         self._tail = b""  # the last bytes of the headers so far, to see their end across reads
         self.heard = False  # some bytes of the current phase's request arrived (a silent connection is never evicted)
         self._deadline: Optional[asyncio.TimerHandle] = None
-        self._gave_up: Optional[asyncio.TimerHandle] = None  # while waiting: when it is let in to be throttled
+        self.waiting_since = 0.0  # the loop's time it last began to wait for a place (WAITING, QUEUED)
 
     # -- asyncio's side --------------------------------------------------------
 
@@ -85,6 +98,10 @@ class _GuardedConnection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         if self.phase is _Phase.IDLE:
+            guard = self.guard
+            if guard.waiting or guard.serving >= guard.limits.max_connections:
+                guard.queue(self, data)  # every place taken, or callers wait: its turn comes after theirs
+                return
             if b"\r\n\r\n" in data:  # the usual case: the next request's headers whole in one read, no deadline to arm
                 self._enter(_Phase.CALL)
                 self.inner.data_received(data)
@@ -93,7 +110,6 @@ class _GuardedConnection(asyncio.Protocol):
             self._arm()
         first_bytes = self.phase is _Phase.HEADERS and not self.heard
         if self.phase is _Phase.HEADERS:
-            self.heard = True
             # Its headers are in once their blank line is: from then on it is a call, never made to
             # room for others, even while a busy loop has not yet started its handler.
             if b"\r\n\r\n" in data or b"\r\n\r\n" in self._tail + data[:3]:
@@ -101,6 +117,10 @@ class _GuardedConnection(asyncio.Protocol):
                 self._disarm()  # the header deadline is met
             else:
                 self._tail = (self._tail + data)[-3:]
+                if not self.heard:
+                    self.heard = True  # from now on it may be closed to make room, once past the grace
+                    if self.placed:
+                        self.guard.evictable[self] = None
         self.inner.data_received(data)
         if first_bytes and self.phase is _Phase.HEADERS and self.guard.waiting:
             self.guard.room_changed()  # a connection that began its headers may make room once past the grace: look then
@@ -117,8 +137,6 @@ class _GuardedConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Optional[Exception]) -> None:
         self._disarm()
-        if self._gave_up is not None:
-            self._gave_up.cancel()
         self.guard.left(self)
         if self.admitted:
             self.inner.connection_lost(exc)
@@ -128,9 +146,6 @@ class _GuardedConnection(asyncio.Protocol):
     def admit(self, throttled: bool = False) -> None:
         """Hand the connection to aiohttp and start reading it."""
         assert self.transport is not None
-        if self._gave_up is not None:
-            self._gave_up.cancel()
-            self._gave_up = None
         self.throttled = throttled
         self.admitted = True
         self._enter(_Phase.HEADERS)
@@ -138,11 +153,34 @@ class _GuardedConnection(asyncio.Protocol):
         self.inner.connection_made(self.transport)
         self.transport.resume_reading()
 
-    def wait(self, queue_wait_s: float) -> None:
-        """Hold the connection unread until ``admit``; let it in throttled after ``queue_wait_s``."""
+    def hold(self, data: bytes) -> None:
+        """Its next request waits for a place: the bytes that came kept, the rest unread, until ``resume``."""
+        assert self.transport is not None
+        self._held = data
+        self._enter(_Phase.QUEUED)
+        self.transport.pause_reading()
+        self.inner.keep_alive(True)  # aiohttp's close of an idle connection disarmed: a request waits here (re-armed after it)
+
+    def resume(self, throttled: bool) -> None:
+        """Its held request goes on, in a place (or past the cap, ``throttled``, to be answered 429)."""
+        assert self.transport is not None
+        self.throttled = throttled
+        data, self._held = self._held, b""
+        if b"\r\n\r\n" in data:
+            self._enter(_Phase.CALL)
+        else:  # its headers begun, not ended: timed as any, and it may make room once past the grace
+            self._enter(_Phase.HEADERS)
+            self._arm()
+            self._tail = data[-3:]
+            self.heard = True
+            self.guard.evictable[self] = None
+        self.inner.data_received(data)
+        self.transport.resume_reading()
+
+    def wait(self) -> None:
+        """Hold the connection unread until ``admit``."""
         assert self.transport is not None
         self.transport.pause_reading()
-        self._gave_up = asyncio.get_running_loop().call_later(queue_wait_s, self.guard.waited_too_long, self)
 
     def evict(self) -> None:
         """Close a connection with no request in progress, to make room for a waiting caller."""
@@ -155,7 +193,7 @@ class _GuardedConnection(asyncio.Protocol):
 
     def request_finished(self) -> None:
         self._enter(_Phase.IDLE)
-        if self.guard.waiting:  # a caller waits: this connection may make room
+        if self.guard.waiting:  # a caller waits: its place is free for them
             self.guard.room_changed()
 
     def evictable_at(self, grace_s: float) -> Optional[float]:
@@ -177,10 +215,15 @@ class _GuardedConnection(asyncio.Protocol):
         return unread > 0
 
     def _enter(self, phase: _Phase) -> None:
-        self.phase = phase
+        was, self.phase = self.phase, phase
         if phase is not _Phase.CALL:  # only a connection that serves no one is timed, to make room
             self.since = time.monotonic()
         self._tail = b""
+        if self.placed:  # the guard's counts follow, so it never looks through every connection
+            guard = self.guard
+            guard.serving += (phase is _Phase.HEADERS or phase is _Phase.CALL) - (was is _Phase.HEADERS or was is _Phase.CALL)  # _holds_place, inline
+            if self.heard:
+                guard.evictable.pop(self, None)
         self.heard = False
 
     def _arm(self) -> None:
@@ -200,13 +243,25 @@ class _GuardedConnection(asyncio.Protocol):
 
 
 class ConnectionGuard:
+    """Admits connections up to the limits. Each of its steps costs the same however many connections are open: it
+    counts the ones that hold a place (``serving``) and keeps those that may be closed to make room (``evictable``:
+    still sending headers they began), rather than looking through every open connection on each arrival, answer or
+    departure while callers wait (which, with every place taken and callers waiting, made each call's cost grow with
+    ``max_connections``)."""
+
     def __init__(self, limits: ConnectionLimits) -> None:
         self.limits = limits
         self.open: Dict[RequestHandler, _GuardedConnection] = {}  # admitted: aiohttp reads them
+        self.serving = 0  # the open ones that hold a place (``_holds_place``): not those idle or queued between two requests
+        self.evictable: Dict[_GuardedConnection, None] = {}  # the open ones still sending headers they began (``heard``)
         self.waiting: Deque[_GuardedConnection] = collections.deque()
         self.throttled = 0
         self.timed_out = 0
         self._recheck: Optional[asyncio.TimerHandle] = None
+        # One timer for the whole queue, due when its first caller has waited ``queue_wait_s`` (all wait as long, first
+        # come first served), rather than one made and cancelled per waiting caller.
+        self._queue_timer: Optional[asyncio.TimerHandle] = None
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
 
     def protocol_factory(self, server: web.Server) -> "asyncio.Protocol":
         return _GuardedConnection(self, server())
@@ -214,31 +269,28 @@ class ConnectionGuard:
     # -- what the connections report -------------------------------------------
 
     def arrived(self, connection: _GuardedConnection) -> None:
-        if self._serving() < self.limits.max_connections and not self.waiting:
+        if self.serving < self.limits.max_connections and not self.waiting:
             self._admit(connection)
             return
-        connection.wait(self.limits.queue_wait_s)
-        self.waiting.append(connection)
+        connection.wait()
+        self._enqueue(connection)
         self.room_changed()
 
     def left(self, connection: _GuardedConnection) -> None:
-        if self.open.get(connection.inner) is connection:
-            del self.open[connection.inner]
-        else:
+        if connection.placed:
+            self._unplace(connection)
+        if connection.phase is _Phase.WAITING or connection.phase is _Phase.QUEUED:
             try:
                 self.waiting.remove(connection)
             except ValueError:
                 pass
         self.room_changed()
 
-    def waited_too_long(self, connection: _GuardedConnection) -> None:
-        """Every place stayed busy with calls: let it in, to be answered 429 as Lambda throttles."""
-        try:
-            self.waiting.remove(connection)
-        except ValueError:
-            return
-        self.throttled += 1
-        self._admit(connection, throttled=True)
+    def queue(self, connection: _GuardedConnection, data: bytes) -> None:
+        """A kept-alive connection's next request came while every place was taken or callers waited: it waits for one."""
+        connection.hold(data)
+        self._enqueue(connection)
+        self.room_changed()
 
     def room_changed(self) -> None:
         """Let waiting callers in: into free places, then into places of connections that serve no one."""
@@ -246,7 +298,7 @@ class ConnectionGuard:
             self._recheck.cancel()
             self._recheck = None
         while self.waiting:
-            if self._serving() >= self.limits.max_connections and not self._evict_one():
+            if self.serving >= self.limits.max_connections and not self._evict_one():
                 break
             self._admit(self.waiting.popleft())
         if self.waiting:
@@ -262,24 +314,51 @@ class ConnectionGuard:
         connection.request_started()
         return connection.throttled
 
-    def request_finished(self, request: web.BaseRequest) -> bool:
-        """A request's handler is done; whether its answer may keep the connection alive: not while callers wait, as it
-        would then hold a place that only an unannounced close (racing its client's next request) could free."""
-        keep_alive = not self.waiting  # decided before its place goes to a waiting caller
+    def request_finished(self, request: web.BaseRequest) -> None:
+        """A request's handler is done: its place goes to the first caller waiting, if one does."""
         connection = self.open.get(request.protocol)
         if connection is not None:
             connection.request_finished()
-        return keep_alive
 
     # -- pieces ----------------------------------------------------------------------
 
-    def _serving(self) -> int:
-        """Admitted connections that hold a place: all but those idle between two requests."""
-        return sum(1 for connection in self.open.values() if connection.phase is not _Phase.IDLE)
+    def _enqueue(self, connection: _GuardedConnection) -> None:
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        connection.waiting_since = loop.time()
+        self.waiting.append(connection)
+        if self._queue_timer is None:
+            self._queue_timer = loop.call_at(connection.waiting_since + self.limits.queue_wait_s, self._waited_too_long)
+
+    def _waited_too_long(self) -> None:
+        """Every place stayed busy with calls: those that waited ``queue_wait_s`` are let in, to be answered 429 as
+        Lambda throttles. The timer was set for the queue's first caller then; if that one got a place meanwhile, it
+        is set again for the first now."""
+        self._queue_timer = None
+        loop = self._loop
+        assert loop is not None
+        due = loop.time() - self.limits.queue_wait_s + QUEUE_TIMER_SLACK_S
+        while self.waiting and self.waiting[0].waiting_since <= due:
+            self.throttled += 1
+            self._admit(self.waiting.popleft(), throttled=True)
+        if self.waiting:
+            self._queue_timer = loop.call_at(self.waiting[0].waiting_since + self.limits.queue_wait_s, self._waited_too_long)
 
     def _admit(self, connection: _GuardedConnection, throttled: bool = False) -> None:
+        if connection.phase is _Phase.QUEUED:  # a kept-alive connection's next request
+            connection.resume(throttled)
+            return
         self.open[connection.inner] = connection
+        connection.placed = True  # from WAITING: it holds a place once admit() has it sending headers
         connection.admit(throttled)
+
+    def _unplace(self, connection: _GuardedConnection) -> None:
+        del self.open[connection.inner]
+        connection.placed = False
+        if _holds_place(connection.phase):
+            self.serving -= 1
+        self.evictable.pop(connection, None)
 
     def _evict_one(self) -> bool:
         """Close the connection that has been sending its headers longest, past the grace; False if none may go."""
@@ -287,19 +366,19 @@ class ConnectionGuard:
         grace = self.limits.header_grace_s
         candidates = [
             (at, connection)
-            for connection in self.open.values()
+            for connection in self.evictable
             for at in [connection.evictable_at(grace)]
             if at is not None and at <= now and not connection.has_unread_bytes()
         ]
         if not candidates:
             return False
         _, chosen = min(candidates, key=lambda candidate: candidate[0])
-        del self.open[chosen.inner]
+        self._unplace(chosen)
         chosen.evict()
         return True
 
     def _recheck_when_evictable(self) -> None:
-        times = [at for at in (c.evictable_at(self.limits.header_grace_s) for c in self.open.values()) if at is not None]
+        times = [at for at in (c.evictable_at(self.limits.header_grace_s) for c in self.evictable) if at is not None]
         if times:
             # Not at once when the due one was spared for its unread bytes: the loop reads them first.
             delay = max(RECHECK_S, min(times) - time.monotonic())

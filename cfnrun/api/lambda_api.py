@@ -316,9 +316,7 @@ class LambdaService:
                 failure = service_errors.ServiceError(500, "ServiceException", f"cfnrun internal error: {type(error).__name__}")
                 response = await self._error_response(request, failure)
         finally:
-            keep_alive = self.connections.request_finished(request)
-        if not keep_alive and not response.prepared:
-            response.force_close()  # says Connection: close: its client will not reuse it, so closing it loses nothing
+            self.connections.request_finished(request)
         return response
 
 

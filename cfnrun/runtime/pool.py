@@ -18,14 +18,36 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from typing import Any, Callable, Deque, List, Optional, Set
+from typing import Any, Callable, Deque, List, Optional, Set, Tuple
 
+from cfnrun.runtime.logs import OUTPUT_TAP, OutputTap
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
-from cfnrun.runtime.process import WorkerInitError, WorkerProcess
+from cfnrun.runtime.process import BegunCall, WorkerInitError, WorkerProcess
+from cfnrun.runtime.worker import protocol
 from cfnrun.model.random_ids import random_uuid
 from cfnrun.runtime.spec import WorkerSpec
 from cfnrun.runtime.standby import WorkerSource
 from cfnrun.runtime.zygote_share import ZygoteShare
+
+
+Handed = Optional[Tuple[WorkerProcess, BegunCall]]  # what wakes a queued caller: its call begun on a worker, or None: look again
+
+
+class _Queued:
+    """A caller waiting for a worker, with its call ready to send: a worker set free begins it at once
+    (``FunctionPool._release``), so the worker does not idle until the event loop gets back to the caller."""
+
+    __slots__ = ("event_json", "timeout_s", "request_id", "tap", "woken")
+
+    def __init__(self, event_json: bytes, timeout_s: float, request_id: str, tap: Optional[OutputTap]) -> None:
+        self.event_json = event_json
+        self.timeout_s = timeout_s
+        self.request_id = request_id
+        self.tap = tap
+        self.woken: "Optional[asyncio.Future[Handed]]" = None  # set while it is in the queue
+
+    def begin_on(self, worker: WorkerProcess) -> BegunCall:
+        return worker.begin(self.event_json, self.timeout_s, self.request_id, self.tap)
 
 
 class FunctionPool:
@@ -58,10 +80,10 @@ class FunctionPool:
         self._arriving = 0  # workers starting for the pool (warm, replacement), not for one caller
         self._waiting_for_arrivals = 0
         self._queued = 0  # callers waiting in _acquire (also once woken, until they run)
-        # Queued callers, first come first served: each is woken with a worker handed straight to it, or with
-        # None to look again (a slot freed, a worker arriving, a reload, the pool closing). Nothing between a
-        # look and its change awaits, so the pool needs no lock.
-        self._waiters: "Deque[asyncio.Future[Optional[WorkerProcess]]]" = deque()
+        # Queued callers, first come first served: each is woken with its call begun on a worker set free (handed
+        # straight to it), or with None to look again (a slot freed, a worker arriving, a reload, the pool closing).
+        # Nothing between a look and its change awaits, so the pool needs no lock.
+        self._waiters: Deque[_Queued] = deque()
         self._background: Set["asyncio.Task[Any]"] = set()
         self._source = WorkerSource(spec, standby, on_note, zygotes)
         self._dependencies: List[str] = list(dependencies or [])
@@ -112,14 +134,22 @@ class FunctionPool:
     async def invoke(
         self, event: Any, timeout_s: float, request_id: Optional[str] = None, event_json: Optional[bytes] = None
     ) -> InvocationOutcome:
-        """One call on a warm worker (``event_json``: see ``WorkerProcess.invoke``)."""
+        """One call on a warm worker (``event_json``: see ``WorkerProcess.invoke``).
+
+        A caller that finds no worker idle queues with its call encoded; the worker a finished call frees begins
+        the first queued call at once (its deadline runs from then), and the caller's task takes the answer when
+        the loop gets back to it. A caller cancelled once its call has begun leaves the answer to the pool, which
+        frees the worker when it comes (as a call cancelled while its worker runs it)."""
         request_id = request_id or random_uuid()
+        body = event_json if event_json is not None else protocol.encode_json(event)
         # The warm path, without a coroutine of its own: an idle worker, and no caller queued before this one.
         worker = self._take_idle() if not self._queued and not self._closed else None
-        if worker is None:
+        if worker is not None:
+            call = worker.begin(body, timeout_s, request_id, OUTPUT_TAP.get())
+        else:
             started = time.perf_counter()
             try:
-                worker = await self._acquire()
+                worker, call = await self._acquire(_Queued(body, timeout_s, request_id, OUTPUT_TAP.get()))
             except WorkerInitError as error:
                 return InvocationOutcome(
                     OutcomeKind.INIT_ERROR,
@@ -128,7 +158,11 @@ class FunctionPool:
                     logs=error.logs,
                     error=error.error,
                 )
-        outcome = await worker.invoke(event, timeout_s, request_id, event_json)
+        try:
+            outcome = await worker.outcome(call)
+        except asyncio.CancelledError:
+            self._in_background(self._answer_abandoned(worker, call))
+            raise
         self._release(worker)
         return outcome
 
@@ -188,8 +222,9 @@ class FunctionPool:
 
     # -- internals ---------------------------------------------------------------
 
-    async def _acquire(self) -> WorkerProcess:
-        """A worker for a caller that found none idle (``invoke`` takes an idle one itself) or queued behind others."""
+    async def _acquire(self, queued: _Queued) -> Tuple[WorkerProcess, BegunCall]:
+        """``queued``'s call begun on a worker, for a caller that found none idle (``invoke`` takes an idle one itself)
+        or queued behind others."""
         self._queued += 1
         try:
             while True:
@@ -197,11 +232,11 @@ class FunctionPool:
                     raise RuntimeError("the pool is closed")
                 worker = self._take_idle()
                 if worker is not None:
-                    return worker
+                    return worker, queued.begin_on(worker)
                 if self._arriving > self._waiting_for_arrivals:
                     self._waiting_for_arrivals += 1  # a worker on its way will be ours
                     try:
-                        worker = await self._wait()
+                        handed = await self._wait(queued)
                     finally:
                         self._waiting_for_arrivals -= 1
                 elif self._slots < self.size:
@@ -209,50 +244,55 @@ class FunctionPool:
                     generation = self.generation
                     break
                 else:
-                    worker = await self._wait()
-                if worker is not None:  # handed over; since then it may have died, or the pool moved on
-                    if not worker.alive:
-                        self._forget(worker)  # as _take_idle does: the slot is free for this caller
-                    elif worker.generation == self.generation and not self._closed:
-                        return worker
-                    else:
-                        self._release(worker)
+                    handed = await self._wait(queued)
+                if handed is not None:  # begun on a worker of the current generation as it was set free
+                    return handed
         finally:
             self._queued -= 1
-        return await self._start_worker(generation)
+        worker = await self._start_worker(generation)
+        return worker, queued.begin_on(worker)
 
-    async def _wait(self) -> Optional[WorkerProcess]:
-        """Queue for the next released worker (handed straight over) or the next change (None)."""
-        waiter: "asyncio.Future[Optional[WorkerProcess]]" = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
+    async def _wait(self, queued: _Queued) -> Handed:
+        """Queue for the next released worker (``queued``'s call begun on it) or the next change (None)."""
+        woken: "asyncio.Future[Handed]" = asyncio.get_running_loop().create_future()
+        queued.woken = woken
+        self._waiters.append(queued)
         try:
-            return await waiter
+            return await woken
         except asyncio.CancelledError:
-            if waiter.done() and not waiter.cancelled():  # woken, then cancelled before it ran: pass it on
-                handed = waiter.result()
-                if handed is not None:
-                    self._release(handed)
+            if woken.done() and not woken.cancelled():  # woken, then cancelled before it ran
+                handed = woken.result()
+                if handed is not None:  # its call runs already: the pool takes its answer and frees the worker
+                    self._in_background(self._answer_abandoned(*handed))
                 else:
-                    self._wake_one()
+                    self._wake_one()  # pass the look on
             raise
 
-    def _next_waiter(self) -> "Optional[asyncio.Future[Optional[WorkerProcess]]]":
+    async def _answer_abandoned(self, worker: WorkerProcess, call: BegunCall) -> None:
+        """A begun call whose caller was cancelled: its answer awaited and dropped, then its worker released."""
+        await worker.outcome(call)
+        self._release(worker)
+
+    def _next_waiter(self) -> Optional[_Queued]:
         while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():  # not cancelled
-                return waiter
+            queued = self._waiters.popleft()
+            woken = queued.woken
+            if woken is not None and not woken.done():  # not cancelled
+                return queued
         return None
 
     def _wake_one(self) -> None:
-        waiter = self._next_waiter()
-        if waiter is not None:
-            waiter.set_result(None)
+        queued = self._next_waiter()
+        if queued is not None:
+            assert queued.woken is not None
+            queued.woken.set_result(None)
 
     def _wake_all(self) -> None:
         waiters, self._waiters = self._waiters, deque()
-        for waiter in waiters:
-            if not waiter.done():
-                waiter.set_result(None)
+        for queued in waiters:
+            woken = queued.woken
+            if woken is not None and not woken.done():
+                woken.set_result(None)
 
     def _take_idle(self) -> Optional[WorkerProcess]:
         while self._idle:
@@ -291,9 +331,10 @@ class FunctionPool:
         replaced when it is of an older generation or dead."""
         current = worker.generation == self.generation
         if worker.alive and current and not self._closed:
-            waiter = self._next_waiter()
-            if waiter is not None:
-                waiter.set_result(worker)
+            queued = self._next_waiter()
+            if queued is not None:
+                assert queued.woken is not None
+                queued.woken.set_result((worker, queued.begin_on(worker)))  # sent now, before its caller runs again
             else:
                 self._idle.append(worker)
             return

@@ -15,11 +15,11 @@ import os
 import signal
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Protocol, Tuple
 
 from cfnrun.runtime.channel import ChannelClosed, FrameChannel
 from cfnrun.runtime.lambda_error import LambdaError
-from cfnrun.runtime.logs import OUTPUT_TAP, LogPipe
+from cfnrun.runtime.logs import OUTPUT_TAP, LogPipe, OutputTap
 from cfnrun.runtime.memory import MemoryWatch
 from cfnrun.model.random_ids import random_uuid
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
@@ -126,6 +126,11 @@ class SpawnedProcess:
         if not self._exit.done():
             self._returncode = returncode
             self._exit.set_result(returncode)
+
+
+# A call sent to a worker (``WorkerProcess.begin``), its answer still to come: its request id, its time limit and
+# time.perf_counter() when it was sent (a plain tuple: a NamedTuple is made by a Python call, one per call).
+BegunCall = Tuple[str, float, float]
 
 
 class WorkerProcess:
@@ -268,25 +273,34 @@ class WorkerProcess:
         body, say) and is sent as it is.
         """
         request_id = request_id or random_uuid()
-        invocation_id = next(self._ids)
-        started = time.perf_counter()
-        frame = protocol.encode_call(
-            invocation_id,
-            request_id,
-            deadline_ms(timeout_s),
-            event_json if event_json is not None else protocol.encode_json(event),
-        )
+        call = self.begin(event_json if event_json is not None else protocol.encode_json(event), timeout_s, request_id, OUTPUT_TAP.get())
+        return await self.outcome(call)
 
+    def begin(self, event_json: bytes, timeout_s: float, request_id: str, tap: Optional[OutputTap]) -> BegunCall:
+        """Send a call to the worker now, its deadline running from now (``outcome`` then awaits its answer): the
+        pool begins a queued call on the worker a finished call frees, before the queued caller's task runs again.
+        ``tap``: the caller's ``OUTPUT_TAP``, read in its own context."""
+        started = time.perf_counter()
+        frame = protocol.encode_call(next(self._ids), request_id, deadline_ms(timeout_s), event_json)
         now = self._loop.time()
         self._cut_at(now + timeout_s)
         self.busy_since = now
         memory = self._memory
         if memory is not None and memory.timer is None:
             memory.wake()
-        self._logs.tap = OUTPUT_TAP.get()
+        self._logs.tap = tap
+        self._channel.send(frame)
+        return request_id, timeout_s, started
+
+    async def outcome(self, call: BegunCall) -> InvocationOutcome:
+        """The answer to the call ``begin`` sent; never raises for anything the handler does."""
+        request_id, timeout_s, started = call
+        running_on = False  # cancelled while the worker runs it: the call stays in flight, its deadline armed
         try:
-            self._channel.send(frame)
             reply = await self._channel.receive()
+        except asyncio.CancelledError:
+            running_on = True  # whoever awaits its answer next (the pool) gets it, cut at the same deadline
+            raise
         except ChannelClosed:
             duration = (time.perf_counter() - started) * 1000.0
             if self._memory_peak_kib is not None:
@@ -321,8 +335,9 @@ class WorkerProcess:
                 error=LambdaError("Runtime.ExitError", describe_exit(self.process.returncode)),
             )
         finally:
-            self._logs.tap = None
-            self._deadline = self.busy_since = None
+            if not running_on:
+                self._logs.tap = None
+                self._deadline = self.busy_since = None
         duration = (time.perf_counter() - started) * 1000.0
         # The worker flushed its output before replying and said how much of it the pipe still held.
         logs = self._logs.take(read=reply.get("unread") != 0)

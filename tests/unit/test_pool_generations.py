@@ -63,7 +63,10 @@ class FakeWorker:
         self.code = Disk.version
         self.dependencies = ["boto3"]
 
-    async def invoke(self, event: Any, timeout_s: float, request_id: Optional[str] = None, event_json: Optional[bytes] = None) -> InvocationOutcome:
+    def begin(self, event_json: bytes, timeout_s: float, request_id: str, tap: Any) -> Any:
+        return (request_id, timeout_s, 0.0)
+
+    async def outcome(self, call: Any) -> InvocationOutcome:
         if self.hold is not None:
             await self.hold.wait()
         if self.die_after_call:
