@@ -10,6 +10,7 @@ import base64
 import json
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Callable, Dict, List
 
 from botocore import UNSIGNED
@@ -21,16 +22,24 @@ from conftest import MISBEHAVING, ServerProcess
 from test_runtime import with_pool
 
 
-def test_a_queued_call_is_sent_to_the_worker_the_call_before_it_frees_before_its_caller_runs_again() -> None:
+async def _until_queued(pool: FunctionPool, callers: int) -> None:
+    """Until ``callers`` callers wait in the pool's queue (each task runs up to its wait in one turn of the loop)."""
+    while pool._queued < callers:
+        await asyncio.sleep(0)
+
+
+def test_a_queued_call_is_sent_to_the_worker_the_call_before_it_frees_before_its_caller_runs_again(tmp_path: Path) -> None:
     """One worker, two calls: the second queues. When the first's answer is taken, the second is on the worker already,
     although its caller's task has not run since (it used to wait for the event loop to get back to that task, the
     worker idle meanwhile). Each call still gets its own answer and output, and its own deadline."""
+
+    release = tmp_path / "release"
 
     async def body(pool: FunctionPool) -> Dict[str, Any]:
         seen: Dict[str, Any] = {}
 
         async def first() -> Any:
-            outcome = await pool.invoke({"do": "print", "text": "first call"}, 10.0)
+            outcome = await pool.invoke({"do": "wait_for", "release": str(release)}, 10.0)
             # Still in this task's turn: nothing has run since the pool took this answer.
             seen["busy"] = [worker.busy_since is not None for worker in pool._workers]
             return outcome
@@ -38,32 +47,38 @@ def test_a_queued_call_is_sent_to_the_worker_the_call_before_it_frees_before_its
         a = asyncio.ensure_future(first())
         b = asyncio.ensure_future(pool.invoke({"do": "context"}, 7.0))
         c = asyncio.ensure_future(pool.invoke({"do": "print", "text": "third call"}, 10.0))
+        await _until_queued(pool, 2)  # both wait behind the first call before its answer can come
+        release.touch()
         seen["outcomes"] = [await a, await b, await c]
         return seen
 
     seen = with_pool(body, size=1)
     assert seen["busy"] == [True]
     first, second, third = seen["outcomes"]
-    assert first.kind is OutcomeKind.RETURNED and first.result == {"printed": "first call"} and first.logs == "first call\n"
+    assert first.kind is OutcomeKind.RETURNED and first.result["status"] == "SUCCESS" and first.logs == "step 1 of 2\nstep 2 of 2\n"
     assert second.kind is OutcomeKind.RETURNED and 0 < second.result["remaining_ms"] <= 7000 and second.logs == ""
     assert third.result == {"printed": "third call"} and third.logs == "third call\n"
 
 
-def test_a_caller_cancelled_once_its_call_began_leaves_the_worker_to_the_pool_and_the_next_call_its_own_answer() -> None:
+def test_a_caller_cancelled_once_its_call_began_leaves_the_worker_to_the_pool_and_the_next_call_its_own_answer(tmp_path: Path) -> None:
     """The queued call begun on the freed worker, then its caller cancelled before it ran again: the call runs on (as a
     call cancelled while its worker runs it), the pool takes its answer and frees the worker, and the next call gets its
     own answer, not the abandoned one's."""
+
+    release = tmp_path / "release"
 
     async def body(pool: FunctionPool) -> List[Any]:
         waiting: List["asyncio.Future[Any]"] = []
 
         async def first() -> Any:
-            outcome = await pool.invoke({"do": "echo"}, 10.0)
+            outcome = await pool.invoke({"do": "wait_for", "release": str(release)}, 10.0)
             waiting[0].cancel()  # its call has begun on the worker this one freed; its task has not run since
             return outcome
 
         a = asyncio.ensure_future(first())
         waiting.append(asyncio.ensure_future(pool.invoke({"do": "echo"}, 10.0)))
+        await _until_queued(pool, 1)  # it waits behind the first call before that call's answer can come
+        release.touch()
         outcome = await a
         try:
             await waiting[0]
@@ -77,7 +92,7 @@ def test_a_caller_cancelled_once_its_call_began_leaves_the_worker_to_the_pool_an
     assert cancelled
     assert after.result == {"printed": "after"} and after.logs == "after\n"
     # The same worker served all four: the abandoned call (count 2) ran on it and it was freed after.
-    assert first.result["count"] == 1 and again.result["count"] == 4 and pids == [first.result["pid"]] == [again.result["pid"]]
+    assert first.result["status"] == "SUCCESS" and again.result["count"] == 4 and pids == [again.result["pid"]]
 
 
 def test_many_concurrent_callers_on_two_workers_each_get_their_own_answer_and_output(serve: Callable[..., ServerProcess]) -> None:
