@@ -122,6 +122,25 @@ def test_handler_receives_the_event_the_client_sent(serve: Callable[..., ServerP
     assert payload(client.invoke(FunctionName="TypeFunction", Payload=body))["event"] == json.loads(body)
 
 
+def test_a_body_is_read_as_the_json_module_reads_it_and_one_it_cannot_read_is_refused_in_its_words(serve: Callable[..., ServerProcess]) -> None:
+    client = serve(MISBEHAVING).client()
+    read = [
+        b'{"do":"event","n":[1,2.5e3,-0.0,1E400,null,true,{}],"s":"\\u00e9\\ud83d\\ude00 \\"q\\"","k":1,"k":2}',  # one object, nothing around it
+        b'{"do": "event", "a": []}\r\n\t ',
+        b'\n{"do": "event"}',
+    ]
+    for body in read:
+        assert payload(client.invoke(FunctionName="TypeFunction", Payload=body))["event"] == json.loads(body), body
+    unreadable = [b'{"do": "event"} {"x": 1}', b'{"do": "event"}]', b'{"do": "event",}', b'{"n": 01}', b"[1, 2", b"{'do': 1}", b"{", b"[]x"]
+    for body in unreadable:
+        with pytest.raises(json.JSONDecodeError) as json_says:
+            json.loads(body)
+        with pytest.raises(ClientError) as caught:
+            client.invoke(FunctionName="TypeFunction", Payload=body)
+        assert error_code(caught.value) == (400, "InvalidRequestContentException", f"Could not parse request body into json: {json_says.value}"), body
+    assert payload(client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["count"] == len(read) + 1  # still serving, same worker
+
+
 def test_timeouts_kill_the_worker_and_contract_breaches_are_logged(serve: Callable[..., ServerProcess]) -> None:
     # Timeout 100 s in template.yml and the contract's 60 s, both scaled to 1 s and 0.6 s.
     server = serve(MISBEHAVING, "--time-scale", "0.01")

@@ -33,6 +33,7 @@ from cfnrun.api.function_responses import function_payload, shutdown_payload, ta
 from cfnrun.api.lambda_functions import FunctionManagement, FunctionRoutes
 from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.runtime.outcome import InvocationOutcome
+from cfnrun.model.json_text import read_json
 from cfnrun.model.random_ids import random_uuid
 from cfnrun.runtime.registry import ServedFunction
 
@@ -233,7 +234,14 @@ class LambdaService:
         invocation_type = request.headers.get("X-Amz-Invocation-Type", "RequestResponse")
         if invocation_type not in INVOCATION_TYPES:
             raise service_errors.bad_invocation_type(invocation_type)
-        payload, payload_json = await self._read_payload(request)
+        content = request.content
+        if content.is_eof():  # the usual case: the whole body is in, taken as it is (no read loop, no copy to a bytearray)
+            body = content.read_nowait()
+            if len(body) > MAX_PAYLOAD_BYTES:  # as the application's client_max_size has request.read() refuse it
+                raise service_errors.too_large(MAX_PAYLOAD_BYTES)
+        else:
+            body = await self._read_body(request)
+        payload, payload_json = _payload(body)
         if self._stopping:  # a new call on a kept-alive connection while serve stops
             raise service_errors.stopping()
         if invocation_type == "DryRun":
@@ -257,34 +265,14 @@ class LambdaService:
 
     # -- pieces ----------------------------------------------------------------
 
-    async def _read_payload(self, request: web.Request) -> Tuple[Any, Optional[bytes]]:
-        """The payload, and the body itself when the worker can take it as it is (ASCII JSON).
-
-        An ASCII body is read as text: json.loads would look for its encoding first (in Python, each call), and finds
-        UTF-8 for any ASCII body whose first two bytes are no NUL (those it may read as UTF-16 or UTF-32: they take
-        its way, and such a body is not handed to the worker as it is)."""
-        content = request.content
-        if content.is_eof():  # the usual case: the whole body is in, taken as it is (no read loop, no copy to a bytearray)
-            body = content.read_nowait()
-            if len(body) > MAX_PAYLOAD_BYTES:  # as the application's client_max_size has request.read() refuse it
-                raise service_errors.too_large(MAX_PAYLOAD_BYTES)
-        else:
-            try:
-                body = await _within(request.read(), self.limits.body_timeout_s, request.task)
-            except web.HTTPRequestEntityTooLarge:
-                raise service_errors.too_large(MAX_PAYLOAD_BYTES) from None
-            except asyncio.TimeoutError:
-                raise service_errors.body_timeout(self.limits.body_timeout_s) from None
-        if not body or body.isspace():
-            return {}, None
-        is_ascii = body.isascii() and body[1:2] != b"\x00" and body[0] != 0  # else no UTF-8: the worker is handed the payload
+    async def _read_body(self, request: web.Request) -> bytes:
+        """A body that is not all in yet, read within the body timeout."""
         try:
-            payload = json.loads(body.decode("ascii") if is_ascii else body)
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise service_errors.invalid_json(str(error)) from None
-        except RecursionError:
-            raise service_errors.too_deep() from None
-        return payload, body if is_ascii else None
+            return await _within(request.read(), self.limits.body_timeout_s, request.task)
+        except web.HTTPRequestEntityTooLarge:
+            raise service_errors.too_large(MAX_PAYLOAD_BYTES) from None
+        except asyncio.TimeoutError:
+            raise service_errors.body_timeout(self.limits.body_timeout_s) from None
 
     async def _error_response(self, request: web.Request, error: service_errors.ServiceError) -> web.Response:
         """``error`` as Lambda answers it, or for a CloudFormation request in the shape botocore's query parser reads."""
@@ -318,6 +306,24 @@ class LambdaService:
         finally:
             self.connections.request_finished(request)
         return response
+
+
+def _payload(body: bytes) -> Tuple[Any, Optional[bytes]]:
+    """The payload, and the body itself when the worker can take it as it is (ASCII JSON).
+
+    An ASCII body is read as text: json.loads would look for its encoding first (in Python, each call), and finds
+    UTF-8 for any ASCII body whose first two bytes are no NUL (those it may read as UTF-16 or UTF-32: they take
+    its way, and such a body is not handed to the worker as it is)."""
+    if not body or body.isspace():
+        return {}, None
+    is_ascii = body.isascii() and body[1:2] != b"\x00" and body[0] != 0  # else no UTF-8: the worker is handed the payload
+    try:
+        payload = read_json(body.decode("ascii")) if is_ascii else json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise service_errors.invalid_json(str(error)) from None
+    except RecursionError:
+        raise service_errors.too_deep() from None
+    return payload, body if is_ascii else None
 
 
 def _invoked_name(path: str) -> Optional[str]:

@@ -43,7 +43,7 @@ class SeenCall:
     def parse(cls, payload: Any) -> "SeenCall":
         if not isinstance(payload, dict):
             return cls(payload)
-        get = payload.get  # every call is parsed: each field read once, the call made once (no dict of common fields)
+        get = payload.get  # every call is parsed: each field read once, the call made once (no dict of common fields, no helper's call)
         request = get("request")
         next_token = get("nextToken")
         if isinstance(request, dict):  # a TestEvent's request
@@ -52,24 +52,20 @@ class SeenCall:
                 next_token = request.get("nextToken")
         else:  # a HandlerRequest's bearerToken, a HookInvocationRequest's own field
             token = get("bearerToken") or get("clientRequestToken")
+        token = token if isinstance(token, str) and token else None
+        next_token = next_token if isinstance(next_token, str) and next_token else None
         test_event = "request" in payload
-        hook_call = hook_call_parts(payload)
-        if hook_call is not None:
-            point, target_name, model, callback_context = hook_call
-            return cls(payload, point, test_event, _text(token), _text(next_token), callback_context, None, HookCallTarget(target_name, model))
+        point = get("actionInvocationPoint")
+        if point is not None:  # hook_call_parts' own first look, without its call for every resource call
+            hook_call = hook_call_parts(payload)
+            if hook_call is not None:
+                point, target_name, model, callback_context = hook_call
+                return cls(payload, point, test_event, token, next_token, callback_context, None, HookCallTarget(target_name, model))
         data = get("requestData")
         if not isinstance(data, dict):
-            data = request
+            data = request if isinstance(request, dict) else None
         action = get("action")
-        return cls(
-            payload,
-            _ACTIONS.get(action) if isinstance(action, str) else None,
-            test_event,
-            _text(token),
-            _text(next_token),
-            get("callbackContext"),
-            data if isinstance(data, dict) else None,
-        )
+        return cls(payload, _ACTIONS.get(action) if isinstance(action, str) else None, test_event, token, next_token, get("callbackContext"), data)
 
     @property
     def desired(self) -> Any:
@@ -125,7 +121,3 @@ def hook_call_parts(payload: Any) -> Optional[Tuple[Action, str, Dict[str, Any],
 
 def _mapping(value: Any) -> Dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _text(value: Any) -> Optional[str]:
-    return value if isinstance(value, str) and value else None

@@ -18,6 +18,8 @@ def test_each_id_is_a_random_version_4_uuid_in_its_canonical_text_and_none_repea
     # every variant digit (8, 9, a, b) and every version-4 digit appear: the bits come from the random bytes
     assert {text[19] for text in made} == set("89ab")
     assert len({text[15] for text in made}) == 16
+    for at in (*range(0, 8), *range(9, 13), *range(15, 18), *range(20, 23), *range(24, 36)):  # every other digit: random
+        assert len({text[at] for text in made}) == 16, at
 
 
 def test_a_forked_child_makes_ids_of_its_own() -> None:

@@ -77,3 +77,8 @@ def test_paging_watch_counts_a_token_handed_back() -> None:
     call = SeenCall.parse(TEST_EVENT)
     assert [watch.repeats("F", call.next_token, {"nextToken": "page-2"}) for _ in range(3)] == [1, 2, 3]
     assert watch.repeats("F", call.next_token, {"nextToken": "page-3"}) == 0
+
+
+def test_an_invocation_point_no_hook_has_leaves_the_call_a_resource_call() -> None:
+    call = SeenCall.parse({"actionInvocationPoint": "NOPE", "action": "CREATE", "bearerToken": "", "nextToken": 7, "requestData": {"resourceProperties": {"A": 1}}})
+    assert (call.action, call.hook_target, call.client_request_token, call.next_token, call.desired) == (Action.CREATE, None, None, None, {"A": 1})
