@@ -142,8 +142,14 @@ class HistoryStore:
             return operation_id
 
     def _prune(self, connection: sqlite3.Connection) -> None:
-        """Keep the newest ``limit`` operations (their events go with them)."""
-        connection.execute("DELETE FROM operations WHERE id <= (SELECT id FROM operations ORDER BY id DESC LIMIT 1 OFFSET ?)", (self.limit,))
+        """Keep the newest ``limit`` operations (their events go with them): those whose id is within ``limit`` of the
+        largest. One seek when none must go, a step per operation that goes (not ``limit`` steps back every time).
+
+        Exact because the ids in the table are always one run of consecutive numbers (the note at ``_PRUNE``), so the
+        ``limit`` largest are ``max - limit + 1`` to ``max``. The largest is read here, inside this transaction (which
+        holds the file's one write lock from its first insert): every writer's operations, committed or in it, count,
+        and none taken back by a rollback does."""
+        connection.execute(_PRUNE, (min(self.limit, _LARGEST_ID),))
 
     def extend(self, operation_id: int, head: Dict[str, Any], events: List[str]) -> None:
         """Add invocations to an operation still going (serve: a callback of the same request)."""
@@ -295,6 +301,17 @@ def _rolled_back(connection: sqlite3.Connection) -> None:
 
 
 _INSERT_EVENTS = "INSERT INTO events (operation_id, seq, record) VALUES (?, ?, ?)"
+_PRUNE = "DELETE FROM operations WHERE id <= (SELECT max(id) FROM operations) - ?"  # max(id): one seek to the rowid tree's end
+# Why the operations' ids are consecutive, whichever process wrote them (serve, one-shot invoke, fuzz, several at once,
+# cfnrun versions old and new: all write this file the one way, since the table was first made):
+# - ``id INTEGER PRIMARY KEY AUTOINCREMENT``: a new row's id is one more than the larger of the largest id in the
+#   table and the largest ever committed (sqlite_sequence). Writers take turns (one write lock per file) and a
+#   transaction rolled back, or cut short by a crash, takes back its sqlite_sequence update with its rows.
+# - The only rows ever deleted are pruned ones: the oldest, ids up to a bound below the largest (limit >= 1; every
+#   cfnrun's prune, this one and the ``ORDER BY id DESC LIMIT 1 OFFSET limit`` before it). The largest id stays, so
+#   the largest in the table is the largest ever committed and the next id follows it: appending at one end and
+#   cutting at the other keeps one run. (An operation deleted from the middle by hand leaves a gap: until the gap
+#   ages out, the store keeps one operation fewer per id missing, never more.)
 _LARGEST_ID = 2**63 - 1  # SQLite's largest integer
 _COLUMNS = (
     "id, source, token, started_at, type_name, action, function, status, error_code, invocations, duration_s, cfnrun_version, request"
