@@ -12,6 +12,7 @@ from typing import List, Tuple
 import pytest
 
 from cfnrun.history.store import HistoryStore
+from cfnrun.model.errors import CfnrunError
 
 HEAD = {"type_name": "Org::Svc::Thing", "action": "CREATE", "function": "TypeFunction", "status": "SUCCESS", "invocations": 1, "duration_s": 0.0}
 LIMIT = 5
@@ -168,3 +169,17 @@ def test_the_prune_steps_over_what_it_removes_not_over_what_it_keeps(tmp_path: P
         steps.append(prune_steps(store))
         newest(store.path, limit)
     assert steps[0] == steps[1]
+
+
+def test_a_callback_of_an_operation_another_process_pruned_is_not_recorded_and_costs_its_batch_nothing(tmp_path: Path) -> None:
+    serve = HistoryStore(tmp_path, limit=2)
+    fill(serve, 1)  # operation 1: IN_PROGRESS, its next call still to come
+    fill(HistoryStore(tmp_path, limit=2), 2)  # meanwhile a one-shot invoke records two: operation 1 is pruned
+    with serve.batch():
+        first = serve.add("serve", None, HEAD, "{}", ['{"n": 0}', '{"n": 1}'])
+        with pytest.raises(CfnrunError, match="operation 1 is no longer in"):
+            serve.extend(1, {**HEAD, "invocations": 2}, ['{"n": 2}'])
+        last = serve.add("serve", None, HEAD, "{}", ['{"n": 0}', '{"n": 1}'])
+    serve.close()
+    assert kept(serve.path)[0] == [first, last]
+    newest(serve.path, 2)  # no events of operation 1's
