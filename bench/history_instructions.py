@@ -10,7 +10,7 @@ one after another (the latency row); serve under many clients gathers larger bat
 
 Each tree (default: this checkout; ``--tree`` another checkout's cfnrun, more than once to compare) is counted
 with cachegrind twice from the same start, writing N records and writing none; the difference over N is the
-figure (each tree's bytecode is compiled before, outside the counts). With several trees they take turns, A, B, A,
+figure (a first run per tree, uncounted, makes what cfnrun caches). With several trees they take turns, A, B, A,
 B, ``--rounds`` times. Needs valgrind.
 """
 from __future__ import annotations
@@ -69,13 +69,16 @@ def _env(tree: Path) -> Dict[str, str]:
     return env
 
 
+def _python() -> str:
+    return os.path.realpath(sys.executable)  # not a shim script: cachegrind counts the process it starts
+
+
 def counted(tree: Path, records: int, batch: int) -> int:
     """cachegrind's instruction count of a child writing ``records`` records after the start."""
     env = _env(tree)
-    python = os.path.realpath(sys.executable)  # not a shim script: cachegrind counts the process it starts
     run = subprocess.run(
         ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-         python, __file__, "--drive", str(records), str(batch)],
+         _python(), __file__, "--drive", str(records), str(batch)],
         env=env, cwd=tree.resolve(), capture_output=True, text=True,
     )
     found = re.search(r"I\s+refs:\s+([\d,]+)", run.stderr)
@@ -95,8 +98,8 @@ def main() -> None:
     parser.add_argument("--tree", type=Path, action="append", help="a checkout whose cfnrun is counted (default: this one)")
     args = parser.parse_args()
     trees: List[Path] = args.tree or [ROOT]
-    for tree in trees:  # its bytecode compiled and cached first, outside the counts
-        subprocess.run([sys.executable, __file__, "--drive", "0", "1"], env=_env(tree), cwd=tree.resolve(), check=True)
+    for tree in trees:  # what cfnrun caches for this interpreter and tree (its usable schemas) made first, outside the counts
+        subprocess.run([_python(), __file__, "--drive", "0", "1"], env=_env(tree), cwd=tree.resolve(), check=True)
     print(f"instructions per record, {args.records} records in batches of {args.batch} (valgrind cachegrind)")
     for round_ in range(1, args.rounds + 1):
         for tree in trees:
