@@ -10,7 +10,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Type
+from typing import Any, Dict, List, Optional, Type
 
 from cfnrun import __version__
 from cfnrun.model.errors import CfnrunError
@@ -118,7 +118,11 @@ class HistoryStore:
             # a read-only connection cannot fold the write-ahead log back in, so it would leave -wal/-shm files.)
             return sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=rw", uri=True, timeout=10)
         state_folder(self.folder.parent)
-        return open_wal(self.path, _SCHEMA)  # synchronous NORMAL: no fsync per operation, history is not a ledger
+        connection = open_wal(self.path, _SCHEMA)  # synchronous NORMAL: no fsync per operation, history is not a ledger
+        # The store keeps its events with their operations itself (``extend`` checks, ``_prune`` deletes both), so SQLite
+        # need not look up an event's operation at each insert nor run a cascade for each operation pruned.
+        connection.execute("PRAGMA foreign_keys = OFF")
+        return connection
 
     def add(self, source: str, token: Optional[str], head: Dict[str, Any], request: str, events: List[str]) -> int:
         """Store one operation (``head``: type_name, action, function, status, error_code, invocations, duration_s),
@@ -142,19 +146,31 @@ class HistoryStore:
             return operation_id
 
     def _prune(self, connection: sqlite3.Connection) -> None:
-        """Keep the newest ``limit`` operations (their events go with them)."""
-        connection.execute("DELETE FROM operations WHERE id <= (SELECT id FROM operations ORDER BY id DESC LIMIT 1 OFFSET ?)", (self.limit,))
+        """Keep the newest ``limit`` operations and their events: those whose (operation) id is within ``limit`` of the
+        largest. One seek when none must go, a step per operation that goes (not ``limit`` steps back every time).
+
+        Exact because the ids in the table are always one run of consecutive numbers (the note at ``_PRUNE``), so the
+        ``limit`` largest are ``max - limit + 1`` to ``max``. The largest is read here, inside this transaction (which
+        holds the file's one write lock from its first insert): every writer's operations, committed or in it, count,
+        and none taken back by a rollback does."""
+        kept = (min(self.limit, _LARGEST_ID),)
+        connection.execute(_PRUNE_EVENTS, kept)  # the events, then their operations: the largest id is the same for both
+        connection.execute(_PRUNE, kept)
 
     def extend(self, operation_id: int, head: Dict[str, Any], events: List[str]) -> None:
         """Add invocations to an operation still going (serve: a callback of the same request)."""
         with self._session(create=True) as connection:
-            self._insert_waiting(connection)  # the events counted below may be of this batch
-            (seq,) = connection.execute("SELECT COUNT(*) FROM events WHERE operation_id = ?", (operation_id,)).fetchone()
-            self._append(connection, operation_id, seq, events)
-            connection.execute(
+            updated = connection.execute(
                 "UPDATE operations SET status = ?, error_code = ?, invocations = ?, duration_s = ? WHERE id = ?",
                 (head["status"], head.get("error_code"), head["invocations"], head["duration_s"], operation_id),
             )
+            gone = updated.rowcount == 0  # pruned meanwhile (others' operations came after it): no events of none
+            if not gone:
+                self._insert_waiting(connection)  # the events counted below may be of this batch
+                (seq,) = connection.execute("SELECT COUNT(*) FROM events WHERE operation_id = ?", (operation_id,)).fetchone()
+                self._append(connection, operation_id, seq, events)
+        if gone:  # raised once the session is left as it was: the batch's other records stay
+            raise CfnrunError(f"operation {operation_id} is no longer in {self.path}: the oldest are pruned (CFNRUN_HISTORY_LIMIT)")
 
     def _append(self, connection: sqlite3.Connection, operation_id: int, first: int, events: List[str]) -> None:
         """Insert ``events``; in a batch they wait for its end and go in with the batch's others, in one statement."""
@@ -223,24 +239,9 @@ class HistoryStore:
         held: Optional[sqlite3.Connection] = getattr(self._thread, "held", None)
         return held
 
-    @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self) -> "_Batch":
         """The writes inside, on this thread, in one transaction (serve's history writer: one commit for many calls)."""
-        self.hold()
-        self._thread.batching = True
-        self._thread.waiting = []  # the events of the batch's records, inserted as it commits
-        try:
-            yield
-        finally:
-            self._thread.batching = False
-            waiting, self._thread.waiting = self._thread.waiting, None
-            with self._session(create=True) as connection:
-                if waiting:
-                    connection.executemany(_INSERT_EVENTS, waiting)
-                if getattr(self._thread, "pruning", False):
-                    self._thread.pruning = False
-                    self._prune(connection)
-                # leaving the session commits the batch
+        return _Batch(self)
 
     def _session(self, create: bool) -> "_Session":
         """A transaction (in a batch: part of its); what the database or the disk refuses (a damaged file,
@@ -249,6 +250,35 @@ class HistoryStore:
 
     def _unusable(self, error: BaseException) -> CfnrunError:
         return CfnrunError(unusable(self.path, "the history", error, "a new history"))
+
+
+class _Batch:
+    """``HistoryStore.batch``: a class rather than a generator, as serve's writer opens one per batch (one per call
+    when calls come one after another). Whatever happens inside, what was written is committed as it ends."""
+
+    __slots__ = ("store",)
+
+    def __init__(self, store: HistoryStore) -> None:
+        self.store = store
+
+    def __enter__(self) -> None:
+        store = self.store
+        store.hold()
+        store._thread.batching = True
+        store._thread.waiting = []  # the events of the batch's records, inserted as it commits
+
+    def __exit__(self, kind: Optional[Type[BaseException]], error: Optional[BaseException], trace: Any) -> None:
+        store = self.store
+        thread = store._thread
+        thread.batching = False
+        waiting, thread.waiting = thread.waiting, None
+        with store._session(create=True) as connection:
+            if waiting:
+                connection.executemany(_INSERT_EVENTS, waiting)
+            if getattr(thread, "pruning", False):
+                thread.pruning = False
+                store._prune(connection)
+            # leaving the session commits the batch
 
 
 class _Session:
@@ -295,6 +325,18 @@ def _rolled_back(connection: sqlite3.Connection) -> None:
 
 
 _INSERT_EVENTS = "INSERT INTO events (operation_id, seq, record) VALUES (?, ?, ?)"
+_PRUNE = "DELETE FROM operations WHERE id <= (SELECT max(id) FROM operations) - ?"  # max(id): one seek to the rowid tree's end
+_PRUNE_EVENTS = "DELETE FROM events WHERE operation_id <= (SELECT max(id) FROM operations) - ?"  # a range of its key's index
+# Why the operations' ids are consecutive, whichever process wrote them (serve, one-shot invoke, fuzz, several at once,
+# cfnrun versions old and new: all write this file the one way, since the table was first made):
+# - ``id INTEGER PRIMARY KEY AUTOINCREMENT``: a new row's id is one more than the larger of the largest id in the
+#   table and the largest ever committed (sqlite_sequence). Writers take turns (one write lock per file) and a
+#   transaction rolled back, or cut short by a crash, takes back its sqlite_sequence update with its rows.
+# - The only rows ever deleted are pruned ones: the oldest, ids up to a bound below the largest (limit >= 1; every
+#   cfnrun's prune, this one and the ``ORDER BY id DESC LIMIT 1 OFFSET limit`` before it). The largest id stays, so
+#   the largest in the table is the largest ever committed and the next id follows it: appending at one end and
+#   cutting at the other keeps one run. (An operation deleted from the middle by hand leaves a gap: until the gap
+#   ages out, the store keeps one operation fewer per id missing, never more.)
 _LARGEST_ID = 2**63 - 1  # SQLite's largest integer
 _COLUMNS = (
     "id, source, token, started_at, type_name, action, function, status, error_code, invocations, duration_s, cfnrun_version, request"

@@ -115,12 +115,11 @@ class HistoryWriter:
         return batch
 
     def _take_waiting(self, batch: "List[Optional[Tuple[Work, Optional[Then]]]]") -> None:
-        """Add what waits in the queue to ``batch`` (up to ``BATCH``, or the stop)."""
-        while len(batch) < BATCH and batch[-1] is not _STOP:
-            try:
-                batch.append(self._queue.get_nowait())
-            except queue.Empty:
-                return
+        """Add what waits in the queue to ``batch`` (up to ``BATCH``, or the stop). This thread alone takes from the queue,
+        so one that is not empty has a record to give: no ``queue.Empty`` raised (~2k instructions) at every batch's end."""
+        waiting = self._queue
+        while len(batch) < BATCH and batch[-1] is not _STOP and not waiting.empty():
+            batch.append(waiting.get_nowait())
 
     def _follow(self, thens: List[Then]) -> None:
         if not thens:
