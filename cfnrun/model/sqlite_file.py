@@ -1,7 +1,8 @@
 """cfnrun's SQLite files (history, ``--state``): opened the one way, their failures told in one line.
 
 Each is opened in write-ahead-log mode (a reader never blocks the writer, and a crash, however
-it ends the process, leaves the last committed transaction), with foreign keys on. What SQLite or
+it ends the process, leaves the last committed transaction), with foreign keys on (the history's writer turns them off on its
+connection and keeps events with their operations itself: ``history/store.py``). What SQLite or
 the disk refuses (a damaged file, a read-only folder, a full disk) becomes one sentence that names
 the file, for a CfnrunError.
 """
