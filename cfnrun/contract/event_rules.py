@@ -1,8 +1,9 @@
 """Rules over one ProgressEvent of an operation: pure functions, (context) → violations."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from cfnrun.contract import violations as rules
 from cfnrun.contract.compare import mismatches
@@ -127,14 +128,16 @@ def model_shape(c: EventContext) -> Iterator[Violation]:
 
 
 def _nulls(value: Any, pointer: str) -> Iterator[str]:
+    """The pointer of every null in ``value``, in document order (a scalar is looked at here, not descended into)."""
     if value is None:
         yield pointer
-    elif isinstance(value, dict):
-        for key, item in value.items():
+        return
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if item is None:
+            yield f"{pointer}/{key}"
+        elif isinstance(item, (dict, list)):
             yield from _nulls(item, f"{pointer}/{key}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _nulls(item, f"{pointer}/{index}")
 
 
 def final_model(c: EventContext) -> Iterator[Violation]:
@@ -175,7 +178,7 @@ def in_progress_model(c: EventContext) -> Iterator[Violation]:
     if c.status != OperationStatus.IN_PROGRESS or c.action not in (Action.CREATE, Action.UPDATE) or c.model is None:
         return
     declared = c.schema.document.get("properties") or {}
-    read_only = {p.split("/")[2] for p in c.schema.read_only_properties if p.count("/") >= 2}
+    read_only = _top_level_names(tuple(c.schema.read_only_properties))
     for name, value in c.model.items():
         if value is None:
             yield c.violation(rules.IN_PROGRESS_SET_SO_FAR, "null value: leave out what is not set yet", f"/resourceModel/{name}")
@@ -188,10 +191,30 @@ def in_progress_model(c: EventContext) -> Iterator[Violation]:
             )
 
 
+@functools.lru_cache(maxsize=64)
+def _top_level_names(pointers: Tuple[str, ...]) -> FrozenSet[str]:
+    """The top-level property names of ``pointers`` (``/properties/Name/...`` → Name), read once per schema's list."""
+    return frozenset(p.split("/")[2] for p in pointers if p.count("/") >= 2)
+
+
 EVENT_CHECKS: List[Check] = [
     status_and_error_code, read_and_list, delete_model, primary_identifier, model_shape, final_model, in_progress_model,
 ]
+# The actions a check can find anything for (its own first test says so); one not named here runs for every action.
+CHECKED_ACTIONS: Dict[Check, Tuple[Action, ...]] = {
+    read_and_list: (Action.READ, Action.LIST),
+    delete_model: (Action.DELETE,),
+    primary_identifier: (Action.CREATE, Action.UPDATE),
+    final_model: (Action.CREATE, Action.UPDATE, Action.READ),
+    in_progress_model: (Action.CREATE, Action.UPDATE),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def checks_for(action: Action) -> Tuple[Check, ...]:
+    """EVENT_CHECKS, in their order, less those that find nothing for ``action``: each answer runs only these."""
+    return tuple(check for check in EVENT_CHECKS if action in CHECKED_ACTIONS.get(check, (action,)))
 
 
 def check_event(context: EventContext) -> List[Violation]:
-    return [violation for check in EVENT_CHECKS for violation in check(context)]
+    return [violation for check in checks_for(context.action) for violation in check(context)]

@@ -67,14 +67,36 @@ def _prove(schema: Any, validating: "_Reading") -> Proof:
         return validating.referred(schema["$ref"])  # draft-07: beside a $ref, the other keywords are not evaluated
     if not isinstance(schema, dict) or any(key in validating and key not in READ_HERE for key in schema):
         return _unproven
+    closed = _closed_object(schema)  # properties and additionalProperties false: read as one check
+    implied = _implied_type(schema)
     checks: List[Proof] = []
     for keyword, value in schema.items():
-        if keyword in READ_HERE:
-            check = _keyword(keyword, value, schema, validating)
-            if check is _unproven:
-                return _unproven
-            checks.append(check)
+        if keyword not in READ_HERE or (keyword == "type" and implied) or (closed and keyword == "additionalProperties"):
+            continue
+        check = _closed(value, validating) if closed and keyword == "properties" else _keyword(keyword, value, schema, validating)
+        if check is _unproven:
+            return _unproven
+        checks.append(check)
     return _every(checks)
+
+
+# The keywords whose check here accepts only values of one type (see _keyword): beside one of them, that "type" asks nothing more.
+_TYPED_BY = {
+    "string": ("enum", "pattern", "minLength", "maxLength"),
+    "object": ("properties", "required"),
+    "array": ("items", "minItems", "maxItems"),
+    "number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"),
+}
+
+
+def _implied_type(schema: Dict[str, Any]) -> bool:
+    """Does another keyword's check already demand the one type that ``type`` names (a model's properties are checked with fewer calls)?"""
+    name = schema.get("type")
+    return isinstance(name, str) and any(keyword in schema for keyword in _TYPED_BY.get(name, ()))
+
+
+def _closed_object(schema: Dict[str, Any]) -> bool:
+    return isinstance(schema.get("properties"), dict) and schema.get("additionalProperties") is False and not schema.get("patternProperties")
 
 
 _LOCAL_DEFINITION = re.compile(r"#/definitions/([A-Za-z0-9_.-]+)")
@@ -114,6 +136,14 @@ def _has_id(node: Any) -> bool:
 
 
 def _every(checks: List[Proof]) -> Proof:
+    if not checks:
+        return _proven
+    if len(checks) == 1:
+        return checks[0]
+    if len(checks) == 2:
+        first, second = checks
+        return lambda value: first(value) and second(value)
+
     def proven(value: Any) -> bool:
         for check in checks:
             if not check(value):
@@ -152,16 +182,13 @@ def _keyword(keyword: str, value: Any, schema: Dict[str, Any], validating: "_Rea
 
 
 def _bound(keyword: str, bound: Any) -> Proof:
-    def number(instance: Any) -> bool:
-        return type(instance) is int or type(instance) is float
-
     if keyword == "minimum":
-        return lambda instance: number(instance) and instance >= bound
+        return lambda instance: (type(instance) is int or type(instance) is float) and instance >= bound
     if keyword == "maximum":
-        return lambda instance: number(instance) and instance <= bound
+        return lambda instance: (type(instance) is int or type(instance) is float) and instance <= bound
     if keyword == "exclusiveMinimum":
-        return lambda instance: number(instance) and instance > bound
-    return lambda instance: number(instance) and instance < bound
+        return lambda instance: (type(instance) is int or type(instance) is float) and instance > bound
+    return lambda instance: (type(instance) is int or type(instance) is float) and instance < bound
 
 
 def _size(keyword: str, count: int) -> Proof:
@@ -190,6 +217,22 @@ def _properties(properties: Dict[str, Any], validating: "_Reading") -> Proof:
             return False
         for name, proof in pairs:
             if name in instance and not proof(instance[name]):
+                return False
+        return True
+
+    return proven
+
+
+def _closed(properties: Dict[str, Any], validating: "_Reading") -> Proof:
+    """``properties`` with ``additionalProperties: false``: every key of the object declared, and its value proven."""
+    proofs = {name: _prove(sub, validating) for name, sub in properties.items()}
+
+    def proven(instance: Any) -> bool:
+        if type(instance) is not dict:
+            return False
+        for name, value in instance.items():
+            proof = proofs.get(name)
+            if proof is None or not proof(value):
                 return False
         return True
 

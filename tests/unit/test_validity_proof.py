@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -148,3 +149,24 @@ def test_a_pattern_that_needs_a_deadline_is_left_to_jsonschema_and_never_run_by_
     assert short({"Folder": "abc"}) is True and short({"Folder": "ABC"}) is False
     assert short({"Folder": "a" * (patterns.CHEAP_TEXT_CHARS + 1)}) is False  # a long value would need the worker too
     assert sent == []
+
+
+def test_a_cluster_model_is_proven_with_one_call_per_check_it_needs() -> None:
+    """A "type" another keyword already demands (a pattern's string) is not checked again, and properties with
+    ``additionalProperties: false`` are one walk of the object: serve proves every answer's model this way."""
+    proof = prove({"type": "object", "properties": CLUSTER["properties"], "additionalProperties": False}, SchemaValidator.VALIDATORS)
+    model = {"ClusterId": "cl-0123456789", "Name": "c-1", "NodeCount": 3, "Status": "ACTIVE", "Endpoint": "x:7000"}
+    calls: List[str] = []
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename.endswith("validity_proof.py"):
+            calls.append(frame.f_code.co_name)
+
+    sys.setprofile(count)
+    try:
+        proven = proof(model)
+    finally:
+        sys.setprofile(None)
+    # the object; two patterns; NodeCount's type and its two bounds (joined); Status's enum; Endpoint's type
+    assert proven is True and len(calls) == 9, calls
+    assert not proof({**model, "Other": 1}) and not proof({**model, "Name": 1}) and not proof({**model, "NodeCount": 11})
