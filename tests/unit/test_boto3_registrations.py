@@ -97,6 +97,24 @@ def test_sessions_after_the_second_register_one_handler_through_botocore_instead
     assert registered == ["creating-resource-class.ec2.Instance"]
 
 
+def test_once_the_table_is_made_a_session_compares_only_the_registrations_it_holds(shared: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cfnrun.runtime.worker import boto3_registrations
+
+    warm()
+    compared: List[Any] = []
+    same_handler = boto3_registrations._same_handler
+
+    def counted(mine: Any, theirs: Any) -> bool:
+        compared.append(mine)
+        return same_handler(mine, theirs)
+
+    monkeypatch.setattr(boto3_registrations, "_same_handler", counted)
+    session = boto3.session.Session()
+    assert table(session) == table(boto3s_own())
+    assert len(compared) == 7  # boto3's eight but the one bound to this session's own emitter (ec2's delete-tags)
+    assert all(handler.__closure__[1].cell_contents == {} for handler in compared)
+
+
 def test_what_a_session_or_its_client_adds_or_removes_is_its_own(shared: None) -> None:
     expected = table(boto3s_own())
     first, second, session = (boto3.session.Session() for _ in range(3))
