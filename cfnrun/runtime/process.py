@@ -89,7 +89,7 @@ class SpawnedProcess:
 
     def __init__(self, popen: Child) -> None:
         self._popen = popen
-        self._returncode: Optional[int] = None
+        self.returncode: Optional[int] = None  # a plain attribute: the pool asks it twice a call
         loop = asyncio.get_running_loop()
         self._exit: "asyncio.Future[int]" = loop.create_future()
         try:
@@ -102,10 +102,6 @@ class SpawnedProcess:
     @property
     def pid(self) -> int:
         return self._popen.pid
-
-    @property
-    def returncode(self) -> Optional[int]:
-        return self._returncode
 
     async def wait(self) -> int:
         return await asyncio.shield(self._exit)
@@ -124,7 +120,7 @@ class SpawnedProcess:
 
     def _exited(self, returncode: int) -> None:
         if not self._exit.done():
-            self._returncode = returncode
+            self.returncode = returncode
             self._exit.set_result(returncode)
 
 
