@@ -336,7 +336,7 @@ class WorkerProcess:
                 self._deadline = self.busy_since = None
         duration = (time.perf_counter() - started) * 1000.0
         # The worker flushed its output before replying and said how much of it the pipe still held.
-        logs = self._logs.take(read=reply.get("unread") != 0)
+        logs = self._logs.take(reply.get("unread") != 0)
         if reply.get("unusable"):  # the handler broke the worker's fds; it is leaving
             await self.kill()
             logs += self._logs.take()
