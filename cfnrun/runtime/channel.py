@@ -100,9 +100,22 @@ class FrameChannel:
     # -- loop callbacks ------------------------------------------------------------
 
     def _on_readable(self) -> None:
-        if self._sock is None:
+        sock = self._sock
+        if sock is None:
             return
-        open_ = read_ready(self._sock.recv_into, self._chunk, self._inbox.extend, self.CHUNKS_PER_WAKEUP)
+        # The first read here (a reply is one short read), the rest, if the chunk filled, by ``read_ready``.
+        chunk = self._chunk
+        try:
+            size = sock.recv_into(chunk)
+        except BlockingIOError:
+            return
+        except OSError:
+            size = 0
+        open_ = size > 0
+        if open_:
+            self._inbox += chunk[:size]
+            if size == len(chunk):
+                open_ = read_ready(sock.recv_into, chunk, self._inbox.extend, self.CHUNKS_PER_WAKEUP - 1)
         self._take_frames()
         if not open_:
             self.close()

@@ -23,7 +23,7 @@ class LogCapture:
     """
 
     def __init__(self, head_limit: int = HEAD_LIMIT, tail_limit: int = 192 * 1024) -> None:
-        self._head = bytearray()
+        self.head = bytearray()  # empty: nothing captured (the tail fills only once the head is full)
         self._tail: List[bytes] = []
         self._tail_size = 0
         self._head_limit = head_limit
@@ -31,9 +31,9 @@ class LogCapture:
         self.dropped = 0
 
     def write(self, data: bytes) -> None:
-        room = self._head_limit - len(self._head)
+        room = self._head_limit - len(self.head)
         if room > 0:
-            self._head += data[:room]
+            self.head += data[:room]
             data = data[room:]
         if not data:
             return
@@ -44,10 +44,6 @@ class LogCapture:
             self._tail_size -= len(self._tail[0])
             self._tail.pop(0)
 
-    @property
-    def empty(self) -> bool:
-        return not self._head
-
     def text(self) -> str:
         tail = b"".join(self._tail)
         excess = self._tail_size - self._tail_limit
@@ -56,7 +52,7 @@ class LogCapture:
             dropped = self.dropped + excess
         else:
             dropped = self.dropped
-        head = self._head.decode("utf-8", "replace")
+        head = self.head.decode("utf-8", "replace")
         if not dropped:
             return head + tail.decode("utf-8", "replace")
         return (
@@ -104,7 +100,7 @@ class LogPipe:
         """Everything written since the last ``take``; ``read``: False when the pipe is known to hold none of it."""
         if read:
             self._read(limit=self.CHUNKS_PER_WAKEUP * 4)
-        if self._capture.empty:
+        if not self._capture.head:  # nothing captured: a plain test, no property call (a no-op call's usual case)
             return ""
         capture, self._capture = self._capture, LogCapture()
         return capture.text()

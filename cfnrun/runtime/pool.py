@@ -331,7 +331,7 @@ class FunctionPool:
         replaced when it is of an older generation or dead."""
         current = worker.generation == self.generation
         if worker.alive and current and not self._closed:
-            queued = self._next_waiter()
+            queued = self._next_waiter() if self._waiters else None  # none queued: no call
             if queued is not None:
                 assert queued.woken is not None
                 queued.woken.set_result((worker, queued.begin_on(worker)))  # sent now, before its caller runs again

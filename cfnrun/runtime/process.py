@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from cfnrun.runtime.zygote import Zygote
 
 _EXIT_WAIT_SECONDS = 2.0
+# Read once: reading an enum member off its class costs a call's worth of instructions each time.
+_RETURNED, _FUNCTION_ERROR = OutcomeKind.RETURNED, OutcomeKind.FUNCTION_ERROR
 
 
 class WorkerInitError(Exception):
@@ -89,7 +91,7 @@ class SpawnedProcess:
 
     def __init__(self, popen: Child) -> None:
         self._popen = popen
-        self._returncode: Optional[int] = None
+        self.returncode: Optional[int] = None  # a plain attribute: the pool asks it twice a call
         loop = asyncio.get_running_loop()
         self._exit: "asyncio.Future[int]" = loop.create_future()
         try:
@@ -102,10 +104,6 @@ class SpawnedProcess:
     @property
     def pid(self) -> int:
         return self._popen.pid
-
-    @property
-    def returncode(self) -> Optional[int]:
-        return self._returncode
 
     async def wait(self) -> int:
         return await asyncio.shield(self._exit)
@@ -124,7 +122,7 @@ class SpawnedProcess:
 
     def _exited(self, returncode: int) -> None:
         if not self._exit.done():
-            self._returncode = returncode
+            self.returncode = returncode
             self._exit.set_result(returncode)
 
 
@@ -340,15 +338,15 @@ class WorkerProcess:
                 self._deadline = self.busy_since = None
         duration = (time.perf_counter() - started) * 1000.0
         # The worker flushed its output before replying and said how much of it the pipe still held.
-        logs = self._logs.take(read=reply.get("unread") != 0)
+        logs = self._logs.take(reply.get("unread") != 0)
         if reply.get("unusable"):  # the handler broke the worker's fds; it is leaving
             await self.kill()
             logs += self._logs.take()
             return InvocationOutcome(OutcomeKind.WORKER_DIED, request_id, duration, logs, error=LambdaError.from_wire(reply.get("error")))
         faults = reply.get("faults") or []
         if reply.get("type") == "result":
-            return InvocationOutcome(OutcomeKind.RETURNED, request_id, duration, logs, result=reply.get("result"), faults=faults)
-        return InvocationOutcome(OutcomeKind.FUNCTION_ERROR, request_id, duration, logs, error=LambdaError.from_wire(reply.get("error")), faults=faults)
+            return InvocationOutcome(_RETURNED, request_id, duration, logs, result=reply.get("result"), faults=faults)
+        return InvocationOutcome(_FUNCTION_ERROR, request_id, duration, logs, error=LambdaError.from_wire(reply.get("error")), faults=faults)
 
     def _cut_at(self, deadline: float) -> None:
         """Cut the call starting now at ``deadline``. One timer serves every call of this worker, so none is made

@@ -51,3 +51,29 @@ def test_a_reply_already_there_is_taken_at_once_and_none_there_costs_no_failed_r
             worker_end.close()
 
     asyncio.run(run())
+
+
+def test_a_reply_of_many_chunks_comes_whole_and_the_end_follows_the_last_reply() -> None:
+    async def run() -> None:
+        parent_end, worker_end = socket.socketpair()
+        channel = FrameChannel(CountedReads(fileno=parent_end.detach()))
+        big = {"blob": "x" * (FrameChannel.CHUNK * (FrameChannel.CHUNKS_PER_WAKEUP + 3))}
+        try:
+            CountedReads.reads = []
+            writing = asyncio.get_running_loop().run_in_executor(None, worker_end.sendall, encode_frame(big) + encode_frame({"n": 3}))
+            assert await channel.receive() == big
+            assert await channel.receive() == {"n": 3}
+            await writing
+            assert sum(size for size in CountedReads.reads if size > 0) == len(encode_frame(big) + encode_frame({"n": 3}))
+            worker_end.close()
+            try:
+                await channel.receive()
+                raise AssertionError("the worker's end closed, yet receive did not say so")
+            except ConnectionError:
+                pass
+            assert channel.closed
+        finally:
+            channel.close()
+            worker_end.close()
+
+    asyncio.run(run())

@@ -52,3 +52,15 @@ def test_a_frame_is_read_as_json_loads_reads_it(body: bytes) -> None:
 
     assert repr(read(protocol.decode_frame)) == repr(read(json.loads))
     assert repr(read(lambda raw: protocol.decode_frame(bytearray(raw)))) == repr(read(json.loads))
+
+
+@pytest.mark.parametrize("request_id", ["00000000-0000-4000-8000-000000000000", 'quote " back \\ é \n \u2028 \x00', ""])
+def test_a_call_frame_is_the_json_of_the_call_with_its_event_spliced_in(request_id: str) -> None:
+    event = b'{"action":"LIST","n":[1,2.5,null]}'
+    frame = protocol.encode_call(2**40, request_id, 2**41, event)
+    (size,) = protocol.FRAME_HEADER.unpack_from(frame)
+    body = frame[protocol.FRAME_HEADER.size :]
+    assert size == len(body)
+    call = {"id": 2**40, "request_id": request_id, "deadline_ms": 2**41, "event": json.loads(event)}
+    assert body == json.dumps(call, separators=(",", ":")).encode("ascii")  # ASCII, escaped, as the encoder writes it
+    assert protocol.decode_frame(body) == call

@@ -63,6 +63,11 @@ def decode_frame(body: Union[bytes, bytearray]) -> Any:
     return json.loads(text)
 
 
+_CALL = b'{"id":%d,"request_id":%b,"deadline_ms":%d,"event":%b}'
+_escape_ascii: Callable[[str], str] = json.encoder.encode_basestring_ascii  # what _ENCODER (ensure_ascii) makes of a str
+_pack_size = FRAME_HEADER.pack
+
+
 def _framed(body: bytes) -> bytes:
     return FRAME_HEADER.pack(len(body)) + body
 
@@ -76,9 +81,12 @@ def encode_frame(message: Dict[str, Any]) -> bytes:
 
 
 def encode_call(invocation_id: int, request_id: str, deadline_ms: int, event_json: bytes) -> bytes:
-    """One call's frame, with the event spliced in as the JSON text it already is."""
-    head = f'{{"id":{invocation_id},"request_id":{_ENCODER.encode(request_id)},"deadline_ms":{deadline_ms},"event":'
-    return _framed(head.encode("utf-8") + event_json + b"}")
+    """One call's frame, with the event spliced in as the JSON text it already is.
+
+    Made by one bytes formatting: the request id as ``_ENCODER`` writes a string (ASCII, escaped; its C escaper
+    called directly rather than through ``JSONEncoder.encode``), the numbers as ``%d`` writes an int, as JSON does."""
+    body = _CALL % (invocation_id, _escape_ascii(request_id).encode("ascii"), deadline_ms, event_json)
+    return _pack_size(len(body)) + body
 
 
 def encode_reply(
