@@ -70,7 +70,7 @@ class LambdaCallPolicy:
             handler_call = function.type_name is not None
             action: Optional[Action] = call_action(call.payload) if handler_call else None
             limit = self.served.limit(function, action)
-            outcome = await self.served.invoke(function, call.payload, action, call.request_id, call.payload_json)
+            outcome = await self.served.invoke(function, call.payload, limit, call.request_id, call.payload_json)  # the limit found once
             notes: List[str] = []
             strict = self.contract is _STRICT
             returned = outcome.kind is _RETURNED

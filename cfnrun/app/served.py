@@ -241,15 +241,17 @@ class Served:
         return limit
 
     def invoke(
-        self, function: ServedFunction, event: Any, action: Optional[Action] = None, request_id: Optional[str] = None,
+        self, function: ServedFunction, event: Any, limit: Optional[Budget] = None, request_id: Optional[str] = None,
         event_json: Optional[bytes] = None, within: Optional[Budget] = None,
     ) -> Awaitable[InvocationOutcome]:
         """Call ``function`` with ``event`` on its warm pool, cut at its ``limit``: the Invoke API's calls and the stack engine's alike.
 
-        ``within``: a tighter limit the caller waits no longer than (a Lambda hook's 30 s), when it is tighter.
+        ``limit``: ``limit(function, action)`` of the call's action, which the caller has already (an Invoke call's);
+        None: ``limit(function, None)``, the function's Timeout. ``within``: a tighter limit the caller waits no longer
+        than (a Lambda hook's 30 s), when it is tighter.
         The pool's call itself, to await (not a coroutine of its own: one frame less each time the call resumes).
         """
-        seconds = self.limit(function, action).seconds
+        seconds = (limit if limit is not None else self.limit(function, None)).seconds
         if within is not None:
             seconds = min(seconds, within.seconds)
         return function.pool().invoke(event, seconds, request_id, event_json)

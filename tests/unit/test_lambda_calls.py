@@ -299,3 +299,22 @@ def test_a_list_handing_back_another_token_makes_progress() -> None:
     answers = asyncio.run(scenario())
     assert [a.outcome.result["status"] for a in answers if a.outcome] == ["SUCCESS"] * 4
     assert [notes for _, notes, _ in review.reported] == [[]] * 4
+
+
+def test_a_call_is_cut_at_its_actions_budget_looked_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    looked_up: List[Optional[Action]] = []
+    limit = Served.limit
+    monkeypatch.setattr(Served, "limit", lambda self, function, action: looked_up.append(action) or limit(self, function, action))
+    timeouts: List[float] = []
+
+    def answer(payload: Any, timeout_s: float, request_id: str) -> InvocationOutcome:
+        timeouts.append(timeout_s)
+        return InvocationOutcome(OutcomeKind.RETURNED, request_id, 1.0, result={"status": "SUCCESS"})
+
+    async def scenario() -> None:
+        calls, _ = policy(answer, review=FakeReview())
+        await calls.invoke(call(calls, CREATE))
+        await settle()
+
+    asyncio.run(scenario())
+    assert looked_up == [Action.CREATE] and timeouts == [Budgets().call(Action.CREATE, None).seconds]
