@@ -22,7 +22,7 @@ from cfnrun.app.served import Served, UnknownFunction
 from cfnrun.contract.mode import ContractMode
 from cfnrun.model.action import Action
 from cfnrun.model.budgets import Budget
-from cfnrun.model.seen_call import SeenCall
+from cfnrun.model.seen_call import SeenCall, call_action, seen_call
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.registry import ServedFunction
 
@@ -65,10 +65,12 @@ class LambdaCallPolicy:
         try:
             function = call.function
             # A plain function's event is no handler's call, whatever its keys: no contract, no budget of an action.
-            seen = SeenCall.parse(call.payload) if function.type_name is not None else SeenCall(call.payload)
-            action: Optional[Action] = seen.action
+            # Only the action is read before the call (its time limit); the rest of the call (``SeenCall``) is read
+            # for the checks and the review, after the answer is written in warn mode.
+            handler_call = function.type_name is not None
+            action: Optional[Action] = call_action(call.payload) if handler_call else None
             limit = self.served.limit(function, action)
-            outcome = await self.served.invoke(function, call.payload, action, call.request_id, call.payload_json)
+            outcome = await self.served.invoke(function, call.payload, limit, call.request_id, call.payload_json)  # the limit found once
             notes: List[str] = []
             strict = self.contract is _STRICT
             returned = outcome.kind is _RETURNED
@@ -79,13 +81,14 @@ class LambdaCallPolicy:
                 if self._grace_expired is not None:
                     notes.append(f"serve is stopping: still running after the {self._grace_expired:g} s shutdown grace; answered with Runtime.ExitError")
             elif action is _LIST:
-                outcome = self.paging.answer(function.name, seen, outcome, notes, strict)
+                outcome = self.paging.answer(function.name, call.payload, outcome, notes, strict)
             if strict and returned:
+                seen = seen_call(call.payload, handler_call)
                 outcome = self._strict(function, seen, outcome, notes, limit, (await self.late.wait()).review)
             else:
                 # Warn mode: nothing in the answer depends on the checks, so they run once it is on its way,
-                # like Lambda's logs: the caller never waits on the checker or a terminal.
-                self.late.then_report(function, seen, outcome, notes, limit)
+                # like Lambda's logs: the caller never waits on the checker or a terminal (nor on the call's parse).
+                self.late.then_report(function, call.payload, outcome, notes, limit)
         except Exception:  # noqa: B902 - the pool refuses calls once serve has stopped it
             if self._grace_expired is None:
                 raise

@@ -22,6 +22,7 @@ from cfnrun.stacks.api import STACK_OPERATIONS
 from cfnrun.contract.mode import ContractMode
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.errors import CfnrunError
+from cfnrun.model.seen_call import seen_call
 from cfnrun.ui.console import Console
 
 if TYPE_CHECKING:
@@ -37,11 +38,11 @@ if TYPE_CHECKING:
     from cfnrun.api.cloudformation.wait_condition_signals import HandleSignal
     from cfnrun.history.store import HistoryStore
     from cfnrun.model.budgets import Budget
-    from cfnrun.model.seen_call import SeenCall
     from cfnrun.runtime.outcome import InvocationOutcome
     from cfnrun.runtime.registry import ServedFunction
 
-    Report = Tuple[ServedFunction, SeenCall, InvocationOutcome, List[str], Budget]  # ``CallReview.report``'s arguments
+    # ``CallReview.report``'s arguments, with the call's payload as sent (parsed into its ``SeenCall`` at the review)
+    Report = Tuple[ServedFunction, Any, InvocationOutcome, List[str], Budget]
 
 LATE_MODULES = ("cfnrun.app.call_review", "cfnrun.app.resource_requests", "cfnrun.app.stacks.local_stacks", "cfnrun.history.recorder")
 
@@ -107,16 +108,17 @@ class LateLoading:
         self._waiting.add(waiting)
         waiting.add_done_callback(self._waiting.discard)
 
-    def then_report(self, function: "ServedFunction", call: "SeenCall", outcome: "InvocationOutcome", notes: List[str], limit: "Budget") -> None:
-        """The call's review (``CallReview.report``) once this turn of the loop is over, as ``then`` would: the calls
-        answered in one turn share one callback on the loop (not one each), reviewed in the order answered."""
+    def then_report(self, function: "ServedFunction", payload: Any, outcome: "InvocationOutcome", notes: List[str], limit: "Budget") -> None:
+        """The review (``CallReview.report``) of the call of ``function`` with ``payload`` once this turn of the loop is
+        over, as ``then`` would: the calls answered in one turn share one callback on the loop (not one each), reviewed
+        in the order answered. The call is parsed (``SeenCall``) then, not before its answer is written."""
         if self.parts is None:
-            self.then(lambda parts: parts.review.report(function, call, outcome, notes, limit))
+            self.then(lambda parts: parts.review.report(function, seen_call(payload, function.type_name is not None), outcome, notes, limit))
             return
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
         reports = self._reports
-        reports.append((function, call, outcome, notes, limit))
+        reports.append((function, payload, outcome, notes, limit))
         if len(reports) == 1:
             self._loop.call_soon(self._report_now)
 
@@ -126,7 +128,8 @@ class LateLoading:
         review = self.parts.review
         for at, report in enumerate(reports):
             try:
-                review.report(*report)
+                function, payload, outcome, notes, limit = report
+                review.report(function, seen_call(payload, function.type_name is not None), outcome, notes, limit)
             except BaseException:  # the loop says what went wrong, as for a callback of its own; the others are still reviewed
                 rest = reports[at + 1:]
                 if rest:

@@ -37,12 +37,17 @@ class PagingWatch:
         self._repeats[function] = (sent, count)
         return count
 
-    def answer(self, function: str, call: SeenCall, outcome: InvocationOutcome, notes: List[str], strict: bool) -> InvocationOutcome:
-        """What to answer a LIST call the handler returned from: its answer, or FAILED once the paging loops."""
-        repeats = self.repeats(function, call.next_token, outcome.result)
+    def answer(self, function: str, payload: Any, outcome: InvocationOutcome, notes: List[str], strict: bool) -> InvocationOutcome:
+        """What to answer a LIST call (``payload``, as sent) the handler returned from: its answer, or FAILED once the paging loops.
+
+        The call's own nextToken matters only when the answer hands one back, so only then is the call parsed for it."""
+        result = outcome.result
+        handed_back = result.get("nextToken") if isinstance(result, dict) else None
+        sent = SeenCall.parse(payload).next_token if handed_back is not None else None
+        repeats = self.repeats(function, sent, result)
         if not repeats:
             return outcome
-        message = loop_message(call.next_token or "", repeats)
+        message = loop_message(sent or "", repeats)
         if not strict and repeats < PAGING_LOOP_LIMIT:
             notes.append(f"LOOP? {message} (answered as is; cfnrun stops it at {PAGING_LOOP_LIMIT} in a row)")
             return outcome

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import operator
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from cfnrun.model.budgets import Budget, Budgets
@@ -34,7 +33,6 @@ from cfnrun.runtime.registry import Adopt, FunctionRegistry, ServedFunction
 from cfnrun.runtime.spec import RuntimeSettings
 
 Warming = Dict[str, "asyncio.Task[Optional[WorkerInitError]]"]
-_PROJECT = operator.attrgetter("project")  # a registry's project as it is now
 MAX_NAMES_REMEMBERED = 256  # names looked up and remembered, at most (a client may call any number of unknown names)
 
 
@@ -103,15 +101,37 @@ class Served:
             registries.append(FunctionRegistry(source, dataclasses.replace(settings, debug_port=next_port), on_note=on_note))
             if next_port is not None:
                 next_port += len(source.functions)
-        self.providers: List[FunctionRegistry[Project]] = registries[: len(providers)]
-        self.templates: List[FunctionRegistry[FunctionTemplate]] = registries[len(providers):]
+        self._providers: Tuple[FunctionRegistry[Project], ...] = tuple(registries[: len(providers)])
+        self._templates: Tuple[FunctionRegistry[FunctionTemplate], ...] = tuple(registries[len(providers):])
         self._limits: Dict[Tuple[str, Optional[float], Optional[Action]], Budget] = {}
-        self._found: Dict[str, Tuple[Tuple[Any, ...], ServedFunction]] = {}  # by the name called: what was served then, and the function
+        self._found: Dict[str, ServedFunction] = {}  # by the name called, while what is served stays as it was (``_found_at``)
+        self._sources_changed = 0  # templates served or no longer served
+        self._found_at = self._changes()
         self.registered: Optional[RegisteredTypes] = None  # the registry's types, after the served providers' (a provider wins)
+
+    @property
+    def providers(self) -> Tuple[FunctionRegistry[Project], ...]:
+        """The providers' registries, the current project's first."""
+        return self._providers
+
+    @property
+    def templates(self) -> Tuple[FunctionRegistry[FunctionTemplate], ...]:
+        """The registries of the ``--functions`` templates, then of the functions stacks serve (``serve_template``)."""
+        return self._templates
 
     @property
     def registries(self) -> List[FunctionRegistry[Any]]:
         return [*self.providers, *self.templates]
+
+    def serve_template(self, registry: FunctionRegistry[FunctionTemplate]) -> None:
+        """Serve ``registry``'s functions from now on (a stack's AWS::Lambda::Function): ServiceTokens, the Invoke API."""
+        self._templates = (*self._templates, registry)
+        self._sources_changed += 1
+
+    def stop_serving_template(self, registry: FunctionRegistry[FunctionTemplate]) -> None:
+        """No longer serve ``registry``'s functions (it is not closed here)."""
+        self._templates = tuple(template for template in self._templates if template is not registry)
+        self._sources_changed += 1
 
     # -- where the handlers' AWS calls go ---------------------------------------------------------
 
@@ -162,21 +182,24 @@ class Served:
         """The function an Invoke call (or a ServiceToken) names: a name, a qualified name or an ARN; UnknownFunction otherwise.
 
         Found once per name while what is served stays the same (the same registries, each with the same project:
-        a reload or a stack's functions change that); every call names its function, so the search is not redone each time.
+        a reload, a registration or a stack's functions change that, and each change is counted, ``_changes``);
+        every call names its function, so the search is not redone each time, nor is what is served compared.
         """
-        served = self._served_now()
-        known = self._found.get(name)
-        if known is not None and _same(known[0], served):
-            return known[1]
-        function = self._find(name)
-        if len(self._found) >= MAX_NAMES_REMEMBERED:
+        changes = self._changes()
+        if changes != self._found_at:
             self._found.clear()
-        self._found[name] = (served, function)
+            self._found_at = changes
+        function = self._found.get(name)
+        if function is None:
+            function = self._find(name)
+            if len(self._found) >= MAX_NAMES_REMEMBERED:
+                self._found.clear()
+            self._found[name] = function
         return function
 
-    def _served_now(self) -> Tuple[Any, ...]:
-        """What a name's lookup depends on: every registry and the project it serves now."""
-        return (*self.providers, *self.templates, *map(_PROJECT, self.providers), *map(_PROJECT, self.templates))  # map: no generator's frame per call
+    def _changes(self) -> int:
+        """Grows with each change of what is served: a template served or no longer, any registry's project set."""
+        return self._sources_changed + FunctionRegistry.projects_set
 
     def _find(self, name: str) -> ServedFunction:
         bare = called_name(name)
@@ -218,15 +241,17 @@ class Served:
         return limit
 
     def invoke(
-        self, function: ServedFunction, event: Any, action: Optional[Action] = None, request_id: Optional[str] = None,
+        self, function: ServedFunction, event: Any, limit: Optional[Budget] = None, request_id: Optional[str] = None,
         event_json: Optional[bytes] = None, within: Optional[Budget] = None,
     ) -> Awaitable[InvocationOutcome]:
         """Call ``function`` with ``event`` on its warm pool, cut at its ``limit``: the Invoke API's calls and the stack engine's alike.
 
-        ``within``: a tighter limit the caller waits no longer than (a Lambda hook's 30 s), when it is tighter.
+        ``limit``: ``limit(function, action)`` of the call's action, which the caller has already (an Invoke call's);
+        None: ``limit(function, None)``, the function's Timeout. ``within``: a tighter limit the caller waits no longer
+        than (a Lambda hook's 30 s), when it is tighter.
         The pool's call itself, to await (not a coroutine of its own: one frame less each time the call resumes).
         """
-        seconds = self.limit(function, action).seconds
+        seconds = (limit if limit is not None else self.limit(function, None)).seconds
         if within is not None:
             seconds = min(seconds, within.seconds)
         return function.pool().invoke(event, seconds, request_id, event_json)
@@ -266,11 +291,6 @@ def _test_entrypoint(project: Project) -> Tuple[str, ...]:
     except ProjectError:
         return ()
     return (test.logical_id,) if test.logical_id != called.logical_id else ()
-
-
-def _same(before: Tuple[Any, ...], now: Tuple[Any, ...]) -> bool:
-    """The same objects, in the same order (identity: a project reloaded from unchanged files is a new object)."""
-    return len(before) == len(now) and all(map(operator.is_, before, now))  # map: no generator's frame per call
 
 
 def check_unique(providers: Sequence[Project], templates: Sequence[FunctionTemplate]) -> None:

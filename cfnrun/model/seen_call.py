@@ -102,6 +102,24 @@ class SeenCall:
         return (self.payload.get("credentials"), data.get("callerCredentials"), data.get("providerCredentials"))
 
 
+def call_action(payload: Any) -> Optional[Action]:
+    """``SeenCall.parse(payload).action`` and nothing else: what serve needs before a call runs (its time limit); the
+    rest of the call is read once the answer is on its way."""
+    if not isinstance(payload, dict):
+        return None
+    named = payload.get("actionInvocationPoint")
+    point = _HOOK_POINTS.get(named) if isinstance(named, str) else None  # as hook_call_parts tells a hook's call
+    if point is not None:
+        return point
+    action = payload.get("action")
+    return _ACTIONS.get(action) if isinstance(action, str) else None
+
+
+def seen_call(payload: Any, handler_call: bool) -> SeenCall:
+    """The call as serve reviews it: parsed for a handler's call; a plain function's event is no handler's call, whatever its keys."""
+    return SeenCall.parse(payload) if handler_call else SeenCall(payload)
+
+
 def hook_call_parts(payload: Any) -> Optional[Tuple[Action, str, Dict[str, Any], Any]]:
     """(invocation point, target name, target model, callbackContext) of a HookInvocationRequest or
     HookTestEvent; None for any other payload."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Callable, Collection, Dict, Generic, List, Optional, Tuple, TypeVar
+from typing import Any, Callable, ClassVar, Collection, Dict, Generic, List, Optional, Tuple, TypeVar
 
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.process import WorkerInitError, WorkerProcess
@@ -19,6 +19,13 @@ S = TypeVar("S", bound=FunctionSource)
 
 class FunctionRegistry(Generic[S]):
     """``project``: the source as it is now (a reload may bring a new one): a ``Project``, or a ``FunctionTemplate``."""
+
+    projects_set: ClassVar[int] = 0  # how many times any registry's ``project`` was set: what was found by name may have changed
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "project":
+            FunctionRegistry.projects_set += 1
+        super().__setattr__(name, value)
 
     def __init__(self, project: S, settings: RuntimeSettings, on_note: Optional[Callable[[str], None]] = None) -> None:
         self.project = project

@@ -16,6 +16,8 @@ from cfnrun.contract import violations as rules
 from cfnrun.contract.mode import ContractMode
 from cfnrun.contract.violations import Violation
 from cfnrun.model.budgets import Budgets
+from cfnrun.model.action import Action
+from cfnrun.model.seen_call import SeenCall
 from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.registry import ServedFunction
@@ -258,3 +260,61 @@ def test_an_event_call_runs_until_it_ends_for_the_shutdown_grace() -> None:
 
     before, after = asyncio.run(scenario())
     assert (before, after) == (1, 0)
+
+
+def test_a_warn_call_is_answered_before_it_is_parsed_and_reviewed_as_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed: List[Any] = []
+    parse = SeenCall.parse.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(SeenCall, "parse", classmethod(lambda cls, payload: parsed.append(payload) or parse(cls, payload)))
+    seen: List[SeenCall] = []
+
+    class Review(FakeReview):
+        def report(self, function: ServedFunction, call: Any, outcome: InvocationOutcome, notes: List[str], limit: Any, violations: Optional[List[Violation]] = None) -> None:
+            seen.append(call)
+
+    async def scenario() -> Tuple[List[int], List[Optional[Dict[str, Any]]]]:
+        calls, _ = policy(returns({"status": "SUCCESS", "resourceModels": []}), review=Review())
+        parsed_when_answered, answers = [], []
+        for payload in (LIST_PAGE_2, CREATE):
+            answers.append(await calls.invoke(call(calls, payload)))
+            parsed_when_answered.append(len(parsed))  # the review of the call before runs while this one waits for its worker
+        await settle()
+        return parsed_when_answered, [answer.outcome.result if answer.outcome else None for answer in answers]
+
+    parsed_when_answered, results = asyncio.run(scenario())
+    assert parsed_when_answered == [0, 1] and results == [{"status": "SUCCESS", "resourceModels": []}] * 2
+    assert seen == [SeenCall.parse(LIST_PAGE_2), SeenCall.parse(CREATE)]
+    assert seen[0].next_token == "page-2" and seen[1].action is Action.CREATE
+
+
+def test_a_list_handing_back_another_token_makes_progress() -> None:
+    review = FakeReview()
+
+    async def scenario() -> List[LambdaAnswer]:
+        calls, _ = policy(returns({"status": "SUCCESS", "resourceModels": [], "nextToken": "page-3"}), review=review)
+        answers = [await calls.invoke(call(calls, LIST_PAGE_2)) for _ in range(4)]
+        await settle()
+        return answers
+
+    answers = asyncio.run(scenario())
+    assert [a.outcome.result["status"] for a in answers if a.outcome] == ["SUCCESS"] * 4
+    assert [notes for _, notes, _ in review.reported] == [[]] * 4
+
+
+def test_a_call_is_cut_at_its_actions_budget_looked_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    looked_up: List[Optional[Action]] = []
+    limit = Served.limit
+    monkeypatch.setattr(Served, "limit", lambda self, function, action: looked_up.append(action) or limit(self, function, action))
+    timeouts: List[float] = []
+
+    def answer(payload: Any, timeout_s: float, request_id: str) -> InvocationOutcome:
+        timeouts.append(timeout_s)
+        return InvocationOutcome(OutcomeKind.RETURNED, request_id, 1.0, result={"status": "SUCCESS"})
+
+    async def scenario() -> None:
+        calls, _ = policy(answer, review=FakeReview())
+        await calls.invoke(call(calls, CREATE))
+        await settle()
+
+    asyncio.run(scenario())
+    assert looked_up == [Action.CREATE] and timeouts == [Budgets().call(Action.CREATE, None).seconds]

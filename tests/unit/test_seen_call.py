@@ -10,7 +10,7 @@ from cfnrun.app.paging import PagingWatch
 from cfnrun.contract.checker import check_call
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.model.protocol import Action
-from cfnrun.model.seen_call import SeenCall
+from cfnrun.model.seen_call import SeenCall, call_action
 
 HANDLER_REQUEST = {
     "action": "UPDATE",
@@ -82,3 +82,12 @@ def test_paging_watch_counts_a_token_handed_back() -> None:
 def test_an_invocation_point_no_hook_has_leaves_the_call_a_resource_call() -> None:
     call = SeenCall.parse({"actionInvocationPoint": "NOPE", "action": "CREATE", "bearerToken": "", "nextToken": 7, "requestData": {"resourceProperties": {"A": 1}}})
     assert (call.action, call.hook_target, call.client_request_token, call.next_token, call.desired) == (Action.CREATE, None, None, None, {"A": 1})
+
+
+@pytest.mark.parametrize("payload", [
+    HANDLER_REQUEST, TEST_EVENT, None, [], "CREATE", {}, {"action": 7}, {"action": "NOPE"}, {"action": "CREATE"},
+    {"actionInvocationPoint": "NOPE", "action": "CREATE"}, {"actionInvocationPoint": 3, "action": "DELETE"},
+    {"actionInvocationPoint": "CREATE_PRE_PROVISION", "requestData": {}}, {"actionInvocationPoint": "DELETE_PRE_PROVISION", "action": "CREATE"},
+])
+def test_the_action_read_before_a_call_is_the_parsed_calls(payload: Any) -> None:
+    assert call_action(payload) is SeenCall.parse(payload).action

@@ -2,15 +2,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Any, List, Sequence
 
 import pytest
 
+from cfnrun.app import served as served_module
 from cfnrun.app.served import Served, UnknownFunction, UnknownType, check_unique, qualified_name
 from cfnrun.model.budgets import Budgets
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.function_template import FunctionTemplate, load_function_template
 from cfnrun.model.project import Project, load_project
+from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.runtime.spec import RuntimeSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,11 +70,32 @@ def test_a_name_found_before_is_found_again_in_what_is_served_now_after_a_reload
     with pytest.raises(UnknownFunction):
         one.function("EchoFunction")
     functions = Served([], [FUNCTIONS], RuntimeSettings(), Budgets()).templates[0]
-    one.templates.append(functions)  # a stack's functions, served from now on
+    one.serve_template(functions)  # a stack's functions, served from now on
     assert one.function("EchoFunction").registry is functions
-    one.templates.remove(functions)
+    one.stop_serving_template(functions)
     with pytest.raises(UnknownFunction):
         one.function("EchoFunction")
+
+
+def test_a_remembered_name_is_found_without_reading_what_is_served_until_a_project_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: List[str] = []
+
+    class Counted(FunctionRegistry):  # type: ignore[type-arg]
+        def __getattribute__(self, name: str) -> Any:
+            if name == "project":
+                reads.append(name)
+            return super().__getattribute__(name)
+
+    monkeypatch.setattr(served_module, "FunctionRegistry", Counted)
+    two = served([NOTE, CLUSTER], [FUNCTIONS])
+    first = two.function("Cfnrun-Sample-Note-TypeFunction")
+    reads.clear()
+    assert [two.function("Cfnrun-Sample-Note-TypeFunction") for _ in range(3)] == [first] * 3
+    assert reads == []  # neither every registry nor its project gathered for each call
+    other = served([HOOK])
+    other.providers[0].project = load_project(ROOT / "samples" / "hook", usable_schema=False)  # another serve's reload
+    again = two.function("Cfnrun-Sample-Note-TypeFunction")  # found anew, to the same function
+    assert reads and again is not first and (again.name, again.spec) == (first.name, first.spec)
 
 
 def test_types_are_looked_up_by_name_and_hooks_are_no_resource_types() -> None:

@@ -95,12 +95,12 @@ class StackFunctions:
         )
         template = FunctionTemplate(path=folder / "template.yaml", functions={name: spec})
         registry = self._registries[name] = FunctionRegistry(template, self.served.settings)
-        self.served.templates.append(registry)  # served from now on: ServiceTokens, the Invoke API; closed with serve
+        self.served.serve_template(registry)  # served from now on: ServiceTokens, the Invoke API; closed with serve
 
     async def stop(self, name: str) -> None:
         registry = self._registries.pop(name, None)
         if registry is not None:
-            self.served.templates.remove(registry)
+            self.served.stop_serving_template(registry)
             await registry.close()
             if self._folder is not None:
                 shutil.rmtree(Path(self._folder.name) / name, ignore_errors=True)  # inline code's copy; a CodeUri folder is not under it
