@@ -297,7 +297,7 @@ def local_spec(prepared: PreparedInvoke, env: Optional[Dict[str, str]] = None) -
 async def run_operation(
     prepared: PreparedInvoke, target: FunctionTarget, observers: List[Observer], history: Optional[HistoryWriter] = None
 ) -> OperationResult:
-    """Run one operation on ``target``; ``history``: its record is written on that writer's thread, not in line."""
+    """Run one operation on ``target``; ``history``: its record is written in that writer's batch, not in line."""
     settings = prepared.settings
     recorder = recorder_for(prepared, history)
     if recorder is not None:
@@ -476,7 +476,7 @@ def history_store(prepared: "PreparedInvoke", say: Callable[[CfnrunError], None]
 
 
 def history_writer(prepared: "PreparedInvoke") -> Optional[HistoryWriter]:
-    """A writer thread for the command's records (``_closed`` closes it), unless recording is off."""
+    """A history writer for the command's records (``_closed`` closes it), unless recording is off."""
     store = history_store(prepared, say=lambda error: None)  # said by recorder_for, for each operation, as without a writer
     return HistoryWriter(store) if store is not None else None
 

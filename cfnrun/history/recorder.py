@@ -35,7 +35,7 @@ def ending_error(reason: EndReason) -> Optional[str]:
 
 class OperationRecorder:
     """Records one operation (an Observer): ``cfnrun invoke``'s (with --watch, every run of it), or one serve runs
-    for Cloud Control or a stack — there through serve's ``writer``, off the event loop."""
+    for Cloud Control or a stack — there through serve's ``writer``, in its batches."""
 
     def __init__(
         self, store: HistoryStore, masker: Masker, request: Dict[str, Any], token: Optional[str], writer: Optional[HistoryWriter] = None
@@ -116,9 +116,9 @@ class CallRecorder:
     def __init__(self, writer: HistoryWriter, schema: Callable[[], ResourceSchema], type_name: str) -> None:
         self.store, self.schema, self.type_name = writer.store, schema, type_name
         self.writer = writer
-        self._open: Dict[Tuple[str, str, str], _Open] = {}  # the writer's thread alone reads and changes it
-        self._starts: Dict[Tuple[Action, str, str], Tuple[Budget, Budget, str]] = {}  # the writer's thread alone reads and changes it
-        # Answers of strings alone read before, with their wire form; the writer's thread alone reads and changes it.
+        self._open: Dict[Tuple[str, str, str], _Open] = {}  # the writer's batches alone read and change it
+        self._starts: Dict[Tuple[Action, str, str], Tuple[Budget, Budget, str]] = {}  # the writer's batches alone read and change it
+        # Answers of strings alone read before, with their wire form; the writer's batches alone read and change it.
         self._plain: Dict[Tuple[Tuple[str, str], ...], Tuple[ProgressEvent, Record]] = {}
 
     def call(

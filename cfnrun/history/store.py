@@ -109,8 +109,9 @@ class HistoryStore:
         """The project's store, or None when recording is switched off."""
         return cls(project_root, history_limit()) if recording_enabled() else None
 
-    def _connect(self, create: bool) -> sqlite3.Connection:
-        """A connection to write through (``create``: folder, file and tables made as needed), or one that only reads."""
+    def _connect(self, create: bool, shared: bool = False) -> sqlite3.Connection:
+        """A connection to write through (``create``: folder, file and tables made as needed; ``shared``: usable from any
+        thread, one at a time), or one that only reads."""
         if not create:
             if not self.path.exists():
                 raise CfnrunError(f"no history yet: {self.path} does not exist (run cfnrun invoke or serve first)")
@@ -118,7 +119,7 @@ class HistoryStore:
             # a read-only connection cannot fold the write-ahead log back in, so it would leave -wal/-shm files.)
             return sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=rw", uri=True, timeout=10)
         state_folder(self.folder.parent)
-        connection = open_wal(self.path, _SCHEMA)  # synchronous NORMAL: no fsync per operation, history is not a ledger
+        connection = open_wal(self.path, _SCHEMA, shared=shared)  # synchronous NORMAL: no fsync per operation, history is not a ledger
         # The store keeps its events with their operations itself (``extend`` checks, ``_prune`` deletes both), so SQLite
         # need not look up an event's operation at each insert nor run a cascade for each operation pruned.
         connection.execute("PRAGMA foreign_keys = OFF")
@@ -239,9 +240,30 @@ class HistoryStore:
         held: Optional[sqlite3.Connection] = getattr(self._thread, "held", None)
         return held
 
-    def batch(self) -> "_Batch":
-        """The writes inside, on this thread, in one transaction (serve's history writer: one commit for many calls)."""
-        return _Batch(self)
+    def batch(self, connection: Optional[sqlite3.Connection] = None) -> "_Batch":
+        """The writes inside, on this thread, in one transaction (serve's history writer: one commit for many calls),
+        through ``connection`` when given (``writer_connection``), else through this thread's held one."""
+        return _Batch(self, connection)
+
+    def writer_connection(self) -> sqlite3.Connection:
+        """A connection for ``batch`` that any thread may use, one at a time, and that never folds the write-ahead log
+        back into the file as it commits (``checkpoint`` does, on another connection, and closing it does). Raises
+        CfnrunError."""
+        try:
+            connection = self._connect(create=True, shared=True)
+            connection.execute("PRAGMA wal_autocheckpoint = 0")
+        except (sqlite3.Error, OSError) as error:
+            raise self._unusable(error) from None
+        return connection
+
+    def checkpoint(self) -> None:
+        """Fold what the write-ahead log holds back into the file, on a connection of its own, without waiting for or
+        holding up writers (a passive checkpoint: its syncs of the disk are this thread's to wait on)."""
+        try:
+            with contextlib.closing(self._connect(create=False)) as connection:
+                connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except (sqlite3.Error, OSError, CfnrunError):
+            pass  # the next one, or the last connection's close, folds it in
 
     def _session(self, create: bool) -> "_Session":
         """A transaction (in a batch: part of its); what the database or the disk refuses (a damaged file,
@@ -256,14 +278,18 @@ class _Batch:
     """``HistoryStore.batch``: a class rather than a generator, as serve's writer opens one per batch (one per call
     when calls come one after another). Whatever happens inside, what was written is committed as it ends."""
 
-    __slots__ = ("store",)
+    __slots__ = ("store", "lent", "own")
 
-    def __init__(self, store: HistoryStore) -> None:
-        self.store = store
+    def __init__(self, store: HistoryStore, lent: Optional[sqlite3.Connection]) -> None:
+        self.store, self.lent = store, lent
+        self.own: Optional[sqlite3.Connection] = None
 
     def __enter__(self) -> None:
         store = self.store
-        store.hold()
+        if self.lent is not None:
+            self.own, store._thread.held = store._held, self.lent
+        else:
+            store.hold()
         store._thread.batching = True
         store._thread.waiting = []  # the events of the batch's records, inserted as it commits
 
@@ -272,13 +298,17 @@ class _Batch:
         thread = store._thread
         thread.batching = False
         waiting, thread.waiting = thread.waiting, None
-        with store._session(create=True) as connection:
-            if waiting:
-                connection.executemany(_INSERT_EVENTS, waiting)
-            if getattr(thread, "pruning", False):
-                thread.pruning = False
-                store._prune(connection)
-            # leaving the session commits the batch
+        try:
+            with store._session(create=True) as connection:
+                if waiting:
+                    connection.executemany(_INSERT_EVENTS, waiting)
+                if getattr(thread, "pruning", False):
+                    thread.pruning = False
+                    store._prune(connection)
+                # leaving the session commits the batch
+        finally:
+            if self.lent is not None:
+                thread.held = self.own  # the lent connection is the lender's, not this thread's to keep or close
 
 
 class _Session:

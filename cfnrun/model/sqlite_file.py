@@ -12,9 +12,10 @@ import sqlite3
 from pathlib import Path
 
 
-def open_wal(path: Path, schema: str, synchronous: str = "NORMAL") -> sqlite3.Connection:
-    """A connection to write through: the file and ``schema``'s tables made as needed. Raises sqlite3.Error or OSError."""
-    connection = sqlite3.connect(str(path), timeout=10)
+def open_wal(path: Path, schema: str, synchronous: str = "NORMAL", shared: bool = False) -> sqlite3.Connection:
+    """A connection to write through: the file and ``schema``'s tables made as needed (``shared``: usable from any
+    thread, one at a time). Raises sqlite3.Error or OSError."""
+    connection = sqlite3.connect(str(path), timeout=10, check_same_thread=not shared)
     try:
         connection.execute("PRAGMA foreign_keys = ON")
         connection.execute("PRAGMA journal_mode = WAL")

@@ -1,8 +1,7 @@
-"""serve's history writer: records written off the event loop, in order, what follows each on the loop afterwards."""
+"""serve's history writer: records written in batches on the event loop, in order, what follows each once it is in."""
 from __future__ import annotations
 
 import asyncio
-import queue
 import threading
 from pathlib import Path
 from typing import Any, List
@@ -16,7 +15,7 @@ from cfnrun.history.writer import HistoryWriter
 HEAD = {"type_name": "Org::Svc::Thing", "action": "CREATE", "function": "TypeFunction", "status": "SUCCESS", "invocations": 1, "duration_s": 0.0}
 
 
-def test_records_are_written_off_the_loop_in_order_and_each_console_line_follows_its_record(tmp_path: Path) -> None:
+def test_records_are_written_in_order_in_batches_on_the_loop_and_each_console_line_follows_its_record(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path)
     followed: List[int] = []
     writer_threads: List[str] = []
@@ -39,12 +38,13 @@ def test_records_are_written_off_the_loop_in_order_and_each_console_line_follows
 
         for number in range(100):
             writer.write(lambda n=number: record(n), lambda n=number: follow(n))  # type: ignore[misc]
+        assert followed == []  # handed over: written once the loop turns, not in line
         await asyncio.wait_for(done.wait(), 60)
         writer.close()
+        assert writer_threads and set(writer_threads) == {loop_thread}
 
     asyncio.run(main())
     assert followed == list(range(100))
-    assert set(writer_threads) == {"cfnrun-history"}
     assert [store.events(operation.id) for operation in reversed(store.operations())] == [[{"n": n}] for n in range(100)]
 
 
@@ -94,90 +94,103 @@ def test_a_batch_keeps_the_newest_operations_up_to_the_limit_as_one_at_a_time_do
         assert [store.events(operation.id) for operation in kept] == [[{"n": 6}], [{"n": 5}], [{"n": 4}]]
 
 
-def test_records_that_keep_coming_share_a_transaction_and_one_wake_up_while_one_after_a_pause_is_written_at_once(
+def test_records_that_keep_coming_share_a_transaction_while_one_after_a_pause_is_written_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(writer_module, "GATHER_S", 600.0)  # "calls keep coming" for as long as the test runs
+    """A boto3 client calling a no-op handler one call after another sends its next call ~2-3 ms after the last
+    answer: its record waits for the next ones (one transaction for several calls); a record after a pause of a
+    second is written at once."""
+    clock = [1000.0]
+    monkeypatch.setattr(writer_module, "time", type("Clock", (), {"monotonic": staticmethod(lambda: clock[0])}))
     store = HistoryStore(tmp_path)
     transactions: List[int] = []
     batch = store.batch
 
-    def counted() -> Any:
+    def counted(*args: Any) -> Any:
         transactions.append(1)
-        return batch()
+        return batch(*args)
 
     store.batch = counted  # type: ignore[method-assign]
-    taken = threading.Semaphore(0)  # released each time the writer's thread takes a record
-    waits_for_one: List[Any] = []  # the writer's thread waiting on the queue for one more record while it gathers a batch
-
-    class Watched(queue.SimpleQueue):  # type: ignore[type-arg]
-        def get(self, *args: Any, **kwargs: Any) -> Any:
-            if args[1:] or "timeout" in kwargs:
-                waits_for_one.append(kwargs)
-            item = super().get(*args, **kwargs)
-            taken.release()
-            return item
-
-        def get_nowait(self) -> Any:
-            item = super().get_nowait()
-            taken.release()
-            return item
-
-    async def main() -> None:
-        writer = HistoryWriter(store)
-        writer._queue = Watched()
-        first = asyncio.Event()
-        writer.write(lambda: store.add("serve", None, HEAD, "{}", []), first.set)  # after a pause: written at once
-        await asyncio.wait_for(first.wait(), 60)
-        assert len(transactions) == 1 and taken.acquire(blocking=False)  # the first record: taken, written alone
-        writer.write(lambda: store.add("serve", None, HEAD, "{}", []))  # alone, right after the last batch was written
-        assert await asyncio.to_thread(taken.acquire, True, 60)  # taken: it waits for what comes next
-        for _ in range(2):
-            writer.write(lambda: store.add("serve", None, HEAD, "{}", []))
-        writer.close()  # the batch gathering stops waiting
-
-    asyncio.run(main())
-    assert len(transactions) == 2
-    assert waits_for_one == []  # one wait for the batch's window, not a wake-up per record handed over
-    assert len(store.operations()) == 4
-
-
-def test_a_client_calling_one_call_after_another_shares_a_batch_with_its_next_calls_and_one_after_a_pause_does_not(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A boto3 client calling a no-op handler one call after another sends its next call ~2-3 ms after the last
-    answer: its record waits for the next ones (one transaction and one wake-up of each thread for several calls);
-    a record after a pause of a second is written at once."""
-    clock = [1000.0]
-    monkeypatch.setattr(writer_module, "time", type("Clock", (), {"monotonic": staticmethod(lambda: clock[0])}))
-    store = HistoryStore(tmp_path)
     waits: List[float] = []
 
-    class Closing(threading.Event):
-        def wait(self, timeout: Any = None) -> bool:
-            waits.append(timeout)
-            return True  # as if the window were over: the test never waits on the clock
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        call_later = loop.call_later
 
-    async def recorded(writer: HistoryWriter) -> None:
+        def noted(delay: float, callback: Any, *args: Any) -> Any:
+            if getattr(callback, "__name__", "") != "_write_waiting":
+                return call_later(delay, callback, *args)
+            waits.append(delay)
+            return loop.call_soon(callback, *args)  # as if the window were over: the test never waits on the clock
+
+        loop.call_later = noted  # type: ignore[method-assign,assignment]
+        writer = HistoryWriter(store)
         written = asyncio.Event()
+        writer.write(lambda: store.add("serve", None, HEAD, "{}", []), written.set)  # after a pause: written at once
+        await asyncio.wait_for(written.wait(), 60)
+        assert waits == [] and len(transactions) == 1
+        clock[0] += 0.005  # the client's next calls, 5 ms after the last batch was written
+        written.clear()
+        for _ in range(3):
+            writer.write(lambda: store.add("serve", None, HEAD, "{}", []), written.set)
+        await asyncio.wait_for(written.wait(), 60)
+        assert waits == [writer_module.GATHER_S] and len(transactions) == 2  # one window, one transaction for the three
+        clock[0] += 1.0  # a call after a pause of a second
+        written.clear()
         writer.write(lambda: store.add("serve", None, HEAD, "{}", []), written.set)
         await asyncio.wait_for(written.wait(), 60)
-
-    async def main() -> None:
-        writer = HistoryWriter(store)
-        writer._closing = Closing()
-        await recorded(writer)  # the first call: after a pause, written at once
-        assert waits == []
-        clock[0] += 0.005  # the client's next call, 5 ms after the last batch was written
-        await recorded(writer)
-        assert waits == [writer_module.GATHER_S]  # it waited for the calls that come next
-        clock[0] += 1.0  # a call after a pause of a second
-        await recorded(writer)
-        assert waits == [writer_module.GATHER_S]  # written at once
+        assert waits == [writer_module.GATHER_S] and len(transactions) == 3  # written at once
+        loop.call_later = call_later  # type: ignore[method-assign]
         writer.close()
 
     asyncio.run(main())
-    assert len(store.operations()) == 3
+    assert len(store.operations()) == 5
+
+
+def test_the_log_is_folded_back_in_off_the_loop_every_so_many_records_and_once_at_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writer_module, "CHECKPOINT_RECORDS", 3)
+    store = HistoryStore(tmp_path)
+    checkpoints: List[str] = []
+    checkpoint = store.checkpoint
+
+    def noted() -> None:
+        checkpoints.append(threading.current_thread().name)
+        checkpoint()
+
+    store.checkpoint = noted  # type: ignore[method-assign]
+
+    async def main() -> None:
+        writer = HistoryWriter(store)
+        for _ in range(2):  # two batches of two: the second passes three records since the last checkpoint
+            written = asyncio.Event()
+            writer.write(lambda: store.add("serve", None, HEAD, "{}", []))
+            writer.write(lambda: store.add("serve", None, HEAD, "{}", []), written.set)
+            await asyncio.wait_for(written.wait(), 60)
+        writer.close()  # waits for the checkpoint under way, then closes the last connection
+
+    asyncio.run(main())
+    assert checkpoints == ["cfnrun-history-checkpoint"]
+    assert not (tmp_path / ".cfnrun" / "history.sqlite3-wal").exists()  # the last connection closed: the log folded in
+    assert len(store.operations()) == 4
+
+
+def test_a_record_handed_over_while_close_runs_on_another_thread_is_written(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path)
+    followed: List[str] = []
+
+    async def main() -> None:
+        writer = HistoryWriter(store)
+        writer.write(lambda: store.add("serve", None, HEAD, "{}", []), lambda: followed.append("first"))
+        closing = asyncio.get_running_loop().run_in_executor(None, writer.close)
+        writer.write(lambda: store.add("serve", None, HEAD, "{}", []), lambda: followed.append("second"))
+        await closing
+        await asyncio.sleep(0)  # the loop's turn: what it scheduled runs, in line now that the writer is closed
+
+    asyncio.run(main())
+    assert sorted(followed) == ["first", "second"]
+    assert len(store.operations()) == 2
 
 
 def test_a_batch_inserts_its_events_as_it_commits_and_an_operation_extended_in_it_counts_those_of_the_batch(tmp_path: Path) -> None:
