@@ -1,4 +1,4 @@
-"""serve's history writes, batched on the event loop: many calls' records to one transaction, none of the disk's waits.
+"""serve's history writes, batched on the event loop: many calls' records to one transaction, the disk's syncs elsewhere.
 
 A record handed over after a pause is written as soon as the loop has sent the answer in hand (``call_soon``);
 records that keep coming (the last batch written ``GATHER_S`` ago or less: a client calling one call after another,
@@ -12,6 +12,9 @@ serve more than the writing itself (its main process's CPU per call fell by a si
 2026-11-27, docs/performance.md). What may wait on the disk stays off the loop: a commit only writes the log
 (synchronous NORMAL: no sync), and folding the log back into the file, which syncs the disk twice, runs on a
 short-lived thread every ``CHECKPOINT_RECORDS`` records (``HistoryStore.checkpoint``) and once at ``close``.
+Another process writing the same history (``cfnrun invoke`` in the project) holds the file's write lock for a
+commit of its own, a moment; a batch waits for it as any writer does (up to SQLite's busy timeout of 10 s, then
+its records are not recorded and the note says why).
 """
 from __future__ import annotations
 
