@@ -3,6 +3,7 @@ share a batch (``history/writer.py``), and still every call is recorded and its 
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Callable
 
@@ -45,3 +46,35 @@ def test_calls_one_after_another_are_each_recorded_before_their_console_line(
     request_ids = [store.events(operation.id)[-1]["requestId"] for operation in reversed(store.operations())]
     assert request_ids == answered
     assert [operation.request["payload"]["bearerToken"] for operation in reversed(store.operations())] == [f"token-{n}" for n in range(CALLS)]
+
+
+def test_serve_answers_while_another_process_holds_the_history_and_records_every_call_once_it_lets_go(
+    sample: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SQLite shell with a transaction open on the history (``BEGIN IMMEDIATE``) never holds up serve's answers: the
+    records wait, untouched, and are written, with their console lines, once the lock is let go."""
+    project = sample("note")
+    monkeypatch.setenv("CFNRUN_HISTORY", "on")
+    server = ServerProcess(project)
+    try:
+        client = server.client()
+        first = client.invoke(FunctionName="TypeFunction", Payload=list_request("before"))
+        server.has_printed(rf"TypeFunction LIST → SUCCESS .*\[{first['ResponseMetadata']['RequestId'][:8]}\]")  # the file exists
+        shell = sqlite3.connect(str(HistoryStore(project).path), isolation_level=None)
+        shell.execute("BEGIN IMMEDIATE")
+        try:
+            answered = []
+            for number in range(CALLS):
+                response = client.invoke(FunctionName="TypeFunction", Payload=list_request(f"locked-{number}"))
+                assert json.loads(response["Payload"].read())["status"] == "SUCCESS"
+                answered.append(response["ResponseMetadata"]["RequestId"])
+            assert len(HistoryStore(project).operations()) == 1  # answered, not yet recorded: the lock is held
+        finally:
+            shell.execute("COMMIT")
+            shell.close()
+        server.has_printed(rf"TypeFunction LIST → SUCCESS .*\[{answered[-1][:8]}\]")  # its line follows its record
+        tokens = [operation.request["payload"]["bearerToken"] for operation in reversed(HistoryStore(project).operations())]
+        assert tokens == ["before"] + [f"locked-{n}" for n in range(CALLS)]
+    finally:
+        assert server.stop() == 0
+    assert "not recorded" not in "\n".join(server.output)

@@ -247,14 +247,28 @@ class HistoryStore:
 
     def writer_connection(self) -> sqlite3.Connection:
         """A connection for ``batch`` that any thread may use, one at a time, and that never folds the write-ahead log
-        back into the file as it commits (``checkpoint`` does, on another connection, and closing it does). Raises
-        CfnrunError."""
+        back into the file as it commits (``checkpoint`` does, on another connection, and closing it does); each batch
+        takes the write lock first (``begin_batch``). Raises CfnrunError."""
         try:
             connection = self._connect(create=True, shared=True)
             connection.execute("PRAGMA wal_autocheckpoint = 0")
         except (sqlite3.Error, OSError) as error:
             raise self._unusable(error) from None
         return connection
+
+    def begin_batch(self, connection: sqlite3.Connection, wait_ms: int) -> bool:
+        """Take the file's write lock for a batch on ``connection`` (``writer_connection``), waiting up to ``wait_ms``
+        for another process's; False when that process still holds it. Raises CfnrunError."""
+        try:
+            connection.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
+            connection.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            if str(error) == "database is locked":
+                return False
+            raise self._unusable(error) from None
+        except sqlite3.Error as error:
+            raise self._unusable(error) from None
+        return True
 
     def checkpoint(self) -> None:
         """Fold what the write-ahead log holds back into the file, on a connection of its own, without waiting for or

@@ -13,8 +13,10 @@ serve more than the writing itself (its main process's CPU per call fell by a si
 (synchronous NORMAL: no sync), and folding the log back into the file, which syncs the disk twice, runs on a
 short-lived thread every ``CHECKPOINT_RECORDS`` records (``HistoryStore.checkpoint``) and once at ``close``.
 Another process writing the same history (``cfnrun invoke`` in the project) holds the file's write lock for a
-commit of its own, a moment; a batch waits for it as any writer does (up to SQLite's busy timeout of 10 s, then
-its records are not recorded and the note says why).
+commit of its own, a moment: a batch takes the lock before its first record, waiting ``LOCK_WAIT_MS`` at most, and
+when the other process still holds it the batch is put off, untouched, to the next window, so the loop never
+waits on another process. A lock held for ``LOCKED_GIVE_UP_S`` (someone's open transaction in a SQLite shell, say)
+costs the records that waited meanwhile, with one note; ``close`` waits for it as long, once.
 """
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ BATCH = 500  # records per transaction, at most: a batch this long is written at
 # lower in 5 pairs of 6.
 GATHER_S = 0.050
 CHECKPOINT_RECORDS = 1000  # records written between two checkpoints, about 1 MB of log
+LOCK_WAIT_MS = 5  # how long a batch on the loop waits for another process's write lock before it is put off
+LOCKED_GIVE_UP_S = 10.0  # SQLite's own busy timeout elsewhere in cfnrun: records put off this long are not recorded
 
 Work = Callable[[], None]
 Then = Callable[[], None]
@@ -57,6 +61,7 @@ class HistoryWriter:
         self._written_at = -math.inf  # time.monotonic() when the last batch was written
         self._since_checkpoint = 0
         self._checkpointing: Optional[threading.Thread] = None
+        self._locked_since: Optional[float] = None  # time.monotonic() when a batch was first put off for another's lock
 
     def write(self, work: Work, then: Optional[Then] = None) -> None:
         if self._closed:  # the last calls of a stopping serve: in line, as before
@@ -77,8 +82,8 @@ class HistoryWriter:
         self._closed = True
         with self._writing:
             items, self._waiting = self._waiting, []
-            if items:
-                self._write(items)
+            if items and not self._write(items, int(LOCKED_GIVE_UP_S * 1000)):
+                not_recorded(CfnrunError(f"{self.store.path} was locked by another process for {LOCKED_GIVE_UP_S:g} s ({len(items)} calls)"))
             checkpointing, self._checkpointing = self._checkpointing, None
             if checkpointing is not None:
                 checkpointing.join()
@@ -101,23 +106,46 @@ class HistoryWriter:
             return
         try:
             items, self._waiting = self._waiting, []
-            self._write(items)
-            self._checkpoint_now_and_then(len(items))
+            if self._write(items, LOCK_WAIT_MS):
+                self._locked_since = None
+                self._checkpoint_now_and_then(len(items))
+            elif self._put_off(items):
+                return
         finally:
             self._writing.release()
         self._follow(items)
 
-    def _write(self, items: List[Tuple[Work, Optional[Then]]]) -> None:
-        """One transaction for ``items``' records (the writing lock held); a fault costs the record it is in."""
+    def _put_off(self, items: List[Tuple[Work, Optional[Then]]]) -> bool:
+        """Another process holds the file's write lock: ``items`` wait for the next window (True), or, after
+        ``LOCKED_GIVE_UP_S`` of this, are not recorded and what follows them runs (False)."""
+        now = time.monotonic()
+        if self._locked_since is None:
+            self._locked_since = now
+        if now - self._locked_since < LOCKED_GIVE_UP_S:
+            self._waiting[:0] = items
+            if not self._scheduled:
+                self._scheduled = True
+                asyncio.get_running_loop().call_later(GATHER_S, self._write_waiting)
+            return True
+        self._locked_since = None
+        not_recorded(CfnrunError(f"{self.store.path} has been locked by another process for {LOCKED_GIVE_UP_S:g} s ({len(items)} calls)"))
+        return False
+
+    def _write(self, items: List[Tuple[Work, Optional[Then]]], lock_wait_ms: int) -> bool:
+        """One transaction for ``items``' records (the writing lock held); a fault costs the record it is in. False,
+        with nothing written or run: another process held the file's write lock for ``lock_wait_ms``."""
         try:
             if self._connection is None:
                 self._connection = self.store.writer_connection()
+            if not self.store.begin_batch(self._connection, lock_wait_ms):
+                return False
             with self.store.batch(self._connection):
                 for work, _ in items:
                     _guarded(work)
         except CfnrunError as error:
             not_recorded(error)
         self._written_at = time.monotonic()
+        return True
 
     def _write_now(self, items: List[Tuple[Work, Optional[Then]]]) -> None:
         """After close: each record in its own transaction, on the caller's thread, once close() has ended (two

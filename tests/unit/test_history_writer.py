@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Any, List
@@ -220,3 +221,68 @@ def test_a_record_that_fails_in_a_batch_leaves_no_events_of_what_its_rollback_to
     with store._session(create=False) as connection:
         (events,) = connection.execute("SELECT COUNT(*) FROM events").fetchone()
     assert events == 1
+
+
+def _locked_by_another(store: HistoryStore) -> sqlite3.Connection:
+    """A connection of its own (another process's, as far as SQLite can tell) holding the history file's write lock."""
+    store.add("serve", None, HEAD, "{}", [])  # the file and its tables exist
+    store.close()
+    other = sqlite3.connect(str(store.path), isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    return other
+
+
+def test_a_batch_is_put_off_while_another_process_holds_the_write_lock_and_written_once_it_is_let_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writer_module, "GATHER_S", 0.001)
+    store = HistoryStore(tmp_path)
+    other = _locked_by_another(store)
+    attempts: List[bool] = []
+    begin = store.begin_batch
+
+    def noted(connection: sqlite3.Connection, wait_ms: int) -> bool:
+        taken = begin(connection, wait_ms)
+        attempts.append(taken)
+        if len(attempts) == 2:
+            other.execute("COMMIT")  # the other process lets go after the second try
+        return taken
+
+    store.begin_batch = noted  # type: ignore[method-assign]
+    followed: List[str] = []
+
+    async def main() -> None:
+        writer = HistoryWriter(store)
+        written = asyncio.Event()
+        writer.write(lambda: store.add("serve", None, HEAD, "{}", ['{"n": 1}']), lambda: (followed.append("line"), written.set()))
+        await asyncio.wait_for(written.wait(), 60)
+        writer.close()
+
+    asyncio.run(main())
+    other.close()
+    assert attempts[:2] == [False, False] and attempts[2:] == [True]  # put off twice, untouched; then written
+    assert followed == ["line"]
+    assert store.events(store.operations()[0].id) == [{"n": 1}]
+
+
+def test_records_put_off_for_as_long_as_sqlite_would_wait_are_not_recorded_and_their_lines_still_follow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(writer_module, "LOCKED_GIVE_UP_S", 0.0)  # the first put-off is already as long as that
+    store = HistoryStore(tmp_path)
+    other = _locked_by_another(store)
+    followed: List[str] = []
+
+    async def main() -> None:
+        writer = HistoryWriter(store)
+        written = asyncio.Event()
+        writer.write(lambda: store.add("serve", None, HEAD, "{}", []), lambda: (followed.append("line"), written.set()))
+        await asyncio.wait_for(written.wait(), 60)
+        other.execute("COMMIT")
+        writer.close()
+
+    asyncio.run(main())
+    other.close()
+    assert followed == ["line"]
+    assert len(store.operations()) == 1  # the one made before the lock, not the one put off
+    assert "locked by another process" in capsys.readouterr().err
