@@ -3,7 +3,7 @@
 The zygote's side of the control socket is played by the test (a SOCK_SEQPACKET pair, as the real one is), so it
 can send what a busy machine produces: a fork's "forked" reply and its "exited" report read in one go, and a reply
 that arrives after the fork that asked for it was cancelled. The zygote's process is a real child that leaves at
-EOF on its stdin, as the real one does.
+EOF on its stdin (the control socket), as the real one does, but never reads it.
 """
 from __future__ import annotations
 
@@ -19,10 +19,15 @@ from cfnrun.runtime.zygote import Zygote
 from conftest import PATIENCE_S
 
 
+EOF_WAIT = "import select; p = select.poll(); p.register(0, select.POLLRDHUP); p.poll()"
+
+
 async def _with_zygote(test: Callable[[Zygote, socket.socket], Awaitable[None]]) -> None:
     parent_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    # It waits for the end of the control socket without reading it: a read would take the fork requests meant for
+    # the test (both ends read the one socket, and whichever waits first gets a message).
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", "import sys; sys.stdin.buffer.read()", stdin=os.dup(zygote_end.fileno()), start_new_session=True
+        sys.executable, "-c", EOF_WAIT, stdin=os.dup(zygote_end.fileno()), start_new_session=True
     )
     parent_end.setblocking(False)
     zygote = Zygote(process, parent_end, new_marker())
