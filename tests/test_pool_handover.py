@@ -48,12 +48,15 @@ def test_a_queued_call_is_sent_to_the_worker_the_call_before_it_frees_before_its
         b = asyncio.ensure_future(pool.invoke({"do": "context"}, 7.0))
         c = asyncio.ensure_future(pool.invoke({"do": "print", "text": "third call"}, 10.0))
         await _until_queued(pool, 2)  # both wait behind the first call before its answer can come
+        seen["calls while queued"] = pool.calls  # what the template lint waits on (one running, two queued)
         release.touch()
         seen["outcomes"] = [await a, await b, await c]
+        seen["calls after"] = pool.calls
         return seen
 
     seen = with_pool(body, size=1)
     assert seen["busy"] == [True]
+    assert (seen["calls while queued"], seen["calls after"]) == (3, 0)
     first, second, third = seen["outcomes"]
     assert first.kind is OutcomeKind.RETURNED and first.result["status"] == "SUCCESS" and first.logs == "step 1 of 2\nstep 2 of 2\n"
     assert second.kind is OutcomeKind.RETURNED and 0 < second.result["remaining_ms"] <= 7000 and second.logs == ""

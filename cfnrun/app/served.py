@@ -123,6 +123,10 @@ class Served:
     def registries(self) -> List[FunctionRegistry[Any]]:
         return [*self.providers, *self.templates]
 
+    def calls(self) -> int:
+        """Calls on every served function now, running or queued."""
+        return sum(registry.calls() for registry in self.registries)
+
     def serve_template(self, registry: FunctionRegistry[FunctionTemplate]) -> None:
         """Serve ``registry``'s functions from now on (a stack's AWS::Lambda::Function): ServiceTokens, the Invoke API."""
         self._templates = (*self._templates, registry)

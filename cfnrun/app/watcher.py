@@ -20,7 +20,7 @@ IGNORED_DIRS = {
     ".git", ".hg", ".svn", "__pycache__", "build", "dist", ".state", ".venv", "venv", "env",
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".tox", ".nox", "node_modules",
     ".idea", ".vscode", ".aws-sam", "sam-tests", "example_inputs", "requests", "docs",
-    ".cfnrun",  # cfnrun's own history: recording a call must not reload a project whose code is its root
+    FOLDER,  # cfnrun's own history: recording a call must not reload a project whose code is its root
 }
 IGNORED_SUFFIXES = (".pyc", ".pyo", ".swp", ".swx", ".swo", ".tmp", ".bak", "~", ".log", ".orig")
 # Saves closer together than this make one reload (an editor that truncates, then writes; a save and its
@@ -42,14 +42,17 @@ class ProjectFilter(watchfiles.DefaultFilter):
         self.code_dirs = project.code_dirs
         self.extra_files = set(extra_files)  # e.g. invoke --watch's request file, wherever it is
         self.config_files = project.config_files
-        # cfnrun's own folder (the history, written with every call serve records): its changes are turned away
-        # by their start alone, before a Path is made, unless a file named above lies in it.
-        state = project.root / FOLDER
+        # The ignored folders right under a watched folder (cfnrun's history, written with every call serve records; a
+        # provider's own state, written with every handler call; .git, .venv): their changes are turned away by their
+        # start alone, before a Path is made, unless a file named above lies in one.
         named = (*self.config_files, *self.extra_files)
-        self._own_state = None if any(path.is_relative_to(state) for path in named) else f"{state}{os.sep}"
+        prefixes = (folder / name for folder in watched_folders(project, extra_files) for name in IGNORED_DIRS)
+        self._ignored_starts = tuple(
+            f"{prefix}{os.sep}" for prefix in prefixes if not any(path.is_relative_to(prefix) for path in named)
+        )
 
     def __call__(self, change: watchfiles.Change, path: str) -> bool:
-        if self._own_state is not None and path.startswith(self._own_state):
+        if path.startswith(self._ignored_starts):
             return False
         candidate = Path(path)
         if candidate in self.config_files or candidate in self.extra_files:

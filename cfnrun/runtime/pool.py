@@ -191,6 +191,11 @@ class FunctionPool:
         return sum(1 for w in self._idle if w.alive)
 
     @property
+    def calls(self) -> int:
+        """Calls on the pool now: running on a worker, or queued for one (read by background work that waits for a pause)."""
+        return len(self._workers) - len(self._idle) + self._queued
+
+    @property
     def pids(self) -> List[int]:
         return sorted(w.pid for w in self._workers if w.alive)
 

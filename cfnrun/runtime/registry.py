@@ -67,6 +67,10 @@ class FunctionRegistry(Generic[S]):
         pool = self._pools.get(logical_id)
         return pool.idle if pool is not None else 0
 
+    def calls(self) -> int:
+        """Calls on this registry's functions now, running or queued."""
+        return sum(pool.calls for pool in self._pools.values())
+
     def pool(self, function: FunctionSpec) -> FunctionPool:
         pool = self._pools.get(function.logical_id)
         if pool is None:

@@ -1,4 +1,4 @@
-"""cfn-lint over a stack's template in a child process: its findings arrive as warnings, and never slow the stack.
+"""cfn-lint over a stack's template in a child process: its findings arrive as warnings, which nothing waits for.
 
 cfn-lint is pure Python and holds the interpreter's lock while it checks: over a template of a few
 hundred resources, seconds in which serve's event loop, in one of its threads, would hardly run,
@@ -6,7 +6,8 @@ though nothing waits for the findings (the service accepts these templates; ``te
 says why). So the lint runs in a child process (``lint_child.py``, kept warm by
 ``runtime/line_children.py``: cfn-lint's import and rules are loaded once), on the other
 core, bounded by ``LINT_LIMIT_S``, one lint at a time and at low priority; a template linted before
-(with the same schemas) gets the findings it got then.
+(with the same schemas) gets the findings it got then. When to ask is the caller's: serve asks in a
+pause of its handler calls (``app/stacks/lint_in_pauses.py``), as a lint beside them still took their CPU.
 """
 from __future__ import annotations
 

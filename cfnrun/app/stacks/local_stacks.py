@@ -3,7 +3,7 @@
 Every user type's resource operation goes through ``ServedTypeOperations`` (the one invoker on
 the served providers' warm workers); AWS::* resources go to the AWS endpoint the handlers use;
 custom resources to the functions ``--functions`` serves. A template is linted (cfn-lint, with
-the served types' schemas) and read (parameters, conditions, dependencies) when the API call
+the served types' schemas, in a pause of the handler calls: ``lint_in_pauses.py``) and read (parameters, conditions, dependencies) when the API call
 arrives, so what the service refuses up front is refused then, as a ValidationError.
 """
 from __future__ import annotations
@@ -57,6 +57,7 @@ from cfnrun.model.hook_configuration import HookConfiguration, HookConfiguration
 from cfnrun.model.type_configuration import declares_type_configuration, type_configuration_problem
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.lint_process import lint_lines
+from cfnrun.app.stacks.lint_in_pauses import pause_in_calls
 from cfnrun.stacks.state_db import StateError
 from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.signals import ResourceSignals, Signal
@@ -278,6 +279,7 @@ def local_stacks(
     engine = StackEngine(router, exports, region, account_id, hooks, signals)
 
     async def lint(body: str) -> None:
+        await pause_in_calls(served.calls)  # cfn-lint takes a core: it waits for the handler calls to pause
         schemas = [s.document for s in (operations.schema(t) for t in served_types()) if s is not None]
         for warning in await lint_lines(body, schemas, region):
             operations.console.warn(warning)
