@@ -123,9 +123,47 @@ class Serve:
         found = [float(match.group(1)) for line in self.lines[since:] if (match := CALL_LINE.search(line))]
         return len(found), sum(found) / 1000
 
+    def settle(self, quiet_s: float = 0.2, most_s: float = 60.0) -> None:
+        """Until serve and every process under it have used no CPU for ``quiet_s`` (looked at every 20 ms): what a
+        warm-up started in the background (the template lint of its stack, which waits for a pause in the handler
+        calls; a spare worker's imports) is done before a measured run starts."""
+        deadline = time.monotonic() + most_s
+        used, quiet_since = -1.0, time.monotonic()
+        while time.monotonic() < deadline:
+            now_used = sum(cpu_seconds(pid) for pid in process_tree(self.process.pid))
+            if now_used != used:
+                used, quiet_since = now_used, time.monotonic()
+            elif time.monotonic() - quiet_since >= quiet_s:
+                return
+            time.sleep(0.02)
+        raise SystemExit(f"cfnrun serve kept using CPU for {most_s:g} s after its warm-up")
+
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=30)
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def process_tree(pid: int) -> List[int]:
+    """``pid`` and every process under it (Linux /proc)."""
+    found, parents = [pid], {pid}
+    while True:
+        more = [child for child, _ in children(parents) if child not in found]
+        if not more:
+            return found
+        found += more
+        parents = set(more)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time ``pid`` has used (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
 def note_sample_with_notes(count: int = 3) -> Path:

@@ -252,6 +252,7 @@ def stack_chain(budget: Budget, work: Path) -> Figures:
     serve = Serve(cluster_project(work), "--virtual-clock")
     try:
         create_seconds(serve, "warm-up", chained_clusters(3))  # cfn-lint's first load, the workers' first calls
+        serve.settle()  # the warm-up's lint, started once its calls were done
         seen = len(serve.lines)
         wall = create_seconds(serve, "chain", chained_clusters(budget.chain))
         calls, handler_seconds = serve.invocation_seconds(since=seen)
@@ -276,6 +277,7 @@ def stack_wide(budget: Budget, work: Path) -> Figures:
     serve = Serve(cluster_project(work), "--virtual-clock")
     try:
         create_seconds(serve, "warm-up", looped_clusters(3))
+        serve.settle()  # the warm-up's lint, started once its calls were done
         seen = len(serve.lines)
         wall = create_seconds(serve, "wide", looped_clusters(budget.wide))
         calls, handler_seconds = serve.invocation_seconds(since=seen)

@@ -20,27 +20,14 @@ import argparse
 import asyncio
 import resource
 import statistics
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
-from benchlib import USER_ENV, Serve, private_copy
+from benchlib import USER_ENV, Serve, cpu_seconds, private_copy, process_tree
 from serve_overhead import NOOP, start_inprocess, throughput
 
 CONCURRENCY = 16
-
-
-def process_tree(pid: int) -> List[int]:
-    found = [pid]
-    for child in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split():
-        found += process_tree(int(child))
-    return found
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / 100  # utime + stime, in clock ticks of 1/100 s
 
 
 def measured(pid: int, url: str, seconds: float) -> Tuple[float, float, float, float]:
