@@ -115,6 +115,7 @@ def stacks_part(work: Path, wide: Sequence[int], chains: Sequence[int], curves: 
         shapes: List[Tuple[str, int, Callable[[int], str]]] = [("independent", n, looped_clusters) for n in wide]
         shapes += [("chain", n, chained_clusters) for n in chains]
         for shape, count, template in shapes:
+            serve.settle()  # the stack before's lint runs after its calls: not beside this one
             seen = len(serve.lines)
             wall = create_seconds(serve, f"{shape}-{count}", template(count))
             calls, handler_seconds = serve.invocation_seconds(since=seen)
