@@ -9,7 +9,8 @@ process, its workers (every other process under it) and the client (this process
 turns, ``--rounds`` times; medians are printed. A thread switch, a lock handed between threads and a wake-up
 are in these figures, which instruction counts (``bench/serve_instructions.py``) leave out.
 
-A turn is ``floor`` (bench/inprocess_server.py) or serve's extra arguments and ``NAME=VALUE`` settings of its
+A turn is ``floor`` (bench/inprocess_server.py), ``forwarder`` (bench/forwarder_server.py with two children,
+their CPU under "workers") or serve's extra arguments and ``NAME=VALUE`` settings of its
 environment, e.g. ``--turn ""`` (the defaults), ``--turn "--no-reload"``, ``--turn "CFNRUN_HISTORY=off"``,
 ``--turn "PYTHONPATH=/path/to/other/checkout"`` (run this from outside both checkouts, so that ``python -m``
 imports the one on PYTHONPATH). Default turns: the floor and serve's defaults.
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
 from benchlib import USER_ENV, Serve, cpu_seconds, private_copy, process_tree
-from serve_overhead import NOOP, start_inprocess, throughput
+from serve_overhead import NOOP, start_inprocess, start_script, throughput
 
 CONCURRENCY = 16
 
@@ -46,8 +47,8 @@ def measured(pid: int, url: str, seconds: float) -> Tuple[float, float, float, f
 
 
 def started(turn: str) -> Tuple[int, str, Callable[[], object]]:
-    if turn == "floor":
-        process, url = start_inprocess(NOOP)
+    if turn in ("floor", "forwarder"):
+        process, url = start_inprocess(NOOP) if turn == "floor" else start_script("forwarder_server.py", NOOP, "2")
         return process.pid, url, lambda: (process.terminate(), process.wait())
     words = turn.split()
     settings = dict(word.split("=", 1) for word in words if "=" in word and not word.startswith("-"))
@@ -60,7 +61,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--turn", action="append", help="floor, or serve's arguments and NAME=VALUE settings")
+    parser.add_argument("--turn", action="append", help="floor, forwarder, or serve's arguments and NAME=VALUE settings")
     args = parser.parse_args()
     turns = args.turn or ["floor", ""]
     figures: Dict[str, List[Tuple[float, float, float, float]]] = {turn: [] for turn in turns}
