@@ -2,9 +2,10 @@
 
 Every user type's resource operation goes through ``ServedTypeOperations`` (the one invoker on
 the served providers' warm workers); AWS::* resources go to the AWS endpoint the handlers use;
-custom resources to the functions ``--functions`` serves. A template is linted (cfn-lint, with
-the served types' schemas, in a pause of the handler calls: ``lint_in_pauses.py``) and read (parameters, conditions, dependencies) when the API call
-arrives, so what the service refuses up front is refused then, as a ValidationError.
+custom resources to the functions ``--functions`` serves. A template is read (parameters, conditions,
+dependencies) when the API call arrives, so what the service refuses up front is refused then, as a
+ValidationError, and linted (cfn-lint, with the served types' schemas) in the next pause of the
+handler calls (``lint_in_pauses.py``).
 """
 from __future__ import annotations
 
