@@ -23,7 +23,8 @@ a sample, end to end, and measures its baseline in the same run, so a busy machi
 - ``stack-chain``: a chain of 200 clusters (the cluster sample, each DependsOn the one before)
   created on ``cfnrun serve --virtual-clock``: cfnrun's own time per resource is the wall time
   less the handler calls' durations serve reports (the chain runs one call at a time);
-- ``stack-wide``: 500 independent clusters (one ``Fn::ForEach``) created on ``cfnrun serve --virtual-clock``;
+- ``stack-wide``: 500 independent clusters (one ``Fn::ForEach``) created on ``cfnrun serve --virtual-clock``,
+  the median of three creates;
 - ``test-clock``: ``cfnrun test --virtual-clock`` against ``cfnrun test`` on the cluster sample
   (``CallbackDelaySeconds`` 1), the contract tests chosen with ``--test-k``;
 - ``reload``: save → the first call answering with the new code, on ``cfnrun serve``
@@ -81,13 +82,14 @@ class Budget:
     examples: int
     chain: int
     wide: int
+    wide_rounds: int
     edits: int
     test_k: str
 
 
-FULL = Budget(rounds=7, calls=1000, seconds=5.0, burst=1000, examples=300, chain=200, wide=500, edits=10,
+FULL = Budget(rounds=7, calls=1000, seconds=5.0, burst=1000, examples=300, chain=200, wide=500, wide_rounds=3, edits=10,
               test_k="contract_create_read or contract_update_read")
-QUICK = Budget(rounds=1, calls=100, seconds=1.0, burst=100, examples=20, chain=10, wide=20, edits=2, test_k="contract_create_read")
+QUICK = Budget(rounds=1, calls=100, seconds=1.0, burst=100, examples=20, chain=10, wide=20, wide_rounds=1, edits=2, test_k="contract_create_read")
 
 
 def quiet(args: Sequence[str], cwd: Path, env: Optional[Dict[str, str]] = None) -> None:
@@ -274,18 +276,24 @@ def looped_clusters(count: int) -> str:
 
 
 def stack_wide(budget: Budget, work: Path) -> Figures:
+    """The median of ``wide_rounds`` creates on one serve, each once serve's processes are idle (the stack before's
+    lint, which runs after its calls, done): one create on this VM moves by a third from one minute to the next."""
     serve = Serve(cluster_project(work), "--virtual-clock")
+    rounds: List[Tuple[float, int, float]] = []
     try:
         create_seconds(serve, "warm-up", looped_clusters(3))
-        serve.settle()  # the warm-up's lint, started once its calls were done
-        seen = len(serve.lines)
-        wall = create_seconds(serve, "wide", looped_clusters(budget.wide))
-        calls, handler_seconds = serve.invocation_seconds(since=seen)
+        for number in range(budget.wide_rounds):
+            serve.settle()  # the lint of the stack before, started once its calls were done
+            seen = len(serve.lines)
+            wall = create_seconds(serve, f"wide-{number + 1}", looped_clusters(budget.wide))
+            rounds.append((wall, *serve.invocation_seconds(since=seen)))
     finally:
         serve.stop()
+    wall, calls, handler_seconds = sorted(rounds)[len(rounds) // 2]
+    each = " / ".join(f"{round_wall:.2f}" for round_wall, _, _ in rounds)
     # the goal is set for 500; a smaller --quick stack is held to its share of it
     return Figures(
-        f"{wall:.2f} s for {budget.wide}",
+        f"{wall:.2f} s for {budget.wide}" + (f" (median of {len(rounds)}: {each} s)" if len(rounds) > 1 else ""),
         f"handler calls {handler_seconds:.2f} s summed over {calls} calls",
         wall <= 1.5 * budget.wide / 500,
     )
