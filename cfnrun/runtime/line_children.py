@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Awaitable, Callable, Dict, List, Optional
 
 from cfnrun.model.pattern_worker import PACKAGE_HOME
 
@@ -39,13 +39,22 @@ class LineChildren:
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._turns: Optional[asyncio.Semaphore] = None
 
-    async def ask(self, request: Dict[str, Any], limit_s: Optional[float] = None) -> Dict[str, Any]:
-        """The child's answer to ``request``; ChildTimedOut past ``limit_s``, ChildEnded when it ends first."""
+    async def ask(
+        self, request: Dict[str, Any], limit_s: Optional[float] = None, ready: Optional[Callable[[], Awaitable[object]]] = None
+    ) -> Dict[str, Any]:
+        """The child's answer to ``request``; ChildTimedOut past ``limit_s``, ChildEnded when it ends first.
+
+        ``ready``: awaited once this request's turn has come, just before it is sent (a lint waits there for a pause in
+        serve's handler calls: while it waited for its turn, the calls may have started again)."""
         line_in = json.dumps(request, default=str).encode() + b"\n"
         self._bind()
         if self._turns is None:
+            if ready is not None:
+                await ready()
             return await self._ask(line_in, limit_s)
         async with self._turns:
+            if ready is not None:
+                await ready()
             return await self._ask(line_in, limit_s)
 
     async def _ask(self, line_in: bytes, limit_s: Optional[float]) -> Dict[str, Any]:

@@ -6,8 +6,9 @@ though nothing waits for the findings (the service accepts these templates; ``te
 says why). So the lint runs in a child process (``lint_child.py``, kept warm by
 ``runtime/line_children.py``: cfn-lint's import and rules are loaded once), on the other
 core, bounded by ``LINT_LIMIT_S``, one lint at a time and at low priority; a template linted before
-(with the same schemas) gets the findings it got then. When to ask is the caller's: serve asks in a
-pause of its handler calls (``app/stacks/lint_in_pauses.py``), as a lint beside them still took their CPU.
+(with the same schemas) gets the findings it got then. When to ask is the caller's (``ready``, awaited
+once a lint's turn has come): serve asks in a pause of its handler calls (``app/stacks/lint_in_pauses.py``),
+as a lint beside them still took their CPU.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import hashlib
 import json
 import os
 from collections import OrderedDict
-from typing import Any, Dict, List, Sequence
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence
 
 from cfnrun.runtime.line_children import ChildEnded, ChildTimedOut, LineChildren
 from cfnrun.stacks.lint_child import NOT_REFUSED
@@ -26,16 +27,19 @@ SEEN_MOST = 64  # templates whose lint is remembered (a template created again i
 _seen: "OrderedDict[str, List[str]]" = OrderedDict()
 
 
-async def lint_lines(body: str, schemas: Sequence[Dict[str, Any]], region: str, limit_s: float = LINT_LIMIT_S) -> List[str]:
+async def lint_lines(
+    body: str, schemas: Sequence[Dict[str, Any]], region: str, limit_s: float = LINT_LIMIT_S, ready: Optional[Callable[[], Awaitable[object]]] = None
+) -> List[str]:
     """The console's warning lines for the template (the served types' ``schemas`` included): cfn-lint's findings,
-    or why it did not run — never an error of the template's."""
+    or why it did not run — never an error of the template's. ``ready``: awaited when this lint's turn has come, before
+    the child is asked (a template linted before is answered at once)."""
     request = {"body": body, "schemas": list(schemas), "region": region, "folder": os.getcwd()}  # the folder: its .cfnlintrc applies
     key = hashlib.sha256(json.dumps(request, sort_keys=True, default=str).encode()).hexdigest()
     if key in _seen:
         _seen.move_to_end(key)
         return _seen[key]
     try:
-        answer = await CHILDREN.ask(request, limit_s)
+        answer = await CHILDREN.ask(request, limit_s, ready)
     except ChildTimedOut:
         return [f"template lint did not finish within {limit_s:g} s and was stopped; {NOT_REFUSED}"]
     except ChildEnded as error:

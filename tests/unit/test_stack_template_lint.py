@@ -93,6 +93,49 @@ def test_serve_lints_in_a_child_process_and_a_lint_past_its_limit_is_stopped_not
     asyncio.run(main())
 
 
+def test_a_lint_waits_until_ready_once_its_turn_has_come_and_a_remembered_one_does_not_wait() -> None:
+    """serve's lint waits for a pause in the handler calls once its turn has come (one lint at a time): a second lint
+    asked meanwhile is not ready-checked until the first is answered; a template linted before is answered at once."""
+    import asyncio
+    from typing import List
+
+    from cfnrun.stacks.lint_process import lint_lines
+
+    async def main() -> None:
+        seen: List[str] = []
+        first_may_go = asyncio.Event()
+
+        async def first_ready() -> None:
+            seen.append("first ready asked")
+            await first_may_go.wait()
+
+        async def second_ready() -> None:
+            seen.append("second ready asked")
+
+        async def first() -> Any:
+            lines = await lint_lines(TEMPLATE + "# first\n", [_note_schema()], "us-east-1", ready=first_ready)
+            seen.append("first answered")
+            return lines
+
+        one = asyncio.ensure_future(first())
+        while not seen:  # the first lint holds the turn and waits to be ready
+            await asyncio.sleep(0)
+        two = asyncio.ensure_future(lint_lines(TEMPLATE + "# second\n", [_note_schema()], "us-east-1", ready=second_ready))
+        for _ in range(20):  # many turns of the loop: the second waits for its turn, not yet for ready
+            await asyncio.sleep(0)
+        assert seen == ["first ready asked"]
+        first_may_go.set()
+        assert await one == [] and await two == []
+        assert seen == ["first ready asked", "first answered", "second ready asked"]
+
+        async def never_ready() -> None:
+            raise AssertionError("a remembered template is not linted again")
+
+        assert await lint_lines(TEMPLATE + "# first\n", [_note_schema()], "us-east-1", ready=never_ready) == []
+
+    asyncio.run(main())
+
+
 def test_the_cfnlintrc_of_serve_s_working_folder_applies_to_its_lint(tmp_path: Any, monkeypatch: Any) -> None:
     import asyncio
 

@@ -4,10 +4,11 @@ cfn-lint over a template of hundreds of resources costs a second of CPU or more.
 findings (console warnings, ``stacks/lint_process.py``), yet on two cores a lint running beside a stack's
 handler calls took their CPU, at low priority or not: 500 independent resources created on
 ``--virtual-clock`` took 1.6–1.9 s beside the lint at nice 10, 1.5–1.8 s at SCHED_IDLE, 1.3–1.6 s with
-no lint (2026-11-27, three alternations). So a lint waits until no served function has had a call
-running or queued for ``QUIET_S``: at once when nothing runs, in a real clock's callback delays, or when
-the operation's calls are done; never longer than ``WAIT_MOST_S``, so a serve that other clients keep
-busy still gets its findings.
+no lint (2026-11-27, three alternations). So a lint, once its turn has come (one lint runs at a time:
+``stacks/lint_process.py``), waits until no served function has had a call running or queued for
+``QUIET_S``: at once when nothing runs, in a real clock's callback delays, or when the operation's calls
+are done; never longer than ``WAIT_MOST_S``, so a serve that other clients keep busy still gets its
+findings. A template linted before is answered from memory, without waiting.
 
 The calls are looked at every ``LOOK_EVERY_S`` while a lint waits, rather than counted as they begin and
 end: nothing is added to every call's path for the sake of a lint that waits now and then.

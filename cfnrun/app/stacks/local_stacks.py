@@ -280,9 +280,9 @@ def local_stacks(
     engine = StackEngine(router, exports, region, account_id, hooks, signals)
 
     async def lint(body: str) -> None:
-        await pause_in_calls(served.calls)  # cfn-lint takes a core: it waits for the handler calls to pause
         schemas = [s.document for s in (operations.schema(t) for t in served_types()) if s is not None]
-        for warning in await lint_lines(body, schemas, region):
+        # cfn-lint takes a core: once its turn has come, it waits for the handler calls to pause
+        for warning in await lint_lines(body, schemas, region, ready=lambda: pause_in_calls(served.calls)):
             operations.console.warn(warning)
 
     def describe_type(type_name: str) -> Optional[Dict[str, Any]]:
