@@ -224,6 +224,18 @@ class ServerProcess:
             if re.search(pattern, line):
                 return line
 
+    def stop_cleanly(self, timeout: float = 30) -> None:
+        """SIGTERM; serve must exit with 0, else the failure shows all it printed (a stop step it named, a traceback)."""
+        status = self.stop(timeout=timeout)
+        assert status == 0, f"serve exited with {status}:\n{self.printed_until_exit()}"
+
+    def printed_until_exit(self) -> str:
+        """Everything serve printed, once it has exited (its output read to the end): what a failed stop shows."""
+        while (line := self._lines.get(timeout=PATIENCE_S)) is not None:
+            self.output.append(line)
+        self._lines.put(None)  # for a later wait, which then says the server exited
+        return "\n".join(self.output)
+
     def client(self, read_timeout: float = 60) -> Any:
         import boto3
         from botocore import UNSIGNED

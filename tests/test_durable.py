@@ -59,7 +59,7 @@ def _cloudformation(server: Any) -> Any:
 
 def _stopped(server: Any) -> str:
     """SIGTERM, then everything serve printed until it exited."""
-    assert server.stop() == 0
+    server.stop_cleanly()
     server.has_printed(r"\bstopped$")
     return "\n".join(server.output)
 

@@ -58,7 +58,7 @@ def test_readme_serve_recipe_works_for_a_handler_that_calls_aws(sample: Callable
     try:
         answer = lambda_invoke(server, event, tmp_path / "out.json")
     finally:
-        assert server.stop() == 0
+        server.stop_cleanly()
     assert answer["status"] == "SUCCESS", answer
 
 
@@ -74,7 +74,7 @@ def test_serve_says_a_handler_got_no_session_and_what_to_do(sample: Callable[[st
         hint = server.wait_for_line(r"hint: the handler got no caller session")
         cause = server.has_printed(r"cause: RuntimeError: no caller session")
     finally:
-        assert server.stop() == 0
+        server.stop_cleanly()
     assert (answer["status"], answer["errorCode"]) == ("FAILED", "InternalFailure")  # what the function answered, unchanged
     assert "--print-request --moto" in hint, hint
     assert cause

@@ -297,7 +297,7 @@ def test_serve_stopped_while_a_worker_imports_leaves_no_process(gated_project: P
         what="TypeFunction's worker, the zygote and the importing fork",
     )
     workers = server.worker_pids()
-    assert server.stop() == 0
+    server.stop_cleanly()
     wait_until(lambda: not any(pid_alive(pid) for pid in workers), timeout=5, what="workers to exit")
 
 

@@ -100,7 +100,7 @@ def test_serve_records_each_operation_once_grouping_its_callbacks(
         assert completed.returncode == 0, completed.stdout + completed.stderr
         server.wait_for_line(r"TypeFunction CREATE → SUCCESS")
     finally:
-        assert server.stop() == 0
+        server.stop_cleanly()
     [operation] = history(project)
     assert operation["source"] == "serve" and operation["action"] == "CREATE"
     assert operation["status"] == "SUCCESS" and operation["invocations"] == 3
@@ -143,7 +143,7 @@ def test_serve_records_a_hooks_calls_and_they_replay(sample: Callable[[str], Pat
         assert answer["hookStatus"] == "FAILED" and answer["errorCode"] == "NonCompliant"
         server.wait_for_line(r"TypeFunction CREATE_PRE_PROVISION → FAILED NonCompliant")
     finally:
-        assert server.stop() == 0
+        server.stop_cleanly()
     [operation] = history(project)
     assert operation["source"] == "serve" and operation["action"] == "CREATE_PRE_PROVISION"
     assert operation["status"] == "FAILED" and operation["errorCode"] == "NonCompliant" and operation["invocations"] == 2

@@ -52,7 +52,7 @@ def test_cloud_control_operations_are_recorded_and_those_cut_by_a_stop_are_kept_
         cut = create(client, CLUSTER, {"Name": "cut", "NodeCount": 2})["ProgressEvent"]["RequestToken"]
         server.wait_for_line(rf"TypeFunction CREATE \(Cloud Control {cut[:8]}\)")  # its first call answered IN_PROGRESS
     finally:
-        assert server.stop() == 0
+        server.stop_cleanly()
 
     listed = [json.loads(line) for line in cfnrun("history", "--json", cwd=project).stdout.splitlines()]
     by_status = {operation["status"]: operation for operation in listed if operation["source"] == "cloudcontrol"}

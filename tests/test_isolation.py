@@ -93,7 +93,7 @@ def test_serve_leaves_no_handler_started_process_after_sigterm(tmp_path: Path) -
         daemon = json.loads(answer["Payload"].read())["daemon"]
         assert pid_alive(daemon)
     finally:
-        assert server.stop() == 0
+        server.stop_cleanly()
     wait_until(lambda: not pid_alive(daemon), what=f"daemon {daemon} to be gone")
 
 

@@ -243,7 +243,7 @@ def test_bad_packages_fail_their_registration_with_the_reason_and_leave_nothing(
     registry.cloudformation.get_waiter("type_registration_complete").wait(RegistrationToken=once, WaiterConfig=FAST)
     versions = registry.cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE)["TypeVersionSummaries"]
     assert [v["VersionId"] for v in versions] == ["00000001", "00000002"]
-    assert registry.server.stop(timeout=PATIENCE_S) == 0
+    registry.server.stop_cleanly(timeout=PATIENCE_S)
     assert registry.registered_folders() == []  # registrations last as long as serve: their files go when it stops
 
 
@@ -464,7 +464,7 @@ def test_registrations_are_kept_across_a_restart_with_state(tmp_path: Path, note
         first.cloudformation.set_type_default_version(Arn=two["TypeVersionArn"])
         publisher = first.cloudformation.register_publisher(AcceptTermsAndConditions=True)["PublisherId"]
     finally:
-        assert first.server.stop(timeout=PATIENCE_S) == 0, first.server.output
+        first.server.stop_cleanly(timeout=PATIENCE_S)
     kept_folders = sorted(p.name for p in (state / "registry" / "Cfnrun-Sample-Note").iterdir() if not p.name.startswith("."))
     assert kept_folders == sorted([one["token"], two["token"]])  # the packages stay unpacked in the state folder
     state = state.rename(tmp_path / "moved")  # a state folder may move: what it keeps is found relative to it
@@ -488,7 +488,7 @@ def test_registrations_are_kept_across_a_restart_with_state(tmp_path: Path, note
         assert three["TypeVersionArn"].endswith("/00000003"), three
         cloudformation.deregister_type(Type="RESOURCE", TypeName=NOTE, VersionId="00000001")
     finally:
-        assert second.server.stop(timeout=PATIENCE_S) == 0, second.server.output
+        second.server.stop_cleanly(timeout=PATIENCE_S)
     third = Registry(ServerProcess(project, *arguments), project)
     try:
         third.server.has_printed(r"registry: RESOURCE Cfnrun::Sample::Note read back from .*versions 00000002, 00000003; default 00000002")
@@ -558,7 +558,7 @@ def test_a_registered_hook_and_module_are_back_in_stacks_after_a_restart_with_st
         assert registered["ProgressStatus"] == "COMPLETE"
         configured = first.cloudformation.set_type_configuration(Type="HOOK", TypeName=hook, Configuration=json.dumps(document))["ConfigurationArn"]
     finally:
-        assert first.server.stop(timeout=PATIENCE_S) == 0, first.server.output
+        first.server.stop_cleanly(timeout=PATIENCE_S)
     second = Registry(ServerProcess(project, *arguments), project)
     try:
         cloudformation = second.cloudformation

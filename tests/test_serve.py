@@ -265,7 +265,7 @@ def test_sigterm_finishes_in_flight_calls_and_leaves_no_workers(serve: Callable[
     wait_until(marker.exists, what="the call to start")
     workers = server.worker_pids()
     assert workers
-    assert server.stop() == 0
+    server.stop_cleanly()
     call.join(timeout=10)
     assert result.get("slept") == 1
     assert not [pid for pid in workers if pid_alive(pid)]

@@ -41,7 +41,7 @@ def test_calls_one_after_another_are_each_recorded_before_their_console_line(
         recorded = HistoryStore(project).operations()
         assert len(recorded) == CALLS
     finally:
-        assert server.stop() == 0
+        server.stop_cleanly()
     store = HistoryStore(project)
     request_ids = [store.events(operation.id)[-1]["requestId"] for operation in reversed(store.operations())]
     assert request_ids == answered
@@ -76,5 +76,5 @@ def test_serve_answers_while_another_process_holds_the_history_and_records_every
         tokens = [operation.request["payload"]["bearerToken"] for operation in reversed(HistoryStore(project).operations())]
         assert tokens == ["before"] + [f"locked-{n}" for n in range(CALLS)]
     finally:
-        assert server.stop() == 0
+        server.stop_cleanly()
     assert "not recorded" not in "\n".join(server.output)
