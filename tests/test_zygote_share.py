@@ -21,7 +21,7 @@ from typing import Any, Dict, List
 from cfnrun.runtime.outcome import OutcomeKind
 from cfnrun.runtime.pool import FunctionPool
 from cfnrun.runtime.spec import WorkerSpec
-from cfnrun.runtime.zygote_share import ZygoteShare, zygote_key
+from cfnrun.runtime.zygote_share import SharedZygote, ZygoteShare, zygote_key
 from conftest import LOCAL_STATE, MISBEHAVING, PATIENCE_S, ServerProcess, _is_zygote, parent_of, pid_alive, sandboxes_of, wait_until
 from test_runtime import spec_for
 
@@ -103,7 +103,18 @@ OWN = {
 }
 
 
-def twin_serve(tmp_path: Path, *args: str) -> ServerProcess:
+# The same dependency, whose import never ends in a zygote (started with ``--zygote``): it says so in a file first.
+ENDLESS_IN_ZYGOTE = DEPENDENCY + """
+import sys
+import time
+
+if "--zygote" in sys.argv:
+    open(os.environ["SHAREDEP_LOG"] + ".zygote-importing", "w").close()
+    time.sleep(3600)
+"""
+
+
+def twin_serve(tmp_path: Path, *args: str, dependency: str = DEPENDENCY) -> ServerProcess:
     """serve on a fresh copy of the two-function project, its dependency folder on PYTHONPATH."""
     project = tmp_path / "twin"
     shutil.copytree(MISBEHAVING, project, ignore=LOCAL_STATE)
@@ -111,7 +122,7 @@ def twin_serve(tmp_path: Path, *args: str) -> ServerProcess:
     (project / "twin.py").write_text(TWIN)
     dependencies = tmp_path / "dependencies"
     dependencies.mkdir()
-    (dependencies / "sharedep.py").write_text(DEPENDENCY)
+    (dependencies / "sharedep.py").write_text(dependency)
     (dependencies / "newdep.py").write_text(DEPENDENCY.replace("SHAREDEP_LOG", "NEWDEP_LOG"))
     env = {
         **os.environ,
@@ -235,6 +246,36 @@ def named(name: str, memory_mb: int = 128, **env: str) -> WorkerSpec:
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(memory_mb),
     }
     return dataclasses.replace(spec, function_name=name, memory_mb=memory_mb, env={**spec.env, **own})
+
+
+def test_serve_stopped_while_the_shared_zygote_imports_ends_it_at_once_and_starts_no_worker_for_it(tmp_path: Path) -> None:
+    # TypeFunction's first worker is spawned; the zygote it starts never finishes importing, and TestEntrypoint's
+    # first worker waits for it. A stop cancels that wait (no worker is started for it then) and kills the zygote:
+    # it used to be waited for until its import's time limit, past the stop's bound for its workers (exit status 1).
+    server = twin_serve(tmp_path, dependency=ENDLESS_IN_ZYGOTE)
+    wait_until(lambda: (tmp_path / "sharedep.log.zygote-importing").exists(), timeout=PATIENCE_S, what="the zygote to be importing")
+    spawned, zygote = importers(tmp_path / "sharedep.log")  # TypeFunction's worker, then the zygote (it logs, then waits)
+    server.stop_cleanly()
+    server.has_printed(r"\bstopped$")
+    assert not any("TestEntrypoint" in line and "warm" in line for line in server.output), server.output
+    assert sandboxes_of(server.process.pid) == [] and not pid_alive(spawned) and not pid_alive(zygote)
+
+
+def test_a_caller_cancelled_while_it_waits_for_the_shared_zygote_is_cancelled_and_a_zygote_start_called_off_is_none() -> None:
+    async def run() -> None:
+        shared = SharedZygote("key")
+        starting = shared._task = asyncio.ensure_future(asyncio.Event().wait())  # a zygote importing for ever
+        waiting = asyncio.ensure_future(shared.ready())
+        await asyncio.sleep(0)
+        waiting.cancel()
+        await asyncio.wait([waiting])
+        assert waiting.cancelled() and not starting.done()  # the caller's cancel is its own: the start goes on, for others
+        other = asyncio.ensure_future(shared.ready())
+        await asyncio.sleep(0)
+        await shared.close()  # still importing: called off, not waited for
+        assert starting.cancelled() and await other is None
+
+    asyncio.run(run())
 
 
 def test_functions_share_a_zygote_only_where_nothing_but_their_names_differs() -> None:

@@ -112,7 +112,10 @@ class RunningServer:
         # Lambda calls, Cloud Control requests and stack operations share the rest of the grace: their handler calls finish together.
         parts = self.late.parts
         left = max(0.0, grace_ends - loop.time())
-        closing = [parts.stacks.store.close(left), parts.stacks.drift.close(left), *([parts.requests.close(left)] if parts.requests is not None else [])] if parts else []
+        closing = [
+            parts.stacks.calls.stop_linting(), parts.stacks.store.close(left), parts.stacks.drift.close(left),
+            *([parts.requests.close(left)] if parts.requests is not None else []),
+        ] if parts else []
         await steps.run("the calls and stack operations in flight", asyncio.gather(self.calls.finish(grace_s, left), *closing), left)
         if parts is not None and parts.stacks.store.state is None:  # without --state, name what unfinished stacks leave
             from cfnrun.app.leftovers_named import AWS_LEFT, unfinished_stacks_left  # with the stacks: not before serve listens

@@ -65,7 +65,7 @@ class LineChildren:
             child.stdin.write(line_in)
             await child.stdin.drain()
             line = await asyncio.wait_for(child.stdout.readline(), timeout=limit_s)
-            answered = bool(line)
+            answered = line.endswith(b"\n")  # a line cut short: the child ended while it wrote its answer
         except asyncio.TimeoutError:
             raise ChildTimedOut() from None
         except (ConnectionError, ValueError) as error:
@@ -75,8 +75,8 @@ class LineChildren:
                 self._idle.append(child)
             else:  # past the limit, cancelled (serve stopping), or enough kept: the request ends with the child
                 await _stop(child)
-        if not line:
-            raise ChildEnded(f"exit status {child.returncode}")
+        if not answered:
+            raise ChildEnded(f"exit status {child.returncode}" + (f", after {len(line)} bytes of its answer" if line else ""))
         answer: Dict[str, Any] = json.loads(line)
         return answer
 

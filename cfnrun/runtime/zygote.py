@@ -130,7 +130,8 @@ class Zygote:
         try:
             zygote._send({"type": "preload", "modules": modules, "variables": lengths})
             reply = await asyncio.wait_for(zygote._replies.get(), timeout_s)
-        except BaseException:
+        except BaseException:  # called off or out of time while importing: killed, not asked to leave (it reads nothing now)
+            kill_group(process.pid)
             await zygote.close()
             raise
         if reply.get("type") != "preloaded":

@@ -74,8 +74,12 @@ class SharedZygote:
             return None
         try:
             zygote = await asyncio.shield(task)
-        except (OSError, asyncio.CancelledError):
+        except OSError:
             return None
+        except asyncio.CancelledError:
+            if task.cancelled():  # the zygote's start was called off (``close``): there is none
+                return None
+            raise  # the caller was (a pool closing): it starts no worker now
         if zygote is not None and not zygote.alive:
             self.ended(zygote)
             return None
@@ -92,6 +96,8 @@ class SharedZygote:
         """Retire the zygote; return once it (and every zygote replaced before it) has ended."""
         self._closed = True
         if self._task is not None:
+            if not self._task.done():  # still importing: no pool will fork from it, so it is not waited for
+                self._task.cancel()
             self._retire(self._task)
             self._task = None
         # Shielded: a caller cancelled half-way (a pool closing) must not leave a zygote half closed.

@@ -160,9 +160,18 @@ class CheckedStackOperations:
         self.macros = macros  # the account's macros: run here, off the event loop, before the engine reads the template
         self.nested = nested  # makes the nested stacks' change sets of a change set made with IncludeNestedStacks
         self._linting: Set["asyncio.Task[None]"] = set()
+        self._linting_stopped = False
 
     def operations(self) -> "frozenset[str]":
         return self.calls.operations()
+
+    async def stop_linting(self) -> None:
+        """Serve stops: the lints under way are called off (their child stopped while the event loop still runs), and
+        none starts from now on. Their findings are warnings that nothing waits for."""
+        self._linting_stopped = True
+        for linting in list(self._linting):
+            linting.cancel()
+        await asyncio.gather(*self._linting, return_exceptions=True)
 
     async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
         try:
@@ -188,7 +197,7 @@ class CheckedStackOperations:
                     if operation == "CreateChangeSet":
                         return await self.calls.create_change_set(params, refused=failed.message)
                     raise
-                if operation != "GetTemplateSummary":
+                if operation != "GetTemplateSummary" and not self._linting_stopped:
                     linting = asyncio.ensure_future(self.lint(body))
                     self._linting.add(linting)
                     linting.add_done_callback(self._linting.discard)

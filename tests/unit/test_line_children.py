@@ -1,0 +1,30 @@
+"""``runtime/line_children.py`` with real child processes: an answer cut short by the child's end."""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from cfnrun.runtime.line_children import ChildEnded, LineChildren
+
+CUT_SHORT = """\
+import sys
+
+sys.stdin.readline()
+sys.stdout.write('{"warnings": [')  # and ends before the rest of its answer line
+sys.stdout.flush()
+"""
+
+
+def test_an_answer_cut_short_by_the_childs_end_is_a_child_ended_not_a_json_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "cut_short_child.py").write_text(CUT_SHORT)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    children = LineChildren("cut_short_child", idle=1)
+
+    async def run() -> None:
+        for _ in range(2):  # the dead child is not kept for the next request: that one starts a child of its own
+            with pytest.raises(ChildEnded, match=r"exit status 0, after 14 bytes of its answer"):
+                await children.ask({"body": "x"}, 60)
+
+    asyncio.run(run())
