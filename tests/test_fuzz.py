@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import List
 
 import pytest
 
@@ -78,8 +79,16 @@ def test_a_case_found_is_tried_first_by_the_next_run(tmp_path: Path) -> None:
     assert found.returncode == 1, found.stdout
     assert (project / ".cfnrun" / "hypothesis").is_dir()
     again = cfnrun("fuzz", str(project), "--max-examples", "1")
-    assert again.returncode == 1 and _case(again.stdout) == _case(found.stdout), again.stdout  # unseeded: whichever case it shrank to
-    assert '"Size": 91}' in _case(again.stdout)
+    assert again.returncode == 1, again.stdout
+    # Unseeded, the first run's shrinking may stop short of the smallest Size (95 where 91 fails too): the next run
+    # tries that case first and shrinks on from it, to the same steps with a Size no larger.
+    first, next_ = _case(found.stdout), _case(again.stdout)
+    assert re.sub(r"\d+", "#", next_) == re.sub(r"\d+", "#", first), again.stdout
+    assert _sizes(next_) and max(_sizes(next_)) <= max(_sizes(first)), again.stdout
+
+
+def _sizes(case: str) -> List[int]:
+    return [int(size) for size in re.findall(r'"Size": (\d+)', case)]
 
 
 def _case(output: str) -> str:
