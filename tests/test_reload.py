@@ -215,6 +215,47 @@ def test_a_save_made_before_the_watch_was_in_place_comes_first(project: Path) ->
     assert change.paths == {project / "behaviours.py"} and not change.config
 
 
+def test_a_folder_made_after_the_watch_began_is_watched_and_cfnruns_own_writes_are_not(project: Path) -> None:
+    import asyncio
+
+    from cfnrun.app.watcher import ChangeFeed
+    from cfnrun.model.project import load_project
+
+    feed = ChangeFeed(load_project(project))
+    package = project / "newpkg"
+
+    async def changes() -> list:
+        seen = []
+
+        async def until(path: Path) -> None:
+            while True:
+                change = await asyncio.wait_for(feed.next(), 10)
+                seen.append(change.paths)
+                if path in change.paths:
+                    return
+
+        await feed.start()
+        try:
+            package.mkdir()
+            (package / "module.py").write_text("X = 1\n")  # in a folder no watch is on yet: found once one is
+            await until(package / "module.py")
+            (package / "module.py").write_text("X = 2\n")  # now seen by the new folder's own watch
+            await until(package / "module.py")
+            (project / ".cfnrun").mkdir(exist_ok=True)
+            (project / ".cfnrun" / "history.sqlite3-wal").write_bytes(b"x")  # cfnrun's own: not watched
+            (project / ".state").mkdir(exist_ok=True)
+            (project / ".state" / "thing.json").write_text("{}")  # a provider's state: not watched
+            set_version(project, 2)
+            await until(project / "behaviours.py")
+            return seen
+        finally:
+            feed.stop()
+
+    seen = asyncio.run(changes())
+    assert all(not path.is_relative_to(project / ".cfnrun") and not path.is_relative_to(project / ".state") for paths in seen for path in paths)
+    assert seen[-1] == {project / "behaviours.py"}
+
+
 def test_a_save_while_serve_starts_is_live(project: Path) -> None:
     """Saved once serve's first worker is on its way, before serve listens: the new code is what serve runs."""
     process = start_serve(project)
