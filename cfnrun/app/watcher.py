@@ -9,7 +9,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Callable, List, Optional, Sequence, Set, Union
 
 import watchfiles
 
@@ -135,25 +135,16 @@ def folders_to_watch(project: FunctionSource, extra_files: Sequence[Path] = ()) 
     return sorted(folders)
 
 
-def _folders_may_have_changed(changes: Set[Tuple[watchfiles.Change, str]], folders: Set[Path]) -> bool:
-    """A folder was added (made, moved in) or a watched one removed (deleted, moved away) among ``changes``."""
-    for change, path in changes:
-        if change is watchfiles.Change.added and os.path.isdir(path):
-            return True
-        if change is watchfiles.Change.deleted and Path(path) in folders:
-            return True
-    return False
-
-
 def watch_changes(
     project: FunctionSource, signal: WatchSignal, found: Callable[[ProjectChange], object], extra_files: Sequence[Path] = ()
 ) -> None:
     """Hand ``found`` (on this thread) each burst of saves that touched the project's code or configuration (or one of
     ``extra_files``), until ``signal`` is set.
 
-    Each folder of ``folders_to_watch`` is watched for its own entries. When a folder is added to or removed from that
-    set, the watch starts again on the new set; once it is in place, what it could not see meanwhile is handed over as
-    one change: the files of the folders new to it, and the files saved since the old watch stopped."""
+    Each folder of ``folders_to_watch`` is watched for its own entries. When a folder is made (or moved) there or a
+    watched one removed, the watch starts again on the folders there are then; once it is in place, what it could not
+    see meanwhile is handed over as one change: the files of the folders new to it (or made again), and the files saved
+    since the old watch stopped."""
     watch_filter = ProjectFilter(project, extra_files)
     folders = folders_to_watch(project, extra_files)
     while True:
@@ -164,10 +155,12 @@ def watch_changes(
             paths = {Path(path) for change, path in changes if watch_filter(change, path)}
             if paths:
                 found(ProjectChange(paths, any(watch_filter.is_config(path) for path in paths)))
-            if _folders_may_have_changed(changes, set(folders)):
+            watching = set(folders)
+            gone = {Path(path) for change, path in changes if change is watchfiles.Change.deleted} & watching
+            if gone or any(change is watchfiles.Change.added and os.path.isdir(path) for change, path in changes):
                 now = folders_to_watch(project, extra_files)
-                if now != folders:
-                    stopped_at, new = time.time(), sorted(set(now) - set(folders))
+                if gone or now != folders:  # a folder removed lost its watch, even if it is back already
+                    stopped_at, new = time.time(), sorted((set(now) - watching) | (gone & set(now)))
                     folders = now
                     break
         if stopped_at is None:
