@@ -24,7 +24,9 @@ def test_an_answer_cut_short_by_the_childs_end_is_a_child_ended_not_a_json_error
 
     async def run() -> None:
         for _ in range(2):  # the dead child is not kept for the next request: that one starts a child of its own
-            with pytest.raises(ChildEnded, match=r"exit status 0, after 14 bytes of its answer"):
+            # The status is the child's (0), or 255 where something else in this process reaped it first (asyncio's
+            # word for a child it cannot wait for; seen once in CI): the message says how far the answer got either way.
+            with pytest.raises(ChildEnded, match=r"exit status (0|255), after 14 bytes of its answer"):
                 await children.ask({"body": "x"}, 60)
 
     asyncio.run(run())
