@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 import os
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence, Set, Union
+from typing import Callable, Iterator, List, Optional, Sequence, Set, Union
 
 import watchfiles
 
@@ -44,8 +42,18 @@ class ProjectFilter(watchfiles.DefaultFilter):
         self.code_dirs = project.code_dirs
         self.extra_files = set(extra_files)  # e.g. invoke --watch's request file, wherever it is
         self.config_files = project.config_files
+        # The ignored folders right under a watched folder (cfnrun's history, written with every call serve records; a
+        # provider's own state, written with every handler call; .git, .venv): their changes are turned away by their
+        # start alone, before a Path is made, unless a file named above lies in one.
+        named = (*self.config_files, *self.extra_files)
+        prefixes = (folder / name for folder in watched_folders(project, extra_files) for name in IGNORED_DIRS)
+        self._ignored_starts = tuple(
+            f"{prefix}{os.sep}" for prefix in prefixes if not any(path.is_relative_to(prefix) for path in named)
+        )
 
     def __call__(self, change: watchfiles.Change, path: str) -> bool:
+        if path.startswith(self._ignored_starts):
+            return False
         candidate = Path(path)
         if candidate in self.config_files or candidate in self.extra_files:
             return True
@@ -66,16 +74,12 @@ class ProjectChange:
 
 
 class WatchSignal:
-    """The ``stop_event`` the watcher checks on every step: ``when_ready``'s callback is called at the next check,
+    """The ``stop_event`` the watcher checks on every step: ``ready`` is called at the first check,
     when the file system watches are in place; ``set`` stops the watch at the next step."""
 
-    def __init__(self, ready: Optional[Callable[[], object]] = None) -> None:
-        self._ready = ready
+    def __init__(self, ready: Callable[[], object]) -> None:
+        self._ready: Optional[Callable[[], object]] = ready
         self._stop = threading.Event()
-
-    def when_ready(self, ready: Callable[[], object]) -> None:
-        """Call ``ready`` at the next check (on the watch's thread): the watch (started anew) is in place."""
-        self._ready = ready
 
     def is_set(self) -> bool:
         ready, self._ready = self._ready, None
@@ -89,94 +93,37 @@ class WatchSignal:
 
 def saved_between(project: FunctionSource, extra_files: Sequence[Path], since: float, until: float) -> Optional[ProjectChange]:
     """The files the watch reports on that were saved between ``since`` and ``until`` (``time.time()``s), as one change."""
-    return _reported(ProjectFilter(project, extra_files), lambda modified: since <= modified <= until, folders_to_watch(project, extra_files))
-
-
-def _reported(watch_filter: ProjectFilter, saved: Callable[[float], bool], folders: Sequence[Path]) -> Optional[ProjectChange]:
-    """The files in ``folders`` (and the named files) the watch reports on whose modification time ``saved`` accepts, as one change."""
-    candidates = {*watch_filter.config_files, *watch_filter.extra_files}
-    for folder in folders:
-        with contextlib.suppress(OSError):
-            candidates.update(Path(entry.path) for entry in os.scandir(folder) if entry.is_file())
-    found = set()
+    watch_filter = ProjectFilter(project, extra_files)
+    candidates = [*watch_filter.config_files, *watch_filter.extra_files]
+    for code_dir in project.code_dirs:
+        for folder, folders, files in os.walk(code_dir):
+            folders[:] = [name for name in folders if name not in IGNORED_DIRS]
+            candidates.extend(Path(folder, name) for name in files)
+    saved = set()
     for path in candidates:
         try:
             modified = os.stat(path).st_mtime
         except OSError:
             continue
-        if saved(modified) and watch_filter(watchfiles.Change.modified, str(path)):
-            found.add(path)
-    return ProjectChange(found, any(watch_filter.is_config(path) for path in found)) if found else None
+        if since <= modified <= until and watch_filter(watchfiles.Change.modified, str(path)):
+            saved.add(path)
+    return ProjectChange(saved, any(watch_filter.is_config(path) for path in saved)) if saved else None
 
 
 def watched_folders(project: FunctionSource, extra_files: Sequence[Path] = ()) -> List[Path]:
-    """Where the watch looks, as said to the user: the project's folder, and each code folder and extra file's folder outside it."""
+    """The project's folder, and each code folder and extra file's folder outside it."""
     outside = [*project.code_dirs, *(path.parent for path in extra_files)]
     return sorted({project.root, *(folder for folder in outside if not folder.is_relative_to(project.root))})
 
 
-def folders_to_watch(project: FunctionSource, extra_files: Sequence[Path] = ()) -> List[Path]:
-    """Each folder whose own entries the watch reports on: the folders of the schema, template and other named files,
-    and every folder under each code folder but the ignored ones. The ignored folders are not watched at all, rather than
-    watched and turned away: cfnrun's history is written with every call serve records and a provider's state often
-    with every handler call, and a watch on them woke the watch's threads for each write (a tenth of serve's CPU in a
-    500-resource create, 2026-11-28, docs/performance-log.md); a .venv holds thousands of folders to watch."""
-    folders = {path.parent for path in (*project.config_files, *extra_files)}
-    for code_dir in project.code_dirs:
-        seen: Set[str] = set()
-        for folder, names, _ in os.walk(code_dir, followlinks=True):
-            real = os.path.realpath(folder)
-            if real in seen:  # a link back up the tree
-                names.clear()
-                continue
-            seen.add(real)
-            names[:] = [name for name in names if name not in IGNORED_DIRS]
-            folders.add(Path(folder))
-    return sorted(folders)
-
-
-def watch_changes(
-    project: FunctionSource, signal: WatchSignal, found: Callable[[ProjectChange], object], extra_files: Sequence[Path] = ()
-) -> None:
-    """Hand ``found`` (on this thread) each burst of saves that touched the project's code or configuration (or one of
-    ``extra_files``), until ``signal`` is set.
-
-    Each folder of ``folders_to_watch`` is watched for its own entries. When a folder is made (or moved) there or a
-    watched one removed, the watch starts again on the folders there are then; once it is in place, what it could not
-    see meanwhile is handed over as one change: the files of the folders new to it (or made again), and the files saved
-    since the old watch stopped."""
+def watch_changes(project: FunctionSource, signal: WatchSignal, extra_files: Sequence[Path] = ()) -> Iterator[ProjectChange]:
+    """Each burst of saves that touched the project's code or configuration (or one of ``extra_files``), until ``signal`` is set."""
     watch_filter = ProjectFilter(project, extra_files)
-    folders = folders_to_watch(project, extra_files)
-    while True:
-        stopped_at: Optional[float] = None
-        for changes in watchfiles.watch(
-            *folders, watch_filter=None, recursive=False, step=SETTLE_MS, rust_timeout=1000, stop_event=signal, raise_interrupt=False
-        ):
-            paths = {Path(path) for change, path in changes if watch_filter(change, path)}
-            if paths:
-                found(ProjectChange(paths, any(watch_filter.is_config(path) for path in paths)))
-            watching = set(folders)
-            gone = {Path(path) for change, path in changes if change is watchfiles.Change.deleted} & watching
-            if gone or any(change is watchfiles.Change.added and os.path.isdir(path) for change, path in changes):
-                now = folders_to_watch(project, extra_files)
-                if gone or now != folders:  # a folder removed lost its watch, even if it is back already
-                    stopped_at, new = time.time(), sorted((set(now) - watching) | (gone & set(now)))
-                    folders = now
-                    break
-        if stopped_at is None:
-            return  # signal set
-        signal.when_ready(functools.partial(_catch_up, watch_filter, found, folders, new, stopped_at - CLOCK_SLACK_S))
-
-
-def _catch_up(
-    watch_filter: ProjectFilter, found: Callable[[ProjectChange], object], folders: List[Path], new: List[Path], since: float
-) -> None:
-    """On the watch's thread, once a watch started anew is in place: what it could not see is handed over."""
-    in_new = _reported(watch_filter, lambda modified: True, new)
-    saved = _reported(watch_filter, lambda modified: modified >= since, folders)
-    paths = (in_new.paths if in_new else set()) | (saved.paths if saved else set())
-    if paths:
-        found(ProjectChange(paths, any(watch_filter.is_config(path) for path in paths)))
+    for changes in watchfiles.watch(
+        *watched_folders(project, extra_files), watch_filter=watch_filter, step=SETTLE_MS, rust_timeout=1000, stop_event=signal, raise_interrupt=False
+    ):
+        paths = {Path(path) for _, path in changes}
+        yield ProjectChange(paths, any(watch_filter.is_config(path) for path in paths))
 
 
 class WatchFailed(CfnrunError):
@@ -239,12 +186,10 @@ class ChangeFeed:
             self._changes.put_nowait(failure)
 
     def _pump(self, loop: asyncio.AbstractEventLoop, signal: WatchSignal, ready: "asyncio.Future[None]") -> None:
-        def found(change: ProjectChange) -> None:
-            if not _hand_over(loop, self._changes.put_nowait, change):
-                signal.set()  # nobody is left to take it: the watch ends at its next step
-
         try:
-            watch_changes(self.project, signal, found, extra_files=self.extra_files)
+            for change in watch_changes(self.project, signal, extra_files=self.extra_files):
+                if not _hand_over(loop, self._changes.put_nowait, change):
+                    return
         except Exception as error:  # noqa: B902 - a folder gone, the OS watch failing: start() or next() says so
             _hand_over(loop, self._settle, ready, error)
 

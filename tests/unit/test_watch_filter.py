@@ -1,47 +1,46 @@
-"""What the reload watch looks at: the folders of the code and of the named files, each for its own entries; cfnrun's
-own folder (the history serve writes with every call), a provider's state and the other ignored folders not at all."""
+"""The reload watch's filter: cfnrun's own folder (the history serve writes with every call) and the other ignored
+folders right under the project (a provider's state written with every handler call, .git) are turned away cheaply."""
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
+from typing import Any, List
 
+import pytest
 import watchfiles
 
-from cfnrun.app.watcher import ProjectFilter, folders_to_watch
+from cfnrun.app import watcher as watcher_module
+from cfnrun.app.watcher import ProjectFilter
 from cfnrun.model.project import load_project
 
 NOOP = Path(__file__).resolve().parents[2] / "bench" / "noop_project"
 
 
-def noop_copy(tmp_path: Path) -> Path:
-    shutil.copytree(NOOP, tmp_path / "noop", ignore=shutil.ignore_patterns(".cfnrun", "__pycache__"))  # not what a bench run left
-    return tmp_path / "noop"
-
-
-def test_the_ignored_folders_are_not_watched_and_their_writes_are_turned_away(tmp_path: Path) -> None:
-    root = noop_copy(tmp_path)
-    for folder in (".cfnrun", ".state/clusters", ".git/objects", ".venv/lib/python3.11/site-packages/x", "src/pkg/sub", "src/pkg/__pycache__"):
-        (root / folder).mkdir(parents=True)
-    project = load_project(root)
-    assert folders_to_watch(project) == [root, root / "src", root / "src" / "pkg", root / "src" / "pkg" / "sub"]
+def test_a_history_or_state_write_is_turned_away_without_making_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(NOOP, tmp_path / "noop", ignore=shutil.ignore_patterns(".cfnrun"))  # not the history a bench run left
+    project = load_project(tmp_path / "noop")
     watched = ProjectFilter(project)
-    for state in (".cfnrun/history.sqlite3", ".cfnrun/history.sqlite3-wal", ".state/clusters/cl-1.json", ".git/index"):
-        assert not watched(watchfiles.Change.modified, str(root / state))
-    assert watched(watchfiles.Change.modified, str(root / "src" / "noop_provider.py"))  # code is seen
-    assert watched(watchfiles.Change.modified, str(root / "cfnrun-bench-noop.json"))  # the schema too
-    assert not watched(watchfiles.Change.modified, str(root / "src" / ".state" / "x.py"))  # an ignored folder deeper down
+    made: List[Any] = []
+    real_path = watcher_module.Path
+
+    def counted(*parts: Any) -> Path:
+        made.append(parts)
+        return real_path(*parts)
+
+    monkeypatch.setattr(watcher_module, "Path", counted)
+    for state in ("history.sqlite3", "history.sqlite3-wal", "history.sqlite3-shm"):
+        assert not watched(watchfiles.Change.modified, str(project.root / ".cfnrun" / state))
+    for written in (".state/clusters/cl-1.json", ".state/clusters/.cl-1.json.tmp", ".git/index", ".venv/lib/x.py"):
+        assert not watched(watchfiles.Change.added, str(project.root / written))
+    assert made == []
+    assert watched(watchfiles.Change.modified, str(project.root / "src" / "noop_provider.py"))  # code is still seen
+    assert not watched(watchfiles.Change.modified, str(project.root / ".cfnrunner" / "x.py"))  # only that folder's prefix
+    assert not watched(watchfiles.Change.modified, str(project.root / "src" / ".state" / "x.py"))  # deeper: the full check
 
 
 def test_a_file_named_for_the_watch_inside_cfnruns_folder_is_still_seen(tmp_path: Path) -> None:
-    project = load_project(noop_copy(tmp_path))
+    shutil.copytree(NOOP, tmp_path / "noop", ignore=shutil.ignore_patterns(".cfnrun"))  # not the history a bench run left
+    project = load_project(tmp_path / "noop")
     request = project.root / ".cfnrun" / "request.json"
-    assert project.root / ".cfnrun" in folders_to_watch(project, [request])
-    assert ProjectFilter(project, extra_files=[request])(watchfiles.Change.modified, str(request))
-
-
-def test_a_link_back_up_the_code_tree_is_walked_once(tmp_path: Path) -> None:
-    root = noop_copy(tmp_path)
-    (root / "src" / "pkg").mkdir()
-    os.symlink(root / "src", root / "src" / "pkg" / "up")
-    assert folders_to_watch(load_project(root)) == [root, root / "src", root / "src" / "pkg"]
+    watched = ProjectFilter(project, extra_files=[request])
+    assert watched(watchfiles.Change.modified, str(request))
