@@ -7,7 +7,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Sequence, Set, Union
+from typing import Callable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import watchfiles
 
@@ -96,9 +96,7 @@ def saved_between(project: FunctionSource, extra_files: Sequence[Path], since: f
     watch_filter = ProjectFilter(project, extra_files)
     candidates = [*watch_filter.config_files, *watch_filter.extra_files]
     for code_dir in project.code_dirs:
-        for folder, folders, files in os.walk(code_dir):
-            folders[:] = [name for name in folders if name not in IGNORED_DIRS]
-            candidates.extend(Path(folder, name) for name in files)
+        candidates.extend(_files_under(code_dir))
     saved = set()
     for path in candidates:
         try:
@@ -123,7 +121,30 @@ def watch_changes(project: FunctionSource, signal: WatchSignal, extra_files: Seq
         *watched_folders(project, extra_files), watch_filter=watch_filter, step=SETTLE_MS, rust_timeout=1000, stop_event=signal, raise_interrupt=False
     ):
         paths = {Path(path) for _, path in changes}
+        paths.update(_in_new_folders(changes, watch_filter))
         yield ProjectChange(paths, any(watch_filter.is_config(path) for path in paths))
+
+
+def _files_under(folder: Path) -> Iterator[Path]:
+    """Every file under ``folder``, outside the ignored folders."""
+    for parent, folders, files in os.walk(folder):
+        folders[:] = [name for name in folders if name not in IGNORED_DIRS]
+        yield from (Path(parent, name) for name in files)
+
+
+def _in_new_folders(changes: Set[Tuple[watchfiles.Change, str]], watch_filter: ProjectFilter) -> Set[Path]:
+    """The files the watch reports on inside the folders ``changes`` add (made, moved in, a branch checked out).
+
+    The watch of a new folder is put in place when its creation is seen, so a file written into it a moment after it
+    was made (``git checkout``, an unpacked archive, ``mkdir pkg && cp ...``) can come before that and raise no change
+    of its own: the folder's change says it is there. notify puts the new folder's watch in place as it reads the
+    folder's creation, before that change reaches here (inferred from its behaviour: tests/test_reload.py), so what the
+    folder holds now is added to the change, and what comes later is seen on its own."""
+    found: Set[Path] = set()
+    for change, path in changes:
+        if change is watchfiles.Change.added and os.path.isdir(path):
+            found.update(file for file in _files_under(Path(path)) if watch_filter(watchfiles.Change.added, str(file)))
+    return found
 
 
 class WatchFailed(CfnrunError):
