@@ -34,3 +34,9 @@ def change_cluster(state: Path, cluster_id: str, **fields: Any) -> None:
     """Change fields of one kept cluster, as a handler would (under the store's lock)."""
     with _store().change(state) as clusters:
         clusters[cluster_id].update(fields)
+
+
+def add_cluster(state: Path, cluster: Dict[str, Any]) -> None:
+    """Keep one more cluster in ``state``, as a create that ended would have (under the store's lock)."""
+    with _store().change(state) as clusters:
+        clusters[cluster["ClusterId"]] = dict(cluster)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
+from cfnrun.stacks.cancellation import CANCELLED, Cancellation
 from cfnrun.model.random_ids import random_uuid
 from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
@@ -42,7 +43,6 @@ from cfnrun.stacks.signals import ResourceSignals, SignalProblem, resource_signa
 from cfnrun.stacks.stack_policy import StackPolicy, refusals
 
 HOOK_REASON_LIMIT = 1024  # HookStatusReason, as the API bounds it
-CANCELLED = "Resource update cancelled"
 CREATION_INITIATED = "Resource creation Initiated"  # the second CREATE_IN_PROGRESS, once the handler is called
 
 
@@ -66,7 +66,8 @@ class UpdateRun:
     added: Set[str] = field(default_factory=set)  # created by this update: deleted if it rolls back
     updated: Set[str] = field(default_factory=set)  # updated in place: put back if it rolls back
     replaced: Dict[str, StackResource] = field(default_factory=dict)  # the old resource of each replacement
-    cancelled: bool = False
+    cancelled: bool = False  # CancelUpdateStack
+    cancellation: Cancellation = field(default_factory=Cancellation)  # the resource operations in flight (``cancellation.py``)
     retain_except_on_create: bool = False  # RollbackStack's RetainExceptOnCreate: what the update added goes, Retain or not
 
 
@@ -100,11 +101,13 @@ class StackEngine:
         for logical_id in blueprint.resource_ids():
             stack.resources[logical_id] = StackResource(logical_id, blueprint.type_of(logical_id), "NOT_STARTED")
         failed: List[str] = []
+        cancellation = Cancellation()
 
         async def create_one(logical_id: str) -> bool:
-            ok = await self._create(stack, blueprint, stack.resources[logical_id], token)
+            ok = await self._create(stack, blueprint, stack.resources[logical_id], token, cancellation)
             if not ok:
                 failed.append(logical_id)
+                cancellation.cancel(f"{logical_id} failed")
             return ok
 
         refused = await self._stack_hooks(stack, "CREATE", blueprint.template.document, None, token, skip_hooks)
@@ -140,7 +143,9 @@ class StackEngine:
         stack.deleted_at = time.time()
         stack.set_status("DELETE_COMPLETE", None, token)
 
-    async def _create(self, stack: Stack, blueprint: Blueprint, resource: StackResource, token: Optional[str]) -> bool:
+    async def _create(
+        self, stack: Stack, blueprint: Blueprint, resource: StackResource, token: Optional[str], cancellation: Optional[Cancellation] = None
+    ) -> bool:
         try:
             provisioner = self.provisioners.for_type(resource.type_name)
             properties = blueprint.properties(resource.logical_id, stack.resources)
@@ -152,10 +157,12 @@ class StackEngine:
         if problem is not None:
             stack.set_resource_status(resource, "CREATE_FAILED", problem, shown, token)
             return False
-        work = self._work(stack, blueprint, resource, properties, token)
+        work = self._work(stack, blueprint, resource, properties, token, cancellation)
         create = self._creating(stack, blueprint, resource, provisioner, work, properties, token)
         metadata = blueprint.resolved_metadata(resource.logical_id, stack.resources)
-        return await self._provision(stack, resource, "CREATE", create, properties, None, shown, token, metadata=metadata, first_call=work)
+        return await self._provision(
+            stack, resource, "CREATE", create, properties, None, shown, token, metadata=metadata, first_call=work, cancellation=cancellation
+        )
 
     def _creating(
         self, stack: Stack, blueprint: Blueprint, resource: StackResource, provisioner: Provisioner, work: ResourceWork,
@@ -194,13 +201,16 @@ class StackEngine:
         metadata: Any = None,
         replacing: Optional[StackResource] = None,
         first_call: Optional[ResourceWork] = None,
+        cancellation: Optional[Cancellation] = None,
     ) -> bool:
         """One resource through ``verb`` (CREATE or UPDATE): IN_PROGRESS, its hooks, the provisioner's ``call``, COMPLETE or FAILED.
 
         ``started`` runs once the hooks let it through, just before the call (an update notes what it changed);
         ``metadata``: the resource's resolved Metadata, kept once the call succeeds; ``replacing``: the resource a
         replacement's new one replaces (its first event names the old physical resource, as the service's does);
-        ``first_call``: the work of a create whose resource no record names yet, written down before the call (``in_flight.py``).
+        ``first_call``: the work of a create whose resource no record names yet, written down before the call (``in_flight.py``);
+        ``cancellation``: the stack operation's, which ends the resource ``{verb}_FAILED`` "Resource … cancelled" when
+        another resource fails before this one is done (``cancellation.py``).
         """
         if replacing is not None:
             resource.status, resource.reason = f"{verb}_IN_PROGRESS", reason
@@ -217,6 +227,9 @@ class StackEngine:
             return False
         if self._stopped_at(stack, resource, token):
             return False
+        if cancellation is not None and cancellation.cancelled:  # another resource failed while this one's hooks ran
+            stack.set_resource_status(resource, f"{verb}_FAILED", CANCELLED[verb], shown, token)
+            return False
         started()
         if first_call is not None:
             self.in_flight.calling(stack, resource, first_call.client_request_token, shown, properties)
@@ -224,7 +237,13 @@ class StackEngine:
             stack.set_resource_status(resource, f"{verb}_IN_PROGRESS", CREATION_INITIATED, shown, token)
         try:
             made = await call()
-        except OperationStopped:  # its first call, if it never named the resource, stays written down for the next serve
+        except OperationStopped:
+            if self.stopped is None and cancellation is not None and cancellation.cancelled:
+                # another resource failed: what its calls made is known by now, if they named it, for the rollback to delete
+                stack.set_resource_status(resource, f"{verb}_FAILED", CANCELLED[verb], shown, token)
+                self.in_flight.called(stack, resource.logical_id)
+                return False
+            # serve stops: its first call, if it never named the resource, stays written down for the next serve
             self._stopped_at(stack, resource, token)
             return False
         except Exception as error:  # noqa: B902 - whatever a provisioner raises fails its resource, never the stack's bookkeeping
@@ -276,7 +295,9 @@ class StackEngine:
         async def update_one(logical_id: str) -> bool:
             ok = await self._update_resource(stack, plan, run, logical_id, token)
             if not ok:
-                failed.append(logical_id)
+                if not run.cancelled:  # cancelled by CancelUpdateStack: the user's rollback, no failure
+                    failed.append(logical_id)
+                run.cancellation.cancel(f"{logical_id} failed")
             return ok
 
         await self._in_order(blueprint.dependencies, update_one, stop=lambda: bool(failed) or run.cancelled)
@@ -311,7 +332,7 @@ class StackEngine:
         if current is None or not current.exists:
             stack.resources[logical_id] = StackResource(logical_id, type_name, "NOT_STARTED")
             run.added.add(logical_id)
-            return await self._create(stack, blueprint, stack.resources[logical_id], token)
+            return await self._create(stack, blueprint, stack.resources[logical_id], token, run.cancellation)
         try:
             provisioner = self.provisioners.for_type(type_name)
             properties = blueprint.properties(logical_id, stack.resources)
@@ -330,11 +351,12 @@ class StackEngine:
             return False
         if planned.action == "Modify" and planned.replaces(changed_properties(known_properties(current, properties), properties)):
             return await self._replace(stack, blueprint, run, current, properties, shown, token)
-        work = replace(self._work(stack, blueprint, current, properties, token), previous_properties=current.properties)
+        work = replace(self._work(stack, blueprint, current, properties, token, run.cancellation), previous_properties=current.properties)
         before = copy.copy(current)
         ok = await self._provision(
             stack, current, "UPDATE", lambda: provisioner.update(work), properties, current.properties, shown, token,
             started=lambda: run.updated.add(logical_id), metadata=blueprint.resolved_metadata(logical_id, stack.resources),
+            cancellation=run.cancellation,
         )
         if ok and before.physical_id and current.physical_id != before.physical_id and not _may_move(type_name):
             # An update in place keeps its physical resource, whatever id the handler's model now names.
@@ -376,12 +398,12 @@ class StackEngine:
         new = StackResource(old.logical_id, blueprint.type_of(old.logical_id), "NOT_STARTED")
         stack.resources[old.logical_id] = new
         provisioner = self.provisioners.for_type(new.type_name)
-        work = self._work(stack, blueprint, new, properties, token)
+        work = self._work(stack, blueprint, new, properties, token, run.cancellation)
         create = self._creating(stack, blueprint, new, provisioner, work, properties, token)
         metadata = blueprint.resolved_metadata(old.logical_id, stack.resources)
         return await self._provision(
             stack, new, "UPDATE", create, properties, old.properties, shown, token, reason=REPLACING, metadata=metadata, replacing=old,
-            first_call=work,
+            first_call=work, cancellation=run.cancellation,
         )
 
     async def _clean_up(
@@ -541,6 +563,7 @@ class StackEngine:
         run = self.updates.get(stack.stack_id)
         if run is not None:
             run.cancelled = True
+            run.cancellation.cancel("CancelUpdateStack")
 
     # -- delete ----------------------------------------------------------------------------
 
@@ -728,7 +751,10 @@ class StackEngine:
         previous = dict(run.before.tags) if run is not None and stack.status.startswith("UPDATE") else None
         return StackContext(stack.stack_id, stack.name, self.region, self.account_id, dict(stack.tags), previous)
 
-    def _work(self, stack: Stack, blueprint: Optional[Blueprint], resource: StackResource, properties: Dict[str, Any], token: Optional[str]) -> ResourceWork:
+    def _work(
+        self, stack: Stack, blueprint: Optional[Blueprint], resource: StackResource, properties: Dict[str, Any], token: Optional[str],
+        cancellation: Optional[Cancellation] = None,
+    ) -> ResourceWork:
         def note(reason: str) -> None:
             stack.set_resource_status(resource, resource.status, stack.masked(reason), token=token)
 
@@ -745,6 +771,7 @@ class StackEngine:
             client_request_token=handler_token,
             note=note,
             progress=lambda made, context: self.in_flight.progressed(stack, resource, made, context, handler_token),
+            cancellation=cancellation,
         )
 
     @staticmethod

@@ -11,6 +11,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, Optional, Protocol, runtime_checkable
 
+from cfnrun.stacks.cancellation import Cancellation
+
 
 class ProvisioningFailed(Exception):
     """The resource operation failed; ``reason`` is the ResourceStatusReason."""
@@ -63,6 +65,9 @@ class ResourceWork:
     # an IN_PROGRESS answer that names the resource, with its callbackContext (``in_flight.py``): the first one, and only
     # while the stack knows no physical id for it (``in_flight.py`` keeps that one; later answers would change nothing)
     progress: Callable[["Provisioned", Optional[Dict[str, Any]]], None] = field(default=lambda made, context: None, compare=False)
+    # the stack operation's (a create's, an update's): once cancelled, the operation makes no handler call after the one in
+    # flight and ends with OperationStopped (``cancellation.py``); None: nothing cancels it but serve stopping
+    cancellation: Optional[Cancellation] = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

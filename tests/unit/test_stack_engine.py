@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import pytest
 
 from cfnrun.stacks.blueprint import Blueprints
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.exports import Exports
+from cfnrun.stacks.in_flight import OperationStopped
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork, NoProvisioner
 from cfnrun.stacks.store import StackError, StackStore
 
@@ -30,6 +31,9 @@ class Memory:
         self.most_at_once = 0
         self.gate: Optional[asyncio.Event] = None
         self.counter = 0
+        # (action, logical id) of calls that run until their stack operation is cancelled, once each, as a type's
+        # handlers waiting out CallbackDelaySeconds do (``app/stacks/user_types.py``)
+        self.held: Set[Tuple[str, str]] = set()
 
     def validate(self, type_name: str, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
         if "Invalid" in properties:
@@ -44,6 +48,13 @@ class Memory:
 
     async def _enter(self, action: str, work: ResourceWork) -> None:
         self.calls.append((action, work.logical_id, dict(work.properties), work.previous_properties))
+        if (action, work.logical_id) in self.held:
+            self.held.discard((action, work.logical_id))
+            assert work.cancellation is not None, "a create's or an update's resource operations can be cancelled"
+            cancelled = asyncio.Event()
+            work.cancellation.listen(lambda reason: cancelled.set())
+            await asyncio.wait_for(cancelled.wait(), 5)
+            raise OperationStopped(work.cancellation.reason or "")
         self.running += 1
         self.most_at_once = max(self.most_at_once, self.running)
         try:
@@ -453,6 +464,81 @@ def test_cancel_update_stack_starts_nothing_more_and_rolls_back() -> None:
     assert stack.status == "UPDATE_ROLLBACK_COMPLETE"
     assert "Third" not in stack.resources
     assert not any(k.startswith("Third") for k in memory.live)
+
+
+PAIR = {name: {"Type": "Test::Thing::Resource", "Properties": {"Name": name.lower(), "Size": 1}} for name in ("Slow", "Bad")}
+
+
+def _created(memory: Memory, resources: Dict[str, Any]) -> Any:
+    """The stack ``s`` of ``resources`` once its create has ended."""
+
+    async def scenario() -> Any:
+        store = _store(memory)
+        store.create_stack("s", _template(resources), {}, {})
+        return await store.settled("s")
+
+    return run(scenario())
+
+
+def _reasons(stack: Any, logical_id: str) -> List[Tuple[str, Optional[str]]]:
+    return [(e.status, e.reason) for e in stack.events if e.logical_id == logical_id]
+
+
+def test_a_failed_create_cancels_the_resources_in_flight_names_them_and_rolls_them_back() -> None:
+    memory = Memory()
+    memory.held.add(("create", "Slow"))
+    failing = json.loads(json.dumps(PAIR))
+    failing["Bad"]["Properties"]["Fail"] = "create"
+    stack = _created(memory, failing)
+    assert stack.status == "ROLLBACK_COMPLETE"
+    assert ("CREATE_FAILED", "Resource creation cancelled") in _reasons(stack, "Slow")
+    assert ("ROLLBACK_IN_PROGRESS", "The following resource(s) failed to create: [Bad, Slow]. Rollback requested by user.") in _reasons(stack, "s")
+    assert memory.live == {}
+
+
+async def _updating(memory: Memory, changed: Dict[str, Any]) -> StackStore:
+    """The stack ``s`` of PAIR created, then its update to ``changed`` started with Slow's update call held."""
+    store = _store(memory)
+    store.create_stack("s", _template(PAIR), {}, {})
+    await store.settled("s")
+    memory.held.add(("update", "Slow"))
+    store.update_stack("s", _template(changed), {}, None)
+    return store
+
+
+def test_a_failed_update_cancels_the_updates_in_flight_and_puts_them_back() -> None:
+    memory = Memory()
+    changed = json.loads(json.dumps(PAIR))
+    changed["Slow"]["Properties"]["Size"] = 2
+    changed["Bad"]["Properties"]["Fail"] = "update"
+
+    async def scenario() -> Any:
+        store = await _updating(memory, changed)
+        return await store.settled("s")
+
+    stack = run(scenario())
+    assert stack.status == "UPDATE_ROLLBACK_COMPLETE"
+    assert ("UPDATE_FAILED", "Resource update cancelled") in _reasons(stack, "Slow")
+    assert ("UPDATE_ROLLBACK_IN_PROGRESS", "The following resource(s) failed to update: [Bad, Slow]. ") in _reasons(stack, "s")
+    assert sorted(props["Size"] for props in memory.live.values()) == [1, 1]  # Slow's update put back
+
+
+def test_cancel_update_stack_cancels_the_updates_in_flight() -> None:
+    memory = Memory()
+    changed = json.loads(json.dumps(PAIR))
+    changed["Slow"]["Properties"]["Size"] = 2
+
+    async def scenario() -> Any:
+        store = await _updating(memory, changed)
+        while ("update", "Slow") in memory.held:  # its call is running
+            await asyncio.sleep(0)
+        store.cancel_update("s")
+        return await store.settled("s")
+
+    stack = run(scenario())
+    assert stack.status == "UPDATE_ROLLBACK_COMPLETE"
+    assert ("UPDATE_FAILED", "Resource update cancelled") in _reasons(stack, "Slow")
+    assert ("UPDATE_ROLLBACK_IN_PROGRESS", "User Initiated") in _reasons(stack, "s")
 
 
 def test_a_provisioner_that_breaks_fails_its_resource_and_the_stack_still_rolls_back() -> None:

@@ -151,12 +151,15 @@ class UserTypes:
                 for violation in event.violations:
                     work.note(f"cfnrun contract {'✗' if violation.is_error else '!'} {violation.line()}")
 
+        clock = self.stopping.clock(self.operations.new_clock())
+        if work.cancellation is not None:  # another resource of the stack operation failed: no call after the one in flight
+            work.cancellation.listen(clock.cancel)
         operation = self.operations.operation(
             work.type_name,
             action,
             desired,
             previous,
-            clock=self.stopping.clock(self.operations.new_clock()),
+            clock=clock,
             logical_id=work.logical_id,
             stack_id=work.stack.stack_id,
             client_request_token=work.client_request_token,
