@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from cfnrun.app.type_operations import TypeOperations
 from cfnrun.app.history import STACK_SOURCE
@@ -142,18 +142,27 @@ class UserTypes:
 
     async def _run(self, work: ResourceWork, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> OperationResult:
         named = work.physical_id is not None  # the stack is told once which resource the operation made (``ResourceWork.progress``)
+        clock = self.stopping.clock(self.operations.new_clock())
+        listening: List[Callable[[], None]] = []
+
+        def cancellable() -> None:
+            """Another resource of the stack operation failing ends this one after the call in flight — from when the
+            stack knows the resource, so that a cancelled create leaves nothing no record names (``stacks/cancellation.py``)."""
+            if work.cancellation is not None:
+                listening.append(work.cancellation.listen(clock.cancel))
 
         def observe(event: OperationEvent) -> None:
             nonlocal named
             if isinstance(event, InvocationCompleted) and not named:
                 named = self._progressed(work, event.progress)
+                if named:
+                    cancellable()
             if isinstance(event, ContractChecked):
                 for violation in event.violations:
                     work.note(f"cfnrun contract {'✗' if violation.is_error else '!'} {violation.line()}")
 
-        clock = self.stopping.clock(self.operations.new_clock())
-        if work.cancellation is not None:  # another resource of the stack operation failed: no call after the one in flight
-            work.cancellation.listen(clock.cancel)
+        if named:
+            cancellable()
         operation = self.operations.operation(
             work.type_name,
             action,
@@ -173,6 +182,9 @@ class UserTypes:
             result = await operation.run()
         except CancelRequested as stopped:
             raise OperationStopped(str(stopped)) from None
+        finally:
+            for stop_listening in listening:
+                stop_listening()
         if not result.succeeded:
             raise ProvisioningFailed(self._reason(result), result.error_code or ENDING_CODES.get(result.reason))
         return result
