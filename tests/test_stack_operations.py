@@ -513,3 +513,15 @@ def test_a_wait_condition_with_a_creation_policy_waits_for_signal_resource(serve
     cfn.signal_resource(StackName="wait-policy", LogicalResourceId="Ready", UniqueId="ci-job", Status="SUCCESS")
     served.wait("stack_create_complete", StackName="wait-policy")
     assert "CREATE_IN_PROGRESS: Received SUCCESS signal with UniqueId ci-job" in _reasons(served, "wait-policy", "Ready")
+
+
+def test_a_stack_that_is_not_there_or_a_name_the_api_refuses_is_answered_in_the_services_words(served: Served) -> None:
+    cfn = served.cloudformation
+    assert _error(cfn.describe_stacks, StackName="nowhere")["Message"] == "Stack with id nowhere does not exist"
+    assert _error(cfn.update_stack, StackName="nowhere", UsePreviousTemplate=True)["Message"] == "Stack [nowhere] does not exist"
+    assert _error(cfn.describe_stack_events, StackName="nowhere")["Message"] == "Stack [nowhere] does not exist"
+    too_long = "a" * 129
+    assert _error(cfn.create_stack, StackName=too_long, TemplateBody=note_template())["Message"] == (
+        f"1 validation error detected: Value '{too_long}' at 'stackName' failed to satisfy constraint: "
+        "Member must have length less than or equal to 128"
+    )

@@ -17,7 +17,7 @@ from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional, Se
 
 from cfnrun.stacks.blueprint import Blueprint, Blueprints
 from cfnrun.stacks.engine import StackEngine
-from cfnrun.stacks.names import CHANGE_SET_NAME, STACK_NAME
+from cfnrun.stacks.names import CHANGE_SET_NAME, stack_name_problem
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookedOperation, change_set_model, with_reasons
 from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_update
@@ -37,7 +37,7 @@ from cfnrun.stacks.stack_policy import StackPolicy, policy_of
 from cfnrun.stacks.imports import IMPORT, ImportProblem, execute_import, plan_import
 from cfnrun.stacks.template.parameters import NO_ECHO_MASK
 from cfnrun.stacks.template.secure_references import secure_reference_problem
-from cfnrun.stacks.statuses import ONLY_DELETABLE, ROLLBACK_FROM, UPDATABLE
+from cfnrun.stacks.statuses import ROLLBACK_FROM, UPDATABLE
 
 
 EXECUTED = ("EXECUTE_COMPLETE", "EXECUTE_FAILED")
@@ -210,10 +210,12 @@ class StackStore:
         live = [s for s in self.stacks.values() if s.name == name_or_id and s.status != "DELETE_COMPLETE"]
         return live[-1] if live else None
 
-    def get(self, name_or_id: str) -> Stack:
+    def get(self, name_or_id: str, *, bracketed: bool = False) -> Stack:
+        """The stack a call names, refused as DescribeStacks words it ("Stack with id X does not exist") or, ``bracketed``,
+        as UpdateStack and DescribeStackEvents do ("Stack [X] does not exist")."""
         stack = self.find(name_or_id)
         if stack is None:
-            raise StackError(f"Stack with id {name_or_id} does not exist")
+            raise StackError(f"Stack [{name_or_id}] does not exist" if bracketed else f"Stack with id {name_or_id} does not exist")
         return stack
 
     def change_set(self, name_or_id: str, stack_name: Optional[str] = None) -> ChangeSet:
@@ -285,11 +287,9 @@ class StackStore:
                 change_set.execution_status = "OBSOLETE"
 
     def _new_stack(self, name: str, template_body: str, parameters: Dict[str, Optional[str]], tags: Dict[str, str], disable_rollback: bool) -> Stack:
-        if not STACK_NAME.match(name):
-            raise StackError(
-                f"1 validation error detected: Value '{name}' at 'stackName' failed to satisfy constraint: "
-                "Member must satisfy regular expression pattern: [a-zA-Z][-a-zA-Z0-9]*"
-            )
+        problem = stack_name_problem(name)
+        if problem is not None:
+            raise StackError(problem)
         if self.find(name) is not None:
             raise StackError(f"Stack [{name}] already exists", "AlreadyExistsException")
         stack_id = f"arn:aws:cloudformation:{self.engine.region}:{self.engine.account_id}:stack/{name}/{uuid.uuid4()}"
@@ -310,7 +310,7 @@ class StackStore:
         retried = self.tokens.retried("UpdateStack", name, token)
         if retried is not None:
             return retried
-        stack = self.get(name)
+        stack = self.get(name, bracketed=True)
         self._require_status(stack, UPDATABLE, "updated")
         body = template_body if template_body is not None else stack.template_body
         self._require_kept(stack, parameters)
@@ -592,8 +592,7 @@ class StackStore:
     @staticmethod
     def _require_status(stack: Stack, allowed: "frozenset[str]", verb: str) -> None:
         if stack.status not in allowed:
-            detail = " (delete it and create it again)" if stack.status in ONLY_DELETABLE else ""
-            raise StackError(f"Stack:{stack.stack_id} is in {stack.status} state and can not be {verb}{detail}.")
+            raise StackError(f"Stack:{stack.stack_id} is in {stack.status} state and can not be {verb}.")
 
     def _start(self, stack: Stack, run: Awaitable[None]) -> None:
         async def guarded() -> None:

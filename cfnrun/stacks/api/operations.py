@@ -291,7 +291,7 @@ class StackOperations:
         return present({"OperationEvents": [operation_event_shape(e) for e in page], "NextToken": token})
 
     async def describe_stack_events(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        stack = self.store.get(params["StackName"])
+        stack = self.store.get(params["StackName"], bracketed=True)
         page, token = one_page(list(reversed(stack.events)), params)
         return present({"StackEvents": [event_shape(e) for e in page], "NextToken": token})
 
