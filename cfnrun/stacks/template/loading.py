@@ -22,6 +22,7 @@ from cfnrun.stacks.template.literal_functions import check_literal_functions
 from cfnrun.stacks.template.modules import ModuleInfo, expand_modules_with_info, uses_modules
 from cfnrun.stacks.template.macros import MacroRunner
 from cfnrun.stacks.template.transforms import TemplateTransforms, check_functions, check_transforms
+from cfnrun.stacks.template.null_values import check_null_values
 
 
 def load_stack_template(
@@ -50,6 +51,7 @@ def load_stack_template(
         check_transforms(document)
         if module_fragments is not None and uses_modules(document):
             document, module_info = expand_modules_with_info(document, module_fragments)
+    check_null_values(document)
     check_quotas(document)  # on the template as processed (loops and modules expanded), as the service counts
     template = parse_template(document)
     if module_info or macro_output is not None:
