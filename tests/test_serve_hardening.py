@@ -137,6 +137,37 @@ def test_deeply_nested_json_is_a_400_that_says_so(serve: Callable[..., ServerPro
     assert payload(server.client().invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["count"] == 1
 
 
+def test_a_number_too_long_to_read_or_a_next_token_never_issued_is_a_400_on_every_api(serve: Callable[..., ServerProcess]) -> None:
+    """Python reads no integer of over 4,300 digits (a guard against its quadratic conversion): each API says so, as
+    its malformed input, instead of failing inside."""
+    server = serve(MISBEHAVING, "--no-reload")
+    long_number = "9" * 10_000
+    status, headers, body = post(server.url, f'{{"n": {long_number}}}'.encode())
+    assert status == 400 and headers["x-amzn-ErrorType"] == "InvalidRequestContentException"
+    assert json.loads(body)["message"].endswith("a number has more than 4300 digits, more than can be read")
+
+    import boto3
+
+    keys = {"region_name": "us-east-1", "aws_access_key_id": "AKIDTEST", "aws_secret_access_key": "test"}
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **keys)
+    for body_text in (f'{{"Resources": {{"A": {{"Type": "AWS::SNS::Topic", "Properties": {{"N": {long_number}}}}}}}}}',
+                      f"Resources:\n  A:\n    Type: AWS::SNS::Topic\n    Properties:\n      N: {long_number}\n"):
+        with pytest.raises(ClientError) as refused:
+            cloudformation.validate_template(TemplateBody=body_text)
+        assert refused.value.response["Error"]["Code"] == "ValidationError"
+        assert "a number has more than 4300 digits" in refused.value.response["Error"]["Message"]
+    with pytest.raises(ClientError) as refused:
+        cloudformation.describe_stacks(NextToken="abc")
+    assert refused.value.response["Error"]["Code"] == "ValidationError"
+    assert refused.value.response["Error"]["Message"].startswith("Invalid NextToken 'abc': not one this endpoint issued")
+
+    cloudcontrol = boto3.client("cloudcontrol", endpoint_url=server.url, **keys)
+    with pytest.raises(ClientError) as refused:
+        cloudcontrol.create_resource(TypeName="AWS::SNS::Topic", DesiredState=f'{{"N": {long_number}}}')
+    assert "a number has more than 4300 digits" in refused.value.response["Error"]["Message"]
+    assert payload(server.client().invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["count"] == 1
+
+
 @pytest.mark.parametrize(
     "name", ["123456789012:function:TypeFunction", "123456789012:function:misbehaving-function:$LATEST"]
 )

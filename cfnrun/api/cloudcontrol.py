@@ -17,7 +17,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional, Protocol, Tup
 from aiohttp import web
 
 from cfnrun.model.json_depth import MAX_NESTING, too_deep
-from cfnrun.model.errors import not_json
+from cfnrun.model.errors import not_json, unreadable
 
 TARGET_PREFIX = "CloudApiService."
 CONTENT_TYPE = "application/x-amz-json-1.0"
@@ -140,6 +140,8 @@ def _json_param(params: Dict[str, Any], name: str, expected: type, required: boo
         value = json.loads(text)
     except json.JSONDecodeError as error:
         raise validation_error(f"{name} is {not_json(error)}") from None
+    except ValueError as error:  # a number too long to read
+        raise validation_error(f"{name} is not valid JSON: {unreadable(error)}") from None
     except RecursionError:
         raise deep from None
     if too_deep(value):
@@ -210,8 +212,8 @@ class CloudControlApi:
                 )
             try:
                 params = json.loads(await request.read() or b"{}")
-            except (UnicodeDecodeError, json.JSONDecodeError) as error:
-                raise CloudControlError("SerializationException", f"the request body is not JSON: {error}") from None
+            except ValueError as error:  # not UTF-8, not JSON, or a number too long to read
+                raise CloudControlError("SerializationException", f"the request body is not JSON: {unreadable(error)}") from None
             except RecursionError:
                 raise CloudControlError("SerializationException", "the request body is nested too deeply to parse") from None
             if not isinstance(params, dict):

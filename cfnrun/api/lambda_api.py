@@ -33,6 +33,7 @@ from cfnrun.api.function_responses import function_payload, shutdown_payload, ta
 from cfnrun.api.lambda_functions import FunctionManagement, FunctionRoutes
 from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.runtime.outcome import InvocationOutcome
+from cfnrun.model.errors import unreadable
 from cfnrun.model.json_text import read_json
 from cfnrun.model.random_ids import random_uuid
 from cfnrun.runtime.registry import ServedFunction
@@ -319,8 +320,8 @@ def _payload(body: bytes) -> Tuple[Any, Optional[bytes]]:
     is_ascii = body.isascii() and body[1:2] != b"\x00" and body[0] != 0  # else no UTF-8: the worker is handed the payload
     try:
         payload = read_json(body.decode("ascii")) if is_ascii else json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise service_errors.invalid_json(str(error)) from None
+    except ValueError as error:  # not UTF-8, not JSON, or a number too long to read
+        raise service_errors.invalid_json(unreadable(error)) from None
     except RecursionError:
         raise service_errors.too_deep() from None
     return payload, body if is_ascii else None

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Protocol
 from aiohttp import web
 
 from cfnrun.api import service_errors
+from cfnrun.model.errors import unreadable
 
 FUNCTIONS_PATH = "/2015-03-31/functions"
 MAX_CODE_REQUEST_BYTES = 69905067  # the service's limit of a CreateFunction/UpdateFunctionCode request (a 50 MB zip, base64)
@@ -134,8 +135,8 @@ async def _code_request(request: web.Request, operation: str) -> Dict[str, Any]:
         chunks.append(chunk)
     try:
         body = json.loads(b"".join(chunks) or b"{}")
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise service_errors.invalid_json(str(error)) from None
+    except ValueError as error:  # not UTF-8, not JSON, or a number too long to read
+        raise service_errors.invalid_json(unreadable(error)) from None
     if not isinstance(body, dict):
         raise service_errors.invalid_json("the body is not a JSON object")
     return body

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Optional, Union
 
@@ -17,6 +18,14 @@ class ProjectError(CfnrunError):
         self.path = str(path) if path is not None else None
         self.problem = problem
         super().__init__(f"{self.path}: {problem}" if self.path else problem)
+
+
+def unreadable(error: ValueError) -> str:
+    """What a ValueError met reading a JSON or YAML document says: its own words, or for an integer past the digits
+    Python reads (4,300 by default, a guard against its quadratic conversion) which number was too long."""
+    if isinstance(error, json.JSONDecodeError) or "integer string conversion" not in str(error):
+        return str(error)
+    return f"a number has more than {sys.get_int_max_str_digits()} digits, more than can be read"
 
 
 def not_json(error: json.JSONDecodeError) -> str:

@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from cfnrun.model.errors import ProjectError
+from cfnrun.model.errors import ProjectError, unreadable
 from cfnrun.model.json_depth import too_deep
 
 MAX_EXPANDED_NODES = 200_000  # a 51,200-byte template has at most ~26,000 nodes without aliases
@@ -89,6 +89,8 @@ def _decode_json(text: str) -> Any:
             if located.line is not None and "duplicate key" in located.problem:
                 raise TemplateDecodeError("JSON", located.problem, located.line, located.column) from None
         raise TemplateDecodeError("JSON", f"found duplicate key {duplicate.key!r}") from None
+    except ValueError as error:  # a number too long to read
+        raise TemplateDecodeError("JSON", unreadable(error)) from None
 
 
 def _decode_yaml(text: str) -> Any:
@@ -104,6 +106,10 @@ def _decode_yaml(text: str) -> Any:
         raise TemplateDecodeError("YAML", problem, mark.line + 1, mark.column + 1) from None
     except yaml.YAMLError as error:
         raise TemplateDecodeError("YAML", str(error)) from None
+    except _NestedTooDeep:
+        raise
+    except ValueError as error:  # a number too long to read
+        raise TemplateDecodeError("YAML", unreadable(error)) from None
 
 
 _LOADER: Any = None

@@ -27,7 +27,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, ReadTimeoutError
 
-from cfnrun.model.errors import CfnrunError
+from cfnrun.model.errors import CfnrunError, unreadable
 from cfnrun.runtime.lambda_error import LambdaError
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.runtime.process import WorkerInitError
@@ -167,5 +167,5 @@ async def _in_daemon_thread(work: Callable[[], T]) -> T:
 def _json(body: bytes) -> Tuple[Any, Optional[str]]:
     try:
         return json.loads(body or b"null"), None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        return body.decode("utf-8", errors="replace"), str(error)
+    except ValueError as error:  # not UTF-8, not JSON, or a number too long to read
+        return body.decode("utf-8", errors="replace"), unreadable(error)

@@ -21,7 +21,7 @@ from typing import Any, Dict, Optional, Protocol, Tuple
 from aiohttp import web
 
 from cfnrun.api.cloudformation.xml_text import escaped
-from cfnrun.model.errors import not_json
+from cfnrun.model.errors import not_json, unreadable
 
 PATH = "/cfnrun/custom-resource-responses/{token}"
 MAX_BODY_BYTES = 4096  # the service refuses a longer response object
@@ -72,6 +72,8 @@ def parse_response(body: bytes) -> CustomResourceResponse:
         document = json.loads(body)
     except json.JSONDecodeError as error:
         raise BadResponse(f"Invalid response object: {not_json(error)}") from None
+    except ValueError as error:  # not UTF-8, or a number too long to read
+        raise BadResponse(f"Invalid response object: {unreadable(error)}") from None
     except (UnicodeDecodeError, RecursionError) as error:
         raise BadResponse(f"Invalid response object: not valid JSON ({type(error).__name__})") from None
     if not isinstance(document, dict):

@@ -24,7 +24,10 @@ def given_tags(params: Dict[str, Any]) -> Optional[Dict[str, str]]:
 
 
 def one_page(items: List[Any], params: Dict[str, Any], size: int = PAGE_SIZE) -> "tuple[List[Any], Optional[str]]":
-    start = int(params.get("NextToken") or 0)
+    token = params.get("NextToken") or "0"
+    if not (isinstance(token, str) and token.isdigit() and token.isascii()):  # the tokens handed out are offsets
+        raise StackError(f"Invalid NextToken {token!r}: not one this endpoint issued; pass the NextToken of the page before, or none")
+    start = int(token)
     end = start + size
     return items[start:end], (str(end) if end < len(items) else None)
 
