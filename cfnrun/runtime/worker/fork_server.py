@@ -128,6 +128,8 @@ def _become_worker(code_dir: str, environment: Mapping[str, str], slots: Slots, 
         _take_environment(environment, slots)
         die_with_parent(lifeline)
         status = run(code_dir, take_over_fds())
+    except SystemExit as leaving:  # the handler's sys.exit(n): the status n, as a spawned worker's interpreter ends
+        status = exit_status(leaving.code)
     except BaseException:  # noqa: B902 - a forked child must never return into the zygote's loop
         traceback.print_exc()
     finally:
@@ -191,3 +193,14 @@ def _take_environment(values: Mapping[str, str], slots: Slots) -> None:
             address, room = slots[name]
             ctypes.memmove(address, raw + bytes(room - len(raw)), room)
         os.environ[name] = value
+
+
+def exit_status(code: object) -> int:
+    """The status Python's interpreter ends with for ``sys.exit(code)``: None is 0, an int itself, anything else is
+    written to stderr and ends with 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
