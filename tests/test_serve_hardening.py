@@ -217,6 +217,11 @@ def test_slow_headers_and_bodies_are_cut_and_connections_capped(serve: Callable[
     assert slow_body.recv(4096).startswith(b"HTTP/1.1 408")
     slow_body.close()
 
+    # A body its caller cuts off by closing: nobody to answer, and no failure of cfnrun's (no traceback on the console).
+    cut = socket.create_connection((host, port))
+    cut.sendall(f"POST {INVOKE} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{{".encode())
+    cut.close()
+
     # The cap: with the long call's connection and two silent ones open, a fourth caller waits for a
     # place instead of being closed; the silent ones reach the header deadline and make room for it.
     idle: List[socket.socket] = [socket.create_connection((host, port)) for _ in range(2)]
@@ -225,6 +230,8 @@ def test_slow_headers_and_bodies_are_cut_and_connections_capped(serve: Callable[
     assert closed_by_server(idle[0], timeout=5) and closed_by_server(idle[1], timeout=5)
     runner.join(timeout=10)
     assert long_call == {"slept": 1.5, "version": 1}
+    server.wait_for_line(r"echo call 2")  # the call after the cut has printed: what the cut printed is in by now
+    assert not [line for line in server.output if "failed serving" in line or "ConnectionResetError" in line], server.output
 
 
 # -- paging loops ----------------------------------------------------------------------

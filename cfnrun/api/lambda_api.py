@@ -300,6 +300,8 @@ class LambdaService:
                 response = await self._error_response(request, error)
             except web.HTTPException:
                 raise
+            except ConnectionResetError:  # the caller closed its connection before its body was all in: not cfnrun's failure
+                response = await self._error_response(request, service_errors.body_cut_off())
             except Exception as error:  # noqa: B902 - never a bare 500 with a traceback
                 self.on_failure(f"cfnrun failed serving {request.method} {request.path}:\n{traceback.format_exc()}")
                 failure = service_errors.ServiceError(500, "ServiceException", f"cfnrun internal error: {type(error).__name__}")

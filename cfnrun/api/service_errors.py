@@ -61,6 +61,11 @@ def body_timeout(seconds: float) -> ServiceError:
     )
 
 
+def body_cut_off() -> ServiceError:
+    """The caller closed its connection before its body was all in: the answer reaches nobody, and nothing failed here."""
+    return ServiceError(400, "InvalidRequestContentException", "the connection closed before the request body was all in", close_connection=True)
+
+
 def stopping(what: str = "it takes no new calls") -> ServiceError:
     return ServiceError(503, "ServiceException", f"cfnrun serve is stopping: {what}", close_connection=True)
 
