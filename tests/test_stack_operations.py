@@ -525,3 +525,13 @@ def test_a_stack_that_is_not_there_or_a_name_the_api_refuses_is_answered_in_the_
         f"1 validation error detected: Value '{too_long}' at 'stackName' failed to satisfy constraint: "
         "Member must have length less than or equal to 128"
     )
+
+
+def test_an_aws_type_the_service_does_not_have_is_refused_at_the_call(served: Served) -> None:
+    cfn = served.cloudformation
+    template = json.dumps({"Resources": {"B": {"Type": "AWS::S3::Buckett"}, "N": {"Type": "AWS::Nope::Thing"}, "C": {"Type": "AWS::S3::Buckett"}}})
+    expected = "Template format error: Unrecognized resource types: [AWS::S3::Buckett, AWS::Nope::Thing]"
+    for call, arguments in ((cfn.create_stack, {"StackName": "typo"}), (cfn.validate_template, {})):
+        error = _error(call, TemplateBody=template, **arguments)
+        assert (error["Code"], error["Message"]) == ("ValidationError", expected)
+    assert _error(cfn.describe_stacks, StackName="typo")["Message"] == "Stack with id typo does not exist"  # nothing was made

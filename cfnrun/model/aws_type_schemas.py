@@ -43,6 +43,11 @@ class AwsTypeSchemas:
         """Every AWS type the data has a schema for, sorted."""
         return sorted(self._names())
 
+    def knows(self, type_name: str) -> bool:
+        """Whether the service has the type, as far as the data says (without the data, every type is taken as known)."""
+        names = self._names()
+        return not names or type_name in names
+
     def document(self, type_name: str) -> Optional[Dict[str, Any]]:
         """The type's schema document; None for a type the data does not know."""
         if type_name not in self._documents:

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from functools import partial
-from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Set, Tuple
+from typing import Any, Awaitable, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from cfnrun.api.cloudformation.errors import StackApiError, modelled_error
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
@@ -152,7 +152,8 @@ class CheckedStackOperations:
 
     def __init__(self, calls: StackOperations, lint: Callable[[str], Awaitable[None]], modules: Optional[Mapping[str, Any]] = None,
                  read_include: Optional[IncludeReader] = None, macros: Optional[Macros] = None,
-                 nested: Optional[NestedStacks] = None) -> None:
+                 nested: Optional[NestedStacks] = None, unrecognized: Callable[[Iterable[str]], List[str]] = lambda types: []) -> None:
+        self.unrecognized = unrecognized  # the AWS::* types of a template the service does not have
         self.read_include = read_include
         self.calls = calls
         self.lint = lint
@@ -197,6 +198,9 @@ class CheckedStackOperations:
                     if operation == "CreateChangeSet":
                         return await self.calls.create_change_set(params, refused=failed.message)
                     raise
+                unknown = self.unrecognized(resource.type for resource in template.resources.values())
+                if unknown:
+                    raise TemplateError(f"Template format error: Unrecognized resource types: [{', '.join(unknown)}]")
                 if operation != "GetTemplateSummary" and not self._linting_stopped:
                     linting = asyncio.ensure_future(self.lint(body))
                     self._linting.add(linting)
@@ -283,6 +287,7 @@ def local_stacks(
             NESTED_STACK: nested_stacks,
             MACRO_TYPE: macros,
         },
+        aws_type_exists=aws_schemas.knows,
     )
     router = ResolvingProvisioners(types, EndpointValues(served.aws_endpoint, region))
     exports = Exports()
@@ -350,7 +355,7 @@ def local_stacks(
 
     summarizing = partial(summarize, modules=fragments, primary_identifier=primary_identifier, run_macro=macros.answered)
     calls = StackOperations(store, describe_type, summarizing, configure_type, drift, hooks)
-    nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include, macros, nested_stacks)
+    nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include, macros, nested_stacks, types.unrecognized)
     nested_stacks.store = store
     macros.stacks = lambda: store.stacks.values()
     return LocalStacks(
