@@ -131,7 +131,7 @@ def test_dynamic_references_are_resolved_on_the_endpoint_and_secure_values_never
             }
         }
     )
-    served.cloudformation.create_stack(StackName="dynamic", TemplateBody=body)
+    served.cloudformation.create_stack(StackName="dynamic", TemplateBody=body, Capabilities=["CAPABILITY_IAM"])
     served.wait("stack_create_complete", "dynamic")
     copied = {p: served.ssm.get_parameter(Name=f"/values/copied/{p}")["Parameter"]["Value"] for p in ("plain", "managed")}
     assert copied == {"plain": "is plain-text", "managed": "s3cr3t-manager-value"}
@@ -249,7 +249,7 @@ def test_ssm_secure_is_refused_where_the_service_does_not_take_it_and_read_where
     # Where the service takes it, it is read on the endpoint: a secure parameter that is not there fails the resource.
     absent = json.dumps({"Resources": {"User": {"Type": "AWS::IAM::User", "Properties": {
         "LoginProfile": {"Password": "{{resolve:ssm-secure:/values/absent-secure}}"}}}}})
-    cfn.create_stack(StackName="secure-absent", TemplateBody=absent)
+    cfn.create_stack(StackName="secure-absent", TemplateBody=absent, Capabilities=["CAPABILITY_IAM"])
     with pytest.raises(WaiterError, match="ROLLBACK_COMPLETE"):
         served.wait("stack_create_complete", "secure-absent")
     events = cfn.describe_stack_events(StackName="secure-absent")["StackEvents"]

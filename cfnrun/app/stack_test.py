@@ -39,6 +39,7 @@ from cfnrun.events.stack import (
     StepStarted,
 )
 from cfnrun.model.errors import CfnrunError
+from cfnrun.stacks.iam_capabilities import CAPABILITY_IAM, CAPABILITY_NAMED_IAM
 from cfnrun.stacks.blueprint import Blueprint
 from cfnrun.stacks.records import Stack, StackResource, shown_parameters
 from cfnrun.stacks.store import StackError
@@ -240,6 +241,7 @@ class StackLifecycle:
         try:
             if step.kind == "create":
                 self.stack = store.create_stack(self.plan.stack_name, self.plan.body, dict(step.parameters), {}, on_event=self.follower)
+                self.stack.capabilities = (CAPABILITY_IAM, CAPABILITY_NAMED_IAM)  # no call to acknowledge them in: its nested stacks get them
             else:
                 assert self.stack is not None, "created by the first step"
                 if step.kind == "update":

@@ -540,6 +540,7 @@ class StackStore:
             self._require_status(stack, UPDATABLE, "updated")
         change_set.execution_status = "EXECUTE_IN_PROGRESS"
         stack.disable_rollback = disable_rollback
+        stack.capabilities = change_set.capabilities  # what its nested stacks are created or updated with
         if creating:
             stack.parameters, stack.no_echo = change_set.parameters, change_set.blueprint.no_echo
             stack.description = change_set.blueprint.description

@@ -23,6 +23,7 @@ from cfnrun.app.served import Served
 from cfnrun.app.stacks.drift_checks import DriftChecks
 from cfnrun.app.stacks.leftovers import LeftoverCheck
 from cfnrun.app.leftovers_named import unnamed_left_line
+from cfnrun.stacks.iam_capabilities import iam_acknowledgement, insufficient_capabilities
 from cfnrun.stacks.in_flight import FirstCall
 from cfnrun.stacks.records import Stack, StackResource
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
@@ -33,7 +34,7 @@ from cfnrun.app.stacks.macros import Macros
 from cfnrun.model.template_text import TemplateDecodeError, decode_template
 from cfnrun.stacks.api.inputs import given_parameters
 from cfnrun.stacks.template.macros import MACRO_TYPE, MacroRunner, TransformFailed
-from cfnrun.stacks.template.declarations import transform_names
+from cfnrun.stacks.template.declarations import StackTemplate, transform_names
 from cfnrun.stacks.template.transforms import macro_names
 from cfnrun.app.stacks.stack_functions import LocalLambdas, StackFunctions
 from cfnrun.app.stacks.guard_hooks import GuardHookKind
@@ -201,6 +202,11 @@ class CheckedStackOperations:
                 unknown = self.unrecognized(resource.type for resource in template.resources.values())
                 if unknown:
                     raise TemplateError(f"Template format error: Unrecognized resource types: [{', '.join(unknown)}]")
+                refusal = self._iam_refusal(operation, template, params)
+                if refusal is not None:
+                    if operation == "CreateChangeSet" and declared_transforms(body):  # processed as the change set is made: it FAILs
+                        return await self.calls.create_change_set(params, refused=refusal)
+                    raise modelled_error("InsufficientCapabilitiesException", refusal)
                 if operation != "GetTemplateSummary" and not self._linting_stopped:
                     linting = asyncio.ensure_future(self.lint(body))
                     self._linting.add(linting)
@@ -230,6 +236,16 @@ class CheckedStackOperations:
         stack = self.calls.store.find(str(params["StackName"])) if params.get("StackName") else None
         previous = stack.parameters if stack is not None else {}
         return {key: previous.get(key, "") if value is None else value for key, value in given_parameters(params).items()}
+
+    @staticmethod
+    def _iam_refusal(operation: str, template: StackTemplate, params: Dict[str, Any]) -> Optional[str]:
+        """CreateStack, UpdateStack and CreateChangeSet of a template (as processed: a SAM function's role counts) with IAM
+        resources must acknowledge CAPABILITY_IAM, or CAPABILITY_NAMED_IAM when one is named (``iam_capabilities.py``)."""
+        if operation not in ("CreateStack", "UpdateStack", "CreateChangeSet"):
+            return None
+        needed = iam_acknowledgement((r.type, r.properties) for r in template.resources.values())
+        missing = needed.missing(params.get("Capabilities") or ()) if needed is not None else None
+        return insufficient_capabilities(missing) if missing is not None else None
 
     @staticmethod
     def _check_capabilities(operation: str, body: str, params: Dict[str, Any]) -> None:
@@ -418,6 +434,10 @@ def summarize(body: str, modules: Optional[Mapping[str, Any]] = None, primary_id
         "Metadata": json.dumps(metadata) if metadata is not None else None,
         "DeclaredTransforms": list(declared_transforms(body)),  # as written: the transforms that ran are gone from the template
     }
+    acknowledgement = iam_acknowledgement((r.type, r.properties) for r in template.resources.values())
+    if acknowledgement is not None:
+        summary["Capabilities"] = [acknowledgement.capability]
+        summary["CapabilitiesReason"] = acknowledgement.reason
     if primary_identifier is not None:
         types = {logical_id: r.type for logical_id, r in template.resources.items()}
         summary["ResourceIdentifierSummaries"] = identifier_summaries(types, primary_identifier)

@@ -6,7 +6,9 @@ names it (``<parent>-<logical id>-<12 random characters>``) with the resource's 
 its physical id (and Ref) is its stack id, ``Fn::GetAtt Child.Outputs.X`` reads its outputs. An
 update updates the child in place, also when only the child's template file changed (the parent's
 template being the same: ``template_changed``, a Modify whose ChangeSource is Automatic); a delete deletes it. A child that fails fails the resource
-with the service's words (``Embedded stack <id> was not successfully created: <reason>``).
+with the service's words (``Embedded stack <id> was not successfully created: <reason>``). The child is given the IAM capabilities
+its parent's operation acknowledged: a child with IAM resources the parent did not acknowledge fails the resource with the
+child's refusal (``Requires capabilities : [CAPABILITY_IAM]``).
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import asyncio
 import random
 import string
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple
+from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from cfnrun.app.stacks.template_locations import UnreadableLocation, read_location, s3_location
 from cfnrun.invoker.cancellable_clock import CancelRequested, Stopping
@@ -25,7 +27,10 @@ from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacem
 from cfnrun.stacks.store import ChangeSet, StackError, StackStore
 
 NESTED_STACK = "AWS::CloudFormation::Stack"
-CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]  # the parent's were checked already
+# A child is given its parent's IAM capabilities (CAPABILITY_IAM, CAPABILITY_NAMED_IAM): one whose template needs more is
+# refused as the parent's would be, its resource failing with that refusal. CAPABILITY_AUTO_EXPAND is always given (a
+# child's macros are not asked to be acknowledged again).
+AUTO_EXPAND = "CAPABILITY_AUTO_EXPAND"
 # Where each operation on the child ends (a status read before the operation began is none of them).
 ENDS = {
     "CREATE": ("CREATE_COMPLETE", "CREATE_FAILED", "ROLLBACK_COMPLETE", "ROLLBACK_FAILED"),
@@ -89,7 +94,7 @@ class NestedStacks:
             body = await self._template(work.properties["TemplateURL"])
             suffix = "".join(random.choices(string.ascii_uppercase + string.digits, k=12))
             name = f"{work.stack.stack_name}-{work.logical_id}-{suffix}"
-            answer = await self._call("CreateStack", {"StackName": name, "TemplateBody": body, "Capabilities": CAPABILITIES,
+            answer = await self._call("CreateStack", {"StackName": name, "TemplateBody": body, "Capabilities": self._capabilities(work),
                                                       "Parameters": _parameters(work.properties), "DisableRollback": False})
             stack_id = answer["StackId"]
             self.adopt(stack_id, work.stack.stack_id)
@@ -111,7 +116,7 @@ class NestedStacks:
             return await self._provisioned(stack_id, work)
         body = await self._template(work.properties["TemplateURL"])
         try:
-            await self._call("UpdateStack", {"StackName": stack_id, "TemplateBody": body, "Capabilities": CAPABILITIES,
+            await self._call("UpdateStack", {"StackName": stack_id, "TemplateBody": body, "Capabilities": self._capabilities(work),
                                              "Parameters": _parameters(work.properties)})
         except ProvisioningFailed as error:
             if "No updates are to be performed" not in error.reason:
@@ -170,13 +175,18 @@ class NestedStacks:
         suffix = "".join(random.choices(string.ascii_uppercase + string.digits, k=12))
         name = f"{parent.name}-{logical_id}-{suffix}"[-128:].lstrip("-0123456789") or f"Nested-{suffix}"
         answer = await self._call("CreateChangeSet", {"StackName": child, "ChangeSetName": name, "TemplateBody": body,
-                                                      "ChangeSetType": change_set_type, "Capabilities": CAPABILITIES,
+                                                      "ChangeSetType": change_set_type, "Capabilities": _given(parent.capabilities),
                                                       "Parameters": parameters})
         made = self.store.change_sets[answer["Id"]]
         made.include_nested_stacks = True
         made.parent_change_set_id = parent.change_set_id
         made.root_change_set_id = parent.root_change_set_id or parent.change_set_id
         return made
+
+    def _capabilities(self, work: ResourceWork) -> List[str]:
+        """The capabilities the parent stack's operation acknowledged, for its child's."""
+        parent = self.store.find(work.stack.stack_id) if self.store is not None else None
+        return _given(parent.capabilities if parent is not None else ())
 
     def _execute(self, change_set_id: str) -> None:
         assert self.store is not None
@@ -251,6 +261,10 @@ def _parameters(properties: Dict[str, Any]) -> List[Dict[str, str]]:
     given = properties.get("Parameters") or {}
     return [{"ParameterKey": str(key), "ParameterValue": ",".join(map(str, value)) if isinstance(value, list) else str(value)}
             for key, value in given.items()]
+
+
+def _given(capabilities: Sequence[str]) -> List[str]:
+    return [*(c for c in capabilities if c != AUTO_EXPAND), AUTO_EXPAND]
 
 
 def _known(properties: Dict[str, Any]) -> bool:

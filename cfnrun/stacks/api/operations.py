@@ -154,6 +154,7 @@ class StackOperations:
             delete_on_failure=on_failure == "DELETE",
         )
         stack.termination_protection = bool(params.get("EnableTerminationProtection"))
+        stack.capabilities = tuple(params.get("Capabilities") or ())  # what its nested stacks are created with too
         stack.policy_body = policy.body if policy is not None else None
         return {"StackId": stack.stack_id, "OperationId": stack.operation_id}
 
@@ -167,6 +168,7 @@ class StackOperations:
         )
         if policy is not None:  # the new policy guards the updates after this one
             stack.policy_body = policy.body
+        stack.capabilities = tuple(params.get("Capabilities") or ())
         return {"StackId": stack.stack_id, "OperationId": stack.operation_id}
 
     async def rollback_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
