@@ -5,7 +5,7 @@ import json
 import shutil
 from pathlib import Path
 
-from botocore.exceptions import ClientError, WaiterError
+from botocore.exceptions import WaiterError
 
 from conftest import LOCAL_STATE, SAMPLES
 from stack_waits import FAST, settled
@@ -69,16 +69,20 @@ def test_a_sam_template_the_translator_refuses_is_refused_in_its_words(serve, tm
     server = serve(tmp_path / "note", "--no-reload", "--moto")
     cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
     broken = SAM_TEMPLATE.replace("      Runtime: python3.12\n      Handler: index.handler\n", "")
-    try:
-        cloudformation.create_stack(StackName="broken", TemplateBody=broken.replace("InlineCode", "CodeUri: s3://b/k\n      InlineCode"))
-    except ClientError as error:
-        assert error.response["Error"]["Code"] == "ValidationError"
-        message = error.response["Error"]["Message"]
-        assert message.startswith("Transform AWS::Serverless-2016-10-31 failed with:"), message
-        assert "Greeter" in message
-    else:
-        raise AssertionError("a function with both CodeUri and InlineCode was accepted")
-    assert cloudformation.list_stacks()["StackSummaries"] == []
+    broken = broken.replace("InlineCode", "CodeUri: s3://b/k\n      InlineCode")
+    # the service runs the transform as the operation runs: a change set ends FAILED in its words (as `sam deploy` reports)...
+    cloudformation.create_change_set(StackName="broken", ChangeSetName="first", ChangeSetType="CREATE", TemplateBody=broken)
+    described = cloudformation.describe_change_set(StackName="broken", ChangeSetName="first")
+    assert described["Status"] == "FAILED" and described["StatusReason"].startswith("Transform AWS::Serverless-2016-10-31 failed with:")
+    assert "Greeter" in described["StatusReason"] and described["Changes"] == []
+    # ...and a CreateStack rolls the new stack back with them, no resource made
+    cloudformation.create_stack(StackName="broken-too", TemplateBody=broken)
+    stack = cloudformation.describe_stacks(StackName="broken-too")["Stacks"][0]
+    assert stack["StackStatus"] == "ROLLBACK_COMPLETE", stack
+    events = cloudformation.describe_stack_events(StackName="broken-too")["StackEvents"]
+    assert [e.get("ResourceStatusReason") or "" for e in events if e["ResourceStatus"] == "ROLLBACK_IN_PROGRESS"][0].startswith(
+        "Transform AWS::Serverless-2016-10-31 failed with:")
+    assert cloudformation.list_stack_resources(StackName="broken-too")["StackResourceSummaries"] == []
 
 
 BUILT_TEMPLATE = """\

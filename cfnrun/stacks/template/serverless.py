@@ -14,15 +14,16 @@ the service has and a local run has not, given here instead of asked of AWS:
   ``app/stacks/local_code.py`` zips the folder into the endpoint's S3 when the function is created),
   since packaging is the client's job.
 
-The translator's own errors (``InvalidDocumentException``) become the ValidationError the
-service answers: ``Transform AWS::Serverless-2016-10-31 failed with: <its message>``.
+The translator's own errors (``InvalidDocumentException``) fail the operation as the service's do, in its words:
+``Transform AWS::Serverless-2016-10-31 failed with: <its message>`` as a change set's FAILED StatusReason (what
+``sam deploy`` users report) or a CreateStack's rollback reason, not as an error of the API call.
 """
 from __future__ import annotations
 
 import copy
 from typing import Any, Dict, List, Mapping, Optional
 
-from cfnrun.stacks.template.errors import TemplateError
+from cfnrun.stacks.template.macros import TransformFailed
 
 SERVERLESS = "AWS::Serverless-2016-10-31"
 LOCAL_CODE_BUCKET = "cfnrun-local-code"  # stands for "on disk" while the translator, which wants S3, runs
@@ -76,7 +77,7 @@ def expand_serverless(document: Mapping[str, Any], parameter_values: Optional[Ma
         translated: Dict[str, Any] = translator.translate(template, values, get_managed_policy_map=lambda: policies)
     except InvalidDocumentException as error:
         causes = " ".join(str(cause.message) for cause in error.causes)  # the service's text: the count, then each cause
-        raise TemplateError(f"Transform {SERVERLESS} failed with: {error.message} {causes}".strip()) from None
+        raise TransformFailed(f"Transform {SERVERLESS} failed with: {error.message} {causes}".strip()) from None
     others = [t for t in _as_list(document.get("Transform")) if (t.get("Name") if isinstance(t, dict) else t) != SERVERLESS]
     translated.pop("Transform", None)
     if others:
