@@ -317,6 +317,85 @@ def test_no_write_only_value_appears_in_any_output(serve: Callable[..., ServerPr
     assert "[request-valid] writeOnly property /properties/Secret" in json.loads(strict_answer)["message"]
 
 
+# -- secrets a handler prints -------------------------------------------------------------
+
+LEAKED_PASSWORD = "pw-LEAKm4rk-horse"  # the note sample's writeOnly AccessPassword
+ENV_SECRET_KEY = "ENVSECRETLEAKabcdefghijklmnop"  # the local credentials invoke and serve's stacks pass to the handler
+CALLER_SECRET_KEY = "CALLERSECRETLEAKabcdefghijk"  # the callerCredentials a Lambda endpoint call carries
+CALLER_SESSION_TOKEN = "CALLERTOKENLEAK0123456789"
+LEAKY_CREATE = """    model = request.desiredResourceState
+    LOG.info("pw=%s", model.AccessPassword)
+    if session is not None:
+        LOG.info("sk=%s", session.client("sts")._request_signer._credentials.secret_key)
+    if model.Title == "raise":
+        raise RuntimeError("failing with " + model.AccessPassword)
+"""
+
+
+def leaky_note(sample: Callable[[str], Path]) -> Path:
+    """The note sample, its create handler logging its password and its session's secret key, and raising with the
+    password for the title "raise"."""
+    project = sample("note")
+    handlers = project / "src" / "cfnrun_sample_note" / "handlers.py"
+    text = handlers.read_text()
+    start = text.index("def create_handler(")
+    at = text.index("    model = request.desiredResourceState\n", start)
+    handlers.write_text(text[:at] + LEAKY_CREATE + text[at + len("    model = request.desiredResourceState\n"):])
+    return project
+
+
+def test_secrets_a_handler_logs_or_raises_with_are_masked_in_invoke_and_serve_output(
+    sample: Callable[[str], Path], serve: Callable[..., ServerProcess], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import boto3
+    from botocore import UNSIGNED
+    from botocore.config import Config
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAEXAMPLEEXAMPLE1")  # serve inherits them too
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", ENV_SECRET_KEY)
+    project = leaky_note(sample)
+    channels: Dict[str, str] = {}
+    for title in ("logs", "raise"):
+        request = project / f"{title}.json"
+        request.write_text(json.dumps({"desiredResourceState": {"Title": title, "AccessPassword": LEAKED_PASSWORD}}))
+        for flags in ([], ["--json"]):
+            run = cfnrun("invoke", "CREATE", str(request), *flags, cwd=project)
+            assert run.returncode == (0 if title == "logs" else 1), run.stdout + run.stderr
+            channels[f"invoke {title} {flags}"] = run.stdout + run.stderr
+
+    server = serve(project, "--no-reload")
+    credentials = {"accessKeyId": "AKIDCALLER0001", "secretAccessKey": CALLER_SECRET_KEY, "sessionToken": CALLER_SESSION_TOKEN}
+    for title in ("logs", "raise"):
+        body = json.loads(handler_request("CREATE", {"Title": title, "AccessPassword": LEAKED_PASSWORD}))
+        body["resourceType"] = "Cfnrun::Sample::Note"
+        body["requestData"]["callerCredentials"] = credentials
+        body["bearerToken"] = f"token-{title}"
+        server.client().invoke(FunctionName="TypeFunction", Payload=json.dumps(body).encode())["Payload"].read()
+    server.wait_for_line(r"RuntimeError: failing with")
+    cloud_control = boto3.client(
+        "cloudcontrol", endpoint_url=server.url, region_name="us-east-1", config=Config(signature_version=UNSIGNED, retries={"max_attempts": 0})
+    )  # a stack resource's calls take this path too (type_operations)
+    cloud_control.create_resource(TypeName="Cfnrun::Sample::Note", DesiredState=json.dumps({"Title": "raise", "AccessPassword": LEAKED_PASSWORD}))
+    server.wait_for_line(r"\(Cloud Control \w+\) → FAILED")
+    server.wait_for_line(r"Cloud Control \w+: contract ✗ \[failed-message\]")
+    server.stop()
+    server.wait_for_line(r"^stopped$")
+    channels["serve console"] = "\n".join(server.output)
+
+    for channel, text in channels.items():
+        for secret in (LEAKED_PASSWORD, ENV_SECRET_KEY, CALLER_SECRET_KEY, CALLER_SESSION_TOKEN):
+            assert secret not in text, f"{channel} shows {secret}:\n{text}"
+    assert "pw=*** masked ***" in channels["invoke logs []"] and "sk=*** masked ***" in channels["invoke logs []"]
+    raised = channels["invoke raise []"]
+    assert "RuntimeError: failing with *** masked ***" in raised and "cause: RuntimeError: failing with *** masked ***" in raised
+    assert "the handler raised RuntimeError: failing with *** masked ***" in raised  # the contract's message
+    assert "failing with *** masked ***" in channels["invoke raise ['--json']"]
+    console = channels["serve console"]
+    assert "pw=*** masked ***" in console and "sk=*** masked ***" in console
+    assert "cause: RuntimeError: failing with *** masked ***" in console
+    assert "Cloud Control" in console and console.count("RuntimeError: failing with *** masked ***") >= 2
+
+
 # -- cfn test, for real ------------------------------------------------------------------
 
 

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from cfnrun.contract.checker import ContractMode, check_call
 from cfnrun.contract.shape import ShapeValidator
 from cfnrun.contract.violations import REQUEST_RULES, Violation
+from cfnrun.history.masking import Masker, call_masker
 from cfnrun.history.recorder import CallRecorder
 from cfnrun.invoker.request_files import request_file_hint
 from cfnrun.model.action import Action
@@ -113,10 +114,16 @@ class CallReview:
         if failed is not None:
             notes = notes + failed_call_notes(failed, outcome.logs, "cfnrun serve")
         history = self.histories.get(function.type_name) if function.type_name is not None else None
-        console_line = functools.partial(self.console.call, function.name, action._value_ if action else None, outcome, notes)
+        # The call's secrets, found once (the history's record hides them too) and only for a console line that shows more
+        # than its head: the usual call, without output or notes, pays nothing for them.
+        masker: Optional[Masker] = None
+        if function.type_name is not None and (outcome.logs or outcome.faults or notes or outcome.error is not None):
+            masker = call_masker(function.registry.project.schema, call)
+        mask = masker.masked_output if masker is not None and masker.has_secrets else None
+        console_line = functools.partial(self.console.call, function.name, action._value_ if action else None, outcome, notes, mask)
         if history is not None and action is not None:
             budgets = (limit, self._operation_budget(action, function.registry.project.schema))
-            history.call(function.spec.logical_id, action, call, outcome, violations or [], budgets, then=console_line)
+            history.call(function.spec.logical_id, action, call, outcome, violations or [], budgets, then=console_line, masker=masker)
         else:
             console_line()
 

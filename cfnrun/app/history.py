@@ -65,11 +65,21 @@ def cloud_control_recorder(
     ran_with: InvokeSettings,
     source: str = CLOUD_CONTROL_SOURCE,
     writer: Optional[HistoryWriter] = None,
+    masker: Optional[Masker] = None,
 ) -> OperationRecorder:
     """An observer recording one operation serve ran for a Cloud Control request or a stack, as ``cfnrun invoke``
     records its own: ``cfnrun history`` lists it (via ``source``, under its token), ``replay`` runs it again."""
     record = lambda masker: operation_record(source, type_name, request.operation, ran_with, masker)  # noqa: E731
-    return operation_recorder(store, schema, request, record, writer)
+    return operation_recorder(store, schema, request, record, writer, masker)
+
+
+def request_masker(schema: ResourceSchema, request: "OperationRequest") -> Masker:
+    """A masker that knows the request's writeOnly values and credentials: the history's records and the live output
+    of the operation (the console, ``--json``) hide them."""
+    masker = Masker(schema)
+    operation = request.operation
+    masker.learn([operation.desired, operation.previous], [request.credentials.model_dump() if request.credentials else None])
+    return masker
 
 
 def operation_recorder(
@@ -78,11 +88,10 @@ def operation_recorder(
     request: "OperationRequest",
     record: Callable[[Masker], Dict[str, Any]],
     writer: Optional[HistoryWriter] = None,
+    masker: Optional[Masker] = None,
 ) -> OperationRecorder:
-    """A recorder whose masker knows the request's writeOnly values and credentials before anything is written."""
-    masker = Masker(schema)
-    operation = request.operation
-    masker.learn([operation.desired, operation.previous], [request.credentials.model_dump() if request.credentials else None])
+    """A recorder whose masker (``request_masker``, unless given) knows the request's secrets before anything is written."""
+    masker = masker if masker is not None else request_masker(schema, request)
     return OperationRecorder(store, masker, record(masker), request.client_request_token, writer)
 
 

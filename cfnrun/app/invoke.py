@@ -14,6 +14,7 @@ from cfnrun.model.errors import CfnrunError
 from cfnrun.invoker.clock import RealClock, VirtualClock
 from cfnrun.invoker.credentials import caller_credentials
 from cfnrun.invoker.region import local_region
+from cfnrun.events.masking import LiveMask
 from cfnrun.events.operation import Observer, OperationResult
 from cfnrun.invoker.operation import DEFAULT_STALL_LIMIT, Operation
 from cfnrun.invoker.payloads import Entrypoint, OperationRequest
@@ -32,7 +33,7 @@ from cfnrun.model.project import Project, find_project_root, find_request_file, 
 from cfnrun.model.protocol import Action
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.settings.invoke import InvokeSettings
-from cfnrun.app.history import operation_record, operation_recorder
+from cfnrun.app.history import operation_record, operation_recorder, request_masker
 from cfnrun.history.masking import Masker
 from cfnrun.history.recorder import OperationRecorder
 from cfnrun.history.store import not_recorded
@@ -295,11 +296,19 @@ def local_spec(prepared: PreparedInvoke, env: Optional[Dict[str, str]] = None) -
 
 
 async def run_operation(
-    prepared: PreparedInvoke, target: FunctionTarget, observers: List[Observer], history: Optional[HistoryWriter] = None
+    prepared: PreparedInvoke,
+    target: FunctionTarget,
+    observers: List[Observer],
+    history: Optional[HistoryWriter] = None,
+    mask: Optional[LiveMask] = None,
 ) -> OperationResult:
-    """Run one operation on ``target``; ``history``: its record is written in that writer's batch, not in line."""
+    """Run one operation on ``target``; ``history``: its record is written in that writer's batch, not in line;
+    ``mask``: set to hide the request's secrets, as the record does, in what the observers print."""
     settings = prepared.settings
-    recorder = recorder_for(prepared, history)
+    masker = request_masker(prepared.project.schema, prepared.request)
+    if mask is not None:
+        mask.use(masker.masked_output if masker.has_secrets else None)
+    recorder = recorder_for(prepared, history, masker)
     if recorder is not None:
         observers = observers + [recorder]
     checker = None
@@ -340,15 +349,16 @@ async def execute(
     on_change: Optional[Callable[[str], None]] = None,
     on_note: Optional[Callable[[str], None]] = None,
     early: Optional["EarlyStart"] = None,
+    mask: Optional[LiveMask] = None,
 ) -> OperationResult:
     """Run the operation (``--moto``: with a moto server for as long as this runs), see ``run_watched``."""
     if not prepared.settings.moto:
-        return await run_watched(prepared, observers, on_change, early)
+        return await run_watched(prepared, observers, on_change, early, mask)
     with moto_server() as url:
         (on_note or (lambda message: None))(f"moto server (AWS stand-in) at {url}: the handler's AWS calls go there")
         prepared.settings = replace(prepared.settings, aws_endpoint=url, moto=False)  # --watch runs reuse this server
         prepared.embedded_moto = True
-        return await run_watched(prepared, observers, on_change, early)
+        return await run_watched(prepared, observers, on_change, early, mask)
 
 
 async def run_watched(
@@ -356,6 +366,7 @@ async def run_watched(
     observers: List[Observer],
     on_change: Optional[Callable[[str], None]] = None,
     early: Optional["EarlyStart"] = None,
+    mask: Optional[LiveMask] = None,
 ) -> OperationResult:
     """Run the operation; with ``settings.watch``, run it again after every save, until cancelled."""
     settings = prepared.settings
@@ -384,7 +395,7 @@ async def run_watched(
         except WorkerInitError as error:
             if not settings.watch:
                 raise ProviderLoadError(error) from None
-        result = await run_operation(prepared, target, observers, history)
+        result = await run_operation(prepared, target, observers, history, mask)
         if feed is None:
             return result
         while True:
@@ -404,7 +415,7 @@ async def run_watched(
                 await target.reload()
             fresh.embedded_moto = prepared.embedded_moto
             prepared = fresh
-            result = await run_operation(prepared, target, observers, history)
+            result = await run_operation(prepared, target, observers, history, mask)
     finally:
         if feed is not None:
             feed.stop()
@@ -481,12 +492,14 @@ def history_writer(prepared: "PreparedInvoke") -> Optional[HistoryWriter]:
     return HistoryWriter(store) if store is not None else None
 
 
-def recorder_for(prepared: "PreparedInvoke", history: Optional[HistoryWriter] = None) -> Optional[OperationRecorder]:
+def recorder_for(
+    prepared: "PreparedInvoke", history: Optional[HistoryWriter] = None, masker: Optional[Masker] = None
+) -> Optional[OperationRecorder]:
     """An observer recording the operation in the project's history, unless recording is off; through ``history``
-    (its thread) when given, else in line."""
+    (its thread) when given, else in line; ``masker``: the request's (``request_masker``), when made already."""
     store = history.store if history is not None else history_store(prepared)
     if store is None:
         return None
     return operation_recorder(
-        store, prepared.project.schema, prepared.request, lambda masker: request_record(prepared, masker), history
+        store, prepared.project.schema, prepared.request, lambda masker: request_record(prepared, masker), history, masker
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from cfnrun.app.history import CLOUD_CONTROL_SOURCE, cloud_control_recorder
+from cfnrun.app.history import CLOUD_CONTROL_SOURCE, cloud_control_recorder, request_masker
 from cfnrun.app.served import Served, UnknownType
 from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.contract.checker import ContractChecker, ContractMode
@@ -144,13 +144,15 @@ class TypeOperations:
             hook = hook_target(project.root, schema, action, target_name or "") if project.is_hook else None
             checker = ContractChecker(schema, action, desired, previous, shape=self._shape(schema), target=hook)
         shown = self.served.shown_name(registry, function.logical_id)
+        masker = request_masker(schema, request)  # the request's secrets: hidden in the console lines as in the history's record
+        mask = masker.masked_output if masker.has_secrets else None
 
         def on_console(event: OperationEvent) -> None:
             if isinstance(event, InvocationCompleted):
-                self.console.call(shown, f"{action.value} ({label})", event.outcome)
+                self.console.call(shown, f"{action.value} ({label})", event.outcome, mask=mask)
             elif isinstance(event, ContractChecked):
                 for violation in event.violations:
-                    self.console.warn(f"{label}: contract {'✗' if violation.is_error else '!'} {violation.line()}")
+                    self.console.warn(f"{label}: contract {'✗' if violation.is_error else '!'} {violation.line()}", mask)
                 if event.violations:
                     report = ContractReport(project.type_name, action, stack_id, logical_id, list(event.violations))
                     for listener in self.contract_listeners:
@@ -161,7 +163,7 @@ class TypeOperations:
         if history is not None:
             ran_with = self._ran_with(project, registry, action, string_primitives)
             writer = self.writers.get(project.type_name)
-            watching.append(cloud_control_recorder(history, schema, project.type_name, request, ran_with, history_source, writer))
+            watching.append(cloud_control_recorder(history, schema, project.type_name, request, ran_with, history_source, writer, masker))
         return Operation(
             self.served.code(project.type_name),
             request,

@@ -1,7 +1,7 @@
 """What the JSON encoding hides: the writeOnly values of the models an event carries."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Protocol
+from typing import Any, Callable, Dict, List, Optional, Protocol
 
 from cfnrun.model.schema import ResourceSchema
 
@@ -28,3 +28,18 @@ class WriteOnlyMasking:
 
     def models(self, models: Optional[List[Model]]) -> Optional[List[Model]]:
         return None if models is None else [m for m in (self.model(m) for m in models) if m is not None]
+
+
+class LiveMask:
+    """What the live output of the operation running now hides (``cfnrun invoke --watch`` runs one after another, each
+    with its own request): the renderers pass each line through it; ``use`` sets it for each operation (None: nothing
+    to hide, the line as it is)."""
+
+    def __init__(self) -> None:
+        self.text: Optional[Callable[[str], str]] = None
+
+    def use(self, text: Optional[Callable[[str], str]]) -> None:
+        self.text = text
+
+    def __call__(self, line: str) -> str:
+        return line if self.text is None else self.text(line)

@@ -7,6 +7,7 @@ from typing import Any, Dict, Iterable, List, Optional, Set
 from cfnrun.events.masking import WriteOnlyMasking
 from cfnrun.model.json_text import JsonWriter
 from cfnrun.model.schema import ResourceSchema
+from cfnrun.model.seen_call import SeenCall
 
 CREDENTIAL_KEYS = ("callerCredentials", "providerCredentials", "credentials")
 CREDENTIAL_FIELDS = ("accessKeyId", "secretAccessKey", "sessionToken")
@@ -23,6 +24,7 @@ class Masker(WriteOnlyMasking):
         super().__init__(schema)
         self._secrets: Set[str] = set()
         self._escaped: Optional[List[str]] = []  # the secrets as JSON text writes them, longest first; None: to be made again
+        self._shown: Optional[List[str]] = []  # the secrets as they are, then as JSON text writes them, longest first; None: likewise
 
     def learn(self, models: Iterable[Optional[Dict[str, Any]]], credentials: Iterable[Any] = ()) -> None:
         """Remember the writeOnly values of ``models`` and the fields of ``credentials`` as secrets."""
@@ -45,7 +47,12 @@ class Masker(WriteOnlyMasking):
             text = str(value)
             if text not in self._secrets:
                 self._secrets.add(text)
-                self._escaped = None
+                self._escaped = self._shown = None
+
+    @property
+    def has_secrets(self) -> bool:
+        """Did ``learn`` find any secret: without one, no text needs masking."""
+        return bool(self._secrets)
 
     def masked_pointers(self, *models: Optional[Dict[str, Any]]) -> List[str]:
         """The writeOnly properties that have a value in ``models``: masked, so a replay cannot send them."""
@@ -81,12 +88,30 @@ class Masker(WriteOnlyMasking):
             text = text.replace(escaped, SECRET_MASK)
         return text
 
+    def masked_output(self, text: str) -> str:
+        """Live output (a handler's log lines, an error's message, a ``--json`` line) with every known secret replaced by
+        the mask, written as it is or as JSON text writes it."""
+        if self._shown is None:
+            forms = {form for secret in self._secrets for form in (secret, json.dumps(secret)[1:-1])}
+            self._shown = sorted(forms, key=len, reverse=True)
+        for secret in self._shown:
+            if secret in text:
+                text = text.replace(secret, SECRET_MASK)
+        return text
+
     def _escaped_secrets(self) -> List[str]:
         """The secrets as they appear in JSON text, longest first (a secret inside a longer one is masked with it):
         worked out once per secret learned, not once per text masked."""
         if self._escaped is None:
             self._escaped = [json.dumps(secret)[1:-1] for secret in sorted(self._secrets, key=len, reverse=True)]
         return self._escaped
+
+
+def call_masker(schema: ResourceSchema, call: SeenCall) -> Masker:
+    """The masker of a call serve answered: it knows the writeOnly values of the call's models and its credentials."""
+    masker = Masker(schema)
+    masker.learn(call.models, call.credentials)
+    return masker
 
 
 _PLAIN = JsonWriter(sort_keys=True, default=str)  # one encoder for every record

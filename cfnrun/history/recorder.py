@@ -15,7 +15,7 @@ from cfnrun.events.operation import (
     OperationEvent,
     OperationStarted,
 )
-from cfnrun.history.masking import Masker, plain_json
+from cfnrun.history.masking import Masker, call_masker, plain_json
 from cfnrun.history.store import HistoryStore, not_recorded
 from cfnrun.history.writer import HistoryWriter, Then
 from cfnrun.model.budgets import Budget
@@ -130,17 +130,19 @@ class CallRecorder:
         violations: List[Violation],
         budgets: Tuple[Budget, Budget],
         then: Optional[Then] = None,
+        masker: Optional[Masker] = None,
     ) -> None:
-        """Hand the call to the history's writer; ``then`` runs on the event loop once it is recorded."""
+        """Hand the call to the history's writer; ``then`` runs on the event loop once it is recorded. ``masker``: the
+        call's (``call_masker``), when the caller made it already."""
         # A partial, not a record of the call and a lambda: nothing made in Python on the event loop for each call.
-        self.writer.write(functools.partial(self._record, function, action, call, outcome, violations, budgets, time.time()), then)
+        self.writer.write(functools.partial(self._record, function, action, call, outcome, violations, budgets, time.time(), masker), then)
 
     def _record(
         self, function: str, action: Action, call: SeenCall, outcome: InvocationOutcome, violations: List[Violation],
         budgets: Tuple[Budget, Budget], now: float,  # when serve answered it
+        masker: Optional[Masker] = None,
     ) -> None:
-        masker = Masker(self.schema())
-        masker.learn(call.models, call.credentials)
+        masker = masker if masker is not None else call_masker(self.schema(), call)
         progress: Optional[ProgressEvent] = None
         wire: Optional[Record] = None
         problem: Optional[str] = None

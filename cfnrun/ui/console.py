@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Optional, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, TextIO
 
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
 from cfnrun.ui.escape import printable
@@ -97,14 +97,23 @@ class Console:
     def info(self, message: str) -> None:
         self._write(printable(message))
 
-    def warn(self, message: str) -> None:
+    def warn(self, message: str, mask: Optional[Callable[[str], str]] = None) -> None:
+        message = message if mask is None else mask(message)
         self._write(self._paint("warn", f"WARNING: {printable(message)}"))
 
     def error(self, message: str) -> None:
         self._write(self._paint("fail", f"ERROR: {printable(message)}"))
 
-    def call(self, function: str, action: Optional[str], outcome: InvocationOutcome, notes: Sequence[str] = ()) -> None:
-        """One call: a head line, then the handler's output and the notes, control characters shown escaped."""
+    def call(
+        self,
+        function: str,
+        action: Optional[str],
+        outcome: InvocationOutcome,
+        notes: Sequence[str] = (),
+        mask: Optional[Callable[[str], str]] = None,
+    ) -> None:
+        """One call: a head line, then the handler's output and the notes, control characters shown escaped; ``mask``
+        hides the call's secrets (its writeOnly values, its credentials) in the output and the notes."""
         status = call_status(outcome)
         if not status.isprintable():  # every character printable() escapes is a control character, which isprintable() refuses
             status = printable(status)
@@ -126,4 +135,5 @@ class Console:
         if outcome.logs:
             lines += [f"    {short_id} │ {line}" for line in printable(without_cfnrun_frames(outcome.logs).rstrip("\n")).splitlines()]
         lines += [self._paint("warn", f"    {short_id} ! {printable(note)}") for note in notes]
-        self._write("\n".join(lines))
+        text = "\n".join(lines)
+        self._write(text if mask is None else mask(text))

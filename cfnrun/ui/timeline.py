@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import Dict, List, Optional, TextIO
+from typing import Callable, Dict, List, Optional, TextIO
 
 from cfnrun.events.encoding import DECIMALS
 from cfnrun.events.operation import (
@@ -30,8 +30,11 @@ from cfnrun.ui.paint import is_terminal, paint, wants_color
 
 
 class TimelineRenderer:
-    def __init__(self, out: TextIO, schema: ResourceSchema, color: Optional[bool] = None) -> None:
+    def __init__(
+        self, out: TextIO, schema: ResourceSchema, color: Optional[bool] = None, mask: Optional[Callable[[str], str]] = None
+    ) -> None:
         self.out = out
+        self.mask = mask  # hides the operation's secrets (``LiveMask``) in every line written
         self.schema = schema
         self.live = is_terminal(out)
         self.color = wants_color(out, color)
@@ -259,7 +262,7 @@ class TimelineRenderer:
         self._countdown_open = False
 
     def _line(self, text: str) -> None:
-        self.out.write(text + "\n")
+        self.out.write((text if self.mask is None else self.mask(text)) + "\n")
 
     def _paint(self, style: str, text: str) -> str:
         return paint(style, text, self.color)

@@ -59,3 +59,34 @@ def test_a_records_json_text_is_what_the_json_module_writes_with_keys_sorted(val
 def test_keys_json_cannot_sort_are_refused_as_the_json_module_refuses_them() -> None:
     with pytest.raises(TypeError):
         plain_json({1: "a", "b": 2})
+
+
+def test_live_output_is_masked_as_written_or_as_json_writes_it_and_only_where_there_are_secrets() -> None:
+    from cfnrun.events.masking import LiveMask
+    from cfnrun.history.masking import call_masker
+    from cfnrun.model.seen_call import seen_call
+
+    schema = ResourceSchema.load(NOTE_SCHEMA)
+    payload = {
+        "action": "CREATE",
+        "requestData": {
+            "resourceProperties": {"Title": "t", "AccessPassword": 'pa"ss-wörd'},
+            "callerCredentials": {"accessKeyId": "AKIDCALLER01", "secretAccessKey": "caller-secret-1", "sessionToken": "tok-1234"},
+            "providerCredentials": {"accessKeyId": "AKIDPROVIDER", "secretAccessKey": "provider-secret", "sessionToken": None},
+        },
+    }
+    masker = call_masker(schema, seen_call(payload, True))
+    assert masker.has_secrets
+    said = 'pw=pa"ss-wörd keys caller-secret-1 provider-secret tok-1234 AKIDCALLER01 AKIDPROVIDER'
+    m = SECRET_MASK
+    assert masker.masked_output(said) == f"pw={m} keys {m} {m} {m} {m} {m}"
+    as_json = json.dumps({"logs": said})  # ensure_ascii: the password as \" and \u00f6
+    assert "pa\\\"ss-w\\u00f6rd" in as_json and json.loads(masker.masked_output(as_json))["logs"] == masker.masked_output(said)
+
+    nothing = call_masker(schema, seen_call({"action": "CREATE", "requestData": {"resourceProperties": {"Title": "t"}}}, True))
+    assert not nothing.has_secrets and nothing.masked_output("pw=abc") == "pw=abc"
+
+    live = LiveMask()
+    assert live("caller-secret-1") == "caller-secret-1"  # no operation's secrets yet: as it is
+    live.use(masker.masked_output)
+    assert live("caller-secret-1!") == f"{SECRET_MASK}!"

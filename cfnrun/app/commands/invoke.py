@@ -13,6 +13,7 @@ from cfnrun.app.early_start import EarlyStart
 from cfnrun.app import invoke
 from cfnrun.app.settings.invoke import InvokeSettings
 from cfnrun.invoker.credentials import PLACEHOLDER
+from cfnrun.events.masking import LiveMask
 from cfnrun.events.operation import Observer, OperationCompleted, OperationResult
 from cfnrun.model.errors import CfnrunError
 from cfnrun.ui.timeline import TimelineRenderer
@@ -29,11 +30,12 @@ def run(settings: InvokeSettings, early: EarlyStart) -> int:
         echo(json.dumps(prepared.request.payload(), indent=2))
         return EXIT_SUCCESS
     schema = prepared.project.schema
-    renderer: Observer = TimelineRenderer(sys.stdout, schema)
+    mask = LiveMask()  # the operation's writeOnly values and credentials, never printed (set for each operation run)
+    renderer: Observer = TimelineRenderer(sys.stdout, schema, mask=mask)
     if settings.json_output:
         from cfnrun.ui.ndjson import NdjsonRenderer  # with the fuzz and stack events it also writes: only for --json
 
-        renderer = NdjsonRenderer(sys.stdout, schema)
+        renderer = NdjsonRenderer(sys.stdout, schema, mask=mask)
     ended: List[OperationResult] = []  # an interrupted operation's result: what it may have left
     asked = prepared.request.operation.desired
     for note in prepared.notes:
@@ -44,6 +46,7 @@ def run(settings: InvokeSettings, early: EarlyStart) -> int:
             on_change=lambda message: echo(f"\ncfnrun: {message}", err=True),
             on_note=lambda message: echo(f"cfnrun: {message}", err=True),
             early=early,
+            mask=mask,
         ))
     except invoke.ProviderLoadError as error:
         details = [line.rstrip() for line in error.stack_trace]
