@@ -77,6 +77,9 @@ def test_a_parent_with_a_child_on_disk_and_one_in_s3_is_created_updated_in_place
     parent_id = cloudformation.describe_stacks(StackName="parent")["Stacks"][0]["StackId"]
     assert (child["ParentId"], child["RootId"]) == (parent_id, parent_id)
     assert "ParentId" not in cloudformation.describe_stacks(StackName="parent")["Stacks"][0]
+    listed = {summary["StackId"]: summary for summary in cloudformation.list_stacks()["StackSummaries"]}
+    assert (listed[child["StackId"]]["ParentId"], listed[child["StackId"]]["RootId"]) == (parent_id, parent_id)
+    assert "ParentId" not in listed[parent_id]
     note_id = outputs(cloudformation, children["FromDisk"])["NoteId"]
 
     cloudformation.update_stack(StackName="parent", TemplateBody=PARENT.format(disk=tmp_path / "child.yaml"),

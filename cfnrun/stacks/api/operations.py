@@ -259,6 +259,8 @@ class StackOperations:
                     "DeletionTime": timestamp(s.deleted_at),
                     "StackStatus": s.status,
                     "StackStatusReason": s.reason,
+                    "ParentId": s.parent_id,
+                    "RootId": s.root_id,
                     "DriftInformation": self._stack_drift(s),
                     "LastOperations": last_operations(s),
                 }
