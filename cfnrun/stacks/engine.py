@@ -15,7 +15,7 @@ import copy
 import json
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Awaitable, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
 from cfnrun.stacks.cancellation import CANCELLED, Cancellation
@@ -288,7 +288,7 @@ class StackEngine:
             current = stack.resources[logical_id]
             stack.record(logical_id, current.physical_id or "", current.type_name, "UPDATE_FAILED", reason, token=token)
         if denied:
-            await self._roll_back_update(stack, run, f"The following resource(s) failed to update: [{', '.join(sorted(denied))}]. ", token)
+            await self._roll_back_update(stack, run, _failed_to_update(denied), token)
             return
         failed: List[str] = []
 
@@ -306,7 +306,7 @@ class StackEngine:
             problem = self._publish_outputs(stack, blueprint)
         if failed or run.cancelled or problem:
             reason = problem or (
-                f"The following resource(s) failed to update: [{', '.join(sorted(failed))}]. " if failed else "User Initiated"
+                _failed_to_update(failed) if failed else "User Initiated"
             )
             if stack.disable_rollback and not run.cancelled:
                 stack.set_status("UPDATE_FAILED", reason, token)  # kept as it is, until RollbackStack or another update
@@ -436,13 +436,15 @@ class StackEngine:
         self.blueprints[stack.stack_id] = before.blueprint
         stack.parameters, stack.tags, stack.no_echo = before.parameters, before.tags, before.blueprint.no_echo
         stack.template_body, stack.description = before.blueprint.template_body, before.blueprint.description
-        if not await self._put_back(stack, run, token):
-            stack.set_status("UPDATE_ROLLBACK_FAILED", "The following resource(s) failed to update.", token)
+        failed = await self._put_back(stack, run, token)
+        if failed:
+            stack.set_status("UPDATE_ROLLBACK_FAILED", _failed_to_update(failed), token)
             return
         await self._finish_rollback(stack, run, token)
 
-    async def _put_back(self, stack: Stack, run: UpdateRun, token: Optional[str]) -> bool:
-        """Each resource updated in place goes back to its previous properties; replaced ones to the old resource."""
+    async def _put_back(self, stack: Stack, run: UpdateRun, token: Optional[str]) -> List[str]:
+        """Each resource updated in place goes back to its previous properties; replaced ones to the old resource. The
+        resources whose update back failed (none: the stack is as it was)."""
         before = run.before
         failed: List[str] = []
 
@@ -475,7 +477,7 @@ class StackEngine:
 
         order = {lid: deps for lid, deps in before.blueprint.dependencies.items() if lid in run.updated}
         await self._in_order(order, put_back)
-        return not failed
+        return failed
 
     async def _finish_rollback(self, stack: Stack, run: UpdateRun, token: Optional[str]) -> None:
         stack.set_status("UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS", None, token)
@@ -509,8 +511,9 @@ class StackEngine:
         run.updated -= set(skip)
         stack.set_status("UPDATE_ROLLBACK_IN_PROGRESS", None, token)
         await self._ask_again(stack, token)
-        if not await self._put_back(stack, run, token):
-            stack.set_status("UPDATE_ROLLBACK_FAILED", "The following resource(s) failed to update.", token)
+        failed = await self._put_back(stack, run, token)
+        if failed:
+            stack.set_status("UPDATE_ROLLBACK_FAILED", _failed_to_update(failed), token)
             return
         await self._finish_rollback(stack, run, token)
 
@@ -806,6 +809,11 @@ class StackEngine:
             return True
         shown_text = mask_values(json.dumps(shown, sort_keys=True, default=str), stack.secrets() if secrets is None else secrets)
         return shown_text != json.dumps(resource.properties, sort_keys=True, default=str)
+
+
+def _failed_to_update(logical_ids: Iterable[str]) -> str:
+    """The stack's reason when resources failed to update (the update's, or its rollback's): each named, sorted."""
+    return f"The following resource(s) failed to update: [{', '.join(sorted(logical_ids))}]. "
 
 
 def _may_move(type_name: str) -> bool:

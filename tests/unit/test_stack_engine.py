@@ -434,7 +434,8 @@ def test_a_failed_rollback_waits_for_continue_update_rollback_which_can_skip_the
         store.update_stack("s", _template(broken), {}, None)
         stuck = await store.settled("s")
         assert stuck.status == "UPDATE_ROLLBACK_FAILED"
-        with pytest.raises(StackError, match="can not be updated"):
+        assert stuck.reason == "The following resource(s) failed to update: [First]. "  # the resource its rollback could not put back
+        with pytest.raises(StackError, match=r"^Stack:\S+ is in UPDATE_ROLLBACK_FAILED state and can not be updated\.$"):
             store.update_stack("s", _template(TWO), {}, None)
         store.continue_update_rollback("s", ("First",))
         return await store.settled("s")
