@@ -100,7 +100,9 @@ def unfinished_stacks_left(stacks: Iterable[Stack], providers: Sequence[Project]
             continue
         for resource in stack.resources.values():
             if resource.exists and resource.physical_id is not None:
-                named = _left_line(resource.logical_id, resource.type_name, resource.physical_id, by_type.get(resource.type_name), aws_stand_in)
+                named = _left_line(
+                    resource.logical_id, resource.type_name, resource.physical_id, by_type.get(resource.type_name), aws_stand_in, resource.model
+                )
                 lines.append(f"stack {stack.name} ({stack.status}): {named}")
     return lines
 
@@ -119,20 +121,27 @@ def unnamed_left_line(stack_name: str, logical_id: str, type_name: str, properti
     )
 
 
-def _left_line(logical_id: str, type_name: str, physical_id: str, project: Optional[Project], aws_stand_in: str) -> str:
+def _left_line(
+    logical_id: str, type_name: str, physical_id: str, project: Optional[Project], aws_stand_in: str, model: Optional[Dict[str, Any]] = None
+) -> str:
+    """``model``: the resource's model as its handler last answered it, when the stack kept it."""
     named = f"left: {logical_id} ({type_name}) {physical_id}"
     if project is not None:
-        return f"{named}: remove it with {_delete_command(project, physical_id)}"
+        return f"{named}: remove it with {_delete_command(project, physical_id, model)}"
     if type_name.startswith("AWS::"):
         return f"{named}: {aws_stand_in}"
     return f"{named}: delete it where it was made"
 
 
-def _delete_command(project: Project, physical_id: str) -> str:
+def _delete_command(project: Project, physical_id: str, last_model: Optional[Dict[str, Any]] = None) -> str:
+    """A DELETE request as the service would send it: the model the handler last answered (its writeOnly values left out,
+    as they are never written to disk), with the identifier the physical id names."""
     try:
         model = identifier_model(project.schema, physical_id)
     except IdentifierError:
         model = {}
+    if model and last_model:
+        model = {**(project.schema.without_write_only(dict(last_model)) or {}), **model}
     if not model:
         return f"cfnrun invoke DELETE --project {shlex.quote(_shown_path(project.root))} (a request naming {physical_id})"
     request = _written_request(project, model)
