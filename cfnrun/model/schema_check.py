@@ -133,6 +133,20 @@ def _declared_properties(fragment: Any, pointer: str) -> Iterator[tuple]:
         yield from _declared_properties(fragment["items"], f"{pointer}/items")
 
 
+UNIQUE_OBJECTS = (
+    "uniqueItems array of objects: the models.py cfn generate writes for Python reads it into a set (set_or_none), "
+    "which cannot hold objects, so every request with a value here fails in the support library before the handler "
+    "runs (unhashable type: 'dict'); drop uniqueItems (insertionOrder: false says order does not matter)"
+)
+
+
+def _is_object(document: Dict[str, Any], items: Any) -> bool:
+    """Are an array's items objects (declared so, or a local $ref to a definition that is)?"""
+    if isinstance(items, dict) and isinstance(items.get("$ref"), str) and items["$ref"].startswith("#/definitions/"):
+        items = (document.get("definitions") or {}).get(items["$ref"][len("#/definitions/"):])
+    return isinstance(items, dict) and (items.get("type") == "object" or "properties" in items)
+
+
 def _cfn_validate_warnings(document: Dict[str, Any]) -> Iterator[SchemaProblem]:
     """The warnings ``cfn validate`` prints: arrays without insertionOrder, no tagging, lowercase names."""
     shapes = [("", document)] + [
@@ -148,6 +162,8 @@ def _cfn_validate_warnings(document: Dict[str, Any]) -> Iterator[SchemaProblem]:
                 )
             if str(name)[:1].islower():
                 yield SchemaProblem(pointer, f"property {name!r} starts with a lowercase letter; CloudFormation's do not", "warning")
+            if fragment.get("type") == "array" and fragment.get("uniqueItems") is True and _is_object(document, fragment.get("items")):
+                yield SchemaProblem(pointer, UNIQUE_OBJECTS, "warning")
     if "tagging" not in document:
         yield SchemaProblem("/tagging", "no tagging section: say whether the resource is taggable (cfn validate warns too)", "warning")
 
