@@ -1,4 +1,5 @@
-"""A zygote's replies and exit reports matched to the forks that asked, whatever order they are read in.
+"""A zygote's replies and exit reports matched to the forks that asked, whatever order they are read in; a fork
+torn down the moment it is made.
 
 The zygote's side of the control socket is played by the test (a SOCK_SEQPACKET pair, as the real one is), so it
 can send what a busy machine produces: a fork's "forked" reply and its "exited" report read in one go, and a reply
@@ -14,9 +15,12 @@ import socket
 import sys
 from typing import Awaitable, Callable, List, Tuple
 
+from cfnrun.runtime.process import WorkerProcess
 from cfnrun.runtime.sandbox import new_marker
+from cfnrun.runtime.environment import FUNCTION_VARIABLES
 from cfnrun.runtime.zygote import Zygote
-from conftest import PATIENCE_S
+from conftest import PATIENCE_S, pid_alive
+from test_runtime import spec_for
 
 
 EOF_WAIT = "import select; p = select.poll(); p.register(0, select.POLLRDHUP); p.poll()"
@@ -95,3 +99,21 @@ def test_the_reply_of_a_cancelled_fork_is_not_the_next_forks() -> None:
         assert await asyncio.wait_for(child.wait(), PATIENCE_S) == 0
 
     asyncio.run(_with_zygote(test))
+
+
+def test_a_worker_killed_the_moment_it_is_forked_ends_before_it_leads_its_own_group() -> None:
+    # A real zygote. Serve's stop (or a reload) can tear down a worker whose fork was just answered, before the child
+    # has called setsid: its process group is not yet its own, so killing the group alone missed it, and the child
+    # waited for its load frame while the teardown waited for its end (serve's stop hung on it, 2026-11-28 CI).
+    async def run() -> None:
+        spec = spec_for("behaviours.handler")
+        zygote = await Zygote.start(spec.python, str(spec.code_dir), str(spec.cwd), spec.env, ["json"], PATIENCE_S, FUNCTION_VARIABLES)
+        try:
+            for _ in range(20):  # each one a chance for the race; without the fix nearly every one lost it
+                worker = await WorkerProcess.fork(spec, zygote)
+                await asyncio.wait_for(worker.kill(), PATIENCE_S)
+                assert worker.process.returncode == -9 and not pid_alive(worker.pid)
+        finally:
+            await asyncio.wait_for(zygote.close(), PATIENCE_S)
+
+    asyncio.run(run())

@@ -23,7 +23,7 @@ from cfnrun.runtime.logs import OUTPUT_TAP, LogPipe, OutputTap
 from cfnrun.runtime.memory import MemoryWatch
 from cfnrun.model.random_ids import random_uuid
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
-from cfnrun.runtime.sandbox import kill_group, kill_marked
+from cfnrun.runtime.sandbox import kill_group, kill_marked, kill_worker
 from cfnrun.runtime import spec as specs
 from cfnrun.runtime.spec import SandboxEnds, WorkerSpec
 from cfnrun.runtime.worker import protocol
@@ -402,7 +402,10 @@ class WorkerProcess:
             self._timer = None
         if self._memory is not None:
             self._memory.remove(self)
-        kill_group(self.process.pid)
+        if self.process.returncode is None:
+            kill_worker(self.process.pid)
+        else:
+            kill_group(self.process.pid)
         await self.process.wait()
         kill_group(self.process.pid)  # what the worker forked while it was being killed
         self._channel.close()

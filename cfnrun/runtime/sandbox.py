@@ -19,7 +19,7 @@ from typing import List
 
 from cfnrun.runtime.launch import MARKER, new_marker
 
-__all__ = ["MARKER", "kill_group", "kill_marked", "new_marker"]
+__all__ = ["MARKER", "kill_group", "kill_marked", "kill_worker", "new_marker"]
 _PROC = "/proc"
 _SWEEP_ROUNDS = 10  # a process forking while it is swept is caught in a later round
 _DEATH_WAIT_S = 1.0  # how long a SIGKILLed process may take to die before the sweep goes on
@@ -35,6 +35,21 @@ def kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def kill_worker(pid: int) -> None:
+    """SIGKILL a worker that has not been reaped yet, and its process group.
+
+    The worker itself is signalled by its pid first: a worker a zygote has just forked leads no
+    group until its own setsid, so killing the group alone could miss it, and it would then wait
+    for a request that never comes. (A fork's pid is reaped by the zygote, whose word of it may
+    still be on its way; the pid is not reused in that moment in practice.)
+    """
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    kill_group(pid)
 
 
 def kill_marked(marker: str) -> int:

@@ -32,7 +32,7 @@ import sys
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from cfnrun.runtime import spec as specs
-from cfnrun.runtime.sandbox import MARKER, kill_group, kill_marked, new_marker
+from cfnrun.runtime.sandbox import MARKER, kill_group, kill_marked, kill_worker, new_marker
 
 _PACKET = 65536
 # The bytes each variable that names the function has in a zygote's environment block: a fork's own value,
@@ -181,7 +181,7 @@ class Zygote:
         if returncode is not None:  # it ended before its reply was taken (both read in one go)
             child.exited(returncode)
         elif self._reader.done():  # the zygote has gone (``_read``): no end of this fork will be reported
-            kill_group(child.pid)
+            kill_worker(child.pid)
             child.exited(-9)
         else:
             self._children[child.pid] = child
@@ -235,7 +235,7 @@ class Zygote:
             # The zygote is gone: the kernel kills what it forked (parent-death signal); nobody reaps them now.
             self._closing = True
             for child in self._children.values():
-                kill_group(child.pid)
+                kill_worker(child.pid)
                 child.exited(-9)
             self._children.clear()
             self._replies.put_nowait({"type": "ended"})
