@@ -8,7 +8,7 @@ line and the record in the provider's history.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from cfnrun.app.history import CLOUD_CONTROL_SOURCE, cloud_control_recorder, request_masker
 from cfnrun.app.served import Served, UnknownType
@@ -112,8 +112,11 @@ class TypeOperations:
         target_name: Optional[str] = None,
         type_configuration: Optional[Dict[str, Any]] = None,
         stack_level: Optional[StackLevelTarget] = None,
+        secrets: Sequence[str] = (),
     ) -> Operation:
-        """One operation of ``type_name``: a resource type's, or a hook's at ``action`` (an invocation point) on ``target_name``."""
+        """One operation of ``type_name``: a resource type's, or a hook's at ``action`` (an invocation point) on ``target_name``.
+
+        ``secrets``: values its console lines and history records mask besides the request's own (a stack's NoEcho values)."""
         registry = self.served.provider(type_name)
         project = registry.project  # as it is now: a reload may bring new code or a new schema
         function = project.type_function()
@@ -145,6 +148,7 @@ class TypeOperations:
             checker = ContractChecker(schema, action, desired, previous, shape=self._shape(schema), target=hook)
         shown = self.served.shown_name(registry, function.logical_id)
         masker = request_masker(schema, request)  # the request's secrets: hidden in the console lines as in the history's record
+        masker.learn_values(secrets)
         mask = masker.masked_output if masker.has_secrets else None
 
         def on_console(event: OperationEvent) -> None:

@@ -39,6 +39,11 @@ class Masker(WriteOnlyMasking):
                 for name in CREDENTIAL_FIELDS:
                     self._remember(value.get(name))
 
+    def learn_values(self, secrets: Iterable[str]) -> None:
+        """Remember ``secrets`` as they are (a stack's NoEcho parameter values, say), wherever the schema puts them or not."""
+        for secret in secrets:
+            self._remember(secret)
+
     def _remember(self, value: Any) -> None:
         if isinstance(value, (dict, list)):
             for item in value.values() if isinstance(value, dict) else value:

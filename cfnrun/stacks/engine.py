@@ -748,11 +748,21 @@ class StackEngine:
         refused = await self.hooks.before(target, report)
         return stack.masked(refused) if refused is not None else None
 
-    def context(self, stack: Stack) -> StackContext:
-        """The stack as a resource operation sees it; during an update, with the tags it had before (previousStackTags)."""
+    def context(self, stack: Stack, next_blueprint: Optional[Blueprint] = None) -> StackContext:
+        """The stack as a resource operation sees it; during an update, with the tags it had before (previousStackTags).
+
+        Its secrets: the stack's (``Stack.secrets``), those it had before an update in progress, and ``next_blueprint``'s
+        NoEcho parameter values (a change set's, judged by hooks before the stack takes them)."""
         run = self.updates.get(stack.stack_id)
-        previous = dict(run.before.tags) if run is not None and stack.status.startswith("UPDATE") else None
-        return StackContext(stack.stack_id, stack.name, self.region, self.account_id, dict(stack.tags), previous)
+        updating = run is not None and stack.status.startswith("UPDATE")
+        previous = dict(run.before.tags) if run is not None and updating else None
+        secrets = stack.secrets()
+        if run is not None and updating:
+            secrets += [run.before.parameters.get(name) for name in run.before.blueprint.no_echo]
+        if next_blueprint is not None:
+            secrets += [next_blueprint.parameters.get(name) for name in next_blueprint.no_echo]
+        hidden = tuple(dict.fromkeys(secret for secret in secrets if secret))
+        return StackContext(stack.stack_id, stack.name, self.region, self.account_id, dict(stack.tags), previous, hidden)
 
     def _work(
         self, stack: Stack, blueprint: Optional[Blueprint], resource: StackResource, properties: Dict[str, Any], token: Optional[str],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, FrozenSet, Optional, Protocol, runtime_checkable
+from typing import Any, Callable, Dict, FrozenSet, Optional, Protocol, Tuple, runtime_checkable
 
 from cfnrun.stacks.cancellation import Cancellation
 
@@ -45,6 +45,9 @@ class StackContext:
     account_id: str
     tags: Dict[str, str] = field(default_factory=dict)
     previous_tags: Optional[Dict[str, str]] = None
+    # what no output may show: its NoEcho parameters' values (before and after an update), its NoEcho custom resource data,
+    # and the values of its secure dynamic references; the calls made for it mask them in console lines and history records
+    secrets: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,11 @@ def _mask(text: str, value: Optional[str]) -> str:
     return text
 
 
+def values_mask(values: "Sequence[str]") -> Optional[Callable[[str], str]]:
+    """What hides ``values`` in a console line (``mask_values``); None when there is nothing to hide."""
+    return (lambda text: mask_values(text, values)) if values else None
+
+
 def mask_values(text: str, values: "Sequence[Optional[str]]") -> str:
     """``text`` with each of ``values`` replaced by ****, as ``Stack.masked`` replaces a NoEcho parameter's."""
     for value in values:

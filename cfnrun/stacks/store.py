@@ -504,7 +504,7 @@ class StackStore:
         try:
             before = {r.logical_id: r.properties for r in stack.resources.values() if r.exists and r.properties is not None}
             target = HookedOperation(
-                self.engine.context(stack),
+                self.engine.context(stack, change_set.blueprint),
                 change_set.change_set_type,
                 change_set.change_set_id,
                 CHANGE_SET_TARGET,

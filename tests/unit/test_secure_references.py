@@ -44,3 +44,29 @@ def test_the_refusal_lists_every_place_in_the_services_words() -> None:
     assert secure_reference_problem(template) == (
         "SSM Secure reference is not supported in: [AWS::SNS::Topic/Properties/TopicName,AWS::SNS::Topic/Properties/DisplayName]"
     )
+
+
+def test_what_secure_references_read_joins_the_stacks_secrets_and_what_plain_ones_read_does_not() -> None:
+    import asyncio
+
+    from cfnrun.app.stacks.dynamic_references import EndpointValues, ResolvingProvisioner
+    from cfnrun.stacks.provisioning import Provisioned, ResourceWork, StackContext
+
+    class Held(EndpointValues):  # what the endpoint's Systems Manager holds (AWS itself is what tests stand in for)
+        def value(self, service: str, key: str) -> str:
+            return {"/db/password:2": "s3cret-value", "/db/plain": "plain-value"}[key]
+
+    given: list = []
+
+    class Inner:
+        async def create(self, work: ResourceWork) -> Provisioned:
+            given.append(work)
+            return Provisioned("id", "id")
+
+    provisioner = ResolvingProvisioner(Inner(), Held(None, "us-east-1"))  # type: ignore[arg-type]
+    stack = StackContext("arn", "name", "us-east-1", "123456789012", secrets=("NoEchoValue",))
+    properties = {"Password": SECURE, "Name": "{{resolve:ssm:/db/plain}}"}
+    asyncio.run(provisioner.create(ResourceWork(stack, "Db", "Company::Service::Thing", properties)))
+    [work] = given
+    assert work.properties == {"Password": "s3cret-value", "Name": "plain-value"}
+    assert work.stack.secrets == ("NoEchoValue", "s3cret-value")

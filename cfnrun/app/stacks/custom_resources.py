@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any, Dict, Optional, Protocol, Tuple
+from typing import Any, Dict, Optional, Protocol, Sequence, Tuple
 
 from cfnrun.api.cloudformation.custom_resource_responses import CustomResourceResponse, response_url
 from cfnrun.app.served import Served, UnknownFunction
@@ -23,6 +23,7 @@ from cfnrun.ui.console import Console
 from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.stacks.in_flight import OperationStopped
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
+from cfnrun.stacks.records import values_mask
 
 CUSTOM_RESOURCE_WAIT_S = 3600.0  # the service waits an hour for a custom resource's response
 NO_RESPONSE = (
@@ -42,8 +43,9 @@ class ServedFunctions(Protocol):
     def names(self) -> str:
         """The served functions' names, for an error."""
 
-    async def invoke(self, service_token: str, event: Dict[str, Any]) -> Optional[str]:
-        """Invoke it with ``event``; what went wrong (the function raised, timed out, crashed), or None."""
+    async def invoke(self, service_token: str, event: Dict[str, Any], secrets: Sequence[str] = ()) -> Optional[str]:
+        """Invoke it with ``event``; what went wrong (the function raised, timed out, crashed), or None. ``secrets``: the
+        stack's, masked in what the call shows."""
 
 
 class PendingResponses:
@@ -136,7 +138,7 @@ class CustomResources:
             event["OldResourceProperties"] = stringify_primitives(work.previous_properties or {})
         clock = self.stopping.clock(RealClock())
         try:
-            failure = await self.functions.invoke(str(properties.get("ServiceToken")), event)
+            failure = await self.functions.invoke(str(properties.get("ServiceToken")), event, work.stack.secrets)
             if answer.done():
                 body = answer.result()
             elif failure is not None:
@@ -179,10 +181,10 @@ class FunctionCalls:
     def names(self) -> str:
         return ", ".join(self.served.function_names()) or "none"
 
-    async def invoke(self, service_token: str, event: Dict[str, Any]) -> Optional[str]:
+    async def invoke(self, service_token: str, event: Dict[str, Any], secrets: Sequence[str] = ()) -> Optional[str]:
         function = self.served.function(service_token)
         outcome = await self.served.invoke(function, event)
-        self.console.call(function.name, f"custom resource {event['RequestType']} {event['LogicalResourceId']}", outcome)
+        self.console.call(function.name, f"custom resource {event['RequestType']} {event['LogicalResourceId']}", outcome, mask=values_mask(secrets))
         if outcome.kind is OutcomeKind.RETURNED:
             return None
         return f"{outcome.error_type}: {outcome.error_message}"

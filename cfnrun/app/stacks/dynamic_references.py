@@ -7,8 +7,8 @@ inside a longer string, are replaced by the value Systems Manager or Secrets Man
 the properties with the literal reference, so DescribeStackResource, events and ``--state`` show
 the reference and never the value, as the service does for ``ssm-secure`` and ``secretsmanager``
 (for ``ssm`` the service resolves the same way; what it stores is inferred, not documented). The
-history record of a served type's handler invocation holds what the handler was given (masked
-where its schema says writeOnly).
+values of ``ssm-secure`` and ``secretsmanager`` references join the stack's secrets (``StackContext.secrets``):
+the history record and the console lines of the handler's call show them masked.
 A reference that cannot be read fails the resource: ``Parameters: [ssm:name] cannot be found.`` for a
 parameter (the service's words as users report them), Secrets Manager's own message for a secret.
 """
@@ -18,10 +18,11 @@ import asyncio
 import dataclasses
 import json
 import re
-from typing import Any, Callable, Optional
+from typing import Any, Callable, List, Optional
 
 from cfnrun.stacks.provisioning import Provisioned, Provisioner, Provisioners, ProvisioningFailed, ResourceWork
 
+SECURE_SERVICES = ("ssm-secure", "secretsmanager")  # references whose values are secrets: masked wherever a call made with them is shown
 REFERENCE = re.compile(r"\{\{resolve:(ssm|ssm-secure|secretsmanager):([^}]+)\}\}")
 ARN_PARTS = 7  # arn:aws:secretsmanager:region:account:secret:name
 
@@ -125,16 +126,28 @@ class ResolvingProvisioner:
 
     async def _resolved(self, work: ResourceWork) -> ResourceWork:
         previous = work.previous_properties
-        properties = await self._resolving(work.properties)
-        before = await self._resolving(previous) if previous is not None else None
-        return dataclasses.replace(work, properties=properties, previous_properties=before)
+        secure: List[str] = []  # what ssm-secure and secretsmanager references read: secrets of the stack from now on
 
-    async def _resolving(self, value: Any) -> Any:
+        def read(service: str, key: str) -> str:
+            value = self.values.value(service, key)
+            if service in SECURE_SERVICES:
+                secure.append(value)
+            return value
+
+        properties = await self._resolving(work.properties, read)
+        before = await self._resolving(previous, read) if previous is not None else None
+        if not secure:
+            return dataclasses.replace(work, properties=properties, previous_properties=before)
+        stack = dataclasses.replace(work.stack, secrets=tuple(dict.fromkeys([*work.stack.secrets, *secure])))
+        return dataclasses.replace(work, stack=stack, properties=properties, previous_properties=before)
+
+    @staticmethod
+    async def _resolving(value: Any, read: Callable[[str, str], str]) -> Any:
         """``resolved``: off the loop when a reference asks the endpoint; at once when none does (most resources: no
         thread's hop before each create or update)."""
         if refers(value):
-            return await asyncio.to_thread(resolved, value, self.values.value)
-        return resolved(value, self.values.value)  # the same copy, with nothing to read
+            return await asyncio.to_thread(resolved, value, read)
+        return resolved(value, read)  # the same copy, with nothing to read
 
     async def create(self, work: ResourceWork) -> Provisioned:
         return await self.inner.create(await self._resolved(work))

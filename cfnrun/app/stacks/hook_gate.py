@@ -131,6 +131,7 @@ class CustomHook:
             stack_level=stack_level,
             observers=[keep_answer],
             clock=clock,
+            secrets=target.stack.secrets,
         )
         try:
             result = await operation.run()

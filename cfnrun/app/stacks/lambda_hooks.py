@@ -38,6 +38,7 @@ from cfnrun.stacks.lambda_hook_payloads import (
     too_many_in_progress,
 )
 from cfnrun.stacks.provisioning import ProvisioningFailed
+from cfnrun.stacks.records import values_mask
 
 LAMBDA_HOOK_TYPE = "AWS::CloudFormation::LambdaHook"
 
@@ -118,7 +119,7 @@ class LambdaHook:
         while True:
             event = lambda_hook_request(shown, self.hook_type, self.lambda_function, token, invocation, callback_context, payload_url)
             outcome = await served.invoke(function, event, within=budget)
-            self.operations.console.call(function.name, label, outcome)
+            self.operations.console.call(function.name, label, outcome, mask=values_mask(target.stack.secrets))
             answer = read_answer(outcome, function.name, budget)
             if isinstance(answer, LambdaHookVerdict):
                 return HookOutcome(answer.status, answer.reason)

@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, Iterable, Optional
 
 from cfnrun.app.served import Served, UnknownFunction
 from cfnrun.runtime.outcome import OutcomeKind
-from cfnrun.stacks.records import Stack
+from cfnrun.stacks.records import Stack, values_mask
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.macros import MACRO_TYPE, MacroCall, MacroRunner, TransformFailed
@@ -142,7 +142,7 @@ class Macros:
         event = {"region": self.region, "accountId": self.account_id, "fragment": call.fragment, "transformId": transform_id,
                  "params": dict(call.params), "requestId": request_id, "templateParameterValues": dict(call.template_parameter_values)}
         outcome = await self.served.invoke(function, event)
-        self.console.call(function.name, f"macro {call.name}", outcome)
+        self.console.call(function.name, f"macro {call.name}", outcome, mask=values_mask(call.secrets))
         if outcome.kind is not OutcomeKind.RETURNED:
             raise TransformFailed(f"Transform {transform_id} failed with: {outcome.error_type}: {outcome.error_message}", call.where)
         answer = outcome.result

@@ -177,6 +177,7 @@ class UserTypes:
             observers=[observe],
             string_primitives=True,  # template values reach handlers as text, as the service sends them
             history_source=STACK_SOURCE,
+            secrets=work.stack.secrets,
         )
         try:
             result = await operation.run()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from cfnrun.stacks.template.errors import TemplateError
 
@@ -29,6 +29,7 @@ class MacroCall:
     params: Mapping[str, Any]
     template_parameter_values: Mapping[str, Any]
     where: str = ""
+    secrets: Tuple[str, ...] = ()  # the values of its NoEcho parameters: what the call's console lines mask
 
     def key(self) -> str:
         """The same call, made again, has the same key (the request id, new each time, is not in it)."""
@@ -61,6 +62,17 @@ def template_parameter_values(document: Mapping[str, Any], given: Optional[Mappi
         kind = str(parameter.get("Type", "")) if isinstance(parameter, dict) else ""
         values[name] = [v.strip() for v in str(value).split(",")] if kind.startswith("List<") or kind == "CommaDelimitedList" else value
     return values
+
+
+def no_echo_values(document: Mapping[str, Any], given: Optional[Mapping[str, str]]) -> Tuple[str, ...]:
+    """The values (given, else their Default) of the parameters ``document`` declares NoEcho."""
+    declared = document.get("Parameters")
+    values = [
+        (given or {}).get(name, parameter.get("Default"))
+        for name, parameter in (declared.items() if isinstance(declared, dict) else ())
+        if isinstance(parameter, dict) and str(parameter.get("NoEcho", "")).lower() == "true"
+    ]
+    return tuple(str(value) for value in values if value not in (None, ""))
 
 
 def not_local(name: str, where: str) -> TemplateError:

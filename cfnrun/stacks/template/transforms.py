@@ -22,7 +22,7 @@ from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.foreach import expand_for_each, uses_for_each
 from cfnrun.stacks.template.includes import INCLUDE, IncludeReader, include_location, include_sections, included
 from cfnrun.stacks.template.intrinsics import SUPPORTED_FUNCTIONS, is_function, unsupported_function
-from cfnrun.stacks.template.macros import MacroCall, MacroRunner, not_local, template_parameter_values
+from cfnrun.stacks.template.macros import MacroCall, MacroRunner, no_echo_values, not_local, template_parameter_values
 from cfnrun.stacks.template.serverless import SERVERLESS, expand_serverless
 
 LANGUAGE_EXTENSIONS = "AWS::LanguageExtensions"
@@ -40,12 +40,14 @@ class TemplateTransforms:
         self.read_include = read_include
         self.run_macro = run_macro
         self._values: Dict[str, Any] = {}  # the templateParameterValues of the Fn::Transform calls
+        self._secrets: Tuple[str, ...] = ()  # the template's NoEcho parameter values
         self.ran_macros = False  # did one of the account's macros run (the processed template is then theirs)
 
     def apply(self, document: Mapping[str, Any]) -> Dict[str, Any]:
         """The template with every transform run: ``Fn::Transform`` inner first, then the Transform section in order."""
         declared = document.get("Transform")
         self._values = template_parameter_values(document, self.parameter_values)
+        self._secrets = no_echo_values(document, self.parameter_values)
         result: Dict[str, Any] = self._inner(dict(document), "")
         result.pop("Transform", None)
         pending: List[Any] = list(declared) if isinstance(declared, list) else [] if declared is None else [declared]
@@ -64,8 +66,9 @@ class TemplateTransforms:
                 result = include_sections(result, include_location(transform, "Transform"), read)
             else:
                 params = (transform.get("Parameters") if isinstance(transform, dict) else None) or {}
+                secrets = tuple(dict.fromkeys([*self._secrets, *no_echo_values(result, self.parameter_values)]))
                 result = self._macro(MacroCall(str(name), result, params, template_parameter_values(result, self.parameter_values),
-                                               "Transform"))
+                                               "Transform", secrets))
                 if not isinstance(result, dict):
                     raise TemplateError(f"Transform {name} returned a fragment that is not a template (an object of sections)",
                                         "Transform")
@@ -95,7 +98,7 @@ class TemplateTransforms:
                 result = included(result, include_location(call, here), read, where)
             else:
                 params = call.get("Parameters") or {}
-                result = self._macro(MacroCall(name, result, params, self._values, here))
+                result = self._macro(MacroCall(name, result, params, self._values, here, self._secrets))
         return result
 
     def _reader(self, name: str, where: str) -> IncludeReader:
