@@ -20,6 +20,7 @@ from typing import Any, Awaitable, Callable, Dict, FrozenSet, Iterable, List, Ma
 from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
 from cfnrun.stacks.cancellation import CANCELLED, Cancellation
 from cfnrun.model.random_ids import random_uuid
+from cfnrun.stacks.template.declarations import is_custom_resource
 from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
 from cfnrun.stacks.in_flight import STOPPED, InFlight, OperationStopped
@@ -358,8 +359,9 @@ class StackEngine:
             started=lambda: run.updated.add(logical_id), metadata=blueprint.resolved_metadata(logical_id, stack.resources),
             cancellation=run.cancellation,
         )
-        if ok and before.physical_id and current.physical_id != before.physical_id and not _may_move(type_name):
-            # An update in place keeps its physical resource, whatever id the handler's model now names.
+        if ok and before.physical_id and current.physical_id != before.physical_id and not is_custom_resource(type_name):
+            # An update in place keeps its physical resource, whatever id the handler's model now names (only a custom
+            # resource's function may answer one with a new physical resource).
             current.physical_id, current.ref = before.physical_id, before.ref
         elif ok and before.physical_id and current.physical_id != before.physical_id:
             # A custom resource answered with a new physical resource: the old one goes in the cleanup phase, and a
@@ -824,11 +826,6 @@ class StackEngine:
 def _failed_to_update(logical_ids: Iterable[str]) -> str:
     """The stack's reason when resources failed to update (the update's, or its rollback's): each named, sorted."""
     return f"The following resource(s) failed to update: [{', '.join(sorted(logical_ids))}]. "
-
-
-def _may_move(type_name: str) -> bool:
-    """Can an update in place answer with a new physical resource? Only a custom resource's function can say so."""
-    return type_name.startswith("Custom::") or type_name == "AWS::CloudFormation::CustomResource"
 
 
 def _reason(error: Exception) -> str:

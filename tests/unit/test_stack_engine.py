@@ -680,3 +680,20 @@ def test_continue_update_rollback_after_a_restart_says_what_it_cannot_put_back()
     stack = run(scenario())
     assert stack.status == "UPDATE_ROLLBACK_FAILED"
     assert stack.reason.startswith("cfnrun cannot roll back [First]: what they were before the update was not kept")
+
+
+def test_an_attribute_a_resource_does_not_have_fails_the_resource_that_reads_it_in_the_services_words() -> None:
+    from cfnrun.stacks.blueprint import missing_attribute
+
+    reading = json.loads(json.dumps(TWO))
+    reading["Second"]["Properties"]["ParentArn"] = {"Fn::GetAtt": ["First", "Nope"]}
+    stack = _created(Memory(), reading)
+    assert stack.status == "ROLLBACK_COMPLETE"
+    assert [status for status, _ in _reasons(stack, "First")][-3:] == ["CREATE_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
+    [(status, reason)] = _reasons(stack, "Second")
+    assert status == "CREATE_FAILED" and reason is not None
+    assert reason.startswith("Requested attribute Nope does not exist in schema for Test::Thing::Resource")
+    # a custom resource's function answered no such key in its Data
+    said = missing_attribute("Custom::Thing", "Thing", "Url", "arn:aws:cloudformation:us-east-1:123456789012:stack/s/1")
+    assert said == "CustomResource attribute error: Vendor response doesn't contain Url attribute in object " \
+                   "arn:aws:cloudformation:us-east-1:123456789012:stack/s/1|Thing"

@@ -40,7 +40,7 @@ class Stack:
     def get_att(self, logical_id: str, attribute: str) -> Any:
         attributes = {("Bucket", "Arn"): "arn:aws:s3:::bucket-physical", ("Db", "Endpoint.Address"): "db.local"}
         if (logical_id, attribute) not in attributes:
-            raise TemplateError(f"Template error: resource {logical_id} does not support attribute type {attribute} in Fn::GetAtt")
+            raise TemplateError(f"Requested attribute {attribute} does not exist in schema for AWS::S3::Bucket")
         return attributes[(logical_id, attribute)]
 
     def import_value(self, name: str) -> Any:
@@ -105,7 +105,7 @@ def test_no_value_removes_the_key_or_item_and_is_returned_at_the_top() -> None:
 @pytest.mark.parametrize(
     "value, message",
     [
-        ("!GetAtt Bucket.Nope", "Template error: resource Bucket does not support attribute type Nope in Fn::GetAtt"),
+        ("!GetAtt Bucket.Nope", "Requested attribute Nope does not exist in schema for AWS::S3::Bucket"),
         ("!Select [5, !Ref Zones]", "Template error: Fn::Select cannot select nonexistent value at index 5"),
         ("!FindInMap [Sizes, test, Count]", "Template error: Unable to get mapping for Sizes::test::Count"),
         ("!Join [',', [a, {b: c}]]", "Template error: every Fn::Join object requires two parameters"),

@@ -32,10 +32,6 @@ NO_RESPONSE = (
 )
 
 
-def is_custom(type_name: str) -> bool:
-    return type_name.startswith("Custom::") or type_name == "AWS::CloudFormation::CustomResource"
-
-
 class ServedFunctions(Protocol):
     def knows(self, service_token: str) -> bool:
         """Does serve serve the function this ServiceToken (an ARN or a name) names?"""

@@ -17,7 +17,7 @@ import time
 import uuid
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from cfnrun.app.stacks.custom_resources import is_custom
+from cfnrun.stacks.template.declarations import is_custom_resource
 from cfnrun.app.stacks.user_types import UserTypes
 from cfnrun.app.type_operations import TypeOperations
 from cfnrun.stacks.drift import (
@@ -44,7 +44,7 @@ GONE_NOT_CHECKED = "{type_name} is not served now, so there is no READ handler t
 
 
 def _not_checked_reason(type_name: str) -> str:
-    if is_custom(type_name):
+    if is_custom_resource(type_name):
         return CUSTOM_NOT_CHECKED
     return (AWS_NOT_CHECKED if type_name.startswith("AWS::") else GONE_NOT_CHECKED).format(type_name=type_name)
 

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from cfnrun.app.history import STACK_SOURCE
 from cfnrun.app.stacks.aws_types import AwsTypes
-from cfnrun.app.stacks.custom_resources import is_custom
+from cfnrun.stacks.template.declarations import is_custom_resource
 from cfnrun.app.type_operations import TypeOperations
 from cfnrun.model.protocol import Action, OperationStatus
 
@@ -42,7 +42,7 @@ class LeftoverCheck:
 
     async def check(self, resource: MadeResource, stack_id: str, stack_name: str) -> Tuple[Finding, str]:
         """Whether ``resource`` is gone; with LEFT, how it was found, with UNCHECKED, why it cannot be known."""
-        if is_custom(resource.type_name):
+        if is_custom_resource(resource.type_name):
             return Finding.UNCHECKED, "a custom resource: nothing reads it back"
         if resource.type_name in self.served_types():
             return await self._read(resource, stack_id, stack_name)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Iterable, List, Optional
 
-from cfnrun.app.stacks.custom_resources import is_custom
+from cfnrun.stacks.template.declarations import is_custom_resource
 from cfnrun.stacks.provisioning import Provisioner, NoProvisioner
 
 
@@ -34,14 +34,14 @@ class TypeRouter:
         unknown: List[str] = []
         for type_name in type_names:
             if type_name.startswith("AWS::") and type_name not in self.own_types and type_name not in unknown:
-                if not is_custom(type_name) and not self.aws_type_exists(type_name):
+                if not is_custom_resource(type_name) and not self.aws_type_exists(type_name):
                     unknown.append(type_name)
         return unknown
 
     def for_type(self, type_name: str) -> Provisioner:
         if type_name in self.own_types:
             return self.own_types[type_name]
-        if is_custom(type_name):
+        if is_custom_resource(type_name):
             return self.custom_resources
         served = self.served_types()
         if type_name in served:

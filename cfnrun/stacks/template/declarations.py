@@ -37,6 +37,12 @@ _LOGICAL_ID = re.compile(r"[A-Za-z0-9]+")
 Policy = Union[str, Dict[str, Any]]  # a dict: an intrinsic function (Fn::If, Ref), worked out by policies.py
 
 
+def is_custom_resource(type_name: str) -> bool:
+    """Is ``type_name`` a custom resource's (``Custom::Name`` or ``AWS::CloudFormation::CustomResource``), which a function
+    backs and whose properties and attributes are whatever that function takes and answers?"""
+    return type_name.startswith("Custom::") or type_name == "AWS::CloudFormation::CustomResource"
+
+
 @dataclass(frozen=True)
 class ParameterDeclaration:
     """One entry of the Parameters section, its values as the service reads them (numbers as text)."""

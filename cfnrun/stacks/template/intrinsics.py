@@ -51,7 +51,7 @@ class ResolveContext(Protocol):
 
     def get_att(self, logical_id: str, attribute: str) -> Any:
         """The resource's attribute (``attribute`` may be a dotted path such as ``Endpoint.Address``); TemplateError
-        "Template error: resource X does not support attribute type Y in Fn::GetAtt" when it has none such."""
+        "Requested attribute Y does not exist in schema for T" when it has none such (``blueprint.missing_attribute``)."""
 
     def import_value(self, name: str) -> Any:
         """The value another stack exported as ``name``; TemplateError "No export named X found." when none did."""

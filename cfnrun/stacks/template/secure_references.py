@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, List, Optional
 
-from cfnrun.stacks.template.declarations import StackTemplate
+from cfnrun.stacks.template.declarations import StackTemplate, is_custom_resource
 
 SECURE_REFERENCE = re.compile(r"\{\{resolve:ssm-secure:[^}]*\}\}")
 NOT_SUPPORTED = "SSM Secure reference is not supported in: [{places}]"
@@ -56,7 +56,7 @@ def secure_reference_problem(template: StackTemplate) -> Optional[str]:
 
 
 def _takes_secure(type_name: str, place: str) -> bool:
-    if type_name.startswith("Custom::") or type_name == "AWS::CloudFormation::CustomResource":
+    if is_custom_resource(type_name):
         return False
     if not type_name.startswith("AWS::"):
         return True  # your own types (inferred: the service's list names AWS's types only)
