@@ -43,7 +43,7 @@ def test_a_for_each_loop_makes_one_note_per_item_of_a_list_parameter(serve, tmp_
     server = serve(tmp_path / "note", "--no-reload", "--moto")
     cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
 
-    cloudformation.create_stack(StackName="loops", TemplateBody=TEMPLATE,
+    cloudformation.create_stack(StackName="loops", TemplateBody=TEMPLATE, Capabilities=["CAPABILITY_AUTO_EXPAND"],
                                 Parameters=[{"ParameterKey": "Titles", "ParameterValue": "one,two,three"}])
     try:
         cloudformation.get_waiter("stack_create_complete").wait(StackName="loops", WaiterConfig=FAST)
@@ -75,7 +75,7 @@ def test_a_loop_that_makes_a_key_twice_is_refused_before_anything_runs(serve, tm
     server = serve(tmp_path / "note", "--no-reload", "--moto")
     cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
     try:
-        cloudformation.create_stack(StackName="twice", TemplateBody=TEMPLATE,
+        cloudformation.create_stack(StackName="twice", TemplateBody=TEMPLATE, Capabilities=["CAPABILITY_AUTO_EXPAND"],
                                     Parameters=[{"ParameterKey": "Titles", "ParameterValue": "same,same"}])
     except ClientError as error:
         assert error.response["Error"]["Code"] == "ValidationError"

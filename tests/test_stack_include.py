@@ -61,7 +61,7 @@ def test_include_snippets_from_disk_and_s3_become_part_of_the_processed_template
     cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
 
     body = TEMPLATE.format(top=tmp_path / "top.yaml", content=tmp_path / "content.json")
-    cloudformation.create_stack(StackName="included", TemplateBody=body)
+    cloudformation.create_stack(StackName="included", TemplateBody=body, Capabilities=["CAPABILITY_AUTO_EXPAND"])
     try:
         cloudformation.get_waiter("stack_create_complete").wait(StackName="included", WaiterConfig=FAST)
     except WaiterError:
@@ -79,7 +79,8 @@ def test_include_snippets_from_disk_and_s3_become_part_of_the_processed_template
     assert "AWS::Include" in json.dumps(cloudformation.get_template(StackName="included")["TemplateBody"])
 
     with pytest.raises(ClientError) as refused:
-        cloudformation.create_stack(StackName="missing", TemplateBody=body.replace("top.yaml", "nowhere.yaml"))
+        cloudformation.create_stack(StackName="missing", TemplateBody=body.replace("top.yaml", "nowhere.yaml"),
+                                    Capabilities=["CAPABILITY_AUTO_EXPAND"])
     assert refused.value.response["Error"]["Code"] == "ValidationError"
     assert refused.value.response["Error"]["Message"].startswith("Transform AWS::Include failed with: ")
     assert "nowhere.yaml: no such file" in refused.value.response["Error"]["Message"]

@@ -5,7 +5,8 @@ import json
 import shutil
 from pathlib import Path
 
-from botocore.exceptions import WaiterError
+import pytest
+from botocore.exceptions import ClientError, WaiterError
 
 from conftest import LOCAL_STATE, SAMPLES
 from stack_waits import FAST, settled
@@ -41,7 +42,11 @@ def test_a_sam_template_becomes_aws_resources_on_the_endpoint(serve, tmp_path: P
     server = serve(tmp_path / "note", "--no-reload", "--moto")
     cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
 
-    cloudformation.create_stack(StackName="sam", TemplateBody=SAM_TEMPLATE, Capabilities=["CAPABILITY_IAM"])
+    with pytest.raises(ClientError) as refused:  # a hosted macro, acknowledged as any macro is (botocore's documentation)
+        cloudformation.create_stack(StackName="sam", TemplateBody=SAM_TEMPLATE, Capabilities=["CAPABILITY_IAM"])
+    assert refused.value.response["Error"] == {
+        "Type": "Sender", "Code": "InsufficientCapabilitiesException", "Message": "Requires capabilities : [CAPABILITY_AUTO_EXPAND]"}
+    cloudformation.create_stack(StackName="sam", TemplateBody=SAM_TEMPLATE, Capabilities=["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"])
     settled(cloudformation, "sam", "stack_create_complete")
 
     resources = {r["LogicalResourceId"]: r["ResourceType"]
@@ -76,7 +81,7 @@ def test_a_sam_template_the_translator_refuses_is_refused_in_its_words(serve, tm
     assert described["Status"] == "FAILED" and described["StatusReason"].startswith("Transform AWS::Serverless-2016-10-31 failed with:")
     assert "Greeter" in described["StatusReason"] and described["Changes"] == []
     # ...and a CreateStack rolls the new stack back with them, no resource made
-    cloudformation.create_stack(StackName="broken-too", TemplateBody=broken)
+    cloudformation.create_stack(StackName="broken-too", TemplateBody=broken, Capabilities=["CAPABILITY_AUTO_EXPAND"])
     stack = cloudformation.describe_stacks(StackName="broken-too")["Stacks"][0]
     assert stack["StackStatus"] == "ROLLBACK_COMPLETE", stack
     events = cloudformation.describe_stack_events(StackName="broken-too")["StackEvents"]
@@ -133,7 +138,7 @@ def test_sam_build_output_with_code_on_disk_deploys_and_missing_code_says_where_
     server = serve(tmp_path / "note", "--no-reload", "--moto")
     cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
 
-    cloudformation.create_stack(StackName="built", TemplateBody=BUILT_TEMPLATE.format(code=code), Capabilities=["CAPABILITY_IAM"])
+    cloudformation.create_stack(StackName="built", TemplateBody=BUILT_TEMPLATE.format(code=code), Capabilities=["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"])
     settled(cloudformation, "built", "stack_create_complete")
     resources = {r["LogicalResourceId"]: r for r in cloudformation.describe_stack_resources(StackName="built")["StackResources"]}
     assert resources["HelloWorldFunction"]["ResourceType"] == "AWS::Lambda::Function"
@@ -144,7 +149,8 @@ def test_sam_build_output_with_code_on_disk_deploys_and_missing_code_says_where_
     settled(cloudformation, "built", "stack_delete_complete")
 
     missing = tmp_path / "nowhere"
-    cloudformation.create_stack(StackName="unbuilt", TemplateBody=BUILT_TEMPLATE.format(code=missing), Capabilities=["CAPABILITY_IAM"])
+    cloudformation.create_stack(StackName="unbuilt", TemplateBody=BUILT_TEMPLATE.format(code=missing),
+                                Capabilities=["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"])
     try:
         cloudformation.get_waiter("stack_create_complete").wait(StackName="unbuilt", WaiterConfig=FAST)
     except WaiterError:

@@ -9,7 +9,7 @@ import pytest
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.loading import load_stack_template
 from cfnrun.stacks.template.macros import MacroCall
-from cfnrun.stacks.template.transforms import macro_names
+from cfnrun.stacks.template.transforms import transforms_called
 from cfnrun.model.template_text import decode_template
 
 TEMPLATE = """\
@@ -66,22 +66,9 @@ def test_a_macro_without_a_runner_or_with_a_fragment_that_is_no_template_is_refu
         load_stack_template("Transform: M\nResources: {A: {Type: X}}\n", run_macro=lambda call: "text")
 
 
-def test_the_account_s_macros_are_told_apart_from_the_transforms_cloudformation_hosts() -> None:
+def test_every_transform_a_template_calls_is_named_the_services_own_included() -> None:
     document = decode_template("Transform: [AWS::Serverless-2016-10-31, Mine]\nResources: {A: {Type: X, Properties: "
                                "{P: {Fn::Transform: [{Name: AWS::Include}, {Name: Other}]}}}}\n")
-    assert macro_names(document) == ["Mine", "Other"]
-    assert macro_names(decode_template("Transform: AWS::LanguageExtensions\nResources: {A: {Type: X}}\n")) == []
-
-
-def test_a_macro_listed_after_the_sam_transform_gets_the_translated_template_and_one_before_it_the_sam_one() -> None:
-    body = ("Transform: [Before, AWS::Serverless-2016-10-31, After]\nResources:\n  Fn:\n    Type: AWS::Serverless::Function\n"
-            "    Properties: {Runtime: python3.12, Handler: index.handler, InlineCode: 'def handler(e, c): pass'}\n")
-    seen = {}
-
-    def run(call: MacroCall) -> Any:
-        seen[call.name] = sorted(r["Type"] for r in call.fragment["Resources"].values())
-        return call.fragment
-
-    load_stack_template(body, run_macro=run)
-    assert seen["Before"] == ["AWS::Serverless::Function"]
-    assert seen["After"] == ["AWS::IAM::Role", "AWS::Lambda::Function"]
+    assert transforms_called(document) == ["AWS::Serverless-2016-10-31", "Mine", "AWS::Include", "Other"]
+    assert transforms_called(decode_template("Transform: AWS::LanguageExtensions\nResources: {A: {Type: X}}\n")) == ["AWS::LanguageExtensions"]
+    assert transforms_called(decode_template("Resources: {A: {Type: X}}\n")) == []

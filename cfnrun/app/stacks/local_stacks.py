@@ -35,7 +35,7 @@ from cfnrun.model.template_text import TemplateDecodeError, decode_template
 from cfnrun.stacks.api.inputs import given_parameters
 from cfnrun.stacks.template.macros import MACRO_TYPE, MacroRunner, TransformFailed
 from cfnrun.stacks.template.declarations import StackTemplate, transform_names
-from cfnrun.stacks.template.transforms import macro_names
+from cfnrun.stacks.template.transforms import transforms_called
 from cfnrun.app.stacks.stack_functions import LocalLambdas, StackFunctions
 from cfnrun.app.stacks.guard_hooks import GuardHookKind
 from cfnrun.app.stacks.hook_files import HookFiles, readable_folders
@@ -249,15 +249,17 @@ class CheckedStackOperations:
 
     @staticmethod
     def _check_capabilities(operation: str, body: str, params: Dict[str, Any]) -> None:
-        """CreateStack/UpdateStack of a template that calls the account's macros must acknowledge CAPABILITY_AUTO_EXPAND
-        (a change set needs not: it is the review the capability stands for)."""
+        """CreateStack/UpdateStack of a template that calls a macro must acknowledge CAPABILITY_AUTO_EXPAND (a change set
+        needs not: it is the review the capability stands for). The service's macros count: botocore's documentation of
+        the capability names AWS::Serverless and AWS::Include; AWS::LanguageExtensions, also "a macro hosted by
+        CloudFormation" in its guide, is inferred to count as they do."""
         if operation not in ("CreateStack", "UpdateStack") or "CAPABILITY_AUTO_EXPAND" in (params.get("Capabilities") or ()):
             return
         try:
             document = decode_template(body)
         except TemplateDecodeError:
             return  # the engine says what is wrong with it
-        if isinstance(document, dict) and macro_names(document):
+        if isinstance(document, dict) and transforms_called(document):
             raise modelled_error("InsufficientCapabilitiesException", "Requires capabilities : [CAPABILITY_AUTO_EXPAND]")
 
 

@@ -113,15 +113,14 @@ class TemplateTransforms:
         return self.run_macro(call)
 
 
-def macro_names(document: Mapping[str, Any]) -> List[str]:
-    """The account's macros a template calls (by Transform or Fn::Transform), those CloudFormation hosts left out."""
-    hosted = (LANGUAGE_EXTENSIONS, SERVERLESS, INCLUDE)
+def transforms_called(document: Mapping[str, Any]) -> List[str]:
+    """The transforms a template calls (by Transform or Fn::Transform): the account's macros and those CloudFormation
+    hosts (AWS::Serverless, AWS::Include, AWS::LanguageExtensions) alike."""
     try:
         named = list(transform_names(document.get("Transform")))
     except TemplateError:
         named = []
-    named += list(_fn_transform_names(document))
-    return [name for name in named if name not in hosted]
+    return named + list(_fn_transform_names(document))
 
 
 def _fn_transform_names(value: Any) -> Iterator[str]:
