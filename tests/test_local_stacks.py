@@ -174,6 +174,26 @@ def test_a_resource_failing_schema_validation_rolls_back_the_one_created_before_
         stacks.cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Note", Identifier=first[2]["PhysicalResourceId"])
 
 
+def test_an_attribute_a_resource_lacks_fails_the_resource_that_reads_it_not_the_one_it_names(stacks: Stacks) -> None:
+    # The bucket (on moto) and the note are made, then deleted by the rollback; what reads their attribute Nope fails, in
+    # the service's words, an AWS type's as one of your types'.
+    reading = {
+        "AWS::S3::Bucket": ("Bucket", "Queue", {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": {"Fn::GetAtt": ["Bucket", "Nope"]}}}),
+        "Cfnrun::Sample::Note": ("Note", "Reader", {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": {"Fn::GetAtt": ["Note", "Nope"]}}}),
+    }
+    for type_name, (named, reader, declared) in reading.items():
+        stack = f"lacking-{named.lower()}"
+        made = {"Type": type_name, "Properties": {"Title": "read"}} if type_name.startswith("Cfnrun") else {"Type": type_name}
+        template = {"Resources": {named: made, reader: declared}}
+        stacks.cloudformation.create_stack(StackName=stack, TemplateBody=json.dumps(template), DisableValidation=True)
+        with pytest.raises(WaiterError, match="ROLLBACK_COMPLETE"):
+            stacks.wait("stack_create_complete", StackName=stack)
+        failed = [(e["LogicalResourceId"], e.get("ResourceStatusReason")) for e in stacks.events(stack) if e["ResourceStatus"] == "CREATE_FAILED"]
+        where = next(iter(declared["Properties"]))
+        assert failed == [(reader, f"Requested attribute Nope does not exist in schema for {type_name} (at Resources.{reader}.Properties.{where})")]
+        assert stacks.statuses(stack, named)[-3:] == ["CREATE_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
+
+
 def test_the_aws_cli_deploys_updates_replaces_and_deletes_a_stack(stacks: Stacks, tmp_path: Path) -> None:
     """``aws cloudformation deploy`` as users type it: about 30 s, of which the CLI's own first wait after
     ExecuteChangeSet is 30 (its waiter's fixed Delay); the stack is done long before. The ``wait`` commands

@@ -35,6 +35,15 @@ class AwsSchemas(AwsTypeSchemas):
             return Replacement.ALWAYS
         return Replacement.NEVER
 
+    def lacks_attribute(self, type_name: str, attribute: str) -> bool:
+        """Is ``attribute`` (``A`` or ``A.B``) surely no Fn::GetAtt attribute of the type: its schema has no property
+        ``A``? (Which properties the service lets Fn::GetAtt read is left to the endpoint.)"""
+        schema = self.schema(type_name)
+        if schema is None:
+            return False
+        properties = schema.document.get("properties")
+        return isinstance(properties, dict) and attribute.split(".", 1)[0] not in properties
+
     def mask_write_only(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:
         schema = self.schema(type_name)
         return (schema.mask_write_only(properties) or {}) if schema is not None else properties

@@ -121,7 +121,7 @@ class AwsTypes:
         if direct is not None and work.type_name in self._lacking:
             return await direct.put(work)
         name = _inner_name(work)
-        work, given_name = _named(work)
+        work, given_name = _named(self._gettable(work))
         body = self._template(work, await staged(work.type_name, work.properties, self.endpoint_url, self.region))
         try:
             await self._call(work, "create_stack", StackName=name, TemplateBody=body)
@@ -136,6 +136,12 @@ class AwsTypes:
             self._lacking.add(work.type_name)  # asked once per serve: from now on straight to the service's API
             return await direct.put(work)
 
+    def _gettable(self, work: ResourceWork) -> ResourceWork:
+        """``work`` without the wanted attributes its type's schema has no property for: the endpoint is not asked for
+        them (moto would fail the resource itself), so the resource that reads one fails, as on the service."""
+        wanted = frozenset(a for a in work.attributes_wanted if not self.schemas.lacks_attribute(work.type_name, a))
+        return work if wanted == work.attributes_wanted else dataclasses.replace(work, attributes_wanted=wanted)
+
     def _made_directly(self, model: Optional[Dict[str, Any]]) -> Optional[BucketPolicies]:
         """The service-API maker of a resource made without a stack on the endpoint (its record says which), or None."""
         made = (model or {}).get(DIRECT_KEY)
@@ -146,7 +152,7 @@ class AwsTypes:
         if direct is not None:
             return await direct.put(work)
         name = self._inner_stack(work)
-        work, given_name = _named(work)
+        work, given_name = _named(self._gettable(work))
         try:
             properties = await staged(work.type_name, work.properties, self.endpoint_url, self.region)
             await self._call(work, "update_stack", StackName=name, TemplateBody=self._template(work, properties))
