@@ -194,6 +194,42 @@ def test_an_attribute_a_resource_lacks_fails_the_resource_that_reads_it_not_the_
         assert stacks.statuses(stack, named)[-3:] == ["CREATE_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
 
 
+def test_describe_stacks_shows_the_notification_arns_rollback_configuration_role_and_timeout_a_stack_was_given(stacks: Stacks) -> None:
+    cloudformation = stacks.cloudformation
+    template = {"Parameters": {"Title": {"Type": "String"}}, "Resources": {"Note": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": {"Ref": "Title"}}}}}
+    topic, role = "arn:aws:sns:us-east-1:123456789012:stack-news", "arn:aws:iam::123456789012:role/deployer"
+    rollback = {"RollbackTriggers": [{"Arn": "arn:aws:cloudwatch:us-east-1:123456789012:alarm:errors", "Type": "AWS::CloudWatch::Alarm"}],
+                "MonitoringTimeInMinutes": 5}
+    cloudformation.create_stack(StackName="told", TemplateBody=json.dumps(template), Parameters=_parameters(Title="one"),
+                                NotificationARNs=[topic], RollbackConfiguration=rollback, RoleARN=role, TimeoutInMinutes=30)
+    cloudformation.create_stack(StackName="untold", TemplateBody=json.dumps(template), Parameters=_parameters(Title="one"))
+    for name in ("told", "untold"):
+        stacks.wait("stack_create_complete", StackName=name)
+
+    def settings(name: str) -> Dict[str, Any]:
+        stack = cloudformation.describe_stacks(StackName=name)["Stacks"][0]
+        return {key: stack.get(key) for key in ("NotificationARNs", "RollbackConfiguration", "RoleARN", "TimeoutInMinutes")}
+
+    given = {"NotificationARNs": [topic], "RollbackConfiguration": rollback, "RoleARN": role, "TimeoutInMinutes": 30}
+    assert settings("told") == given
+    assert settings("untold") == {"NotificationARNs": [], "RollbackConfiguration": {}, "RoleARN": None, "TimeoutInMinutes": None}
+    cloudformation.update_stack(StackName="told", UsePreviousTemplate=True, Parameters=_parameters(Title="two"))  # none given: all kept
+    stacks.wait("stack_update_complete", StackName="told")
+    assert settings("told") == given
+    cloudformation.update_stack(StackName="told", UsePreviousTemplate=True, Parameters=_parameters(Title="three"), NotificationARNs=[])
+    stacks.wait("stack_update_complete", StackName="told")
+    assert settings("told") == {**given, "NotificationARNs": []}  # an empty list removes them
+    cloudformation.create_change_set(StackName="untold", ChangeSetName="told-now", UsePreviousTemplate=True,
+                                     Parameters=_parameters(Title="two"), NotificationARNs=[topic])
+    stacks.wait("change_set_create_complete", StackName="untold", ChangeSetName="told-now")
+    assert cloudformation.describe_change_set(StackName="untold", ChangeSetName="told-now")["NotificationARNs"] == [topic]
+    cloudformation.execute_change_set(StackName="untold", ChangeSetName="told-now")
+    stacks.wait("stack_update_complete", StackName="untold")
+    assert settings("untold")["NotificationARNs"] == [topic]
+    for name in ("told", "untold"):
+        cloudformation.delete_stack(StackName=name)
+
+
 def test_the_aws_cli_deploys_updates_replaces_and_deletes_a_stack(stacks: Stacks, tmp_path: Path) -> None:
     """``aws cloudformation deploy`` as users type it: about 30 s, of which the CLI's own first wait after
     ExecuteChangeSet is 30 (its waiter's fixed Delay); the stack is done long before. The ``wait`` commands

@@ -115,6 +115,12 @@ class Stack:
     disable_rollback: bool = False
     delete_on_failure: bool = False  # CreateStack's OnFailure DELETE: a failed create deletes the stack
     capabilities: Tuple[str, ...] = ()
+    # what CreateStack, UpdateStack or an executed change set gave and DescribeStacks shows back; none of it acts
+    # locally (no SNS topic is told of events, no alarm is watched, no role is assumed, no timeout is kept)
+    notification_arns: Tuple[str, ...] = ()
+    rollback_configuration: Dict[str, Any] = field(default_factory=dict)
+    role_arn: Optional[str] = None
+    timeout_in_minutes: Optional[int] = None
     termination_protection: bool = False  # EnableTerminationProtection: DeleteStack is refused while it is on
     policy_body: Optional[str] = None  # the stack policy (StackPolicyBody) that guards its updates (``stack_policy.py``)
     change_set_id: Optional[str] = None  # the change set its last create or update carried out (CreateStack's and UpdateStack's their own)

@@ -71,8 +71,9 @@ class ChangeSet:
     created_at: float = field(default_factory=time.time)
     hook_results: List[HookReport] = field(default_factory=list)  # what its CHANGE_SET hooks answered
     capabilities: Tuple[str, ...] = ()  # as CreateChangeSet acknowledged them
-    notification_arns: Tuple[str, ...] = ()
+    notification_arns: Tuple[str, ...] = ()  # these three: as given, else the stack's; the stack's once it is executed
     rollback_configuration: Dict[str, Any] = field(default_factory=dict)
+    role_arn: Optional[str] = None
     include_nested_stacks: bool = False
     parent_change_set_id: Optional[str] = None  # a nested change set's parent and root (IncludeNestedStacks)
     root_change_set_id: Optional[str] = None
@@ -541,6 +542,8 @@ class StackStore:
         change_set.execution_status = "EXECUTE_IN_PROGRESS"
         stack.disable_rollback = disable_rollback
         stack.capabilities = change_set.capabilities  # what its nested stacks are created or updated with
+        stack.notification_arns, stack.rollback_configuration = change_set.notification_arns, change_set.rollback_configuration
+        stack.role_arn = change_set.role_arn
         if creating:
             stack.parameters, stack.no_echo = change_set.parameters, change_set.blueprint.no_echo
             stack.description = change_set.blueprint.description

@@ -36,7 +36,9 @@ def test_stacks_come_back_after_a_restart_and_can_be_deleted(tmp_path: Path) -> 
 
     async def first_life() -> None:
         store = _store(memory, tmp_path)
-        store.create_stack("kept", SECRETS, {"Pin": "pin-4711"}, {"team": "a"})
+        stack = store.create_stack("kept", SECRETS, {"Pin": "pin-4711"}, {"team": "a"})
+        stack.notification_arns, stack.role_arn, stack.timeout_in_minutes = ("arn:topic",), "arn:role", 5  # as CreateStack sets them
+        stack.rollback_configuration = {"MonitoringTimeInMinutes": 5}
         await store.settled("kept")
 
     asyncio.run(first_life())
@@ -48,6 +50,8 @@ def test_stacks_come_back_after_a_restart_and_can_be_deleted(tmp_path: Path) -> 
         store = _store(memory, tmp_path)
         stack = store.get("kept")
         assert stack.status == "CREATE_COMPLETE" and stack.tags == {"team": "a"}
+        assert (stack.notification_arns, stack.role_arn, stack.timeout_in_minutes) == (("arn:topic",), "arn:role", 5)
+        assert stack.rollback_configuration == {"MonitoringTimeInMinutes": 5}
         assert [e.name for e in store.engine.exports.all()] == ["first-id"]
         assert stack.shown_parameters() == {}  # the NoEcho value was never kept
         with pytest.raises(StackError, match="NoEcho, and its value is never written to --state"):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from cfnrun.stacks.records import Stack
 from cfnrun.stacks.store import StackError
 
 PAGE_SIZE = 100
@@ -49,3 +50,15 @@ def type_name_of(params: Dict[str, Any]) -> str:
     if "/" not in arn:
         raise StackError("TypeName or TypeArn must be specified.")
     return arn.rsplit("/", 1)[-1].replace("-", "::")
+
+
+def take_settings(stack: Stack, params: Dict[str, Any]) -> None:
+    """CreateStack's or UpdateStack's NotificationARNs, RollbackConfiguration and RoleARN, each where given, for
+    DescribeStacks to show: an update that gives none keeps the stack's (the API reference says so of RoleARN and the
+    rollback triggers, and implies it of NotificationARNs: "Specify an empty list to remove all notification topics")."""
+    if "NotificationARNs" in params:
+        stack.notification_arns = tuple(params["NotificationARNs"] or ())
+    if "RollbackConfiguration" in params:
+        stack.rollback_configuration = dict(params["RollbackConfiguration"] or {})
+    if "RoleARN" in params:
+        stack.role_arn = params["RoleARN"]

@@ -12,7 +12,7 @@ from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Opt
 from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
 from cfnrun.stacks.api import STACK_OPERATIONS
-from cfnrun.stacks.api.inputs import PAGE_SIZE, given_parameters, given_tags, given_template_body, one_page, type_name_of
+from cfnrun.stacks.api.inputs import PAGE_SIZE, given_parameters, given_tags, given_template_body, one_page, take_settings, type_name_of
 from cfnrun.stacks.api.resource_signals import SignalResource
 from cfnrun.stacks.api.stack_policies import StackPolicies, given_policy
 from cfnrun.stacks.api.termination_protection import UpdateTerminationProtection
@@ -156,6 +156,8 @@ class StackOperations:
         stack.termination_protection = bool(params.get("EnableTerminationProtection"))
         stack.capabilities = tuple(params.get("Capabilities") or ())  # what its nested stacks are created with too
         stack.policy_body = policy.body if policy is not None else None
+        stack.timeout_in_minutes = params.get("TimeoutInMinutes")
+        take_settings(stack, params)
         return {"StackId": stack.stack_id, "OperationId": stack.operation_id}
 
     async def update_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -169,6 +171,7 @@ class StackOperations:
         if policy is not None:  # the new policy guards the updates after this one
             stack.policy_body = policy.body
         stack.capabilities = tuple(params.get("Capabilities") or ())
+        take_settings(stack, params)
         return {"StackId": stack.stack_id, "OperationId": stack.operation_id}
 
     async def rollback_stack(self, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -228,6 +231,10 @@ class StackOperations:
                 ],
                 "Tags": [{"Key": k, "Value": v} for k, v in stack.tags.items()],
                 "Capabilities": list(stack.capabilities),
+                "NotificationARNs": list(stack.notification_arns),
+                "RollbackConfiguration": stack.rollback_configuration,
+                "RoleARN": stack.role_arn,
+                "TimeoutInMinutes": stack.timeout_in_minutes,
                 "EnableTerminationProtection": stack.termination_protection,
                 "DriftInformation": self._stack_drift(stack),
                 "LastOperations": last_operations(stack),
@@ -429,8 +436,10 @@ class StackOperations:
             refused=refused,
         )
         change_set.capabilities = tuple(params.get("Capabilities") or ())
-        change_set.notification_arns = tuple(params.get("NotificationARNs") or ())
-        change_set.rollback_configuration = dict(params.get("RollbackConfiguration") or {})
+        stack = self.store.stacks[change_set.stack_id]  # what the change set does not give, it keeps of the stack's
+        change_set.notification_arns = tuple(params.get("NotificationARNs", stack.notification_arns))
+        change_set.rollback_configuration = dict(params.get("RollbackConfiguration", stack.rollback_configuration))
+        change_set.role_arn = params.get("RoleARN", stack.role_arn)
         change_set.include_nested_stacks = bool(params.get("IncludeNestedStacks"))
         return {"Id": change_set.change_set_id, "StackId": change_set.stack_id}
 
