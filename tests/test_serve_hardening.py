@@ -124,6 +124,9 @@ def test_a_result_over_6_mb_is_lambdas_response_size_error(serve: Callable[..., 
     error = payload(answer)
     assert error["errorType"] == "Function.ResponseSizeTooLarge"
     assert "exceeded maximum allowed payload size (6291556 bytes)" in error["errorMessage"]
+    # the console says what the caller got, not that the call returned
+    line = server.has_printed(r"TypeFunction .*→")
+    assert "Function.ResponseSizeTooLarge" in line and "returned" not in line, line
     assert payload(client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["count"] == 2
 
 

@@ -18,7 +18,10 @@ _RETURNED = OutcomeKind.RETURNED  # read once: read off its class, an enum's mem
 
 
 def function_payload(outcome: InvocationOutcome) -> Tuple[bytes, Dict[str, str]]:
-    """The response body and headers; function errors carry ``X-Amz-Function-Error``."""
+    """The response body and headers; function errors carry ``X-Amz-Function-Error``.
+
+    A result over Lambda's 6 MB turns ``outcome`` into the error the caller gets, so that the call's review, which
+    reads the outcome after this turn of the loop (``app/late_parts.py``), prints and records that error too."""
     if outcome.kind is _RETURNED:
         body = _ANSWER.text(outcome.result).encode("utf-8")
         if len(body) <= MAX_RESPONSE_BYTES:
@@ -27,6 +30,7 @@ def function_payload(outcome: InvocationOutcome) -> Tuple[bytes, Dict[str, str]]
             "Function.ResponseSizeTooLarge",
             f"Response payload size ({len(body)} bytes) exceeded maximum allowed payload size ({MAX_RESPONSE_BYTES} bytes).",
         )
+        outcome.kind, outcome.result, outcome.error = OutcomeKind.FUNCTION_ERROR, None, error
         return json.dumps(error.wire()).encode("utf-8"), dict(FUNCTION_ERROR)
     return json.dumps(function_error(outcome)).encode("utf-8"), dict(FUNCTION_ERROR)
 
