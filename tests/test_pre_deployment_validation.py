@@ -104,7 +104,7 @@ def test_a_change_set_that_breaks_a_types_schema_fails_and_cannot_be_executed(cf
     assert (error["LogicalResourceId"], error["ResourceType"], error["StackId"]) == ("Urgent", NOTE, made["StackId"])
     assert (error["ValidationName"], error["ValidationStatus"], error["ValidationFailureMode"]) == (PROPERTY_VALIDATION, "FAILED", "FAIL")
     assert error["ValidationPath"] == "/Resources/Urgent/Properties/Priority"
-    assert "9" in error["ValidationStatusReason"] and "5" in error["ValidationStatusReason"]
+    assert error["ValidationStatusReason"] == "failed validation constraint for keyword [maximum]"  # the value never shown
     assert error["OperationId"]
     assert cfn.describe_events(OperationId=error["OperationId"])["OperationEvents"] == [error]
 
@@ -181,7 +181,8 @@ def test_a_no_echo_value_the_validation_refuses_is_masked_in_its_event(cfn: Any)
         cfn.get_waiter("change_set_create_complete").wait(ChangeSetName=made["Id"], WaiterConfig=FAST)
     [error] = cfn.describe_events(ChangeSetName=made["Id"])["OperationEvents"]
     assert error["ValidationPath"] == "/Resources/Note/Properties/Folder"
-    assert "hunter4" not in json.dumps(error, default=str) and "****" in error["ValidationStatusReason"]
+    assert "hunter4" not in json.dumps(error, default=str)
+    assert error["ValidationStatusReason"] == "failed validation constraint for keyword [pattern]"
 
 
 def test_the_aws_cli_creates_a_stack_past_the_validation_or_shows_its_events(cfn: Any, server: ServerProcess, tmp_path: Path) -> None:

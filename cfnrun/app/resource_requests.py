@@ -18,16 +18,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import re
 import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from cfnrun.api.cloudcontrol import CloudControlError, CloudProgress, ResourceDescription, validation_error
-from cfnrun.contract import violations as rules
-from cfnrun.contract.request_rules import check_request
-from cfnrun.contract.write_only import redact
+from cfnrun.contract.request_rules import service_problems
 from cfnrun.invoker.cancellable_clock import CancelRequested, CancellableClock
 from cfnrun.invoker.clock import RealClock
 from cfnrun.app.served import UnknownType
@@ -44,7 +41,6 @@ from cfnrun.runtime.registry import FunctionRegistry
 from cfnrun.stacks.hooks import HookGate, HookReport, HookedOperation, with_reasons
 from cfnrun.stacks.provisioning import StackContext
 
-_SCHEMA_PREFIX = re.compile(r"^.*? is not valid against the schema \(\w+\): ")  # the checker's own words: Cloud Control's are shorter
 MAX_QUOTED = 300  # characters of a validation message quoted back to the caller
 UNFINISHED = ("PENDING", "IN_PROGRESS", "CANCEL_IN_PROGRESS")
 # A handler's FAILED errorCode → the exception Cloud Control raises for GetResource / ListResources.
@@ -87,18 +83,17 @@ def _fingerprint(*parts: Any) -> str:
 
 
 def _model_validation_failed(schema: ResourceSchema, action: Action, desired: Dict[str, Any], previous: Optional[Dict[str, Any]]) -> None:
-    checked = (rules.REQUEST_VALID, rules.REQUEST_NO_READ_ONLY)
-    found = [v for v in check_request(action, schema, desired, previous) if v.rule in checked]
-    problems = redact(schema, found, (desired, previous))  # a writeOnly value is named by its property, never quoted
-    if problems:
-        details = "; ".join(
-            f"#{(v.pointer or '').replace('/desiredResourceState', '', 1)}: {_quoted(_SCHEMA_PREFIX.sub('', v.message))}" for v in problems
-        )
-        raise validation_error(f"Model validation failed ({details})")
+    """Refuse a model the schema refuses, as the service words it (``contract/service_wording.py``: no value shown)."""
+    lines = service_problems(schema, desired) if action in (Action.CREATE, Action.UPDATE) else []
+    if action is Action.CREATE:
+        lines += [f"#{p.replace('/properties', '', 1)}: readOnly property {p} cannot be set" for p in schema.read_only_properties
+                  if schema.has_value(desired, p)]
+    if lines:
+        raise validation_error(f"Model validation failed ({'; '.join(_quoted(line) for line in lines)})")
 
 
 def _quoted(text: str) -> str:
-    """A message as the error quotes it: a huge invalid value is not echoed whole."""
+    """A line as the error quotes it: a huge key is not echoed whole."""
     return text if len(text) <= MAX_QUOTED else f"{text[:MAX_QUOTED]}… ({len(text)} characters)"
 
 

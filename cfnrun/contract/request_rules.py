@@ -7,6 +7,7 @@ from collections import OrderedDict
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from cfnrun.contract import violations as rules
+from cfnrun.contract.service_wording import service_lines
 from cfnrun.contract.validity_proof import prove
 from cfnrun.contract.violations import Violation
 from cfnrun.model.protocol import Action
@@ -55,11 +56,18 @@ def schema_problems(schema: ResourceSchema, document: Dict[str, Any], rule: rule
     """``document`` against the whole schema; each problem a violation of ``rule`` pointing under ``at``."""
     return [
         Violation(rule, f"{subject} is not valid against the schema ({validator}): {message}", at + "".join(f"/{part}" for part in path))
-        for validator, message, path in _compiled_schema(schema.document).errors(document)
+        for validator, message, path, _ in _compiled_schema(schema.document).errors(document)
     ]
 
 
-Error = Tuple[str, str, Tuple[Any, ...]]  # the keyword that failed, jsonschema's message, the path into the document
+def service_problems(schema: ResourceSchema, document: Dict[str, Any]) -> List[str]:
+    """``document``'s problems against the whole schema as the service words them when it refuses a resource's
+    properties (``service_wording.py``), each once, in order."""
+    return list(dict.fromkeys(line for *_, worded in _compiled_schema(schema.document).errors(document) for line in worded.split("\n")))
+
+
+# the keyword that failed, jsonschema's message, the path into the document, and the service's words for it
+Error = Tuple[str, str, Tuple[Any, ...], str]
 
 
 class _CompiledSchema:
@@ -90,7 +98,7 @@ class _CompiledSchema:
         if verdict is not None:
             self._verdicts.move_to_end(key)  # type: ignore[arg-type]
             return verdict
-        verdict = [(str(e.validator), e.message, tuple(e.absolute_path)) for e in self.validator.iter_errors(document)]
+        verdict = [_error(e) for e in self.validator.iter_errors(document)]
         if key is not None:
             self._verdicts[key] = verdict
             if len(self._verdicts) > self.REMEMBERED:
@@ -106,6 +114,15 @@ class _CompiledSchema:
         except ValueError:  # not plain data (an OrderedDict, a str subclass, an object)
             return None
         return hashlib.blake2b(exact, digest_size=16).digest()
+
+
+def _error(error: Any) -> Error:
+    """One of jsonschema's ``ValidationError``s as the verdict keeps it."""
+    keyword, path = str(error.validator), tuple(error.absolute_path)
+    failing = {sub.relative_schema_path[0] for sub in error.context or () if sub.relative_schema_path}
+    matched = len(error.validator_value) - len(failing) if isinstance(error.validator_value, list) else 0
+    worded = service_lines(keyword, path, error.message, error.validator_value, error.instance, error.schema, matched)
+    return keyword, error.message, path, worded
 
 
 def _patterns(node: Any) -> Iterator[str]:

@@ -125,13 +125,13 @@ def test_properties_validated_before_the_stack_starts_are_not_validated_again_un
     """Pre-deployment validation and the resource's own turn check the same properties: the schema runs once for both,
     and again for other properties or a reloaded schema."""
     checked: List[Dict[str, Any]] = []
-    check = user_types.schema_problems
+    check = user_types.service_problems
 
     def counted(schema: ResourceSchema, document: Dict[str, Any], *rest: Any) -> Any:
         checked.append(document)
         return check(schema, document, *rest)
 
-    monkeypatch.setattr(user_types, "schema_problems", counted)
+    monkeypatch.setattr(user_types, "service_problems", counted)
     document = json.loads((SAMPLES / "cluster" / "cfnrun-sample-cluster.json").read_text())
     served = OneType(ResourceSchema(document))
     types = user_types.UserTypes(served)  # type: ignore[arg-type]

@@ -9,14 +9,11 @@ Fn::GetAtt reads the returned model, and a failure's reason is worded as the ser
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from cfnrun.app.type_operations import TypeOperations
 from cfnrun.app.history import STACK_SOURCE
-from cfnrun.contract import violations as rules
-from cfnrun.contract.request_rules import schema_problems
-from cfnrun.contract.write_only import redact
+from cfnrun.contract.request_rules import service_problems
 from cfnrun.invoker.cancellable_clock import CancelRequested, Stopping
 from cfnrun.events.operation import ContractChecked, InvocationCompleted, OperationEvent, OperationResult
 from cfnrun.model.endings import EndReason
@@ -27,7 +24,6 @@ from cfnrun.stacks.identifier_summaries import property_names
 from cfnrun.stacks.in_flight import OperationStopped
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork, NoProvisioner
 
-_VALIDATOR_PREFIX = re.compile(r"^.*? is not valid against the schema \(\w+\): ")
 ENDING_CODES = {EndReason.INVOCATION_BUDGET: "ServiceTimeout", EndReason.OPERATION_TIMEOUT: "NotStabilized"}
 
 
@@ -66,18 +62,12 @@ class UserTypes:
 
     @staticmethod
     def _problem(schema: ResourceSchema, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
+        """The service's refusal of the properties, in its words (``contract/service_wording.py``: no value shown)."""
         typed = typed_properties(schema, properties)
-        found = schema_problems(schema, typed, rules.REQUEST_VALID, "")
-        found += [
-            rules.Violation(rules.REQUEST_NO_READ_ONLY, f"readOnly property {p} cannot be set", p.replace("/properties", "", 1))
-            for p in schema.read_only_properties
-            if schema.has_value(typed, p)
-        ]
-        problems = redact(schema, found, (typed,))
-        if not problems:
-            return None
-        details = "\n".join(f"#{v.pointer or ''}: {_VALIDATOR_PREFIX.sub('', v.message)}" for v in problems)
-        return f"Properties validation failed for resource {logical_id} with message:\n{details}"
+        lines = service_problems(schema, typed)
+        lines += [f"#{p.replace('/properties', '', 1)}: readOnly property {p} cannot be set" for p in schema.read_only_properties
+                  if schema.has_value(typed, p)]
+        return f"Properties validation failed for resource {logical_id} with message:\n" + "\n".join(lines) if lines else None
 
     def shown(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:
         return self._schema(type_name).mask_write_only(properties) or {}
