@@ -27,6 +27,7 @@ SAFE_KEYWORDS = frozenset({
     "type", "allOf", "anyOf", "oneOf",
 })
 # how the validator names JSON types: the Java classes org.json reads them into
+_FOUND = ((bool, "Boolean"), (int, "Integer"), (float, "BigDecimal"), (str, "String"), (dict, "JSONObject"), (list, "JSONArray"))
 _EXPECTED = {"string": "String", "integer": "Integer", "number": "Number", "boolean": "Boolean", "object": "JSONObject",
              "array": "JSONArray", "null": "Null"}
 
@@ -97,16 +98,5 @@ def _extraneous(instance: Any, schema: Any) -> List[str]:
 
 
 def _found(instance: Any) -> str:
-    if isinstance(instance, bool):
-        return "Boolean"
-    if isinstance(instance, int):
-        return "Integer"
-    if isinstance(instance, float):
-        return "BigDecimal"
-    if isinstance(instance, str):
-        return "String"
-    if isinstance(instance, dict):
-        return "JSONObject"
-    if isinstance(instance, list):
-        return "JSONArray"
-    return "Null"
+    """The Java class org.json reads ``instance`` into (bool before int: a bool is an int in Python)."""
+    return next((name for kind, name in _FOUND if isinstance(instance, kind)), "Null")
