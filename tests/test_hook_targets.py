@@ -101,22 +101,22 @@ def test_a_stack_hook_refuses_a_template_without_a_description_before_anything_i
     assert served.status("bare") == "ROLLBACK_COMPLETE"
     events = served.events("bare")
     assert _hook_events(events, "bare") == [
-        ("CREATE_IN_PROGRESS", "HOOK_IN_PROGRESS", "Hook invocation is in progress"),
-        ("CREATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "the template must have a Description"),
+        ("CREATE_IN_PROGRESS", "HOOK_IN_PROGRESS", "Invoking hook"),
+        ("CREATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "Hook failed with message: the template must have a Description"),
     ]
     stack_events = [(e["ResourceStatus"], e.get("ResourceStatusReason")) for e in events if e["LogicalResourceId"] == "bare" and "HookType" not in e]
-    assert ("ROLLBACK_IN_PROGRESS", f"The following hook(s)/validation failed: [{HOOK}]") in stack_events
+    assert ("ROLLBACK_IN_PROGRESS", f"The following hook(s) failed: [{HOOK}]") in stack_events
     assert [e for e in events if e["LogicalResourceId"] == "First"] == []  # refused before any resource started
 
     cfn.create_stack(StackName="described", TemplateBody=_template("notes for the team", First="one"))
     served.wait("stack_create_complete", StackName="described")
-    assert _hook_events(served.events("described"), "described")[-1] == ("CREATE_IN_PROGRESS", "HOOK_COMPLETE_SUCCEEDED", "the template has a Description")
+    assert _hook_events(served.events("described"), "described")[-1] == ("CREATE_IN_PROGRESS", "HOOK_COMPLETE_SUCCEEDED", "Hook succeeded with message: the template has a Description")
 
     cfn.update_stack(StackName="described", TemplateBody=_template(First="renamed"))  # the update drops the Description
     with pytest.raises(WaiterError):
         served.wait("stack_update_complete", StackName="described")
     assert served.status("described") == "UPDATE_ROLLBACK_COMPLETE"
-    assert _hook_events(served.events("described"), "described")[-1] == ("UPDATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "the template must have a Description")
+    assert _hook_events(served.events("described"), "described")[-1] == ("UPDATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "Hook failed with message: the template must have a Description")
     note = cfn.describe_stack_resource(StackName="described", LogicalResourceId="First")["StackResourceDetail"]["PhysicalResourceId"]
     assert json.loads(served.cloudcontrol.get_resource(TypeName=NOTE, Identifier=note)["ResourceDescription"]["Properties"])["Title"] == "one"
 
@@ -151,8 +151,8 @@ def test_a_stack_hook_refuses_a_delete_as_delete_failed_until_it_is_disabled(ser
     with pytest.raises(WaiterError):
         served.wait("stack_delete_complete", StackName="kept")
     described = cfn.describe_stacks(StackName="kept")["Stacks"][0]
-    assert (described["StackStatus"], described["StackStatusReason"]) == ("DELETE_FAILED", f"The following hook(s)/validation failed: [{HOOK}]")
-    assert _hook_events(served.events("kept"), "kept")[-1] == ("DELETE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "the stack is protected: its Description says so")
+    assert (described["StackStatus"], described["StackStatusReason"]) == ("DELETE_FAILED", f"The following hook(s) failed: [{HOOK}]")
+    assert _hook_events(served.events("kept"), "kept")[-1] == ("DELETE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "Hook failed with message: the stack is protected: its Description says so")
     assert [e["ResourceStatus"] for e in served.events("kept") if e["LogicalResourceId"] == "First"] == ["CREATE_IN_PROGRESS", "CREATE_IN_PROGRESS", "CREATE_COMPLETE"]
 
     # Deactivated with the aws CLI (HookInvocationStatus DISABLED): the delete goes through, and no hook is asked.
@@ -195,7 +195,7 @@ def test_a_lambda_hook_on_stack_targets_downloads_the_template_from_its_payload_
         served.wait("stack_create_complete", StackName="lambda-bare")
     assert served.status("lambda-bare") == "ROLLBACK_COMPLETE"
     hooked = [(e["HookType"], e["HookStatus"], e.get("HookStatusReason")) for e in served.events("lambda-bare") if e.get("HookType")]
-    assert hooked[-1] == ("Cfnrun::Described::Stacks", "HOOK_COMPLETE_FAILED", "stack lambda-bare: the template must have a Description")
+    assert hooked[-1] == ("Cfnrun::Described::Stacks", "HOOK_COMPLETE_FAILED", "Hook failed with message: stack lambda-bare: the template must have a Description")
     cfn.create_stack(StackName="lambda-described", TemplateBody=_template("described", First="one"))
     served.wait("stack_create_complete", StackName="lambda-described")
     cfn.delete_stack(StackName="lambda-hooks")  # deactivates the hook for the module's other tests
@@ -249,7 +249,7 @@ def test_a_change_set_hook_answering_skip_stack_hook_spares_its_execution_the_st
     cfn.execute_change_set(ChangeSetName=unreviewed["Id"])
     with pytest.raises(WaiterError):
         served.wait("stack_update_complete", StackName="reviewed")
-    assert _hook_events(served.events("reviewed"), "reviewed")[-1] == ("UPDATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "the template must have a Description")
+    assert _hook_events(served.events("reviewed"), "reviewed")[-1] == ("UPDATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "Hook failed with message: the template must have a Description")
 
     hooked_before = len(_hook_events(served.events("reviewed"), "reviewed"))
     reviewed = cfn.create_change_set(StackName="reviewed", ChangeSetName="signed", TemplateBody=json.dumps({**undescribed, "Metadata": {"Reviewed": True}}))

@@ -139,7 +139,7 @@ def test_a_suspended_bucket_rolls_back_with_the_hooks_message_and_an_enabled_one
     assert verdict[0]["HookType"] == "Cfnrun::Versioning::Hook"
     assert verdict[0]["HookInvocationPoint"] == "PRE_PROVISION" and verdict[0]["HookFailureMode"] == "FAIL"
     reason = verdict[0]["HookStatusReason"]
-    assert reason.startswith("Bucket Bucket must have versioning Enabled, not Suspended")
+    assert reason.startswith("Hook failed with message: Bucket Bucket must have versioning Enabled, not Suspended")
     assert "Annotations: BucketVersioning FAILED HIGH" in reason and "→ fix: set VersioningConfiguration.Status to Enabled" in reason
     failed = [e for e in events if e["LogicalResourceId"] == "Bucket" and e["ResourceStatus"] == "CREATE_FAILED"]
     assert "Cfnrun::Versioning::Hook" in failed[0]["ResourceStatusReason"]
@@ -148,7 +148,7 @@ def test_a_suspended_bucket_rolls_back_with_the_hooks_message_and_an_enabled_one
 
     assert hooked.create("enabled", BUCKET_STACK, Versioning="Enabled") == "CREATE_COMPLETE"
     statuses = [(e["HookStatus"], e.get("HookStatusReason")) for e in hooked.hook_events("enabled")]
-    assert statuses == [("HOOK_IN_PROGRESS", "Hook invocation is in progress"), ("HOOK_COMPLETE_SUCCEEDED", "versioning is Enabled")]
+    assert statuses == [("HOOK_IN_PROGRESS", "Invoking hook"), ("HOOK_COMPLETE_SUCCEEDED", "Hook succeeded with message: versioning is Enabled")]
     hooked.server.has_printed(r"VersioningPolicyFunction lambda hook Cfnrun::Versioning::Hook CREATE_PRE_PROVISION enabled Bucket → SUCCESS")
     logged = hooked.server.has_printed(r'│ \{.*"lambda-hooked-enabled"')  # the function prints the request it was sent
     request = json.loads(logged.split("│ ", 1)[1])
@@ -167,7 +167,7 @@ def test_a_suspended_bucket_rolls_back_with_the_hooks_message_and_an_enabled_one
     assert hooked.settled("enabled", "stack_update_complete") == "UPDATE_ROLLBACK_COMPLETE"
     refused = [e for e in hooked.hook_events("enabled") if e["HookStatus"] == "HOOK_COMPLETE_FAILED"]
     assert [e["ResourceStatus"] for e in refused] == ["UPDATE_IN_PROGRESS"]
-    assert refused[0]["HookStatusReason"].startswith("Bucket Bucket must have versioning Enabled, not Suspended")
+    assert refused[0]["HookStatusReason"].startswith("Hook failed with message: Bucket Bucket must have versioning Enabled, not Suspended")
 
 
 def test_in_warn_mode_the_stack_goes_through_with_the_hooks_message_in_the_events(hooked: Hooked) -> None:
@@ -182,7 +182,7 @@ def test_in_progress_is_replayed_with_its_callback_context_after_the_delay_on_th
     assert hooked.create("patient-suspended", BUCKET_STACK, Versioning="Suspended") == "ROLLBACK_COMPLETE"
     [verdict] = [e for e in hooked.hook_events("patient-suspended") if e["HookStatus"] == "HOOK_COMPLETE_FAILED"]
     assert verdict["HookStatusReason"] == (
-        "Bucket Bucket must have versioning Enabled, not Suspended (invocation 2, callbackContext looked=Bucket)"
+        "Hook failed with message: Bucket Bucket must have versioning Enabled, not Suspended (invocation 2, callbackContext looked=Bucket)"
     )
     assert hooked.create("patient-enabled", BUCKET_STACK, Versioning="Enabled") == "CREATE_COMPLETE"
     assert any("invocation 2" in (e.get("HookStatusReason") or "") for e in hooked.hook_events("patient-enabled"))

@@ -23,7 +23,7 @@ from cfnrun.model.random_ids import random_uuid
 from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
 from cfnrun.stacks.in_flight import STOPPED, InFlight, OperationStopped
-from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookReport, HookedOperation, stack_model
+from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookReport, HookedOperation, stack_model, verdict_reason
 from cfnrun.stacks.interrupted_update import REPLACING, interrupted_update
 from cfnrun.stacks.unanswered_creates import ask_again
 from cfnrun.stacks.ordering import Step, reverse, run_in_order
@@ -740,7 +740,7 @@ class StackEngine:
                 token=token,
                 hook_type=hooked.hook_type,
                 hook_status=hooked.status,
-                hook_status_reason=stack.masked(hooked.reason)[:HOOK_REASON_LIMIT] if hooked.reason else None,
+                hook_status_reason=stack.masked(verdict_reason(hooked.status, hooked.reason))[:HOOK_REASON_LIMIT] if hooked.reason else None,
                 hook_invocation_point=INVOCATION_POINT,
                 hook_failure_mode=hooked.failure_mode,
             )

@@ -74,9 +74,31 @@ class HookGate(Protocol):
         """Run the hooks that target this operation; the failure reason when one in FAIL mode failed, else None."""
 
 
-def hook_failure(hook_types: "list[str]") -> str:
-    """The reason an operation fails with when its hooks in FAIL mode failed."""
-    return f"The following hook(s)/validation failed: [{', '.join(hook_types)}]"
+# The service's words in a hook's stack events (DescribeStackEvents of custom, Lambda and Guard hooks, 2022 to 2025):
+# "Invoking hook" while it runs, then the hook's message behind "Hook succeeded with message: " or "Hook failed with message: ".
+IN_PROGRESS_REASON = "Invoking hook"
+_VERDICT_WORDS = {"HOOK_COMPLETE_SUCCEEDED": "Hook succeeded with message: ", "HOOK_COMPLETE_FAILED": "Hook failed with message: "}
+
+
+def verdict_reason(status: str, message: str) -> str:
+    """A finished hook's HookStatusReason in a stack event: its message as the service words a verdict there.
+
+    Only the stack events are worded so: hook results (GetHookResult) and the reasons cfnrun composes for a change set or a
+    Cloud Control request keep the hook's own message. HOOK_FAILED's reason is cfnrun's own (no stored text shows the service's).
+    """
+    words = _VERDICT_WORDS.get(status)
+    return f"{words}{message}" if words else message
+
+
+def hook_failure(hook_types: "list[str]", operation: str = "RESOURCE") -> str:
+    """The reason an operation fails with when its hooks in FAIL mode failed.
+
+    A resource's is the Hooks user guide's (and the service's still, in 2025): "The following hook(s) failed: [...]"; a stack
+    operation's is taken to be the same (inferred). A change set the service's change-set hooks refuse (Early Validation among
+    them) says "hook(s)/validation"; a Cloud Control request is worded as a change set is (inferred: no stored text shows one).
+    """
+    words = "hook(s)/validation" if operation in (CHANGE_SET_TARGET, "CLOUD_CONTROL") else "hook(s)"
+    return f"The following {words} failed: [{', '.join(hook_types)}]"
 
 
 def with_reasons(refused: str, reports: Iterable[HookReport]) -> str:

@@ -65,7 +65,7 @@ def test_a_refused_stack_create_provisions_nothing_and_rolls_back() -> None:
     assert memory.calls == [] and gate.asked[0].operation == "STACK" and len(gate.asked) == 1  # no resource was even asked about
     hooked = [e for e in stack.events if e.hook_type]
     assert [(e.logical_id, e.status, e.hook_status, e.hook_status_reason) for e in hooked][-1] == (
-        "s", "CREATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "the template needs a Description"
+        "s", "CREATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "Hook failed with message: the template needs a Description"
     )
     assert [e.reason for e in stack.events if e.status == "ROLLBACK_IN_PROGRESS"] == [f"The following hook(s)/validation failed: [{HOOK}]"]
 

@@ -40,7 +40,7 @@ from cfnrun.model.hook_protocol import StackLevelTarget, describe_annotation, ho
 from cfnrun.model.hook_targets import STACK_LEVEL_TARGETS, target_names
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
-from cfnrun.stacks.hooks import HookReport, HookedOperation, hook_failure
+from cfnrun.stacks.hooks import IN_PROGRESS_REASON, HookReport, HookedOperation, hook_failure
 
 SKIP_STACK_HOOK = "CHANGE_SET_SUCCESS_SKIP_STACK_HOOK"  # a CHANGE_SET hook's success that spares it the STACK target on execution
 JUDGED = ("NonCompliant",)  # a FAILED hookStatus with this errorCode is a verdict, not an error
@@ -184,7 +184,7 @@ class HookGate:
 
         async def one(hook: Hook) -> Optional[str]:
             mode = hook.configuration.failure_mode
-            report(HookReport(hook.hook_type, "HOOK_IN_PROGRESS", mode, "Hook invocation is in progress"))
+            report(HookReport(hook.hook_type, "HOOK_IN_PROGRESS", mode, IN_PROGRESS_REASON))
             invoked_at = time.time()
             try:
                 outcome = await hook.run(target)
@@ -200,4 +200,4 @@ class HookGate:
             return hook.hook_type if outcome.failed and mode == "FAIL" else None
 
         refused = [name for name in await asyncio.gather(*(one(hook) for hook in hooks)) if name is not None]
-        return hook_failure(refused) if refused else None
+        return hook_failure(refused, target.operation) if refused else None
