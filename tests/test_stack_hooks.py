@@ -84,6 +84,13 @@ def test_a_non_compliant_bucket_rolls_its_stack_back_and_a_compliant_one_is_made
     assert hooked[0]["HookStatusReason"] == "Invoking hook"
     assert hooked[-1]["HookStatusReason"] == "Hook failed with message: bucket versioning must be Enabled (found Suspended)"
     assert hooked[-1]["HookInvocationPoint"] == "PRE_PROVISION" and hooked[-1]["HookFailureMode"] == "FAIL"
+    # one invocation's events share its HookInvocationId (DescribeStackEvents, 2025), the HookResultId of its hook result
+    invocation = hooked[0]["HookInvocationId"]
+    assert hooked[-1]["HookInvocationId"] == invocation
+    result = cfn.get_hook_result(HookResultId=invocation)
+    assert (result["TypeName"], result["Status"], result["Target"]["TargetId"]) == (HOOK, "HOOK_COMPLETE_FAILED", "Bucket")
+    pages = cfn.get_paginator("describe_events").paginate(StackName="suspended")  # its OperationEvents have no such field
+    assert any(e.get("HookStatus") == "HOOK_COMPLETE_FAILED" for page in pages for e in page["OperationEvents"])
     events = list(reversed(cfn.describe_stack_events(StackName="suspended")["StackEvents"]))
     failed = [e for e in events if e.get("ResourceStatus") == "CREATE_FAILED"]
     assert failed[0]["ResourceStatusReason"] == f"The following hook(s) failed: [{HOOK}]"

@@ -743,6 +743,7 @@ class StackEngine:
                 hook_status_reason=stack.masked(verdict_reason(hooked.status, hooked.reason))[:HOOK_REASON_LIMIT] if hooked.reason else None,
                 hook_invocation_point=INVOCATION_POINT,
                 hook_failure_mode=hooked.failure_mode,
+                hook_invocation_id=hooked.invocation_id,
             )
 
         refused = await self.hooks.before(target, report)

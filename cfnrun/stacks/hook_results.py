@@ -61,8 +61,11 @@ class HookResults:
         failure_mode: str,
         invoked_at: float,
         annotations: Tuple[Dict[str, Any], ...] = (),
+        result_id: Optional[str] = None,
     ) -> None:
-        self.results.append(HookResult(hook_type, self.type_arn(hook_type), status, reason, failure_mode, target, invoked_at, annotations))
+        """Keep one verdict; ``result_id`` is the invocation's id its stack events show as HookInvocationId."""
+        arn = self.type_arn(hook_type)
+        self.results.append(HookResult(hook_type, arn, status, reason, failure_mode, target, invoked_at, annotations, result_id or str(uuid.uuid4())))
 
     def matching(self, params: Dict[str, Any]) -> List[HookResult]:
         """ListHookResults' filters, refused in the combinations the service refuses."""

@@ -67,6 +67,7 @@ class HookReport:
     failure_mode: str  # FAIL or WARN
     reason: Optional[str] = None
     skips_stack_hook: bool = False  # a CHANGE_SET hook answered CHANGE_SET_SUCCESS_SKIP_STACK_HOOK: not asked again when it executes
+    invocation_id: Optional[str] = None  # the same on an invocation's HOOK_IN_PROGRESS and its verdict: its hook result's id
 
 
 class HookGate(Protocol):

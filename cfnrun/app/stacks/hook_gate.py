@@ -39,6 +39,7 @@ from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.model.hook_protocol import StackLevelTarget, describe_annotation, hook_annotations
 from cfnrun.model.hook_targets import STACK_LEVEL_TARGETS, target_names
 from cfnrun.model.protocol import Action
+from cfnrun.model.random_ids import random_uuid
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.stacks.hooks import IN_PROGRESS_REASON, HookReport, HookedOperation, hook_failure
 
@@ -184,7 +185,8 @@ class HookGate:
 
         async def one(hook: Hook) -> Optional[str]:
             mode = hook.configuration.failure_mode
-            report(HookReport(hook.hook_type, "HOOK_IN_PROGRESS", mode, IN_PROGRESS_REASON))
+            invocation = random_uuid()  # the events' HookInvocationId, and the HookResultId of the result it leaves
+            report(HookReport(hook.hook_type, "HOOK_IN_PROGRESS", mode, IN_PROGRESS_REASON, invocation_id=invocation))
             invoked_at = time.time()
             try:
                 outcome = await hook.run(target)
@@ -195,8 +197,8 @@ class HookGate:
             reason = outcome.reason
             if outcome.failed and mode == "WARN":
                 reason = f"{reason or outcome.status} (FailureMode WARN: the operation goes on)"
-            report(HookReport(hook.hook_type, outcome.status, mode, reason, outcome.skips_stack_hook))
-            self.results.record(hook.hook_type, target, outcome.status, reason, mode, invoked_at, outcome.annotations)
+            report(HookReport(hook.hook_type, outcome.status, mode, reason, outcome.skips_stack_hook, invocation))
+            self.results.record(hook.hook_type, target, outcome.status, reason, mode, invoked_at, outcome.annotations, invocation)
             return hook.hook_type if outcome.failed and mode == "FAIL" else None
 
         refused = [name for name in await asyncio.gather(*(one(hook) for hook in hooks)) if name is not None]
