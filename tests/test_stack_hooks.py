@@ -102,6 +102,19 @@ def test_a_non_compliant_bucket_rolls_its_stack_back_and_a_compliant_one_is_made
     assert [(e["HookStatus"], e["HookStatusReason"]) for e in _hook_events(cfn, "enabled")][-1] == (
         "HOOK_COMPLETE_SUCCEEDED", "Hook succeeded with message: versioning Enabled, tags enough"
     )
+    # once its hooks let it through, the resource's creation starts with the service's own event (the Hooks user guide)
+    events = list(reversed(cfn.describe_stack_events(StackName="enabled")["StackEvents"]))
+    bucket = [(e["ResourceStatus"], e.get("HookStatus"), e.get("ResourceStatusReason")) for e in events if e["LogicalResourceId"] == "Bucket"]
+    assert bucket == [
+        ("CREATE_IN_PROGRESS", None, None),
+        ("CREATE_IN_PROGRESS", "HOOK_IN_PROGRESS", None),
+        ("CREATE_IN_PROGRESS", "HOOK_COMPLETE_SUCCEEDED", None),
+        ("CREATE_IN_PROGRESS", None, "Hook invocations complete.  Resource creation initiated"),
+        ("CREATE_IN_PROGRESS", None, "Resource creation Initiated"),
+        ("CREATE_COMPLETE", None, None),
+    ]
+    note = [e.get("ResourceStatusReason") for e in events if e["LogicalResourceId"] == "Note"]
+    assert "Hook invocations complete.  Resource creation initiated" not in note  # no hook targets a note
     # the hook's calls are in its project's history, as stack operations
     history = cfnrun("history", cwd=server.folder / "versioning_hook")  # type: ignore[attr-defined]
     assert "CREATE_PRE_PROVISION" in history.stdout, history.stdout + history.stderr

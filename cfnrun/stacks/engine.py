@@ -44,6 +44,9 @@ from cfnrun.stacks.stack_policy import StackPolicy, refusals
 
 HOOK_REASON_LIMIT = 1024  # HookStatusReason, as the API bounds it
 CREATION_INITIATED = "Resource creation Initiated"  # the second CREATE_IN_PROGRESS, once the handler is called
+# A created resource's CREATE_IN_PROGRESS once hooks have judged it and let it through (the Hooks user guide's testing and
+# invocation pages: its two spaces are the service's). An update's or a delete's counterpart is not published: none is written.
+HOOKS_COMPLETE = "Hook invocations complete.  Resource creation initiated"
 
 
 @dataclass
@@ -217,8 +220,9 @@ class StackEngine:
             stack.record(resource.logical_id, replacing.physical_id or "", resource.type_name, resource.status, reason, shown, token)
         else:
             stack.set_resource_status(resource, f"{verb}_IN_PROGRESS", reason, shown, token)
+        judged: List[HookReport] = []
         try:
-            refused = await self._hooks(stack, resource, verb, properties, previous, token)
+            refused = await self._hooks(stack, resource, verb, properties, previous, token, judged.append)
         except OperationStopped:  # serve stopped while a hook ran: the resource stays as it is, never provisioned
             self._stopped_at(stack, resource, token)
             return False
@@ -230,6 +234,8 @@ class StackEngine:
         if cancellation is not None and cancellation.cancelled:  # another resource failed while this one's hooks ran
             stack.set_resource_status(resource, f"{verb}_FAILED", CANCELLED[verb], shown, token)
             return False
+        if judged and verb == "CREATE" and replacing is None:
+            stack.set_resource_status(resource, resource.status, HOOKS_COMPLETE, token=token)
         started()
         if first_call is not None:
             self.in_flight.calling(stack, resource, first_call.client_request_token, shown, properties)
@@ -705,12 +711,14 @@ class StackEngine:
         properties: Dict[str, Any],
         previous: Optional[Dict[str, Any]],
         token: Optional[str],
+        judged: Callable[[HookReport], None] = lambda report: None,
     ) -> Optional[str]:
-        """The hooks targeting this resource operation, each report a stack event; why they refuse it, or None."""
+        """The hooks targeting this resource operation, each report a stack event (and given to ``judged``); why they refuse it, or None."""
         if self.hooks is None:  # none configured: nothing to ask, no target to describe
             return None
         target = HookedOperation(self.context(stack), action, resource.logical_id, resource.type_name, properties, previous)
-        return await self._ask_hooks(stack, target, (resource.logical_id, resource.physical_id or "", resource.type_name, resource.status), token)
+        subject = (resource.logical_id, resource.physical_id or "", resource.type_name, resource.status)
+        return await self._ask_hooks(stack, target, subject, token, judged)
 
     async def _stack_hooks(
         self,
@@ -728,12 +736,16 @@ class StackEngine:
         target = HookedOperation(self.context(stack), action, stack.name, STACK_TARGET, {}, operation=STACK_TARGET, model=model, skipped=skip_hooks)
         return await self._ask_hooks(stack, target, (stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status), token)
 
-    async def _ask_hooks(self, stack: Stack, target: HookedOperation, subject: Tuple[str, str, str, str], token: Optional[str]) -> Optional[str]:
-        """Ask the gate; each hook's progress is an event of ``subject`` (logical id, physical id, type, status)."""
+    async def _ask_hooks(
+        self, stack: Stack, target: HookedOperation, subject: Tuple[str, str, str, str], token: Optional[str],
+        judged: Callable[[HookReport], None] = lambda report: None,
+    ) -> Optional[str]:
+        """Ask the gate; each hook's progress is an event of ``subject`` (logical id, physical id, type, status), and goes to ``judged``."""
         if self.hooks is None:
             return None
 
         def report(hooked: HookReport) -> None:
+            judged(hooked)
             stack.record(
                 *subject,
                 None,
