@@ -272,7 +272,10 @@ def test_cloud_control_hooks_fail_a_request_in_fail_mode_and_let_it_through_in_w
     assert refused["ErrorCode"] == "GeneralServiceException" and "Identifier" not in refused  # nothing was created
     [result] = served.cloudformation.list_hook_results(TargetType="CLOUD_CONTROL", TargetId=refused["HooksRequestToken"])["HookResults"]
     assert (result["Status"], result["HookStatusReason"]) == ("HOOK_COMPLETE_FAILED", f"a note may not be titled 'forbidden' {annotated}")
-    assert served.cloudformation.get_hook_result(HookResultId=result["HookResultId"])["Annotations"] == [
+    detail = served.cloudformation.get_hook_result(HookResultId=result["HookResultId"])
+    # the API's HookTarget.TargetType knows RESOURCE only: a Cloud Control request's target is a resource
+    assert (detail["Target"]["TargetType"], detail["Target"]["TargetTypeName"], detail["Target"]["Action"]) == ("RESOURCE", NOTE, "CREATE")
+    assert detail["Annotations"] == [
         {"AnnotationName": "NoteTitle", "Status": "FAILED", "StatusMessage": "Title 'forbidden'", "RemediationMessage": "choose a Title other than 'forbidden'", "SeverityLevel": "HIGH"}
     ]
 
