@@ -309,3 +309,22 @@ def test_every_hook_invocation_is_in_the_hook_projects_history(served: Served) -
     assert {row["typeName"] for row in rows} == {HOOK}
     assert {"stack", "cloudcontrol"} <= {row["source"] for row in rows}
     assert {"CREATE_PRE_PROVISION"} <= {row["action"] for row in rows}
+
+
+def test_an_updates_cleanup_asks_no_hook_but_a_stack_delete_does(served: Served) -> None:
+    # The Hooks user guide: stack operations in UpdateCleanup invoke no hook (a resource the update removes is deleted unasked).
+    cfn = served.cloudformation
+    served.configure(TargetOperations=["RESOURCE"])
+    cfn.create_stack(StackName="pruned", TemplateBody=_template("two notes", First="one", Second="two"))
+    served.wait("stack_create_complete", StackName="pruned")
+    cfn.update_stack(StackName="pruned", TemplateBody=_template("one note", First="one"))
+    served.wait("stack_update_complete", StackName="pruned")
+    events = served.events("pruned")
+    assert [e["ResourceStatus"] for e in events if e["LogicalResourceId"] == "Second" and "HookType" not in e][-1] == "DELETE_COMPLETE"
+    assert [status for status, _, _ in _hook_events(events, "Second")] == ["CREATE_IN_PROGRESS", "CREATE_IN_PROGRESS"]  # its create's only
+
+    cfn.delete_stack(StackName="pruned")
+    served.wait("stack_delete_complete", StackName="pruned")
+    stack_id = events[0]["StackId"]
+    deleted = [(status, hook) for status, hook, _ in _hook_events(served.events(stack_id), "First") if status.startswith("DELETE")]
+    assert deleted == [("DELETE_IN_PROGRESS", "HOOK_IN_PROGRESS"), ("DELETE_IN_PROGRESS", "HOOK_COMPLETE_SUCCEEDED")]

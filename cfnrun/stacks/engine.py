@@ -416,14 +416,15 @@ class StackEngine:
         self, stack: Stack, blueprint: Blueprint, removed: List[str], replaced: Mapping[str, StackResource], token: Optional[str]
     ) -> bool:
         """The update's cleanup phase: the old resources of replacements and the plan's Removes, together in reverse
-        dependency order of the template they were made by (an old subnet goes before its old VPC)."""
+        dependency order of the template they were made by (an old subnet goes before its old VPC). No hook is asked: the
+        Hooks user guide says operations in UpdateCleanup invoke none (a removed resource's, a replaced one's preDelete)."""
         gone = {lid: stack.resources[lid] for lid in removed if lid in stack.resources}
         old = {**gone, **replaced}
 
         def policy(logical_id: str) -> str:
             return blueprint.update_replace_policy(logical_id) if logical_id in replaced else blueprint.deletion_policy(logical_id)
 
-        ok = await self._delete_in_reverse(stack, blueprint, old, policy, token, hooked=True)
+        ok = await self._delete_in_reverse(stack, blueprint, old, policy, token)
         for logical_id in gone:
             stack.resources.pop(logical_id, None)
         return ok
