@@ -221,7 +221,8 @@ def test_a_change_set_its_hook_refuses_is_failed_with_the_hooks_message(served: 
         HOOK, "HOOK_COMPLETE_FAILED", "the change set removes Second", "FAIL"
     )
     detail = cfn.get_hook_result(HookResultId=result["HookResultId"])
-    assert detail["Target"] == {"TargetType": "CHANGE_SET", "TargetTypeName": "CHANGE_SET", "TargetId": removing["Id"], "Action": "UPDATE"}
+    # a change set's hooks judge its creation: CREATE, whatever its type (the Hooks user guide: only CREATE applies to CHANGE_SET)
+    assert detail["Target"] == {"TargetType": "CHANGE_SET", "TargetTypeName": "CHANGE_SET", "TargetId": removing["Id"], "Action": "CREATE"}
     assert detail["TypeArn"] == "arn:aws:cloudformation:us-east-1:123456789012:type/hook/Cfnrun-Test-StackHook"
 
     retitling = cfn.create_change_set(StackName="planned", ChangeSetName="retitle", TemplateBody=_template("two notes", First="uno", Second="two"))

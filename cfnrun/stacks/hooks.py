@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Optional, Protocol
 
+from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.stacks.plan import ResourceChange
 from cfnrun.stacks.provisioning import StackContext
 
@@ -26,6 +27,9 @@ FAILED_HOOK_STATUSES = ("HOOK_COMPLETE_FAILED", "HOOK_FAILED")  # the hook judge
 INVOCATION_POINT = "PRE_PROVISION"
 STACK_TARGET = "STACK"
 CHANGE_SET_TARGET = "CHANGE_SET"
+# A CHANGE_SET target's only action (the Hooks user guide: concepts, target filters), for a change set of any type: its
+# hooks run at CREATE_PRE_PROVISION, as the Lambda hooks chapter's example of a change set updating a stack shows.
+CHANGE_SET_ACTION = "CREATE"
 # a change set's Add / Modify / Remove as a changed resource's action in what a CHANGE_SET hook receives
 CHANGE_ACTIONS = {"Add": "CREATE", "Modify": "UPDATE", "Remove": "DELETE", "Import": "IMPORT"}  # Import: inferred, as hooks name the others
 
@@ -118,17 +122,24 @@ def stack_model(template: Optional[Dict[str, Any]], previous_template: Optional[
     return {key: value for key, value in model.items() if value is not None}
 
 
+def _context(properties: Optional[Dict[str, Any]]) -> Optional[str]:
+    """A changed resource's properties as the payload gives them: JSON text, every number and boolean a string (the guide)."""
+    return json.dumps({"Properties": stringify_primitives(properties)}) if properties is not None else None
+
+
 def change_set_model(template: Dict[str, Any], changes: Iterable[ResourceChange], before: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
-    """What a CHANGE_SET hook receives: the template and each changed resource (``before``: the current properties by logical id)."""
+    """What a CHANGE_SET hook receives: the template and each changed resource (``before``: the current properties by logical id),
+    with what it has now (``beforeContext``, none when it is added) and what executing the change set would give it
+    (``afterContext``, none when it is removed; a value not known before execution as the change set shows it)."""
     changed = []
     for change in changes:
-        previous = before.get(change.logical_id)
         changed.append(
             {
                 "logicalResourceId": change.logical_id,
                 "resourceType": change.resource_type,
                 "action": CHANGE_ACTIONS[str(change.action)],
-                "beforeContext": json.dumps({"Properties": previous}) if previous is not None and change.action != "Add" else None,
+                "beforeContext": _context(before.get(change.logical_id)) if change.action != "Add" else None,
+                "afterContext": _context(change.after) if change.action != "Remove" else None,
             }
         )
     return {"template": json.dumps(template), "changedResources": changed}
