@@ -140,3 +140,7 @@ def test_the_type_configuration_sets_properties_failure_mode_and_status(server: 
         _configure(cfn, FailureMode="FAIL", Properties={"MinTags": "many"})
     with pytest.raises(ClientError, match="FailureMode"):
         _configure(cfn, FailureMode="SOMETIMES")
+    # the Hooks user guide's target filters: Targets, or TargetNames/Actions/InvocationPoints, never both
+    both = {"Actions": ["CREATE"], "Targets": [{"TargetName": "AWS::S3::Bucket", "Action": "UPDATE", "InvocationPoint": "PRE_PROVISION"}]}
+    with pytest.raises(ClientError, match="TargetFilters cannot have both Targets and Actions"):
+        _configure(cfn, FailureMode="FAIL", TargetFilters=both)
