@@ -151,4 +151,4 @@ def test_serve_knows_a_hook_call_by_its_invocation_point_and_gives_it_the_contra
     assert payload_action(type_call) is Action.UPDATE_PRE_PROVISION
     assert payload_action(test_event) is Action.DELETE_PRE_PROVISION
     assert payload_action({"action": "CREATE_PRE_PROVISION"}) is None  # not a HandlerRequest action
-    assert Budgets().call(payload_action(type_call), 180).seconds == 60
+    assert Budgets().call(payload_action(type_call), 180).seconds == 30  # the Hooks user guide's limit per hook invocation
