@@ -168,6 +168,8 @@ def test_a_fail_guard_hook_rolls_back_a_bucket_without_versioning_and_stops_when
         ]
         assert hooked[-1]["HookStatusReason"] == "Hook failed with message: Rule [bucket_versioning_enabled] failed: Buckets must keep versioning Enabled"
         assert hooked[-1]["HookInvocationPoint"] == "PRE_PROVISION"
+        result = stacks.cloudformation.get_hook_result(HookResultId=hooked[-1]["HookInvocationId"])
+        assert (result["TypeName"], result["OriginalTypeName"]) == (alias, "AWS::Hooks::GuardHook")  # the public hook its Alias activates
         failed = [e for e in stacks.events("guard-fail-suspended") if e["LogicalResourceId"] == "Bucket" and e["ResourceStatus"] == "CREATE_FAILED"]
         assert alias in failed[0]["ResourceStatusReason"]
         assert stacks.statuses("guard-fail-suspended", "Note")[-1] == "DELETE_COMPLETE"

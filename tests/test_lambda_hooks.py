@@ -138,6 +138,9 @@ def test_a_suspended_bucket_rolls_back_with_the_hooks_message_and_an_enabled_one
     assert len(verdict) == 1 and verdict[0]["LogicalResourceId"] == "Bucket", events
     assert verdict[0]["HookType"] == "Cfnrun::Versioning::Hook"
     assert verdict[0]["HookInvocationPoint"] == "PRE_PROVISION" and verdict[0]["HookFailureMode"] == "FAIL"
+    # its hook result names the public hook the Alias activates (GetHookResult's OriginalTypeName, botocore's model)
+    result = hooked.cloudformation.get_hook_result(HookResultId=verdict[0]["HookInvocationId"])
+    assert (result["TypeName"], result["OriginalTypeName"]) == ("Cfnrun::Versioning::Hook", "AWS::Hooks::LambdaHook")
     reason = verdict[0]["HookStatusReason"]
     assert reason.startswith("Hook failed with message: Bucket Bucket must have versioning Enabled, not Suspended")
     assert "Annotations: BucketVersioning FAILED HIGH" in reason and "→ fix: set VersioningConfiguration.Status to Enabled" in reason

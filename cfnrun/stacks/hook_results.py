@@ -28,6 +28,7 @@ class HookResult:
     invoked_at: float
     annotations: Tuple[Dict[str, Any], ...] = ()  # as the hook answered them (annotationName, status, statusMessage, …)
     result_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    original_type_name: Optional[str] = None  # the public hook an alias activates (AWS::Hooks::GuardHook, AWS::Hooks::LambdaHook)
 
     @property
     def target_id(self) -> str:
@@ -62,10 +63,13 @@ class HookResults:
         invoked_at: float,
         annotations: Tuple[Dict[str, Any], ...] = (),
         result_id: Optional[str] = None,
+        original_type_name: Optional[str] = None,
     ) -> None:
         """Keep one verdict; ``result_id`` is the invocation's id its stack events show as HookInvocationId."""
         arn = self.type_arn(hook_type)
-        self.results.append(HookResult(hook_type, arn, status, reason, failure_mode, target, invoked_at, annotations, result_id or str(uuid.uuid4())))
+        self.results.append(
+            HookResult(hook_type, arn, status, reason, failure_mode, target, invoked_at, annotations, result_id or str(uuid.uuid4()), original_type_name)
+        )
 
     def matching(self, params: Dict[str, Any]) -> List[HookResult]:
         """ListHookResults' filters, refused in the combinations the service refuses."""

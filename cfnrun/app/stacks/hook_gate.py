@@ -64,6 +64,7 @@ class Hook(Protocol):
 
     hook_type: str
     configuration: HookConfiguration
+    original_type_name: Optional[str]  # the public hook a Guard or Lambda hook's Alias activates (GetHookResult's OriginalTypeName)
 
     def targets(self, action: str, type_name: str) -> bool:
         """Does the hook itself declare this target (its schema's targetNames, a Guard or Lambda hook's filters)?
@@ -81,6 +82,7 @@ class CustomHook:
     ) -> None:
         self.stopping = stopping or Stopping()  # serve stopping: a stack's hook makes no call after the one in flight
         self.hook_type = hook_type
+        self.original_type_name: Optional[str] = None  # a hook type of its own, no alias
         self.operations = operations
         self.configuration = configuration
         self.payloads = payloads
@@ -198,7 +200,9 @@ class HookGate:
             if outcome.failed and mode == "WARN":
                 reason = f"{reason or outcome.status} (FailureMode WARN: the operation goes on)"
             report(HookReport(hook.hook_type, outcome.status, mode, reason, outcome.skips_stack_hook, invocation))
-            self.results.record(hook.hook_type, target, outcome.status, reason, mode, invoked_at, outcome.annotations, invocation)
+            self.results.record(
+                hook.hook_type, target, outcome.status, reason, mode, invoked_at, outcome.annotations, invocation, hook.original_type_name
+            )
             return hook.hook_type if outcome.failed and mode == "FAIL" else None
 
         refused = [name for name in await asyncio.gather(*(one(hook) for hook in hooks)) if name is not None]

@@ -84,6 +84,7 @@ class LambdaHook:
     ) -> None:
         self.stopping = stopping or Stopping()
         self.hook_type = hook_type  # the LambdaHook's Alias
+        self.original_type_name: Optional[str] = "AWS::Hooks::LambdaHook"  # the public hook its Alias activates, as the Guard hook's
         self.lambda_function = lambda_function  # as the resource names it: a name or an ARN
         self.configuration = configuration
         self.operations = operations

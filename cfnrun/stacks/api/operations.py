@@ -515,7 +515,10 @@ class StackOperations:
         target = {"TargetType": result.target.target_type, "TargetTypeName": result.target.type_name, "TargetId": result.target_id, "Action": result.target.action}
         annotations = [annotation_shape(a) for a in result.annotations]
         return present(
-            {**hook_result_shape(result), "TypeArn": result.type_arn, "InvokedAt": timestamp(result.invoked_at), "Target": target, "Annotations": annotations or None}
+            {
+                **hook_result_shape(result), "OriginalTypeName": result.original_type_name, "TypeArn": result.type_arn,
+                "InvokedAt": timestamp(result.invoked_at), "Target": target, "Annotations": annotations or None,
+            }
         )
 
     async def list_change_sets(self, params: Dict[str, Any]) -> Dict[str, Any]:
