@@ -162,6 +162,7 @@ def test_a_suspended_bucket_rolls_back_with_the_hooks_message_and_an_enabled_one
         "targetModel": {"resourceProperties": {"BucketName": "lambda-hooked-enabled", "VersioningConfiguration": {"Status": "Enabled"}}},
     }
     assert request["stackId"].startswith("arn:aws:cloudformation:us-east-1:123456789012:stack/enabled/")
+    assert request["changeSetId"] is None  # CreateStack: no change set (the Lambda hooks chapter)
 
     # An update to Suspended is refused before the bucket is touched (UPDATE_PRE_PROVISION), and rolled back.
     hooked.cloudformation.update_stack(
@@ -171,6 +172,17 @@ def test_a_suspended_bucket_rolls_back_with_the_hooks_message_and_an_enabled_one
     refused = [e for e in hooked.hook_events("enabled") if e["HookStatus"] == "HOOK_COMPLETE_FAILED"]
     assert [e["ResourceStatus"] for e in refused] == ["UPDATE_IN_PROGRESS"]
     assert refused[0]["HookStatusReason"].startswith("Hook failed with message: Bucket Bucket must have versioning Enabled, not Suspended")
+
+    # The same update from a change set: the hook's request names the change set whose execution asks it (changeSetId).
+    cfn = hooked.cloudformation
+    suspend = [{"ParameterKey": "Versioning", "ParameterValue": "Suspended"}]
+    change_set = cfn.create_change_set(StackName="enabled", ChangeSetName="suspend", UsePreviousTemplate=True, Parameters=suspend)
+    cfn.get_waiter("change_set_create_complete").wait(ChangeSetName=change_set["Id"], WaiterConfig=FAST)
+    cfn.execute_change_set(ChangeSetName=change_set["Id"])
+    assert hooked.settled("enabled", "stack_update_complete") == "UPDATE_ROLLBACK_COMPLETE"
+    logged = hooked.server.has_printed(r'│ \{.*"changeSetId": "arn:aws:cloudformation:us-east-1:123456789012:changeSet/suspend/')
+    request = json.loads(logged.split("│ ", 1)[1])
+    assert (request["changeSetId"], request["actionInvocationPoint"]) == (change_set["Id"], "UPDATE_PRE_PROVISION")
 
 
 def test_in_warn_mode_the_stack_goes_through_with_the_hooks_message_in_the_events(hooked: Hooked) -> None:

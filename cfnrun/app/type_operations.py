@@ -112,6 +112,7 @@ class TypeOperations:
         target_name: Optional[str] = None,
         type_configuration: Optional[Dict[str, Any]] = None,
         stack_level: Optional[StackLevelTarget] = None,
+        change_set_id: Optional[str] = None,
     ) -> Operation:
         """One operation of ``type_name``: a resource type's, or a hook's at ``action`` (an invocation point) on ``target_name``."""
         registry = self.served.provider(type_name)
@@ -134,6 +135,7 @@ class TypeOperations:
                 tags=tags or {},
                 target_name=target_name,
                 stack_level=stack_level,
+                change_set_id=change_set_id,
             ),
             credentials=self._caller_credentials(),
             stack_id=stack_id,

@@ -87,6 +87,8 @@ class StackEngine:
         self.account_id = account_id
         self.blueprints: Dict[str, Blueprint] = {}  # each stack's current template, by stack id
         self.updates: Dict[str, UpdateRun] = {}  # each stack's last update, by stack id
+        # the change set each stack is executing, by stack id: its hooks' requests name it (changeSetId, the Hooks user guide)
+        self.executing_change_sets: Dict[str, str] = {}
         # told of each resource right after its DELETE_COMPLETE, before what it depends on is deleted (``cfnrun stack test``
         # asks it whether it is gone while, say, the table an item was in still exists)
         self.on_deleted: Optional[Callable[[Stack, StackResource], Awaitable[None]]] = None
@@ -717,7 +719,10 @@ class StackEngine:
         """The hooks targeting this resource operation, each report a stack event (and given to ``judged``); why they refuse it, or None."""
         if self.hooks is None:  # none configured: nothing to ask, no target to describe
             return None
-        target = HookedOperation(self.context(stack), action, resource.logical_id, resource.type_name, properties, previous)
+        target = HookedOperation(
+            self.context(stack), action, resource.logical_id, resource.type_name, properties, previous,
+            change_set_id=self.executing_change_sets.get(stack.stack_id),
+        )
         subject = (resource.logical_id, resource.physical_id or "", resource.type_name, resource.status)
         return await self._ask_hooks(stack, target, subject, token, judged)
 
@@ -734,7 +739,10 @@ class StackEngine:
         if self.hooks is None:  # none configured: the template is not written out for them
             return None
         model = stack_model(template, previous)
-        target = HookedOperation(self.context(stack), action, stack.name, STACK_TARGET, {}, operation=STACK_TARGET, model=model, skipped=skip_hooks)
+        target = HookedOperation(
+            self.context(stack), action, stack.name, STACK_TARGET, {}, operation=STACK_TARGET, model=model, skipped=skip_hooks,
+            change_set_id=self.executing_change_sets.get(stack.stack_id),
+        )
         return await self._ask_hooks(stack, target, (stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status), token)
 
     async def _ask_hooks(

@@ -52,7 +52,7 @@ class HookedOperation:
     previous_properties: Optional[Dict[str, Any]] = None
     operation: str = "RESOURCE"
     model: Optional[Dict[str, Any]] = None
-    change_set_id: Optional[str] = None
+    change_set_id: Optional[str] = None  # a CHANGE_SET target's, or the change set whose execution this operation is part of
     target_id: Optional[str] = None  # how its hook results are found: a change set's ARN, a Cloud Control request's HooksRequestToken
     skipped: FrozenSet[str] = frozenset()  # hooks not to run: on a STACK target, those that passed its change set with SKIP_STACK_HOOK
 

@@ -559,9 +559,11 @@ class StackStore:
             del self.change_sets[other.change_set_id]  # executing one change set deletes the stack's others, as the service does
 
     async def _executing(self, change_set: ChangeSet, stack: Stack, run: Awaitable[None]) -> None:
+        self.engine.executing_change_sets[stack.stack_id] = change_set.change_set_id
         try:
             await run
         finally:
+            self.engine.executing_change_sets.pop(stack.stack_id, None)
             ok = stack.status in ("CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE")
             change_set.execution_status = "EXECUTE_COMPLETE" if ok else "EXECUTE_FAILED"
 

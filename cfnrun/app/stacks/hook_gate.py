@@ -101,7 +101,7 @@ class CustomHook:
         if target.model is None:
             return await self._run(target, None)
         with self.payloads.serving(target.model) as url:
-            return await self._run(target, StackLevelTarget(targetType=target.target_type, model=target.model, payload=url, changeSetId=target.change_set_id))
+            return await self._run(target, StackLevelTarget(targetType=target.target_type, model=target.model, payload=url))
 
     async def _run(self, target: HookedOperation, stack_level: Optional[StackLevelTarget]) -> HookOutcome:
         where = {
@@ -132,6 +132,7 @@ class CustomHook:
             string_primitives=target.operation != "CLOUD_CONTROL",
             history_source=CLOUD_CONTROL_SOURCE if target.operation == "CLOUD_CONTROL" else STACK_SOURCE,
             stack_level=stack_level,
+            change_set_id=target.change_set_id,
             observers=[keep_answer],
             clock=clock,
         )
