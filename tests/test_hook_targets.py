@@ -271,6 +271,12 @@ def test_cloud_control_hooks_fail_a_request_in_fail_mode_and_let_it_through_in_w
     annotated = "[annotations: NoteTitle FAILED HIGH: Title 'forbidden' → fix: choose a Title other than 'forbidden']"
     assert refused["StatusMessage"] == f"The following hook(s)/validation failed: [{HOOK}]. {HOOK}: a note may not be titled 'forbidden' {annotated}"
     assert refused["ErrorCode"] == "GeneralServiceException" and "Identifier" not in refused  # nothing was created
+    # GetResourceRequestStatus lists the hooks that judged the request (the API's HooksProgressEvent)
+    [judged] = cc.get_resource_request_status(RequestToken=refused["RequestToken"])["HooksProgressEvent"]
+    assert (judged["HookTypeName"], judged["HookStatus"], judged["FailureMode"], judged["InvocationPoint"]) == (
+        HOOK, "HOOK_COMPLETE_FAILED", "FAIL", "PRE_PROVISION"
+    )
+    assert judged["HookTypeArn"].endswith(":type/hook/Cfnrun-Test-StackHook") and "may not be titled 'forbidden'" in judged["HookStatusMessage"]
     [result] = served.cloudformation.list_hook_results(TargetType="CLOUD_CONTROL", TargetId=refused["HooksRequestToken"])["HookResults"]
     assert (result["Status"], result["HookStatusReason"]) == ("HOOK_COMPLETE_FAILED", f"a note may not be titled 'forbidden' {annotated}")
     detail = served.cloudformation.get_hook_result(HookResultId=result["HookResultId"])

@@ -42,6 +42,11 @@ class HookResult:
         return self.target.stack.stack_id or self.target.logical_id
 
 
+def hook_type_arn(region: str, account_id: str, hook_type: str) -> str:
+    """A hook's type ARN, as its results and Cloud Control's HooksProgressEvent name it."""
+    return f"arn:aws:cloudformation:{region}:{account_id}:type/hook/{hook_type.replace('::', '-')}"
+
+
 class HookResults:
     """The verdicts of every hook this serve ran, oldest first."""
 
@@ -51,7 +56,7 @@ class HookResults:
         self.results: List[HookResult] = []
 
     def type_arn(self, hook_type: str) -> str:
-        return f"arn:aws:cloudformation:{self.region}:{self.account_id}:type/hook/{hook_type.replace('::', '-')}"
+        return hook_type_arn(self.region, self.account_id, hook_type)
 
     def record(
         self,
