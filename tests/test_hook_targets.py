@@ -335,3 +335,15 @@ def test_an_updates_cleanup_asks_no_hook_but_a_stack_delete_does(served: Served)
     stack_id = events[0]["StackId"]
     deleted = [(status, hook) for status, hook, _ in _hook_events(served.events(stack_id), "First") if status.startswith("DELETE")]
     assert deleted == [("DELETE_IN_PROGRESS", "HOOK_IN_PROGRESS"), ("DELETE_IN_PROGRESS", "HOOK_COMPLETE_SUCCEEDED")]
+
+
+def test_a_hook_answering_in_progress_a_fourth_time_fails(served: Served) -> None:
+    # The Hooks user guide: a hook may answer IN_PROGRESS 3 times; past that the service marks it failed.
+    served.configure(TargetOperations=["CLOUD_CONTROL"])
+    ended = served.request_ends(served.cloudcontrol.create_resource(TypeName=NOTE, DesiredState=json.dumps({"Title": "stubborn"}))["ProgressEvent"])
+    assert ended["OperationStatus"] == "FAILED", ended
+    [judged] = served.cloudcontrol.get_resource_request_status(RequestToken=ended["RequestToken"])["HooksProgressEvent"]
+    assert judged["HookStatus"] == "HOOK_FAILED"
+    assert judged["HookStatusMessage"] == (
+        f"Hook {HOOK} failed: it answered IN_PROGRESS more than 3 times (a hook may ask to be invoked again at most 3 times)"
+    )

@@ -113,6 +113,7 @@ class TypeOperations:
         type_configuration: Optional[Dict[str, Any]] = None,
         stack_level: Optional[StackLevelTarget] = None,
         change_set_id: Optional[str] = None,
+        max_reinvoke: Optional[int] = None,
     ) -> Operation:
         """One operation of ``type_name``: a resource type's, or a hook's at ``action`` (an invocation point) on ``target_name``."""
         registry = self.served.provider(type_name)
@@ -177,6 +178,7 @@ class TypeOperations:
             observers=watching,
             checker=checker,
             strict=self.contract is ContractMode.STRICT,
+            max_reinvoke=max_reinvoke,
             live=False,  # no observer here shows a call in flight (only ``cfnrun invoke``'s timeline does)
         )
 

@@ -27,6 +27,9 @@ FAILED_HOOK_STATUSES = ("HOOK_COMPLETE_FAILED", "HOOK_FAILED")  # the hook judge
 INVOCATION_POINT = "PRE_PROVISION"
 STACK_TARGET = "STACK"
 CHANGE_SET_TARGET = "CHANGE_SET"
+# How many times a hook may answer IN_PROGRESS before the service gives up on it: the Hooks user guide's (concepts: "limited
+# to 3 retry attempts"; Lambda hooks: "A Hook can return IN_PROGRESS 3 times"); a fourth IN_PROGRESS fails it (cfnrun's reading).
+MAX_IN_PROGRESS = 3
 # A CHANGE_SET target's only action (the Hooks user guide: concepts, target filters), for a change set of any type: its
 # hooks run at CREATE_PRE_PROVISION, as the Lambda hooks chapter's example of a change set updating a stack shows.
 CHANGE_SET_ACTION = "CREATE"

@@ -41,7 +41,7 @@ from cfnrun.model.hook_targets import STACK_LEVEL_TARGETS, target_names
 from cfnrun.model.protocol import Action
 from cfnrun.model.random_ids import random_uuid
 from cfnrun.model.schema import ResourceSchema
-from cfnrun.stacks.hooks import IN_PROGRESS_REASON, HookReport, HookedOperation, hook_failure
+from cfnrun.stacks.hooks import IN_PROGRESS_REASON, MAX_IN_PROGRESS, HookReport, HookedOperation, hook_failure
 
 SKIP_STACK_HOOK = "CHANGE_SET_SUCCESS_SKIP_STACK_HOOK"  # a CHANGE_SET hook's success that spares it the STACK target on execution
 JUDGED = ("NonCompliant",)  # a FAILED hookStatus with this errorCode is a verdict, not an error
@@ -133,6 +133,7 @@ class CustomHook:
             history_source=CLOUD_CONTROL_SOURCE if target.operation == "CLOUD_CONTROL" else STACK_SOURCE,
             stack_level=stack_level,
             change_set_id=target.change_set_id,
+            max_reinvoke=MAX_IN_PROGRESS,  # as the service: a fourth IN_PROGRESS fails the hook
             observers=[keep_answer],
             clock=clock,
         )
@@ -147,7 +148,10 @@ class CustomHook:
             return HookOutcome("HOOK_COMPLETE_SUCCEEDED", _with(result.message or None, described), annotations, skips)
         if result.reason is EndReason.HANDLER and result.error_code in JUDGED:
             return HookOutcome("HOOK_COMPLETE_FAILED", _with(result.message or result.error_code, described), annotations)
-        detail = ": ".join(part for part in (result.error_code, result.message) if part) or result.status.value
+        if result.reason is EndReason.REINVOKE_LIMIT:
+            detail = f"it answered IN_PROGRESS more than {MAX_IN_PROGRESS} times (a hook may ask to be invoked again at most {MAX_IN_PROGRESS} times)"
+        else:
+            detail = ": ".join(part for part in (result.error_code, result.message) if part) or result.status.value
         return HookOutcome("HOOK_FAILED", f"Hook {self.hook_type} failed: {detail}")
 
 

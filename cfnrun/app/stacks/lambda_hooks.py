@@ -25,9 +25,8 @@ from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.model.budgets import Budget
 from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
-from cfnrun.stacks.hooks import HookedOperation
+from cfnrun.stacks.hooks import MAX_IN_PROGRESS, HookedOperation
 from cfnrun.stacks.lambda_hook_payloads import (
-    MAX_IN_PROGRESS,
     InvalidLambdaHookResponse,
     LambdaHookResponse,
     LambdaHookVerdict,
