@@ -166,8 +166,10 @@ def test_a_fail_guard_hook_rolls_back_a_bucket_without_versioning_and_stops_when
         assert [(e["HookType"], e["HookStatus"], e["HookFailureMode"]) for e in hooked] == [
             (alias, "HOOK_IN_PROGRESS", "FAIL"), (alias, "HOOK_COMPLETE_FAILED", "FAIL"),
         ]
-        assert hooked[-1]["HookStatusReason"] == "Rule [bucket_versioning_enabled] failed: Buckets must keep versioning Enabled"
+        assert hooked[-1]["HookStatusReason"] == "Hook failed with message: Rule [bucket_versioning_enabled] failed: Buckets must keep versioning Enabled"
         assert hooked[-1]["HookInvocationPoint"] == "PRE_PROVISION"
+        result = stacks.cloudformation.get_hook_result(HookResultId=hooked[-1]["HookInvocationId"])
+        assert (result["TypeName"], result["OriginalTypeName"]) == (alias, "AWS::Hooks::GuardHook")  # the public hook its Alias activates
         failed = [e for e in stacks.events("guard-fail-suspended") if e["LogicalResourceId"] == "Bucket" and e["ResourceStatus"] == "CREATE_FAILED"]
         assert alias in failed[0]["ResourceStatusReason"]
         assert stacks.statuses("guard-fail-suspended", "Note")[-1] == "DELETE_COMPLETE"
@@ -210,7 +212,7 @@ def test_local_rules_take_their_input_parameters_from_options(stacks: Stacks) ->
     try:
         assert deploy(stacks, "guard-local-suspended", BUCKET_TEMPLATE, Versioning="Suspended") == "ROLLBACK_COMPLETE"
         assert hook_events(stacks, "guard-local-suspended")[-1]["HookStatusReason"] == (
-            "Rule [bucket_versioning_as_wanted] failed: Bucket versioning must be as the policy says"
+            "Hook failed with message: Rule [bucket_versioning_as_wanted] failed: Bucket versioning must be as the policy says"
         )
         assert deploy(stacks, "guard-local-enabled", BUCKET_TEMPLATE, Versioning="Enabled") == "CREATE_COMPLETE"
     finally:

@@ -151,4 +151,16 @@ def test_serve_knows_a_hook_call_by_its_invocation_point_and_gives_it_the_contra
     assert payload_action(type_call) is Action.UPDATE_PRE_PROVISION
     assert payload_action(test_event) is Action.DELETE_PRE_PROVISION
     assert payload_action({"action": "CREATE_PRE_PROVISION"}) is None  # not a HandlerRequest action
-    assert Budgets().call(payload_action(type_call), 180).seconds == 60
+    assert Budgets().call(payload_action(type_call), 180).seconds == 30  # the Hooks user guide's limit per hook invocation
+
+
+def test_a_hook_asked_during_a_change_sets_execution_is_told_the_change_set() -> None:
+    # The Hooks user guide's request: changeSetId is the change set that initiated the invocation, null for CreateStack and the like.
+    def request(change_set_id: Optional[str], entrypoint: Entrypoint) -> Dict[str, Any]:
+        operation = OperationInput(desired={"BucketName": "b"}, target_name=BUCKET, change_set_id=change_set_id)
+        return HookOperationRequest(Action.UPDATE_PRE_PROVISION, "Org::Svc::Guard", "us-east-1", "123456789012", entrypoint, operation).payload()
+
+    arn = "arn:aws:cloudformation:us-east-1:123456789012:changeSet/suspend/1"
+    assert request(arn, Entrypoint.TYPE)["changeSetId"] == arn
+    assert request(arn, Entrypoint.TEST)["request"]["hookContext"]["changeSetId"] == arn
+    assert "changeSetId" not in request(None, Entrypoint.TYPE)

@@ -101,22 +101,22 @@ def test_a_stack_hook_refuses_a_template_without_a_description_before_anything_i
     assert served.status("bare") == "ROLLBACK_COMPLETE"
     events = served.events("bare")
     assert _hook_events(events, "bare") == [
-        ("CREATE_IN_PROGRESS", "HOOK_IN_PROGRESS", "Hook invocation is in progress"),
-        ("CREATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "the template must have a Description"),
+        ("CREATE_IN_PROGRESS", "HOOK_IN_PROGRESS", "Invoking hook"),
+        ("CREATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "Hook failed with message: the template must have a Description"),
     ]
     stack_events = [(e["ResourceStatus"], e.get("ResourceStatusReason")) for e in events if e["LogicalResourceId"] == "bare" and "HookType" not in e]
-    assert ("ROLLBACK_IN_PROGRESS", f"The following hook(s)/validation failed: [{HOOK}]") in stack_events
+    assert ("ROLLBACK_IN_PROGRESS", f"The following hook(s) failed: [{HOOK}]") in stack_events
     assert [e for e in events if e["LogicalResourceId"] == "First"] == []  # refused before any resource started
 
     cfn.create_stack(StackName="described", TemplateBody=_template("notes for the team", First="one"))
     served.wait("stack_create_complete", StackName="described")
-    assert _hook_events(served.events("described"), "described")[-1] == ("CREATE_IN_PROGRESS", "HOOK_COMPLETE_SUCCEEDED", "the template has a Description")
+    assert _hook_events(served.events("described"), "described")[-1] == ("CREATE_IN_PROGRESS", "HOOK_COMPLETE_SUCCEEDED", "Hook succeeded with message: the template has a Description")
 
     cfn.update_stack(StackName="described", TemplateBody=_template(First="renamed"))  # the update drops the Description
     with pytest.raises(WaiterError):
         served.wait("stack_update_complete", StackName="described")
     assert served.status("described") == "UPDATE_ROLLBACK_COMPLETE"
-    assert _hook_events(served.events("described"), "described")[-1] == ("UPDATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "the template must have a Description")
+    assert _hook_events(served.events("described"), "described")[-1] == ("UPDATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "Hook failed with message: the template must have a Description")
     note = cfn.describe_stack_resource(StackName="described", LogicalResourceId="First")["StackResourceDetail"]["PhysicalResourceId"]
     assert json.loads(served.cloudcontrol.get_resource(TypeName=NOTE, Identifier=note)["ResourceDescription"]["Properties"])["Title"] == "one"
 
@@ -151,8 +151,8 @@ def test_a_stack_hook_refuses_a_delete_as_delete_failed_until_it_is_disabled(ser
     with pytest.raises(WaiterError):
         served.wait("stack_delete_complete", StackName="kept")
     described = cfn.describe_stacks(StackName="kept")["Stacks"][0]
-    assert (described["StackStatus"], described["StackStatusReason"]) == ("DELETE_FAILED", f"The following hook(s)/validation failed: [{HOOK}]")
-    assert _hook_events(served.events("kept"), "kept")[-1] == ("DELETE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "the stack is protected: its Description says so")
+    assert (described["StackStatus"], described["StackStatusReason"]) == ("DELETE_FAILED", f"The following hook(s) failed: [{HOOK}]")
+    assert _hook_events(served.events("kept"), "kept")[-1] == ("DELETE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "Hook failed with message: the stack is protected: its Description says so")
     assert [e["ResourceStatus"] for e in served.events("kept") if e["LogicalResourceId"] == "First"] == ["CREATE_IN_PROGRESS", "CREATE_IN_PROGRESS", "CREATE_COMPLETE"]
 
     # Deactivated with the aws CLI (HookInvocationStatus DISABLED): the delete goes through, and no hook is asked.
@@ -195,7 +195,7 @@ def test_a_lambda_hook_on_stack_targets_downloads_the_template_from_its_payload_
         served.wait("stack_create_complete", StackName="lambda-bare")
     assert served.status("lambda-bare") == "ROLLBACK_COMPLETE"
     hooked = [(e["HookType"], e["HookStatus"], e.get("HookStatusReason")) for e in served.events("lambda-bare") if e.get("HookType")]
-    assert hooked[-1] == ("Cfnrun::Described::Stacks", "HOOK_COMPLETE_FAILED", "stack lambda-bare: the template must have a Description")
+    assert hooked[-1] == ("Cfnrun::Described::Stacks", "HOOK_COMPLETE_FAILED", "Hook failed with message: stack lambda-bare: the template must have a Description")
     cfn.create_stack(StackName="lambda-described", TemplateBody=_template("described", First="one"))
     served.wait("stack_create_complete", StackName="lambda-described")
     cfn.delete_stack(StackName="lambda-hooks")  # deactivates the hook for the module's other tests
@@ -221,7 +221,8 @@ def test_a_change_set_its_hook_refuses_is_failed_with_the_hooks_message(served: 
         HOOK, "HOOK_COMPLETE_FAILED", "the change set removes Second", "FAIL"
     )
     detail = cfn.get_hook_result(HookResultId=result["HookResultId"])
-    assert detail["Target"] == {"TargetType": "CHANGE_SET", "TargetTypeName": "CHANGE_SET", "TargetId": removing["Id"], "Action": "UPDATE"}
+    # a change set's hooks judge its creation: CREATE, whatever its type (the Hooks user guide: only CREATE applies to CHANGE_SET)
+    assert detail["Target"] == {"TargetType": "CHANGE_SET", "TargetTypeName": "CHANGE_SET", "TargetId": removing["Id"], "Action": "CREATE"}
     assert detail["TypeArn"] == "arn:aws:cloudformation:us-east-1:123456789012:type/hook/Cfnrun-Test-StackHook"
 
     retitling = cfn.create_change_set(StackName="planned", ChangeSetName="retitle", TemplateBody=_template("two notes", First="uno", Second="two"))
@@ -249,7 +250,7 @@ def test_a_change_set_hook_answering_skip_stack_hook_spares_its_execution_the_st
     cfn.execute_change_set(ChangeSetName=unreviewed["Id"])
     with pytest.raises(WaiterError):
         served.wait("stack_update_complete", StackName="reviewed")
-    assert _hook_events(served.events("reviewed"), "reviewed")[-1] == ("UPDATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "the template must have a Description")
+    assert _hook_events(served.events("reviewed"), "reviewed")[-1] == ("UPDATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "Hook failed with message: the template must have a Description")
 
     hooked_before = len(_hook_events(served.events("reviewed"), "reviewed"))
     reviewed = cfn.create_change_set(StackName="reviewed", ChangeSetName="signed", TemplateBody=json.dumps({**undescribed, "Metadata": {"Reviewed": True}}))
@@ -270,9 +271,18 @@ def test_cloud_control_hooks_fail_a_request_in_fail_mode_and_let_it_through_in_w
     annotated = "[annotations: NoteTitle FAILED HIGH: Title 'forbidden' → fix: choose a Title other than 'forbidden']"
     assert refused["StatusMessage"] == f"The following hook(s)/validation failed: [{HOOK}]. {HOOK}: a note may not be titled 'forbidden' {annotated}"
     assert refused["ErrorCode"] == "GeneralServiceException" and "Identifier" not in refused  # nothing was created
+    # GetResourceRequestStatus lists the hooks that judged the request (the API's HooksProgressEvent)
+    [judged] = cc.get_resource_request_status(RequestToken=refused["RequestToken"])["HooksProgressEvent"]
+    assert (judged["HookTypeName"], judged["HookStatus"], judged["FailureMode"], judged["InvocationPoint"]) == (
+        HOOK, "HOOK_COMPLETE_FAILED", "FAIL", "PRE_PROVISION"
+    )
+    assert judged["HookTypeArn"].endswith(":type/hook/Cfnrun-Test-StackHook") and "may not be titled 'forbidden'" in judged["HookStatusMessage"]
     [result] = served.cloudformation.list_hook_results(TargetType="CLOUD_CONTROL", TargetId=refused["HooksRequestToken"])["HookResults"]
     assert (result["Status"], result["HookStatusReason"]) == ("HOOK_COMPLETE_FAILED", f"a note may not be titled 'forbidden' {annotated}")
-    assert served.cloudformation.get_hook_result(HookResultId=result["HookResultId"])["Annotations"] == [
+    detail = served.cloudformation.get_hook_result(HookResultId=result["HookResultId"])
+    # the API's HookTarget.TargetType knows RESOURCE only: a Cloud Control request's target is a resource
+    assert (detail["Target"]["TargetType"], detail["Target"]["TargetTypeName"], detail["Target"]["Action"]) == ("RESOURCE", NOTE, "CREATE")
+    assert detail["Annotations"] == [
         {"AnnotationName": "NoteTitle", "Status": "FAILED", "StatusMessage": "Title 'forbidden'", "RemediationMessage": "choose a Title other than 'forbidden'", "SeverityLevel": "HIGH"}
     ]
 
@@ -306,3 +316,34 @@ def test_every_hook_invocation_is_in_the_hook_projects_history(served: Served) -
     assert {row["typeName"] for row in rows} == {HOOK}
     assert {"stack", "cloudcontrol"} <= {row["source"] for row in rows}
     assert {"CREATE_PRE_PROVISION"} <= {row["action"] for row in rows}
+
+
+def test_an_updates_cleanup_asks_no_hook_but_a_stack_delete_does(served: Served) -> None:
+    # The Hooks user guide: stack operations in UpdateCleanup invoke no hook (a resource the update removes is deleted unasked).
+    cfn = served.cloudformation
+    served.configure(TargetOperations=["RESOURCE"])
+    cfn.create_stack(StackName="pruned", TemplateBody=_template("two notes", First="one", Second="two"))
+    served.wait("stack_create_complete", StackName="pruned")
+    cfn.update_stack(StackName="pruned", TemplateBody=_template("one note", First="one"))
+    served.wait("stack_update_complete", StackName="pruned")
+    events = served.events("pruned")
+    assert [e["ResourceStatus"] for e in events if e["LogicalResourceId"] == "Second" and "HookType" not in e][-1] == "DELETE_COMPLETE"
+    assert [status for status, _, _ in _hook_events(events, "Second")] == ["CREATE_IN_PROGRESS", "CREATE_IN_PROGRESS"]  # its create's only
+
+    cfn.delete_stack(StackName="pruned")
+    served.wait("stack_delete_complete", StackName="pruned")
+    stack_id = events[0]["StackId"]
+    deleted = [(status, hook) for status, hook, _ in _hook_events(served.events(stack_id), "First") if status.startswith("DELETE")]
+    assert deleted == [("DELETE_IN_PROGRESS", "HOOK_IN_PROGRESS"), ("DELETE_IN_PROGRESS", "HOOK_COMPLETE_SUCCEEDED")]
+
+
+def test_a_hook_answering_in_progress_a_fourth_time_fails(served: Served) -> None:
+    # The Hooks user guide: a hook may answer IN_PROGRESS 3 times; past that the service marks it failed.
+    served.configure(TargetOperations=["CLOUD_CONTROL"])
+    ended = served.request_ends(served.cloudcontrol.create_resource(TypeName=NOTE, DesiredState=json.dumps({"Title": "stubborn"}))["ProgressEvent"])
+    assert ended["OperationStatus"] == "FAILED", ended
+    [judged] = served.cloudcontrol.get_resource_request_status(RequestToken=ended["RequestToken"])["HooksProgressEvent"]
+    assert judged["HookStatus"] == "HOOK_FAILED"
+    assert judged["HookStatusMessage"] == (
+        f"Hook {HOOK} failed: it answered IN_PROGRESS more than 3 times (a hook may ask to be invoked again at most 3 times)"
+    )

@@ -138,8 +138,11 @@ def test_a_suspended_bucket_rolls_back_with_the_hooks_message_and_an_enabled_one
     assert len(verdict) == 1 and verdict[0]["LogicalResourceId"] == "Bucket", events
     assert verdict[0]["HookType"] == "Cfnrun::Versioning::Hook"
     assert verdict[0]["HookInvocationPoint"] == "PRE_PROVISION" and verdict[0]["HookFailureMode"] == "FAIL"
+    # its hook result names the public hook the Alias activates (GetHookResult's OriginalTypeName, botocore's model)
+    result = hooked.cloudformation.get_hook_result(HookResultId=verdict[0]["HookInvocationId"])
+    assert (result["TypeName"], result["OriginalTypeName"]) == ("Cfnrun::Versioning::Hook", "AWS::Hooks::LambdaHook")
     reason = verdict[0]["HookStatusReason"]
-    assert reason.startswith("Bucket Bucket must have versioning Enabled, not Suspended")
+    assert reason.startswith("Hook failed with message: Bucket Bucket must have versioning Enabled, not Suspended")
     assert "Annotations: BucketVersioning FAILED HIGH" in reason and "→ fix: set VersioningConfiguration.Status to Enabled" in reason
     failed = [e for e in events if e["LogicalResourceId"] == "Bucket" and e["ResourceStatus"] == "CREATE_FAILED"]
     assert "Cfnrun::Versioning::Hook" in failed[0]["ResourceStatusReason"]
@@ -148,7 +151,7 @@ def test_a_suspended_bucket_rolls_back_with_the_hooks_message_and_an_enabled_one
 
     assert hooked.create("enabled", BUCKET_STACK, Versioning="Enabled") == "CREATE_COMPLETE"
     statuses = [(e["HookStatus"], e.get("HookStatusReason")) for e in hooked.hook_events("enabled")]
-    assert statuses == [("HOOK_IN_PROGRESS", "Hook invocation is in progress"), ("HOOK_COMPLETE_SUCCEEDED", "versioning is Enabled")]
+    assert statuses == [("HOOK_IN_PROGRESS", "Invoking hook"), ("HOOK_COMPLETE_SUCCEEDED", "Hook succeeded with message: versioning is Enabled")]
     hooked.server.has_printed(r"VersioningPolicyFunction lambda hook Cfnrun::Versioning::Hook CREATE_PRE_PROVISION enabled Bucket → SUCCESS")
     logged = hooked.server.has_printed(r'│ \{.*"lambda-hooked-enabled"')  # the function prints the request it was sent
     request = json.loads(logged.split("│ ", 1)[1])
@@ -159,6 +162,7 @@ def test_a_suspended_bucket_rolls_back_with_the_hooks_message_and_an_enabled_one
         "targetModel": {"resourceProperties": {"BucketName": "lambda-hooked-enabled", "VersioningConfiguration": {"Status": "Enabled"}}},
     }
     assert request["stackId"].startswith("arn:aws:cloudformation:us-east-1:123456789012:stack/enabled/")
+    assert request["changeSetId"] is None  # CreateStack: no change set (the Lambda hooks chapter)
 
     # An update to Suspended is refused before the bucket is touched (UPDATE_PRE_PROVISION), and rolled back.
     hooked.cloudformation.update_stack(
@@ -167,7 +171,18 @@ def test_a_suspended_bucket_rolls_back_with_the_hooks_message_and_an_enabled_one
     assert hooked.settled("enabled", "stack_update_complete") == "UPDATE_ROLLBACK_COMPLETE"
     refused = [e for e in hooked.hook_events("enabled") if e["HookStatus"] == "HOOK_COMPLETE_FAILED"]
     assert [e["ResourceStatus"] for e in refused] == ["UPDATE_IN_PROGRESS"]
-    assert refused[0]["HookStatusReason"].startswith("Bucket Bucket must have versioning Enabled, not Suspended")
+    assert refused[0]["HookStatusReason"].startswith("Hook failed with message: Bucket Bucket must have versioning Enabled, not Suspended")
+
+    # The same update from a change set: the hook's request names the change set whose execution asks it (changeSetId).
+    cfn = hooked.cloudformation
+    suspend = [{"ParameterKey": "Versioning", "ParameterValue": "Suspended"}]
+    change_set = cfn.create_change_set(StackName="enabled", ChangeSetName="suspend", UsePreviousTemplate=True, Parameters=suspend)
+    cfn.get_waiter("change_set_create_complete").wait(ChangeSetName=change_set["Id"], WaiterConfig=FAST)
+    cfn.execute_change_set(ChangeSetName=change_set["Id"])
+    assert hooked.settled("enabled", "stack_update_complete") == "UPDATE_ROLLBACK_COMPLETE"
+    logged = hooked.server.has_printed(r'│ \{.*"changeSetId": "arn:aws:cloudformation:us-east-1:123456789012:changeSet/suspend/')
+    request = json.loads(logged.split("│ ", 1)[1])
+    assert (request["changeSetId"], request["actionInvocationPoint"]) == (change_set["Id"], "UPDATE_PRE_PROVISION")
 
 
 def test_in_warn_mode_the_stack_goes_through_with_the_hooks_message_in_the_events(hooked: Hooked) -> None:
@@ -182,7 +197,7 @@ def test_in_progress_is_replayed_with_its_callback_context_after_the_delay_on_th
     assert hooked.create("patient-suspended", BUCKET_STACK, Versioning="Suspended") == "ROLLBACK_COMPLETE"
     [verdict] = [e for e in hooked.hook_events("patient-suspended") if e["HookStatus"] == "HOOK_COMPLETE_FAILED"]
     assert verdict["HookStatusReason"] == (
-        "Bucket Bucket must have versioning Enabled, not Suspended (invocation 2, callbackContext looked=Bucket)"
+        "Hook failed with message: Bucket Bucket must have versioning Enabled, not Suspended (invocation 2, callbackContext looked=Bucket)"
     )
     assert hooked.create("patient-enabled", BUCKET_STACK, Versioning="Enabled") == "CREATE_COMPLETE"
     assert any("invocation 2" in (e.get("HookStatusReason") or "") for e in hooked.hook_events("patient-enabled"))

@@ -286,7 +286,7 @@ def test_a_registered_hook_fires_in_stacks_once_its_configuration_enables_it(reg
         cloudformation.get_waiter("stack_create_complete").wait(StackName="hooked", WaiterConfig=FAST)
     events = cloudformation.describe_stack_events(StackName="hooked")["StackEvents"]
     reasons = [e.get("HookStatusReason") for e in events if e.get("HookType") == hook and e.get("HookStatus") == "HOOK_COMPLETE_FAILED"]
-    assert reasons == ["bucket versioning must be Enabled (found Suspended)"], events
+    assert reasons == ["Hook failed with message: bucket versioning must be Enabled (found Suspended)"], events
 
 
 def _wait_for_tests(cloudformation: Any, arn: str) -> Dict[str, Any]:
@@ -583,7 +583,7 @@ def test_a_registered_hook_and_module_are_back_in_stacks_after_a_restart_with_st
             cloudformation.get_waiter("stack_create_complete").wait(StackName="hooked", WaiterConfig=FAST)
         events = cloudformation.describe_stack_events(StackName="hooked")["StackEvents"]
         assert [e.get("HookStatusReason") for e in events if e.get("HookType") == hook and e.get("HookStatus") == "HOOK_COMPLETE_FAILED"] == [
-            "bucket versioning must be Enabled (found Suspended)"
+            "Hook failed with message: bucket versioning must be Enabled (found Suspended)"
         ], events
     finally:
         second.server.stop(timeout=PATIENCE_S)

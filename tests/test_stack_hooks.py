@@ -80,17 +80,41 @@ def test_a_non_compliant_bucket_rolls_its_stack_back_and_a_compliant_one_is_made
     assert _deploy(cfn, "suspended", "Suspended") == "ROLLBACK_COMPLETE"
     hooked = _hook_events(cfn, "suspended")
     assert [(e["LogicalResourceId"], e["HookStatus"]) for e in hooked] == [("Bucket", "HOOK_IN_PROGRESS"), ("Bucket", "HOOK_COMPLETE_FAILED")]
-    assert hooked[-1]["HookStatusReason"] == "bucket versioning must be Enabled (found Suspended)"
+    # the service's words (the Hooks user guide's testing page, DescribeStackEvents of 2025): "Invoking hook", then the verdict
+    assert hooked[0]["HookStatusReason"] == "Invoking hook"
+    assert hooked[-1]["HookStatusReason"] == "Hook failed with message: bucket versioning must be Enabled (found Suspended)"
     assert hooked[-1]["HookInvocationPoint"] == "PRE_PROVISION" and hooked[-1]["HookFailureMode"] == "FAIL"
+    # one invocation's events share its HookInvocationId (DescribeStackEvents, 2025), the HookResultId of its hook result
+    invocation = hooked[0]["HookInvocationId"]
+    assert hooked[-1]["HookInvocationId"] == invocation
+    result = cfn.get_hook_result(HookResultId=invocation)
+    assert (result["TypeName"], result["Status"], result["Target"]["TargetId"]) == (HOOK, "HOOK_COMPLETE_FAILED", "Bucket")
+    pages = cfn.get_paginator("describe_events").paginate(StackName="suspended")  # its OperationEvents have no such field
+    assert any(e.get("HookStatus") == "HOOK_COMPLETE_FAILED" for page in pages for e in page["OperationEvents"])
     events = list(reversed(cfn.describe_stack_events(StackName="suspended")["StackEvents"]))
     failed = [e for e in events if e.get("ResourceStatus") == "CREATE_FAILED"]
-    assert failed[0]["ResourceStatusReason"] == f"The following hook(s)/validation failed: [{HOOK}]"
+    assert failed[0]["ResourceStatusReason"] == f"The following hook(s) failed: [{HOOK}]"
     note = next(e["PhysicalResourceId"] for e in events if e["LogicalResourceId"] == "Note" and e.get("ResourceStatus") == "CREATE_COMPLETE")
     with pytest.raises(ClientError, match="ResourceNotFoundException"):  # the note made before the bucket was deleted
         cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Note", Identifier=note)
 
     assert _deploy(cfn, "enabled", "Enabled") == "CREATE_COMPLETE"
-    assert _hook_events(cfn, "enabled")[-1]["HookStatus"] == "HOOK_COMPLETE_SUCCEEDED"
+    assert [(e["HookStatus"], e["HookStatusReason"]) for e in _hook_events(cfn, "enabled")][-1] == (
+        "HOOK_COMPLETE_SUCCEEDED", "Hook succeeded with message: versioning Enabled, tags enough"
+    )
+    # once its hooks let it through, the resource's creation starts with the service's own event (the Hooks user guide)
+    events = list(reversed(cfn.describe_stack_events(StackName="enabled")["StackEvents"]))
+    bucket = [(e["ResourceStatus"], e.get("HookStatus"), e.get("ResourceStatusReason")) for e in events if e["LogicalResourceId"] == "Bucket"]
+    assert bucket == [
+        ("CREATE_IN_PROGRESS", None, None),
+        ("CREATE_IN_PROGRESS", "HOOK_IN_PROGRESS", None),
+        ("CREATE_IN_PROGRESS", "HOOK_COMPLETE_SUCCEEDED", None),
+        ("CREATE_IN_PROGRESS", None, "Hook invocations complete.  Resource creation initiated"),
+        ("CREATE_IN_PROGRESS", None, "Resource creation Initiated"),
+        ("CREATE_COMPLETE", None, None),
+    ]
+    note = [e.get("ResourceStatusReason") for e in events if e["LogicalResourceId"] == "Note"]
+    assert "Hook invocations complete.  Resource creation initiated" not in note  # no hook targets a note
     # the hook's calls are in its project's history, as stack operations
     history = cfnrun("history", cwd=server.folder / "versioning_hook")  # type: ignore[attr-defined]
     assert "CREATE_PRE_PROVISION" in history.stdout, history.stdout + history.stderr
@@ -100,7 +124,7 @@ def test_the_type_configuration_sets_properties_failure_mode_and_status(server: 
     cfn, _ = _clients(server)
     _configure(cfn, FailureMode="FAIL", Properties={"MinTags": 2})
     assert _deploy(cfn, "fewtags", "Enabled") == "ROLLBACK_COMPLETE"
-    assert _hook_events(cfn, "fewtags")[-1]["HookStatusReason"] == "a bucket needs at least 2 tag(s), found 1"
+    assert _hook_events(cfn, "fewtags")[-1]["HookStatusReason"] == "Hook failed with message: a bucket needs at least 2 tag(s), found 1"
 
     _configure(cfn, FailureMode="WARN", Properties={"MinTags": 0})
     assert _deploy(cfn, "warned", "Suspended") == "CREATE_COMPLETE"
@@ -116,3 +140,7 @@ def test_the_type_configuration_sets_properties_failure_mode_and_status(server: 
         _configure(cfn, FailureMode="FAIL", Properties={"MinTags": "many"})
     with pytest.raises(ClientError, match="FailureMode"):
         _configure(cfn, FailureMode="SOMETIMES")
+    # the Hooks user guide's target filters: Targets, or TargetNames/Actions/InvocationPoints, never both
+    both = {"Actions": ["CREATE"], "Targets": [{"TargetName": "AWS::S3::Bucket", "Action": "UPDATE", "InvocationPoint": "PRE_PROVISION"}]}
+    with pytest.raises(ClientError, match="TargetFilters cannot have both Targets and Actions"):
+        _configure(cfn, FailureMode="FAIL", TargetFilters=both)

@@ -150,7 +150,7 @@ def test_a_hook_that_fails_a_resource_fails_the_step_with_its_reason(sample: Cal
     assert [(r["logicalResourceId"], r["hookType"], r["hookFailureMode"]) for r in hooked] == [("Bucket", "Cfnrun::Sample::BucketGuard", "FAIL")]
     create = next(r for r in found if r["event"] == "stackStepResult" and r["kind"] == "create")
     assert create["stackStatus"] == "ROLLBACK_COMPLETE"
-    assert create["reason"].startswith("Bucket HOOK_COMPLETE_FAILED Cfnrun::Sample::BucketGuard: Bucket must use server-side encryption")
+    assert create["reason"].startswith("Bucket HOOK_COMPLETE_FAILED Cfnrun::Sample::BucketGuard: Hook failed with message: Bucket must use server-side encryption")
 
 
 def test_a_resource_read_finds_after_its_delete_is_left_behind(sample: Callable[[str], Path], tmp_path: Path) -> None:

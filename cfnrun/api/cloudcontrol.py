@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Protocol, Tuple
 
 from aiohttp import web
@@ -44,6 +44,33 @@ def validation_error(message: str) -> CloudControlError:
 
 
 @dataclass
+class HookProgress:
+    """One hook's invocation on a request, as ``GetResourceRequestStatus``'s HooksProgressEvent lists it."""
+
+    hook_type_name: str
+    hook_type_arn: str
+    status: str  # HOOK_IN_PROGRESS, HOOK_COMPLETE_SUCCEEDED, HOOK_COMPLETE_FAILED or HOOK_FAILED
+    failure_mode: str  # FAIL or WARN
+    event_time: float  # seconds since the epoch
+    message: Optional[str] = None
+    type_version_id: str = "00000001"
+
+    def wire(self) -> Dict[str, Any]:
+        event: Dict[str, Any] = {
+            "HookTypeName": self.hook_type_name,
+            "HookTypeVersionId": self.type_version_id,
+            "HookTypeArn": self.hook_type_arn,
+            "InvocationPoint": "PRE_PROVISION",
+            "HookStatus": self.status,
+            "HookEventTime": self.event_time,
+            "FailureMode": self.failure_mode,
+        }
+        if self.message is not None:
+            event["HookStatusMessage"] = self.message
+        return event
+
+
+@dataclass
 class CloudProgress:
     """One resource operation request as ``GetResourceRequestStatus`` shows it."""
 
@@ -58,6 +85,7 @@ class CloudProgress:
     error_code: Optional[str] = None
     retry_after: Optional[float] = None
     hooks_request_token: Optional[str] = None  # set when hooks judged the request: their results' TargetId (ListHookResults)
+    hooks: Dict[str, HookProgress] = field(default_factory=dict)  # each hook invocation on it, by invocation id, in order
 
     def wire(self) -> Dict[str, Any]:
         event: Dict[str, Any] = {
@@ -260,7 +288,11 @@ class CloudControlApi:
         return body
 
     async def get_resource_request_status(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        return {"ProgressEvent": (await self.requests.request_status(str(_string(params, "RequestToken")))).wire()}
+        progress = await self.requests.request_status(str(_string(params, "RequestToken")))
+        answer: Dict[str, Any] = {"ProgressEvent": progress.wire()}
+        if progress.hooks:  # the hooks that judged it (the API's HooksProgressEvent)
+            answer["HooksProgressEvent"] = [hook.wire() for hook in progress.hooks.values()]
+        return answer
 
     async def list_resource_requests(self, params: Dict[str, Any]) -> Dict[str, Any]:
         status_filter = params.get("ResourceRequestStatusFilter") or {}

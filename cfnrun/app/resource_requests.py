@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from cfnrun.api.cloudcontrol import CloudControlError, CloudProgress, ResourceDescription, validation_error
+from cfnrun.api.cloudcontrol import CloudControlError, CloudProgress, HookProgress, ResourceDescription, validation_error
 from cfnrun.contract.request_rules import service_problems
 from cfnrun.invoker.cancellable_clock import CancelRequested, CancellableClock
 from cfnrun.invoker.clock import RealClock
@@ -38,6 +38,7 @@ from cfnrun.model.json_patch import PatchError, apply_patch, parse_pointer, touc
 from cfnrun.model.protocol import Action, OperationStatus
 from cfnrun.model.schema import ResourceSchema, pointer_to_path
 from cfnrun.runtime.registry import FunctionRegistry
+from cfnrun.stacks.hook_results import hook_type_arn
 from cfnrun.stacks.hooks import HookGate, HookReport, HookedOperation, with_reasons
 from cfnrun.stacks.provisioning import StackContext
 
@@ -275,6 +276,10 @@ class ResourceRequestStore:
         def report(hooked: HookReport) -> None:
             reports.append(hooked)
             progress.hooks_request_token = hooks_token
+            arn = hook_type_arn(self.served.region, self.served.account_id, hooked.hook_type)
+            progress.hooks[hooked.invocation_id or hooked.hook_type] = HookProgress(
+                hooked.hook_type, arn, hooked.status, hooked.failure_mode, time.time(), hooked.reason
+            )
             if hooked.status != "HOOK_IN_PROGRESS":
                 self.console.info(f"Cloud Control request {progress.request_token}: hook {hooked.hook_type} {hooked.status} {hooked.reason or ''}".rstrip())
 

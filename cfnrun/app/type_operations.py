@@ -113,6 +113,8 @@ class TypeOperations:
         type_configuration: Optional[Dict[str, Any]] = None,
         stack_level: Optional[StackLevelTarget] = None,
         secrets: Sequence[str] = (),
+        change_set_id: Optional[str] = None,
+        max_reinvoke: Optional[int] = None,
     ) -> Operation:
         """One operation of ``type_name``: a resource type's, or a hook's at ``action`` (an invocation point) on ``target_name``.
 
@@ -137,6 +139,7 @@ class TypeOperations:
                 tags=tags or {},
                 target_name=target_name,
                 stack_level=stack_level,
+                change_set_id=change_set_id,
             ),
             credentials=self._caller_credentials(),
             stack_id=stack_id,
@@ -179,6 +182,7 @@ class TypeOperations:
             observers=watching,
             checker=checker,
             strict=self.contract is ContractMode.STRICT,
+            max_reinvoke=max_reinvoke,
             live=False,  # no observer here shows a call in flight (only ``cfnrun invoke``'s timeline does)
         )
 

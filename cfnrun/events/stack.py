@@ -37,6 +37,7 @@ class StackEvent:
     hook_status_reason: Optional[str] = None
     hook_invocation_point: Optional[str] = None
     hook_failure_mode: Optional[str] = None
+    hook_invocation_id: Optional[str] = None  # one hook invocation's events share it; its hook result's HookResultId
     operation_id: Optional[str] = None  # the stack operation it belongs to (DescribeEvents groups by it)
 
 
@@ -154,6 +155,7 @@ def encode_stack_event(event: StackEvent) -> Dict[str, Any]:
         "hookStatusReason": event.hook_status_reason,
         "hookInvocationPoint": event.hook_invocation_point,
         "hookFailureMode": event.hook_failure_mode,
+        "hookInvocationId": event.hook_invocation_id,
     }
     record.update({key: value for key, value in optional.items() if value})
     return record

@@ -71,7 +71,7 @@ class HookOperationRequest(OperationRequest):
             actionInvocationPoint=self.action.value,
             hookModel=self.operation.type_configuration,
             requestContext=HookRequestContext(invocation=self.invocation, callbackContext=self.callback_context),
-            changeSetId=stack_level.changeSetId if stack_level else None,
+            changeSetId=self.operation.change_set_id,
             requestData=HookRequestData(
                 targetName=self.target_name,
                 targetType=stack_level.targetType if stack_level else "RESOURCE",
@@ -95,6 +95,7 @@ class HookOperationRequest(OperationRequest):
                 "hookContext": {
                     "awsAccountId": self.account_id,
                     "stackId": self.stack_id,
+                    **({"changeSetId": self.operation.change_set_id} if self.operation.change_set_id else {}),
                     "hookTypeName": self.type_name,
                     "hookTypeVersion": HOOK_TYPE_VERSION,
                     "invocationPoint": self.action.value,

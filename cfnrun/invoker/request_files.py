@@ -36,6 +36,7 @@ class OperationInput:
     format: str = CFN_INVOKE
     target_name: Optional[str] = None  # a hook's target type, e.g. AWS::S3::Bucket, or STACK / CHANGE_SET
     stack_level: Optional[StackLevelTarget] = None  # a hook's STACK or CHANGE_SET target: its document, not properties
+    change_set_id: Optional[str] = None  # a hook's: the change set it judges, or whose execution it is part of
     tags: Dict[str, Dict[str, str]] = field(default_factory=dict)  # stackTags, systemTags and their previous* (by wire name)
     warnings: List[str] = field(default_factory=list)  # what the user should know about the file
 

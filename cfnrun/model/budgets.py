@@ -2,7 +2,8 @@
 
 Defaults are exactly the contract's: a ProgressEvent within 60 s for
 create/update/delete and 30 s for read/list, and the whole operation within the
-schema's ``handlers.<action>.timeoutInMinutes`` (120 when absent).
+schema's ``handlers.<action>.timeoutInMinutes`` (120 when absent). A hook's invocation
+points have 30 s each: the Hooks user guide's limit per invocation, for every kind of hook.
 """
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from cfnrun.model.schema import ResourceSchema
 MUTATING_BUDGET_S = 60.0
 READ_LIST_BUDGET_S = 30.0
 LAMBDA_MAX_TIMEOUT_S = 900.0  # a function without a Timeout may run this long on Lambda
-LAMBDA_HOOK_BUDGET_S = 30.0  # the service waits this long for each answer of a Lambda hook's function
-GUARD_HOOK_BUDGET_S = 30.0  # cfnrun's limit for one Guard evaluation (no documented one found): the Lambda hook's
+HOOK_BUDGET_S = 30.0  # the Hooks user guide (concepts): "a 30-second timeout limit per invocation", for hooks of every kind
+LAMBDA_HOOK_BUDGET_S = HOOK_BUDGET_S  # the service waits this long for each answer of a Lambda hook's function
+GUARD_HOOK_BUDGET_S = HOOK_BUDGET_S  # one Guard evaluation
 
 
 class BudgetKind(str, enum.Enum):
@@ -61,12 +63,12 @@ class Budgets:
         """How long one invocation may run before it is cut."""
         if self.invocation_timeout_s is not None:
             return Budget(self.invocation_timeout_s, "--invocation-timeout", BudgetKind.OVERRIDE)
-        contract = MUTATING_BUDGET_S if action.is_mutating else READ_LIST_BUDGET_S
-        budget = Budget(
-            contract * self.time_scale,
-            f"the handler contract's {contract:g} s response budget for {action.value}" + self._scaled(),
-            BudgetKind.CONTRACT,
-        )
+        if action.is_hook:
+            contract, source = HOOK_BUDGET_S, f"the Hooks user guide's {HOOK_BUDGET_S:g} s limit per hook invocation, for {action.value}"
+        else:
+            contract = MUTATING_BUDGET_S if action.is_mutating else READ_LIST_BUDGET_S
+            source = f"the handler contract's {contract:g} s response budget for {action.value}"
+        budget = Budget(contract * self.time_scale, source + self._scaled(), BudgetKind.CONTRACT)
         if function_timeout_s is not None and function_timeout_s * self.time_scale < budget.seconds:
             return self._function_timeout(function_timeout_s)
         return budget
@@ -90,7 +92,7 @@ class Budgets:
         )
 
     def guard_hook(self) -> Budget:
-        """How long one evaluation of a Guard hook's rules may run (no documented limit found: the Lambda hook's 30 s)."""
+        """How long one evaluation of a Guard hook's rules may run (the Hooks user guide's 30 s per hook invocation)."""
         return Budget(
             GUARD_HOOK_BUDGET_S * self.time_scale,
             f"cfnrun's {GUARD_HOOK_BUDGET_S:g} s limit for a Guard hook's evaluation" + self._scaled(),

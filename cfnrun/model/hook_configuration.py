@@ -125,6 +125,11 @@ def parse_hook_configuration(document: Any) -> HookConfiguration:
     filters = section.get("TargetFilters") or {}
     if not isinstance(filters, dict):
         raise HookConfigurationError("HookConfiguration.TargetFilters must be an object")
+    lists = [key for key in ("TargetNames", "Actions", "InvocationPoints") if key in filters]
+    if "Targets" in filters and lists:  # the Hooks user guide's target filters: one form or the other, never both
+        raise HookConfigurationError(
+            f"TargetFilters cannot have both Targets and {', '.join(lists)}: give each target's TargetName, Action and InvocationPoint in Targets"
+        )
     targets: List[Tuple[str, str, str]] = []
     for index, target in enumerate(filters.get("Targets") or []):
         if not isinstance(target, dict) or not all(isinstance(target.get(k), str) for k in ("TargetName", "Action")):

@@ -47,7 +47,6 @@ class StackLevelTarget(WireModel):
     targetType: str  # STACK or CHANGE_SET
     model: Dict[str, Any]  # template and previousTemplate, or template and changedResources
     payload: Optional[str] = None  # the URL the support library downloads ``model`` from
-    changeSetId: Optional[str] = None
 
 
 class HookRequestData(WireModel):

@@ -24,7 +24,7 @@ from cfnrun.stacks.template.declarations import is_custom_resource
 from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
 from cfnrun.stacks.in_flight import STOPPED, InFlight, OperationStopped
-from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookReport, HookedOperation, stack_model
+from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookReport, HookedOperation, stack_model, verdict_reason
 from cfnrun.stacks.interrupted_update import REPLACING, interrupted_update
 from cfnrun.stacks.unanswered_creates import ask_again
 from cfnrun.stacks.ordering import Step, reverse, run_in_order
@@ -45,6 +45,9 @@ from cfnrun.stacks.stack_policy import StackPolicy, refusals
 
 HOOK_REASON_LIMIT = 1024  # HookStatusReason, as the API bounds it
 CREATION_INITIATED = "Resource creation Initiated"  # the second CREATE_IN_PROGRESS, once the handler is called
+# A created resource's CREATE_IN_PROGRESS once hooks have judged it and let it through (the Hooks user guide's testing and
+# invocation pages: its two spaces are the service's). An update's or a delete's counterpart is not published: none is written.
+HOOKS_COMPLETE = "Hook invocations complete.  Resource creation initiated"
 
 
 @dataclass
@@ -85,6 +88,8 @@ class StackEngine:
         self.account_id = account_id
         self.blueprints: Dict[str, Blueprint] = {}  # each stack's current template, by stack id
         self.updates: Dict[str, UpdateRun] = {}  # each stack's last update, by stack id
+        # the change set each stack is executing, by stack id: its hooks' requests name it (changeSetId, the Hooks user guide)
+        self.executing_change_sets: Dict[str, str] = {}
         # told of each resource right after its DELETE_COMPLETE, before what it depends on is deleted (``cfnrun stack test``
         # asks it whether it is gone while, say, the table an item was in still exists)
         self.on_deleted: Optional[Callable[[Stack, StackResource], Awaitable[None]]] = None
@@ -218,8 +223,9 @@ class StackEngine:
             stack.record(resource.logical_id, replacing.physical_id or "", resource.type_name, resource.status, reason, shown, token)
         else:
             stack.set_resource_status(resource, f"{verb}_IN_PROGRESS", reason, shown, token)
+        judged: List[HookReport] = []
         try:
-            refused = await self._hooks(stack, resource, verb, properties, previous, token)
+            refused = await self._hooks(stack, resource, verb, properties, previous, token, judged.append)
         except OperationStopped:  # serve stopped while a hook ran: the resource stays as it is, never provisioned
             self._stopped_at(stack, resource, token)
             return False
@@ -231,6 +237,8 @@ class StackEngine:
         if cancellation is not None and cancellation.cancelled:  # another resource failed while this one's hooks ran
             stack.set_resource_status(resource, f"{verb}_FAILED", CANCELLED[verb], shown, token)
             return False
+        if judged and verb == "CREATE" and replacing is None:
+            stack.set_resource_status(resource, resource.status, HOOKS_COMPLETE, token=token)
         started()
         if first_call is not None:
             self.in_flight.calling(stack, resource, first_call.client_request_token, shown, properties)
@@ -412,14 +420,15 @@ class StackEngine:
         self, stack: Stack, blueprint: Blueprint, removed: List[str], replaced: Mapping[str, StackResource], token: Optional[str]
     ) -> bool:
         """The update's cleanup phase: the old resources of replacements and the plan's Removes, together in reverse
-        dependency order of the template they were made by (an old subnet goes before its old VPC)."""
+        dependency order of the template they were made by (an old subnet goes before its old VPC). No hook is asked: the
+        Hooks user guide says operations in UpdateCleanup invoke none (a removed resource's, a replaced one's preDelete)."""
         gone = {lid: stack.resources[lid] for lid in removed if lid in stack.resources}
         old = {**gone, **replaced}
 
         def policy(logical_id: str) -> str:
             return blueprint.update_replace_policy(logical_id) if logical_id in replaced else blueprint.deletion_policy(logical_id)
 
-        ok = await self._delete_in_reverse(stack, blueprint, old, policy, token, hooked=True)
+        ok = await self._delete_in_reverse(stack, blueprint, old, policy, token)
         for logical_id in gone:
             stack.resources.pop(logical_id, None)
         return ok
@@ -707,12 +716,17 @@ class StackEngine:
         properties: Dict[str, Any],
         previous: Optional[Dict[str, Any]],
         token: Optional[str],
+        judged: Callable[[HookReport], None] = lambda report: None,
     ) -> Optional[str]:
-        """The hooks targeting this resource operation, each report a stack event; why they refuse it, or None."""
+        """The hooks targeting this resource operation, each report a stack event (and given to ``judged``); why they refuse it, or None."""
         if self.hooks is None:  # none configured: nothing to ask, no target to describe
             return None
-        target = HookedOperation(self.context(stack), action, resource.logical_id, resource.type_name, properties, previous)
-        return await self._ask_hooks(stack, target, (resource.logical_id, resource.physical_id or "", resource.type_name, resource.status), token)
+        target = HookedOperation(
+            self.context(stack), action, resource.logical_id, resource.type_name, properties, previous,
+            change_set_id=self.executing_change_sets.get(stack.stack_id),
+        )
+        subject = (resource.logical_id, resource.physical_id or "", resource.type_name, resource.status)
+        return await self._ask_hooks(stack, target, subject, token, judged)
 
     async def _stack_hooks(
         self,
@@ -727,24 +741,32 @@ class StackEngine:
         if self.hooks is None:  # none configured: the template is not written out for them
             return None
         model = stack_model(template, previous)
-        target = HookedOperation(self.context(stack), action, stack.name, STACK_TARGET, {}, operation=STACK_TARGET, model=model, skipped=skip_hooks)
+        target = HookedOperation(
+            self.context(stack), action, stack.name, STACK_TARGET, {}, operation=STACK_TARGET, model=model, skipped=skip_hooks,
+            change_set_id=self.executing_change_sets.get(stack.stack_id),
+        )
         return await self._ask_hooks(stack, target, (stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status), token)
 
-    async def _ask_hooks(self, stack: Stack, target: HookedOperation, subject: Tuple[str, str, str, str], token: Optional[str]) -> Optional[str]:
-        """Ask the gate; each hook's progress is an event of ``subject`` (logical id, physical id, type, status)."""
+    async def _ask_hooks(
+        self, stack: Stack, target: HookedOperation, subject: Tuple[str, str, str, str], token: Optional[str],
+        judged: Callable[[HookReport], None] = lambda report: None,
+    ) -> Optional[str]:
+        """Ask the gate; each hook's progress is an event of ``subject`` (logical id, physical id, type, status), and goes to ``judged``."""
         if self.hooks is None:
             return None
 
         def report(hooked: HookReport) -> None:
+            judged(hooked)
             stack.record(
                 *subject,
                 None,
                 token=token,
                 hook_type=hooked.hook_type,
                 hook_status=hooked.status,
-                hook_status_reason=stack.masked(hooked.reason)[:HOOK_REASON_LIMIT] if hooked.reason else None,
+                hook_status_reason=stack.masked(verdict_reason(hooked.status, hooked.reason))[:HOOK_REASON_LIMIT] if hooked.reason else None,
                 hook_invocation_point=INVOCATION_POINT,
                 hook_failure_mode=hooked.failure_mode,
+                hook_invocation_id=hooked.invocation_id,
             )
 
         refused = await self.hooks.before(target, report)

@@ -87,6 +87,7 @@ def guard_input(target: HookedOperation, hook_type: str) -> Dict[str, Any]:
             "TargetName": target.type_name,
             "TargetType": "RESOURCE",
             "TargetLogicalId": target.logical_id,
+            **({"ChangeSetId": target.change_set_id} if target.change_set_id else {}),  # executing a change set
         },
         "Resources": {target.logical_id: _resource(target.type_name, target.properties)},
     }

@@ -28,6 +28,7 @@ class HookResult:
     invoked_at: float
     annotations: Tuple[Dict[str, Any], ...] = ()  # as the hook answered them (annotationName, status, statusMessage, …)
     result_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    original_type_name: Optional[str] = None  # the public hook an alias activates (AWS::Hooks::GuardHook, AWS::Hooks::LambdaHook)
 
     @property
     def target_id(self) -> str:
@@ -41,6 +42,11 @@ class HookResult:
         return self.target.stack.stack_id or self.target.logical_id
 
 
+def hook_type_arn(region: str, account_id: str, hook_type: str) -> str:
+    """A hook's type ARN, as its results and Cloud Control's HooksProgressEvent name it."""
+    return f"arn:aws:cloudformation:{region}:{account_id}:type/hook/{hook_type.replace('::', '-')}"
+
+
 class HookResults:
     """The verdicts of every hook this serve ran, oldest first."""
 
@@ -50,7 +56,7 @@ class HookResults:
         self.results: List[HookResult] = []
 
     def type_arn(self, hook_type: str) -> str:
-        return f"arn:aws:cloudformation:{self.region}:{self.account_id}:type/hook/{hook_type.replace('::', '-')}"
+        return hook_type_arn(self.region, self.account_id, hook_type)
 
     def record(
         self,
@@ -61,8 +67,14 @@ class HookResults:
         failure_mode: str,
         invoked_at: float,
         annotations: Tuple[Dict[str, Any], ...] = (),
+        result_id: Optional[str] = None,
+        original_type_name: Optional[str] = None,
     ) -> None:
-        self.results.append(HookResult(hook_type, self.type_arn(hook_type), status, reason, failure_mode, target, invoked_at, annotations))
+        """Keep one verdict; ``result_id`` is the invocation's id its stack events show as HookInvocationId."""
+        arn = self.type_arn(hook_type)
+        self.results.append(
+            HookResult(hook_type, arn, status, reason, failure_mode, target, invoked_at, annotations, result_id or str(uuid.uuid4()), original_type_name)
+        )
 
     def matching(self, params: Dict[str, Any]) -> List[HookResult]:
         """ListHookResults' filters, refused in the combinations the service refuses."""

@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Optional, Protocol
 
+from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.stacks.plan import ResourceChange
 from cfnrun.stacks.provisioning import StackContext
 
@@ -26,6 +27,12 @@ FAILED_HOOK_STATUSES = ("HOOK_COMPLETE_FAILED", "HOOK_FAILED")  # the hook judge
 INVOCATION_POINT = "PRE_PROVISION"
 STACK_TARGET = "STACK"
 CHANGE_SET_TARGET = "CHANGE_SET"
+# How many times a hook may answer IN_PROGRESS before the service gives up on it: the Hooks user guide's (concepts: "limited
+# to 3 retry attempts"; Lambda hooks: "A Hook can return IN_PROGRESS 3 times"); a fourth IN_PROGRESS fails it (cfnrun's reading).
+MAX_IN_PROGRESS = 3
+# A CHANGE_SET target's only action (the Hooks user guide: concepts, target filters), for a change set of any type: its
+# hooks run at CREATE_PRE_PROVISION, as the Lambda hooks chapter's example of a change set updating a stack shows.
+CHANGE_SET_ACTION = "CREATE"
 # a change set's Add / Modify / Remove as a changed resource's action in what a CHANGE_SET hook receives
 CHANGE_ACTIONS = {"Add": "CREATE", "Modify": "UPDATE", "Remove": "DELETE", "Import": "IMPORT"}  # Import: inferred, as hooks name the others
 
@@ -48,7 +55,7 @@ class HookedOperation:
     previous_properties: Optional[Dict[str, Any]] = None
     operation: str = "RESOURCE"
     model: Optional[Dict[str, Any]] = None
-    change_set_id: Optional[str] = None
+    change_set_id: Optional[str] = None  # a CHANGE_SET target's, or the change set whose execution this operation is part of
     target_id: Optional[str] = None  # how its hook results are found: a change set's ARN, a Cloud Control request's HooksRequestToken
     skipped: FrozenSet[str] = frozenset()  # hooks not to run: on a STACK target, those that passed its change set with SKIP_STACK_HOOK
 
@@ -67,6 +74,7 @@ class HookReport:
     failure_mode: str  # FAIL or WARN
     reason: Optional[str] = None
     skips_stack_hook: bool = False  # a CHANGE_SET hook answered CHANGE_SET_SUCCESS_SKIP_STACK_HOOK: not asked again when it executes
+    invocation_id: Optional[str] = None  # the same on an invocation's HOOK_IN_PROGRESS and its verdict: its hook result's id
 
 
 class HookGate(Protocol):
@@ -74,9 +82,31 @@ class HookGate(Protocol):
         """Run the hooks that target this operation; the failure reason when one in FAIL mode failed, else None."""
 
 
-def hook_failure(hook_types: "list[str]") -> str:
-    """The reason an operation fails with when its hooks in FAIL mode failed."""
-    return f"The following hook(s)/validation failed: [{', '.join(hook_types)}]"
+# The service's words in a hook's stack events (DescribeStackEvents of custom, Lambda and Guard hooks, 2022 to 2025):
+# "Invoking hook" while it runs, then the hook's message behind "Hook succeeded with message: " or "Hook failed with message: ".
+IN_PROGRESS_REASON = "Invoking hook"
+_VERDICT_WORDS = {"HOOK_COMPLETE_SUCCEEDED": "Hook succeeded with message: ", "HOOK_COMPLETE_FAILED": "Hook failed with message: "}
+
+
+def verdict_reason(status: str, message: str) -> str:
+    """A finished hook's HookStatusReason in a stack event: its message as the service words a verdict there.
+
+    Only the stack events are worded so: hook results (GetHookResult) and the reasons cfnrun composes for a change set or a
+    Cloud Control request keep the hook's own message. HOOK_FAILED's reason is cfnrun's own (no stored text shows the service's).
+    """
+    words = _VERDICT_WORDS.get(status)
+    return f"{words}{message}" if words else message
+
+
+def hook_failure(hook_types: "list[str]", operation: str = "RESOURCE") -> str:
+    """The reason an operation fails with when its hooks in FAIL mode failed.
+
+    A resource's is the Hooks user guide's (and the service's still, in 2025): "The following hook(s) failed: [...]"; a stack
+    operation's is taken to be the same (inferred). A change set the service's change-set hooks refuse (Early Validation among
+    them) says "hook(s)/validation"; a Cloud Control request is worded as a change set is (inferred: no stored text shows one).
+    """
+    words = "hook(s)/validation" if operation in (CHANGE_SET_TARGET, "CLOUD_CONTROL") else "hook(s)"
+    return f"The following {words} failed: [{', '.join(hook_types)}]"
 
 
 def with_reasons(refused: str, reports: Iterable[HookReport]) -> str:
@@ -95,17 +125,24 @@ def stack_model(template: Optional[Dict[str, Any]], previous_template: Optional[
     return {key: value for key, value in model.items() if value is not None}
 
 
+def _context(properties: Optional[Dict[str, Any]]) -> Optional[str]:
+    """A changed resource's properties as the payload gives them: JSON text, every number and boolean a string (the guide)."""
+    return json.dumps({"Properties": stringify_primitives(properties)}) if properties is not None else None
+
+
 def change_set_model(template: Dict[str, Any], changes: Iterable[ResourceChange], before: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
-    """What a CHANGE_SET hook receives: the template and each changed resource (``before``: the current properties by logical id)."""
+    """What a CHANGE_SET hook receives: the template and each changed resource (``before``: the current properties by logical id),
+    with what it has now (``beforeContext``, none when it is added) and what executing the change set would give it
+    (``afterContext``, none when it is removed; a value not known before execution as the change set shows it)."""
     changed = []
     for change in changes:
-        previous = before.get(change.logical_id)
         changed.append(
             {
                 "logicalResourceId": change.logical_id,
                 "resourceType": change.resource_type,
                 "action": CHANGE_ACTIONS[str(change.action)],
-                "beforeContext": json.dumps({"Properties": previous}) if previous is not None and change.action != "Add" else None,
+                "beforeContext": _context(before.get(change.logical_id)) if change.action != "Add" else None,
+                "afterContext": _context(change.after) if change.action != "Remove" else None,
             }
         )
     return {"template": json.dumps(template), "changedResources": changed}

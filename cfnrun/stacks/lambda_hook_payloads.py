@@ -24,9 +24,8 @@ from typing import Any, Dict, List, Optional
 
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION, HookInvocationRequest, HookRequestContext, HookRequestData, HookTargetModel, describe_annotation
-from cfnrun.stacks.hooks import INVOCATION_POINT, HookedOperation
+from cfnrun.stacks.hooks import INVOCATION_POINT, MAX_IN_PROGRESS, HookedOperation
 
-MAX_IN_PROGRESS = 3  # IN_PROGRESS answers the service accepts before it gives up
 HOOK_STATUSES = ("SUCCESS", "FAILED", "IN_PROGRESS")
 ERROR_CODES = ("NonCompliant", "InternalFailure")
 

@@ -19,7 +19,7 @@ from cfnrun.stacks.blueprint import Blueprint, Blueprints
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.names import CHANGE_SET_NAME, stack_name_problem
 from cfnrun.events.stack import StackEvent
-from cfnrun.stacks.hooks import CHANGE_SET_TARGET, HookReport, HookedOperation, change_set_model, with_reasons
+from cfnrun.stacks.hooks import CHANGE_SET_ACTION, CHANGE_SET_TARGET, HookReport, HookedOperation, change_set_model, with_reasons
 from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_update
 from cfnrun.stacks.persistence import blueprint_record_of, restored_blueprint, restored_stack, stack_record
 from cfnrun.stacks.state_db import StateDatabase, StateError
@@ -506,7 +506,7 @@ class StackStore:
             before = {r.logical_id: r.properties for r in stack.resources.values() if r.exists and r.properties is not None}
             target = HookedOperation(
                 self.engine.context(stack, change_set.blueprint),
-                change_set.change_set_type,
+                CHANGE_SET_ACTION,  # whatever the change set's type: the hook judges its creation
                 change_set.change_set_id,
                 CHANGE_SET_TARGET,
                 {},
@@ -562,9 +562,11 @@ class StackStore:
             del self.change_sets[other.change_set_id]  # executing one change set deletes the stack's others, as the service does
 
     async def _executing(self, change_set: ChangeSet, stack: Stack, run: Awaitable[None]) -> None:
+        self.engine.executing_change_sets[stack.stack_id] = change_set.change_set_id
         try:
             await run
         finally:
+            self.engine.executing_change_sets.pop(stack.stack_id, None)
             ok = stack.status in ("CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE")
             change_set.execution_status = "EXECUTE_COMPLETE" if ok else "EXECUTE_FAILED"
 

@@ -10,7 +10,11 @@ from cfnrun.model.protocol import HOOK_POINTS, RESOURCE_ACTIONS, Action
 def test_defaults_are_the_contracts_numbers() -> None:
     budgets = Budgets()
     assert [budgets.invocation(action).seconds for action in RESOURCE_ACTIONS] == [60, 30, 60, 60, 30]
-    assert [budgets.invocation(point).seconds for point in HOOK_POINTS] == [60, 60, 60]
+    # a hook's: the Hooks user guide's 30 s per invocation (concepts, "Timeout and retry limits"), not a resource handler's 60 s
+    assert [budgets.invocation(point).seconds for point in HOOK_POINTS] == [30, 30, 30]
+    assert budgets.invocation(Action.DELETE_PRE_PROVISION).describe() == (
+        "the Hooks user guide's 30 s limit per hook invocation, for DELETE_PRE_PROVISION (30 s)"
+    )
     assert budgets.operation(Action.CREATE_PRE_PROVISION, schema({"preCreate": {"timeoutInMinutes": 3}})).seconds == 180
     assert budgets.operation(Action.CREATE, schema()).seconds == 120 * 60
     assert budgets.operation(Action.CREATE, schema({"create": {"timeoutInMinutes": 5}})).seconds == 300

@@ -65,7 +65,7 @@ def test_a_refused_stack_create_provisions_nothing_and_rolls_back() -> None:
     assert memory.calls == [] and gate.asked[0].operation == "STACK" and len(gate.asked) == 1  # no resource was even asked about
     hooked = [e for e in stack.events if e.hook_type]
     assert [(e.logical_id, e.status, e.hook_status, e.hook_status_reason) for e in hooked][-1] == (
-        "s", "CREATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "the template needs a Description"
+        "s", "CREATE_IN_PROGRESS", "HOOK_COMPLETE_FAILED", "Hook failed with message: the template needs a Description"
     )
     assert [e.reason for e in stack.events if e.status == "ROLLBACK_IN_PROGRESS"] == [f"The following hook(s)/validation failed: [{HOOK}]"]
 
@@ -125,20 +125,25 @@ def test_a_change_set_its_hooks_refuse_is_failed_with_their_reasons() -> None:
     assert removing.status_reason == f"The following hook(s)/validation failed: [{HOOK}]. {HOOK}: removes Second"
     assert (resizing.status, resizing.execution_status) == ("CREATE_COMPLETE", "AVAILABLE")
     asked = [t for t in gate.asked if t.operation == "CHANGE_SET"][-1]
-    assert asked.change_set_id == resizing.change_set_id and asked.logical_id == resizing.change_set_id and asked.action == "UPDATE"
+    assert asked.change_set_id == resizing.change_set_id and asked.logical_id == resizing.change_set_id and asked.action == "CREATE"  # a change set's only action
 
 
 def test_the_stack_and_change_set_documents_have_the_guides_shape() -> None:
     template = {"Description": "d", "Resources": {"A": {"Type": "T::T::T"}}}
     assert stack_model(template, None) == {"template": json.dumps(template)}
     assert stack_model(None, template) == {"previousTemplate": json.dumps(template)}
-    changes = [ResourceChange("Add", "New", "T::T::T"), ResourceChange("Modify", "A", "T::T::T", "a-1", "False"), ResourceChange("Remove", "Old", "T::T::T")]
-    model = change_set_model(template, changes, {"A": {"Size": "1"}, "Old": {"Size": "2"}})
+    changes = [
+        ResourceChange("Add", "New", "T::T::T", after={"Size": 3, "On": True}),
+        ResourceChange("Modify", "A", "T::T::T", "a-1", "False", after={"Size": 4}),
+        ResourceChange("Remove", "Old", "T::T::T"),
+    ]
+    model = change_set_model(template, changes, {"A": {"Size": 1}, "Old": {"Size": "2"}})
     assert model["template"] == json.dumps(template)
-    assert [(c["logicalResourceId"], c["action"], c["beforeContext"]) for c in model["changedResources"]] == [
-        ("New", "CREATE", None),
-        ("A", "UPDATE", json.dumps({"Properties": {"Size": "1"}})),
-        ("Old", "DELETE", json.dumps({"Properties": {"Size": "2"}})),
+    # the Lambda hooks chapter: what it has now and what it would have, as JSON text with numbers and booleans as strings
+    assert [(c["logicalResourceId"], c["action"], c["beforeContext"], c["afterContext"]) for c in model["changedResources"]] == [
+        ("New", "CREATE", None, json.dumps({"Properties": {"Size": "3", "On": "true"}})),
+        ("A", "UPDATE", json.dumps({"Properties": {"Size": "1"}}), json.dumps({"Properties": {"Size": "4"}})),
+        ("Old", "DELETE", json.dumps({"Properties": {"Size": "2"}}), None),
     ]
     assert all(c["resourceType"] == "T::T::T" for c in model["changedResources"])
 

@@ -42,7 +42,8 @@ class GuardHook:
     def __init__(
         self, hook_type: str, configuration: HookConfiguration, rule_location: Dict[str, Any], input_params: List[Any], files: HookFiles, limit: Budget
     ) -> None:
-        self.hook_type = hook_type
+        self.hook_type = hook_type  # the GuardHook's Alias
+        self.original_type_name: Optional[str] = "AWS::Hooks::GuardHook"  # the public hook its Alias activates (botocore's example)
         self.configuration = configuration
         self.rule_location = rule_location
         self.input_params = input_params

@@ -39,8 +39,9 @@ from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.model.hook_protocol import StackLevelTarget, describe_annotation, hook_annotations
 from cfnrun.model.hook_targets import STACK_LEVEL_TARGETS, target_names
 from cfnrun.model.protocol import Action
+from cfnrun.model.random_ids import random_uuid
 from cfnrun.model.schema import ResourceSchema
-from cfnrun.stacks.hooks import HookReport, HookedOperation, hook_failure
+from cfnrun.stacks.hooks import IN_PROGRESS_REASON, MAX_IN_PROGRESS, HookReport, HookedOperation, hook_failure
 
 SKIP_STACK_HOOK = "CHANGE_SET_SUCCESS_SKIP_STACK_HOOK"  # a CHANGE_SET hook's success that spares it the STACK target on execution
 JUDGED = ("NonCompliant",)  # a FAILED hookStatus with this errorCode is a verdict, not an error
@@ -63,6 +64,7 @@ class Hook(Protocol):
 
     hook_type: str
     configuration: HookConfiguration
+    original_type_name: Optional[str]  # the public hook a Guard or Lambda hook's Alias activates (GetHookResult's OriginalTypeName)
 
     def targets(self, action: str, type_name: str) -> bool:
         """Does the hook itself declare this target (its schema's targetNames, a Guard or Lambda hook's filters)?
@@ -80,6 +82,7 @@ class CustomHook:
     ) -> None:
         self.stopping = stopping or Stopping()  # serve stopping: a stack's hook makes no call after the one in flight
         self.hook_type = hook_type
+        self.original_type_name: Optional[str] = None  # a hook type of its own, no alias
         self.operations = operations
         self.configuration = configuration
         self.payloads = payloads
@@ -98,7 +101,7 @@ class CustomHook:
         if target.model is None:
             return await self._run(target, None)
         with self.payloads.serving(target.model) as url:
-            return await self._run(target, StackLevelTarget(targetType=target.target_type, model=target.model, payload=url, changeSetId=target.change_set_id))
+            return await self._run(target, StackLevelTarget(targetType=target.target_type, model=target.model, payload=url))
 
     async def _run(self, target: HookedOperation, stack_level: Optional[StackLevelTarget]) -> HookOutcome:
         where = {
@@ -129,6 +132,8 @@ class CustomHook:
             string_primitives=target.operation != "CLOUD_CONTROL",
             history_source=CLOUD_CONTROL_SOURCE if target.operation == "CLOUD_CONTROL" else STACK_SOURCE,
             stack_level=stack_level,
+            change_set_id=target.change_set_id,
+            max_reinvoke=MAX_IN_PROGRESS,  # as the service: a fourth IN_PROGRESS fails the hook
             observers=[keep_answer],
             clock=clock,
             secrets=target.stack.secrets,
@@ -144,7 +149,10 @@ class CustomHook:
             return HookOutcome("HOOK_COMPLETE_SUCCEEDED", _with(result.message or None, described), annotations, skips)
         if result.reason is EndReason.HANDLER and result.error_code in JUDGED:
             return HookOutcome("HOOK_COMPLETE_FAILED", _with(result.message or result.error_code, described), annotations)
-        detail = ": ".join(part for part in (result.error_code, result.message) if part) or result.status.value
+        if result.reason is EndReason.REINVOKE_LIMIT:
+            detail = f"it answered IN_PROGRESS more than {MAX_IN_PROGRESS} times (a hook may ask to be invoked again at most {MAX_IN_PROGRESS} times)"
+        else:
+            detail = ": ".join(part for part in (result.error_code, result.message) if part) or result.status.value
         return HookOutcome("HOOK_FAILED", f"Hook {self.hook_type} failed: {detail}")
 
 
@@ -185,7 +193,8 @@ class HookGate:
 
         async def one(hook: Hook) -> Optional[str]:
             mode = hook.configuration.failure_mode
-            report(HookReport(hook.hook_type, "HOOK_IN_PROGRESS", mode, "Hook invocation is in progress"))
+            invocation = random_uuid()  # the events' HookInvocationId, and the HookResultId of the result it leaves
+            report(HookReport(hook.hook_type, "HOOK_IN_PROGRESS", mode, IN_PROGRESS_REASON, invocation_id=invocation))
             invoked_at = time.time()
             try:
                 outcome = await hook.run(target)
@@ -196,9 +205,11 @@ class HookGate:
             reason = outcome.reason
             if outcome.failed and mode == "WARN":
                 reason = f"{reason or outcome.status} (FailureMode WARN: the operation goes on)"
-            report(HookReport(hook.hook_type, outcome.status, mode, reason, outcome.skips_stack_hook))
-            self.results.record(hook.hook_type, target, outcome.status, reason, mode, invoked_at, outcome.annotations)
+            report(HookReport(hook.hook_type, outcome.status, mode, reason, outcome.skips_stack_hook, invocation))
+            self.results.record(
+                hook.hook_type, target, outcome.status, reason, mode, invoked_at, outcome.annotations, invocation, hook.original_type_name
+            )
             return hook.hook_type if outcome.failed and mode == "FAIL" else None
 
         refused = [name for name in await asyncio.gather(*(one(hook) for hook in hooks)) if name is not None]
-        return hook_failure(refused) if refused else None
+        return hook_failure(refused, target.operation) if refused else None

@@ -25,9 +25,8 @@ from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.model.budgets import Budget
 from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
-from cfnrun.stacks.hooks import HookedOperation
+from cfnrun.stacks.hooks import MAX_IN_PROGRESS, HookedOperation
 from cfnrun.stacks.lambda_hook_payloads import (
-    MAX_IN_PROGRESS,
     InvalidLambdaHookResponse,
     LambdaHookResponse,
     LambdaHookVerdict,
@@ -85,6 +84,7 @@ class LambdaHook:
     ) -> None:
         self.stopping = stopping or Stopping()
         self.hook_type = hook_type  # the LambdaHook's Alias
+        self.original_type_name: Optional[str] = "AWS::Hooks::LambdaHook"  # the public hook its Alias activates, as the Guard hook's
         self.lambda_function = lambda_function  # as the resource names it: a name or an ARN
         self.configuration = configuration
         self.operations = operations

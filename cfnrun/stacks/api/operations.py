@@ -520,10 +520,14 @@ class StackOperations:
 
     async def get_hook_result(self, params: Dict[str, Any]) -> Dict[str, Any]:
         result = self.hooks.results.get(params["HookResultId"])
-        target = {"TargetType": result.target.operation, "TargetTypeName": result.target.type_name, "TargetId": result.target_id, "Action": result.target.action}
+        # HookTarget's TargetType is RESOURCE for a resource wherever it is (the model's only value): a Cloud Control request's too
+        target = {"TargetType": result.target.target_type, "TargetTypeName": result.target.type_name, "TargetId": result.target_id, "Action": result.target.action}
         annotations = [annotation_shape(a) for a in result.annotations]
         return present(
-            {**hook_result_shape(result), "TypeArn": result.type_arn, "InvokedAt": timestamp(result.invoked_at), "Target": target, "Annotations": annotations or None}
+            {
+                **hook_result_shape(result), "OriginalTypeName": result.original_type_name, "TypeArn": result.type_arn,
+                "InvokedAt": timestamp(result.invoked_at), "Target": target, "Annotations": annotations or None,
+            }
         )
 
     async def list_change_sets(self, params: Dict[str, Any]) -> Dict[str, Any]:

@@ -43,6 +43,7 @@ def event_shape(event: StackEvent) -> Dict[str, Any]:
             "HookStatusReason": event.hook_status_reason,
             "HookInvocationPoint": event.hook_invocation_point,
             "HookFailureMode": event.hook_failure_mode,
+            "HookInvocationId": event.hook_invocation_id,
             "OperationId": event.operation_id,
         }
     )
@@ -53,7 +54,7 @@ def operation_event_shape(event: OperationEvent) -> Dict[str, Any]:
     shape: Dict[str, Any] = {"OperationType": event.operation_type, "OperationStatus": event.operation_status, "EventType": event.event_type}
     if event.stack_event is not None:
         stack_event = event_shape(event.stack_event)
-        shape.update({k: v for k, v in stack_event.items() if k not in ("StackName",)})
+        shape.update({k: v for k, v in stack_event.items() if k not in ("StackName", "HookInvocationId")})  # OperationEvent has neither
         return present(shape)
     validation = event.validation
     assert validation is not None
