@@ -115,6 +115,13 @@ def test_decode_errors_have_line_and_column(text: str, line: int, column: int, p
         ("Resources: {A: {Type: X, Properties: {B: {Fn::Foo: 1}}}}\n",
          r"Template format error: Encountered unsupported function: Fn::Foo Supported functions are: \[Fn::Base64"),
         ("Resources: {A: {Type: X, Properties: {B: !Length [1]}}}\n", "Encountered unsupported function: Fn::Length"),
+        # mappings: the service's answers as LocalStack recorded them against AWS (engine/test_mappings.snapshot.json)
+        ("Mappings: {M: {A: suffix-a, B: suffix-b}}\nResources: {A: {Type: X}}\n",
+         r"^Template format error: Every Mappings member A must be a map$"),
+        ("Mappings: {M: {A: {Suffix: {Value: a}}}}\nResources: {A: {Type: X}}\n",
+         r"^Template format error: Every Mappings attribute must be a String or a List.$"),
+        ("Parameters: {P: {Type: String}}\nMappings: {M: {A: {Suffix: !Ref P}}}\nResources: {A: {Type: X}}\n",
+         r"^Template format error: Every Mappings attribute must be a String or a List.$"),
     ],
 )
 def test_structural_errors_in_the_services_words(text: str, message: str) -> None:

@@ -220,9 +220,17 @@ def _optional(value: Dict[str, Any], key: str, kind: Any) -> Any:
 
 
 def _mapping(name: Any, value: Any) -> Dict[str, Dict[str, Any]]:
+    """A mapping is two levels of keys over values that are texts (numbers, booleans) or lists: the service names the
+    member whose value is not a map, and refuses a third level or a function (a ``Ref``) as a value — read from its
+    answers as LocalStack recorded them against AWS (tests/aws/services/cloudformation/engine/test_mappings.snapshot.json)."""
     name = _logical_id("Mapping", name)
-    if not isinstance(value, dict) or not value or not all(isinstance(level, dict) for level in value.values()):
-        raise format_error(f"Every Mappings member {name} must be a map of maps")
+    if not isinstance(value, dict) or not value:
+        raise format_error(f"Every Mappings member {name} must be a map")
+    for key, level in value.items():
+        if not isinstance(level, dict):
+            raise format_error(f"Every Mappings member {key} must be a map")
+        if any(isinstance(attribute, dict) for attribute in level.values()):
+            raise format_error("Every Mappings attribute must be a String or a List.")
     return value
 
 
