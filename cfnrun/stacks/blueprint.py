@@ -22,6 +22,7 @@ from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.intrinsics import resolve, sub_variables
 from cfnrun.stacks.template.includes import IncludeReader
 from cfnrun.stacks.template.stack_outputs import StackOutputLookup, read_stack_output
+from cfnrun.stacks.template.literal_functions import check_parameter_functions
 from cfnrun.stacks.template.loading import load_stack_template
 from cfnrun.stacks.template.macros import MacroRunner
 from cfnrun.stacks.template.parameters import GivenParameter, ParameterValue, parameter_values, resolve_parameters
@@ -276,6 +277,7 @@ def prepare(
     conditions = evaluate_conditions(template.conditions, values, pseudo, template.mappings)
     graph = dependency_graph(template, conditions)
     output_dependencies(template, conditions)  # an output naming a resource left out is refused now, as the service does
+    check_parameter_functions(template.document, values, pseudo, conditions)  # a mapping key a parameter names, looked up now
     return Blueprint(
         template_body=template_body,
         template=template,

@@ -64,6 +64,29 @@ def test_find_in_map_and_select_on_parameters_wait_for_their_values() -> None:
     load_stack_template(body)
 
 
+def test_a_mapping_key_a_parameter_names_is_looked_up_before_anything_runs() -> None:
+    """The service refuses the missing key at CreateChangeSet (LocalStack's test_mapping_with_nonexisting_key, recorded
+    against AWS); an output whose condition is false, the Fn::If branch not taken and a key from a resource are not
+    looked up then."""
+    from cfnrun.stacks.blueprint import StackEnvironment, prepare
+
+    body = _body(
+        Parameters={"K": {"Type": "String"}, "On": {"Type": "String", "Default": "no"}},
+        Conditions={"IsOn": {"Fn::Equals": [{"Ref": "On"}, "yes"]}},
+        Mappings={"Map": {"Key": {"Sub": "v"}}},
+        Outputs={"Found": {"Value": {"Fn::FindInMap": ["Map", {"Ref": "K"}, "Sub"]}},
+                 "Off": {"Condition": "IsOn", "Value": {"Fn::FindInMap": ["Map", "Nope", {"Ref": "AWS::Region"}]}},
+                 "Untaken": {"Value": {"Fn::If": ["IsOn", {"Fn::FindInMap": ["Map", {"Ref": "On"}, "Sub"]}, "x"]}},
+                 "FromResource": {"Value": {"Fn::FindInMap": ["Map", {"Ref": "A"}, "Sub"]}}},
+    )
+    environment = StackEnvironment("s", "arn:aws:cloudformation:us-east-1:123456789012:stack/s/1", "us-east-1", "123456789012")
+    prepare(body, {"K": "Key"}, {}, environment)
+    with pytest.raises(TemplateError) as refused:
+        prepare(body, {"K": "C"}, {}, environment)
+    assert refused.value.message == "Template error: Unable to get mapping for Map::C::Sub"
+    assert refused.value.where.startswith("Outputs.Found")
+
+
 def test_nested_aliases_past_the_bound_are_refused_and_a_recursive_alias_too() -> None:
     lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     for level in range(1, 9):
