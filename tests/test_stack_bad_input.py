@@ -140,6 +140,27 @@ def test_what_the_service_refuses_is_refused_in_its_words_without_lint_ids(
     assert code == "ValidationError" and message.startswith(expected) and "[E" not in message
 
 
+def test_a_rule_whose_assertion_fails_refuses_create_stack_update_stack_and_create_change_set(cloudformation: Any) -> None:
+    """The user guide: rules validate parameter values before any resource is created or updated; a false assertion
+    means no stack operation. The message is the AssertDescription (inferred)."""
+    rules = {"ProdNeedsTwo": {"RuleCondition": {"Fn::Equals": [{"Ref": "Env"}, "prod"]},
+                              "Assertions": [{"Assert": {"Fn::Contains": [["2", "3"], {"Ref": "Copies"}]},
+                                              "AssertDescription": "prod keeps two or three copies"}]}}
+    body = template({"A": a_note({"Ref": "Env"})}, Rules=rules,
+                    Parameters={"Env": {"Type": "String"}, "Copies": {"Type": "String", "Default": "1"}})
+    prod = [{"ParameterKey": "Env", "ParameterValue": "prod"}]
+    assert refused(cloudformation, StackName="rule-create", TemplateBody=body, Parameters=prod) == (
+        "ValidationError", "prod keeps two or three copies")
+    with pytest.raises(ClientError, match="prod keeps two or three copies"):
+        cloudformation.create_change_set(StackName="rule-change-set", ChangeSetName="c", ChangeSetType="CREATE",
+                                         TemplateBody=body, Parameters=prod)
+    cloudformation.create_stack(StackName="rule-update", TemplateBody=body, Parameters=[{"ParameterKey": "Env", "ParameterValue": "dev"}])
+    assert settled(cloudformation, "rule-update")["StackStatus"] == "CREATE_COMPLETE"
+    with pytest.raises(ClientError, match="prod keeps two or three copies"):
+        cloudformation.update_stack(StackName="rule-update", TemplateBody=body, Parameters=prod)
+    assert settled(cloudformation, "rule-update")["StackStatus"] == "CREATE_COMPLETE"
+
+
 def test_a_parameter_key_given_twice_is_refused(cloudformation: Any) -> None:
     body = template({"A": a_note({"Ref": "Title"})}, Parameters={"Title": {"Type": "String"}})
     twice = [{"ParameterKey": "Title", "ParameterValue": "one"}, {"ParameterKey": "Title", "ParameterValue": "two"}]

@@ -28,6 +28,7 @@ from cfnrun.stacks.template.macros import MacroRunner
 from cfnrun.stacks.template.parameters import GivenParameter, ParameterValue, parameter_values, resolve_parameters
 from cfnrun.stacks.template.policies import deletion_policy, update_replace_policy
 from cfnrun.stacks.template.pseudo import NO_VALUE, PseudoParameters
+from cfnrun.stacks.template.rules import check_rules
 
 TemplateProblem = TemplateError  # what the engine catches: the service's ValidationError text
 DEFAULT_AZS = ("a", "b", "c")
@@ -274,6 +275,7 @@ def prepare(
     resolved = resolve_parameters(template.parameters, offered, previous, environment.ssm_parameter)
     values = parameter_values(resolved)
     pseudo = PseudoParameters(environment.account_id, environment.region, environment.stack_id, environment.stack_name)
+    check_rules(template.document.get("Rules"), values, pseudo, template.mappings)  # the Rules section's assertions
     conditions = evaluate_conditions(template.conditions, values, pseudo, template.mappings)
     graph = dependency_graph(template, conditions)
     output_dependencies(template, conditions)  # an output naming a resource left out is refused now, as the service does
