@@ -16,7 +16,7 @@ from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.provisioning import NoProvisioner, Provisioners
 from cfnrun.stacks.records import StackOutput, StackResource
 from cfnrun.stacks.template.conditions import evaluate_conditions
-from cfnrun.stacks.template.declarations import ResourceDeclaration, StackTemplate
+from cfnrun.stacks.template.declarations import ResourceDeclaration, StackTemplate, scalar_text
 from cfnrun.stacks.template.dependencies import dependency_graph, output_dependencies, references
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.intrinsics import resolve, sub_variables
@@ -215,9 +215,12 @@ class Blueprint:
 
 
 def _text(value: Any) -> str:
+    """An output's value as DescribeStacks shows it: a boolean or a number as the service writes it (``true``, not
+    Python's ``True``), a list comma-joined."""
     if isinstance(value, list):
-        return ",".join(str(v) for v in value)
-    return str(value)
+        return ",".join(_text(v) for v in value)
+    text = scalar_text(value)
+    return str(value) if text is None else text
 
 
 def _collect_attributes(value: Any, found: Dict[str, Set[str]]) -> None:
