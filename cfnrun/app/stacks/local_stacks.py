@@ -369,7 +369,8 @@ def local_stacks(
         schema = operations.schema(type_name) or aws_schemas.schema(type_name)
         return property_names(schema.primary_identifier) if schema is not None else None
 
-    summarizing = partial(summarize, modules=fragments, primary_identifier=primary_identifier, run_macro=macros.answered)
+    summarizing = partial(summarize, modules=fragments, primary_identifier=primary_identifier, run_macro=macros.answered,
+                          read_include=read_include)
     calls = StackOperations(store, describe_type, summarizing, configure_type, drift, hooks)
     nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include, macros, nested_stacks, types.unrecognized)
     nested_stacks.store = store
@@ -404,10 +405,11 @@ def declared_transforms(body: str) -> Tuple[str, ...]:
 
 
 def summarize(body: str, modules: Optional[Mapping[str, Any]] = None, primary_identifier: Optional[PrimaryIdentifier] = None,
-              run_macro: Optional[MacroRunner] = None) -> Dict[str, Any]:
+              run_macro: Optional[MacroRunner] = None, read_include: Optional[IncludeReader] = None) -> Dict[str, Any]:
     """GetTemplateSummary's (and ValidateTemplate's) view of a template (``primary_identifier``: a type's identifying
-    properties, for ResourceIdentifierSummaries; ``run_macro``: the account's macros' kept answers)."""
-    template = load_stack_template(body, module_fragments=modules, run_macro=run_macro)
+    properties, for ResourceIdentifierSummaries; ``run_macro``: the account's macros' kept answers; ``read_include``:
+    where AWS::Include snippets are read, as for the stack operations)."""
+    template = load_stack_template(body, module_fragments=modules, read_include=read_include, run_macro=run_macro)
     parameters = []
     for name, declared in template.parameters.items():
         constraints = {"AllowedValues": list(declared.allowed_values)} if declared.allowed_values else {}
