@@ -48,7 +48,7 @@ def test_a_parameter_key_given_twice_is_refused() -> None:
 @pytest.mark.parametrize("value, expected", [
     ({"Fn::FindInMap": ["Map", "Key", "Sub"]}, "Template error: Unable to get mapping for Map::Key::Sub"),
     ({"Fn::Select": [2, ["a", "b"]]}, "Template error: Fn::Select cannot select nonexistent value at index 2"),
-    ({"Fn::Select": ["x", ["a"]]}, "Template error: Fn::Select index 'x' is not an integer"),
+    ({"Fn::Select": ["x", ["a"]]}, "Template error: Fn::Select requires a list argument with two elements: an integer index and a list"),
 ])
 def test_literal_find_in_map_and_select_are_refused_on_arrival(value: object, expected: str) -> None:
     body = _body(Mappings={"Map": {"Key": {"Other": "v"}}}, Outputs={"O": {"Value": value}})
@@ -85,6 +85,17 @@ def test_a_mapping_key_a_parameter_names_is_looked_up_before_anything_runs() -> 
         prepare(body, {"K": "C"}, {}, environment)
     assert refused.value.message == "Template error: Unable to get mapping for Map::C::Sub"
     assert refused.value.where.startswith("Outputs.Found")
+
+
+def test_a_condition_comparing_one_value_is_refused_in_the_services_words() -> None:
+    """LocalStack's test_validate_equals_args_len, recorded against AWS: refused at CreateChangeSet."""
+    from cfnrun.stacks.blueprint import StackEnvironment, prepare
+
+    body = _body(Conditions={"ShouldDeploy": {"Fn::Equals": ["a"]}})
+    environment = StackEnvironment("s", "arn:aws:cloudformation:us-east-1:123456789012:stack/s/1", "us-east-1", "123456789012")
+    with pytest.raises(TemplateError) as refused:
+        prepare(body, {}, {}, environment)
+    assert refused.value.message == "Template error: every Fn::Equals object requires a list of 2 string parameters."
 
 
 def test_nested_aliases_past_the_bound_are_refused_and_a_recursive_alias_too() -> None:

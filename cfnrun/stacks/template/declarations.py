@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
-from cfnrun.stacks.template.errors import format_error
+from cfnrun.stacks.template.errors import TemplateError, format_error
 from cfnrun.stacks.template.parameter_types import is_parameter_type
 
 TEMPLATE_FORMAT_VERSION = "2010-09-09"
@@ -142,7 +142,7 @@ def _section(document: Dict[str, Any], name: str) -> Dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise format_error(f"{name} must be an object")
+        raise format_error(f"Any {name} member must be an object.")
     return value
 
 
@@ -158,7 +158,7 @@ def _refuse_unknown(value: Dict[str, Any], known: Sequence[str], kind: str) -> N
     """A parameter's, resource's or output's first attribute the service does not know, refused in its words."""
     unknown = next((str(key) for key in value if key not in known), None)
     if unknown is not None:
-        raise format_error(f"Invalid template {kind} property '{unknown}'")
+        raise TemplateError(f"Invalid template {kind} property '{unknown}'")  # the service's words have no prefix here
 
 
 def scalar_text(value: Any) -> Optional[str]:
@@ -295,7 +295,7 @@ def _output(name: Any, value: Any, conditions: Mapping[str, Any]) -> OutputDecla
         raise format_error(f"[{where}] Every Outputs member must be an object")
     _refuse_unknown(value, OUTPUT_ATTRIBUTES, "output")
     if value.get("Value") is None:
-        raise format_error(f"[{where}] Every Outputs member must contain a Value object")
+        raise format_error("Every Outputs member must contain a Value object")
     export = value.get("Export")
     if export is not None and not (isinstance(export, dict) and export.get("Name") is not None):
         raise format_error(f"Output {name} is malformed. The Name field of every Export member must be specified.")
