@@ -118,6 +118,7 @@ def test_a_bad_getatt_in_outputs_is_accepted_with_a_warning(cloudformation: Any,
          template({"A": a_note(Condition="Never"), "B": a_note()}, Conditions={"Never": {"Fn::Equals": ["a", "b"]}},
                   Outputs={"X": {"Value": {"Ref": "A"}}}), [],  # no prefix: LocalStack's AWS-recorded test_output_reference_to_skipped_resource
          "Unresolved resource dependencies [A] in the Outputs block of the template"),
+        ("not-an-object", "just text", [], "Template format error: unsupported structure."),  # was a 500 (AttributeError)
         ("if-of-a-condition-not-declared", template({"A": a_note({"Fn::If": ["MissingCondition", "a", "b"]})}), [],
          "Template error: unresolved condition dependency MissingCondition in Fn::If"),
         ("missing-mapping-key", template({"A": a_note({"Fn::FindInMap": ["Map", "Key", "Sub"]})}, Mappings={"Map": {"Key": {"Other": "x"}}}), [],

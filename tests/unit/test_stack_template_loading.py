@@ -104,6 +104,7 @@ def test_decode_errors_have_line_and_column(text: str, line: int, column: int, p
         # more of the service's texts as LocalStack's tests recorded them against AWS (test_validations, test_stacks,
         # test_change_set_conditions, test_conditions, test_change_set_fn_split, test_change_set_fn_select)
         ('{"Resources": "", "Outputs": ""}', r"^Template format error: Any Resources member must be an object\.$"),
+        ("just text\n", r"^Template format error: unsupported structure\.$"),  # a macro's answer that is no template: test_failed_state
         ("Resources: {A: {Type: X, Properties: {T: [!If [MissingCondition, a, b]]}}}\n",
          "^Template error: unresolved condition dependency MissingCondition in Fn::If"),
         ("Resources: {A: {Type: X, Properties: {V: {Fn::Split: !Ref AWS::Region}}}}\n",

@@ -107,7 +107,7 @@ class StackTemplate:
 def parse_template(document: Any) -> StackTemplate:
     """The declarations of a decoded template; a TemplateError worded as the service words it when malformed."""
     if not isinstance(document, dict):
-        raise format_error("not well-formed: a template is a JSON object or a YAML mapping")
+        raise format_error("unsupported structure.")  # the service's words for a macro's answer that is no template
     unknown = [str(key) for key in document if key not in SECTIONS]
     if unknown:
         raise format_error(f"Invalid template property or properties [{', '.join(unknown)}]")
