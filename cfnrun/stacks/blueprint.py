@@ -22,7 +22,7 @@ from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.intrinsics import resolve, sub_variables
 from cfnrun.stacks.template.includes import IncludeReader
 from cfnrun.stacks.template.stack_outputs import StackOutputLookup, read_stack_output
-from cfnrun.stacks.template.literal_functions import check_parameter_functions
+from cfnrun.stacks.template.literal_functions import check_parameter_functions, processed_language_extensions
 from cfnrun.stacks.template.loading import load_stack_template
 from cfnrun.stacks.template.macros import MacroRunner
 from cfnrun.stacks.template.parameters import GivenParameter, ParameterValue, parameter_values, resolve_parameters
@@ -194,6 +194,10 @@ class Blueprint:
             if resolved is not NO_VALUE:
                 planned[name] = resolved
         return planned
+
+    def processed_document(self) -> Dict[str, Any]:
+        """The template as GetTemplate's Processed stage shows it: AWS::LanguageExtensions' functions worked out."""
+        return processed_language_extensions(self.template.document, self.parameter_values, self.pseudo, self.conditions)
 
     def outputs(self, resources: Mapping[str, StackResource]) -> List[StackOutput]:
         shown = []

@@ -17,12 +17,14 @@ stack engine resolves functions only when a resource runs. Two checks close the 
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
+from cfnrun.stacks.template.declarations import transform_names
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.intrinsics import is_function, resolve
 from cfnrun.stacks.template.parameters import ParameterValue
-from cfnrun.stacks.template.pseudo import PseudoParameters
+from cfnrun.stacks.template.pseudo import NO_VALUE, PseudoParameters
+from cfnrun.stacks.template.transforms import LANGUAGE_EXTENSION_FUNCTIONS, LANGUAGE_EXTENSIONS
 
 CHECKED = ("Fn::FindInMap", "Fn::Select")
 
@@ -125,3 +127,48 @@ def _has_function(value: Any) -> bool:
     if isinstance(value, list):
         return any(_has_function(item) for item in value)
     return False
+
+
+def processed_language_extensions(
+    document: Mapping[str, Any], parameters: Mapping[str, ParameterValue], pseudo_parameters: PseudoParameters,
+    conditions: Mapping[str, bool],
+) -> Dict[str, Any]:
+    """GetTemplate's ``Processed`` stage of a template under AWS::LanguageExtensions, as the service shows it: each
+    Fn::Length, Fn::ToJsonString and Fn::FindInMap with a DefaultValue of the resources and outputs worked out with
+    the operation's values, and the transform gone from the Transform section (LanguageExtensions' processed templates
+    as LocalStack's tests recorded them against AWS, api/test_transformers: ``Value: 3`` for ``Fn::Length: !Ref
+    QueueList``, no ``Transform`` left). One that reads a resource cannot be worked out before the stack runs: it is
+    left, and so is the transform (inferred: what the service shows then is not recorded)."""
+    if LANGUAGE_EXTENSIONS not in transform_names(document.get("Transform")):
+        return dict(document)
+    context = _EarlyContext(document.get("Mappings"), parameters, pseudo_parameters, conditions)
+    left: List[str] = []
+
+    def worked(value: Any, where: str) -> Any:
+        if is_function(value):
+            [(name, argument)] = value.items()
+            if name in LANGUAGE_EXTENSION_FUNCTIONS or name == "Fn::FindInMap" and isinstance(argument, list) and len(argument) == 4:
+                try:
+                    result = resolve(value, context, where)  # type: ignore[arg-type]
+                except (_NeedsTheStack, TemplateError):
+                    result = NO_VALUE
+                if result is not NO_VALUE:
+                    return result
+                left.append(where)
+                return value
+        if isinstance(value, dict):
+            return {key: worked(item, f"{where}.{key}") for key, item in value.items()}
+        if isinstance(value, list):
+            return [worked(item, f"{where}[{index}]") for index, item in enumerate(value)]
+        return value
+
+    processed = {key: worked(value, key) if key in ("Resources", "Outputs") else value for key, value in document.items()}
+    if not left:
+        declared = document.get("Transform")
+        others = [item for item in (declared if isinstance(declared, list) else [declared])
+                  if (item.get("Name") if isinstance(item, dict) else item) != LANGUAGE_EXTENSIONS]
+        if others:
+            processed["Transform"] = others if isinstance(declared, list) else others[0]
+        else:
+            processed.pop("Transform", None)
+    return processed
