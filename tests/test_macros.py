@@ -40,6 +40,8 @@ Resources:
               fragment, params = event["fragment"], event["params"]
               if "Fail" in params:
                   return {"requestId": event["requestId"], "status": "failure", "errorMessage": params["Fail"]}
+              if "Raise" in params:
+                  raise RuntimeError(params["Raise"])
               if "Resources" in fragment:  # the Transform section's call: the whole template
                   seen = {"keys": sorted(event), "transformId": event["transformId"], "params": params,
                           "values": event["templateParameterValues"], "region": event["region"],
@@ -137,10 +139,15 @@ def test_a_macro_of_one_stack_transforms_another_stacks_template_in_the_services
     assert cloudformation.describe_stacks(StackName="failing")["Stacks"][0]["StackStatus"] == "ROLLBACK_COMPLETE"
     events = cloudformation.describe_stack_events(StackName="failing")["StackEvents"]
     assert [(e["ResourceStatus"], e.get("ResourceStatusReason")) for e in reversed(events)] == [
-        ("CREATE_IN_PROGRESS", "User Initiated"), ("ROLLBACK_IN_PROGRESS", said), ("ROLLBACK_COMPLETE", None)]
+        ("CREATE_IN_PROGRESS", "User Initiated"), ("ROLLBACK_IN_PROGRESS", f"{said}. Rollback requested by user."), ("ROLLBACK_COMPLETE", None)]
     assert cloudformation.list_stack_resources(StackName="failing")["StackResourceSummaries"] == []
     cloudformation.delete_stack(StackName="failing")
     settled(cloudformation, "failing", "stack_delete_complete")
+    # a function that raises: the service's words name no error (LocalStack's AWS-recorded test_failed_state)
+    cloudformation.create_stack(StackName="raising", TemplateBody=FAILING_TEMPLATE.replace("Fail:", "Raise:"),
+                                Capabilities=["CAPABILITY_AUTO_EXPAND"])
+    reasons = [e.get("ResourceStatusReason") for e in cloudformation.describe_stack_events(StackName="raising")["StackEvents"]]
+    assert f"Received malformed response from transform {event['transformId']}. Rollback requested by user." in reasons
     # ...and a change set (of a new stack, or of one that exists) ends FAILED with them, nothing changed
     for stack, kind in (("failing-new", "CREATE"), ("user", "UPDATE")):
         cloudformation.create_change_set(StackName=stack, ChangeSetName="failing", ChangeSetType=kind, TemplateBody=FAILING_TEMPLATE)
@@ -165,7 +172,8 @@ def test_a_macro_of_one_stack_transforms_another_stacks_template_in_the_services
     settled(cloudformation, "macro", "stack_delete_complete")
     cloudformation.create_stack(StackName="late", TemplateBody=USER_TEMPLATE, Capabilities=["CAPABILITY_AUTO_EXPAND"])
     gone = cloudformation.describe_stack_events(StackName="late")["StackEvents"][1]
-    assert (gone["ResourceStatus"], gone["ResourceStatusReason"]) == ("ROLLBACK_IN_PROGRESS", f"No transform named {event['transformId']} found.")
+    assert (gone["ResourceStatus"], gone["ResourceStatusReason"]) == (
+        "ROLLBACK_IN_PROGRESS", f"No transform named {event['transformId']} found.. Rollback requested by user.")
     assert error_of(cloudformation.validate_template, TemplateBody=USER_TEMPLATE).response["Error"]["Code"] == "ValidationError"
 
 

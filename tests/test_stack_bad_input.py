@@ -116,10 +116,17 @@ def test_a_bad_getatt_in_outputs_is_accepted_with_a_warning(cloudformation: Any,
          "Template format error: Unresolved resource dependencies [Missing] in the Outputs block of the template"),
         ("output-of-a-resource-left-out",
          template({"A": a_note(Condition="Never"), "B": a_note()}, Conditions={"Never": {"Fn::Equals": ["a", "b"]}},
-                  Outputs={"X": {"Value": {"Ref": "A"}}}), [],
-         "Template format error: Unresolved resource dependencies [A] in the Outputs block of the template"),
+                  Outputs={"X": {"Value": {"Ref": "A"}}}), [],  # no prefix: LocalStack's AWS-recorded test_output_reference_to_skipped_resource
+         "Unresolved resource dependencies [A] in the Outputs block of the template"),
+        ("not-an-object", "just text", [], "Template format error: unsupported structure."),  # was a 500 (AttributeError)
+        ("if-of-a-condition-not-declared", template({"A": a_note({"Fn::If": ["MissingCondition", "a", "b"]})}), [],
+         "Template error: unresolved condition dependency MissingCondition in Fn::If"),
         ("missing-mapping-key", template({"A": a_note({"Fn::FindInMap": ["Map", "Key", "Sub"]})}, Mappings={"Map": {"Key": {"Other": "x"}}}), [],
          "Template error: Unable to get mapping for Map::Key::Sub"),
+        ("mapping-key-from-a-parameter",
+         template({"A": a_note({"Fn::FindInMap": ["Map", {"Ref": "Key"}, "Sub"]})}, Mappings={"Map": {"A": {"Sub": "x"}}},
+                  Parameters={"Key": {"Type": "String"}}), [{"ParameterKey": "Key", "ParameterValue": "C"}],
+         "Template error: Unable to get mapping for Map::C::Sub"),
         ("select-past-the-end", template({"A": a_note({"Fn::Select": [5, ["a", "b"]]})}), [],
          "Template error: Fn::Select cannot select nonexistent value at index 5"),
         ("number-parameter", template({"A": a_note({"Fn::Sub": "${Count}"})}, Parameters={"Count": {"Type": "Number"}}),
@@ -134,6 +141,27 @@ def test_what_the_service_refuses_is_refused_in_its_words_without_lint_ids(
     """cfn-lint refused these first, with its rule ids; the place cfnrun adds ("(at Outputs.X)") comes after the words."""
     code, message = refused(cloudformation, StackName=name, TemplateBody=body, Parameters=parameters)
     assert code == "ValidationError" and message.startswith(expected) and "[E" not in message
+
+
+def test_a_rule_whose_assertion_fails_refuses_create_stack_update_stack_and_create_change_set(cloudformation: Any) -> None:
+    """The user guide: rules validate parameter values before any resource is created or updated; a false assertion
+    means no stack operation. The message is the AssertDescription (inferred)."""
+    rules = {"ProdNeedsTwo": {"RuleCondition": {"Fn::Equals": [{"Ref": "Env"}, "prod"]},
+                              "Assertions": [{"Assert": {"Fn::Contains": [["2", "3"], {"Ref": "Copies"}]},
+                                              "AssertDescription": "prod keeps two or three copies"}]}}
+    body = template({"A": a_note({"Ref": "Env"})}, Rules=rules,
+                    Parameters={"Env": {"Type": "String"}, "Copies": {"Type": "String", "Default": "1"}})
+    prod = [{"ParameterKey": "Env", "ParameterValue": "prod"}]
+    assert refused(cloudformation, StackName="rule-create", TemplateBody=body, Parameters=prod) == (
+        "ValidationError", "prod keeps two or three copies")
+    with pytest.raises(ClientError, match="prod keeps two or three copies"):
+        cloudformation.create_change_set(StackName="rule-change-set", ChangeSetName="c", ChangeSetType="CREATE",
+                                         TemplateBody=body, Parameters=prod)
+    cloudformation.create_stack(StackName="rule-update", TemplateBody=body, Parameters=[{"ParameterKey": "Env", "ParameterValue": "dev"}])
+    assert settled(cloudformation, "rule-update")["StackStatus"] == "CREATE_COMPLETE"
+    with pytest.raises(ClientError, match="prod keeps two or three copies"):
+        cloudformation.update_stack(StackName="rule-update", TemplateBody=body, Parameters=prod)
+    assert settled(cloudformation, "rule-update")["StackStatus"] == "CREATE_COMPLETE"
 
 
 def test_a_parameter_key_given_twice_is_refused(cloudformation: Any) -> None:

@@ -78,6 +78,12 @@ def test_include_snippets_from_disk_and_s3_become_part_of_the_processed_template
     assert processed["Resources"]["Own"]["Properties"]["Content"] == "included text"
     assert "AWS::Include" in json.dumps(cloudformation.get_template(StackName="included")["TemplateBody"])
 
+    # ValidateTemplate and GetTemplateSummary read the snippets as CreateStack does (they said "not supported locally here")
+    summary = cloudformation.get_template_summary(TemplateBody=body)
+    assert summary["ResourceTypes"] == ["Cfnrun::Sample::Note"] and summary["DeclaredTransforms"] == ["AWS::Include"]
+    assert cloudformation.get_template_summary(StackName="included")["DeclaredTransforms"] == ["AWS::Include"]
+    assert cloudformation.validate_template(TemplateBody=body)["DeclaredTransforms"] == ["AWS::Include"]
+
     with pytest.raises(ClientError) as refused:
         cloudformation.create_stack(StackName="missing", TemplateBody=body.replace("top.yaml", "nowhere.yaml"),
                                     Capabilities=["CAPABILITY_AUTO_EXPAND"])

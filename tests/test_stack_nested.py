@@ -125,7 +125,10 @@ Resources:
     events = cloudformation.describe_stack_events(StackName="fails")["StackEvents"]
     bad = [e for e in events if e["LogicalResourceId"] == "Bad" and e["ResourceStatus"] == "CREATE_FAILED"]
     assert bad and bad[0]["ResourceStatusReason"].startswith("Embedded stack arn:aws:cloudformation:"), bad
-    assert "was not successfully created" in bad[0]["ResourceStatusReason"]
+    # the reason the child began its rollback with (here its pre-deployment validation's), as the service quotes it
+    # ("... was not successfully created: The following resource(s) failed to create: [X]." in users' reports); not its status
+    assert " was not successfully created: The following hook(s)/validation failed: [AWS::EarlyValidation::PropertyValidation]." \
+        in bad[0]["ResourceStatusReason"], bad[0]["ResourceStatusReason"]
     good = [e for e in events if e["LogicalResourceId"] == "Good" and e["ResourceStatus"] == "DELETE_COMPLETE"]
     assert good, "the child that was created was not deleted by the parent's rollback"
     statuses = {s["StackName"].split("-")[1]: s["StackStatus"] for s in cloudformation.list_stacks()["StackSummaries"]

@@ -255,3 +255,23 @@ def test_ssm_secure_is_refused_where_the_service_does_not_take_it_and_read_where
     events = cfn.describe_stack_events(StackName="secure-absent")["StackEvents"]
     reasons = [e.get("ResourceStatusReason") for e in events if e["LogicalResourceId"] == "User" and e["ResourceStatus"] == "CREATE_FAILED"]
     assert reasons == ["Parameters: [ssm-secure:/values/absent-secure] cannot be found."]
+
+
+def test_outputs_that_are_booleans_or_numbers_read_as_the_service_writes_them(served: Served) -> None:
+    """YAML's ``true`` (and YAML 1.1's ``yes``), a branch of Fn::If that is a boolean, a number: DescribeStacks shows
+    ``true``/``false`` and the number's text, as Fn::Join and Fn::Sub already wrote them, never Python's ``True``."""
+    body = (
+        "Conditions: {Always: !Equals [a, a]}\n"
+        "Resources: {Handle: {Type: AWS::CloudFormation::WaitConditionHandle}}\n"
+        "Outputs:\n"
+        "  Literal: {Value: true}\n"
+        "  Affirmed: {Value: yes}\n"
+        "  Branch: {Value: !If [Always, false, true]}\n"
+        "  Joined: {Value: !Join [',', [true, 1]]}\n"
+        "  Number: {Value: 2.0}\n"
+        "  List: {Value: !Split [',', !Join [',', [true, false]]]}\n"
+    )
+    served.cloudformation.create_stack(StackName="scalar-outputs", TemplateBody=body)
+    served.wait("stack_create_complete", "scalar-outputs")
+    assert served.outputs("scalar-outputs") == {
+        "Literal": "true", "Affirmed": "true", "Branch": "false", "Joined": "true,1", "Number": "2", "List": "true,false"}

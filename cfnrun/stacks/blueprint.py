@@ -16,17 +16,19 @@ from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.provisioning import NoProvisioner, Provisioners
 from cfnrun.stacks.records import StackOutput, StackResource
 from cfnrun.stacks.template.conditions import evaluate_conditions
-from cfnrun.stacks.template.declarations import ResourceDeclaration, StackTemplate, is_custom_resource
+from cfnrun.stacks.template.declarations import ResourceDeclaration, StackTemplate, is_custom_resource, scalar_text
 from cfnrun.stacks.template.dependencies import dependency_graph, output_dependencies, references
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.intrinsics import resolve, sub_variables
 from cfnrun.stacks.template.includes import IncludeReader
 from cfnrun.stacks.template.stack_outputs import StackOutputLookup, read_stack_output
+from cfnrun.stacks.template.literal_functions import check_parameter_functions, processed_language_extensions
 from cfnrun.stacks.template.loading import load_stack_template
 from cfnrun.stacks.template.macros import MacroRunner
 from cfnrun.stacks.template.parameters import GivenParameter, ParameterValue, parameter_values, resolve_parameters
 from cfnrun.stacks.template.policies import deletion_policy, update_replace_policy
 from cfnrun.stacks.template.pseudo import NO_VALUE, PseudoParameters
+from cfnrun.stacks.template.rules import check_rules
 
 TemplateProblem = TemplateError  # what the engine catches: the service's ValidationError text
 DEFAULT_AZS = ("a", "b", "c")
@@ -202,6 +204,10 @@ class Blueprint:
                 planned[name] = resolved
         return planned
 
+    def processed_document(self) -> Dict[str, Any]:
+        """The template as GetTemplate's Processed stage shows it: AWS::LanguageExtensions' functions worked out."""
+        return processed_language_extensions(self.template.document, self.parameter_values, self.pseudo, self.conditions)
+
     def outputs(self, resources: Mapping[str, StackResource]) -> List[StackOutput]:
         shown = []
         context = _Values(self, resources)
@@ -222,9 +228,12 @@ class Blueprint:
 
 
 def _text(value: Any) -> str:
+    """An output's value as DescribeStacks shows it: a boolean or a number as the service writes it (``true``, not
+    Python's ``True``), a list comma-joined."""
     if isinstance(value, list):
-        return ",".join(str(v) for v in value)
-    return str(value)
+        return ",".join(_text(v) for v in value)
+    text = scalar_text(value)
+    return str(value) if text is None else text
 
 
 def _collect_attributes(value: Any, found: Dict[str, Set[str]]) -> None:
@@ -282,9 +291,11 @@ def prepare(
     resolved = resolve_parameters(template.parameters, offered, previous, environment.ssm_parameter)
     values = parameter_values(resolved)
     pseudo = PseudoParameters(environment.account_id, environment.region, environment.stack_id, environment.stack_name)
+    check_rules(template.document.get("Rules"), values, pseudo, template.mappings)  # the Rules section's assertions
     conditions = evaluate_conditions(template.conditions, values, pseudo, template.mappings)
     graph = dependency_graph(template, conditions)
     output_dependencies(template, conditions)  # an output naming a resource left out is refused now, as the service does
+    check_parameter_functions(template.document, values, pseudo, conditions)  # a mapping key a parameter names, looked up now
     return Blueprint(
         template_body=template_body,
         template=template,

@@ -493,7 +493,9 @@ class StackStore:
         self.tokens.started("CreateStack", stack, token)
         self._keep(stack)
         self._begin(stack, "CREATE_STACK")
-        refuse(stack, "CREATE", reason, token)
+        # the service's ROLLBACK_IN_PROGRESS reason is the macro's failure, then ". Rollback requested by user." (as
+        # LocalStack's tests recorded against AWS show it, test_template_engine's test_failed_state)
+        refuse(stack, "CREATE", reason if disable_rollback else f"{reason}. Rollback requested by user.", token)
         return stack
 
     def _change_set_arn(self, name: str) -> str:

@@ -111,7 +111,7 @@ def test_no_value_removes_the_key_or_item_and_is_returned_at_the_top() -> None:
         ("!Join [',', [a, {b: c}]]", "Template error: every Fn::Join object requires two parameters"),
         ("!Sub '${Zones}'", "Template error: variable Zones in Fn::Sub expression does not resolve to a string"),
         ("!Sub '${bad name}'", "Template error: variable names in Fn::Sub syntax must contain only alphanumeric"),
-        ("!If [Nope, a, b]", "Template format error: Unresolved condition dependency Nope in Fn::If"),
+        ("!If [Nope, a, b]", "Template error: unresolved condition dependency Nope in Fn::If"),
         ("!If [IsProd, a]", "Template error: Fn::If requires a list argument with three elements"),
         ("!ImportValue missing", "No export named missing found."),
         ("!Cidr [10.0.0.0/24, 3, 12]", "Template error: Fn::Cidr"),

@@ -48,7 +48,7 @@ def test_a_parameter_key_given_twice_is_refused() -> None:
 @pytest.mark.parametrize("value, expected", [
     ({"Fn::FindInMap": ["Map", "Key", "Sub"]}, "Template error: Unable to get mapping for Map::Key::Sub"),
     ({"Fn::Select": [2, ["a", "b"]]}, "Template error: Fn::Select cannot select nonexistent value at index 2"),
-    ({"Fn::Select": ["x", ["a"]]}, "Template error: Fn::Select index 'x' is not an integer"),
+    ({"Fn::Select": ["x", ["a"]]}, "Template error: Fn::Select requires a list argument with two elements: an integer index and a list"),
 ])
 def test_literal_find_in_map_and_select_are_refused_on_arrival(value: object, expected: str) -> None:
     body = _body(Mappings={"Map": {"Key": {"Other": "v"}}}, Outputs={"O": {"Value": value}})
@@ -62,6 +62,40 @@ def test_find_in_map_and_select_on_parameters_wait_for_their_values() -> None:
                  Outputs={"O": {"Value": {"Fn::FindInMap": ["Map", {"Ref": "K"}, "Sub"]}},
                           "S": {"Value": {"Fn::Select": [0, [{"Ref": "K"}]]}}})
     load_stack_template(body)
+
+
+def test_a_mapping_key_a_parameter_names_is_looked_up_before_anything_runs() -> None:
+    """The service refuses the missing key at CreateChangeSet (LocalStack's test_mapping_with_nonexisting_key, recorded
+    against AWS); an output whose condition is false, the Fn::If branch not taken and a key from a resource are not
+    looked up then."""
+    from cfnrun.stacks.blueprint import StackEnvironment, prepare
+
+    body = _body(
+        Parameters={"K": {"Type": "String"}, "On": {"Type": "String", "Default": "no"}},
+        Conditions={"IsOn": {"Fn::Equals": [{"Ref": "On"}, "yes"]}},
+        Mappings={"Map": {"Key": {"Sub": "v"}}},
+        Outputs={"Found": {"Value": {"Fn::FindInMap": ["Map", {"Ref": "K"}, "Sub"]}},
+                 "Off": {"Condition": "IsOn", "Value": {"Fn::FindInMap": ["Map", "Nope", {"Ref": "AWS::Region"}]}},
+                 "Untaken": {"Value": {"Fn::If": ["IsOn", {"Fn::FindInMap": ["Map", {"Ref": "On"}, "Sub"]}, "x"]}},
+                 "FromResource": {"Value": {"Fn::FindInMap": ["Map", {"Ref": "A"}, "Sub"]}}},
+    )
+    environment = StackEnvironment("s", "arn:aws:cloudformation:us-east-1:123456789012:stack/s/1", "us-east-1", "123456789012")
+    prepare(body, {"K": "Key"}, {}, environment)
+    with pytest.raises(TemplateError) as refused:
+        prepare(body, {"K": "C"}, {}, environment)
+    assert refused.value.message == "Template error: Unable to get mapping for Map::C::Sub"
+    assert refused.value.where.startswith("Outputs.Found")
+
+
+def test_a_condition_comparing_one_value_is_refused_in_the_services_words() -> None:
+    """LocalStack's test_validate_equals_args_len, recorded against AWS: refused at CreateChangeSet."""
+    from cfnrun.stacks.blueprint import StackEnvironment, prepare
+
+    body = _body(Conditions={"ShouldDeploy": {"Fn::Equals": ["a"]}})
+    environment = StackEnvironment("s", "arn:aws:cloudformation:us-east-1:123456789012:stack/s/1", "us-east-1", "123456789012")
+    with pytest.raises(TemplateError) as refused:
+        prepare(body, {}, {}, environment)
+    assert refused.value.message == "Template error: every Fn::Equals object requires a list of 2 string parameters."
 
 
 def test_nested_aliases_past_the_bound_are_refused_and_a_recursive_alias_too() -> None:

@@ -27,7 +27,7 @@ from cfnrun.stacks.iam_capabilities import iam_acknowledgement, insufficient_cap
 from cfnrun.stacks.in_flight import FirstCall
 from cfnrun.stacks.records import Stack, StackResource
 from cfnrun.app.stacks.custom_resources import CustomResources, FunctionCalls, PendingResponses
-from cfnrun.app.stacks.template_locations import read_snippet
+from cfnrun.app.stacks.template_locations import RefusedTemplateUrl, read_snippet, read_template_url
 from cfnrun.stacks.template.includes import IncludeReader
 from cfnrun.app.stacks.nested_stacks import NESTED_STACK, NestedStacks
 from cfnrun.app.stacks.macros import Macros
@@ -153,8 +153,10 @@ class CheckedStackOperations:
 
     def __init__(self, calls: StackOperations, lint: Callable[[str], Awaitable[None]], modules: Optional[Mapping[str, Any]] = None,
                  read_include: Optional[IncludeReader] = None, macros: Optional[Macros] = None,
-                 nested: Optional[NestedStacks] = None, unrecognized: Callable[[Iterable[str]], List[str]] = lambda types: []) -> None:
+                 nested: Optional[NestedStacks] = None, unrecognized: Callable[[Iterable[str]], List[str]] = lambda types: [],
+                 read_url: Optional[Callable[[str], str]] = None) -> None:
         self.unrecognized = unrecognized  # the AWS::* types of a template the service does not have
+        self.read_url = read_url  # reads a call's TemplateURL (template_locations.read_template_url)
         self.read_include = read_include
         self.calls = calls
         self.lint = lint
@@ -182,6 +184,12 @@ class CheckedStackOperations:
             if too_large is not None:
                 raise StackError(too_large)
             check_parameter_keys(params.get("Parameters") or [])
+            if params.get("TemplateURL") and body is None and self.read_url is not None:  # read here: the engine gets its text
+                try:
+                    body = await asyncio.to_thread(self.read_url, str(params["TemplateURL"]))
+                except RefusedTemplateUrl as refused:
+                    raise StackError(str(refused)) from None
+                params = {**{key: value for key, value in params.items() if key != "TemplateURL"}, "TemplateBody": body}
             kept_template = params.get("UsePreviousTemplate") or operation == "GetTemplateSummary"  # the stack's template is read
             if operation in ("UpdateStack", "CreateChangeSet", "GetTemplateSummary") and kept_template and body is None:
                 stack = self.calls.store.find(str(params.get("StackName")))
@@ -371,9 +379,11 @@ def local_stacks(
         schema = operations.schema(type_name) or aws_schemas.schema(type_name)
         return property_names(schema.primary_identifier) if schema is not None else None
 
-    summarizing = partial(summarize, modules=fragments, primary_identifier=primary_identifier, run_macro=macros.answered)
+    summarizing = partial(summarize, modules=fragments, primary_identifier=primary_identifier, run_macro=macros.answered,
+                          read_include=read_include)
     calls = StackOperations(store, describe_type, summarizing, configure_type, drift, hooks)
-    nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include, macros, nested_stacks, types.unrecognized)
+    nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include, macros, nested_stacks, types.unrecognized,
+                                                           partial(read_template_url, served.aws_endpoint, region))
     nested_stacks.store = store
     macros.stacks = lambda: store.stacks.values()
     return LocalStacks(
@@ -406,10 +416,11 @@ def declared_transforms(body: str) -> Tuple[str, ...]:
 
 
 def summarize(body: str, modules: Optional[Mapping[str, Any]] = None, primary_identifier: Optional[PrimaryIdentifier] = None,
-              run_macro: Optional[MacroRunner] = None) -> Dict[str, Any]:
+              run_macro: Optional[MacroRunner] = None, read_include: Optional[IncludeReader] = None) -> Dict[str, Any]:
     """GetTemplateSummary's (and ValidateTemplate's) view of a template (``primary_identifier``: a type's identifying
-    properties, for ResourceIdentifierSummaries; ``run_macro``: the account's macros' kept answers)."""
-    template = load_stack_template(body, module_fragments=modules, run_macro=run_macro)
+    properties, for ResourceIdentifierSummaries; ``run_macro``: the account's macros' kept answers; ``read_include``:
+    where AWS::Include snippets are read, as for the stack operations)."""
+    template = load_stack_template(body, module_fragments=modules, read_include=read_include, run_macro=run_macro)
     parameters = []
     for name, declared in template.parameters.items():
         constraints = {"AllowedValues": list(declared.allowed_values)} if declared.allowed_values else {}

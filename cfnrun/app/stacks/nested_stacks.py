@@ -37,6 +37,8 @@ ENDS = {
     "UPDATE": ("UPDATE_COMPLETE", "UPDATE_FAILED", "UPDATE_ROLLBACK_COMPLETE", "UPDATE_ROLLBACK_FAILED"),
     "DELETE": ("DELETE_COMPLETE", "DELETE_FAILED"),
 }
+ROLLBACK_STARTS = ("ROLLBACK_IN_PROGRESS", "UPDATE_ROLLBACK_IN_PROGRESS")  # a child's status as it starts undoing a failure
+ROLLBACK_REQUESTED = "Rollback requested by user."
 SETTLED = "ANY"  # any end: the child is in no operation
 POLL_FIRST_S = 0.05
 POLL_MAX_S = 0.5
@@ -233,12 +235,27 @@ class NestedStacks:
             stacks: List[Dict[str, Any]] = (await self._call("DescribeStacks", {"StackName": stack_id}))["Stacks"]
             status = stacks[0]["StackStatus"] if stacks else "DELETE_COMPLETE"
             if status in ENDS.get(operation, ()) or operation == SETTLED and not status.endswith("_IN_PROGRESS"):
-                return status, str(stacks[0].get("StackStatusReason") or status) if stacks else ""
+                reason = stacks[0].get("StackStatusReason") if stacks else ""
+                if not reason and "ROLLBACK" in status:
+                    reason = await self._failure_reason(stack_id)
+                return status, str(reason or status) if stacks else ""
             try:
                 await clock.sleep(delay)
             except CancelRequested as stopped:
                 raise OperationStopped(str(stopped)) from None
             delay = min(delay * 2, POLL_MAX_S)
+
+    async def _failure_reason(self, stack_id: str) -> Optional[str]:
+        """Why the child's operation failed, when its final status has no reason (a rollback that completed): the reason
+        it entered rollback with, without the "Rollback requested by user." there — what the service's parent event
+        quotes ("Embedded stack <id> was not successfully created: The following resource(s) failed to create: [Bad].",
+        in users' reports)."""
+        events: List[Dict[str, Any]] = (await self._call("DescribeStackEvents", {"StackName": stack_id}))["StackEvents"]
+        for event in events:  # the newest first
+            if event.get("PhysicalResourceId") == stack_id and event["ResourceStatus"] in ROLLBACK_STARTS:
+                reason = str(event.get("ResourceStatusReason") or "")
+                return reason[:-len(ROLLBACK_REQUESTED)] if reason.endswith(ROLLBACK_REQUESTED) else reason or None
+        return None
 
     async def _call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
         if self.calls is None:

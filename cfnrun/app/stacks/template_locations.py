@@ -71,3 +71,29 @@ def read_snippet(endpoint_url: Optional[str], region: str, location: str) -> Any
     except TemplateDecodeError as error:
         raise TemplateError(f"Transform AWS::Include failed with: the snippet at {location} is not well-formed {error.syntax}: "
                             f"{error.problem}") from None
+
+
+class RefusedTemplateUrl(Exception):
+    """A CreateStack/UpdateStack/CreateChangeSet/ValidateTemplate/GetTemplateSummary TemplateURL the service refuses;
+    its text is the service's message."""
+
+
+def read_template_url(endpoint_url: Optional[str], region: str, url: str) -> str:
+    """The template a call's ``TemplateURL`` names: an https URL of an S3 object (AWS's forms, or the endpoint's own
+    ``http://host:port/bucket/key``), read from the endpoint's S3. The service refuses an ``s3://`` URL ("S3 error:
+    Domain name specified in <bucket> is not a valid S3 domain") and any other URL ("TemplateURL must be a supported
+    URL."), as LocalStack's tests recorded against AWS show (api/test_templates, test_create_stack_from_s3_template_url);
+    an object that cannot be read is "S3 error: " and why (inferred)."""
+    parsed = urlparse(url)
+    if parsed.scheme == "s3":
+        raise RefusedTemplateUrl(f"S3 error: Domain name specified in {parsed.netloc} is not a valid S3 domain")
+    try:
+        location = s3_location(url, endpoint_url) if parsed.scheme in ("http", "https") else None
+    except UnreadableLocation:
+        location = None
+    if location is None:
+        raise RefusedTemplateUrl("TemplateURL must be a supported URL.")
+    try:
+        return read_location(url, endpoint_url, region)
+    except UnreadableLocation as error:
+        raise RefusedTemplateUrl(f"S3 error: {error}") from None

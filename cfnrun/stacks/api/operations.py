@@ -398,7 +398,7 @@ class StackOperations:
             stack = self.store.get(params["StackName"])
             body, blueprint = stack.template_body, self.store.engine.blueprints.get(stack.stack_id)
         if params.get("TemplateStage") == "Processed" and blueprint is not None:
-            body = processed_body(body, blueprint.template.document)
+            body = processed_body(body, blueprint.processed_document())
         return {"TemplateBody": body, "StagesAvailable": ["Original", "Processed"]}
 
     async def get_template_summary(self, params: Dict[str, Any]) -> Dict[str, Any]:

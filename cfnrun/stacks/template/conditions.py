@@ -26,6 +26,15 @@ def evaluate_conditions(
     return {name: scope.conditions[name] for name in conditions}
 
 
+def values_scope(
+    parameters: Mapping[str, ParameterValue], pseudo_parameters: PseudoParameters,
+    mappings: Mapping[str, Mapping[str, Mapping[str, Any]]], block: str,
+) -> "_ConditionScope":
+    """A ResolveContext of parameters, pseudo parameters and mappings only, for another section that may not read a
+    resource (``block``: its name in the refusal, as ``Rules``) and declares no conditions."""
+    return _ConditionScope({}, parameters, pseudo_parameters, mappings, block)
+
+
 class _LazyConditions(Mapping[str, bool]):
     """Conditions evaluated when first asked for, so that a condition may name any other, in any order."""
 
@@ -68,7 +77,9 @@ class _ConditionScope:
         parameters: Mapping[str, ParameterValue],
         pseudo_parameters: PseudoParameters,
         mappings: Mapping[str, Mapping[str, Mapping[str, Any]]],
+        block: str = "Conditions",
     ) -> None:
+        self.block = block
         self.declared = declared
         self.parameters = parameters
         self.pseudo_parameters = pseudo_parameters
@@ -89,16 +100,16 @@ class _ConditionScope:
 
     def ref(self, logical_id: str) -> Any:
         raise TemplateError(f"Template format error: Unresolved dependencies [{logical_id}]. "
-                            "Cannot reference resources in the Conditions block of the template")
+                            f"Cannot reference resources in the {self.block} block of the template")
 
     def get_att(self, logical_id: str, attribute: str) -> Any:
         return self.ref(logical_id)
 
     def import_value(self, name: str) -> Any:
-        raise TemplateError("Template format error: Fn::ImportValue cannot be used in the Conditions block of the template")
+        raise TemplateError(f"Template format error: Fn::ImportValue cannot be used in the {self.block} block of the template")
 
     def availability_zones(self, region: str) -> List[str]:
-        raise TemplateError("Template format error: Fn::GetAZs cannot be used in the Conditions block of the template")
+        raise TemplateError(f"Template format error: Fn::GetAZs cannot be used in the {self.block} block of the template")
 
     def stack_output(self, arguments: Mapping[str, str]) -> Any:
-        raise TemplateError("Template format error: Fn::GetStackOutput cannot be used in the Conditions block of the template")
+        raise TemplateError(f"Template format error: Fn::GetStackOutput cannot be used in the {self.block} block of the template")

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
-from cfnrun.stacks.template.errors import format_error
+from cfnrun.stacks.template.errors import TemplateError, format_error
 from cfnrun.stacks.template.parameter_types import is_parameter_type
 
 TEMPLATE_FORMAT_VERSION = "2010-09-09"
@@ -113,7 +113,7 @@ class StackTemplate:
 def parse_template(document: Any) -> StackTemplate:
     """The declarations of a decoded template; a TemplateError worded as the service words it when malformed."""
     if not isinstance(document, dict):
-        raise format_error("not well-formed: a template is a JSON object or a YAML mapping")
+        raise format_error("unsupported structure.")  # the service's words for a macro's answer that is no template
     unknown = [str(key) for key in document if key not in SECTIONS]
     if unknown:
         raise format_error(f"Invalid template property or properties [{', '.join(unknown)}]")
@@ -148,7 +148,7 @@ def _section(document: Dict[str, Any], name: str) -> Dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise format_error(f"{name} must be an object")
+        raise format_error(f"Any {name} member must be an object.")
     return value
 
 
@@ -164,7 +164,7 @@ def _refuse_unknown(value: Dict[str, Any], known: Sequence[str], kind: str) -> N
     """A parameter's, resource's or output's first attribute the service does not know, refused in its words."""
     unknown = next((str(key) for key in value if key not in known), None)
     if unknown is not None:
-        raise format_error(f"Invalid template {kind} property '{unknown}'")
+        raise TemplateError(f"Invalid template {kind} property '{unknown}'")  # the service's words have no prefix here
 
 
 def scalar_text(value: Any) -> Optional[str]:
@@ -226,9 +226,17 @@ def _optional(value: Dict[str, Any], key: str, kind: Any) -> Any:
 
 
 def _mapping(name: Any, value: Any) -> Dict[str, Dict[str, Any]]:
+    """A mapping is two levels of keys over values that are texts (numbers, booleans) or lists: the service names the
+    member whose value is not a map, and refuses a third level or a function (a ``Ref``) as a value — read from its
+    answers as LocalStack recorded them against AWS (tests/aws/services/cloudformation/engine/test_mappings.snapshot.json)."""
     name = _logical_id("Mapping", name)
-    if not isinstance(value, dict) or not value or not all(isinstance(level, dict) for level in value.values()):
-        raise format_error(f"Every Mappings member {name} must be a map of maps")
+    if not isinstance(value, dict) or not value:
+        raise format_error(f"Every Mappings member {name} must be a map")
+    for key, level in value.items():
+        if not isinstance(level, dict):
+            raise format_error(f"Every Mappings member {key} must be a map")
+        if any(isinstance(attribute, dict) for attribute in level.values()):
+            raise format_error("Every Mappings attribute must be a String or a List.")
     return value
 
 
@@ -293,7 +301,7 @@ def _output(name: Any, value: Any, conditions: Mapping[str, Any]) -> OutputDecla
         raise format_error(f"[{where}] Every Outputs member must be an object")
     _refuse_unknown(value, OUTPUT_ATTRIBUTES, "output")
     if value.get("Value") is None:
-        raise format_error(f"[{where}] Every Outputs member must contain a Value object")
+        raise format_error("Every Outputs member must contain a Value object")
     export = value.get("Export")
     if export is not None and not (isinstance(export, dict) and export.get("Name") is not None):
         raise format_error(f"Output {name} is malformed. The Name field of every Export member must be specified.")

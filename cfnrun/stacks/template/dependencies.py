@@ -210,7 +210,7 @@ def output_dependencies(template: StackTemplate, conditions: Mapping[str, bool])
         needs &= set(template.resources)
         absent = sorted(needs - set(active))
         if absent:
-            raise TemplateError(f"Template format error: Unresolved resource dependencies [{', '.join(absent)}] in the "
+            raise TemplateError(f"Unresolved resource dependencies [{', '.join(absent)}] in the "  # no prefix: the service's
                                 "Outputs block of the template", f"Outputs.{name}")
         shown[name] = frozenset(needs)
     return shown

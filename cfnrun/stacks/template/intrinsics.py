@@ -185,19 +185,28 @@ def _select(argument: Any, context: ResolveContext, where: str) -> Any:
     try:
         position = int(str(index))
     except ValueError:
-        raise TemplateError(f"Template error: Fn::Select index {index!r} is not an integer") from None
+        raise TemplateError("Template error: Fn::Select requires a list argument with two elements: an integer index and a list") from None
     if not 0 <= position < len(items):
         raise TemplateError(f"Template error: Fn::Select cannot select nonexistent value at index {position}")
     return items[position]
 
 
+_SPLIT_ARGUMENTS = ("Template error: every Fn::Split object requires two parameters, (1) a string delimiter and "
+                    "(2) a string to be split or a function that returns a string to be split.")
+
+
+def split_arguments(argument: Any) -> List[Any]:
+    """Fn::Split's [delimiter, text] (as written, or resolved), or the service's error."""
+    if not (isinstance(argument, list) and len(argument) == 2):
+        raise TemplateError(_SPLIT_ARGUMENTS)
+    return argument
+
+
 def _split(argument: Any, context: ResolveContext, where: str) -> List[str]:
-    resolved = resolve(argument, context, where)
-    if not (isinstance(resolved, list) and len(resolved) == 2 and isinstance(resolved[0], str) and resolved[0]
-            and isinstance(resolved[1], str)):
-        raise TemplateError("Template error: every Fn::Split object requires two parameters, (1) a string delimiter and "
-                            "(2) a string to be split or a function that returns a string to be split.")
-    return resolved[1].split(resolved[0])
+    delimiter, text = split_arguments(resolve(argument, context, where))
+    if not (isinstance(delimiter, str) and delimiter and isinstance(text, str)):
+        raise TemplateError(_SPLIT_ARGUMENTS)
+    return text.split(delimiter)
 
 
 def _if(argument: Any, context: ResolveContext, where: str) -> Any:
@@ -209,7 +218,7 @@ def _if(argument: Any, context: ResolveContext, where: str) -> Any:
 def condition_value(name: str, context: ResolveContext) -> bool:
     """The value of the condition ``name``, or the service's error when the template has none such."""
     if name not in context.conditions:
-        raise TemplateError(f"Template format error: Unresolved condition dependency {name} in Fn::If")
+        raise TemplateError(f"Template error: unresolved condition dependency {name} in Fn::If")
     return context.conditions[name]
 
 
@@ -311,7 +320,7 @@ def _conditions_list(name: str, argument: Any, low: int, high: int) -> List[Any]
 
 def _equals(argument: Any, context: ResolveContext, where: str) -> bool:
     if not (isinstance(argument, list) and len(argument) == 2):
-        raise TemplateError("Template error: Fn::Equals requires a list of two values to compare")
+        raise TemplateError("Template error: every Fn::Equals object requires a list of 2 string parameters.")
     left, right = (resolve(item, context, where) for item in argument)
     return (scalar_text(left) if scalar_text(left) is not None else left) == (scalar_text(right) if scalar_text(right) is not None else right)
 

@@ -48,9 +48,11 @@ def load_stack_template(
         transforms = TemplateTransforms(parameter_values, read_include, run_macro)
         document = transforms.apply(document)
         macro_output = document if transforms.ran_macros else None
-        check_transforms(document)
-        if module_fragments is not None and uses_modules(document):
-            document, module_info = expand_modules_with_info(document, module_fragments)
+    if not isinstance(document, dict):  # a body, or a macro's answer, that is no object: refused in the service's words
+        parse_template(document)
+    check_transforms(document)
+    if module_fragments is not None and uses_modules(document):
+        document, module_info = expand_modules_with_info(document, module_fragments)
     check_null_values(document)
     check_quotas(document)  # on the template as processed (loops and modules expanded), as the service counts
     template = parse_template(document)

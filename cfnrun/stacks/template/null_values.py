@@ -1,10 +1,10 @@
 """Null values, refused when the template arrives, as the service refuses them.
 
 CloudFormation answers a template holding a ``null`` (a YAML key left empty, ``Properties:`` with nothing under
-it, a JSON ``null``) with a ValidationError naming the first one by its path: ``Template format error:
-[/Resources/Bucket/Properties/BucketName] 'null' values are not allowed in templates`` (the sentence users report,
-e.g. aws-cloudformation/cfn-lint#38; the path's form and the first-in-document-order choice are inferred). It is
-checked on the template as processed (after its transforms), before its sections are read.
+it, a JSON ``null``) with a ValidationError naming the first one by its path, with no "Template format error:"
+before it: ``[/Outputs/MyOutput/Value] 'null' values are not allowed in templates`` (LocalStack's tests recorded
+against AWS, api/test_validations; the first-in-document-order choice is inferred). It is checked on the template as
+processed (after its transforms), before its sections are read.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from cfnrun.stacks.template.errors import TemplateError
 def check_null_values(document: Any) -> None:
     where = first_null(document)
     if where is not None:
-        raise TemplateError(f"Template format error: [{where}] 'null' values are not allowed in templates")
+        raise TemplateError(f"[{where}] 'null' values are not allowed in templates")
 
 
 def first_null(document: Any) -> Optional[str]:

@@ -21,7 +21,7 @@ from cfnrun.stacks.template.declarations import StackTemplate, transform_names
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.foreach import expand_for_each, uses_for_each
 from cfnrun.stacks.template.includes import INCLUDE, IncludeReader, include_location, include_sections, included
-from cfnrun.stacks.template.intrinsics import SUPPORTED_FUNCTIONS, is_function, unsupported_function
+from cfnrun.stacks.template.intrinsics import SUPPORTED_FUNCTIONS, get_att_target, is_function, split_arguments, unsupported_function
 from cfnrun.stacks.template.macros import MacroCall, MacroRunner, no_echo_values, not_local, template_parameter_values
 from cfnrun.stacks.template.serverless import SERVERLESS, expand_serverless
 
@@ -153,6 +153,7 @@ def check_functions(template: StackTemplate) -> None:
     extensions = LANGUAGE_EXTENSIONS in template.transforms
     for where, function, argument in _functions(template.document, ""):
         _check_function(where, function, argument, extensions)
+        _check_arguments(where, function, argument, template.conditions)
     # DeletionPolicy/UpdateReplacePolicy given by an intrinsic function need no transform: the service's core language
     # takes them (policies.py works them out)
 
@@ -165,6 +166,21 @@ def _check_function(where: str, function: str, argument: Any, extensions: bool) 
         raise unsupported_function(function, allowed).at(where)
     if function == "Fn::FindInMap" and isinstance(argument, list) and len(argument) == 4 and not extensions:
         raise TemplateError(f"Template error: Fn::FindInMap with a DefaultValue needs the {LANGUAGE_EXTENSIONS} transform", where)
+
+
+def _check_arguments(where: str, function: str, argument: Any, conditions: Mapping[str, Any]) -> None:
+    """Arguments the service refuses as the template arrives, whatever the values (LocalStack's tests recorded against
+    AWS: an Fn::If naming no declared condition, an Fn::GetAtt of one element, an Fn::Split of something not a list)."""
+    try:
+        if function == "Fn::If" and isinstance(argument, list) and argument and isinstance(argument[0], str) \
+                and argument[0] not in conditions:
+            raise TemplateError(f"Template error: unresolved condition dependency {argument[0]} in Fn::If")
+        if function == "Fn::GetAtt":
+            get_att_target(argument)
+        if function == "Fn::Split":
+            split_arguments(argument)
+    except TemplateError as error:
+        raise error.at(where) from None
 
 
 def _functions(value: Any, where: str) -> Iterator[Tuple[str, str, Any]]:
