@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Dict, List, Sequence
 
+from cfnrun.model.pattern_worker import BACKTRACKED
 from cfnrun.model.patterns import ecma_search
 
 # the keywords whose messages the service shows as the validator words them (cloudformation-resource-schema's list)
@@ -42,7 +43,8 @@ def service_lines(keyword: str, path: Sequence[Any], message: str, schema_value:
     ``schema``) as the service's line or lines; ``matched``: how many of a ``oneOf``'s subschemas the value matched."""
     at = pointer(path)
     if keyword not in SAFE_KEYWORDS:
-        return f"{at}: failed validation constraint for keyword [{keyword}]"
+        stopped = f" (cfnrun: {message})" if BACKTRACKED in message else ""  # no verdict: the match was stopped (it names no value)
+        return f"{at}: failed validation constraint for keyword [{keyword}]{stopped}"
     return "\n".join(f"{at}: {sentence}" for sentence in _sentences(keyword, message, schema_value, instance, schema, matched))
 
 

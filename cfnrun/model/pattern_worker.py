@@ -26,6 +26,7 @@ from typing import IO, Dict, Optional, Tuple
 
 PACKAGE_HOME = str(Path(__file__).resolve().parents[2])  # the folder that holds the cfnrun package
 MATCH_LIMIT_S = 2.0  # far above any real match (microseconds), far below a client's timeout
+BACKTRACKED = "(it backtracks on this value)"  # in every PatternTimeout's message
 
 
 class PatternTimeout(Exception):
@@ -33,7 +34,7 @@ class PatternTimeout(Exception):
 
     def __init__(self, pattern: str, seconds: float, earlier: bool = False) -> None:
         what = "a value at least as long did not finish matching it" if earlier else "matching it did not finish"
-        super().__init__(f"pattern {pattern!r}: {what} within {seconds:g} s (it backtracks on this value), so it was stopped")
+        super().__init__(f"pattern {pattern!r}: {what} within {seconds:g} s {BACKTRACKED}, so it was stopped")
         self.pattern = pattern
 
 
