@@ -177,8 +177,10 @@ def test_a_submitted_package_registers_runs_in_a_stack_and_gets_versions(registr
     cloudformation.get_waiter("stack_update_complete").wait(StackName="uses-registered", WaiterConfig=FAST)
     with pytest.raises(ClientError) as refused:
         cloudformation.deregister_type(Type="RESOURCE", TypeName=NOTE, VersionId="00000002")
-    assert refused.value.response["Error"]["Code"] == "CFNRegistryException"
-    assert "default version" in refused.value.response["Error"]["Message"]
+    assert (refused.value.response["Error"]["Code"], refused.value.response["ResponseMetadata"]["HTTPStatusCode"]) == ("CFNRegistryException", 400)
+    assert refused.value.response["Error"]["Message"] == (  # the service's words, as users quote them (terraform-provider-aws#38850)
+        f"Version '00000002' is the default version and cannot be deregistered. Deregister the resource type '{NOTE}' instead."
+    )
     cloudformation.deregister_type(Type="RESOURCE", TypeName=NOTE, VersionId="00000001")
     assert registry.registered_folders() == [second["token"]]  # the deregistered version's files are gone
     live = cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE)["TypeVersionSummaries"]
@@ -221,8 +223,10 @@ def test_bad_packages_fail_their_registration_with_the_reason_and_leave_nothing(
     for key, (data, reason) in cases.items():
         answer = registry.register(key, data)
         assert answer["ProgressStatus"] == "FAILED", (key, answer)
-        assert reason in answer["Description"], (key, answer["Description"])
-        assert "TypeVersionArn" not in answer
+        stages, refusal = answer["Description"].split("\n")  # as the service's validation stage words a failure (cloudformation-cli#403)
+        assert stages == "Deployment is currently in VALIDATION_STAGE of status FAILED; Next is DEPLOY_STAGE with status CANCELLED", key
+        assert refusal.startswith(f"Deployment failed with error. Error message: [{answer['token']}] ") and reason in refusal, (key, refusal)
+        assert "TypeVersionArn" not in answer and "TypeArn" not in answer, (key, answer)  # null unless COMPLETE (the model)
     assert registry.registered_folders() == []  # nothing half-registered: every FAILED package's files are gone
     assert not any(p.name == "escaped.txt" for p in tmp_path.rglob("escaped.txt"))
     failed = registry.cloudformation.list_type_registrations(Type="RESOURCE", TypeName=NOTE, RegistrationStatusFilter="FAILED")

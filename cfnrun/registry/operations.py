@@ -9,7 +9,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence
 from cfnrun.model.aws_type_schemas import AwsTypeSchemas
 from cfnrun.registry.kept import read_moment
 from cfnrun.registry.package import RESOURCE
-from cfnrun.registry.store import RegisteredType, RegistryError, TypeRegistry, TypeVersion, provisioning_type
+from cfnrun.registry.store import COMPLETE, RegisteredType, RegistryError, TypeRegistry, TypeVersion, provisioning_type
 
 Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
 PAGE = 100  # results per page when MaxResults is not given (the model's maximum)
@@ -94,9 +94,9 @@ class RegistryOperations:
     async def describe_type_registration(self, params: Dict[str, Any]) -> Dict[str, Any]:
         registration = self.registry.registration(params["RegistrationToken"])
         await self.registry.settled(registration.token, self.answer_wait)
-        answer = {"ProgressStatus": registration.status, "Description": registration.description, "TypeArn": registration.type_arn}
-        if registration.version_arn:
-            answer["TypeVersionArn"] = registration.version_arn
+        answer: Dict[str, Any] = {"ProgressStatus": registration.status, "Description": registration.description}
+        if registration.status == COMPLETE:  # the model: TypeArn and TypeVersionArn are null for any other ProgressStatus
+            answer.update(TypeArn=registration.type_arn, TypeVersionArn=registration.version_arn)
         return answer
 
     async def list_type_registrations(self, params: Dict[str, Any]) -> Dict[str, Any]:

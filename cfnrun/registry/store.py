@@ -30,7 +30,13 @@ IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 # cloudformation-cli's issues and blog posts: inferred, the API reference gives no text)
 DEPLOYING = "Deployment is currently in DEPLOY_STAGE of status IN_PROGRESS"
 DEPLOYED = "Deployment is currently in DEPLOY_STAGE of status COMPLETED"
+# A registration cfnrun refuses fails as the service's validation stage does, in its answers quoted in cloudformation-cli#403 and
+# #639: the stages, then the reason after the registration's token (the reason's words are cfnrun's)
+VALIDATION_FAILED = "Deployment is currently in VALIDATION_STAGE of status FAILED; Next is DEPLOY_STAGE with status CANCELLED"
+STOPPED = "The registration stopped: cfnrun serve stopped before it was complete"
 CRUD = ("create", "read", "delete")
+# how the service's messages name each kind of extension ("resource type" as users quote it; "hook" and "module": inferred)
+KIND_NOUNS = {RESOURCE: "resource type", HOOK: "hook", MODULE: "module"}
 
 
 class RegistryError(CfnrunError):
@@ -149,6 +155,11 @@ class Registration:
     description: str = DEPLOYING
     version_arn: Optional[str] = None
     client_token: Optional[str] = None  # RegisterType's ClientRequestToken: the same request sent again is this registration
+
+    def fail(self, reason: str) -> None:
+        """FAILED, its Description the service's validation stage failure naming ``reason``."""
+        self.status = FAILED
+        self.description = f"{VALIDATION_FAILED}\nDeployment failed with error. Error message: [{self.token}] {reason}"
 
 
 def registration_record(registration: Registration) -> Record:
@@ -271,7 +282,7 @@ class TypeRegistry:
         for record in kept.registrations:
             registration = Registration(**record)
             if registration.status == IN_PROGRESS:  # serve stopped before it was done: nothing of it was kept
-                registration.status, registration.description = FAILED, "The registration stopped: cfnrun serve stopped before it was complete"
+                registration.fail(STOPPED)
             self.registrations[registration.token] = registration
             if registration.client_token:
                 self._by_client_token[registration.client_token] = registration
@@ -370,12 +381,11 @@ class TypeRegistry:
             if root.is_absolute():
                 await asyncio.to_thread(shutil.rmtree, root, True)
             if isinstance(error, PackageError):
-                registration.description = str(error)
+                registration.fail(str(error))
             elif isinstance(error, OSError):
-                registration.description = f"The package cannot be unpacked: {error}"
+                registration.fail(f"The package cannot be unpacked: {error}")
             else:
-                registration.description = "The registration stopped: cfnrun serve stopped before it was complete"
-            registration.status = FAILED
+                registration.fail(STOPPED)
             if isinstance(error, (PackageError, OSError)):
                 self._changed()
                 return
@@ -459,10 +469,10 @@ class TypeRegistry:
             version = self.version(registered, version_id)
             if version.deprecated:
                 raise RegistryError(f"Version '{version_id}' of type '{registered.type_name}' is already deregistered.", "TypeNotFoundException")
-            if version.version_id == registered.default_id and len(live) > 1:
+            if version.version_id == registered.default_id and len(live) > 1:  # the service's words, as users quote them
                 raise RegistryError(
-                    f"Version '{version_id}' is the default version of type '{registered.type_name}' and cannot be deregistered while other "
-                    "versions are registered. Set another version as the default (SetTypeDefaultVersion) first."
+                    f"Version '{version.version_id}' is the default version and cannot be deregistered. "
+                    f"Deregister the {KIND_NOUNS[registered.kind]} '{registered.type_name}' instead."
                 )
             targets = [version]
         for version in targets:
