@@ -337,6 +337,9 @@ def test_test_type_runs_the_contract_suite_and_publish_type_follows_its_status(r
     logs = registry.s3.list_objects_v2(Bucket="test-logs")["Contents"]
     assert [log["Key"] for log in logs] == ["Cfnrun-Sample-Note/00000001/test.log"]
 
+    with pytest.raises(ClientError) as numbered:  # a first publication is 1.0.0: no number may be given (the model)
+        cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE, PublicVersionNumber="2.0.0")
+    assert numbered.value.response["Error"]["Code"] == "CFNRegistryException", numbered.value.response
     published = cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)  # the default version, 00000001, passed
     assert published["PublicTypeArn"] == f"arn:aws:cloudformation:us-east-1::type/resource/{publisher}/Cfnrun-Sample-Note"
     cloudformation.set_type_default_version(Arn=bad)
@@ -350,6 +353,10 @@ def test_test_type_runs_the_contract_suite_and_publish_type_follows_its_status(r
     described = cloudformation.describe_type(Type="RESOURCE", TypeName=alias)
     assert (described["IsActivated"], described["OriginalTypeName"], described["OriginalTypeArn"]) == (True, NOTE, published["PublicTypeArn"])
     assert described["PublicVersionNumber"] == "1.0.0" and json.loads(described["Schema"])["typeName"] == alias
+    assert described["AutoUpdate"] is False
+    configured = {"Type": "RESOURCE", "TypeName": alias}
+    cloudformation.set_type_configuration(**configured, Configuration="{}", ConfigurationAlias="default")
+    assert len(cloudformation.batch_describe_type_configurations(TypeConfigurationIdentifiers=[configured])["TypeConfigurations"]) == 1
     cloudformation.create_stack(StackName="aliased", TemplateBody=NOTE_STACK.replace(NOTE, alias))
     cloudformation.get_waiter("stack_create_complete").wait(StackName="aliased", WaiterConfig=FAST)
     cloudformation.delete_stack(StackName="aliased")
@@ -357,6 +364,12 @@ def test_test_type_runs_the_contract_suite_and_publish_type_follows_its_status(r
     cloudformation.deactivate_type(Type="RESOURCE", TypeName=alias)
     with pytest.raises(cloudformation.exceptions.TypeNotFoundException):
         cloudformation.describe_type(Type="RESOURCE", TypeName=alias)
+    gone = cloudformation.batch_describe_type_configurations(TypeConfigurationIdentifiers=[configured])  # deactivating deletes it (the model)
+    assert (gone["TypeConfigurations"], [e["ErrorCode"] for e in gone["Errors"]]) == ([], ["TypeConfigurationNotFoundException"])
+    # activated without AutoUpdate: it is on, the model's default
+    cloudformation.activate_type(Type="RESOURCE", PublicTypeArn=published["PublicTypeArn"], TypeNameAlias="Acme::Notes::Other")
+    assert cloudformation.describe_type(Type="RESOURCE", TypeName="Acme::Notes::Other")["AutoUpdate"] is True
+    cloudformation.deactivate_type(Type="RESOURCE", TypeName="Acme::Notes::Other")
 
 
 def test_a_provider_of_the_same_type_wins_over_its_registered_version(tmp_path: Path, note_package: bytes, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -528,6 +528,10 @@ class TypeRegistry:
                 f"Version '{version.version_id}' of type '{registered.type_name}' cannot be published: its TypeTestsStatus is "
                 f"{version.tests_status}. Test it with TestType and publish it once its tests have PASSED."
             )
+        if public_version and not registered.public_versions:  # the model: a first publication is 1.0.0, no number may be given
+            raise RegistryError(
+                f"PublicVersionNumber cannot be specified the first time '{registered.type_name}' is published: its first public version is 1.0.0."
+            )
         number = public_version or _next_public(registered.public_versions)
         if not SEMANTIC.match(number):
             raise RegistryError(f"PublicVersionNumber '{number}' is not MAJOR.MINOR.PATCH.", "ValidationError")
@@ -561,7 +565,9 @@ class TypeRegistry:
             raise RegistryError(f"Type '{name}' already exists in this account and Region: choose another TypeNameAlias.")
         public = next(v for v in published.versions.values() if v.public_version == published.public_versions[-1])
         package = dataclasses.replace(public.package, type_name=name, schema={**public.package.schema, "typeName": name})
-        activated = RegisteredType(published.kind, name, self.arn(published.kind, name), origin=published, auto_update=auto_update)
+        activated = RegisteredType(  # AutoUpdate is true unless the call says otherwise (the model's default)
+            published.kind, name, self.arn(published.kind, name), origin=published, auto_update=True if auto_update is None else auto_update,
+        )
         version = TypeVersion(package, "00000001", f"{activated.arn}/00000001", now(), tests_status=public.tests_status)
         version.public_version = public.public_version
         problem = await self.handlers.start(version)
@@ -583,6 +589,9 @@ class TypeRegistry:
             self.handlers.use(registered.kind, registered.type_name, None)
             await self.handlers.stop(version)  # its files are the published version's: they stay
         del self.types[(registered.kind, registered.type_name)]
+        configured = registered.arn.replace(":type/", ":type-configuration/", 1) + "/"  # the model: deactivating deletes its configuration
+        for configuration_arn in [arn for arn in self.configurations if arn.startswith(configured)]:
+            self.forget_configuration(configuration_arn)
         self._changed()
 
     async def close(self) -> None:
