@@ -357,7 +357,18 @@ def test_test_type_runs_the_contract_suite_and_publish_type_follows_its_status(r
     configured = {"Type": "RESOURCE", "TypeName": alias}
     cloudformation.set_type_configuration(**configured, Configuration="{}", ConfigurationAlias="default")
     assert len(cloudformation.batch_describe_type_configurations(TypeConfigurationIdentifiers=[configured])["TypeConfigurations"]) == 1
-    cloudformation.create_stack(StackName="aliased", TemplateBody=NOTE_STACK.replace(NOTE, alias))
+    # a second public version (a third registration, tested, the default): ActivateType again with VersionBump takes the
+    # activated type to it (the model: VersionBump updates a previously-activated type)
+    third = registry.register("third.zip", note_package)["TypeVersionArn"]
+    cloudformation.test_type(Arn=third)
+    assert _wait_for_tests(cloudformation, third)["TypeTestsStatus"] == "PASSED"
+    cloudformation.set_type_default_version(Arn=third)
+    assert cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)["PublicTypeArn"] == published["PublicTypeArn"]
+    bumped = cloudformation.activate_type(Type="RESOURCE", PublicTypeArn=published["PublicTypeArn"], TypeNameAlias=alias, VersionBump="MINOR")
+    assert bumped["Arn"] == activated["Arn"]
+    described = cloudformation.describe_type(Type="RESOURCE", TypeName=alias)
+    assert (described["PublicVersionNumber"], described["AutoUpdate"]) == ("1.1.0", False)  # AutoUpdate stays as it was: not given
+    cloudformation.create_stack(StackName="aliased", TemplateBody=NOTE_STACK.replace(NOTE, alias))  # the bumped version runs it
     cloudformation.get_waiter("stack_create_complete").wait(StackName="aliased", WaiterConfig=FAST)
     cloudformation.delete_stack(StackName="aliased")
     cloudformation.get_waiter("stack_delete_complete").wait(StackName="aliased", WaiterConfig=FAST)

@@ -283,7 +283,7 @@ class RegistryOperations:
 
     async def activate_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
         published = self.registry.published(params.get("Type"), params.get("PublicTypeArn"), params.get("PublisherId"), params.get("TypeName"))
-        activated = await self.registry.activate(published, params.get("TypeNameAlias"), params.get("AutoUpdate"))
+        activated = await self.registry.activate(published, params.get("TypeNameAlias"), params.get("AutoUpdate"), params.get("VersionBump"))
         return {"Arn": activated.arn}
 
     async def deactivate_type(self, params: Dict[str, Any]) -> Dict[str, Any]:

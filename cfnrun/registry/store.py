@@ -556,30 +556,55 @@ class TypeRegistry:
                 return registered
         raise RegistryError(f"The type '{public_arn or type_name}' cannot be found among the published types.", "TypeNotFoundException")
 
-    async def activate(self, published: RegisteredType, alias: Optional[str], auto_update: Optional[bool]) -> RegisteredType:
+    async def activate(
+        self, published: RegisteredType, alias: Optional[str], auto_update: Optional[bool], version_bump: Optional[str] = None,
+    ) -> RegisteredType:
         """Activate the latest public version of ``published`` as ``alias`` (its own name when none): a type of this account, on
-        workers of its own, that stacks use under that name."""
+        workers of its own, that stacks use under that name. The same call on a type activated from it before updates that type
+        (the model's VersionBump and AutoUpdate): a VersionBump runs the latest public version, AutoUpdate is set when given."""
         name = alias or published.type_name
         taken = self.types.get((published.kind, name))
         if taken is not None and taken.live():
-            raise RegistryError(f"Type '{name}' already exists in this account and Region: choose another TypeNameAlias.")
-        public = next(v for v in published.versions.values() if v.public_version == published.public_versions[-1])
-        package = dataclasses.replace(public.package, type_name=name, schema={**public.package.schema, "typeName": name})
+            if taken.origin is not published:
+                raise RegistryError(f"Type '{name}' already exists in this account and Region: choose another TypeNameAlias.")
+            if auto_update is not None:
+                taken.auto_update = auto_update
+            if version_bump and taken.default is not None and taken.default.public_version != published.public_versions[-1]:
+                await self._run_latest_public(taken, published)  # one public version line here: MAJOR and MINOR both reach the latest
+            self._changed()
+            return taken
         activated = RegisteredType(  # AutoUpdate is true unless the call says otherwise (the model's default)
             published.kind, name, self.arn(published.kind, name), origin=published, auto_update=True if auto_update is None else auto_update,
         )
-        version = TypeVersion(package, "00000001", f"{activated.arn}/00000001", now(), tests_status=public.tests_status)
+        await self._run_latest_public(activated, published)
+        self.types[(published.kind, name)] = activated
+        self._changed()
+        return activated
+
+    async def _run_latest_public(self, activated: RegisteredType, origin: RegisteredType) -> None:
+        """The latest public version of ``origin`` (the published type ``activated`` comes from), as ``activated``'s next version:
+        started on workers of its own and made its default; the version it replaces is stopped (its files are the published
+        version's: they stay)."""
+        name = activated.type_name
+        public = next(v for v in origin.versions.values() if v.public_version == origin.public_versions[-1])
+        replaced = activated.default
+        if replaced is not None and replaced.package.root == public.package.root:  # the same registered version, published again
+            replaced.public_version = public.public_version
+            return
+        package = dataclasses.replace(public.package, type_name=name, schema={**public.package.schema, "typeName": name})
+        version_id = f"{activated.numbered + 1:08d}"
+        version = TypeVersion(package, version_id, f"{activated.arn}/{version_id}", now(), tests_status=public.tests_status)
         version.public_version = public.public_version
         problem = await self.handlers.start(version)
         if problem is not None:
             await self.handlers.stop(version)
             raise RegistryError(f"Type '{name}' cannot be activated: {problem}")
-        activated.numbered = 1
-        activated.versions[version.version_id] = version
-        self.types[(published.kind, name)] = activated
+        activated.numbered += 1
+        activated.versions[version_id] = version
         self._make_default(activated, version)
-        self._changed()
-        return activated
+        if replaced is not None:
+            replaced.deprecated = True
+            await self.handlers.stop(replaced)
 
     async def deactivate(self, registered: RegisteredType) -> None:
         if registered.origin is None:
