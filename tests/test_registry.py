@@ -354,6 +354,14 @@ def test_test_type_runs_the_contract_suite_and_publish_type_follows_its_status(r
     assert (described["IsActivated"], described["OriginalTypeName"], described["OriginalTypeArn"]) == (True, NOTE, published["PublicTypeArn"])
     assert described["PublicVersionNumber"] == "1.0.0" and json.loads(described["Schema"])["typeName"] == alias
     assert described["AutoUpdate"] is False
+    # a third-party public extension, activated: its default version and its tests are its publisher's, null here (the model)
+    assert described["PublisherId"] == publisher and not {"DefaultVersionId", "IsDefaultVersion", "TypeTestsStatus"} & set(described)
+    [summary] = [s for s in cloudformation.list_types(Visibility="PRIVATE")["TypeSummaries"] if s["TypeName"] == alias]
+    assert (summary["PublisherId"], summary["IsActivated"], "DefaultVersionId" in summary) == (publisher, True, False), summary
+    [version] = cloudformation.list_type_versions(Type="RESOURCE", TypeName=alias)["TypeVersionSummaries"]
+    assert (version["PublicVersionNumber"], "IsDefaultVersion" in version) == ("1.0.0", False), version
+    listed = cfnrun("registry", "list", "--endpoint", registry.server.url)  # an activated type, not a --provider's: no DefaultVersionId either
+    assert f"RESOURCE {alias} (activated {NOTE})" in listed.stdout, listed.stdout + listed.stderr
     configured = {"Type": "RESOURCE", "TypeName": alias}
     cloudformation.set_type_configuration(**configured, Configuration="{}", ConfigurationAlias="default")
     assert len(cloudformation.batch_describe_type_configurations(TypeConfigurationIdentifiers=[configured])["TypeConfigurations"]) == 1

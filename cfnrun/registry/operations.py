@@ -17,6 +17,10 @@ PAGE = 100  # results per page when MaxResults is not given (the model's maximum
 # its waiter (type_registration_complete, what `cfn submit` waits with) asks again only after 30 s, so an answer that waits for a
 # registration serve finishes in a second or two saves each submit that half-minute. Well under boto3's 60 s read timeout.
 REGISTRATION_ANSWER_WAIT_S = 20.0
+# What DescribeType, ListTypes and ListTypeVersions answer as null for a public third-party extension, activated in the account or
+# not (the model's documentation of each member): its default version and its contract tests are its publisher's
+PUBLISHERS_OWN = ("DefaultVersionId", "IsDefaultVersion", "TypeTestsStatus", "TypeTestsStatusDescription")
+SUMMARIZED = ("IsActivated", "OriginalTypeName", "PublicVersionNumber", "LatestPublicVersion", "PublisherId")  # an activated type's, in ListTypes
 CONFIGURATION_PARAMS = ("TypeArn", "Type", "TypeName", "Configuration", "ConfigurationAlias")  # SetTypeConfiguration's input, as kept
 
 
@@ -155,8 +159,8 @@ class RegistryOperations:
             "TimeCreated": version.registered,
             "ConfigurationSchema": json.dumps(version.package.configuration_schema) if version.package.configuration_schema else None,
         }
-        answer.update(_activation(registered, version))
-        return {key: value for key, value in answer.items() if value is not None}
+        answer.update(_activation(registered, version, self.registry.publisher_id))
+        return _shown(registered, answer)
 
     def _provided_type(self, provided: ProvidedType) -> Dict[str, Any]:
         """DescribeType of a --provider project's type: PRIVATE, not versioned (no DefaultVersionId), its SourceUrl the project's
@@ -199,9 +203,9 @@ class RegistryOperations:
             summary = {
                 "Type": registered.kind, "TypeName": registered.type_name, "DefaultVersionId": registered.default_id,
                 "TypeArn": registered.arn, "LastUpdated": shown.registered, "Description": shown.package.schema.get("description"),
-                **{key: value for key, value in _activation(registered, shown).items() if key in ("IsActivated", "OriginalTypeName", "PublicVersionNumber", "LatestPublicVersion")},
+                **{key: value for key, value in _activation(registered, shown, self.registry.publisher_id).items() if key in SUMMARIZED},
             }
-            summaries.append({key: value for key, value in summary.items() if value is not None})
+            summaries.append(_shown(registered, summary))
         if status == "LIVE":
             summaries += self._provided_summaries(params, prefix)
         page, token = _page(summaries, params)
@@ -338,13 +342,20 @@ def _identifies(identifier: Dict[str, Any], details: Dict[str, Any]) -> bool:
     return bool(identifier.get("TypeArn") or identifier.get("TypeName")) and (identifier.get("TypeConfigurationAlias") or "default") == details["Alias"]
 
 
-def _activation(registered: RegisteredType, version: TypeVersion) -> Dict[str, Any]:
+def _shown(registered: RegisteredType, answer: Dict[str, Any]) -> Dict[str, Any]:
+    """``answer`` without its null values and, for an activated public type, without what the model says is null for a public
+    third-party extension, activated or not."""
+    hidden = PUBLISHERS_OWN if registered.origin is not None else ()
+    return {key: value for key, value in answer.items() if value is not None and key not in hidden}
+
+
+def _activation(registered: RegisteredType, version: TypeVersion, publisher_id: Optional[str]) -> Dict[str, Any]:
     """What DescribeType and ListTypes say of an activated public type: its origin, its public version."""
     origin = registered.origin
     if origin is None:
         return {}
     return {
-        "IsActivated": True, "OriginalTypeName": origin.type_name, "OriginalTypeArn": origin.public_arn,
+        "IsActivated": True, "OriginalTypeName": origin.type_name, "OriginalTypeArn": origin.public_arn, "PublisherId": publisher_id,
         "PublicVersionNumber": version.public_version, "LatestPublicVersion": origin.public_versions[-1], "AutoUpdate": registered.auto_update,
     }
 
@@ -353,9 +364,9 @@ def _version_summary(registered: RegisteredType, version: TypeVersion) -> Dict[s
     summary = {
         "Type": registered.kind, "TypeName": registered.type_name, "VersionId": version.version_id,
         "IsDefaultVersion": version.version_id == registered.default_id, "Arn": version.arn, "TimeCreated": version.registered,
-        "Description": version.package.schema.get("description"),
+        "Description": version.package.schema.get("description"), "PublicVersionNumber": version.public_version if registered.origin else None,
     }
-    return {key: value for key, value in summary.items() if value is not None}
+    return _shown(registered, summary)
 
 
 def _page(items: List[Any], params: Dict[str, Any]) -> "tuple[List[Any], Optional[str]]":

@@ -34,7 +34,7 @@ def run(options: RegistryListOptions, early: EarlyStart) -> int:
     try:
         for kind in KINDS:
             for summary in client.list_types(Visibility="PRIVATE", Type=kind)["TypeSummaries"]:
-                if "DefaultVersionId" not in summary:  # a --provider project's type: served, not registered, no versions
+                if "DefaultVersionId" not in summary and not summary.get("IsActivated"):  # a --provider project's type: served, not registered
                     source = urlparse(client.describe_type(Type=kind, TypeName=summary["TypeName"]).get("SourceUrl", "")).path
                     lines.append(f"{kind:<8} {summary['TypeName']} (served from --provider {unquote(source)}, not registered)")
                     continue
