@@ -425,6 +425,21 @@ def test_a_registered_module_expands_in_stacks_and_a_broken_fragment_fails(regis
     assert resource["LogicalResourceId"] == "LogsS3Bucket" and resource["ResourceType"] == "AWS::S3::Bucket"
     assert "registered-module-bucket" in [b["Name"] for b in registry.s3.list_buckets()["Buckets"]]
 
+    # TestType of a module checks its model (the model's documentation), so a module is published and activated as a resource type is
+    cloudformation = registry.cloudformation
+    assert cloudformation.test_type(Type="MODULE", TypeName=module)["TypeVersionArn"] == answer["TypeVersionArn"]
+    assert _wait_for_tests(cloudformation, answer["TypeVersionArn"])["TypeTestsStatus"] == "PASSED"
+    cloudformation.register_publisher(AcceptTermsAndConditions=True)
+    public_arn = cloudformation.publish_type(Type="MODULE", TypeName=module)["PublicTypeArn"]
+    listed = cloudformation.list_types(Visibility="PUBLIC", Type="MODULE")["TypeSummaries"]
+    assert [(t["TypeName"], t["TypeArn"]) for t in listed] == [(module, public_arn)]
+    alias = "Acme::Storage::Logs::MODULE"
+    cloudformation.activate_type(Type="MODULE", PublicTypeArn=public_arn, TypeNameAlias=alias)
+    template["Resources"]["Logs"].update(Type=alias, Properties={"BucketName": "activated-module-bucket"})
+    cloudformation.create_stack(StackName="activated-module", TemplateBody=json.dumps(template))
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="activated-module", WaiterConfig=FAST)
+    assert "activated-module-bucket" in [b["Name"] for b in registry.s3.list_buckets()["Buckets"]]
+
 
 @pytest.fixture(scope="session")
 def guard_package(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> bytes:

@@ -229,18 +229,19 @@ class RegistryOperations:
         return summaries
 
     def _public_types(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        """ListTypes of PUBLIC resource types: AWS's own (from cfn-lint's data), then the types published here."""
-        if (params.get("Type") or RESOURCE) != RESOURCE or (params.get("DeprecatedStatus") or "LIVE") != "LIVE":
+        """ListTypes of PUBLIC types of one kind: AWS's own resource types (from cfn-lint's data), then the types published here."""
+        kind = params.get("Type") or RESOURCE
+        if (params.get("DeprecatedStatus") or "LIVE") != "LIVE":
             return {"TypeSummaries": []}
         prefix = (params.get("Filters") or {}).get("TypeNamePrefix") or ""
         summaries: List[Dict[str, Any]] = [
             {"Type": RESOURCE, "TypeName": name, "TypeArn": f"arn:aws:cloudformation:{self.registry.region}::type/resource/{name.replace('::', '-')}"}
-            for name in self.aws.type_names() if name.startswith(prefix)
+            for name in (self.aws.type_names() if kind == RESOURCE else ()) if name.startswith(prefix)
         ]
         for registered in self.registry.types.values():
-            if registered.public_arn and registered.kind == RESOURCE and registered.type_name.startswith(prefix):
+            if registered.public_arn and registered.kind == kind and registered.type_name.startswith(prefix):
                 summaries.append({
-                    "Type": RESOURCE, "TypeName": registered.type_name, "TypeArn": registered.public_arn,
+                    "Type": kind, "TypeName": registered.type_name, "TypeArn": registered.public_arn,
                     "PublisherId": self.registry.publisher_id, "LatestPublicVersion": registered.public_versions[-1],
                 })
         page, token = _page(summaries, params)

@@ -486,12 +486,11 @@ class TypeRegistry:
     # -- testing and publishing ----------------------------------------------------------------
 
     def test(self, registered: RegisteredType, version_id: Optional[str], log_bucket: Optional[str]) -> TypeVersion:
-        """Start the contract suite on a version (the default when none is named); its TypeTestsStatus says how it went."""
+        """Start the contract suite on a version (the default when none is named), or for a module the check of its model; its
+        TypeTestsStatus says how it went."""
         version = self.version(registered, version_id)
         if version.deprecated:
             raise RegistryError(f"Version '{version.version_id}' of type '{registered.type_name}' is deregistered and cannot be tested.")
-        if version.kind == MODULE:
-            raise RegistryError(f"TestType tests resource types and hooks; '{registered.type_name}' is a module.")
         if version.tests_status == IN_PROGRESS:
             raise RegistryError(f"Tests of version '{version.version_id}' of type '{registered.type_name}' are already in progress.")
         version.tests_status, version.tests_description = IN_PROGRESS, "The contract tests are in progress."
@@ -500,7 +499,10 @@ class TypeRegistry:
 
     async def _test(self, version: TypeVersion, log_bucket: Optional[str]) -> None:
         try:
-            passed, description = await self.handlers.test(version, log_bucket)
+            if version.kind == MODULE:  # the model: testing a module determines whether its model meets the requirements
+                passed, description = await asyncio.to_thread(_test_module, version.package)
+            else:
+                passed, description = await self.handlers.test(version, log_bucket)
         except (CfnrunError, OSError) as error:
             passed, description = False, f"The contract tests could not run: {error}"
         except BaseException:
@@ -593,9 +595,11 @@ class TypeRegistry:
             return
         package = dataclasses.replace(public.package, type_name=name, schema={**public.package.schema, "typeName": name})
         version_id = f"{activated.numbered + 1:08d}"
-        version = TypeVersion(package, version_id, f"{activated.arn}/{version_id}", now(), tests_status=public.tests_status)
+        version = TypeVersion(
+            package, version_id, f"{activated.arn}/{version_id}", now(), tests_status=public.tests_status, fragment=public.fragment,
+        )
         version.public_version = public.public_version
-        problem = await self.handlers.start(version)
+        problem = await self.handlers.start(version) if version.kind != MODULE else None  # a module has no handlers: its fragment
         if problem is not None:
             await self.handlers.stop(version)
             raise RegistryError(f"Type '{name}' cannot be activated: {problem}")
@@ -658,6 +662,15 @@ def _module_fragment(package: Unpacked) -> Dict[str, Any]:
         return dict(read_module_fragment(package.root).document)
     except ProjectError as error:
         raise PackageError(f"The module's fragment cannot be registered: {error}") from None
+
+
+def _test_module(package: Unpacked) -> Tuple[bool, str]:
+    """TestType of a module version: its fragment checked again by the module rules (what its registration checked)."""
+    try:
+        _module_fragment(package)
+    except PackageError as error:
+        return False, str(error)
+    return True, "The module's fragment meets the module rules."
 
 
 def _require_valid_schema(package: Unpacked) -> None:
