@@ -339,7 +339,9 @@ def test_test_type_runs_the_contract_suite_and_publish_type_follows_its_status(r
 
     with pytest.raises(ClientError) as numbered:  # a first publication is 1.0.0: no number may be given (the model)
         cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE, PublicVersionNumber="2.0.0")
-    assert numbered.value.response["Error"]["Code"] == "CFNRegistryException", numbered.value.response
+    assert numbered.value.response["Error"] == {  # the service's answer, as DataDog/datadog-cloudformation-resources#164 quotes it
+        "Type": "Sender", "Code": "CFNRegistryException", "Message": "PublicVersionNumber can't be set for publishing a type for the first time",
+    }
     published = cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)  # the default version, 00000001, passed
     assert published["PublicTypeArn"] == f"arn:aws:cloudformation:us-east-1::type/resource/{publisher}/Cfnrun-Sample-Note"
     cloudformation.set_type_default_version(Arn=bad)

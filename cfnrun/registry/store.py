@@ -531,9 +531,7 @@ class TypeRegistry:
                 f"{version.tests_status}. Test it with TestType and publish it once its tests have PASSED."
             )
         if public_version and not registered.public_versions:  # the model: a first publication is 1.0.0, no number may be given
-            raise RegistryError(
-                f"PublicVersionNumber cannot be specified the first time '{registered.type_name}' is published: its first public version is 1.0.0."
-            )
+            raise RegistryError("PublicVersionNumber can't be set for publishing a type for the first time")  # the service's words
         number = public_version or _next_public(registered.public_versions)
         if not SEMANTIC.match(number):
             raise RegistryError(f"PublicVersionNumber '{number}' is not MAJOR.MINOR.PATCH.", "ValidationError")
