@@ -189,7 +189,12 @@ def test_a_submitted_package_registers_runs_in_a_stack_and_gets_versions(registr
     assert [v["VersionId"] for v in gone] == ["00000001"]
     with pytest.raises(cloudformation.exceptions.TypeNotFoundException):
         cloudformation.describe_type(Type="RESOURCE", TypeName="Cfnrun::Sample::Nothing")
-    removed = cfnrun("registry", "remove", NOTE, "--endpoint", registry.server.url)
+    # the default goes with the type, not by its VersionId, even as the last LIVE version (AWS's own ResourceVersion handler
+    # deregisters the type for it; terraform-provider-aws does when this refusal answers its last version)
+    with pytest.raises(ClientError) as last:
+        cloudformation.deregister_type(Arn=second["TypeVersionArn"])
+    assert last.value.response["Error"]["Message"].startswith("Version '00000002' is the default version and cannot be deregistered.")
+    removed = cfnrun("registry", "remove", NOTE, "--endpoint", registry.server.url)  # the others by VersionId, then the type
     assert removed.returncode == 0 and "removed Cfnrun::Sample::Note (1 version(s))" in removed.stdout, removed.stdout + removed.stderr
     assert [summary["TypeName"] for summary in cloudformation.list_types(Visibility="PRIVATE")["TypeSummaries"]] == [PARAMETER]
     assert registry.registered_folders() == []

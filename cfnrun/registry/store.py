@@ -454,7 +454,10 @@ class TypeRegistry:
         self.handlers.use(registered.kind, registered.type_name, version)
 
     async def deregister(self, registered: RegisteredType, version_id: Optional[str]) -> None:
-        """Deregister one version, or the type when it has one live version left; the default only when it is the last."""
+        """Deregister one version that is not the default, or the type when it has one live version left. The default version is
+        refused by its VersionId even when it is the last (and once deregistered), as the service refuses it: AWS's own
+        AWS::CloudFormation::ResourceVersion handler deregisters the type for its default version, terraform-provider-aws does
+        when this refusal answers the last LIVE version."""
         if registered.origin is not None:
             raise RegistryError(f"Type '{registered.type_name}' is an activated public type: deactivate it with DeactivateType.")
         live = registered.live()
@@ -467,13 +470,13 @@ class TypeRegistry:
             targets = live
         else:
             version = self.version(registered, version_id)
-            if version.deprecated:
-                raise RegistryError(f"Version '{version_id}' of type '{registered.type_name}' is already deregistered.", "TypeNotFoundException")
-            if version.version_id == registered.default_id and len(live) > 1:  # the service's words, as users quote them
+            if version.version_id == registered.default_id:  # the service's words, as users quote them
                 raise RegistryError(
                     f"Version '{version.version_id}' is the default version and cannot be deregistered. "
                     f"Deregister the {KIND_NOUNS[registered.kind]} '{registered.type_name}' instead."
                 )
+            if version.deprecated:
+                raise RegistryError(f"Version '{version_id}' of type '{registered.type_name}' is already deregistered.", "TypeNotFoundException")
             targets = [version]
         for version in targets:
             version.deprecated = True

@@ -56,7 +56,8 @@ def run(options: RegistryListOptions, early: EarlyStart) -> int:
 
 
 def remove(options: RegistryRemoveOptions, early: EarlyStart) -> int:
-    """Deregister one version, or every version of a type: the others first, the default last (as the service requires)."""
+    """Deregister one version, or every version of a type: the others by their VersionId, then the type (the service refuses its
+    default version by VersionId, even the last)."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     if not options.type_name:
@@ -71,8 +72,10 @@ def remove(options: RegistryRemoveOptions, early: EarlyStart) -> int:
             echo(f"removed {options.type_name} version {options.version_id}")
             return EXIT_SUCCESS
         versions = client.list_type_versions(**named)["TypeVersionSummaries"]
-        for version in sorted(versions, key=lambda v: bool(v.get("IsDefaultVersion"))):  # the default last
-            client.deregister_type(**named, VersionId=version["VersionId"])
+        for version in versions:
+            if not version.get("IsDefaultVersion"):
+                client.deregister_type(**named, VersionId=version["VersionId"])
+        client.deregister_type(**named)  # the default, the last one left: with the type
         echo(f"removed {options.type_name} ({len(versions)} version(s))")
     except ClientError as error:
         echo(f"cfnrun registry: {options.endpoint} refused: {error.response.get('Error', {}).get('Message')}", err=True)
