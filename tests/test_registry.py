@@ -393,9 +393,20 @@ def test_test_type_runs_the_contract_suite_and_publish_type_follows_its_status(r
     gone = cloudformation.batch_describe_type_configurations(TypeConfigurationIdentifiers=[configured])  # deactivating deletes it (the model)
     assert (gone["TypeConfigurations"], [e["ErrorCode"] for e in gone["Errors"]]) == ([], ["TypeConfigurationNotFoundException"])
     # activated without AutoUpdate: it is on, the model's default
-    cloudformation.activate_type(Type="RESOURCE", PublicTypeArn=published["PublicTypeArn"], TypeNameAlias="Acme::Notes::Other")
-    assert cloudformation.describe_type(Type="RESOURCE", TypeName="Acme::Notes::Other")["AutoUpdate"] is True
-    cloudformation.deactivate_type(Type="RESOURCE", TypeName="Acme::Notes::Other")
+    other = {"Type": "RESOURCE", "TypeName": "Acme::Notes::Other"}
+    cloudformation.activate_type(Type="RESOURCE", PublicTypeArn=published["PublicTypeArn"], TypeNameAlias=other["TypeName"])
+    assert cloudformation.describe_type(**other)["AutoUpdate"] is True
+    # with AutoUpdate a new minor version is taken up as it is published, a new major one is not (the model)
+    cloudformation.set_type_default_version(Arn=good)
+    cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)  # 1.2.0, of version 00000001
+    described = cloudformation.describe_type(**other)
+    assert (described["PublicVersionNumber"], described["LatestPublicVersion"]) == ("1.2.0", "1.2.0")
+    assert [v["VersionId"] for v in cloudformation.list_type_versions(**other)["TypeVersionSummaries"]] == ["00000002"]
+    cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE, PublicVersionNumber="2.0.0")
+    described = cloudformation.describe_type(**other)
+    assert (described["PublicVersionNumber"], described["LatestPublicVersion"]) == ("1.2.0", "2.0.0")
+    cloudformation.create_stack(StackName="auto-updated", TemplateBody=NOTE_STACK.replace(NOTE, other["TypeName"]))  # the new one runs it
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="auto-updated", WaiterConfig=FAST)
 
 
 def test_a_provider_of_the_same_type_wins_over_its_registered_version(tmp_path: Path, note_package: bytes, monkeypatch: pytest.MonkeyPatch) -> None:

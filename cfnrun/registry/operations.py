@@ -283,7 +283,7 @@ class RegistryOperations:
 
     async def publish_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
         registered, _ = self._find(params)
-        return {"PublicTypeArn": self.registry.publish(registered, params.get("PublicVersionNumber"))}
+        return {"PublicTypeArn": await self.registry.publish(registered, params.get("PublicVersionNumber"))}
 
 
     async def activate_type(self, params: Dict[str, Any]) -> Dict[str, Any]:

@@ -521,8 +521,9 @@ class TypeRegistry:
             self._changed()
         return self.publisher_id
 
-    def publish(self, registered: RegisteredType, public_version: Optional[str]) -> str:
-        """Publish the default version, once its tests PASSED; the public type's ARN."""
+    async def publish(self, registered: RegisteredType, public_version: Optional[str]) -> str:
+        """Publish the default version, once its tests PASSED; the public type's ARN. Each type activated from it with AutoUpdate
+        then runs it, when its major version is the one that type runs (the model: major versions are updated by hand)."""
         if self.publisher_id is None:
             raise RegistryError("You must register as a publisher (RegisterPublisher) before you can publish an extension.")
         version = self.version(registered, None)
@@ -545,6 +546,12 @@ class TypeRegistry:
         registered.public_arn = (
             f"arn:aws:cloudformation:{self.region}::type/{registered.kind.lower()}/{self.publisher_id}/{registered.type_name.replace('::', '-')}"
         )
+        self._changed()
+        for activated in [t for t in self.types.values() if t.origin is registered and t.auto_update and t.default is not None]:
+            try:
+                await self._run_latest_public(activated, registered, _major(activated.default))
+            except RegistryError as error:
+                self._note(f"registry: {activated.type_name} is not updated to {number}: {error}")
         self._changed()
         return registered.public_arn
 
@@ -572,8 +579,8 @@ class TypeRegistry:
                 raise RegistryError(f"Type '{name}' already exists in this account and Region: choose another TypeNameAlias.")
             if auto_update is not None:
                 taken.auto_update = auto_update
-            if version_bump and taken.default is not None and taken.default.public_version != published.public_versions[-1]:
-                await self._run_latest_public(taken, published)  # one public version line here: MAJOR and MINOR both reach the latest
+            if version_bump:  # MINOR: the latest of the major version it runs; MAJOR: the latest
+                await self._run_latest_public(taken, published, _major(taken.default) if version_bump == "MINOR" else None)
             self._changed()
             return taken
         activated = RegisteredType(  # AutoUpdate is true unless the call says otherwise (the model's default)
@@ -584,14 +591,21 @@ class TypeRegistry:
         self._changed()
         return activated
 
-    async def _run_latest_public(self, activated: RegisteredType, origin: RegisteredType) -> None:
-        """The latest public version of ``origin`` (the published type ``activated`` comes from), as ``activated``'s next version:
-        started on workers of its own and made its default; the version it replaces is stopped (its files are the published
-        version's: they stay)."""
+    async def _run_latest_public(self, activated: RegisteredType, origin: RegisteredType, major: Optional[int] = None) -> None:
+        """The latest public version of ``origin`` (the published type ``activated`` comes from; of ``major`` when given), as
+        ``activated``'s next version: started on workers of its own and made its default; the version it replaces is stopped (its
+        files are the published version's: they stay). Nothing changes when it runs that one already."""
         name = activated.type_name
-        public = next(v for v in origin.versions.values() if v.public_version == origin.public_versions[-1])
+        public = max(
+            (v for v in origin.versions.values() if v.public_version and major in (None, _semantic(v.public_version)[0])),
+            key=lambda v: _semantic(v.public_version or "0.0.0"), default=None,
+        )
+        if public is None:  # no public version of that major left
+            return
         replaced = activated.default
-        if replaced is not None and replaced.package.root == public.package.root:  # the same registered version, published again
+        if replaced is not None and replaced.public_version and _semantic(public.public_version or "") <= _semantic(replaced.public_version):
+            return  # it runs that one, or a later one, already
+        if replaced is not None and replaced.package.root == public.package.root:  # the same registered version (published again)
             replaced.public_version = public.public_version
             return
         package = dataclasses.replace(public.package, type_name=name, schema={**public.package.schema, "typeName": name})
@@ -644,6 +658,11 @@ SEMANTIC = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
 
 def _semantic(number: str) -> Tuple[int, ...]:
     return tuple(int(part) for part in number.split("."))
+
+
+def _major(version: Optional[TypeVersion]) -> Optional[int]:
+    """The major version of the public version ``version`` runs (None: any)."""
+    return _semantic(version.public_version)[0] if version is not None and version.public_version else None
 
 
 def _next_public(published: List[str]) -> str:
