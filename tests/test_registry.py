@@ -349,6 +349,13 @@ def test_test_type_runs_the_contract_suite_and_publish_type_follows_its_status(r
     }
     published = cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)  # the default version, 00000001, passed
     assert published["PublicTypeArn"] == f"arn:aws:cloudformation:us-east-1::type/resource/{publisher}/Cfnrun-Sample-Note"
+    # DescribeType of the public type, by its ARN or by publisher and name: PUBLIC, its public versions, none of a private type's
+    public = cloudformation.describe_type(Arn=published["PublicTypeArn"])
+    assert (public["Visibility"], public["PublisherId"], public["PublicVersionNumber"], public["LatestPublicVersion"]) == ("PUBLIC", publisher, "1.0.0", "1.0.0")
+    assert (public["Arn"], public["IsActivated"]) == (published["PublicTypeArn"], False) and not {"DefaultVersionId", "TypeTestsStatus"} & set(public)
+    assert cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE, PublisherId=publisher)["Arn"] == published["PublicTypeArn"]
+    with pytest.raises(cloudformation.exceptions.TypeNotFoundException):
+        cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE, PublisherId=publisher, PublicVersionNumber="9.0.0")
     cloudformation.set_type_default_version(Arn=bad)
     with pytest.raises(ClientError, match="TypeTestsStatus is FAILED"):
         cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)

@@ -65,8 +65,9 @@ class RegistryOperations:
         return frozenset(self.handlers)
 
     def knows(self, params: Dict[str, Any]) -> bool:
-        """Whether a DescribeType call names a registered type, a --provider project's or a public AWS type (else the stacks answer)."""
-        if self._aws_schema(params) is not None or self._provided(params) is not None:
+        """Whether a DescribeType call names a registered type, a --provider project's, a public AWS type or a public type (one
+        published here, or none: TypeNotFoundException) (else the stacks answer)."""
+        if self._aws_schema(params) is not None or self._provided(params) is not None or _names_public(params):
             return True
         try:
             self._find(params)
@@ -133,6 +134,9 @@ class RegistryOperations:
         aws_schema = self._aws_schema(params)
         if aws_schema is not None:
             return self._aws_type(params["TypeName"], aws_schema)
+        if _names_public(params):
+            published = self.registry.published(params.get("Type"), params.get("Arn"), params.get("PublisherId"), params.get("TypeName"))
+            return self._public_type(published, params.get("PublicVersionNumber"))
         provided = self._provided(params)
         if provided is not None:
             return self._provided_type(provided)
@@ -171,6 +175,23 @@ class RegistryOperations:
             "ProvisioningType": provisioning_type(provided.kind, provided.schema), "DeprecatedStatus": "LIVE", "Visibility": "PRIVATE",
             "TypeTestsStatus": "NOT_TESTED", "SourceUrl": provided.source.resolve().as_uri(),
             "DocumentationUrl": provided.schema.get("documentationUrl"),
+        }
+        return {key: value for key, value in described.items() if value is not None}
+
+    def _public_type(self, published: RegisteredType, number: Optional[str]) -> Dict[str, Any]:
+        """DescribeType of a type published here, as a public third-party extension: its public version ``number`` (the latest
+        when None, with LatestPublicVersion); no default version, tests or deprecation (the model: null for these)."""
+        latest = published.public_versions[-1]
+        version = next((v for v in published.versions.values() if v.public_version == (number or latest)), None)
+        if version is None:
+            raise RegistryError(f"The type '{published.type_name}' with public version '{number}' cannot be found.", "TypeNotFoundException")
+        schema = version.package.schema
+        described = {
+            "Arn": published.public_arn, "Type": published.kind, "TypeName": published.type_name, "Visibility": "PUBLIC",
+            "PublisherId": self.registry.publisher_id, "PublicVersionNumber": version.public_version, "LatestPublicVersion": None if number else latest,
+            "IsActivated": any(t.origin is published and t.live() for t in self.registry.types.values()),
+            "Schema": json.dumps(schema), "Description": schema.get("description"), "ProvisioningType": version.provisioning_type,
+            "SourceUrl": schema.get("sourceUrl"), "DocumentationUrl": schema.get("documentationUrl"),
         }
         return {key: value for key, value in described.items() if value is not None}
 
@@ -328,6 +349,11 @@ class RegistryOperations:
             else:
                 found.append(match)
         return {"TypeConfigurations": found, "Errors": errors}
+
+
+def _names_public(params: Dict[str, Any]) -> bool:
+    """Whether a DescribeType call names a public third-party type: by PublisherId, or by a public ARN (no account in it)."""
+    return bool(params.get("PublisherId")) or (params.get("Arn") or "").split(":")[4:5] == [""]
 
 
 def _identifies(identifier: Dict[str, Any], details: Dict[str, Any]) -> bool:
