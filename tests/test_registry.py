@@ -372,6 +372,15 @@ def test_test_type_runs_the_contract_suite_and_publish_type_follows_its_status(r
     assert described["PublisherId"] == publisher and not {"DefaultVersionId", "IsDefaultVersion", "TypeTestsStatus"} & set(described)
     [summary] = [s for s in cloudformation.list_types(Visibility="PRIVATE")["TypeSummaries"] if s["TypeName"] == alias]
     assert (summary["PublisherId"], summary["IsActivated"], "DefaultVersionId" in summary) == (publisher, True, False), summary
+
+    def listed_names(visibility: str, **filters: str) -> list:  # ListTypes with TypeFilters' Category or PublisherId
+        return [t["TypeName"] for t in cloudformation.list_types(Visibility=visibility, Type="RESOURCE", Filters=filters)["TypeSummaries"]]
+
+    assert (listed_names("PRIVATE", Category="ACTIVATED"), listed_names("PRIVATE", Category="REGISTERED")) == ([alias], [NOTE, PARAMETER])
+    assert (listed_names("PRIVATE", Category="AWS_TYPES"), listed_names("PRIVATE", PublisherId=publisher)) == ([], [alias])
+    assert (listed_names("PUBLIC", Category="THIRD_PARTY"), listed_names("PUBLIC", PublisherId=publisher)) == ([NOTE], [NOTE])
+    assert "AWS::S3::Bucket" in listed_names("PUBLIC", Category="AWS_TYPES", TypeNamePrefix="AWS::S3::")
+    assert listed_names("PUBLIC", Category="AWS_TYPES", TypeNamePrefix="Cfnrun::") == []
     [version] = cloudformation.list_type_versions(Type="RESOURCE", TypeName=alias)["TypeVersionSummaries"]
     assert (version["PublicVersionNumber"], "IsDefaultVersion" in version) == ("1.0.0", False), version
     listed = cfnrun("registry", "list", "--endpoint", registry.server.url)  # an activated type, not a --provider's: no DefaultVersionId either

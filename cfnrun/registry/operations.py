@@ -229,7 +229,7 @@ class RegistryOperations:
             summaries.append(_shown(registered, summary))
         if status == "LIVE":
             summaries += self._provided_summaries(params, prefix)
-        page, token = _page(summaries, params)
+        page, token = _page([summary for summary in summaries if _in_filters(summary, params.get("Filters") or {}, public=False)], params)
         return _with_token({"TypeSummaries": page}, token)
 
     def _provided_summaries(self, params: Dict[str, Any], prefix: str) -> List[Dict[str, Any]]:
@@ -265,7 +265,7 @@ class RegistryOperations:
                     "Type": kind, "TypeName": registered.type_name, "TypeArn": registered.public_arn,
                     "PublisherId": self.registry.publisher_id, "LatestPublicVersion": registered.public_versions[-1],
                 })
-        page, token = _page(summaries, params)
+        page, token = _page([summary for summary in summaries if _in_filters(summary, params.get("Filters") or {}, public=True)], params)
         return _with_token({"TypeSummaries": page}, token)
 
     async def list_type_versions(self, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -349,6 +349,18 @@ class RegistryOperations:
             else:
                 found.append(match)
         return {"TypeConfigurations": found, "Errors": errors}
+
+
+def _in_filters(summary: Dict[str, Any], filters: Dict[str, Any], public: bool) -> bool:
+    """Whether a ListTypes summary passes the Category and PublisherId of its TypeFilters (the model): REGISTERED, the account's
+    private types (a --provider project's too); ACTIVATED, public types activated in it; THIRD_PARTY, any type not Amazon's;
+    AWS_TYPES, Amazon's, which are PUBLIC only."""
+    publisher = summary.get("PublisherId")
+    if filters.get("PublisherId") and filters["PublisherId"] != publisher:
+        return False
+    amazons, activated = public and publisher is None, bool(summary.get("IsActivated"))
+    wanted = {"AWS_TYPES": amazons, "THIRD_PARTY": not amazons, "ACTIVATED": activated, "REGISTERED": not public and not activated}
+    return wanted.get(filters.get("Category") or "", True)
 
 
 def _names_public(params: Dict[str, Any]) -> bool:
