@@ -384,7 +384,7 @@ def test_test_type_runs_the_contract_suite_and_publish_type_follows_its_status(r
     [version] = cloudformation.list_type_versions(Type="RESOURCE", TypeName=alias)["TypeVersionSummaries"]
     assert (version["PublicVersionNumber"], "IsDefaultVersion" in version) == ("1.0.0", False), version
     listed = cfnrun("registry", "list", "--endpoint", registry.server.url)  # an activated type, not a --provider's: no DefaultVersionId either
-    assert f"RESOURCE {alias} (activated {NOTE})" in listed.stdout, listed.stdout + listed.stderr
+    assert f"RESOURCE {alias} (activated {NOTE})\n  00000001  public 1.0.0  activated " in listed.stdout, listed.stdout + listed.stderr
     configured = {"Type": "RESOURCE", "TypeName": alias}
     cloudformation.set_type_configuration(**configured, Configuration="{}", ConfigurationAlias="default")
     assert len(cloudformation.batch_describe_type_configurations(TypeConfigurationIdentifiers=[configured])["TypeConfigurations"]) == 1

@@ -42,6 +42,10 @@ def run(options: RegistryListOptions, early: EarlyStart) -> int:
                 lines.append(f"{kind:<8} {summary['TypeName']}{activated}")
                 versions = client.list_type_versions(Type=kind, TypeName=summary["TypeName"])["TypeVersionSummaries"]
                 for version in versions:
+                    if summary.get("IsActivated"):  # its tests and default version are its publisher's: the public version it runs
+                        lines.append(f"  {version['VersionId']}  public {version.get('PublicVersionNumber')}  "
+                                     f"activated {version['TimeCreated']:%Y-%m-%d %H:%M:%S}")
+                        continue
                     tests = client.describe_type(Arn=version["Arn"]).get("TypeTestsStatus", "NOT_TESTED")
                     default = "default" if version.get("IsDefaultVersion") else ""
                     lines.append(f"  {version['VersionId']}  {default:<7}  tests {tests:<11}  registered {version['TimeCreated']:%Y-%m-%d %H:%M:%S}")
