@@ -186,8 +186,8 @@ app.add_typer(registry_app, name="registry", short_help="List or remove what a s
 registry_app.command("list", short_help="Registered types, their versions, default and tests.")(_command(
     RegistryListOptions, "cfnrun.app.commands.registry", "List each type registered on a serve, with its versions, the default and the test status."
 ))
-registry_app.command("remove", short_help="Deregister a type's versions, the default last.")(_command(
-    RegistryRemoveOptions, "cfnrun.app.commands.registry", "Deregister one version (--version-id), or every version of a type, the default last.", "remove"
+registry_app.command("remove", short_help="Deregister a type's versions, then the type.")(_command(
+    RegistryRemoveOptions, "cfnrun.app.commands.registry", "Deregister one version (--version-id), or every version of a type: the others, then the type with its default.", "remove"
 ))
 
 stack_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True, help="Local stacks: a template's whole life on the serve cfnrun starts.")

@@ -177,8 +177,10 @@ def test_a_submitted_package_registers_runs_in_a_stack_and_gets_versions(registr
     cloudformation.get_waiter("stack_update_complete").wait(StackName="uses-registered", WaiterConfig=FAST)
     with pytest.raises(ClientError) as refused:
         cloudformation.deregister_type(Type="RESOURCE", TypeName=NOTE, VersionId="00000002")
-    assert refused.value.response["Error"]["Code"] == "CFNRegistryException"
-    assert "default version" in refused.value.response["Error"]["Message"]
+    assert (refused.value.response["Error"]["Code"], refused.value.response["ResponseMetadata"]["HTTPStatusCode"]) == ("CFNRegistryException", 400)
+    assert refused.value.response["Error"]["Message"] == (  # the service's words, as users quote them (terraform-provider-aws#38850)
+        f"Version '00000002' is the default version and cannot be deregistered. Deregister the resource type '{NOTE}' instead."
+    )
     cloudformation.deregister_type(Type="RESOURCE", TypeName=NOTE, VersionId="00000001")
     assert registry.registered_folders() == [second["token"]]  # the deregistered version's files are gone
     live = cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE)["TypeVersionSummaries"]
@@ -187,7 +189,12 @@ def test_a_submitted_package_registers_runs_in_a_stack_and_gets_versions(registr
     assert [v["VersionId"] for v in gone] == ["00000001"]
     with pytest.raises(cloudformation.exceptions.TypeNotFoundException):
         cloudformation.describe_type(Type="RESOURCE", TypeName="Cfnrun::Sample::Nothing")
-    removed = cfnrun("registry", "remove", NOTE, "--endpoint", registry.server.url)
+    # the default goes with the type, not by its VersionId, even as the last LIVE version (AWS's own ResourceVersion handler
+    # deregisters the type for it; terraform-provider-aws does when this refusal answers its last version)
+    with pytest.raises(ClientError) as last:
+        cloudformation.deregister_type(Arn=second["TypeVersionArn"])
+    assert last.value.response["Error"]["Message"].startswith("Version '00000002' is the default version and cannot be deregistered.")
+    removed = cfnrun("registry", "remove", NOTE, "--endpoint", registry.server.url)  # the others by VersionId, then the type
     assert removed.returncode == 0 and "removed Cfnrun::Sample::Note (1 version(s))" in removed.stdout, removed.stdout + removed.stderr
     assert [summary["TypeName"] for summary in cloudformation.list_types(Visibility="PRIVATE")["TypeSummaries"]] == [PARAMETER]
     assert registry.registered_folders() == []
@@ -221,8 +228,10 @@ def test_bad_packages_fail_their_registration_with_the_reason_and_leave_nothing(
     for key, (data, reason) in cases.items():
         answer = registry.register(key, data)
         assert answer["ProgressStatus"] == "FAILED", (key, answer)
-        assert reason in answer["Description"], (key, answer["Description"])
-        assert "TypeVersionArn" not in answer
+        stages, refusal = answer["Description"].split("\n")  # as the service's validation stage words a failure (cloudformation-cli#403)
+        assert stages == "Deployment is currently in VALIDATION_STAGE of status FAILED; Next is DEPLOY_STAGE with status CANCELLED", key
+        assert refusal.startswith(f"Deployment failed with error. Error message: [{answer['token']}] ") and reason in refusal, (key, refusal)
+        assert "TypeVersionArn" not in answer and "TypeArn" not in answer, (key, answer)  # null unless COMPLETE (the model)
     assert registry.registered_folders() == []  # nothing half-registered: every FAILED package's files are gone
     assert not any(p.name == "escaped.txt" for p in tmp_path.rglob("escaped.txt"))
     failed = registry.cloudformation.list_type_registrations(Type="RESOURCE", TypeName=NOTE, RegistrationStatusFilter="FAILED")
@@ -333,8 +342,20 @@ def test_test_type_runs_the_contract_suite_and_publish_type_follows_its_status(r
     logs = registry.s3.list_objects_v2(Bucket="test-logs")["Contents"]
     assert [log["Key"] for log in logs] == ["Cfnrun-Sample-Note/00000001/test.log"]
 
+    with pytest.raises(ClientError) as numbered:  # a first publication is 1.0.0: no number may be given (the model)
+        cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE, PublicVersionNumber="2.0.0")
+    assert numbered.value.response["Error"] == {  # the service's answer, as DataDog/datadog-cloudformation-resources#164 quotes it
+        "Type": "Sender", "Code": "CFNRegistryException", "Message": "PublicVersionNumber can't be set for publishing a type for the first time",
+    }
     published = cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)  # the default version, 00000001, passed
     assert published["PublicTypeArn"] == f"arn:aws:cloudformation:us-east-1::type/resource/{publisher}/Cfnrun-Sample-Note"
+    # DescribeType of the public type, by its ARN or by publisher and name: PUBLIC, its public versions, none of a private type's
+    public = cloudformation.describe_type(Arn=published["PublicTypeArn"])
+    assert (public["Visibility"], public["PublisherId"], public["PublicVersionNumber"], public["LatestPublicVersion"]) == ("PUBLIC", publisher, "1.0.0", "1.0.0")
+    assert (public["Arn"], public["IsActivated"]) == (published["PublicTypeArn"], False) and not {"DefaultVersionId", "TypeTestsStatus"} & set(public)
+    assert cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE, PublisherId=publisher)["Arn"] == published["PublicTypeArn"]
+    with pytest.raises(cloudformation.exceptions.TypeNotFoundException):
+        cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE, PublisherId=publisher, PublicVersionNumber="9.0.0")
     cloudformation.set_type_default_version(Arn=bad)
     with pytest.raises(ClientError, match="TypeTestsStatus is FAILED"):
         cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)
@@ -346,13 +367,62 @@ def test_test_type_runs_the_contract_suite_and_publish_type_follows_its_status(r
     described = cloudformation.describe_type(Type="RESOURCE", TypeName=alias)
     assert (described["IsActivated"], described["OriginalTypeName"], described["OriginalTypeArn"]) == (True, NOTE, published["PublicTypeArn"])
     assert described["PublicVersionNumber"] == "1.0.0" and json.loads(described["Schema"])["typeName"] == alias
-    cloudformation.create_stack(StackName="aliased", TemplateBody=NOTE_STACK.replace(NOTE, alias))
+    assert described["AutoUpdate"] is False
+    # a third-party public extension, activated: its default version and its tests are its publisher's, null here (the model)
+    assert described["PublisherId"] == publisher and not {"DefaultVersionId", "IsDefaultVersion", "TypeTestsStatus"} & set(described)
+    [summary] = [s for s in cloudformation.list_types(Visibility="PRIVATE")["TypeSummaries"] if s["TypeName"] == alias]
+    assert (summary["PublisherId"], summary["IsActivated"], "DefaultVersionId" in summary) == (publisher, True, False), summary
+
+    def listed_names(visibility: str, **filters: str) -> list:  # ListTypes with TypeFilters' Category or PublisherId
+        return [t["TypeName"] for t in cloudformation.list_types(Visibility=visibility, Type="RESOURCE", Filters=filters)["TypeSummaries"]]
+
+    assert (listed_names("PRIVATE", Category="ACTIVATED"), listed_names("PRIVATE", Category="REGISTERED")) == ([alias], [NOTE, PARAMETER])
+    assert (listed_names("PRIVATE", Category="AWS_TYPES"), listed_names("PRIVATE", PublisherId=publisher)) == ([], [alias])
+    assert (listed_names("PUBLIC", Category="THIRD_PARTY"), listed_names("PUBLIC", PublisherId=publisher)) == ([NOTE], [NOTE])
+    assert "AWS::S3::Bucket" in listed_names("PUBLIC", Category="AWS_TYPES", TypeNamePrefix="AWS::S3::")
+    assert listed_names("PUBLIC", Category="AWS_TYPES", TypeNamePrefix="Cfnrun::") == []
+    [version] = cloudformation.list_type_versions(Type="RESOURCE", TypeName=alias)["TypeVersionSummaries"]
+    assert (version["PublicVersionNumber"], "IsDefaultVersion" in version) == ("1.0.0", False), version
+    listed = cfnrun("registry", "list", "--endpoint", registry.server.url)  # an activated type, not a --provider's: no DefaultVersionId either
+    assert f"RESOURCE {alias} (activated {NOTE})\n  00000001  public 1.0.0  activated " in listed.stdout, listed.stdout + listed.stderr
+    configured = {"Type": "RESOURCE", "TypeName": alias}
+    cloudformation.set_type_configuration(**configured, Configuration="{}", ConfigurationAlias="default")
+    assert len(cloudformation.batch_describe_type_configurations(TypeConfigurationIdentifiers=[configured])["TypeConfigurations"]) == 1
+    # a second public version (a third registration, tested, the default): ActivateType again with VersionBump takes the
+    # activated type to it (the model: VersionBump updates a previously-activated type)
+    third = registry.register("third.zip", note_package)["TypeVersionArn"]
+    cloudformation.test_type(Arn=third)
+    assert _wait_for_tests(cloudformation, third)["TypeTestsStatus"] == "PASSED"
+    cloudformation.set_type_default_version(Arn=third)
+    assert cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)["PublicTypeArn"] == published["PublicTypeArn"]
+    bumped = cloudformation.activate_type(Type="RESOURCE", PublicTypeArn=published["PublicTypeArn"], TypeNameAlias=alias, VersionBump="MINOR")
+    assert bumped["Arn"] == activated["Arn"]
+    described = cloudformation.describe_type(Type="RESOURCE", TypeName=alias)
+    assert (described["PublicVersionNumber"], described["AutoUpdate"]) == ("1.1.0", False)  # AutoUpdate stays as it was: not given
+    cloudformation.create_stack(StackName="aliased", TemplateBody=NOTE_STACK.replace(NOTE, alias))  # the bumped version runs it
     cloudformation.get_waiter("stack_create_complete").wait(StackName="aliased", WaiterConfig=FAST)
     cloudformation.delete_stack(StackName="aliased")
     cloudformation.get_waiter("stack_delete_complete").wait(StackName="aliased", WaiterConfig=FAST)
     cloudformation.deactivate_type(Type="RESOURCE", TypeName=alias)
     with pytest.raises(cloudformation.exceptions.TypeNotFoundException):
         cloudformation.describe_type(Type="RESOURCE", TypeName=alias)
+    gone = cloudformation.batch_describe_type_configurations(TypeConfigurationIdentifiers=[configured])  # deactivating deletes it (the model)
+    assert (gone["TypeConfigurations"], [e["ErrorCode"] for e in gone["Errors"]]) == ([], ["TypeConfigurationNotFoundException"])
+    # activated without AutoUpdate: it is on, the model's default
+    other = {"Type": "RESOURCE", "TypeName": "Acme::Notes::Other"}
+    cloudformation.activate_type(Type="RESOURCE", PublicTypeArn=published["PublicTypeArn"], TypeNameAlias=other["TypeName"])
+    assert cloudformation.describe_type(**other)["AutoUpdate"] is True
+    # with AutoUpdate a new minor version is taken up as it is published, a new major one is not (the model)
+    cloudformation.set_type_default_version(Arn=good)
+    cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)  # 1.2.0, of version 00000001
+    described = cloudformation.describe_type(**other)
+    assert (described["PublicVersionNumber"], described["LatestPublicVersion"]) == ("1.2.0", "1.2.0")
+    assert [v["VersionId"] for v in cloudformation.list_type_versions(**other)["TypeVersionSummaries"]] == ["00000002"]
+    cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE, PublicVersionNumber="2.0.0")
+    described = cloudformation.describe_type(**other)
+    assert (described["PublicVersionNumber"], described["LatestPublicVersion"]) == ("1.2.0", "2.0.0")
+    cloudformation.create_stack(StackName="auto-updated", TemplateBody=NOTE_STACK.replace(NOTE, other["TypeName"]))  # the new one runs it
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="auto-updated", WaiterConfig=FAST)
 
 
 def test_a_provider_of_the_same_type_wins_over_its_registered_version(tmp_path: Path, note_package: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -388,6 +458,21 @@ def test_a_registered_module_expands_in_stacks_and_a_broken_fragment_fails(regis
     [resource] = registry.cloudformation.describe_stack_resources(StackName="moduled")["StackResources"]
     assert resource["LogicalResourceId"] == "LogsS3Bucket" and resource["ResourceType"] == "AWS::S3::Bucket"
     assert "registered-module-bucket" in [b["Name"] for b in registry.s3.list_buckets()["Buckets"]]
+
+    # TestType of a module checks its model (the model's documentation), so a module is published and activated as a resource type is
+    cloudformation = registry.cloudformation
+    assert cloudformation.test_type(Type="MODULE", TypeName=module)["TypeVersionArn"] == answer["TypeVersionArn"]
+    assert _wait_for_tests(cloudformation, answer["TypeVersionArn"])["TypeTestsStatus"] == "PASSED"
+    cloudformation.register_publisher(AcceptTermsAndConditions=True)
+    public_arn = cloudformation.publish_type(Type="MODULE", TypeName=module)["PublicTypeArn"]
+    listed = cloudformation.list_types(Visibility="PUBLIC", Type="MODULE")["TypeSummaries"]
+    assert [(t["TypeName"], t["TypeArn"]) for t in listed] == [(module, public_arn)]
+    alias = "Acme::Storage::Logs::MODULE"
+    cloudformation.activate_type(Type="MODULE", PublicTypeArn=public_arn, TypeNameAlias=alias)
+    template["Resources"]["Logs"].update(Type=alias, Properties={"BucketName": "activated-module-bucket"})
+    cloudformation.create_stack(StackName="activated-module", TemplateBody=json.dumps(template))
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="activated-module", WaiterConfig=FAST)
+    assert "activated-module-bucket" in [b["Name"] for b in registry.s3.list_buckets()["Buckets"]]
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence
 from cfnrun.model.aws_type_schemas import AwsTypeSchemas
 from cfnrun.registry.kept import read_moment
 from cfnrun.registry.package import RESOURCE
-from cfnrun.registry.store import RegisteredType, RegistryError, TypeRegistry, TypeVersion, provisioning_type
+from cfnrun.registry.store import COMPLETE, RegisteredType, RegistryError, TypeRegistry, TypeVersion, provisioning_type
 
 Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
 PAGE = 100  # results per page when MaxResults is not given (the model's maximum)
@@ -17,6 +17,10 @@ PAGE = 100  # results per page when MaxResults is not given (the model's maximum
 # its waiter (type_registration_complete, what `cfn submit` waits with) asks again only after 30 s, so an answer that waits for a
 # registration serve finishes in a second or two saves each submit that half-minute. Well under boto3's 60 s read timeout.
 REGISTRATION_ANSWER_WAIT_S = 20.0
+# What DescribeType, ListTypes and ListTypeVersions answer as null for a public third-party extension, activated in the account or
+# not (the model's documentation of each member): its default version and its contract tests are its publisher's
+PUBLISHERS_OWN = ("DefaultVersionId", "IsDefaultVersion", "TypeTestsStatus", "TypeTestsStatusDescription")
+SUMMARIZED = ("IsActivated", "OriginalTypeName", "PublicVersionNumber", "LatestPublicVersion", "PublisherId")  # an activated type's, in ListTypes
 CONFIGURATION_PARAMS = ("TypeArn", "Type", "TypeName", "Configuration", "ConfigurationAlias")  # SetTypeConfiguration's input, as kept
 
 
@@ -61,8 +65,9 @@ class RegistryOperations:
         return frozenset(self.handlers)
 
     def knows(self, params: Dict[str, Any]) -> bool:
-        """Whether a DescribeType call names a registered type, a --provider project's or a public AWS type (else the stacks answer)."""
-        if self._aws_schema(params) is not None or self._provided(params) is not None:
+        """Whether a DescribeType call names a registered type, a --provider project's, a public AWS type or a public type (one
+        published here, or none: TypeNotFoundException) (else the stacks answer)."""
+        if self._aws_schema(params) is not None or self._provided(params) is not None or _names_public(params):
             return True
         try:
             self._find(params)
@@ -94,9 +99,9 @@ class RegistryOperations:
     async def describe_type_registration(self, params: Dict[str, Any]) -> Dict[str, Any]:
         registration = self.registry.registration(params["RegistrationToken"])
         await self.registry.settled(registration.token, self.answer_wait)
-        answer = {"ProgressStatus": registration.status, "Description": registration.description, "TypeArn": registration.type_arn}
-        if registration.version_arn:
-            answer["TypeVersionArn"] = registration.version_arn
+        answer: Dict[str, Any] = {"ProgressStatus": registration.status, "Description": registration.description}
+        if registration.status == COMPLETE:  # the model: TypeArn and TypeVersionArn are null for any other ProgressStatus
+            answer.update(TypeArn=registration.type_arn, TypeVersionArn=registration.version_arn)
         return answer
 
     async def list_type_registrations(self, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -129,6 +134,9 @@ class RegistryOperations:
         aws_schema = self._aws_schema(params)
         if aws_schema is not None:
             return self._aws_type(params["TypeName"], aws_schema)
+        if _names_public(params):
+            published = self.registry.published(params.get("Type"), params.get("Arn"), params.get("PublisherId"), params.get("TypeName"))
+            return self._public_type(published, params.get("PublicVersionNumber"))
         provided = self._provided(params)
         if provided is not None:
             return self._provided_type(provided)
@@ -155,8 +163,8 @@ class RegistryOperations:
             "TimeCreated": version.registered,
             "ConfigurationSchema": json.dumps(version.package.configuration_schema) if version.package.configuration_schema else None,
         }
-        answer.update(_activation(registered, version))
-        return {key: value for key, value in answer.items() if value is not None}
+        answer.update(_activation(registered, version, self.registry.publisher_id))
+        return _shown(registered, answer)
 
     def _provided_type(self, provided: ProvidedType) -> Dict[str, Any]:
         """DescribeType of a --provider project's type: PRIVATE, not versioned (no DefaultVersionId), its SourceUrl the project's
@@ -167,6 +175,23 @@ class RegistryOperations:
             "ProvisioningType": provisioning_type(provided.kind, provided.schema), "DeprecatedStatus": "LIVE", "Visibility": "PRIVATE",
             "TypeTestsStatus": "NOT_TESTED", "SourceUrl": provided.source.resolve().as_uri(),
             "DocumentationUrl": provided.schema.get("documentationUrl"),
+        }
+        return {key: value for key, value in described.items() if value is not None}
+
+    def _public_type(self, published: RegisteredType, number: Optional[str]) -> Dict[str, Any]:
+        """DescribeType of a type published here, as a public third-party extension: its public version ``number`` (the latest
+        when None, with LatestPublicVersion); no default version, tests or deprecation (the model: null for these)."""
+        latest = published.public_versions[-1]
+        version = next((v for v in published.versions.values() if v.public_version == (number or latest)), None)
+        if version is None:
+            raise RegistryError(f"The type '{published.type_name}' with public version '{number}' cannot be found.", "TypeNotFoundException")
+        schema = version.package.schema
+        described = {
+            "Arn": published.public_arn, "Type": published.kind, "TypeName": published.type_name, "Visibility": "PUBLIC",
+            "PublisherId": self.registry.publisher_id, "PublicVersionNumber": version.public_version, "LatestPublicVersion": None if number else latest,
+            "IsActivated": any(t.origin is published and t.live() for t in self.registry.types.values()),
+            "Schema": json.dumps(schema), "Description": schema.get("description"), "ProvisioningType": version.provisioning_type,
+            "SourceUrl": schema.get("sourceUrl"), "DocumentationUrl": schema.get("documentationUrl"),
         }
         return {key: value for key, value in described.items() if value is not None}
 
@@ -199,12 +224,12 @@ class RegistryOperations:
             summary = {
                 "Type": registered.kind, "TypeName": registered.type_name, "DefaultVersionId": registered.default_id,
                 "TypeArn": registered.arn, "LastUpdated": shown.registered, "Description": shown.package.schema.get("description"),
-                **{key: value for key, value in _activation(registered, shown).items() if key in ("IsActivated", "OriginalTypeName", "PublicVersionNumber", "LatestPublicVersion")},
+                **{key: value for key, value in _activation(registered, shown, self.registry.publisher_id).items() if key in SUMMARIZED},
             }
-            summaries.append({key: value for key, value in summary.items() if value is not None})
+            summaries.append(_shown(registered, summary))
         if status == "LIVE":
             summaries += self._provided_summaries(params, prefix)
-        page, token = _page(summaries, params)
+        page, token = _page([summary for summary in summaries if _in_filters(summary, params.get("Filters") or {}, public=False)], params)
         return _with_token({"TypeSummaries": page}, token)
 
     def _provided_summaries(self, params: Dict[str, Any], prefix: str) -> List[Dict[str, Any]]:
@@ -225,21 +250,22 @@ class RegistryOperations:
         return summaries
 
     def _public_types(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        """ListTypes of PUBLIC resource types: AWS's own (from cfn-lint's data), then the types published here."""
-        if (params.get("Type") or RESOURCE) != RESOURCE or (params.get("DeprecatedStatus") or "LIVE") != "LIVE":
+        """ListTypes of PUBLIC types of one kind: AWS's own resource types (from cfn-lint's data), then the types published here."""
+        kind = params.get("Type") or RESOURCE
+        if (params.get("DeprecatedStatus") or "LIVE") != "LIVE":
             return {"TypeSummaries": []}
         prefix = (params.get("Filters") or {}).get("TypeNamePrefix") or ""
         summaries: List[Dict[str, Any]] = [
             {"Type": RESOURCE, "TypeName": name, "TypeArn": f"arn:aws:cloudformation:{self.registry.region}::type/resource/{name.replace('::', '-')}"}
-            for name in self.aws.type_names() if name.startswith(prefix)
+            for name in (self.aws.type_names() if kind == RESOURCE else ()) if name.startswith(prefix)
         ]
         for registered in self.registry.types.values():
-            if registered.public_arn and registered.kind == RESOURCE and registered.type_name.startswith(prefix):
+            if registered.public_arn and registered.kind == kind and registered.type_name.startswith(prefix):
                 summaries.append({
-                    "Type": RESOURCE, "TypeName": registered.type_name, "TypeArn": registered.public_arn,
+                    "Type": kind, "TypeName": registered.type_name, "TypeArn": registered.public_arn,
                     "PublisherId": self.registry.publisher_id, "LatestPublicVersion": registered.public_versions[-1],
                 })
-        page, token = _page(summaries, params)
+        page, token = _page([summary for summary in summaries if _in_filters(summary, params.get("Filters") or {}, public=True)], params)
         return _with_token({"TypeSummaries": page}, token)
 
     async def list_type_versions(self, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -278,12 +304,12 @@ class RegistryOperations:
 
     async def publish_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
         registered, _ = self._find(params)
-        return {"PublicTypeArn": self.registry.publish(registered, params.get("PublicVersionNumber"))}
+        return {"PublicTypeArn": await self.registry.publish(registered, params.get("PublicVersionNumber"))}
 
 
     async def activate_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
         published = self.registry.published(params.get("Type"), params.get("PublicTypeArn"), params.get("PublisherId"), params.get("TypeName"))
-        activated = await self.registry.activate(published, params.get("TypeNameAlias"), params.get("AutoUpdate"))
+        activated = await self.registry.activate(published, params.get("TypeNameAlias"), params.get("AutoUpdate"), params.get("VersionBump"))
         return {"Arn": activated.arn}
 
     async def deactivate_type(self, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -325,6 +351,23 @@ class RegistryOperations:
         return {"TypeConfigurations": found, "Errors": errors}
 
 
+def _in_filters(summary: Dict[str, Any], filters: Dict[str, Any], public: bool) -> bool:
+    """Whether a ListTypes summary passes the Category and PublisherId of its TypeFilters (the model): REGISTERED, the account's
+    private types (a --provider project's too); ACTIVATED, public types activated in it; THIRD_PARTY, any type not Amazon's;
+    AWS_TYPES, Amazon's, which are PUBLIC only."""
+    publisher = summary.get("PublisherId")
+    if filters.get("PublisherId") and filters["PublisherId"] != publisher:
+        return False
+    amazons, activated = public and publisher is None, bool(summary.get("IsActivated"))
+    wanted = {"AWS_TYPES": amazons, "THIRD_PARTY": not amazons, "ACTIVATED": activated, "REGISTERED": not public and not activated}
+    return wanted.get(filters.get("Category") or "", True)
+
+
+def _names_public(params: Dict[str, Any]) -> bool:
+    """Whether a DescribeType call names a public third-party type: by PublisherId, or by a public ARN (no account in it)."""
+    return bool(params.get("PublisherId")) or (params.get("Arn") or "").split(":")[4:5] == [""]
+
+
 def _identifies(identifier: Dict[str, Any], details: Dict[str, Any]) -> bool:
     """Whether a TypeConfigurationIdentifier names this configuration: by its ARN, or its type (ARN or name) and alias."""
     if identifier.get("TypeConfigurationArn"):
@@ -338,13 +381,20 @@ def _identifies(identifier: Dict[str, Any], details: Dict[str, Any]) -> bool:
     return bool(identifier.get("TypeArn") or identifier.get("TypeName")) and (identifier.get("TypeConfigurationAlias") or "default") == details["Alias"]
 
 
-def _activation(registered: RegisteredType, version: TypeVersion) -> Dict[str, Any]:
+def _shown(registered: RegisteredType, answer: Dict[str, Any]) -> Dict[str, Any]:
+    """``answer`` without its null values and, for an activated public type, without what the model says is null for a public
+    third-party extension, activated or not."""
+    hidden = PUBLISHERS_OWN if registered.origin is not None else ()
+    return {key: value for key, value in answer.items() if value is not None and key not in hidden}
+
+
+def _activation(registered: RegisteredType, version: TypeVersion, publisher_id: Optional[str]) -> Dict[str, Any]:
     """What DescribeType and ListTypes say of an activated public type: its origin, its public version."""
     origin = registered.origin
     if origin is None:
         return {}
     return {
-        "IsActivated": True, "OriginalTypeName": origin.type_name, "OriginalTypeArn": origin.public_arn,
+        "IsActivated": True, "OriginalTypeName": origin.type_name, "OriginalTypeArn": origin.public_arn, "PublisherId": publisher_id,
         "PublicVersionNumber": version.public_version, "LatestPublicVersion": origin.public_versions[-1], "AutoUpdate": registered.auto_update,
     }
 
@@ -353,9 +403,9 @@ def _version_summary(registered: RegisteredType, version: TypeVersion) -> Dict[s
     summary = {
         "Type": registered.kind, "TypeName": registered.type_name, "VersionId": version.version_id,
         "IsDefaultVersion": version.version_id == registered.default_id, "Arn": version.arn, "TimeCreated": version.registered,
-        "Description": version.package.schema.get("description"),
+        "Description": version.package.schema.get("description"), "PublicVersionNumber": version.public_version if registered.origin else None,
     }
-    return {key: value for key, value in summary.items() if value is not None}
+    return _shown(registered, summary)
 
 
 def _page(items: List[Any], params: Dict[str, Any]) -> "tuple[List[Any], Optional[str]]":

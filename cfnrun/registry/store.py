@@ -30,7 +30,13 @@ IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 # cloudformation-cli's issues and blog posts: inferred, the API reference gives no text)
 DEPLOYING = "Deployment is currently in DEPLOY_STAGE of status IN_PROGRESS"
 DEPLOYED = "Deployment is currently in DEPLOY_STAGE of status COMPLETED"
+# A registration cfnrun refuses fails as the service's validation stage does, in its answers quoted in cloudformation-cli#403 and
+# #639: the stages, then the reason after the registration's token (the reason's words are cfnrun's)
+VALIDATION_FAILED = "Deployment is currently in VALIDATION_STAGE of status FAILED; Next is DEPLOY_STAGE with status CANCELLED"
+STOPPED = "The registration stopped: cfnrun serve stopped before it was complete"
 CRUD = ("create", "read", "delete")
+# how the service's messages name each kind of extension ("resource type" as users quote it; "hook" and "module": inferred)
+KIND_NOUNS = {RESOURCE: "resource type", HOOK: "hook", MODULE: "module"}
 
 
 class RegistryError(CfnrunError):
@@ -149,6 +155,11 @@ class Registration:
     description: str = DEPLOYING
     version_arn: Optional[str] = None
     client_token: Optional[str] = None  # RegisterType's ClientRequestToken: the same request sent again is this registration
+
+    def fail(self, reason: str) -> None:
+        """FAILED, its Description the service's validation stage failure naming ``reason``."""
+        self.status = FAILED
+        self.description = f"{VALIDATION_FAILED}\nDeployment failed with error. Error message: [{self.token}] {reason}"
 
 
 def registration_record(registration: Registration) -> Record:
@@ -271,7 +282,7 @@ class TypeRegistry:
         for record in kept.registrations:
             registration = Registration(**record)
             if registration.status == IN_PROGRESS:  # serve stopped before it was done: nothing of it was kept
-                registration.status, registration.description = FAILED, "The registration stopped: cfnrun serve stopped before it was complete"
+                registration.fail(STOPPED)
             self.registrations[registration.token] = registration
             if registration.client_token:
                 self._by_client_token[registration.client_token] = registration
@@ -370,12 +381,11 @@ class TypeRegistry:
             if root.is_absolute():
                 await asyncio.to_thread(shutil.rmtree, root, True)
             if isinstance(error, PackageError):
-                registration.description = str(error)
+                registration.fail(str(error))
             elif isinstance(error, OSError):
-                registration.description = f"The package cannot be unpacked: {error}"
+                registration.fail(f"The package cannot be unpacked: {error}")
             else:
-                registration.description = "The registration stopped: cfnrun serve stopped before it was complete"
-            registration.status = FAILED
+                registration.fail(STOPPED)
             if isinstance(error, (PackageError, OSError)):
                 self._changed()
                 return
@@ -444,7 +454,10 @@ class TypeRegistry:
         self.handlers.use(registered.kind, registered.type_name, version)
 
     async def deregister(self, registered: RegisteredType, version_id: Optional[str]) -> None:
-        """Deregister one version, or the type when it has one live version left; the default only when it is the last."""
+        """Deregister one version that is not the default, or the type when it has one live version left. The default version is
+        refused by its VersionId even when it is the last (and once deregistered), as the service refuses it: AWS's own
+        AWS::CloudFormation::ResourceVersion handler deregisters the type for its default version, terraform-provider-aws does
+        when this refusal answers the last LIVE version."""
         if registered.origin is not None:
             raise RegistryError(f"Type '{registered.type_name}' is an activated public type: deactivate it with DeactivateType.")
         live = registered.live()
@@ -457,13 +470,13 @@ class TypeRegistry:
             targets = live
         else:
             version = self.version(registered, version_id)
+            if version.version_id == registered.default_id:  # the service's words, as users quote them
+                raise RegistryError(
+                    f"Version '{version.version_id}' is the default version and cannot be deregistered. "
+                    f"Deregister the {KIND_NOUNS[registered.kind]} '{registered.type_name}' instead."
+                )
             if version.deprecated:
                 raise RegistryError(f"Version '{version_id}' of type '{registered.type_name}' is already deregistered.", "TypeNotFoundException")
-            if version.version_id == registered.default_id and len(live) > 1:
-                raise RegistryError(
-                    f"Version '{version_id}' is the default version of type '{registered.type_name}' and cannot be deregistered while other "
-                    "versions are registered. Set another version as the default (SetTypeDefaultVersion) first."
-                )
             targets = [version]
         for version in targets:
             version.deprecated = True
@@ -476,12 +489,11 @@ class TypeRegistry:
     # -- testing and publishing ----------------------------------------------------------------
 
     def test(self, registered: RegisteredType, version_id: Optional[str], log_bucket: Optional[str]) -> TypeVersion:
-        """Start the contract suite on a version (the default when none is named); its TypeTestsStatus says how it went."""
+        """Start the contract suite on a version (the default when none is named), or for a module the check of its model; its
+        TypeTestsStatus says how it went."""
         version = self.version(registered, version_id)
         if version.deprecated:
             raise RegistryError(f"Version '{version.version_id}' of type '{registered.type_name}' is deregistered and cannot be tested.")
-        if version.kind == MODULE:
-            raise RegistryError(f"TestType tests resource types and hooks; '{registered.type_name}' is a module.")
         if version.tests_status == IN_PROGRESS:
             raise RegistryError(f"Tests of version '{version.version_id}' of type '{registered.type_name}' are already in progress.")
         version.tests_status, version.tests_description = IN_PROGRESS, "The contract tests are in progress."
@@ -490,7 +502,10 @@ class TypeRegistry:
 
     async def _test(self, version: TypeVersion, log_bucket: Optional[str]) -> None:
         try:
-            passed, description = await self.handlers.test(version, log_bucket)
+            if version.kind == MODULE:  # the model: testing a module determines whether its model meets the requirements
+                passed, description = await asyncio.to_thread(_test_module, version.package)
+            else:
+                passed, description = await self.handlers.test(version, log_bucket)
         except (CfnrunError, OSError) as error:
             passed, description = False, f"The contract tests could not run: {error}"
         except BaseException:
@@ -506,8 +521,9 @@ class TypeRegistry:
             self._changed()
         return self.publisher_id
 
-    def publish(self, registered: RegisteredType, public_version: Optional[str]) -> str:
-        """Publish the default version, once its tests PASSED; the public type's ARN."""
+    async def publish(self, registered: RegisteredType, public_version: Optional[str]) -> str:
+        """Publish the default version, once its tests PASSED; the public type's ARN. Each type activated from it with AutoUpdate
+        then runs it, when its major version is the one that type runs (the model: major versions are updated by hand)."""
         if self.publisher_id is None:
             raise RegistryError("You must register as a publisher (RegisterPublisher) before you can publish an extension.")
         version = self.version(registered, None)
@@ -518,6 +534,8 @@ class TypeRegistry:
                 f"Version '{version.version_id}' of type '{registered.type_name}' cannot be published: its TypeTestsStatus is "
                 f"{version.tests_status}. Test it with TestType and publish it once its tests have PASSED."
             )
+        if public_version and not registered.public_versions:  # the model: a first publication is 1.0.0, no number may be given
+            raise RegistryError("PublicVersionNumber can't be set for publishing a type for the first time")  # the service's words
         number = public_version or _next_public(registered.public_versions)
         if not SEMANTIC.match(number):
             raise RegistryError(f"PublicVersionNumber '{number}' is not MAJOR.MINOR.PATCH.", "ValidationError")
@@ -528,6 +546,12 @@ class TypeRegistry:
         registered.public_arn = (
             f"arn:aws:cloudformation:{self.region}::type/{registered.kind.lower()}/{self.publisher_id}/{registered.type_name.replace('::', '-')}"
         )
+        self._changed()
+        for activated in [t for t in self.types.values() if t.origin is registered and t.auto_update and t.default is not None]:
+            try:
+                await self._run_latest_public(activated, registered, _major(activated.default))
+            except RegistryError as error:
+                self._note(f"registry: {activated.type_name} is not updated to {number}: {error}")
         self._changed()
         return registered.public_arn
 
@@ -542,28 +566,64 @@ class TypeRegistry:
                 return registered
         raise RegistryError(f"The type '{public_arn or type_name}' cannot be found among the published types.", "TypeNotFoundException")
 
-    async def activate(self, published: RegisteredType, alias: Optional[str], auto_update: Optional[bool]) -> RegisteredType:
+    async def activate(
+        self, published: RegisteredType, alias: Optional[str], auto_update: Optional[bool], version_bump: Optional[str] = None,
+    ) -> RegisteredType:
         """Activate the latest public version of ``published`` as ``alias`` (its own name when none): a type of this account, on
-        workers of its own, that stacks use under that name."""
+        workers of its own, that stacks use under that name. The same call on a type activated from it before updates that type
+        (the model's VersionBump and AutoUpdate): a VersionBump runs the latest public version, AutoUpdate is set when given."""
         name = alias or published.type_name
         taken = self.types.get((published.kind, name))
         if taken is not None and taken.live():
-            raise RegistryError(f"Type '{name}' already exists in this account and Region: choose another TypeNameAlias.")
-        public = next(v for v in published.versions.values() if v.public_version == published.public_versions[-1])
+            if taken.origin is not published:
+                raise RegistryError(f"Type '{name}' already exists in this account and Region: choose another TypeNameAlias.")
+            if auto_update is not None:
+                taken.auto_update = auto_update
+            if version_bump:  # MINOR: the latest of the major version it runs; MAJOR: the latest
+                await self._run_latest_public(taken, published, _major(taken.default) if version_bump == "MINOR" else None)
+            self._changed()
+            return taken
+        activated = RegisteredType(  # AutoUpdate is true unless the call says otherwise (the model's default)
+            published.kind, name, self.arn(published.kind, name), origin=published, auto_update=True if auto_update is None else auto_update,
+        )
+        await self._run_latest_public(activated, published)
+        self.types[(published.kind, name)] = activated
+        self._changed()
+        return activated
+
+    async def _run_latest_public(self, activated: RegisteredType, origin: RegisteredType, major: Optional[int] = None) -> None:
+        """The latest public version of ``origin`` (the published type ``activated`` comes from; of ``major`` when given), as
+        ``activated``'s next version: started on workers of its own and made its default; the version it replaces is stopped (its
+        files are the published version's: they stay). Nothing changes when it runs that one already."""
+        name = activated.type_name
+        public = max(
+            (v for v in origin.versions.values() if v.public_version and major in (None, _semantic(v.public_version)[0])),
+            key=lambda v: _semantic(v.public_version or "0.0.0"), default=None,
+        )
+        if public is None:  # no public version of that major left
+            return
+        replaced = activated.default
+        if replaced is not None and replaced.public_version and _semantic(public.public_version or "") <= _semantic(replaced.public_version):
+            return  # it runs that one, or a later one, already
+        if replaced is not None and replaced.package.root == public.package.root:  # the same registered version (published again)
+            replaced.public_version = public.public_version
+            return
         package = dataclasses.replace(public.package, type_name=name, schema={**public.package.schema, "typeName": name})
-        activated = RegisteredType(published.kind, name, self.arn(published.kind, name), origin=published, auto_update=auto_update)
-        version = TypeVersion(package, "00000001", f"{activated.arn}/00000001", now(), tests_status=public.tests_status)
+        version_id = f"{activated.numbered + 1:08d}"
+        version = TypeVersion(
+            package, version_id, f"{activated.arn}/{version_id}", now(), tests_status=public.tests_status, fragment=public.fragment,
+        )
         version.public_version = public.public_version
-        problem = await self.handlers.start(version)
+        problem = await self.handlers.start(version) if version.kind != MODULE else None  # a module has no handlers: its fragment
         if problem is not None:
             await self.handlers.stop(version)
             raise RegistryError(f"Type '{name}' cannot be activated: {problem}")
-        activated.numbered = 1
-        activated.versions[version.version_id] = version
-        self.types[(published.kind, name)] = activated
+        activated.numbered += 1
+        activated.versions[version_id] = version
         self._make_default(activated, version)
-        self._changed()
-        return activated
+        if replaced is not None:
+            replaced.deprecated = True
+            await self.handlers.stop(replaced)
 
     async def deactivate(self, registered: RegisteredType) -> None:
         if registered.origin is None:
@@ -573,6 +633,9 @@ class TypeRegistry:
             self.handlers.use(registered.kind, registered.type_name, None)
             await self.handlers.stop(version)  # its files are the published version's: they stay
         del self.types[(registered.kind, registered.type_name)]
+        configured = registered.arn.replace(":type/", ":type-configuration/", 1) + "/"  # the model: deactivating deletes its configuration
+        for configuration_arn in [arn for arn in self.configurations if arn.startswith(configured)]:
+            self.forget_configuration(configuration_arn)
         self._changed()
 
     async def close(self) -> None:
@@ -597,6 +660,11 @@ def _semantic(number: str) -> Tuple[int, ...]:
     return tuple(int(part) for part in number.split("."))
 
 
+def _major(version: Optional[TypeVersion]) -> Optional[int]:
+    """The major version of the public version ``version`` runs (None: any)."""
+    return _semantic(version.public_version)[0] if version is not None and version.public_version else None
+
+
 def _next_public(published: List[str]) -> str:
     """The PublicVersionNumber when none is given: 1.0.0 first, then the latest's minor version plus one (inferred)."""
     if not published:
@@ -614,6 +682,15 @@ def _module_fragment(package: Unpacked) -> Dict[str, Any]:
         return dict(read_module_fragment(package.root).document)
     except ProjectError as error:
         raise PackageError(f"The module's fragment cannot be registered: {error}") from None
+
+
+def _test_module(package: Unpacked) -> Tuple[bool, str]:
+    """TestType of a module version: its fragment checked again by the module rules (what its registration checked)."""
+    try:
+        _module_fragment(package)
+    except PackageError as error:
+        return False, str(error)
+    return True, "The module's fragment meets the module rules."
 
 
 def _require_valid_schema(package: Unpacked) -> None:

@@ -76,5 +76,5 @@ def test_the_hold_is_bounded_a_registration_still_running_answers_in_progress(tm
         return answer, await operations.call("DescribeTypeRegistration", {"RegistrationToken": token})
 
     waiting, done = asyncio.run(run())
-    assert waiting["ProgressStatus"] == "IN_PROGRESS" and "TypeVersionArn" not in waiting
+    assert waiting["ProgressStatus"] == "IN_PROGRESS" and "TypeVersionArn" not in waiting and "TypeArn" not in waiting  # null unless COMPLETE
     assert done["ProgressStatus"] == "COMPLETE"

@@ -34,7 +34,7 @@ def run(options: RegistryListOptions, early: EarlyStart) -> int:
     try:
         for kind in KINDS:
             for summary in client.list_types(Visibility="PRIVATE", Type=kind)["TypeSummaries"]:
-                if "DefaultVersionId" not in summary:  # a --provider project's type: served, not registered, no versions
+                if "DefaultVersionId" not in summary and not summary.get("IsActivated"):  # a --provider project's type: served, not registered
                     source = urlparse(client.describe_type(Type=kind, TypeName=summary["TypeName"]).get("SourceUrl", "")).path
                     lines.append(f"{kind:<8} {summary['TypeName']} (served from --provider {unquote(source)}, not registered)")
                     continue
@@ -42,6 +42,10 @@ def run(options: RegistryListOptions, early: EarlyStart) -> int:
                 lines.append(f"{kind:<8} {summary['TypeName']}{activated}")
                 versions = client.list_type_versions(Type=kind, TypeName=summary["TypeName"])["TypeVersionSummaries"]
                 for version in versions:
+                    if summary.get("IsActivated"):  # its tests and default version are its publisher's: the public version it runs
+                        lines.append(f"  {version['VersionId']}  public {version.get('PublicVersionNumber')}  "
+                                     f"activated {version['TimeCreated']:%Y-%m-%d %H:%M:%S}")
+                        continue
                     tests = client.describe_type(Arn=version["Arn"]).get("TypeTestsStatus", "NOT_TESTED")
                     default = "default" if version.get("IsDefaultVersion") else ""
                     lines.append(f"  {version['VersionId']}  {default:<7}  tests {tests:<11}  registered {version['TimeCreated']:%Y-%m-%d %H:%M:%S}")
@@ -56,7 +60,8 @@ def run(options: RegistryListOptions, early: EarlyStart) -> int:
 
 
 def remove(options: RegistryRemoveOptions, early: EarlyStart) -> int:
-    """Deregister one version, or every version of a type: the others first, the default last (as the service requires)."""
+    """Deregister one version, or every version of a type: the others by their VersionId, then the type (the service refuses its
+    default version by VersionId, even the last)."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     if not options.type_name:
@@ -71,8 +76,10 @@ def remove(options: RegistryRemoveOptions, early: EarlyStart) -> int:
             echo(f"removed {options.type_name} version {options.version_id}")
             return EXIT_SUCCESS
         versions = client.list_type_versions(**named)["TypeVersionSummaries"]
-        for version in sorted(versions, key=lambda v: bool(v.get("IsDefaultVersion"))):  # the default last
-            client.deregister_type(**named, VersionId=version["VersionId"])
+        for version in versions:
+            if not version.get("IsDefaultVersion"):
+                client.deregister_type(**named, VersionId=version["VersionId"])
+        client.deregister_type(**named)  # the default, the last one left: with the type
         echo(f"removed {options.type_name} ({len(versions)} version(s))")
     except ClientError as error:
         echo(f"cfnrun registry: {options.endpoint} refused: {error.response.get('Error', {}).get('Message')}", err=True)
