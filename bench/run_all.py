@@ -257,7 +257,7 @@ def create_seconds(serve: Serve, name: str, body: str) -> float:
         aws_secret_access_key="cfnrun-bench",
         config=Config(retries={"max_attempts": 0}),
     )
-    return until_done(client, name, lambda: client.create_stack(StackName=name, TemplateBody=body), "CREATE_COMPLETE")
+    return until_done(client, name, lambda: client.create_stack(StackName=name, TemplateBody=body, Capabilities=["CAPABILITY_AUTO_EXPAND"]), "CREATE_COMPLETE")
 
 
 def stack_chain(budget: Budget, work: Path) -> Figures:

@@ -123,7 +123,7 @@ def create(url: str, name: str, body: str) -> None:
         "cloudformation", endpoint_url=url, region_name="us-east-1", aws_access_key_id="AKIDCFNRUNBENCH",
         aws_secret_access_key="cfnrun-bench", config=Config(retries={"max_attempts": 0}, read_timeout=600),
     )
-    client.create_stack(StackName=name, TemplateBody=body)
+    client.create_stack(StackName=name, TemplateBody=body, Capabilities=["CAPABILITY_AUTO_EXPAND"])
     while True:
         status = client.describe_stacks(StackName=name)["Stacks"][0]["StackStatus"]
         if status == "CREATE_COMPLETE":
