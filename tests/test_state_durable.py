@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import shutil
 import signal
+import sqlite3
 from pathlib import Path
 
 import boto3
@@ -60,6 +61,65 @@ def test_a_create_killed_mid_way_is_rolled_back_by_the_next_serve_and_its_resour
         cfn.get_waiter("stack_delete_complete").wait(StackName=stack_id, WaiterConfig=FAST)
     finally:
         second.stop()
+
+
+def _one_cluster(name: str) -> str:
+    return json.dumps({"Resources": {"Db": {"Type": "Cfnrun::Sample::Cluster", "Properties": {"Name": name, "NodeCount": 1}}}})
+
+
+def _deletes_held(project: Path) -> None:
+    """The project's changes call back at once, but a delete waits a minute between its calls while ``hold`` is in the store's folder."""
+    handlers = project / "src" / "cfnrun_sample_cluster" / "handlers.py"
+    waits = "callbackDelaySeconds=_delay(),"
+    source = handlers.read_text()
+    assert waits in source
+    held = 'callbackDelaySeconds=60 if stage == "delete" and os.path.exists(os.path.join(store._folder(None), "hold")) else 0,'
+    handlers.write_text(source.replace(waits, held))
+
+
+def test_a_serve_stopped_while_reading_back_an_interrupted_stack_leaves_it_for_the_next_serve_to_carry_on(tmp_path: Path) -> None:
+    """The stack read back mid-operation is written failed only by what carries it on: a serve that stops before (here: it
+    refuses a stack kept after it) leaves its record as it was, and the next serve carries its operation on all the same."""
+    project = cluster_project(tmp_path, delay_s=0)
+    _deletes_held(project)
+    (project / ".state").mkdir()
+    (project / ".state" / "hold").write_text("")
+    first = serve_cluster(tmp_path, "--state", "kept")
+    try:
+        cfn = boto3.client("cloudformation", endpoint_url=first.url, **CREDENTIALS)
+        cfn.create_stack(StackName="moved", TemplateBody=_one_cluster("one"))
+        assert settled_status(cfn, "moved") == "CREATE_COMPLETE"
+        cfn.create_stack(StackName="later", TemplateBody=_one_cluster("later"))  # kept after "moved": read back after it
+        assert settled_status(cfn, "later") == "CREATE_COMPLETE"
+        cfn.update_stack(StackName="moved", TemplateBody=_one_cluster("two"))  # Name is create-only: Db is replaced
+        first.has_printed(r"DELETE \(stack moved Db\) → IN_PROGRESS")  # the update's cleanup is deleting cluster one
+    finally:
+        first.stop(signal.SIGKILL)
+    assert sorted(c["Name"] for c in clusters(project).values()) == ["later", "one", "two"]
+
+    database = sqlite3.connect(str(tmp_path / "kept" / "stacks.sqlite3"))
+    try:
+        [(later_id, later)] = database.execute("SELECT stack_id, record FROM stacks WHERE json_extract(record, '$.name') = 'later'").fetchall()
+        damaged = {key: value for key, value in json.loads(later).items() if key != "template_body"}
+        database.execute("UPDATE stacks SET record = ? WHERE stack_id = ?", (json.dumps(damaged), later_id))
+        database.commit()
+        refused = cfnrun("serve", "cluster", "--port", "0", "--no-reload", "--state", "kept", cwd=tmp_path)
+        assert refused.returncode == 2 and "the record of stack later is damaged" in refused.stderr, refused.stdout + refused.stderr
+        database.execute("UPDATE stacks SET record = ? WHERE stack_id = ?", (later, later_id))  # put right
+        database.commit()
+    finally:
+        database.close()
+
+    (project / ".state" / "hold").unlink()
+    second = serve_cluster(tmp_path, "--state", "kept")
+    try:
+        cfn = boto3.client("cloudformation", endpoint_url=second.url, **CREDENTIALS)
+        second.has_printed("stack moved: serve stopped during its operation: going on with its update's cleanup, as the service would")
+        wait_until(lambda: "one" not in [c["Name"] for c in clusters(project).values()], timeout=60, what="the replaced cluster to be deleted")
+        assert settled_status(cfn, "moved") == "UPDATE_COMPLETE"
+    finally:
+        second.stop()
+    assert sorted(c["Name"] for c in clusters(project).values()) == ["later", "two"]
 
 
 def test_a_stack_operation_retried_with_its_client_request_token_is_answered_as_the_first_call(tmp_path: Path) -> None:

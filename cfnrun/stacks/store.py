@@ -169,8 +169,11 @@ class StackStore:
             self._keep(stack)
             restored.append(stack)
             if stack.status != record["status"]:
-                self.save(stack)  # what was caught mid-operation is written as read back: failed
                 self._interrupted[stack.stack_id] = record["status"]
+                if carried_on_as(self.engine, stack, record["status"]) is None:
+                    self.save(stack)  # what was caught mid-operation and stays so is written as read back: failed
+                # one carried on is written by the first event of what carries it on (``carry_on``), not before: a serve
+                # stopped in between leaves the record as it was, and the next serve carries it on in its turn
         self.tokens.restore(self.stacks)
         return restored
 
