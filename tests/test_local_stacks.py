@@ -292,7 +292,7 @@ def test_a_custom_resource_answers_on_its_response_url(stacks: Stacks) -> None:
     template = {
         "Parameters": {"Times": {"Type": "Number", "Default": "2"}},
         "Resources": {"Greeting": {"Type": "Custom::Greeting", "Properties": {"ServiceToken": arn, "Name": "world", "Times": {"Ref": "Times"}}}},
-        "Outputs": {"Greeting": {"Value": {"Fn::GetAtt": ["Greeting", "Greeting"]}}},
+        "Outputs": {"Greeting": {"Value": {"Fn::GetAtt": ["Greeting", "Greeting"]}}, "Old": {"Value": {"Fn::GetAtt": ["Greeting", "Old"]}}},
     }
     cfn = stacks.cloudformation
     cfn.create_stack(StackName="custom", TemplateBody=json.dumps(template))
@@ -312,6 +312,10 @@ def test_a_custom_resource_answers_on_its_response_url(stacks: Stacks) -> None:
         ("greeting-world", "DELETE_IN_PROGRESS"), ("greeting-world", "DELETE_COMPLETE")
     ]
     assert cfn.describe_stack_resource(StackName="custom", LogicalResourceId="Greeting")["StackResourceDetail"]["PhysicalResourceId"] == "greeting-moon"
+    # ... as the service does it: the function got an Update (its old properties beside), not a Create for a new resource
+    assert stacks.server.has_printed(r'Update Greeting: .*"Name": "moon"')
+    assert [e["ResourceStatus"] for e in events[:cleanup] if e["LogicalResourceId"] == "Greeting"][-2:] == ["UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"]
+    assert json.loads(stacks.outputs("custom")["Old"])["Name"] == "world"
     template = renamed
     cfn.delete_stack(StackName="custom")
     stacks.wait("stack_delete_complete", StackName="custom")

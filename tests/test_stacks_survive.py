@@ -18,6 +18,7 @@ from typing import Any, Dict, List
 import pytest
 
 from kept_state import kept_text
+from cfnrun.stacks.state_db import StateDatabase
 from conftest import FIXTURES, LOCAL_STATE, SAMPLES, ServerProcess, cfnrun, wait_until
 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
@@ -259,3 +260,59 @@ def _pattern_process_of(pid: int) -> bool:
         except OSError:
             continue
     return False
+
+
+# serve, killed (SIGKILL, by itself) once it has saved a stack whose Greeting names greeting-moon as updated
+KILLED_AT_THE_MOVE = """
+import os, runpy, signal, sys
+from cfnrun.stacks import store
+save = store.StackStore.save
+def killing_save(self, stack):
+    save(self, stack)
+    greeting = stack.resources.get("Greeting")
+    if greeting is not None and greeting.physical_id == "greeting-moon" and greeting.status == "UPDATE_COMPLETE":
+        os.kill(os.getpid(), signal.SIGKILL)
+store.StackStore.save = killing_save
+sys.argv = ["cfnrun"] + sys.argv[1:]
+runpy.run_module("cfnrun", run_name="__main__")
+"""
+
+
+def test_a_serve_killed_as_a_custom_resource_moves_to_a_new_physical_resource_leaves_the_old_one_in_a_record(functions: Path) -> None:
+    """A custom resource's function answers an update with a new PhysicalResourceId: once the stack's record names the
+    new one, the old one (whose Delete is the cleanup's) must be in a record already, and the next serve deletes one of them."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", KILLED_AT_THE_MOVE, "serve", "--port", "0", "--no-reload", "--functions", "functions/template.yaml", "--state", "kept"],
+        cwd=str(functions), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NO_COLOR": "1"},
+    )
+    first = ServerProcess(functions, process=process)
+    try:
+        cfn = _cloudformation(first)
+        cfn.create_stack(StackName="moved", TemplateBody=json.dumps(GREETING))
+        cfn.get_waiter("stack_create_complete").wait(StackName="moved", WaiterConfig=FAST)
+        moon = json.loads(json.dumps(GREETING))
+        moon["Resources"]["Greeting"]["Properties"]["Name"] = "moon"
+        cfn.update_stack(StackName="moved", TemplateBody=json.dumps(moon))
+        assert first.process.wait(timeout=60) == -signal.SIGKILL
+    finally:
+        first.stop(signal.SIGKILL)
+    database = StateDatabase(functions / "kept")
+    database.open()
+    try:
+        [stack] = database.records()
+        named = {r["physical_id"] for r in stack["resources"] + database.replaced() if r["logical_id"] == "Greeting"}
+        print("NAMED", [(r["physical_id"], r.get("status")) for r in stack["resources"]], database.replaced(), [(e["physical_id"], e["status"]) for e in stack["events"]][-4:])
+    finally:
+        database.close()
+    assert "greeting-world" in named, named
+
+    second = _serve(functions, "--functions", "functions/template.yaml", "--state", "kept")
+    try:
+        cfn = _cloudformation(second)
+        wait_until(lambda: cfn.describe_stacks(StackName="moved")["Stacks"][0]["StackStatus"].endswith("COMPLETE"), timeout=60, what="the interrupted update carried on")
+        events = _events(cfn, "moved")
+        deleted = {e["PhysicalResourceId"] for e in events if e["LogicalResourceId"] == "Greeting" and e["ResourceStatus"] == "DELETE_COMPLETE"}
+        kept = cfn.describe_stack_resource(StackName="moved", LogicalResourceId="Greeting")["StackResourceDetail"]["PhysicalResourceId"]
+        assert {"greeting-world", "greeting-moon"} == deleted | {kept}, (deleted, kept)  # neither is forgotten
+    finally:
+        second.stop()

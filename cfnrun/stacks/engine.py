@@ -28,7 +28,7 @@ from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookRe
 from cfnrun.stacks.interrupted_update import REPLACING, interrupted_update
 from cfnrun.stacks.unanswered_creates import ask_again
 from cfnrun.stacks.ordering import Step, reverse, run_in_order
-from cfnrun.stacks.plan import ChangePlan, changed_properties, known_properties
+from cfnrun.stacks.plan import ChangePlan, ResourceChange, changed_properties, known_properties
 from cfnrun.stacks.provisioning import (
     AttributeReader,
     ProvisioningFailed,
@@ -208,6 +208,7 @@ class StackEngine:
         replacing: Optional[StackResource] = None,
         first_call: Optional[ResourceWork] = None,
         cancellation: Optional[Cancellation] = None,
+        answered: Callable[[Provisioned], Provisioned] = lambda made: made,
     ) -> bool:
         """One resource through ``verb`` (CREATE or UPDATE): IN_PROGRESS, its hooks, the provisioner's ``call``, COMPLETE or FAILED.
 
@@ -216,7 +217,8 @@ class StackEngine:
         replacement's new one replaces (its first event names the old physical resource, as the service's does);
         ``first_call``: the work of a create whose resource no record names yet, written down before the call (``in_flight.py``);
         ``cancellation``: the stack operation's, which ends the resource ``{verb}_FAILED`` "Resource … cancelled" when
-        another resource fails before this one is done (``cancellation.py``).
+        another resource fails before this one is done (``cancellation.py``); ``answered``: what the stack keeps of the
+        call's answer, worked out (and what it moves off written down) before the COMPLETE event saves the stack.
         """
         if replacing is not None:
             resource.status, resource.reason = f"{verb}_IN_PROGRESS", reason
@@ -259,7 +261,7 @@ class StackEngine:
             stack.set_resource_status(resource, f"{verb}_FAILED", stack.masked(_reason(error)), shown, token)
             self.in_flight.called(stack, resource.logical_id)
             return False
-        self._keep(resource, made, properties)
+        self._keep(resource, answered(made), properties)
         resource.metadata = metadata
         stack.set_resource_status(resource, f"{verb}_COMPLETE", None, shown, token)
         self.in_flight.called(stack, resource.logical_id)
@@ -358,26 +360,39 @@ class StackEngine:
         if problem is not None:
             stack.set_resource_status(current, "UPDATE_FAILED", problem, shown, token)
             return False
-        if planned.action == "Modify" and planned.replaces(changed_properties(known_properties(current, properties), properties)):
+        if planned.action == "Modify" and self._replaced_up_front(planned, type_name, changed_properties(known_properties(current, properties), properties)):
             return await self._replace(stack, blueprint, run, current, properties, shown, token)
         work = replace(self._work(stack, blueprint, current, properties, token, run.cancellation), previous_properties=current.properties)
         before = copy.copy(current)
-        ok = await self._provision(
-            stack, current, "UPDATE", lambda: provisioner.update(work), properties, current.properties, shown, token,
-            started=lambda: run.updated.add(logical_id), metadata=blueprint.resolved_metadata(logical_id, stack.resources),
-            cancellation=run.cancellation,
-        )
-        if ok and before.physical_id and current.physical_id != before.physical_id and not is_custom_resource(type_name):
-            # An update in place keeps its physical resource, whatever id the handler's model now names (only a custom
-            # resource's function may answer one with a new physical resource).
-            current.physical_id, current.ref = before.physical_id, before.ref
-        elif ok and before.physical_id and current.physical_id != before.physical_id:
+
+        def answered(made: Provisioned) -> Provisioned:
+            if not before.physical_id or made.physical_id == before.physical_id:
+                return made
+            if not is_custom_resource(type_name):
+                # An update in place keeps its physical resource, whatever id the handler's model now names (only a
+                # custom resource's function may answer one with a new physical resource).
+                return replace(made, physical_id=before.physical_id, ref=before.ref)
             # A custom resource answered with a new physical resource: the old one goes in the cleanup phase, and a
-            # rollback deletes the new one, as for a replacement.
+            # rollback deletes the new one, as for a replacement. It is written down before the stack's record names
+            # the new one, so a serve killed in between leaves the old one in a record.
             run.updated.discard(logical_id)
             run.replaced[logical_id] = before
             self.in_flight.replacing(stack, before)
-        return ok
+            return made
+
+        return await self._provision(
+            stack, current, "UPDATE", lambda: provisioner.update(work), properties, current.properties, shown, token,
+            started=lambda: run.updated.add(logical_id), metadata=blueprint.resolved_metadata(logical_id, stack.resources),
+            cancellation=run.cancellation, answered=answered,
+        )
+
+    @staticmethod
+    def _replaced_up_front(planned: ResourceChange, type_name: str, changed: List[str]) -> bool:
+        """Is the resource replaced before any call? A custom resource's Conditional replacement is its function's to
+        settle: it gets an Update, and answering it with a new PhysicalResourceId makes it a replacement (``answered``)."""
+        if is_custom_resource(type_name):
+            return planned.replacement == "True"
+        return planned.replaces(changed)
 
     async def _read_new_attributes(
         self, stack: Stack, blueprint: Blueprint, resource: StackResource, provisioner: Provisioner, token: Optional[str]
