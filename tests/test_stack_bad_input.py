@@ -9,6 +9,7 @@ answers every test of a module.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
@@ -266,7 +267,7 @@ def test_a_handler_that_breaks_mid_stack_fails_its_resource_and_the_stack_rolls_
     assert settled(cloudformation, f"{name}-after")["StackStatus"] == "CREATE_COMPLETE"
 
 
-def test_an_aws_type_the_endpoint_does_not_implement_fails_its_resource_and_the_stack_rolls_back(cloudformation: Any) -> None:
+def test_an_aws_type_the_endpoint_does_not_implement_fails_its_resource_and_the_stack_rolls_back(cloudformation: Any, server: ServerProcess) -> None:
     """moto's CloudFormation completes a stack of a type it does not know without making anything."""
     policy = {
         "Type": "AWS::CloudFront::CachePolicy",
@@ -294,3 +295,7 @@ def test_an_aws_type_the_endpoint_does_not_implement_fails_its_resource_and_the_
     assert [event[0] for event in failed] == ["Policy"]
     assert "does not implement AWS::CloudFront::CachePolicy" in str(failed[0][2])
     assert ("Topic", "DELETE_COMPLETE", None) in events
+    # moto's own output says it once, in a line: no warning per call, no werkzeug traceback
+    broke = server.has_printed(r"moto server: broke answering an AWS call: ")
+    assert re.search(r"\w+Error: .* \(moto/[\w/]+\.py:\d+\)$", broke), broke
+    assert not [line for line in server.output if "No Moto CloudFormation support" in line or "Error on request" in line], server.output

@@ -10,6 +10,7 @@ import contextlib
 import logging
 import queue
 import threading
+import warnings
 from typing import TYPE_CHECKING, Iterator, Optional
 
 from cfnrun.model.endpoint_url import check_endpoint_url
@@ -37,13 +38,47 @@ def moto_server() -> Iterator[str]:
         from moto.server import ThreadedMotoServer
     except ImportError:
         raise CfnrunError(MOTO_MISSING) from None
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per AWS call otherwise
+    quiet_moto()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     url = _started(server)
     try:
         yield url
     finally:
         server.stop()
+
+
+def quiet_moto() -> None:
+    """moto's own output on serve's console, cut to what adds to cfnrun's: no access-log line per AWS call, no warning
+    for a type its CloudFormation lacks (the resource's CREATE_FAILED says so), and a call it broke on told in one line
+    (the exception and moto's line that raised it) rather than werkzeug's whole traceback."""
+    werkzeug = logging.getLogger("werkzeug")
+    werkzeug.setLevel(logging.ERROR)
+    if not any(isinstance(f, _OneLineErrors) for f in werkzeug.filters):
+        werkzeug.addFilter(_OneLineErrors())
+    logging.getLogger("moto").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=UserWarning, module=r"moto(\.|$)")
+
+
+class _OneLineErrors(logging.Filter):
+    """werkzeug's "Error on request:" record, its traceback cut to one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if text.startswith("Error on request:"):
+            record.msg, record.args = broken_call_line(text), None
+        return True
+
+
+def broken_call_line(text: str) -> str:
+    """One line for a traceback's text: its exception, and the last frame that raised it."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    frames = [line for line in lines if line.startswith("File ")]
+    where = ""
+    if frames:
+        path, _, rest = frames[-1][len("File "):].partition(", line ")
+        where = f" ({path.strip(chr(34)).rsplit('site-packages/', 1)[-1]}:{rest.split(',')[0]})"
+    exception = lines[-1] if len(lines) > 1 else "an error"
+    return f"moto server: broke answering an AWS call: {exception}{where}"
 
 
 def _started(server: "ThreadedMotoServer") -> str:
