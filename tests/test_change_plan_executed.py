@@ -194,7 +194,8 @@ def test_execute_change_set_with_rollback_disabled_keeps_a_failed_create_and_a_f
     with pytest.raises(WaiterError, match="UPDATE_FAILED"):
         cfn.get_waiter("stack_update_complete").wait(StackName="kept-update", WaiterConfig=FAST)
     described = cfn.describe_stacks(StackName="kept-update")["Stacks"][0]
-    assert (described["StackStatus"], described["StackStatusReason"]) == ("UPDATE_FAILED", "The following resource(s) failed to update: [Broken]. ")
+    # Broken was being added: the service says "failed to create" for those, "failed to update" for the others
+    assert (described["StackStatus"], described["StackStatusReason"]) == ("UPDATE_FAILED", "The following resource(s) failed to create: [Broken]. ")
     statuses = [e["ResourceStatus"] for e in cfn.describe_stack_events(StackName="kept-update")["StackEvents"] if e["LogicalResourceId"] == "kept-update"]
     assert "UPDATE_ROLLBACK_IN_PROGRESS" not in statuses
 

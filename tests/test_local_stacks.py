@@ -335,6 +335,35 @@ def test_a_custom_resource_that_fails_or_never_answers_fails_its_stack(stacks: S
     reasons = {e["LogicalResourceId"]: e.get("ResourceStatusReason") for e in stacks.events("refused") + stacks.events("silent") if e["ResourceStatus"] == "CREATE_FAILED"}
     assert "Received response status [FAILED] from custom resource. Message returned: names like 'refuse' are refused" in reasons["Greeting"]
     assert reasons["Quiet"].startswith("CloudFormation did not receive a response from your Custom Resource.")
+    # The FAILED answer named a physical resource: the rollback sends it a Delete, as the service does (cfn-response names
+    # the log stream: a function must take the Delete of what it failed to make)
+    refused_events = [(e["PhysicalResourceId"], e["ResourceStatus"]) for e in stacks.events("refused") if e["LogicalResourceId"] == "Greeting"]
+    assert refused_events[-3:] == [("refused-Greeting", "CREATE_FAILED"), ("refused-Greeting", "DELETE_IN_PROGRESS"), ("refused-Greeting", "DELETE_COMPLETE")]
+    assert stacks.server.has_printed(r'Delete Greeting: .*"Name": "refuse"')
+
+
+def test_an_update_that_adds_a_failing_custom_resource_rolls_back_deleting_what_it_made(stacks: Stacks) -> None:
+    """An update moves a custom resource to a new physical resource and adds one whose function answers FAILED: the stack's
+    reason names the added one as failing to create; the cleanup deletes the new physical resources, both."""
+    template: Dict[str, Any] = {"Resources": {"Greeting": {"Type": "Custom::Greeting", "Properties": {"ServiceToken": "GreeterFunction", "Name": "sun"}}}}
+    cfn = stacks.cloudformation
+    cfn.create_stack(StackName="added-refused", TemplateBody=json.dumps(template))
+    stacks.wait("stack_create_complete", StackName="added-refused")
+    template["Resources"]["Greeting"]["Properties"]["Name"] = "star"
+    template["Resources"]["Bad"] = {"Type": "Custom::Greeting", "DependsOn": "Greeting", "Properties": {"ServiceToken": "GreeterFunction", "Name": "refuse"}}
+    cfn.update_stack(StackName="added-refused", TemplateBody=json.dumps(template))
+    with pytest.raises(WaiterError, match="UPDATE_ROLLBACK_COMPLETE"):
+        stacks.wait("stack_update_complete", StackName="added-refused")
+    events = stacks.events("added-refused")
+    rollback = next(e for e in events if e["ResourceStatus"] == "UPDATE_ROLLBACK_IN_PROGRESS")
+    assert rollback["ResourceStatusReason"] == "The following resource(s) failed to create: [Bad]. "
+    cleanup = next(i for i, e in enumerate(events) if e["ResourceStatus"] == "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS")
+    deleted = {(e["LogicalResourceId"], e["PhysicalResourceId"]) for e in events[cleanup:] if e["ResourceStatus"] == "DELETE_COMPLETE"}
+    assert deleted == {("Bad", "refused-Bad"), ("Greeting", "greeting-star")}
+    kept = cfn.describe_stack_resource(StackName="added-refused", LogicalResourceId="Greeting")["StackResourceDetail"]
+    assert kept["PhysicalResourceId"] == "greeting-sun"
+    cfn.delete_stack(StackName="added-refused")
+    stacks.wait("stack_delete_complete", StackName="added-refused")
 
 
 def test_what_the_service_refuses_up_front_is_a_validation_error(stacks: Stacks) -> None:

@@ -213,7 +213,7 @@ def test_an_update_with_rollback_disabled_stays_update_failed_until_rollback_sta
         served.wait("stack_update_complete", StackName="kept-failed")
     described = cfn.describe_stacks(StackName="kept-failed")["Stacks"][0]
     assert described["StackStatus"] == "UPDATE_FAILED"
-    assert described["StackStatusReason"] == "The following resource(s) failed to update: [Broken]. "
+    assert described["StackStatusReason"] == "The following resource(s) failed to create: [Broken]. "  # added by the update
     kept = served.physical_ids("kept-failed")
     added = kept["Added"]
     assert json.loads(served.cloudcontrol.get_resource(TypeName=NOTE, Identifier=kept["Kept"])["ResourceDescription"]["Properties"])["Title"] == "changed"

@@ -15,7 +15,7 @@ import copy
 import json
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Awaitable, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Any, Awaitable, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from cfnrun.stacks.blueprint import Blueprint, TemplateProblem
 from cfnrun.stacks.cancellation import CANCELLED, Cancellation
@@ -258,6 +258,10 @@ class StackEngine:
             self._stopped_at(stack, resource, token)
             return False
         except Exception as error:  # noqa: B902 - whatever a provisioner raises fails its resource, never the stack's bookkeeping
+            if isinstance(error, ProvisioningFailed) and error.physical_id and resource.physical_id is None:
+                # a failed create that named its physical resource: the rollback (or DeleteStack) deletes it
+                resource.physical_id = resource.ref = error.physical_id
+                resource.properties = properties
             stack.set_resource_status(resource, f"{verb}_FAILED", stack.masked(_reason(error)), shown, token)
             self.in_flight.called(stack, resource.logical_id)
             return False
@@ -316,9 +320,7 @@ class StackEngine:
         if not failed and not run.cancelled:
             problem = self._publish_outputs(stack, blueprint)
         if failed or run.cancelled or problem:
-            reason = problem or (
-                _failed_to_update(failed) if failed else "User Initiated"
-            )
+            reason = problem or (_failed_in_update(failed, run.added) if failed else "User Initiated")
             if stack.disable_rollback and not run.cancelled:
                 stack.set_status("UPDATE_FAILED", reason, token)  # kept as it is, until RollbackStack or another update
                 return
@@ -863,6 +865,15 @@ class StackEngine:
 def _failed_to_update(logical_ids: Iterable[str]) -> str:
     """The stack's reason when resources failed to update (the update's, or its rollback's): each named, sorted."""
     return f"The following resource(s) failed to update: [{', '.join(sorted(logical_ids))}]. "
+
+
+def _failed_in_update(logical_ids: Iterable[str], added: AbstractSet[str]) -> str:
+    """The stack's reason when an update's resources failed: those it was adding "failed to create", then the others
+    "failed to update" (the service's two sentences, in that order, when both happen: serverless/serverless#1745)."""
+    failed = set(logical_ids)
+    created = failed & added
+    reason = f"The following resource(s) failed to create: [{', '.join(sorted(created))}]. " if created else ""
+    return reason + (_failed_to_update(failed - created) if failed - created else "")
 
 
 def _reason(error: Exception) -> str:

@@ -15,12 +15,15 @@ from cfnrun.stacks.cancellation import Cancellation
 
 
 class ProvisioningFailed(Exception):
-    """The resource operation failed; ``reason`` is the ResourceStatusReason."""
+    """The resource operation failed; ``reason`` is the ResourceStatusReason. ``physical_id``: the physical resource a
+    failed create named all the same (a custom resource's FAILED answer carries one): the resource keeps it, so the
+    rollback or DeleteStack sends it a delete, as the service does."""
 
-    def __init__(self, reason: str, error_code: Optional[str] = None) -> None:
+    def __init__(self, reason: str, error_code: Optional[str] = None, physical_id: Optional[str] = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.error_code = error_code
+        self.physical_id = physical_id
 
 
 class NoProvisioner(Exception):

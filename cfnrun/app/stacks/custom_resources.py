@@ -151,7 +151,9 @@ class CustomResources:
             self.responses.forget(request_id)
         if body.status != "SUCCESS":
             reason = body.reason or "See the details in CloudWatch Log Stream"
-            raise ProvisioningFailed(f"Received response status [FAILED] from custom resource. Message returned: {reason} (RequestId: {request_id})")
+            message = f"Received response status [FAILED] from custom resource. Message returned: {reason} (RequestId: {request_id})"
+            # A failed Create's PhysicalResourceId is kept: the rollback sends it a Delete (cfn-response names the log stream)
+            raise ProvisioningFailed(message, physical_id=body.physical_resource_id if request_type == "Create" else None)
         return body
 
     @staticmethod
