@@ -42,6 +42,7 @@ from cfnrun.stacks.provisioning import (
 from cfnrun.stacks.records import Stack, StackOutput, StackResource, mask_values
 from cfnrun.stacks.signals import ResourceSignals, SignalProblem, resource_signal_policy
 from cfnrun.stacks.stack_policy import StackPolicy, refusals
+from cfnrun.stacks.validation import unsupported_attribute
 
 HOOK_REASON_LIMIT = 1024  # HookStatusReason, as the API bounds it
 CREATION_INITIATED = "Resource creation Initiated"  # the second CREATE_IN_PROGRESS, once the handler is called
@@ -116,7 +117,8 @@ class StackEngine:
                 cancellation.cancel(f"{logical_id} failed")
             return ok
 
-        refused = await self._stack_hooks(stack, "CREATE", blueprint.template.document, None, token, skip_hooks)
+        invalid = unsupported_attribute(blueprint, self.provisioners)  # the template, checked as the operation starts
+        refused = invalid or await self._stack_hooks(stack, "CREATE", blueprint.template.document, None, token, skip_hooks)
         try:
             if refused is None:
                 await self._in_order(blueprint.dependencies, create_one, stop=lambda: bool(failed))
@@ -131,10 +133,13 @@ class StackEngine:
         if stack.disable_rollback:
             stack.set_status("CREATE_FAILED", reason, token)
             return
+        # what the user is told was requested follows a failure of the template or its resources (the recorded
+        # "[Error] …. Rollback requested by user."), never a hook's refusal or an output that could not be had
+        requested = f"{invalid}. " if invalid else None if problem else reason
         if stack.delete_on_failure:
-            await self._delete_failed_create(stack, blueprint, reason if problem else f"{reason}Delete requested by user.", token)
+            await self._delete_failed_create(stack, blueprint, f"{requested}Delete requested by user." if requested else reason, token)
             return
-        stack.set_status("ROLLBACK_IN_PROGRESS", f"{reason}Rollback requested by user." if not problem else reason, token)
+        stack.set_status("ROLLBACK_IN_PROGRESS", f"{requested}Rollback requested by user." if requested else reason, token)
         ok = await self._delete_all(stack, blueprint, list(stack.resources), token, rolling_back_create=True)
         stack.set_status("ROLLBACK_COMPLETE" if ok else "ROLLBACK_FAILED", None if ok else "The following resource(s) failed to delete.", token)
 
@@ -288,7 +293,9 @@ class StackEngine:
         stack.template_body, stack.description = blueprint.template_body, blueprint.description
         stack.updated_at = time.time()
         stack.set_status("UPDATE_IN_PROGRESS", "User Initiated", token)
-        refused = await self._stack_hooks(stack, "UPDATE", blueprint.template.document, previous.template.document, token, skip_hooks)
+        refused = unsupported_attribute(blueprint, self.provisioners) or await self._stack_hooks(
+            stack, "UPDATE", blueprint.template.document, previous.template.document, token, skip_hooks
+        )
         if refused is not None:
             await self._roll_back_update(stack, run, refused, token)
             return

@@ -69,6 +69,16 @@ class UserTypes:
                   if schema.has_value(typed, p)]
         return f"Properties validation failed for resource {logical_id} with message:\n" + "\n".join(lines) if lines else None
 
+    def lacks_attribute(self, type_name: str, attribute: str) -> bool:
+        """``AttributeNames``: Fn::GetAtt reads a registry type's readOnly properties (AWS's knowledge-center article on the
+        "attribute does not exist" error: the property must be in the schema's readOnlyProperties), ``A.B`` one inside ``A``."""
+        try:
+            read_only = self._schema(type_name).read_only_properties
+        except NoProvisioner:
+            return False
+        pointer = "/properties/" + attribute.replace(".", "/")
+        return not any(p == pointer or pointer.startswith(p + "/") or p.startswith(pointer + "/") for p in read_only)
+
     def shown(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:
         return self._schema(type_name).mask_write_only(properties) or {}
 
