@@ -287,3 +287,15 @@ def test_an_update_whose_output_reads_an_attribute_its_type_lacks_rolls_back_bef
         ("kept-output", "UPDATE_IN_PROGRESS", "User Initiated"),
         ("kept-output", "UPDATE_ROLLBACK_IN_PROGRESS", _unsupported("/Outputs/Out/Value/Fn::GetAtt", NOTE, "Nope")),
     ]
+
+
+def test_a_resource_reading_a_property_your_type_does_not_make_readonly_fails_as_one_reading_no_property(cfn: Any) -> None:
+    # Fn::GetAtt of a registry type reads its readOnly properties: in a resource's properties that is found when it runs
+    template = json.dumps({"Resources": {
+        "First": {"Type": NOTE, "Properties": {"Title": "first"}},
+        "Second": {"Type": NOTE, "Properties": {"Title": {"Fn::GetAtt": ["First", "Title"]}}},
+    }})
+    cfn.create_stack(StackName="title-read", TemplateBody=template)
+    assert _settled(cfn, "title-read")["StackStatus"] == "ROLLBACK_COMPLETE"
+    failed = [(lid, why) for lid, status, why in _history(cfn, "title-read") if status == "CREATE_FAILED"]
+    assert failed == [("Second", f"Requested attribute Title does not exist in schema for {NOTE} (at Resources.Second.Properties.Title)")]
