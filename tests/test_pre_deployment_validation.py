@@ -240,12 +240,19 @@ def test_an_output_reading_an_attribute_its_type_lacks_stops_create_stack_before
         ("lacking", "ROLLBACK_COMPLETE", None),
     ]
     assert cfn.list_stack_resources(StackName="lacking")["StackResourceSummaries"] == []
-    assert _validation_errors(cfn.describe_events(StackName="lacking")["OperationEvents"]) == []
+    # the refusing event's DetailedStatus says its reason shows where the template is wrong (StackEvent, OperationEvent)
+    detailed = {e["ResourceStatus"]: e.get("DetailedStatus") for e in cfn.describe_stack_events(StackName="lacking")["StackEvents"]}
+    assert detailed == {"CREATE_IN_PROGRESS": None, "ROLLBACK_IN_PROGRESS": "VALIDATION_FAILED", "ROLLBACK_COMPLETE": None}
+    events = cfn.describe_events(StackName="lacking")["OperationEvents"]
+    assert _validation_errors(events) == []
+    assert [e["ResourceStatus"] for e in events if e.get("DetailedStatus") == "VALIDATION_FAILED"] == ["ROLLBACK_IN_PROGRESS"]
 
     # DisableValidation does not skip it; with DisableRollback the stack ends CREATE_FAILED with the reason alone
     cfn.create_stack(StackName="lacking-kept", TemplateBody=TOPIC_OUTPUTS, DisableValidation=True, DisableRollback=True)
     stack = _settled(cfn, "lacking-kept")
     assert (stack["StackStatus"], stack["StackStatusReason"]) == ("CREATE_FAILED", reason)
+    [failed] = [e for e in cfn.describe_stack_events(StackName="lacking-kept")["StackEvents"] if e["ResourceStatus"] == "CREATE_FAILED"]
+    assert failed["DetailedStatus"] == "VALIDATION_FAILED"
     assert cfn.list_stack_resources(StackName="lacking-kept")["StackResourceSummaries"] == []
 
 
@@ -287,6 +294,8 @@ def test_an_update_whose_output_reads_an_attribute_its_type_lacks_rolls_back_bef
         ("kept-output", "UPDATE_IN_PROGRESS", "User Initiated"),
         ("kept-output", "UPDATE_ROLLBACK_IN_PROGRESS", _unsupported("/Outputs/Out/Value/Fn::GetAtt", NOTE, "Nope")),
     ]
+    newest = cfn.describe_stack_events(StackName="kept-output")["StackEvents"]
+    assert [e["ResourceStatus"] for e in newest if e.get("DetailedStatus")] == ["UPDATE_ROLLBACK_IN_PROGRESS"]
 
 
 def test_a_resource_reading_a_property_your_type_does_not_make_readonly_fails_as_one_reading_no_property(cfn: Any) -> None:

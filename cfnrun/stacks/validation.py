@@ -31,6 +31,9 @@ from cfnrun.stacks.records import Stack
 
 PROPERTY_VALIDATION = "AWS::EarlyValidation::PropertyValidation"
 RESOURCE_EXISTENCE_CHECK = "AWS::EarlyValidation::ResourceExistenceCheck"
+# A stack event's DetailedStatus when "template validation failed because of invalid properties in the template" and its
+# ResourceStatusReason says which (the API reference's StackEvent): here the event of an ``unsupported_attribute`` refusal.
+VALIDATION_FAILED = "VALIDATION_FAILED"
 # The types whose provisioner checks more than a schema's syntax (a custom resource's function, a hook's rule files):
 # those checks stay with the execution; AWS's own types are checked against their schemas by cfn-lint before the operation.
 NOT_SCHEMA_CHECKED = ("AWS::", "Custom::")
