@@ -17,6 +17,11 @@ hook's rule files are checked when they run), a value not known before execution
 conflicts when a createOnly property holds the physical id of a resource of the same type that a
 stack on this serve already has (what the endpoint holds outside any stack is not asked); the
 failure's reason for a name is the service's AlreadyExists wording, inferred.
+
+Apart from it, ``unsupported_attribute`` is the check the service makes of the template as the
+stack operation starts (the engine runs it, whatever DisableValidation says): an output reading an
+attribute its type lacks stops the operation before any resource (docs/reference/templates.md,
+"Validation as the operation starts").
 """
 from __future__ import annotations
 
