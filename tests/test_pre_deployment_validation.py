@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, Iterator, List
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 from botocore.exceptions import ClientError
@@ -205,3 +205,106 @@ def test_the_aws_cli_creates_a_stack_past_the_validation_or_shows_its_events(cfn
     fine = aws_cli("create-stack", "--stack-name", "cli-fine", "--template-body", f"file://{template}", "--disable-validation")
     assert _settled(cfn, "cli-fine")["StackStatus"] == "CREATE_COMPLETE"
     assert fine["OperationId"] and _validation_errors(aws_cli("describe-events", "--stack-name", "cli-fine")["OperationEvents"]) == []
+
+
+# An output that reads an attribute its resource's type does not have. Not the pre-deployment validation's (no
+# VALIDATION_ERROR, DisableValidation does not skip it): the service refuses the template as the operation starts, before
+# any resource, as LocalStack's test_invalid_getatt_fails recorded it against AWS (its change set was made and executed).
+def _unsupported(path: str, type_name: str, attribute: str) -> str:
+    return f"[Error] {path}: Resource type {type_name} does not support attribute {{{attribute}}}"
+
+
+def _history(cfn: Any, stack: str) -> List[Tuple[str, str, Optional[str]]]:
+    """The stack's events, oldest first: (LogicalResourceId, ResourceStatus, ResourceStatusReason)."""
+    events = cfn.describe_stack_events(StackName=stack)["StackEvents"]
+    return [(e["LogicalResourceId"], e["ResourceStatus"], e.get("ResourceStatusReason")) for e in reversed(events)]
+
+
+TOPIC_OUTPUTS = json.dumps({
+    "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}, "Note": {"Type": NOTE, "Properties": {"Title": "read"}}},
+    "Outputs": {
+        "Name": {"Value": {"Fn::GetAtt": ["Topic", "TopicName"]}},  # a property of the type's schema: fine
+        "Id": {"Value": {"Fn::GetAtt": "Note.NoteId"}},  # a readOnly property of your type: fine
+        "Invalid": {"Value": {"Fn::Join": ["-", ["topic", {"Fn::GetAtt": ["Topic", "Invalid"]}]]}},
+    },
+})
+
+
+def test_an_output_reading_an_attribute_its_type_lacks_stops_create_stack_before_any_resource(cfn: Any) -> None:
+    reason = _unsupported("/Outputs/Invalid/Value/Fn::Join/1/1/Fn::GetAtt", "AWS::SNS::Topic", "Invalid")
+    cfn.create_stack(StackName="lacking", TemplateBody=TOPIC_OUTPUTS)
+    assert _settled(cfn, "lacking")["StackStatus"] == "ROLLBACK_COMPLETE"
+    assert _history(cfn, "lacking") == [
+        ("lacking", "CREATE_IN_PROGRESS", "User Initiated"),
+        ("lacking", "ROLLBACK_IN_PROGRESS", f"{reason}. Rollback requested by user."),
+        ("lacking", "ROLLBACK_COMPLETE", None),
+    ]
+    assert cfn.list_stack_resources(StackName="lacking")["StackResourceSummaries"] == []
+    # the refusing event's DetailedStatus says its reason shows where the template is wrong (StackEvent, OperationEvent)
+    detailed = {e["ResourceStatus"]: e.get("DetailedStatus") for e in cfn.describe_stack_events(StackName="lacking")["StackEvents"]}
+    assert detailed == {"CREATE_IN_PROGRESS": None, "ROLLBACK_IN_PROGRESS": "VALIDATION_FAILED", "ROLLBACK_COMPLETE": None}
+    events = cfn.describe_events(StackName="lacking")["OperationEvents"]
+    assert _validation_errors(events) == []
+    assert [e["ResourceStatus"] for e in events if e.get("DetailedStatus") == "VALIDATION_FAILED"] == ["ROLLBACK_IN_PROGRESS"]
+
+    # DisableValidation does not skip it; with DisableRollback the stack ends CREATE_FAILED with the reason alone
+    cfn.create_stack(StackName="lacking-kept", TemplateBody=TOPIC_OUTPUTS, DisableValidation=True, DisableRollback=True)
+    stack = _settled(cfn, "lacking-kept")
+    assert (stack["StackStatus"], stack["StackStatusReason"]) == ("CREATE_FAILED", reason)
+    [failed] = [e for e in cfn.describe_stack_events(StackName="lacking-kept")["StackEvents"] if e["ResourceStatus"] == "CREATE_FAILED"]
+    assert failed["DetailedStatus"] == "VALIDATION_FAILED"
+    assert cfn.list_stack_resources(StackName="lacking-kept")["StackResourceSummaries"] == []
+
+
+def test_a_change_set_reading_a_property_your_type_does_not_make_readonly_is_made_and_its_execution_stops(cfn: Any) -> None:
+    template = json.dumps({
+        "Resources": {"Note": {"Type": NOTE, "Properties": {"Title": "read", "Folder": "inbox"}}},
+        "Outputs": {"Folder": {"Value": {"Fn::Sub": "in ${Note.Folder}"}}},  # Folder is a property, not a readOnly one
+    })
+    made = cfn.create_change_set(StackName="unreadable", ChangeSetName="make", ChangeSetType="CREATE", TemplateBody=template)
+    cfn.get_waiter("change_set_create_complete").wait(ChangeSetName=made["Id"], WaiterConfig=FAST)
+    assert cfn.describe_change_set(ChangeSetName=made["Id"])["ExecutionStatus"] == "AVAILABLE"
+    cfn.execute_change_set(ChangeSetName=made["Id"])
+    assert _settled(cfn, "unreadable")["StackStatus"] == "ROLLBACK_COMPLETE"
+    reason = _unsupported("/Outputs/Folder/Value/Fn::Sub", NOTE, "Folder")
+    assert [(status, why) for _, status, why in _history(cfn, "unreadable")] == [  # the recording's sequence
+        ("REVIEW_IN_PROGRESS", "User Initiated"),
+        ("CREATE_IN_PROGRESS", "User Initiated"),
+        ("ROLLBACK_IN_PROGRESS", f"{reason}. Rollback requested by user."),
+        ("ROLLBACK_COMPLETE", None),
+    ]
+    assert cfn.describe_change_set(ChangeSetName=made["Id"])["ExecutionStatus"] == "EXECUTE_FAILED"
+
+
+def test_an_update_whose_output_reads_an_attribute_its_type_lacks_rolls_back_before_any_resource(cfn: Any) -> None:
+    def noted(title: str, output: str) -> str:
+        return json.dumps({"Resources": {"Note": {"Type": NOTE, "Properties": {"Title": title}}}, "Outputs": {"Out": {"Value": {"Fn::GetAtt": ["Note", output]}}}})
+
+    cfn.create_stack(StackName="kept-output", TemplateBody=noted("first", "NoteId"))
+    created = _settled(cfn, "kept-output")
+    assert created["StackStatus"] == "CREATE_COMPLETE"
+    before = len(_history(cfn, "kept-output"))
+    cfn.update_stack(StackName="kept-output", TemplateBody=noted("second", "Nope"))
+    stack = _settled(cfn, "kept-output")
+    assert stack["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    assert stack["Outputs"] == created["Outputs"]
+    update = _history(cfn, "kept-output")[before:]
+    assert {logical_id for logical_id, _, _ in update} == {"kept-output"}  # the note was not touched
+    assert update[:2] == [
+        ("kept-output", "UPDATE_IN_PROGRESS", "User Initiated"),
+        ("kept-output", "UPDATE_ROLLBACK_IN_PROGRESS", _unsupported("/Outputs/Out/Value/Fn::GetAtt", NOTE, "Nope")),
+    ]
+    newest = cfn.describe_stack_events(StackName="kept-output")["StackEvents"]
+    assert [e["ResourceStatus"] for e in newest if e.get("DetailedStatus")] == ["UPDATE_ROLLBACK_IN_PROGRESS"]
+
+
+def test_a_resource_reading_a_property_your_type_does_not_make_readonly_fails_as_one_reading_no_property(cfn: Any) -> None:
+    # Fn::GetAtt of a registry type reads its readOnly properties: in a resource's properties that is found when it runs
+    template = json.dumps({"Resources": {
+        "First": {"Type": NOTE, "Properties": {"Title": "first"}},
+        "Second": {"Type": NOTE, "Properties": {"Title": {"Fn::GetAtt": ["First", "Title"]}}},
+    }})
+    cfn.create_stack(StackName="title-read", TemplateBody=template)
+    assert _settled(cfn, "title-read")["StackStatus"] == "ROLLBACK_COMPLETE"
+    failed = [(lid, why) for lid, status, why in _history(cfn, "title-read") if status == "CREATE_FAILED"]
+    assert failed == [("Second", f"Requested attribute Title does not exist in schema for {NOTE} (at Resources.Second.Properties.Title)")]

@@ -102,12 +102,13 @@ def test_a_misspelt_property_is_a_warning_on_the_console_and_fails_the_resource(
 
 
 def test_a_bad_getatt_in_outputs_is_accepted_with_a_warning(cloudformation: Any, server: ServerProcess) -> None:
-    """E6101 refused this before; the service accepts it (and rolls back when the output cannot be had)."""
+    """E6101 refused this before; the service accepts the call, then stops the operation as it starts (before any resource:
+    test_pre_deployment_validation.py has its events)."""
     body = template({"Note": a_note()}, Outputs={"Nope": {"Value": {"Fn::GetAtt": ["Note", "Nope"]}}})
     assert cloudformation.create_stack(StackName="bad-output-getatt", TemplateBody=body)["StackId"]
     warning = server.has_printed(r"template lint \(error, not refused.*\[E6101\]")
     assert "Nope" in warning
-    settled(cloudformation, "bad-output-getatt")
+    assert settled(cloudformation, "bad-output-getatt")["StackStatus"] == "ROLLBACK_COMPLETE"
 
 
 @pytest.mark.parametrize(

@@ -39,6 +39,7 @@ class StackEvent:
     hook_failure_mode: Optional[str] = None
     hook_invocation_id: Optional[str] = None  # one hook invocation's events share it; its hook result's HookResultId
     operation_id: Optional[str] = None  # the stack operation it belongs to (DescribeEvents groups by it)
+    detailed_status: Optional[str] = None  # VALIDATION_FAILED: the template was refused as the operation started, its reason says where
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,7 @@ def encode_stack_event(event: StackEvent) -> Dict[str, Any]:
         "hookInvocationPoint": event.hook_invocation_point,
         "hookFailureMode": event.hook_failure_mode,
         "hookInvocationId": event.hook_invocation_id,
+        "detailedStatus": event.detailed_status,
     }
     record.update({key: value for key, value in optional.items() if value})
     return record

@@ -219,6 +219,16 @@ class Blueprint:
             shown.append(StackOutput(name, _text(value), output.description, str(export) if export is not None else None))
         return shown
 
+    def output_attribute_reads(self) -> List[AttributeRead]:
+        """The attributes the Value of each output whose condition holds reads, paths from the template's root
+        (``/Outputs/Name/Value/Fn::GetAtt``)."""
+        return [
+            read
+            for name, output in self.template.outputs.items()
+            if output.condition is None or self.conditions.get(output.condition, False)
+            for read in attribute_reads(output.value, f"/Outputs/{name}/Value")
+        ]
+
     def imports(self) -> FrozenSet[str]:
         """The export names this stack's values import (those the parameters alone decide)."""
         names: Set[str] = set()
@@ -237,26 +247,45 @@ def _text(value: Any) -> str:
 
 
 def _collect_attributes(value: Any, found: Dict[str, Set[str]]) -> None:
+    for read in attribute_reads(value, ""):
+        found.setdefault(read.logical_id, set()).add(read.attribute)
+
+
+@dataclass(frozen=True)
+class AttributeRead:
+    """One attribute a template value reads: by Fn::GetAtt, or as an Fn::Sub variable ``${X.Attr}``; ``path`` is where the
+    function stands, as a JSON pointer below the value's own (``/Fn::Join/1/0/Fn::GetAtt``)."""
+
+    path: str
+    logical_id: str
+    attribute: str
+
+
+def attribute_reads(value: Any, path: str) -> Iterator[AttributeRead]:
+    """Each attribute ``value`` reads whose resource and attribute are written as text (one computed by a function is known
+    only as it is resolved)."""
     if isinstance(value, dict):
         if len(value) == 1 and "Fn::GetAtt" in value:
             target = value["Fn::GetAtt"]
             if isinstance(target, list) and len(target) == 2 and isinstance(target[0], str) and isinstance(target[1], str):
-                found.setdefault(target[0], set()).add(target[1])
+                yield AttributeRead(f"{path}/Fn::GetAtt", target[0], target[1])
             elif isinstance(target, str) and "." in target:
                 logical_id, _, attribute = target.partition(".")
-                found.setdefault(logical_id, set()).add(attribute)
+                yield AttributeRead(f"{path}/Fn::GetAtt", logical_id, attribute)
         if len(value) == 1 and "Fn::Sub" in value:
-            text = value["Fn::Sub"][0] if isinstance(value["Fn::Sub"], list) and value["Fn::Sub"] else value["Fn::Sub"]
+            given = value["Fn::Sub"]
+            text = given[0] if isinstance(given, list) and given else given
+            named = given[1] if isinstance(given, list) and len(given) > 1 and isinstance(given[1], dict) else {}
             if isinstance(text, str):
                 for name in sub_variables(text):
                     logical_id, dot, attribute = name.partition(".")
-                    if dot and not logical_id.startswith("AWS:"):
-                        found.setdefault(logical_id, set()).add(attribute)
-        for item in value.values():
-            _collect_attributes(item, found)
+                    if dot and not logical_id.startswith("AWS:") and name not in named:
+                        yield AttributeRead(f"{path}/Fn::Sub", logical_id, attribute)
+        for key, item in value.items():
+            yield from attribute_reads(item, f"{path}/{key}")
     elif isinstance(value, list):
-        for item in value:
-            _collect_attributes(item, found)
+        for index, item in enumerate(value):
+            yield from attribute_reads(item, f"{path}/{index}")
 
 
 def _collect_imports(value: Any, context: _Values, names: Set[str]) -> None:

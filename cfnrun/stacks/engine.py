@@ -42,6 +42,7 @@ from cfnrun.stacks.provisioning import (
 from cfnrun.stacks.records import Stack, StackOutput, StackResource, mask_values
 from cfnrun.stacks.signals import ResourceSignals, SignalProblem, resource_signal_policy
 from cfnrun.stacks.stack_policy import StackPolicy, refusals
+from cfnrun.stacks.validation import VALIDATION_FAILED, unsupported_attribute
 
 HOOK_REASON_LIMIT = 1024  # HookStatusReason, as the API bounds it
 CREATION_INITIATED = "Resource creation Initiated"  # the second CREATE_IN_PROGRESS, once the handler is called
@@ -116,7 +117,8 @@ class StackEngine:
                 cancellation.cancel(f"{logical_id} failed")
             return ok
 
-        refused = await self._stack_hooks(stack, "CREATE", blueprint.template.document, None, token, skip_hooks)
+        invalid = unsupported_attribute(blueprint, self.provisioners)  # the template, checked as the operation starts
+        refused = invalid or await self._stack_hooks(stack, "CREATE", blueprint.template.document, None, token, skip_hooks)
         try:
             if refused is None:
                 await self._in_order(blueprint.dependencies, create_one, stop=lambda: bool(failed))
@@ -128,19 +130,26 @@ class StackEngine:
             stack.set_status("CREATE_COMPLETE", None, token)
             return
         reason = problem or f"The following resource(s) failed to create: [{', '.join(sorted(failed))}]. "
+        detail = VALIDATION_FAILED if invalid else None  # the event whose reason says where the template is wrong
         if stack.disable_rollback:
-            stack.set_status("CREATE_FAILED", reason, token)
+            stack.set_status("CREATE_FAILED", reason, token, detail)
             return
+        # what the user is told was requested follows a failure of the template or its resources (the recorded
+        # "[Error] …. Rollback requested by user."), never a hook's refusal or an output that could not be had
+        requested = f"{invalid}. " if invalid else None if problem else reason
         if stack.delete_on_failure:
-            await self._delete_failed_create(stack, blueprint, reason if problem else f"{reason}Delete requested by user.", token)
+            await self._delete_failed_create(stack, blueprint, f"{requested}Delete requested by user." if requested else reason, token, detail)
             return
-        stack.set_status("ROLLBACK_IN_PROGRESS", f"{reason}Rollback requested by user." if not problem else reason, token)
+        stack.set_status("ROLLBACK_IN_PROGRESS", f"{requested}Rollback requested by user." if requested else reason, token, detail)
         ok = await self._delete_all(stack, blueprint, list(stack.resources), token, rolling_back_create=True)
         stack.set_status("ROLLBACK_COMPLETE" if ok else "ROLLBACK_FAILED", None if ok else "The following resource(s) failed to delete.", token)
 
-    async def _delete_failed_create(self, stack: Stack, blueprint: Blueprint, reason: str, token: Optional[str]) -> None:
-        """CreateStack's OnFailure DELETE: what the create made is deleted, and then the stack itself."""
-        stack.set_status("DELETE_IN_PROGRESS", reason, token)
+    async def _delete_failed_create(
+        self, stack: Stack, blueprint: Blueprint, reason: str, token: Optional[str], detail: Optional[str] = None
+    ) -> None:
+        """CreateStack's OnFailure DELETE: what the create made is deleted, and then the stack itself (``detail``: the
+        DetailedStatus of its first event)."""
+        stack.set_status("DELETE_IN_PROGRESS", reason, token, detail)
         if not await self._delete_all(stack, blueprint, list(stack.resources), token, rolling_back_create=True):
             failed = sorted(r.logical_id for r in stack.resources.values() if r.status == "DELETE_FAILED")
             stack.set_status("DELETE_FAILED", f"The following resource(s) failed to delete: [{', '.join(failed)}]. ", token)
@@ -294,9 +303,10 @@ class StackEngine:
         stack.template_body, stack.description = blueprint.template_body, blueprint.description
         stack.updated_at = time.time()
         stack.set_status("UPDATE_IN_PROGRESS", "User Initiated", token)
-        refused = await self._stack_hooks(stack, "UPDATE", blueprint.template.document, previous.template.document, token, skip_hooks)
+        invalid = unsupported_attribute(blueprint, self.provisioners)
+        refused = invalid or await self._stack_hooks(stack, "UPDATE", blueprint.template.document, previous.template.document, token, skip_hooks)
         if refused is not None:
-            await self._roll_back_update(stack, run, refused, token)
+            await self._roll_back_update(stack, run, refused, token, VALIDATION_FAILED if invalid else None)
             return
         denied = refusals(policy, plan)
         for logical_id, reason in denied.items():  # the resource is left as it is: only its event says UPDATE_FAILED
@@ -458,8 +468,8 @@ class StackEngine:
         stack.set_status("UPDATE_COMPLETE", None, token)
         self.in_flight.replacements_done(stack)
 
-    async def _roll_back_update(self, stack: Stack, run: UpdateRun, reason: str, token: Optional[str]) -> None:
-        stack.set_status("UPDATE_ROLLBACK_IN_PROGRESS", reason, token)
+    async def _roll_back_update(self, stack: Stack, run: UpdateRun, reason: str, token: Optional[str], detail: Optional[str] = None) -> None:
+        stack.set_status("UPDATE_ROLLBACK_IN_PROGRESS", reason, token, detail)
         before = run.before
         self.blueprints[stack.stack_id] = before.blueprint
         stack.parameters, stack.tags, stack.no_echo = before.parameters, before.tags, before.blueprint.no_echo

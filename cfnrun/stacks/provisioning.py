@@ -113,6 +113,15 @@ class AttributeReader(Protocol):
         """The values of ``work.attributes_wanted`` the resource has now; its properties are unchanged, its handler not called."""
 
 
+@runtime_checkable
+class AttributeNames(Protocol):
+    """A provisioner that knows, from its types' schemas, which Fn::GetAtt attributes a type has (a custom resource's
+    provisioner does not: its function answers whatever it likes)."""
+
+    def lacks_attribute(self, type_name: str, attribute: str) -> bool:
+        """Is ``attribute`` (``A`` or ``A.B``) surely no attribute of ``type_name``? False when it cannot tell."""
+
+
 class Provisioners(Protocol):
     def for_type(self, type_name: str) -> Provisioner:
         """The provisioner of ``type_name``; raises NoProvisioner (its message lists the served types)."""

@@ -168,10 +168,10 @@ class Stack:
         self.operations.append((operation_type, self.operation_id))
         return self.operation_id
 
-    def set_status(self, status: str, reason: Optional[str] = None, token: Optional[str] = None) -> None:
-        """The stack's own status, with its event."""
+    def set_status(self, status: str, reason: Optional[str] = None, token: Optional[str] = None, detailed_status: Optional[str] = None) -> None:
+        """The stack's own status, with its event (``detailed_status``: the event's DetailedStatus)."""
         self.status, self.reason = status, self.masked(reason) if reason else reason
-        self.record(self.name, self.stack_id, "AWS::CloudFormation::Stack", status, reason, token=token)
+        self.record(self.name, self.stack_id, "AWS::CloudFormation::Stack", status, reason, token=token, detailed_status=detailed_status)
 
     def set_resource_status(
         self, resource: StackResource, status: str, reason: Optional[str] = None, properties: Optional[str] = None, token: Optional[str] = None

@@ -55,13 +55,13 @@ def test_the_attributes_each_resource_must_report_are_found_in_one_walk_of_the_t
     monkeypatch: pytest.MonkeyPatch, reads: Dict[str, Any]
 ) -> None:
     walked: List[object] = []
-    collect = blueprint_module._collect_attributes
+    walk = blueprint_module.attribute_reads  # the one walker of the template's attribute reads, once per value it visits
 
-    def counted(value: Any, found: Any) -> None:
+    def counted(value: Any, path: str) -> Any:
         walked.append(value)
-        collect(value, found)
+        return walk(value, path)
 
-    monkeypatch.setattr(blueprint_module, "_collect_attributes", counted)
+    monkeypatch.setattr(blueprint_module, "attribute_reads", counted)
     exports = Exports()
     blueprint = Blueprints(AnyType(), exports, REGION, ACCOUNT).prepare(_clusters(40, **reads), {}, {}, "s", "arn:s")  # type: ignore[arg-type]
     first = blueprint.attributes_wanted("C0")

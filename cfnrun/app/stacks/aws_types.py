@@ -136,6 +136,10 @@ class AwsTypes:
             self._lacking.add(work.type_name)  # asked once per serve: from now on straight to the service's API
             return await direct.put(work)
 
+    def lacks_attribute(self, type_name: str, attribute: str) -> bool:
+        """``AttributeNames``: the type's schema has no property the attribute names (``AwsSchemas.lacks_attribute``)."""
+        return self.schemas.lacks_attribute(type_name, attribute)
+
     def _gettable(self, work: ResourceWork) -> ResourceWork:
         """``work`` without the wanted attributes its type's schema has no property for: the endpoint is not asked for
         them (moto would fail the resource itself), so the resource that reads one fails, as on the service."""

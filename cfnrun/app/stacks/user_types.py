@@ -69,6 +69,14 @@ class UserTypes:
                   if schema.has_value(typed, p)]
         return f"Properties validation failed for resource {logical_id} with message:\n" + "\n".join(lines) if lines else None
 
+    def lacks_attribute(self, type_name: str, attribute: str) -> bool:
+        """``AttributeNames``: Fn::GetAtt reads a registry type's readOnly properties (AWS's knowledge-center article on the
+        "attribute does not exist" error: the property must be in the schema's readOnlyProperties), ``A.B`` one inside ``A``."""
+        try:
+            return _not_read_only(self._schema(type_name), attribute)
+        except NoProvisioner:
+            return False
+
     def shown(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:
         return self._schema(type_name).mask_write_only(properties) or {}
 
@@ -95,7 +103,7 @@ class UserTypes:
         return self._provisioned(schema, work, result.resource_model or desired)
 
     async def read_attributes(self, work: ResourceWork) -> Dict[str, Any]:
-        """From the model its handler last returned: the attributes a type has are its readOnly or other properties."""
+        """From the model its handler last returned (the attributes a type has are its readOnly properties)."""
         return self._attributes(self._schema(work.type_name), work, work.model or {})
 
     async def delete(self, work: ResourceWork) -> None:
@@ -221,12 +229,21 @@ class UserTypes:
 
     @staticmethod
     def _attributes(schema: ResourceSchema, work: ResourceWork, model: Dict[str, Any]) -> Dict[str, Any]:
+        """The wanted attributes the model has; one that is no readOnly property is none (what reads it fails)."""
         attributes = {}
         for name in work.attributes_wanted:
+            if _not_read_only(schema, name):
+                continue
             value = schema.value_at(model, "/properties/" + "/".join(name.split(".")))  # GetAtt A.B: a nested property
             if value is not None:
                 attributes[name] = value
         return attributes
+
+
+def _not_read_only(schema: ResourceSchema, attribute: str) -> bool:
+    """Is ``attribute`` (``A`` or ``A.B``, a property inside ``A``) outside every readOnly property of the schema?"""
+    pointer = "/properties/" + attribute.replace(".", "/")
+    return not any(p == pointer or pointer.startswith(p + "/") or p.startswith(pointer + "/") for p in schema.read_only_properties)
 
 
 def _tags(work: ResourceWork) -> Dict[str, Dict[str, str]]:

@@ -45,6 +45,7 @@ def event_shape(event: StackEvent) -> Dict[str, Any]:
             "HookFailureMode": event.hook_failure_mode,
             "HookInvocationId": event.hook_invocation_id,
             "OperationId": event.operation_id,
+            "DetailedStatus": event.detailed_status,
         }
     )
 
