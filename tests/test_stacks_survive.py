@@ -316,3 +316,34 @@ def test_a_serve_killed_as_a_custom_resource_moves_to_a_new_physical_resource_le
         assert {"greeting-world", "greeting-moon"} == deleted | {kept}, (deleted, kept)  # neither is forgotten
     finally:
         second.stop()
+
+
+def test_a_serve_killed_during_a_custom_resource_update_says_what_the_update_may_have_left(functions: Path) -> None:
+    """The function of a custom resource gets an Update and has not answered when serve is killed: it may have made a new
+    physical resource no record names. The next serve rolls the update back and says so, on the resource and its console."""
+    first = _serve(functions, "--functions", "functions/template.yaml", "--state", "kept")
+    try:
+        cfn = _cloudformation(first)
+        cfn.create_stack(StackName="unanswered", TemplateBody=json.dumps(GREETING))
+        cfn.get_waiter("stack_create_complete").wait(StackName="unanswered", WaiterConfig=FAST)
+        slow = json.loads(json.dumps(GREETING))
+        slow["Resources"]["Greeting"]["Properties"]["Name"] = "slow"  # its function returns without answering
+        cfn.update_stack(StackName="unanswered", TemplateBody=json.dumps(slow))
+        first.has_printed(r"taking its time: no answer yet")
+    finally:
+        first.stop(signal.SIGKILL)
+    second = _serve(functions, "--functions", "functions/template.yaml", "--state", "kept")
+    try:
+        cfn = _cloudformation(second)
+        warned = second.has_printed(r"stack unanswered: Greeting \(Custom::Greeting\) may be left with no stack naming it")
+        assert "had not answered the Update sent to greeting-world" in warned, warned
+        wait_until(lambda: cfn.describe_stacks(StackName="unanswered")["Stacks"][0]["StackStatus"].endswith("COMPLETE"), timeout=60, what="the rollback")
+        failed = [e for e in _events(cfn, "unanswered") if e["LogicalResourceId"] == "Greeting" and e["ResourceStatus"] == "UPDATE_FAILED"]
+        assert [e["ResourceStatusReason"] for e in failed][-1:] == [  # after the restart's "serve stopped during this operation"
+            "cfnrun serve was stopped during this custom resource's Update, and its function had not answered the Update sent to "
+            "greeting-world, which it may have answered with a new PhysicalResourceId: a physical resource that Update made may "
+            "exist with no stack naming it; serve's output says how to find and remove it"
+        ]
+        assert cfn.describe_stack_resource(StackName="unanswered", LogicalResourceId="Greeting")["StackResourceDetail"]["PhysicalResourceId"] == "greeting-world"
+    finally:
+        second.stop()

@@ -224,7 +224,8 @@ class StackEngine:
         ``started`` runs once the hooks let it through, just before the call (an update notes what it changed);
         ``metadata``: the resource's resolved Metadata, kept once the call succeeds; ``replacing``: the resource a
         replacement's new one replaces (its first event names the old physical resource, as the service's does);
-        ``first_call``: the work of a create whose resource no record names yet, written down before the call (``in_flight.py``);
+        ``first_call``: the work of a create whose resource no record names yet (or of a custom resource's Update, which may
+        make one), written down before the call (``in_flight.py``);
         ``cancellation``: the stack operation's, which ends the resource ``{verb}_FAILED`` "Resource … cancelled" when
         another resource fails before this one is done (``cancellation.py``); ``answered``: what the stack keeps of the
         call's answer, worked out (and what it moves off written down) before the COMPLETE event saves the stack.
@@ -252,7 +253,8 @@ class StackEngine:
             stack.set_resource_status(resource, resource.status, HOOKS_COMPLETE, token=token)
         started()
         if first_call is not None:
-            self.in_flight.calling(stack, resource, first_call.client_request_token, shown, properties)
+            updating = resource.physical_id if verb == "UPDATE" and replacing is None else None  # a custom resource's Update
+            self.in_flight.calling(stack, resource, first_call.client_request_token, shown, properties, updating)
         if verb == "CREATE" or replacing is not None:  # a replacement's new resource too, as the service's events show it
             stack.set_resource_status(resource, f"{verb}_IN_PROGRESS", CREATION_INITIATED, shown, token)
         try:
@@ -395,7 +397,7 @@ class StackEngine:
         return await self._provision(
             stack, current, "UPDATE", lambda: provisioner.update(work), properties, current.properties, shown, token,
             started=lambda: run.updated.add(logical_id), metadata=blueprint.resolved_metadata(logical_id, stack.resources),
-            cancellation=run.cancellation, answered=answered,
+            cancellation=run.cancellation, answered=answered, first_call=work if is_custom_resource(type_name) else None,
         )
 
     @staticmethod

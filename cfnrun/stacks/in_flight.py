@@ -38,12 +38,14 @@ STOPPED = "cfnrun serve stopped: no further handler calls were made; the resourc
 
 @dataclass(frozen=True)
 class FirstCall:
-    """A resource's first CREATE call, as written before it was made."""
+    """A resource's first CREATE call, as written before it was made; or (``updating``) a custom resource's Update, which
+    its function may answer with a new physical resource."""
 
     type_name: str
     token: Optional[str]  # the handler's clientRequestToken
     properties: Dict[str, Any]  # as events show them: writeOnly and NoEcho values masked
     masked: bool  # did masking change them (then they are not the properties the first call sent)
+    updating: Optional[str] = None  # an Update's: the physical id it was sent to
 
 
 class OperationStopped(Exception):
@@ -75,9 +77,12 @@ class InFlight:
         if self.database is not None:
             self.database.drop_replaced(stack.stack_id)
 
-    def calling(self, stack: Stack, resource: StackResource, token: Optional[str], shown: str, properties: Dict[str, Any]) -> None:
-        """``resource``'s first CREATE call is about to be made (``shown``: its properties as events show them): with --state,
-        written down first, so that a SIGKILL during the call leaves a row naming it."""
+    def calling(
+        self, stack: Stack, resource: StackResource, token: Optional[str], shown: str, properties: Dict[str, Any], updating: Optional[str] = None,
+    ) -> None:
+        """``resource``'s first CREATE call (or, ``updating``, a custom resource's Update of that physical id) is about to be
+        made (``shown``: its properties as events show them): with --state, written down first, so that a SIGKILL during
+        the call leaves a row naming it."""
         if self.database is None:
             return
         masked = shown != json.dumps(properties, sort_keys=True, default=str)
@@ -85,7 +90,7 @@ class InFlight:
             kept = json.loads(shown)
         except ValueError:  # a NoEcho value masked where it was JSON's own text (":", say): nothing of it is kept
             kept = {}
-        record = {"type": resource.type_name, "token": token, "properties": kept, "masked": masked}
+        record = {"type": resource.type_name, "token": token, "properties": kept, "masked": masked, "updating": updating}
         self.database.put_first_call(stack.stack_id, resource.logical_id, record)
 
     def called(self, stack: Stack, logical_id: str) -> None:
@@ -100,7 +105,7 @@ class InFlight:
             return
         for call in self.database.first_calls():
             self.first_calls.setdefault(call["stack_id"], {})[call["logical_id"]] = FirstCall(
-                str(call["type"]), call.get("token"), dict(call.get("properties") or {}), bool(call.get("masked"))
+                str(call["type"]), call.get("token"), dict(call.get("properties") or {}), bool(call.get("masked")), call.get("updating"),
             )
         for record in self.database.replaced():
             stack_id = record.pop("stack_id")

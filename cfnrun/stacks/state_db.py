@@ -20,7 +20,8 @@ row goes when the resource's status leaves ``*_IN_PROGRESS``.
 The ``replaced`` table holds the old physical resource of each replacement an update in flight made (it is no longer
 in the stack's own record, whose resource is the new one), until the update or its rollback completes (``in_flight.py``).
 
-The ``first_calls`` table holds each resource's first CREATE call while it is in flight, written before the call is made
+The ``first_calls`` table holds each resource's first CREATE call (and each custom resource's Update, which may make a new
+physical resource) while it is in flight, written before the call is made
 (``in_flight.py``: the type, the handler's clientRequestToken and the properties as events show them, writeOnly and NoEcho
 values masked): the one moment no record knows the resource's identifier. The row goes once the stack's record names the
 resource, or the call ended without making it; one left by a killed serve is how the next one finds the resource

@@ -11,7 +11,8 @@ one the first never got to); the resource then has an identifier, and the operat
 Only a resource type's handlers make that promise, and cfnrun's AWS::* provisioner keeps it (the resource's stack on the
 endpoint is named after the token): a custom resource or a type cfnrun runs itself is not asked again. When the second call cannot name the resource (it answers FAILED — AlreadyExists, InvalidRequest, … —
 or with no identifier, or it is not asked), its stack event says so, and serve's output names the resource and how to
-remove it (``InFlight.unidentified``).
+remove it (``InFlight.unidentified``). A custom resource's Update left unanswered is reported the same way: its function
+may have answered it with a new physical resource, which no record names.
 """
 from __future__ import annotations
 
@@ -32,6 +33,11 @@ UNNAMED = (
 )
 NOT_IDEMPOTENT = "a {type_name} is not asked again (it promises no idempotent CREATE, as a resource type's handlers do)"
 MASKED = " (its properties held writeOnly or NoEcho values, never written down: they were sent masked)"
+UPDATE_UNANSWERED = "its function had not answered the Update sent to {physical_id}, which it may have answered with a new PhysicalResourceId"
+UPDATE_UNNAMED = (
+    "cfnrun serve was stopped during this custom resource's Update, and {why}: a physical resource that Update made may "
+    "exist with no stack naming it; serve's output says how to find and remove it"
+)
 
 WorkFor = Callable[[StackResource, Dict[str, Any], Optional[str]], ResourceWork]
 
@@ -45,7 +51,10 @@ async def ask_again(stack: Stack, provisioners: Provisioners, in_flight: InFligh
     """Make again each first CREATE call of ``stack`` a killed serve left; each resource so named gets its identifier."""
     for logical_id, call in list(in_flight.first_calls.get(stack.stack_id, {}).items()):
         resource = stack.resources.get(logical_id)
-        if resource is not None and resource.physical_id is None and resource.type_name == call.type_name:
+        if resource is not None and call.updating is not None and resource.physical_id == call.updating:
+            # a custom resource's Update, unanswered: a new physical resource its function made is in no record
+            _unnamed(stack, resource, call, in_flight, "UPDATE", UPDATE_UNANSWERED.format(physical_id=call.updating), UPDATE_UNNAMED)
+        elif resource is not None and resource.physical_id is None and resource.type_name == call.type_name:
             await _ask(stack, resource, call, provisioners, in_flight, work_for)
         in_flight.called(stack, logical_id)
 
@@ -73,6 +82,6 @@ async def _ask(stack: Stack, resource: StackResource, call: FirstCall, provision
     stack.set_resource_status(resource, f"{verb}_FAILED", NAMED.format(physical_id=made.physical_id))
 
 
-def _unnamed(stack: Stack, resource: StackResource, call: FirstCall, in_flight: InFlight, verb: str, why: str) -> None:
-    stack.set_resource_status(resource, f"{verb}_FAILED", UNNAMED.format(why=why))
+def _unnamed(stack: Stack, resource: StackResource, call: FirstCall, in_flight: InFlight, verb: str, why: str, text: str = UNNAMED) -> None:
+    stack.set_resource_status(resource, f"{verb}_FAILED", text.format(why=why))
     in_flight.unidentified(stack, resource, call, why)
