@@ -208,10 +208,11 @@ class StackStore:
     # -- finding -------------------------------------------------------------------------------
 
     def find(self, name_or_id: str) -> Optional[Stack]:
+        """The stack a call names: by id, by name, or by its alias (SetAlias); a deleted one by id only."""
         stack = self.stacks.get(name_or_id)
         if stack is not None:
             return stack
-        live = [s for s in self.stacks.values() if s.name == name_or_id and s.status != "DELETE_COMPLETE"]
+        live = [s for s in self.stacks.values() if name_or_id in (s.name, s.alias_name) and s.status != "DELETE_COMPLETE"]
         return live[-1] if live else None
 
     def get(self, name_or_id: str, *, bracketed: bool = False) -> Stack:

@@ -10,6 +10,6 @@ STACK_OPERATIONS = frozenset(
         "ListExports", "ListImports", "DescribeType", "SetTypeConfiguration", "CancelUpdateStack", "ContinueUpdateRollback",
         "DetectStackDrift", "DescribeStackDriftDetectionStatus", "DescribeStackResourceDrifts", "DetectStackResourceDrift",
         "DescribeChangeSetHooks", "ListHookResults", "GetHookResult", "DescribeEvents", "RollbackStack",
-        "UpdateTerminationProtection", "SetStackPolicy", "GetStackPolicy", "SignalResource",
+        "UpdateTerminationProtection", "SetStackPolicy", "GetStackPolicy", "SignalResource", "SetAlias", "RemoveAlias",
     }
 )

@@ -15,6 +15,7 @@ from cfnrun.stacks.api import STACK_OPERATIONS
 from cfnrun.stacks.api.inputs import PAGE_SIZE, given_parameters, given_tags, given_template_body, one_page, take_settings, type_name_of
 from cfnrun.stacks.api.resource_signals import SignalResource
 from cfnrun.stacks.api.stack_policies import StackPolicies, given_policy
+from cfnrun.stacks.api.stack_aliases import StackAliases
 from cfnrun.stacks.api.termination_protection import UpdateTerminationProtection
 from cfnrun.stacks.api.parameter_values import parameter_list, shown_parameter_list
 from cfnrun.stacks.api.outputs import (
@@ -119,6 +120,7 @@ class StackOperations:
         }
         self._operations.update(  # the operations with modules of their own
             StackPolicies(store).operations(),
+            **StackAliases(store).operations(),
             UpdateTerminationProtection=UpdateTerminationProtection(store),
             SignalResource=SignalResource(store, store.engine.signals),
         )
@@ -236,6 +238,7 @@ class StackOperations:
                 "RoleARN": stack.role_arn,
                 "TimeoutInMinutes": stack.timeout_in_minutes,
                 "EnableTerminationProtection": stack.termination_protection,
+                "AliasName": stack.alias_name,
                 "DriftInformation": self._stack_drift(stack),
                 "LastOperations": last_operations(stack),
                 "ParentId": stack.parent_id,
