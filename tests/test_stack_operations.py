@@ -535,3 +535,17 @@ def test_an_aws_type_the_service_does_not_have_is_refused_at_the_call(served: Se
         error = _error(call, TemplateBody=template, **arguments)
         assert (error["Code"], error["Message"]) == ("ValidationError", expected)
     assert _error(cfn.describe_stacks, StackName="typo")["Message"] == "Stack with id typo does not exist"  # nothing was made
+
+
+def test_a_call_without_a_member_it_cannot_go_without_is_a_validation_error_not_an_internal_one(served: Served) -> None:
+    """GetTemplate with neither StackName nor a change set ARN, GetHookResult without HookResultId: the model leaves them
+    optional, the call needs them (found sending the model's shapes at random past boto3's own checks)."""
+    import boto3
+    from botocore.config import Config
+
+    lax = boto3.client("cloudformation", endpoint_url=served.server.url, config=Config(parameter_validation=False, retries={"max_attempts": 0}), **CREDENTIALS)
+    for call, member in ((lax.get_template, "stackName"), (lax.get_hook_result, "hookResultId")):
+        assert _error(call) == {
+            "Type": "Sender", "Code": "ValidationError",
+            "Message": f"1 validation error detected: Value null at '{member}' failed to satisfy constraint: Member must not be null",
+        }

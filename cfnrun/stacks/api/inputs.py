@@ -33,6 +33,16 @@ def one_page(items: List[Any], params: Dict[str, Any], size: int = PAGE_SIZE) ->
     return items[start:end], (str(end) if end < len(items) else None)
 
 
+def needed(params: Dict[str, Any], member: str) -> Any:
+    """A member the model leaves optional but the call cannot go without (GetTemplate's StackName when no change set
+    ARN is given, GetHookResult's HookResultId): refused as the service refuses a null member."""
+    value = params.get(member)
+    if value is None:
+        wire = member[0].lower() + member[1:]
+        raise StackError(f"1 validation error detected: Value null at '{wire}' failed to satisfy constraint: Member must not be null")
+    return value
+
+
 def given_template_body(params: Dict[str, Any], required: bool = True) -> Optional[str]:
     if params.get("TemplateURL"):
         raise StackError("TemplateURL is not supported by cfnrun's local stacks: pass the template as TemplateBody (aws cloudformation --template-body file://…)")

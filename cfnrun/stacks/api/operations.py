@@ -12,7 +12,7 @@ from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Opt
 from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
 from cfnrun.stacks.api import STACK_OPERATIONS
-from cfnrun.stacks.api.inputs import PAGE_SIZE, given_parameters, given_tags, given_template_body, one_page, take_settings, type_name_of
+from cfnrun.stacks.api.inputs import PAGE_SIZE, given_parameters, given_tags, given_template_body, needed, one_page, take_settings, type_name_of
 from cfnrun.stacks.api.resource_signals import SignalResource
 from cfnrun.stacks.api.stack_policies import StackPolicies, given_policy
 from cfnrun.stacks.api.stack_aliases import StackAliases
@@ -398,7 +398,7 @@ class StackOperations:
             change_set = self.store.change_set(params["ChangeSetName"], params.get("StackName"))
             body, blueprint = change_set.blueprint.template_body, change_set.blueprint
         else:
-            stack = self.store.get(params["StackName"])
+            stack = self.store.get(needed(params, "StackName"))
             body, blueprint = stack.template_body, self.store.engine.blueprints.get(stack.stack_id)
         if params.get("TemplateStage") == "Processed" and blueprint is not None:
             body = processed_body(body, blueprint.processed_document())
@@ -522,7 +522,7 @@ class StackOperations:
         return present({"TargetType": params.get("TargetType"), "TargetId": params.get("TargetId"), "HookResults": results, "NextToken": token})
 
     async def get_hook_result(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        result = self.hooks.results.get(params["HookResultId"])
+        result = self.hooks.results.get(needed(params, "HookResultId"))
         # HookTarget's TargetType is RESOURCE for a resource wherever it is (the model's only value): a Cloud Control request's too
         target = {"TargetType": result.target.target_type, "TargetTypeName": result.target.type_name, "TargetId": result.target_id, "Action": result.target.action}
         annotations = [annotation_shape(a) for a in result.annotations]
