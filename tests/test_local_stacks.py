@@ -404,3 +404,35 @@ def test_stacks_kept_with_state_survive_a_restart_and_say_what_the_endpoint_lost
             cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Note", Identifier=note)
     finally:
         second.stop()
+
+
+def test_aws_resources_declared_without_a_name_are_named_once_as_the_service_names_them(stacks: Stacks) -> None:
+    # The service's pattern: stack name, logical id, 12 random upper-case letters and digits (a bucket's all lower-case),
+    # cut to the type's length limit, a FIFO queue's ending in .fifo. Not the inner stack's name on the endpoint.
+    table = {"AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}], "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+             "BillingMode": "PAY_PER_REQUEST"}
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]}
+    resources = {
+        "Queue1": {"Type": "AWS::SQS::Queue"},
+        "Ordered": {"Type": "AWS::SQS::Queue", "Properties": {"FifoQueue": True}},
+        "Topic": {"Type": "AWS::SNS::Topic"},
+        "Bucket": {"Type": "AWS::S3::Bucket"},
+        "Table": {"Type": "AWS::DynamoDB::Table", "Properties": table},
+        "ExecutionRoleWithALongLogicalIdForTheLimit": {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": trust}},
+    }
+    stack = "Named-" + "x" * 40
+    stacks.cloudformation.create_stack(StackName=stack, TemplateBody=json.dumps({"Resources": resources}), Capabilities=["CAPABILITY_IAM"])
+    stacks.wait("stack_create_complete", StackName=stack)
+    listed = stacks.cloudformation.describe_stack_resources(StackName=stack)["StackResources"]
+    names = {r["LogicalResourceId"]: re.split(r"[/:]", r["PhysicalResourceId"])[-1] for r in listed}
+    suffix = "[A-Z0-9]{12}"
+    assert re.fullmatch(rf"{stack}-Queue1-{suffix}", names["Queue1"]), names
+    assert re.fullmatch(rf"{stack}-Ordered-{suffix}\.fifo", names["Ordered"]), names
+    assert re.fullmatch(rf"{stack}-Topic-{suffix}", names["Topic"]), names
+    assert len(names["Bucket"]) == 63 and re.fullmatch(r"named-x+-bucket-[a-z0-9]{12}", names["Bucket"]), names  # 63 at most
+    assert re.fullmatch(rf"{stack}-Table-{suffix}", names["Table"]), names
+    role = names["ExecutionRoleWithALongLogicalIdForTheLimit"]  # 64 at most: the longer part is cut first
+    assert len(role) == 64 and re.fullmatch(rf"Named-x+-ExecutionRole\w+-{suffix}", role), role
+    assert names["Bucket"] in [b["Name"] for b in stacks.s3.list_buckets()["Buckets"]]  # the name the endpoint has
+    stacks.cloudformation.delete_stack(StackName=stack)
+    stacks.wait("stack_delete_complete", StackName=stack)
