@@ -436,3 +436,26 @@ def test_aws_resources_declared_without_a_name_are_named_once_as_the_service_nam
     assert names["Bucket"] in [b["Name"] for b in stacks.s3.list_buckets()["Buckets"]]  # the name the endpoint has
     stacks.cloudformation.delete_stack(StackName=stack)
     stacks.wait("stack_delete_complete", StackName=stack)
+
+
+def test_get_azs_gives_the_zones_the_endpoints_ec2_reports_with_a_default_subnet(stacks: Stacks) -> None:
+    # The reference: the region's zones in alphabetical order, only those with a default subnet unless none has one.
+    # moto's us-east-1 has six; in Tokyo (a, c, d there) the default subnet of one is deleted first.
+    import boto3
+
+    tokyo = boto3.client("ec2", endpoint_url=stacks.moto, **{**CREDENTIALS, "region_name": "ap-northeast-1"})
+    [gone] = tokyo.describe_subnets(Filters=[{"Name": "default-for-az", "Values": ["true"]}, {"Name": "availability-zone", "Values": ["ap-northeast-1c"]}])["Subnets"]
+    tokyo.delete_subnet(SubnetId=gone["SubnetId"])
+    joined = {
+        "Here": {"Fn::Join": [",", {"Fn::GetAZs": ""}]},
+        "ByRegion": {"Fn::Join": [",", {"Fn::GetAZs": {"Ref": "AWS::Region"}}]},
+        "Tokyo": {"Fn::Join": [",", {"Fn::GetAZs": "ap-northeast-1"}]},
+        "Sixth": {"Fn::Select": [5, {"Fn::GetAZs": ""}]},
+    }
+    template = {"Resources": {"Handle": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+                "Outputs": {key: {"Value": value} for key, value in joined.items()}}
+    stacks.cloudformation.create_stack(StackName="zones", TemplateBody=json.dumps(template))
+    stacks.wait("stack_create_complete", StackName="zones")
+    here = ",".join(f"us-east-1{letter}" for letter in "abcdef")
+    assert stacks.outputs("zones") == {"Here": here, "ByRegion": here, "Tokyo": "ap-northeast-1a,ap-northeast-1d", "Sixth": "us-east-1f"}
+    stacks.cloudformation.delete_stack(StackName="zones")

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.provisioning import NoProvisioner, Provisioners
 from cfnrun.stacks.records import StackOutput, StackResource
+from cfnrun.stacks.template.availability_zones import listed_zones
 from cfnrun.stacks.template.conditions import evaluate_conditions
 from cfnrun.stacks.template.declarations import ResourceDeclaration, StackTemplate, is_custom_resource, scalar_text
 from cfnrun.stacks.template.dependencies import dependency_graph, output_dependencies, references
@@ -31,7 +32,6 @@ from cfnrun.stacks.template.pseudo import NO_VALUE, PseudoParameters
 from cfnrun.stacks.template.rules import check_rules
 
 TemplateProblem = TemplateError  # what the engine catches: the service's ValidationError text
-DEFAULT_AZS = ("a", "b", "c")
 KNOWN_AFTER_APPLY = "{{changeSet:KNOWN_AFTER_APPLY}}"  # a value a change set cannot know before a resource it uses runs
 
 
@@ -49,6 +49,7 @@ class StackEnvironment:
     read_include: Optional[IncludeReader] = None  # reads an AWS::Include Location (template/includes.py)
     stack_output: StackOutputLookup = lambda stack, output: None  # Fn::GetStackOutput's (template/stack_outputs.py)
     run_macro: Optional[MacroRunner] = None  # runs one of the account's macros (template/macros.py)
+    availability_zones: Callable[[str], Sequence[str]] = listed_zones  # Fn::GetAZs's: a region's zones (the endpoint's EC2 on serve)
 
 
 @dataclass
@@ -96,7 +97,7 @@ class _Values:
         return value
 
     def availability_zones(self, region: str) -> List[str]:
-        return [f"{region or self.blueprint.environment.region}{suffix}" for suffix in DEFAULT_AZS]
+        return list(self.blueprint.environment.availability_zones(region or self.blueprint.environment.region))
 
     def stack_output(self, arguments: Mapping[str, str]) -> Any:
         environment = self.blueprint.environment
@@ -319,9 +320,10 @@ class Blueprints:
     def __init__(
         self, provisioners: Provisioners, exports: Exports, region: str, account_id: str,
         module_fragments: Optional[Mapping[str, Mapping[str, Any]]] = None, read_include: Optional[IncludeReader] = None,
-        ssm_parameter: Optional[Callable[[str], str]] = None,
+        ssm_parameter: Optional[Callable[[str], str]] = None, availability_zones: Callable[[str], Sequence[str]] = listed_zones,
     ) -> None:
         self.read_include = read_include
+        self.availability_zones = availability_zones
         self.stack_output: StackOutputLookup = lambda stack, output: None  # given once the stacks exist (local_stacks.py)
         self.run_macro: Optional[MacroRunner] = None  # given once the macros exist (local_stacks.py)
         self.provisioners = provisioners
@@ -348,7 +350,7 @@ class Blueprints:
         return StackEnvironment(
             stack_name, stack_id, self.region, self.account_id, self.exports.value, self.ssm_parameter,
             module_fragments=self.module_fragments, read_include=self.read_include, stack_output=self.stack_output,
-            run_macro=self.run_macro,
+            run_macro=self.run_macro, availability_zones=self.availability_zones,
         )
 
     def prepare(
