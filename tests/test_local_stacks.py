@@ -459,3 +459,34 @@ def test_get_azs_gives_the_zones_the_endpoints_ec2_reports_with_a_default_subnet
     here = ",".join(f"us-east-1{letter}" for letter in "abcdef")
     assert stacks.outputs("zones") == {"Here": here, "ByRegion": here, "Tokyo": "ap-northeast-1a,ap-northeast-1d", "Sixth": "us-east-1f"}
     stacks.cloudformation.delete_stack(StackName="zones")
+
+
+def test_the_notification_arns_pseudo_parameter_is_what_the_stack_was_given_on_create_update_and_change_set(stacks: Stacks) -> None:
+    cloudformation = stacks.cloudformation
+    listed = {"Fn::Join": ["", ["[", {"Fn::Join": [",", {"Ref": "AWS::NotificationARNs"}]}, "]"]]}
+    template = {
+        "Parameters": {"Title": {"Type": "String"}},
+        "Resources": {"Note": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": {"Fn::Join": [" ", [{"Ref": "Title"}, listed]]}}}},
+        "Outputs": {"Topics": {"Value": listed}},
+    }
+    first, second, third = (f"arn:aws:sns:us-east-1:123456789012:news-{n}" for n in (1, 2, 3))
+    cloudformation.create_stack(StackName="notified", TemplateBody=json.dumps(template), Parameters=_parameters(Title="one"),
+                                NotificationARNs=[first, second])
+    stacks.wait("stack_create_complete", StackName="notified")
+    assert stacks.outputs("notified") == {"Topics": f"[{first},{second}]"}
+    cloudformation.update_stack(StackName="notified", UsePreviousTemplate=True, Parameters=_parameters(Title="two"))  # none given: kept
+    stacks.wait("stack_update_complete", StackName="notified")
+    assert stacks.outputs("notified") == {"Topics": f"[{first},{second}]"}
+    cloudformation.update_stack(StackName="notified", UsePreviousTemplate=True, Parameters=_parameters(Title="three"), NotificationARNs=[third])
+    stacks.wait("stack_update_complete", StackName="notified")
+    assert stacks.outputs("notified") == {"Topics": f"[{third}]"}
+    note = cloudformation.describe_stack_resource(StackName="notified", LogicalResourceId="Note")["StackResourceDetail"]["PhysicalResourceId"]
+    model = json.loads(stacks.cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Note", Identifier=note)["ResourceDescription"]["Properties"])
+    assert model["Title"] == f"three [{third}]"  # a resource's properties read it too
+    cloudformation.create_change_set(StackName="notified", ChangeSetName="quiet", UsePreviousTemplate=True,
+                                     Parameters=_parameters(Title="four"), NotificationARNs=[])
+    stacks.wait("change_set_create_complete", StackName="notified", ChangeSetName="quiet")
+    cloudformation.execute_change_set(StackName="notified", ChangeSetName="quiet")
+    stacks.wait("stack_update_complete", StackName="notified")
+    assert stacks.outputs("notified") == {"Topics": "[]"}
+    cloudformation.delete_stack(StackName="notified")

@@ -50,6 +50,7 @@ class StackEnvironment:
     stack_output: StackOutputLookup = lambda stack, output: None  # Fn::GetStackOutput's (template/stack_outputs.py)
     run_macro: Optional[MacroRunner] = None  # runs one of the account's macros (template/macros.py)
     availability_zones: Callable[[str], Sequence[str]] = listed_zones  # Fn::GetAZs's: a region's zones (the endpoint's EC2 on serve)
+    notification_arns: Tuple[str, ...] = ()  # the stack's NotificationARNs for this operation (AWS::NotificationARNs)
 
 
 @dataclass
@@ -275,6 +276,12 @@ def _collect_imports(value: Any, context: _Values, names: Set[str]) -> None:
             _collect_imports(item, context, names)
 
 
+def pseudo_parameters(environment: StackEnvironment) -> PseudoParameters:
+    """The pseudo parameters of a stack in ``environment``."""
+    return PseudoParameters(environment.account_id, environment.region, environment.stack_id, environment.stack_name,
+                            environment.notification_arns)
+
+
 def given_values(given: Mapping[str, Optional[str]], previous: Mapping[str, str]) -> Dict[str, str]:
     """The parameter values a template is read with: each given one, UsePreviousValue's (None) from ``previous``."""
     return {k: previous.get(k, "") if v is None else v for k, v in given.items()}
@@ -291,7 +298,7 @@ def prepare(
     offered = [GivenParameter(key, value, use_previous_value=value is None) for key, value in given.items()]
     resolved = resolve_parameters(template.parameters, offered, previous, environment.ssm_parameter)
     values = parameter_values(resolved)
-    pseudo = PseudoParameters(environment.account_id, environment.region, environment.stack_id, environment.stack_name)
+    pseudo = pseudo_parameters(environment)
     check_rules(template.document.get("Rules"), values, pseudo, template.mappings)  # the Rules section's assertions
     conditions = evaluate_conditions(template.conditions, values, pseudo, template.mappings)
     graph = dependency_graph(template, conditions)
@@ -346,21 +353,24 @@ class Blueprints:
         finally:
             self._loaded = None
 
-    def environment(self, stack_name: str, stack_id: str) -> StackEnvironment:
+    def environment(self, stack_name: str, stack_id: str, notification_arns: Sequence[str] = ()) -> StackEnvironment:
         return StackEnvironment(
             stack_name, stack_id, self.region, self.account_id, self.exports.value, self.ssm_parameter,
             module_fragments=self.module_fragments, read_include=self.read_include, stack_output=self.stack_output,
-            run_macro=self.run_macro, availability_zones=self.availability_zones,
+            run_macro=self.run_macro, availability_zones=self.availability_zones, notification_arns=tuple(notification_arns),
         )
 
     def prepare(
-        self, template_body: str, given: Dict[str, Optional[str]], previous: Mapping[str, str], stack_name: str, stack_id: str
+        self, template_body: str, given: Dict[str, Optional[str]], previous: Mapping[str, str], stack_name: str, stack_id: str,
+        notification_arns: Sequence[str] = (),
     ) -> Blueprint:
-        """``given``: each parameter's value, None for UsePreviousValue (of ``previous``, the stack's values)."""
+        """``given``: each parameter's value, None for UsePreviousValue (of ``previous``, the stack's values);
+        ``notification_arns``: the stack's as this operation leaves them (``Ref: AWS::NotificationARNs``)."""
         loaded, self._loaded = self._loaded, None  # read once more by nothing else: it is this operation's to use
         if loaded is not None and (loaded[0] != template_body or loaded[1] != given_values(given, previous)):
             loaded = None
-        blueprint = prepare(template_body, given, previous, self.environment(stack_name, stack_id), loaded[2] if loaded else None)
+        environment = self.environment(stack_name, stack_id, notification_arns)
+        blueprint = prepare(template_body, given, previous, environment, loaded[2] if loaded else None)
         for logical_id in blueprint.resource_ids():
             try:
                 self.provisioners.for_type(blueprint.type_of(logical_id))
