@@ -437,3 +437,89 @@ def test_stacks_kept_with_state_survive_a_restart_and_say_what_the_endpoint_lost
             cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Note", Identifier=note)
     finally:
         second.stop()
+
+
+def test_aws_resources_declared_without_a_name_are_named_once_as_the_service_names_them(stacks: Stacks) -> None:
+    # The service's pattern: stack name, logical id, 12 random upper-case letters and digits (a bucket's all lower-case),
+    # cut to the type's length limit, a FIFO queue's ending in .fifo. Not the inner stack's name on the endpoint.
+    table = {"AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}], "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+             "BillingMode": "PAY_PER_REQUEST"}
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]}
+    resources = {
+        "Queue1": {"Type": "AWS::SQS::Queue"},
+        "Ordered": {"Type": "AWS::SQS::Queue", "Properties": {"FifoQueue": True}},
+        "Topic": {"Type": "AWS::SNS::Topic"},
+        "Bucket": {"Type": "AWS::S3::Bucket"},
+        "Table": {"Type": "AWS::DynamoDB::Table", "Properties": table},
+        "ExecutionRoleWithALongLogicalIdForTheLimit": {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": trust}},
+    }
+    stack = "Named-" + "x" * 40
+    stacks.cloudformation.create_stack(StackName=stack, TemplateBody=json.dumps({"Resources": resources}), Capabilities=["CAPABILITY_IAM"])
+    stacks.wait("stack_create_complete", StackName=stack)
+    listed = stacks.cloudformation.describe_stack_resources(StackName=stack)["StackResources"]
+    names = {r["LogicalResourceId"]: re.split(r"[/:]", r["PhysicalResourceId"])[-1] for r in listed}
+    suffix = "[A-Z0-9]{12}"
+    assert re.fullmatch(rf"{stack}-Queue1-{suffix}", names["Queue1"]), names
+    assert re.fullmatch(rf"{stack}-Ordered-{suffix}\.fifo", names["Ordered"]), names
+    assert re.fullmatch(rf"{stack}-Topic-{suffix}", names["Topic"]), names
+    assert len(names["Bucket"]) == 63 and re.fullmatch(r"named-x+-bucket-[a-z0-9]{12}", names["Bucket"]), names  # 63 at most
+    assert re.fullmatch(rf"{stack}-Table-{suffix}", names["Table"]), names
+    role = names["ExecutionRoleWithALongLogicalIdForTheLimit"]  # 64 at most: the longer part is cut first
+    assert len(role) == 64 and re.fullmatch(rf"Named-x+-ExecutionRole\w+-{suffix}", role), role
+    assert names["Bucket"] in [b["Name"] for b in stacks.s3.list_buckets()["Buckets"]]  # the name the endpoint has
+    stacks.cloudformation.delete_stack(StackName=stack)
+    stacks.wait("stack_delete_complete", StackName=stack)
+
+
+def test_get_azs_gives_the_zones_the_endpoints_ec2_reports_with_a_default_subnet(stacks: Stacks) -> None:
+    # The reference: the region's zones in alphabetical order, only those with a default subnet unless none has one.
+    # moto's us-east-1 has six; in Tokyo (a, c, d there) the default subnet of one is deleted first.
+    import boto3
+
+    tokyo = boto3.client("ec2", endpoint_url=stacks.moto, **{**CREDENTIALS, "region_name": "ap-northeast-1"})
+    [gone] = tokyo.describe_subnets(Filters=[{"Name": "default-for-az", "Values": ["true"]}, {"Name": "availability-zone", "Values": ["ap-northeast-1c"]}])["Subnets"]
+    tokyo.delete_subnet(SubnetId=gone["SubnetId"])
+    joined = {
+        "Here": {"Fn::Join": [",", {"Fn::GetAZs": ""}]},
+        "ByRegion": {"Fn::Join": [",", {"Fn::GetAZs": {"Ref": "AWS::Region"}}]},
+        "Tokyo": {"Fn::Join": [",", {"Fn::GetAZs": "ap-northeast-1"}]},
+        "Sixth": {"Fn::Select": [5, {"Fn::GetAZs": ""}]},
+    }
+    template = {"Resources": {"Handle": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+                "Outputs": {key: {"Value": value} for key, value in joined.items()}}
+    stacks.cloudformation.create_stack(StackName="zones", TemplateBody=json.dumps(template))
+    stacks.wait("stack_create_complete", StackName="zones")
+    here = ",".join(f"us-east-1{letter}" for letter in "abcdef")
+    assert stacks.outputs("zones") == {"Here": here, "ByRegion": here, "Tokyo": "ap-northeast-1a,ap-northeast-1d", "Sixth": "us-east-1f"}
+    stacks.cloudformation.delete_stack(StackName="zones")
+
+
+def test_the_notification_arns_pseudo_parameter_is_what_the_stack_was_given_on_create_update_and_change_set(stacks: Stacks) -> None:
+    cloudformation = stacks.cloudformation
+    listed = {"Fn::Join": ["", ["[", {"Fn::Join": [",", {"Ref": "AWS::NotificationARNs"}]}, "]"]]}
+    template = {
+        "Parameters": {"Title": {"Type": "String"}},
+        "Resources": {"Note": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": {"Fn::Join": [" ", [{"Ref": "Title"}, listed]]}}}},
+        "Outputs": {"Topics": {"Value": listed}},
+    }
+    first, second, third = (f"arn:aws:sns:us-east-1:123456789012:news-{n}" for n in (1, 2, 3))
+    cloudformation.create_stack(StackName="notified", TemplateBody=json.dumps(template), Parameters=_parameters(Title="one"),
+                                NotificationARNs=[first, second])
+    stacks.wait("stack_create_complete", StackName="notified")
+    assert stacks.outputs("notified") == {"Topics": f"[{first},{second}]"}
+    cloudformation.update_stack(StackName="notified", UsePreviousTemplate=True, Parameters=_parameters(Title="two"))  # none given: kept
+    stacks.wait("stack_update_complete", StackName="notified")
+    assert stacks.outputs("notified") == {"Topics": f"[{first},{second}]"}
+    cloudformation.update_stack(StackName="notified", UsePreviousTemplate=True, Parameters=_parameters(Title="three"), NotificationARNs=[third])
+    stacks.wait("stack_update_complete", StackName="notified")
+    assert stacks.outputs("notified") == {"Topics": f"[{third}]"}
+    note = cloudformation.describe_stack_resource(StackName="notified", LogicalResourceId="Note")["StackResourceDetail"]["PhysicalResourceId"]
+    model = json.loads(stacks.cloudcontrol.get_resource(TypeName="Cfnrun::Sample::Note", Identifier=note)["ResourceDescription"]["Properties"])
+    assert model["Title"] == f"three [{third}]"  # a resource's properties read it too
+    cloudformation.create_change_set(StackName="notified", ChangeSetName="quiet", UsePreviousTemplate=True,
+                                     Parameters=_parameters(Title="four"), NotificationARNs=[])
+    stacks.wait("change_set_create_complete", StackName="notified", ChangeSetName="quiet")
+    cloudformation.execute_change_set(StackName="notified", ChangeSetName="quiet")
+    stacks.wait("stack_update_complete", StackName="notified")
+    assert stacks.outputs("notified") == {"Topics": "[]"}
+    cloudformation.delete_stack(StackName="notified")

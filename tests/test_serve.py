@@ -4,6 +4,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -179,6 +180,24 @@ def test_tail_returns_the_calls_log(serve: Callable[..., ServerProcess]) -> None
     assert "REPORT RequestId" in log and "Duration:" in log
     flood = client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "flood", "lines": 5000}', LogType="Tail")
     assert len(base64.b64decode(flood["LogResult"])) == 4096
+
+
+def test_the_tail_report_line_gives_the_workers_max_memory_used_as_lambdas_does(serve: Callable[..., ServerProcess]) -> None:
+    # Lambda's REPORT line ends "Memory Size: 128 MB<tab>Max Memory Used: 71 MB<tab>"; the figure is the worker's peak resident
+    # set size so far, so a call that touches 32 MB more reports at least that much, above what a fresh worker's echo did.
+    client = serve(MISBEHAVING).client()
+
+    def max_memory_used(answer: Dict[str, Any]) -> int:
+        request_id = answer["ResponseMetadata"]["HTTPHeaders"]["x-amzn-requestid"]
+        report = base64.b64decode(answer["LogResult"]).decode().splitlines()[-1]
+        shape = rf"REPORT RequestId: {request_id}\tDuration: \d+\.\d\d ms\tBilled Duration: \d+ ms\tMemory Size: 128 MB\tMax Memory Used: (\d+) MB\t"
+        matched = re.fullmatch(shape, report)
+        assert matched, report
+        return int(matched.group(1))
+
+    fresh = max_memory_used(client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}', LogType="Tail"))
+    grown = max_memory_used(client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "allocate", "megabytes": 32}', LogType="Tail"))
+    assert 0 < fresh < grown and grown >= 32, (fresh, grown)
 
 
 def test_event_invocation_answers_202_and_runs_in_the_background(serve: Callable[..., ServerProcess]) -> None:

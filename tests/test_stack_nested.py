@@ -134,3 +134,36 @@ Resources:
     statuses = {s["StackName"].split("-")[1]: s["StackStatus"] for s in cloudformation.list_stacks()["StackSummaries"]
                 if s["StackName"].startswith("fails-")}
     assert statuses == {"Good": "DELETE_COMPLETE", "Bad": "DELETE_COMPLETE"}
+
+
+def test_a_child_stack_is_notified_as_its_resource_says_and_its_notification_arns_pseudo_parameter_says_so(serve, tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    (tmp_path / "told.yaml").write_text('Resources:\n  Handle:\n    Type: AWS::CloudFormation::WaitConditionHandle\n'
+                                        'Outputs:\n  Topics:\n    Value: !Join ["", ["[", !Join [",", !Ref AWS::NotificationARNs], "]"]]\n')
+    server = serve(tmp_path / "note", "--no-reload")
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    parent_topic, child_topic = "arn:aws:sns:us-east-1:123456789012:parent", "arn:aws:sns:us-east-1:123456789012:child"
+    parent = f"""\
+Resources:
+  Told:
+    Type: AWS::CloudFormation::Stack
+    Properties:
+      TemplateURL: {tmp_path / "told.yaml"}
+      NotificationARNs: [{child_topic}]
+  Untold:
+    Type: AWS::CloudFormation::Stack
+    Properties:
+      TemplateURL: {tmp_path / "told.yaml"}
+Outputs:
+  Told:
+    Value: !GetAtt Told.Outputs.Topics
+  Untold:
+    Value: !GetAtt Untold.Outputs.Topics
+"""
+    cloudformation.create_stack(StackName="notifying", TemplateBody=parent, NotificationARNs=[parent_topic])
+    settled(cloudformation, "notifying", "stack_create_complete")
+    assert outputs(cloudformation, "notifying") == {"Told": f"[{child_topic}]", "Untold": "[]"}
+    children = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in cloudformation.describe_stack_resources(StackName="notifying")["StackResources"]}
+    assert cloudformation.describe_stacks(StackName=children["Told"])["Stacks"][0]["NotificationARNs"] == [child_topic]

@@ -62,6 +62,12 @@ def function_error(outcome: InvocationOutcome) -> Dict[str, Any]:
     return error
 
 
+def max_memory_used(outcome: InvocationOutcome) -> str:
+    """The REPORT line's ``Max Memory Used: N MB`` and its tab (the worker's peak so far, in MB rounded up); empty when not known."""
+    peak_kib = outcome.peak_kib
+    return "" if peak_kib is None else f"Max Memory Used: {-(-peak_kib // 1024)} MB\t"
+
+
 def tail_log(outcome: InvocationOutcome, memory_mb: int) -> str:
     """``X-Amz-Log-Result``: base64 of the last 4 KB of the call's log, framed like Lambda's."""
     request = outcome.request_id
@@ -71,6 +77,6 @@ def tail_log(outcome: InvocationOutcome, memory_mb: int) -> str:
         f"{logs}"
         f"END RequestId: {request}\n"
         f"REPORT RequestId: {request}\tDuration: {outcome.duration_ms:.2f} ms\t"
-        f"Billed Duration: {int(outcome.duration_ms) + 1} ms\tMemory Size: {memory_mb} MB\t\n"
+        f"Billed Duration: {int(outcome.duration_ms) + 1} ms\tMemory Size: {memory_mb} MB\t{max_memory_used(outcome)}\n"
     )
     return base64.b64encode(text.encode("utf-8")[-TAIL_BYTES:]).decode("ascii")

@@ -28,6 +28,7 @@ class InvocationOutcome:
     note: Optional[str] = None  # something the user should know about this call, e.g. a debugger
     # --inject faults that fired during the call: {"rule", "call" (service:Operation), "count", "status"}
     faults: List[Dict[str, Any]] = field(default_factory=list)
+    peak_kib: Optional[int] = None  # the worker's peak resident set size so far (its reply says): Max Memory Used
 
     @property
     def error_type(self) -> str:

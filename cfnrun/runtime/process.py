@@ -313,6 +313,7 @@ class WorkerProcess:
                         f"the worker used {self._memory_peak_kib // 1024} MB, over the function's "
                         f"MemorySize of {self.spec.memory_mb} MB; it was killed",
                     ),
+                    peak_kib=self._memory_peak_kib,
                 )
             timed_out = self._timed_out
             if not timed_out:
@@ -343,10 +344,11 @@ class WorkerProcess:
             await self.kill()
             logs += self._logs.take()
             return InvocationOutcome(OutcomeKind.WORKER_DIED, request_id, duration, logs, error=LambdaError.from_wire(reply.get("error")))
-        faults = reply.get("faults") or []
+        faults, peak_kib = reply.get("faults") or [], reply.get("peak_kib")
         if reply.get("type") == "result":
-            return InvocationOutcome(_RETURNED, request_id, duration, logs, result=reply.get("result"), faults=faults)
-        return InvocationOutcome(_FUNCTION_ERROR, request_id, duration, logs, error=LambdaError.from_wire(reply.get("error")), faults=faults)
+            return InvocationOutcome(_RETURNED, request_id, duration, logs, result=reply.get("result"), faults=faults, peak_kib=peak_kib)
+        return InvocationOutcome(_FUNCTION_ERROR, request_id, duration, logs, error=LambdaError.from_wire(reply.get("error")), faults=faults,
+                                 peak_kib=peak_kib)
 
     def _cut_at(self, deadline: float) -> None:
         """Cut the call starting now at ``deadline``. One timer serves every call of this worker, so none is made

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.provisioning import NoProvisioner, Provisioners
 from cfnrun.stacks.records import StackOutput, StackResource
+from cfnrun.stacks.template.availability_zones import listed_zones
 from cfnrun.stacks.template.conditions import evaluate_conditions
 from cfnrun.stacks.template.declarations import ResourceDeclaration, StackTemplate, is_custom_resource, scalar_text
 from cfnrun.stacks.template.dependencies import dependency_graph, output_dependencies, references
@@ -31,7 +32,6 @@ from cfnrun.stacks.template.pseudo import NO_VALUE, PseudoParameters
 from cfnrun.stacks.template.rules import check_rules
 
 TemplateProblem = TemplateError  # what the engine catches: the service's ValidationError text
-DEFAULT_AZS = ("a", "b", "c")
 KNOWN_AFTER_APPLY = "{{changeSet:KNOWN_AFTER_APPLY}}"  # a value a change set cannot know before a resource it uses runs
 
 
@@ -49,6 +49,8 @@ class StackEnvironment:
     read_include: Optional[IncludeReader] = None  # reads an AWS::Include Location (template/includes.py)
     stack_output: StackOutputLookup = lambda stack, output: None  # Fn::GetStackOutput's (template/stack_outputs.py)
     run_macro: Optional[MacroRunner] = None  # runs one of the account's macros (template/macros.py)
+    availability_zones: Callable[[str], Sequence[str]] = listed_zones  # Fn::GetAZs's: a region's zones (the endpoint's EC2 on serve)
+    notification_arns: Tuple[str, ...] = ()  # the stack's NotificationARNs for this operation (AWS::NotificationARNs)
 
 
 @dataclass
@@ -96,7 +98,7 @@ class _Values:
         return value
 
     def availability_zones(self, region: str) -> List[str]:
-        return [f"{region or self.blueprint.environment.region}{suffix}" for suffix in DEFAULT_AZS]
+        return list(self.blueprint.environment.availability_zones(region or self.blueprint.environment.region))
 
     def stack_output(self, arguments: Mapping[str, str]) -> Any:
         environment = self.blueprint.environment
@@ -303,6 +305,12 @@ def _collect_imports(value: Any, context: _Values, names: Set[str]) -> None:
             _collect_imports(item, context, names)
 
 
+def pseudo_parameters(environment: StackEnvironment) -> PseudoParameters:
+    """The pseudo parameters of a stack in ``environment``."""
+    return PseudoParameters(environment.account_id, environment.region, environment.stack_id, environment.stack_name,
+                            environment.notification_arns)
+
+
 def given_values(given: Mapping[str, Optional[str]], previous: Mapping[str, str]) -> Dict[str, str]:
     """The parameter values a template is read with: each given one, UsePreviousValue's (None) from ``previous``."""
     return {k: previous.get(k, "") if v is None else v for k, v in given.items()}
@@ -319,7 +327,7 @@ def prepare(
     offered = [GivenParameter(key, value, use_previous_value=value is None) for key, value in given.items()]
     resolved = resolve_parameters(template.parameters, offered, previous, environment.ssm_parameter)
     values = parameter_values(resolved)
-    pseudo = PseudoParameters(environment.account_id, environment.region, environment.stack_id, environment.stack_name)
+    pseudo = pseudo_parameters(environment)
     check_rules(template.document.get("Rules"), values, pseudo, template.mappings)  # the Rules section's assertions
     conditions = evaluate_conditions(template.conditions, values, pseudo, template.mappings)
     graph = dependency_graph(template, conditions)
@@ -348,9 +356,10 @@ class Blueprints:
     def __init__(
         self, provisioners: Provisioners, exports: Exports, region: str, account_id: str,
         module_fragments: Optional[Mapping[str, Mapping[str, Any]]] = None, read_include: Optional[IncludeReader] = None,
-        ssm_parameter: Optional[Callable[[str], str]] = None,
+        ssm_parameter: Optional[Callable[[str], str]] = None, availability_zones: Callable[[str], Sequence[str]] = listed_zones,
     ) -> None:
         self.read_include = read_include
+        self.availability_zones = availability_zones
         self.stack_output: StackOutputLookup = lambda stack, output: None  # given once the stacks exist (local_stacks.py)
         self.run_macro: Optional[MacroRunner] = None  # given once the macros exist (local_stacks.py)
         self.provisioners = provisioners
@@ -373,21 +382,24 @@ class Blueprints:
         finally:
             self._loaded = None
 
-    def environment(self, stack_name: str, stack_id: str) -> StackEnvironment:
+    def environment(self, stack_name: str, stack_id: str, notification_arns: Sequence[str] = ()) -> StackEnvironment:
         return StackEnvironment(
             stack_name, stack_id, self.region, self.account_id, self.exports.value, self.ssm_parameter,
             module_fragments=self.module_fragments, read_include=self.read_include, stack_output=self.stack_output,
-            run_macro=self.run_macro,
+            run_macro=self.run_macro, availability_zones=self.availability_zones, notification_arns=tuple(notification_arns),
         )
 
     def prepare(
-        self, template_body: str, given: Dict[str, Optional[str]], previous: Mapping[str, str], stack_name: str, stack_id: str
+        self, template_body: str, given: Dict[str, Optional[str]], previous: Mapping[str, str], stack_name: str, stack_id: str,
+        notification_arns: Sequence[str] = (),
     ) -> Blueprint:
-        """``given``: each parameter's value, None for UsePreviousValue (of ``previous``, the stack's values)."""
+        """``given``: each parameter's value, None for UsePreviousValue (of ``previous``, the stack's values);
+        ``notification_arns``: the stack's as this operation leaves them (``Ref: AWS::NotificationARNs``)."""
         loaded, self._loaded = self._loaded, None  # read once more by nothing else: it is this operation's to use
         if loaded is not None and (loaded[0] != template_body or loaded[1] != given_values(given, previous)):
             loaded = None
-        blueprint = prepare(template_body, given, previous, self.environment(stack_name, stack_id), loaded[2] if loaded else None)
+        environment = self.environment(stack_name, stack_id, notification_arns)
+        blueprint = prepare(template_body, given, previous, environment, loaded[2] if loaded else None)
         for logical_id in blueprint.resource_ids():
             try:
                 self.provisioners.for_type(blueprint.type_of(logical_id))

@@ -24,7 +24,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Dict, List, Mapping, Optional
 
-from cfnrun.stacks.blueprint import Blueprint, StackEnvironment
+from cfnrun.stacks.blueprint import Blueprint, StackEnvironment, pseudo_parameters
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.records import Stack, StackOutput, StackResource, mask_values
 from cfnrun.stacks.state_db import StateError
@@ -32,7 +32,6 @@ from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.loading import load_stack_template
 from cfnrun.stacks.template.declarations import StackTemplate
 from cfnrun.stacks.template.parameters import GivenParameter, ParameterValue, parameter_values, resolve_parameters
-from cfnrun.stacks.template.pseudo import PseudoParameters
 
 # What a stack caught mid-operation is read back as.
 INTERRUPTED = {
@@ -229,7 +228,7 @@ def restored_blueprint(record: Dict[str, Any], environment: StackEnvironment) ->
         conditions=dict(saved["conditions"]),
         dependencies={k: frozenset(v) for k, v in saved["dependencies"].items()},
         order=list(saved["order"]),
-        pseudo=PseudoParameters(environment.account_id, environment.region, environment.stack_id, environment.stack_name),
+        pseudo=pseudo_parameters(environment),
         no_echo=tuple(record["no_echo"]),
         _wanted={k: frozenset(v) for k, v in saved["wanted"].items()},
         restored_outputs=[StackOutput(**o) for o in record["outputs"]],

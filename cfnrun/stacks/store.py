@@ -158,7 +158,7 @@ class StackStore:
         for record in self.database.records():
             try:
                 stack = restored_stack(record)
-                blueprint = restored_blueprint(record, self.blueprints.environment(stack.name, stack.stack_id))
+                blueprint = restored_blueprint(record, self.blueprints.environment(stack.name, stack.stack_id, stack.notification_arns))
             except (KeyError, TypeError, ValueError, AttributeError) as error:
                 name = record.get("name") or record.get("stack_id")
                 raise StateError(f"{self.database.path}: the record of stack {name} is damaged ({type(error).__name__}: {error})") from None
@@ -250,16 +250,18 @@ class StackStore:
         on_event: Optional[Callable[[StackEvent], None]] = None,
         disable_validation: bool = False,
         delete_on_failure: bool = False,
+        notification_arns: Sequence[str] = (),
     ) -> Stack:
         """``on_event``: told of each of the stack's events from its first on (``cfnrun stack test`` follows a stack so).
-        ``disable_validation``: skip the pre-deployment validation (``validation.py``)."""
+        ``disable_validation``: skip the pre-deployment validation (``validation.py``). ``notification_arns``: the
+        stack's NotificationARNs (what ``Ref: AWS::NotificationARNs`` gives)."""
         retried = self.tokens.retried("CreateStack", name, token)
         if retried is not None:
             return retried
         stack = self._new_stack(name, template_body, parameters, tags, disable_rollback)
         self.tokens.started("CreateStack", stack, token)
         stack.delete_on_failure = delete_on_failure
-        blueprint = self.prepare(template_body, parameters, {}, name, stack.stack_id)
+        blueprint = self.prepare(template_body, parameters, {}, name, stack.stack_id, notification_arns)
         _refuse_secure_references(blueprint)
         stack.parameters, stack.no_echo, stack.description = blueprint.parameters, blueprint.no_echo, blueprint.description
         stack.change_set_id = self._change_set_arn(f"{name}-create")  # CreateStack runs a change set of its own
@@ -310,8 +312,10 @@ class StackStore:
         policy_during_update: Optional[StackPolicy] = None,
         disable_validation: bool = False,
         disable_rollback: bool = False,
+        notification_arns: Optional[Sequence[str]] = None,
     ) -> Stack:
-        """``policy_during_update``: StackPolicyDuringUpdateBody, guarding this update instead of the stack's policy."""
+        """``policy_during_update``: StackPolicyDuringUpdateBody, guarding this update instead of the stack's policy.
+        ``notification_arns``: the NotificationARNs given (None: the stack's are kept)."""
         retried = self.tokens.retried("UpdateStack", name, token)
         if retried is not None:
             return retried
@@ -319,7 +323,8 @@ class StackStore:
         self._require_status(stack, UPDATABLE, "updated")
         body = template_body if template_body is not None else stack.template_body
         self._require_kept(stack, parameters)
-        blueprint = self.prepare(body, parameters, stack.parameters, stack.name, stack.stack_id)
+        arns = stack.notification_arns if notification_arns is None else notification_arns
+        blueprint = self.prepare(body, parameters, stack.parameters, stack.name, stack.stack_id, arns)
         _refuse_secure_references(blueprint)
         new_tags = dict(stack.tags) if tags is None else tags
         current = self.engine.blueprints.get(stack.stack_id)
@@ -397,9 +402,11 @@ class StackStore:
         resources_to_import: Optional[List[Dict[str, Any]]] = None,
         disable_validation: bool = False,
         refused: Optional[str] = None,
+        notification_arns: Optional[Sequence[str]] = None,
     ) -> ChangeSet:
         """``resources_to_import``: an IMPORT change set's ResourcesToImport (``imports.py``). ``refused``: the template could
-        not be processed (a failing macro): the change set is FAILED with this reason, and has no changes."""
+        not be processed (a failing macro): the change set is FAILED with this reason, and has no changes.
+        ``notification_arns``: the NotificationARNs given (None: the stack's)."""
         if not CHANGE_SET_NAME.match(name):
             raise StackError(f"ChangeSet name {name!r} must match [a-zA-Z][-a-zA-Z0-9]*")
         stack = self.find(stack_name)
@@ -429,7 +436,8 @@ class StackStore:
         body = template_body if template_body is not None else stack.template_body
         if refused is not None:
             return self._refused_change_set(stack, name, change_set_type, body, parameters, tags, description, refused)
-        blueprint = self.prepare(body, parameters, previous_parameters, stack.name, stack.stack_id)
+        arns = stack.notification_arns if notification_arns is None else notification_arns
+        blueprint = self.prepare(body, parameters, previous_parameters, stack.name, stack.stack_id, arns)
         current = self.engine.blueprints.get(stack.stack_id)
         try:
             plan = (

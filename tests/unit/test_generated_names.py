@@ -13,6 +13,19 @@ def test_a_long_logical_id_is_shortened_so_the_name_fits_the_limit() -> None:
 
 
 def test_only_a_type_that_needs_a_name_and_has_none_gets_one_and_a_kept_name_is_reused() -> None:
-    assert named("AWS::S3::Bucket", "stack", "Bucket", {}, None) is None
+    assert named("AWS::EC2::VPC", "stack", "Vpc", {}, None) is None
     assert named("AWS::SSM::Parameter", "stack", "P", {"Name": "/given"}, None) is None
     assert named("AWS::SSM::Parameter", "stack", "P", {}, "CFN-P-abcdefghijkl") == "CFN-P-abcdefghijkl"
+
+
+def test_the_longer_of_stack_name_and_logical_id_is_cut_first_and_the_same_seed_gives_the_same_name() -> None:
+    name = generated_name("a-very-long-stack-name-" + "s" * 60, "Role", 64, seed="token")
+    assert len(name) == 64 and name.startswith("a-very-long-stack-name-") and "-Role-" in name, name
+    assert generated_name("stack", "L" * 90, 64).startswith("stack-LLL")
+    assert generated_name("s", "Queue", 80, seed="t") == generated_name("s", "Queue", 80, seed="t")
+
+
+def test_buckets_are_lower_case_and_fifo_queues_end_in_fifo() -> None:
+    assert re.fullmatch(r"my-stack-bucket-[a-z0-9]{12}", named("AWS::S3::Bucket", "My-Stack", "Bucket", {}, None) or "")
+    assert re.fullmatch(r"s-Q-[A-Z0-9]{12}\.fifo", named("AWS::SQS::Queue", "s", "Q", {"FifoQueue": "true"}, None) or "")
+    assert named("AWS::SQS::Queue", "s", "Q", {"QueueName": "given"}, None) is None

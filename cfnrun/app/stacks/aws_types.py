@@ -60,10 +60,15 @@ def _inner_name(work: ResourceWork) -> str:
     return f"{base[:100]}-{uuid.uuid5(uuid.NAMESPACE_URL, f'{work.stack.stack_id}/{work.logical_id}/{request}').hex[:8]}"
 
 
-def _named(work: ResourceWork) -> "Tuple[ResourceWork, Optional[str]]":
-    """``work`` with the name CloudFormation would generate when the type needs one and has none, and that name."""
+def _named(work: ResourceWork, creating: bool = True) -> "Tuple[ResourceWork, Optional[str]]":
+    """``work`` with the name CloudFormation would generate when the type needs one and has none, and that name. An
+    update keeps the name its create generated, and names none its create did not (a resource kept by an older cfnrun,
+    named by the endpoint: a new name would replace it)."""
     kept = (work.model or {}).get(GENERATED_NAME_KEY)
-    given = named(work.type_name, work.stack.stack_name, work.logical_id, work.properties, kept if isinstance(kept, str) else None)
+    if not creating and not isinstance(kept, str):
+        return work, None
+    seed = f"{work.stack.stack_id}/{work.logical_id}/{work.client_request_token}" if work.client_request_token else None
+    given = named(work.type_name, work.stack.stack_name, work.logical_id, work.properties, kept if isinstance(kept, str) else None, seed)
     return dataclasses.replace(work, properties=with_name(work.type_name, work.properties, given)), given
 
 
@@ -156,7 +161,7 @@ class AwsTypes:
         if direct is not None:
             return await direct.put(work)
         name = self._inner_stack(work)
-        work, given_name = _named(self._gettable(work))
+        work, given_name = _named(self._gettable(work), creating=False)
         try:
             properties = await staged(work.type_name, work.properties, self.endpoint_url, self.region)
             await self._call(work, "update_stack", StackName=name, TemplateBody=self._template(work, properties))

@@ -1,11 +1,16 @@
-"""Names for AWS::* resources declared without one, made the way CloudFormation makes them, where the endpoint needs one.
+"""Names for AWS::* resources declared without one, made the way CloudFormation makes them, before they go to the endpoint.
 
 The service names such a resource itself: a prefix (the stack's name, or the type's own, such as
 ``CFN`` for Systems Manager parameters), the logical id and a random suffix of 12 letters and
-digits, cut to the type's length limit by shortening the logical id (the rule of
-cloudformation-cli's identifier helper, which the AWS providers use). moto's CloudFormation
-leaves some types unnamed and breaks on them (an ``AWS::SSM::Parameter`` without ``Name``), so
-those get their name here before they go to the endpoint, and keep it on every update.
+digits (upper-case ones for the older types: the AWS::SQS::Queue reference's example Ref is
+``…/aa4-MyQueue-Z5NOSZO2PZE9``; all lower-case for buckets, whose names must be), cut to the
+type's length limit. A FIFO queue or topic gets the ``.fifo`` ending its service requires.
+
+cfnrun must name these resources itself: each AWS resource goes to the endpoint as a
+one-resource stack of its own (``aws_types.py``), and moto, left to name it, would put that
+inner stack's name (``stack-Logical-1a2b3c4d``) where the stack's belongs, giving
+``stack-Logical-1a2b3c4d-Logical-…``. A name made here is kept on every update (its record holds
+it) and a CREATE made again with the same request token makes the same name (``seed``).
 """
 from __future__ import annotations
 
@@ -16,34 +21,65 @@ from typing import Any, Dict, Optional
 
 GENERATED_NAME_KEY = "cfnrun:generatedName"  # where a resource's generated name is kept, in its record
 SUFFIX_LENGTH = 12
-_ALPHABET = string.ascii_letters + string.digits
+MIXED = string.ascii_letters + string.digits
+UPPER = string.ascii_uppercase + string.digits
+FIFO = ".fifo"
 
 
 @dataclass(frozen=True)
 class NameRule:
     property_name: str
-    prefix: Optional[str]  # None: the stack's name
     max_length: int
+    prefix: Optional[str] = None  # None: the stack's name
+    alphabet: str = UPPER
+    lower_case: bool = False
+    fifo_flag: Optional[str] = None  # the property that, true, makes the name end in .fifo
 
 
 NAME_RULES: Dict[str, NameRule] = {
-    "AWS::SSM::Parameter": NameRule("Name", "CFN", 40),  # what the SSM provider generates (CFN-Logical-random, 40 at most)
+    "AWS::SSM::Parameter": NameRule("Name", 40, prefix="CFN", alphabet=MIXED),  # the SSM provider's: CFN-Logical-random, 40 at most
+    "AWS::SQS::Queue": NameRule("QueueName", 80, fifo_flag="FifoQueue"),
+    "AWS::SNS::Topic": NameRule("TopicName", 256, fifo_flag="FifoTopic"),
+    "AWS::S3::Bucket": NameRule("BucketName", 63, lower_case=True),
+    "AWS::DynamoDB::Table": NameRule("TableName", 255),
+    "AWS::IAM::Role": NameRule("RoleName", 64),
+    "AWS::IAM::User": NameRule("UserName", 64),
+    "AWS::Logs::LogGroup": NameRule("LogGroupName", 512),
+    "AWS::Kinesis::Stream": NameRule("Name", 128),
 }
 
 
-def generated_name(prefix: str, logical_id: str, max_length: int) -> str:
-    """``prefix-logicalId-SUFFIX``, the logical id shortened so the whole fits ``max_length``."""
-    suffix = "".join(random.SystemRandom().choice(_ALPHABET) for _ in range(SUFFIX_LENGTH))
-    room = max(0, max_length - len(prefix) - len(suffix) - 2)
-    return f"{prefix}-{logical_id[:room]}-{suffix}"
+def _fitted(prefix: str, logical_id: str, room: int) -> "tuple[str, str]":
+    """``prefix`` and ``logical_id`` cut so that both, and the hyphen between them, take ``room`` characters at most:
+    the longer one is cut first, so a short logical id survives a long stack name and the other way round."""
+    while len(prefix) + len(logical_id) + 1 > room and (prefix or logical_id):
+        if len(logical_id) >= len(prefix):
+            logical_id = logical_id[:-1]
+        else:
+            prefix = prefix[:-1]
+    return prefix, logical_id
 
 
-def named(type_name: str, stack_name: str, logical_id: str, properties: Dict[str, Any], kept: Optional[str]) -> Optional[str]:
+def generated_name(prefix: str, logical_id: str, max_length: int, alphabet: str = MIXED, ending: str = "",
+                   seed: Optional[str] = None) -> str:
+    """``prefix-logicalId-SUFFIX[ending]`` within ``max_length``; ``seed``: the same seed, the same suffix."""
+    chooser = random.Random(seed) if seed is not None else random.SystemRandom()
+    suffix = "".join(chooser.choice(alphabet) for _ in range(SUFFIX_LENGTH))
+    prefix, logical_id = _fitted(prefix, logical_id, max_length - len(suffix) - len(ending) - 1)
+    return f"{prefix}-{logical_id}-{suffix}{ending}"
+
+
+def named(type_name: str, stack_name: str, logical_id: str, properties: Dict[str, Any], kept: Optional[str],
+          seed: Optional[str] = None) -> Optional[str]:
     """The name to give a resource declared without one (``kept``: the one it was given before), or None when it needs none."""
     rule = NAME_RULES.get(type_name)
     if rule is None or properties.get(rule.property_name) is not None:
         return None
-    return kept or generated_name(rule.prefix or stack_name, logical_id, rule.max_length)
+    if kept:
+        return kept
+    ending = FIFO if rule.fifo_flag and str(properties.get(rule.fifo_flag)).lower() == "true" else ""
+    name = generated_name(rule.prefix or stack_name, logical_id, rule.max_length, rule.alphabet, ending, seed)
+    return name.lower() if rule.lower_case else name
 
 
 def with_name(type_name: str, properties: Dict[str, Any], name: Optional[str]) -> Dict[str, Any]:

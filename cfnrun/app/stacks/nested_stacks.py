@@ -97,7 +97,8 @@ class NestedStacks:
             suffix = "".join(random.choices(string.ascii_uppercase + string.digits, k=12))
             name = f"{work.stack.stack_name}-{work.logical_id}-{suffix}"
             answer = await self._call("CreateStack", {"StackName": name, "TemplateBody": body, "Capabilities": self._capabilities(work),
-                                                      "Parameters": _parameters(work.properties), "DisableRollback": False})
+                                                      "Parameters": _parameters(work.properties), "DisableRollback": False,
+                                                      **_notified(work.properties)})
             stack_id = answer["StackId"]
             self.adopt(stack_id, work.stack.stack_id)
         work.progress(Provisioned(stack_id, stack_id), None)  # the parent's record names the child from now on (``in_flight.py``)
@@ -119,7 +120,7 @@ class NestedStacks:
         body = await self._template(work.properties["TemplateURL"])
         try:
             await self._call("UpdateStack", {"StackName": stack_id, "TemplateBody": body, "Capabilities": self._capabilities(work),
-                                             "Parameters": _parameters(work.properties)})
+                                             "Parameters": _parameters(work.properties), **_notified(work.properties)})
         except ProvisioningFailed as error:
             if "No updates are to be performed" not in error.reason:
                 raise
@@ -278,6 +279,13 @@ def _parameters(properties: Dict[str, Any]) -> List[Dict[str, str]]:
     given = properties.get("Parameters") or {}
     return [{"ParameterKey": str(key), "ParameterValue": ",".join(map(str, value)) if isinstance(value, list) else str(value)}
             for key, value in given.items()]
+
+
+def _notified(properties: Dict[str, Any]) -> Dict[str, List[str]]:
+    """The child's NotificationARNs: the resource's property (none when it declares none, an update too), which the
+    child's ``AWS::NotificationARNs`` gives."""
+    declared = properties.get("NotificationARNs")
+    return {"NotificationARNs": [str(arn) for arn in declared] if isinstance(declared, list) else []}
 
 
 def _given(capabilities: Sequence[str]) -> List[str]:

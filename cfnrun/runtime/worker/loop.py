@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from .botocore_sessions import prepare_sessions, share_registration_work
 from .channel import Channel, LogFds
 from .host import HandlerHost
+from .peak_memory import peak_rss_kib
 from .lambda_context import LambdaContext
 from .protocol import EXIT_CHANNEL_LOST, encode_frame, encode_reply
 
@@ -53,8 +54,9 @@ class Worker:
             if broken:
                 self.channel.send(encode_frame(_unusable_reply(request["id"], broken)))
                 return
+            peak_kib = peak_rss_kib()  # the sandbox's Max Memory Used so far (its lifetime peak, as Lambda's)
             # Asked last, so that 0 means the parent has already read all the call wrote.
-            self.channel.send(encode_reply(request["id"], kind, body, self.host.fired_faults(), self.log_fds.unread()))
+            self.channel.send(encode_reply(request["id"], kind, body, self.host.fired_faults(), self.log_fds.unread(), peak_kib))
             try:
                 request = self.channel.next_frame()
             except (EOFError, ConnectionError):

@@ -90,14 +90,18 @@ def encode_call(invocation_id: int, request_id: str, deadline_ms: int, event_jso
 
 
 def encode_reply(
-    invocation_id: int, kind: str, body: bytes, faults: Optional[List[Dict[str, Any]]] = None, unread: Optional[int] = None
+    invocation_id: int, kind: str, body: bytes, faults: Optional[List[Dict[str, Any]]] = None, unread: Optional[int] = None,
+    peak_kib: Optional[int] = None,
 ) -> bytes:
     """A call's reply frame, with the already encoded result or error spliced in (and the faults injected into it).
 
     ``unread``: the bytes of output the log pipe still held for the parent when the reply left (None: not known);
-    the parent reads the pipe before taking the call's output unless that is 0.
+    the parent reads the pipe before taking the call's output unless that is 0. ``peak_kib``: the worker's peak
+    resident set size so far (None: not known).
     """
     extra = f'"faults":{_ENCODER.encode(faults)},' if faults else ""
     if unread is not None:
         extra += f'"unread":{unread},'
+    if peak_kib is not None:
+        extra += f'"peak_kib":{peak_kib},'
     return _framed(f'{{"type":"{kind}","id":{invocation_id},{extra}"{kind}":'.encode("utf-8") + body + b"}")

@@ -1,7 +1,7 @@
 """Reading the CloudFormation API's input shapes: parameters, tags, the template body, paging, a type's name."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from cfnrun.stacks.records import Stack
 from cfnrun.stacks.store import StackError
@@ -62,12 +62,18 @@ def type_name_of(params: Dict[str, Any]) -> str:
     return arn.rsplit("/", 1)[-1].replace("-", "::")
 
 
+def given_notification_arns(params: Dict[str, Any]) -> Optional[Tuple[str, ...]]:
+    """The NotificationARNs a call gives (an empty list: none); None when it gives none, so the stack's stay."""
+    return tuple(params["NotificationARNs"] or ()) if "NotificationARNs" in params else None
+
+
 def take_settings(stack: Stack, params: Dict[str, Any]) -> None:
     """CreateStack's or UpdateStack's NotificationARNs, RollbackConfiguration and RoleARN, each where given, for
     DescribeStacks to show: an update that gives none keeps the stack's (the API reference says so of RoleARN and the
     rollback triggers, and implies it of NotificationARNs: "Specify an empty list to remove all notification topics")."""
-    if "NotificationARNs" in params:
-        stack.notification_arns = tuple(params["NotificationARNs"] or ())
+    arns = given_notification_arns(params)
+    if arns is not None:
+        stack.notification_arns = arns
     if "RollbackConfiguration" in params:
         stack.rollback_configuration = dict(params["RollbackConfiguration"] or {})
     if "RoleARN" in params:

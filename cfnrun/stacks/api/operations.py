@@ -12,7 +12,9 @@ from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Opt
 from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
 from cfnrun.stacks.api import STACK_OPERATIONS
-from cfnrun.stacks.api.inputs import PAGE_SIZE, given_parameters, given_tags, given_template_body, needed, one_page, take_settings, type_name_of
+from cfnrun.stacks.api.inputs import (
+    PAGE_SIZE, given_notification_arns, given_parameters, given_tags, given_template_body, needed, one_page, take_settings, type_name_of,
+)
 from cfnrun.stacks.api.resource_signals import SignalResource
 from cfnrun.stacks.api.stack_policies import StackPolicies, given_policy
 from cfnrun.stacks.api.stack_aliases import StackAliases
@@ -154,6 +156,7 @@ class StackOperations:
             params.get("ClientRequestToken"),
             disable_validation=bool(params.get("DisableValidation")),
             delete_on_failure=on_failure == "DELETE",
+            notification_arns=given_notification_arns(params) or (),
         )
         stack.termination_protection = bool(params.get("EnableTerminationProtection"))
         stack.capabilities = tuple(params.get("Capabilities") or ())  # what its nested stacks are created with too
@@ -169,6 +172,7 @@ class StackOperations:
             during_update,
             disable_validation=bool(params.get("DisableValidation")),
             disable_rollback=bool(params.get("DisableRollback")),
+            notification_arns=given_notification_arns(params),
         )
         if policy is not None:  # the new policy guards the updates after this one
             stack.policy_body = policy.body
@@ -437,10 +441,12 @@ class StackOperations:
             params.get("ResourcesToImport"),
             disable_validation=bool(params.get("DisableValidation")),
             refused=refused,
+            notification_arns=given_notification_arns(params),
         )
         change_set.capabilities = tuple(params.get("Capabilities") or ())
         stack = self.store.stacks[change_set.stack_id]  # what the change set does not give, it keeps of the stack's
-        change_set.notification_arns = tuple(params.get("NotificationARNs", stack.notification_arns))
+        given_arns = given_notification_arns(params)
+        change_set.notification_arns = stack.notification_arns if given_arns is None else given_arns
         change_set.rollback_configuration = dict(params.get("RollbackConfiguration", stack.rollback_configuration))
         change_set.role_arn = params.get("RoleARN", stack.role_arn)
         change_set.include_nested_stacks = bool(params.get("IncludeNestedStacks"))
