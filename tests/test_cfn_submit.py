@@ -2,7 +2,7 @@
 
 Each test makes a project with ``cfn init`` (non-interactive, in a temporary folder), ``cfn submit
 --set-default``s it unchanged against one serve shared by this module (``--endpoint-url`` to serve,
-``AWS_ENDPOINT_URL_S3`` to its moto), uses the registered default version in a stack, edits the project
+``AWS_ENDPOINT_URL_S3`` to serve too, which passes S3 calls on to its moto), uses the registered default version in a stack, edits the project
 and submits again: version 00000002 becomes the default and the stack's update runs it. cfn's pip build
 installs from a wheel of this venv's cloudformation-cli-python-lib (tests/cfn_cli.py).
 
@@ -32,18 +32,16 @@ pytestmark = pytest.mark.timeout(PATIENCE_S * 6)  # two submits, stacks and a se
 
 class Submitting:
     """One ``cfnrun serve --moto`` (of samples/parameter: serve needs a project, and this one names none of the submitted types),
-    boto3 clients for its CloudFormation API and its moto's S3, and cfn's pip build offline."""
+    boto3 clients for its CloudFormation API and S3 (both at serve's address: serve passes S3 calls on to its moto), and cfn's
+    pip build offline."""
 
     def __init__(self, server: ServerProcess, wheelhouse: Path) -> None:
         import boto3
 
         self.server = server
         self.wheelhouse = wheelhouse
-        announced = re.search(r"at (http://[0-9.]+:[0-9]+)", server.has_printed(r"moto server \(AWS stand-in\) at"))
-        assert announced, server.output
-        self.moto = announced.group(1)
         self.cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
-        self.s3 = boto3.client("s3", endpoint_url=self.moto, **CREDENTIALS)
+        self.s3 = boto3.client("s3", endpoint_url=server.url, **CREDENTIALS)
 
     def init(self, folder: Path, *args: str) -> Path:
         """``cfn init ARGS`` in a new ``folder``, as a user runs it: the fresh project."""
@@ -53,10 +51,11 @@ class Submitting:
         return folder
 
     def submit(self, project: Path) -> None:
-        """The real ``cfn submit --set-default`` in ``project``: its CloudFormation calls to serve, its S3 upload to serve's moto."""
+        """The real ``cfn submit --set-default`` in ``project``: its CloudFormation calls and its S3 upload to serve (the upload
+        passed on to serve's moto)."""
         run = cfn(
             project, "submit", "--endpoint-url", self.server.url, "--region", "us-east-1", "--set-default",
-            wheelhouse=self.wheelhouse, env={"AWS_ENDPOINT_URL_S3": self.moto}, timeout=PATIENCE_S * 3,
+            wheelhouse=self.wheelhouse, env={"AWS_ENDPOINT_URL_S3": self.server.url}, timeout=PATIENCE_S * 3,
         )
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
 

@@ -28,6 +28,7 @@ from cfnrun.api.cloudformation.wait_condition_signals import WaitConditionSignal
 from cfnrun.api.cloudformation.hook_payloads import HookPayloadEndpoint
 from cfnrun.api.cloudformation.errors import StackApiError
 from cfnrun.api.cloudformation.service import CloudFormationApi
+from cfnrun.api.forwarding import Forwarder
 from cfnrun.api.connections import ConnectionGuard, ConnectionLimits
 from cfnrun.api.function_responses import function_payload, shutdown_payload, tail_log
 from cfnrun.api.lambda_functions import FunctionManagement, FunctionRoutes
@@ -148,6 +149,7 @@ class LambdaService:
         wait_condition_signals: Optional[WaitConditionSignalEndpoint] = None,
         pages: Optional[PageRoutes] = None,
         functions: Optional[FunctionManagement] = None,
+        forwarder: Optional[Forwarder] = None,
     ) -> None:
         self.calls = calls
         self.limits = limits
@@ -160,6 +162,7 @@ class LambdaService:
         self.wait_condition_signals = wait_condition_signals  # the URLs of wait condition handles
         self.pages = pages
         self.functions = FunctionRoutes(functions) if functions is not None else None  # CreateFunction and the rest
+        self.forwarder = forwarder  # the calls of other services (S3, SQS…): to the AWS endpoint (``forwarding.py``)
         self.connections = ConnectionGuard(limits)
         self._stopping = False
 
@@ -192,12 +195,17 @@ class LambdaService:
         asks ``Expect: 100-continue`` takes the routed way, whose answer to that is aiohttp's.
         """
 
+        forwarder = self.forwarder
+
         def requests(request: web.BaseRequest) -> Awaitable[web.StreamResponse]:  # not a coroutine of its own: one frame less each time a call resumes
             if request.method == "POST" and hdrs.EXPECT not in request.headers:
                 name = _invoked_name(request.rel_url.path_safe)
                 if name is not None:
                     assert isinstance(request, web.Request), "made by the application's request factory"
                     return self._service_errors(request, functools.partial(self._invoke, name=name))
+            if forwarder is not None and forwarder.wants(request):  # before the router: S3's GET / is not the console's
+                assert isinstance(request, web.Request), "made by the application's request factory"
+                return self._service_errors(request, forwarder.forward)
             return routed(request)
 
         return requests

@@ -22,6 +22,7 @@ from cfnrun.api.cloudformation.wait_condition_signals import WaitConditionSignal
 from cfnrun.api.cloudformation.hook_payloads import HookPayloadEndpoint
 from cfnrun.api.cloudformation.service import CloudFormationApi
 from cfnrun.api.connections import GuardedTCPSite
+from cfnrun.api.forwarding import Forwarder
 from cfnrun.api.lambda_api import LambdaService
 from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.app.console_sources import ServedToConsole
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from cfnrun.app.reloader import Reloader
     from cfnrun.app.serve_settings import ServeSettings
 
+OWN_SERVICES = frozenset({"lambda", "cloudformation", "cloudcontrolapi"})  # what serve answers itself; any other service's calls are forwarded
 ANSWER_AFTER_STOP_S = 2.0  # once workers are stopped, how long the calls they ran have to be answered
 WORKERS_STOP_S = 5.0  # every worker and zygote told to leave, given two seconds, killed and swept for
 
@@ -127,6 +129,8 @@ class RunningServer:
             self.created.close()
         await steps.run("answering the calls the workers ran", self.calls.ended(ANSWER_AFTER_STOP_S), ANSWER_AFTER_STOP_S)
         await steps.run("closing the connections", self.runner.cleanup(), ANSWER_AFTER_STOP_S)
+        if self.service.forwarder is not None:
+            await steps.run("closing the connections to the AWS endpoint", self.service.forwarder.close(), ANSWER_AFTER_STOP_S)
         self.late.close()
 
     @property
@@ -163,6 +167,7 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         wait_condition_signals=WaitConditionSignalEndpoint(SignalsWhenLoaded(late)),
         pages=ConsoleRoutes(shown),
         functions=created,
+        forwarder=Forwarder(served.aws_endpoint, OWN_SERVICES | ({"sts"} if settings.sts_standin else set())),
     )
     runner = web.AppRunner(
         service.app(),
