@@ -50,6 +50,12 @@ def test_s3_and_sqs_calls_to_serve_reach_the_world_its_stacks_live_in(moto_serve
     env = {**os.environ, "AWS_ENDPOINT_URL": moto_serve.url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
     listed = subprocess.run(["aws", "s3", "ls", "s3://made-by-a-stack", "--recursive"], env=env, capture_output=True, text=True, timeout=PATIENCE_S)
     assert listed.returncode == 0 and "a/b.bin" in listed.stdout, listed.stdout + listed.stderr
+    # a TemplateURL at serve's own address (as sam deploy builds it from AWS_ENDPOINT_URL) is read from the endpoint's S3
+    s3.put_object(Bucket="made-by-a-stack", Key="packaged.template", Body=json.dumps({"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}}}).encode())
+    for address in (moto_serve.url, moto_serve.url.replace("127.0.0.1", "localhost")):
+        name = "from-url" if "127.0.0.1" in address else "from-localhost-url"
+        cfn.create_stack(StackName=name, TemplateURL=f"{address}/made-by-a-stack/packaged.template")
+        cfn.get_waiter("stack_create_complete").wait(StackName=name, WaiterConfig=FAST)
     # an unsigned request is still serve's own: its console page
     with urllib.request.urlopen(moto_serve.url + "/") as page:
         assert page.headers.get_content_type() == "text/html"

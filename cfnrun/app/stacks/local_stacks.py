@@ -300,7 +300,7 @@ def local_stacks(
     hook_resources = HookResources(hooks, hook_kinds)
     signals = ResourceSignals()
     wait_conditions = WaitConditions(url, signals)
-    nested_stacks = NestedStacks(served.aws_endpoint, region, stopping)  # given the stack operations below, once they exist
+    nested_stacks = NestedStacks(served.aws_endpoint, region, stopping, own_url=url)  # given the stack operations below, once they exist
     macros = Macros(served, operations.console, region, account_id)
     lambdas = LocalLambdas(aws_types, StackFunctions(served))
     types = TypeRouter(
@@ -353,7 +353,7 @@ def local_stacks(
             raise StackError(f"The type '{type_name}' cannot be found.", "TypeNotFoundException", 404)
         return f"arn:aws:cloudformation:{region}:{account_id}:type-configuration/{kind}/{type_name.replace('::', '-')}/default"
 
-    read_include = partial(read_snippet, served.aws_endpoint, region)
+    read_include = partial(read_snippet, served.aws_endpoint, region, url)
     ssm = SsmParameters(served.aws_endpoint, region).value if served.aws_endpoint else None
     blueprints = Blueprints(router, exports, region, account_id, fragments, read_include=read_include, ssm_parameter=ssm,
                             availability_zones=EndpointZones(served.aws_endpoint).zones)
@@ -385,7 +385,7 @@ def local_stacks(
                           read_include=read_include)
     calls = StackOperations(store, describe_type, summarizing, configure_type, drift, hooks)
     nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include, macros, nested_stacks, types.unrecognized,
-                                                           partial(read_template_url, served.aws_endpoint, region))
+                                                           partial(read_template_url, served.aws_endpoint, region, url))
     nested_stacks.store = store
     macros.stacks = lambda: store.stacks.values()
     return LocalStacks(

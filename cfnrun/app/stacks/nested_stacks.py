@@ -51,8 +51,9 @@ class StackCalls(Protocol):
 class NestedStacks:
     """The ``Provisioner`` of ``AWS::CloudFormation::Stack``; ``calls`` (the local stack operations) are given once they exist."""
 
-    def __init__(self, endpoint_url: Optional[str], region: str, stopping: Optional[Stopping] = None) -> None:
+    def __init__(self, endpoint_url: Optional[str], region: str, stopping: Optional[Stopping] = None, own_url: Optional[str] = None) -> None:
         self.endpoint_url = endpoint_url
+        self.own_url = own_url  # serve's address: a TemplateURL there is in the endpoint's S3 too (``template_locations.py``)
         self.region = region
         self.stopping = stopping or Stopping()  # serve stopping ends the wait for the child at once (it stops too: same engine)
         self.calls: Optional[StackCalls] = None
@@ -78,7 +79,7 @@ class NestedStacks:
         if child_id is None or not isinstance(url, str):
             return False
         try:
-            if s3_location(url, self.endpoint_url) is not None:
+            if s3_location(url, self.endpoint_url, self.own_url) is not None:
                 return False
         except UnreadableLocation:
             return False
@@ -270,7 +271,7 @@ class NestedStacks:
 
     async def _template(self, url: str) -> str:
         try:
-            return await asyncio.to_thread(read_location, url, self.endpoint_url, self.region)
+            return await asyncio.to_thread(read_location, url, self.endpoint_url, self.region, self.own_url)
         except UnreadableLocation as error:
             raise ProvisioningFailed(f"TemplateURL {error}") from None
 
