@@ -96,14 +96,14 @@ def _kept(registry: Registry) -> Any:  # noqa: F811
     return found[0] if found else [e["ErrorCode"] for e in answer["Errors"]]
 
 
-def _note_folder(registry: Registry, stack: str) -> Optional[str]:  # noqa: F811
-    """The Folder of the note a stack of one untitled-folder note made, read through Cloud Control."""
-    template = {"Resources": {"Note": {"Type": NOTE, "Properties": {"Title": f"filed by {stack}"}}}}
+def _note_folder(registry: Registry, stack: str, type_name: str = NOTE) -> Optional[str]:  # noqa: F811
+    """The Folder of the note a stack of one note with no Folder made (of ``type_name``), read through Cloud Control."""
+    template = {"Resources": {"Note": {"Type": type_name, "Properties": {"Title": f"filed by {stack}"}}}}
     registry.cloudformation.create_stack(StackName=stack, TemplateBody=json.dumps(template))
     registry.cloudformation.get_waiter("stack_create_complete").wait(StackName=stack, WaiterConfig=FAST)
     [resource] = registry.cloudformation.describe_stack_resources(StackName=stack)["StackResources"]
     cloudcontrol = boto3.client("cloudcontrol", endpoint_url=registry.server.url, **CREDENTIALS)
-    read = cloudcontrol.get_resource(TypeName=NOTE, Identifier=resource["PhysicalResourceId"])["ResourceDescription"]
+    read = cloudcontrol.get_resource(TypeName=type_name, Identifier=resource["PhysicalResourceId"])["ResourceDescription"]
     return json.loads(read["Properties"]).get("Folder")
 
 
@@ -153,3 +153,36 @@ def test_a_configuration_the_schema_refuses_is_refused_in_the_services_words_and
     assert SECRET not in registry.server.output
     assert _files_holding(registry.project / ".cfnrun", SECRET) == []
 
+
+
+def test_a_deregistered_types_configuration_is_gone_from_the_stacks_and_the_registry(
+    registry: Registry, configured_package: bytes,  # noqa: F811
+) -> None:
+    assert registry.register("configured.zip", configured_package)["ProgressStatus"] == "COMPLETE"
+    _set(registry, {"ApiToken": SECRET, "DefaultFolder": "Inbox"})
+    assert _note_folder(registry, "before") == "Inbox"
+
+    registry.cloudformation.deregister_type(Type="RESOURCE", TypeName=NOTE)  # its one version: the type goes
+    assert registry.register("again.zip", configured_package)["ProgressStatus"] == "COMPLETE"  # registered afresh, not configured
+    assert _kept(registry) == ["TypeConfigurationNotFoundException"]
+    assert _note_folder(registry, "after") is None  # the stacks no longer hand the old configuration to the handlers
+
+
+def test_a_deactivated_types_configuration_is_gone_from_the_stacks(registry: Registry, configured_package: bytes) -> None:  # noqa: F811
+    from test_registry import _wait_for_tests
+
+    cloudformation = registry.cloudformation
+    version = registry.register("configured.zip", configured_package)["TypeVersionArn"]
+    cloudformation.register_publisher(AcceptTermsAndConditions=True)
+    cloudformation.test_type(Arn=version)
+    assert _wait_for_tests(cloudformation, version)["TypeTestsStatus"] == "PASSED"
+    public_arn = cloudformation.publish_type(Type="RESOURCE", TypeName=NOTE)["PublicTypeArn"]
+    alias = "Acme::Notes::Filed"
+    activated = {"Type": "RESOURCE", "PublicTypeArn": public_arn, "TypeNameAlias": alias}
+    cloudformation.activate_type(**activated)
+    cloudformation.set_type_configuration(Type="RESOURCE", TypeName=alias, Configuration=json.dumps({"ApiToken": SECRET, "DefaultFolder": "Inbox"}))
+    assert _note_folder(registry, "before", alias) == "Inbox"
+
+    cloudformation.deactivate_type(Type="RESOURCE", TypeName=alias)  # the model: deactivating deletes its configuration
+    cloudformation.activate_type(**activated)  # the same public type, the same alias: not configured
+    assert _note_folder(registry, "after", alias) is None

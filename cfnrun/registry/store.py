@@ -484,6 +484,8 @@ class TypeRegistry:
                 self.handlers.use(registered.kind, registered.type_name, None)
             await self.handlers.stop(version)
             await asyncio.to_thread(shutil.rmtree, version.package.root, True)
+        if not registered.live():  # the type is deregistered: its configuration goes with it (inferred, as DeactivateType's does)
+            self._forget_configurations(registered)
         self._changed()
 
     # -- testing and publishing ----------------------------------------------------------------
@@ -633,10 +635,14 @@ class TypeRegistry:
             self.handlers.use(registered.kind, registered.type_name, None)
             await self.handlers.stop(version)  # its files are the published version's: they stay
         del self.types[(registered.kind, registered.type_name)]
-        configured = registered.arn.replace(":type/", ":type-configuration/", 1) + "/"  # the model: deactivating deletes its configuration
+        self._forget_configurations(registered)  # the model: deactivating deletes its configuration
+        self._changed()
+
+    def _forget_configurations(self, registered: RegisteredType) -> None:
+        """Forget each configuration of a type that is gone (the stacks dropped theirs with it: ``Handlers.use``)."""
+        configured = registered.arn.replace(":type/", ":type-configuration/", 1) + "/"
         for configuration_arn in [arn for arn in self.configurations if arn.startswith(configured)]:
             self.forget_configuration(configuration_arn)
-        self._changed()
 
     async def close(self) -> None:
         """Serve stops: registrations still running end (FAILED), every version's workers stop."""
