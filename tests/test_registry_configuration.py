@@ -152,6 +152,8 @@ def test_a_configuration_the_schema_refuses_is_refused_in_the_services_words_and
     registry.server.stop_cleanly(timeout=PATIENCE_S)
     assert not [line for line in registry.server.output if SECRET in line]
     assert _files_holding(registry.project / ".cfnrun", SECRET) == []
+    history = "registry/Cfnrun-Sample-Note/.cfnrun/history.sqlite3"  # where the handler's line is, masked
+    assert _files_holding(registry.project / ".cfnrun", "calling the notes service with token *** masked ***") == [history]
 
 
 
