@@ -1,4 +1,4 @@
-"""RegisterType past the 50 versions a resource type may have registered at a time, on a real ``cfnrun serve``.
+"""RegisterType past the 50 versions a resource type may have registered at a time (a module: 100), on a real ``cfnrun serve``.
 
 RegisterType's documentation: "You can have a maximum of 50 resource extension versions registered at a time ... Use
 DeregisterType to deregister specific extension versions if necessary." The 51st is refused at once with the operation's
@@ -14,7 +14,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from conftest import LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess
-from test_registry import FAST, NOTE, Registry, note_package, wheelhouse  # noqa: F401 - fixtures
+from test_registry import FAST, MODULE_TYPE, NOTE, Registry, _module_package, note_package, wheelhouse  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.timeout(PATIENCE_S * 8)
 LIMIT = 50
@@ -65,3 +65,22 @@ def test_the_51st_version_is_refused_until_one_is_deregistered(lean_registry: Re
     answer = lean_registry.register("note.zip", note_package)
     assert answer["ProgressStatus"] == "COMPLETE" and answer["TypeVersionArn"].endswith("/00000051"), answer
     assert refused() == FULL
+
+
+def test_a_module_may_have_a_hundred_versions(lean_registry: Registry) -> None:
+    """The quotas page's "Module versions": 100 per module; the 101st is refused as a resource type's 51st is."""
+    cloudformation = lean_registry.cloudformation
+    package = lean_registry.upload("module.zip", _module_package((SAMPLES / "module" / "fragments" / "bucket.json").read_bytes()))
+    sent = {"Type": "MODULE", "TypeName": MODULE_TYPE, "SchemaHandlerPackage": package}
+    tokens = [cloudformation.register_type(**sent)["RegistrationToken"] for _ in range(100)]
+    for token in tokens:
+        cloudformation.get_waiter("type_registration_complete").wait(RegistrationToken=token, WaiterConfig=FAST)
+    with pytest.raises(ClientError) as refused:
+        cloudformation.register_type(**sent)
+    assert refused.value.response["Error"] == {
+        "Type": "Sender", "Code": "CFNRegistryException",
+        "Message": f"The module '{MODULE_TYPE}' has reached the maximum of 100 registered versions. "
+                   "Deregister the versions you no longer use (DeregisterType with a VersionId) before registering another.",
+    }
+    listed = cloudformation.list_type_versions(Type="MODULE", TypeName=MODULE_TYPE)["TypeVersionSummaries"]
+    assert len(listed) == 100
