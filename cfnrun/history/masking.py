@@ -13,8 +13,8 @@ from cfnrun.model.seen_call import SeenCall
 CREDENTIAL_KEYS = ("callerCredentials", "providerCredentials", "credentials")
 CREDENTIAL_FIELDS = ("accessKeyId", "secretAccessKey", "sessionToken")
 # a configuration property holding a credential, by its name: ApiKey, ApplicationKey, ApiToken, Password, ClientSecret,
-# Credentials (and all under it), AuthHeader, PrivateKeyPem, ...
-SENSITIVE_NAME = re.compile(r"key$|token|secret|passw|credential|auth|private|cert", re.IGNORECASE)
+# Credentials (and all under it), AuthHeader (not AuthorName), PrivateKeyPem, ...
+SENSITIVE_NAME = re.compile(r"key$|token|secret|passw|credential|auth(?!or)|private|cert", re.IGNORECASE)
 CONFIGURATION_KEYS = ("typeConfiguration", "hookModel")  # where a payload carries the type's configuration (a hook's: hookModel)
 CREDENTIALS_MASK = "*** credentials ***"
 SECRET_MASK = "*** masked ***"
