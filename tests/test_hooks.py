@@ -218,6 +218,23 @@ def test_cfn_default_type_configuration_file_is_read_like_cfn(sample: Callable[[
     assert "type configuration from ~/.cfn-cli/typeConfiguration.json" in run.stderr
 
 
+def test_the_history_keeps_no_type_configuration_and_a_replay_sends_cfns_file_instead(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    project = sample("hook")
+    home = tmp_path / "home"
+    (home / ".cfn-cli").mkdir(parents=True)
+    write_json(home / ".cfn-cli" / "typeConfiguration.json", hook_configuration({"EncryptionAlgorithm": "aws:kms"}))
+    recorded = {"HOME": str(home), "CFNRUN_HISTORY": "on"}
+    run = cfnrun("invoke", "preCreate", "requests/create.json", "--virtual-clock", "--no-credentials", cwd=project, env=recorded)
+    assert run.returncode == 1 and "must use server-side encryption aws:kms" in run.stdout  # not a credential's name: shown
+    listed = cfnrun("history", "--json", cwd=project, env=recorded)
+    newest = json.loads(listed.stdout.splitlines()[-1])
+    shown = cfnrun("history", "show", str(newest["id"]), "--json", cwd=project, env=recorded)
+    assert '"EncryptionAlgorithm": "aws:kms"' not in shown.stdout + (project / ".cfnrun" / "history.sqlite3").read_text(errors="replace")
+    replayed = cfnrun("replay", str(newest["id"]), cwd=project, env=recorded)
+    assert "the typeConfiguration was not recorded (history masks its values)" in replayed.stderr, replayed.stdout + replayed.stderr
+    assert replayed.returncode == 0 and f"same outcome as #{newest['id']}" in replayed.stdout, replayed.stdout + replayed.stderr
+
+
 def test_typeconfig_for_a_resource_type_is_the_whole_file_and_is_validated(sample: Callable[[str], Path], tmp_path: Path) -> None:
     project = sample("note")
     schema_path = project / "cfnrun-sample-note.json"

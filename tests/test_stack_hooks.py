@@ -77,7 +77,18 @@ def _hook_events(cfn: Any, name: str) -> List[Dict[str, Any]]:
 def test_a_non_compliant_bucket_rolls_its_stack_back_and_a_compliant_one_is_made(server: ServerProcess) -> None:
     cfn, cloudcontrol = _clients(server)
     _configure(cfn, FailureMode="FAIL", Properties={"MinTags": 0})
-    assert _deploy(cfn, "suspended", "Suspended") == "ROLLBACK_COMPLETE"
+    # Properties the hook's typeConfiguration refuses: SetTypeConfiguration's CFNRegistryException, one line per problem and
+    # no value shown; the configuration set before stays
+    with pytest.raises(ClientError) as refused:
+        _configure(cfn, FailureMode="WARN", Properties={"MinTags": -3, "Owner": "team-a"})
+    assert refused.value.response["Error"]["Code"] == "CFNRegistryException"
+    head, *lines = refused.value.response["Error"]["Message"].split("\n")
+    assert head == f"Configuration validation failed for type {HOOK} with message:"
+    assert sorted(lines) == [
+        "#/CloudFormationConfiguration/HookConfiguration/Properties/MinTags: failed validation constraint for keyword [minimum]",
+        "#/CloudFormationConfiguration/HookConfiguration/Properties: extraneous key [Owner] is not permitted",
+    ]
+    assert _deploy(cfn, "suspended", "Suspended") == "ROLLBACK_COMPLETE"  # FailureMode FAIL still
     hooked = _hook_events(cfn, "suspended")
     assert [(e["LogicalResourceId"], e["HookStatus"]) for e in hooked] == [("Bucket", "HOOK_IN_PROGRESS"), ("Bucket", "HOOK_COMPLETE_FAILED")]
     # the service's words (the Hooks user guide's testing page, DescribeStackEvents of 2025): "Invoking hook", then the verdict

@@ -48,7 +48,7 @@ def operation_record(source: str, type_name: str, operation: "OperationInput", r
         "request": {
             "desiredResourceState": masker.model(operation.desired),
             "previousResourceState": masker.model(operation.previous),
-            "typeConfiguration": operation.type_configuration,
+            "typeConfiguration": masker.configuration(operation.type_configuration),  # never kept: a replay is told
             "logicalResourceIdentifier": operation.logical_resource_id,
             "targetName": operation.target_name,  # a hook's target type
         },
@@ -74,11 +74,12 @@ def cloud_control_recorder(
 
 
 def request_masker(schema: ResourceSchema, request: "OperationRequest") -> Masker:
-    """A masker that knows the request's writeOnly values and credentials: the history's records and the live output
-    of the operation (the console, ``--json``) hide them."""
+    """A masker that knows the request's writeOnly values, credentials and type configuration: the history's records and
+    the live output of the operation (the console, ``--json``) hide them."""
     masker = Masker(schema)
     operation = request.operation
     masker.learn([operation.desired, operation.previous], [request.credentials.model_dump() if request.credentials else None])
+    masker.learn_configuration(operation.type_configuration)
     return masker
 
 

@@ -172,8 +172,9 @@ def _in_stacks(modules: Set[str], kind: str, type_name: str, version: Optional[T
 
     stacks = parts.stacks
     fragments = [stacks.store.blueprints.module_fragments, stacks.calls.modules]  # what reads templates: the engine's and the checks'
-    if version is None:
+    if version is None:  # the type is gone (deregistered, deactivated): so is what the stacks keep of it, its configuration too
         stacks.operations.histories.pop(type_name, None)
+        stacks.operations.type_configurations.pop(type_name, None)
         if kind == HOOK:
             stacks.hooks.remove(type_name)
         for known in fragments:

@@ -12,7 +12,7 @@ from cfnrun.app.invoke import execute, prepare
 from cfnrun.app.options import from_record, overrides
 from cfnrun.app.settings.history import ReplayOptions
 from cfnrun.app.settings.invoke import InvokeSettings
-from cfnrun.history.masking import Masker
+from cfnrun.history.masking import SECRET_MASK, Masker
 from cfnrun.history.store import HistoryStore, RecordedOperation
 from cfnrun.events.operation import Observer, OperationCompleted, OperationResult
 from cfnrun.invoker.payloads import Entrypoint
@@ -102,10 +102,14 @@ def replay_settings(
         request = (load_hook_request_file if project.is_hook else load_request_file)(options.request_file)
         notes += request.warnings
     else:
+        configuration = body.get("typeConfiguration")
+        if SECRET_MASK in json.dumps(configuration):  # recorded masked: the type's own configuration file (cfn's), if any, instead
+            configuration = None
+            notes.append("the typeConfiguration was not recorded (history masks its values): pass --request FILE to send one")
         request = OperationInput(
             desired=copy.deepcopy(body.get("desiredResourceState") or {}),
             previous=copy.deepcopy(body.get("previousResourceState")),
-            type_configuration=body.get("typeConfiguration"),
+            type_configuration=configuration,
             logical_resource_id=body.get("logicalResourceIdentifier"),
             target_name=body.get("targetName"),
         )

@@ -12,6 +12,7 @@ from cfnrun.contract.validity_proof import prove
 from cfnrun.contract.violations import Violation
 from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
+from cfnrun.model.type_configuration import configuration_schema
 
 
 def check_request(
@@ -64,6 +65,13 @@ def service_problems(schema: ResourceSchema, document: Dict[str, Any]) -> List[s
     """``document``'s problems against the whole schema as the service words them when it refuses a resource's
     properties (``service_wording.py``), each once, in order."""
     return list(dict.fromkeys(line for *_, worded in _compiled_schema(schema.document).errors(document) for line in worded.split("\n")))
+
+
+def configuration_problems(schema: ResourceSchema, configuration: Dict[str, Any]) -> List[str]:
+    """``configuration`` (SetTypeConfiguration's) against the schema's ``typeConfiguration``, worded as ``service_problems``
+    words a resource's properties: no value is shown (a type's configuration often holds credentials). None declared: none."""
+    fragment = configuration_schema(schema)
+    return service_problems(fragment, configuration) if fragment is not None else []
 
 
 # the keyword that failed, jsonschema's message, the path into the document, and the service's words for it

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Dict, Iterable, List, Optional, Set
 
 from cfnrun.events.masking import WriteOnlyMasking
@@ -11,6 +12,10 @@ from cfnrun.model.seen_call import SeenCall
 
 CREDENTIAL_KEYS = ("callerCredentials", "providerCredentials", "credentials")
 CREDENTIAL_FIELDS = ("accessKeyId", "secretAccessKey", "sessionToken")
+# a configuration property holding a credential, by its name: ApiKey, ApplicationKey, ApiToken, Password, ClientSecret,
+# Credentials (and all under it), AuthHeader (not AuthorName), PrivateKeyPem, ...
+SENSITIVE_NAME = re.compile(r"key$|token|secret|passw|credential|auth(?!or)|private|cert", re.IGNORECASE)
+CONFIGURATION_KEYS = ("typeConfiguration", "hookModel")  # where a payload carries the type's configuration (a hook's: hookModel)
 CREDENTIALS_MASK = "*** credentials ***"
 SECRET_MASK = "*** masked ***"
 MIN_SCRUBBED_LENGTH = 4  # shorter values are masked where the schema places them, not searched for in text
@@ -38,6 +43,29 @@ class Masker(WriteOnlyMasking):
             if isinstance(value, dict):
                 for name in CREDENTIAL_FIELDS:
                     self._remember(value.get(name))
+
+    def learn_configuration(self, configuration: Any) -> None:
+        """Remember the credentials in a type's configuration (SetTypeConfiguration's, ``--typeconfig``) as secrets: every
+        value under a property named as one (``SENSITIVE_NAME``). Its schema cannot mark a property writeOnly, and the
+        rest of it (a hook's EncryptionAlgorithm, say) is what a handler's messages name; the history keeps no value
+        of it at all (``configuration``)."""
+        if isinstance(configuration, dict):
+            for key, value in configuration.items():
+                if SENSITIVE_NAME.search(str(key)):
+                    self._remember(value)
+                else:
+                    self.learn_configuration(value)
+        elif isinstance(configuration, list):
+            for item in configuration:
+                self.learn_configuration(item)
+
+    def configuration(self, configuration: Any) -> Any:
+        """A type's configuration as a record keeps it: its keys, each value masked."""
+        if isinstance(configuration, dict):
+            return {key: self.configuration(value) for key, value in configuration.items()}
+        if isinstance(configuration, list):
+            return [self.configuration(item) for item in configuration]
+        return configuration if configuration is None else SECRET_MASK
 
     def learn_values(self, secrets: Iterable[str]) -> None:
         """Remember ``secrets`` as they are (a stack's NoEcho parameter values, say), wherever the schema puts them or not."""
@@ -71,6 +99,9 @@ class Masker(WriteOnlyMasking):
         for key in CREDENTIAL_KEYS:
             if masked.get(key) is not None:
                 masked[key] = CREDENTIALS_MASK
+        for key in CONFIGURATION_KEYS:
+            if key in masked:
+                masked[key] = self.configuration(masked[key])
         for section in ("requestData", "request"):
             inner = masked.get(section)
             if isinstance(inner, dict):
@@ -80,6 +111,8 @@ class Masker(WriteOnlyMasking):
                         inner[key] = CREDENTIALS_MASK
                 for key in ("resourceProperties", "previousResourceProperties", "desiredResourceState", "previousResourceState"):
                     inner[key] = self.model(inner.get(key))
+                if "typeConfiguration" in inner:
+                    inner["typeConfiguration"] = self.configuration(inner["typeConfiguration"])
                 masked[section] = inner
         return masked
 
@@ -116,7 +149,18 @@ def call_masker(schema: ResourceSchema, call: SeenCall) -> Masker:
     """The masker of a call serve answered: it knows the writeOnly values of the call's models and its credentials."""
     masker = Masker(schema)
     masker.learn(call.models, call.credentials)
+    masker.learn_configuration(list(_configurations(call.payload)))
     return masker
+
+
+def _configurations(payload: Any) -> Iterable[Any]:
+    """The type configurations a handler's payload carries: its own (a hook's hookModel) and its request's."""
+    if isinstance(payload, dict):
+        yield from (payload.get(key) for key in CONFIGURATION_KEYS)
+        for section in ("requestData", "request"):
+            inner = payload.get(section)
+            if isinstance(inner, dict):
+                yield inner.get("typeConfiguration")
 
 
 _PLAIN = JsonWriter(sort_keys=True, default=str)  # one encoder for every record

@@ -23,7 +23,7 @@ INVOCATION_POINTS = ("PRE_PROVISION",)
 
 
 class HookConfigurationError(CfnrunError):
-    """A configuration SetTypeConfiguration refuses (the service's InvalidTypeConfiguration)."""
+    """A configuration SetTypeConfiguration refuses (the service's CFNRegistryException)."""
 
 
 @dataclass(frozen=True)

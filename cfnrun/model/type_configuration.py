@@ -47,17 +47,25 @@ def declares_type_configuration(schema: ResourceSchema) -> bool:
     return isinstance(schema.document.get("typeConfiguration"), dict)
 
 
+def configuration_schema(schema: ResourceSchema) -> Optional[ResourceSchema]:
+    """The schema's ``typeConfiguration`` as a schema of its own (its ``$ref``s reach the schema's definitions), or None
+    when the schema declares none."""
+    definition = schema.document.get("typeConfiguration")
+    if not isinstance(definition, dict):
+        return None
+    return ResourceSchema({"definitions": schema.document.get("definitions") or {}, **definition})
+
+
 def type_configuration_problem(schema: ResourceSchema, configuration: Dict[str, Any]) -> Optional[str]:
     """Why ``configuration`` does not fit the schema's ``typeConfiguration`` (as InvalidTypeConfiguration would say), or None."""
     from jsonschema.exceptions import best_match
 
     from cfnrun.model.schema_validator import SchemaValidator
 
-    definition = schema.document.get("typeConfiguration")
-    if not isinstance(definition, dict):
+    fragment = configuration_schema(schema)
+    if fragment is None:
         return "the schema declares no typeConfiguration, so the type takes none"
-    fragment = {"definitions": schema.document.get("definitions") or {}, **definition}
-    error = best_match(SchemaValidator(fragment).iter_errors(configuration))
+    error = best_match(SchemaValidator(fragment.document).iter_errors(configuration))
     if error is None:
         return None
     pointer = "".join("/" + str(part) for part in error.absolute_path) or "/"

@@ -35,6 +35,10 @@ DEPLOYED = "Deployment is currently in DEPLOY_STAGE of status COMPLETED"
 VALIDATION_FAILED = "Deployment is currently in VALIDATION_STAGE of status FAILED; Next is DEPLOY_STAGE with status CANCELLED"
 STOPPED = "The registration stopped: cfnrun serve stopped before it was complete"
 CRUD = ("create", "read", "delete")
+# How many versions of one extension may be registered at a time (live: deregistered ones do not count), by kind. A resource
+# type's 50 is RegisterType's documentation ("a maximum of 50 resource extension versions registered at a time"); a module's
+# 100 is the quotas page's "Module versions"; a hook's 50 is inferred (the documentation's "extension versions").
+VERSION_LIMITS = {RESOURCE: 50, HOOK: 50, MODULE: 100}
 # how the service's messages name each kind of extension ("resource type" as users quote it; "hook" and "module": inferred)
 KIND_NOUNS = {RESOURCE: "resource type", HOOK: "hook", MODULE: "module"}
 
@@ -345,6 +349,7 @@ class TypeRegistry:
                 if (earlier.kind, earlier.type_name) != (kind, type_name):
                     raise RegistryError(f"ClientRequestToken '{client_token}' was used to register {earlier.type_name}: use a new token.")
                 return earlier
+        self._require_room(kind, type_name)
         registration = Registration(str(uuid.uuid4()), kind, type_name, self.arn(kind, type_name), client_token=client_token or None)
         self.registrations[registration.token] = registration
         if client_token:
@@ -353,6 +358,20 @@ class TypeRegistry:
         running = self._registering[registration.token] = self._background(self._register(registration, url, logging_config, role))
         running.add_done_callback(lambda _: self._registering.pop(registration.token, None))
         return registration
+
+    def _require_room(self, kind: str, type_name: str) -> None:
+        """Refuse a registration that would take ``type_name`` past its kind's VERSION_LIMITS: its live versions and the
+        registrations of it still in progress (each would be a version) count."""
+        registered = self.types.get((kind, type_name))
+        live = len(registered.live()) if registered is not None else 0
+        running = sum(1 for r in self.registrations.values() if (r.kind, r.type_name, r.status) == (kind, type_name, IN_PROGRESS))
+        limit = VERSION_LIMITS[kind]
+        if live + running >= limit:
+            raise RegistryError(
+                f"The {KIND_NOUNS[kind]} '{type_name}' has reached the maximum of {limit} registered versions"
+                f"{f' ({running} of them registering)' if running else ''}. "
+                "Deregister the versions you no longer use (DeregisterType with a VersionId) before registering another."
+            )
 
     async def settled(self, token: str, within: float) -> None:
         """Once the registration ``token`` is no longer IN_PROGRESS, or ``within`` seconds have passed (it goes on either way)."""
@@ -484,6 +503,8 @@ class TypeRegistry:
                 self.handlers.use(registered.kind, registered.type_name, None)
             await self.handlers.stop(version)
             await asyncio.to_thread(shutil.rmtree, version.package.root, True)
+        if not registered.live():  # the type is deregistered: its configuration goes with it (inferred, as DeactivateType's does)
+            self._forget_configurations(registered)
         self._changed()
 
     # -- testing and publishing ----------------------------------------------------------------
@@ -633,10 +654,14 @@ class TypeRegistry:
             self.handlers.use(registered.kind, registered.type_name, None)
             await self.handlers.stop(version)  # its files are the published version's: they stay
         del self.types[(registered.kind, registered.type_name)]
-        configured = registered.arn.replace(":type/", ":type-configuration/", 1) + "/"  # the model: deactivating deletes its configuration
+        self._forget_configurations(registered)  # the model: deactivating deletes its configuration
+        self._changed()
+
+    def _forget_configurations(self, registered: RegisteredType) -> None:
+        """Forget each configuration of a type that is gone (the stacks dropped theirs with it: ``Handlers.use``)."""
+        configured = registered.arn.replace(":type/", ":type-configuration/", 1) + "/"
         for configuration_arn in [arn for arn in self.configurations if arn.startswith(configured)]:
             self.forget_configuration(configuration_arn)
-        self._changed()
 
     async def close(self) -> None:
         """Serve stops: registrations still running end (FAILED), every version's workers stop."""

@@ -90,3 +90,22 @@ def test_live_output_is_masked_as_written_or_as_json_writes_it_and_only_where_th
     assert live("caller-secret-1") == "caller-secret-1"  # no operation's secrets yet: as it is
     live.use(masker.masked_output)
     assert live("caller-secret-1!") == f"{SECRET_MASK}!"
+
+
+def test_a_type_configuration_is_kept_without_values_and_its_credentials_are_secrets() -> None:
+    masker = Masker(ResourceSchema.load(NOTE_SCHEMA))
+    configuration = {"Credentials": {"ApiKey": "k-123456", "Site": "eu1.example"}, "ClientSecret": "s-987654", "Algorithm": "aws:kms",
+                     "Retries": 3, "Tags": ["a", None], "AuthorName": "Ada Lovelace", "AuthHeader": "Bearer abc123"}
+    masker.learn_configuration(configuration)
+    assert masker.configuration(configuration) == {
+        "Credentials": {"ApiKey": SECRET_MASK, "Site": SECRET_MASK}, "ClientSecret": SECRET_MASK, "Algorithm": SECRET_MASK,
+        "Retries": SECRET_MASK, "Tags": [SECRET_MASK, None], "AuthorName": SECRET_MASK, "AuthHeader": SECRET_MASK,
+    }
+    # under a credential's name everything is a secret; elsewhere a value stays shown where a handler's message names it
+    shown = masker.masked_output("key k-123456 at eu1.example, secret s-987654, aws:kms, by Ada Lovelace with Bearer abc123")
+    assert shown == f"key {SECRET_MASK} at {SECRET_MASK}, secret {SECRET_MASK}, aws:kms, by Ada Lovelace with {SECRET_MASK}"
+    assert masker.payload({"requestData": {"typeConfiguration": {"ApiKey": "k-123456"}}, "hookModel": {"Algorithm": "aws:kms"}}) == {
+        "requestData": {"typeConfiguration": {"ApiKey": SECRET_MASK}, "resourceProperties": None, "previousResourceProperties": None,
+                        "desiredResourceState": None, "previousResourceState": None},
+        "hookModel": {"Algorithm": SECRET_MASK},
+    }

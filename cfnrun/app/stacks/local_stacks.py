@@ -39,7 +39,7 @@ from cfnrun.stacks.template.transforms import transforms_called
 from cfnrun.app.stacks.stack_functions import LocalLambdas, StackFunctions
 from cfnrun.app.stacks.guard_hooks import GuardHookKind
 from cfnrun.app.stacks.hook_files import HookFiles, readable_folders
-from cfnrun.app.stacks.hook_gate import CustomHook, Hook, HookGate
+from cfnrun.app.stacks.hook_gate import CustomHook, HookGate
 from cfnrun.app.stacks.hook_payloads import HookPayloadStore
 from cfnrun.stacks.hook_results import HookResults
 from cfnrun.app.stacks.hook_resources import HookKind, HookResources
@@ -56,8 +56,8 @@ from cfnrun.ui.console import Console
 from cfnrun.stacks.blueprint import Blueprints
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.module_fragment import ModuleFragment
-from cfnrun.model.hook_configuration import HookConfiguration, HookConfigurationError, parse_hook_configuration
-from cfnrun.model.type_configuration import declares_type_configuration, type_configuration_problem
+from cfnrun.model.hook_configuration import HookConfiguration
+from cfnrun.app.stacks.type_configurations import check_resource_configuration, configure_hook
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.lint_process import lint_lines
 from cfnrun.app.stacks.lint_in_pauses import pause_in_calls
@@ -347,7 +347,8 @@ def local_stacks(
         kind = "hook" if type_name in hooks.hooks else "resource"
         if kind == "hook":
             configure_hook(hooks.hooks[type_name], configuration)
-        elif operations.schema(type_name) is not None:
+        elif (schema := operations.schema(type_name)) is not None:
+            check_resource_configuration(type_name, schema, configuration)  # refused: nothing is kept
             operations.type_configurations[type_name] = configuration
         else:
             raise StackError(f"The type '{type_name}' cannot be found.", "TypeNotFoundException", 404)
@@ -392,20 +393,6 @@ def local_stacks(
         store, checked, responses, drift, hooks, payloads, aws_types, operations.console, operations,
         LeftoverCheck(operations, served_types, aws_types), signals, stopping, tuple(types.own_types), lambdas,
     )
-
-
-def configure_hook(hook: Hook, configuration: Dict[str, Any]) -> None:
-    """SetTypeConfiguration of a hook: the service's HookConfiguration, its Properties checked against a served hook's schema."""
-    try:
-        parsed = parse_hook_configuration(configuration)
-    except HookConfigurationError as error:
-        raise StackError(f"Invalid hook configuration: {error}", "InvalidTypeConfiguration") from None
-    schema = hook.schema if isinstance(hook, CustomHook) else None  # a Guard or Lambda hook has none
-    if schema is not None and declares_type_configuration(schema):
-        problem = type_configuration_problem(schema, parsed.properties)
-        if problem is not None:
-            raise StackError(f"Invalid hook configuration: Properties{problem}", "InvalidTypeConfiguration")
-    hook.configuration = parsed
 
 
 def declared_transforms(body: str) -> Tuple[str, ...]:
