@@ -452,6 +452,10 @@ def test_aws_resources_declared_without_a_name_are_named_once_as_the_service_nam
         "Bucket": {"Type": "AWS::S3::Bucket"},
         "Table": {"Type": "AWS::DynamoDB::Table", "Properties": table},
         "ExecutionRoleWithALongLogicalIdForTheLimit": {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": trust}},
+        "Fn": {"Type": "AWS::Lambda::Function", "Properties": {
+            "Runtime": "python3.11", "Handler": "index.handler", "Code": {"ZipFile": "def handler(event, context):\n    return 1\n"},
+            "Role": {"Fn::GetAtt": ["ExecutionRoleWithALongLogicalIdForTheLimit", "Arn"]},
+        }},
     }
     stack = "Named-" + "x" * 40
     stacks.cloudformation.create_stack(StackName=stack, TemplateBody=json.dumps({"Resources": resources}), Capabilities=["CAPABILITY_IAM"])
@@ -466,6 +470,7 @@ def test_aws_resources_declared_without_a_name_are_named_once_as_the_service_nam
     assert re.fullmatch(rf"{stack}-Table-{suffix}", names["Table"]), names
     role = names["ExecutionRoleWithALongLogicalIdForTheLimit"]  # 64 at most: the longer part is cut first
     assert len(role) == 64 and re.fullmatch(rf"Named-x+-ExecutionRole\w+-{suffix}", role), role
+    assert re.fullmatch(rf"{stack}-Fn-[A-Za-z0-9]{{12}}", names["Fn"]), names  # mixed case, as SAM's guides show them
     assert names["Bucket"] in [b["Name"] for b in stacks.s3.list_buckets()["Buckets"]]  # the name the endpoint has
     stacks.cloudformation.delete_stack(StackName=stack)
     stacks.wait("stack_delete_complete", StackName=stack)

@@ -46,6 +46,8 @@ NAME_RULES: Dict[str, NameRule] = {
     "AWS::IAM::User": NameRule("UserName", 64),
     "AWS::Logs::LogGroup": NameRule("LogGroupName", 512),
     "AWS::Kinesis::Stream": NameRule("Name", 128),
+    # mixed case, as SAM's guides show a generated function name (sam-app-HelloWorldFunction-<12 letters and digits>)
+    "AWS::Lambda::Function": NameRule("FunctionName", 64, alphabet=MIXED),
 }
 
 
