@@ -205,7 +205,7 @@ class LambdaService:
                     return self._service_errors(request, functools.partial(self._invoke, name=name))
             if forwarder is not None and forwarder.wants(request):  # before the router: S3's GET / is not the console's
                 assert isinstance(request, web.Request), "made by the application's request factory"
-                return self._service_errors(request, forwarder.forward)
+                return self._service_errors(request, self._forward)
             return routed(request)
 
         return requests
@@ -218,6 +218,12 @@ class LambdaService:
 
     async def unknown(self, request: web.Request) -> web.StreamResponse:
         raise service_errors.unknown_operation(request.method, request.path)
+
+    async def _forward(self, request: web.Request) -> web.StreamResponse:
+        """Another service's call, passed on to the AWS endpoint (``forwarding.py``); refused as the others are while serve stops."""
+        if self._stopping or self.forwarder is None:
+            raise service_errors.stopping()
+        return await self.forwarder.forward(request)
 
     async def root(self, request: web.Request) -> web.StreamResponse:
         """POST /: Cloud Control (JSON 1.0, by X-Amz-Target), CloudFormation or the STS stand-in (forms)."""
