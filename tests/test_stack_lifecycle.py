@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 from botocore.exceptions import ClientError, WaiterError
 
-from conftest import FIXTURES, LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess
+from conftest import FIXTURES, LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess, wait_until
 
 FAST = {"Delay": 0.1, "MaxAttempts": 600}
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
@@ -261,6 +261,28 @@ def test_force_delete_stack_deletes_a_delete_failed_stack_leaving_what_would_not
     greeting_statuses = [e["ResourceStatus"] for e in served.events(stack_id) if e["LogicalResourceId"] == "Greeting"]
     assert greeting_statuses[-2:] == ["DELETE_FAILED", "DELETE_SKIPPED"]
     assert cfn.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"] == "DELETE_COMPLETE"
+
+
+def test_continue_update_rollback_with_force_rollback_skips_what_the_failed_rollback_left_update_failed(served: Served) -> None:
+    cfn = served.cloudformation
+
+    def template(times: str, failing: bool = False) -> str:
+        resources: Dict[str, Any] = {"Greeting": {"Type": "Custom::Greeting", "Properties": {"ServiceToken": "GreeterFunction", "Name": "sticky", "Times": times}}}
+        if failing:
+            resources["Bad"] = {"Type": "Custom::Greeting", "DependsOn": "Greeting", "Properties": {"ServiceToken": "GreeterFunction", "Name": "refuse"}}
+        return json.dumps({"Resources": resources})
+
+    cfn.create_stack(StackName="forced", TemplateBody=template("1"))
+    served.wait("stack_create_complete", StackName="forced")
+    cfn.update_stack(StackName="forced", TemplateBody=template("2", failing=True))
+    wait_until(lambda: cfn.describe_stacks(StackName="forced")["Stacks"][0]["StackStatus"] == "UPDATE_ROLLBACK_FAILED", timeout=60, what="the failed rollback")
+    with pytest.raises(ClientError, match="ForceRollback and ResourcesToSkip are mutually exclusive"):
+        cfn.continue_update_rollback(StackName="forced", ForceRollback=True, ResourcesToSkip=["Greeting"])
+    cfn.continue_update_rollback(StackName="forced", ForceRollback=True)  # Greeting, which the rollback failed to update, is skipped
+    wait_until(lambda: cfn.describe_stacks(StackName="forced")["Stacks"][0]["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE", timeout=60, what="the rollback")
+    # as the model documents it: the skipped resource is UPDATE_COMPLETE, holding what the failed update left
+    assert cfn.describe_stack_resource(StackName="forced", LogicalResourceId="Greeting")["StackResourceDetail"]["ResourceStatus"] == "UPDATE_COMPLETE"
+    cfn.delete_stack(StackName="forced")
 
 
 def test_an_update_killed_mid_way_is_rolled_back_by_the_next_serve_to_the_previous_properties_and_resources(tmp_path: Path) -> None:

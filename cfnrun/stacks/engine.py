@@ -550,6 +550,10 @@ class StackEngine:
             return
         run.updated -= set(skip)
         stack.set_status("UPDATE_ROLLBACK_IN_PROGRESS", None, token)
+        for logical_id in sorted(skip):  # "sets the status of the skipped resources to UPDATE_COMPLETE" (botocore's model)
+            skipped = stack.resources.get(logical_id)
+            if skipped is not None and skipped.status == "UPDATE_FAILED":
+                stack.set_resource_status(skipped, "UPDATE_COMPLETE", None, token=token)
         await self._ask_again(stack, token)
         failed = await self._put_back(stack, run, token)
         if failed:

@@ -372,10 +372,14 @@ class StackStore:
             raise StackError(f"CancelUpdateStack cannot be called from current stack status {stack.status}")
         self.engine.cancel_update(stack)
 
-    def continue_update_rollback(self, name: str, skip: Tuple[str, ...] = ()) -> None:
+    def continue_update_rollback(self, name: str, skip: Tuple[str, ...] = (), force: bool = False) -> None:
+        """``force`` (ForceRollback): skip every resource the failed rollback left UPDATE_FAILED, as if each were named in
+        ResourcesToSkip (botocore's model documents it so)."""
         stack = self.get(name)
         if stack.status != "UPDATE_ROLLBACK_FAILED":
             raise StackError(f"Stack {stack.stack_id} is in {stack.status} state and can not continue update rollback")
+        if force:
+            skip = tuple(r.logical_id for r in stack.resources.values() if r.status == "UPDATE_FAILED")
         self._begin(stack, "CONTINUE_ROLLBACK")
         self._start(stack, self.engine.continue_update_rollback(stack, frozenset(skip)))
 

@@ -205,7 +205,11 @@ class StackOperations:
         return {}
 
     async def continue_update_rollback(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        self.store.continue_update_rollback(params["StackName"], tuple(params.get("ResourcesToSkip") or ()))
+        skip = tuple(params.get("ResourcesToSkip") or ())
+        force = bool(params.get("ForceRollback"))
+        if force and skip:  # the model's documentation says so; the words are inferred
+            raise StackError("ForceRollback and ResourcesToSkip are mutually exclusive: specify one of them")
+        self.store.continue_update_rollback(params["StackName"], skip, force)
         return {}
 
     async def describe_stacks(self, params: Dict[str, Any]) -> Dict[str, Any]:
