@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 from botocore.exceptions import WaiterError
 
-from conftest import LOCAL_STATE, SAMPLES, ServerProcess
+from conftest import LOCAL_STATE, SAMPLES, ServerProcess, wait_until
 from stack_waits import FAST, settled
 
 NOTE = "Cfnrun::Sample::Note"
@@ -220,3 +220,38 @@ def test_a_change_set_planned_before_the_stack_changed_is_obsolete_not_executed(
     assert refused.value.response["Error"]["Code"] == "InvalidChangeSetStatus"
     assert refused.value.response["Error"]["Message"].endswith("cannot be executed in its current execution status of [OBSOLETE]")
     assert cfn.describe_stacks(StackName="stale")["Stacks"][0]["StackStatus"] == "UPDATE_COMPLETE"
+
+
+def test_a_create_change_set_s_on_stack_failure_decides_what_its_failed_execution_does(server: ServerProcess) -> None:
+    """OnStackFailure (CreateChangeSet): DELETE deletes the stack a failed create made, DO_NOTHING keeps it CREATE_FAILED;
+    DescribeChangeSet shows it; ExecuteChangeSet may not add DisableRollback to it; DELETE is a CREATE change set's only."""
+    from botocore.exceptions import ClientError
+
+    cfn = _client(server)
+    broken = {"Type": NOTE, "DependsOn": "Made", "Properties": {"Title": "broken", "Priority": 9}}  # the handler refuses it
+    body = json.dumps({"Resources": {"Made": {"Type": NOTE, "Properties": {"Title": "made"}}, "Broken": broken}})
+    ids = {}
+    for name, on_failure in (("on-failure-delete", "DELETE"), ("on-failure-keep", "DO_NOTHING")):
+        made = cfn.create_change_set(StackName=name, ChangeSetName="first", ChangeSetType="CREATE", TemplateBody=body,
+                                     DisableValidation=True, OnStackFailure=on_failure)
+        cfn.get_waiter("change_set_create_complete").wait(ChangeSetName=made["Id"], WaiterConfig=FAST)
+        assert cfn.describe_change_set(ChangeSetName=made["Id"])["OnStackFailure"] == on_failure
+        ids[name] = made["StackId"]
+    with pytest.raises(ClientError, match="Either DisableRollback or OnStackFailure can be specified, not both."):
+        cfn.execute_change_set(ChangeSetName="first", StackName="on-failure-delete", DisableRollback=False)
+    for name in ids:
+        cfn.execute_change_set(ChangeSetName="first", StackName=name)
+    def ended(stack_id: str) -> str:
+        status = ""
+        def done() -> bool:
+            nonlocal status
+            status = cfn.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"]
+            return not status.endswith("_IN_PROGRESS")
+        wait_until(done, timeout=60, what=f"{stack_id} to settle")
+        return status
+
+    assert ended(ids["on-failure-delete"]) == "DELETE_COMPLETE"
+    assert ended(ids["on-failure-keep"]) == "CREATE_FAILED"
+    assert {r["LogicalResourceId"] for r in cfn.describe_stack_resources(StackName="on-failure-keep")["StackResources"]} == {"Made", "Broken"}
+    with pytest.raises(ClientError, match="OnStackFailure DELETE is only valid when ChangeSetType is CREATE"):
+        cfn.create_change_set(StackName="on-failure-keep", ChangeSetName="second", TemplateBody=body, OnStackFailure="DELETE")

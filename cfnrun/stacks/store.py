@@ -45,6 +45,12 @@ EXECUTED = ("EXECUTE_COMPLETE", "EXECUTE_FAILED")
 UNPROCESSED = '{"Resources": {"Unprocessed": {"Type": "AWS::CloudFormation::WaitConditionHandle"}}}'
 
 
+# OnStackFailure (CreateChangeSet) beside ExecuteChangeSet's DisableRollback: the model says they exclude each other; the
+# words are inferred from CreateStack's refusal of OnFailure with DisableRollback, which are the service's.
+BOTH_ON_STACK_FAILURE_AND_DISABLE_ROLLBACK = "Either DisableRollback or OnStackFailure can be specified, not both."
+ON_STACK_FAILURE_DELETE_NOT_CREATE = "OnStackFailure DELETE is only valid when ChangeSetType is CREATE"  # inferred words
+
+
 class StackError(Exception):
     """An operation the service would refuse: ``code`` is the API's error code."""
 
@@ -75,6 +81,7 @@ class ChangeSet:
     rollback_configuration: Dict[str, Any] = field(default_factory=dict)
     role_arn: Optional[str] = None
     include_nested_stacks: bool = False
+    on_stack_failure: Optional[str] = None  # OnStackFailure (DO_NOTHING, ROLLBACK, DELETE): what a failed create does, set at creation
     parent_change_set_id: Optional[str] = None  # a nested change set's parent and root (IncludeNestedStacks)
     root_change_set_id: Optional[str] = None
     nested_change_sets: Dict[str, str] = field(default_factory=dict)  # each nested stack's change set, by logical id
@@ -543,11 +550,14 @@ class StackStore:
             return
         change_set.status, change_set.status_reason = "FAILED", with_reasons(refused, change_set.hook_results)
 
-    def execute_change_set(self, name_or_id: str, stack_name: Optional[str], token: Optional[str] = None, disable_rollback: bool = False,
-                           from_root: bool = False) -> None:
-        """``from_root``: a nested change set, executed as its root's execution reaches its stack."""
+    def execute_change_set(self, name_or_id: str, stack_name: Optional[str], token: Optional[str] = None,
+                           disable_rollback: Optional[bool] = None, from_root: bool = False) -> None:
+        """``from_root``: a nested change set, executed as its root's execution reaches its stack; ``disable_rollback``:
+        ExecuteChangeSet's DisableRollback, None when not given (the change set's OnStackFailure then decides)."""
         change_set = self.change_set(name_or_id, stack_name)
         _require_root(change_set, "executed", from_root)
+        if change_set.on_stack_failure is not None and disable_rollback is not None:
+            raise StackError(BOTH_ON_STACK_FAILURE_AND_DISABLE_ROLLBACK)
         if change_set.execution_status != "AVAILABLE":
             raise StackError(
                 f"ChangeSet [{change_set.change_set_id}] cannot be executed in its current execution status of [{change_set.execution_status}]",
@@ -558,7 +568,8 @@ class StackStore:
         if not creating:  # checked before anything changes: a refused execution leaves the change set executable
             self._require_status(stack, UPDATABLE, "updated")
         change_set.execution_status = "EXECUTE_IN_PROGRESS"
-        stack.disable_rollback = disable_rollback
+        stack.disable_rollback = bool(disable_rollback) or change_set.on_stack_failure == "DO_NOTHING"
+        stack.delete_on_failure = change_set.on_stack_failure == "DELETE"  # a CREATE change set's only
         stack.capabilities = change_set.capabilities  # what its nested stacks are created or updated with
         stack.notification_arns, stack.rollback_configuration = change_set.notification_arns, change_set.rollback_configuration
         stack.role_arn = change_set.role_arn

@@ -31,7 +31,7 @@ from cfnrun.stacks.hooks import CHANGE_ACTIONS
 from cfnrun.stacks.drift import DriftDetection, ResourceDrift
 from cfnrun.stacks.records import Stack, StackResource, shown_parameters
 from cfnrun.stacks.blueprint import Blueprint
-from cfnrun.stacks.store import StackError, StackStore
+from cfnrun.stacks.store import ON_STACK_FAILURE_DELETE_NOT_CREATE, StackError, StackStore
 from cfnrun.stacks.template.loading import processed_body
 
 Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
@@ -434,6 +434,8 @@ class StackOperations:
 
     async def create_change_set(self, params: Dict[str, Any], refused: Optional[str] = None) -> Dict[str, Any]:
         """``refused``: its template could not be processed (a failing macro): the change set is FAILED with this reason."""
+        if params.get("OnStackFailure") == "DELETE" and params.get("ChangeSetType") != "CREATE":
+            raise StackError(ON_STACK_FAILURE_DELETE_NOT_CREATE)
         change_set = self.store.create_change_set(
             params["StackName"],
             params["ChangeSetName"],
@@ -454,6 +456,7 @@ class StackOperations:
         change_set.rollback_configuration = dict(params.get("RollbackConfiguration", stack.rollback_configuration))
         change_set.role_arn = params.get("RoleARN", stack.role_arn)
         change_set.include_nested_stacks = bool(params.get("IncludeNestedStacks"))
+        change_set.on_stack_failure = params.get("OnStackFailure")
         return {"Id": change_set.change_set_id, "StackId": change_set.stack_id}
 
     async def describe_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -480,6 +483,7 @@ class StackOperations:
                 "NotificationARNs": list(change_set.notification_arns),
                 "RollbackConfiguration": change_set.rollback_configuration,
                 "IncludeNestedStacks": change_set.include_nested_stacks,
+                "OnStackFailure": change_set.on_stack_failure,
                 "ParentChangeSetId": change_set.parent_change_set_id,
                 "RootChangeSetId": change_set.root_change_set_id,
             }
@@ -487,7 +491,8 @@ class StackOperations:
 
     async def execute_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:
         self.store.execute_change_set(
-            params["ChangeSetName"], params.get("StackName"), params.get("ClientRequestToken"), disable_rollback=bool(params.get("DisableRollback"))
+            params["ChangeSetName"], params.get("StackName"), params.get("ClientRequestToken"),
+            disable_rollback=None if params.get("DisableRollback") is None else bool(params["DisableRollback"]),
         )
         return {}
 
