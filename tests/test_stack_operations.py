@@ -549,3 +549,12 @@ def test_a_call_without_a_member_it_cannot_go_without_is_a_validation_error_not_
             "Type": "Sender", "Code": "ValidationError",
             "Message": f"1 validation error detected: Value null at '{member}' failed to satisfy constraint: Member must not be null",
         }
+
+
+def test_get_template_summary_can_take_unrecognized_resource_types_as_warnings(served: Served) -> None:
+    cfn = served.cloudformation
+    body = json.dumps({"Resources": {"Note": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": "t"}}, "Other": {"Type": "AWS::S3::Buckett"}}})
+    assert "Unrecognized resource types: [AWS::S3::Buckett]" in _error(cfn.get_template_summary, TemplateBody=body)["Message"]
+    summary = cfn.get_template_summary(TemplateBody=body, TemplateSummaryConfig={"TreatUnrecognizedResourceTypesAsWarnings": True})
+    assert summary["Warnings"] == {"UnrecognizedResourceTypes": ["AWS::S3::Buckett"]}
+    assert summary["ResourceTypes"] == ["AWS::S3::Buckett", "Cfnrun::Sample::Note"]

@@ -209,7 +209,8 @@ class CheckedStackOperations:
                         return await self.calls.create_change_set(params, refused=failed.message)
                     raise
                 unknown = self.unrecognized(resource.type for resource in template.resources.values())
-                if unknown:
+                warned = operation == "GetTemplateSummary" and (params.get("TemplateSummaryConfig") or {}).get("TreatUnrecognizedResourceTypesAsWarnings")
+                if unknown and not warned:
                     raise TemplateError(f"Template format error: Unrecognized resource types: [{', '.join(unknown)}]")
                 refusal = self._iam_refusal(operation, template, params)
                 if refusal is not None:
@@ -222,6 +223,8 @@ class CheckedStackOperations:
                     linting.add_done_callback(self._linting.discard)
                 with self.calls.store.blueprints.loaded(body, given, template):  # the operation reads it once, here
                     answer = await self.calls.call(operation, params)
+                if unknown and warned:  # TemplateSummaryConfig: the types no one serves are a warning, not the error
+                    answer = {**answer, "Warnings": {"UnrecognizedResourceTypes": list(unknown)}}
             else:
                 answer = await self.calls.call(operation, params)
             if operation == "CreateChangeSet" and params.get("IncludeNestedStacks") and self.nested is not None:
