@@ -234,6 +234,9 @@ def test_a_change_set_its_hook_refuses_is_failed_with_the_hooks_message(served: 
     assert [(h["TypeName"], h["FailureMode"], h["TargetDetails"]) for h in planned["Hooks"]] == [
         (HOOK, "FAIL", {"TargetType": "RESOURCE", "ResourceTargetDetails": {"LogicalResourceId": "First", "ResourceType": NOTE, "ResourceAction": "Modify"}})
     ]
+    # DescribeChangeSet counts them per change (HookInvocationCount), and leaves the member out where none will run
+    counted = {c["ResourceChange"]["LogicalResourceId"]: c.get("HookInvocationCount") for c in cfn.describe_change_set(ChangeSetName=retitling["Id"])["Changes"]}
+    assert counted["First"] == 1 and all(count is None for name, count in counted.items() if name != "First"), counted
     cfn.execute_change_set(ChangeSetName=retitling["Id"])
     served.wait("stack_update_complete", StackName="planned")
 

@@ -11,7 +11,7 @@ replacing Modify say what becomes of the physical resource (PolicyAction).
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Protocol
+from typing import Any, Dict, List, Mapping, Optional, Protocol
 
 from cfnrun.stacks.change_details import ChangeDetail
 from cfnrun.stacks.plan import ChangePlan, ResourceChange
@@ -27,10 +27,17 @@ class PropertyValues(Protocol):
         """One detail's before- or after-value as text."""
 
 
-def described_changes(plan: ChangePlan, values: Optional[PropertyValues] = None) -> List[Dict[str, Any]]:
+def described_changes(
+    plan: ChangePlan, values: Optional[PropertyValues] = None, hook_counts: Optional[Mapping[str, int]] = None,
+) -> List[Dict[str, Any]]:
     """The ``Changes`` member of DescribeChangeSet; with ``values`` (IncludePropertyValues), what the plan knows of the
-    values before and after, KNOWN_AFTER_APPLY where not yet known."""
-    return [{"Type": "Resource", "ResourceChange": described_change(c, values)} for c in plan.changes]
+    values before and after, KNOWN_AFTER_APPLY where not yet known; ``hook_counts``: how many hooks will be invoked for
+    each resource (``HookInvocationCount``, left out where none will)."""
+    counts = hook_counts or {}
+    return [
+        _present({"Type": "Resource", "HookInvocationCount": counts.get(c.logical_id) or None, "ResourceChange": described_change(c, values)})
+        for c in plan.changes
+    ]
 
 
 def described_change(change: ResourceChange, values: Optional[PropertyValues] = None) -> Dict[str, Any]:

@@ -7,6 +7,7 @@ output member names are botocore's (``cloudformation`` 2010-05-15).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from cfnrun.model.hook_configuration import HookConfiguration
@@ -29,9 +30,10 @@ from cfnrun.stacks.hook_results import HookResults
 from cfnrun.stacks.changes import described_changes
 from cfnrun.stacks.hooks import CHANGE_ACTIONS
 from cfnrun.stacks.drift import DriftDetection, ResourceDrift
+from cfnrun.stacks.plan import ResourceChange
 from cfnrun.stacks.records import Stack, StackResource, shown_parameters
 from cfnrun.stacks.blueprint import Blueprint
-from cfnrun.stacks.store import ON_STACK_FAILURE_DELETE_NOT_CREATE, StackError, StackStore
+from cfnrun.stacks.store import ON_STACK_FAILURE_DELETE_NOT_CREATE, ChangeSet, StackError, StackStore
 from cfnrun.stacks.template.loading import processed_body
 
 Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
@@ -476,7 +478,8 @@ class StackOperations:
                 "Status": change_set.status,
                 "StatusReason": change_set.status_reason,
                 "Changes": with_nested_change_sets(described_changes(
-                    change_set.plan, self.store.property_values(change_set) if params.get("IncludePropertyValues") else None
+                    change_set.plan, self.store.property_values(change_set) if params.get("IncludePropertyValues") else None,
+                    Counter(change.logical_id for change, _ in self._planned_hooks(change_set, stack)),
                 ), change_set.nested_change_sets),
                 "Tags": [{"Key": k, "Value": v} for k, v in change_set.tags.items()],
                 "Capabilities": list(change_set.capabilities),
@@ -508,26 +511,32 @@ class StackOperations:
         stack = self.store.stacks[change_set.stack_id]
         wanted = params.get("LogicalResourceId")
         planned = []
-        for change in change_set.changes:
+        for change, hook in self._planned_hooks(change_set, stack):
             if wanted is not None and change.logical_id != wanted:
                 continue
-            action = CHANGE_ACTIONS[str(change.action)]
-            for hook in self.hooks.applicable("RESOURCE", action, change.resource_type, stack.name):
-                details = {"LogicalResourceId": change.logical_id, "ResourceType": change.resource_type, "ResourceAction": change.action}
-                planned.append(
-                    {
-                        "InvocationPoint": "PRE_PROVISION",
-                        "FailureMode": hook.configuration.failure_mode,
-                        "TypeName": hook.hook_type,
-                        "TypeVersionId": HOOK_TYPE_VERSION,
-                        "TargetDetails": {"TargetType": "RESOURCE", "ResourceTargetDetails": details},
-                    }
-                )
+            details = {"LogicalResourceId": change.logical_id, "ResourceType": change.resource_type, "ResourceAction": change.action}
+            planned.append(
+                {
+                    "InvocationPoint": "PRE_PROVISION",
+                    "FailureMode": hook.configuration.failure_mode,
+                    "TypeName": hook.hook_type,
+                    "TypeVersionId": HOOK_TYPE_VERSION,
+                    "TargetDetails": {"TargetType": "RESOURCE", "ResourceTargetDetails": details},
+                }
+            )
         page, token = one_page(planned, params)
         status = "UNAVAILABLE" if change_set.status == "FAILED" else "PLANNED"
         shape = {"ChangeSetId": change_set.change_set_id, "ChangeSetName": change_set.name, "Hooks": page, "Status": status}
         return present({**shape, "NextToken": token, "StackId": stack.stack_id, "StackName": stack.name})
 
+
+    def _planned_hooks(self, change_set: ChangeSet, stack: Stack) -> List[Tuple[ResourceChange, Any]]:
+        """Each RESOURCE hook the change set's execution would run, with the change it runs for, in the plan's order."""
+        return [
+            (change, hook)
+            for change in change_set.changes
+            for hook in self.hooks.applicable("RESOURCE", CHANGE_ACTIONS[str(change.action)], change.resource_type, stack.name)
+        ]
 
     async def list_hook_results(self, params: Dict[str, Any]) -> Dict[str, Any]:
         found = self.hooks.results.matching(params)
