@@ -558,3 +558,14 @@ def test_get_template_summary_can_take_unrecognized_resource_types_as_warnings(s
     summary = cfn.get_template_summary(TemplateBody=body, TemplateSummaryConfig={"TreatUnrecognizedResourceTypesAsWarnings": True})
     assert summary["Warnings"] == {"UnrecognizedResourceTypes": ["AWS::S3::Buckett"]}
     assert summary["ResourceTypes"] == ["AWS::S3::Buckett", "Cfnrun::Sample::Note"]
+
+
+def test_deployment_config_is_kept_and_shown_and_its_disable_rollback_keeps_a_failed_create(served: Served) -> None:
+    cfn = served.cloudformation
+    broken = {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": "broken", "Priority": 9}}  # the handler refuses it
+    config = {"Mode": "EXPRESS", "DisableRollback": True}
+    cfn.create_stack(StackName="deployed", TemplateBody=json.dumps({"Resources": {"Broken": broken}}), DeploymentConfig=config, DisableValidation=True)
+    wait_until(lambda: not served.stack("deployed")["StackStatus"].endswith("_IN_PROGRESS"), timeout=PATIENCE_S, what="the create to end")
+    stack = served.stack("deployed")
+    assert (stack["StackStatus"], stack["DeploymentConfig"]) == ("CREATE_FAILED", config)  # kept, not rolled back
+    cfn.delete_stack(StackName="deployed")

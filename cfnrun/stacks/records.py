@@ -122,6 +122,7 @@ class Stack:
     role_arn: Optional[str] = None
     timeout_in_minutes: Optional[int] = None
     termination_protection: bool = False  # EnableTerminationProtection: DeleteStack is refused while it is on
+    deployment_config: Dict[str, Any] = field(default_factory=dict)  # DeploymentConfig as last given (Mode, DisableRollback)
     alias_name: Optional[str] = None  # SetAlias: a second name wherever a call takes StackName (``api/stack_aliases.py``)
     policy_body: Optional[str] = None  # the stack policy (StackPolicyBody) that guards its updates (``stack_policy.py``)
     change_set_id: Optional[str] = None  # the change set its last create or update carried out (CreateStack's and UpdateStack's their own)

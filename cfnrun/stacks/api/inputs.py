@@ -67,6 +67,11 @@ def given_notification_arns(params: Dict[str, Any]) -> Optional[Tuple[str, ...]]
     return tuple(params["NotificationARNs"] or ()) if "NotificationARNs" in params else None
 
 
+def rollback_disabled(params: Dict[str, Any]) -> bool:
+    """DisableRollback, given as itself or in DeploymentConfig (botocore 1.44's; cfnrun takes either)."""
+    return bool(params.get("DisableRollback")) or bool((params.get("DeploymentConfig") or {}).get("DisableRollback"))
+
+
 def take_settings(stack: Stack, params: Dict[str, Any]) -> None:
     """CreateStack's or UpdateStack's NotificationARNs, RollbackConfiguration and RoleARN, each where given, for
     DescribeStacks to show: an update that gives none keeps the stack's (the API reference says so of RoleARN and the
@@ -78,3 +83,5 @@ def take_settings(stack: Stack, params: Dict[str, Any]) -> None:
         stack.rollback_configuration = dict(params["RollbackConfiguration"] or {})
     if "RoleARN" in params:
         stack.role_arn = params["RoleARN"]
+    if "DeploymentConfig" in params:  # its Mode is kept and shown; every local operation runs as STANDARD does
+        stack.deployment_config = dict(params["DeploymentConfig"] or {})

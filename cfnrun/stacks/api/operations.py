@@ -14,7 +14,8 @@ from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
 from cfnrun.stacks.api import STACK_OPERATIONS
 from cfnrun.stacks.api.inputs import (
-    PAGE_SIZE, given_notification_arns, given_parameters, given_tags, given_template_body, needed, one_page, take_settings, type_name_of,
+    PAGE_SIZE, given_notification_arns, given_parameters, given_tags, given_template_body, needed, one_page, rollback_disabled, take_settings,
+    type_name_of,
 )
 from cfnrun.stacks.api.resource_signals import SignalResource
 from cfnrun.stacks.api.stack_policies import StackPolicies, given_policy
@@ -143,7 +144,7 @@ class StackOperations:
         on_failure = params.get("OnFailure")
         if on_failure is not None and "DisableRollback" in params:
             raise StackError(BOTH_ON_FAILURE_AND_DISABLE_ROLLBACK)
-        disable_rollback = bool(params.get("DisableRollback")) or on_failure == "DO_NOTHING"
+        disable_rollback = rollback_disabled(params) or on_failure == "DO_NOTHING"
         policy = given_policy(params)
         if refused is not None:
             stack = self.store.refused_create(params["StackName"], given_template_body(params) or "", given_tags(params) or {}, refused,
@@ -173,7 +174,7 @@ class StackOperations:
             params["StackName"], given_template_body(params), given_parameters(params), given_tags(params), params.get("ClientRequestToken"),
             during_update,
             disable_validation=bool(params.get("DisableValidation")),
-            disable_rollback=bool(params.get("DisableRollback")),
+            disable_rollback=rollback_disabled(params),
             notification_arns=given_notification_arns(params),
         )
         if policy is not None:  # the new policy guards the updates after this one
@@ -249,6 +250,7 @@ class StackOperations:
                 "TimeoutInMinutes": stack.timeout_in_minutes,
                 "EnableTerminationProtection": stack.termination_protection,
                 "AliasName": stack.alias_name,
+                "DeploymentConfig": stack.deployment_config or None,
                 "DriftInformation": self._stack_drift(stack),
                 "LastOperations": last_operations(stack),
                 "ParentId": stack.parent_id,
