@@ -194,6 +194,34 @@ def test_an_attribute_a_resource_lacks_fails_the_resource_that_reads_it_not_the_
         assert stacks.statuses(stack, named)[-3:] == ["CREATE_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
 
 
+def test_the_cdk_metadata_every_cdk_stack_holds_is_created_updated_and_deleted_though_no_endpoint_has_it(stacks: Stacks) -> None:
+    # AWS::CDK::Metadata is the service's own record (moto's CloudFormation makes nothing for it): before, every stack the
+    # CDK synthesizes failed its CDKMetadata on moto and rolled back.
+    template = {
+        "Parameters": {"Analytics": {"Type": "String"}},
+        "Conditions": {"Reported": {"Fn::Equals": [{"Ref": "AWS::Region"}, "us-east-1"]}},
+        "Resources": {
+            "Queue": {"Type": "AWS::SQS::Queue"},
+            "CDKMetadata": {"Type": "AWS::CDK::Metadata", "Properties": {"Analytics": {"Ref": "Analytics"}}, "Condition": "Reported"},
+        },
+    }
+    body = json.dumps(template)
+    stack_id = stacks.cloudformation.create_stack(
+        StackName="cdk-app", TemplateBody=body, Parameters=[{"ParameterKey": "Analytics", "ParameterValue": "v2:deflate64:A"}]
+    )["StackId"]
+    stacks.wait("stack_create_complete", StackName="cdk-app")
+    created = stacks.cloudformation.describe_stack_resource(StackName="cdk-app", LogicalResourceId="CDKMetadata")["StackResourceDetail"]
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", created["PhysicalResourceId"])
+    stacks.cloudformation.update_stack(StackName="cdk-app", TemplateBody=body, Parameters=[{"ParameterKey": "Analytics", "ParameterValue": "v2:deflate64:B"}])
+    stacks.wait("stack_update_complete", StackName="cdk-app")
+    assert stacks.statuses("cdk-app", "CDKMetadata") == ["CREATE_IN_PROGRESS", "CREATE_IN_PROGRESS", "CREATE_COMPLETE", "UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"]
+    updated = stacks.cloudformation.describe_stack_resource(StackName="cdk-app", LogicalResourceId="CDKMetadata")["StackResourceDetail"]
+    assert updated["PhysicalResourceId"] == created["PhysicalResourceId"]
+    stacks.cloudformation.delete_stack(StackName="cdk-app")
+    stacks.wait("stack_delete_complete", StackName="cdk-app")
+    assert stacks.statuses(stack_id, "CDKMetadata")[-2:] == ["DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
+
+
 def test_describe_stacks_shows_the_notification_arns_rollback_configuration_role_and_timeout_a_stack_was_given(stacks: Stacks) -> None:
     cloudformation = stacks.cloudformation
     template = {"Parameters": {"Title": {"Type": "String"}}, "Resources": {"Note": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": {"Ref": "Title"}}}}}
