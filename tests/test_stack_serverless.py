@@ -182,3 +182,23 @@ def test_aws_cloudformation_deploy_takes_a_sam_template_through_a_change_set(ser
     cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
     types = {r["ResourceType"] for r in cloudformation.describe_stack_resources(StackName="deployed")["StackResources"]}
     assert types == {"AWS::DynamoDB::Table", "AWS::Lambda::Function", "AWS::IAM::Role"}
+
+
+def test_a_sam_function_with_an_event_source_leaves_no_translator_warning_on_the_console(serve, tmp_path: Path) -> None:
+    # sam init's event-driven apps: the translator times each push event source (here a Schedule) for metrics it never
+    # sends, and printed "There are unpublished metrics..." on serve's console when the next translation replaced them
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    server = serve(tmp_path / "note", "--no-reload", "--moto")
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    scheduled = SAM_TEMPLATE.replace(
+        "      Policies: [AmazonDynamoDBReadOnlyAccess]\n",
+        "      Events:\n        Daily:\n          Type: Schedule\n          Properties:\n            Schedule: rate(1 day)\n",
+    )
+    for name in ("first", "second"):
+        cloudformation.create_change_set(StackName=name, ChangeSetName=name, ChangeSetType="CREATE", TemplateBody=scheduled,
+                                         Capabilities=["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"])
+        cloudformation.get_waiter("change_set_create_complete").wait(StackName=name, ChangeSetName=name, WaiterConfig=FAST)
+    server.stop()
+    assert "unpublished metrics" not in server.printed_until_exit()
