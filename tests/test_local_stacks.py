@@ -222,6 +222,37 @@ def test_the_cdk_metadata_every_cdk_stack_holds_is_created_updated_and_deleted_t
     assert stacks.statuses(stack_id, "CDKMetadata")[-2:] == ["DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
 
 
+def test_an_update_moto_cannot_make_fails_says_so_and_rolls_back_to_the_resource_as_it_is(stacks: Stacks) -> None:
+    # moto's CloudFormation has no update for AWS::DynamoDB::Table: its stack's update leaves no resource. cfnrun took that
+    # for a type moto lacks, deleted the endpoint's stack, and the rollback failed on it (UPDATE_ROLLBACK_FAILED); with an
+    # output reading the table's Arn, moto's stack broke on every later call, the stack's delete too
+    import boto3
+
+    template = json.dumps({
+        "Parameters": {"Reads": {"Type": "Number"}},
+        "Resources": {"Table": {"Type": "AWS::DynamoDB::Table", "Properties": {
+            "AttributeDefinitions": [{"AttributeName": "Id", "AttributeType": "S"}],
+            "KeySchema": [{"AttributeName": "Id", "KeyType": "HASH"}],
+            "ProvisionedThroughput": {"ReadCapacityUnits": {"Ref": "Reads"}, "WriteCapacityUnits": 1},
+        }}},
+        "Outputs": {"Name": {"Value": {"Ref": "Table"}}, "Arn": {"Value": {"Fn::GetAtt": ["Table", "Arn"]}}},
+    })
+    stacks.cloudformation.create_stack(StackName="capacity", TemplateBody=template, Parameters=[{"ParameterKey": "Reads", "ParameterValue": "1"}])
+    stacks.wait("stack_create_complete", StackName="capacity")
+    before = stacks.outputs("capacity")
+    stacks.cloudformation.update_stack(StackName="capacity", TemplateBody=template, Parameters=[{"ParameterKey": "Reads", "ParameterValue": "2"}])
+    with pytest.raises(WaiterError, match="UPDATE_ROLLBACK_COMPLETE"):
+        stacks.wait("stack_update_complete", StackName="capacity")
+    failed = [e.get("ResourceStatusReason", "") for e in stacks.events("capacity") if e["ResourceStatus"] == "UPDATE_FAILED"]
+    assert len(failed) == 1 and "does not update AWS::DynamoDB::Table in place" in failed[0], failed
+    assert stacks.statuses("capacity", "Table")[-2:] == ["UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"]  # the rollback
+    assert stacks.outputs("capacity") == before
+    dynamodb = boto3.client("dynamodb", endpoint_url=stacks.moto, **CREDENTIALS)
+    assert dynamodb.describe_table(TableName=before["Name"])["Table"]["ProvisionedThroughput"]["ReadCapacityUnits"] == 1
+    stacks.cloudformation.delete_stack(StackName="capacity")
+    stacks.wait("stack_delete_complete", StackName="capacity")
+
+
 def test_describe_stacks_shows_the_notification_arns_rollback_configuration_role_and_timeout_a_stack_was_given(stacks: Stacks) -> None:
     cloudformation = stacks.cloudformation
     template = {"Parameters": {"Title": {"Type": "String"}}, "Resources": {"Note": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": {"Ref": "Title"}}}}}
