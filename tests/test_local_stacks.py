@@ -253,6 +253,26 @@ def test_an_update_moto_cannot_make_fails_says_so_and_rolls_back_to_the_resource
     stacks.wait("stack_delete_complete", StackName="capacity")
 
 
+def test_a_parameter_string_for_an_integer_property_reaches_moto_as_the_integer_the_service_takes(stacks: Stacks) -> None:
+    # awslabs' VPC flow logs sample: MaxAggregationInterval is a String parameter ("600"); the service takes it for the
+    # schema's integer, moto compared it with 60 and 600 and refused it ("Invalid Flow Log Max Aggregation Interval")
+    template = json.dumps({
+        "Parameters": {"Interval": {"Type": "String", "AllowedValues": ["60", "600"]}},
+        "Resources": {
+            "Network": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.0.0.0/16"}},
+            "Logs": {"Type": "AWS::S3::Bucket"},
+            "FlowLog": {"Type": "AWS::EC2::FlowLog", "Properties": {
+                "ResourceId": {"Ref": "Network"}, "ResourceType": "VPC", "TrafficType": "ALL", "LogDestinationType": "s3",
+                "LogDestination": {"Fn::GetAtt": ["Logs", "Arn"]}, "MaxAggregationInterval": {"Ref": "Interval"},
+            }},
+        },
+    })
+    stacks.cloudformation.create_stack(StackName="flow-logs", TemplateBody=template, Parameters=[{"ParameterKey": "Interval", "ParameterValue": "600"}])
+    stacks.wait("stack_create_complete", StackName="flow-logs")
+    stacks.cloudformation.delete_stack(StackName="flow-logs")
+    stacks.wait("stack_delete_complete", StackName="flow-logs")
+
+
 def test_describe_stacks_shows_the_notification_arns_rollback_configuration_role_and_timeout_a_stack_was_given(stacks: Stacks) -> None:
     cloudformation = stacks.cloudformation
     template = {"Parameters": {"Title": {"Type": "String"}}, "Resources": {"Note": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": {"Ref": "Title"}}}}}

@@ -136,7 +136,7 @@ class AwsTypes:
             return await direct.put(work)
         name = _inner_name(work)
         work, given_name = _named(self._gettable(work))
-        body = self._template(work, await staged(work.type_name, work.properties, self.endpoint_url, self.region))
+        body = self._template(work, await staged(work.type_name, self.schemas.typed(work.type_name, work.properties), self.endpoint_url, self.region))
         try:
             await self._call(work, "create_stack", StackName=name, TemplateBody=body)
         except ProvisioningFailed as failed:
@@ -171,7 +171,7 @@ class AwsTypes:
             return self._unchanged(work, name)
         try:
             try:
-                properties = await staged(work.type_name, work.properties, self.endpoint_url, self.region)
+                properties = await staged(work.type_name, self.schemas.typed(work.type_name, work.properties), self.endpoint_url, self.region)
                 await self._call(work, "update_stack", StackName=name, TemplateBody=self._template(work, properties))
             except ProvisioningFailed as error:
                 if "No updates are to be performed" not in error.reason:
