@@ -194,6 +194,85 @@ def test_an_attribute_a_resource_lacks_fails_the_resource_that_reads_it_not_the_
         assert stacks.statuses(stack, named)[-3:] == ["CREATE_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
 
 
+def test_the_cdk_metadata_every_cdk_stack_holds_is_created_updated_and_deleted_though_no_endpoint_has_it(stacks: Stacks) -> None:
+    # AWS::CDK::Metadata is the service's own record (moto's CloudFormation makes nothing for it): before, every stack the
+    # CDK synthesizes failed its CDKMetadata on moto and rolled back.
+    template = {
+        "Parameters": {"Analytics": {"Type": "String"}},
+        "Conditions": {"Reported": {"Fn::Equals": [{"Ref": "AWS::Region"}, "us-east-1"]}},
+        "Resources": {
+            "Queue": {"Type": "AWS::SQS::Queue"},
+            "CDKMetadata": {"Type": "AWS::CDK::Metadata", "Properties": {"Analytics": {"Ref": "Analytics"}}, "Condition": "Reported"},
+        },
+    }
+    body = json.dumps(template)
+    stack_id = stacks.cloudformation.create_stack(
+        StackName="cdk-app", TemplateBody=body, Parameters=[{"ParameterKey": "Analytics", "ParameterValue": "v2:deflate64:A"}]
+    )["StackId"]
+    stacks.wait("stack_create_complete", StackName="cdk-app")
+    created = stacks.cloudformation.describe_stack_resource(StackName="cdk-app", LogicalResourceId="CDKMetadata")["StackResourceDetail"]
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", created["PhysicalResourceId"])
+    stacks.cloudformation.update_stack(StackName="cdk-app", TemplateBody=body, Parameters=[{"ParameterKey": "Analytics", "ParameterValue": "v2:deflate64:B"}])
+    stacks.wait("stack_update_complete", StackName="cdk-app")
+    assert stacks.statuses("cdk-app", "CDKMetadata") == ["CREATE_IN_PROGRESS", "CREATE_IN_PROGRESS", "CREATE_COMPLETE", "UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"]
+    updated = stacks.cloudformation.describe_stack_resource(StackName="cdk-app", LogicalResourceId="CDKMetadata")["StackResourceDetail"]
+    assert updated["PhysicalResourceId"] == created["PhysicalResourceId"]
+    stacks.cloudformation.delete_stack(StackName="cdk-app")
+    stacks.wait("stack_delete_complete", StackName="cdk-app")
+    assert stacks.statuses(stack_id, "CDKMetadata")[-2:] == ["DELETE_IN_PROGRESS", "DELETE_COMPLETE"]
+
+
+def test_an_update_moto_cannot_make_fails_says_so_and_rolls_back_to_the_resource_as_it_is(stacks: Stacks) -> None:
+    # moto's CloudFormation has no update for AWS::DynamoDB::Table: its stack's update leaves no resource. cfnrun took that
+    # for a type moto lacks, deleted the endpoint's stack, and the rollback failed on it (UPDATE_ROLLBACK_FAILED); with an
+    # output reading the table's Arn, moto's stack broke on every later call, the stack's delete too
+    import boto3
+
+    template = json.dumps({
+        "Parameters": {"Reads": {"Type": "Number"}},
+        "Resources": {"Table": {"Type": "AWS::DynamoDB::Table", "Properties": {
+            "AttributeDefinitions": [{"AttributeName": "Id", "AttributeType": "S"}],
+            "KeySchema": [{"AttributeName": "Id", "KeyType": "HASH"}],
+            "ProvisionedThroughput": {"ReadCapacityUnits": {"Ref": "Reads"}, "WriteCapacityUnits": 1},
+        }}},
+        "Outputs": {"Name": {"Value": {"Ref": "Table"}}, "Arn": {"Value": {"Fn::GetAtt": ["Table", "Arn"]}}},
+    })
+    stacks.cloudformation.create_stack(StackName="capacity", TemplateBody=template, Parameters=[{"ParameterKey": "Reads", "ParameterValue": "1"}])
+    stacks.wait("stack_create_complete", StackName="capacity")
+    before = stacks.outputs("capacity")
+    stacks.cloudformation.update_stack(StackName="capacity", TemplateBody=template, Parameters=[{"ParameterKey": "Reads", "ParameterValue": "2"}])
+    with pytest.raises(WaiterError, match="UPDATE_ROLLBACK_COMPLETE"):
+        stacks.wait("stack_update_complete", StackName="capacity")
+    failed = [e.get("ResourceStatusReason", "") for e in stacks.events("capacity") if e["ResourceStatus"] == "UPDATE_FAILED"]
+    assert len(failed) == 1 and "does not update AWS::DynamoDB::Table in place" in failed[0], failed
+    assert stacks.statuses("capacity", "Table")[-2:] == ["UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"]  # the rollback
+    assert stacks.outputs("capacity") == before
+    dynamodb = boto3.client("dynamodb", endpoint_url=stacks.moto, **CREDENTIALS)
+    assert dynamodb.describe_table(TableName=before["Name"])["Table"]["ProvisionedThroughput"]["ReadCapacityUnits"] == 1
+    stacks.cloudformation.delete_stack(StackName="capacity")
+    stacks.wait("stack_delete_complete", StackName="capacity")
+
+
+def test_a_parameter_string_for_an_integer_property_reaches_moto_as_the_integer_the_service_takes(stacks: Stacks) -> None:
+    # awslabs' VPC flow logs sample: MaxAggregationInterval is a String parameter ("600"); the service takes it for the
+    # schema's integer, moto compared it with 60 and 600 and refused it ("Invalid Flow Log Max Aggregation Interval")
+    template = json.dumps({
+        "Parameters": {"Interval": {"Type": "String", "AllowedValues": ["60", "600"]}},
+        "Resources": {
+            "Network": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.0.0.0/16"}},
+            "Logs": {"Type": "AWS::S3::Bucket"},
+            "FlowLog": {"Type": "AWS::EC2::FlowLog", "Properties": {
+                "ResourceId": {"Ref": "Network"}, "ResourceType": "VPC", "TrafficType": "ALL", "LogDestinationType": "s3",
+                "LogDestination": {"Fn::GetAtt": ["Logs", "Arn"]}, "MaxAggregationInterval": {"Ref": "Interval"},
+            }},
+        },
+    })
+    stacks.cloudformation.create_stack(StackName="flow-logs", TemplateBody=template, Parameters=[{"ParameterKey": "Interval", "ParameterValue": "600"}])
+    stacks.wait("stack_create_complete", StackName="flow-logs")
+    stacks.cloudformation.delete_stack(StackName="flow-logs")
+    stacks.wait("stack_delete_complete", StackName="flow-logs")
+
+
 def test_describe_stacks_shows_the_notification_arns_rollback_configuration_role_and_timeout_a_stack_was_given(stacks: Stacks) -> None:
     cloudformation = stacks.cloudformation
     template = {"Parameters": {"Title": {"Type": "String"}}, "Resources": {"Note": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": {"Ref": "Title"}}}}}

@@ -300,3 +300,23 @@ def test_an_aws_type_the_endpoint_does_not_implement_fails_its_resource_and_the_
     broke = server.has_printed(r"moto server: broke answering an AWS call: ")
     assert re.search(r"\w+Error: .* \(moto/[\w/]+\.py:\d+\)$", broke), broke
     assert not [line for line in server.output if "No Moto CloudFormation support" in line or "Error on request" in line], server.output
+
+
+def test_a_call_moto_broke_on_fails_the_resource_with_the_exception_moto_raised(cloudformation: Any, server: ServerProcess) -> None:
+    # moto raises BucketAlreadyExists out of its CloudFormation for a bucket name taken outside the stacks (a bootstrap
+    # stack's retained bucket, deployed again): the resource used to fail with werkzeug's HTML page ("500 Internal Server
+    # Error ... not an AWS answer"); the endpoint now answers an InternalFailure that names what broke
+    import boto3
+
+    moto = re.search(r"at (http://[0-9.]+:[0-9]+)", server.has_printed(r"moto server \(AWS stand-in\) at"))
+    assert moto, server.output
+    boto3.client("s3", endpoint_url=moto.group(1), region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t").create_bucket(
+        Bucket="taken-outside")
+    bucket = {"Type": "AWS::S3::Bucket", "Properties": {"BucketName": "taken-outside"}}
+    cloudformation.create_stack(StackName="wants-the-name", TemplateBody=template({"Bucket": bucket}))
+    assert settled(cloudformation, "wants-the-name")["StackStatus"] == "ROLLBACK_COMPLETE"
+    [reason] = [event[2] for event in events_of(cloudformation, "wants-the-name") if event[1] == "CREATE_FAILED"]
+    assert re.fullmatch(
+        r"moto broke answering an AWS call: moto\.s3\.exceptions\.BucketAlreadyExists: BucketAlreadyExists: .* "
+        r"\(moto/s3/models\.py:\d+\) \(the AWS endpoint's InternalFailure\)", str(reason)), reason
+    assert server.has_printed(r"moto server: broke answering an AWS call: .*BucketAlreadyExists")

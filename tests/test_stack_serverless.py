@@ -182,3 +182,44 @@ def test_aws_cloudformation_deploy_takes_a_sam_template_through_a_change_set(ser
     cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
     types = {r["ResourceType"] for r in cloudformation.describe_stack_resources(StackName="deployed")["StackResources"]}
     assert types == {"AWS::DynamoDB::Table", "AWS::Lambda::Function", "AWS::IAM::Role"}
+
+
+def test_a_sam_function_with_an_event_source_leaves_no_translator_warning_on_the_console(serve, tmp_path: Path) -> None:
+    # sam init's event-driven apps: the translator times each push event source (here a Schedule) for metrics it never
+    # sends, and printed "There are unpublished metrics..." on serve's console when the next translation replaced them
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    server = serve(tmp_path / "note", "--no-reload", "--moto")
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    scheduled = SAM_TEMPLATE.replace(
+        "      Policies: [AmazonDynamoDBReadOnlyAccess]\n",
+        "      Events:\n        Daily:\n          Type: Schedule\n          Properties:\n            Schedule: rate(1 day)\n",
+    )
+    for name in ("first", "second"):
+        cloudformation.create_change_set(StackName=name, ChangeSetName=name, ChangeSetType="CREATE", TemplateBody=scheduled,
+                                         Capabilities=["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"])
+        cloudformation.get_waiter("change_set_create_complete").wait(StackName=name, ChangeSetName=name, WaiterConfig=FAST)
+    server.stop()
+    assert "unpublished metrics" not in server.printed_until_exit()
+
+
+def test_functions_sharing_a_code_folder_are_created_together(serve, tmp_path: Path) -> None:
+    # sam init's web app: functions sharing one CodeUri. Each put the same zip again while moto's Lambda read it for
+    # another; moto then read a closed file and one function's stack there never settled (its create hung)
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    code = tmp_path / "src"
+    code.mkdir()
+    (code / "app.py").write_text("def handler(event, context):\n    return {}\n" + "# padding\n" * 20000)
+    functions = "".join(
+        f"  F{n}:\n    Type: AWS::Serverless::Function\n    Properties:\n      CodeUri: {code}\n"
+        f"      Handler: app.handler\n      Runtime: python3.12\n" for n in range(12)
+    )
+    server = serve(tmp_path / "note", "--no-reload", "--moto")
+    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    cloudformation.create_stack(StackName="shared", TemplateBody=f"Transform: AWS::Serverless-2016-10-31\nResources:\n{functions}",
+                                Capabilities=["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"])
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="shared", WaiterConfig={"Delay": 0.2, "MaxAttempts": 150})
+    assert not [line for line in server.output if "closed file" in line], server.output

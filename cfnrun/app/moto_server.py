@@ -7,11 +7,16 @@ process, so it stops when the command ends and leaves nothing behind.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import queue
+import sys
 import threading
+import time
+import traceback
 import warnings
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, Optional
+from xml.sax.saxutils import escape
 
 from cfnrun.model.endpoint_url import check_endpoint_url
 from cfnrun.model.errors import CfnrunError
@@ -41,6 +46,9 @@ def moto_server() -> Iterator[str]:
     quiet_moto()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     url = _started(server)
+    wsgi = getattr(server, "_server", None)
+    if wsgi is not None:  # moto's werkzeug server: its app answers a call it broke on as AWS answers an internal failure
+        wsgi.app = AwsShapedFailures(wsgi.app)
     try:
         yield url
     finally:
@@ -79,6 +87,51 @@ def broken_call_line(text: str) -> str:
         where = f" ({path.strip(chr(34)).rsplit('site-packages/', 1)[-1]}:{rest.split(',')[0]})"
     exception = lines[-1] if len(lines) > 1 else "an error"
     return f"moto server: broke answering an AWS call: {exception}{where}"
+
+
+class AwsShapedFailures:
+    """A WSGI app around moto's: a call moto broke on (an exception out of it) is answered as AWS answers an internal
+    failure, a 500 ``InternalFailure`` whose message is the one console line (the exception and moto's line that raised
+    it), in the caller's protocol, rather than werkzeug's HTML page, which no AWS client can read: so the caller (a
+    handler, or an AWS::* resource's CREATE_FAILED) is told what broke."""
+
+    REPEAT_S = 10.0  # the same line again within this long (the client's retries of the call) is not printed again
+
+    def __init__(self, app: Callable[..., Iterable[bytes]]) -> None:
+        self.app = app
+        self._last = ("", 0.0)
+        self._lock = threading.Lock()
+
+    def __call__(self, environ: Dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        try:
+            return self.app(environ, start_response)
+        except Exception as error:  # noqa: B902 - whatever moto raised, the call is answered
+            line = broken_call_line(_traceback_text(error))
+            with self._lock:
+                now = time.monotonic()
+                repeated = self._last[0] == line and now - self._last[1] < self.REPEAT_S
+                self._last = (line, now)
+            if not repeated:
+                logging.getLogger("werkzeug").error(line)
+            message = "moto " + line[len("moto server: "):]
+            json_protocol = "HTTP_X_AMZ_TARGET" in environ or "json" in str(environ.get("CONTENT_TYPE", ""))
+            if json_protocol:
+                body = json.dumps({"__type": "InternalFailure", "message": message}).encode()
+                content_type = "application/x-amz-json-1.1"
+            else:
+                body = (
+                    "<ErrorResponse><Error><Type>Receiver</Type><Code>InternalFailure</Code>"
+                    f"<Message>{escape(message)}</Message></Error><RequestId>cfnrun-moto</RequestId></ErrorResponse>"
+                ).encode()
+                content_type = "text/xml"
+            start_response("500 Internal Server Error", [
+                ("Content-Type", content_type), ("Content-Length", str(len(body))), ("x-amzn-ErrorType", "InternalFailure"),
+            ], sys.exc_info())
+            return [body]
+
+
+def _traceback_text(error: BaseException) -> str:
+    return "".join(traceback.format_exception(type(error), error, error.__traceback__))
 
 
 def _started(server: "ThreadedMotoServer") -> str:

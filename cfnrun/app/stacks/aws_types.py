@@ -43,6 +43,16 @@ class NotImplementedThere(ProvisioningFailed):
     """The endpoint's CloudFormation completed the resource's stack without making the resource: it does not know the type."""
 
 
+class NoUpdateThere(ProvisioningFailed):
+    """The endpoint's CloudFormation updated the resource's stack without the resource (moto's lacks some types' update)."""
+
+    def __init__(self, work: ResourceWork, endpoint_url: Optional[str]) -> None:
+        super().__init__(
+            f"the AWS endpoint {endpoint_url} does not update {work.type_name} in place: its stack's update left no resource "
+            f"(the resource {work.physical_id} is unchanged there)"
+        )
+
+
 def _answered(error: Exception) -> str:
     """What the endpoint sent instead of XML, from botocore's parser error (which carries the body after its first line)."""
     body = str(error).split("\n", 1)[1] if "\n" in str(error) else ""
@@ -94,6 +104,10 @@ class AwsTypes:
         # the types made through the endpoint's own service API when its CloudFormation lacks them (moto's lacks bucket policies)
         self.direct = {BUCKET_POLICY: BucketPolicies(endpoint_url, region)} if endpoint_url else {}
         self._lacking: Set[str] = set()  # the types this endpoint's CloudFormation was found not to implement
+        # per stack on the endpoint, the properties its resource was last made or updated with, and what that gave: the
+        # resource as it still is when the endpoint's CloudFormation cannot update its type (in this serve's memory)
+        self._as_made: Dict[str, Tuple[Dict[str, Any], Provisioned]] = {}
+        self._lost: Set[str] = set()  # the stacks on the endpoint whose update lost their resource
 
     def _cloudformation(self) -> Any:
         if self._client is None:
@@ -127,7 +141,7 @@ class AwsTypes:
             return await direct.put(work)
         name = _inner_name(work)
         work, given_name = _named(self._gettable(work))
-        body = self._template(work, await staged(work.type_name, work.properties, self.endpoint_url, self.region))
+        body = self._template(work, await staged(work.type_name, self.schemas.typed(work.type_name, work.properties), self.endpoint_url, self.region))
         try:
             await self._call(work, "create_stack", StackName=name, TemplateBody=body)
         except ProvisioningFailed as failed:
@@ -162,13 +176,35 @@ class AwsTypes:
             return await direct.put(work)
         name = self._inner_stack(work)
         work, given_name = _named(self._gettable(work), creating=False)
+        if name in self._lost:
+            return self._unchanged(work, name)
         try:
-            properties = await staged(work.type_name, work.properties, self.endpoint_url, self.region)
-            await self._call(work, "update_stack", StackName=name, TemplateBody=self._template(work, properties))
-        except ProvisioningFailed as error:
-            if "No updates are to be performed" not in error.reason:
+            try:
+                properties = await staged(work.type_name, self.schemas.typed(work.type_name, work.properties), self.endpoint_url, self.region)
+                await self._call(work, "update_stack", StackName=name, TemplateBody=self._template(work, properties))
+            except ProvisioningFailed as error:
+                if "No updates are to be performed" not in error.reason:
+                    raise
+            return await self._settled(work, name, given_name, updating=True)
+        except ProvisioningFailed as failed:
+            if not isinstance(failed, NoUpdateThere) and f"undefined resource {work.logical_id}" not in failed.reason:
                 raise
-        return await self._settled(work, name, given_name)
+        # moto's CloudFormation has no update for the type: its stack lost the resource, which is left as it was there; the
+        # stack is given a template without Outputs (moto reads them on every describe and delete, and they read nothing)
+        self._lost.add(name)
+        try:
+            await self._without_outputs(work, name)
+        except ProvisioningFailed:
+            pass
+        raise NoUpdateThere(work, self.endpoint_url)
+
+    def _unchanged(self, work: ResourceWork, name: str) -> Provisioned:
+        """The resource of a stack on the endpoint whose update lost it: as it was made when that is what is asked (the
+        rollback of the update that failed), else the update fails and changes nothing."""
+        as_made = self._as_made.get(name)
+        if as_made is not None and as_made[0] == work.properties and work.attributes_wanted <= set(as_made[1].attributes):
+            return as_made[1]
+        raise NoUpdateThere(work, self.endpoint_url)
 
     async def read_attributes(self, work: ResourceWork) -> Dict[str, Any]:
         """The endpoint's stack of the resource updated with outputs for the attributes now wanted: the resource itself unchanged."""
@@ -179,6 +215,8 @@ class AwsTypes:
         if direct is not None:
             return await direct.delete(work)
         name = self._inner_stack(work)
+        self._as_made.pop(name, None)
+        self._lost.discard(name)
         if work.retain:
             return
         self._require_endpoint(work)
@@ -188,6 +226,14 @@ class AwsTypes:
         status, reason = await self._wait(name)
         if status != "DELETE_COMPLETE":
             raise ProvisioningFailed(reason or f"the endpoint's stack {name} ended {status}")
+
+    async def _without_outputs(self, work: ResourceWork, name: str) -> None:
+        """The endpoint's stack ``name`` updated to its template without Outputs, which moto evaluates on delete too."""
+        body = (await self._ask("get_template", StackName=name))["TemplateBody"]
+        template = json.loads(body) if isinstance(body, str) else dict(body)
+        template.pop("Outputs", None)
+        await self._call(work, "update_stack", StackName=name, TemplateBody=json.dumps(template))
+        await self._wait(name)
 
     async def still_there(self, model: Optional[Dict[str, Any]]) -> bool:
         """Does the endpoint still have the resource's stack (after a restart of serve, an embedded moto does not)?"""
@@ -291,13 +337,15 @@ class AwsTypes:
         failures = [e.get("ResourceStatusReason") for e in reversed(events) if e.get("ResourceStatus", "").endswith("_FAILED")]
         return status, next((f for f in failures if f), None)
 
-    async def _settled(self, work: ResourceWork, name: str, given_name: Optional[str] = None) -> Provisioned:
+    async def _settled(self, work: ResourceWork, name: str, given_name: Optional[str] = None, updating: bool = False) -> Provisioned:
         status, reason = await self._wait(name)
         if status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
             raise ProvisioningFailed(reason or f"the AWS endpoint's stack {name} ended {status}")
         stack = (await self._ask("describe_stacks", StackName=name))["Stacks"][0]
         outputs = {o["OutputKey"]: o.get("OutputValue") for o in stack.get("Outputs", [])}
         made = await self._made(name, work.logical_id) if REF_OUTPUT not in outputs else None
+        if REF_OUTPUT not in outputs and made is None and updating:  # moto's CloudFormation lacks the type's update: its stack lost
+            raise NoUpdateThere(work, self.endpoint_url)  # the resource, left as it was (the stack there is kept: its record)
         if REF_OUTPUT not in outputs and made is None:  # moto completes a stack whose type it does not know, without making the resource
             await self._ask("delete_stack", StackName=name)  # nothing of it is left on the endpoint
             raise NotImplementedThere(
@@ -316,7 +364,9 @@ class AwsTypes:
                 f"{self.endpoint_url} does not give it, and the resource's properties do not hold it"
             )
         model = {INNER_STACK_KEY: name, **({GENERATED_NAME_KEY: given_name} if given_name else {})}
-        return Provisioned(physical_id, outputs.get(REF_OUTPUT, physical_id), attributes, model)
+        provisioned = Provisioned(physical_id, outputs.get(REF_OUTPUT, physical_id), attributes, model)
+        self._as_made[name] = (work.properties, provisioned)
+        return provisioned
 
     async def _made(self, name: str, logical_id: str) -> Optional[str]:
         """The physical id of the resource the endpoint's stack made, or None when it made none (a type the endpoint does not know).

@@ -4,7 +4,8 @@
 keeps as ``S3Bucket: cfnrun-local-code, S3Key: <path>`` (``stacks/template/serverless.py``).
 Before such an ``AWS::Lambda::Function`` (or ``AWS::Lambda::LayerVersion``) is created on the
 endpoint, the folder (or one file) is zipped and put in the endpoint's bucket of that name,
-under a key made of its content's hash, so changed code is an update and unchanged code is not.
+under a key made of its content's hash, so changed code is an update and unchanged code is not;
+the zip is put once (functions sharing a folder share the object), never again while it is there.
 A relative path is read from the folder serve runs in; the user pointed at it by naming it.
 """
 from __future__ import annotations
@@ -15,12 +16,15 @@ import hashlib
 import io
 import zipfile
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 from cfnrun.stacks.provisioning import ProvisioningFailed
 from cfnrun.stacks.template.serverless import LOCAL_CODE_BUCKET
 
 CODE_PROPERTY = {"AWS::Lambda::Function": "Code", "AWS::Lambda::LayerVersion": "Content"}
+# one lock per endpoint and key: the functions of a template that share a CodeUri are staged together, and an object put
+# again while moto's Lambda reads it made moto read a closed file (its stack then never settled)
+_PUTTING: Dict[Tuple[str, str], asyncio.Lock] = {}
 
 
 def local_path(type_name: str, properties: Dict[str, Any]) -> Optional[str]:
@@ -55,7 +59,8 @@ async def staged(type_name: str, properties: Dict[str, Any], endpoint_url: Optio
                                  f"serve runs in, {Path.cwd()}; give an absolute path or start serve next to the template)")
     body = await asyncio.to_thread(zipped, path)
     key = f"{hashlib.sha256(body).hexdigest()}.zip"
-    await asyncio.to_thread(_put, endpoint_url, region, key, body)
+    async with _PUTTING.setdefault((endpoint_url, key), asyncio.Lock()):  # functions sharing a CodeUri: put once, not at once
+        await asyncio.to_thread(_put, endpoint_url, region, key, body)
     staged_properties = copy.deepcopy(properties)
     staged_properties[CODE_PROPERTY[type_name]] = {"S3Bucket": LOCAL_CODE_BUCKET, "S3Key": key}
     return staged_properties
@@ -72,6 +77,11 @@ def _put(endpoint_url: str, region: str, key: str, body: bytes) -> None:
             s3.head_bucket(Bucket=LOCAL_CODE_BUCKET)
         except ClientError:
             s3.create_bucket(Bucket=LOCAL_CODE_BUCKET)
+        try:
+            s3.head_object(Bucket=LOCAL_CODE_BUCKET, Key=key)
+            return  # there already: the key is the content's hash
+        except ClientError:
+            pass
         s3.put_object(Bucket=LOCAL_CODE_BUCKET, Key=key, Body=body)
     except (BotoCoreError, ClientError) as error:
         raise ProvisioningFailed(f"could not put the local code in the AWS endpoint's S3 bucket {LOCAL_CODE_BUCKET}: {error}") from None

@@ -65,6 +65,7 @@ from cfnrun.stacks.state_db import StateError
 from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.signals import ResourceSignals, Signal
 from cfnrun.stacks.wait_conditions import CONDITION_TYPE, HANDLE_TYPE, WaitConditions
+from cfnrun.stacks.cdk_metadata import CDK_METADATA_TYPE, CdkMetadata
 from cfnrun.api.cloudformation.wait_condition_signals import HandleSignal
 from cfnrun.stacks.identifier_summaries import PrimaryIdentifier, identifier_summaries, property_names
 from cfnrun.stacks.store import StackError, StackStore
@@ -316,6 +317,7 @@ def local_stacks(
             **dict.fromkeys((HANDLE_TYPE, CONDITION_TYPE), wait_conditions),
             NESTED_STACK: nested_stacks,
             MACRO_TYPE: macros,
+            CDK_METADATA_TYPE: CdkMetadata(),  # no endpoint has it: the service makes nothing for it
         },
         aws_type_exists=aws_schemas.knows,
     )

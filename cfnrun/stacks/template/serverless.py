@@ -58,6 +58,7 @@ class ManagedPolicies(dict):  # type: ignore[type-arg]
 def expand_serverless(document: Mapping[str, Any], parameter_values: Optional[Mapping[str, str]], region: str = "us-east-1",
                       account_id: str = "123456789012") -> Dict[str, Any]:
     """The template with its SAM resources translated to AWS::* resources and the SAM transform removed."""
+    from samtranslator.metrics.metrics import DummyMetricsPublisher, Metrics
     from samtranslator.model.exceptions import InvalidDocumentException  # the translator is loaded only for SAM templates
     from samtranslator.parser.parser import Parser
     from samtranslator.translator.arn_generator import ArnGenerator
@@ -71,13 +72,18 @@ def expand_serverless(document: Mapping[str, Any], parameter_values: Optional[Ma
     policies = ManagedPolicies(partition)
     values: Dict[str, Any] = {"AWS::Region": region, "AWS::AccountId": account_id, "AWS::Partition": partition}
     values.update(parameter_values or {})
+    metrics = Metrics("ServerlessTransform", DummyMetricsPublisher())
     try:
         session = boto3.session.Session(region_name=region)  # only read for its region name: no call is made
-        translator = Translator(None, Parser(), boto_session=session)
+        translator = Translator(None, Parser(), boto_session=session, metrics=metrics)
         translated: Dict[str, Any] = translator.translate(template, values, get_managed_policy_map=lambda: policies)
     except InvalidDocumentException as error:
         causes = " ".join(str(cause.message) for cause in error.causes)  # the service's text: the count, then each cause
         raise TransformFailed(f"Transform {SERVERLESS} failed with: {error.message} {causes}".strip()) from None
+    finally:
+        # the timings the translator records (a function's push event sources) go nowhere, but unpublished ones print a
+        # warning on serve's console when the next translation replaces them
+        metrics.publish()
     others = [t for t in _as_list(document.get("Transform")) if (t.get("Name") if isinstance(t, dict) else t) != SERVERLESS]
     translated.pop("Transform", None)
     if others:
