@@ -33,6 +33,11 @@ class ChangeDetail:
     attribute: str = "Properties"  # Properties | Metadata
     before: Any = None  # None: the attribute was not set
     after: Any = None  # None: it is no longer set; KNOWN_AFTER_APPLY: not known before execution
+    # drift-aware change sets only (``drift_aware.py``): where the before-value comes from, and for a drifted property
+    # its value as last deployed and as it actually is; ``sync``: the template now says what it actually is
+    before_from: Optional[str] = None
+    drift: Optional[Tuple[Any, Any]] = None
+    sync: bool = False
 
     @property
     def path(self) -> str:
@@ -41,6 +46,8 @@ class ChangeDetail:
     @property
     def change_type(self) -> str:
         """The AttributeChangeType."""
+        if self.sync:
+            return "SyncWithActual"
         if self.before is None:
             return "Add"
         return "Remove" if self.after is None else "Modify"

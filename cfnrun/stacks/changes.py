@@ -6,14 +6,19 @@ Metadata differ, with its Replacement, its Scope and the details of each changed
 (``change_details.py``). With IncludePropertyValues each change also carries its BeforeContext and
 AfterContext, each detail's target its Path, BeforeValue, AfterValue and AttributeChangeType, and
 an Add its Replacement ``True`` — the members AWS's recorded answers have only then. A Remove and a
-replacing Modify say what becomes of the physical resource (PolicyAction).
+replacing Modify say what becomes of the physical resource (PolicyAction). A drift-aware change set's changes
+(``drift_aware.py``) also carry each resource's ResourceDriftStatus and the writeOnly properties whose drift was not
+looked for; with IncludePropertyValues, where each before-value came from, the actual state as BeforeContext, the
+previous deployment as PreviousDeploymentContext and, for a drifted property, its LiveResourceDrift.
 """
 from __future__ import annotations
 
+import datetime
 import json
 from typing import Any, Dict, List, Mapping, Optional, Protocol
 
 from cfnrun.stacks.change_details import ChangeDetail
+from cfnrun.stacks.drift_aware import TEMPLATE, WRITE_ONLY_PROPERTY, ActualState
 from cfnrun.stacks.plan import ChangePlan, ResourceChange
 
 
@@ -42,6 +47,7 @@ def described_changes(
 
 def described_change(change: ResourceChange, values: Optional[PropertyValues] = None) -> Dict[str, Any]:
     replacement = "True" if change.action == "Add" and values is not None else change.replacement
+    drift = change.drift
     shape: Dict[str, Any] = {
         "PolicyAction": change.policy_action,
         "Action": change.action,
@@ -50,17 +56,28 @@ def described_change(change: ResourceChange, values: Optional[PropertyValues] = 
         "ResourceType": change.resource_type,
         "Replacement": replacement,
         "Scope": list(change.scope),
-        "Details": [_detail(change.resource_type, d, values) for d in change.details],
+        "ResourceDriftStatus": drift.status if drift is not None else None,
+        "ResourceDriftIgnoredAttributes": _ignored(drift, change.after or change.before or {}) if drift is not None else None,
+        "Details": [_detail(change.resource_type, d, values, drift) for d in change.details],
     }
     if values is not None:
         if change.before is not None and change.action != "Add":
-            shape["BeforeContext"] = values.context(change.resource_type, change.before)
+            actual = drift.restored(change.before) if drift is not None and drift.read else change.before
+            shape["BeforeContext"] = values.context(change.resource_type, actual)
+            if drift is not None:
+                shape["PreviousDeploymentContext"] = values.context(change.resource_type, change.before)
         if change.after is not None and change.action != "Remove":
             shape["AfterContext"] = values.context(change.resource_type, change.after)
     return _present(shape)
 
 
-def _detail(type_name: str, detail: ChangeDetail, values: Optional[PropertyValues]) -> Dict[str, Any]:
+def _ignored(drift: ActualState, properties: Mapping[str, Any]) -> Optional[List[Dict[str, str]]]:
+    """ResourceDriftIgnoredAttributes: the writeOnly properties the resource sets (READ never shows them)."""
+    ignored = [{"Path": f"/Properties/{name}", "Reason": WRITE_ONLY_PROPERTY} for name in sorted(drift.write_only & set(properties))]
+    return ignored or None
+
+
+def _detail(type_name: str, detail: ChangeDetail, values: Optional[PropertyValues], drift: Optional[ActualState] = None) -> Dict[str, Any]:
     target: Dict[str, Any] = {"Attribute": detail.attribute, "Name": detail.name, "RequiresRecreation": detail.requires_recreation}
     if values is not None:
         target.update(
@@ -69,6 +86,15 @@ def _detail(type_name: str, detail: ChangeDetail, values: Optional[PropertyValue
             AfterValue=None if detail.after is None else values.value(type_name, detail, detail.after),
             AttributeChangeType=detail.change_type,
         )
+        if drift is not None and detail.before_from is not None:
+            target.update(BeforeValueFrom=detail.before_from, AfterValueFrom=TEMPLATE)
+        if drift is not None and detail.drift is not None:
+            previous, actual = detail.drift
+            target["Drift"] = _present({
+                "PreviousValue": None if previous is None else values.value(type_name, detail, previous),
+                "ActualValue": None if actual is None else values.value(type_name, detail, actual),
+                "DriftDetectionTimestamp": datetime.datetime.fromtimestamp(drift.checked_at, tz=datetime.timezone.utc),
+            })
     return _present(
         {"Target": _present(target), "Evaluation": detail.evaluation, "ChangeSource": detail.change_source, "CausingEntity": detail.causing_entity}
     )

@@ -28,6 +28,7 @@ from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookRe
 from cfnrun.stacks.interrupted_update import REPLACING, interrupted_update
 from cfnrun.stacks.unanswered_creates import ask_again
 from cfnrun.stacks.ordering import Step, reverse, run_in_order
+from cfnrun.stacks.drift_aware import SYNC_WITH_ACTUAL
 from cfnrun.stacks.plan import ChangePlan, ResourceChange, changed_properties, known_properties
 from cfnrun.stacks.provisioning import (
     AttributeReader,
@@ -299,6 +300,10 @@ class StackEngine:
         blueprint = plan.blueprint
         previous = self.blueprints[stack.stack_id]
         run = UpdateRun(Revision(previous, copy.deepcopy(stack.resources), list(stack.outputs), dict(stack.parameters), dict(stack.tags)), blueprint)
+        for change in plan.resources.values():  # a drift-aware update rolls back to what actually was, not to the last template
+            kept = run.before.resources.get(change.logical_id)
+            if change.drift is not None and change.drift.read and kept is not None and kept.properties is not None:
+                kept.properties = change.drift.restored(kept.properties)
         self.updates[stack.stack_id] = run
         self.blueprints[stack.stack_id] = blueprint
         stack.parameters, stack.tags, stack.no_echo = parameters, tags, blueprint.no_echo
@@ -354,7 +359,7 @@ class StackEngine:
         blueprint, planned = plan.blueprint, plan.of(logical_id)
         type_name = blueprint.type_of(logical_id)
         current = stack.resources.get(logical_id)
-        if current is None or not current.exists:
+        if current is None or not current.exists or planned.action == "Add":  # Add: made again, deleted outside CloudFormation
             stack.resources[logical_id] = StackResource(logical_id, type_name, "NOT_STARTED")
             run.added.add(logical_id)
             return await self._create(stack, blueprint, stack.resources[logical_id], token, run.cancellation)
@@ -364,7 +369,11 @@ class StackEngine:
         except (TemplateProblem, NoProvisioner) as error:
             stack.set_resource_status(current, "UPDATE_FAILED", str(error), token=token)
             return False
-        if planned.replacement != "True" and properties == current.properties and not planned.automatic:
+        if planned.action == SYNC_WITH_ACTUAL:  # the template now says what it actually is: only the record changes
+            self._sync_with_actual(stack, blueprint, current, properties, token)
+            return True
+        reverts_drift = planned.reverts_drift
+        if planned.replacement != "True" and properties == current.properties and not planned.automatic and not reverts_drift:
             if planned.action == "Modify" and "Metadata" in planned.scope:
                 self._update_metadata(stack, blueprint, current, token)
             # its properties unchanged: the handler is not called (a nested stack whose child template changed is)
@@ -376,7 +385,9 @@ class StackEngine:
             return False
         if planned.action == "Modify" and self._replaced_up_front(planned, type_name, changed_properties(known_properties(current, properties), properties)):
             return await self._replace(stack, blueprint, run, current, properties, shown, token)
-        work = replace(self._work(stack, blueprint, current, properties, token, run.cancellation), previous_properties=current.properties)
+        # a drift-aware change set's update starts from the resource as it actually is, not as it was last deployed
+        previous = planned.drift.restored(current.properties or {}) if planned.drift is not None and planned.drift.read else current.properties
+        work = replace(self._work(stack, blueprint, current, properties, token, run.cancellation), previous_properties=previous)
         before = copy.copy(current)
 
         def answered(made: Provisioned) -> Provisioned:
@@ -421,6 +432,16 @@ class StackEngine:
             stack.set_resource_status(resource, "UPDATE_FAILED", stack.masked(error.reason), token=token)
             return False
         return True
+
+    def _sync_with_actual(
+        self, stack: Stack, blueprint: Blueprint, resource: StackResource, properties: Dict[str, Any], token: Optional[str]
+    ) -> None:
+        """A drift-aware change set's SyncWithActual: the resource is as the template now says; its handler is not called,
+        its record takes the template's values (the events, as for a Metadata change alone, are inferred)."""
+        stack.set_resource_status(resource, "UPDATE_IN_PROGRESS", None, token=token)
+        resource.properties = properties
+        resource.metadata = blueprint.resolved_metadata(resource.logical_id, stack.resources)
+        stack.set_resource_status(resource, "UPDATE_COMPLETE", None, token=token)
 
     def _update_metadata(self, stack: Stack, blueprint: Blueprint, resource: StackResource, token: Optional[str]) -> None:
         """A change to the resource's Metadata alone: the service keeps Metadata itself, so the resource has its update events
@@ -533,6 +554,8 @@ class StackEngine:
         await self._delete_in_reverse(stack, made_by, made_by_update, policy, token, rolling_back_create=True)
         for logical_id in made_by_update:
             stack.resources.pop(logical_id, None)
+            if logical_id in run.before.resources and logical_id not in run.replaced:
+                stack.resources[logical_id] = run.before.resources[logical_id]  # made again (deleted outside): its old record
         for logical_id, old in run.replaced.items():
             stack.resources[logical_id] = old
         for logical_id, resource in stack.resources.items():  # a Metadata changed alone goes back too

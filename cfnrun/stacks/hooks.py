@@ -136,6 +136,8 @@ def change_set_model(template: Dict[str, Any], changes: Iterable[ResourceChange]
     (``afterContext``, none when it is removed; a value not known before execution as the change set shows it)."""
     changed = []
     for change in changes:
+        if change.action not in CHANGE_ACTIONS:  # a drift-aware SyncWithActual changes no resource
+            continue
         changed.append(
             {
                 "logicalResourceId": change.logical_id,

@@ -22,12 +22,14 @@ property is unknown if any part of it is — is cfnrun's, inferred rather than r
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.stacks.blueprint import KNOWN_AFTER_APPLY, Blueprint, TemplateProblem
 from cfnrun.stacks.change_details import UNDECLARED, Change, ChangeDetail, details_of
+from cfnrun.stacks.drift import DELETED
+from cfnrun.stacks.drift_aware import NO_MODIFICATION, PREVIOUS_DEPLOYMENT_STATE, SYNC_WITH_ACTUAL, ActualState
 from cfnrun.stacks.provisioning import Provisioners, Replacement, NoProvisioner
 from cfnrun.stacks.records import StackResource
 
@@ -49,6 +51,7 @@ class ResourceChange:
     before: Optional[Dict[str, Any]] = None  # the properties last applied (Modify, Remove)
     after: Optional[Dict[str, Any]] = None  # the properties to apply, KNOWN_AFTER_APPLY where not yet known
     policy_action: Optional[str] = None  # what becomes of the physical resource: Delete, Retain, ReplaceAndDelete, …
+    drift: Optional[ActualState] = None  # a drift-aware change set's: the resource as READ found it (``drift_aware.py``)
 
     @property
     def scope(self) -> Tuple[str, ...]:
@@ -58,6 +61,12 @@ class ResourceChange:
     def automatic(self) -> bool:
         """Is it a nested stack updated for its child template's sake (a ChangeSource of Automatic)?"""
         return any(d.change_source == AUTOMATIC for d in self.details)
+
+    @property
+    def reverts_drift(self) -> bool:
+        """Does the update bring a drifted property back to the template (so the handler is called, whatever the
+        template changed)?"""
+        return any(d.drift is not None and not d.sync for d in self.details)
 
     def replaces(self, changed: List[str]) -> bool:
         """Is the resource replaced, now that ``changed`` (the top-level properties that differ at execution) are known?"""
@@ -96,19 +105,24 @@ def plan_create(blueprint: Blueprint) -> ChangePlan:
 
 
 def plan_update(
-    resources: Mapping[str, StackResource], before: Optional[Blueprint], after: Blueprint, provisioners: Provisioners
+    resources: Mapping[str, StackResource], before: Optional[Blueprint], after: Blueprint, provisioners: Provisioners,
+    actual: Optional[Mapping[str, ActualState]] = None,
 ) -> ChangePlan:
-    """What applying ``after`` to a stack with ``resources`` (made from ``before``) does, resource by resource."""
+    """What applying ``after`` to a stack with ``resources`` (made from ``before``) does, resource by resource.
+    ``actual``: a drift-aware change set's, each existing resource as READ found it (``drift_aware.py``)."""
     planned: Dict[str, ResourceChange] = {}
     moving: Set[str] = set()  # resources this update adds, replaces or may replace: what references them is Dynamic
     for logical_id in after.resource_ids():
         type_name = after.type_of(logical_id)
         current = resources.get(logical_id)
-        if current is None or not current.exists:
-            planned[logical_id] = ResourceChange("Add", logical_id, type_name, after=after.planned_properties(logical_id, resources, moving))
+        state = actual.get(logical_id) if actual is not None else None
+        if current is None or not current.exists or (state is not None and state.status == DELETED):
+            # a resource deleted outside CloudFormation is made again by a drift-aware change set
+            made = after.planned_properties(logical_id, resources, moving)
+            planned[logical_id] = ResourceChange("Add", logical_id, type_name, after=made, drift=state if current is not None else None)
             moving.add(logical_id)
             continue
-        change = _modification(logical_id, current, resources, before, after, provisioners, moving)
+        change = _modification(logical_id, current, resources, before, after, provisioners, moving, state)
         planned[logical_id] = change
         if change.action is not None and change.replacement != "False":
             moving.add(logical_id)
@@ -142,9 +156,10 @@ def _modification(
     after: Blueprint,
     provisioners: Provisioners,
     moving: Set[str],
+    state: Optional[ActualState] = None,
 ) -> ResourceChange:
     type_name = after.type_of(logical_id)
-    unchanged = ResourceChange(None, logical_id, type_name, current.physical_id, before=current.properties, after=current.properties)
+    unchanged = ResourceChange(None, logical_id, type_name, current.physical_id, before=current.properties, after=current.properties, drift=state)
     if type_name != current.type_name:
         return ResourceChange("Modify", logical_id, type_name, current.physical_id, "True", before=current.properties)
     try:
@@ -164,12 +179,14 @@ def _modification(
             dynamic, properties = True, after.planned_properties(logical_id, resources, moving)
     known = known_properties(current, properties)
     declared = before.template.resources.get(logical_id) if before is not None else None
+    changed = changed_properties(known, properties) if dynamic or properties != current.properties else []
+    drifted = sorted(state.drifted - set(changed)) if state is not None else []  # drifted, the template the same: reverted
     changes = [
         Change(
             name, "Properties", provisioner.replacement(type_name, name).value, known.get(name), properties.get(name),
             declared.properties.get(name, UNDECLARED) if declared is not None else UNDECLARED, after.declaration(logical_id).properties.get(name),
         )
-        for name in (changed_properties(known, properties) if dynamic or properties != current.properties else [])
+        for name in changed + drifted
     ]
     metadata_after = after.resolved_metadata(logical_id, resources)
     metadata_before = before.resolved_metadata(logical_id, resources) if declared is not None and before is not None else None
@@ -180,10 +197,32 @@ def _modification(
     if not changes:
         return _changed_beyond_its_properties(provisioner, logical_id, type_name, current, properties) or unchanged
     parameters_before = before.parameters if before is not None else None
-    details = [d for c in changes for d in details_of(c, moving, after.conditions, parameters_before, after.parameters)]
-    replacement = _replacement(details)
+    details = [
+        d for c in changes for d in _against_actual(details_of(c, moving, after.conditions, parameters_before, after.parameters), state)
+    ]
+    replacement = _replacement([d for d in details if not d.sync])
     policy = f"ReplaceAnd{_POLICY_ACTIONS.get(after.update_replace_policy(logical_id), 'Delete')}" if replacement == "True" else None
-    return ResourceChange("Modify", logical_id, type_name, current.physical_id, replacement, tuple(details), known, properties, policy)
+    action = SYNC_WITH_ACTUAL if all(d.sync for d in details) else "Modify"
+    return ResourceChange(action, logical_id, type_name, current.physical_id, replacement, tuple(details), known, properties, policy, state)
+
+
+def _against_actual(details: List[ChangeDetail], state: Optional[ActualState]) -> List[ChangeDetail]:
+    """A changed attribute's details in a drift-aware change set: the before-value is the actual one where READ shows it;
+    a drifted property names its previous and actual values; one the template now sets to what it actually is becomes
+    a single SyncWithActual detail (nothing is changed, the record takes the template's value)."""
+    if state is None or not details or details[0].attribute != "Properties":
+        return details
+    name = details[0].name
+    marked = [replace(d, before_from=state.before_from(name)) for d in details]
+    if name not in state.drifted:
+        return marked
+    previous, actual = details[0].before, state.properties.get(name)
+    wanted = details[0].after
+    if wanted != KNOWN_AFTER_APPLY and stringify_primitives(actual) == stringify_primitives(wanted):
+        sync = replace(marked[0], evaluation="Static", change_source=NO_MODIFICATION, causing_entity=None, sync=True,
+                       before_from=PREVIOUS_DEPLOYMENT_STATE, drift=(previous, actual))
+        return [sync]
+    return [replace(d, before=actual, drift=(previous, actual)) for d in marked]
 
 
 def _changed_beyond_its_properties(

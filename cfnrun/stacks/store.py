@@ -13,13 +13,15 @@ import time
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from cfnrun.stacks.blueprint import Blueprint, Blueprints
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.names import CHANGE_SET_NAME, stack_name_problem
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.hooks import CHANGE_SET_ACTION, CHANGE_SET_TARGET, HookReport, HookedOperation, change_set_model, with_reasons
+from cfnrun.stacks import drift_aware
+from cfnrun.stacks.drift_aware import REVERT_DRIFT, ActualState
 from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_update
 from cfnrun.stacks.persistence import blueprint_record_of, restored_blueprint, restored_stack, stack_record
 from cfnrun.stacks.state_db import StateDatabase, StateError
@@ -85,6 +87,8 @@ class ChangeSet:
     parent_change_set_id: Optional[str] = None  # a nested change set's parent and root (IncludeNestedStacks)
     root_change_set_id: Optional[str] = None
     nested_change_sets: Dict[str, str] = field(default_factory=dict)  # each nested stack's change set, by logical id
+    deployment_mode: Optional[str] = None  # REVERT_DRIFT: a drift-aware change set (``drift_aware.py``)
+    stack_drift_status: Optional[str] = None  # a drift-aware change set's StackDriftStatus, as its READs found the stack
 
     @property
     def blueprint(self) -> Blueprint:
@@ -414,10 +418,12 @@ class StackStore:
         disable_validation: bool = False,
         refused: Optional[str] = None,
         notification_arns: Optional[Sequence[str]] = None,
+        actual: Optional[Mapping[str, ActualState]] = None,
     ) -> ChangeSet:
         """``resources_to_import``: an IMPORT change set's ResourcesToImport (``imports.py``). ``refused``: the template could
         not be processed (a failing macro): the change set is FAILED with this reason, and has no changes.
-        ``notification_arns``: the NotificationARNs given (None: the stack's)."""
+        ``notification_arns``: the NotificationARNs given (None: the stack's). ``actual``: a drift-aware change set's
+        (DeploymentMode REVERT_DRIFT), each existing resource as READ found it."""
         if not CHANGE_SET_NAME.match(name):
             raise StackError(f"ChangeSet name {name!r} must match [a-zA-Z][-a-zA-Z0-9]*")
         stack = self.find(stack_name)
@@ -454,7 +460,7 @@ class StackStore:
             plan = (
                 plan_import(stack, current, blueprint, resources_to_import or [], self.engine.provisioners)
                 if change_set_type == IMPORT
-                else plan_update(stack.resources, current, blueprint, self.engine.provisioners)
+                else plan_update(stack.resources, current, blueprint, self.engine.provisioners, actual)
             )
         except ImportProblem as problem:
             if made_here:
@@ -472,6 +478,8 @@ class StackStore:
             tags=dict(stack.tags) if tags is None else tags,
             description=description,
         )
+        if actual is not None:
+            change_set.deployment_mode, change_set.stack_drift_status = REVERT_DRIFT, drift_aware.stack_status(actual)
         unchanged = blueprint.parameters == stack.parameters and blueprint.same_ssm_values(self.engine.blueprints.get(stack.stack_id))
         if not plan.changes and change_set_type == "UPDATE" and change_set.tags == stack.tags and unchanged:
             change_set.status, change_set.execution_status = "FAILED", "UNAVAILABLE"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from cfnrun.stacks.template.declarations import is_custom_resource
 from cfnrun.app.stacks.user_types import UserTypes
@@ -30,6 +30,8 @@ from cfnrun.stacks.drift import (
     stack_drift_status,
     unknown_resource,
 )
+from cfnrun.model.schema import pointer_to_path
+from cfnrun.stacks.drift_aware import ActualState, actual_state
 from cfnrun.stacks.provisioning import ProvisioningFailed, ResourceWork, StackContext
 from cfnrun.stacks.records import Stack, StackResource
 from cfnrun.stacks.store import StackError, StackStore
@@ -103,11 +105,35 @@ class DriftChecks:
             raise StackError(f"Stack [{stack.name}] is in {stack.status} state: drift is detected on a stack no operation is changing")
         return stack
 
+    async def actual_states(self, stack: Stack) -> Dict[str, ActualState]:
+        """A drift-aware change set's view of each existing resource (``cfnrun.stacks.drift_aware``): their READs, all at
+        once, each kept as the resource's last drift result too."""
+        resources = [r for r in stack.resources.values() if r.exists]
+        found = await asyncio.gather(*(self._read(stack, r) for r in resources))
+        self._remember([drift for drift, _ in found if drift.status != NOT_CHECKED])
+        return {r.logical_id: actual_state(drift, actual, self._write_only(r.type_name)) for r, (drift, actual) in zip(resources, found)}
+
+    def _write_only(self, type_name: str) -> FrozenSet[str]:
+        """The type's writeOnly properties' top-level names."""
+        schema = self.operations.schema(type_name)
+        paths = [pointer_to_path(pointer) for pointer in schema.write_only_properties] if schema is not None else []
+        return frozenset(str(path[0]) for path in paths if path)
+
+    def forget(self, stack: Stack, logical_ids: Sequence[str]) -> None:
+        """Drop the last drift results of these resources (a drift-aware change set executed resets them)."""
+        kept = self.latest.get(stack.stack_id, {})
+        for logical_id in logical_ids:
+            kept.pop(logical_id, None)
+
     async def _drift(self, stack: Stack, resource: StackResource) -> ResourceDrift:
+        return (await self._read(stack, resource))[0]
+
+    async def _read(self, stack: Stack, resource: StackResource) -> Tuple[ResourceDrift, Optional[Dict[str, Any]]]:
+        """The resource's drift, and its model as READ answered it (None when it found none, failed or was not run)."""
         schema = self.operations.schema(resource.type_name)
         if schema is None:
             reason = _not_checked_reason(resource.type_name)
-            return not_checked_resource(stack.stack_id, resource, reason, time.time())
+            return not_checked_resource(stack.stack_id, resource, reason, time.time()), None
         work = ResourceWork(
             StackContext(stack.stack_id, stack.name, self.store.engine.region, self.store.engine.account_id, dict(stack.tags)),
             resource.logical_id,
@@ -119,10 +145,10 @@ class DriftChecks:
         try:
             actual = await self.user_types.read(work)
         except ProvisioningFailed as failed:
-            return unknown_resource(stack.stack_id, resource, failed.reason, time.time())
+            return unknown_resource(stack.stack_id, resource, failed.reason, time.time()), None
         if actual is None:
-            return deleted_resource(stack.stack_id, resource, time.time())
-        return compare_resource(schema, stack.stack_id, resource, actual, time.time())
+            return deleted_resource(stack.stack_id, resource, time.time()), None
+        return compare_resource(schema, stack.stack_id, resource, actual, time.time()), actual
 
     def _remember(self, drifts: List[ResourceDrift]) -> None:
         for drift in drifts:

@@ -31,9 +31,11 @@ from cfnrun.stacks.hook_results import HookResults
 from cfnrun.stacks.changes import described_changes
 from cfnrun.stacks.hooks import CHANGE_ACTIONS
 from cfnrun.stacks.drift import DriftDetection, ResourceDrift
+from cfnrun.stacks.drift_aware import NOT_A_MODE, NOT_AN_UPDATE, REVERT_DRIFT, ActualState
 from cfnrun.stacks.plan import ResourceChange
 from cfnrun.stacks.records import Stack, StackResource, shown_parameters
 from cfnrun.stacks.blueprint import Blueprint
+from cfnrun.stacks.statuses import UPDATABLE
 from cfnrun.stacks.store import ON_STACK_FAILURE_DELETE_NOT_CREATE, ChangeSet, StackError, StackStore
 from cfnrun.stacks.template.loading import processed_body
 
@@ -56,6 +58,10 @@ class DriftService(Protocol):
     def stack_information(self, stack: Stack) -> Tuple[str, Optional[float]]: ...
 
     def resource_information(self, stack: Stack, logical_id: str) -> Tuple[str, Optional[float]]: ...
+
+    async def actual_states(self, stack: Stack) -> Dict[str, ActualState]: ...
+
+    def forget(self, stack: Stack, logical_ids: Sequence[str]) -> None: ...
 
 
 class KnownHook(Protocol):
@@ -440,6 +446,7 @@ class StackOperations:
         """``refused``: its template could not be processed (a failing macro): the change set is FAILED with this reason."""
         if params.get("OnStackFailure") == "DELETE" and params.get("ChangeSetType") != "CREATE":
             raise StackError(ON_STACK_FAILURE_DELETE_NOT_CREATE)
+        actual = await self._actual_states(params) if params.get("DeploymentMode") is not None and refused is None else None
         change_set = self.store.create_change_set(
             params["StackName"],
             params["ChangeSetName"],
@@ -452,6 +459,7 @@ class StackOperations:
             disable_validation=bool(params.get("DisableValidation")),
             refused=refused,
             notification_arns=given_notification_arns(params),
+            actual=actual,
         )
         change_set.capabilities = tuple(params.get("Capabilities") or ())
         stack = self.store.stacks[change_set.stack_id]  # what the change set does not give, it keeps of the stack's
@@ -462,6 +470,19 @@ class StackOperations:
         change_set.include_nested_stacks = bool(params.get("IncludeNestedStacks"))
         change_set.on_stack_failure = params.get("OnStackFailure")
         return {"Id": change_set.change_set_id, "StackId": change_set.stack_id}
+
+    async def _actual_states(self, params: Dict[str, Any]) -> Optional[Dict[str, ActualState]]:
+        """A drift-aware change set's READs of the stack's resources, before its plan is made; None when the stack cannot
+        be updated now (CreateChangeSet then refuses it in its own words)."""
+        mode = params["DeploymentMode"]
+        if mode != REVERT_DRIFT:
+            raise StackError(NOT_A_MODE.format(mode=mode))
+        if (params.get("ChangeSetType") or "UPDATE") != "UPDATE":
+            raise StackError(NOT_AN_UPDATE)
+        stack = self.store.find(params["StackName"])
+        if stack is None or stack.status not in UPDATABLE:
+            return None
+        return await self.drift.actual_states(stack)
 
     async def describe_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:
         change_set = self.store.change_set(params["ChangeSetName"], params.get("StackName"))
@@ -491,14 +512,19 @@ class StackOperations:
                 "OnStackFailure": change_set.on_stack_failure,
                 "ParentChangeSetId": change_set.parent_change_set_id,
                 "RootChangeSetId": change_set.root_change_set_id,
+                "DeploymentMode": change_set.deployment_mode,
+                "StackDriftStatus": change_set.stack_drift_status,
             }
         )
 
     async def execute_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        change_set = self.store.change_set(params["ChangeSetName"], params.get("StackName"))
         self.store.execute_change_set(
             params["ChangeSetName"], params.get("StackName"), params.get("ClientRequestToken"),
             disable_rollback=None if params.get("DisableRollback") is None else bool(params["DisableRollback"]),
         )
+        if change_set.deployment_mode is not None:  # its READs' drift is what it resets: checked again, it is known again
+            self.drift.forget(self.store.stacks[change_set.stack_id], [c.logical_id for c in change_set.changes if c.drift is not None])
         return {}
 
     async def delete_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -537,6 +563,7 @@ class StackOperations:
         return [
             (change, hook)
             for change in change_set.changes
+            if change.action in CHANGE_ACTIONS  # a SyncWithActual calls no handler, so no hook
             for hook in self.hooks.applicable("RESOURCE", CHANGE_ACTIONS[str(change.action)], change.resource_type, stack.name)
         ]
 
