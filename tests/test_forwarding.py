@@ -79,5 +79,7 @@ def test_without_an_aws_endpoint_another_service_s_call_is_refused_naming_the_fl
             boto3.client("sqs", endpoint_url=server.url, **CREDENTIALS).list_queues()
         assert json_protocol.value.response["Error"]["Code"] == "NoAwsEndpoint"
         assert boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS).describe_stacks()["Stacks"] == []  # its own still answer
+        # STS, which CDK, SAM and cloudformation-cli ask first, is answered here when there is no endpoint to pass it to
+        assert boto3.client("sts", endpoint_url=server.url, **CREDENTIALS).get_caller_identity()["Account"] == "123456789012"
     finally:
         server.stop()

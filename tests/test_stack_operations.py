@@ -569,3 +569,21 @@ def test_deployment_config_is_kept_and_shown_and_its_disable_rollback_keeps_a_fa
     stack = served.stack("deployed")
     assert (stack["StackStatus"], stack["DeploymentConfig"]) == ("CREATE_FAILED", config)  # kept, not rolled back
     cfn.delete_stack(StackName="deployed")
+
+
+def test_a_change_set_s_deployment_config_is_shown_and_its_disable_rollback_acts_at_execution(served: Served) -> None:
+    """As `cdk deploy --express` sends it: DeploymentConfig on CreateChangeSet, nothing on ExecuteChangeSet."""
+    cfn = served.cloudformation
+    broken = {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": "broken", "Priority": 9}}  # the handler refuses it
+    config = {"Mode": "EXPRESS", "DisableRollback": True}
+    cfn.create_change_set(
+        StackName="expressed", ChangeSetName="express", ChangeSetType="CREATE", TemplateBody=json.dumps({"Resources": {"Broken": broken}}),
+        DeploymentConfig=config, DisableValidation=True,
+    )
+    cfn.get_waiter("change_set_create_complete").wait(StackName="expressed", ChangeSetName="express", WaiterConfig={"Delay": 1, "MaxAttempts": 60})
+    assert cfn.describe_change_set(StackName="expressed", ChangeSetName="express")["DeploymentConfig"] == config
+    cfn.execute_change_set(StackName="expressed", ChangeSetName="express")
+    wait_until(lambda: not served.stack("expressed")["StackStatus"].endswith("_IN_PROGRESS"), timeout=PATIENCE_S, what="the create to end")
+    stack = served.stack("expressed")
+    assert (stack["StackStatus"], stack["DeploymentConfig"], stack["DisableRollback"]) == ("CREATE_FAILED", config, True)
+    cfn.delete_stack(StackName="expressed")

@@ -159,7 +159,7 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         calls,
         console.error,
         settings.connections,
-        sts=StsStandIn(settings.runtime.account_id) if settings.sts_standin else None,
+        sts=StsStandIn(settings.runtime.account_id) if settings.answers_sts else None,
         cloud_control=CloudControlApi(CloudControlRequests(late)) if served.type_names() else None,
         cloudformation=CloudFormationApi(with_registry(served, late, console.warn, settings.stack_state, console.info)),
         custom_resource_responses=CustomResourceResponseEndpoint(ResponsesWhenLoaded(late)),
@@ -167,7 +167,7 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         wait_condition_signals=WaitConditionSignalEndpoint(SignalsWhenLoaded(late)),
         pages=ConsoleRoutes(shown),
         functions=created,
-        forwarder=Forwarder(served.aws_endpoint, OWN_SERVICES | ({"sts"} if settings.sts_standin else set())),
+        forwarder=Forwarder(served.aws_endpoint, OWN_SERVICES | ({"sts"} if settings.answers_sts else set())),
     )
     runner = web.AppRunner(
         service.app(),

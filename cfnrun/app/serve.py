@@ -254,7 +254,7 @@ def _announce(settings: ServeSettings, server: RunningServer, console: Console) 
     if server.reloaders:
         folders = ", ".join(str(reloader.registry.project.root) for reloader in server.reloaders)
         console.info(f"reload: watching {folders} for changes (--no-reload to turn off)")
-    if settings.sts_standin:
+    if settings.answers_sts:
         console.info(f"STS stand-in (GetCallerIdentity, GetSessionToken) at {server.url}/")
 
 

@@ -30,3 +30,9 @@ class ServeSettings:
     stack_state: Optional[Path] = None  # --state: where the local stacks are kept across restarts
     warm_test_entrypoints: bool = True  # stack test: False (no stack calls a TestEntrypoint; it starts at its first call)
     guard_rules_dirs: Tuple[Path, ...] = ()  # --guard-rules-dir: more folders a Guard hook's local rules may be read from
+
+    @property
+    def answers_sts(self) -> bool:
+        """Does serve answer STS's GetCallerIdentity and GetSessionToken itself: when asked to (--sts-standin), and when it
+        has no AWS endpoint to pass STS calls on to (CDK, SAM and cloudformation-cli all ask STS first)."""
+        return self.sts_standin or not self.runtime.aws_endpoint

@@ -88,6 +88,7 @@ class ChangeSet:
     root_change_set_id: Optional[str] = None
     nested_change_sets: Dict[str, str] = field(default_factory=dict)  # each nested stack's change set, by logical id
     deployment_mode: Optional[str] = None  # REVERT_DRIFT: a drift-aware change set (``drift_aware.py``)
+    deployment_config: Dict[str, Any] = field(default_factory=dict)  # DeploymentConfig as given (Mode, DisableRollback)
     stack_drift_status: Optional[str] = None  # a drift-aware change set's StackDriftStatus, as its READs found the stack
 
     @property
@@ -576,7 +577,11 @@ class StackStore:
         if not creating:  # checked before anything changes: a refused execution leaves the change set executable
             self._require_status(stack, UPDATABLE, "updated")
         change_set.execution_status = "EXECUTE_IN_PROGRESS"
+        if disable_rollback is None and "DisableRollback" in change_set.deployment_config:
+            disable_rollback = bool(change_set.deployment_config["DisableRollback"])  # the change set's, unless the execution says
         stack.disable_rollback = bool(disable_rollback) or change_set.on_stack_failure == "DO_NOTHING"
+        if change_set.deployment_config:
+            stack.deployment_config = dict(change_set.deployment_config)
         stack.delete_on_failure = change_set.on_stack_failure == "DELETE"  # a CREATE change set's only
         stack.capabilities = change_set.capabilities  # what its nested stacks are created or updated with
         stack.notification_arns, stack.rollback_configuration = change_set.notification_arns, change_set.rollback_configuration

@@ -51,7 +51,7 @@ class ServeOptions:
     python: str = common.python()
     memory_limit: bool = common.memory_limit()
     sts_standin: bool = option(
-        "--sts-standin", help="Also answer STS GetCallerIdentity/GetSessionToken at / (for cloudformation-cli without AWS).",
+        "--sts-standin", help="Also answer STS GetCallerIdentity/GetSessionToken at / (for cloudformation-cli without AWS); done anyway with no --moto or --aws-endpoint.",
         default=False,
     )
     reload: bool = option("--reload/--no-reload", help="Load new code into fresh workers when a file is saved.", default=True)

@@ -469,6 +469,7 @@ class StackOperations:
         change_set.role_arn = params.get("RoleARN", stack.role_arn)
         change_set.include_nested_stacks = bool(params.get("IncludeNestedStacks"))
         change_set.on_stack_failure = params.get("OnStackFailure")
+        change_set.deployment_config = dict(params.get("DeploymentConfig") or {})  # its Mode kept and shown, as CreateStack's
         return {"Id": change_set.change_set_id, "StackId": change_set.stack_id}
 
     async def _actual_states(self, params: Dict[str, Any]) -> Optional[Dict[str, ActualState]]:
@@ -513,6 +514,7 @@ class StackOperations:
                 "ParentChangeSetId": change_set.parent_change_set_id,
                 "RootChangeSetId": change_set.root_change_set_id,
                 "DeploymentMode": change_set.deployment_mode,
+                "DeploymentConfig": change_set.deployment_config or None,
                 "StackDriftStatus": change_set.stack_drift_status,
             }
         )
