@@ -83,3 +83,39 @@ def test_without_an_aws_endpoint_another_service_s_call_is_refused_naming_the_fl
         assert boto3.client("sts", endpoint_url=server.url, **CREDENTIALS).get_caller_identity()["Account"] == "123456789012"
     finally:
         server.stop()
+
+
+def test_lambda_calls_about_a_stacks_aws_function_reach_the_endpoint_and_serves_own_stay_its_own(moto_serve: ServerProcess) -> None:
+    """As `cdk deploy --hotswap` makes them: GetFunction and UpdateFunctionCode of a stack's AWS::Lambda::Function that
+    lives on the endpoint only (not Python: serve runs none of its code)."""
+    import io
+    import zipfile
+
+    import boto3
+
+    cfn = boto3.client("cloudformation", endpoint_url=moto_serve.url, **CREDENTIALS)
+    awslambda = boto3.client("lambda", endpoint_url=moto_serve.url, **CREDENTIALS)
+    trust = {"Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]}
+    resources = {
+        "Role": {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": trust}},
+        "Fn": {"Type": "AWS::Lambda::Function", "Properties": {
+            "Runtime": "nodejs20.x", "Handler": "index.handler", "Code": {"ZipFile": "exports.handler = async () => 1;"},
+            "Role": {"Fn::GetAtt": ["Role", "Arn"]},
+        }},
+    }
+    cfn.create_stack(StackName="with-function", TemplateBody=json.dumps({"Resources": resources}), Capabilities=["CAPABILITY_IAM"])
+    cfn.get_waiter("stack_create_complete").wait(StackName="with-function", WaiterConfig=FAST)
+    name = cfn.describe_stack_resource(StackName="with-function", LogicalResourceId="Fn")["StackResourceDetail"]["PhysicalResourceId"]
+
+    before = awslambda.get_function(FunctionName=name)["Configuration"]
+    assert before["FunctionName"] == name and before["Runtime"] == "nodejs20.x"
+    code = io.BytesIO()
+    with zipfile.ZipFile(code, "w") as archive:
+        archive.writestr("index.js", "exports.handler = async () => 2;")
+    after = awslambda.update_function_code(FunctionName=name, ZipFile=code.getvalue())
+    assert after["CodeSha256"] != before["CodeSha256"]
+    # serve's own functions are still its own, and so is an Invoke of one it does not know
+    with pytest.raises(ClientError, match="is served from a provider"):
+        awslambda.delete_function(FunctionName="TypeFunction")
+    with pytest.raises(ClientError, match="Served functions"):
+        awslambda.invoke(FunctionName="nowhere")

@@ -28,10 +28,10 @@ from cfnrun.api.cloudformation.wait_condition_signals import WaitConditionSignal
 from cfnrun.api.cloudformation.hook_payloads import HookPayloadEndpoint
 from cfnrun.api.cloudformation.errors import StackApiError
 from cfnrun.api.cloudformation.service import CloudFormationApi
-from cfnrun.api.forwarding import Forwarder
+from cfnrun.api.forwarding import Forwarder, signed_service
 from cfnrun.api.connections import ConnectionGuard, ConnectionLimits
 from cfnrun.api.function_responses import function_payload, shutdown_payload, tail_log
-from cfnrun.api.lambda_functions import FunctionManagement, FunctionRoutes
+from cfnrun.api.lambda_functions import FunctionManagement, FunctionRoutes, function_in_path
 from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.runtime.outcome import InvocationOutcome
 from cfnrun.model.errors import unreadable
@@ -203,7 +203,7 @@ class LambdaService:
                 if name is not None:
                     assert isinstance(request, web.Request), "made by the application's request factory"
                     return self._service_errors(request, functools.partial(self._invoke, name=name))
-            if forwarder is not None and forwarder.wants(request):  # before the router: S3's GET / is not the console's
+            if forwarder is not None and (forwarder.wants(request) or self._elsewhere(request)):  # before the router: S3's GET / is not the console's
                 assert isinstance(request, web.Request), "made by the application's request factory"
                 return self._service_errors(request, self._forward)
             return routed(request)
@@ -218,6 +218,22 @@ class LambdaService:
 
     async def unknown(self, request: web.Request) -> web.StreamResponse:
         raise service_errors.unknown_operation(request.method, request.path)
+
+    def _elsewhere(self, request: web.BaseRequest) -> bool:
+        """A Lambda call about a function serve neither serves nor made, with an AWS endpoint to pass it to: a local stack's
+        AWS::Lambda::Function lives there (``cdk deploy --hotswap`` changes its code so). Invoke is never passed on: a
+        function serve does not know is answered with the names of those it serves."""
+        routes = self.functions
+        if routes is None or self.forwarder is None or self.forwarder.endpoint_url is None or signed_service(request) != "lambda":
+            return False
+        name = function_in_path(request.rel_url.path)
+        if name is None or routes.knows(name):
+            return False
+        try:
+            self.calls.function(name)
+        except service_errors.ServiceError:
+            return True  # neither served nor made here
+        return False
 
     async def _forward(self, request: web.Request) -> web.StreamResponse:
         """Another service's call, passed on to the AWS endpoint (``forwarding.py``); refused as the others are while serve stops."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from typing import Any, Dict, List, Optional, Protocol
 
 from aiohttp import web
@@ -22,6 +23,8 @@ from cfnrun.api import service_errors
 from cfnrun.model.errors import unreadable
 
 FUNCTIONS_PATH = "/2015-03-31/functions"
+# any Lambda API path about one function, whatever the operation's API version: …/functions/{FunctionName}[/…]
+_FUNCTION_PATH = re.compile(r"/\d{4}-\d{2}-\d{2}/functions/(?P<name>[^/]+)(?:/.*)?")
 MAX_CODE_REQUEST_BYTES = 69905067  # the service's limit of a CreateFunction/UpdateFunctionCode request (a 50 MB zip, base64)
 DEFAULT_MAX_ITEMS = 50
 MAX_ITEMS = 10000
@@ -55,6 +58,14 @@ class FunctionRoutes:
 
     def __init__(self, functions: FunctionManagement) -> None:
         self.functions = functions
+
+    def knows(self, name: str) -> bool:
+        """Is ``name`` a function serve serves or made?"""
+        try:
+            self.functions.configuration(name)
+        except service_errors.ServiceError:
+            return False
+        return True
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post(FUNCTIONS_PATH, self.create)
@@ -151,3 +162,9 @@ def _blob(value: Any, member: str) -> bytes:
 
 def _json(answer: Optional[Dict[str, Any]], status: int = 200) -> web.Response:
     return web.Response(status=status, body=json.dumps(answer or {}), content_type="application/json")
+
+
+def function_in_path(path: str) -> Optional[str]:
+    """The function a Lambda API path is about (None: a path about no one function, ListFunctions' say)."""
+    found = _FUNCTION_PATH.fullmatch(path)
+    return found.group("name") if found else None
