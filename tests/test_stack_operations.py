@@ -587,3 +587,16 @@ def test_a_change_set_s_deployment_config_is_shown_and_its_disable_rollback_acts
     stack = served.stack("expressed")
     assert (stack["StackStatus"], stack["DeploymentConfig"], stack["DisableRollback"]) == ("CREATE_FAILED", config, True)
     cfn.delete_stack(StackName="expressed")
+
+
+def test_no_two_events_of_a_stack_share_a_timestamp(served: Served) -> None:
+    """Clients order a stack's events by Timestamp (CDK's progress display does): events made in the same millisecond
+    would show out of order."""
+    cfn = served.cloudformation
+    notes = {f"Note{n}": {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": f"n{n}"}} for n in range(8)}
+    cfn.create_stack(StackName="many-at-once", TemplateBody=json.dumps({"Resources": notes}))
+    wait_until(lambda: served.stack("many-at-once")["StackStatus"] == "CREATE_COMPLETE", timeout=PATIENCE_S, what="the create")
+    stamps = [e["Timestamp"] for e in cfn.describe_stack_events(StackName="many-at-once")["StackEvents"]]  # newest first
+    assert len(stamps) >= 2 + 2 * 8
+    assert all(newer > older for newer, older in zip(stamps, stamps[1:])), stamps
+    cfn.delete_stack(StackName="many-at-once")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -196,6 +197,15 @@ class Stack:
         # Every event passes here: no reason (a handler's message, a schema error quoting a value) shows a secret.
         return self._event(logical_id, physical_id, resource_type, status, self.masked(reason) if reason else reason, properties, token, **hook)
 
+    def _event_time(self) -> float:
+        """Now, on the millisecond the API shows, and a millisecond after the stack's last event when that is later:
+        clients order a stack's events by their Timestamp (CDK's progress display does), so no two may share one. The
+        quarter-millisecond keeps the float on its millisecond when it is read back."""
+        now = math.floor(time.time() * 1000)
+        if self.events:
+            now = max(now, math.floor(self.events[-1].timestamp * 1000) + 1)
+        return (now + 0.25) / 1000
+
     def _event(
         self,
         logical_id: str,
@@ -214,7 +224,7 @@ class Stack:
             logical_id=logical_id,
             physical_id=physical_id,
             resource_type=resource_type,
-            timestamp=time.time(),
+            timestamp=self._event_time(),
             status=status,
             reason=reason,
             properties=properties,
