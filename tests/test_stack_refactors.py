@@ -16,8 +16,12 @@ CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing
 FAST = {"Delay": 0.1, "MaxAttempts": 600}
 
 
-def _notes(**titles: str) -> str:
-    return json.dumps({"Resources": {lid: {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": t}} for lid, t in titles.items()}})
+def _notes(exported: str = "", **titles: str) -> str:
+    """Notes by logical id, their titles given; ``exported``: the one whose Ref is exported as ``note-id``."""
+    template: Dict[str, Any] = {"Resources": {lid: {"Type": "Cfnrun::Sample::Note", "Properties": {"Title": t}} for lid, t in titles.items()}}
+    if exported:
+        template["Outputs"] = {"NoteId": {"Value": {"Ref": exported}, "Export": {"Name": "note-id"}}}
+    return json.dumps(template)
 
 
 
@@ -43,7 +47,7 @@ def test_a_refactor_moves_and_renames_resources_without_touching_them_and_the_re
     first = serve_note_kept(tmp_path)
     try:
         cfn = boto3.client("cloudformation", endpoint_url=first.url, **CREDENTIALS)
-        cfn.create_stack(StackName="source", TemplateBody=_notes(Keep="keep", Rename="rename", Split="split"))
+        cfn.create_stack(StackName="source", TemplateBody=_notes("Rename", Keep="keep", Rename="rename", Split="split"))
         cfn.create_stack(StackName="target", TemplateBody=_notes(Stay="stay"))
         for name in ("source", "target"):
             cfn.get_waiter("stack_create_complete").wait(StackName=name, WaiterConfig=FAST)
@@ -76,8 +80,8 @@ def test_a_refactor_moves_and_renames_resources_without_touching_them_and_the_re
             Description="split the source",
             EnableStackCreation=True,
             StackDefinitions=[
+                {"StackName": "target", "TemplateBody": _notes("Renamed", Stay="stay", Renamed="rename")},  # takes over the export
                 {"StackName": "source", "TemplateBody": _notes(Keep="keep")},
-                {"StackName": "target", "TemplateBody": _notes(Stay="stay", Renamed="rename")},
                 {"StackName": "fresh", "TemplateBody": _notes(Split="split")},
             ],
             ResourceMappings=[{"Source": {"StackName": "source", "LogicalResourceId": "Rename"},
@@ -87,13 +91,13 @@ def test_a_refactor_moves_and_renames_resources_without_touching_them_and_the_re
         described = cfn.describe_stack_refactor(StackRefactorId=refactor_id)
         assert (described["Status"], described["ExecutionStatus"], described["Description"]) == ("CREATE_COMPLETE", "AVAILABLE", "split the source")
         ids = described["StackIds"]
-        assert len(ids) == 3 and ids[0] == cfn.describe_stacks(StackName="source")["Stacks"][0]["StackId"] and ":stack/fresh/" in ids[2]
+        assert len(ids) == 3 and ids[1] == cfn.describe_stacks(StackName="source")["Stacks"][0]["StackId"] and ":stack/fresh/" in ids[2]
         actions = cfn.list_stack_refactor_actions(StackRefactorId=refactor_id)["StackRefactorActions"]
         assert [(a["Action"], a["Entity"]) for a in actions] == [("CREATE", "STACK"), ("MOVE", "RESOURCE"), ("MOVE", "RESOURCE")]
         moves = {a["ResourceMapping"]["Destination"]["LogicalResourceId"]: a for a in actions[1:]}
         assert moves["Renamed"]["Detection"] == "MANUAL" and moves["Split"]["Detection"] == "AUTO"
         assert moves["Renamed"]["PhysicalResourceId"] == before["Rename"] and moves["Renamed"]["Description"] == "No configuration changes detected."
-        assert moves["Split"]["ResourceMapping"] == {"Source": {"StackName": ids[0], "LogicalResourceId": "Split"},
+        assert moves["Split"]["ResourceMapping"] == {"Source": {"StackName": ids[1], "LogicalResourceId": "Split"},
                                                      "Destination": {"StackName": ids[2], "LogicalResourceId": "Split"}}
         assert {"Key": "aws:cloudformation:stack-name", "Value": "target"} in moves["Renamed"]["TagResources"]
         listed = cfn.list_stack_refactors(ExecutionStatusFilter=["AVAILABLE"])["StackRefactorSummaries"]
@@ -107,6 +111,8 @@ def test_a_refactor_moves_and_renames_resources_without_touching_them_and_the_re
         assert _physical_ids(cfn, "target") == {"Stay": before["Stay"], "Renamed": before["Rename"]}
         assert _physical_ids(cfn, "fresh") == {"Split": before["Split"]}
         assert cfn.describe_stacks(StackName="fresh")["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
+        assert [(e["Name"], e["Value"], e["ExportingStackId"]) for e in cfn.list_exports()["Exports"]] == [("note-id", before["Rename"], ids[0])]
+        assert "ExecutionStatusReason" not in cfn.describe_stack_refactor(StackRefactorId=refactor_id)
         # each stack's own events; no resource event: no handler was called
         assert _statuses(cfn, "target")[target_events:] == ["target UPDATE_IN_PROGRESS", "target UPDATE_COMPLETE"]
         assert _statuses(cfn, "fresh") == ["fresh CREATE_IN_PROGRESS", "fresh CREATE_COMPLETE"]

@@ -699,17 +699,26 @@ class StackStore:
                     self._begin(stack, "UPDATE_STACK")
                     stack.set_status("UPDATE_IN_PROGRESS", "User Initiated")
             rehome(refactor, stacks)
-            problems = []
             for name, stack in stacks.items():
                 self.engine.blueprints[stack.stack_id] = blueprint = refactor.blueprints[name]
                 stack.parameters, stack.no_echo = blueprint.parameters, blueprint.no_echo
-                problem = self.engine.publish_outputs(stack, blueprint)
-                if problem is not None:
-                    problems.append(f"[{name}] {problem}")
+            problems = self._publish_all(stacks, refactor.blueprints)
+            for name, stack in stacks.items():
                 stack.updated_at = None if name in refactor.created else time.time()
                 stack.set_status("CREATE_COMPLETE" if name in refactor.created else "UPDATE_COMPLETE")
         refactor.execution_status = "EXECUTE_COMPLETE"
-        refactor.execution_status_reason = "; ".join(problems) or None
+        refactor.execution_status_reason = "; ".join(f"[{name}] {problem}" for name, problem in problems.items()) or None
+
+    def _publish_all(self, stacks: Dict[str, Stack], blueprints: Dict[str, Blueprint]) -> Dict[str, str]:
+        """Each stack's outputs and exports from its new blueprint, in turns, so that an export moving from one stack to
+        another is given up before it is taken; what still cannot be published, by stack name."""
+        pending = dict(stacks)
+        while True:
+            problems = {name: self.engine.publish_outputs(stack, blueprints[name]) for name, stack in pending.items()}
+            left = {name: problem for name, problem in problems.items() if problem is not None}
+            if len(left) in (0, len(pending)):
+                return left
+            pending = {name: stacks[name] for name in left}
 
     # -- running -------------------------------------------------------------------------------
 
