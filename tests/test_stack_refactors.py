@@ -76,6 +76,7 @@ def test_a_refactor_moves_and_renames_resources_without_touching_them_and_the_re
         stale_id = stale["StackRefactorId"]
         assert cfn.describe_stack_refactor(StackRefactorId=stale_id)["ExecutionStatus"] == "AVAILABLE"
 
+        source_id = cfn.describe_stacks(StackName="source")["Stacks"][0]["StackId"]
         refactor_id = cfn.create_stack_refactor(
             Description="split the source",
             EnableStackCreation=True,
@@ -84,7 +85,7 @@ def test_a_refactor_moves_and_renames_resources_without_touching_them_and_the_re
                 {"StackName": "source", "TemplateBody": _notes(Keep="keep")},
                 {"StackName": "fresh", "TemplateBody": _notes(Split="split")},
             ],
-            ResourceMappings=[{"Source": {"StackName": "source", "LogicalResourceId": "Rename"},
+            ResourceMappings=[{"Source": {"StackName": source_id, "LogicalResourceId": "Rename"},  # a stack named by its ARN too
                                "Destination": {"StackName": "target", "LogicalResourceId": "Renamed"}}],
         )["StackRefactorId"]
         cfn.get_waiter("stack_refactor_create_complete").wait(StackRefactorId=refactor_id, WaiterConfig=FAST)

@@ -639,6 +639,9 @@ class StackStore:
     ) -> StackRefactor:
         """``definitions``: (stack name, template body) of each stack. A refactor the service would not make is kept
         CREATE_FAILED with the reason, as the service reports it; a call it would refuse outright raises StackError."""
+        definitions = [(self._name_of(name), body) for name, body in definitions]  # a stack may be named by its ARN
+        mappings = [{end: {**(m.get(end) or {}), "StackName": self._name_of(str((m.get(end) or {}).get("StackName")))}
+                     for end in ("Source", "Destination")} for m in mappings]
         names = [name for name, _ in definitions]
         if not 1 <= len(names) <= MAX_STACKS:
             raise StackError(f"StackDefinitions must name between 1 and {MAX_STACKS} stacks")
@@ -662,6 +665,10 @@ class StackStore:
         except (RefactorProblem, TemplateError) as problem:
             refactor.failed(str(problem))
         return refactor
+
+    def _name_of(self, name_or_id: str) -> str:
+        stack = self.find(name_or_id)
+        return stack.name if stack is not None else name_or_id
 
     def refactor(self, refactor_id: str) -> StackRefactor:
         """The refactor a call names (AVAILABLE ones made OBSOLETE by an operation of one of their stacks since)."""
