@@ -44,6 +44,26 @@ def kept_physical_id(folder: Path, stack: str, logical_id: str) -> Optional[str]
     return next((r["physical_id"] for r in record["resources"] if r["logical_id"] == logical_id), None)
 
 
+def serve_note_kept(folder: Path) -> ServerProcess:
+    """``cfnrun serve --provider note --state kept`` run in ``folder`` (a copy of the note sample there)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cfnrun", "serve", "--port", "0", "--no-reload", "--provider", "note", "--state", "kept"],
+        cwd=str(folder), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NO_COLOR": "1"},
+    )
+    return ServerProcess(folder, process=process)
+
+
+def api_error(call: Any, **arguments: Any) -> Dict[str, str]:
+    """The Error of a call that must be refused (Type, Code, Message)."""
+    from botocore.exceptions import ClientError
+
+    try:
+        call(**arguments)
+    except ClientError as refused:
+        return dict(refused.response["Error"])
+    raise AssertionError(f"{getattr(call, '__name__', call)} was not refused")
+
+
 def cluster_project(folder: Path, delay_s: int) -> Path:
     """A private copy of the stabilizing cluster sample: each create answers IN_PROGRESS (with its ClusterId) ``delay_s`` apart."""
     project = folder / "cluster"

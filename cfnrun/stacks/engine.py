@@ -126,7 +126,7 @@ class StackEngine:
         finally:  # serve stopping ends the create here too: what never started is in no record
             for resource in [r for r in stack.resources.values() if r.status == "NOT_STARTED"]:
                 del stack.resources[resource.logical_id]
-        problem = refused or (None if failed else self._publish_outputs(stack, blueprint))
+        problem = refused or (None if failed else self.publish_outputs(stack, blueprint))
         if not failed and problem is None:
             stack.set_status("CREATE_COMPLETE", None, token)
             return
@@ -335,7 +335,7 @@ class StackEngine:
         await self._in_order(blueprint.dependencies, update_one, stop=lambda: bool(failed) or run.cancelled)
         problem = None
         if not failed and not run.cancelled:
-            problem = self._publish_outputs(stack, blueprint)
+            problem = self.publish_outputs(stack, blueprint)
         if failed or run.cancelled or problem:
             reason = problem or (_failed_in_update(failed, run.added) if failed else "User Initiated")
             if stack.disable_rollback and not run.cancelled:
@@ -562,7 +562,7 @@ class StackEngine:
             if logical_id in run.before.resources:
                 resource.metadata = run.before.resources[logical_id].metadata
         stack.outputs = run.before.outputs
-        self._publish_outputs(stack, blueprint)
+        self.publish_outputs(stack, blueprint)
         self.updates.pop(stack.stack_id, None)
         stack.set_status("UPDATE_ROLLBACK_COMPLETE", None, token)
         self.in_flight.replacements_done(stack)  # once the old resources are back in the stack's record
@@ -872,7 +872,7 @@ class StackEngine:
         resource.physical_id, resource.ref, resource.attributes, resource.model = made.physical_id, made.ref, dict(made.attributes), made.model
         resource.properties, resource.no_echo = properties, made.no_echo
 
-    def _publish_outputs(self, stack: Stack, blueprint: Blueprint) -> Optional[str]:
+    def publish_outputs(self, stack: Stack, blueprint: Blueprint) -> Optional[str]:
         """Evaluate the outputs and publish the exports; the reason the stack fails, or None."""
         try:
             outputs = blueprint.outputs(stack.resources)

@@ -27,6 +27,9 @@ values masked): the one moment no record knows the resource's identifier. The ro
 resource, or the call ended without making it; one left by a killed serve is how the next one finds the resource
 (``unanswered_creates.py``).
 
+``one_transaction`` holds several writes (several stacks' records: a stack refactor moving a resource from one to another)
+in one transaction, so that a process killed at any point leaves them all as they were or all as they became.
+
 The ``request_tokens`` table holds the ClientRequestToken of each stack name's last CreateStack, UpdateStack and
 DeleteStack (``request_tokens.py``), so that a retry after a restart is answered as the first call was.
 """
@@ -100,6 +103,7 @@ class StateDatabase:
         self.path = folder / FILE
         self._connection: Optional[sqlite3.Connection] = None
         self._written: Dict[str, int] = {}  # events already in the file, by stack id
+        self._held = 0  # inside ``one_transaction``: the writes wait for its end to be committed, all at once
 
     def open(self) -> None:
         """Open (or make) the file, check its format, and read in an earlier ``stacks.json``. Raises StateError."""
@@ -291,6 +295,33 @@ class StateDatabase:
             raise StateError(f"{old}: read into {self.path}, but cannot be renamed: {error.strerror or error}") from None
 
     @contextlib.contextmanager
+    def one_transaction(self) -> Iterator[None]:
+        """Every write made inside is committed at its end, together, or none is: several stacks' records that must change
+        at once (a stack refactor moves a resource from one record to another; a process killed between two commits would
+        leave it in both, or in neither once the second went first)."""
+        if self._connection is None:
+            raise StateError(f"{self.path}: not open")
+        connection, written = self._connection, dict(self._written)
+        self._held += 1
+        try:
+            yield
+        except BaseException:
+            self._held -= 1
+            with contextlib.suppress(sqlite3.Error):
+                connection.rollback()
+            self._written = written
+            raise
+        self._held -= 1
+        if self._held == 0:
+            try:
+                connection.commit()
+            except (sqlite3.Error, OSError) as error:
+                with contextlib.suppress(sqlite3.Error):
+                    connection.rollback()
+                self._written = written
+                raise self._unusable(error) from None
+
+    @contextlib.contextmanager
     def _session(self) -> Iterator[sqlite3.Connection]:
         """One transaction, committed at the end; what SQLite or the disk refuses becomes a StateError naming the file."""
         if self._connection is None:
@@ -298,7 +329,8 @@ class StateDatabase:
         connection = self._connection
         try:
             yield connection
-            connection.commit()
+            if not self._held:
+                connection.commit()
         except (sqlite3.Error, OSError, ValueError) as error:
             with contextlib.suppress(sqlite3.Error):
                 connection.rollback()

@@ -8,6 +8,7 @@ run. ``settled`` waits for a stack's operation (``cfnrun stack test`` and tests 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import uuid
@@ -35,6 +36,8 @@ from cfnrun.stacks.operation_events import OperationLog
 from cfnrun.stacks.provisioning import NoProvisioner, Provisioners
 from cfnrun.stacks.validation import ValidationFailure, failed_reason, names_taken, refuse, validate_plan
 from cfnrun.stacks.records import Stack, mask_values
+from cfnrun.stacks.refactors import MAX_STACKS, RefactorProblem, StackRefactor, new_refactor_id, plan_refactor, rehome
+from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.stack_policy import StackPolicy, policy_of
 from cfnrun.stacks.imports import IMPORT, ImportProblem, execute_import, plan_import
 from cfnrun.stacks.template.parameters import NO_ECHO_MASK
@@ -116,6 +119,7 @@ class StackStore:
             engine.in_flight = InFlight(self.database, self.save)  # each IN_PROGRESS answer written as it arrives
         self.stacks: Dict[str, Stack] = {}  # by stack id, deleted ones included (DescribeStacks by id shows them)
         self.change_sets: Dict[str, ChangeSet] = {}
+        self.refactors: Dict[str, StackRefactor] = {}  # by StackRefactorId, for the life of the serve (as change sets are)
         self._tasks: Dict[str, "asyncio.Task[None]"] = {}  # each stack's operation, and each change set's hooks, by id
         self._tokens: Dict[Tuple[str, str], str] = {}  # (stack id, ClientRequestToken) → the operation it started
         self.tokens = RequestTokens(self.database)  # a retried CreateStack/UpdateStack/DeleteStack is answered as the first (``request_tokens.py``)
@@ -305,14 +309,20 @@ class StackStore:
             if change_set.stack_id == stack.stack_id and change_set.status != "FAILED" and change_set.execution_status in ("AVAILABLE", "UNAVAILABLE"):
                 change_set.execution_status = "OBSOLETE"
 
-    def _new_stack(self, name: str, template_body: str, parameters: Dict[str, Optional[str]], tags: Dict[str, str], disable_rollback: bool) -> Stack:
+    def _new_stack(
+        self, name: str, template_body: str, parameters: Dict[str, Optional[str]], tags: Dict[str, str], disable_rollback: bool,
+        stack_id: Optional[str] = None,
+    ) -> Stack:
+        """``stack_id``: the id it was given ahead (a stack refactor's StackIds name the stack it will create)."""
         problem = stack_name_problem(name)
         if problem is not None:
             raise StackError(problem)
         if self.find(name) is not None:
             raise StackError(f"Stack [{name}] already exists", "AlreadyExistsException")
-        stack_id = f"arn:aws:cloudformation:{self.engine.region}:{self.engine.account_id}:stack/{name}/{uuid.uuid4()}"
-        return Stack(stack_id, name, "CREATE_IN_PROGRESS", template_body, {}, tags=dict(tags), disable_rollback=disable_rollback)
+        return Stack(stack_id or self.new_stack_id(name), name, "CREATE_IN_PROGRESS", template_body, {}, tags=dict(tags), disable_rollback=disable_rollback)
+
+    def new_stack_id(self, name: str) -> str:
+        return f"arn:aws:cloudformation:{self.engine.region}:{self.engine.account_id}:stack/{name}/{uuid.uuid4()}"
 
     def update_stack(
         self,
@@ -634,6 +644,101 @@ class StackStore:
     def change_sets_of(self, stack_name: str) -> List[ChangeSet]:
         stack = self.get(stack_name)
         return [c for c in self.change_sets.values() if c.stack_id == stack.stack_id]
+
+    # -- stack refactors (``refactors.py``) -----------------------------------------------------
+
+    def create_refactor(
+        self, definitions: Sequence[Tuple[str, str]], mappings: Sequence[Dict[str, Any]], enable_creation: bool, description: Optional[str],
+    ) -> StackRefactor:
+        """``definitions``: (stack name, template body) of each stack. A refactor the service would not make is kept
+        CREATE_FAILED with the reason, as the service reports it; a call it would refuse outright raises StackError."""
+        definitions = [(self._name_of(name), body) for name, body in definitions]  # a stack may be named by its ARN
+        mappings = [{end: {**(m.get(end) or {}), "StackName": self._name_of(str((m.get(end) or {}).get("StackName")))}
+                     for end in ("Source", "Destination")} for m in mappings]
+        names = [name for name, _ in definitions]
+        if not 1 <= len(names) <= MAX_STACKS:
+            raise StackError(f"StackDefinitions must name between 1 and {MAX_STACKS} stacks")
+        if len(set(names)) != len(names):
+            raise StackError("StackDefinitions name a stack more than once")
+        stacks = {name: self.find(name) for name in names}
+        refactor = StackRefactor(new_refactor_id(), description, {}, tuple(n for n, s in stacks.items() if s is None))
+        refactor.stack_ids = {name: stack.stack_id if stack is not None else self.new_stack_id(name) for name, stack in stacks.items()}
+        refactor.operations = {s.stack_id: s.operation_id for s in stacks.values() if s is not None}
+        self.refactors[refactor.refactor_id] = refactor
+        try:
+            if refactor.created and not enable_creation:
+                raise RefactorProblem(f"Stack [{refactor.created[0]}] does not exist: set EnableStackCreation to have the refactor create it")
+            for name, body in definitions:
+                stack = stacks[name]
+                previous = stack.parameters if stack is not None else {}
+                arns = stack.notification_arns if stack is not None else ()
+                refactor.blueprints[name] = self.prepare(body, {key: None for key in previous}, previous, name, refactor.stack_ids[name], arns)
+            now = {name: self.engine.blueprints.get(s.stack_id) if s is not None else None for name, s in stacks.items()}
+            refactor.moves = plan_refactor(stacks, now, refactor.blueprints, mappings)
+        except (RefactorProblem, TemplateError) as problem:
+            refactor.failed(str(problem))
+        return refactor
+
+    def _name_of(self, name_or_id: str) -> str:
+        stack = self.find(name_or_id)
+        return stack.name if stack is not None else name_or_id
+
+    def refactor(self, refactor_id: str) -> StackRefactor:
+        """The refactor a call names (AVAILABLE ones made OBSOLETE by an operation of one of their stacks since)."""
+        refactor = self.refactors.get(refactor_id)
+        if refactor is None:
+            raise StackError(f"Stack refactor [{refactor_id}] does not exist", "StackRefactorNotFoundException", 404)
+        if refactor.execution_status == "AVAILABLE":
+            moved_on = [i for i, operation in refactor.operations.items() if self.stacks[i].operation_id != operation]
+            if moved_on or any(self.find(name) is not None for name in refactor.created):
+                refactor.execution_status = "OBSOLETE"
+                refactor.execution_status_reason = "A stack of the refactor changed since the refactor was created"
+        return refactor
+
+    def execute_refactor(self, refactor_id: str) -> None:
+        """Carry a refactor out: each stack an operation of its own (a stack it creates CREATE_STACK, the others
+        UPDATE_STACK), their resources re-homed, and all of it written to ``--state`` in one transaction, so that a
+        process killed at any point leaves every resource in the records as before, or as after."""
+        refactor = self.refactor(refactor_id)
+        if refactor.status != "CREATE_COMPLETE" or refactor.execution_status != "AVAILABLE":
+            raise StackError(f"Stack refactor [{refactor_id}] cannot be executed in its current execution status of [{refactor.execution_status}]")
+        existing = {name: self.stacks[stack_id] for name, stack_id in refactor.stack_ids.items() if name not in refactor.created}
+        for stack in existing.values():
+            self._require_status(stack, UPDATABLE, "updated")
+        refactor.execution_status = "EXECUTE_IN_PROGRESS"
+        with self.database.one_transaction() if self.database is not None else contextlib.nullcontext():
+            stacks: Dict[str, Stack] = {}
+            for name, stack_id in refactor.stack_ids.items():
+                if name in refactor.created:
+                    stack = stacks[name] = self._new_stack(name, refactor.blueprints[name].template_body, {}, {}, False, stack_id)
+                    self._keep(stack)
+                    self._begin(stack, "CREATE_STACK")
+                    stack.set_status("CREATE_IN_PROGRESS", "User Initiated")
+                else:
+                    stack = stacks[name] = existing[name]
+                    self._begin(stack, "UPDATE_STACK")
+                    stack.set_status("UPDATE_IN_PROGRESS", "User Initiated")
+            rehome(refactor, stacks)
+            for name, stack in stacks.items():
+                self.engine.blueprints[stack.stack_id] = blueprint = refactor.blueprints[name]
+                stack.parameters, stack.no_echo = blueprint.parameters, blueprint.no_echo
+            problems = self._publish_all(stacks, refactor.blueprints)
+            for name, stack in stacks.items():
+                stack.updated_at = None if name in refactor.created else time.time()
+                stack.set_status("CREATE_COMPLETE" if name in refactor.created else "UPDATE_COMPLETE")
+        refactor.execution_status = "EXECUTE_COMPLETE"
+        refactor.execution_status_reason = "; ".join(f"[{name}] {problem}" for name, problem in problems.items()) or None
+
+    def _publish_all(self, stacks: Dict[str, Stack], blueprints: Dict[str, Blueprint]) -> Dict[str, str]:
+        """Each stack's outputs and exports from its new blueprint, in turns, so that an export moving from one stack to
+        another is given up before it is taken; what still cannot be published, by stack name."""
+        pending = dict(stacks)
+        while True:
+            problems = {name: self.engine.publish_outputs(stack, blueprints[name]) for name, stack in pending.items()}
+            left = {name: problem for name, problem in problems.items() if problem is not None}
+            if len(left) in (0, len(pending)):
+                return left
+            pending = {name: stacks[name] for name in left}
 
     # -- running -------------------------------------------------------------------------------
 

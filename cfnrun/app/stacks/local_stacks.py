@@ -196,7 +196,10 @@ class CheckedStackOperations:
             if operation in ("UpdateStack", "CreateChangeSet", "GetTemplateSummary") and kept_template and body is None:
                 stack = self.calls.store.find(str(params.get("StackName")))
                 body = stack.template_body if stack is not None else None
-            if isinstance(body, str) and operation in ("CreateStack", "UpdateStack", "CreateChangeSet", "ValidateTemplate", "GetTemplateSummary"):
+            if operation == "CreateStackRefactor" and self.read_url is not None:
+                params = {**params, "StackDefinitions": [await self._with_body(d) for d in params.get("StackDefinitions") or []]}
+            checked = ("CreateStack", "UpdateStack", "CreateChangeSet", "ValidateTemplate", "GetTemplateSummary", "EstimateTemplateCost")
+            if isinstance(body, str) and operation in checked:
                 self._check_capabilities(operation, body, params)
                 # what the service refuses, in its words (cfn-lint's findings only warn); its macros run here
                 runner = self.macros.calling(asyncio.get_running_loop()) if self.macros is not None else None
@@ -237,6 +240,16 @@ class CheckedStackOperations:
             if error.code in MODELLED:
                 raise modelled_error(MODELLED[error.code], error.message) from None
             raise StackApiError(error.code, error.message, error.status) from None
+
+    async def _with_body(self, definition: Dict[str, Any]) -> Dict[str, Any]:
+        """A stack refactor's StackDefinition, its TemplateURL read into TemplateBody as CreateStack's is."""
+        if not definition.get("TemplateURL") or definition.get("TemplateBody") is not None or self.read_url is None:
+            return definition
+        try:
+            body = await asyncio.to_thread(self.read_url, str(definition["TemplateURL"]))
+        except RefusedTemplateUrl as refused:
+            raise StackError(str(refused)) from None
+        return {"StackName": definition.get("StackName"), "TemplateBody": body}
 
     async def run_macros(self, body: str, given: Mapping[str, str]) -> None:
         """Run the template's macros for an operation the store is asked for directly (``cfnrun stack test``), so that

@@ -10,6 +10,8 @@ STACK_OPERATIONS = frozenset(
         "ListExports", "ListImports", "DescribeType", "SetTypeConfiguration", "CancelUpdateStack", "ContinueUpdateRollback",
         "DetectStackDrift", "DescribeStackDriftDetectionStatus", "DescribeStackResourceDrifts", "DetectStackResourceDrift",
         "DescribeChangeSetHooks", "ListHookResults", "GetHookResult", "DescribeEvents", "RollbackStack",
+        "CreateStackRefactor", "DescribeStackRefactor", "ExecuteStackRefactor", "ListStackRefactors", "ListStackRefactorActions",
+        "DescribeAccountLimits", "EstimateTemplateCost",
         "UpdateTerminationProtection", "SetStackPolicy", "GetStackPolicy", "SignalResource", "SetAlias", "RemoveAlias",
     }
 )

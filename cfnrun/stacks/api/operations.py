@@ -7,6 +7,7 @@ output member names are botocore's (``cloudformation`` 2010-05-15).
 from __future__ import annotations
 
 import json
+import uuid
 from collections import Counter
 from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Optional, Protocol, Sequence, Tuple
 
@@ -20,6 +21,8 @@ from cfnrun.stacks.api.inputs import (
 from cfnrun.stacks.api.resource_signals import SignalResource
 from cfnrun.stacks.api.stack_policies import StackPolicies, given_policy
 from cfnrun.stacks.api.stack_aliases import StackAliases
+from cfnrun.stacks.api.stack_refactors import StackRefactors
+from cfnrun.stacks.api.account_limits import describe_account_limits
 from cfnrun.stacks.api.termination_protection import UpdateTerminationProtection
 from cfnrun.stacks.api.parameter_values import parameter_list, shown_parameter_list
 from cfnrun.stacks.api.outputs import (
@@ -132,6 +135,9 @@ class StackOperations:
         self._operations.update(  # the operations with modules of their own
             StackPolicies(store).operations(),
             **StackAliases(store).operations(),
+            **StackRefactors(store).operations(),
+            DescribeAccountLimits=describe_account_limits,
+            EstimateTemplateCost=self.estimate_template_cost,
             UpdateTerminationProtection=UpdateTerminationProtection(store),
             SignalResource=SignalResource(store, store.engine.signals),
         )
@@ -439,6 +445,12 @@ class StackOperations:
             present({k: p.get(k) for k in ("ParameterKey", "DefaultValue", "NoEcho", "Description")}) for p in summary.get("Parameters", [])
         ]
         return present({**{k: summary.get(k) for k in keep}, "Parameters": parameters})
+
+    async def estimate_template_cost(self, params: Dict[str, Any]) -> Dict[str, Any]:
+        """The template checked as ValidateTemplate checks it, then a Simple Monthly Calculator URL of the form aws-cli's
+        example shows the service's (its key is a new UUID: no estimate is made, nor is the URL served)."""
+        self.summarize(given_template_body(params) or "")
+        return {"Url": f"http://calculator.s3.amazonaws.com/calc5.html?key=cloudformation/{uuid.uuid4()}"}
 
     # -- change sets -----------------------------------------------------------------------
 
