@@ -11,5 +11,8 @@ STACK_OPERATIONS = frozenset(
         "DetectStackDrift", "DescribeStackDriftDetectionStatus", "DescribeStackResourceDrifts", "DetectStackResourceDrift",
         "DescribeChangeSetHooks", "ListHookResults", "GetHookResult", "DescribeEvents", "RollbackStack",
         "UpdateTerminationProtection", "SetStackPolicy", "GetStackPolicy", "SignalResource", "SetAlias", "RemoveAlias",
+        "StartResourceScan", "DescribeResourceScan", "ListResourceScans", "ListResourceScanResources", "ListResourceScanRelatedResources",
+        "CreateGeneratedTemplate", "DescribeGeneratedTemplate", "GetGeneratedTemplate", "ListGeneratedTemplates", "UpdateGeneratedTemplate",
+        "DeleteGeneratedTemplate",
     }
 )
