@@ -94,6 +94,7 @@ def test_unmanaged_notes_are_scanned_generated_into_a_template_and_imported(
                                                            "Description": "Stored but never returned."}]}
     ]
     assert described["TotalWarnings"] == 2
+    server.has_printed(r"READ \(IaC generator notes FirstNote\)")  # each resource READ by its handler
 
     body = cloudformation.get_generated_template(GeneratedTemplateName="notes")["TemplateBody"]
     assert SECRET not in body
