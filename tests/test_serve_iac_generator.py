@@ -10,7 +10,7 @@ import pytest
 import yaml
 from botocore.exceptions import ClientError
 
-from conftest import ServerProcess, wait_until
+from conftest import ServerProcess, cfnrun, wait_until
 from test_serve_stack_drift import FAST, client
 
 NOTE = "Cfnrun::Sample::Note"
@@ -181,8 +181,12 @@ def test_a_template_is_updated_refused_and_deleted_as_the_service_does(
     )
 
 
-def test_a_partial_scan_and_a_template_built_on_a_stack(sample: Callable[[str], Path], serve: Callable[..., ServerProcess]) -> None:
-    server = serve(sample("note"), "--no-reload", "--virtual-clock")
+def test_a_partial_scan_and_a_template_built_on_a_stack(
+    sample: Callable[[str], Path], serve: Callable[..., ServerProcess], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CFNRUN_HISTORY", "on")
+    project = sample("note")
+    server = serve(project, "--no-reload", "--virtual-clock")
     cloudformation, cloudcontrol = client(server, "cloudformation"), client(server, "cloudcontrol")
     note_id = _note(cloudcontrol, "loose", "team")
     base = {"Parameters": {"Title": {"Type": "String"}}, "Resources": {"Kept": {"Type": NOTE, "Properties": {"Title": {"Ref": "Title"}}}}}
@@ -208,3 +212,57 @@ def test_a_partial_scan_and_a_template_built_on_a_stack(sample: Callable[[str], 
     assert cloudformation.list_resource_scan_related_resources(
         ResourceScanId=notes["ResourceScanId"], Resources=[{"ResourceType": NOTE, "ResourceIdentifier": {"NoteId": note_id}}]
     )["RelatedResources"] == []
+
+    # each LIST and READ is in the provider's history, as any served operation is (serve writes it as it goes)
+    def recorded() -> bool:
+        lines = cfnrun("history", "--json", cwd=project).stdout.splitlines()
+        found = {(r["source"], r["action"], r["status"]) for r in map(json.loads, lines)}
+        return {("iac-generator", "LIST", "SUCCESS"), ("iac-generator", "READ", "SUCCESS")} <= found
+
+    wait_until(recorded, timeout=60, what="the LIST and READ in the history")
+
+
+def _gated(project: Path, gate: Path) -> None:
+    """The note's LIST and READ handlers wait until ``gate`` exists: a scan and a generation stay in progress until then."""
+    handlers = project / "src" / "cfnrun_sample_note" / "handlers.py"
+    wait = f"    import pathlib, time\n    while not pathlib.Path({str(gate)!r}).exists():\n        time.sleep(0.01)\n"
+    source = handlers.read_text()
+    for handler in ("read_handler", "list_handler"):
+        signature_end = source.index(") -> ProgressEvent:\n", source.index(f"def {handler}(")) + len(") -> ProgressEvent:\n")
+        source = source[:signature_end] + wait + source[signature_end:]
+    handlers.write_text(source)
+
+
+def test_what_is_in_progress_refuses_another_scan_a_listing_and_a_sixth_generation(
+    sample: Callable[[str], Path], serve: Callable[..., ServerProcess], tmp_path: Path
+) -> None:
+    project, gate = sample("note"), tmp_path / "gate"
+    _gated(project, gate)
+    server = serve(project, "--no-reload", "--virtual-clock")
+    cloudformation, cloudcontrol = client(server, "cloudformation"), client(server, "cloudcontrol")
+    note_id = _note(cloudcontrol, "held", "team")
+
+    scan_id = cloudformation.start_resource_scan()["ResourceScanId"]
+    running = cloudformation.describe_resource_scan(ResourceScanId=scan_id)
+    assert (running["Status"], running["PercentageCompleted"]) == ("IN_PROGRESS", 0.0) and "ResourceTypes" not in running
+    another = _error(cloudformation.start_resource_scan)
+    assert (another["Code"], another["Message"]) == (
+        "ResourceScanInProgress", f"A resource scan is already in progress ({scan_id}): only one runs at a time in an account and Region"
+    )
+    assert _error(cloudformation.list_resource_scan_resources, ResourceScanId=scan_id)["Code"] == "ResourceScanInProgress"
+
+    one = [{"ResourceType": NOTE, "ResourceIdentifier": {"NoteId": note_id}}]
+    for number in range(5):
+        cloudformation.create_generated_template(GeneratedTemplateName=f"t{number}", Resources=one)
+    sixth = _error(cloudformation.create_generated_template, GeneratedTemplateName="t5", Resources=one)
+    assert sixth["Code"] == "ConcurrentResourcesLimitExceeded"
+    assert _error(cloudformation.delete_generated_template, GeneratedTemplateName="t0")["Code"] == "ConcurrentResourcesLimitExceeded"
+    assert _error(cloudformation.update_generated_template, GeneratedTemplateName="t0", RefreshAllResources=True)["Code"] == (
+        "ConcurrentResourcesLimitExceeded"
+    )
+    assert cloudformation.get_generated_template(GeneratedTemplateName="t0")["TemplateBody"] == "{}"  # never COMPLETE yet
+
+    gate.touch()
+    assert _ended(lambda: cloudformation.describe_resource_scan(ResourceScanId=scan_id), "the scan")["Status"] == "COMPLETE"
+    assert [_generated(cloudformation, f"t{n}")["Status"] for n in range(5)] == ["COMPLETE"] * 5
+    cloudformation.delete_generated_template(GeneratedTemplateName="t0")
