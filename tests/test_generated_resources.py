@@ -41,3 +41,29 @@ def test_required_scalar_write_only_properties_become_parameters_and_the_rest_ar
 def test_a_logical_id_is_made_from_the_type_and_identifier_and_kept_unique() -> None:
     assert generated_logical_id("Org::Service::Thing", {"Id": "t-1"}, set()) == "ServiceThing00t1"
     assert generated_logical_id("Org::Service::Thing", {"Id": "t-1"}, {"ServiceThing00t1"}) == "ServiceThing00t12"
+
+
+def test_the_first_of_mutually_exclusive_write_only_sets_becomes_parameters_named_one_of() -> None:
+    schema = ResourceSchema({
+        "typeName": "Org::Service::Function",
+        "definitions": {"Code": {
+            "type": "object",
+            "properties": {"Bucket": {"type": "string"}, "Key": {"type": "string"}, "ZipFile": {"type": "string"}},
+            "oneOf": [{"required": ["Bucket", "Key"]}, {"required": ["ZipFile"]}],
+        }},
+        "properties": {"Arn": {"type": "string"}, "Code": {"$ref": "#/definitions/Code"}},
+        "required": ["Code"],
+        "readOnlyProperties": ["/properties/Arn"],
+        "writeOnlyProperties": ["/properties/Code/Bucket", "/properties/Code/Key", "/properties/Code/ZipFile"],
+        "primaryIdentifier": ["/properties/Arn"],
+    })
+    made = resource_template(schema, "Fn", {"Arn": "a", "Code": {}})
+    assert made.properties == {"Code": {"Bucket": {"Ref": "FnCodeBucketOneOf"}, "Key": {"Ref": "FnCodeKeyOneOf"}}}
+    assert made.parameters["FnCodeBucketOneOf"] == {
+        "Type": "String", "NoEcho": True, "Description": "Code/Bucket (one of mutually exclusive properties: the other set may replace it)"
+    }
+    assert made.warnings == [
+        {"Type": "MUTUALLY_EXCLUSIVE_PROPERTIES", "Properties": [{"PropertyPath": "Code/Bucket", "Required": True},
+                                                                 {"PropertyPath": "Code/Key", "Required": True}]},
+        {"Type": "UNSUPPORTED_PROPERTIES", "Properties": [{"PropertyPath": "Code/ZipFile", "Required": False}]},
+    ]
