@@ -209,6 +209,16 @@ def test_a_partial_scan_and_a_template_built_on_a_stack(
     assert document["Parameters"] == base["Parameters"]
     assert document["Resources"]["Kept"] == base["Resources"]["Kept"]  # the stack's resources, as its template declares them
     assert document["Resources"]["Loose"]["Properties"]["Title"] == "loose"
+    # the whole stack's template: the loose note is imported into the base stack, whose own note stays as it is
+    cloudformation.create_change_set(
+        StackName="base", ChangeSetName="grow", ChangeSetType="IMPORT", TemplateBody=json.dumps(document), ResourcesToImport=loose,
+        Parameters=[{"ParameterKey": "Title", "UsePreviousValue": True}],
+    )
+    cloudformation.get_waiter("change_set_create_complete").wait(StackName="base", ChangeSetName="grow", WaiterConfig=FAST)
+    cloudformation.execute_change_set(StackName="base", ChangeSetName="grow")
+    cloudformation.get_waiter("stack_import_complete").wait(StackName="base", WaiterConfig=FAST)
+    imported = cloudformation.describe_stack_resource(StackName="base", LogicalResourceId="Loose")["StackResourceDetail"]
+    assert (imported["PhysicalResourceId"], imported["ResourceStatus"]) == (note_id, "IMPORT_COMPLETE")
     assert cloudformation.list_resource_scan_related_resources(
         ResourceScanId=notes["ResourceScanId"], Resources=[{"ResourceType": NOTE, "ResourceIdentifier": {"NoteId": note_id}}]
     )["RelatedResources"] == []
