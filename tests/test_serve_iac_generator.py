@@ -17,8 +17,8 @@ NOTE = "Cfnrun::Sample::Note"
 SECRET = "hunter2222"
 
 
-def _note(cloudcontrol: Any, title: str, tag: str) -> str:
-    desired = {"Title": title, "Folder": "inbox", "AccessPassword": SECRET, "Tags": [{"Key": tag, "Value": "yes"}]}
+def _note(cloudcontrol: Any, title: str, tag: str, **more: str) -> str:
+    desired = {"Title": title, "Folder": "inbox", "AccessPassword": SECRET, "Tags": [{"Key": tag, "Value": "yes"}], **more}
     token = cloudcontrol.create_resource(TypeName=NOTE, DesiredState=json.dumps(desired))["ProgressEvent"]["RequestToken"]
     cloudcontrol.get_waiter("resource_request_success").wait(RequestToken=token, WaiterConfig=FAST)
     return str(cloudcontrol.get_resource_request_status(RequestToken=token)["ProgressEvent"]["Identifier"])
@@ -186,9 +186,14 @@ def test_a_partial_scan_and_a_template_built_on_a_stack(
 ) -> None:
     monkeypatch.setenv("CFNRUN_HISTORY", "on")
     project = sample("note")
+    schema_file = project / "cfnrun-sample-note.json"
+    schema = json.loads(schema_file.read_text())  # a note's Content names another note by its Title
+    schema["properties"]["Content"]["relationshipRef"] = {"typeName": NOTE, "propertyPath": "/properties/Title"}
+    schema_file.write_text(json.dumps(schema))
     server = serve(project, "--no-reload", "--virtual-clock")
     cloudformation, cloudcontrol = client(server, "cloudformation"), client(server, "cloudcontrol")
     note_id = _note(cloudcontrol, "loose", "team")
+    pointing = _note(cloudcontrol, "pointer", "team", Content="loose")
     base = {"Parameters": {"Title": {"Type": "String"}}, "Resources": {"Kept": {"Type": NOTE, "Properties": {"Title": {"Ref": "Title"}}}}}
     cloudformation.create_stack(StackName="base", TemplateBody=json.dumps(base), Parameters=[{"ParameterKey": "Title", "ParameterValue": "k"}])
     cloudformation.get_waiter("stack_create_complete").wait(StackName="base", WaiterConfig=FAST)
@@ -219,9 +224,12 @@ def test_a_partial_scan_and_a_template_built_on_a_stack(
     cloudformation.get_waiter("stack_import_complete").wait(StackName="base", WaiterConfig=FAST)
     imported = cloudformation.describe_stack_resource(StackName="base", LogicalResourceId="Loose")["StackResourceDetail"]
     assert (imported["PhysicalResourceId"], imported["ResourceStatus"]) == (note_id, "IMPORT_COMPLETE")
-    assert cloudformation.list_resource_scan_related_resources(
-        ResourceScanId=notes["ResourceScanId"], Resources=[{"ResourceType": NOTE, "ResourceIdentifier": {"NoteId": note_id}}]
-    )["RelatedResources"] == []
+    def related(of: str) -> List[str]:
+        given = [{"ResourceType": NOTE, "ResourceIdentifier": {"NoteId": of}}]
+        found = cloudformation.list_resource_scan_related_resources(ResourceScanId=notes["ResourceScanId"], Resources=given)
+        return [r["ResourceIdentifier"]["NoteId"] for r in found["RelatedResources"]]
+
+    assert (related(note_id), related(pointing)) == ([pointing], [note_id])  # either way, through the relationshipRef
 
     # each LIST and READ is in the provider's history, as any served operation is (serve writes it as it goes)
     def recorded() -> bool:

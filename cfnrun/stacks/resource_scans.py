@@ -19,6 +19,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Protocol, Sequence, Set, Tuple
 
+from cfnrun.model.schema import ResourceSchema
 from cfnrun.stacks.background import BackgroundTasks
 from cfnrun.stacks.store import StackError, StackStore
 
@@ -45,6 +46,8 @@ class TypeLister(Protocol):
     """What a scan runs: the served resource types' LIST handlers (the app's ``IacGenerator``)."""
 
     def scannable(self) -> List[str]: ...
+
+    def schema(self, type_name: str) -> Optional[ResourceSchema]: ...
 
     async def list(self, type_name: str) -> List[Listed]: ...
 

@@ -10,6 +10,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Protocol
 
 from cfnrun.stacks.api.inputs import one_page
 from cfnrun.stacks.generated_templates import GeneratedTemplates
+from cfnrun.stacks.related_resources import related
 from cfnrun.stacks.resource_scans import FULL, ResourceScans, ScannedResource, checked_type_filters
 from cfnrun.stacks.store import StackError
 
@@ -100,20 +101,20 @@ class IacGeneratorOperations:
         return {"Resources": [r.shape() for r in page], "NextToken": token}
 
     async def list_resource_scan_related_resources(self, params: Dict[str, Any]) -> Dict[str, Any]:
-        """Related resources: none of the served types' schemas say how their resources relate, so the list is empty
-        once the given resources are found in the scan (inferred: the service finds relations in AWS::* resources' own
-        properties, which cfnrun does not scan)."""
+        """The scanned resources the given ones relate to through their schemas' relationshipRef (``related_resources.py``)."""
         scan = self.scans.finished(params["ResourceScanId"])
         given: List[Dict[str, Any]] = params["Resources"]
         if len(given) > MAX_PAGE:
             raise StackError(f"Up to {MAX_PAGE} resources can be given; got {len(given)}")
-        scanned = {(r.resource_type, tuple(sorted(r.identifier.items()))) for r in scan.resources}
+        scanned = {(r.resource_type, tuple(sorted(r.identifier.items()))): r for r in scan.resources}
+        found = []
         for resource in given:
             key = (resource["ResourceType"], tuple(sorted((str(k), str(v)) for k, v in resource["ResourceIdentifier"].items())))
             if key not in scanned:
                 raise StackError(f"Resource {key[0]} {dict(key[1])} is not in resource scan [{scan.scan_id}]")
-        page, token = one_page([], params, _page_size(params, MAX_PAGE))
-        return {"RelatedResources": page, "NextToken": token}
+            found.append(scanned[key])
+        page, token = one_page(related(scan.resources, found, self.scans.lister.schema), params, _page_size(params, MAX_PAGE))
+        return {"RelatedResources": [r.shape() for r in page], "NextToken": token}
 
     # -- generated templates ---------------------------------------------------------------
 
