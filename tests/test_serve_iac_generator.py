@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Tuple
 
 import pytest
 import yaml
@@ -231,13 +231,17 @@ def test_a_partial_scan_and_a_template_built_on_a_stack(
 
     assert (related(note_id), related(pointing)) == ([pointing], [note_id])  # either way, through the relationshipRef
 
-    # each LIST and READ is in the provider's history, as any served operation is (serve writes it as it goes)
+    # each LIST and READ is in the provider's history, as any served operation is (serve writes it as it goes), and replays
+    records: Dict[Tuple[str, str], int] = {}
+
     def recorded() -> bool:
         lines = cfnrun("history", "--json", cwd=project).stdout.splitlines()
-        found = {(r["source"], r["action"], r["status"]) for r in map(json.loads, lines)}
-        return {("iac-generator", "LIST", "SUCCESS"), ("iac-generator", "READ", "SUCCESS")} <= found
+        records.update({(r["source"], r["action"]): r["id"] for r in map(json.loads, lines) if r["status"] == "SUCCESS"})
+        return {("iac-generator", "LIST"), ("iac-generator", "READ")} <= set(records)
 
     wait_until(recorded, timeout=60, what="the LIST and READ in the history")
+    replayed = cfnrun("replay", str(records[("iac-generator", "READ")]), cwd=project)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
 
 
 def _gated(project: Path, gate: Path) -> None:

@@ -284,13 +284,14 @@ class GeneratedTemplates:
 
     async def _read(self, template: GeneratedTemplate, resource: TemplateResource) -> None:
         resource.status = IN_PROGRESS
-        schema = self.reader.schema(resource.resource_type)
         try:
-            if schema is None:
-                raise ReadFailed(f"{resource.resource_type} is not served now, so there is no READ handler to run")
             model = await self.reader.read(resource.resource_type, resource.identifier, f"IaC generator {template.name} {resource.logical_id}")
         except ReadFailed as failed:
             resource.status, resource.reason, resource.made = FAILED, str(failed)[:MAX_REASON], None
+            return
+        schema = self.reader.schema(resource.resource_type)
+        if schema is None:
+            resource.status, resource.reason = FAILED, f"{resource.resource_type} is not served now"
             return
         resource.made = resource_template(schema, resource.logical_id, model)
         resource.status = COMPLETE

@@ -50,7 +50,8 @@ class IacGenerator:
 
     async def read(self, type_name: str, identifier: Dict[str, str], label: str) -> Dict[str, Any]:
         schema = self.operations.schema(type_name)
-        assert schema is not None
+        if schema is None:  # no longer served (a reload since the template was asked for)
+            raise ReadFailed(f"{type_name} is not served now, so there is no READ handler to run")
         try:
             key = identifier_model(schema, "|".join(identifier[name] for name in identifier_names(schema)))
         except IdentifierError as error:
