@@ -145,6 +145,10 @@ def test_a_template_is_updated_refused_and_deleted_as_the_service_does(
                    Resources=[{"ResourceType": NOTE, "ResourceIdentifier": {"Id": note_id}}]) == (
         "ValidationError", f"ResourceIdentifier of {NOTE} must name its primaryIdentifier properties [NoteId]; got [Id]"
     )
+    named_badly = [{**one[0], "LogicalResourceId": "my-note"}]
+    assert refused(cloudformation.create_generated_template, GeneratedTemplateName="t", Resources=named_badly) == (
+        "ValidationError", "Logical resource id [my-note] is not valid: it must be alphanumeric (A-Za-z0-9) and at most 255 characters"
+    )
     bucket = [{"ResourceType": "AWS::S3::Bucket", "ResourceIdentifier": {"BucketName": "b"}}]
     assert "not supported" in refused(cloudformation.create_generated_template, GeneratedTemplateName="t", Resources=bucket)[1]
 

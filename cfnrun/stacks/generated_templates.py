@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -41,6 +42,8 @@ POLICY_ATTRIBUTE = {"DELETE": "Delete", "RETAIN": "Retain"}
 DEFAULT_POLICY = "RETAIN"
 TEMPLATE_VERSION = "2010-09-09"
 MAX_REASON = 256
+MAX_RESOURCES = 500  # ResourceDefinitions' maximum in botocore's model, as a template's (inferred: a template holds 500)
+LOGICAL_ID = re.compile(r"[A-Za-z0-9]{1,255}")
 
 
 class ReadFailed(Exception):
@@ -259,11 +262,16 @@ class GeneratedTemplates:
             if key in managed:
                 raise StackError(f"Resource {type_name} [{key[1]}] is managed by a stack already: the IaC generator takes unmanaged resources only")
             logical_id = str(definition.get("LogicalResourceId") or generated_logical_id(type_name, ordered, taken))
+            if not LOGICAL_ID.fullmatch(logical_id):
+                raise StackError(f"Logical resource id [{logical_id}] is not valid: it must be alphanumeric (A-Za-z0-9) and at most 255 characters")
             if logical_id in taken:
                 raise StackError(f"Logical resource id [{logical_id}] is used by another resource of the template")
             taken.add(logical_id)
             known.add(key)
             added.append(TemplateResource(type_name, logical_id, ordered))
+        if len(present) + len(added) > MAX_RESOURCES:
+            raise StackError(f"A generated template holds at most {MAX_RESOURCES} resources; this one would hold {len(present) + len(added)}",
+                             "LimitExceededException")
         return added
 
     async def _generate(self, template: GeneratedTemplate, resources: List[TemplateResource], operation: str) -> None:
