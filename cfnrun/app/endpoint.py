@@ -116,6 +116,7 @@ class RunningServer:
         left = max(0.0, grace_ends - loop.time())
         closing = [
             parts.stacks.calls.stop_linting(), parts.stacks.store.close(left), parts.stacks.drift.close(left),
+            parts.stacks.generator.close(left),
             *([parts.requests.close(left)] if parts.requests is not None else []),
         ] if parts else []
         await steps.run("the calls and stack operations in flight", asyncio.gather(self.calls.finish(grace_s, left), *closing), left)

@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 CLOUD_CONTROL_SOURCE = "cloudcontrol"
 STACK_SOURCE = "stack"  # a resource operation of a local stack
 FUZZ_SOURCE = "fuzz"  # a minimal case cfnrun fuzz found
-SERVED_SOURCES = ("invoke", CLOUD_CONTROL_SOURCE, STACK_SOURCE)  # the records that carry the request and the settings
+IAC_GENERATOR_SOURCE = "iac-generator"  # a resource scan's LIST, a generated template's READ
+SERVED_SOURCES = ("invoke", CLOUD_CONTROL_SOURCE, STACK_SOURCE, IAC_GENERATOR_SOURCE)  # the records that carry the request and the settings
+SERVED_VIA = {CLOUD_CONTROL_SOURCE: "cfnrun serve's Cloud Control API", IAC_GENERATOR_SOURCE: "cfnrun serve's IaC generator"}
 
 
 _settings_recorded: Tuple[Optional[InvokeSettings], Dict[str, Any]] = (None, {})  # the last settings recorded, and their record

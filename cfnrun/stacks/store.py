@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
+from cfnrun.stacks.background import finish_or_cancel
 from cfnrun.stacks.blueprint import Blueprint, Blueprints
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.names import CHANGE_SET_NAME, stack_name_problem
@@ -775,12 +776,7 @@ class StackStore:
 
     async def close(self, timeout_s: float) -> None:
         """On stop: stack operations in flight get ``timeout_s`` to finish, then they are cancelled."""
-        running = [t for t in self._tasks.values() if not t.done()]
-        if running:
-            _, pending = await asyncio.wait(running, timeout=timeout_s)
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+        await finish_or_cancel(list(self._tasks.values()), timeout_s)
         if self.database is not None:
             self.database.close()
 

@@ -56,7 +56,9 @@ def show(options: HistoryShowOptions, early: EarlyStart) -> int:
     if recorded.source == "fuzz":
         return _show_fuzz_case(recorded, schema)
     operation = show_operation(store, options.operation_id, [TimelineRenderer(sys.stdout, schema)])
-    via = "cfnrun serve's Cloud Control API" if operation.source == "cloudcontrol" else f"cfnrun {operation.source}"
+    from cfnrun.app.history import SERVED_VIA
+
+    via = SERVED_VIA.get(operation.source, f"cfnrun {operation.source}")
     echo(f"\nrecorded {operation.summary()['startedAt']} via {via}, cfnrun {operation.cfnrun_version}")
     return EXIT_SUCCESS
 

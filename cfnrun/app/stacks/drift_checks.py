@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from cfnrun.stacks.template.declarations import is_custom_resource
 from cfnrun.app.stacks.user_types import UserTypes
@@ -32,6 +32,7 @@ from cfnrun.stacks.drift import (
 )
 from cfnrun.model.schema import pointer_to_path
 from cfnrun.stacks.drift_aware import ActualState, actual_state
+from cfnrun.stacks.background import BackgroundTasks
 from cfnrun.stacks.provisioning import ProvisioningFailed, ResourceWork, StackContext
 from cfnrun.stacks.records import Stack, StackResource
 from cfnrun.stacks.store import StackError, StackStore
@@ -60,7 +61,7 @@ class DriftChecks:
         self.user_types = user_types
         self.detections: Dict[str, DriftDetection] = {}  # by StackDriftDetectionId
         self.latest: Dict[str, Dict[str, ResourceDrift]] = {}  # stack id → logical id → the last checked result
-        self._tasks: Set["asyncio.Task[None]"] = set()
+        self._tasks = BackgroundTasks()
 
     # -- detecting -------------------------------------------------------------------------
 
@@ -73,9 +74,7 @@ class DriftChecks:
         wanted = [stack.resources[i] for i in logical_ids] if logical_ids else list(stack.resources.values())
         detection = DriftDetection(str(uuid.uuid4()), stack.stack_id)
         self.detections[detection.detection_id] = detection
-        task = asyncio.ensure_future(self._run(detection, stack, [r for r in wanted if r.exists]))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.start(self._run(detection, stack, [r for r in wanted if r.exists]))
         return detection
 
     async def _run(self, detection: DriftDetection, stack: Stack, resources: List[StackResource]) -> None:
@@ -183,9 +182,4 @@ class DriftChecks:
 
     async def close(self, timeout_s: float) -> None:
         """On stop: detections in flight get ``timeout_s`` to finish, then they are cancelled."""
-        running = [task for task in self._tasks if not task.done()]
-        if running:
-            _, pending = await asyncio.wait(running, timeout=timeout_s)
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+        await self._tasks.close(timeout_s)

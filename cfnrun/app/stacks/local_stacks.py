@@ -21,6 +21,7 @@ from cfnrun.app.stacks.aws_schemas import AwsSchemas
 from cfnrun.app.stacks.aws_types import AwsTypes
 from cfnrun.app.served import Served
 from cfnrun.app.stacks.drift_checks import DriftChecks
+from cfnrun.app.stacks.iac_generator import IacGenerator
 from cfnrun.app.stacks.leftovers import LeftoverCheck
 from cfnrun.app.leftovers_named import unnamed_left_line
 from cfnrun.stacks.iam_capabilities import iam_acknowledgement, insufficient_capabilities
@@ -101,6 +102,7 @@ class LocalStacks:
     operations: TypeOperations  # the one invoker every user type's resource operation goes through
     leftovers: LeftoverCheck  # is a deleted resource gone (``cfnrun stack test``)
     signals: ResourceSignals  # what CreationPolicies and WaitConditions wait for: SignalResource's and the handles' signals
+    generator: IacGenerator  # the IaC generator's resource scans and generated templates
     stopping: Stopping = field(default_factory=Stopping)  # the clocks of every resource operation's waits, cancelled when serve stops
     local_types: Tuple[str, ...] = ()  # the AWS::* types cfnrun runs itself (not on the AWS endpoint): nested stacks, macros, ...
     lambdas: Optional[LocalLambdas] = None  # the stacks' own Python functions, served locally (again after --state)
@@ -402,14 +404,15 @@ def local_stacks(
 
     summarizing = partial(summarize, modules=fragments, primary_identifier=primary_identifier, run_macro=macros.answered,
                           read_include=read_include)
-    calls = StackOperations(store, describe_type, summarizing, configure_type, drift, hooks)
+    generator = IacGenerator(store, operations)
+    calls = StackOperations(store, describe_type, summarizing, configure_type, drift, hooks, generator)
     nested_stacks.calls = checked = CheckedStackOperations(calls, lint, fragments, read_include, macros, nested_stacks, types.unrecognized,
                                                            partial(read_template_url, served.aws_endpoint, region, url))
     nested_stacks.store = store
     macros.stacks = lambda: store.stacks.values()
     return LocalStacks(
         store, checked, responses, drift, hooks, payloads, aws_types, operations.console, operations,
-        LeftoverCheck(operations, served_types, aws_types), signals, stopping, tuple(types.own_types), lambdas,
+        LeftoverCheck(operations, served_types, aws_types), signals, generator, stopping, tuple(types.own_types), lambdas,
     )
 
 

@@ -185,7 +185,7 @@ class UserTypes:
             for stop_listening in listening:
                 stop_listening()
         if not result.succeeded:
-            raise ProvisioningFailed(self._reason(result), result.error_code or ENDING_CODES.get(result.reason))
+            raise ProvisioningFailed(failure_reason(result), result.error_code or ENDING_CODES.get(result.reason))
         return result
 
     def _progressed(self, work: ResourceWork, progress: Optional[ProgressEvent]) -> bool:
@@ -199,14 +199,6 @@ class UserTypes:
             return False  # no identifier yet: nothing made that a record could name
         work.progress(made, progress.callbackContext)
         return True
-
-    @staticmethod
-    def _reason(result: OperationResult) -> str:
-        if result.reason is EndReason.HANDLER:
-            return f'Resource handler returned message: "{result.message}" (HandlerErrorCode: {result.error_code or "InternalFailure"})'
-        if result.reason is EndReason.OPERATION_TIMEOUT:
-            return f"Resource timed out waiting for completion: {result.message}"
-        return f"cfnrun: {result.message}"
 
     @staticmethod
     def _identifiers(schema: ResourceSchema, model: Optional[Dict[str, Any]]) -> Dict[str, Any]:
@@ -238,6 +230,15 @@ class UserTypes:
             if value is not None:
                 attributes[name] = value
         return attributes
+
+
+def failure_reason(result: OperationResult) -> str:
+    """Why a handler's operation failed, as the service words it in a resource's status reason."""
+    if result.reason is EndReason.HANDLER:
+        return f'Resource handler returned message: "{result.message}" (HandlerErrorCode: {result.error_code or "InternalFailure"})'
+    if result.reason is EndReason.OPERATION_TIMEOUT:
+        return f"Resource timed out waiting for completion: {result.message}"
+    return f"cfnrun: {result.message}"
 
 
 def _not_read_only(schema: ResourceSchema, attribute: str) -> bool:

@@ -13,5 +13,8 @@ STACK_OPERATIONS = frozenset(
         "CreateStackRefactor", "DescribeStackRefactor", "ExecuteStackRefactor", "ListStackRefactors", "ListStackRefactorActions",
         "DescribeAccountLimits", "EstimateTemplateCost",
         "UpdateTerminationProtection", "SetStackPolicy", "GetStackPolicy", "SignalResource", "SetAlias", "RemoveAlias",
+        "StartResourceScan", "DescribeResourceScan", "ListResourceScans", "ListResourceScanResources", "ListResourceScanRelatedResources",
+        "CreateGeneratedTemplate", "DescribeGeneratedTemplate", "GetGeneratedTemplate", "ListGeneratedTemplates", "UpdateGeneratedTemplate",
+        "DeleteGeneratedTemplate",
     }
 )

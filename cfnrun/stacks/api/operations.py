@@ -18,6 +18,7 @@ from cfnrun.stacks.api.inputs import (
     PAGE_SIZE, given_notification_arns, given_parameters, given_tags, given_template_body, needed, one_page, rollback_disabled, take_settings,
     type_name_of,
 )
+from cfnrun.stacks.api.iac_generator import IacGeneratorOperations, IacGeneratorService
 from cfnrun.stacks.api.resource_signals import SignalResource
 from cfnrun.stacks.api.stack_policies import StackPolicies, given_policy
 from cfnrun.stacks.api.stack_aliases import StackAliases
@@ -91,6 +92,7 @@ class StackOperations:
         configure_type: Callable[[str, Dict[str, Any]], str],
         drift: DriftService,
         hooks: HookService,
+        generator: IacGeneratorService,
     ) -> None:
         self.store = store
         self.hooks = hooks  # which hooks a change set's execution would run, and every hook's verdict
@@ -141,6 +143,7 @@ class StackOperations:
             UpdateTerminationProtection=UpdateTerminationProtection(store),
             SignalResource=SignalResource(store, store.engine.signals),
         )
+        self._operations.update(IacGeneratorOperations(generator).operations())
         assert frozenset(self._operations) == STACK_OPERATIONS, "stacks/api/__init__.py names every operation answered"
 
     def operations(self) -> FrozenSet[str]:
