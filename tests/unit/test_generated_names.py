@@ -29,3 +29,9 @@ def test_buckets_are_lower_case_and_fifo_queues_end_in_fifo() -> None:
     assert re.fullmatch(r"my-stack-bucket-[a-z0-9]{12}", named("AWS::S3::Bucket", "My-Stack", "Bucket", {}, None) or "")
     assert re.fullmatch(r"s-Q-[A-Z0-9]{12}\.fifo", named("AWS::SQS::Queue", "s", "Q", {"FifoQueue": "true"}, None) or "")
     assert named("AWS::SQS::Queue", "s", "Q", {"QueueName": "given"}, None) is None
+
+
+def test_a_state_machine_is_named_after_its_logical_id_alone_cut_to_80() -> None:
+    assert re.fullmatch(r"Flow-[A-Za-z0-9]{12}", named("AWS::StepFunctions::StateMachine", "stack", "Flow", {}, None) or "")
+    long = named("AWS::StepFunctions::StateMachine", "stack", "L" * 100, {}, None) or ""
+    assert len(long) == 80 and re.fullmatch(r"L{67}-[A-Za-z0-9]{12}", long), long
