@@ -42,9 +42,11 @@ NAME_RULES: Dict[str, NameRule] = {
     "AWS::SNS::Topic": NameRule("TopicName", 256, fifo_flag="FifoTopic"),
     "AWS::S3::Bucket": NameRule("BucketName", 63, lower_case=True),
     "AWS::DynamoDB::Table": NameRule("TableName", 255),
-    "AWS::IAM::Role": NameRule("RoleName", 64),
-    "AWS::IAM::User": NameRule("UserName", 64),
-    "AWS::Logs::LogGroup": NameRule("LogGroupName", 512),
+    # mixed case, as names the service made in 2026 show (yulin issue 1113: a role's ...-UjecjFhpdr1d, a log group's
+    # ...-UJ5n2NwuSPZB); a user's is inferred to be the role's
+    "AWS::IAM::Role": NameRule("RoleName", 64, alphabet=MIXED),
+    "AWS::IAM::User": NameRule("UserName", 64, alphabet=MIXED),
+    "AWS::Logs::LogGroup": NameRule("LogGroupName", 512, alphabet=MIXED),
     "AWS::Kinesis::Stream": NameRule("Name", 128),
     # mixed case, as SAM's guides show a generated function name (sam-app-HelloWorldFunction-<12 letters and digits>)
     "AWS::Lambda::Function": NameRule("FunctionName", 64, alphabet=MIXED),
