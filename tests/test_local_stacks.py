@@ -547,10 +547,58 @@ def test_aws_resources_declared_without_a_name_are_named_once_as_the_service_nam
     assert re.fullmatch(rf"{stack}-Topic-{suffix}", names["Topic"]), names
     assert len(names["Bucket"]) == 63 and re.fullmatch(r"named-x+-bucket-[a-z0-9]{12}", names["Bucket"]), names  # 63 at most
     assert re.fullmatch(rf"{stack}-Table-{suffix}", names["Table"]), names
-    role = names["ExecutionRoleWithALongLogicalIdForTheLimit"]  # 64 at most: the longer part is cut first
-    assert len(role) == 64 and re.fullmatch(rf"Named-x+-ExecutionRole\w+-{suffix}", role), role
+    # 64 at most: 13 for the suffix and its hyphen, the rest split between stack name and logical id (the stack's half
+    # rounding up), mixed case, as the service named ChineseboostAnalyticsStac-RainlyticsSummariesJobFun-UjecjFhpdr1d
+    role = names["ExecutionRoleWithALongLogicalIdForTheLimit"]
+    assert re.fullmatch(r"Named-x{19}-ExecutionRoleWithALongLog-[A-Za-z0-9]{12}", role), role
     assert re.fullmatch(rf"{stack}-Fn-[A-Za-z0-9]{{12}}", names["Fn"]), names  # mixed case, as SAM's guides show them
     assert names["Bucket"] in [b["Name"] for b in stacks.s3.list_buckets()["Buckets"]]  # the name the endpoint has
+    stacks.cloudformation.delete_stack(StackName=stack)
+    stacks.wait("stack_delete_complete", StackName=stack)
+
+
+def test_more_aws_types_declared_without_a_name_are_named_as_the_service_names_them_not_after_moto_s_inner_stack(stacks: Stacks) -> None:
+    # moto named these after the one-resource stack cfnrun makes there: stack-Logical-1a2b3c4d-Logical-RANDOM
+    import boto3
+
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": "states.amazonaws.com"}, "Action": "sts:AssumeRole"}]}
+    allow = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:ListBucket", "Resource": "*"}]}
+    resources = {
+        "WebSecurityGroup": {"Type": "AWS::EC2::SecurityGroup", "Properties": {"GroupDescription": "web"}},
+        "NightlyRule": {"Type": "AWS::Events::Rule", "Properties": {"ScheduleExpression": "rate(1 day)"}},
+        "Role": {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": trust}},
+        "Flow": {"Type": "AWS::StepFunctions::StateMachine", "Properties": {
+            "DefinitionString": json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}),
+            "RoleArn": {"Fn::GetAtt": ["Role", "Arn"]},
+        }},
+        "ReadPolicy": {"Type": "AWS::IAM::ManagedPolicy", "Properties": {"PolicyDocument": allow}},
+        "Profile": {"Type": "AWS::IAM::InstanceProfile", "Properties": {"Roles": [{"Ref": "Role"}]}},
+        "Images": {"Type": "AWS::ECR::Repository"},
+        "Cluster": {"Type": "AWS::ECS::Cluster"},
+    }
+    stack = "Named-More"
+    stacks.cloudformation.create_stack(StackName=stack, TemplateBody=json.dumps({"Resources": resources}), Capabilities=["CAPABILITY_IAM"])
+    stacks.wait("stack_create_complete", StackName=stack)
+    listed = stacks.cloudformation.describe_stack_resources(StackName=stack)["StackResources"]
+    physical = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in listed}
+
+    def client(service: str) -> Any:
+        return boto3.client(service, endpoint_url=stacks.moto, **CREDENTIALS)
+
+    upper, mixed = "[A-Z0-9]{12}", "[A-Za-z0-9]{12}"
+    [group] = client("ec2").describe_security_groups(GroupIds=[physical["WebSecurityGroup"]])["SecurityGroups"]
+    assert re.fullmatch(rf"{stack}-WebSecurityGroup-{upper}", group["GroupName"]), group["GroupName"]
+    assert re.fullmatch(rf"{stack}-NightlyRule-{upper}", client("events").describe_rule(Name=physical["NightlyRule"])["Name"]), physical
+    machine = client("stepfunctions").describe_state_machine(stateMachineArn=physical["Flow"])["name"]
+    assert re.fullmatch(rf"Flow-{mixed}", machine), machine  # the logical id alone, as the service names a state machine
+    policy = client("iam").get_policy(PolicyArn=physical["ReadPolicy"])["Policy"]["PolicyName"]
+    assert re.fullmatch(rf"{stack}-ReadPolicy-{upper}", policy), policy
+    profile = client("iam").get_instance_profile(InstanceProfileName=physical["Profile"])["InstanceProfile"]["InstanceProfileName"]
+    assert re.fullmatch(rf"{stack}-Profile-{upper}", profile), profile
+    [repository] = client("ecr").describe_repositories(repositoryNames=[physical["Images"]])["repositories"]
+    assert re.fullmatch(r"named-more-images-[a-z0-9]{12}", repository["repositoryName"]), repository  # ECR's names are lower-case
+    [cluster] = client("ecs").describe_clusters(clusters=[physical["Cluster"]])["clusters"]
+    assert re.fullmatch(rf"{stack}-Cluster-{mixed}", cluster["clusterName"]), cluster
     stacks.cloudformation.delete_stack(StackName=stack)
     stacks.wait("stack_delete_complete", StackName=stack)
 

@@ -296,9 +296,7 @@ def test_an_aws_type_the_endpoint_does_not_implement_fails_its_resource_and_the_
     assert [event[0] for event in failed] == ["Policy"]
     assert "does not implement AWS::CloudFront::CachePolicy" in str(failed[0][2])
     assert ("Topic", "DELETE_COMPLETE", None) in events
-    # moto's own output says it once, in a line: no warning per call, no werkzeug traceback
-    broke = server.has_printed(r"moto server: broke answering an AWS call: ")
-    assert re.search(r"\w+Error: .* \(moto/[\w/]+\.py:\d+\)$", broke), broke
+    # no warning per call, no werkzeug traceback (and no line saying moto broke: test_aws_types_on_moto.py reads the whole console)
     assert not [line for line in server.output if "No Moto CloudFormation support" in line or "Error on request" in line], server.output
 
 

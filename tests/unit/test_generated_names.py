@@ -29,3 +29,22 @@ def test_buckets_are_lower_case_and_fifo_queues_end_in_fifo() -> None:
     assert re.fullmatch(r"my-stack-bucket-[a-z0-9]{12}", named("AWS::S3::Bucket", "My-Stack", "Bucket", {}, None) or "")
     assert re.fullmatch(r"s-Q-[A-Z0-9]{12}\.fifo", named("AWS::SQS::Queue", "s", "Q", {"FifoQueue": "true"}, None) or "")
     assert named("AWS::SQS::Queue", "s", "Q", {"QueueName": "given"}, None) is None
+
+
+def test_a_state_machine_is_named_after_its_logical_id_alone_cut_to_80() -> None:
+    assert re.fullmatch(r"Flow-[A-Za-z0-9]{12}", named("AWS::StepFunctions::StateMachine", "stack", "Flow", {}, None) or "")
+    long = named("AWS::StepFunctions::StateMachine", "stack", "L" * 100, {}, None) or ""
+    assert len(long) == 80 and re.fullmatch(r"L{67}-[A-Za-z0-9]{12}", long), long
+
+
+def test_long_names_are_cut_as_the_service_cut_the_names_users_report() -> None:
+    # names the service made for a stack called ChineseboostAnalyticsStack (yulin issue 1113); the logical ids were longer
+    bucket = named("AWS::S3::Bucket", "ChineseboostAnalyticsStack", "RainlyticsLogsBucket8DF4A2C1", {}, None) or ""
+    assert re.fullmatch(r"chineseboostanalyticsstac-rainlyticslogsbucket8df4-[a-z0-9]{12}", bucket), bucket
+    role = named("AWS::IAM::Role", "ChineseboostAnalyticsStack", "RainlyticsSummariesJobFunctionServiceRole", {}, None) or ""
+    assert re.fullmatch(r"ChineseboostAnalyticsStac-RainlyticsSummariesJobFun-[A-Za-z0-9]{12}", role), role
+    group = named("AWS::Logs::LogGroup", "ChineseboostAnalyticsStack", "RainlyticsSummariesJobLogs1C6CB09C", {}, None) or ""
+    assert re.fullmatch(r"ChineseboostAnalyticsStack-RainlyticsSummariesJobLogs1C6CB09C-[A-Za-z0-9]{12}", group), group
+    # their suffixes are mixed case (a name made from a seed is always the same)
+    seeded = [named(t, "s", "L", {}, None, seed="seed") or "" for t in ("AWS::IAM::Role", "AWS::IAM::User", "AWS::Logs::LogGroup")]
+    assert all(any(c.islower() for c in name[-12:]) for name in seeded), seeded

@@ -47,6 +47,12 @@ class ServeOptions:
     invocation_timeout: Optional[float] = option(
         "--invocation-timeout", help="Override every call's time limit, in seconds.", minimum=0.001
     )
+    operation_timeout: Optional[float] = option(
+        "--operation-timeout",
+        help="Override the whole operation's timeout (the type's timeoutInMinutes) of every resource operation, "
+        "an AWS resource's on the AWS endpoint too, in seconds.",
+        minimum=0.001,
+    )
     log_level: str = common.log_level("Level of the handlers' root logger.")
     python: str = common.python()
     memory_limit: bool = common.memory_limit()
@@ -110,7 +116,7 @@ class ServeOptions:
     def budgets(self) -> "Budgets":
         from cfnrun.model.budgets import Budgets
 
-        return Budgets(self.time_scale, self.invocation_timeout)
+        return Budgets(self.time_scale, self.invocation_timeout, self.operation_timeout)
 
     @property
     def connections(self) -> ConnectionLimits:
@@ -139,6 +145,12 @@ class ContractTestOptions:
     region: Optional[str] = common.region(REGION_HELP)
     workers: int = option("--workers", help="Warm workers per function.", default=2, minimum=1)
     aws: bool = option("--aws", help="Use your real AWS credentials and STS instead of local stand-ins.", default=False)
+    operation_timeout: Optional[float] = option(
+        "--operation-timeout",
+        help="Override the whole operation's timeout (the type's timeoutInMinutes) of every resource operation, "
+        "an AWS resource's on the AWS endpoint too, in seconds.",
+        minimum=0.001,
+    )
     log_level: str = common.log_level("Level of the handlers' root logger.")
     virtual_clock: bool = common.virtual_clock("Skip the suite's CallbackDelaySeconds waits; the time is still counted.")
     aws_endpoint: Optional[str] = common.aws_endpoint("placeholder credentials unless --aws")

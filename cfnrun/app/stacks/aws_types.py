@@ -21,6 +21,9 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 from cfnrun.invoker.cancellable_clock import CancelRequested, Stopping
 from cfnrun.invoker.clock import RealClock
+from cfnrun.model.action import Action
+from cfnrun.model.budgets import Budget, Budgets
+from cfnrun.model.schema import ResourceSchema
 from cfnrun.stacks.in_flight import OperationStopped
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
@@ -37,6 +40,17 @@ NO_ENDPOINT = (
 )
 POLL_FIRST_S = 0.05
 POLL_MAX_S = 1.0
+
+
+class NotStabilized(ProvisioningFailed):
+    """The endpoint's stack of the resource did not settle within the operation's timeout (the handler's timeoutInMinutes)."""
+
+    def __init__(self, name: str, status: str, budget: Budget) -> None:
+        super().__init__(
+            f"Resource timed out waiting for completion: the AWS endpoint's stack {name} was still {status} at the end of "
+            f"{budget.describe()}",
+            "NotStabilized",
+        )
 
 
 class NotImplementedThere(ProvisioningFailed):
@@ -93,8 +107,10 @@ class AwsTypes:
     idempotent_creates = True  # a CREATE made again with the same clientRequestToken goes on with the endpoint stack the first made
 
     def __init__(
-        self, endpoint_url: Optional[str], region: str, schemas: AwsSchemas, poll_max_s: float = POLL_MAX_S, stopping: Optional[Stopping] = None
+        self, endpoint_url: Optional[str], region: str, schemas: AwsSchemas, poll_max_s: float = POLL_MAX_S, stopping: Optional[Stopping] = None,
+        budgets: Optional[Budgets] = None,
     ) -> None:
+        self.budgets = budgets or Budgets()  # how long the endpoint's stack of a resource may take to settle
         self.stopping = stopping or Stopping()  # serve stopping ends the polling of the endpoint's stack at once
         self.endpoint_url = endpoint_url
         self.region = region
@@ -223,7 +239,7 @@ class AwsTypes:
         if await self._endpoint_status(name) is None:
             return  # already gone (an embedded moto after a restart of serve): deleted, as the service takes a resource it cannot find
         await self._call(work, "delete_stack", StackName=name)
-        status, reason = await self._wait(name)
+        status, reason = await self._wait(name, Action.DELETE, work.type_name)
         if status != "DELETE_COMPLETE":
             raise ProvisioningFailed(reason or f"the endpoint's stack {name} ended {status}")
 
@@ -233,7 +249,7 @@ class AwsTypes:
         template = json.loads(body) if isinstance(body, str) else dict(body)
         template.pop("Outputs", None)
         await self._call(work, "update_stack", StackName=name, TemplateBody=json.dumps(template))
-        await self._wait(name)
+        await self._wait(name, Action.UPDATE, work.type_name)
 
     async def still_there(self, model: Optional[Dict[str, Any]]) -> bool:
         """Does the endpoint still have the resource's stack (after a restart of serve, an embedded moto does not)?"""
@@ -318,16 +334,28 @@ class AwsTypes:
         except BotoCoreError as error:
             raise ProvisioningFailed(f"the AWS endpoint {self.endpoint_url} did not answer: {error}") from None
 
-    async def _wait(self, name: str) -> Tuple[str, Optional[str]]:
-        """Poll the endpoint's stack until it settles: its status and, when it failed, the first failure's reason."""
+    def budget(self, action: Action, type_name: str) -> Budget:
+        """How long the resource's operation may take: its handler's timeoutInMinutes (cfn-lint's schemas carry no
+        handlers, so mostly the documented default of 120), or serve's --operation-timeout; scaled by --time-scale."""
+        return self.budgets.operation(action, self.schemas.schema(type_name) or ResourceSchema({}))
+
+    async def _wait(self, name: str, action: Action, type_name: str) -> Tuple[str, Optional[str]]:
+        """Poll the endpoint's stack until it settles: its status and, when it failed, the first failure's reason.
+        NotStabilized when it has not settled within the operation's budget: an endpoint that never settles a resource
+        (moto leaves a stack IN_PROGRESS when it broke making it) fails the resource instead of holding the stack."""
         delay = POLL_FIRST_S
         clock = self.stopping.clock(RealClock())
+        budget = self.budget(action, type_name)
+        deadline = clock.now() + budget.seconds
         while True:
             status = await self._endpoint_status(name) or "DELETE_COMPLETE"  # a stack gone is one deleted
             if status.endswith(SETTLED_SUFFIXES) and not status.endswith("CLEANUP_COMPLETE"):
                 break
+            remaining = deadline - clock.now()
+            if remaining <= 0:
+                raise NotStabilized(name, status, budget)
             try:
-                await clock.sleep(delay)
+                await clock.sleep(min(delay, remaining))
             except CancelRequested as stopped:
                 raise OperationStopped(str(stopped)) from None
             delay = min(self.poll_max_s, delay * 2)
@@ -338,12 +366,12 @@ class AwsTypes:
         return status, next((f for f in failures if f), None)
 
     async def _settled(self, work: ResourceWork, name: str, given_name: Optional[str] = None, updating: bool = False) -> Provisioned:
-        status, reason = await self._wait(name)
+        status, reason = await self._wait(name, Action.UPDATE if updating else Action.CREATE, work.type_name)
         if status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
             raise ProvisioningFailed(reason or f"the AWS endpoint's stack {name} ended {status}")
         stack = (await self._ask("describe_stacks", StackName=name))["Stacks"][0]
         outputs = {o["OutputKey"]: o.get("OutputValue") for o in stack.get("Outputs", [])}
-        made = await self._made(name, work.logical_id) if REF_OUTPUT not in outputs else None
+        made = await self._made(name, work.logical_id)
         if REF_OUTPUT not in outputs and made is None and updating:  # moto's CloudFormation lacks the type's update: its stack lost
             raise NoUpdateThere(work, self.endpoint_url)  # the resource, left as it was (the stack there is kept: its record)
         if REF_OUTPUT not in outputs and made is None:  # moto completes a stack whose type it does not know, without making the resource
@@ -351,10 +379,7 @@ class AwsTypes:
             raise NotImplementedThere(
                 f"the AWS endpoint {self.endpoint_url} does not implement {work.type_name}: its stack completed without making the resource"
             )
-        if made is None:
-            described = await self._ask("describe_stack_resource", StackName=name, LogicalResourceId=work.logical_id)
-            made = described["StackResourceDetail"].get("PhysicalResourceId") or outputs[REF_OUTPUT] or name
-        physical_id = made
+        physical_id = made or outputs[REF_OUTPUT] or name
         given = {attribute: outputs[key] for key, attribute in _output_keys(sorted(work.attributes_wanted)).items() if key in outputs}
         attributes = {**attributes_from_properties(work.attributes_wanted - set(given), work.properties), **given}
         missing = sorted(work.attributes_wanted - set(attributes))
@@ -371,13 +396,17 @@ class AwsTypes:
     async def _made(self, name: str, logical_id: str) -> Optional[str]:
         """The physical id of the resource the endpoint's stack made, or None when it made none (a type the endpoint does not know).
 
-        moto leaves out every output of a stack when one Fn::GetAtt fails, the Ref with them: the resource is there all the same."""
+        moto leaves out every output of a stack when one Fn::GetAtt fails, the Ref with them: the resource is there all the
+        same. Asked with ListStackResources: moto's DescribeStackResource breaks on a stack holding a type it does not know
+        (it reads the logical id of the resource it never made), which put a misleading line on serve's console."""
         try:
-            described = await self._ask("describe_stack_resource", StackName=name, LogicalResourceId=logical_id)
+            summaries = (await self._ask("list_stack_resources", StackName=name)).get("StackResourceSummaries", [])
         except ProvisioningFailed:
             return None
-        detail = described.get("StackResourceDetail", {})
-        return detail.get("PhysicalResourceId") if detail.get("ResourceStatus", "").endswith("_COMPLETE") else None
+        for summary in summaries:
+            if summary.get("LogicalResourceId") == logical_id and summary.get("ResourceStatus", "").endswith("_COMPLETE"):
+                return summary.get("PhysicalResourceId") or None
+        return None
 
 
 def attributes_from_properties(wanted: "frozenset[str] | set[str]", properties: Dict[str, Any]) -> Dict[str, Any]:

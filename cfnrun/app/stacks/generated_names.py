@@ -30,7 +30,7 @@ FIFO = ".fifo"
 class NameRule:
     property_name: str
     max_length: int
-    prefix: Optional[str] = None  # None: the stack's name
+    prefix: Optional[str] = None  # None: the stack's name; "": none (the logical id first)
     alphabet: str = UPPER
     lower_case: bool = False
     fifo_flag: Optional[str] = None  # the property that, true, makes the name end in .fifo
@@ -42,18 +42,31 @@ NAME_RULES: Dict[str, NameRule] = {
     "AWS::SNS::Topic": NameRule("TopicName", 256, fifo_flag="FifoTopic"),
     "AWS::S3::Bucket": NameRule("BucketName", 63, lower_case=True),
     "AWS::DynamoDB::Table": NameRule("TableName", 255),
-    "AWS::IAM::Role": NameRule("RoleName", 64),
-    "AWS::IAM::User": NameRule("UserName", 64),
-    "AWS::Logs::LogGroup": NameRule("LogGroupName", 512),
+    # mixed case, as names the service made in 2026 show (yulin issue 1113: a role's ...-UjecjFhpdr1d, a log group's
+    # ...-UJ5n2NwuSPZB); a user's is inferred to be the role's
+    "AWS::IAM::Role": NameRule("RoleName", 64, alphabet=MIXED),
+    "AWS::IAM::User": NameRule("UserName", 64, alphabet=MIXED),
+    "AWS::Logs::LogGroup": NameRule("LogGroupName", 512, alphabet=MIXED),
     "AWS::Kinesis::Stream": NameRule("Name", 128),
     # mixed case, as SAM's guides show a generated function name (sam-app-HelloWorldFunction-<12 letters and digits>)
     "AWS::Lambda::Function": NameRule("FunctionName", 64, alphabet=MIXED),
+    "AWS::EC2::SecurityGroup": NameRule("GroupName", 255),
+    "AWS::Events::Rule": NameRule("Name", 64),
+    # no stack name, mixed case: StateMachine-3ypO3dryEmXE in a SAM stack (aws-sam-cli issue 2022); 80 at most
+    "AWS::StepFunctions::StateMachine": NameRule("StateMachineName", 80, prefix="", alphabet=MIXED),
+    "AWS::IAM::ManagedPolicy": NameRule("ManagedPolicyName", 128),
+    "AWS::IAM::InstanceProfile": NameRule("InstanceProfileName", 128),
+    "AWS::ECR::Repository": NameRule("RepositoryName", 256, lower_case=True),  # ECR takes lower-case names only
+    "AWS::ECS::Cluster": NameRule("ClusterName", 255, alphabet=MIXED),
 }
 
 
 def _fitted(prefix: str, logical_id: str, room: int) -> "tuple[str, str]":
     """``prefix`` and ``logical_id`` cut so that both, and the hyphen between them, take ``room`` characters at most:
-    the longer one is cut first, so a short logical id survives a long stack name and the other way round."""
+    the longer one is cut first, so a short logical id survives a long stack name and the other way round. Without a
+    prefix, the logical id alone is cut."""
+    if not prefix:
+        return prefix, logical_id[:room]
     while len(prefix) + len(logical_id) + 1 > room and (prefix or logical_id):
         if len(logical_id) >= len(prefix):
             logical_id = logical_id[:-1]
@@ -64,11 +77,12 @@ def _fitted(prefix: str, logical_id: str, room: int) -> "tuple[str, str]":
 
 def generated_name(prefix: str, logical_id: str, max_length: int, alphabet: str = MIXED, ending: str = "",
                    seed: Optional[str] = None) -> str:
-    """``prefix-logicalId-SUFFIX[ending]`` within ``max_length``; ``seed``: the same seed, the same suffix."""
+    """``prefix-logicalId-SUFFIX[ending]`` (``logicalId-SUFFIX[ending]`` without a prefix) within ``max_length``;
+    ``seed``: the same seed, the same suffix."""
     chooser = random.Random(seed) if seed is not None else random.SystemRandom()
     suffix = "".join(chooser.choice(alphabet) for _ in range(SUFFIX_LENGTH))
     prefix, logical_id = _fitted(prefix, logical_id, max_length - len(suffix) - len(ending) - 1)
-    return f"{prefix}-{logical_id}-{suffix}{ending}"
+    return f"{prefix + '-' if prefix else ''}{logical_id}-{suffix}{ending}"
 
 
 def named(type_name: str, stack_name: str, logical_id: str, properties: Dict[str, Any], kept: Optional[str],
@@ -80,7 +94,7 @@ def named(type_name: str, stack_name: str, logical_id: str, properties: Dict[str
     if kept:
         return kept
     ending = FIFO if rule.fifo_flag and str(properties.get(rule.fifo_flag)).lower() == "true" else ""
-    name = generated_name(rule.prefix or stack_name, logical_id, rule.max_length, rule.alphabet, ending, seed)
+    name = generated_name(stack_name if rule.prefix is None else rule.prefix, logical_id, rule.max_length, rule.alphabet, ending, seed)
     return name.lower() if rule.lower_case else name
 
 

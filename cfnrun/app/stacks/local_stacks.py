@@ -303,7 +303,7 @@ def local_stacks(
     responses = PendingResponses(url)
     aws_schemas = AwsSchemas(region)
     stopping = Stopping()
-    aws_types = AwsTypes(served.aws_endpoint, region, aws_schemas, stopping=stopping)
+    aws_types = AwsTypes(served.aws_endpoint, region, aws_schemas, stopping=stopping, budgets=operations.budgets)
     user_types = UserTypes(operations, stopping)
     hooks = HookGate(HookResults(region, account_id))
     payloads = HookPayloadStore(url)

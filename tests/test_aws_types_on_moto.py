@@ -1,0 +1,140 @@
+"""AWS::* resources of local stacks on ``cfnrun serve --moto``: what the console shows, and a resource that never settles.
+
+Each test starts its own serve (the note sample, and an embedded moto, or a moto server behind a
+stand-in endpoint) and drives it with boto3's ``cloudformation`` client, as a user's deploy tool would.
+"""
+from __future__ import annotations
+
+import http.client
+import http.server
+import json
+import re
+import shutil
+import threading
+import urllib.parse
+from pathlib import Path
+from typing import Any, Dict, Iterator, List
+
+import pytest
+from botocore.exceptions import WaiterError
+
+from conftest import LOCAL_STATE, SAMPLES, ServerProcess
+
+FAST = {"Delay": 0.1, "MaxAttempts": 600}
+CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
+OPERATION_TIMEOUT_S = 2  # serve's --operation-timeout for the resource moto never settles
+
+
+def _serve(tmp_path: Path, *args: str) -> ServerProcess:
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    return ServerProcess(tmp_path / "note", "--no-reload", *args)
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[ServerProcess]:
+    server = _serve(tmp_path, "--moto")
+    yield server
+    server.stop()
+
+
+def _cloudformation(server: ServerProcess) -> Any:
+    import boto3
+
+    return boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+
+
+def _events(cloudformation: Any, stack: str) -> List[Dict[str, Any]]:
+    return list(reversed(cloudformation.describe_stack_events(StackName=stack)["StackEvents"]))
+
+
+def test_a_clean_deploy_of_a_bootstrap_like_stack_puts_no_fault_on_the_console(serve: ServerProcess) -> None:
+    # A CDK bootstrap stack's staging bucket and its policy (a type moto's CloudFormation lacks: made through its S3 API).
+    # The resource's stack on moto used to be probed with DescribeStackResource, which moto breaks on for a type it does
+    # not know: serve's console said "moto server: broke answering an AWS call: ... logical_resource_id" for nothing.
+    policy = {"Version": "2012-10-17", "Statement": [{
+        "Effect": "Deny", "Principal": "*", "Action": "s3:*", "Resource": "*", "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+    }]}
+    resources = {
+        "StagingBucket": {"Type": "AWS::S3::Bucket"},
+        "StagingBucketPolicy": {"Type": "AWS::S3::BucketPolicy", "Properties": {"Bucket": {"Ref": "StagingBucket"}, "PolicyDocument": policy}},
+        "CdkBootstrapVersion": {"Type": "AWS::SSM::Parameter", "Properties": {"Type": "String", "Value": "21"}},
+    }
+    cloudformation = _cloudformation(serve)
+    cloudformation.create_stack(StackName="CDKToolkit", TemplateBody=json.dumps({"Resources": resources}))
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="CDKToolkit", WaiterConfig=FAST)
+    assert serve.stop() == 0
+    console = serve.printed_until_exit()
+    assert "stopped" in console, console  # everything serve printed, to its last line
+    assert not re.search(r"moto server: broke|Error on request|No Moto CloudFormation support", console), console
+
+
+class NeverSettles(http.server.BaseHTTPRequestHandler):
+    """An AWS endpoint stand-in: moto behind it, except that its CloudFormation never reports a stack holding a resource
+    named ``Unsettled`` complete (as an endpoint that never stabilizes a resource: moto, for a stack it broke making)."""
+
+    moto = ""
+
+    def _forward(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        url = urllib.parse.urlsplit(self.moto)
+        connection = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=30)
+        headers = {key: value for key, value in self.headers.items() if key.lower() not in ("host", "content-length")}
+        connection.request(self.command, self.path, body=body, headers=headers)
+        answer = connection.getresponse()
+        content = answer.read()
+        asked = urllib.parse.parse_qs(body.decode("utf-8", "replace"))
+        if asked.get("Action") == ["DescribeStacks"] and "-Unsettled-" in (asked.get("StackName") or [""])[0]:
+            content = content.replace(b"<StackStatus>CREATE_COMPLETE</StackStatus>", b"<StackStatus>CREATE_IN_PROGRESS</StackStatus>")
+        self.send_response(answer.status)
+        for key, value in answer.getheaders():
+            if key.lower() not in ("content-length", "transfer-encoding", "connection", "date", "server"):
+                self.send_header(key, value)
+        self.send_header("Content-Length", str(len(content)))
+        self.end_headers()
+        self.wfile.write(content)
+        connection.close()
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _forward
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def impatient(tmp_path: Path, moto_url: str) -> Iterator[ServerProcess]:
+    """serve with --operation-timeout, its AWS endpoint the stand-in in front of a moto server."""
+    handler = type("Handler", (NeverSettles,), {"moto": moto_url})
+    stand_in = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=stand_in.serve_forever, daemon=True).start()
+    server = _serve(tmp_path, "--aws-endpoint", f"http://127.0.0.1:{stand_in.server_address[1]}", "--operation-timeout", str(OPERATION_TIMEOUT_S))
+    yield server
+    server.stop()
+    stand_in.shutdown()
+    stand_in.server_close()
+
+
+def test_a_resource_moto_never_settles_fails_at_the_operation_timeout_and_the_stack_rolls_back(impatient: ServerProcess) -> None:
+    # The endpoint's stack of Unsettled never reports complete: the resource used to be waited on for ever, the local
+    # stack held CREATE_IN_PROGRESS and DeleteStack was refused while it did.
+    resources = {
+        "Queue": {"Type": "AWS::SQS::Queue"},
+        "Unsettled": {"Type": "AWS::SNS::Topic", "DependsOn": "Queue"},
+    }
+    cloudformation = _cloudformation(impatient)
+    cloudformation.create_stack(StackName="never-settles", TemplateBody=json.dumps({"Resources": resources}))
+    with pytest.raises(WaiterError, match="ROLLBACK_COMPLETE"):  # the create waiter's failure: the stack rolled back
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="never-settles", WaiterConfig=FAST)
+    events = _events(cloudformation, "never-settles")
+    [failed] = [e for e in events if e["ResourceStatus"] == "CREATE_FAILED" and e["LogicalResourceId"] == "Unsettled"]
+    assert re.fullmatch(
+        r"Resource timed out waiting for completion: the AWS endpoint's stack never-settles-Unsettled-[0-9a-f]{8} was still "
+        rf"CREATE_IN_PROGRESS at the end of --operation-timeout \({OPERATION_TIMEOUT_S} s\)",
+        failed["ResourceStatusReason"],
+    ), failed["ResourceStatusReason"]
+    queue = [(e["ResourceStatus"]) for e in events if e["LogicalResourceId"] == "Queue"]
+    assert queue[-2:] == ["DELETE_IN_PROGRESS", "DELETE_COMPLETE"], queue  # the normal rollback
+    stack_reasons = [e.get("ResourceStatusReason") for e in events if e["LogicalResourceId"] == "never-settles"]
+    assert "The following resource(s) failed to create: [Unsettled]. Rollback requested by user." in stack_reasons, stack_reasons
+    # serve is free for the next operation: the stack is deleted
+    cloudformation.delete_stack(StackName="never-settles")
+    cloudformation.get_waiter("stack_delete_complete").wait(StackName="never-settles", WaiterConfig=FAST)
