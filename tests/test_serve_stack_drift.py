@@ -15,7 +15,7 @@ from botocore.config import Config
 from conftest import ServerProcess, wait_until
 
 NOTE = "Cfnrun::Sample::Note"
-FAST = {"Delay": 1, "MaxAttempts": 120}
+FAST = {"Delay": 0.1, "MaxAttempts": 1200}
 TEMPLATE = {
     "Parameters": {"Password": {"Type": "String", "NoEcho": True}},
     "Resources": {

@@ -580,7 +580,7 @@ def test_a_change_set_s_deployment_config_is_shown_and_its_disable_rollback_acts
         StackName="expressed", ChangeSetName="express", ChangeSetType="CREATE", TemplateBody=json.dumps({"Resources": {"Broken": broken}}),
         DeploymentConfig=config, DisableValidation=True,
     )
-    cfn.get_waiter("change_set_create_complete").wait(StackName="expressed", ChangeSetName="express", WaiterConfig={"Delay": 1, "MaxAttempts": 60})
+    cfn.get_waiter("change_set_create_complete").wait(StackName="expressed", ChangeSetName="express", WaiterConfig={"Delay": 0.1, "MaxAttempts": 600})
     assert cfn.describe_change_set(StackName="expressed", ChangeSetName="express")["DeploymentConfig"] == config
     cfn.execute_change_set(StackName="expressed", ChangeSetName="express")
     wait_until(lambda: not served.stack("expressed")["StackStatus"].endswith("_IN_PROGRESS"), timeout=PATIENCE_S, what="the create to end")
