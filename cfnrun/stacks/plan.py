@@ -198,7 +198,7 @@ def _modification(
         return _changed_beyond_its_properties(provisioner, logical_id, type_name, current, properties) or unchanged
     parameters_before = before.parameters if before is not None else None
     details = [
-        d for c in changes for d in _against_actual(details_of(c, moving, after.conditions, parameters_before, after.parameters), state)
+        d for c in changes for d in against_actual(details_of(c, moving, after.conditions, parameters_before, after.parameters), state)
     ]
     replacement = _replacement([d for d in details if not d.sync])
     policy = f"ReplaceAnd{_POLICY_ACTIONS.get(after.update_replace_policy(logical_id), 'Delete')}" if replacement == "True" else None
@@ -206,7 +206,7 @@ def _modification(
     return ResourceChange(action, logical_id, type_name, current.physical_id, replacement, tuple(details), known, properties, policy, state)
 
 
-def _against_actual(details: List[ChangeDetail], state: Optional[ActualState]) -> List[ChangeDetail]:
+def against_actual(details: List[ChangeDetail], state: Optional[ActualState]) -> List[ChangeDetail]:
     """A changed attribute's details in a drift-aware change set: the before-value is the actual one where READ shows it;
     a drifted property names its previous and actual values; one the template now sets to what it actually is becomes
     a single SyncWithActual detail (nothing is changed, the record takes the template's value)."""
