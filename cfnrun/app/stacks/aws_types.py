@@ -26,7 +26,10 @@ from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacem
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
 from cfnrun.app.stacks.local_code import staged
 from cfnrun.app.stacks.generated_names import GENERATED_NAME_KEY, named, with_name
-from cfnrun.app.stacks.bucket_policies import BUCKET_POLICY, DIRECT_KEY, BucketPolicies
+from cfnrun.app.stacks.bucket_policies import BUCKET_POLICY, BucketPolicies
+from cfnrun.app.stacks.direct_types import DIRECT_KEY, DirectType
+from cfnrun.app.stacks.iam_deletes import IamDeletes
+from cfnrun.app.stacks.rest_apis import DEPLOYMENT, REST_API, STAGE, Deployments, RestApis, Stages
 
 SETTLED_SUFFIXES = ("_COMPLETE", "_FAILED")
 INNER_STACK_KEY = "cfnrun:endpointStack"  # where the resource's stack on the endpoint is kept, in its record
@@ -101,8 +104,13 @@ class AwsTypes:
         self.schemas = schemas
         self.poll_max_s = poll_max_s
         self._client: Any = None
-        # the types made through the endpoint's own service API when its CloudFormation lacks them (moto's lacks bucket policies)
-        self.direct = {BUCKET_POLICY: BucketPolicies(endpoint_url, region)} if endpoint_url else {}
+        # the types made through the endpoint's own service API when its CloudFormation lacks them (moto's lacks bucket policies
+        # and stages), or makes them without what the service would (a REST API's OpenAPI body): ``direct_types.py``
+        self.direct: Dict[str, DirectType] = {
+            BUCKET_POLICY: BucketPolicies(endpoint_url, region), REST_API: RestApis(endpoint_url, region),
+            DEPLOYMENT: Deployments(endpoint_url, region), STAGE: Stages(endpoint_url, region),
+        } if endpoint_url else {}
+        self.iam_deletes = IamDeletes(endpoint_url, region) if endpoint_url else None
         self._lacking: Set[str] = set()  # the types this endpoint's CloudFormation was found not to implement
         # per stack on the endpoint, the properties its resource was last made or updated with, and what that gave: the
         # resource as it still is when the endpoint's CloudFormation cannot update its type (in this serve's memory)
@@ -137,7 +145,7 @@ class AwsTypes:
 
     async def create(self, work: ResourceWork) -> Provisioned:
         direct = self.direct.get(work.type_name)
-        if direct is not None and work.type_name in self._lacking:
+        if direct is not None and (work.type_name in self._lacking or direct.takes(work)):
             return await direct.put(work)
         name = _inner_name(work)
         work, given_name = _named(self._gettable(work))
@@ -165,7 +173,7 @@ class AwsTypes:
         wanted = frozenset(a for a in work.attributes_wanted if not self.schemas.lacks_attribute(work.type_name, a))
         return work if wanted == work.attributes_wanted else dataclasses.replace(work, attributes_wanted=wanted)
 
-    def _made_directly(self, model: Optional[Dict[str, Any]]) -> Optional[BucketPolicies]:
+    def _made_directly(self, model: Optional[Dict[str, Any]]) -> Optional[DirectType]:
         """The service-API maker of a resource made without a stack on the endpoint (its record says which), or None."""
         made = (model or {}).get(DIRECT_KEY)
         return self.direct.get(made) if isinstance(made, str) else None
@@ -222,10 +230,14 @@ class AwsTypes:
         self._require_endpoint(work)
         if await self._endpoint_status(name) is None:
             return  # already gone (an embedded moto after a restart of serve): deleted, as the service takes a resource it cannot find
+        if self.iam_deletes is not None:
+            await self.iam_deletes.before(work)  # a role's policies detached, a managed policy's attachments: as the service's delete
         await self._call(work, "delete_stack", StackName=name)
         status, reason = await self._wait(name)
         if status != "DELETE_COMPLETE":
             raise ProvisioningFailed(reason or f"the endpoint's stack {name} ended {status}")
+        if self.iam_deletes is not None:
+            await self.iam_deletes.after(work)
 
     async def _without_outputs(self, work: ResourceWork, name: str) -> None:
         """The endpoint's stack ``name`` updated to its template without Outputs, which moto evaluates on delete too."""
