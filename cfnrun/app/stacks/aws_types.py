@@ -7,8 +7,11 @@ uses come back as that stack's outputs. So the resource lives in the same world 
 handlers' own AWS calls see: a bucket the stack creates is there when a handler lists buckets.
 What a user can rely on is what the endpoint implements (moto's CloudFormation support covers
 the common types; LocalStack covers more); a type it does not know fails the resource with the
-endpoint's own message, except AWS::S3::BucketPolicy, which is then put through the endpoint's S3
-API instead (``bucket_policies.py``: cfn submit's upload infrastructure stack declares two).
+endpoint's own message, except the types ``direct_types.py`` makes through the endpoint's service
+APIs: AWS::S3::BucketPolicy (``bucket_policies.py``: cfn submit's upload infrastructure stack declares
+two) and AWS::ApiGateway::Stage once the endpoint's stack completes without them, and SAM's REST APIs
+with an OpenAPI body and their deployments from the start (``rest_apis.py``). A role's and a managed
+policy's delete detach and delete their policies first, as the service's do (``iam_deletes.py``).
 """
 from __future__ import annotations
 

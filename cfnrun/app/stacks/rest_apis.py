@@ -23,7 +23,9 @@ then carried), so deployments are made here too: CreateDeployment with ``Descrip
 ``StageDescription``'s description and variables; an update changes the description (UpdateDeployment)
 and points ``StageName``'s stage at the deployment; a delete removes the stage the deployment made while
 it still points at it, then the deployment (DeleteDeployment: API Gateway refuses to delete a deployment
-that a stage uses; inferred). Their Ref and physical id are the deployment's id.
+that a stage uses; inferred). moto also refuses while a stage of the name the deployment was made with
+exists, though that stage points at a later deployment (SAM's ``Stage`` after an update): such a
+deployment is left on moto and its event says so. Their Ref and physical id are the deployment's id.
 
 moto's CloudFormation has no AWS::ApiGateway::Stage: ``aws_types.py`` finds that out (its stack there
 completes without the resource) and then makes stages here, with CreateStage, UpdateStage (the
