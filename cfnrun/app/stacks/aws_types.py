@@ -11,7 +11,8 @@ endpoint's own message, except the types ``direct_types.py`` makes through the e
 APIs: AWS::S3::BucketPolicy (``bucket_policies.py``: cfn submit's upload infrastructure stack declares
 two) and AWS::ApiGateway::Stage once the endpoint's stack completes without them, and SAM's REST APIs
 with an OpenAPI body and their deployments from the start (``rest_apis.py``). A role's and a managed
-policy's delete detach and delete their policies first, as the service's do (``iam_deletes.py``).
+policy's delete detach and delete their policies first, as the service's do (``iam_deletes.py``); a
+DynamoDB table is updated in place with the endpoint's DynamoDB API (``dynamodb_tables.py``).
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from cfnrun.app.stacks.local_code import staged
 from cfnrun.app.stacks.generated_names import GENERATED_NAME_KEY, named, with_name
 from cfnrun.app.stacks.bucket_policies import BUCKET_POLICY, BucketPolicies
 from cfnrun.app.stacks.direct_types import DIRECT_KEY, DirectType
+from cfnrun.app.stacks.dynamodb_tables import TABLE, DynamoDbTables
 from cfnrun.app.stacks.iam_deletes import IamDeletes
 from cfnrun.app.stacks.rest_apis import DEPLOYMENT, REST_API, STAGE, Deployments, RestApis, Stages
 
@@ -114,6 +116,7 @@ class AwsTypes:
             DEPLOYMENT: Deployments(endpoint_url, region), STAGE: Stages(endpoint_url, region),
         } if endpoint_url else {}
         self.iam_deletes = IamDeletes(endpoint_url, region) if endpoint_url else None
+        self.tables = DynamoDbTables(endpoint_url, region) if endpoint_url else None  # updated in place with DynamoDB's API
         self._lacking: Set[str] = set()  # the types this endpoint's CloudFormation was found not to implement
         # per stack on the endpoint, the properties its resource was last made or updated with, and what that gave: the
         # resource as it still is when the endpoint's CloudFormation cannot update its type (in this serve's memory)
@@ -186,6 +189,10 @@ class AwsTypes:
         if direct is not None:
             return await direct.put(work)
         name = self._inner_stack(work)
+        if work.type_name == TABLE and self.tables is not None:  # moto's CloudFormation has no update for tables
+            typed = self.schemas.typed(work.type_name, work.properties)
+            before = self.schemas.typed(work.type_name, work.previous_properties) if work.previous_properties is not None else None
+            return await self.tables.update(dataclasses.replace(self._gettable(work), properties=typed, previous_properties=before))
         work, given_name = _named(self._gettable(work), creating=False)
         if name in self._lost:
             return self._unchanged(work, name)
