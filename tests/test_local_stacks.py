@@ -223,12 +223,38 @@ def test_the_cdk_metadata_every_cdk_stack_holds_is_created_updated_and_deleted_t
 
 
 def test_an_update_moto_cannot_make_fails_says_so_and_rolls_back_to_the_resource_as_it_is(stacks: Stacks) -> None:
-    # moto's CloudFormation has no update for AWS::DynamoDB::Table: its stack's update leaves no resource. cfnrun took that
+    # moto's CloudFormation has no update for AWS::Logs::LogGroup: its stack's update leaves no resource. cfnrun took that
     # for a type moto lacks, deleted the endpoint's stack, and the rollback failed on it (UPDATE_ROLLBACK_FAILED); with an
-    # output reading the table's Arn, moto's stack broke on every later call, the stack's delete too
+    # output reading the group's Arn, moto's stack broke on every later call, the stack's delete too
     import boto3
 
     template = json.dumps({
+        "Parameters": {"Days": {"Type": "Number"}},
+        "Resources": {"Group": {"Type": "AWS::Logs::LogGroup", "Properties": {"RetentionInDays": {"Ref": "Days"}}}},
+        "Outputs": {"Name": {"Value": {"Ref": "Group"}}, "Arn": {"Value": {"Fn::GetAtt": ["Group", "Arn"]}}},
+    })
+    stacks.cloudformation.create_stack(StackName="retention", TemplateBody=template, Parameters=[{"ParameterKey": "Days", "ParameterValue": "1"}])
+    stacks.wait("stack_create_complete", StackName="retention")
+    before = stacks.outputs("retention")
+    stacks.cloudformation.update_stack(StackName="retention", TemplateBody=template, Parameters=[{"ParameterKey": "Days", "ParameterValue": "3"}])
+    with pytest.raises(WaiterError, match="UPDATE_ROLLBACK_COMPLETE"):
+        stacks.wait("stack_update_complete", StackName="retention")
+    failed = [e.get("ResourceStatusReason", "") for e in stacks.events("retention") if e["ResourceStatus"] == "UPDATE_FAILED"]
+    assert len(failed) == 1 and "does not update AWS::Logs::LogGroup in place" in failed[0], failed
+    assert stacks.statuses("retention", "Group")[-2:] == ["UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"]  # the rollback
+    assert stacks.outputs("retention") == before
+    logs = boto3.client("logs", endpoint_url=stacks.moto, **CREDENTIALS)
+    assert [g["retentionInDays"] for g in logs.describe_log_groups(logGroupNamePrefix=before["Name"])["logGroups"]] == [1]
+    stacks.cloudformation.delete_stack(StackName="retention")
+    stacks.wait("stack_delete_complete", StackName="retention")
+
+
+def test_a_table_is_updated_in_place_through_dynamodb_and_deleted_with_its_stack(stacks: Stacks) -> None:
+    # sam init's web app: its table's ProvisionedThroughput changed. moto's CloudFormation has no update for tables: the
+    # update failed, and the table, dropped from moto's stack, was left behind when the stack was deleted
+    import boto3
+
+    template = {
         "Parameters": {"Reads": {"Type": "Number"}},
         "Resources": {"Table": {"Type": "AWS::DynamoDB::Table", "Properties": {
             "AttributeDefinitions": [{"AttributeName": "Id", "AttributeType": "S"}],
@@ -236,21 +262,35 @@ def test_an_update_moto_cannot_make_fails_says_so_and_rolls_back_to_the_resource
             "ProvisionedThroughput": {"ReadCapacityUnits": {"Ref": "Reads"}, "WriteCapacityUnits": 1},
         }}},
         "Outputs": {"Name": {"Value": {"Ref": "Table"}}, "Arn": {"Value": {"Fn::GetAtt": ["Table", "Arn"]}}},
-    })
-    stacks.cloudformation.create_stack(StackName="capacity", TemplateBody=template, Parameters=[{"ParameterKey": "Reads", "ParameterValue": "1"}])
+    }
+    reads = [{"ParameterKey": "Reads", "ParameterValue": "1"}]
+    stacks.cloudformation.create_stack(StackName="capacity", TemplateBody=json.dumps(template), Parameters=reads)
     stacks.wait("stack_create_complete", StackName="capacity")
     before = stacks.outputs("capacity")
-    stacks.cloudformation.update_stack(StackName="capacity", TemplateBody=template, Parameters=[{"ParameterKey": "Reads", "ParameterValue": "2"}])
+    dynamodb = boto3.client("dynamodb", endpoint_url=stacks.moto, **CREDENTIALS)
+
+    template["Resources"]["Table"]["Properties"]["Tags"] = [{"Key": "team", "Value": "web"}]
+    stacks.cloudformation.update_stack(StackName="capacity", TemplateBody=json.dumps(template), Parameters=[{"ParameterKey": "Reads", "ParameterValue": "2"}])
+    stacks.wait("stack_update_complete", StackName="capacity")
+    table = dynamodb.describe_table(TableName=before["Name"])["Table"]
+    assert table["ProvisionedThroughput"]["ReadCapacityUnits"] == 2
+    assert dynamodb.list_tags_of_resource(ResourceArn=table["TableArn"])["Tags"] == [{"Key": "team", "Value": "web"}]
+    assert stacks.outputs("capacity") == before
+
+    # a change cfnrun cannot make there fails, naming it, and the rollback leaves the table as it was
+    template["Resources"]["Table"]["Properties"]["GlobalSecondaryIndexes"] = [{
+        "IndexName": "ById", "KeySchema": [{"AttributeName": "Id", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"},
+        "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}]
+    stacks.cloudformation.update_stack(StackName="capacity", TemplateBody=json.dumps(template), Parameters=[{"ParameterKey": "Reads", "ParameterValue": "3"}])
     with pytest.raises(WaiterError, match="UPDATE_ROLLBACK_COMPLETE"):
         stacks.wait("stack_update_complete", StackName="capacity")
     failed = [e.get("ResourceStatusReason", "") for e in stacks.events("capacity") if e["ResourceStatus"] == "UPDATE_FAILED"]
-    assert len(failed) == 1 and "does not update AWS::DynamoDB::Table in place" in failed[0], failed
-    assert stacks.statuses("capacity", "Table")[-2:] == ["UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"]  # the rollback
-    assert stacks.outputs("capacity") == before
-    dynamodb = boto3.client("dynamodb", endpoint_url=stacks.moto, **CREDENTIALS)
-    assert dynamodb.describe_table(TableName=before["Name"])["Table"]["ProvisionedThroughput"]["ReadCapacityUnits"] == 1
+    assert len(failed) == 1 and "does not change GlobalSecondaryIndexes in place" in failed[0], failed
+    assert dynamodb.describe_table(TableName=before["Name"])["Table"]["ProvisionedThroughput"]["ReadCapacityUnits"] == 2
+
     stacks.cloudformation.delete_stack(StackName="capacity")
     stacks.wait("stack_delete_complete", StackName="capacity")
+    assert before["Name"] not in dynamodb.list_tables()["TableNames"]
 
 
 def test_a_parameter_string_for_an_integer_property_reaches_moto_as_the_integer_the_service_takes(stacks: Stacks) -> None:

@@ -7,8 +7,12 @@ uses come back as that stack's outputs. So the resource lives in the same world 
 handlers' own AWS calls see: a bucket the stack creates is there when a handler lists buckets.
 What a user can rely on is what the endpoint implements (moto's CloudFormation support covers
 the common types; LocalStack covers more); a type it does not know fails the resource with the
-endpoint's own message, except AWS::S3::BucketPolicy, which is then put through the endpoint's S3
-API instead (``bucket_policies.py``: cfn submit's upload infrastructure stack declares two).
+endpoint's own message, except the types ``direct_types.py`` makes through the endpoint's service
+APIs: AWS::S3::BucketPolicy (``bucket_policies.py``: cfn submit's upload infrastructure stack declares
+two) and AWS::ApiGateway::Stage once the endpoint's stack completes without them, and SAM's REST APIs
+with an OpenAPI body and their deployments from the start (``rest_apis.py``). A role's and a managed
+policy's delete detach and delete their policies first, as the service's do (``iam_deletes.py``); a
+DynamoDB table is updated in place with the endpoint's DynamoDB API (``dynamodb_tables.py``).
 """
 from __future__ import annotations
 
@@ -29,7 +33,11 @@ from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacem
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
 from cfnrun.app.stacks.local_code import staged
 from cfnrun.app.stacks.generated_names import GENERATED_NAME_KEY, named, with_name
-from cfnrun.app.stacks.bucket_policies import BUCKET_POLICY, DIRECT_KEY, BucketPolicies
+from cfnrun.app.stacks.bucket_policies import BUCKET_POLICY, BucketPolicies
+from cfnrun.app.stacks.direct_types import DIRECT_KEY, DirectType
+from cfnrun.app.stacks.dynamodb_tables import TABLE, DynamoDbTables
+from cfnrun.app.stacks.iam_deletes import IamDeletes
+from cfnrun.app.stacks.rest_apis import DEPLOYMENT, REST_API, STAGE, Deployments, RestApis, Stages
 
 SETTLED_SUFFIXES = ("_COMPLETE", "_FAILED")
 INNER_STACK_KEY = "cfnrun:endpointStack"  # where the resource's stack on the endpoint is kept, in its record
@@ -117,8 +125,14 @@ class AwsTypes:
         self.schemas = schemas
         self.poll_max_s = poll_max_s
         self._client: Any = None
-        # the types made through the endpoint's own service API when its CloudFormation lacks them (moto's lacks bucket policies)
-        self.direct = {BUCKET_POLICY: BucketPolicies(endpoint_url, region)} if endpoint_url else {}
+        # the types made through the endpoint's own service API when its CloudFormation lacks them (moto's lacks bucket policies
+        # and stages), or makes them without what the service would (a REST API's OpenAPI body): ``direct_types.py``
+        self.direct: Dict[str, DirectType] = {
+            BUCKET_POLICY: BucketPolicies(endpoint_url, region), REST_API: RestApis(endpoint_url, region),
+            DEPLOYMENT: Deployments(endpoint_url, region), STAGE: Stages(endpoint_url, region),
+        } if endpoint_url else {}
+        self.iam_deletes = IamDeletes(endpoint_url, region) if endpoint_url else None
+        self.tables = DynamoDbTables(endpoint_url, region) if endpoint_url else None  # updated in place with DynamoDB's API
         self._lacking: Set[str] = set()  # the types this endpoint's CloudFormation was found not to implement
         # per stack on the endpoint, the properties its resource was last made or updated with, and what that gave: the
         # resource as it still is when the endpoint's CloudFormation cannot update its type (in this serve's memory)
@@ -153,7 +167,7 @@ class AwsTypes:
 
     async def create(self, work: ResourceWork) -> Provisioned:
         direct = self.direct.get(work.type_name)
-        if direct is not None and work.type_name in self._lacking:
+        if direct is not None and (work.type_name in self._lacking or direct.takes(work)):
             return await direct.put(work)
         name = _inner_name(work)
         work, given_name = _named(self._gettable(work))
@@ -181,7 +195,7 @@ class AwsTypes:
         wanted = frozenset(a for a in work.attributes_wanted if not self.schemas.lacks_attribute(work.type_name, a))
         return work if wanted == work.attributes_wanted else dataclasses.replace(work, attributes_wanted=wanted)
 
-    def _made_directly(self, model: Optional[Dict[str, Any]]) -> Optional[BucketPolicies]:
+    def _made_directly(self, model: Optional[Dict[str, Any]]) -> Optional[DirectType]:
         """The service-API maker of a resource made without a stack on the endpoint (its record says which), or None."""
         made = (model or {}).get(DIRECT_KEY)
         return self.direct.get(made) if isinstance(made, str) else None
@@ -191,6 +205,10 @@ class AwsTypes:
         if direct is not None:
             return await direct.put(work)
         name = self._inner_stack(work)
+        if work.type_name == TABLE and self.tables is not None:  # moto's CloudFormation has no update for tables
+            typed = self.schemas.typed(work.type_name, work.properties)
+            before = self.schemas.typed(work.type_name, work.previous_properties) if work.previous_properties is not None else None
+            return await self.tables.update(dataclasses.replace(self._gettable(work), properties=typed, previous_properties=before))
         work, given_name = _named(self._gettable(work), creating=False)
         if name in self._lost:
             return self._unchanged(work, name)
@@ -238,10 +256,14 @@ class AwsTypes:
         self._require_endpoint(work)
         if await self._endpoint_status(name) is None:
             return  # already gone (an embedded moto after a restart of serve): deleted, as the service takes a resource it cannot find
+        if self.iam_deletes is not None:
+            await self.iam_deletes.before(work)  # a role's policies detached, a managed policy's attachments: as the service's delete
         await self._call(work, "delete_stack", StackName=name)
         status, reason = await self._wait(name, Action.DELETE, work.type_name)
         if status != "DELETE_COMPLETE":
             raise ProvisioningFailed(reason or f"the endpoint's stack {name} ended {status}")
+        if self.iam_deletes is not None:
+            await self.iam_deletes.after(work)
 
     async def _without_outputs(self, work: ResourceWork, name: str) -> None:
         """The endpoint's stack ``name`` updated to its template without Outputs, which moto evaluates on delete too."""

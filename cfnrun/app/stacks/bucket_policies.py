@@ -17,14 +17,13 @@ statement is not put at all. The stack keeps the template's policy as written.
 """
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any, Dict, List, Optional, Tuple
 
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork
+from cfnrun.app.stacks.direct_types import DIRECT_KEY, EndpointService
 
 BUCKET_POLICY = "AWS::S3::BucketPolicy"
-DIRECT_KEY = "cfnrun:endpointApi"  # in a resource's record: made through the endpoint's service API (its value: the type), not a stack there
 GONE_CODES = ("NoSuchBucket", "NoSuchBucketPolicy")
 
 
@@ -32,31 +31,10 @@ class BucketPolicies:
     """Bucket policies on the endpoint's S3: what ``AwsTypes`` does for AWS::S3::BucketPolicy when the endpoint's stacks cannot."""
 
     def __init__(self, endpoint_url: str, region: str) -> None:
-        self.endpoint_url = endpoint_url
-        self.region = region
-        self._client: Any = None
+        self.s3 = EndpointService("s3", "S3", endpoint_url, region)
 
-    def _s3(self) -> Any:
-        if self._client is None:
-            import boto3  # imported once a stack has a bucket policy
-
-            self._client = boto3.client(
-                "s3", endpoint_url=self.endpoint_url, region_name=self.region, aws_access_key_id="testing", aws_secret_access_key="testing"
-            )
-        return self._client
-
-    async def _ask(self, operation: str, **arguments: Any) -> Dict[str, Any]:
-        from botocore.exceptions import BotoCoreError, ClientError
-
-        try:
-            return dict(await asyncio.to_thread(getattr(self._s3(), operation), **arguments))
-        except ClientError as error:
-            detail = error.response.get("Error", {})
-            raise ProvisioningFailed(
-                f"{detail.get('Message') or error} (the AWS endpoint's S3 {detail.get('Code', 'error')}, answering {operation})"
-            ) from None
-        except BotoCoreError as error:
-            raise ProvisioningFailed(f"the AWS endpoint {self.endpoint_url} did not answer {operation}: {error}") from None
+    def takes(self, work: ResourceWork) -> bool:
+        return False  # through the endpoint's CloudFormation first: an endpoint that makes bucket policies there makes them
 
     async def put(self, work: ResourceWork) -> Provisioned:
         """Create or update: the bucket's policy becomes the template's PolicyDocument."""
@@ -73,7 +51,7 @@ class BucketPolicies:
                 f"({', '.join(left_out)}): moto enforces a policy without its Conditions, so they would deny every call"
             )
         if policy["Statement"]:
-            await self._ask("put_bucket_policy", Bucket=bucket, Policy=json.dumps(policy))
+            await self.s3.ask("put_bucket_policy", Bucket=bucket, Policy=json.dumps(policy))
         elif work.model:  # an update that leaves nothing to enforce: the earlier policy goes
             await self._delete(bucket)
         return Provisioned(bucket, bucket, {}, {DIRECT_KEY: BUCKET_POLICY, "Bucket": bucket})
@@ -86,22 +64,14 @@ class BucketPolicies:
         await self._delete(bucket)
 
     async def _delete(self, bucket: str) -> None:
-        try:
-            await self._ask("delete_bucket_policy", Bucket=bucket)
-        except ProvisioningFailed as error:
-            if not any(code in error.reason for code in GONE_CODES):
-                raise
+        await self.s3.unless_gone(GONE_CODES, "delete_bucket_policy", Bucket=bucket)
 
     async def left(self, model: Dict[str, Any]) -> Optional[str]:
         """Why the policy may still be there (its bucket still has one), or None when it is gone."""
         bucket = model.get("Bucket")
         if not isinstance(bucket, str):
             return "cfnrun has no record of the policy's bucket"
-        try:
-            await self._ask("get_bucket_policy", Bucket=bucket)
-        except ProvisioningFailed as error:
-            return None if any(code in error.reason for code in GONE_CODES) else error.reason
-        return f"its bucket {bucket} on the AWS endpoint still has a policy"
+        return await self.s3.still_there(GONE_CODES, f"the policy of its bucket {bucket}", "get_bucket_policy", Bucket=bucket)
 
 
 def enforceable(document: Dict[str, Any]) -> Tuple[Dict[str, Any], List[str]]:

@@ -1,0 +1,82 @@
+"""AWS::* resources made through the AWS endpoint's own service APIs instead of a stack on its CloudFormation.
+
+``aws_types.py`` makes each AWS resource as a one-resource stack on the endpoint's CloudFormation. Where
+that CloudFormation lacks a type, or makes it without what the service would (moto's), a ``DirectType``
+makes it with the service's own calls, as the type's handler on AWS does: bucket policies
+(``bucket_policies.py``), REST APIs defined by an OpenAPI body and their stages (``rest_apis.py``). What
+the resource keeps in its record says so (``DIRECT_KEY``), so its update, delete and the checks after a
+restart or a delete go the same way.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Dict, Optional, Protocol, Tuple
+
+from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork
+
+DIRECT_KEY = "cfnrun:endpointApi"  # in a resource's record: made through the endpoint's service API (its value: the type), not a stack there
+
+
+class DirectType(Protocol):
+    def takes(self, work: ResourceWork) -> bool:
+        """Is this resource made here from the start (not only once the endpoint's CloudFormation was found to lack its type)?"""
+
+    async def put(self, work: ResourceWork) -> Provisioned:
+        """Create or update the resource; its model carries ``DIRECT_KEY``."""
+
+    async def delete(self, work: ResourceWork) -> None:
+        """Delete the resource; one already gone is deleted."""
+
+    async def left(self, model: Dict[str, Any]) -> Optional[str]:
+        """Why the resource may still be on the endpoint, or None when it is gone."""
+
+
+class EndpointService:
+    """One AWS service's API on the endpoint; whatever goes wrong fails the resource, in the endpoint's words."""
+
+    def __init__(self, service: str, label: str, endpoint_url: str, region: str) -> None:
+        self.service = service
+        self.label = label  # the service as the failure names it ("S3", "API Gateway", "IAM")
+        self.endpoint_url = endpoint_url
+        self.region = region
+        self._client: Any = None
+
+    def _service(self) -> Any:
+        if self._client is None:
+            import boto3  # imported once a stack has such a resource
+
+            self._client = boto3.client(
+                self.service, endpoint_url=self.endpoint_url, region_name=self.region,
+                aws_access_key_id="testing", aws_secret_access_key="testing",
+            )
+        return self._client
+
+    async def ask(self, operation: str, **arguments: Any) -> Dict[str, Any]:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            return dict(await asyncio.to_thread(getattr(self._service(), operation), **arguments))
+        except ClientError as error:
+            detail = error.response.get("Error", {})
+            raise ProvisioningFailed(
+                f"{detail.get('Message') or error} (the AWS endpoint's {self.label} {detail.get('Code', 'error')}, answering {operation})"
+            ) from None
+        except BotoCoreError as error:
+            raise ProvisioningFailed(f"the AWS endpoint {self.endpoint_url} did not answer {operation}: {error}") from None
+
+    async def unless_gone(self, gone_codes: Tuple[str, ...], operation: str, **arguments: Any) -> Optional[Dict[str, Any]]:
+        """``ask``, or None when the endpoint answers one of ``gone_codes`` (what the call names is not there)."""
+        try:
+            return await self.ask(operation, **arguments)
+        except ProvisioningFailed as error:
+            if any(f" {code}, answering" in error.reason for code in gone_codes):
+                return None
+            raise
+
+    async def still_there(self, gone_codes: Tuple[str, ...], what: str, operation: str, **arguments: Any) -> Optional[str]:
+        """After a delete: why ``what`` may still be there (the read ``operation`` finds it, or cannot say), or None when it is gone."""
+        try:
+            there = await self.unless_gone(gone_codes, operation, **arguments)
+        except ProvisioningFailed as error:
+            return error.reason
+        return None if there is None else f"{what} is still on the AWS endpoint"
