@@ -25,6 +25,7 @@ from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
 from cfnrun.stacks.in_flight import STOPPED, InFlight, OperationStopped
 from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookReport, HookedOperation, stack_model, verdict_reason
+from cfnrun.stacks.imports import import_resource
 from cfnrun.stacks.interrupted_update import REPLACING, interrupted_update
 from cfnrun.stacks.unanswered_creates import ask_again
 from cfnrun.stacks.ordering import Step, reverse, run_in_order
@@ -70,6 +71,7 @@ class UpdateRun:
     before: Revision
     after: Optional[Blueprint] = None  # the template the update goes to: its dependencies order a rollback's deletes
     added: Set[str] = field(default_factory=set)  # created by this update: deleted if it rolls back
+    imported: Set[str] = field(default_factory=set)  # imported by this update (ImportExistingResources): let go if it rolls back
     updated: Set[str] = field(default_factory=set)  # updated in place: put back if it rolls back
     replaced: Dict[str, StackResource] = field(default_factory=dict)  # the old resource of each replacement
     cancelled: bool = False  # CancelUpdateStack
@@ -110,9 +112,13 @@ class StackEngine:
             stack.resources[logical_id] = StackResource(logical_id, blueprint.type_of(logical_id), "NOT_STARTED")
         failed: List[str] = []
         cancellation = Cancellation()
+        imported = plan.imported()  # ImportExistingResources: found, so imported rather than created (``auto_imports.py``)
 
         async def create_one(logical_id: str) -> bool:
-            ok = await self._create(stack, blueprint, stack.resources[logical_id], token, cancellation)
+            if logical_id in imported:
+                ok = await import_resource(stack, blueprint, plan.of(logical_id), self.provisioners, self.context(stack), token)
+            else:
+                ok = await self._create(stack, blueprint, stack.resources[logical_id], token, cancellation)
             if not ok:
                 failed.append(logical_id)
                 cancellation.cancel(f"{logical_id} failed")
@@ -139,19 +145,21 @@ class StackEngine:
         # "[Error] …. Rollback requested by user."), never a hook's refusal or an output that could not be had
         requested = f"{invalid}. " if invalid else None if problem else reason
         if stack.delete_on_failure:
-            await self._delete_failed_create(stack, blueprint, f"{requested}Delete requested by user." if requested else reason, token, detail)
+            await self._delete_failed_create(stack, blueprint, f"{requested}Delete requested by user." if requested else reason, token, detail, imported)
             return
         stack.set_status("ROLLBACK_IN_PROGRESS", f"{requested}Rollback requested by user." if requested else reason, token, detail)
-        ok = await self._delete_all(stack, blueprint, list(stack.resources), token, rolling_back_create=True)
+        # what was imported was never this stack's to delete: it leaves the stack and stays
+        ok = await self._delete_all(stack, blueprint, list(stack.resources), token, retain=imported, rolling_back_create=True)
         stack.set_status("ROLLBACK_COMPLETE" if ok else "ROLLBACK_FAILED", None if ok else "The following resource(s) failed to delete.", token)
 
     async def _delete_failed_create(
-        self, stack: Stack, blueprint: Blueprint, reason: str, token: Optional[str], detail: Optional[str] = None
+        self, stack: Stack, blueprint: Blueprint, reason: str, token: Optional[str], detail: Optional[str] = None,
+        imported: FrozenSet[str] = frozenset(),
     ) -> None:
-        """CreateStack's OnFailure DELETE: what the create made is deleted, and then the stack itself (``detail``: the
-        DetailedStatus of its first event)."""
+        """CreateStack's OnFailure DELETE: what the create made is deleted (what it imported stays), and then the stack
+        itself (``detail``: the DetailedStatus of its first event)."""
         stack.set_status("DELETE_IN_PROGRESS", reason, token, detail)
-        if not await self._delete_all(stack, blueprint, list(stack.resources), token, rolling_back_create=True):
+        if not await self._delete_all(stack, blueprint, list(stack.resources), token, retain=imported, rolling_back_create=True):
             failed = sorted(r.logical_id for r in stack.resources.values() if r.status == "DELETE_FAILED")
             stack.set_status("DELETE_FAILED", f"The following resource(s) failed to delete: [{', '.join(failed)}]. ", token)
             return
@@ -359,6 +367,9 @@ class StackEngine:
         blueprint, planned = plan.blueprint, plan.of(logical_id)
         type_name = blueprint.type_of(logical_id)
         current = stack.resources.get(logical_id)
+        if planned.action == "Import":  # ImportExistingResources found it: brought in, not created (``auto_imports.py``)
+            run.imported.add(logical_id)
+            return await import_resource(stack, blueprint, planned, self.provisioners, self.context(stack), token)
         if current is None or not current.exists or planned.action == "Add":  # Add: made again, deleted outside CloudFormation
             stack.resources[logical_id] = StackResource(logical_id, type_name, "NOT_STARTED")
             run.added.add(logical_id)
@@ -542,11 +553,13 @@ class StackEngine:
 
     async def _finish_rollback(self, stack: Stack, run: UpdateRun, token: Optional[str]) -> None:
         stack.set_status("UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS", None, token)
-        made_by_update = {lid: stack.resources[lid] for lid in run.added | set(run.replaced) if lid in stack.resources}
+        made_by_update = {lid: stack.resources[lid] for lid in run.added | run.imported | set(run.replaced) if lid in stack.resources}
         blueprint = self.blueprints[stack.stack_id]
         made_by = run.after or blueprint
 
         def policy(logical_id: str) -> str:
+            if logical_id in run.imported:
+                return "Retain"  # never the stack's to delete: it leaves the stack and stays
             if logical_id in run.replaced or run.retain_except_on_create:
                 return "Delete"
             return made_by.deletion_policy(logical_id)  # an added resource that says Retain stays, as the service keeps it

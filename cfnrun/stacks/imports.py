@@ -111,6 +111,31 @@ def plan_import(
     return ChangePlan(blueprint, planned)
 
 
+async def import_resource(
+    stack: Stack, blueprint: Blueprint, change: ResourceChange, provisioners: Provisioners, context: StackContext, token: Optional[str]
+) -> bool:
+    """Bring one resource the plan imports into ``stack``, confirmed by its READ: IMPORT_IN_PROGRESS, then IMPORT_COMPLETE,
+    or IMPORT_FAILED (False) when READ cannot find it."""
+    resource = StackResource(change.logical_id, change.resource_type, "IMPORT_IN_PROGRESS", physical_id=change.physical_id)
+    stack.resources[change.logical_id] = resource
+    stack.set_resource_status(resource, "IMPORT_IN_PROGRESS", "Resource import started.", token=token)
+    try:
+        properties = blueprint.properties(change.logical_id, stack.resources)
+        work = ResourceWork(
+            context, change.logical_id, change.resource_type, properties, physical_id=change.physical_id,
+            attributes_wanted=blueprint.attributes_wanted(change.logical_id), client_request_token=token,
+        )
+        made = await _importer(provisioners, change.resource_type).read_for_import(work, dict(change.after or {}))
+    except (TemplateProblem, ImportProblem, ProvisioningFailed) as error:
+        reason = error.reason if isinstance(error, ProvisioningFailed) else str(error)
+        stack.set_resource_status(resource, "IMPORT_FAILED", stack.masked(reason), token=token)
+        return False
+    resource.physical_id, resource.ref, resource.attributes, resource.model = made.physical_id, made.ref, dict(made.attributes), made.model
+    resource.properties = properties
+    stack.set_resource_status(resource, "IMPORT_COMPLETE", "Resource import completed.", token=token)
+    return True
+
+
 async def execute_import(stack: Stack, plan: ChangePlan, provisioners: Provisioners, context: StackContext, token: Optional[str]) -> bool:
     """Read each resource the plan imports into ``stack``; False (the imported ones gone again) if any cannot be read."""
     blueprint = plan.blueprint
@@ -118,25 +143,10 @@ async def execute_import(stack: Stack, plan: ChangePlan, provisioners: Provision
     imported: List[str] = []
     failed: List[str] = []
     for change in [c for c in plan.changes if c.action == "Import"]:
-        resource = StackResource(change.logical_id, change.resource_type, "IMPORT_IN_PROGRESS", physical_id=change.physical_id)
-        stack.resources[change.logical_id] = resource
         imported.append(change.logical_id)
-        stack.set_resource_status(resource, "IMPORT_IN_PROGRESS", "Resource import started.", token=token)
-        try:
-            properties = blueprint.properties(change.logical_id, stack.resources)
-            work = ResourceWork(
-                context, change.logical_id, change.resource_type, properties, physical_id=change.physical_id,
-                attributes_wanted=blueprint.attributes_wanted(change.logical_id), client_request_token=token,
-            )
-            made = await _importer(provisioners, change.resource_type).read_for_import(work, dict(change.after or {}))
-        except (TemplateProblem, ImportProblem, ProvisioningFailed) as error:
-            reason = error.reason if isinstance(error, ProvisioningFailed) else str(error)
-            stack.set_resource_status(resource, "IMPORT_FAILED", stack.masked(reason), token=token)
+        if not await import_resource(stack, blueprint, change, provisioners, context, token):
             failed.append(change.logical_id)
             break
-        resource.physical_id, resource.ref, resource.attributes, resource.model = made.physical_id, made.ref, dict(made.attributes), made.model
-        resource.properties = properties
-        stack.set_resource_status(resource, "IMPORT_COMPLETE", "Resource import completed.", token=token)
     if failed:
         stack.set_status("IMPORT_ROLLBACK_IN_PROGRESS", f"The following resource(s) failed to import: [{', '.join(failed)}]. ", token)
         for logical_id in imported:

@@ -23,7 +23,7 @@ property is unknown if any part of it is — is cfnrun's, inferred rather than r
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.stacks.blueprint import KNOWN_AFTER_APPLY, Blueprint, TemplateProblem
@@ -91,6 +91,10 @@ class ChangePlan:
     def nested_templates_changed(self) -> bool:
         """Does the plan update a nested stack whose child template changed (the parent's template may be the same)?"""
         return any(c.automatic for c in self.changes)
+
+    def imported(self) -> FrozenSet[str]:
+        """The resources the plan imports rather than creates (ImportExistingResources found them)."""
+        return frozenset(c.logical_id for c in self.resources.values() if c.action == "Import")
 
     def removed(self) -> List[str]:
         return [c.logical_id for c in self.resources.values() if c.action == "Remove"]

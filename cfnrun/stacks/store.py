@@ -22,7 +22,7 @@ from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.names import CHANGE_SET_NAME, stack_name_problem
 from cfnrun.events.stack import StackEvent
 from cfnrun.stacks.hooks import CHANGE_SET_ACTION, CHANGE_SET_TARGET, HookReport, HookedOperation, change_set_model, with_reasons
-from cfnrun.stacks import drift_aware
+from cfnrun.stacks import auto_imports, drift_aware
 from cfnrun.stacks.drift_aware import REVERT_DRIFT, ActualState
 from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_update
 from cfnrun.stacks.persistence import blueprint_record_of, restored_blueprint, restored_stack, stack_record
@@ -93,6 +93,7 @@ class ChangeSet:
     nested_change_sets: Dict[str, str] = field(default_factory=dict)  # each nested stack's change set, by logical id
     deployment_mode: Optional[str] = None  # REVERT_DRIFT: a drift-aware change set (``drift_aware.py``)
     deployment_config: Dict[str, Any] = field(default_factory=dict)  # DeploymentConfig as given (Mode, DisableRollback)
+    import_existing_resources: bool = False  # ImportExistingResources: what exists is imported (``auto_imports.py``)
     stack_drift_status: Optional[str] = None  # a drift-aware change set's StackDriftStatus, as its READs found the stack
 
     @property
@@ -431,11 +432,13 @@ class StackStore:
         refused: Optional[str] = None,
         notification_arns: Optional[Sequence[str]] = None,
         actual: Optional[Mapping[str, ActualState]] = None,
+        import_existing: bool = False,
     ) -> ChangeSet:
         """``resources_to_import``: an IMPORT change set's ResourcesToImport (``imports.py``). ``refused``: the template could
         not be processed (a failing macro): the change set is FAILED with this reason, and has no changes.
         ``notification_arns``: the NotificationARNs given (None: the stack's). ``actual``: a drift-aware change set's
-        (DeploymentMode REVERT_DRIFT), each existing resource as READ found it."""
+        (DeploymentMode REVERT_DRIFT), each existing resource as READ found it. ``import_existing``: ImportExistingResources
+        (``auto_imports.py``)."""
         if not CHANGE_SET_NAME.match(name):
             raise StackError(f"ChangeSet name {name!r} must match [a-zA-Z][-a-zA-Z0-9]*")
         stack = self.find(stack_name)
@@ -505,10 +508,28 @@ class StackStore:
         if failures:  # a change set the validation stops cannot be executed
             self.log.validated(stack.stack_id, operation_id, "CREATE_CHANGESET", failures)
             change_set.status, change_set.execution_status, change_set.status_reason = "FAILED", "UNAVAILABLE", failed_reason(failures)
-        if change_set.status != "FAILED" and self.engine.hooks is not None:
+        change_set.import_existing_resources = import_existing
+        wanted = auto_imports.candidates(plan, self.engine.provisioners, self.stacks.values()) if import_existing else {}
+        if change_set.status != "FAILED" and (wanted or self.engine.hooks is not None):
             change_set.status, change_set.execution_status = "CREATE_IN_PROGRESS", "UNAVAILABLE"
-            self._tasks[change_set.change_set_id] = asyncio.ensure_future(self._change_set_hooks(change_set, stack))
+            self._tasks[change_set.change_set_id] = asyncio.ensure_future(self._finish_change_set(change_set, stack, wanted))
         return change_set
+
+    async def _finish_change_set(self, change_set: ChangeSet, stack: Stack, wanted: Dict[str, auto_imports.Identifier]) -> None:
+        """What a change set waits for before it can be executed: the READs of the resources it may import
+        (ImportExistingResources, ``auto_imports.py``), then its CHANGE_SET hooks."""
+        if wanted:
+            context = self.engine.context(stack, change_set.blueprint)
+            try:
+                change_set.plan = await auto_imports.with_existing_imported(change_set.plan, wanted, self.engine.provisioners, context)
+            except Exception as error:  # noqa: B902 - a change set never stays CREATE_IN_PROGRESS because cfnrun failed
+                change_set.status = "FAILED"
+                change_set.status_reason = f"cfnrun failed looking for the resources to import: {type(error).__name__}: {error}"
+                return
+        if self.engine.hooks is not None:
+            await self._change_set_hooks(change_set, stack)
+        else:
+            _complete(change_set)
 
     def _refused_change_set(
         self, stack: Stack, name: str, change_set_type: str, body: str, parameters: Dict[str, Optional[str]],
@@ -564,9 +585,7 @@ class StackStore:
         except Exception as error:  # noqa: B902 - a change set never stays CREATE_IN_PROGRESS because cfnrun failed
             refused = f"cfnrun failed running the change set's hooks: {type(error).__name__}: {error}"
         if refused is None:
-            change_set.status = "CREATE_COMPLETE"
-            if change_set.execution_status != "OBSOLETE":
-                change_set.execution_status = "AVAILABLE"
+            _complete(change_set)
             return
         change_set.status, change_set.status_reason = "FAILED", with_reasons(refused, change_set.hook_results)
 
@@ -836,3 +855,10 @@ def _refuse_secure_references(blueprint: Blueprint) -> None:
     problem = secure_reference_problem(blueprint.template)
     if problem is not None:
         raise StackError(problem)
+
+
+def _complete(change_set: ChangeSet) -> None:
+    """A change set made: it can be executed, unless its stack changed meanwhile."""
+    change_set.status = "CREATE_COMPLETE"
+    if change_set.execution_status != "OBSOLETE":
+        change_set.execution_status = "AVAILABLE"

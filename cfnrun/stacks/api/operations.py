@@ -475,6 +475,7 @@ class StackOperations:
             refused=refused,
             notification_arns=given_notification_arns(params),
             actual=actual,
+            import_existing=bool(params.get("ImportExistingResources")),
         )
         change_set.capabilities = tuple(params.get("Capabilities") or ())
         stack = self.store.stacks[change_set.stack_id]  # what the change set does not give, it keeps of the stack's
@@ -530,6 +531,7 @@ class StackOperations:
                 "RootChangeSetId": change_set.root_change_set_id,
                 "DeploymentMode": change_set.deployment_mode,
                 "DeploymentConfig": change_set.deployment_config or None,
+                "ImportExistingResources": change_set.import_existing_resources or None,
                 "StackDriftStatus": change_set.stack_drift_status,
             }
         )

@@ -137,6 +137,7 @@ def change_set_summary(stack: Stack, change_set: ChangeSet) -> Dict[str, Any]:
             "IncludeNestedStacks": change_set.include_nested_stacks,
             "ParentChangeSetId": change_set.parent_change_set_id,
             "RootChangeSetId": change_set.root_change_set_id,
+            "ImportExistingResources": change_set.import_existing_resources or None,
         }
     )
 
