@@ -172,6 +172,10 @@ def test_a_suspended_bucket_rolls_back_with_the_hooks_message_and_an_enabled_one
     refused = [e for e in hooked.hook_events("enabled") if e["HookStatus"] == "HOOK_COMPLETE_FAILED"]
     assert [e["ResourceStatus"] for e in refused] == ["UPDATE_IN_PROGRESS"]
     assert refused[0]["HookStatusReason"].startswith("Hook failed with message: Bucket Bucket must have versioning Enabled, not Suspended")
+    logged = hooked.server.has_printed(r'│ \{.*"actionInvocationPoint": "UPDATE_PRE_PROVISION".*"lambda-hooked-enabled"')
+    model = json.loads(logged.split("│ ", 1)[1])["requestData"]["targetModel"]
+    assert model["resourceProperties"]["VersioningConfiguration"] == {"Status": "Suspended"}  # proposed
+    assert model["previousResourceProperties"]["VersioningConfiguration"] == {"Status": "Enabled"}  # what it has now
 
     # The same update from a change set: the hook's request names the change set whose execution asks it (changeSetId).
     cfn = hooked.cloudformation
@@ -183,6 +187,14 @@ def test_a_suspended_bucket_rolls_back_with_the_hooks_message_and_an_enabled_one
     logged = hooked.server.has_printed(r'│ \{.*"changeSetId": "arn:aws:cloudformation:us-east-1:123456789012:changeSet/suspend/')
     request = json.loads(logged.split("│ ", 1)[1])
     assert (request["changeSetId"], request["actionInvocationPoint"]) == (change_set["Id"], "UPDATE_PRE_PROVISION")
+
+    # Deleting the stack: the bucket's DELETE_PRE_PROVISION proposes no properties and gives the current ones as previous.
+    cfn.delete_stack(StackName="enabled")
+    cfn.get_waiter("stack_delete_complete").wait(StackName="enabled", WaiterConfig=FAST)
+    logged = hooked.server.has_printed(r'│ \{.*"actionInvocationPoint": "DELETE_PRE_PROVISION".*"lambda-hooked-enabled"')
+    assert json.loads(logged.split("│ ", 1)[1])["requestData"]["targetModel"] == {
+        "resourceProperties": {}, "previousResourceProperties": {"BucketName": "lambda-hooked-enabled", "VersioningConfiguration": {"Status": "Enabled"}},
+    }
 
 
 def test_in_warn_mode_the_stack_goes_through_with_the_hooks_message_in_the_events(hooked: Hooked) -> None:

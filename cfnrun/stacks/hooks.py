@@ -58,6 +58,7 @@ class HookedOperation:
     change_set_id: Optional[str] = None  # a CHANGE_SET target's, or the change set whose execution this operation is part of
     target_id: Optional[str] = None  # how its hook results are found: a change set's ARN, a Cloud Control request's HooksRequestToken
     skipped: FrozenSet[str] = frozenset()  # hooks not to run: on a STACK target, those that passed its change set with SKIP_STACK_HOOK
+    previous_template: Optional[str] = None  # a CHANGE_SET target's stack's last deployed template (JSON text): a Guard hook's Previous
 
     @property
     def target_type(self) -> str:
@@ -123,6 +124,14 @@ def stack_model(template: Optional[Dict[str, Any]], previous_template: Optional[
     """What a STACK hook receives: the template (none on a delete) and the previous one (on an update or a delete), as JSON text."""
     model = {"template": _template_text(template), "previousTemplate": _template_text(previous_template)}
     return {key: value for key, value in model.items() if value is not None}
+
+
+def managed_hook_model(target: HookedOperation) -> Optional[Dict[str, Any]]:
+    """A STACK or CHANGE_SET target's document as a Lambda or Guard hook gets it: on a stack's delete "no template values
+    are provided" (the Hooks user guide, both chapters), where a custom hook still gets the previous template."""
+    if target.model is None:
+        return None
+    return {} if target.operation == STACK_TARGET and target.action == "DELETE" else target.model
 
 
 def _context(properties: Optional[Dict[str, Any]]) -> Optional[str]:

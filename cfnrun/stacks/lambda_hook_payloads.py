@@ -1,12 +1,15 @@
 """What a Lambda hook's function is sent, and what its answer means (the Hooks user guide, "Lambda hooks").
 
-A Lambda hook (``AWS::CloudFormation::LambdaHook``) is a plain function, not a hook project: the
-service invokes it with the hook invocation request (``clientRequestToken``, ``hookTypeName`` = the
+A Lambda hook (an ``AWS::CloudFormation::LambdaHook`` resource, activating ``AWS::Hooks::LambdaHook``) is
+a plain function, not a hook project: the service invokes it with the hook invocation request (``clientRequestToken``, ``hookTypeName`` = the
 hook's Alias, ``hookModel.LambdaFunction``, ``actionInvocationPoint``, ``requestData`` with the
 target's resolved properties, ``requestContext`` with the invocation number and callbackContext)
 and reads back ``hookStatus`` (SUCCESS | FAILED | IN_PROGRESS), ``errorCode`` (NonCompliant |
 InternalFailure), ``message``, ``callbackContext``, ``callbackDelaySeconds`` and ``annotations``.
 The function answers within 30 s (``Budgets.lambda_hook``) and may answer IN_PROGRESS at most 3 times.
+
+A resource's ``targetModel`` is the guide's: ``resourceProperties`` the proposed properties (empty on a
+delete), ``previousResourceProperties`` those it has now (an update's and a delete's; none on a create).
 
 For a stack's resource the guide's ``targetType`` is the resource type (``AWS::S3::Bucket``), as
 ``targetName`` is; RESOURCE is what it says for Cloud Control targets. A STACK or CHANGE_SET target
@@ -72,7 +75,7 @@ def lambda_hook_request(
             targetName=target.type_name,
             targetType="RESOURCE" if target.operation == "CLOUD_CONTROL" else target.type_name,
             targetLogicalId=target.logical_id,
-            targetModel=HookTargetModel(resourceProperties=target.properties, previousResourceProperties=target.previous_properties),
+            targetModel=_target_model(target),
         )
     request = HookInvocationRequest(
         clientRequestToken=client_request_token,
@@ -89,6 +92,14 @@ def lambda_hook_request(
     payload["changeSetId"] = target.change_set_id  # the guide's request carries these two even when empty
     payload["requestContext"]["callbackContext"] = callback_context
     return payload
+
+
+def _target_model(target: HookedOperation) -> HookTargetModel:
+    """A resource's properties as the guide gives them: the proposed ones, empty on a delete; the current ones
+    (``previousResourceProperties``) on an update or a delete, none on a create."""
+    if target.action == "DELETE":
+        return HookTargetModel(resourceProperties={}, previousResourceProperties=target.properties)
+    return HookTargetModel(resourceProperties=target.properties, previousResourceProperties=target.previous_properties)
 
 
 def read_lambda_hook_response(answer: Any) -> LambdaHookResponse:

@@ -57,6 +57,13 @@ def test_an_update_request_carries_the_previous_properties_and_a_replay_its_call
     assert request["hookModel"] == {"LambdaFunction": "Policy"}
 
 
+def test_a_delete_request_proposes_no_properties_and_gives_the_current_ones_as_previous() -> None:
+    target = HookedOperation(STACK, "DELETE", "Bucket", "AWS::S3::Bucket", {"BucketName": "b"})
+    request = lambda_hook_request(target, "My::Lambda::Hook", FUNCTION, "token-3")
+    assert request["actionInvocationPoint"] == "DELETE_PRE_PROVISION"
+    assert request["requestData"]["targetModel"] == {"resourceProperties": {}, "previousResourceProperties": {"BucketName": "b"}}
+
+
 def test_every_documented_field_of_an_answer_is_read() -> None:
     annotation = {"annotationName": "Versioning", "status": "FAILED", "statusMessage": "off"}
     response = read_lambda_hook_response(

@@ -25,7 +25,7 @@ from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.model.budgets import Budget
 from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
-from cfnrun.stacks.hooks import MAX_IN_PROGRESS, HookedOperation
+from cfnrun.stacks.hooks import MAX_IN_PROGRESS, HookedOperation, managed_hook_model
 from cfnrun.stacks.lambda_hook_payloads import (
     InvalidLambdaHookResponse,
     LambdaHookResponse,
@@ -94,9 +94,10 @@ class LambdaHook:
         return True  # a Lambda hook declares no targets of its own: its TargetFilters (the configuration) say them all
 
     async def run(self, target: HookedOperation) -> HookOutcome:
-        if target.model is None:
+        model = managed_hook_model(target)
+        if model is None:
             return await self._run(target, None)
-        with self.payloads.serving(target.model) as url:
+        with self.payloads.serving(model) as url:
             return await self._run(target, url)
 
     async def _run(self, target: HookedOperation, payload_url: Optional[str]) -> HookOutcome:
