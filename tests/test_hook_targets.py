@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List
 
 import pytest
+import yaml
 from botocore.exceptions import WaiterError
 
 from conftest import FIXTURES, LOCAL_STATE, SAMPLES, ServerProcess, cfnrun
@@ -225,8 +226,11 @@ def test_a_change_set_its_hook_refuses_is_failed_with_the_hooks_message(served: 
     assert detail["Target"] == {"TargetType": "CHANGE_SET", "TargetTypeName": "CHANGE_SET", "TargetId": removing["Id"], "Action": "CREATE"}
     assert detail["TypeArn"] == "arn:aws:cloudformation:us-east-1:123456789012:type/hook/Cfnrun-Test-StackHook"
 
-    retitling = cfn.create_change_set(StackName="planned", ChangeSetName="retitle", TemplateBody=_template("two notes", First="uno", Second="two"))
+    retitled = yaml.safe_dump(json.loads(_template("two notes", First="uno", Second="two")), sort_keys=False)  # YAML: First on line 3
+    retitling = cfn.create_change_set(StackName="planned", ChangeSetName="retitle", TemplateBody=retitled)
     served.wait("change_set_create_complete", ChangeSetName=retitling["Id"])
+    [passed] = cfn.list_hook_results(TargetType="CHANGE_SET", TargetId=retitling["Id"])["HookResults"]
+    assert passed["HookStatusReason"] == "1 change(s), none removes a resource: First on line 3"  # lineNumber: the guide's
     assert cfn.describe_change_set(ChangeSetName=retitling["Id"])["ExecutionStatus"] == "AVAILABLE"
     served.configure(TargetOperations=["RESOURCE"])  # DescribeChangeSetHooks: the hooks its execution would run, as configured now
     planned = cfn.describe_change_set_hooks(ChangeSetName=retitling["Id"])

@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, Optional, Protocol
 from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.stacks.plan import ResourceChange
 from cfnrun.stacks.provisioning import StackContext
+from cfnrun.stacks.template_lines import resource_lines
 
 HOOK_STATUSES = ("HOOK_IN_PROGRESS", "HOOK_COMPLETE_SUCCEEDED", "HOOK_COMPLETE_FAILED", "HOOK_FAILED")
 FAILED_HOOK_STATUSES = ("HOOK_COMPLETE_FAILED", "HOOK_FAILED")  # the hook judged against the target, or could not judge it
@@ -139,10 +140,15 @@ def _context(properties: Optional[Dict[str, Any]]) -> Optional[str]:
     return json.dumps({"Properties": stringify_primitives(properties)}) if properties is not None else None
 
 
-def change_set_model(template: Dict[str, Any], changes: Iterable[ResourceChange], before: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
+def change_set_model(
+    template: Dict[str, Any], changes: Iterable[ResourceChange], before: Dict[str, Dict[str, Any]], body: Optional[str] = None
+) -> Dict[str, Any]:
     """What a CHANGE_SET hook receives: the template and each changed resource (``before``: the current properties by logical id),
     with what it has now (``beforeContext``, none when it is added) and what executing the change set would give it
-    (``afterContext``, none when it is removed; a value not known before execution as the change set shows it)."""
+    (``afterContext``, none when it is removed; a value not known before execution as the change set shows it), and the line of
+    the template's text (``body``) declaring it (``lineNumber``, none when it is removed, as the guide says)."""
+    changes = list(changes)
+    lines = resource_lines(body or "", (change.logical_id for change in changes if change.action != "Remove"))
     changed = []
     for change in changes:
         changed.append(
@@ -152,6 +158,7 @@ def change_set_model(template: Dict[str, Any], changes: Iterable[ResourceChange]
                 "action": CHANGE_ACTIONS[str(change.action)],
                 "beforeContext": _context(before.get(change.logical_id)) if change.action != "Add" else None,
                 "afterContext": _context(change.after) if change.action != "Remove" else None,
+                "lineNumber": lines.get(change.logical_id),
             }
         )
     return {"template": json.dumps(template), "changedResources": changed}

@@ -537,7 +537,7 @@ class StackStore:
                 CHANGE_SET_TARGET,
                 {},
                 operation=CHANGE_SET_TARGET,
-                model=change_set_model(change_set.blueprint.template.document, change_set.changes, before),
+                model=change_set_model(change_set.blueprint.template.document, change_set.changes, before, change_set.blueprint.template_body),
                 change_set_id=change_set.change_set_id,
                 target_id=change_set.change_set_id,
                 previous_template=json.dumps(deployed.template.document) if deployed is not None else None,

@@ -17,6 +17,7 @@ from cfnrun.stacks.plan import ResourceChange
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.hooks import HookReport, HookedOperation, change_set_model, stack_model
+from cfnrun.stacks.template_lines import resource_lines
 from cfnrun.stacks.provisioning import StackContext
 from cfnrun.stacks.store import StackError, StackStore
 from test_stack_engine import ACCOUNT, REGION, TWO, Memory, Router, _template
@@ -146,6 +147,12 @@ def test_the_stack_and_change_set_documents_have_the_guides_shape() -> None:
         ("Old", "DELETE", json.dumps({"Properties": {"Size": "2"}}), None),
     ]
     assert all(c["resourceType"] == "T::T::T" for c in model["changedResources"])
+    assert [c["lineNumber"] for c in model["changedResources"]] == [None, None, None]  # no text given: no lines
+    body = "Description: d\nResources:\n  A:\n    Type: T::T::T\n    Properties:\n      A: 4\n  New:\n    Type: T::T::T\n"
+    numbered = change_set_model(template, changes, {"A": {"Size": 1}, "Old": {"Size": "2"}}, body)
+    # the guide's example: the line of the logical id under Resources, and none for a removed resource
+    assert [(c["logicalResourceId"], c["lineNumber"]) for c in numbered["changedResources"]] == [("New", 7), ("A", 3), ("Old", None)]
+    assert resource_lines(json.dumps({"Resources": {"A": {}}}), ["A"]) == {"A": 1}  # a template on one line
 
 
 def test_hook_results_are_found_by_target_or_by_hook_in_the_combinations_the_service_takes() -> None:
