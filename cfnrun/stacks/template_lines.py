@@ -38,7 +38,7 @@ def resource_lines(body: str, logical_ids: Iterable[str]) -> Dict[str, int]:
     wanted = set(logical_ids)
     for logical_id in wanted - set(declared):
         key = re.compile(r"""["']?""" + re.escape(logical_id) + r"""["']?\s*:""")
-        number = next((index + 1 for index, line in enumerate(lines) if index >= at and key.search(line)), None)
-        if number is not None:
-            declared[logical_id] = number
+        found_at = next((index + 1 for index, line in enumerate(lines) if index >= at and key.search(line)), None)
+        if found_at is not None:
+            declared[logical_id] = found_at
     return {logical_id: declared[logical_id] for logical_id in wanted if logical_id in declared}
