@@ -20,13 +20,13 @@ silently overwritten.
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 import yaml
 
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
+from cfnrun.model.template_text import decode_template
 from cfnrun.stacks.hooks import CHANGE_SET_TARGET, INVOCATION_POINT, STACK_TARGET, HookedOperation, managed_hook_model
 
 INPUT_KEYS = ("HookContext", "Resources", "Previous", "Changes")  # the top-level keys the hook's own input may hold
@@ -41,10 +41,10 @@ def _resource(type_name: str, properties: Optional[Dict[str, Any]]) -> Dict[str,
 
 
 def _template(text: Optional[str]) -> Dict[str, Any]:
-    """A template (JSON text, as a STACK or CHANGE_SET target's document holds it) as data; none on a stack's delete."""
+    """A template (its JSON or YAML text, as a STACK or CHANGE_SET target's document holds it) as data; none on a stack's delete."""
     try:
-        template = json.loads(text) if text else {}
-    except ValueError:
+        template = decode_template(text) if text else {}
+    except ValueError:  # a template the operation took is read again here: only a broken one would fail
         return {}
     return template if isinstance(template, dict) else {}
 

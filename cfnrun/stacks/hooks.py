@@ -59,7 +59,7 @@ class HookedOperation:
     change_set_id: Optional[str] = None  # a CHANGE_SET target's, or the change set whose execution this operation is part of
     target_id: Optional[str] = None  # how its hook results are found: a change set's ARN, a Cloud Control request's HooksRequestToken
     skipped: FrozenSet[str] = frozenset()  # hooks not to run: on a STACK target, those that passed its change set with SKIP_STACK_HOOK
-    previous_template: Optional[str] = None  # a CHANGE_SET target's stack's last deployed template (JSON text): a Guard hook's Previous
+    previous_template: Optional[str] = None  # a CHANGE_SET target's stack's last deployed template (its text): a Guard hook's Previous
 
     @property
     def target_type(self) -> str:
@@ -117,13 +117,10 @@ def with_reasons(refused: str, reports: Iterable[HookReport]) -> str:
     return ". ".join([refused, *reasons])
 
 
-def _template_text(template: Optional[Dict[str, Any]]) -> Optional[str]:
-    return json.dumps(template) if template is not None else None
-
-
-def stack_model(template: Optional[Dict[str, Any]], previous_template: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    """What a STACK hook receives: the template (none on a delete) and the previous one (on an update or a delete), as JSON text."""
-    model = {"template": _template_text(template), "previousTemplate": _template_text(previous_template)}
+def stack_model(template: Optional[str], previous_template: Optional[str]) -> Dict[str, Any]:
+    """What a STACK hook receives: the template (none on a delete) and the previous one (on an update or a delete), each the
+    text it was given as, JSON or YAML ("depending on what was provided to CloudFormation": the Hooks user guide)."""
+    model = {"template": template, "previousTemplate": previous_template}
     return {key: value for key, value in model.items() if value is not None}
 
 
@@ -140,15 +137,14 @@ def _context(properties: Optional[Dict[str, Any]]) -> Optional[str]:
     return json.dumps({"Properties": stringify_primitives(properties)}) if properties is not None else None
 
 
-def change_set_model(
-    template: Dict[str, Any], changes: Iterable[ResourceChange], before: Dict[str, Dict[str, Any]], body: Optional[str] = None
-) -> Dict[str, Any]:
-    """What a CHANGE_SET hook receives: the template and each changed resource (``before``: the current properties by logical id),
+def change_set_model(body: str, changes: Iterable[ResourceChange], before: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
+    """What a CHANGE_SET hook receives: the template's text (JSON or YAML, as given) and each changed resource (``before``: the
+    current properties by logical id),
     with what it has now (``beforeContext``, none when it is added) and what executing the change set would give it
     (``afterContext``, none when it is removed; a value not known before execution as the change set shows it), and the line of
     the template's text (``body``) declaring it (``lineNumber``, none when it is removed, as the guide says)."""
     changes = list(changes)
-    lines = resource_lines(body or "", (change.logical_id for change in changes if change.action != "Remove"))
+    lines = resource_lines(body, (change.logical_id for change in changes if change.action != "Remove"))
     changed = []
     for change in changes:
         changed.append(
@@ -161,4 +157,4 @@ def change_set_model(
                 "lineNumber": lines.get(change.logical_id),
             }
         )
-    return {"template": json.dumps(template), "changedResources": changed}
+    return {"template": body, "changedResources": changed}

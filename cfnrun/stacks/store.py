@@ -537,10 +537,10 @@ class StackStore:
                 CHANGE_SET_TARGET,
                 {},
                 operation=CHANGE_SET_TARGET,
-                model=change_set_model(change_set.blueprint.template.document, change_set.changes, before, change_set.blueprint.template_body),
+                model=change_set_model(change_set.blueprint.template_body, change_set.changes, before),
                 change_set_id=change_set.change_set_id,
                 target_id=change_set.change_set_id,
-                previous_template=json.dumps(deployed.template.document) if deployed is not None else None,
+                previous_template=deployed.template_body if deployed is not None else None,
             )
             refused = await self.engine.hooks.before(target, change_set.hook_results.append)
         except Exception as error:  # noqa: B902 - a change set never stays CREATE_IN_PROGRESS because cfnrun failed

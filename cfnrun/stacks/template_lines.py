@@ -26,6 +26,8 @@ def resource_lines(body: str, logical_ids: Iterable[str]) -> Dict[str, int]:
     """The 1-based line each of ``logical_ids`` is declared on in ``body``, for those found."""
     lines = body.splitlines()
     at = next((index for index, line in enumerate(lines) if _RESOURCES.match(line.lstrip(" {"))), None)
+    if at is None:  # a template on one line: Resources somewhere in it
+        at = next((index for index, line in enumerate(lines) if _RESOURCES.search(line)), None)
     if at is None:
         return {}
     start = at + 1

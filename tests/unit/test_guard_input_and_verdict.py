@@ -77,9 +77,10 @@ def test_a_delete_proposes_no_properties_and_shows_the_current_ones_as_previous(
 
 
 def test_a_stack_target_shows_the_proposed_template_at_the_top_and_the_deployed_one_under_previous() -> None:
-    template = {"Description": "app", "Resources": {"Logs": {"Type": "AWS::S3::Bucket", "Properties": {"BucketName": "b"}}}}
+    template = {"Description": "app", "Resources": {"Logs": {"Type": "AWS::S3::Bucket", "Properties": {"BucketName": {"Fn::Sub": "${AWS::StackName}-b"}}}}}
     deployed = {"Resources": {"Logs": {"Type": "AWS::S3::Bucket"}}}
-    target = HookedOperation(STACK, "UPDATE", "app", STACK_TARGET, {}, operation=STACK_TARGET, model=stack_model(template, deployed))
+    given = "Description: app\nResources:\n  Logs:\n    Type: AWS::S3::Bucket\n    Properties:\n      BucketName: !Sub '${AWS::StackName}-b'\n"
+    target = HookedOperation(STACK, "UPDATE", "app", STACK_TARGET, {}, operation=STACK_TARGET, model=stack_model(given, json.dumps(deployed)))
     document = guard_input(target, "My::Guard::Hook")
     assert document["Description"] == "app" and document["Resources"] == template["Resources"] and document["Previous"] == deployed
     assert document["HookContext"]["TargetName"] == "app" and document["HookContext"]["TargetType"] == "STACK"
@@ -88,7 +89,7 @@ def test_a_stack_target_shows_the_proposed_template_at_the_top_and_the_deployed_
 
 def test_a_stack_delete_shows_no_template() -> None:
     deployed = {"Resources": {"Logs": {"Type": "AWS::S3::Bucket"}}}
-    target = HookedOperation(STACK, "DELETE", "app", STACK_TARGET, {}, operation=STACK_TARGET, model=stack_model(None, deployed))
+    target = HookedOperation(STACK, "DELETE", "app", STACK_TARGET, {}, operation=STACK_TARGET, model=stack_model(None, json.dumps(deployed)))
     document = guard_input(target, "My::Guard::Hook")
     assert document["Previous"] == {} and "Resources" not in document
     assert managed_hook_model(target) == {} and target.model == {"previousTemplate": json.dumps(deployed)}  # a custom hook's is kept
@@ -100,7 +101,7 @@ def test_a_change_set_target_adds_its_changes_and_the_deployed_template() -> Non
     before = {"Logs": {"VersioningConfiguration": {"Status": "Enabled"}}}
     arn = "arn:aws:cloudformation:us-east-1:123456789012:changeSet/cs/1"
     target = HookedOperation(
-        STACK, "CREATE", arn, CHANGE_SET_TARGET, {}, operation=CHANGE_SET_TARGET, model=change_set_model(template, [change], before),
+        STACK, "CREATE", arn, CHANGE_SET_TARGET, {}, operation=CHANGE_SET_TARGET, model=change_set_model(json.dumps(template), [change], before),
         change_set_id=arn, previous_template=json.dumps({"Resources": {"Logs": {"Type": "AWS::S3::Bucket"}}}),
     )
     document = guard_input(target, "My::Guard::Hook")
