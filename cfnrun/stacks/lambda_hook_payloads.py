@@ -22,6 +22,7 @@ that is not a Lambda hook response → HOOK_FAILED. Annotations are kept in the 
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
@@ -30,6 +31,9 @@ from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION, HookInvocationRequest,
 from cfnrun.stacks.hooks import INVOCATION_POINT, MAX_IN_PROGRESS, HookedOperation
 
 HOOK_STATUSES = ("SUCCESS", "FAILED", "IN_PROGRESS")
+# The guide's ``message``: "truncated to 4096 characters" for a CloudFormation operation, to 1024 for a Cloud Control API one.
+MESSAGE_LIMIT = 4096
+CLOUD_CONTROL_MESSAGE_LIMIT = 1024
 ERROR_CODES = ("NonCompliant", "InternalFailure")
 
 
@@ -129,10 +133,17 @@ def read_lambda_hook_response(answer: Any) -> LambdaHookResponse:
     return LambdaHookResponse(str(status), code, message, context, delay, annotations)
 
 
-def lambda_hook_verdict(response: LambdaHookResponse, function_name: str) -> Optional[LambdaHookVerdict]:
-    """The run's end this answer means, or None when it asks to be invoked again (IN_PROGRESS)."""
+def message_limit(operation: str) -> int:
+    """How much of a function's ``message`` is kept for a target of this TargetOperation."""
+    return CLOUD_CONTROL_MESSAGE_LIMIT if operation == "CLOUD_CONTROL" else MESSAGE_LIMIT
+
+
+def lambda_hook_verdict(response: LambdaHookResponse, function_name: str, limit: int = MESSAGE_LIMIT) -> Optional[LambdaHookVerdict]:
+    """The run's end this answer means, or None when it asks to be invoked again (IN_PROGRESS); its message cut at ``limit``."""
     if response.hook_status == "IN_PROGRESS":
         return None
+    if response.message is not None and len(response.message) > limit:
+        response = dataclasses.replace(response, message=response.message[:limit])
     if response.hook_status == "SUCCESS":
         return LambdaHookVerdict("HOOK_COMPLETE_SUCCEEDED", _with_annotations(response.message, response))
     if response.error_code == "InternalFailure":

@@ -19,6 +19,7 @@ from cfnrun.stacks.lambda_hook_payloads import (
     LambdaHookVerdict,
     lambda_hook_request,
     lambda_hook_verdict,
+    message_limit,
     read_lambda_hook_response,
 )
 from cfnrun.stacks.provisioning import StackContext
@@ -121,6 +122,12 @@ def test_hook_status_and_error_code_make_the_hook_status_of_the_events(answer: A
 def test_annotations_are_shown_when_the_answer_has_no_message() -> None:
     response = read_lambda_hook_response({"hookStatus": "SUCCESS", "annotations": [{"annotationName": "V", "status": "PASSED"}]})
     assert lambda_hook_verdict(response, "Policy") == LambdaHookVerdict("HOOK_COMPLETE_SUCCEEDED", "Annotations: V PASSED")
+
+
+def test_the_message_is_cut_as_the_guide_says_4096_characters_for_cloudformation_1024_for_cloud_control() -> None:
+    long = read_lambda_hook_response({"hookStatus": "FAILED", "errorCode": "NonCompliant", "message": "x" * 5000})
+    assert lambda_hook_verdict(long, "Policy", message_limit("RESOURCE")) == LambdaHookVerdict("HOOK_COMPLETE_FAILED", "x" * 4096)
+    assert lambda_hook_verdict(long, "Policy", message_limit("CLOUD_CONTROL")) == LambdaHookVerdict("HOOK_COMPLETE_FAILED", "x" * 1024)
 
 
 def test_an_invocation_that_did_not_return_ends_the_run_as_hook_failed() -> None:
