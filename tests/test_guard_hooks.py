@@ -22,10 +22,10 @@ SETTLE_S = float(os.environ.get("CFNRUN_TEST_STACK_BUDGET_S", "120"))
 RULES_BUCKET = "guard-rules"
 SECRET_LINE = "$6$notahash$whatserveneverquotes"
 VERSIONING_RULES = """\
-let buckets = Resources.*[ ResourceType == "AWS::S3::Bucket" ]
+let buckets = Resources.*[ Type == "AWS::S3::Bucket" ]
 
 rule bucket_versioning_enabled when %buckets !empty {
-    %buckets.ResourceProperties.VersioningConfiguration.Status == "Enabled"
+    %buckets.Properties.VersioningConfiguration.Status == "Enabled"
     <<
         Buckets must keep versioning Enabled
     >>
@@ -33,11 +33,11 @@ rule bucket_versioning_enabled when %buckets !empty {
 """
 # The same policy, with the wanted status from the hook's input parameters (Options.InputParams).
 PARAMETERIZED_RULES = """\
-let buckets = Resources.*[ ResourceType == "AWS::S3::Bucket" ]
+let buckets = Resources.*[ Type == "AWS::S3::Bucket" ]
 let wanted = Policy.VersioningStatus
 
 rule bucket_versioning_as_wanted when %buckets !empty {
-    %buckets.ResourceProperties.VersioningConfiguration.Status == %wanted
+    %buckets.Properties.VersioningConfiguration.Status == %wanted
     << Bucket versioning must be as the policy says >>
 }
 """

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List
 
 import pytest
+import yaml
 from botocore.exceptions import WaiterError
 
 from conftest import FIXTURES, LOCAL_STATE, SAMPLES, ServerProcess, cfnrun
@@ -127,7 +128,7 @@ def test_a_stack_hook_that_raises_is_hook_failed_and_warn_mode_lets_the_stack_th
     served.wait("stack_create_complete", StackName="warned")
     status, hook_status, reason = _hook_events(served.events("warned"), "warned")[-1]
     assert (status, hook_status) == ("CREATE_IN_PROGRESS", "HOOK_FAILED")
-    assert reason == f"Hook {HOOK} failed: InternalFailure (FailureMode WARN: the operation goes on)"  # the traceback is in serve's console
+    assert reason == f"Hook {HOOK} failed: InternalFailure"  # WARN shows in HookFailureMode only; the traceback is in serve's console
     served.server.has_printed(r"RuntimeError: the hook broke on purpose")
 
 
@@ -196,8 +197,11 @@ def test_a_lambda_hook_on_stack_targets_downloads_the_template_from_its_payload_
     assert served.status("lambda-bare") == "ROLLBACK_COMPLETE"
     hooked = [(e["HookType"], e["HookStatus"], e.get("HookStatusReason")) for e in served.events("lambda-bare") if e.get("HookType")]
     assert hooked[-1] == ("Cfnrun::Described::Stacks", "HOOK_COMPLETE_FAILED", "Hook failed with message: stack lambda-bare: the template must have a Description")
-    cfn.create_stack(StackName="lambda-described", TemplateBody=_template("described", First="one"))
+    described = yaml.safe_dump(json.loads(_template("described", First="one")))
+    cfn.create_stack(StackName="lambda-described", TemplateBody=described)
     served.wait("stack_create_complete", StackName="lambda-described")
+    passed = [e.get("HookStatusReason") for e in served.events("lambda-described") if e.get("HookStatus") == "HOOK_COMPLETE_SUCCEEDED"]
+    assert passed == ["Hook succeeded with message: the template has a Description (YAML as given)"]  # the payload's template: as given
     cfn.delete_stack(StackName="lambda-hooks")  # deactivates the hook for the module's other tests
     served.wait("stack_delete_complete", StackName="lambda-hooks")
 
@@ -225,8 +229,11 @@ def test_a_change_set_its_hook_refuses_is_failed_with_the_hooks_message(served: 
     assert detail["Target"] == {"TargetType": "CHANGE_SET", "TargetTypeName": "CHANGE_SET", "TargetId": removing["Id"], "Action": "CREATE"}
     assert detail["TypeArn"] == "arn:aws:cloudformation:us-east-1:123456789012:type/hook/Cfnrun-Test-StackHook"
 
-    retitling = cfn.create_change_set(StackName="planned", ChangeSetName="retitle", TemplateBody=_template("two notes", First="uno", Second="two"))
+    retitled = json.dumps(json.loads(_template("two notes", First="uno", Second="two")), indent=2)  # First on line 4
+    retitling = cfn.create_change_set(StackName="planned", ChangeSetName="retitle", TemplateBody=retitled)
     served.wait("change_set_create_complete", ChangeSetName=retitling["Id"])
+    [passed] = cfn.list_hook_results(TargetType="CHANGE_SET", TargetId=retitling["Id"])["HookResults"]
+    assert passed["HookStatusReason"] == "1 change(s), none removes a resource: First on line 4"  # lineNumber: the guide's
     assert cfn.describe_change_set(ChangeSetName=retitling["Id"])["ExecutionStatus"] == "AVAILABLE"
     served.configure(TargetOperations=["RESOURCE"])  # DescribeChangeSetHooks: the hooks its execution would run, as configured now
     planned = cfn.describe_change_set_hooks(ChangeSetName=retitling["Id"])

@@ -172,6 +172,10 @@ def test_a_suspended_bucket_rolls_back_with_the_hooks_message_and_an_enabled_one
     refused = [e for e in hooked.hook_events("enabled") if e["HookStatus"] == "HOOK_COMPLETE_FAILED"]
     assert [e["ResourceStatus"] for e in refused] == ["UPDATE_IN_PROGRESS"]
     assert refused[0]["HookStatusReason"].startswith("Hook failed with message: Bucket Bucket must have versioning Enabled, not Suspended")
+    logged = hooked.server.has_printed(r'│ \{.*"actionInvocationPoint": "UPDATE_PRE_PROVISION".*"lambda-hooked-enabled"')
+    model = json.loads(logged.split("│ ", 1)[1])["requestData"]["targetModel"]
+    assert model["resourceProperties"]["VersioningConfiguration"] == {"Status": "Suspended"}  # proposed
+    assert model["previousResourceProperties"]["VersioningConfiguration"] == {"Status": "Enabled"}  # what it has now
 
     # The same update from a change set: the hook's request names the change set whose execution asks it (changeSetId).
     cfn = hooked.cloudformation
@@ -184,13 +188,22 @@ def test_a_suspended_bucket_rolls_back_with_the_hooks_message_and_an_enabled_one
     request = json.loads(logged.split("│ ", 1)[1])
     assert (request["changeSetId"], request["actionInvocationPoint"]) == (change_set["Id"], "UPDATE_PRE_PROVISION")
 
+    # Deleting the stack: the bucket's DELETE_PRE_PROVISION proposes no properties and gives the current ones as previous.
+    cfn.delete_stack(StackName="enabled")
+    cfn.get_waiter("stack_delete_complete").wait(StackName="enabled", WaiterConfig=FAST)
+    logged = hooked.server.has_printed(r'│ \{.*"actionInvocationPoint": "DELETE_PRE_PROVISION".*"lambda-hooked-enabled"')
+    assert json.loads(logged.split("│ ", 1)[1])["requestData"]["targetModel"] == {
+        "resourceProperties": {}, "previousResourceProperties": {"BucketName": "lambda-hooked-enabled", "VersioningConfiguration": {"Status": "Enabled"}},
+    }
+
 
 def test_in_warn_mode_the_stack_goes_through_with_the_hooks_message_in_the_events(hooked: Hooked) -> None:
     assert hooked.create("warned", BUCKET_STACK, Versioning="Suspended") == "CREATE_COMPLETE"
     [verdict] = [e for e in hooked.hook_events("warned") if e["HookStatus"] != "HOOK_IN_PROGRESS"]
     assert verdict["HookStatus"] == "HOOK_COMPLETE_FAILED" and verdict["HookFailureMode"] == "WARN"
-    assert "must have versioning Enabled, not Suspended" in verdict["HookStatusReason"]
-    assert "(FailureMode WARN: the operation goes on)" in verdict["HookStatusReason"]
+    # worded as in FAIL mode: the service's "Hook failed with message: ", with nothing of cfnrun's own after the hook's words
+    assert verdict["HookStatusReason"].startswith("Hook failed with message: Bucket Bucket must have versioning Enabled, not Suspended")
+    assert verdict["HookStatusReason"].endswith("→ fix: set VersioningConfiguration.Status to Enabled")
 
 
 def test_in_progress_is_replayed_with_its_callback_context_after_the_delay_on_the_virtual_clock(hooked: Hooked) -> None:
@@ -223,7 +236,7 @@ def test_a_function_that_does_not_answer_as_a_hook_fails_the_hook_and_the_stack_
 def test_a_failing_function_in_warn_mode_lets_the_stack_through(hooked: Hooked) -> None:
     assert hooked.create("raising-warned", BUCKET_STACK, Versioning="Enabled") == "CREATE_COMPLETE"
     [failed] = [e for e in hooked.hook_events("raising-warned") if e["HookStatus"] == "HOOK_FAILED"]
-    assert "RuntimeError: the policy store is unreachable (FailureMode WARN: the operation goes on)" in failed["HookStatusReason"]
+    assert failed["HookStatusReason"].endswith("RuntimeError: the policy store is unreachable") and failed["HookFailureMode"] == "WARN"
 
 
 def test_a_lambda_hook_whose_function_nothing_serves_fails_at_create_naming_the_served_functions(hooked: Hooked) -> None:

@@ -281,7 +281,8 @@ class ResourceRequestStore:
                 hooked.hook_type, arn, hooked.status, hooked.failure_mode, time.time(), hooked.reason
             )
             if hooked.status != "HOOK_IN_PROGRESS":
-                self.console.info(f"Cloud Control request {progress.request_token}: hook {hooked.hook_type} {hooked.status} {hooked.reason or ''}".rstrip())
+                said = f"{hooked.reason} " if hooked.reason else ""
+                self.console.info(f"Cloud Control request {progress.request_token}: hook {hooked.hook_type} {hooked.status} {said}(FailureMode {hooked.failure_mode})")
 
         refused = await self.hooks.before(target, report)
         return with_reasons(refused, reports) if refused is not None else None

@@ -125,7 +125,7 @@ class StackEngine:
             return ok
 
         invalid = unsupported_attribute(blueprint, self.provisioners)  # the template, checked as the operation starts
-        refused = invalid or await self._stack_hooks(stack, "CREATE", blueprint.template.document, None, token, skip_hooks)
+        refused = invalid or await self._stack_hooks(stack, "CREATE", blueprint.template_body, None, token, skip_hooks)
         try:
             if refused is None:
                 await self._in_order(blueprint.dependencies, create_one, stop=lambda: bool(failed))
@@ -319,7 +319,7 @@ class StackEngine:
         stack.updated_at = time.time()
         stack.set_status("UPDATE_IN_PROGRESS", "User Initiated", token)
         invalid = unsupported_attribute(blueprint, self.provisioners)
-        refused = invalid or await self._stack_hooks(stack, "UPDATE", blueprint.template.document, previous.template.document, token, skip_hooks)
+        refused = invalid or await self._stack_hooks(stack, "UPDATE", blueprint.template_body, previous.template_body, token, skip_hooks)
         if refused is not None:
             await self._roll_back_update(stack, run, refused, token, VALIDATION_FAILED if invalid else None)
             return
@@ -654,7 +654,7 @@ class StackEngine:
         blueprint = self.blueprints.get(stack.stack_id)
         stack.set_status("DELETE_IN_PROGRESS", reason, token)
         await self._ask_again(stack, token)
-        refused = await self._stack_hooks(stack, "DELETE", None, blueprint.template.document if blueprint else None, token)
+        refused = await self._stack_hooks(stack, "DELETE", None, blueprint.template_body if blueprint else None, token)
         if refused is not None:
             stack.set_status("DELETE_FAILED", refused, token)
             return
@@ -801,8 +801,8 @@ class StackEngine:
         self,
         stack: Stack,
         action: str,
-        template: Optional[Dict[str, Any]],
-        previous: Optional[Dict[str, Any]],
+        template: Optional[str],
+        previous: Optional[str],
         token: Optional[str],
         skip_hooks: FrozenSet[str] = frozenset(),
     ) -> Optional[str]:

@@ -1,75 +1,79 @@
 """The document a Guard hook's rules are evaluated against, built as the Hooks user guide documents it.
 
-For a RESOURCE target the service hands Guard a ``HookContext`` (who is asking, about which
-resource, at which invocation point), the resource under ``Resources.<LogicalId>`` with its
-``ResourceType`` and ``ResourceProperties``, and on an update its previous properties under
-``Previous.<LogicalId>``. For a STACK or CHANGE_SET target every resource of the template is under
-``Resources`` in that shape, and ``Previous`` holds the previous template's (a stack update or
-delete) or the changed resources' current properties (a change set). Rules written for the
-service read the same paths here. Documents from
-the hook's ``Options.InputParams`` add top-level keys of their own; a key named twice (by two
-documents, or by one and the hook's input) is refused rather than silently overwritten.
+The guide ("Write Guard rules to evaluate resources for Guard Hooks") gives every target a
+``HookContext`` (who is asking, about what, at which invocation point, in which change set). For a
+RESOURCE or CLOUD_CONTROL target the resource is under ``Resources.<LogicalId>`` with its ``Type``
+and ``Properties`` (the template's own shape), and its current properties under
+``Previous.<LogicalId>``, so a rule written for a template (``Resources.*[ Type == 'AWS::S3::Bucket' ]``)
+reads the same paths here. The guide's syntax block names those two keys ``ResourceType`` and
+``ResourceProperties``, but its example input, its example rules and AWS's Guard hook workshop all use
+``Type`` and ``Properties``: cfnrun follows them (inferred). A create has no ``Previous``; a delete's
+``Properties`` are empty (the guide) and ``Previous`` holds what the resource has now (inferred from the
+Lambda hooks chapter: the guide's Guard page says it is empty too).
+
+For a STACK or CHANGE_SET target the proposed template's own top-level keys (``Resources``,
+``Outputs``...) sit beside ``HookContext``, and ``Previous`` is the last deployed template, whole; a
+change set adds ``Changes``, its changed resources as a Lambda hook's payload lists them. A stack's
+delete has no template. Documents from the hook's ``Options.InputParams`` add top-level keys of their
+own; a key named twice (by two documents, or by one and the hook's input) is refused rather than
+silently overwritten.
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 import yaml
 
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
-from cfnrun.stacks.hooks import INVOCATION_POINT, HookedOperation
+from cfnrun.model.template_text import decode_template
+from cfnrun.stacks.hooks import CHANGE_SET_TARGET, INVOCATION_POINT, STACK_TARGET, HookedOperation, managed_hook_model
 
-INPUT_KEYS = ("HookContext", "Resources", "Previous")  # the top-level keys the hook's own input may hold
+INPUT_KEYS = ("HookContext", "Resources", "Previous", "Changes")  # the top-level keys the hook's own input may hold
 
 
 class GuardInputError(CfnrunError):
     """Input parameters that cannot be merged into the hook's input."""
 
 
-def _resource(type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:
-    return {"ResourceType": type_name, "ResourceProperties": properties}
+def _resource(type_name: str, properties: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    return {"Type": type_name, "Properties": properties or {}}
 
 
-def _template_resources(text: Optional[str]) -> Dict[str, Any]:
-    """A template's resources (JSON text, as a STACK or CHANGE_SET hook gets it) in the Guard input's shape."""
+def _template(text: Optional[str]) -> Dict[str, Any]:
+    """A template (its JSON or YAML text, as a STACK or CHANGE_SET target's document holds it) as data; none on a stack's delete."""
     try:
-        template = json.loads(text) if text else {}
-    except ValueError:
+        template = decode_template(text) if text else {}
+    except ValueError:  # a template the operation took is read again here: only a broken one would fail
         return {}
-    resources = template.get("Resources") if isinstance(template, dict) else None
+    return template if isinstance(template, dict) else {}
+
+
+def _hook_context(target: HookedOperation, hook_type: str, target_name: str, target_type: str) -> Dict[str, Any]:
     return {
-        logical_id: _resource(str(declared.get("Type")), declared.get("Properties") or {})
-        for logical_id, declared in (resources or {}).items()
-        if isinstance(declared, dict)
-    }
-
-
-def _stack_level_input(target: HookedOperation, hook_type: str) -> Dict[str, Any]:
-    """A STACK or CHANGE_SET target: every resource of the template under ``Resources``; under ``Previous``, a stack's
-    previous template's, or what a change set changes as it stands now."""
-    model = target.model or {}
-    context: Dict[str, Any] = {
         "AWSAccountID": target.stack.account_id,
         "StackId": target.stack.stack_id,
         "HookTypeName": hook_type,
         "HookTypeVersion": HOOK_TYPE_VERSION,
         "InvocationPoint": f"{target.action}_{INVOCATION_POINT}",
-        "TargetName": target.operation,
-        "TargetType": target.operation,
+        "TargetName": target_name,
+        "TargetType": target_type,
         "TargetLogicalId": target.logical_id,
+        "ChangeSetId": target.change_set_id or "",  # empty unless a change set started the operation (the guide's example)
     }
-    if target.change_set_id:
-        context["ChangeSetId"] = target.change_set_id
-    document: Dict[str, Any] = {"HookContext": context, "Resources": _template_resources(model.get("template"))}
-    previous = _template_resources(model.get("previousTemplate"))
-    for change in model.get("changedResources") or []:
-        before = json.loads(change["beforeContext"]).get("Properties") if change.get("beforeContext") else None
-        if isinstance(before, dict):
-            previous[change["logicalResourceId"]] = _resource(change["resourceType"], before)
-    if previous:
-        document["Previous"] = previous
+
+
+def _stack_level_input(target: HookedOperation, hook_type: str) -> Dict[str, Any]:
+    """A STACK or CHANGE_SET target: the proposed template at the top level, the last deployed one under ``Previous``,
+    and a change set's ``Changes``. ``TargetName`` is the stack's name (the guide's field descriptions)."""
+    model = managed_hook_model(target) or {}
+    template = _template(model.get("template"))
+    document: Dict[str, Any] = dict(template)
+    document["HookContext"] = _hook_context(target, hook_type, target.stack.stack_name, target.operation)
+    previous = model.get("previousTemplate") if target.operation == STACK_TARGET else target.previous_template
+    document["Previous"] = _template(previous)
+    if target.operation == CHANGE_SET_TARGET:
+        document["Changes"] = list(model.get("changedResources") or [])
     return document
 
 
@@ -77,22 +81,14 @@ def guard_input(target: HookedOperation, hook_type: str) -> Dict[str, Any]:
     """What a Guard hook named ``hook_type`` evaluates for this operation (a resource's, a stack's or a change set's)."""
     if target.model is not None:
         return _stack_level_input(target, hook_type)
+    deleting = target.action == "DELETE"
     document: Dict[str, Any] = {
-        "HookContext": {
-            "AWSAccountID": target.stack.account_id,
-            "StackId": target.stack.stack_id,
-            "HookTypeName": hook_type,
-            "HookTypeVersion": HOOK_TYPE_VERSION,
-            "InvocationPoint": f"{target.action}_{INVOCATION_POINT}",
-            "TargetName": target.type_name,
-            "TargetType": "RESOURCE",
-            "TargetLogicalId": target.logical_id,
-            **({"ChangeSetId": target.change_set_id} if target.change_set_id else {}),  # executing a change set
-        },
-        "Resources": {target.logical_id: _resource(target.type_name, target.properties)},
+        "HookContext": _hook_context(target, hook_type, target.type_name, "RESOURCE"),
+        "Resources": {target.logical_id: _resource(target.type_name, None if deleting else target.properties)},
     }
-    if target.action == "UPDATE" and target.previous_properties is not None:
-        document["Previous"] = {target.logical_id: _resource(target.type_name, target.previous_properties)}
+    previous = target.properties if deleting else target.previous_properties
+    if target.action != "CREATE" and previous is not None:
+        document["Previous"] = {target.logical_id: _resource(target.type_name, previous)}
     return document
 
 

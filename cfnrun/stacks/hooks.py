@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, Optional, Protocol
 from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.stacks.plan import ResourceChange
 from cfnrun.stacks.provisioning import StackContext
+from cfnrun.stacks.template_lines import resource_lines
 
 HOOK_STATUSES = ("HOOK_IN_PROGRESS", "HOOK_COMPLETE_SUCCEEDED", "HOOK_COMPLETE_FAILED", "HOOK_FAILED")
 FAILED_HOOK_STATUSES = ("HOOK_COMPLETE_FAILED", "HOOK_FAILED")  # the hook judged against the target, or could not judge it
@@ -58,6 +59,7 @@ class HookedOperation:
     change_set_id: Optional[str] = None  # a CHANGE_SET target's, or the change set whose execution this operation is part of
     target_id: Optional[str] = None  # how its hook results are found: a change set's ARN, a Cloud Control request's HooksRequestToken
     skipped: FrozenSet[str] = frozenset()  # hooks not to run: on a STACK target, those that passed its change set with SKIP_STACK_HOOK
+    previous_template: Optional[str] = None  # a CHANGE_SET target's stack's last deployed template (its text): a Guard hook's Previous
 
     @property
     def target_type(self) -> str:
@@ -115,14 +117,19 @@ def with_reasons(refused: str, reports: Iterable[HookReport]) -> str:
     return ". ".join([refused, *reasons])
 
 
-def _template_text(template: Optional[Dict[str, Any]]) -> Optional[str]:
-    return json.dumps(template) if template is not None else None
-
-
-def stack_model(template: Optional[Dict[str, Any]], previous_template: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    """What a STACK hook receives: the template (none on a delete) and the previous one (on an update or a delete), as JSON text."""
-    model = {"template": _template_text(template), "previousTemplate": _template_text(previous_template)}
+def stack_model(template: Optional[str], previous_template: Optional[str]) -> Dict[str, Any]:
+    """What a STACK hook receives: the template (none on a delete) and the previous one (on an update or a delete), each the
+    text it was given as, JSON or YAML ("depending on what was provided to CloudFormation": the Hooks user guide)."""
+    model = {"template": template, "previousTemplate": previous_template}
     return {key: value for key, value in model.items() if value is not None}
+
+
+def managed_hook_model(target: HookedOperation) -> Optional[Dict[str, Any]]:
+    """A STACK or CHANGE_SET target's document as a Lambda or Guard hook gets it: on a stack's delete "no template values
+    are provided" (the Hooks user guide, both chapters), where a custom hook still gets the previous template."""
+    if target.model is None:
+        return None
+    return {} if target.operation == STACK_TARGET and target.action == "DELETE" else target.model
 
 
 def _context(properties: Optional[Dict[str, Any]]) -> Optional[str]:
@@ -130,10 +137,14 @@ def _context(properties: Optional[Dict[str, Any]]) -> Optional[str]:
     return json.dumps({"Properties": stringify_primitives(properties)}) if properties is not None else None
 
 
-def change_set_model(template: Dict[str, Any], changes: Iterable[ResourceChange], before: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
-    """What a CHANGE_SET hook receives: the template and each changed resource (``before``: the current properties by logical id),
+def change_set_model(body: str, changes: Iterable[ResourceChange], before: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
+    """What a CHANGE_SET hook receives: the template's text (JSON or YAML, as given) and each changed resource (``before``: the
+    current properties by logical id),
     with what it has now (``beforeContext``, none when it is added) and what executing the change set would give it
-    (``afterContext``, none when it is removed; a value not known before execution as the change set shows it)."""
+    (``afterContext``, none when it is removed; a value not known before execution as the change set shows it), and the line of
+    the template's text (``body``) declaring it (``lineNumber``, none when it is removed, as the guide says)."""
+    changes = list(changes)
+    lines = resource_lines(body, (change.logical_id for change in changes if change.action != "Remove"))
     changed = []
     for change in changes:
         if change.action not in CHANGE_ACTIONS:  # a drift-aware SyncWithActual changes no resource
@@ -145,6 +156,7 @@ def change_set_model(template: Dict[str, Any], changes: Iterable[ResourceChange]
                 "action": CHANGE_ACTIONS[str(change.action)],
                 "beforeContext": _context(before.get(change.logical_id)) if change.action != "Add" else None,
                 "afterContext": _context(change.after) if change.action != "Remove" else None,
+                "lineNumber": lines.get(change.logical_id),
             }
         )
-    return {"template": json.dumps(template), "changedResources": changed}
+    return {"template": body, "changedResources": changed}

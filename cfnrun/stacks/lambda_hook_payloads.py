@@ -1,12 +1,15 @@
 """What a Lambda hook's function is sent, and what its answer means (the Hooks user guide, "Lambda hooks").
 
-A Lambda hook (``AWS::CloudFormation::LambdaHook``) is a plain function, not a hook project: the
-service invokes it with the hook invocation request (``clientRequestToken``, ``hookTypeName`` = the
+A Lambda hook (an ``AWS::CloudFormation::LambdaHook`` resource, activating ``AWS::Hooks::LambdaHook``) is
+a plain function, not a hook project: the service invokes it with the hook invocation request (``clientRequestToken``, ``hookTypeName`` = the
 hook's Alias, ``hookModel.LambdaFunction``, ``actionInvocationPoint``, ``requestData`` with the
 target's resolved properties, ``requestContext`` with the invocation number and callbackContext)
 and reads back ``hookStatus`` (SUCCESS | FAILED | IN_PROGRESS), ``errorCode`` (NonCompliant |
 InternalFailure), ``message``, ``callbackContext``, ``callbackDelaySeconds`` and ``annotations``.
 The function answers within 30 s (``Budgets.lambda_hook``) and may answer IN_PROGRESS at most 3 times.
+
+A resource's ``targetModel`` is the guide's: ``resourceProperties`` the proposed properties (empty on a
+delete), ``previousResourceProperties`` those it has now (an update's and a delete's; none on a create).
 
 For a stack's resource the guide's ``targetType`` is the resource type (``AWS::S3::Bucket``), as
 ``targetName`` is; RESOURCE is what it says for Cloud Control targets. A STACK or CHANGE_SET target
@@ -19,6 +22,7 @@ that is not a Lambda hook response → HOOK_FAILED. Annotations are kept in the 
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
@@ -27,6 +31,9 @@ from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION, HookInvocationRequest,
 from cfnrun.stacks.hooks import INVOCATION_POINT, MAX_IN_PROGRESS, HookedOperation
 
 HOOK_STATUSES = ("SUCCESS", "FAILED", "IN_PROGRESS")
+# The guide's ``message``: "truncated to 4096 characters" for a CloudFormation operation, to 1024 for a Cloud Control API one.
+MESSAGE_LIMIT = 4096
+CLOUD_CONTROL_MESSAGE_LIMIT = 1024
 ERROR_CODES = ("NonCompliant", "InternalFailure")
 
 
@@ -72,7 +79,7 @@ def lambda_hook_request(
             targetName=target.type_name,
             targetType="RESOURCE" if target.operation == "CLOUD_CONTROL" else target.type_name,
             targetLogicalId=target.logical_id,
-            targetModel=HookTargetModel(resourceProperties=target.properties, previousResourceProperties=target.previous_properties),
+            targetModel=_target_model(target),
         )
     request = HookInvocationRequest(
         clientRequestToken=client_request_token,
@@ -89,6 +96,14 @@ def lambda_hook_request(
     payload["changeSetId"] = target.change_set_id  # the guide's request carries these two even when empty
     payload["requestContext"]["callbackContext"] = callback_context
     return payload
+
+
+def _target_model(target: HookedOperation) -> HookTargetModel:
+    """A resource's properties as the guide gives them: the proposed ones, empty on a delete; the current ones
+    (``previousResourceProperties``) on an update or a delete, none on a create."""
+    if target.action == "DELETE":
+        return HookTargetModel(resourceProperties={}, previousResourceProperties=target.properties)
+    return HookTargetModel(resourceProperties=target.properties, previousResourceProperties=target.previous_properties)
 
 
 def read_lambda_hook_response(answer: Any) -> LambdaHookResponse:
@@ -118,10 +133,17 @@ def read_lambda_hook_response(answer: Any) -> LambdaHookResponse:
     return LambdaHookResponse(str(status), code, message, context, delay, annotations)
 
 
-def lambda_hook_verdict(response: LambdaHookResponse, function_name: str) -> Optional[LambdaHookVerdict]:
-    """The run's end this answer means, or None when it asks to be invoked again (IN_PROGRESS)."""
+def message_limit(operation: str) -> int:
+    """How much of a function's ``message`` is kept for a target of this TargetOperation."""
+    return CLOUD_CONTROL_MESSAGE_LIMIT if operation == "CLOUD_CONTROL" else MESSAGE_LIMIT
+
+
+def lambda_hook_verdict(response: LambdaHookResponse, function_name: str, limit: int = MESSAGE_LIMIT) -> Optional[LambdaHookVerdict]:
+    """The run's end this answer means, or None when it asks to be invoked again (IN_PROGRESS); its message cut at ``limit``."""
     if response.hook_status == "IN_PROGRESS":
         return None
+    if response.message is not None and len(response.message) > limit:
+        response = dataclasses.replace(response, message=response.message[:limit])
     if response.hook_status == "SUCCESS":
         return LambdaHookVerdict("HOOK_COMPLETE_SUCCEEDED", _with_annotations(response.message, response))
     if response.error_code == "InternalFailure":

@@ -570,6 +570,7 @@ class StackStore:
         assert self.engine.hooks is not None
         try:
             before = {r.logical_id: r.properties for r in stack.resources.values() if r.exists and r.properties is not None}
+            deployed = self.engine.blueprints.get(stack.stack_id)
             target = HookedOperation(
                 self.engine.context(stack, change_set.blueprint),
                 CHANGE_SET_ACTION,  # whatever the change set's type: the hook judges its creation
@@ -577,9 +578,10 @@ class StackStore:
                 CHANGE_SET_TARGET,
                 {},
                 operation=CHANGE_SET_TARGET,
-                model=change_set_model(change_set.blueprint.template.document, change_set.changes, before),
+                model=change_set_model(change_set.blueprint.template_body, change_set.changes, before),
                 change_set_id=change_set.change_set_id,
                 target_id=change_set.change_set_id,
+                previous_template=deployed.template_body if deployed is not None else None,
             )
             refused = await self.engine.hooks.before(target, change_set.hook_results.append)
         except Exception as error:  # noqa: B902 - a change set never stays CREATE_IN_PROGRESS because cfnrun failed

@@ -3,7 +3,7 @@
 
 def versioning(event, context):
     data = event["requestData"]
-    properties = data["targetModel"].get("resourceProperties") or {}
+    properties = data["targetModel"].get("resourceProperties") or {}  # the proposed properties: empty on a delete
     status = (properties.get("VersioningConfiguration") or {}).get("Status", "not set")
     if data["targetName"] != "AWS::S3::Bucket" or status == "Enabled":
         return {"hookStatus": "SUCCESS", "message": "versioning is Enabled"}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from pathlib import Path
 from typing import Any, Dict, Optional
@@ -13,25 +14,26 @@ from cfnrun.stacks.guard_input import GuardInputError, guard_input, read_input_p
 from cfnrun.model.budgets import Budgets
 from cfnrun.stacks.guard_process import evaluated
 from cfnrun.stacks.guard_rules import GuardError, GuardVerdict, evaluate, read_verdict
-from cfnrun.stacks.hooks import HookedOperation
+from cfnrun.stacks.hooks import CHANGE_SET_TARGET, STACK_TARGET, HookedOperation, change_set_model, managed_hook_model, stack_model
+from cfnrun.stacks.plan import ResourceChange
 from cfnrun.stacks.provisioning import StackContext
 
 STACK = StackContext("arn:aws:cloudformation:us-east-1:123456789012:stack/app/1", "app", "us-east-1", "123456789012")
 RULES = """\
-let buckets = Resources.*[ ResourceType == "AWS::S3::Bucket" ]
+let buckets = Resources.*[ Type == "AWS::S3::Bucket" ]
 rule versioning when %buckets !empty {
-    %buckets.ResourceProperties.VersioningConfiguration.Status == "Enabled"
+    %buckets.Properties.VersioningConfiguration.Status == "Enabled"
     <<
         Versioning must be
         Enabled
     >>
 }
 rule tagged when %buckets !empty {
-    %buckets.ResourceProperties.Tags exists
+    %buckets.Properties.Tags exists
 }
 rule kept when Previous exists {
-    Previous.*.ResourceProperties.VersioningConfiguration.Status != "Enabled" or
-    Resources.*.ResourceProperties.VersioningConfiguration.Status == "Enabled"
+    Previous.*.Properties.VersioningConfiguration.Status != "Enabled" or
+    Resources.*.Properties.VersioningConfiguration.Status == "Enabled"
     << Versioning once Enabled stays Enabled >>
 }
 """
@@ -54,8 +56,9 @@ def test_a_create_is_shown_with_its_hook_context_and_the_resource_under_its_logi
             "TargetName": "AWS::S3::Bucket",
             "TargetType": "RESOURCE",
             "TargetLogicalId": "Logs",
+            "ChangeSetId": "",
         },
-        "Resources": {"Logs": {"ResourceType": "AWS::S3::Bucket", "ResourceProperties": bucket("Enabled").properties}},
+        "Resources": {"Logs": {"Type": "AWS::S3::Bucket", "Properties": bucket("Enabled").properties}},
     }
 
 
@@ -63,8 +66,56 @@ def test_an_update_also_shows_the_previous_properties() -> None:
     previous = {"VersioningConfiguration": {"Status": "Enabled"}}
     document = guard_input(bucket("Suspended", "UPDATE", previous), "My::Guard::Hook")
     assert document["HookContext"]["InvocationPoint"] == "UPDATE_PRE_PROVISION"
-    assert document["Previous"] == {"Logs": {"ResourceType": "AWS::S3::Bucket", "ResourceProperties": previous}}
-    assert "Previous" not in guard_input(bucket("Enabled", "DELETE"), "My::Guard::Hook")
+    assert document["Previous"] == {"Logs": {"Type": "AWS::S3::Bucket", "Properties": previous}}
+
+
+def test_a_delete_proposes_no_properties_and_shows_the_current_ones_as_previous() -> None:
+    document = guard_input(bucket("Enabled", "DELETE"), "My::Guard::Hook")
+    assert document["HookContext"]["InvocationPoint"] == "DELETE_PRE_PROVISION"
+    assert document["Resources"] == {"Logs": {"Type": "AWS::S3::Bucket", "Properties": {}}}
+    assert document["Previous"] == {"Logs": {"Type": "AWS::S3::Bucket", "Properties": bucket("Enabled").properties}}
+
+
+def test_a_stack_target_shows_the_proposed_template_at_the_top_and_the_deployed_one_under_previous() -> None:
+    template = {"Description": "app", "Resources": {"Logs": {"Type": "AWS::S3::Bucket", "Properties": {"BucketName": {"Fn::Sub": "${AWS::StackName}-b"}}}}}
+    deployed = {"Resources": {"Logs": {"Type": "AWS::S3::Bucket"}}}
+    given = "Description: app\nResources:\n  Logs:\n    Type: AWS::S3::Bucket\n    Properties:\n      BucketName: !Sub '${AWS::StackName}-b'\n"
+    target = HookedOperation(STACK, "UPDATE", "app", STACK_TARGET, {}, operation=STACK_TARGET, model=stack_model(given, json.dumps(deployed)))
+    document = guard_input(target, "My::Guard::Hook")
+    assert document["Description"] == "app" and document["Resources"] == template["Resources"] and document["Previous"] == deployed
+    assert document["HookContext"]["TargetName"] == "app" and document["HookContext"]["TargetType"] == "STACK"
+    assert evaluate(RULES.split("rule kept")[0], document, "rules.guard").failures[0] == ("versioning", "Versioning must be Enabled")
+
+
+def test_a_stack_delete_shows_no_template() -> None:
+    deployed = {"Resources": {"Logs": {"Type": "AWS::S3::Bucket"}}}
+    target = HookedOperation(STACK, "DELETE", "app", STACK_TARGET, {}, operation=STACK_TARGET, model=stack_model(None, json.dumps(deployed)))
+    document = guard_input(target, "My::Guard::Hook")
+    assert document["Previous"] == {} and "Resources" not in document
+    assert managed_hook_model(target) == {} and target.model == {"previousTemplate": json.dumps(deployed)}  # a custom hook's is kept
+
+
+def test_a_change_set_target_adds_its_changes_and_the_deployed_template() -> None:
+    template = {"Resources": {"Logs": {"Type": "AWS::S3::Bucket", "Properties": {"VersioningConfiguration": {"Status": "Suspended"}}}}}
+    change = ResourceChange("Modify", "Logs", "AWS::S3::Bucket", after=template["Resources"]["Logs"]["Properties"])
+    before = {"Logs": {"VersioningConfiguration": {"Status": "Enabled"}}}
+    arn = "arn:aws:cloudformation:us-east-1:123456789012:changeSet/cs/1"
+    target = HookedOperation(
+        STACK, "CREATE", arn, CHANGE_SET_TARGET, {}, operation=CHANGE_SET_TARGET, model=change_set_model(json.dumps(template), [change], before),
+        change_set_id=arn, previous_template=json.dumps({"Resources": {"Logs": {"Type": "AWS::S3::Bucket"}}}),
+    )
+    document = guard_input(target, "My::Guard::Hook")
+    assert document["HookContext"]["TargetLogicalId"] == arn and document["HookContext"]["ChangeSetId"] == arn
+    assert document["Previous"] == {"Resources": {"Logs": {"Type": "AWS::S3::Bucket"}}}
+    assert [(c["logicalResourceId"], c["action"]) for c in document["Changes"]] == [("Logs", "UPDATE")]
+    rules = """\
+let changing = Changes[ resourceType == 'AWS::S3::Bucket' ]
+rule stays_enabled when %changing !empty {
+    let after = json_parse(%changing.afterContext)
+    %after.Properties.VersioningConfiguration.Status == 'Enabled'
+}
+"""
+    assert not evaluate(rules, document, "rules.guard").passed  # the guide's change set rule, unchanged
 
 
 def test_input_parameters_add_top_level_keys_and_may_not_name_one_twice() -> None:
@@ -85,7 +136,7 @@ def test_input_parameters_add_top_level_keys_and_may_not_name_one_twice() -> Non
 def test_compliant_rules_pass_and_failing_ones_give_their_custom_messages_or_guards_words() -> None:
     assert evaluate(RULES, guard_input(bucket("Enabled"), "H::G::K"), "rules.guard") == GuardVerdict(True)
     untagged = guard_input(bucket("Suspended"), "H::G::K")
-    del untagged["Resources"]["Logs"]["ResourceProperties"]["Tags"]
+    del untagged["Resources"]["Logs"]["Properties"]["Tags"]
     verdict = evaluate(RULES, untagged, "rules.guard")
     assert not verdict.passed
     assert verdict.failures[0] == ("versioning", "Versioning must be Enabled")  # the custom message, its lines joined
@@ -124,8 +175,8 @@ def test_rules_that_cannot_be_used_are_named_with_their_source_and_where_parsing
 
 
 def test_rules_that_run_past_the_limit_are_stopped_and_say_so() -> None:
-    document = {"Resources": {"Big": {"ResourceType": "A::B::C", "ResourceProperties": {"Items": [f"item-{i:05d}" for i in range(4000)]}}}}
-    rules = "let xs = Resources.*.ResourceProperties.Items[*]\nrule every_pair { %xs[*] !IN %xs }\n"
+    document = {"Resources": {"Big": {"Type": "A::B::C", "Properties": {"Items": [f"item-{i:05d}" for i in range(4000)]}}}}
+    rules = "let xs = Resources.*.Properties.Items[*]\nrule every_pair { %xs[*] !IN %xs }\n"
     with pytest.raises(GuardError, match=r"Guard rules big.guard did not finish within cfnrun's 30 s limit for a Guard hook's evaluation scaled by --time-scale 0.01"):
         asyncio.run(evaluated(rules, document, "big.guard", Budgets(time_scale=0.01).guard_hook()))
 
@@ -162,32 +213,3 @@ def test_rule_locations_are_s3_on_the_aws_endpoint_or_local_paths_below_the_fold
     assert without_endpoint.problem({"Uri": "policy/a\x00.guard"}, "RuleLocation") == "RuleLocation.Uri 'policy/a\\x00.guard' is not a path cfnrun can read"
     with pytest.raises(UnreadableFile, match="s3://rules does not name an object"):
         s3_object("s3://rules")
-
-
-def test_a_stack_target_shows_every_resource_of_the_template_and_the_previous_ones() -> None:
-    import json
-
-    template = {"Resources": {"Logs": {"Type": "AWS::S3::Bucket", "Properties": {"VersioningConfiguration": {"Status": "Suspended"}, "Tags": []}}}}
-    before = {"Resources": {"Logs": {"Type": "AWS::S3::Bucket", "Properties": {"VersioningConfiguration": {"Status": "Enabled"}}}}}
-    model = {"template": json.dumps(template), "previousTemplate": json.dumps(before)}
-    target = HookedOperation(STACK, "UPDATE", "app", "STACK", {}, operation="STACK", model=model)
-    document = guard_input(target, "My::Guard::Hook")
-    assert document["HookContext"]["TargetType"] == "STACK" and document["HookContext"]["TargetLogicalId"] == "app"
-    assert document["Resources"]["Logs"]["ResourceProperties"]["VersioningConfiguration"]["Status"] == "Suspended"
-    assert document["Previous"]["Logs"]["ResourceProperties"]["VersioningConfiguration"]["Status"] == "Enabled"
-    verdict = evaluate(RULES, document, "rules.guard")
-    assert not verdict.passed and "Versioning once Enabled stays Enabled" in verdict.reason
-
-
-def test_a_change_set_target_shows_the_template_and_what_the_changed_resources_hold_now() -> None:
-    import json
-
-    template = {"Resources": {"Logs": {"Type": "AWS::S3::Bucket", "Properties": {"VersioningConfiguration": {"Status": "Enabled"}, "Tags": []}}}}
-    changed = [{"logicalResourceId": "Logs", "resourceType": "AWS::S3::Bucket", "action": "UPDATE",
-                "beforeContext": json.dumps({"Properties": {"VersioningConfiguration": {"Status": "Suspended"}}})}]
-    target = HookedOperation(STACK, "CREATE", "cs-1", "CHANGE_SET", {}, operation="CHANGE_SET",
-                        model={"template": json.dumps(template), "changedResources": changed}, change_set_id="arn:cs-1")
-    document = guard_input(target, "My::Guard::Hook")
-    assert document["HookContext"]["ChangeSetId"] == "arn:cs-1" and document["HookContext"]["TargetType"] == "CHANGE_SET"
-    assert document["Previous"]["Logs"]["ResourceProperties"] == {"VersioningConfiguration": {"Status": "Suspended"}}
-    assert evaluate(RULES, document, "rules.guard").passed

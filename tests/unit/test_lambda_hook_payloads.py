@@ -19,6 +19,7 @@ from cfnrun.stacks.lambda_hook_payloads import (
     LambdaHookVerdict,
     lambda_hook_request,
     lambda_hook_verdict,
+    message_limit,
     read_lambda_hook_response,
 )
 from cfnrun.stacks.provisioning import StackContext
@@ -55,6 +56,13 @@ def test_an_update_request_carries_the_previous_properties_and_a_replay_its_call
     assert request["requestData"]["targetModel"] == {"resourceProperties": {"BucketName": "new"}, "previousResourceProperties": {"BucketName": "old"}}
     assert request["requestContext"] == {"invocation": 3, "callbackContext": {"step": 2}}
     assert request["hookModel"] == {"LambdaFunction": "Policy"}
+
+
+def test_a_delete_request_proposes_no_properties_and_gives_the_current_ones_as_previous() -> None:
+    target = HookedOperation(STACK, "DELETE", "Bucket", "AWS::S3::Bucket", {"BucketName": "b"})
+    request = lambda_hook_request(target, "My::Lambda::Hook", FUNCTION, "token-3")
+    assert request["actionInvocationPoint"] == "DELETE_PRE_PROVISION"
+    assert request["requestData"]["targetModel"] == {"resourceProperties": {}, "previousResourceProperties": {"BucketName": "b"}}
 
 
 def test_every_documented_field_of_an_answer_is_read() -> None:
@@ -114,6 +122,12 @@ def test_hook_status_and_error_code_make_the_hook_status_of_the_events(answer: A
 def test_annotations_are_shown_when_the_answer_has_no_message() -> None:
     response = read_lambda_hook_response({"hookStatus": "SUCCESS", "annotations": [{"annotationName": "V", "status": "PASSED"}]})
     assert lambda_hook_verdict(response, "Policy") == LambdaHookVerdict("HOOK_COMPLETE_SUCCEEDED", "Annotations: V PASSED")
+
+
+def test_the_message_is_cut_as_the_guide_says_4096_characters_for_cloudformation_1024_for_cloud_control() -> None:
+    long = read_lambda_hook_response({"hookStatus": "FAILED", "errorCode": "NonCompliant", "message": "x" * 5000})
+    assert lambda_hook_verdict(long, "Policy", message_limit("RESOURCE")) == LambdaHookVerdict("HOOK_COMPLETE_FAILED", "x" * 4096)
+    assert lambda_hook_verdict(long, "Policy", message_limit("CLOUD_CONTROL")) == LambdaHookVerdict("HOOK_COMPLETE_FAILED", "x" * 1024)
 
 
 def test_an_invocation_that_did_not_return_ends_the_run_as_hook_failed() -> None:

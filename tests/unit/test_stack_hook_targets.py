@@ -17,6 +17,7 @@ from cfnrun.stacks.plan import ResourceChange
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.exports import Exports
 from cfnrun.stacks.hooks import HookReport, HookedOperation, change_set_model, stack_model
+from cfnrun.stacks.template_lines import resource_lines
 from cfnrun.stacks.provisioning import StackContext
 from cfnrun.stacks.store import StackError, StackStore
 from test_stack_engine import ACCOUNT, REGION, TWO, Memory, Router, _template
@@ -130,14 +131,15 @@ def test_a_change_set_its_hooks_refuse_is_failed_with_their_reasons() -> None:
 
 def test_the_stack_and_change_set_documents_have_the_guides_shape() -> None:
     template = {"Description": "d", "Resources": {"A": {"Type": "T::T::T"}}}
-    assert stack_model(template, None) == {"template": json.dumps(template)}
-    assert stack_model(None, template) == {"previousTemplate": json.dumps(template)}
+    text = "Description: d\nResources:\n  A:\n    Type: T::T::T\n"  # the template as given: YAML stays YAML (the guide)
+    assert stack_model(text, None) == {"template": text}
+    assert stack_model(None, text) == {"previousTemplate": text}
     changes = [
         ResourceChange("Add", "New", "T::T::T", after={"Size": 3, "On": True}),
         ResourceChange("Modify", "A", "T::T::T", "a-1", "False", after={"Size": 4}),
         ResourceChange("Remove", "Old", "T::T::T"),
     ]
-    model = change_set_model(template, changes, {"A": {"Size": 1}, "Old": {"Size": "2"}})
+    model = change_set_model(json.dumps(template), changes, {"A": {"Size": 1}, "Old": {"Size": "2"}})
     assert model["template"] == json.dumps(template)
     # the Lambda hooks chapter: what it has now and what it would have, as JSON text with numbers and booleans as strings
     assert [(c["logicalResourceId"], c["action"], c["beforeContext"], c["afterContext"]) for c in model["changedResources"]] == [
@@ -146,6 +148,13 @@ def test_the_stack_and_change_set_documents_have_the_guides_shape() -> None:
         ("Old", "DELETE", json.dumps({"Properties": {"Size": "2"}}), None),
     ]
     assert all(c["resourceType"] == "T::T::T" for c in model["changedResources"])
+    assert [c["lineNumber"] for c in model["changedResources"]] == [None, 1, None]  # one line: A on line 1; New is not in it
+    body = "Description: d\nResources:\n  A:\n    Type: T::T::T\n    Properties:\n      A: 4\n  New:\n    Type: T::T::T\n"
+    numbered = change_set_model(body, changes, {"A": {"Size": 1}, "Old": {"Size": "2"}})
+    assert numbered["template"] == body
+    # the guide's example: the line of the logical id under Resources, and none for a removed resource
+    assert [(c["logicalResourceId"], c["lineNumber"]) for c in numbered["changedResources"]] == [("New", 7), ("A", 3), ("Old", None)]
+    assert resource_lines(json.dumps({"Resources": {"A": {}}}), ["A"]) == {"A": 1}  # a template on one line
 
 
 def test_hook_results_are_found_by_target_or_by_hook_in_the_combinations_the_service_takes() -> None:

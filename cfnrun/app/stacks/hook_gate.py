@@ -202,9 +202,7 @@ class HookGate:
                 raise  # serve stops: the operation it gates ends where it is, recorded in flight
             except Exception as error:  # noqa: B902 - a hook that cannot run is HOOK_FAILED, never a stuck stack
                 outcome = HookOutcome("HOOK_FAILED", f"cfnrun could not run hook {hook.hook_type}: {type(error).__name__}: {error}")
-            reason = outcome.reason
-            if outcome.failed and mode == "WARN":
-                reason = f"{reason or outcome.status} (FailureMode WARN: the operation goes on)"
+            reason = outcome.reason  # in WARN mode as in FAIL: the event's HookFailureMode says which
             report(HookReport(hook.hook_type, outcome.status, mode, reason, outcome.skips_stack_hook, invocation))
             self.results.record(
                 hook.hook_type, target, outcome.status, reason, mode, invoked_at, outcome.annotations, invocation, hook.original_type_name

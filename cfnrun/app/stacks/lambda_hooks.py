@@ -25,14 +25,16 @@ from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.model.budgets import Budget
 from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.runtime.outcome import InvocationOutcome, OutcomeKind
-from cfnrun.stacks.hooks import MAX_IN_PROGRESS, HookedOperation
+from cfnrun.stacks.hooks import MAX_IN_PROGRESS, HookedOperation, managed_hook_model
 from cfnrun.stacks.lambda_hook_payloads import (
     InvalidLambdaHookResponse,
     LambdaHookResponse,
     LambdaHookVerdict,
     invalid_answer,
     lambda_hook_request,
+    MESSAGE_LIMIT,
     lambda_hook_verdict,
+    message_limit,
     read_lambda_hook_response,
     too_many_in_progress,
 )
@@ -94,9 +96,10 @@ class LambdaHook:
         return True  # a Lambda hook declares no targets of its own: its TargetFilters (the configuration) say them all
 
     async def run(self, target: HookedOperation) -> HookOutcome:
-        if target.model is None:
+        model = managed_hook_model(target)
+        if model is None:
             return await self._run(target, None)
-        with self.payloads.serving(target.model) as url:
+        with self.payloads.serving(model) as url:
             return await self._run(target, url)
 
     async def _run(self, target: HookedOperation, payload_url: Optional[str]) -> HookOutcome:
@@ -120,7 +123,7 @@ class LambdaHook:
             event = lambda_hook_request(shown, self.hook_type, self.lambda_function, token, invocation, callback_context, payload_url)
             outcome = await served.invoke(function, event, within=budget)
             self.operations.console.call(function.name, label, outcome, mask=values_mask(target.stack.secrets))
-            answer = read_answer(outcome, function.name, budget)
+            answer = read_answer(outcome, function.name, budget, message_limit(target.operation))
             if isinstance(answer, LambdaHookVerdict):
                 return HookOutcome(answer.status, answer.reason)
             if invocation > MAX_IN_PROGRESS:
@@ -134,7 +137,7 @@ class LambdaHook:
             invocation += 1
 
 
-def read_answer(outcome: InvocationOutcome, function_name: str, budget: Budget) -> Union[LambdaHookVerdict, LambdaHookResponse]:
+def read_answer(outcome: InvocationOutcome, function_name: str, budget: Budget, limit: int = MESSAGE_LIMIT) -> Union[LambdaHookVerdict, LambdaHookResponse]:
     """How the run ends after this invocation (a verdict), or the IN_PROGRESS answer to follow."""
     if outcome.kind is OutcomeKind.TIMED_OUT:
         cut = outcome.timeout_s
@@ -152,4 +155,4 @@ def read_answer(outcome: InvocationOutcome, function_name: str, budget: Budget) 
         response = read_lambda_hook_response(outcome.result)
     except InvalidLambdaHookResponse as error:
         return invalid_answer(function_name, str(error))
-    return lambda_hook_verdict(response, function_name) or response
+    return lambda_hook_verdict(response, function_name, limit) or response
