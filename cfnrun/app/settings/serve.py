@@ -182,3 +182,10 @@ class ContractTestOptions:
     @property
     def use_aws(self) -> bool:
         return self.aws
+
+    @property
+    def budgets(self) -> "Budgets":
+        """The suite's serve's: --operation-timeout bounds the operations of its --stack stacks (an AWS resource's wait too)."""
+        from cfnrun.model.budgets import Budgets
+
+        return Budgets(operation_timeout_s=self.operation_timeout)
