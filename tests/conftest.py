@@ -52,12 +52,13 @@ def bytecode_outside_the_tree(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 # How often the aws CLI's and boto3's waiters poll in tests, seconds: botocore's models say 30 s for
 # `aws cloudformation wait stack-create-complete`, so a stack not done at the first look costs half a minute.
-WAITER_DELAY_S = 1
+# They look for as long as the suite's patience, however often they look.
+WAITER_DELAY_S = 0.1
 
 
 @pytest.fixture(scope="session", autouse=True)
 def waiters_poll_fast(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The waiters of CloudFormation and Cloud Control poll every second in tests, the clients unchanged otherwise.
+    """The waiters of CloudFormation and Cloud Control poll every 0.1 s in tests, the clients unchanged otherwise.
 
     botocore reads a service's files from each folder of AWS_DATA_PATH before its own, so a copy of its
     waiters-2.json with a shorter delay there changes only how long a waiter sleeps between looks.
@@ -70,6 +71,7 @@ def waiters_poll_fast(tmp_path_factory: pytest.TempPathFactory) -> Any:
         model = json.loads(waiters.read_text())
         for waiter in model["waiters"].values():
             waiter["delay"] = WAITER_DELAY_S
+            waiter["maxAttempts"] = max(waiter["maxAttempts"], int(PATIENCE_S / WAITER_DELAY_S))
         target = data / waiters.relative_to(waiters.parents[2])
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(model))
@@ -80,6 +82,15 @@ def waiters_poll_fast(tmp_path_factory: pytest.TempPathFactory) -> Any:
         os.environ.pop("AWS_DATA_PATH", None)
     else:
         os.environ["AWS_DATA_PATH"] = saved
+
+def aws_cli_polling_fast(folder: Path) -> Dict[str, str]:
+    """Environment for an aws CLI whose waiters, ``deploy``'s fixed 5 s and 30 s included, look every 0.1 s
+    (tests/aws_cli_plugin): a config file in ``folder`` naming that plugin, and the plugin's folder to import it from."""
+    config = folder / "aws-cli-config"
+    config.write_text("[plugins]\ncfnrun_fast_waits = cfnrun_fast_waits\n", encoding="utf-8")
+    path = os.pathsep.join(filter(None, [str(ROOT / "tests" / "aws_cli_plugin"), os.environ.get("PYTHONPATH")]))
+    return {"AWS_CONFIG_FILE": str(config), "PYTHONPATH": path}
+
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """README's ``-n auto``: one pytest worker more than the cores, since each test spends part of its time

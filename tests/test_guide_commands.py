@@ -73,7 +73,7 @@ def checkout(tmp_path: Path) -> Path:
 
 
 def clean_environment(checkout: Path) -> dict:
-    """No AWS configuration at all: a new user's shell, with this Python's tools first on PATH (waiters poll each second)."""
+    """No AWS configuration at all: a new user's shell, with this Python's tools first on PATH (waiters poll every 0.1 s)."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_") or key == "AWS_DATA_PATH"}  # conftest's fast waiters
     env.update(HOME=str(checkout / "home"), NO_COLOR="1", PATH=os.path.dirname(sys.executable) + os.pathsep + env["PATH"])
     return env

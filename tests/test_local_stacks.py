@@ -19,7 +19,7 @@ import pytest
 from botocore.exceptions import ClientError, WaiterError
 
 from kept_state import kept_text
-from conftest import FIXTURES, LOCAL_STATE, SAMPLES, ServerProcess, cfnrun
+from conftest import FIXTURES, LOCAL_STATE, SAMPLES, ServerProcess, aws_cli_polling_fast, cfnrun
 
 TEMPLATE = (SAMPLES / "stack" / "template.yaml").read_text(encoding="utf-8")
 FAST = {"Delay": 0.1, "MaxAttempts": 600}
@@ -350,14 +350,15 @@ def test_describe_stacks_shows_the_notification_arns_rollback_configuration_role
 
 
 def test_the_aws_cli_deploys_updates_replaces_and_deletes_a_stack(stacks: Stacks, tmp_path: Path) -> None:
-    """``aws cloudformation deploy`` as users type it: about 30 s, of which the CLI's own first wait after
-    ExecuteChangeSet is 30 (its waiter's fixed Delay); the stack is done long before. The ``wait`` commands
-    after, started once the operation is done, answer at their first poll."""
+    """``aws cloudformation deploy`` as users type it, its waiters looking every 0.1 s instead of its fixed 5 s
+    and 30 s (tests/aws_cli_plugin). The ``wait`` commands after, started once the operation is done, answer at
+    their first poll."""
     aws = shutil.which("aws", path=os.path.dirname(sys.executable)) or shutil.which("aws")
     assert aws, "the aws CLI is a test dependency"
     template = tmp_path / "stack.yaml"
     template.write_text(TEMPLATE, encoding="utf-8")
-    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
+           **aws_cli_polling_fast(tmp_path)}
 
     def aws_cli(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([aws, "cloudformation", *args, "--endpoint-url", stacks.server.url], env=env, capture_output=True, text=True, timeout=120)

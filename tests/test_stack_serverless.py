@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from botocore.exceptions import ClientError, WaiterError
 
-from conftest import LOCAL_STATE, SAMPLES
+from conftest import LOCAL_STATE, SAMPLES, aws_cli_polling_fast
 from stack_waits import FAST, settled
 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
@@ -174,7 +174,7 @@ def test_aws_cloudformation_deploy_takes_a_sam_template_through_a_change_set(ser
     aws = shutil.which("aws", path=os.path.dirname(sys.executable)) or shutil.which("aws") or "aws"
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, "AWS_ACCESS_KEY_ID": "testing",
            "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
-           "AWS_CONFIG_FILE": str(tmp_path / "config"), "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "credentials")}
+           "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "credentials"), **aws_cli_polling_fast(tmp_path)}
     run = subprocess.run([aws, "cloudformation", "deploy", "--template-file", str(tmp_path / "template.yaml"), "--stack-name", "deployed",
                           "--capabilities", "CAPABILITY_IAM", "--endpoint-url", server.url],
                          capture_output=True, text=True, env=env, timeout=600)
