@@ -167,3 +167,32 @@ def test_the_aws_cli_creates_and_invokes_a_function(serve: Callable[..., ServerP
     assert json.loads((tmp_path / "out.json").read_text())["said"] == "hey cli"
     cli("delete-function", "--function-name", "cli-greeter")
     assert "cli-greeter" not in cli("list-functions")
+
+
+def test_create_function_refuses_tags_and_architectures_of_the_wrong_shape_and_goes_on_serving(
+    serve: Callable[..., ServerProcess], tmp_path: Path
+) -> None:
+    """Bodies no SDK would send (found reading the code for what random inputs would hit): each was a 500 or a list of
+    single letters."""
+    import base64
+    import urllib.error
+    import urllib.request
+
+    import boto3
+
+    server = serve(note_copy(tmp_path), "--no-reload")
+    code = base64.b64encode(zipped({"app.py": GREETER})).decode()
+    made = {"FunctionName": "shaped", "Runtime": "python3.11", "Role": ROLE, "Handler": "app.handler", "Code": {"ZipFile": code}}
+
+    def refused(**more: Any) -> Dict[str, Any]:
+        request = urllib.request.Request(f"{server.url}/2015-03-31/functions", data=json.dumps({**made, **more}).encode(), method="POST")
+        with pytest.raises(urllib.error.HTTPError) as raised:
+            urllib.request.urlopen(request, timeout=60)
+        assert raised.value.code == 400
+        answer: Dict[str, Any] = json.loads(raised.value.read())
+        return answer
+
+    assert refused(Tags=["a", "b"])["message"] == "Tags must be a map of tag keys to values, not list"
+    assert "not a list of one architecture" in refused(Architectures="arm64")["message"]
+    client = boto3.client("lambda", endpoint_url=server.url, **CREDENTIALS)
+    assert client.create_function(**{**made, "Code": {"ZipFile": zipped({"app.py": GREETER})}}, Architectures=["arm64"])["Architectures"] == ["arm64"]

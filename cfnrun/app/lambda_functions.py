@@ -51,6 +51,7 @@ MAX_ZIP_BYTES = 50 * 1024 * 1024  # a zip sent in the request
 MAX_UNZIPPED_BYTES = 262144000
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 PYTHON_RUNTIME = re.compile(r"^python3\.\d+$")
+ARCHITECTURES = ("x86_64", "arm64")  # the Lambda API's Architecture values
 
 
 def invalid(message: str) -> ServiceError:
@@ -115,6 +116,11 @@ class CreatedFunctions:
         code = request.get("Code")
         if not isinstance(code, dict):
             raise invalid("Code is required: ZipFile (the zip's bytes) or S3Bucket and S3Key")
+        architectures, given_tags = request.get("Architectures") or ["x86_64"], request.get("Tags") or {}
+        if not (isinstance(architectures, list) and len(architectures) == 1 and architectures[0] in ARCHITECTURES):
+            raise invalid(f"Architectures {architectures!r} is not a list of one architecture: {' or '.join(ARCHITECTURES)}")
+        if not isinstance(given_tags, dict):
+            raise invalid(f"Tags must be a map of tag keys to values, not {type(given_tags).__name__}")
         async with self._lock:
             if name in self._configurations or self._served_elsewhere(name):
                 raise ServiceError(409, "ResourceConflictException", f"Function already exist: {name}")
@@ -123,12 +129,12 @@ class CreatedFunctions:
                 "FunctionName": name, "FunctionArn": self.arn(name), "Runtime": runtime, "Role": str(request.get("Role") or ""),
                 "Handler": str(request["Handler"]), "Description": str(request.get("Description") or ""), "Timeout": timeout,
                 "MemorySize": memory, "Version": "$LATEST", "PackageType": "Zip", "State": "Active", "LastUpdateStatus": "Successful",
-                "TracingConfig": {"Mode": "PassThrough"}, "Architectures": list(request.get("Architectures") or ["x86_64"]),
+                "TracingConfig": {"Mode": "PassThrough"}, "Architectures": list(architectures),
                 "EphemeralStorage": {"Size": 512},
             }
             if variables:
                 configuration["Environment"] = {"Variables": variables}
-            tags = {str(k): str(v) for k, v in (request.get("Tags") or {}).items()}
+            tags = {str(k): str(v) for k, v in given_tags.items()}
             await self._serve(name, configuration, tags, body)
         return dict(configuration)
 
