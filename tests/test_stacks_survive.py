@@ -141,7 +141,7 @@ def test_no_echo_values_are_masked_where_the_service_masks_them(edges: Path) -> 
 
 
 PAIRS_RULES = """\
-let items = Resources.*.ResourceProperties.Items[*]
+let items = Resources.*.Properties.Items[*]
 
 rule every_item_unlike_every_other when %items !empty {
     %items[*] !IN %items
