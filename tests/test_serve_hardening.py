@@ -140,6 +140,22 @@ def test_deeply_nested_json_is_a_400_that_says_so(serve: Callable[..., ServerPro
     assert payload(server.client().invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["count"] == 1
 
 
+def test_a_request_with_a_malformed_header_is_a_400_and_one_console_line(serve: Callable[..., ServerProcess]) -> None:
+    """Found by tests/test_api_fuzz.py: a NUL in a header (boto3 sends ClientContext as given) printed aiohttp's traceback."""
+    server = serve(MISBEHAVING, "--no-reload")
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(f"POST {INVOKE} HTTP/1.1\r\nHost: x\r\nX-Amz-Client-Context: \x00\r\nContent-Length: 2\r\n\r\n{{}}".encode())
+        answer = b""
+        while b"\r\n\r\n" not in answer and (chunk := sock.recv(4096)):
+            answer += chunk
+    assert answer.split(b" ", 2)[1] == b"400", answer
+    line = server.wait_for_line(r"malformed HTTP request")
+    assert "WARNING: answered 400 to a malformed HTTP request from 127.0.0.1: Invalid header value char" in line, line
+    assert payload(server.client().invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["count"] == 1
+    assert not [text for text in server.output if "Traceback" in text or "Error handling request" in text], server.output
+
+
 def test_a_number_too_long_to_read_or_a_next_token_never_issued_is_a_400_on_every_api(serve: Callable[..., ServerProcess]) -> None:
     """Python reads no integer of over 4,300 digits (a guard against its quadratic conversion): each API says so, as
     its malformed input, instead of failing inside."""

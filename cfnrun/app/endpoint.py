@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional
 
 from cfnrun.app.aiohttp_import import import_aiohttp
 
@@ -24,6 +24,7 @@ from cfnrun.api.cloudformation.service import CloudFormationApi
 from cfnrun.api.connections import GuardedTCPSite
 from cfnrun.api.forwarding import Forwarder
 from cfnrun.api.lambda_api import LambdaService
+from cfnrun.api.malformed_requests import install as say_malformed_requests
 from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.app.console_sources import ServedToConsole
 from cfnrun.app.lambda_calls import LambdaCallPolicy
@@ -74,6 +75,7 @@ class RunningServer:
         self.reloading: List["asyncio.Task[None]"] = []
         self.created = created  # the functions CreateFunction made
         self.stop_steps = StopSteps()
+        self.forget_malformed_lines: Callable[[], None] = lambda: None  # malformed_requests.install's undoing
 
     @property
     def loaded(self) -> "asyncio.Task[LateParts]":
@@ -133,6 +135,7 @@ class RunningServer:
         if self.service.forwarder is not None:
             await steps.run("closing the connections to the AWS endpoint", self.service.forwarder.close(), ANSWER_AFTER_STOP_S)
         self.late.close()
+        self.forget_malformed_lines()
 
     @property
     def stopped_cleanly(self) -> bool:
@@ -191,4 +194,6 @@ async def listen(served: Served, settings: "ServeSettings", console: Console, wa
         raise
     port = runner.addresses[0][1] if runner.addresses else settings.port  # the bound one, for --port 0
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    return RunningServer(runner, service, calls, late, served, f"http://{host}:{port}", shown.reloaders, created)
+    running = RunningServer(runner, service, calls, late, served, f"http://{host}:{port}", shown.reloaders, created)
+    running.forget_malformed_lines = say_malformed_requests(console.warn)
+    return running
