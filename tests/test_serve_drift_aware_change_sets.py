@@ -3,6 +3,8 @@ note changed and deleted behind the stack's back, then brought back to its templ
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any, Callable, Dict
 
@@ -40,6 +42,18 @@ def made(cloudformation: Any, name: str, **given: Any) -> Dict[str, Any]:
     return described
 
 
+def settled(cloudformation: Any, name: str) -> Dict[str, Any]:
+    """DescribeChangeSet once the change set is no longer CREATE_IN_PROGRESS (made, or FAILED: which the waiter raises on)."""
+    described: Dict[str, Any] = {}
+
+    def done() -> bool:
+        described.update(cloudformation.describe_change_set(StackName="notes", ChangeSetName=name))
+        return described["Status"] != "CREATE_IN_PROGRESS"
+
+    wait_until(done, what=f"change set {name} to be made")
+    return described
+
+
 def note_now(cloudcontrol: Any, note_id: str) -> Dict[str, Any]:
     found: Dict[str, Any] = json.loads(cloudcontrol.get_resource(TypeName=NOTE, Identifier=note_id)["ResourceDescription"]["Properties"])
     return found
@@ -47,7 +61,11 @@ def note_now(cloudcontrol: Any, note_id: str) -> Dict[str, Any]:
 
 @pytest.fixture
 def notes(sample: Callable[[str], Path], serve: Callable[..., ServerProcess]) -> Any:
-    server = serve(sample("note"), "--no-reload", "--virtual-clock")
+    return stack_of_notes(serve(sample("note"), "--no-reload", "--virtual-clock"))
+
+
+def stack_of_notes(server: ServerProcess) -> Any:
+    """The stack "notes" made on ``server``: its CloudFormation and Cloud Control clients and the note's id."""
     cloudformation, cloudcontrol = client(server, "cloudformation"), client(server, "cloudcontrol")
     cloudformation.create_stack(StackName="notes", TemplateBody=template(2), Parameters=PARAMETERS)
     cloudformation.get_waiter("stack_create_complete").wait(StackName="notes", WaiterConfig=FAST)
@@ -119,7 +137,7 @@ def test_an_in_sync_stack_with_the_same_template_has_no_changes_and_the_mode_is_
     cloudformation.create_change_set(
         StackName="notes", ChangeSetName="same", UsePreviousTemplate=True, Parameters=PARAMETERS, DeploymentMode="REVERT_DRIFT"
     )
-    same = cloudformation.describe_change_set(StackName="notes", ChangeSetName="same")
+    same = settled(cloudformation, "same")
     assert (same["Status"], same["StackDriftStatus"]) == ("FAILED", "IN_SYNC")
     assert same["StatusReason"].startswith("The submitted information didn't contain changes.")
     with pytest.raises(ClientError, match="ChangeSetType UPDATE"):
@@ -148,3 +166,28 @@ def test_a_failed_drift_aware_update_rolls_back_to_what_actually_was(notes: Any)
         "UPDATE_COMPLETE", "UPDATE_IN_PROGRESS", "UPDATE_COMPLETE", "UPDATE_IN_PROGRESS"
     ]  # reverted, then put back
     assert note_now(cloudcontrol, note_id)["Title"] == "changed elsewhere"  # as it actually was, not as last deployed
+
+
+def test_create_change_set_answers_at_once_and_the_reads_follow(sample: Callable[[str], Path], serve: Callable[..., ServerProcess]) -> None:
+    """The service answers CreateChangeSet before it looks at the resources: here the note's workers are stopped
+    (SIGSTOP) so no READ can answer; the change set is CREATE_IN_PROGRESS, cannot be executed, and is made once they go on."""
+    server = serve(sample("note"), "--no-reload", "--virtual-clock")
+    cloudformation, cloudcontrol, note_id = stack_of_notes(server)
+    changed_elsewhere(cloudcontrol, note_id, [{"op": "replace", "path": "/Title", "value": "changed behind its back"}])
+    workers = server.worker_pids()
+    for pid in workers:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        cloudformation.create_change_set(
+            StackName="notes", ChangeSetName="waits", UsePreviousTemplate=True, Parameters=PARAMETERS, DeploymentMode="REVERT_DRIFT"
+        )
+        waiting = cloudformation.describe_change_set(StackName="notes", ChangeSetName="waits")
+        assert (waiting["Status"], waiting["ExecutionStatus"], waiting["DeploymentMode"]) == ("CREATE_IN_PROGRESS", "UNAVAILABLE", "REVERT_DRIFT")
+        with pytest.raises(ClientError, match="InvalidChangeSetStatus"):
+            cloudformation.execute_change_set(StackName="notes", ChangeSetName="waits")
+    finally:
+        for pid in workers:
+            os.kill(pid, signal.SIGCONT)
+    made_now = settled(cloudformation, "waits")
+    assert (made_now["Status"], made_now["StackDriftStatus"]) == ("CREATE_COMPLETE", "DRIFTED"), made_now
+    assert [c["ResourceChange"]["LogicalResourceId"] for c in made_now["Changes"]] == ["Note"]

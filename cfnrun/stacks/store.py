@@ -431,13 +431,14 @@ class StackStore:
         disable_validation: bool = False,
         refused: Optional[str] = None,
         notification_arns: Optional[Sequence[str]] = None,
-        actual: Optional[Mapping[str, ActualState]] = None,
+        actual: Optional[Callable[[Stack], Awaitable[Mapping[str, ActualState]]]] = None,
         import_existing: bool = False,
     ) -> ChangeSet:
         """``resources_to_import``: an IMPORT change set's ResourcesToImport (``imports.py``). ``refused``: the template could
         not be processed (a failing macro): the change set is FAILED with this reason, and has no changes.
         ``notification_arns``: the NotificationARNs given (None: the stack's). ``actual``: a drift-aware change set's
-        (DeploymentMode REVERT_DRIFT), each existing resource as READ found it. ``import_existing``: ImportExistingResources
+        (DeploymentMode REVERT_DRIFT) READs of each existing resource, made while it is CREATE_IN_PROGRESS (the service
+        answers CreateChangeSet at once); its plan is made against what they found. ``import_existing``: ImportExistingResources
         (``auto_imports.py``)."""
         if not CHANGE_SET_NAME.match(name):
             raise StackError(f"ChangeSet name {name!r} must match [a-zA-Z][-a-zA-Z0-9]*")
@@ -475,7 +476,7 @@ class StackStore:
             plan = (
                 plan_import(stack, current, blueprint, resources_to_import or [], self.engine.provisioners)
                 if change_set_type == IMPORT
-                else plan_update(stack.resources, current, blueprint, self.engine.provisioners, actual)
+                else plan_update(stack.resources, current, blueprint, self.engine.provisioners, None)
             )
         except ImportProblem as problem:
             if made_here:
@@ -494,30 +495,64 @@ class StackStore:
             description=description,
         )
         if actual is not None:
-            change_set.deployment_mode, change_set.stack_drift_status = REVERT_DRIFT, drift_aware.stack_status(actual)
+            change_set.deployment_mode = REVERT_DRIFT
+        self.change_sets[change_set.change_set_id] = change_set
+        self.log.change_set_operations[change_set.change_set_id] = str(uuid.uuid4())
+        change_set.import_existing_resources = import_existing
+        if actual is None:  # else once the READs are made: the plan is made again against them
+            self._judge_plan(change_set, stack, disable_validation)
+        wanted = self._to_import(change_set) if actual is None else {}
+        if change_set.status != "FAILED" and (actual is not None or wanted or self.engine.hooks is not None):
+            change_set.status, change_set.execution_status = "CREATE_IN_PROGRESS", "UNAVAILABLE"
+            finish = self._finish_change_set(change_set, stack, wanted, actual, disable_validation)
+            self._tasks[change_set.change_set_id] = asyncio.ensure_future(finish)
+        return change_set
+
+    def _judge_plan(self, change_set: ChangeSet, stack: Stack, disable_validation: bool) -> None:
+        """A plan that changes nothing, a template with a secure reference where none may be, or failures of the
+        pre-deployment validation make the change set FAILED, in the service's words."""
+        blueprint = change_set.plan.blueprint
         unchanged = blueprint.parameters == stack.parameters and blueprint.same_ssm_values(self.engine.blueprints.get(stack.stack_id))
-        if not plan.changes and change_set_type == "UPDATE" and change_set.tags == stack.tags and unchanged:
+        if not change_set.plan.changes and change_set.change_set_type == "UPDATE" and change_set.tags == stack.tags and unchanged:
             change_set.status, change_set.execution_status = "FAILED", "UNAVAILABLE"
             change_set.status_reason = "The submitted information didn't contain changes. Submit different information to create a change set."
         secure_problem = secure_reference_problem(blueprint.template)
         if secure_problem is not None:  # the service makes such a change set FAILED, its reason naming each place
             change_set.status, change_set.execution_status, change_set.status_reason = "FAILED", "UNAVAILABLE", secure_problem
-        self.change_sets[change_set.change_set_id] = change_set
-        operation_id = self.log.change_set_operations[change_set.change_set_id] = str(uuid.uuid4())
-        failures = [] if disable_validation or change_set.status == "FAILED" else self._validated(plan, stack)
+        failures = [] if disable_validation or change_set.status == "FAILED" else self._validated(change_set.plan, stack)
         if failures:  # a change set the validation stops cannot be executed
+            operation_id = self.log.change_set_operations[change_set.change_set_id]
             self.log.validated(stack.stack_id, operation_id, "CREATE_CHANGESET", failures)
             change_set.status, change_set.execution_status, change_set.status_reason = "FAILED", "UNAVAILABLE", failed_reason(failures)
-        change_set.import_existing_resources = import_existing
-        wanted = auto_imports.candidates(plan, self.engine.provisioners, self.stacks.values()) if import_existing else {}
-        if change_set.status != "FAILED" and (wanted or self.engine.hooks is not None):
-            change_set.status, change_set.execution_status = "CREATE_IN_PROGRESS", "UNAVAILABLE"
-            self._tasks[change_set.change_set_id] = asyncio.ensure_future(self._finish_change_set(change_set, stack, wanted))
-        return change_set
 
-    async def _finish_change_set(self, change_set: ChangeSet, stack: Stack, wanted: Dict[str, auto_imports.Identifier]) -> None:
-        """What a change set waits for before it can be executed: the READs of the resources it may import
+    def _to_import(self, change_set: ChangeSet) -> Dict[str, auto_imports.Identifier]:
+        """ImportExistingResources' candidates of the change set's plan."""
+        if not change_set.import_existing_resources:
+            return {}
+        return auto_imports.candidates(change_set.plan, self.engine.provisioners, self.stacks.values())
+
+    async def _finish_change_set(
+        self, change_set: ChangeSet, stack: Stack, wanted: Dict[str, auto_imports.Identifier],
+        actual: Optional[Callable[[Stack], Awaitable[Mapping[str, ActualState]]]], disable_validation: bool,
+    ) -> None:
+        """What a change set waits for before it can be executed: a drift-aware one's READs of the stack's resources
+        (``drift_aware.py``) and its plan made again against what they found, the READs of the resources it may import
         (ImportExistingResources, ``auto_imports.py``), then its CHANGE_SET hooks."""
+        if actual is not None:
+            try:
+                found = await actual(stack)
+            except Exception as error:  # noqa: B902 - a change set never stays CREATE_IN_PROGRESS because cfnrun failed
+                change_set.status = "FAILED"
+                change_set.status_reason = f"cfnrun failed reading the stack's resources: {type(error).__name__}: {error}"
+                return
+            blueprint = change_set.plan.blueprint
+            current = self.engine.blueprints.get(stack.stack_id)
+            change_set.plan = plan_update(stack.resources, current, blueprint, self.engine.provisioners, found)
+            change_set.stack_drift_status = drift_aware.stack_status(found)
+            self._judge_plan(change_set, stack, disable_validation)
+            if change_set.status == "FAILED":
+                return
+            wanted = self._to_import(change_set)
         if wanted:
             context = self.engine.context(stack, change_set.blueprint)
             try:

@@ -461,7 +461,7 @@ class StackOperations:
         """``refused``: its template could not be processed (a failing macro): the change set is FAILED with this reason."""
         if params.get("OnStackFailure") == "DELETE" and params.get("ChangeSetType") != "CREATE":
             raise StackError(ON_STACK_FAILURE_DELETE_NOT_CREATE)
-        actual = await self._actual_states(params) if params.get("DeploymentMode") is not None and refused is None else None
+        actual = self._drift_reads(params) if params.get("DeploymentMode") is not None and refused is None else None
         change_set = self.store.create_change_set(
             params["StackName"],
             params["ChangeSetName"],
@@ -488,9 +488,9 @@ class StackOperations:
         change_set.deployment_config = dict(params.get("DeploymentConfig") or {})  # its Mode kept and shown, as CreateStack's
         return {"Id": change_set.change_set_id, "StackId": change_set.stack_id}
 
-    async def _actual_states(self, params: Dict[str, Any]) -> Optional[Dict[str, ActualState]]:
-        """A drift-aware change set's READs of the stack's resources, before its plan is made; None when the stack cannot
-        be updated now (CreateChangeSet then refuses it in its own words)."""
+    def _drift_reads(self, params: Dict[str, Any]) -> Optional[Callable[[Stack], Awaitable[Mapping[str, ActualState]]]]:
+        """What makes a drift-aware change set's READs of the stack's resources, which its plan waits for; None when the stack
+        cannot be updated now (CreateChangeSet then refuses it in its own words)."""
         mode = params["DeploymentMode"]
         if mode != REVERT_DRIFT:
             raise StackError(NOT_A_MODE.format(mode=mode))
@@ -499,7 +499,7 @@ class StackOperations:
         stack = self.store.find(params["StackName"])
         if stack is None or stack.status not in UPDATABLE:
             return None
-        return await self.drift.actual_states(stack)
+        return self.drift.actual_states
 
     async def describe_change_set(self, params: Dict[str, Any]) -> Dict[str, Any]:
         change_set = self.store.change_set(params["ChangeSetName"], params.get("StackName"))
