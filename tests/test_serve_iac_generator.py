@@ -292,3 +292,36 @@ def test_what_is_in_progress_refuses_another_scan_a_listing_and_a_sixth_generati
     assert _ended(lambda: cloudformation.describe_resource_scan(ResourceScanId=scan_id), "the scan")["Status"] == "COMPLETE"
     assert [_generated(cloudformation, f"t{n}")["Status"] for n in range(5)] == ["COMPLETE"] * 5
     cloudformation.delete_generated_template(GeneratedTemplateName="t0")
+
+
+def test_scans_and_templates_are_listed_again_after_a_restart_with_state(
+    sample: Callable[[str], Path], serve: Callable[..., ServerProcess], tmp_path: Path
+) -> None:
+    project, state = sample("note"), tmp_path / "state"
+    server = serve(project, "--no-reload", "--virtual-clock", "--state", str(state))
+    cloudformation, cloudcontrol = client(server, "cloudformation"), client(server, "cloudcontrol")
+    loose = _note(cloudcontrol, "loose", "team")
+    cloudformation.create_stack(StackName="owner", TemplateBody=json.dumps({"Resources": {"Kept": {"Type": NOTE, "Properties": {"Title": "k"}}}}))
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="owner", WaiterConfig=FAST)
+    scan = _scanned(cloudformation)
+    listed = _managed(cloudformation, scan["ResourceScanId"])
+    definitions = [{"ResourceType": NOTE, "LogicalResourceId": "Loose", "ResourceIdentifier": {"NoteId": loose}}]
+    cloudformation.create_generated_template(GeneratedTemplateName="kept", StackName="owner", Resources=definitions)
+    cloudformation.create_generated_template(GeneratedTemplateName="gone", Resources=definitions)
+    kept, _ = _generated(cloudformation, "kept"), _generated(cloudformation, "gone")
+    body = cloudformation.get_generated_template(GeneratedTemplateName="kept")["TemplateBody"]
+    cloudformation.delete_generated_template(GeneratedTemplateName="gone")
+    server.stop_cleanly()
+    assert SECRET not in (state / "stacks.sqlite3").read_bytes().decode("latin-1")  # the note's writeOnly AccessPassword
+
+    again = serve(project, "--no-reload", "--virtual-clock", "--state", str(state))
+    cloudformation = client(again, "cloudformation")
+    [summary] = cloudformation.list_resource_scans()["ResourceScanSummaries"]
+    assert (summary["ResourceScanId"], summary["Status"]) == (scan["ResourceScanId"], "COMPLETE")
+    assert _managed(cloudformation, scan["ResourceScanId"]) == listed
+    described = cloudformation.describe_generated_template(GeneratedTemplateName="kept")
+    assert {k: described[k] for k in ("GeneratedTemplateId", "Status", "Resources")} == {k: kept[k] for k in ("GeneratedTemplateId", "Status", "Resources")}
+    assert described["StackId"] == kept["StackId"]
+    assert cloudformation.get_generated_template(GeneratedTemplateName="kept")["TemplateBody"] == body
+    assert [t["GeneratedTemplateName"] for t in cloudformation.list_generated_templates()["Summaries"]] == ["kept"]
+    assert _error(cloudformation.describe_generated_template, GeneratedTemplateName="gone")["Code"] == "GeneratedTemplateNotFound"

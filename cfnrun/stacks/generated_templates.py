@@ -5,8 +5,8 @@ READs run in the background, all of a call's at once, through the ``ResourceRead
 one invoker), and each resource goes PENDING, IN_PROGRESS, then COMPLETE or FAILED with its reason. Each
 becomes a resource with the template's DeletionPolicy and UpdateReplacePolicy (``generated_resources.py``
 makes its properties). With StackName the template starts from that stack's template, its resources
-included as the stack declares them. Templates are kept in memory for the life of the serve, as change
-sets are.
+included as the stack declares them. Templates are kept in memory and, with ``--state``, in its database as each
+generation ends (``state_db.py``): a restart lists each as it last settled.
 
 What botocore's model documents: the statuses, GetGeneratedTemplate answering the template as it was when
 last COMPLETE, names or ARNs wherever a template is named, no more than five templates pending or in
@@ -23,7 +23,7 @@ import json
 import re
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from cfnrun.model.identifiers import identifier_names
@@ -43,6 +43,7 @@ DEFAULT_POLICY = "RETAIN"
 TEMPLATE_VERSION = "2010-09-09"
 MAX_REASON = 256
 MAX_RESOURCES = 500  # ResourceDefinitions' maximum in botocore's model, as a template's (inferred: a template holds 500)
+KIND = "generated_template"  # its rows in the state database
 LOGICAL_ID = re.compile(r"[A-Za-z0-9]{1,255}")
 
 
@@ -155,7 +156,7 @@ def policies(configuration: Optional[Dict[str, Any]], template: Optional[Generat
 
 
 class GeneratedTemplates:
-    """This serve's generated templates, by ARN, kept in memory for the life of the serve."""
+    """This serve's generated templates, by ARN: in memory, and with ``--state`` in its database as each settles."""
 
     def __init__(self, store: StackStore, reader: ResourceReader) -> None:
         self.store = store
@@ -235,6 +236,8 @@ class GeneratedTemplates:
     def delete(self, name_or_id: str) -> None:
         template = self._settled(name_or_id, "deleted")
         del self.templates[template.template_id]
+        if self.store.database is not None:
+            self.store.database.drop_generated(KIND, template.template_id)
 
     # -- the resources ---------------------------------------------------------------------
 
@@ -275,6 +278,27 @@ class GeneratedTemplates:
         return added
 
     async def _generate(self, template: GeneratedTemplate, resources: List[TemplateResource], operation: str) -> None:
+        try:
+            await self._read_all(template, resources, operation)
+        finally:
+            if self.store.database is not None and template.settled and template.template_id in self.templates:
+                record = asdict(replace(template, stack=None))
+                self.store.database.put_generated(KIND, template.template_id, {**record, "stack": getattr(template.stack, "stack_id", None)})
+
+    def restore(self) -> None:
+        """The templates ``--state`` keeps, after the stacks are read back (a template's base stack is found by its id)."""
+        if self.store.database is None:
+            return
+        for record in self.store.database.generated(KIND):
+            resources = {
+                logical_id: TemplateResource(**{**resource, "made": ResourceTemplate(**resource["made"]) if resource["made"] else None})
+                for logical_id, resource in record.pop("resources").items()
+            }
+            stack = self.store.stacks.get(record.pop("stack") or "")
+            template = GeneratedTemplate(**record, stack=stack, resources=resources)
+            self.templates[template.template_id] = template
+
+    async def _read_all(self, template: GeneratedTemplate, resources: List[TemplateResource], operation: str) -> None:
         template.status = f"{operation}_IN_PROGRESS"
         try:
             await asyncio.gather(*(self._read(template, r) for r in resources))

@@ -4,7 +4,7 @@ StartResourceScan answers the scan's ARN at once; the LISTs run in the backgroun
 other (``PercentageCompleted`` moves on as each ends), through the ``TypeLister`` the app gives (the one
 invoker: budgets, contract checks, history). A resource is named by its primaryIdentifier properties
 (``ResourceIdentifier``) and is ``ManagedByStack`` when a local stack's record holds it as the scan
-ends. What botocore's model documents (cloudformation 2010-05-15): the statuses, one scan in progress at a
+ends. With ``--state`` a scan is kept once it ends (``state_db.py``) and listed again after a restart. What botocore's model documents (cloudformation 2010-05-15): the statuses, one scan in progress at a
 time per account and Region, ``ScanFilters`` Types with an asterisk only at the end, FULL and PARTIAL
 scans, ListResourceScans newest first (10 by default, FULL ones unless ScanTypeFilter says PARTIAL), a scan
 that expires (the user guide: after 30 days). Inferred: the refusals' texts, a scan FAILED when a LIST
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Protocol, Sequence, Set, Tuple
 
 from cfnrun.model.schema import ResourceSchema
@@ -26,6 +26,7 @@ from cfnrun.stacks.store import StackError, StackStore
 IN_PROGRESS, COMPLETE, FAILED, EXPIRED = "IN_PROGRESS", "COMPLETE", "FAILED", "EXPIRED"
 FULL, PARTIAL = "FULL", "PARTIAL"
 SCAN_LIFETIME_S = 30 * 24 * 3600  # the user guide: a scan expires after 30 days
+KIND = "resource_scan"  # its rows in the state database
 MAX_REASON = 256  # no longer StatusReason is worth showing; the console has the whole message
 TYPE_FILTER = re.compile(r"[A-Za-z0-9]+(::[A-Za-z0-9]+){0,2}(::\*|\*)?|\*")
 
@@ -132,7 +133,7 @@ def physical_id(identifier: Dict[str, str]) -> str:
 
 
 class ResourceScans:
-    """This serve's resource scans, newest last, kept in memory for the life of the serve (as change sets are)."""
+    """This serve's resource scans, newest last: in memory, and with ``--state`` in its database once each ends."""
 
     def __init__(self, store: StackStore, lister: TypeLister) -> None:
         self.store = store
@@ -179,6 +180,17 @@ class ResourceScans:
         scan.status = FAILED if failures else COMPLETE
         scan.reason = "; ".join(failures)[:MAX_REASON] if failures else None
         scan.end_time = time.time()
+        if self.store.database is not None:
+            self.store.database.put_generated(KIND, scan.scan_id, asdict(scan))
+
+    def restore(self) -> None:
+        """The scans ``--state`` keeps, after the stacks are read back."""
+        if self.store.database is None:
+            return
+        for record in self.store.database.generated(KIND):
+            resources = [ScannedResource(**resource) for resource in record.pop("resources")]
+            scan = ResourceScan(**record, resources=resources)
+            self.scans[scan.scan_id] = scan
 
     def get(self, scan_id: str) -> ResourceScan:
         scan = self.scans.get(scan_id)

@@ -30,6 +30,10 @@ resource, or the call ended without making it; one left by a killed serve is how
 ``one_transaction`` holds several writes (several stacks' records: a stack refactor moving a resource from one to another)
 in one transaction, so that a process killed at any point leaves them all as they were or all as they became.
 
+The ``iac_generator`` table holds the IaC generator's resource scans and generated templates once each settles
+(``resource_scans.py``, ``generated_templates.py``), so that a restart with ``--state`` lists them again; one in progress
+when serve stopped is not kept (its LISTs or READs ended with that serve).
+
 The ``request_tokens`` table holds the ClientRequestToken of each stack name's last CreateStack, UpdateStack and
 DeleteStack (``request_tokens.py``), so that a retry after a restart is answered as the first call was.
 """
@@ -89,6 +93,12 @@ CREATE TABLE IF NOT EXISTS request_tokens (
     token TEXT NOT NULL,
     stack_id TEXT NOT NULL,
     PRIMARY KEY (operation, stack_name)
+);
+CREATE TABLE IF NOT EXISTS iac_generator (
+    kind TEXT NOT NULL,
+    id TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (kind, id)
 );
 """
 
@@ -268,6 +278,24 @@ class StateDatabase:
         with self._session() as connection:
             rows = connection.execute("SELECT operation, stack_name, token, stack_id FROM request_tokens").fetchall()
         return [(str(operation), str(name), str(token), str(stack_id)) for operation, name, token, stack_id in rows]
+
+    def put_generated(self, kind: str, item_id: str, record: Dict[str, Any]) -> None:
+        """An IaC generator's resource scan or generated template (``kind``), as it settled."""
+        with self._session() as connection:
+            connection.execute(
+                "INSERT INTO iac_generator (kind, id, record) VALUES (?, ?, ?) ON CONFLICT (kind, id) DO UPDATE SET record = excluded.record",
+                (kind, item_id, json.dumps(record)),
+            )  # an update keeps its place in the order
+
+    def drop_generated(self, kind: str, item_id: str) -> None:
+        with self._session() as connection:
+            connection.execute("DELETE FROM iac_generator WHERE kind = ? AND id = ?", (kind, item_id))
+
+    def generated(self, kind: str) -> List[Dict[str, Any]]:
+        """The kept resource scans or generated templates, in the order first kept."""
+        with self._session() as connection:
+            rows = connection.execute("SELECT record FROM iac_generator WHERE kind = ? ORDER BY rowid", (kind,)).fetchall()
+        return [json.loads(record) for (record,) in rows]
 
     # -- the file ---------------------------------------------------------------------------------------
 

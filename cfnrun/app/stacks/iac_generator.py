@@ -18,6 +18,7 @@ from cfnrun.model.protocol import Action
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.stacks.generated_templates import GeneratedTemplates, ReadFailed
 from cfnrun.stacks.resource_scans import ListFailed, Listed, ResourceScans
+from cfnrun.stacks.state_db import StateError
 from cfnrun.stacks.store import StackStore
 
 
@@ -60,6 +61,14 @@ class IacGenerator:
         if not result.succeeded:
             raise ReadFailed(failure_reason(result))
         return result.resource_model or {}
+
+    def restore(self) -> None:
+        """The scans and templates ``--state`` keeps; raises StateError when one is damaged."""
+        try:
+            self.scans.restore()
+            self.templates.restore()
+        except (KeyError, TypeError, ValueError) as error:
+            raise StateError(f"{self.scans.store.state}: a kept resource scan or generated template is damaged ({type(error).__name__}: {error})") from None
 
     async def close(self, timeout_s: float) -> None:
         await self.scans.close(timeout_s)

@@ -124,6 +124,7 @@ class LocalStacks:
         """Read back the stacks ``--state`` keeps, and say which AWS resources the endpoint no longer has."""
         try:
             restored = self.store.restore()
+            self.generator.restore()
         except StateError as error:
             raise CfnrunError(str(error)) from None
         for stack in restored:
