@@ -153,6 +153,8 @@ class Caller:
         except BotoCoreError as error:
             if not self.sent:  # botocore's serializer refused the value: nothing reached serve
                 reject()
+            if "Invalid header value" in str(error):  # the HTTP client refused to send a header with a line break in it
+                reject()
             raise AssertionError(f"{shown}: {type(error).__name__}: {error}") from None
         except (TypeError, ValueError, AttributeError, OverflowError, KeyError):
             if not self.sent:
