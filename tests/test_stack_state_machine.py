@@ -4,6 +4,8 @@ Hypothesis picks the next call among CreateStack, UpdateStack, DeleteStack, a ch
 CancelUpdateStack, ContinueUpdateRollback and RollbackStack, on a few stack names and templates of the note
 sample: in-place updates, a replacement (its createOnly Folder), notes added and removed, and a WaitCondition
 that is never signalled, so that creates and updates fail and roll back (or, with DisableRollback, stay failed).
+One rule kills serve (SIGKILL) just after it answers a CreateStack, UpdateStack or DeleteStack, wherever that
+operation's handler calls are, and starts it again on the same ``--state``.
 Once every stack has settled:
 
 - no call was answered with a 5xx or a traceback, and serve still answers;
@@ -19,6 +21,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Set
 
 import pytest
@@ -27,7 +31,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
-from conftest import LOCAL_STATE, SAMPLES, ServerProcess, wait_until
+from conftest import LOCAL_STATE, SAMPLES, ServerProcess, pid_alive, wait_until
 from test_serve_stack_drift import client
 
 EXAMPLES = int(os.environ.get("CFNRUN_STACK_MACHINE_EXAMPLES", "10"))
@@ -61,25 +65,45 @@ def _statuses(shape: str) -> Set[str]:
     return set(botocore.session.get_session().get_service_model("cloudformation").shape_for(shape).enum)
 
 
+class Serve:
+    """The one serve the sequences talk to, on ``--state``: killed (SIGKILL) and started again by the crash rule."""
+
+    def __init__(self, root: Path) -> None:
+        self.project, self.state = root / "note", root / "state"
+        shutil.copytree(SAMPLES / "note", self.project, ignore=LOCAL_STATE)
+        self.process = self._started()
+
+    def _started(self) -> ServerProcess:
+        return ServerProcess(self.project, "--no-reload", "--virtual-clock", "--state", str(self.state))
+
+    def crash(self) -> None:
+        workers = self.process.worker_pids()
+        self.process.stop(signal.SIGKILL)
+        wait_until(lambda: not [pid for pid in workers if pid_alive(pid)], what="the killed serve's workers to end")
+        self.process = self._started()
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    root = tmp_path_factory.mktemp("machine")
-    shutil.copytree(SAMPLES / "note", root / "note", ignore=LOCAL_STATE)
-    process = ServerProcess(root / "note", "--no-reload", "--virtual-clock")
-    yield process
-    process.stop()
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve]:
+    served = Serve(tmp_path_factory.mktemp("machine"))
+    yield served
+    served.process.stop()
 
 
 class StackOperations(RuleBasedStateMachine):
-    server: ServerProcess
+    serve: Serve
 
     def __init__(self) -> None:
         super().__init__()
-        self.cloudformation = client(self.server, "cloudformation")
-        self.cloudcontrol = client(self.server, "cloudcontrol")
+        self._clients()
         self.stack_statuses = _statuses("StackStatus")
         self.resource_statuses = _statuses("ResourceStatus")
         self.leaked_before = self._notes() - self._held()  # a note an earlier sequence leaked fails that one, not every one after
+
+    def _clients(self) -> None:
+        self.server = self.serve.process
+        self.cloudformation = client(self.server, "cloudformation")
+        self.cloudcontrol = client(self.server, "cloudcontrol")
 
     def _notes(self) -> Set[str]:
         """The notes that exist, by the note type's LIST (Cloud Control's ListResources)."""
@@ -130,6 +154,15 @@ class StackOperations(RuleBasedStateMachine):
         wait_until(over, timeout=60, what="the change set to be made")
         self._call("execute_change_set", ChangeSetName=made["Id"])
 
+    @rule(name=st.sampled_from(NAMES), template=st.sampled_from(TEMPLATES), operation=st.sampled_from(["create_stack", "update_stack", "delete_stack"]))
+    def crash_during(self, name: str, template: str, operation: str) -> None:
+        """serve killed (SIGKILL) as soon as the operation is answered, wherever its handler calls are, and started
+        again on the same ``--state``: it carries on what was cut off (``interrupted_operations.py``)."""
+        params = {"StackName": name} if operation == "delete_stack" else {"StackName": name, "TemplateBody": template}
+        self._call(operation, **params)
+        self.serve.crash()
+        self._clients()
+
     @rule(name=st.sampled_from(NAMES))
     def delete(self, name: str) -> None:
         self._call("delete_stack", StackName=name)
@@ -173,8 +206,8 @@ class StackOperations(RuleBasedStateMachine):
         self._settled()
 
 
-def test_any_sequence_of_stack_operations_leaves_every_note_in_a_record(server: ServerProcess) -> None:
-    StackOperations.server = server
+def test_any_sequence_of_stack_operations_leaves_every_note_in_a_record(server: Serve) -> None:
+    StackOperations.serve = server
     run_state_machine_as_test(
         StackOperations,
         settings=settings(max_examples=EXAMPLES, stateful_step_count=10, deadline=None, derandomize=not LONG_RUN, database=None,
