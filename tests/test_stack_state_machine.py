@@ -68,13 +68,13 @@ def _statuses(shape: str) -> Set[str]:
 class Serve:
     """The one serve the sequences talk to, on ``--state``: killed (SIGKILL) and started again by the crash rule."""
 
-    def __init__(self, root: Path) -> None:
-        self.project, self.state = root / "note", root / "state"
+    def __init__(self, root: Path, clock: str = "--virtual-clock") -> None:
+        self.project, self.state, self.clock = root / "note", root / "state", clock
         shutil.copytree(SAMPLES / "note", self.project, ignore=LOCAL_STATE)
         self.process = self._started()
 
     def _started(self) -> ServerProcess:
-        return ServerProcess(self.project, "--no-reload", "--virtual-clock", "--state", str(self.state))
+        return ServerProcess(self.project, "--no-reload", *([self.clock] if self.clock else []), "--state", str(self.state))
 
     def crash(self) -> None:
         workers = self.process.worker_pids()
@@ -214,3 +214,32 @@ def test_any_sequence_of_stack_operations_leaves_every_note_in_a_record(server: 
                           phases=[Phase.explicit, Phase.generate],  # no shrinking: serve's state outlives a sequence, a replay differs
                           suppress_health_check=list(HealthCheck)),
     )
+
+
+def test_an_update_killed_after_adding_a_note_is_rolled_back_without_it(tmp_path: Path) -> None:
+    """Found by the sequences above: the next serve rolled the interrupted update back and deleted the note it had added,
+    yet the stack's record listed it again (with the WaitCondition that had failed), as if it were still there."""
+    serve = Serve(tmp_path, clock="")  # a real clock: the WaitCondition waits its hour while the test kills serve
+    try:
+        cloudformation, cloudcontrol = client(serve.process, "cloudformation"), client(serve.process, "cloudcontrol")
+        cloudformation.create_stack(StackName="kept", TemplateBody=json.dumps({"Resources": {"A": _note("one")}}))
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="kept", WaiterConfig={"Delay": 0.1, "MaxAttempts": 600})
+        waits = {**NEVER_SIGNALLED, "Ready": {**NEVER_SIGNALLED["Ready"], "Properties": {"Handle": {"Ref": "Handle"}, "Timeout": "3600"}}}
+        cloudformation.update_stack(StackName="kept", TemplateBody=json.dumps({"Resources": {"A": _note("one"), "B": _note("bee"), **waits}}))
+
+        def added() -> bool:
+            events = cloudformation.describe_stack_events(StackName="kept")["StackEvents"]
+            return any(e["LogicalResourceId"] == "B" and e["ResourceStatus"] == "CREATE_COMPLETE" for e in events)
+
+        wait_until(added, timeout=60, what="the update to make note B")
+        note_b = cloudformation.describe_stack_resource(StackName="kept", LogicalResourceId="B")["StackResourceDetail"]["PhysicalResourceId"]
+        serve.crash()
+        cloudformation, cloudcontrol = client(serve.process, "cloudformation"), client(serve.process, "cloudcontrol")
+        wait_until(lambda: cloudformation.describe_stacks(StackName="kept")["Stacks"][0]["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE",
+                   timeout=60, what="the next serve to roll the update back")
+        listed = [r["LogicalResourceId"] for r in cloudformation.describe_stack_resources(StackName="kept")["StackResources"]]
+        assert listed == ["A"]
+        notes = {d["Identifier"] for d in cloudcontrol.list_resources(TypeName=NOTE)["ResourceDescriptions"]}
+        assert note_b not in notes and len(notes) == 1
+    finally:
+        serve.process.stop()

@@ -625,7 +625,7 @@ class StackEngine:
             )
             stack.set_status("UPDATE_ROLLBACK_FAILED", reason, token)
             return None
-        resources = copy.deepcopy(stack.resources)
+        resources = {lid: copy.deepcopy(r) for lid, r in stack.resources.items() if lid not in found.added}  # what was there before it
         for logical_id, properties in found.previous.items():
             resources[logical_id].properties = properties
         before = Revision(blueprint, resources, list(stack.outputs), dict(stack.parameters), dict(stack.tags))
