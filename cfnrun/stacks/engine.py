@@ -77,6 +77,9 @@ class UpdateRun:
     cancelled: bool = False  # CancelUpdateStack
     cancellation: Cancellation = field(default_factory=Cancellation)  # the resource operations in flight (``cancellation.py``)
     retain_except_on_create: bool = False  # RollbackStack's RetainExceptOnCreate: what the update added goes, Retain or not
+    # the old resources of the replacements earlier updates made that failed with rollback disabled (UPDATE_FAILED),
+    # one batch per update: no longer the stack's, deleted once this update ends, whichever way
+    superseded: List[Dict[str, StackResource]] = field(default_factory=list)
 
 
 class StackEngine:
@@ -308,6 +311,9 @@ class StackEngine:
         blueprint = plan.blueprint
         previous = self.blueprints[stack.stack_id]
         run = UpdateRun(Revision(previous, copy.deepcopy(stack.resources), list(stack.outputs), dict(stack.parameters), dict(stack.tags)), blueprint)
+        earlier = self.updates.get(stack.stack_id)
+        if earlier is not None and stack.status == "UPDATE_FAILED":  # what it replaced is left aside until this one ends
+            run.superseded = [*earlier.superseded, *([dict(earlier.replaced)] if earlier.replaced else [])]
         for change in plan.resources.values():  # a drift-aware update rolls back to what actually was, not to the last template
             kept = run.before.resources.get(change.logical_id)
             if change.drift is not None and change.drift.read and kept is not None and kept.properties is not None:
@@ -353,6 +359,7 @@ class StackEngine:
             return
         stack.set_status("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", None, token)
         await self._clean_up(stack, run.before.blueprint, plan.removed(), run.replaced, token)
+        await self._delete_superseded(stack, run, token)
         for logical_id in [lid for lid in run.before.resources if lid not in plan.resources]:
             stack.resources.pop(logical_id, None)  # never created (or already gone): nothing to delete
         stack.set_status("UPDATE_COMPLETE", None, token)
@@ -494,11 +501,21 @@ class StackEngine:
             stack.resources.pop(logical_id, None)
         return ok
 
-    async def finish_cleanup(self, stack: Stack, replaced: Mapping[str, StackResource], token: Optional[str], reason: str) -> None:
+    async def _delete_superseded(self, stack: Stack, run: UpdateRun, token: Optional[str]) -> None:
+        """The old resources earlier failed updates replaced (``UpdateRun.superseded``), by the stack's template now and its
+        UpdateReplacePolicy (inferred: the service documents no such case)."""
+        blueprint = self.blueprints[stack.stack_id]
+        for batch in run.superseded:
+            await self._delete_in_reverse(stack, blueprint, batch, blueprint.update_replace_policy, token)
+        run.superseded = []
+
+    async def finish_cleanup(
+        self, stack: Stack, replaced: Mapping[str, StackResource], removed: List[str], token: Optional[str], reason: str
+    ) -> None:
         """An update's cleanup that serve stopped during (``interrupted_operations.py``): the old resources of its
-        replacements, as kept aside, are deleted now."""
+        replacements, as kept aside, and the ``removed`` resources whose delete had begun are deleted now."""
         stack.set_status("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", reason, token)
-        await self._clean_up(stack, self.blueprints[stack.stack_id], [], replaced, token)
+        await self._clean_up(stack, self.blueprints[stack.stack_id], removed, replaced, token)
         stack.set_status("UPDATE_COMPLETE", None, token)
         self.in_flight.replacements_done(stack)
 
@@ -565,6 +582,7 @@ class StackEngine:
             return made_by.deletion_policy(logical_id)  # an added resource that says Retain stays, as the service keeps it
 
         await self._delete_in_reverse(stack, made_by, made_by_update, policy, token, rolling_back_create=True)
+        await self._delete_superseded(stack, run, token)
         for logical_id in made_by_update:
             stack.resources.pop(logical_id, None)
             if logical_id in run.before.resources and logical_id not in run.replaced:

@@ -10,7 +10,10 @@ recorded, one whose operation was in flight with the id its handler's last IN_PR
   its properties from before (``interrupted_update.py``), what it added deleted, UPDATE_ROLLBACK_COMPLETE — or
   UPDATE_ROLLBACK_FAILED naming what cannot be put back (then ContinueUpdateRollback with ResourcesToSkip, or DeleteStack);
 - a delete goes on deleting: DELETE_COMPLETE, or DELETE_FAILED naming what would not go (DeleteStack again);
-- an update's cleanup goes on: the old resources of its replacements (kept aside as they were replaced) are deleted.
+- an update's cleanup goes on: the old resources of its replacements (kept aside as they were replaced) are deleted, and
+  so is each resource it removes whose delete had begun (read back DELETE_FAILED: its DeletionPolicy said Delete); one
+  whose delete had not begun stays in the stack (its DeletionPolicy was in the template before the update,
+  which is not kept), for DeleteStack.
 
 An update's replacements are rolled back too: the old resource of each was written aside before its new one was made.
 
@@ -22,7 +25,7 @@ same token (``unanswered_creates.py``).
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.records import Stack
@@ -47,9 +50,17 @@ def carried_on_as(engine: StackEngine, stack: Stack, was: str) -> Optional[str]:
         return "CONTINUE_ROLLBACK"  # (a rollback's cleanup, too, when it had old resources still to put back)
     if was == "DELETE_IN_PROGRESS":
         return "DELETE_STACK"
-    if was == "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS" and replaced:
+    if was == "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS" and (replaced or deletes_begun(engine, stack)):
         return "UPDATE_STACK"
     return None  # nothing left to do (a rollback's cleanup: what it had not deleted yet is still in the stack, for DeleteStack)
+
+
+def deletes_begun(engine: StackEngine, stack: Stack) -> List[str]:
+    """The resources an update's cleanup was deleting when serve stopped: no longer in its template, their delete begun (read
+    back DELETE_FAILED, ``persistence.py``) or failed."""
+    template = engine.blueprints[stack.stack_id].template.resources
+    last = {e.logical_id: e.status for e in stack.events}
+    return [lid for lid in stack.resources if lid not in template and last.get(lid) in ("DELETE_IN_PROGRESS", "DELETE_FAILED")]
 
 
 async def carry_on(engine: StackEngine, stack: Stack, operation_type: str) -> None:
@@ -60,6 +71,7 @@ async def carry_on(engine: StackEngine, stack: Stack, operation_type: str) -> No
     elif operation_type == "CONTINUE_ROLLBACK":
         await engine.continue_update_rollback(stack, frozenset(), token)
     elif operation_type == "UPDATE_STACK":
-        await engine.finish_cleanup(stack, dict(engine.in_flight.replaced_before.get(stack.stack_id) or {}), token, RESUMED)
+        replaced = dict(engine.in_flight.replaced_before.get(stack.stack_id) or {})
+        await engine.finish_cleanup(stack, replaced, deletes_begun(engine, stack), token, RESUMED)
     else:
         await engine.delete(stack, frozenset(), token, reason=RESUMED)
