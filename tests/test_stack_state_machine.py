@@ -19,6 +19,7 @@ The suite runs a few short sequences (derandomized); a longer, random but repeat
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -80,7 +81,10 @@ class Serve:
     def crash(self) -> None:
         workers = self.process.worker_pids()
         self.process.stop(signal.SIGKILL)
-        wait_until(lambda: not [pid for pid in workers if pid_alive(pid)], what="the killed serve's workers to end")
+        for pid in workers:  # a worker a test stopped (SIGSTOP) must run to see its serve is gone
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        wait_until(lambda: not [pid for pid in workers if pid_alive(pid)], timeout=60, what="the killed serve's workers to end")
         self.process = self._started()
 
 
