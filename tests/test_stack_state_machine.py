@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from conftest import LOCAL_STATE, SAMPLES, ServerProcess, pid_alive, wait_until
+from kept_state import kept_text
 from test_serve_stack_drift import client
 
 EXAMPLES = int(os.environ.get("CFNRUN_STACK_MACHINE_EXAMPLES", "10"))
@@ -104,6 +105,7 @@ class StackOperations(RuleBasedStateMachine):
         self.stack_statuses = _statuses("StackStatus")
         self.resource_statuses = _statuses("ResourceStatus")
         self.updates_failed: List[str] = []
+        self.own_errors: List[str] = []  # a stack status reason that tells of a bug in cfnrun, not of a handler or template
         self.leaked_before = self._notes() - self._held()  # a note an earlier sequence leaked fails that one, not every one after
 
     def _clients(self) -> None:
@@ -193,12 +195,14 @@ class StackOperations(RuleBasedStateMachine):
         if not self.updates_failed:  # else an old resource its update replaced waits aside, in no record, for what comes next
             assert existing == held, f"notes that exist but no record holds: {existing - held}"
         assert not [line for line in self.server.output if "Traceback" in line and "│" not in line]
+        assert not self.own_errors, f"cfnrun's own errors: {self.own_errors}"
 
     def _held(self) -> Set[str]:
         """The notes the stacks' records hold, once every stack has settled (each status one the model names)."""
         held: Set[str] = set()
         stacks = self._settled()
         self.updates_failed = [s["StackId"] for s in stacks if s["StackStatus"] == "UPDATE_FAILED"]
+        self.own_errors = [s["StackStatusReason"] for s in stacks if "cfnrun failed" in s.get("StackStatusReason", "")]
         for stack in stacks:
             assert stack["StackStatus"] in self.stack_statuses, stack
             pages = self.cloudformation.get_paginator("list_stack_resources").paginate(StackName=stack["StackId"])
@@ -258,10 +262,14 @@ def test_an_update_killed_after_adding_a_note_is_rolled_back_without_it(tmp_path
         serve.process.stop()
 
 
-@pytest.mark.parametrize("then", ["update", "failing update"])
-def test_the_old_note_a_failed_update_replaced_goes_with_the_next_update(tmp_path: Path, then: str) -> None:
+@pytest.mark.parametrize(("then", "restart"), [
+    ("update", False), ("failing update", False), ("update", True), ("failing update", True), ("RollbackStack", True),
+])
+def test_the_old_note_a_failed_update_replaced_goes_with_the_next_update(tmp_path: Path, then: str, restart: bool) -> None:
     """Found by the sequences above: an update that failed with DisableRollback (UPDATE_FAILED) had replaced note B; the
-    next update, whether it completed or rolled back, never deleted the old B, which no record held any more."""
+    next update, whether it completed or rolled back, never deleted the old B, which no record held any more. With serve
+    started again in between (``restart``), the old B was forgotten, and RollbackStack ended UPDATE_ROLLBACK_FAILED on an
+    error of cfnrun's own."""
     serve = Serve(tmp_path)
     try:
         cloudformation, cloudcontrol = client(serve.process, "cloudformation"), client(serve.process, "cloudcontrol")
@@ -272,16 +280,67 @@ def test_the_old_note_a_failed_update_replaced_goes_with_the_next_update(tmp_pat
         cloudformation.update_stack(StackName="kept", TemplateBody=TEMPLATES[5], DisableRollback=True)  # B to the inbox: replaced; fails
         wait_until(lambda: cloudformation.describe_stacks(StackName="kept")["Stacks"][0]["StackStatus"] == "UPDATE_FAILED",
                    timeout=60, what="the update to fail")
-        cloudformation.update_stack(StackName="kept", TemplateBody=TEMPLATES[3] if then == "update" else TEMPLATES[6])
+        if restart:
+            serve.crash()
+            cloudformation, cloudcontrol = client(serve.process, "cloudformation"), client(serve.process, "cloudcontrol")
+        if then == "RollbackStack":
+            cloudformation.rollback_stack(StackName="kept")
+        else:
+            cloudformation.update_stack(StackName="kept", TemplateBody=TEMPLATES[3] if then == "update" else TEMPLATES[6])
         ends = "UPDATE_COMPLETE" if then == "update" else "UPDATE_ROLLBACK_COMPLETE"
-        wait_until(lambda: cloudformation.describe_stacks(StackName="kept")["Stacks"][0]["StackStatus"] == ends,
-                   timeout=60, what=f"the next update to end {ends}")
+        wait_until(lambda: not cloudformation.describe_stacks(StackName="kept")["Stacks"][0]["StackStatus"].endswith("_IN_PROGRESS"),
+                   timeout=60, what="the next operation to end")
+        assert cloudformation.describe_stacks(StackName="kept")["Stacks"][0]["StackStatus"] == ends
         notes = {d["Identifier"] for d in cloudcontrol.list_resources(TypeName=NOTE)["ResourceDescriptions"]}
         held = {r["PhysicalResourceId"] for r in cloudformation.describe_stack_resources(StackName="kept")["StackResources"]
                 if r["ResourceType"] == NOTE}
-        assert old_b not in notes and notes == held, (old_b, notes, held)
-        events = cloudformation.describe_stack_events(StackName="kept")["StackEvents"]
-        assert any(e["PhysicalResourceId"] == old_b and e["ResourceStatus"] == "DELETE_COMPLETE" for e in events)
+        if then == "RollbackStack":  # B back to the old one, note A (the update's) gone
+            assert notes == held == {old_b}, (old_b, notes, held)
+        else:
+            assert old_b not in notes and notes == held, (old_b, notes, held)
+            events = cloudformation.describe_stack_events(StackName="kept")["StackEvents"]
+            assert any(e["PhysicalResourceId"] == old_b and e["ResourceStatus"] == "DELETE_COMPLETE" for e in events)
+    finally:
+        serve.process.stop()
+
+
+def test_a_failed_update_read_back_after_a_restart_rolls_back_to_the_template_parameters_and_tags_before_it(tmp_path: Path) -> None:
+    """Found while fixing the above: after a restart, RollbackStack (and the rollback of an update serve stopped during)
+    put each resource back but left the stack on the failed update's template, parameters and tags, so the next change
+    set compared against a template that was never deployed. What an update rolls back to is now kept with it; the NoEcho
+    values of either side are not."""
+    serve = Serve(tmp_path)
+    try:
+        cloudformation, cloudcontrol = client(serve.process, "cloudformation"), client(serve.process, "cloudcontrol")
+        secret = {"Secret": {"Type": "String", "NoEcho": True}, "Title": {"Type": "String"}}
+        note = {"Type": NOTE, "Properties": {"Title": {"Ref": "Title"}, "Folder": "inbox"}}
+        before = json.dumps({"Parameters": secret, "Resources": {"A": note}})
+        after = json.dumps({"Parameters": secret, "Resources": {"A": note, **NEVER_SIGNALLED}})
+
+        def given(secret: str, title: str) -> List[Dict[str, str]]:
+            return [{"ParameterKey": "Secret", "ParameterValue": secret}, {"ParameterKey": "Title", "ParameterValue": title}]
+
+        cloudformation.create_stack(StackName="kept", TemplateBody=before, Parameters=given("first-s3cret", "one"), Tags=[{"Key": "k", "Value": "v1"}])
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="kept", WaiterConfig={"Delay": 0.1, "MaxAttempts": 600})
+        note_a = cloudformation.describe_stack_resource(StackName="kept", LogicalResourceId="A")["StackResourceDetail"]["PhysicalResourceId"]
+        cloudformation.update_stack(StackName="kept", TemplateBody=after, Parameters=given("second-s3cret", "two"), DisableRollback=True,
+                                    Tags=[{"Key": "k", "Value": "v2"}])
+        wait_until(lambda: cloudformation.describe_stacks(StackName="kept")["Stacks"][0]["StackStatus"] == "UPDATE_FAILED",
+                   timeout=60, what="the update to fail")
+        serve.crash()
+        kept = kept_text(serve.state)
+        assert "first-s3cret" not in kept and "second-s3cret" not in kept
+        cloudformation, cloudcontrol = client(serve.process, "cloudformation"), client(serve.process, "cloudcontrol")
+        cloudformation.rollback_stack(StackName="kept")
+        wait_until(lambda: not cloudformation.describe_stacks(StackName="kept")["Stacks"][0]["StackStatus"].endswith("_IN_PROGRESS"),
+                   timeout=60, what="the rollback to end")
+        stack = cloudformation.describe_stacks(StackName="kept")["Stacks"][0]
+        assert stack["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+        assert stack["Tags"] == [{"Key": "k", "Value": "v1"}]
+        assert {p["ParameterKey"]: p["ParameterValue"] for p in stack["Parameters"]}["Title"] == "one"
+        assert json.loads(json.dumps(cloudformation.get_template(StackName="kept")["TemplateBody"])) == json.loads(before)
+        model = json.loads(cloudcontrol.get_resource(TypeName=NOTE, Identifier=note_a)["ResourceDescription"]["Properties"])
+        assert model["Title"] == "one"
     finally:
         serve.process.stop()
 

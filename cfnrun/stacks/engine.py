@@ -24,6 +24,7 @@ from cfnrun.stacks.template.declarations import is_custom_resource
 from cfnrun.stacks.template.policies import keeps_resource
 from cfnrun.stacks.exports import ExportConflict, Exports
 from cfnrun.stacks.in_flight import STOPPED, InFlight, OperationStopped
+from cfnrun.stacks.persistence import RolledBackTo
 from cfnrun.stacks.hooks import INVOCATION_POINT, STACK_TARGET, HookGate, HookReport, HookedOperation, stack_model, verdict_reason
 from cfnrun.stacks.imports import import_resource
 from cfnrun.stacks.interrupted_update import REPLACING, interrupted_update
@@ -77,9 +78,6 @@ class UpdateRun:
     cancelled: bool = False  # CancelUpdateStack
     cancellation: Cancellation = field(default_factory=Cancellation)  # the resource operations in flight (``cancellation.py``)
     retain_except_on_create: bool = False  # RollbackStack's RetainExceptOnCreate: what the update added goes, Retain or not
-    # the old resources of the replacements earlier updates made that failed with rollback disabled (UPDATE_FAILED),
-    # one batch per update: no longer the stack's, deleted once this update ends, whichever way
-    superseded: List[Dict[str, StackResource]] = field(default_factory=list)
 
 
 class StackEngine:
@@ -95,6 +93,8 @@ class StackEngine:
         self.account_id = account_id
         self.blueprints: Dict[str, Blueprint] = {}  # each stack's current template, by stack id
         self.updates: Dict[str, UpdateRun] = {}  # each stack's last update, by stack id
+        # by stack id: what an update read back after a restart (in flight, or UPDATE_FAILED) rolls back to (``persistence.py``)
+        self.rolled_back_to: Dict[str, RolledBackTo] = {}
         # the change set each stack is executing, by stack id: its hooks' requests name it (changeSetId, the Hooks user guide)
         self.executing_change_sets: Dict[str, str] = {}
         # told of each resource right after its DELETE_COMPLETE, before what it depends on is deleted (``cfnrun stack test``
@@ -311,9 +311,9 @@ class StackEngine:
         blueprint = plan.blueprint
         previous = self.blueprints[stack.stack_id]
         run = UpdateRun(Revision(previous, copy.deepcopy(stack.resources), list(stack.outputs), dict(stack.parameters), dict(stack.tags)), blueprint)
-        earlier = self.updates.get(stack.stack_id)
-        if earlier is not None and stack.status == "UPDATE_FAILED":  # what it replaced is left aside until this one ends
-            run.superseded = [*earlier.superseded, *([dict(earlier.replaced)] if earlier.replaced else [])]
+        if stack.status == "UPDATE_FAILED":  # what the failed update replaced is left aside until this one ends
+            self.in_flight.supersede(stack)
+        self.rolled_back_to.pop(stack.stack_id, None)  # a failed update read back after a restart: this one takes its place
         for change in plan.resources.values():  # a drift-aware update rolls back to what actually was, not to the last template
             kept = run.before.resources.get(change.logical_id)
             if change.drift is not None and change.drift.read and kept is not None and kept.properties is not None:
@@ -359,7 +359,7 @@ class StackEngine:
             return
         stack.set_status("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", None, token)
         await self._clean_up(stack, run.before.blueprint, plan.removed(), run.replaced, token)
-        await self._delete_superseded(stack, run, token)
+        await self._delete_superseded(stack, token)
         for logical_id in [lid for lid in run.before.resources if lid not in plan.resources]:
             stack.resources.pop(logical_id, None)  # never created (or already gone): nothing to delete
         stack.set_status("UPDATE_COMPLETE", None, token)
@@ -501,13 +501,14 @@ class StackEngine:
             stack.resources.pop(logical_id, None)
         return ok
 
-    async def _delete_superseded(self, stack: Stack, run: UpdateRun, token: Optional[str]) -> None:
-        """The old resources earlier failed updates replaced (``UpdateRun.superseded``), by the stack's template now and its
-        UpdateReplacePolicy (inferred: the service documents no such case)."""
+    async def _delete_superseded(self, stack: Stack, token: Optional[str]) -> None:
+        """The old resources earlier failed updates replaced (``InFlight.superseded``), by the stack's template now and its
+        UpdateReplacePolicy (inferred: the service documents no such case); one whose delete fails waits for the next."""
         blueprint = self.blueprints[stack.stack_id]
-        for batch in run.superseded:
+        batches = self.in_flight.superseded.get(stack.stack_id) or []
+        for batch in batches:
             await self._delete_in_reverse(stack, blueprint, batch, blueprint.update_replace_policy, token)
-        run.superseded = []
+        self.in_flight.superseded_gone(stack, [left for left in ({k: r for k, r in b.items() if r.exists} for b in batches) if left])
 
     async def finish_cleanup(
         self, stack: Stack, replaced: Mapping[str, StackResource], removed: List[str], token: Optional[str], reason: str
@@ -582,7 +583,7 @@ class StackEngine:
             return made_by.deletion_policy(logical_id)  # an added resource that says Retain stays, as the service keeps it
 
         await self._delete_in_reverse(stack, made_by, made_by_update, policy, token, rolling_back_create=True)
-        await self._delete_superseded(stack, run, token)
+        await self._delete_superseded(stack, token)
         for logical_id in made_by_update:
             stack.resources.pop(logical_id, None)
             if logical_id in run.before.resources and logical_id not in run.replaced:
@@ -625,7 +626,9 @@ class StackEngine:
             ok = await self._delete_all(stack, blueprint, list(stack.resources), token, rolling_back_create=True)
             stack.set_status("ROLLBACK_COMPLETE" if ok else "ROLLBACK_FAILED", None if ok else "The following resource(s) failed to delete.", token)
             return
-        run = self.updates[stack.stack_id]
+        run = self.updates.get(stack.stack_id) or self._recovered_run(stack, frozenset(), token)  # None: it says why
+        if run is None:
+            return
         run.retain_except_on_create = retain_except_on_create
         await self._roll_back_update(stack, run, "User Initiated", token)
 
@@ -646,7 +649,11 @@ class StackEngine:
         resources = {lid: copy.deepcopy(r) for lid, r in stack.resources.items() if lid not in found.added}  # what was there before it
         for logical_id, properties in found.previous.items():
             resources[logical_id].properties = properties
-        before = Revision(blueprint, resources, list(stack.outputs), dict(stack.parameters), dict(stack.tags))
+        kept = self.rolled_back_to.pop(stack.stack_id, None)  # None: the rollback had begun (the stack's template is its before)
+        if kept is None:
+            before = Revision(blueprint, resources, list(stack.outputs), dict(stack.parameters), dict(stack.tags))
+        else:
+            before = Revision(kept.blueprint, resources, kept.outputs, kept.parameters, kept.tags)
         return UpdateRun(before, blueprint, added=set(found.added), updated=set(found.previous), replaced=dict(found.replaced))
 
     async def _ask_again(self, stack: Stack, token: Optional[str]) -> None:
@@ -686,8 +693,9 @@ class StackEngine:
         ok = True
         if blueprint is not None:
             ok = await self._delete_all(stack, blueprint, list(stack.resources), token, retain, hooked=True)
-            old = self.in_flight.replaced_before.get(stack.stack_id) or {}  # kept aside by an update serve lost track of
-            ok = await self._delete_in_reverse(stack, blueprint, old, blueprint.update_replace_policy, token, hooked=True) and ok
+            for old in [self.in_flight.replaced_before.get(stack.stack_id) or {}, *(self.in_flight.superseded.get(stack.stack_id) or [])]:
+                # set aside by an update that failed or that serve lost track of: they go with the stack
+                ok = await self._delete_in_reverse(stack, blueprint, old, blueprint.update_replace_policy, token, hooked=True) and ok
         if not ok:
             failed = sorted(r.logical_id for r in stack.resources.values() if r.status == "DELETE_FAILED")
             stack.set_status("DELETE_FAILED", f"The following resource(s) failed to delete: [{', '.join(failed)}]. ", token)
@@ -696,9 +704,11 @@ class StackEngine:
         self.exports.set_imports(stack.name, ())
         self.blueprints.pop(stack.stack_id, None)
         self.updates.pop(stack.stack_id, None)
+        self.rolled_back_to.pop(stack.stack_id, None)
         stack.deleted_at = time.time()
         stack.set_status("DELETE_COMPLETE", None, token)
         self.in_flight.replacements_done(stack)
+        self.in_flight.superseded_gone(stack, [])
 
     async def _delete_all(
         self,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from cfnrun.stacks.persistence import scrubbed
 from cfnrun.stacks.provisioning import Provisioned
@@ -58,7 +58,12 @@ class InFlight:
     def __init__(self, database: Optional[StateDatabase] = None, save: Optional[Callable[[Stack], None]] = None) -> None:
         self.database = database
         self.save = save
-        self.replaced_before: Dict[str, Dict[str, StackResource]] = {}  # by stack id: old resources of an update serve lost track of
+        # by stack id: the old resource of each replacement the stack's update in flight (or its last, left UPDATE_FAILED or
+        # UPDATE_ROLLBACK_FAILED) made, until that update or its rollback completes (with --state: read back after a restart)
+        self.replaced_before: Dict[str, Dict[str, StackResource]] = {}
+        # by stack id: the old resources of replacements earlier updates made that ended UPDATE_FAILED (one batch per
+        # update), no longer any record's: deleted once the update after them ends, whichever way, or with the stack
+        self.superseded: Dict[str, List[Dict[str, StackResource]]] = {}
         self.first_calls: Dict[str, Dict[str, FirstCall]] = {}  # by stack id, then logical id: first calls a killed serve left
         # told of a resource a first call may have made that no CREATE call again could name (the app prints how to remove it)
         self.unidentified: Callable[[Stack, StackResource, FirstCall, str], None] = lambda stack, resource, call, why: None
@@ -67,15 +72,42 @@ class InFlight:
         """An update replaces ``old`` (or a custom resource moved off it): with --state, it is written before the new one is
         made, so that the rollback after a restart can put it back (its properties and attributes are not written: the
         DELETE or the rollback needs only its id and model)."""
+        self.replaced_before.setdefault(stack.stack_id, {})[old.logical_id] = old
         if self.database is not None:
-            kept = scrubbed(asdict(replace(old, properties=None, attributes={})), stack)
-            self.database.put_replaced(stack.stack_id, old.logical_id, kept)
+            self.database.put_replaced(stack.stack_id, old.logical_id, self._kept(stack, {old.logical_id: old})[old.logical_id])
 
     def replacements_done(self, stack: Stack) -> None:
         """The update (or its rollback) is complete: its old resources are deleted, or back in the stack's record."""
         self.replaced_before.pop(stack.stack_id, None)
         if self.database is not None:
             self.database.drop_replaced(stack.stack_id)
+
+    def supersede(self, stack: Stack) -> None:
+        """An update starts on a stack whose last one failed and was not rolled back (UPDATE_FAILED): the old resources of
+        that one's replacements are set aside as a batch of their own (with --state, moved in one transaction), so the
+        new update's replacements cannot take their place."""
+        replaced = self.replaced_before.pop(stack.stack_id, None)
+        if not replaced:
+            return
+        batches = self.superseded.setdefault(stack.stack_id, [])
+        batches.append(replaced)
+        if self.database is not None:
+            with self.database.one_transaction():
+                self.database.put_superseded(stack.stack_id, [self._kept(stack, batch) for batch in batches])
+                self.database.drop_replaced(stack.stack_id)
+
+    def superseded_gone(self, stack: Stack, left: List[Dict[str, StackResource]]) -> None:
+        """The superseded old resources were deleted; ``left``: those whose delete failed, still to go."""
+        if left:
+            self.superseded[stack.stack_id] = left
+        else:
+            self.superseded.pop(stack.stack_id, None)
+        if self.database is not None:
+            self.database.put_superseded(stack.stack_id, [self._kept(stack, batch) for batch in left])
+
+    @staticmethod
+    def _kept(stack: Stack, batch: Dict[str, StackResource]) -> Dict[str, Any]:
+        return {lid: scrubbed(asdict(replace(old, properties=None, attributes={})), stack) for lid, old in batch.items()}
 
     def calling(
         self, stack: Stack, resource: StackResource, token: Optional[str], shown: str, properties: Dict[str, Any], updating: Optional[str] = None,
@@ -100,7 +132,8 @@ class InFlight:
             self.database.drop_first_call(stack.stack_id, logical_id)
 
     def restore(self) -> None:
-        """Read back the old resources of replacements an interrupted update made, and the first calls a killed serve left."""
+        """Read back the old resources of replacements an interrupted or failed update made (and those of earlier failed
+        updates, superseded), and the first calls a killed serve left."""
         if self.database is None:
             return
         for call in self.database.first_calls():
@@ -110,6 +143,8 @@ class InFlight:
         for record in self.database.replaced():
             stack_id = record.pop("stack_id")
             self.replaced_before.setdefault(stack_id, {})[record["logical_id"]] = StackResource(**record)
+        for stack_id, batches in self.database.superseded().items():
+            self.superseded[stack_id] = [{lid: StackResource(**old) for lid, old in batch.items()} for batch in batches]
 
     def progressed(
         self, stack: Stack, resource: StackResource, made: Provisioned, callback_context: Optional[Dict[str, Any]], token: Optional[str]

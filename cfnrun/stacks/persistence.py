@@ -100,6 +100,48 @@ def _scrubbed(value: Any, secrets: List[str]) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class RolledBackTo:
+    """What an update in flight, or left UPDATE_FAILED, would roll back to: the stack's template, parameters, tags and
+    outputs before it (its resources' properties before it are in the stack's events, ``interrupted_update.py``)."""
+
+    blueprint: Blueprint
+    parameters: Dict[str, str]
+    tags: Dict[str, str]
+    outputs: List[StackOutput]
+
+
+def rolled_back_to_record(stack: Stack, before: RolledBackTo, blueprint_record: Dict[str, Any]) -> Dict[str, Any]:
+    """``before`` as a stack's record keeps it, in the record's own keys, so that ``restored_blueprint`` reads it back; its
+    NoEcho parameter values are not written (nor any value of the stack's own, masked as in the record)."""
+    no_echo = before.blueprint.no_echo
+    record = {
+        "template_body": before.blueprint.template_body,
+        "macro_output": before.blueprint.template.macro_output,
+        "parameters": {k: v for k, v in before.parameters.items() if k not in no_echo},
+        "no_echo": list(no_echo),
+        "tags": dict(before.tags),
+        "outputs": [asdict(o) for o in before.outputs],
+        "blueprint": blueprint_record,
+        "resolved_values": {k: v for k, v in before.blueprint.resolved_values.items() if k not in no_echo},
+    }
+    secrets = [secret for secret in [*stack.secrets(), *(before.parameters.get(name) for name in no_echo)] if secret]
+    kept: Dict[str, Any] = _scrubbed(record, secrets) if secrets else record
+    kept["template_body"] = before.blueprint.template_body  # the user's own file, as the record keeps it (``stack_record``)
+    return kept
+
+
+def restored_rolled_back_to(record: Dict[str, Any], environment: StackEnvironment) -> Optional[RolledBackTo]:
+    """The ``rolled_back_to`` of a stack's record read back, or None when it has none."""
+    kept = record.get("rolled_back_to")
+    if not isinstance(kept, dict):
+        return None
+    blueprint = restored_blueprint(dict(kept, name=record.get("name")), environment)
+    if blueprint is None:
+        return None
+    return RolledBackTo(blueprint, dict(kept["parameters"]), dict(kept["tags"]), list(blueprint.restored_outputs))
+
+
 def stack_record(
     stack: Stack, blueprint: Optional[Blueprint], masked: Mapping[str, bool], events_from: int = 0,
     blueprint_record: Optional[Dict[str, Any]] = None,

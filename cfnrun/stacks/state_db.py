@@ -19,6 +19,9 @@ row goes when the resource's status leaves ``*_IN_PROGRESS``.
 
 The ``replaced`` table holds the old physical resource of each replacement an update in flight made (it is no longer
 in the stack's own record, whose resource is the new one), until the update or its rollback completes (``in_flight.py``).
+The ``superseded`` table holds, for a stack whose update failed with rollback disabled (UPDATE_FAILED) and was followed
+by another, the old resources of that update's replacements (and any before it), one row per stack, until they are
+deleted (a table added to format 1, created in a file that lacks it).
 
 The ``first_calls`` table holds each resource's first CREATE call (and each custom resource's Update, which may make a new
 physical resource) while it is in flight, written before the call is made
@@ -80,6 +83,10 @@ CREATE TABLE IF NOT EXISTS replaced (
     logical_id TEXT NOT NULL,
     record TEXT NOT NULL,
     PRIMARY KEY (stack_id, logical_id)
+);
+CREATE TABLE IF NOT EXISTS superseded (
+    stack_id TEXT PRIMARY KEY,
+    record TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS first_calls (
     stack_id TEXT NOT NULL,
@@ -262,6 +269,27 @@ class StateDatabase:
             record = json.loads(text)
             if isinstance(record, dict):
                 found.append(dict(record, stack_id=stack_id))
+        return found
+
+    def put_superseded(self, stack_id: str, batches: List[Dict[str, Any]]) -> None:
+        """The stack's superseded old resources, one dict (logical id to record) per failed update; none: the row goes."""
+        with self._session() as connection:
+            if batches:
+                connection.execute(
+                    "INSERT OR REPLACE INTO superseded (stack_id, record) VALUES (?, ?)", (stack_id, json.dumps(batches, default=str))
+                )
+            else:
+                connection.execute("DELETE FROM superseded WHERE stack_id = ?", (stack_id,))
+
+    def superseded(self) -> Dict[str, List[Dict[str, Dict[str, Any]]]]:
+        """Each stack's superseded old resources, by stack id."""
+        with self._session() as connection:
+            rows = connection.execute("SELECT stack_id, record FROM superseded").fetchall()
+        found = {}
+        for stack_id, text in rows:
+            batches = json.loads(text)
+            if isinstance(batches, list):
+                found[stack_id] = [dict(batch) for batch in batches if isinstance(batch, dict)]
         return found
 
     # -- ClientRequestTokens (``request_tokens.py``) -------------------------------------------------------

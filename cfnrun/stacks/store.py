@@ -25,7 +25,9 @@ from cfnrun.stacks.hooks import CHANGE_SET_ACTION, CHANGE_SET_TARGET, HookReport
 from cfnrun.stacks import auto_imports, drift_aware
 from cfnrun.stacks.drift_aware import REVERT_DRIFT, ActualState
 from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_update
-from cfnrun.stacks.persistence import blueprint_record_of, restored_blueprint, restored_stack, stack_record
+from cfnrun.stacks.persistence import (
+    RolledBackTo, blueprint_record_of, restored_blueprint, restored_rolled_back_to, restored_stack, rolled_back_to_record, stack_record,
+)
 from cfnrun.stacks.state_db import StateDatabase, StateError
 from cfnrun.stacks.in_flight import InFlight, OperationStopped
 from cfnrun.stacks.interrupted_operations import carried_on_as, carry_on
@@ -132,6 +134,7 @@ class StackStore:
         self.notices = ChangeNotices()  # the console's live pages follow the stacks (``change_notices.py``)
         # by stack id: its blueprint and what its record keeps of it, worked out once per blueprint, not once per event
         self._blueprint_records: Dict[str, Tuple[Blueprint, Dict[str, Any]]] = {}
+        self._rolled_back_to_records: Optional[Tuple[Blueprint, Dict[str, Any]]] = None  # the last one ``_blueprint_record`` made
 
     # -- kept across restarts --------------------------------------------------------------------
 
@@ -160,7 +163,21 @@ class StackStore:
         elif kept is None or kept[0] is not blueprint:
             kept = self._blueprint_records[stack.stack_id] = (blueprint, blueprint_record_of(blueprint))
         written = self.database.written(stack.stack_id)
-        self.database.put(stack_record(stack, blueprint, masked, written, kept[1] if kept else None), written)
+        record = stack_record(stack, blueprint, masked, written, kept[1] if kept else None)
+        run = self.engine.updates.get(stack.stack_id)
+        if run is not None and stack.status in ("UPDATE_IN_PROGRESS", "UPDATE_FAILED"):  # what a rollback after a restart goes back to
+            before = run.before
+            record["rolled_back_to"] = rolled_back_to_record(
+                stack, RolledBackTo(before.blueprint, before.parameters, before.tags, before.outputs), self._blueprint_record(before.blueprint)
+            )
+        self.database.put(record, written)
+
+    def _blueprint_record(self, blueprint: Blueprint) -> Dict[str, Any]:
+        """What a record keeps of ``blueprint``, worked out once per blueprint (an update's before, saved with each event)."""
+        kept = self._rolled_back_to_records
+        if kept is None or kept[0] is not blueprint:
+            kept = self._rolled_back_to_records = (blueprint, blueprint_record_of(blueprint))
+        return kept[1]
 
     def restore(self) -> List[Stack]:
         """Read the stacks ``--state`` holds; raises StateError."""
@@ -182,6 +199,9 @@ class StackStore:
                 raise StateError(f"{self.database.path}: the record of stack {name} is damaged ({type(error).__name__}: {error})") from None
             if blueprint is not None and stack.status != "DELETE_COMPLETE":
                 self.engine.blueprints[stack.stack_id] = blueprint
+                before = restored_rolled_back_to(record, self.blueprints.environment(stack.name, stack.stack_id, stack.notification_arns))
+                if before is not None:
+                    self.engine.rolled_back_to[stack.stack_id] = before
                 self.engine.exports.publish(stack.stack_id, stack.name, {o.export_name: str(o.value) for o in stack.outputs if o.export_name})
                 self.engine.exports.set_imports(stack.name, blueprint.imports())
             self._keep(stack)
