@@ -372,3 +372,36 @@ def test_an_update_killed_while_its_cleanup_deletes_a_removed_note_is_finished_b
         assert cloudcontrol.list_resources(TypeName=NOTE)["ResourceDescriptions"] == []
     finally:
         serve.process.stop()
+
+
+def test_a_cleanup_cut_off_deletes_by_the_template_from_before_the_update_what_it_had_not_begun_to(tmp_path: Path) -> None:
+    """Serve killed while an update's cleanup deleted the first of the notes the update removes: the next serve deletes
+    the others too, each by its DeletionPolicy in the template from before the update (B Delete, C Retain), after A,
+    which depended on them. Before, those whose delete had not begun stayed in the stack's record."""
+    serve = Serve(tmp_path)
+    try:
+        cloudformation, cloudcontrol = client(serve.process, "cloudformation"), client(serve.process, "cloudcontrol")
+        handle = {"W": NEVER_SIGNALLED["Handle"]}
+        removed = {"A": {**_note("one"), "DependsOn": ["B", "C"]}, "B": _note("bee"), "C": {**_note("sea"), "DeletionPolicy": "Retain"}}
+        cloudformation.create_stack(StackName="kept", TemplateBody=json.dumps({"Resources": {**removed, **handle}}))
+        cloudformation.get_waiter("stack_create_complete").wait(StackName="kept", WaiterConfig={"Delay": 0.1, "MaxAttempts": 600})
+        notes = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in cloudformation.describe_stack_resources(StackName="kept")["StackResources"]}
+        for pid in serve.process.worker_pids():  # A's DELETE cannot answer: serve is killed with it in flight
+            os.kill(pid, signal.SIGSTOP)
+        cloudformation.update_stack(StackName="kept", TemplateBody=json.dumps({"Resources": handle}))
+
+        def deleting() -> bool:
+            events = cloudformation.describe_stack_events(StackName="kept")["StackEvents"]
+            return any(e["LogicalResourceId"] == "A" and e["ResourceStatus"] == "DELETE_IN_PROGRESS" for e in events)
+
+        wait_until(deleting, timeout=60, what="the cleanup to begin deleting note A")
+        serve.crash()
+        cloudformation, cloudcontrol = client(serve.process, "cloudformation"), client(serve.process, "cloudcontrol")
+        wait_until(lambda: cloudformation.describe_stacks(StackName="kept")["Stacks"][0]["StackStatus"] == "UPDATE_COMPLETE",
+                   timeout=60, what="the next serve to finish the cleanup")
+        assert [r["LogicalResourceId"] for r in cloudformation.describe_stack_resources(StackName="kept")["StackResources"]] == ["W"]
+        assert {d["Identifier"] for d in cloudcontrol.list_resources(TypeName=NOTE)["ResourceDescriptions"]} == {notes["C"]}
+        events = cloudformation.describe_stack_events(StackName="kept")["StackEvents"]
+        assert [e["ResourceStatus"] for e in events if e["LogicalResourceId"] == "C"][0] == "DELETE_SKIPPED"
+    finally:
+        serve.process.stop()

@@ -514,9 +514,11 @@ class StackEngine:
         self, stack: Stack, replaced: Mapping[str, StackResource], removed: List[str], token: Optional[str], reason: str
     ) -> None:
         """An update's cleanup that serve stopped during (``interrupted_operations.py``): the old resources of its
-        replacements, as kept aside, and the ``removed`` resources whose delete had begun are deleted now."""
+        replacements, as kept aside, and the ``removed`` resources are deleted now, by the template from before the
+        update when it was kept (their DeletionPolicy and order)."""
         stack.set_status("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", reason, token)
-        await self._clean_up(stack, self.blueprints[stack.stack_id], removed, replaced, token)
+        kept = self.rolled_back_to.pop(stack.stack_id, None)
+        await self._clean_up(stack, kept.blueprint if kept is not None else self.blueprints[stack.stack_id], removed, replaced, token)
         stack.set_status("UPDATE_COMPLETE", None, token)
         self.in_flight.replacements_done(stack)
 

@@ -11,9 +11,9 @@ recorded, one whose operation was in flight with the id its handler's last IN_PR
   UPDATE_ROLLBACK_FAILED naming what cannot be put back (then ContinueUpdateRollback with ResourcesToSkip, or DeleteStack);
 - a delete goes on deleting: DELETE_COMPLETE, or DELETE_FAILED naming what would not go (DeleteStack again);
 - an update's cleanup goes on: the old resources of its replacements (kept aside as they were replaced) are deleted, and
-  so is each resource it removes whose delete had begun (read back DELETE_FAILED: its DeletionPolicy said Delete); one
-  whose delete had not begun stays in the stack (its DeletionPolicy was in the template before the update,
-  which is not kept), for DeleteStack.
+  so is each resource it removes, by its DeletionPolicy in the template from before the update (kept with the update,
+  ``persistence.py``; a record of an earlier cfnrun lacks it: then only those whose delete had begun, read back
+  DELETE_FAILED, go, and the rest stays in the stack for DeleteStack).
 
 An update's replacements are rolled back too: the old resource of each was written aside before its new one was made.
 
@@ -50,17 +50,21 @@ def carried_on_as(engine: StackEngine, stack: Stack, was: str) -> Optional[str]:
         return "CONTINUE_ROLLBACK"  # (a rollback's cleanup, too, when it had old resources still to put back)
     if was == "DELETE_IN_PROGRESS":
         return "DELETE_STACK"
-    if was == "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS" and (replaced or deletes_begun(engine, stack)):
+    if was == "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS" and (replaced or removed_by_update(engine, stack)):
         return "UPDATE_STACK"
     return None  # nothing left to do (a rollback's cleanup: what it had not deleted yet is still in the stack, for DeleteStack)
 
 
-def deletes_begun(engine: StackEngine, stack: Stack) -> List[str]:
-    """The resources an update's cleanup was deleting when serve stopped: no longer in its template, their delete begun (read
-    back DELETE_FAILED, ``persistence.py``) or failed."""
+def removed_by_update(engine: StackEngine, stack: Stack) -> List[str]:
+    """The resources an update's cleanup had still to delete when serve stopped: no longer in its template. Without the
+    template from before the update (their DeletionPolicy), only those whose delete had begun (read back DELETE_FAILED,
+    ``persistence.py``) or failed."""
     template = engine.blueprints[stack.stack_id].template.resources
+    removed = [lid for lid in stack.resources if lid not in template]
+    if stack.stack_id in engine.rolled_back_to:
+        return removed
     last = {e.logical_id: e.status for e in stack.events}
-    return [lid for lid in stack.resources if lid not in template and last.get(lid) in ("DELETE_IN_PROGRESS", "DELETE_FAILED")]
+    return [lid for lid in removed if last.get(lid) in ("DELETE_IN_PROGRESS", "DELETE_FAILED", "DELETE_COMPLETE")]
 
 
 async def carry_on(engine: StackEngine, stack: Stack, operation_type: str) -> None:
@@ -72,6 +76,6 @@ async def carry_on(engine: StackEngine, stack: Stack, operation_type: str) -> No
         await engine.continue_update_rollback(stack, frozenset(), token)
     elif operation_type == "UPDATE_STACK":
         replaced = dict(engine.in_flight.replaced_before.get(stack.stack_id) or {})
-        await engine.finish_cleanup(stack, replaced, deletes_begun(engine, stack), token, RESUMED)
+        await engine.finish_cleanup(stack, replaced, removed_by_update(engine, stack), token, RESUMED)
     else:
         await engine.delete(stack, frozenset(), token, reason=RESUMED)

@@ -165,7 +165,8 @@ class StackStore:
         written = self.database.written(stack.stack_id)
         record = stack_record(stack, blueprint, masked, written, kept[1] if kept else None)
         run = self.engine.updates.get(stack.stack_id)
-        if run is not None and stack.status in ("UPDATE_IN_PROGRESS", "UPDATE_FAILED"):  # what a rollback after a restart goes back to
+        # what a rollback after a restart goes back to; in the cleanup, the DeletionPolicy of each resource the update removes
+        if run is not None and stack.status in ("UPDATE_IN_PROGRESS", "UPDATE_FAILED", "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS"):
             before = run.before
             record["rolled_back_to"] = rolled_back_to_record(
                 stack, RolledBackTo(before.blueprint, before.parameters, before.tags, before.outputs), self._blueprint_record(before.blueprint)
