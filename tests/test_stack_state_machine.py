@@ -345,39 +345,11 @@ def test_a_failed_update_read_back_after_a_restart_rolls_back_to_the_template_pa
         serve.process.stop()
 
 
-def test_an_update_killed_while_its_cleanup_deletes_a_removed_note_is_finished_by_the_next_serve(tmp_path: Path) -> None:
-    """Found by the sequences above: serve killed while an update's cleanup was deleting a note the template no longer
-    has left the note in the stack's record for good (and, had its DELETE ended, a record of a note that was gone)."""
-    serve = Serve(tmp_path)
-    try:
-        cloudformation, cloudcontrol = client(serve.process, "cloudformation"), client(serve.process, "cloudcontrol")
-        handle = {"W": NEVER_SIGNALLED["Handle"]}
-        cloudformation.create_stack(StackName="kept", TemplateBody=json.dumps({"Resources": {"A": _note("one"), **handle}}))
-        cloudformation.get_waiter("stack_create_complete").wait(StackName="kept", WaiterConfig={"Delay": 0.1, "MaxAttempts": 600})
-        workers = serve.process.worker_pids()
-        for pid in workers:  # the note's DELETE cannot answer: serve is killed with it in flight
-            os.kill(pid, signal.SIGSTOP)
-        cloudformation.update_stack(StackName="kept", TemplateBody=json.dumps({"Resources": handle}))
-
-        def deleting() -> bool:
-            events = cloudformation.describe_stack_events(StackName="kept")["StackEvents"]
-            return any(e["LogicalResourceId"] == "A" and e["ResourceStatus"] == "DELETE_IN_PROGRESS" for e in events)
-
-        wait_until(deleting, timeout=60, what="the cleanup to begin deleting note A")
-        serve.crash()
-        cloudformation, cloudcontrol = client(serve.process, "cloudformation"), client(serve.process, "cloudcontrol")
-        wait_until(lambda: cloudformation.describe_stacks(StackName="kept")["Stacks"][0]["StackStatus"] == "UPDATE_COMPLETE",
-                   timeout=60, what="the next serve to finish the cleanup")
-        assert [r["LogicalResourceId"] for r in cloudformation.describe_stack_resources(StackName="kept")["StackResources"]] == ["W"]
-        assert cloudcontrol.list_resources(TypeName=NOTE)["ResourceDescriptions"] == []
-    finally:
-        serve.process.stop()
-
-
 def test_a_cleanup_cut_off_deletes_by_the_template_from_before_the_update_what_it_had_not_begun_to(tmp_path: Path) -> None:
-    """Serve killed while an update's cleanup deleted the first of the notes the update removes: the next serve deletes
-    the others too, each by its DeletionPolicy in the template from before the update (B Delete, C Retain), after A,
-    which depended on them. Before, those whose delete had not begun stayed in the stack's record."""
+    """Serve killed while an update's cleanup deleted the first of the notes the update removes (A): the next serve
+    finishes A's delete and deletes the others too, each by its DeletionPolicy in the template from before the update
+    (B Delete, C Retain), after A, which depended on them. Found by the sequences above: A stayed in the stack's record
+    for good; and, once that was fixed, those whose delete had not begun still did."""
     serve = Serve(tmp_path)
     try:
         cloudformation, cloudcontrol = client(serve.process, "cloudformation"), client(serve.process, "cloudcontrol")
