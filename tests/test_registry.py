@@ -15,13 +15,13 @@ import shutil
 import subprocess
 import zipfile
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator
+from typing import Any, Callable, Dict, Iterator, List
 
 import pytest
 from botocore.exceptions import ClientError
 
 from cfn_cli import cfn, make_wheelhouse
-from conftest import FIXTURES, LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess, cfnrun
+from conftest import FIXTURES, LOCAL_STATE, PATIENCE_S, SAMPLES, ServerProcess, cfnrun, wait_until
 
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 FAST = {"Delay": 0.2, "MaxAttempts": 1500}
@@ -80,6 +80,19 @@ class Registry:
         answer = self.cloudformation.describe_type_registration(RegistrationToken=token)
         answer["token"] = token
         return answer
+
+    def version_workers(self, token: str) -> List[int]:
+        """serve's worker processes (zygotes and spares too) for the version registered with ``token``: its files are in a
+        folder named by it."""
+        found = []
+        for pid in self.server.worker_pids():
+            try:
+                seen = Path(f"/proc/{pid}/environ").read_bytes() + os.readlink(f"/proc/{pid}/cwd").encode()
+            except OSError:  # gone meanwhile
+                continue
+            if token.encode() in seen:
+                found.append(pid)
+        return found
 
     def registered_folders(self) -> list:
         folder = self.project / ".cfnrun" / "registry" / "Cfnrun-Sample-Note"
@@ -144,7 +157,12 @@ def test_a_submitted_package_registers_runs_in_a_stack_and_gets_versions(registr
     versions = cloudformation.list_type_versions(Type="RESOURCE", TypeName=NOTE)["TypeVersionSummaries"]
     assert [(v["VersionId"], v["IsDefaultVersion"]) for v in versions] == [("00000001", True), ("00000002", False)]
     assert cloudformation.describe_type(Arn=second["TypeVersionArn"])["IsDefaultVersion"] is False
+    # only the default version keeps warm workers: the second's go once its registration saw them load
+    wait_until(lambda: not registry.version_workers(second["token"]), timeout=PATIENCE_S, what="the second version's workers to go")
+    assert registry.version_workers(first["token"])
     cloudformation.set_type_default_version(Arn=second["TypeVersionArn"])
+    wait_until(lambda: registry.version_workers(second["token"]) and not registry.version_workers(first["token"]),
+               timeout=PATIENCE_S, what="the new default version's workers to start and the old one's to go")
     described = cloudformation.describe_type(Type="RESOURCE", TypeName=NOTE)
     assert described["DefaultVersionId"] == "00000002"
     [summary, provided] = cloudformation.list_types(Visibility="PRIVATE", Type="RESOURCE")["TypeSummaries"]

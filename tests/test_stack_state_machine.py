@@ -223,6 +223,7 @@ class StackOperations(RuleBasedStateMachine):
         self._settled()
 
 
+@pytest.mark.timeout(max(300, EXAMPLES * 6))  # a long run's hang guard grows with it (200 sequences: ~5 min on 2 quiet cores)
 def test_any_sequence_of_stack_operations_leaves_every_note_in_a_record(server: Serve) -> None:
     StackOperations.serve = server
     run_state_machine_as_test(

@@ -62,6 +62,7 @@ class RegisteredHandlers:
         self._client: Any = None
         self._modules: Set[str] = set()  # the modules whose fragments the registry put in the stacks' (not a --provider module's)
         self.registry: Optional[TypeRegistry] = None  # whose registrations still running stop first, on close
+        self._resting: Set["asyncio.Task[None]"] = set()  # versions no longer in use letting their workers go
 
     async def fetch(self, url: str) -> bytes:
         endpoint = self.served.aws_endpoint
@@ -115,6 +116,16 @@ class RegisteredHandlers:
                 del self._in_use[version.type_name]
             await registry.close()
 
+    def rest(self, version: TypeVersion) -> None:
+        registry = self._running.get((version.package.root, version.type_name))
+        if registry is not None and self._in_use.get(version.type_name) is not registry:
+            self._let_rest(registry)
+
+    def _let_rest(self, registry: FunctionRegistry[Project]) -> None:
+        task = asyncio.ensure_future(registry.rest())
+        self._resting.add(task)
+        task.add_done_callback(self._resting.discard)
+
     async def test(self, version: TypeVersion, log_bucket: Optional[str]) -> Tuple[bool, str]:
         passed, description, log = await run_type_tests(version, self.served.aws_endpoint)
         if log_bucket:
@@ -140,10 +151,14 @@ class RegisteredHandlers:
 
     def use(self, kind: str, type_name: str, version: Optional[TypeVersion]) -> None:
         registry = self._running.get((version.package.root, version.type_name)) if version is not None else None
+        previous = self._in_use.get(type_name)
         if registry is None:
             self._in_use.pop(type_name, None)
         else:
             self._in_use[type_name] = registry
+            registry.wake()  # a version that rested since its registration warms again
+        if previous is not None and previous is not registry and previous in self._running.values():
+            self._let_rest(previous)  # the version it replaces keeps no warm workers (deregistering it stops them for good)
         if self.late is not None and not any(p.project.type_name == type_name for p in self.served.providers):  # a --provider wins
             self.late.then(partial(_in_stacks, self._modules, kind, type_name, version))
 
@@ -160,6 +175,7 @@ class RegisteredHandlers:
             await self.registry.close()
         running, self._running = list(self._running.values()), {}
         self._in_use.clear()
+        await asyncio.gather(*self._resting, return_exceptions=True)
         await asyncio.gather(*(registry.close() for registry in running))
 
 

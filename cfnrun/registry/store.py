@@ -5,7 +5,9 @@ checked and unpacked into its own folder, its schema checked against the meta-sc
 handlers started on warm workers (``Handlers``, the app's side); then it is COMPLETE with a new
 version (``00000001``, ``00000002``, ... per type, never reused) or FAILED with the reason, its folder
 and workers gone: nothing half-registered is left. A type's first version becomes its default; later
-ones only by ``set_default``. Stacks and Cloud Control use the default version (``Handlers.use``).
+ones only by ``set_default``. Stacks and Cloud Control use the default version (``Handlers.use``); only
+it keeps warm workers: another version's go once its registration has seen them load (``Handlers.rest``),
+and start again when it is made the default.
 """
 from __future__ import annotations
 
@@ -183,6 +185,10 @@ class Handlers(Protocol):
 
     async def stop(self, version: TypeVersion) -> None: ...
 
+    def rest(self, version: TypeVersion) -> None:
+        """``version`` is not its type's default: its workers may go until ``use`` makes it the default."""
+        ...
+
     async def test(self, version: TypeVersion, log_bucket: Optional[str]) -> Tuple[bool, str]:
         """Run the contract suite on ``version``'s handlers: whether it passed, and the TypeTestsStatusDescription (the failed tests)."""
         ...
@@ -315,6 +321,9 @@ class TypeRegistry:
                         self._note(f"registry: {registered.type_name} version {version.version_id} does not run: {problem}")
             if registered.default is not None and not registered.default.deprecated:
                 self.handlers.use(registered.kind, registered.type_name, registered.default)
+            for version in registered.live():
+                if version.kind != MODULE and version is not registered.default:
+                    self.handlers.rest(version)
         self._changed()
         return restored
 
@@ -421,6 +430,8 @@ class TypeRegistry:
         registered.versions[version.version_id] = version
         if registered.default_id is None:
             self._make_default(registered, version)
+        elif version.kind != MODULE:
+            self.handlers.rest(version)  # its handlers load (checked above); only the default version's keep warm workers
         registration.status, registration.description, registration.version_arn = COMPLETE, DEPLOYED, version.arn
         self._changed()
 

@@ -176,6 +176,26 @@ class FunctionRegistry(Generic[S]):
             first_pool.keep_spare()  # its zygote starts now (once), and this worker is a fork of it
         return await _warmed(pool.start_warming())
 
+    async def rest(self) -> None:
+        """Let every worker go (spares and zygotes too) once its call in flight ends: a registered version no longer its
+        type's default. The next call, or ``wake``, starts them again as a first call does."""
+        if self._spares_task is not None:
+            self._spares_task.cancel()
+            self._spares_task = None
+        self._spares = False
+        warming, self._warming = list(self._warming.values()), {}
+        pools, self._pools = list(self._pools.values()), {}
+        for task in warming:
+            task.cancel()
+        await asyncio.gather(*warming, return_exceptions=True)
+        await asyncio.gather(*(pool.retire() for pool in pools))
+
+    def wake(self) -> None:
+        """After ``rest``: one worker per function started now, then the spares (nothing when the functions have workers)."""
+        if not self._pools:
+            self.warm_each()
+            self.keep_spares_when_warm()
+
     async def close(self) -> None:
         # A worker still importing belongs to no pool yet: cancelling its start tears it down.
         if self._spares_task is not None:
