@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Mapping, Optional, Set
 from cfnrun.stacks.records import Stack, StackResource
 
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
+GONE = ("DELETE_COMPLETE", "DELETE_SKIPPED")  # a resource's last event once it is no longer the stack's
 
 
 @dataclass
@@ -38,8 +39,9 @@ def interrupted_update(stack: Stack, replaced: Optional[Mapping[str, StackResour
         during = [e for e in since if e.logical_id == logical_id]
         if not during:
             continue
-        done = [e for e in before if e.logical_id == logical_id and e.status in ("CREATE_COMPLETE", "UPDATE_COMPLETE")]
-        if not done:
+        history = [e for e in before if e.logical_id == logical_id]
+        done = [e for e in history if e.status in ("CREATE_COMPLETE", "UPDATE_COMPLETE")]
+        if not done or history[-1].status in GONE:  # not in the stack as the update began (an earlier one may have deleted it)
             found.added.add(logical_id)
         elif logical_id in replaced:
             found.replaced[logical_id] = replaced[logical_id]
