@@ -168,6 +168,9 @@ def test_a_schema_no_valid_model_meets_is_a_clear_error() -> None:
     with pytest.raises(CfnrunError, match="could not generate a valid model"):
         explore(impossible, Boxes(), FuzzBudget(max_examples=5, seed=1), ready=lambda: waited.append("ready"))
     assert waited == []  # fuzz's worker is not waited for when no sequence can run
+    with pytest.raises(CfnrunError, match=r"or a --set value it does not accept \(Size\)"):  # each pin fits its property; no model fits
+        explore(_schema({**impossible.document["properties"], "Size": {"type": "integer"}}, required=["Name"]), Boxes(),
+                FuzzBudget(max_examples=5, seed=1, pins=(("Size", 1),)))
 
 
 def test_ready_is_called_once_after_the_strategies_and_before_the_first_operation() -> None:
@@ -309,7 +312,9 @@ def test_a_pin_the_schema_cannot_take_is_a_clear_error() -> None:
         explore(SIZER, Boxes(), FuzzBudget(max_examples=1, pins=(("Nope", 1),)))
     with pytest.raises(CfnrunError, match="--set Id: Id is readOnly"):
         explore(SIZER, Boxes(), FuzzBudget(max_examples=1, pins=(("Id", "box-1"),)))
-    with pytest.raises(CfnrunError, match=r"or a --set value it does not accept \(Size\)"):
+    with pytest.raises(CfnrunError, match=r"^--set Size: Cfnrun::Test::Sizer's schema does not take this value \(500 is greater than the maximum of 100\)$"):
         explore(SIZER, Boxes(), FuzzBudget(max_examples=1, pins=(("Size", 500),)))
+    with pytest.raises(CfnrunError, match=r"^--set Secret: .* does not take this value \(it breaks minLength: 4\)$"):  # a writeOnly value is never shown
+        explore(SIZER, Boxes(), FuzzBudget(max_examples=1, pins=(("Secret", "ab"),)))
     with pytest.raises(CfnrunError, match="write Prop=value"):
         parse_pins(["Name"])
