@@ -188,6 +188,24 @@ def _is_zygote(pid: int) -> bool:
         return False
 
 
+def _stops_when_the_test_process_dies(parent: int) -> Callable[[], None]:
+    """For a serve's child before its exec: SIGTERM once the pytest process that started it ends, however it ends.
+
+    A module's serve is stopped by its fixture's teardown; a pytest process killed outright (pytest-timeout's
+    thread method, a killed xdist worker) runs none, and serve would go on serving with its workers. SIGTERM
+    makes serve stop them as it always does."""
+
+    def arm() -> None:
+        if sys.platform.startswith("linux"):
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+            if os.getppid() != parent:  # it died before that: no signal would come
+                os.kill(os.getpid(), signal.SIGTERM)
+
+    return arm
+
+
 def start_serve(project: Path, *args: str) -> "subprocess.Popen[str]":
     """``cfnrun serve PROJECT --port 0 ARGS`` with its console (stdout and stderr) on one text pipe."""
     return subprocess.Popen(
@@ -196,6 +214,7 @@ def start_serve(project: Path, *args: str) -> "subprocess.Popen[str]":
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, "NO_COLOR": "1"},
+        preexec_fn=_stops_when_the_test_process_dies(os.getpid()),
     )
 
 
