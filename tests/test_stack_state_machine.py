@@ -20,6 +20,7 @@ The suite runs a few short sequences (derandomized); a longer, random but repeat
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -347,10 +348,11 @@ def test_a_failed_update_read_back_after_a_restart_rolls_back_to_the_template_pa
 
 
 def test_a_cleanup_cut_off_deletes_by_the_template_from_before_the_update_what_it_had_not_begun_to(tmp_path: Path) -> None:
-    """Serve killed while an update's cleanup deleted the first of the notes the update removes (A): the next serve
-    finishes A's delete and deletes the others too, each by its DeletionPolicy in the template from before the update
-    (B Delete, C Retain), after A, which depended on them. Found by the sequences above: A stayed in the stack's record
-    for good; and, once that was fixed, those whose delete had not begun still did."""
+    """Serve killed while an update's cleanup deleted the first of the notes the update removes (A), and the next serve
+    killed too while it went on with that cleanup: the third finishes A's delete and deletes the others too, each by its
+    DeletionPolicy in the template from before the update (B Delete, C Retain), after A, which depended on them. Found by
+    the sequences above: A stayed in the stack's record for good; and, once that was fixed, those whose delete had not
+    begun still did (after a second kill, until the cleanup a restarted serve resumes kept that template in the record)."""
     serve = Serve(tmp_path)
     try:
         cloudformation, cloudcontrol = client(serve.process, "cloudformation"), client(serve.process, "cloudcontrol")
@@ -363,11 +365,17 @@ def test_a_cleanup_cut_off_deletes_by_the_template_from_before_the_update_what_i
             os.kill(pid, signal.SIGSTOP)
         cloudformation.update_stack(StackName="kept", TemplateBody=json.dumps({"Resources": handle}))
 
-        def deleting() -> bool:
+        def deletes_of_a() -> int:
             events = cloudformation.describe_stack_events(StackName="kept")["StackEvents"]
-            return any(e["LogicalResourceId"] == "A" and e["ResourceStatus"] == "DELETE_IN_PROGRESS" for e in events)
+            return sum(e["LogicalResourceId"] == "A" and e["ResourceStatus"] == "DELETE_IN_PROGRESS" for e in events)
 
-        wait_until(deleting, timeout=60, what="the cleanup to begin deleting note A")
+        wait_until(lambda: deletes_of_a() == 1, timeout=60, what="the cleanup to begin deleting note A")
+        with open(serve.project / ".state" / "notes.lock", "a") as lock:  # the next serve's DELETEs wait at the notes' lock
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            serve.crash()
+            cloudformation = client(serve.process, "cloudformation")
+            wait_until(lambda: deletes_of_a() == 2, timeout=60, what="the next serve to go on deleting note A")
+            serve.process.stop(signal.SIGKILL)
         serve.crash()
         cloudformation, cloudcontrol = client(serve.process, "cloudformation"), client(serve.process, "cloudcontrol")
         wait_until(lambda: cloudformation.describe_stacks(StackName="kept")["Stacks"][0]["StackStatus"] == "UPDATE_COMPLETE",

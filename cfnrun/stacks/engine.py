@@ -517,8 +517,9 @@ class StackEngine:
         replacements, as kept aside, and the ``removed`` resources are deleted now, by the template from before the
         update when it was kept (their DeletionPolicy and order)."""
         stack.set_status("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", reason, token)
-        kept = self.rolled_back_to.pop(stack.stack_id, None)
+        kept = self.rolled_back_to.get(stack.stack_id)  # kept in the record until the cleanup ends: serve may be stopped again
         await self._clean_up(stack, kept.blueprint if kept is not None else self.blueprints[stack.stack_id], removed, replaced, token)
+        self.rolled_back_to.pop(stack.stack_id, None)
         stack.set_status("UPDATE_COMPLETE", None, token)
         self.in_flight.replacements_done(stack)
 

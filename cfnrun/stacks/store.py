@@ -164,14 +164,21 @@ class StackStore:
             kept = self._blueprint_records[stack.stack_id] = (blueprint, blueprint_record_of(blueprint))
         written = self.database.written(stack.stack_id)
         record = stack_record(stack, blueprint, masked, written, kept[1] if kept else None)
-        run = self.engine.updates.get(stack.stack_id)
         # what a rollback after a restart goes back to; in the cleanup, the DeletionPolicy of each resource the update removes
-        if run is not None and stack.status in ("UPDATE_IN_PROGRESS", "UPDATE_FAILED", "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS"):
-            before = run.before
-            record["rolled_back_to"] = rolled_back_to_record(
-                stack, RolledBackTo(before.blueprint, before.parameters, before.tags, before.outputs), self._blueprint_record(before.blueprint)
-            )
+        if stack.status in ("UPDATE_IN_PROGRESS", "UPDATE_FAILED", "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS"):
+            before = self._rolled_back_to(stack)
+            if before is not None:
+                record["rolled_back_to"] = rolled_back_to_record(stack, before, self._blueprint_record(before.blueprint))
         self.database.put(record, written)
+
+    def _rolled_back_to(self, stack: Stack) -> Optional[RolledBackTo]:
+        """The update's own before while it runs here; else the one read back with the stack (an update serve was
+        stopped during, rolled back or cleaned up by this serve, which may be stopped in its turn)."""
+        run = self.engine.updates.get(stack.stack_id)
+        if run is None:
+            return self.engine.rolled_back_to.get(stack.stack_id)
+        before = run.before
+        return RolledBackTo(before.blueprint, before.parameters, before.tags, before.outputs)
 
     def _blueprint_record(self, blueprint: Blueprint) -> Dict[str, Any]:
         """What a record keeps of ``blueprint``, worked out once per blueprint (an update's before, saved with each event)."""
