@@ -95,6 +95,14 @@ def test_invoke_reads_keys_in_the_environment_without_botocore(sample: Callable[
     assert "botocore" not in loaded
 
 
+def test_invoke_on_a_machine_with_no_aws_configuration_finds_no_credentials_without_botocore(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    # A new user's first run (README's first command): default flags, no keys, no ~/.aws. botocore's chain could only
+    # find nothing; its import would stand on the critical path to say so.
+    loaded = loaded_after(["invoke", "LIST", "--project", str(sample("note"))], env=no_aws_configuration(tmp_path))
+    assert "asyncio" in loaded and "sqlite3" in loaded  # it did run the operation
+    assert "botocore" not in loaded
+
+
 def test_jsonschema_loads_for_a_schema_not_yet_found_usable_and_for_the_models_it_checks(sample: Callable[[str], Path], tmp_path: Path) -> None:
     # The schema's usability is checked once while it is unchanged (model/usable_schemas.py); the
     # contract's shape validator compiles with the first model it checks (contract/shape.py).

@@ -8,11 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Tuple
 
-from referencing.exceptions import Unresolvable
-
 from cfnrun.model.errors import CfnrunError
 from cfnrun.model.schema import ResourceSchema, pointer_to_path
-from cfnrun.model.schema_validator import SchemaValidator
 
 Pins = Tuple[Tuple[str, Any], ...]  # (top-level property, value), in the order given
 
@@ -51,6 +48,10 @@ def check_pins(schema: ResourceSchema, pins: Pins) -> None:
 
 def _check_value(schema: ResourceSchema, name: str, value: Any) -> None:
     """The property's schema, its ``$ref``s resolved in the resource schema's definitions, applied to ``value``."""
+    from referencing.exceptions import Unresolvable  # jsonschema's: not for the commands that only read --set (history)
+
+    from cfnrun.model.schema_validator import SchemaValidator
+
     property_schema = (schema.document.get("properties") or {})[name]
     checked = {"definitions": schema.document.get("definitions") or {}, "type": "object", "properties": {name: property_schema}}
     try:

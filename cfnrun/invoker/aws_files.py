@@ -9,6 +9,10 @@ sections' region: that is read here. Anything else — a role, SSO, a credential
 identity, a nested value, a file that does not parse, a profile in neither file — is None, and
 botocore decides; with credentials in the environment (or where to get them), or no keys in the
 credentials file, only the region is read (tests/unit/test_aws_files.py compares with botocore).
+
+``nothing_to_find``: a machine with no AWS configuration at all (no credentials or profile in the environment, none
+of the files botocore's chain reads) is told without botocore, too: its chain, less the instance and container
+lookups cfnrun leaves out, finds nothing there.
 """
 from __future__ import annotations
 
@@ -23,6 +27,27 @@ CREDENTIAL_VARIABLES = (
     "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_CREDENTIAL_EXPIRATION",
     "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
 )
+
+# Where botocore's chain (less the container and instance lookups) finds credentials, other than the variables above:
+# a profile named, and files its providers read when these name them or else at their default places.
+PROFILE_VARIABLES = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE")
+CONFIG_FILES = (  # (variable naming the file, its default places)
+    ("AWS_CONFIG_FILE", (os.path.join("~", ".aws", "config"),)),  # profiles: roles, SSO, login, processes, keys
+    ("AWS_SHARED_CREDENTIALS_FILE", (os.path.join("~", ".aws", "credentials"),)),
+    ("BOTO_CONFIG", ("/etc/boto.cfg", os.path.join("~", ".boto"))),  # the boto2 config provider
+    ("AWS_CREDENTIAL_FILE", ()),  # the original EC2 tools' file: only where the variable names it
+)
+
+
+def nothing_to_find(profile: Optional[str] = None) -> bool:
+    """True when botocore's credential chain, less its instance and container lookups, can only find nothing."""
+    if profile is not None or any(variable in os.environ for variable in CREDENTIAL_VARIABLES + PROFILE_VARIABLES):
+        return False
+    for variable, defaults in CONFIG_FILES:  # a file named and the default ones alike: any of them there, botocore decides
+        named = os.environ.get(variable)
+        if any(os.path.exists(os.path.expanduser(path)) for path in ((named,) if named else ()) + defaults):
+            return False
+    return True
 
 
 @dataclass(frozen=True)

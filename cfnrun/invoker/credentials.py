@@ -8,7 +8,7 @@ handler only, never printed or written anywhere.
 
 Keys in the environment are read without botocore (~0.1-0.2 s to import, on a one-shot
 invoke's critical path): they are what botocore's chain would return first. So are a plain
-profile's keys in ~/.aws/credentials (``aws_files.py``).
+profile's keys in ~/.aws/credentials, and a machine with nothing configured (``aws_files.py``).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import os
 from typing import Optional
 
 from cfnrun.model.protocol import Credentials
-from cfnrun.invoker.aws_files import plain_profile
+from cfnrun.invoker.aws_files import nothing_to_find, plain_profile
 from cfnrun.invoker.region import no_such_profile
 
 PLACEHOLDER = Credentials(
@@ -49,6 +49,8 @@ def local_credentials(profile: Optional[str] = None) -> Optional[Credentials]:
     found = environment_credentials(profile)
     if found is not None:
         return found
+    if nothing_to_find(profile):
+        return None
     plain = plain_profile(profile)
     if plain is not None and plain.access_key is not None:
         return Credentials(accessKeyId=plain.access_key, secretAccessKey=plain.secret_key, sessionToken=plain.token)

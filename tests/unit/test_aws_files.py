@@ -7,9 +7,10 @@ from typing import Dict, Optional
 import botocore.session
 import pytest
 
-from cfnrun.invoker.aws_files import plain_profile
+from cfnrun.invoker.aws_files import nothing_to_find, plain_profile
 from cfnrun.invoker.credentials import local_credentials
 from cfnrun.invoker.region import local_region
+from cfnrun.model.errors import CfnrunError
 
 KEYS = "aws_access_key_id = AKIDPLAIN\naws_secret_access_key = plain-secret\n"
 
@@ -94,3 +95,59 @@ def test_keys_in_the_environment_leave_the_files_keys_to_botocore(monkeypatch: p
     aws_files(monkeypatch, tmp_path, "[default]\nregion = eu-west-3\n", "[default]\nregion = eu-west-3\n")
     plain = plain_profile(None)
     assert plain is not None and plain.access_key is None  # no keys in the credentials file: the rest of the chain is botocore's
+
+
+@pytest.fixture
+def bare_machine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """No AWS configuration at all: an empty home, none of the variables botocore's chain reads. The home folder."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_CREDENTIAL_EXPIRATION",
+                 "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                 "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "BOTO_CONFIG", "AWS_CREDENTIAL_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    return home
+
+
+BOTO2 = "[Credentials]\naws_access_key_id = AKIDBOTO\naws_secret_access_key = boto-secret\n"
+
+
+@pytest.mark.parametrize(
+    "files, env",
+    [
+        ({".aws/credentials": f"[default]\n{KEYS}"}, {}),
+        ({".aws/config": f"[default]\n{KEYS}"}, {}),
+        ({".boto": BOTO2}, {}),
+        ({"elsewhere/boto.cfg": BOTO2}, {"BOTO_CONFIG": "{home}/elsewhere/boto.cfg"}),
+        ({"ec2-tools": "AWSAccessKeyId=AKIDEC2\nAWSSecretKey=ec2-secret\n"}, {"AWS_CREDENTIAL_FILE": "{home}/ec2-tools"}),
+        ({"elsewhere/credentials": f"[default]\n{KEYS}"}, {"AWS_SHARED_CREDENTIALS_FILE": "{home}/elsewhere/credentials"}),
+        ({"elsewhere/config": f"[default]\n{KEYS}"}, {"AWS_CONFIG_FILE": "{home}/elsewhere/config"}),
+        ({}, {"AWS_ACCESS_KEY_ID": "AKIDENV", "AWS_SECRET_ACCESS_KEY": "env-secret"}),
+    ],
+    ids=["credentials-file", "config-file", "boto2-home", "BOTO_CONFIG", "AWS_CREDENTIAL_FILE", "AWS_SHARED_CREDENTIALS_FILE",
+         "AWS_CONFIG_FILE", "environment"],
+)
+def test_a_machine_with_nothing_configured_is_told_without_botocore_and_any_one_source_is_left_to_it(
+    monkeypatch: pytest.MonkeyPatch, bare_machine: Path, files: Dict[str, str], env: Dict[str, str]
+) -> None:
+    assert nothing_to_find(None) and botocore_reads(None)["access_key"] is None and local_credentials(None) is None
+    for name, text in files.items():
+        (bare_machine / name).parent.mkdir(parents=True, exist_ok=True)
+        (bare_machine / name).write_text(text)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value.format(home=bare_machine))
+    assert not nothing_to_find(None)
+    found = botocore_reads(None)["access_key"]
+    assert found is not None and local_credentials(None) is not None and local_credentials(None).accessKeyId == found
+
+
+def test_a_profile_named_on_a_bare_machine_is_left_to_botocore_which_says_it_does_not_exist(
+    monkeypatch: pytest.MonkeyPatch, bare_machine: Path
+) -> None:
+    assert not nothing_to_find("dev")
+    monkeypatch.setenv("AWS_PROFILE", "dev")
+    assert not nothing_to_find(None)
+    with pytest.raises(CfnrunError, match="dev"):
+        local_credentials(None)
