@@ -113,6 +113,19 @@ def test_decode_errors_have_line_and_column(text: str, line: int, column: int, p
          "^Template error: every Fn::GetAtt object requires two non-empty parameters, the resource name and the resource attribute"),
         ("Resources: {A: {Type: X, Properties: {V: !Select [bad, [test]]}}}\n",
          "^Template error: Fn::Select requires a list argument with two elements: an integer index and a list"),
+        # users' reports of CreateStack's and ValidateTemplate's answers (intrinsics.py names them); a resource left out by
+        # its condition is checked too
+        ("Resources: {A: {Type: X, Properties: {V: !Join ['-']}}}\n", r"^Template error: every Fn::Join object requires two parameters, "
+         r"\(1\) a string delimiter and \(2\) a list of strings to be joined or a function that returns a list of strings \(such as "
+         r"Fn::GetAZs\) to be joined\. \(at Resources\.A\.Properties\.V\)$"),
+        ("Resources: {A: {Type: X, Properties: {V: !Join ['-', abc]}}}\n", "^Template error: every Fn::Join object requires two parameters"),
+        ("Resources: {A: {Type: X, Properties: {V: !Join [!Ref AWS::Region, [a]]}}}\n", "^Template error: every Fn::Join object requires"),
+        ("Conditions: {Never: !Equals [a, b]}\nResources: {A: {Type: X, Condition: Never, Properties: {V: {Ref: [A]}}}}\n",
+         r"^Template error: every Ref object must have a single String value\. \(at Resources\.A\.Properties\.V\)$"),
+        ("Resources: {A: {Type: X, Properties: {V: {Fn::Sub: [abc]}}}}\n",
+         r"^Template error: One or more Fn::Sub intrinsic functions don't specify expected arguments\. Specify a string as first "
+         r"argument, and an optional second argument to specify a mapping of values to replace in the string \(at Resources"),
+        ("Resources: {A: {Type: X}}\nOutputs: {O: {Value: {Fn::Sub: [!Ref A, {}]}}}\n", "^Template error: One or more Fn::Sub intrinsic"),
         ("AWSTemplateFormatVersion: '2011-01-01'\nResources: {A: {Type: X}}\n", "Template format error: Unsupported template format version"),
         ("Resources: {A: {Type: X, Properties: {B: !Ref Nope}}}\n",
          r"Template format error: Unresolved resource dependencies \[Nope\] in the Resources block of the template"),
@@ -139,6 +152,16 @@ def test_decode_errors_have_line_and_column(text: str, line: int, column: int, p
 def test_structural_errors_in_the_services_words(text: str, message: str) -> None:
     with pytest.raises(TemplateError, match=message):
         load_stack_template(text)
+
+
+def test_the_shapes_each_function_takes_are_accepted() -> None:
+    """The argument checks refuse only the wrong shapes: a list of values or a function giving one for Fn::Join, a string
+    with or without a variable map for Fn::Sub."""
+    load_stack_template(
+        "Parameters: {P: {Type: CommaDelimitedList}}\n"
+        "Resources: {A: {Type: X, Properties: {V: [!Join ['-', !GetAZs ''], !Join ['', [a, !Ref AWS::Region]], !Join [',', !Ref P],\n"
+        "  !Sub 'a-${AWS::Region}', !Sub ['${x}-${A}', {x: !Ref AWS::Region}], !Ref P]}}}\n"
+    )
 
 
 def test_errors_name_where_they_happened() -> None:

@@ -16,7 +16,7 @@ from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Mapping, O
 
 from cfnrun.stacks.template.declarations import ResourceDeclaration, StackTemplate
 from cfnrun.stacks.template.errors import TemplateError
-from cfnrun.stacks.template.intrinsics import get_att_target, is_function, sub_variables
+from cfnrun.stacks.template.intrinsics import get_att_target, is_function, sub_arguments, sub_variables
 from cfnrun.stacks.template.pseudo import PSEUDO_PARAMETERS
 
 
@@ -61,13 +61,12 @@ def references(value: Any, conditions: Optional[Mapping[str, bool]] = None) -> I
 
 
 def _sub_references(argument: Any, conditions: Optional[Mapping[str, bool]]) -> Iterator[Reference]:
-    variables: Dict[str, Any] = {}
-    if isinstance(argument, list) and len(argument) == 2 and isinstance(argument[1], dict):
-        argument, variables = argument
-        yield from references(variables, conditions)
-    if not isinstance(argument, str):
-        return
-    for name in sub_variables(argument):
+    try:
+        text, variables = sub_arguments(argument)
+    except TemplateError:
+        return  # refused as the template arrives (``transforms.check_functions``)
+    yield from references(variables, conditions)
+    for name in sub_variables(text):
         if name in variables:
             continue
         logical_id, dot, attribute = name.partition(".")

@@ -114,9 +114,43 @@ def get_att_target(argument: Any) -> Tuple[str, Any]:
     return argument[0], argument[1]
 
 
-def _ref(argument: Any, context: ResolveContext, where: str) -> Any:
+# The service's words for a function's arguments of the wrong shape, which it refuses as the template arrives whatever the
+# values (``transforms.check_functions``): Ref's as caktus/aws-web-stacks#100 quotes it; Fn::Join's as a CreateStack
+# ValidationError (bazaarvoice/cloudformation-ruby-dsl#131) and ValidateTemplate (aws-solutions/innovation-sandbox-on-aws#137)
+# answer it; Fn::Sub's as ValidateTemplate answers it (serverless-operations/serverless-step-functions#252).
+_REF_ARGUMENT = "Template error: every Ref object must have a single String value."
+_JOIN_ARGUMENTS = ("Template error: every Fn::Join object requires two parameters, (1) a string delimiter and (2) a list of "
+                   "strings to be joined or a function that returns a list of strings (such as Fn::GetAZs) to be joined.")
+_SUB_ARGUMENTS = ("Template error: One or more Fn::Sub intrinsic functions don't specify expected arguments. Specify a string "
+                  "as first argument, and an optional second argument to specify a mapping of values to replace in the string")
+
+
+def ref_argument(argument: Any) -> str:
+    """The name a Ref names, or the service's error."""
     if not isinstance(argument, str):
-        raise TemplateError("Template format error: Every Ref object must have a single String value.")
+        raise TemplateError(_REF_ARGUMENT)
+    return argument
+
+
+def join_arguments(argument: Any) -> Tuple[str, Any]:
+    """Fn::Join's delimiter (a string: no function may give it) and its values (a list, or a function giving one)."""
+    if isinstance(argument, list) and len(argument) == 2 and isinstance(argument[0], str) \
+            and (isinstance(argument[1], list) or is_function(argument[1])):
+        return argument[0], argument[1]
+    raise TemplateError(_JOIN_ARGUMENTS)
+
+
+def sub_arguments(argument: Any) -> Tuple[str, Dict[str, Any]]:
+    """Fn::Sub's string (no function may give it) and its variable map (empty in the one-string form)."""
+    if isinstance(argument, str):
+        return argument, {}
+    if isinstance(argument, list) and len(argument) == 2 and isinstance(argument[0], str) and isinstance(argument[1], dict):
+        return argument[0], argument[1]
+    raise TemplateError(_SUB_ARGUMENTS)
+
+
+def _ref(argument: Any, context: ResolveContext, where: str) -> Any:
+    argument = ref_argument(argument)
     if argument in context.parameters:
         value = context.parameters[argument]
         return list(value) if isinstance(value, list) else value
@@ -134,13 +168,8 @@ def _get_att(argument: Any, context: ResolveContext, where: str) -> Any:
 
 
 def _sub(argument: Any, context: ResolveContext, where: str) -> str:
-    variables: Dict[str, Any] = {}
-    if isinstance(argument, list) and len(argument) == 2 and isinstance(argument[1], dict):
-        argument, variables = argument[0], {name: resolve(item, context, f"{where}.{name}") for name, item in argument[1].items()}
-    if not isinstance(argument, str):
-        raise TemplateError("Template error: One or more Fn::Sub intrinsic functions don't specify expected arguments. "
-                            "Specify a string as first argument, and an optional second argument to specify a mapping "
-                            "of values to replace in the string")
+    text, given = sub_arguments(argument)
+    variables = {name: resolve(item, context, f"{where}.{name}") for name, item in given.items()}
 
     def substitute(found: "re.Match[str]") -> str:
         name = found.group(1)
@@ -163,18 +192,16 @@ def _sub(argument: Any, context: ResolveContext, where: str) -> str:
             raise TemplateError(f"Template error: variable {name} in Fn::Sub expression does not resolve to a string")
         return text
 
-    return SUB_VARIABLE.sub(substitute, argument)
+    return SUB_VARIABLE.sub(substitute, text)
 
 
 def _join(argument: Any, context: ResolveContext, where: str) -> str:
-    if isinstance(argument, list) and len(argument) == 2 and isinstance(argument[0], str):
-        items = resolve(argument[1], context, where)
-        texts = [scalar_text(item) for item in items] if isinstance(items, list) else [None]
-        if all(text is not None for text in texts):
-            return argument[0].join(texts)  # type: ignore[arg-type]
-    raise TemplateError("Template error: every Fn::Join object requires two parameters, (1) a string delimiter and (2) "
-                        "a list of strings to be joined or a function that returns a list of strings (such as Fn::GetAZs) "
-                        "to be joined.")
+    delimiter, values = join_arguments(argument)
+    items = resolve(values, context, where)
+    texts = [scalar_text(item) for item in items] if isinstance(items, list) else [None]
+    if any(text is None for text in texts):
+        raise TemplateError(_JOIN_ARGUMENTS)
+    return delimiter.join(texts)  # type: ignore[arg-type]
 
 
 def _select(argument: Any, context: ResolveContext, where: str) -> Any:

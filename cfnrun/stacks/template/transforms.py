@@ -21,7 +21,9 @@ from cfnrun.stacks.template.declarations import StackTemplate, transform_names
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.foreach import expand_for_each, uses_for_each
 from cfnrun.stacks.template.includes import INCLUDE, IncludeReader, include_location, include_sections, included
-from cfnrun.stacks.template.intrinsics import SUPPORTED_FUNCTIONS, get_att_target, is_function, split_arguments, unsupported_function
+from cfnrun.stacks.template.intrinsics import (
+    SUPPORTED_FUNCTIONS, get_att_target, is_function, join_arguments, ref_argument, split_arguments, sub_arguments, unsupported_function,
+)
 from cfnrun.stacks.template.macros import MacroCall, MacroRunner, no_echo_values, not_local, template_parameter_values
 from cfnrun.stacks.template.serverless import SERVERLESS, expand_serverless
 
@@ -170,8 +172,16 @@ def _check_function(where: str, function: str, argument: Any, extensions: bool) 
 
 def _check_arguments(where: str, function: str, argument: Any, conditions: Mapping[str, Any]) -> None:
     """Arguments the service refuses as the template arrives, whatever the values (LocalStack's tests recorded against
-    AWS: an Fn::If naming no declared condition, an Fn::GetAtt of one element, an Fn::Split of something not a list)."""
+    AWS: an Fn::If naming no declared condition, an Fn::GetAtt of one element, an Fn::Split of something not a list;
+    users' reports of ValidateTemplate and CreateStack: a Ref of something not a string, an Fn::Join or Fn::Sub of the
+    wrong shape, ``intrinsics.py``), in a resource whose condition is false too (inferred: the shape is the template's)."""
     try:
+        if function == "Ref":
+            ref_argument(argument)
+        if function == "Fn::Join":
+            join_arguments(argument)
+        if function == "Fn::Sub":
+            sub_arguments(argument)
         if function == "Fn::If" and isinstance(argument, list) and argument and isinstance(argument[0], str) \
                 and argument[0] not in conditions:
             raise TemplateError(f"Template error: unresolved condition dependency {argument[0]} in Fn::If")
