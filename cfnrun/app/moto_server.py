@@ -16,7 +16,6 @@ import time
 import traceback
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, Optional
-from xml.sax.saxutils import escape
 
 from cfnrun.model.endpoint_url import check_endpoint_url
 from cfnrun.model.errors import CfnrunError
@@ -119,6 +118,8 @@ class AwsShapedFailures:
                 body = json.dumps({"__type": "InternalFailure", "message": message}).encode()
                 content_type = "application/x-amz-json-1.1"
             else:
+                from xml.sax.saxutils import escape  # with urllib.request: only when moto fails a call, not in every command's start
+
                 body = (
                     "<ErrorResponse><Error><Type>Receiver</Type><Code>InternalFailure</Code>"
                     f"<Message>{escape(message)}</Message></Error><RequestId>cfnrun-moto</RequestId></ErrorResponse>"
