@@ -51,3 +51,8 @@ def test_a_template_url_in_the_endpoints_s3_is_read_and_other_urls_are_refused_i
         with pytest.raises(ClientError) as refused:
             cloudformation.create_stack(StackName="refused", TemplateURL=refused_url)
         assert (refused.value.response["Error"]["Code"], refused.value.response["Error"]["Message"]) == ("ValidationError", message)
+    # both: the service's text as terraform's users quote it (hashicorp/terraform#4534), not the URL read and the body dropped
+    for operation in (cloudformation.create_stack, cloudformation.validate_template):
+        with pytest.raises(ClientError) as both:
+            operation(**({"StackName": "both"} if operation == cloudformation.create_stack else {}), TemplateURL=url, TemplateBody=TEMPLATE)
+        assert both.value.response["Error"]["Message"] == "You cannot specify both Template URL and Template Body."

@@ -44,8 +44,10 @@ def needed(params: Dict[str, Any], member: str) -> Any:
 
 
 def given_template_body(params: Dict[str, Any], required: bool = True) -> Optional[str]:
-    if params.get("TemplateURL"):
-        raise StackError("TemplateURL is not supported by cfnrun's local stacks: pass the template as TemplateBody (aws cloudformation --template-body file://…)")
+    if params.get("TemplateURL") and params.get("TemplateBody") is not None:  # the service's words (hashicorp/terraform#4534)
+        raise StackError("You cannot specify both Template URL and Template Body.")
+    if params.get("TemplateURL"):  # read into TemplateBody before the call gets here wherever serve can read it
+        raise StackError("TemplateURL must be a supported URL.")
     body = params.get("TemplateBody")
     if body is None and required and not params.get("UsePreviousTemplate"):
         raise StackError("Either Template URL or Template Body must be specified.")
