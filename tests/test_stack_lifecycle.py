@@ -325,3 +325,25 @@ def test_an_update_killed_mid_way_is_rolled_back_by_the_next_serve_to_the_previo
             cfn.continue_update_rollback(StackName="killed")
     finally:
         second.server.stop()
+
+
+def test_a_tag_key_in_aws_namespace_is_refused_before_anything_is_made(served: Served) -> None:
+    """CreateStack's answer as users quote it; UpdateStack and CreateChangeSet take the same Tags (inferred)."""
+    cfn = served.cloudformation
+    body = _template(_chain(["Kept"], "inbox"))
+    for key in ("aws:cloudformation:owner", "AWS:team"):
+        with pytest.raises(ClientError) as refused:
+            cfn.create_stack(StackName="reserved-tag", TemplateBody=body, Parameters=_folder("inbox"), Tags=[{"Key": key, "Value": "x"}])
+        error = refused.value.response["Error"]
+        assert (error["Code"], error["Message"]) == ("ValidationError", "aws: prefixed tag key names are not allowed for external use.")
+    with pytest.raises(ClientError, match="Stack with id reserved-tag does not exist"):
+        cfn.describe_stacks(StackName="reserved-tag")
+    cfn.create_stack(StackName="tagged", TemplateBody=body, Parameters=_folder("inbox"), Tags=[{"Key": "team", "Value": "notes"}])
+    served.wait("stack_create_complete", StackName="tagged")
+    with pytest.raises(ClientError, match="aws: prefixed tag key names are not allowed for external use"):
+        cfn.update_stack(StackName="tagged", UsePreviousTemplate=True, Parameters=_folder("inbox"), Tags=[{"Key": "aws:x", "Value": "y"}])
+    with pytest.raises(ClientError, match="aws: prefixed tag key names are not allowed for external use"):
+        cfn.create_change_set(StackName="tagged", ChangeSetName="retag", UsePreviousTemplate=True, Parameters=_folder("inbox"),
+                              Tags=[{"Key": "aws:x", "Value": "y"}])
+    assert cfn.list_change_sets(StackName="tagged")["Summaries"] == []
+    assert cfn.describe_stacks(StackName="tagged")["Stacks"][0]["Tags"] == [{"Key": "team", "Value": "notes"}]

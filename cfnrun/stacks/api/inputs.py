@@ -19,9 +19,19 @@ def given_parameters(params: Dict[str, Any]) -> Dict[str, Optional[str]]:
     return given
 
 
+# CreateStack's answer as users quote it (aws-quickstart/quickstart-amazon-eks#42, quickstart-examples#39); that "AWS:" is
+# refused too is inferred from the user guide's note on tags (neither "aws:" nor "AWS:").
+RESERVED_TAG_KEY = "aws: prefixed tag key names are not allowed for external use."
+
+
 def given_tags(params: Dict[str, Any]) -> Optional[Dict[str, str]]:
+    """The stack tags a call gives (None: it gives none); a key in AWS's own namespace is refused."""
     tags = params.get("Tags")
-    return None if tags is None else {tag["Key"]: tag.get("Value", "") for tag in tags}
+    if tags is None:
+        return None
+    if any(str(tag["Key"]).lower().startswith("aws:") for tag in tags):
+        raise StackError(RESERVED_TAG_KEY)
+    return {tag["Key"]: tag.get("Value", "") for tag in tags}
 
 
 def one_page(items: List[Any], params: Dict[str, Any], size: int = PAGE_SIZE) -> "tuple[List[Any], Optional[str]]":
