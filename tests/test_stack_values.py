@@ -28,6 +28,7 @@ class Served:
         assert announced, server.output
         self.cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
         self.ssm = boto3.client("ssm", endpoint_url=announced.group(1), **CREDENTIALS)
+        self.ec2 = boto3.client("ec2", endpoint_url=announced.group(1), **CREDENTIALS)
 
     def wait(self, waiter: str, stack: str) -> None:
         self.cloudformation.get_waiter(waiter).wait(StackName=stack, WaiterConfig=FAST)
@@ -275,3 +276,50 @@ def test_outputs_that_are_booleans_or_numbers_read_as_the_service_writes_them(se
     served.wait("stack_create_complete", "scalar-outputs")
     assert served.outputs("scalar-outputs") == {
         "Literal": "true", "Affirmed": "true", "Branch": "false", "Joined": "true,1", "Number": "2", "List": "true,false"}
+
+
+AWS_TYPED = json.dumps(
+    {
+        "Parameters": {
+            "Key": {"Type": "AWS::EC2::KeyPair::KeyName", "NoEcho": True},
+            "Vpc": {"Type": "AWS::EC2::VPC::Id"},
+            "Subnets": {"Type": "List<AWS::EC2::Subnet::Id>"},
+        },
+        "Resources": {"Handle": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+        "Outputs": {"Vpc": {"Value": {"Ref": "Vpc"}}},
+    }
+)
+
+
+def test_aws_specific_parameter_values_naming_nothing_on_the_endpoint_stop_the_operation_as_it_starts(served: Served) -> None:
+    served.ec2.create_key_pair(KeyName="deployer")
+    vpc = served.ec2.describe_vpcs()["Vpcs"][0]["VpcId"]
+    subnets = [subnet["SubnetId"] for subnet in served.ec2.describe_subnets()["Subnets"]][:2]
+    served.cloudformation.create_stack(StackName="aws-typed", TemplateBody=AWS_TYPED,
+                                       Parameters=_parameters(Key="deployer", Vpc=vpc, Subnets=",".join(subnets)))
+    served.wait("stack_create_complete", "aws-typed")
+    assert served.outputs("aws-typed") == {"Vpc": vpc}
+
+    # a list's second item: the stack is made, then rolled back, its reason the service's words (nothing else is touched)
+    served.cloudformation.create_stack(StackName="no-subnet", TemplateBody=AWS_TYPED,
+                                       Parameters=_parameters(Key="deployer", Vpc=vpc, Subnets=f"{subnets[0]},subnet-0nothere"))
+    with pytest.raises(WaiterError, match="ROLLBACK_COMPLETE"):
+        served.wait("stack_create_complete", "no-subnet")
+    events = served.cloudformation.describe_stack_events(StackName="no-subnet")["StackEvents"]
+    assert [(e["LogicalResourceId"], e["ResourceStatus"]) for e in events][::-1] == [
+        ("no-subnet", "CREATE_IN_PROGRESS"), ("no-subnet", "ROLLBACK_IN_PROGRESS"), ("no-subnet", "ROLLBACK_COMPLETE"),
+    ]
+    assert events[1]["ResourceStatusReason"] == (
+        "Parameter validation failed: parameter value subnet-0nothere for parameter name Subnets does not exist. Rollback requested by user."
+    )
+    assert events[1]["DetailedStatus"] == "VALIDATION_FAILED"
+
+    # an update: rolled back, the stack keeps its values; a NoEcho parameter's value is not shown
+    served.cloudformation.update_stack(StackName="aws-typed", TemplateBody=AWS_TYPED,
+                                       Parameters=_parameters(Key="not-a-key", Vpc=vpc, Subnets=",".join(subnets)))
+    with pytest.raises(WaiterError, match="UPDATE_ROLLBACK_COMPLETE"):
+        served.wait("stack_update_complete", "aws-typed")
+    reasons = [e.get("ResourceStatusReason") for e in served.cloudformation.describe_stack_events(StackName="aws-typed")["StackEvents"]]
+    assert "Parameter validation failed: parameter value **** for parameter name Key does not exist" in reasons
+    assert not any("not-a-key" in (reason or "") for reason in reasons)
+    assert served.outputs("aws-typed") == {"Vpc": vpc}

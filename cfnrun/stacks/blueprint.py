@@ -51,6 +51,9 @@ class StackEnvironment:
     run_macro: Optional[MacroRunner] = None  # runs one of the account's macros (template/macros.py)
     availability_zones: Callable[[str], Sequence[str]] = listed_zones  # Fn::GetAZs's: a region's zones (the endpoint's EC2 on serve)
     notification_arns: Tuple[str, ...] = ()  # the stack's NotificationARNs for this operation (AWS::NotificationARNs)
+    # the first of the values (of one AWS-specific parameter type, AWS::EC2::KeyPair::KeyName ...) naming nothing on the AWS
+    # endpoint, None when all exist; None itself without an endpoint (the values are then taken as they are)
+    aws_value_missing: Optional[Callable[[str, Sequence[str]], Optional[str]]] = None
 
 
 @dataclass
@@ -357,8 +360,10 @@ class Blueprints:
         self, provisioners: Provisioners, exports: Exports, region: str, account_id: str,
         module_fragments: Optional[Mapping[str, Mapping[str, Any]]] = None, read_include: Optional[IncludeReader] = None,
         ssm_parameter: Optional[Callable[[str], str]] = None, availability_zones: Callable[[str], Sequence[str]] = listed_zones,
+        aws_value_missing: Optional[Callable[[str, Sequence[str]], Optional[str]]] = None,
     ) -> None:
         self.read_include = read_include
+        self.aws_value_missing = aws_value_missing  # looks up AWS-specific parameters' values on the endpoint (StackEnvironment's)
         self.availability_zones = availability_zones
         self.stack_output: StackOutputLookup = lambda stack, output: None  # given once the stacks exist (local_stacks.py)
         self.run_macro: Optional[MacroRunner] = None  # given once the macros exist (local_stacks.py)
@@ -387,6 +392,7 @@ class Blueprints:
             stack_name, stack_id, self.region, self.account_id, self.exports.value, self.ssm_parameter,
             module_fragments=self.module_fragments, read_include=self.read_include, stack_output=self.stack_output,
             run_macro=self.run_macro, availability_zones=self.availability_zones, notification_arns=tuple(notification_arns),
+            aws_value_missing=self.aws_value_missing,
         )
 
     def prepare(

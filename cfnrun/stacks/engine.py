@@ -45,7 +45,7 @@ from cfnrun.stacks.provisioning import (
 from cfnrun.stacks.records import Stack, StackOutput, StackResource, mask_values
 from cfnrun.stacks.signals import ResourceSignals, SignalProblem, resource_signal_policy
 from cfnrun.stacks.stack_policy import StackPolicy, refusals
-from cfnrun.stacks.validation import VALIDATION_FAILED, unsupported_attribute
+from cfnrun.stacks.validation import VALIDATION_FAILED, missing_parameter_value, unsupported_attribute
 
 HOOK_REASON_LIMIT = 1024  # HookStatusReason, as the API bounds it
 CREATION_INITIATED = "Resource creation Initiated"  # the second CREATE_IN_PROGRESS, once the handler is called
@@ -127,7 +127,8 @@ class StackEngine:
                 cancellation.cancel(f"{logical_id} failed")
             return ok
 
-        invalid = unsupported_attribute(blueprint, self.provisioners)  # the template, checked as the operation starts
+        # the parameters and the template, checked as the operation starts
+        invalid = await missing_parameter_value(blueprint) or unsupported_attribute(blueprint, self.provisioners)
         refused = invalid or await self._stack_hooks(stack, "CREATE", blueprint.template_body, None, token, skip_hooks)
         try:
             if refused is None:
@@ -324,7 +325,7 @@ class StackEngine:
         stack.template_body, stack.description = blueprint.template_body, blueprint.description
         stack.updated_at = time.time()
         stack.set_status("UPDATE_IN_PROGRESS", "User Initiated", token)
-        invalid = unsupported_attribute(blueprint, self.provisioners)
+        invalid = await missing_parameter_value(blueprint) or unsupported_attribute(blueprint, self.provisioners)
         refused = invalid or await self._stack_hooks(stack, "UPDATE", blueprint.template_body, previous.template_body, token, skip_hooks)
         if refused is not None:
             await self._roll_back_update(stack, run, refused, token, VALIDATION_FAILED if invalid else None)

@@ -25,6 +25,7 @@ attribute its type lacks stops the operation before any resource (docs/reference
 """
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple
@@ -33,6 +34,8 @@ from cfnrun.stacks.blueprint import KNOWN_AFTER_APPLY, Blueprint
 from cfnrun.stacks.plan import ChangePlan, ResourceChange
 from cfnrun.stacks.provisioning import AttributeNames, NoProvisioner, Provisioner, Provisioners, Replacement
 from cfnrun.stacks.records import Stack
+from cfnrun.stacks.template.parameter_types import aws_specific_item
+from cfnrun.stacks.template.parameters import NO_ECHO_MASK
 
 PROPERTY_VALIDATION = "AWS::EarlyValidation::PropertyValidation"
 RESOURCE_EXISTENCE_CHECK = "AWS::EarlyValidation::ResourceExistenceCheck"
@@ -138,6 +141,29 @@ def _name_conflicts(
             )
         )
     return failures
+
+
+async def missing_parameter_value(blueprint: Blueprint) -> Optional[str]:
+    """Why the operation stops as it starts: a parameter of an AWS-specific type (``AWS::EC2::KeyPair::KeyName``, a
+    ``List<AWS::EC2::Subnet::Id>``, a Systems Manager parameter holding one) whose value names nothing on the AWS endpoint,
+    in the service's words as users quote them (m-chandler/factorio-spot-pricing#39: "Parameter validation failed:
+    parameter value for parameter name HostedZoneId does not exist. Rollback requested by user."). That it is checked
+    as the operation starts, with the rollback's reason, is read from that report; the rest (an update's, the
+    VALIDATION_FAILED detail, the first parameter named only) is inferred. Without an endpoint nothing is looked up."""
+    lookup = blueprint.environment.aws_value_missing
+    if lookup is None:
+        return None
+    for name, declared in blueprint.template.parameters.items():
+        item_type = aws_specific_item(declared.type)
+        value = blueprint.parameter_values.get(name)
+        if item_type is None or value is None:
+            continue
+        values = value if isinstance(value, list) else [value]
+        missing = await asyncio.to_thread(lookup, item_type, values)
+        if missing is not None:
+            shown = NO_ECHO_MASK if name in blueprint.no_echo else missing
+            return f"Parameter validation failed: parameter value {shown} for parameter name {name} does not exist"
+    return None
 
 
 def unsupported_attribute(blueprint: Blueprint, provisioners: Provisioners) -> Optional[str]:

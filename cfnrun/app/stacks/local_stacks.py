@@ -47,6 +47,7 @@ from cfnrun.app.stacks.hook_resources import HookKind, HookResources
 from cfnrun.app.stacks.lambda_hooks import LAMBDA_HOOK_TYPE, LambdaHookKind
 from cfnrun.app.stacks.provisioners import TypeRouter
 from cfnrun.app.stacks.dynamic_references import EndpointValues, ResolvingProvisioners
+from cfnrun.app.stacks.parameter_resources import ParameterResources
 from cfnrun.app.stacks.ssm_parameters import SsmParameters
 from cfnrun.app.stacks.endpoint_zones import EndpointZones
 from cfnrun.stacks.api.operations import StackOperations
@@ -377,8 +378,9 @@ def local_stacks(
 
     read_include = partial(read_snippet, served.aws_endpoint, region, url)
     ssm = SsmParameters(served.aws_endpoint, region).value if served.aws_endpoint else None
+    looked_up = ParameterResources(served.aws_endpoint, region).missing if served.aws_endpoint else None
     blueprints = Blueprints(router, exports, region, account_id, fragments, read_include=read_include, ssm_parameter=ssm,
-                            availability_zones=EndpointZones(served.aws_endpoint).zones)
+                            availability_zones=EndpointZones(served.aws_endpoint).zones, aws_value_missing=looked_up)
     store = StackStore(engine, blueprints, state)
 
     def stack_output(name: str, output: str) -> Optional[str]:  # Fn::GetStackOutput: KeyError when there is no such stack

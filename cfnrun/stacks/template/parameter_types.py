@@ -52,5 +52,13 @@ def parameter_type(name: str) -> Optional[ParameterType]:
     return ParameterType(name, is_list=is_list, is_number=item == "Number", from_ssm=from_ssm)
 
 
+def aws_specific_item(name: str) -> Optional[str]:
+    """The AWS-specific type (``AWS::EC2::VPC::Id`` ...) whose values a parameter of type ``name`` is given: the type
+    itself or a ``List<>`` of it; None for any other type (a Systems Manager parameter holding one included: whether the
+    service checks what it holds is not documented)."""
+    item = name[len("List<"):-1] if name.startswith("List<") and name.endswith(">") else name
+    return item if item in AWS_SPECIFIC_TYPES else None
+
+
 def is_parameter_type(name: str) -> bool:
     return parameter_type(name) is not None
