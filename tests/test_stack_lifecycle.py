@@ -347,3 +347,24 @@ def test_a_tag_key_in_aws_namespace_is_refused_before_anything_is_made(served: S
                               Tags=[{"Key": "aws:x", "Value": "y"}])
     assert cfn.list_change_sets(StackName="tagged")["Summaries"] == []
     assert cfn.describe_stacks(StackName="tagged")["Stacks"][0]["Tags"] == [{"Key": "team", "Value": "notes"}]
+
+
+def test_use_previous_template_beside_a_template_or_for_a_new_stack_is_refused_in_the_services_words(served: Served) -> None:
+    cfn = served.cloudformation
+    body = _template(_chain(["Kept"], "inbox"))
+    cfn.create_stack(StackName="previous", TemplateBody=body, Parameters=_folder("inbox"))
+    served.wait("stack_create_complete", StackName="previous")
+    both = "You cannot specify both usePreviousTemplate and Template Body/Template URL"  # boto/boto#2843
+    with pytest.raises(ClientError) as refused:
+        cfn.update_stack(StackName="previous", UsePreviousTemplate=True, TemplateBody=body, Parameters=_folder("outbox"))
+    assert (refused.value.response["Error"]["Code"], refused.value.response["Error"]["Message"]) == ("ValidationError", both)
+    with pytest.raises(ClientError, match=both):
+        cfn.create_change_set(StackName="previous", ChangeSetName="both", UsePreviousTemplate=True, TemplateBody=body, Parameters=_folder("outbox"))
+    with pytest.raises(ClientError) as new_stack:  # glassechidna/stackit#38
+        cfn.create_change_set(StackName="not-yet", ChangeSetName="first", ChangeSetType="CREATE", UsePreviousTemplate=True)
+    assert new_stack.value.response["Error"]["Message"] == "Cannot specify usePreviousTemplate as true for a changeSetType CREATE"
+    with pytest.raises(ClientError, match="Stack with id not-yet does not exist"):
+        cfn.describe_stacks(StackName="not-yet")
+    assert cfn.list_change_sets(StackName="previous")["Summaries"] == []
+    cfn.update_stack(StackName="previous", UsePreviousTemplate=True, Parameters=_folder("outbox"))  # alone: the stack's template
+    served.wait("stack_update_complete", StackName="previous")

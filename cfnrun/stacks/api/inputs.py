@@ -19,6 +19,10 @@ def given_parameters(params: Dict[str, Any]) -> Dict[str, Optional[str]]:
     return given
 
 
+# the service's words as boto/boto#2843 quotes them, for UpdateStack (CreateChangeSet's inferred)
+BOTH_PREVIOUS_AND_NEW_TEMPLATE = "You cannot specify both usePreviousTemplate and Template Body/Template URL"
+# CreateChangeSet's answer as glassechidna/stackit#38 quotes it
+PREVIOUS_TEMPLATE_OF_A_NEW_STACK = "Cannot specify usePreviousTemplate as true for a changeSetType CREATE"
 # CreateStack's answer as users quote it (aws-quickstart/quickstart-amazon-eks#42, quickstart-examples#39); that "AWS:" is
 # refused too is inferred from the user guide's note on tags (neither "aws:" nor "AWS:").
 RESERVED_TAG_KEY = "aws: prefixed tag key names are not allowed for external use."
@@ -54,6 +58,8 @@ def needed(params: Dict[str, Any], member: str) -> Any:
 
 
 def given_template_body(params: Dict[str, Any], required: bool = True) -> Optional[str]:
+    if params.get("UsePreviousTemplate") and (params.get("TemplateBody") is not None or params.get("TemplateURL")):
+        raise StackError(BOTH_PREVIOUS_AND_NEW_TEMPLATE)
     if params.get("TemplateURL") and params.get("TemplateBody") is not None:  # the service's words (hashicorp/terraform#4534)
         raise StackError("You cannot specify both Template URL and Template Body.")
     if params.get("TemplateURL"):  # read into TemplateBody before the call gets here wherever serve can read it
