@@ -363,8 +363,17 @@ def test_use_previous_template_beside_a_template_or_for_a_new_stack_is_refused_i
     with pytest.raises(ClientError) as new_stack:  # glassechidna/stackit#38
         cfn.create_change_set(StackName="not-yet", ChangeSetName="first", ChangeSetType="CREATE", UsePreviousTemplate=True)
     assert new_stack.value.response["Error"]["Message"] == "Cannot specify usePreviousTemplate as true for a changeSetType CREATE"
+    with pytest.raises(ClientError) as previous_value:  # mapbox/cfn-config#182
+        cfn.create_change_set(StackName="not-yet", ChangeSetName="first", ChangeSetType="CREATE", TemplateBody=body,
+                              Parameters=[{"ParameterKey": "Folder", "UsePreviousValue": True}])
+    assert previous_value.value.response["Error"]["Message"] == "Cannot specify UsePreviousValue on Parameters when ChangeSetType is CREATE"
     with pytest.raises(ClientError, match="Stack with id not-yet does not exist"):
         cfn.describe_stacks(StackName="not-yet")
+    with pytest.raises(ClientError) as value_too:  # widdix/cfn-create-or-update#15
+        cfn.update_stack(StackName="previous", UsePreviousTemplate=True, Parameters=[{"ParameterKey": "Folder", "ParameterValue": "outbox", "UsePreviousValue": True}])
+    assert value_too.value.response["Error"]["Message"] == (
+        "Invalid input for parameter key Folder. Cannot specify usePreviousValue as true and non empty value for a parameter"
+    )
     assert cfn.list_change_sets(StackName="previous")["Summaries"] == []
     cfn.update_stack(StackName="previous", UsePreviousTemplate=True, Parameters=_folder("outbox"))  # alone: the stack's template
     served.wait("stack_update_complete", StackName="previous")

@@ -15,6 +15,8 @@ def given_parameters(params: Dict[str, Any]) -> Dict[str, Optional[str]]:
         key = parameter.get("ParameterKey")
         if key is None:
             raise StackError("A Parameters member has no ParameterKey")
+        if parameter.get("UsePreviousValue") and parameter.get("ParameterValue") not in (None, ""):  # widdix/cfn-create-or-update#15
+            raise StackError(f"Invalid input for parameter key {key}. Cannot specify usePreviousValue as true and non empty value for a parameter")
         given[key] = None if parameter.get("UsePreviousValue") else parameter.get("ParameterValue", "")
     return given
 
@@ -23,6 +25,8 @@ def given_parameters(params: Dict[str, Any]) -> Dict[str, Optional[str]]:
 BOTH_PREVIOUS_AND_NEW_TEMPLATE = "You cannot specify both usePreviousTemplate and Template Body/Template URL"
 # CreateChangeSet's answer as glassechidna/stackit#38 quotes it
 PREVIOUS_TEMPLATE_OF_A_NEW_STACK = "Cannot specify usePreviousTemplate as true for a changeSetType CREATE"
+# CreateChangeSet's answer as mapbox/cfn-config#182 and aws/serverless-application-model#122 quote it
+PREVIOUS_VALUE_OF_A_NEW_STACK = "Cannot specify UsePreviousValue on Parameters when ChangeSetType is CREATE"
 # CreateStack's answer as users quote it (aws-quickstart/quickstart-amazon-eks#42, quickstart-examples#39); that "AWS:" is
 # refused too is inferred from the user guide's note on tags (neither "aws:" nor "AWS:").
 RESERVED_TAG_KEY = "aws: prefixed tag key names are not allowed for external use."

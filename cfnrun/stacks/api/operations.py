@@ -15,7 +15,7 @@ from cfnrun.model.hook_configuration import HookConfiguration
 from cfnrun.model.hook_protocol import HOOK_TYPE_VERSION
 from cfnrun.stacks.api import STACK_OPERATIONS
 from cfnrun.stacks.api.inputs import (
-    PAGE_SIZE, PREVIOUS_TEMPLATE_OF_A_NEW_STACK, given_notification_arns, given_parameters, given_tags, given_template_body, needed, one_page, rollback_disabled, take_settings,
+    PAGE_SIZE, PREVIOUS_TEMPLATE_OF_A_NEW_STACK, PREVIOUS_VALUE_OF_A_NEW_STACK, given_notification_arns, given_parameters, given_tags, given_template_body, needed, one_page, rollback_disabled, take_settings,
     type_name_of,
 )
 from cfnrun.stacks.api.iac_generator import IacGeneratorOperations, IacGeneratorService
@@ -463,6 +463,8 @@ class StackOperations:
             raise StackError(ON_STACK_FAILURE_DELETE_NOT_CREATE)
         if params.get("ChangeSetType") == "CREATE" and params.get("UsePreviousTemplate"):
             raise StackError(PREVIOUS_TEMPLATE_OF_A_NEW_STACK)
+        if params.get("ChangeSetType") == "CREATE" and any(p.get("UsePreviousValue") for p in params.get("Parameters") or []):
+            raise StackError(PREVIOUS_VALUE_OF_A_NEW_STACK)
         actual = self._drift_reads(params) if params.get("DeploymentMode") is not None and refused is None else None
         change_set = self.store.create_change_set(
             params["StackName"],
