@@ -101,6 +101,10 @@ def test_decode_errors_have_line_and_column(text: str, line: int, column: int, p
          r"Template format error: \[/Parameters/P\] Every Parameters object must contain a Type member."),
         ("Parameters: {P: {Type: Strin}}\nResources: {A: {Type: X}}\n", "Template format error: Unrecognized parameter type: Strin"),
         ("Resources: {A: {Type: X}}\nOutputs: {O: {Description: x}}\n", "^Template format error: Every Outputs member must contain a Value object$"),
+        ("Resources: {A: {Type: X}}\nOutputs: {O: {Value: [!Ref A, b]}}\n",  # users' reports of CreateStack's answer
+         r"^Template format error: The Value field of every Outputs member must evaluate to a String and not a List\.$"),
+        ("Resources: {A: {Type: X}}\nOutputs: {O: {Value: {Id: !Ref A}}}\n",
+         r"^Template format error: The Value field of every Outputs member must evaluate to a String and not a Map\.$"),
         # more of the service's texts as LocalStack's tests recorded them against AWS (test_validations, test_stacks,
         # test_change_set_conditions, test_conditions, test_change_set_fn_split, test_change_set_fn_select)
         ('{"Resources": "", "Outputs": ""}', r"^Template format error: Any Resources member must be an object\.$"),

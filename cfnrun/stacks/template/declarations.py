@@ -294,6 +294,14 @@ def _policy(value: Any, attribute: str, allowed: Tuple[str, ...], logical_id: st
     return str(value)
 
 
+def is_function(value: Any) -> bool:
+    """Is ``value`` an intrinsic function call (a one-key object whose key is Ref or Fn::*)?"""
+    if not isinstance(value, dict) or len(value) != 1:
+        return False
+    [key] = value
+    return key == "Ref" or (isinstance(key, str) and key.startswith("Fn::"))
+
+
 def _output(name: Any, value: Any, conditions: Mapping[str, Any]) -> OutputDeclaration:
     name = _logical_id("Output", name)
     where = f"/Outputs/{name}"
@@ -302,6 +310,10 @@ def _output(name: Any, value: Any, conditions: Mapping[str, Any]) -> OutputDecla
     _refuse_unknown(value, OUTPUT_ATTRIBUTES, "output")
     if value.get("Value") is None:
         raise format_error("Every Outputs member must contain a Value object")
+    if isinstance(value["Value"], list) or (isinstance(value["Value"], dict) and not is_function(value["Value"])):
+        # the service's words as users quote its CreateStack answers (aws-cloudformation/cfn-lint#485, org-formation-cli#15)
+        kind = "List" if isinstance(value["Value"], list) else "Map"
+        raise format_error(f"The Value field of every Outputs member must evaluate to a String and not a {kind}.")
     export = value.get("Export")
     if export is not None and not (isinstance(export, dict) and export.get("Name") is not None):
         raise format_error(f"Output {name} is malformed. The Name field of every Export member must be specified.")

@@ -20,6 +20,7 @@ import json
 import re
 from typing import Any, Callable, Dict, List, Mapping, Protocol, Tuple
 
+from cfnrun.stacks.template.declarations import is_function as is_function  # its home: what the template's reading needs too
 from cfnrun.stacks.template.declarations import scalar_text
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.parameters import ParameterValue
@@ -61,14 +62,6 @@ class ResolveContext(Protocol):
 
     def stack_output(self, arguments: Mapping[str, str]) -> Any:
         """Fn::GetStackOutput: another stack's output (``stack_outputs.py``); TemplateError where it cannot be read."""
-
-
-def is_function(value: Any) -> bool:
-    """Is ``value`` an intrinsic function call (a one-key object whose key is Ref or Fn::*)?"""
-    if not isinstance(value, dict) or len(value) != 1:
-        return False
-    [key] = value
-    return key == "Ref" or (isinstance(key, str) and key.startswith("Fn::"))
 
 
 def resolve(value: Any, context: ResolveContext, where: str = "") -> Any:
