@@ -175,6 +175,10 @@ def test_a_resource_read_finds_after_its_delete_is_left_behind(sample: Callable[
         (["stack/template.yaml", "--update="], "names no parameter"),
         (["stack/template.yaml", "--parameters", "Nope=1"], "stack/template.yaml: Parameters: [Nope] do not exist in the template"),
         (["stack/template.yaml", "--update", "NodeCount=1"], "step 2 (update NodeCount=1): it changes no parameter's value"),
+        # told from the template alone, before serve starts: before the missing provider (which serve's start reads) is
+        (["stack/template.yaml", "--parameters", "Nope=1", "--provider", "no-such-provider"], "Parameters: [Nope] do not exist"),
+        (["stack/template.yaml", "--update", "Env=prod", "--update", "Bogus=1", "--provider", "no-such-provider"],
+         "stack/template.yaml, step 3 (update Bogus=1): Parameters: [Bogus] do not exist in the template"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(stack_samples: Path, args: List[str], says: str) -> None:

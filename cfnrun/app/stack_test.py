@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import json
 import signal
 import time
 from dataclasses import dataclass
@@ -53,8 +54,55 @@ STEP_ENDS = {"create": "CREATE_COMPLETE", "update": "UPDATE_COMPLETE", "delete":
 PLACEHOLDER_ID = "arn:aws:cloudformation:us-east-1:000000000000:stack/checking/0"
 
 
+NO_UPDATES = "it changes no parameter's value: No updates are to be performed."
+
+
 class StackTestRefused(CfnrunError):
     """What the service would refuse before the stack exists (its ValidationError text): a usage error."""
+
+
+def refused_before_serve(plan: "StackTestPlan") -> None:
+    """The steps' parameters the service would refuse, found before serve starts where the template alone tells (it has
+    no Transform, which may add or change its Parameters): a key it does not declare, a parameter left without a value,
+    an update that changes nothing; StackTestRefused in the words ``StackLifecycle._checked_steps`` uses once serve has
+    read the template. Whatever this cannot tell (a template serve refuses, a value's constraints) is left to that."""
+    from cfnrun.model.template_text import TemplateDecodeError, decode_template
+    from cfnrun.stacks.template.declarations import parameter_declarations
+    from cfnrun.stacks.template.parameters import refuse_missing_values, refuse_unknown_keys
+
+    try:
+        document = decode_template(plan.body)
+    except TemplateDecodeError:
+        return
+    if not isinstance(document, dict) or "Transform" in document or "Fn::Transform" in json.dumps(document.get("Parameters"), default=str):
+        return
+    try:
+        declarations = parameter_declarations(document)
+    except TemplateError:
+        return
+    try:
+        refuse_unknown_keys(declarations, plan.parameters)
+        refuse_missing_values(declarations, plan.parameters)
+    except TemplateError as error:
+        raise StackTestRefused(f"{plan.template}: {_one_line(str(error))}") from None
+    no_echo = tuple(name for name, declared in declarations.items() if declared.no_echo)
+    values = {name: declared.default for name, declared in declarations.items() if declared.default is not None}
+    values.update(plan.parameters)
+    for number, changes in enumerate(plan.updates, start=2):
+        where = _step_place(plan, number, Step("update", dict(changes)), no_echo)
+        try:
+            refuse_unknown_keys(declarations, changes)
+        except TemplateError as error:
+            raise StackTestRefused(f"{where}: {_one_line(str(error))}") from None
+        following = {**values, **changes}
+        if following == values:
+            raise StackTestRefused(f"{where}: {NO_UPDATES}")
+        values = following
+
+
+def _step_place(plan: "StackTestPlan", number: int, step: "Step", no_echo: Tuple[str, ...]) -> str:
+    """Where a refusal is: the template and the update step, as the user gave it (NoEcho values masked)."""
+    return f"{plan.template}, step {number} ({step.describe(no_echo)})"
 
 
 @dataclass(frozen=True)
@@ -193,7 +241,7 @@ class StackLifecycle:
             raise StackTestRefused(f"{plan.template}: {_one_line(str(error))}") from None
         for number, changes in enumerate(plan.updates, start=2):
             step = Step("update", dict(changes))
-            where = f"{plan.template}, step {number} ({step.describe(blueprint.no_echo)})"
+            where = _step_place(plan, number, step, blueprint.no_echo)
             try:
                 given = self._update_parameters(blueprint.parameters, changes)
                 await self.stacks.calls.run_macros(plan.body, {k: blueprint.parameters.get(k, "") if v is None else v for k, v in given.items()})
@@ -201,7 +249,7 @@ class StackLifecycle:
             except (TemplateError, StackError) as error:
                 raise StackTestRefused(f"{where}: {_one_line(str(error))}") from None
             if following.parameters == blueprint.parameters:
-                raise StackTestRefused(f"{where}: it changes no parameter's value: No updates are to be performed.")
+                raise StackTestRefused(f"{where}: {NO_UPDATES}")
             blueprint = following
             steps.append(step)
         if not plan.keep:

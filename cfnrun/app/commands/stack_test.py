@@ -35,7 +35,7 @@ LOG_NAME = "stack-test.log"  # in the current folder's .cfnrun/: the handlers' o
 
 
 def run(settings: StackTestSettings, early: EarlyStart) -> int:
-    from cfnrun.app.stack_test import run_stack_test
+    from cfnrun.app.stack_test import refused_before_serve, run_stack_test
     from cfnrun.ui.ndjson import StackTestNdjsonRenderer
     from cfnrun.ui.stack_timeline import StackTimeline
 
@@ -44,8 +44,9 @@ def run(settings: StackTestSettings, early: EarlyStart) -> int:
     sources = None
     try:
         body = _template_body(settings.template)
-        sources = served_sources(settings)
         serve_settings, plan = stack_test_settings(settings, body)
+        refused_before_serve(plan)  # a usage error told at once, not after serve and moto have started
+        sources = served_sources(settings)
         log_path = state_folder(Path.cwd()) / LOG_NAME
         with open(log_path, "w", encoding="utf-8") as log:
             completed = early.run(run_stack_test(plan, sources, serve_settings, renderer, Console(log, color=False)))

@@ -129,7 +129,7 @@ def parse_template(document: Any) -> StackTemplate:
     conditions = _section(document, "Conditions")
     parsed = StackTemplate(
         document=document,
-        parameters={name: _parameter(name, value) for name, value in _section(document, "Parameters").items()},
+        parameters=parameter_declarations(document),
         mappings={name: _mapping(name, value) for name, value in _section(document, "Mappings").items()},
         conditions=conditions,
         resources={logical_id: _resource(logical_id, value, conditions) for logical_id, value in resources.items()},
@@ -179,6 +179,11 @@ def scalar_text(value: Any) -> Optional[str]:
 def _text(value: Any) -> str:
     text = scalar_text(value)
     return str(value) if text is None else text
+
+
+def parameter_declarations(document: Dict[str, Any]) -> Dict[str, ParameterDeclaration]:
+    """A template's Parameters section, read as the service reads it (TemplateError when it would refuse it)."""
+    return {name: _parameter(name, value) for name, value in _section(document, "Parameters").items()}
 
 
 def _parameter(name: Any, value: Any) -> ParameterDeclaration:

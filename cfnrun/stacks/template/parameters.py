@@ -10,7 +10,7 @@ kept for Ref but shown as ``****`` (``NO_ECHO_MASK``) wherever a value leaves th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from cfnrun.model.patterns import PatternTimeout, ecma_find
 from cfnrun.stacks.template.declarations import ParameterDeclaration
@@ -60,19 +60,30 @@ def resolve_parameters(
     ``previous`` holds the values of the stack's last operation (by key, unmasked) for
     ``UsePreviousValue``; ``ssm_parameter`` reads ``AWS::SSM::Parameter::Value<...>`` parameters.
     """
-    unknown = [parameter.key for parameter in given if parameter.key not in declarations]
-    if unknown:
-        raise TemplateError(f"Parameters: [{', '.join(unknown)}] do not exist in the template")
+    refuse_unknown_keys(declarations, [parameter.key for parameter in given])
     values: Dict[str, str] = {}
     for parameter in given:
         values[parameter.key] = _given_value(parameter, previous or {})
+    refuse_missing_values(declarations, values)
     for name, declared in declarations.items():
         if name not in values and declared.default is not None:
             values[name] = declared.default
-    missing = [name for name in declarations if name not in values]
+    return {name: _checked(declared, values[name], ssm_parameter) for name, declared in declarations.items()}
+
+
+def refuse_unknown_keys(declarations: Mapping[str, ParameterDeclaration], keys: Iterable[str]) -> None:
+    """The service's refusal of keys the template does not declare."""
+    unknown = [key for key in keys if key not in declarations]
+    if unknown:
+        raise TemplateError(f"Parameters: [{', '.join(unknown)}] do not exist in the template")
+
+
+def refuse_missing_values(declarations: Mapping[str, ParameterDeclaration], valued: Iterable[str]) -> None:
+    """The service's refusal of declared parameters with no value: not among ``valued`` and without a Default."""
+    given = set(valued)
+    missing = [name for name, declared in declarations.items() if name not in given and declared.default is None]
     if missing:
         raise TemplateError(f"Parameters: [{', '.join(missing)}] must have values")
-    return {name: _checked(declared, values[name], ssm_parameter) for name, declared in declarations.items()}
 
 
 def parameter_values(parameters: Mapping[str, ResolvedParameter]) -> Dict[str, ParameterValue]:
