@@ -89,6 +89,11 @@ def test_function_name_qualifier_and_arn_resolve_to_the_same_function(serve: Cal
     assert counts == [1, 2, 3, 4]
     qualified = client.invoke(FunctionName="TypeFunction", Qualifier="$LATEST", Payload=b'{"do": "echo"}')
     assert payload(qualified)["count"] == 5 and qualified["ExecutedVersion"] == "$LATEST"
+    with pytest.raises(ClientError) as alias:  # no versions or aliases: refused, not run as $LATEST
+        client.invoke(FunctionName="TypeFunction", Qualifier="live", Payload=b'{"do": "echo"}')
+    assert alias.value.response["Error"]["Code"] == "InvalidParameterValueException"
+    assert "keeps no versions or aliases" in alias.value.response["Error"]["Message"]
+    assert payload(client.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["count"] == 6
 
 
 def test_handler_exception_is_an_unhandled_function_error(serve: Callable[..., ServerProcess]) -> None:

@@ -31,7 +31,7 @@ from cfnrun.api.cloudformation.service import CloudFormationApi
 from cfnrun.api.forwarding import Forwarder, signed_service
 from cfnrun.api.connections import ConnectionGuard, ConnectionLimits
 from cfnrun.api.function_responses import function_payload, shutdown_payload, tail_log
-from cfnrun.api.lambda_functions import FunctionManagement, FunctionRoutes, function_in_path
+from cfnrun.api.lambda_functions import FunctionManagement, FunctionRoutes, function_in_path, refuse_qualifier
 from cfnrun.api.sts_standin import StsStandIn
 from cfnrun.runtime.outcome import InvocationOutcome
 from cfnrun.model.errors import unreadable
@@ -262,6 +262,8 @@ class LambdaService:
         if request.method != "POST":
             raise service_errors.method_not_allowed(request.method, request.path)
         function = self.calls.function(name)
+        if request.query_string:  # a Qualifier; the usual call has no query to parse
+            refuse_qualifier(request)
         invocation_type = request.headers.get("X-Amz-Invocation-Type", "RequestResponse")
         if invocation_type not in INVOCATION_TYPES:
             raise service_errors.bad_invocation_type(invocation_type)

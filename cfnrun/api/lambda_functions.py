@@ -84,11 +84,11 @@ class FunctionRoutes:
         return _json(await self.functions.create(body), 201)
 
     async def get(self, request: web.Request) -> web.StreamResponse:
-        _no_qualifier(request)
+        refuse_qualifier(request)
         return _json(self.functions.get(request.match_info["name"]))
 
     async def configuration(self, request: web.Request) -> web.StreamResponse:
-        _no_qualifier(request)
+        refuse_qualifier(request)
         return _json(self.functions.configuration(request.match_info["name"]))
 
     async def list(self, request: web.Request) -> web.StreamResponse:
@@ -108,7 +108,7 @@ class FunctionRoutes:
         return _json(answer)
 
     async def delete(self, request: web.Request) -> web.StreamResponse:
-        _no_qualifier(request)
+        refuse_qualifier(request)
         await self.functions.delete(request.match_info["name"])
         return web.Response(status=204)
 
@@ -123,7 +123,8 @@ def _invalid(message: str) -> service_errors.ServiceError:
     return service_errors.ServiceError(400, "InvalidParameterValueException", message)
 
 
-def _no_qualifier(request: web.Request) -> None:
+def refuse_qualifier(request: web.Request) -> None:
+    """A Qualifier other than $LATEST, refused: serve keeps no versions or aliases of a function."""
     qualifier = request.query.get("Qualifier")
     if qualifier not in (None, "$LATEST"):
         raise _invalid(f"Qualifier {qualifier}: cfnrun serve keeps no versions or aliases of a function, only $LATEST")
