@@ -294,3 +294,21 @@ def test_no_worker_starts_for_a_test_entrypoint_which_no_stack_calls_while_serve
     server = serve(note)
     server.has_printed(r"TestEntrypoint\s.*warm in")
     assert marker.read_text(encoding="utf-8") == "cfnrun_sample_note.entry_marker.test_entrypoint"
+
+
+def test_a_template_with_cfnruns_own_types_and_a_key_pair_parameter_passes_on_the_embedded_moto(tmp_path: Path) -> None:
+    """Its moto starts empty and nothing can be made on it first: an AWS-specific parameter is not looked up there; a
+    wait condition handle (cfnrun's own type, on no endpoint) is gone with the stack, not a leftover."""
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    (tmp_path / "own.yaml").write_text(
+        "Parameters:\n  KeyName: {Type: 'AWS::EC2::KeyPair::KeyName'}\n"
+        "Resources:\n  Handle: {Type: AWS::CloudFormation::WaitConditionHandle}\n"
+        "  Note:\n    Type: Cfnrun::Sample::Note\n    Properties: {Title: !Ref KeyName}\n",
+        encoding="utf-8",
+    )
+    completed = cfnrun("stack", "test", "own.yaml", "--provider", "note", "--moto", "--virtual-clock", "--json",
+                       "--parameters", "KeyName=deployer", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    result = records(completed)[-1]
+    assert result["leftovers"] == [] and result["unchecked"] == [], result
+    assert result["checkedGone"] == 2, result

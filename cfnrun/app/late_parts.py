@@ -77,10 +77,11 @@ class LateLoading:
         active_hooks: Tuple[str, ...] = (),
         rules_folders: Tuple[Path, ...] = (),
         modules: Tuple["ModuleFragment", ...] = (),
+        parameter_lookups: bool = True,
     ) -> "asyncio.Task[LateParts]":
-        self.task = asyncio.ensure_future(
-            self._load(served, budgets, console, contract, virtual_clock, url, stack_state, active_hooks, rules_folders, modules)
-        )
+        self.task = asyncio.ensure_future(self._load(
+            served, budgets, console, contract, virtual_clock, url, stack_state, active_hooks, rules_folders, modules, parameter_lookups,
+        ))
         self._loop = self.task.get_loop()
         return self.task
 
@@ -175,6 +176,7 @@ class LateLoading:
         active_hooks: Tuple[str, ...],
         rules_folders: Tuple[Path, ...],
         modules: Tuple["ModuleFragment", ...],
+        parameter_lookups: bool,
     ) -> LateParts:
         """The review of each call, Cloud Control's request store, then the spares.
 
@@ -204,7 +206,7 @@ class LateLoading:
                 writers[project.type_name] = HistoryWriter(history)
                 recorders[project.type_name] = CallRecorder(writers[project.type_name], _schema_of(registry), project.type_name)
         operations = TypeOperations(served, console, contract, virtual_clock, histories, writers)
-        stacks = local_stacks(operations, url, stack_state, active_hooks, rules_folders, modules)
+        stacks = local_stacks(operations, url, stack_state, active_hooks, rules_folders, modules, parameter_lookups)
         requests = ResourceRequestStore(operations, stacks.hooks) if served.type_names() else None
         await stacks.restore()
         self.parts = LateParts(CallReview(budgets, console, contract, recorders), requests, histories, stacks)

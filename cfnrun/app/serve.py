@@ -166,7 +166,7 @@ async def start_server(sources: Sources, settings: ServeSettings, console: Conso
     # Listening: what no answer waits for loads now, in one step (``app/late_parts.py``).
     server.late.begin(
         served, budgets, console, settings.contract, settings.virtual_clock, server.url, settings.stack_state, sources.hooks,
-        settings.guard_rules_dirs, sources.modules,
+        settings.guard_rules_dirs, sources.modules, settings.parameter_lookups,
     )
     try:
         for watch in watches:

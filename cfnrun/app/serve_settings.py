@@ -29,6 +29,9 @@ class ServeSettings:
     moto: bool = False  # an embedded moto server takes the handlers' AWS calls while this serves
     stack_state: Optional[Path] = None  # --state: where the local stacks are kept across restarts
     warm_test_entrypoints: bool = True  # stack test: False (no stack calls a TestEntrypoint; it starts at its first call)
+    # AWS-specific parameter values looked up on the AWS endpoint; stack test --moto: False (its moto starts empty and
+    # nothing can be made on it before the stack is: a KeyName could never be found)
+    parameter_lookups: bool = True
     guard_rules_dirs: Tuple[Path, ...] = ()  # --guard-rules-dir: more folders a Guard hook's local rules may be read from
 
     @property

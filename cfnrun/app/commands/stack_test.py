@@ -72,6 +72,7 @@ def stack_test_settings(settings: StackTestSettings, body: str) -> Tuple[ServeSe
         ServeSettings, settings, host=DEFAULT_HOST, port=0, runtime=runtime,
         guard_rules_dirs=(settings.template.parent, *settings.guard_rules_dirs),  # the template's folder holds its rules too
         warm_test_entrypoints=False,  # stacks call the type's function only
+        parameter_lookups=not settings.moto,
     )
     plan = derived(
         StackTestPlan, settings, template=str(settings.template), body=body,

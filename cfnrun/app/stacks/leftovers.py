@@ -2,8 +2,10 @@
 
 A user type's resource: its READ handler, through the one invoker (``TypeOperations``), must
 answer FAILED with NotFound, as the handler contract requires after a DELETE. An AWS::*
-resource: its one-resource stack on the AWS endpoint (``AwsTypes``) must be deleted. A custom
-resource has nothing to read it back with: it is left unchecked, and said so.
+resource: its one-resource stack on the AWS endpoint (``AwsTypes``) must be deleted; a nested
+stack must be DELETE_COMPLETE; the types cfnrun makes itself (wait conditions, CDK metadata, macros,
+hooks) exist nowhere but in the stack's record, so they are gone with it. A custom resource has
+nothing to read it back with: it is left unchecked, and said so.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from cfnrun.app.history import STACK_SOURCE
 from cfnrun.app.stacks.aws_types import AwsTypes
+from cfnrun.app.stacks.nested_stacks import NESTED_STACK
 from cfnrun.stacks.template.declarations import is_custom_resource
 from cfnrun.app.type_operations import TypeOperations
 from cfnrun.model.protocol import Action, OperationStatus
@@ -35,10 +38,15 @@ class Finding(enum.Enum):
 
 
 class LeftoverCheck:
-    def __init__(self, operations: TypeOperations, served_types: Callable[[], List[str]], aws_types: AwsTypes) -> None:
+    def __init__(
+        self, operations: TypeOperations, served_types: Callable[[], List[str]], aws_types: AwsTypes,
+        own_types: Tuple[str, ...] = (), stack_status: Callable[[str], Optional[str]] = lambda stack_id: None,
+    ) -> None:
         self.operations = operations
         self.served_types = served_types
         self.aws_types = aws_types
+        self.own_types = own_types  # made by cfnrun itself, on no endpoint
+        self.stack_status = stack_status  # a local stack's status by id (a nested stack's), None when there is none
 
     async def check(self, resource: MadeResource, stack_id: str, stack_name: str) -> Tuple[Finding, str]:
         """Whether ``resource`` is gone; with LEFT, how it was found, with UNCHECKED, why it cannot be known."""
@@ -46,6 +54,11 @@ class LeftoverCheck:
             return Finding.UNCHECKED, "a custom resource: nothing reads it back"
         if resource.type_name in self.served_types():
             return await self._read(resource, stack_id, stack_name)
+        if resource.type_name == NESTED_STACK:
+            status = self.stack_status(resource.physical_id)
+            return (Finding.GONE, "") if status in (None, "DELETE_COMPLETE") else (Finding.LEFT, f"its stack is {status}")
+        if resource.type_name in self.own_types:
+            return Finding.GONE, ""
         if resource.type_name.startswith("AWS::"):
             why = await self.aws_types.left_on_endpoint(resource.model)
             return (Finding.GONE, "") if why is None else (Finding.LEFT, why)

@@ -295,9 +295,10 @@ class CheckedStackOperations:
 
 def local_stacks(
     operations: TypeOperations, url: str, state: Optional[Path] = None, active_hooks: Tuple[str, ...] = (),
-    rules_folders: Tuple[Path, ...] = (), modules: Tuple[ModuleFragment, ...] = (),
+    rules_folders: Tuple[Path, ...] = (), modules: Tuple[ModuleFragment, ...] = (), parameter_lookups: bool = True,
 ) -> LocalStacks:
-    """The stacks of a serve listening on ``url`` (the ResponseURL of custom resources is there)."""
+    """The stacks of a serve listening on ``url`` (the ResponseURL of custom resources is there); ``parameter_lookups``:
+    AWS-specific parameter values are looked up on the AWS endpoint (``ServeSettings.parameter_lookups``)."""
     fragments = {module.type_name: module.document for module in modules}
     served: Served = operations.served
     region, account_id = served.region, served.account_id
@@ -378,7 +379,7 @@ def local_stacks(
 
     read_include = partial(read_snippet, served.aws_endpoint, region, url)
     ssm = SsmParameters(served.aws_endpoint, region).value if served.aws_endpoint else None
-    looked_up = ParameterResources(served.aws_endpoint, region).missing if served.aws_endpoint else None
+    looked_up = ParameterResources(served.aws_endpoint, region).missing if served.aws_endpoint and parameter_lookups else None
     blueprints = Blueprints(router, exports, region, account_id, fragments, read_include=read_include, ssm_parameter=ssm,
                             availability_zones=EndpointZones(served.aws_endpoint).zones, aws_value_missing=looked_up)
     store = StackStore(engine, blueprints, state)
@@ -415,8 +416,14 @@ def local_stacks(
     macros.stacks = lambda: store.stacks.values()
     return LocalStacks(
         store, checked, responses, drift, hooks, payloads, aws_types, operations.console, operations,
-        LeftoverCheck(operations, served_types, aws_types), signals, generator, stopping, tuple(types.own_types), lambdas,
+        LeftoverCheck(operations, served_types, aws_types, tuple(types.own_types), partial(_stack_status, store)), signals, generator,
+        stopping, tuple(types.own_types), lambdas,
     )
+
+
+def _stack_status(store: StackStore, stack_id: str) -> Optional[str]:
+    stack = store.stacks.get(stack_id)
+    return stack.status if stack is not None else None
 
 
 def declared_transforms(body: str) -> Tuple[str, ...]:
