@@ -323,3 +323,22 @@ def test_aws_specific_parameter_values_naming_nothing_on_the_endpoint_stop_the_o
     assert "Parameter validation failed: parameter value **** for parameter name Key does not exist" in reasons
     assert not any("not-a-key" in (reason or "") for reason in reasons)
     assert served.outputs("aws-typed") == {"Vpc": vpc}
+
+
+def test_an_image_and_an_instance_are_looked_up_by_their_ids(served: Served) -> None:
+    """Asked for the values given (moto's EC2 holds 1,301 images: listing them all took seconds per operation)."""
+    instance = served.ec2.run_instances(ImageId="ami-12345678", MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
+    image = served.ec2.create_image(InstanceId=instance, Name="golden")["ImageId"]
+    template = json.dumps({
+        "Parameters": {"Image": {"Type": "AWS::EC2::Image::Id"}, "Server": {"Type": "AWS::EC2::Instance::Id"}},
+        "Resources": {"Handle": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+    })
+    served.cloudformation.create_stack(StackName="by-id", TemplateBody=template, Parameters=_parameters(Image=image, Server=instance))
+    served.wait("stack_create_complete", "by-id")
+    served.cloudformation.create_stack(StackName="no-image", TemplateBody=template,
+                                       Parameters=_parameters(Image="ami-0nothere", Server=instance))
+    with pytest.raises(WaiterError, match="ROLLBACK_COMPLETE"):
+        served.wait("stack_create_complete", "no-image")
+    reasons = [e.get("ResourceStatusReason") for e in served.cloudformation.describe_stack_events(StackName="no-image")["StackEvents"]]
+    assert ("Parameter validation failed: parameter value ami-0nothere for parameter name Image does not exist. "
+            "Rollback requested by user.") in reasons

@@ -10,25 +10,36 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Set
 
-# each AWS-specific type: the service that knows it, and how to list the names or ids in use
-_LISTED: Dict[str, Callable[[Any], Iterable[str]]] = {
-    "AWS::EC2::AvailabilityZone::Name": lambda ec2: (z["ZoneName"] for z in ec2.describe_availability_zones()["AvailabilityZones"]),
-    "AWS::EC2::Image::Id": lambda ec2: (i["ImageId"] for i in ec2.describe_images()["Images"]),
-    "AWS::EC2::Instance::Id": lambda ec2: (
-        i["InstanceId"] for page in ec2.get_paginator("describe_instances").paginate() for r in page["Reservations"] for i in r["Instances"]
+# each AWS-specific type: how to list the names or ids in use among ``values`` (a kind an account holds many of, such as
+# images, is asked for those values alone: moto's EC2 lists 1,301 images in ~3 s, one by its id in ~15 ms)
+_LISTED: Dict[str, Callable[[Any, Sequence[str]], Iterable[str]]] = {
+    "AWS::EC2::AvailabilityZone::Name": lambda ec2, values: (z["ZoneName"] for z in ec2.describe_availability_zones()["AvailabilityZones"]),
+    "AWS::EC2::Image::Id": lambda ec2, values: (
+        i["ImageId"] for i in ec2.describe_images(Filters=[{"Name": "image-id", "Values": list(values)}])["Images"]
     ),
-    "AWS::EC2::KeyPair::KeyName": lambda ec2: (k["KeyName"] for k in ec2.describe_key_pairs()["KeyPairs"]),
-    "AWS::EC2::SecurityGroup::GroupName": lambda ec2: (
+    "AWS::EC2::Instance::Id": lambda ec2, values: (
+        i["InstanceId"]
+        for page in ec2.get_paginator("describe_instances").paginate(Filters=[{"Name": "instance-id", "Values": list(values)}])
+        for r in page["Reservations"] for i in r["Instances"]
+    ),
+    "AWS::EC2::KeyPair::KeyName": lambda ec2, values: (k["KeyName"] for k in ec2.describe_key_pairs()["KeyPairs"]),
+    "AWS::EC2::SecurityGroup::GroupName": lambda ec2, values: (
         g["GroupName"] for page in ec2.get_paginator("describe_security_groups").paginate() for g in page["SecurityGroups"]
     ),
-    "AWS::EC2::SecurityGroup::Id": lambda ec2: (
+    "AWS::EC2::SecurityGroup::Id": lambda ec2, values: (
         g["GroupId"] for page in ec2.get_paginator("describe_security_groups").paginate() for g in page["SecurityGroups"]
     ),
-    "AWS::EC2::Subnet::Id": lambda ec2: (s["SubnetId"] for page in ec2.get_paginator("describe_subnets").paginate() for s in page["Subnets"]),
-    "AWS::EC2::Volume::Id": lambda ec2: (v["VolumeId"] for page in ec2.get_paginator("describe_volumes").paginate() for v in page["Volumes"]),
-    "AWS::EC2::VPC::Id": lambda ec2: (v["VpcId"] for page in ec2.get_paginator("describe_vpcs").paginate() for v in page["Vpcs"]),
+    "AWS::EC2::Subnet::Id": lambda ec2, values: (
+        s["SubnetId"] for page in ec2.get_paginator("describe_subnets").paginate() for s in page["Subnets"]
+    ),
+    "AWS::EC2::Volume::Id": lambda ec2, values: (
+        v["VolumeId"]
+        for page in ec2.get_paginator("describe_volumes").paginate(Filters=[{"Name": "volume-id", "Values": list(values)}])
+        for v in page["Volumes"]
+    ),
+    "AWS::EC2::VPC::Id": lambda ec2, values: (v["VpcId"] for page in ec2.get_paginator("describe_vpcs").paginate() for v in page["Vpcs"]),
     # a hosted zone's Id is /hostedzone/Z123; parameters name it Z123
-    "AWS::Route53::HostedZone::Id": lambda route53: (
+    "AWS::Route53::HostedZone::Id": lambda route53, values: (
         z["Id"].rsplit("/", 1)[-1] for page in route53.get_paginator("list_hosted_zones").paginate() for z in page["HostedZones"]
     ),
 }
@@ -45,18 +56,18 @@ class ParameterResources:
 
     def missing(self, type_name: str, values: Sequence[str]) -> Optional[str]:
         listed = _LISTED.get(type_name)
-        if listed is None:
+        if listed is None or not values:
             return None
-        existing = self._existing(listed, "route53" if type_name.startswith("AWS::Route53::") else "ec2")
+        existing = self._existing(listed, values, "route53" if type_name.startswith("AWS::Route53::") else "ec2")
         if existing is None:
             return None
         return next((value for value in values if value not in existing), None)
 
-    def _existing(self, listed: Callable[[Any], Iterable[str]], service: str) -> Optional[Set[str]]:
+    def _existing(self, listed: Callable[[Any, Sequence[str]], Iterable[str]], values: Sequence[str], service: str) -> Optional[Set[str]]:
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
-            return set(listed(self._client(service)))
+            return set(listed(self._client(service), values))
         except (BotoCoreError, ClientError, KeyError):
             return None  # the endpoint cannot say: nothing is refused for it
 
