@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from cluster_store import kept_clusters
 from conftest import LOCAL_STATE, SAMPLES, ServerProcess
@@ -16,11 +16,12 @@ from cfnrun.stacks.state_db import StateDatabase
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "region_name": "us-east-1"}
 
 
-def kept_records(folder: Path) -> List[Dict[str, Any]]:
+def kept_records(folder: Path, read: Callable[[StateDatabase], List[Dict[str, Any]]] = StateDatabase.records) -> List[Dict[str, Any]]:
+    """The stacks kept in ``folder`` (or what ``read`` reads there: ``StateDatabase.change_sets``, say)."""
     database = StateDatabase(folder)
     database.open()
     try:
-        return database.records()
+        return read(database)
     finally:
         database.close()
 

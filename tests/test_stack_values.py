@@ -73,9 +73,9 @@ SSM_TYPED = json.dumps(
 
 
 def test_ssm_typed_parameters_are_read_from_the_endpoint_shown_as_resolved_value_and_read_again_on_update(served: Served) -> None:
-    served.ssm.put_parameter(Name="/values/greeting", Value="hello", Type="String")
-    served.ssm.put_parameter(Name="/values/zones", Value="us-east-1a,us-east-1b", Type="StringList")
-    served.ssm.put_parameter(Name="/values/image", Value="ami-0123456789abcdef0", Type="String")
+    served.ssm.put_parameter(Name="/values/greeting", Value="hello", Type="String", Overwrite=True)
+    served.ssm.put_parameter(Name="/values/zones", Value="us-east-1a,us-east-1b", Type="StringList", Overwrite=True)
+    served.ssm.put_parameter(Name="/values/image", Value="ami-0123456789abcdef0", Type="String", Overwrite=True)
     given = _parameters(Greeting="/values/greeting", Zones="/values/zones")
     served.cloudformation.create_stack(StackName="ssm-typed", TemplateBody=SSM_TYPED, Parameters=given)
     served.wait("stack_create_complete", "ssm-typed")

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # serve imports the console before it listens: nothing heavy 
     from cfnrun.stacks.hook_results import HookResult
     from cfnrun.model.schema import ResourceSchema
     from cfnrun.stacks.records import Stack
-    from cfnrun.stacks.store import ChangeSet
+    from cfnrun.stacks.change_sets import ChangeSet
 
 
 

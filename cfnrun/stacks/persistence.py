@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from cfnrun.stacks.blueprint import Blueprint, StackEnvironment, pseudo_parameters
 from cfnrun.events.stack import StackEvent
@@ -87,16 +87,17 @@ def scrubbed(value: Any, stack: Stack) -> Any:
     """``value`` with every NoEcho parameter value in its text replaced by **** (``value`` itself when there is none:
     what is written is serialised at once, never changed)."""
     secrets = [secret for secret in stack.secrets() if secret]  # found once, not once per text
-    return _scrubbed(value, secrets) if secrets else value
+    return scrubbed_with(value, secrets) if secrets else value
 
 
-def _scrubbed(value: Any, secrets: List[str]) -> Any:
+def scrubbed_with(value: Any, secrets: List[str]) -> Any:
+    """``value`` (a record about to be written) with each of ``secrets`` in its texts replaced by ****."""
     if isinstance(value, str):
         return mask_values(value, secrets)
     if isinstance(value, dict):
-        return {key: _scrubbed(item, secrets) for key, item in value.items()}
+        return {key: scrubbed_with(item, secrets) for key, item in value.items()}
     if isinstance(value, list):
-        return [_scrubbed(item, secrets) for item in value]
+        return [scrubbed_with(item, secrets) for item in value]
     return value
 
 
@@ -126,7 +127,7 @@ def rolled_back_to_record(stack: Stack, before: RolledBackTo, blueprint_record: 
         "resolved_values": {k: v for k, v in before.blueprint.resolved_values.items() if k not in no_echo},
     }
     secrets = [secret for secret in [*stack.secrets(), *(before.parameters.get(name) for name in no_echo)] if secret]
-    kept: Dict[str, Any] = _scrubbed(record, secrets) if secrets else record
+    kept: Dict[str, Any] = scrubbed_with(record, secrets) if secrets else record
     kept["template_body"] = before.blueprint.template_body  # the user's own file, as the record keeps it (``stack_record``)
     return kept
 
@@ -200,6 +201,7 @@ def _record(
         # what the account's macros made of the template: read back instead of running them again (they may not be served)
         "macro_output": blueprint.template.macro_output if blueprint is not None else None,
         "operation_id": stack.operation_id,
+        "change_set_id": stack.change_set_id,
         "operations": [list(o) for o in stack.operations],
         "resolved_values": {k: v for k, v in blueprint.resolved_values.items() if k not in stack.no_echo} if blueprint is not None else {},
     }
@@ -238,6 +240,7 @@ def restored_stack(record: Dict[str, Any]) -> Stack:
         outputs=[StackOutput(**o) for o in record["outputs"]],
         events=[StackEvent(**e) for e in record["events"]],
         operation_id=record.get("operation_id"),
+        change_set_id=record.get("change_set_id"),
         operations=[(str(kind), str(operation)) for kind, operation in record.get("operations") or ()],
     )
     interrupted = INTERRUPTED.get(stack.status)
@@ -287,14 +290,20 @@ def _parameter_values(template: StackTemplate, record: Dict[str, Any]) -> Dict[s
     not read again), so the next change plan compares its values (Metadata, say) with the same ones. Empty when a value
     was not kept (a NoEcho parameter): the next operation must be given it again anyway."""
     kept = dict(record["parameters"])
-    read = {kept[key]: value for key, value in (record.get("resolved_values") or {}).items() if key in kept}
+    ssm_parameter = kept_ssm_values(kept, record.get("resolved_values") or {})
+    try:
+        return parameter_values(resolve_parameters(template.parameters, [GivenParameter(k, v) for k, v in kept.items()], None, ssm_parameter))
+    except TemplateError:
+        return {}
+
+
+def kept_ssm_values(parameters: Mapping[str, str], resolved_values: Mapping[str, str]) -> Callable[[str], str]:
+    """Reads an SSM-typed parameter's value as it was read when kept (``resolved_values``, by parameter name), not again."""
+    read = {parameters[key]: value for key, value in resolved_values.items() if key in parameters}
 
     def ssm_parameter(name: str) -> str:
         if name not in read:
             raise TemplateError(f"{name} was not kept")
         return read[name]
 
-    try:
-        return parameter_values(resolve_parameters(template.parameters, [GivenParameter(k, v) for k, v in kept.items()], None, ssm_parameter))
-    except TemplateError:
-        return {}
+    return ssm_parameter

@@ -39,6 +39,8 @@ when serve stopped is not kept (its LISTs or READs ended with that serve).
 
 The ``request_tokens`` table holds the ClientRequestToken of each stack name's last CreateStack, UpdateStack and
 DeleteStack (``request_tokens.py``), so that a retry after a restart is answered as the first call was.
+The ``change_sets`` table holds each change set as it last changed (``kept_change_sets.py``: its plan, template, values
+that are not NoEcho, statuses and settings), until it is deleted (a table added to format 1, created in a file that lacks it).
 """
 from __future__ import annotations
 
@@ -100,6 +102,11 @@ CREATE TABLE IF NOT EXISTS request_tokens (
     token TEXT NOT NULL,
     stack_id TEXT NOT NULL,
     PRIMARY KEY (operation, stack_name)
+);
+CREATE TABLE IF NOT EXISTS change_sets (
+    change_set_id TEXT PRIMARY KEY,
+    stack_id TEXT NOT NULL,
+    record TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS iac_generator (
     kind TEXT NOT NULL,
@@ -323,6 +330,25 @@ class StateDatabase:
         """The kept resource scans or generated templates, in the order first kept."""
         with self._session() as connection:
             rows = connection.execute("SELECT record FROM iac_generator WHERE kind = ? ORDER BY rowid", (kind,)).fetchall()
+        return [json.loads(record) for (record,) in rows]
+
+    def put_change_set(self, change_set_id: str, stack_id: str, record: Dict[str, Any]) -> None:
+        """A change set as it last changed (its place in the order kept)."""
+        with self._session() as connection:
+            connection.execute(
+                "INSERT INTO change_sets (change_set_id, stack_id, record) VALUES (?, ?, ?) "
+                "ON CONFLICT (change_set_id) DO UPDATE SET record = excluded.record",
+                (change_set_id, stack_id, json.dumps(record)),
+            )
+
+    def drop_change_set(self, change_set_id: str) -> None:
+        with self._session() as connection:
+            connection.execute("DELETE FROM change_sets WHERE change_set_id = ?", (change_set_id,))
+
+    def change_sets(self) -> List[Dict[str, Any]]:
+        """The kept change sets, in the order they were made."""
+        with self._session() as connection:
+            rows = connection.execute("SELECT record FROM change_sets ORDER BY rowid").fetchall()
         return [json.loads(record) for (record,) in rows]
 
     # -- the file ---------------------------------------------------------------------------------------

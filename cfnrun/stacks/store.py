@@ -12,19 +12,21 @@ import contextlib
 import json
 import time
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from cfnrun.stacks.background import finish_or_cancel
-from cfnrun.stacks.blueprint import Blueprint, Blueprints
+from cfnrun.stacks.blueprint import Blueprint, Blueprints, StackEnvironment
 from cfnrun.stacks.engine import StackEngine
 from cfnrun.stacks.names import CHANGE_SET_NAME, stack_name_problem
 from cfnrun.events.stack import StackEvent
-from cfnrun.stacks.hooks import CHANGE_SET_ACTION, CHANGE_SET_TARGET, HookReport, HookedOperation, change_set_model, with_reasons
+from cfnrun.stacks.hooks import CHANGE_SET_ACTION, CHANGE_SET_TARGET, HookedOperation, change_set_model, with_reasons
 from cfnrun.stacks import auto_imports, drift_aware
 from cfnrun.stacks.drift_aware import REVERT_DRIFT, ActualState
-from cfnrun.stacks.plan import ChangePlan, ResourceChange, plan_create, plan_update
+from cfnrun.stacks.plan import ChangePlan, plan_create, plan_update
+from cfnrun.stacks.change_sets import UNPROCESSED, ChangeSet
+from cfnrun.stacks.kept_change_sets import KeptChangeSets
 from cfnrun.stacks.persistence import (
     RolledBackTo, blueprint_record_of, restored_blueprint, restored_rolled_back_to, restored_stack, rolled_back_to_record, stack_record,
 )
@@ -49,8 +51,6 @@ from cfnrun.stacks.statuses import ROLLBACK_FROM, UPDATABLE
 
 
 EXECUTED = ("EXECUTE_COMPLETE", "EXECUTE_FAILED")
-# what a change set whose template could not be processed is planned from (it shows the template as sent, and no changes)
-UNPROCESSED = '{"Resources": {"Unprocessed": {"Type": "AWS::CloudFormation::WaitConditionHandle"}}}'
 
 
 # OnStackFailure (CreateChangeSet) beside ExecuteChangeSet's DisableRollback: the model says they exclude each other; the
@@ -69,49 +69,6 @@ class StackError(Exception):
         self.status = status
 
 
-@dataclass
-class ChangeSet:
-    change_set_id: str
-    name: str
-    stack_id: str
-    change_set_type: str  # CREATE | UPDATE
-    plan: ChangePlan  # what DescribeChangeSet shows and ExecuteChangeSet carries out
-    parameters: Dict[str, str]
-    tags: Dict[str, str]
-    description: Optional[str] = None
-    status: str = "CREATE_COMPLETE"
-    status_reason: Optional[str] = None
-    execution_status: str = "AVAILABLE"
-    created_at: float = field(default_factory=time.time)
-    hook_results: List[HookReport] = field(default_factory=list)  # what its CHANGE_SET hooks answered
-    capabilities: Tuple[str, ...] = ()  # as CreateChangeSet acknowledged them
-    notification_arns: Tuple[str, ...] = ()  # these three: as given, else the stack's; the stack's once it is executed
-    rollback_configuration: Dict[str, Any] = field(default_factory=dict)
-    role_arn: Optional[str] = None
-    include_nested_stacks: bool = False
-    on_stack_failure: Optional[str] = None  # OnStackFailure (DO_NOTHING, ROLLBACK, DELETE): what a failed create does, set at creation
-    parent_change_set_id: Optional[str] = None  # a nested change set's parent and root (IncludeNestedStacks)
-    root_change_set_id: Optional[str] = None
-    nested_change_sets: Dict[str, str] = field(default_factory=dict)  # each nested stack's change set, by logical id
-    deployment_mode: Optional[str] = None  # REVERT_DRIFT: a drift-aware change set (``drift_aware.py``)
-    deployment_config: Dict[str, Any] = field(default_factory=dict)  # DeploymentConfig as given (Mode, DisableRollback)
-    import_existing_resources: bool = False  # ImportExistingResources: what exists is imported (``auto_imports.py``)
-    stack_drift_status: Optional[str] = None  # a drift-aware change set's StackDriftStatus, as its READs found the stack
-
-    @property
-    def blueprint(self) -> Blueprint:
-        return self.plan.blueprint
-
-    @property
-    def changes(self) -> List[ResourceChange]:
-        return self.plan.changes
-
-    @property
-    def skips_stack_hooks(self) -> FrozenSet[str]:
-        """The hooks that answered CHANGE_SET_SUCCESS_SKIP_STACK_HOOK: the change set's execution does not ask them again."""
-        return frozenset(r.hook_type for r in self.hook_results if r.skips_stack_hook)
-
-
 class StackStore:
     def __init__(self, engine: StackEngine, blueprints: Blueprints, state: Optional[Path] = None) -> None:
         self.engine = engine
@@ -123,6 +80,7 @@ class StackStore:
             engine.in_flight = InFlight(self.database, self.save)  # each IN_PROGRESS answer written as it arrives
         self.stacks: Dict[str, Stack] = {}  # by stack id, deleted ones included (DescribeStacks by id shows them)
         self.change_sets: Dict[str, ChangeSet] = {}
+        self.kept_change_sets = KeptChangeSets(self.database, engine.provisioners)  # each written as it changes (``--state``)
         self.refactors: Dict[str, StackRefactor] = {}  # by StackRefactorId, for the life of the serve (as change sets are)
         self._tasks: Dict[str, "asyncio.Task[None]"] = {}  # each stack's operation, and each change set's hooks, by id
         self._tokens: Dict[Tuple[str, str], str] = {}  # (stack id, ClientRequestToken) → the operation it started
@@ -220,8 +178,22 @@ class StackStore:
                     self.save(stack)  # what was caught mid-operation and stays so is written as read back: failed
                 # one carried on is written by the first event of what carries it on (``carry_on``), not before: a serve
                 # stopped in between leaves the record as it was, and the next serve carries it on in its turn
+        try:
+            for change_set, operation_id in self.kept_change_sets.restore(self.stacks, self._environment_of):
+                self.change_sets[change_set.change_set_id] = change_set
+                if operation_id is not None:
+                    self.log.change_set_operations[change_set.change_set_id] = operation_id
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise StateError(f"{self.database.path}: a kept change set is damaged ({type(error).__name__}: {error})") from None
         self.tokens.restore(self.stacks)
         return restored
+
+    def _environment_of(self, stack: Stack, notification_arns: Sequence[str]) -> StackEnvironment:
+        return self.blueprints.environment(stack.name, stack.stack_id, notification_arns)
+
+    def sync_change_sets(self) -> None:
+        """Write each change set that changed to ``--state`` (nothing without it), and drop each one gone."""
+        self.kept_change_sets.sync(self.change_sets, self.stacks, self.log.change_set_operations)
 
     def carry_on(self) -> List[Tuple[Stack, str]]:
         """Roll back (or go on deleting) each stack ``restore`` read back mid-operation, as the service would; each stack so
@@ -338,6 +310,7 @@ class StackStore:
         for change_set in self.change_sets.values():  # planned against the stack as it was: the service makes them OBSOLETE
             if change_set.stack_id == stack.stack_id and change_set.status != "FAILED" and change_set.execution_status in ("AVAILABLE", "UNAVAILABLE"):
                 change_set.execution_status = "OBSOLETE"
+        self.sync_change_sets()
 
     def _new_stack(
         self, name: str, template_body: str, parameters: Dict[str, Optional[str]], tags: Dict[str, str], disable_rollback: bool,
@@ -563,6 +536,15 @@ class StackStore:
         self, change_set: ChangeSet, stack: Stack, wanted: Dict[str, auto_imports.Identifier],
         actual: Optional[Callable[[Stack], Awaitable[Mapping[str, ActualState]]]], disable_validation: bool,
     ) -> None:
+        try:
+            await self._make_ready(change_set, stack, wanted, actual, disable_validation)
+        finally:
+            self.sync_change_sets()
+
+    async def _make_ready(
+        self, change_set: ChangeSet, stack: Stack, wanted: Dict[str, auto_imports.Identifier],
+        actual: Optional[Callable[[Stack], Awaitable[Mapping[str, ActualState]]]], disable_validation: bool,
+    ) -> None:
         """What a change set waits for before it can be executed: a drift-aware one's READs of the stack's resources
         (``drift_aware.py``) and its plan made again against what they found, the READs of the resources it may import
         (ImportExistingResources, ``auto_imports.py``), then its CHANGE_SET hooks."""
@@ -667,6 +649,12 @@ class StackStore:
                 f"ChangeSet [{change_set.change_set_id}] cannot be executed in its current execution status of [{change_set.execution_status}]",
                 "InvalidChangeSetStatus",
             )
+        if change_set.unexecutable is not None:
+            raise StackError(
+                f"ChangeSet [{change_set.change_set_id}] cannot be executed: it was read back from --state after cfnrun serve "
+                f"restarted, without {change_set.unexecutable}; create the change set again",
+                "InvalidChangeSetStatus",
+            )
         stack = self.stacks[change_set.stack_id]
         creating = stack.status == "REVIEW_IN_PROGRESS"
         if not creating:  # checked before anything changes: a refused execution leaves the change set executable
@@ -697,6 +685,7 @@ class StackStore:
         self._start(stack, self._executing(change_set, stack, run))
         for other in [c for c in self.change_sets.values() if c.stack_id == stack.stack_id and c is not change_set]:
             del self.change_sets[other.change_set_id]  # executing one change set deletes the stack's others, as the service does
+        self.sync_change_sets()
 
     async def _executing(self, change_set: ChangeSet, stack: Stack, run: Awaitable[None]) -> None:
         self.engine.executing_change_sets[stack.stack_id] = change_set.change_set_id
@@ -706,6 +695,7 @@ class StackStore:
             self.engine.executing_change_sets.pop(stack.stack_id, None)
             ok = stack.status in ("CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE")
             change_set.execution_status = "EXECUTE_COMPLETE" if ok else "EXECUTE_FAILED"
+            self.sync_change_sets()
 
     async def _import(self, stack: Stack, plan: ChangePlan, token: Optional[str]) -> None:
         if await execute_import(stack, plan, self.engine.provisioners, self.engine.context(stack), token):
@@ -720,6 +710,7 @@ class StackStore:
         for nested in change_set.nested_change_sets.values():  # a change set's nested ones go with it
             if nested in self.change_sets and self.change_sets[nested].execution_status != "EXECUTE_IN_PROGRESS":
                 self.delete_change_set(nested, None, from_root=True)
+        self.sync_change_sets()
 
     def property_values(self, change_set: ChangeSet) -> "MaskedValues":
         """A change's values as IncludePropertyValues shows them: writeOnly values masked by their provisioner, the

@@ -236,7 +236,10 @@ class CheckedStackOperations:
             else:
                 answer = await self.calls.call(operation, params)
             if operation == "CreateChangeSet" and params.get("IncludeNestedStacks") and self.nested is not None:
-                await self.nested.include_nested(answer["Id"])
+                try:
+                    await self.nested.include_nested(answer["Id"])
+                finally:
+                    self.calls.store.sync_change_sets()  # the nested change sets' links, kept (``--state``)
             return answer
         except TemplateError as error:
             raise StackApiError("ValidationError", str(error)) from None

@@ -24,7 +24,8 @@ from cfnrun.invoker.clock import RealClock
 from cfnrun.stacks.blueprint import KNOWN_AFTER_APPLY
 from cfnrun.stacks.in_flight import OperationStopped
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
-from cfnrun.stacks.store import ChangeSet, StackError, StackStore
+from cfnrun.stacks.change_sets import ChangeSet
+from cfnrun.stacks.store import StackError, StackStore
 
 NESTED_STACK = "AWS::CloudFormation::Stack"
 # A child is given its parent's IAM capabilities (CAPABILITY_IAM, CAPABILITY_NAMED_IAM): one whose template needs more is

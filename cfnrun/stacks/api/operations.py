@@ -40,12 +40,14 @@ from cfnrun.stacks.plan import ResourceChange
 from cfnrun.stacks.records import Stack, StackResource, shown_parameters
 from cfnrun.stacks.blueprint import Blueprint
 from cfnrun.stacks.statuses import UPDATABLE
-from cfnrun.stacks.store import ON_STACK_FAILURE_DELETE_NOT_CREATE, ChangeSet, StackError, StackStore
+from cfnrun.stacks.change_sets import ChangeSet
+from cfnrun.stacks.store import ON_STACK_FAILURE_DELETE_NOT_CREATE, StackError, StackStore
 from cfnrun.stacks.template.loading import processed_body
 
 Operation = Callable[[Dict[str, Any]], Awaitable[Dict[str, Any]]]
 
 BOTH_ON_FAILURE_AND_DISABLE_ROLLBACK = "Either DisableRollback or OnFailure can be specified, not both."  # the service's words
+_READING = ("Describe", "List", "Get", "Validate", "Estimate")  # the operations that change nothing
 
 
 class DriftService(Protocol):
@@ -150,7 +152,12 @@ class StackOperations:
         return STACK_OPERATIONS
 
     async def call(self, operation: str, params: Dict[str, Any]) -> Dict[str, Any]:
-        return await self._operations[operation](params)
+        if operation.startswith(_READING):
+            return await self._operations[operation](params)
+        try:
+            return await self._operations[operation](params)
+        finally:
+            self.store.sync_change_sets()  # what the call changed of a change set is kept (``--state``) before it is answered
 
     # -- stacks ----------------------------------------------------------------------------
 

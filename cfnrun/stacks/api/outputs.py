@@ -10,7 +10,7 @@ from cfnrun.stacks.drift import PropertyDifference, ResourceDrift
 from cfnrun.stacks.hook_results import HookResult
 from cfnrun.stacks.operation_events import OperationEvent
 from cfnrun.stacks.records import Stack, StackResource
-from cfnrun.stacks.store import ChangeSet
+from cfnrun.stacks.change_sets import ChangeSet
 
 ANNOTATION_KEYS = ("annotationName", "status", "statusMessage", "remediationMessage", "remediationLink", "severityLevel")
 
