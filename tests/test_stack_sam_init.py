@@ -177,3 +177,106 @@ def test_a_rollback_deletes_roles_with_the_stacks_policies_attached(served: Any)
     assert [e["LogicalResourceId"] for e in events if e["ResourceStatus"] == "DELETE_FAILED"] == []
     assert iam.list_roles()["Roles"] == []
     assert iam.list_policies(Scope="Local")["Policies"] == []  # the managed policy too: moto's stack delete leaves it
+
+
+# SAM's HTTP API (an HttpApi event, its implicit ServerlessHttpApi and $default stage), as SAM's docs show it
+HTTP_API = """\
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  HelloFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: {code}
+      Handler: app.lambda_handler
+      Runtime: python3.12
+      Events:
+        Hello:
+          Type: HttpApi
+          Properties:
+            Path: {path}
+            Method: get
+Outputs:
+  Url:
+    Value: !Sub "https://${{ServerlessHttpApi}}.execute-api.${{AWS::Region}}.amazonaws.com/"
+"""
+
+
+def test_a_sam_http_api_is_made_on_api_gateway_v2_updated_with_its_stage_kept_and_deleted(served: Any, tmp_path: Path) -> None:
+    import boto3
+
+    code = tmp_path / "hello"
+    code.mkdir()
+    (code / "app.py").write_text(HANDLER)
+    cloudformation = _clients(served)["cloudformation"]
+    apis = boto3.client("apigatewayv2", endpoint_url=served.url, **CREDENTIALS)
+
+    cloudformation.create_stack(StackName="http", TemplateBody=HTTP_API.format(code=code, path="/hello"), Capabilities=CAPABILITIES)
+    settled(cloudformation, "http", "stack_create_complete")
+    made = _physical(cloudformation, "http")
+    api_id = made["ServerlessHttpApi"]
+    assert outputs(cloudformation, "http")["Url"] == f"https://{api_id}.execute-api.us-east-1.amazonaws.com/"
+    assert apis.get_api(ApiId=api_id)["Name"] == "http"  # the body's info.title: the stack's name
+    assert [r["RouteKey"] for r in apis.get_routes(ApiId=api_id)["Items"]] == ["GET /hello"]
+    integration = apis.get_integrations(ApiId=api_id)["Items"][0]
+    assert made["HelloFunction"] in integration["IntegrationUri"] and integration["PayloadFormatVersion"] == "2.0"
+    assert made["ServerlessHttpApiApiGatewayDefaultStage"] == "$default"
+    assert [(s["StageName"], s["AutoDeploy"]) for s in apis.get_stages(ApiId=api_id)["Items"]] == [("$default", True)]
+
+    cloudformation.update_stack(StackName="http", TemplateBody=HTTP_API.format(code=code, path="/hi"), Capabilities=CAPABILITIES)
+    settled(cloudformation, "http", "stack_update_complete")
+    assert _physical(cloudformation, "http")["ServerlessHttpApi"] == api_id
+    assert [r["RouteKey"] for r in apis.get_routes(ApiId=api_id)["Items"]] == ["GET /hi"]
+    assert [s["StageName"] for s in apis.get_stages(ApiId=api_id)["Items"]] == ["$default"]  # moto's reimport dropped it: made again
+
+    cloudformation.delete_stack(StackName="http")
+    settled(cloudformation, "http", "stack_delete_complete")
+    assert apis.get_apis()["Items"] == []
+
+
+# an HTTP API written by hand: its integration, route and stage as resources of their own
+HAND_WRITTEN = """\
+Resources:
+  Api:
+    Type: AWS::ApiGatewayV2::Api
+    Properties: {{Name: by-hand, ProtocolType: HTTP, Description: written by hand}}
+  Backend:
+    Type: AWS::ApiGatewayV2::Integration
+    Properties: {{ApiId: !Ref Api, IntegrationType: HTTP_PROXY, IntegrationMethod: GET, IntegrationUri: https://example.com/, PayloadFormatVersion: '1.0'}}
+  Route:
+    Type: AWS::ApiGatewayV2::Route
+    Properties: {{ApiId: !Ref Api, RouteKey: '{route}', Target: !Sub 'integrations/${{Backend}}'}}
+  Stage:
+    Type: AWS::ApiGatewayV2::Stage
+    Properties: {{ApiId: !Ref Api, StageName: dev, AutoDeploy: true, StageVariables: {{color: {color}}}}}
+Outputs:
+  Endpoint:
+    Value: !GetAtt Api.ApiEndpoint
+"""
+
+
+def test_an_http_api_written_by_hand_is_made_updated_and_deleted_part_by_part(served: Any) -> None:
+    import boto3
+
+    cloudformation = _clients(served)["cloudformation"]
+    apis = boto3.client("apigatewayv2", endpoint_url=served.url, **CREDENTIALS)
+    cloudformation.create_stack(StackName="hand", TemplateBody=HAND_WRITTEN.format(route="GET /one", color="blue"))
+    settled(cloudformation, "hand", "stack_create_complete")
+    made = _physical(cloudformation, "hand")
+    api = apis.get_api(ApiId=made["Api"])
+    assert (api["Name"], api["Description"]) == ("by-hand", "written by hand")
+    assert outputs(cloudformation, "hand")["Endpoint"] == api["ApiEndpoint"]
+    route = apis.get_route(ApiId=made["Api"], RouteId=made["Route"])
+    assert (route["RouteKey"], route["Target"]) == ("GET /one", f"integrations/{made['Backend']}")
+    assert apis.get_stage(ApiId=made["Api"], StageName="dev")["StageVariables"] == {"color": "blue"}
+
+    cloudformation.update_stack(StackName="hand", TemplateBody=HAND_WRITTEN.format(route="GET /two", color="green"))
+    settled(cloudformation, "hand", "stack_update_complete")
+    assert _physical(cloudformation, "hand") == made  # updated in place
+    assert apis.get_route(ApiId=made["Api"], RouteId=made["Route"])["RouteKey"] == "GET /two"
+    assert apis.get_stage(ApiId=made["Api"], StageName="dev")["StageVariables"] == {"color": "green"}
+    events = cloudformation.describe_stack_events(StackName="hand")["StackEvents"]
+    assert any("cannot update a stage" in (e.get("ResourceStatusReason") or "") for e in events if e["LogicalResourceId"] == "Stage")
+
+    cloudformation.delete_stack(StackName="hand")
+    settled(cloudformation, "hand", "stack_delete_complete")
+    assert apis.get_apis()["Items"] == []

@@ -37,6 +37,7 @@ from cfnrun.app.stacks.bucket_policies import BUCKET_POLICY, BucketPolicies
 from cfnrun.app.stacks.direct_types import DIRECT_KEY, DirectType
 from cfnrun.app.stacks.dynamodb_tables import TABLE, DynamoDbTables
 from cfnrun.app.stacks.iam_deletes import IamDeletes
+from cfnrun.app.stacks.http_apis import HTTP_API, INTEGRATION, ROUTE, STAGE as HTTP_STAGE, ApiParts, HttpApis
 from cfnrun.app.stacks.rest_apis import DEPLOYMENT, REST_API, STAGE, Deployments, RestApis, Stages
 
 SETTLED_SUFFIXES = ("_COMPLETE", "_FAILED")
@@ -130,6 +131,8 @@ class AwsTypes:
         self.direct: Dict[str, DirectType] = {
             BUCKET_POLICY: BucketPolicies(endpoint_url, region), REST_API: RestApis(endpoint_url, region),
             DEPLOYMENT: Deployments(endpoint_url, region), STAGE: Stages(endpoint_url, region),
+            HTTP_API: HttpApis(endpoint_url, region),
+            **{part.type_name: ApiParts(part, endpoint_url, region) for part in (HTTP_STAGE, ROUTE, INTEGRATION)},
         } if endpoint_url else {}
         self.iam_deletes = IamDeletes(endpoint_url, region) if endpoint_url else None
         self.tables = DynamoDbTables(endpoint_url, region) if endpoint_url else None  # updated in place with DynamoDB's API

@@ -53,7 +53,8 @@ CREATE_SETTINGS = {
 }
 
 
-def _definition(work: ResourceWork) -> Dict[str, Any]:
+def openapi_document(work: ResourceWork) -> Dict[str, Any]:
+    """The resource's ``Body``: an OpenAPI document, given as an object or as JSON or YAML text."""
     body = work.properties.get("Body")
     if isinstance(body, str):
         try:
@@ -65,7 +66,7 @@ def _definition(work: ResourceWork) -> Dict[str, Any]:
     return body
 
 
-def _info(body: Dict[str, Any], key: str) -> Optional[str]:
+def openapi_info(body: Dict[str, Any], key: str) -> Optional[str]:
     info = body.get("info")
     value = info.get(key) if isinstance(info, dict) else None
     return value if isinstance(value, str) and value else None
@@ -90,11 +91,11 @@ class RestApis:
         return "Body" in work.properties  # moto's CloudFormation ignores the body: made here from the start
 
     async def put(self, work: ResourceWork) -> Provisioned:
-        body = _definition(work)
-        name = work.properties.get("Name") or _info(body, "title")
+        body = openapi_document(work)
+        name = work.properties.get("Name") or openapi_info(body, "title")
         if not isinstance(name, str) or not name:
             raise ProvisioningFailed(f"{work.logical_id}: a RestApi needs a Name, or a Body whose info.title names it")
-        description = work.properties.get("Description") or _info(body, "description")
+        description = work.properties.get("Description") or openapi_info(body, "description")
         api_id = (work.model or {}).get("RestApiId")
         if isinstance(api_id, str):
             await self.api.ask("update_rest_api", restApiId=api_id, patchOperations=[
