@@ -135,6 +135,50 @@ def test_a_refactor_moves_and_renames_resources_without_touching_them_and_the_re
         second.stop_cleanly()
 
 
+def _seen_refactors(cfn: Any) -> Dict[str, Any]:
+    """What the refactors look like to a caller."""
+    summaries = cfn.list_stack_refactors()["StackRefactorSummaries"]
+    return {s["StackRefactorId"]: (s, cfn.list_stack_refactor_actions(StackRefactorId=s["StackRefactorId"])["StackRefactorActions"])
+            for s in summaries}
+
+
+def test_a_refactor_made_before_a_restart_is_listed_as_it_was_and_executed_after_it(tmp_path: Path) -> None:
+    import boto3
+
+    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
+    first = serve_note_kept(tmp_path)
+    try:
+        cfn = boto3.client("cloudformation", endpoint_url=first.url, **CREDENTIALS)
+        cfn.create_stack(StackName="one", TemplateBody=_notes(Keep="keep", Move="move"))
+        cfn.get_waiter("stack_create_complete").wait(StackName="one", WaiterConfig=FAST)
+        before_ids = _physical_ids(cfn, "one")
+        failed = _failed(cfn, StackDefinitions=[{"StackName": "one", "TemplateBody": _notes(Keep="keep", Move="move", New="new")}])
+        refactor_id = cfn.create_stack_refactor(EnableStackCreation=True, StackDefinitions=[
+            {"StackName": "one", "TemplateBody": _notes(Keep="keep")}, {"StackName": "two", "TemplateBody": _notes(Move="move")}],
+        )["StackRefactorId"]
+        before = _seen_refactors(cfn)
+    finally:
+        first.stop_cleanly()
+    assert set(before) == {failed["StackRefactorId"], refactor_id}
+
+    second = serve_note_kept(tmp_path)
+    try:
+        cfn = boto3.client("cloudformation", endpoint_url=second.url, **CREDENTIALS)
+        assert _seen_refactors(cfn) == before
+        cfn.execute_stack_refactor(StackRefactorId=refactor_id)
+        cfn.get_waiter("stack_refactor_execute_complete").wait(StackRefactorId=refactor_id, WaiterConfig=FAST)
+        assert _physical_ids(cfn, "one") == {"Keep": before_ids["Keep"]}
+        assert _physical_ids(cfn, "two") == {"Move": before_ids["Move"]}
+    finally:
+        second.stop_cleanly()
+    third = serve_note_kept(tmp_path)  # what the execution made of it is kept with the stacks' records
+    try:
+        cfn = boto3.client("cloudformation", endpoint_url=third.url, **CREDENTIALS)
+        assert cfn.describe_stack_refactor(StackRefactorId=refactor_id)["ExecutionStatus"] == "EXECUTE_COMPLETE"
+    finally:
+        third.stop_cleanly()
+
+
 KILLED_MID_TRANSACTION = """
 import os, sys
 from pathlib import Path

@@ -17,22 +17,20 @@ rolled back).
 """
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict, fields
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from cfnrun.stacks.blueprint import Blueprint, StackEnvironment, prepare
+from cfnrun.stacks.blueprint import StackEnvironment
 from cfnrun.stacks.change_details import ChangeDetail
-from cfnrun.stacks.change_sets import UNPROCESSED, ChangeSet
+from cfnrun.stacks.change_sets import ChangeSet
 from cfnrun.stacks.drift_aware import ActualState
 from cfnrun.stacks.hooks import HookReport
-from cfnrun.stacks.persistence import kept_ssm_values, scrubbed_with
+from cfnrun.stacks.kept_blueprints import kept_values, made_again, no_echo_values, shown_only, shown_parameters
+from cfnrun.stacks.persistence import scrubbed_with
 from cfnrun.stacks.plan import ChangePlan, ResourceChange
 from cfnrun.stacks.provisioning import NoProvisioner, Provisioners
 from cfnrun.stacks.records import Stack
 from cfnrun.stacks.state_db import StateDatabase
-from cfnrun.stacks.template.errors import TemplateError
-from cfnrun.stacks.template.loading import load_stack_template
 from cfnrun.stacks.template.parameters import NO_ECHO_MASK
 
 # What a change set's record keeps as the change set holds it (the plan, the hooks' verdicts and the values apart).
@@ -104,22 +102,16 @@ def _held(change_set: ChangeSet) -> Tuple[Any, ...]:
 def change_set_record(change_set: ChangeSet, stack: Stack, shown: Shown, operation_id: Optional[str]) -> Dict[str, Any]:
     """``change_set`` as written: no NoEcho value (the change set's or its stack's) anywhere, no writeOnly value in its plan."""
     blueprint = change_set.blueprint
-    no_echo = [name for name in blueprint.no_echo if name in change_set.parameters]
-    declared = blueprint.template.parameters
     record: Dict[str, Any] = {name: getattr(change_set, name) for name in _SETTINGS}
     record.update(
         operation_id=operation_id,
         hook_results=[asdict(report) for report in change_set.hook_results],
-        parameters={k: v for k, v in change_set.parameters.items() if k not in no_echo},
-        no_echo=no_echo,
-        no_echo_defaults=[n for n in no_echo if n in declared and change_set.parameters[n] == declared[n].default],
-        resolved_values={k: v for k, v in blueprint.resolved_values.items() if k not in no_echo},
-        macro_output=blueprint.template.macro_output,
+        blueprint=kept_values(blueprint, change_set.parameters),
         plan=[resource_change_record(change, shown) for change in change_set.plan.resources.values()],
     )
-    secrets = [s for s in [*stack.secrets(), *(change_set.parameters.get(n) for n in no_echo)] if s]
+    secrets = [s for s in [*stack.secrets(), *no_echo_values(blueprint, change_set.parameters)] if s]
     kept: Dict[str, Any] = scrubbed_with(record, secrets) if secrets else record
-    kept["template_body"] = blueprint.template_body  # the user's own file, as a stack's record keeps it
+    kept["blueprint"]["template_body"] = blueprint.template_body  # the user's own file, as a stack's record keeps it
     return kept
 
 
@@ -167,44 +159,13 @@ def restored_change_set(record: Dict[str, Any], environment: StackEnvironment, p
         settings.update(status="FAILED", status_reason=STOPPED_WHILE_CREATED, execution_status="UNAVAILABLE")
     if settings["execution_status"] == "EXECUTE_IN_PROGRESS":
         settings["execution_status"] = "EXECUTE_FAILED"
-    blueprint, unexecutable = None, None
-    if settings["execution_status"] == "AVAILABLE":
-        blueprint, unexecutable = _blueprint_again(record, environment, provisioners)
-    parameters = dict(record["parameters"], **{name: NO_ECHO_MASK for name in record["no_echo"]})
+    kept = record["blueprint"]
+    blueprint, unexecutable = made_again(kept, environment, provisioners) if settings["execution_status"] == "AVAILABLE" else (None, None)
+    parameters = dict(blueprint.parameters) if blueprint is not None else shown_parameters(kept)
     if blueprint is None:
-        blueprint = _shown_only(record, environment)
-    else:
-        parameters = dict(blueprint.parameters)
+        blueprint = shown_only(kept, environment)
     plan = ChangePlan(blueprint, {r["logical_id"]: restored_resource_change(r) for r in record["plan"]})
     return ChangeSet(
         **settings, plan=plan, parameters=parameters, hook_results=[HookReport(**r) for r in record["hook_results"]],
         unexecutable=unexecutable,
     )
-
-
-def _blueprint_again(record: Dict[str, Any], environment: StackEnvironment, provisioners: Provisioners) -> Tuple[Optional[Blueprint], Optional[str]]:
-    """The change set's blueprint made again from what was kept, or why it cannot be."""
-    lost = [name for name in record["no_echo"] if name not in record["no_echo_defaults"]]
-    if lost:
-        return None, f"the value of its NoEcho parameter {', '.join(lost)} (never written to --state)"
-    given = dict(record["parameters"])  # a NoEcho parameter left at its Default takes it again
-    environment = replace(environment, ssm_parameter=kept_ssm_values(given, record["resolved_values"]))
-    macro_output = record.get("macro_output")
-    body = json.dumps(macro_output) if macro_output is not None else record["template_body"]
-    try:
-        template = load_stack_template(body, given, environment.module_fragments, environment.read_include, environment.run_macro)
-        if macro_output is not None:
-            template = replace(template, macro_output=macro_output)
-        blueprint = prepare(record["template_body"], dict(given), {}, environment, template)
-        for logical_id in blueprint.resource_ids():
-            provisioners.for_type(blueprint.type_of(logical_id))
-    except (TemplateError, NoProvisioner) as error:
-        return None, f"a template that still reads ({error})"
-    return blueprint, None
-
-
-def _shown_only(record: Dict[str, Any], environment: StackEnvironment) -> Blueprint:
-    """The blueprint of a change set read back to be shown only: its template as sent, its NoEcho names, its SSM values."""
-    blueprint = prepare(UNPROCESSED, {}, {}, environment)
-    return replace(blueprint, template_body=record["template_body"], no_echo=tuple(record["no_echo"]),
-                   resolved_values=dict(record["resolved_values"]))

@@ -67,6 +67,8 @@ class StackRefactor:
     execution_status_reason: Optional[str] = None
     operations: Dict[str, Optional[str]] = field(default_factory=dict)  # each existing stack's last operation when planned
     created_at: float = field(default_factory=time.time)
+    # read back from --state without what executing it needs (``kept_refactors.py``): what it lacks, said by ExecuteStackRefactor
+    unexecutable: Optional[str] = None
 
     def failed(self, reason: str) -> None:
         self.status, self.status_reason, self.execution_status = "CREATE_FAILED", reason, "UNAVAILABLE"

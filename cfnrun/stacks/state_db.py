@@ -40,7 +40,8 @@ when serve stopped is not kept (its LISTs or READs ended with that serve).
 The ``request_tokens`` table holds the ClientRequestToken of each stack name's last CreateStack, UpdateStack and
 DeleteStack (``request_tokens.py``), so that a retry after a restart is answered as the first call was.
 The ``change_sets`` table holds each change set as it last changed (``kept_change_sets.py``: its plan, template, values
-that are not NoEcho, statuses and settings), until it is deleted (a table added to format 1, created in a file that lacks it).
+that are not NoEcho, statuses and settings), until it is deleted (a table added to format 1, created in a file that lacks it);
+the ``stack_refactors`` table each stack refactor, alike (``kept_refactors.py``).
 """
 from __future__ import annotations
 
@@ -106,6 +107,10 @@ CREATE TABLE IF NOT EXISTS request_tokens (
 CREATE TABLE IF NOT EXISTS change_sets (
     change_set_id TEXT PRIMARY KEY,
     stack_id TEXT NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS stack_refactors (
+    refactor_id TEXT PRIMARY KEY,
     record TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS iac_generator (
@@ -349,6 +354,20 @@ class StateDatabase:
         """The kept change sets, in the order they were made."""
         with self._session() as connection:
             rows = connection.execute("SELECT record FROM change_sets ORDER BY rowid").fetchall()
+        return [json.loads(record) for (record,) in rows]
+
+    def put_refactor(self, refactor_id: str, record: Dict[str, Any]) -> None:
+        """A stack refactor as it last changed (its place in the order kept)."""
+        with self._session() as connection:
+            connection.execute(
+                "INSERT INTO stack_refactors (refactor_id, record) VALUES (?, ?) ON CONFLICT (refactor_id) DO UPDATE SET record = excluded.record",
+                (refactor_id, json.dumps(record)),
+            )
+
+    def refactors(self) -> List[Dict[str, Any]]:
+        """The kept stack refactors, in the order they were made."""
+        with self._session() as connection:
+            rows = connection.execute("SELECT record FROM stack_refactors ORDER BY rowid").fetchall()
         return [json.loads(record) for (record,) in rows]
 
     # -- the file ---------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from cfnrun.stacks.drift_aware import REVERT_DRIFT, ActualState
 from cfnrun.stacks.plan import ChangePlan, plan_create, plan_update
 from cfnrun.stacks.change_sets import UNPROCESSED, ChangeSet
 from cfnrun.stacks.kept_change_sets import KeptChangeSets
+from cfnrun.stacks.kept_refactors import KeptRefactors
 from cfnrun.stacks.persistence import (
     RolledBackTo, blueprint_record_of, restored_blueprint, restored_rolled_back_to, restored_stack, rolled_back_to_record, stack_record,
 )
@@ -81,7 +82,8 @@ class StackStore:
         self.stacks: Dict[str, Stack] = {}  # by stack id, deleted ones included (DescribeStacks by id shows them)
         self.change_sets: Dict[str, ChangeSet] = {}
         self.kept_change_sets = KeptChangeSets(self.database, engine.provisioners)  # each written as it changes (``--state``)
-        self.refactors: Dict[str, StackRefactor] = {}  # by StackRefactorId, for the life of the serve (as change sets are)
+        self.kept_refactors = KeptRefactors(self.database, engine.provisioners)
+        self.refactors: Dict[str, StackRefactor] = {}  # by StackRefactorId (kept with --state, as change sets are)
         self._tasks: Dict[str, "asyncio.Task[None]"] = {}  # each stack's operation, and each change set's hooks, by id
         self._tokens: Dict[Tuple[str, str], str] = {}  # (stack id, ClientRequestToken) → the operation it started
         self.tokens = RequestTokens(self.database)  # a retried CreateStack/UpdateStack/DeleteStack is answered as the first (``request_tokens.py``)
@@ -185,6 +187,10 @@ class StackStore:
                     self.log.change_set_operations[change_set.change_set_id] = operation_id
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise StateError(f"{self.database.path}: a kept change set is damaged ({type(error).__name__}: {error})") from None
+        try:
+            self.refactors = {r.refactor_id: r for r in self.kept_refactors.restore(self.stacks, self.blueprints.environment)}
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise StateError(f"{self.database.path}: a kept stack refactor is damaged ({type(error).__name__}: {error})") from None
         self.tokens.restore(self.stacks)
         return restored
 
@@ -753,6 +759,7 @@ class StackStore:
             refactor.moves = plan_refactor(stacks, now, refactor.blueprints, mappings)
         except (RefactorProblem, TemplateError) as problem:
             refactor.failed(str(problem))
+        self.kept_refactors.sync(self.refactors, self.stacks)
         return refactor
 
     def _name_of(self, name_or_id: str) -> str:
@@ -778,6 +785,9 @@ class StackStore:
         refactor = self.refactor(refactor_id)
         if refactor.status != "CREATE_COMPLETE" or refactor.execution_status != "AVAILABLE":
             raise StackError(f"Stack refactor [{refactor_id}] cannot be executed in its current execution status of [{refactor.execution_status}]")
+        if refactor.unexecutable is not None:
+            raise StackError(f"Stack refactor [{refactor_id}] cannot be executed: it was read back from --state after cfnrun serve "
+                             f"restarted, without {refactor.unexecutable}; create the stack refactor again")
         existing = {name: self.stacks[stack_id] for name, stack_id in refactor.stack_ids.items() if name not in refactor.created}
         for stack in existing.values():
             self._require_status(stack, UPDATABLE, "updated")
@@ -802,8 +812,9 @@ class StackStore:
             for name, stack in stacks.items():
                 stack.updated_at = None if name in refactor.created else time.time()
                 stack.set_status("CREATE_COMPLETE" if name in refactor.created else "UPDATE_COMPLETE")
-        refactor.execution_status = "EXECUTE_COMPLETE"
-        refactor.execution_status_reason = "; ".join(f"[{name}] {problem}" for name, problem in problems.items()) or None
+            refactor.execution_status = "EXECUTE_COMPLETE"
+            refactor.execution_status_reason = "; ".join(f"[{name}] {problem}" for name, problem in problems.items()) or None
+            self.kept_refactors.sync(self.refactors, self.stacks)  # with the stacks' records: all as before, or all as after
 
     def _publish_all(self, stacks: Dict[str, Stack], blueprints: Dict[str, Blueprint]) -> Dict[str, str]:
         """Each stack's outputs and exports from its new blueprint, in turns, so that an export moving from one stack to

@@ -45,7 +45,7 @@ def test_a_change_set_comes_back_after_a_restart_with_its_plan_and_can_be_execut
     before = asyncio.run(first_life())
     assert before[-1] == [("Modify", "First", "First-1", "False", ("Properties",))]
     kept = kept_records(tmp_path, StateDatabase.change_sets)
-    assert "hush-123" in kept[0].pop("template_body")  # the user's own file, kept as it is (as a stack's record keeps it)
+    assert "hush-123" in kept[0]["blueprint"].pop("template_body")  # the user's own file, kept as it is (as a stack's record keeps it)
     assert "hush-123" not in json.dumps(kept)  # the writeOnly value (Memory masks Secret) is in no other part
     memory.calls.clear()
 
@@ -103,7 +103,7 @@ def test_a_noecho_value_is_never_kept_so_its_change_set_is_shown_but_refused(tmp
         store = _store(memory, tmp_path)
         assert _shown(store.change_set("given", "kept")) == given
         assert store.change_set("given", "kept").parameters == {"Pin": "****"}
-        with pytest.raises(StackError, match="without the value of its NoEcho parameter Pin \\(never written to --state\\)"):
+        with pytest.raises(StackError, match="without the value of NoEcho parameter Pin \\(never written to --state\\)"):
             store.execute_change_set("given", "kept")
         assert _shown(store.change_set("defaulted", "kept")) == defaulted
         store.execute_change_set("defaulted", "kept")  # its NoEcho value was its Default: the template holds it
