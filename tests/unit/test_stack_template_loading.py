@@ -130,6 +130,17 @@ def test_decode_errors_have_line_and_column(text: str, line: int, column: int, p
          r"^Template error: One or more Fn::Sub intrinsic functions don't specify expected arguments\. Specify a string as first "
          r"argument, and an optional second argument to specify a mapping of values to replace in the string \(at Resources"),
         ("Resources: {A: {Type: X}}\nOutputs: {O: {Value: {Fn::Sub: [!Ref A, {}]}}}\n", "^Template error: One or more Fn::Sub intrinsic"),
+        # condition functions of the wrong shape, whatever the values (users' reports of ValidateTemplate; Fn::Not's inferred)
+        ("Conditions: {C: !Equals [a]}\nResources: {A: {Type: X}}\n",
+         r"^Template error: every Fn::Equals object requires a list of 2 string parameters\. \(at Conditions\.C\)$"),
+        ("Conditions: {C: !And [!Equals [a, b]]}\nResources: {A: {Type: X}}\n",
+         r"^Template error: every Fn::And object requires a list of at least 2 and at most 10 boolean parameters\. \(at Conditions\.C\)$"),
+        ("Conditions: {C: !Or [!Equals [a, b], 'true']}\nResources: {A: {Type: X}}\n",
+         r"^Template error: every Fn::Or object requires a list of at least 2 and at most 10 boolean parameters\."),
+        ("Conditions: {C: !Not [!Equals [a, b], !Equals [a, b]]}\nResources: {A: {Type: X}}\n",
+         r"^Template error: Fn::Not requires a list argument with one element \(at Conditions\.C\)$"),
+        ("Conditions: {C: !Not [!Ref AWS::Region]}\nResources: {A: {Type: X}}\n",
+         r"^Template error: Fn::Not requires a list argument with one function token \(at Conditions\.C\)$"),
         ("AWSTemplateFormatVersion: '2011-01-01'\nResources: {A: {Type: X}}\n", "Template format error: Unsupported template format version"),
         ("Resources: {A: {Type: X, Properties: {B: !Ref Nope}}}\n",
          r"Template format error: Unresolved resource dependencies \[Nope\] in the Resources block of the template"),

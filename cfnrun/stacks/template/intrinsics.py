@@ -331,30 +331,44 @@ def _condition_argument(value: Any, context: ResolveContext, where: str) -> bool
     return result
 
 
-def _conditions_list(name: str, argument: Any, low: int, high: int) -> List[Any]:
-    if not (isinstance(argument, list) and low <= len(argument) <= high):
-        count = f"{low}" if low == high else f"{low} to {high}"
-        raise TemplateError(f"Template error: {name} requires a list of {count} conditions")
-    return argument
+def _boolean_function(value: Any) -> bool:
+    """Is ``value`` a condition function or a Condition reference (what Fn::And, Fn::Or and Fn::Not take)?"""
+    return isinstance(value, dict) and len(value) == 1 and next(iter(value)) in (*CONDITION_FUNCTIONS, "Condition")
+
+
+def condition_arguments(function: str, argument: Any) -> List[Any]:
+    """The arguments of a condition function (Fn::Equals, Fn::And, Fn::Or, Fn::Not), refused in the service's words when
+    their shape is wrong, whatever the values: Fn::Equals, Fn::And and Fn::Or as users quote ValidateTemplate and CreateStack
+    (aws-cloudformation/cfn-lint#1639, buildkite/elastic-ci-stack-for-aws#370); Fn::Not's inferred (Eucalyptus' copy of the
+    service's texts)."""
+    if function == "Fn::Equals":
+        if not (isinstance(argument, list) and len(argument) == 2):
+            raise TemplateError("Template error: every Fn::Equals object requires a list of 2 string parameters.")
+    elif function == "Fn::Not":
+        if not (isinstance(argument, list) and len(argument) == 1):
+            raise TemplateError("Template error: Fn::Not requires a list argument with one element")
+        if not _boolean_function(argument[0]):
+            raise TemplateError("Template error: Fn::Not requires a list argument with one function token")
+    elif not (isinstance(argument, list) and 2 <= len(argument) <= 10 and all(_boolean_function(item) for item in argument)):
+        raise TemplateError(f"Template error: every {function} object requires a list of at least 2 and at most 10 boolean parameters.")
+    return list(argument)
 
 
 def _equals(argument: Any, context: ResolveContext, where: str) -> bool:
-    if not (isinstance(argument, list) and len(argument) == 2):
-        raise TemplateError("Template error: every Fn::Equals object requires a list of 2 string parameters.")
-    left, right = (resolve(item, context, where) for item in argument)
+    left, right = (resolve(item, context, where) for item in condition_arguments("Fn::Equals", argument))
     return (scalar_text(left) if scalar_text(left) is not None else left) == (scalar_text(right) if scalar_text(right) is not None else right)
 
 
 def _and(argument: Any, context: ResolveContext, where: str) -> bool:
-    return all([_condition_argument(item, context, where) for item in _conditions_list("Fn::And", argument, 2, 10)])
+    return all([_condition_argument(item, context, where) for item in condition_arguments("Fn::And", argument)])
 
 
 def _or(argument: Any, context: ResolveContext, where: str) -> bool:
-    return any([_condition_argument(item, context, where) for item in _conditions_list("Fn::Or", argument, 2, 10)])
+    return any([_condition_argument(item, context, where) for item in condition_arguments("Fn::Or", argument)])
 
 
 def _not(argument: Any, context: ResolveContext, where: str) -> bool:
-    [condition] = _conditions_list("Fn::Not", argument, 1, 1)
+    [condition] = condition_arguments("Fn::Not", argument)
     return not _condition_argument(condition, context, where)
 
 

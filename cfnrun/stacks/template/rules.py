@@ -60,7 +60,7 @@ def _truth(value: Any, scope: Any, where: str) -> bool:
             return not _truth(_arguments(name, argument, 1)[0], scope, where)
         if name in ("Fn::And", "Fn::Or"):
             if not (isinstance(argument, list) and 2 <= len(argument) <= 10):
-                raise TemplateError(f"Template error: {name} requires a list of 2 to 10 conditions", where)
+                raise TemplateError(f"Template error: every {name} object requires a list of at least 2 and at most 10 boolean parameters.", where)
             truths = [_truth(item, scope, where) for item in argument]
             return all(truths) if name == "Fn::And" else any(truths)
         left, right = (_value(item, scope, where) for item in _arguments(name, argument, 2))

@@ -22,7 +22,8 @@ from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.foreach import expand_for_each, uses_for_each
 from cfnrun.stacks.template.includes import INCLUDE, IncludeReader, include_location, include_sections, included
 from cfnrun.stacks.template.intrinsics import (
-    SUPPORTED_FUNCTIONS, get_att_target, is_function, join_arguments, ref_argument, split_arguments, sub_arguments, unsupported_function,
+    CONDITION_FUNCTIONS, SUPPORTED_FUNCTIONS, condition_arguments, get_att_target, is_function, join_arguments, ref_argument,
+    split_arguments, sub_arguments, unsupported_function,
 )
 from cfnrun.stacks.template.macros import MacroCall, MacroRunner, no_echo_values, not_local, template_parameter_values
 from cfnrun.stacks.template.serverless import SERVERLESS, expand_serverless
@@ -189,6 +190,8 @@ def _check_arguments(where: str, function: str, argument: Any, conditions: Mappi
             get_att_target(argument)
         if function == "Fn::Split":
             split_arguments(argument)
+        if function in CONDITION_FUNCTIONS:
+            condition_arguments(function, argument)
     except TemplateError as error:
         raise error.at(where) from None
 
