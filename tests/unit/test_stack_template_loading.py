@@ -130,6 +130,14 @@ def test_decode_errors_have_line_and_column(text: str, line: int, column: int, p
          r"^Template error: One or more Fn::Sub intrinsic functions don't specify expected arguments\. Specify a string as first "
          r"argument, and an optional second argument to specify a mapping of values to replace in the string \(at Resources"),
         ("Resources: {A: {Type: X}}\nOutputs: {O: {Value: {Fn::Sub: [!Ref A, {}]}}}\n", "^Template error: One or more Fn::Sub intrinsic"),
+        # Fn::If and Fn::FindInMap of the wrong shape, whatever the values, in a resource whose condition is false too
+        ("Conditions: {C: !Equals [a, b]}\nResources: {A: {Type: X, Condition: C, Properties: {V: !If [C, a]}}}\n",
+         r"^Template error: Fn::If requires a list argument with three elements \(at Resources\.A\.Properties\.V\)$"),
+        ("Conditions: {C: !Equals [a, b]}\nResources: {A: {Type: X, Properties: {V: !If [!Ref C, a, b]}}}\n",
+         r"^Template error: Fn::If requires a list argument with the first element being a condition \(at Resources"),
+        ("Mappings: {M: {a: {b: c}}}\nResources: {A: {Type: X, Properties: {V: !FindInMap [M, !Ref AWS::Region]}}}\n",
+         r"^Template error: every Fn::FindInMap object requires three parameters, the map name, map key and the attribute for "
+         r"return value \(at Resources\.A\.Properties\.V\)$"),
         # condition functions of the wrong shape, whatever the values (users' reports of ValidateTemplate; Fn::Not's inferred)
         ("Conditions: {C: !Equals [a]}\nResources: {A: {Type: X}}\n",
          r"^Template error: every Fn::Equals object requires a list of 2 string parameters\. \(at Conditions\.C\)$"),

@@ -229,10 +229,19 @@ def _split(argument: Any, context: ResolveContext, where: str) -> List[str]:
     return text.split(delimiter)
 
 
-def _if(argument: Any, context: ResolveContext, where: str) -> Any:
-    if not (isinstance(argument, list) and len(argument) == 3 and isinstance(argument[0], str)):
+def if_arguments(argument: Any) -> Tuple[str, Any, Any]:
+    """Fn::If's condition name and its two values, refused in the service's words when their shape is wrong (users quote
+    the first text from ValidateTemplate, aws-cloudformation/cfn-lint#316; the second is inferred alike)."""
+    if not (isinstance(argument, list) and argument and isinstance(argument[0], str)):
+        raise TemplateError("Template error: Fn::If requires a list argument with the first element being a condition")
+    if len(argument) != 3:
         raise TemplateError("Template error: Fn::If requires a list argument with three elements")
-    return resolve(argument[1] if condition_value(argument[0], context) else argument[2], context, where)
+    return argument[0], argument[1], argument[2]
+
+
+def _if(argument: Any, context: ResolveContext, where: str) -> Any:
+    name, when_true, when_false = if_arguments(argument)
+    return resolve(when_true if condition_value(name, context) else when_false, context, where)
 
 
 def condition_value(name: str, context: ResolveContext) -> bool:
@@ -242,7 +251,9 @@ def condition_value(name: str, context: ResolveContext) -> bool:
     return context.conditions[name]
 
 
-def _find_in_map(argument: Any, context: ResolveContext, where: str) -> Any:
+def find_in_map_arguments(argument: Any) -> Tuple[List[Any], Any]:
+    """Fn::FindInMap's three keys and its DefaultValue (NO_VALUE when it has none: AWS::LanguageExtensions' fourth
+    argument), refused in the service's words when their shape is wrong."""
     default: Any = NO_VALUE
     if isinstance(argument, list) and len(argument) == 4 and isinstance(argument[3], dict) and "DefaultValue" in argument[3]:
         default = argument[3]["DefaultValue"]
@@ -250,7 +261,12 @@ def _find_in_map(argument: Any, context: ResolveContext, where: str) -> Any:
     if not (isinstance(argument, list) and len(argument) == 3):
         raise TemplateError("Template error: every Fn::FindInMap object requires three parameters, the map name, map key "
                             "and the attribute for return value")
-    keys = [scalar_text(resolve(key, context, where)) for key in argument]
+    return list(argument), default
+
+
+def _find_in_map(argument: Any, context: ResolveContext, where: str) -> Any:
+    arguments, default = find_in_map_arguments(argument)
+    keys = [scalar_text(resolve(key, context, where)) for key in arguments]
     value: Any = context.mappings
     for key in keys:
         value = value.get(key, NO_VALUE) if isinstance(value, Mapping) and key is not None else NO_VALUE

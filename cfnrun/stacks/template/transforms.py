@@ -22,8 +22,8 @@ from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.foreach import expand_for_each, uses_for_each
 from cfnrun.stacks.template.includes import INCLUDE, IncludeReader, include_location, include_sections, included
 from cfnrun.stacks.template.intrinsics import (
-    CONDITION_FUNCTIONS, SUPPORTED_FUNCTIONS, condition_arguments, get_att_target, is_function, join_arguments, ref_argument,
-    split_arguments, sub_arguments, unsupported_function,
+    CONDITION_FUNCTIONS, SUPPORTED_FUNCTIONS, condition_arguments, find_in_map_arguments, get_att_target, if_arguments, is_function,
+    join_arguments, ref_argument, split_arguments, sub_arguments, unsupported_function,
 )
 from cfnrun.stacks.template.macros import MacroCall, MacroRunner, no_echo_values, not_local, template_parameter_values
 from cfnrun.stacks.template.serverless import SERVERLESS, expand_serverless
@@ -183,9 +183,10 @@ def _check_arguments(where: str, function: str, argument: Any, conditions: Mappi
             join_arguments(argument)
         if function == "Fn::Sub":
             sub_arguments(argument)
-        if function == "Fn::If" and isinstance(argument, list) and argument and isinstance(argument[0], str) \
-                and argument[0] not in conditions:
+        if function == "Fn::If" and if_arguments(argument)[0] not in conditions:
             raise TemplateError(f"Template error: unresolved condition dependency {argument[0]} in Fn::If")
+        if function == "Fn::FindInMap":
+            find_in_map_arguments(argument)
         if function == "Fn::GetAtt":
             get_att_target(argument)
         if function == "Fn::Split":
