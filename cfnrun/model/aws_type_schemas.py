@@ -2,16 +2,20 @@
 
 cfn-lint carries the registry schema of every AWS type (``cfnlint/data/schemas``: an index per
 region naming a schema file per type). Only the JSON files are read; cfn-lint itself is not
-imported. Local stacks read createOnly and writeOnly properties from them; a hook's targets,
+imported: its package's ``__init__`` loads the whole linter (about a second of CPU), so the folder is found
+from the package's import spec, which locates it without running it. Local stacks read createOnly and writeOnly properties from them; a hook's targets,
 when the project holds no schema of its own for them, are checked and tested against them.
 """
 from __future__ import annotations
 
 import json
-from importlib import resources
+from functools import lru_cache
+from importlib.util import find_spec
+from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-DATA_PACKAGE = "cfnlint.data.schemas"
+LINT_PACKAGE = "cfnlint"
+DATA_FOLDER = ("data", "schemas")
 INDEX_REGION = "us-east-1"  # the region whose index lists the most types
 
 
@@ -25,12 +29,12 @@ class AwsTypeSchemas:
 
     @staticmethod
     def _read(*parts: str) -> Optional[Any]:
+        folder = _data_folder()
+        if folder is None:
+            return None
         try:
-            folder = resources.files(DATA_PACKAGE)
-            for part in parts:
-                folder = folder.joinpath(part)
-            return json.loads(folder.read_text(encoding="utf-8"))
-        except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError, ValueError):
+            return json.loads(folder.joinpath(*parts).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
             return None
 
     def _names(self) -> Dict[str, str]:
@@ -55,3 +59,14 @@ class AwsTypeSchemas:
             document = self._read("resources", f"{name}.json") if isinstance(name, str) else None
             self._documents[type_name] = document if isinstance(document, dict) else None
         return self._documents[type_name]
+
+
+@lru_cache(maxsize=None)
+def _data_folder() -> Optional[Path]:
+    """cfn-lint's schema folder, or None without cfn-lint."""
+    try:
+        spec = find_spec(LINT_PACKAGE)
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return Path(locations[0]).joinpath(*DATA_FOLDER) if locations else None
