@@ -257,6 +257,14 @@ class ServerProcess:
 
         return next((line for line in self.output if re.search(pattern, line)), None) or self.wait_for_line(pattern, timeout)
 
+    def moto_url(self) -> str:
+        """The URL of the moto server ``--moto`` started, as serve's console announces it."""
+        import re
+
+        announced = re.search(r"at (http://[0-9.]+:[0-9]+)", self.has_printed(r"moto server \(AWS stand-in\) at"))
+        assert announced, self.output
+        return announced.group(1)
+
     def wait_for_line(self, pattern: str, timeout: float = PATIENCE_S) -> str:
         """The next console line matching ``pattern`` (a regex); fails on timeout or exit."""
         import queue

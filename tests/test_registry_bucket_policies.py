@@ -3,7 +3,6 @@ and removed through moto's S3 API, as cfn submit's upload infrastructure stack n
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from pathlib import Path
 from typing import Any, Dict
@@ -42,10 +41,8 @@ def test_a_bucket_policy_is_put_updated_and_removed_on_the_endpoints_s3(tmp_path
     shutil.copytree(SAMPLES / "parameter", project, ignore=LOCAL_STATE)
     server = ServerProcess(project, "--no-reload", "--moto")
     try:
-        moto = re.search(r"at (http://[0-9.]+:[0-9]+)", server.has_printed(r"moto server \(AWS stand-in\) at"))
-        assert moto, server.output
         cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
-        s3 = boto3.client("s3", endpoint_url=moto.group(1), **CREDENTIALS)
+        s3 = boto3.client("s3", endpoint_url=server.moto_url(), **CREDENTIALS)
         cloudformation.create_stack(StackName="policed", TemplateBody=_template("ReadByOwner"))
         cloudformation.get_waiter("stack_create_complete").wait(StackName="policed", WaiterConfig=FAST)
         resources = {r["LogicalResourceId"]: r for r in cloudformation.describe_stack_resources(StackName="policed")["StackResources"]}

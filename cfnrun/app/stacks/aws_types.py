@@ -9,7 +9,8 @@ What a user can rely on is what the endpoint implements (moto's CloudFormation s
 the common types; LocalStack covers more); a type it does not know fails the resource with the
 endpoint's own message, except the types ``direct_types.py`` makes through the endpoint's service
 APIs: AWS::S3::BucketPolicy (``bucket_policies.py``: cfn submit's upload infrastructure stack declares
-two) and AWS::ApiGateway::Stage once the endpoint's stack completes without them, and SAM's REST APIs
+two), AWS::SQS::QueuePolicy (``queue_policies.py``), AWS::SNS::Subscription (``sns_subscriptions.py``)
+and AWS::ApiGateway::Stage once the endpoint's stack completes without them, and SAM's REST APIs
 with an OpenAPI body and their deployments from the start (``rest_apis.py``). A role's and a managed
 policy's delete detach and delete their policies first, as the service's do (``iam_deletes.py``); a
 DynamoDB table is updated in place with the endpoint's DynamoDB API (``dynamodb_tables.py``).
@@ -38,6 +39,8 @@ from cfnrun.app.stacks.direct_types import DIRECT_KEY, DirectType
 from cfnrun.app.stacks.dynamodb_tables import TABLE, DynamoDbTables
 from cfnrun.app.stacks.iam_deletes import IamDeletes
 from cfnrun.app.stacks.http_apis import HTTP_API, INTEGRATION, ROUTE, STAGE as HTTP_STAGE, ApiParts, HttpApis
+from cfnrun.app.stacks.queue_policies import QUEUE_POLICY, QueuePolicies
+from cfnrun.app.stacks.sns_subscriptions import SUBSCRIPTION, SnsSubscriptions
 from cfnrun.app.stacks.rest_apis import DEPLOYMENT, REST_API, STAGE, Deployments, RestApis, Stages
 
 SETTLED_SUFFIXES = ("_COMPLETE", "_FAILED")
@@ -132,6 +135,7 @@ class AwsTypes:
             BUCKET_POLICY: BucketPolicies(endpoint_url, region), REST_API: RestApis(endpoint_url, region),
             DEPLOYMENT: Deployments(endpoint_url, region), STAGE: Stages(endpoint_url, region),
             HTTP_API: HttpApis(endpoint_url, region),
+            QUEUE_POLICY: QueuePolicies(endpoint_url, region), SUBSCRIPTION: SnsSubscriptions(endpoint_url, region),
             **{part.type_name: ApiParts(part, endpoint_url, region) for part in (HTTP_STAGE, ROUTE, INTEGRATION)},
         } if endpoint_url else {}
         self.iam_deletes = IamDeletes(endpoint_url, region) if endpoint_url else None
