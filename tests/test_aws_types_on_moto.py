@@ -68,6 +68,74 @@ def test_a_clean_deploy_of_a_bootstrap_like_stack_puts_no_fault_on_the_console(s
     assert not re.search(r"moto server: broke|Error on request|No Moto CloudFormation support", console), console
 
 
+def _vpc_template(with_routes: bool) -> str:
+    resources: Dict[str, Any] = {
+        "Gateway": {"Type": "AWS::EC2::InternetGateway"},
+        "Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.7.0.0/16"}},
+        "Attachment": {"Type": "AWS::EC2::VPCGatewayAttachment", "Properties": {"VpcId": {"Ref": "Vpc"}, "InternetGatewayId": {"Ref": "Gateway"}}},
+        "Routes": {"Type": "AWS::EC2::RouteTable", "Properties": {"VpcId": {"Ref": "Vpc"}}},
+        "Subnet": {"Type": "AWS::EC2::Subnet", "Properties": {"VpcId": {"Ref": "Vpc"}, "CidrBlock": "10.7.1.0/24"}},
+        "Address": {"Type": "AWS::EC2::EIP", "DependsOn": "Attachment", "Properties": {"Domain": "vpc"}},
+        "Nat": {"Type": "AWS::EC2::NatGateway", "Properties": {"AllocationId": {"Fn::GetAtt": ["Address", "AllocationId"]}, "SubnetId": {"Ref": "Subnet"}}},
+    }
+    if with_routes:
+        resources["Default"] = {"Type": "AWS::EC2::Route", "DependsOn": "Attachment", "Properties": {
+            "RouteTableId": {"Ref": "Routes"}, "DestinationCidrBlock": "0.0.0.0/0", "GatewayId": {"Ref": "Gateway"}}}
+        resources["Association"] = {"Type": "AWS::EC2::SubnetRouteTableAssociation", "Properties": {
+            "SubnetId": {"Ref": "Subnet"}, "RouteTableId": {"Ref": "Routes"}}}
+    return json.dumps({"Resources": resources})
+
+
+def test_a_vpc_with_a_gateway_routes_and_a_nat_is_deleted_with_everything_moto_s_stack_delete_leaves(serve: ServerProcess) -> None:
+    # moto's CloudFormation deletes none of a route table, route, association, gateway, attachment, NAT gateway or EIP with
+    # its stack: the VPC kept dependencies, and the stack's delete ended DELETE_FAILED ("... has dependencies ...")
+    import boto3
+
+    cloudformation = _cloudformation(serve)
+    ec2 = boto3.client("ec2", endpoint_url=serve.moto_url(), **CREDENTIALS)
+    cloudformation.create_stack(StackName="network", TemplateBody=_vpc_template(with_routes=True))
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="network", WaiterConfig=FAST)
+    made = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in cloudformation.describe_stack_resources(StackName="network")["StackResources"]}
+    [table] = ec2.describe_route_tables(RouteTableIds=[made["Routes"]])["RouteTables"]
+    assert [a["SubnetId"] for a in table["Associations"]] == [made["Subnet"]]
+    assert "0.0.0.0/0" in [r.get("DestinationCidrBlock") for r in table["Routes"]]
+
+    # the route and the association taken out of the template go from the table; the stack's update completes
+    cloudformation.update_stack(StackName="network", TemplateBody=_vpc_template(with_routes=False))
+    cloudformation.get_waiter("stack_update_complete").wait(StackName="network", WaiterConfig=FAST)
+    [table] = ec2.describe_route_tables(RouteTableIds=[made["Routes"]])["RouteTables"]
+    assert table["Associations"] == [] and "0.0.0.0/0" not in [r.get("DestinationCidrBlock") for r in table["Routes"]]
+
+    cloudformation.delete_stack(StackName="network")
+    cloudformation.get_waiter("stack_delete_complete").wait(StackName="network", WaiterConfig=FAST)
+    assert [v for v in ec2.describe_vpcs()["Vpcs"] if v["VpcId"] == made["Vpc"]] == []
+    assert [g for g in ec2.describe_internet_gateways()["InternetGateways"] if g["InternetGatewayId"] == made["Gateway"]] == []
+    assert ec2.describe_addresses()["Addresses"] == []
+    assert [n["State"] for n in ec2.describe_nat_gateways()["NatGateways"] if n["NatGatewayId"] == made["Nat"]] in ([], ["deleted"])
+
+
+def test_a_custom_event_bus_is_referred_to_by_its_name_and_its_rule_lands_on_it(serve: ServerProcess) -> None:
+    # moto's CloudFormation gave the bus's Ref as its Python object's text ("<moto.events.models.EventBus object at 0x...>"):
+    # the rule on it failed with moto's "Event bus <...> does not exist."
+    import boto3
+
+    resources = {
+        "Bus": {"Type": "AWS::Events::EventBus", "Properties": {"Name": "orders"}},
+        "Rule": {"Type": "AWS::Events::Rule", "Properties": {"EventBusName": {"Ref": "Bus"}, "EventPattern": {"source": ["shop"]}}},
+    }
+    cloudformation = _cloudformation(serve)
+    cloudformation.create_stack(StackName="events", TemplateBody=json.dumps({"Resources": resources, "Outputs": {"Bus": {"Value": {"Ref": "Bus"}}}}))
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="events", WaiterConfig=FAST)
+    [output] = cloudformation.describe_stacks(StackName="events")["Stacks"][0]["Outputs"]
+    bus = cloudformation.describe_stack_resource(StackName="events", LogicalResourceId="Bus")["StackResourceDetail"]["PhysicalResourceId"]
+    assert output["OutputValue"] == bus == "orders"
+    events = boto3.client("events", endpoint_url=serve.moto_url(), **CREDENTIALS)
+    assert [json.loads(r["EventPattern"]) for r in events.list_rules(EventBusName="orders")["Rules"]] == [{"source": ["shop"]}]
+    cloudformation.delete_stack(StackName="events")
+    cloudformation.get_waiter("stack_delete_complete").wait(StackName="events", WaiterConfig=FAST)
+    assert [b["Name"] for b in events.list_event_buses()["EventBuses"]] == ["default"]
+
+
 class NeverSettles(http.server.BaseHTTPRequestHandler):
     """An AWS endpoint stand-in: moto behind it, except that its CloudFormation never reports a stack holding a resource
     named ``Unsettled`` complete (as an endpoint that never stabilizes a resource: moto, for a stack it broke making)."""

@@ -14,6 +14,17 @@ from typing import Any, Callable, Dict, FrozenSet, Optional, Protocol, Tuple, ru
 from cfnrun.stacks.cancellation import Cancellation
 
 
+def property_problem(logical_id: str, *lines: str) -> str:
+    """The service's refusal of a resource's properties: each line a JSON pointer and what is wrong there
+    (``#: required key [Name] not found``), below the sentence that names the resource."""
+    return f"Properties validation failed for resource {logical_id} with message:\n" + "\n".join(lines)
+
+
+def required_key(name: str) -> str:
+    """The line of ``property_problem`` for a required property the resource lacks."""
+    return f"#: required key [{name}] not found"
+
+
 class ProvisioningFailed(Exception):
     """The resource operation failed; ``reason`` is the ResourceStatusReason. ``physical_id``: the physical resource a
     failed create named all the same (a custom resource's FAILED answer carries one): the resource keeps it, so the

@@ -9,11 +9,12 @@ What a user can rely on is what the endpoint implements (moto's CloudFormation s
 the common types; LocalStack covers more); a type it does not know fails the resource with the
 endpoint's own message, except the types ``direct_types.py`` makes through the endpoint's service
 APIs: AWS::S3::BucketPolicy (``bucket_policies.py``: cfn submit's upload infrastructure stack declares
-two), AWS::SQS::QueuePolicy (``queue_policies.py``), AWS::SNS::Subscription (``sns_subscriptions.py``)
-and AWS::ApiGateway::Stage once the endpoint's stack completes without them, and SAM's REST APIs
+two), AWS::SQS::QueuePolicy (``queue_policies.py``), AWS::SNS::Subscription (``sns_subscriptions.py``),
+AWS::EC2::SubnetRouteTableAssociation (``route_table_associations.py``) and AWS::ApiGateway::Stage once the endpoint's stack completes without them, and SAM's REST APIs
 with an OpenAPI body and their deployments from the start (``rest_apis.py``). A role's and a managed
 policy's delete detach and delete their policies first, as the service's do (``iam_deletes.py``); a
-DynamoDB table is updated in place with the endpoint's DynamoDB API (``dynamodb_tables.py``).
+VPC's route tables, routes, gateways and their attachments, which moto's stack delete leaves, are
+deleted after it (``ec2_deletes.py``); a DynamoDB table is updated in place with the endpoint's DynamoDB API (``dynamodb_tables.py``).
 """
 from __future__ import annotations
 
@@ -37,15 +38,21 @@ from cfnrun.app.stacks.generated_names import GENERATED_NAME_KEY, named, with_na
 from cfnrun.app.stacks.bucket_policies import BUCKET_POLICY, BucketPolicies
 from cfnrun.app.stacks.direct_types import DIRECT_KEY, DirectType
 from cfnrun.app.stacks.dynamodb_tables import TABLE, DynamoDbTables
+from cfnrun.app.stacks.ec2_deletes import Ec2Deletes
 from cfnrun.app.stacks.iam_deletes import IamDeletes
 from cfnrun.app.stacks.http_apis import HTTP_API, INTEGRATION, ROUTE, STAGE as HTTP_STAGE, ApiParts, HttpApis
 from cfnrun.app.stacks.queue_policies import QUEUE_POLICY, QueuePolicies
 from cfnrun.app.stacks.sns_subscriptions import SUBSCRIPTION, SnsSubscriptions
+from cfnrun.app.stacks.route_table_associations import ASSOCIATION, RouteTableAssociations
 from cfnrun.app.stacks.rest_apis import DEPLOYMENT, REST_API, STAGE, Deployments, RestApis, Stages
 
 SETTLED_SUFFIXES = ("_COMPLETE", "_FAILED")
 INNER_STACK_KEY = "cfnrun:endpointStack"  # where the resource's stack on the endpoint is kept, in its record
 REF_OUTPUT = "Ref"
+# moto's CloudFormation gives some types' physical id and Ref as the text of its Python object ("<moto.events.models.EventBus
+# object at 0x7f...>"); where the service's Ref is one of the resource's properties, that property is its Ref and physical id
+OBJECT_TEXT = re.compile(r"<[\w.]+ object at 0x[0-9a-f]+>")
+REF_PROPERTY = {"AWS::Events::EventBus": "Name"}  # the type's reference: Ref returns the event bus's name
 NO_ENDPOINT = (
     "{type_name} resources need an AWS endpoint: start serve with --moto (an embedded moto) "
     "or --aws-endpoint URL (an external moto or LocalStack)"
@@ -136,9 +143,11 @@ class AwsTypes:
             DEPLOYMENT: Deployments(endpoint_url, region), STAGE: Stages(endpoint_url, region),
             HTTP_API: HttpApis(endpoint_url, region),
             QUEUE_POLICY: QueuePolicies(endpoint_url, region), SUBSCRIPTION: SnsSubscriptions(endpoint_url, region),
+            ASSOCIATION: RouteTableAssociations(endpoint_url, region),
             **{part.type_name: ApiParts(part, endpoint_url, region) for part in (HTTP_STAGE, ROUTE, INTEGRATION)},
         } if endpoint_url else {}
         self.iam_deletes = IamDeletes(endpoint_url, region) if endpoint_url else None
+        self.ec2_deletes = Ec2Deletes(endpoint_url, region) if endpoint_url else None  # what moto's stack delete leaves of a VPC's parts
         self.tables = DynamoDbTables(endpoint_url, region) if endpoint_url else None  # updated in place with DynamoDB's API
         self._lacking: Set[str] = set()  # the types this endpoint's CloudFormation was found not to implement
         # per stack on the endpoint, the properties its resource was last made or updated with, and what that gave: the
@@ -271,6 +280,8 @@ class AwsTypes:
             raise ProvisioningFailed(reason or f"the endpoint's stack {name} ended {status}")
         if self.iam_deletes is not None:
             await self.iam_deletes.after(work)
+        if self.ec2_deletes is not None:
+            await self.ec2_deletes.after(work)
 
     async def _without_outputs(self, work: ResourceWork, name: str) -> None:
         """The endpoint's stack ``name`` updated to its template without Outputs, which moto evaluates on delete too."""
@@ -418,7 +429,12 @@ class AwsTypes:
                 f"{self.endpoint_url} does not give it, and the resource's properties do not hold it"
             )
         model = {INNER_STACK_KEY: name, **({GENERATED_NAME_KEY: given_name} if given_name else {})}
-        provisioned = Provisioned(physical_id, outputs.get(REF_OUTPUT, physical_id), attributes, model)
+        ref = outputs.get(REF_OUTPUT, physical_id)
+        if OBJECT_TEXT.fullmatch(str(ref)) or OBJECT_TEXT.fullmatch(str(physical_id)):
+            named_by = work.properties.get(REF_PROPERTY.get(work.type_name, ""))
+            if isinstance(named_by, str) and named_by:
+                physical_id = ref = named_by
+        provisioned = Provisioned(physical_id, ref, attributes, model)
         self._as_made[name] = (work.properties, provisioned)
         return provisioned
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional, Tuple
 
-from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork
+from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork, property_problem, required_key
 from cfnrun.app.stacks.direct_types import DIRECT_KEY, EndpointService
 
 BUCKET_POLICY = "AWS::S3::BucketPolicy"
@@ -41,9 +41,9 @@ class BucketPolicies:
         bucket = work.properties.get("Bucket")
         document = work.properties.get("PolicyDocument")
         if not isinstance(bucket, str) or not bucket:
-            raise ProvisioningFailed(f"Properties validation failed for resource {work.logical_id} with message: #: required key [Bucket] not found")
+            raise ProvisioningFailed(property_problem(work.logical_id, required_key("Bucket")))
         if not isinstance(document, (dict, str)):
-            raise ProvisioningFailed(f"Properties validation failed for resource {work.logical_id} with message: #: required key [PolicyDocument] not found")
+            raise ProvisioningFailed(property_problem(work.logical_id, required_key("PolicyDocument")))
         policy, left_out = enforceable(json.loads(document) if isinstance(document, str) else document)
         if left_out:
             work.note(

@@ -22,7 +22,7 @@ from cfnrun.runtime.outcome import OutcomeKind
 from cfnrun.ui.console import Console
 from cfnrun.model.schema_values import stringify_primitives
 from cfnrun.stacks.in_flight import OperationStopped
-from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
+from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork, property_problem, required_key
 from cfnrun.stacks.records import values_mask
 
 CUSTOM_RESOURCE_WAIT_S = 3600.0  # the service waits an hour for a custom resource's response
@@ -90,7 +90,7 @@ class CustomResources:
     def validate(self, type_name: str, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
         token = properties.get("ServiceToken")
         if not isinstance(token, str) or not token:
-            return f"Properties validation failed for resource {logical_id} with message:\n#: required key [ServiceToken] not found"
+            return property_problem(logical_id, required_key("ServiceToken"))
         if not self.functions.knows(token):
             return (
                 f"Invalid service token {token}: cfnrun serves no such function; serve the function with "

@@ -22,7 +22,7 @@ from cfnrun.stacks.guard_input import INPUT_KEYS, guard_input, read_input_params
 from cfnrun.stacks.guard_process import evaluated
 from cfnrun.stacks.guard_rules import GuardError
 from cfnrun.stacks.hooks import HookedOperation
-from cfnrun.stacks.provisioning import ProvisioningFailed
+from cfnrun.stacks.provisioning import ProvisioningFailed, property_problem
 
 MAX_INPUT_PARAMS = 10  # S3Locations in Options.InputParams, as the resource's schema allows
 
@@ -93,7 +93,7 @@ class GuardHookKind:
             problems.append(f"Options.InputParams names {len(locations)} locations, at most {MAX_INPUT_PARAMS}")
         problems += [self.files.problem(location, f"Options.InputParams[{index}]") for index, location in enumerate(locations)]
         found = [problem for problem in problems if problem is not None]
-        return f"Properties validation failed for resource {logical_id} with message:\n#/{found[0]}" if found else None
+        return property_problem(logical_id, f"#/{found[0]}") if found else None
 
     async def build(self, alias: str, properties: Dict[str, Any], configuration: HookConfiguration) -> GuardHook:
         hook = GuardHook(alias, configuration, dict(properties["RuleLocation"]), input_param_locations(properties), self.files, self.budgets.guard_hook())

@@ -12,7 +12,7 @@ from typing import Any, Dict, Optional, Protocol
 
 from cfnrun.app.stacks.hook_gate import Hook, HookGate
 from cfnrun.model.hook_configuration import HookConfiguration, HookConfigurationError, parse_hook_configuration
-from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
+from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork, property_problem
 
 SHARED = ("HookStatus", "TargetOperations", "FailureMode", "TargetFilters", "StackFilters")
 
@@ -50,11 +50,11 @@ class HookResources:
     def validate(self, type_name: str, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
         alias = properties.get("Alias")
         if not isinstance(alias, str) or alias.count("::") != 2:
-            return f"Properties validation failed for resource {logical_id} with message:\n#/Alias: a hook's Alias is Name::Space::Hook"
+            return property_problem(logical_id, "#/Alias: a hook's Alias is Name::Space::Hook")
         try:
             hook_configuration(properties)
         except HookConfigurationError as error:
-            return f"Properties validation failed for resource {logical_id} with message:\n#: {error}"
+            return property_problem(logical_id, f"#: {error}")
         return self.kinds[type_name].problem(logical_id, properties)
 
     def shown(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:

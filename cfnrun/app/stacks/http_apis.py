@@ -27,7 +27,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from cfnrun.app.stacks.direct_types import DIRECT_KEY, EndpointService
 from cfnrun.app.stacks.rest_apis import openapi_document, openapi_info
-from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork
+from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork, property_problem, required_key
 
 HTTP_API = "AWS::ApiGatewayV2::Api"
 GONE = ("NotFoundException",)
@@ -145,7 +145,7 @@ class ApiParts:
         part = self.part
         api_id = work.properties.get("ApiId")
         if not isinstance(api_id, str):
-            raise ProvisioningFailed(f"Properties validation failed for resource {work.logical_id} with message: #: required key [ApiId] not found")
+            raise ProvisioningFailed(property_problem(work.logical_id, required_key("ApiId")))
         settings = {key: work.properties[key] for key in part.settings if key in work.properties}
         made = (work.model or {}).get(part.id_key)
         if isinstance(made, str) and made == settings.get(part.id_key, made):

@@ -38,7 +38,7 @@ from cfnrun.stacks.lambda_hook_payloads import (
     read_lambda_hook_response,
     too_many_in_progress,
 )
-from cfnrun.stacks.provisioning import ProvisioningFailed
+from cfnrun.stacks.provisioning import ProvisioningFailed, property_problem, required_key
 from cfnrun.stacks.records import values_mask
 
 LAMBDA_HOOK_TYPE = "AWS::CloudFormation::LambdaHook"
@@ -55,7 +55,7 @@ class LambdaHookKind:
     def problem(self, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
         function = properties.get("LambdaFunction")
         if not isinstance(function, str) or not function:
-            return f"Properties validation failed for resource {logical_id} with message:\n#: required key [LambdaFunction] not found"
+            return property_problem(logical_id, required_key("LambdaFunction"))
         return self._unserved(function)
 
     async def build(self, alias: str, properties: Dict[str, Any], configuration: HookConfiguration) -> Hook:

@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, Iterable, Optional
 from cfnrun.app.served import Served, UnknownFunction
 from cfnrun.runtime.outcome import OutcomeKind
 from cfnrun.stacks.records import Stack, values_mask
-from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
+from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork, property_problem, required_key
 from cfnrun.stacks.template.errors import TemplateError
 from cfnrun.stacks.template.macros import MACRO_TYPE, MacroCall, MacroRunner, TransformFailed
 from cfnrun.ui.console import Console
@@ -63,7 +63,7 @@ class Macros:
     def validate(self, type_name: str, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
         for name in ("Name", "FunctionName"):
             if not isinstance(properties.get(name), str) or not properties[name]:
-                return f"Properties validation failed for resource {logical_id} with message:\n#: required key [{name}] not found"
+                return property_problem(logical_id, required_key(name))
         return None
 
     def shown(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:

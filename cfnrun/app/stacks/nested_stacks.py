@@ -23,7 +23,7 @@ from cfnrun.invoker.cancellable_clock import CancelRequested, Stopping
 from cfnrun.invoker.clock import RealClock
 from cfnrun.stacks.blueprint import KNOWN_AFTER_APPLY
 from cfnrun.stacks.in_flight import OperationStopped
-from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
+from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork, property_problem, required_key
 from cfnrun.stacks.change_sets import ChangeSet
 from cfnrun.stacks.store import StackError, StackStore
 
@@ -64,7 +64,7 @@ class NestedStacks:
 
     def validate(self, type_name: str, logical_id: str, properties: Dict[str, Any]) -> Optional[str]:
         if not isinstance(properties.get("TemplateURL"), str):
-            return f"Properties validation failed for resource {logical_id} with message:\n#: required key [TemplateURL] not found"
+            return property_problem(logical_id, required_key("TemplateURL"))
         return None
 
     def shown(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:

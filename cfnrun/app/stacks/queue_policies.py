@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional
 
-from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork
+from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork, property_problem, required_key
 from cfnrun.app.stacks.direct_types import DIRECT_KEY, EndpointService
 from cfnrun.app.stacks.generated_names import UPPER, generated_name
 
@@ -37,11 +37,9 @@ class QueuePolicies:
         queues = _queues(work.properties.get("Queues"))
         document = work.properties.get("PolicyDocument")
         if not queues:
-            raise ProvisioningFailed(f"Properties validation failed for resource {work.logical_id} with message: #: required key [Queues] not found")
+            raise ProvisioningFailed(property_problem(work.logical_id, required_key("Queues")))
         if not isinstance(document, (dict, str)) or not document:
-            raise ProvisioningFailed(
-                f"Properties validation failed for resource {work.logical_id} with message: #: required key [PolicyDocument] not found"
-            )
+            raise ProvisioningFailed(property_problem(work.logical_id, required_key("PolicyDocument")))
         policy = document if isinstance(document, str) else json.dumps(document)
         for queue in queues:
             await self.sqs.ask("set_queue_attributes", QueueUrl=queue, Attributes={"Policy": policy})

@@ -37,7 +37,7 @@ import json
 from typing import Any, Dict, List, Optional
 
 from cfnrun.model.template_text import TemplateDecodeError, decode_template
-from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork
+from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork, property_problem, required_key
 from cfnrun.app.stacks.direct_types import DIRECT_KEY, EndpointService
 
 REST_API = "AWS::ApiGateway::RestApi"
@@ -163,7 +163,7 @@ class Deployments:
     async def put(self, work: ResourceWork) -> Provisioned:
         api_id, stage = work.properties.get("RestApiId"), work.properties.get("StageName")
         if not isinstance(api_id, str):
-            raise ProvisioningFailed(f"Properties validation failed for resource {work.logical_id} with message: #: required key [RestApiId] not found")
+            raise ProvisioningFailed(property_problem(work.logical_id, required_key("RestApiId")))
         on_stage = _object(work.properties, "StageDescription")
         deployment_id = (work.model or {}).get("DeploymentId")
         if isinstance(deployment_id, str):

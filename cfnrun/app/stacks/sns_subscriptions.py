@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Optional
 
-from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork
+from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork, property_problem, required_key
 from cfnrun.app.stacks.direct_types import DIRECT_KEY, EndpointService
 
 SUBSCRIPTION = "AWS::SNS::Subscription"
@@ -57,9 +57,7 @@ class SnsSubscriptions:
         else:
             for required in ("TopicArn", "Protocol"):
                 if not isinstance(work.properties.get(required), str) or not work.properties[required]:
-                    raise ProvisioningFailed(
-                        f"Properties validation failed for resource {work.logical_id} with message: #: required key [{required}] not found"
-                    )
+                    raise ProvisioningFailed(property_problem(work.logical_id, required_key(required)))
             endpoint = work.properties.get("Endpoint")
             arguments: Dict[str, Any] = {"TopicArn": work.properties["TopicArn"], "Protocol": work.properties["Protocol"],
                                          "ReturnSubscriptionArn": True, **({"Endpoint": str(endpoint)} if endpoint is not None else {})}

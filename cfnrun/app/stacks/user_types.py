@@ -22,7 +22,7 @@ from cfnrun.model.schema import ResourceSchema, pointer_to_path
 from cfnrun.model.schema_values import typed_properties
 from cfnrun.stacks.identifier_summaries import property_names
 from cfnrun.stacks.in_flight import OperationStopped
-from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork, NoProvisioner
+from cfnrun.stacks.provisioning import NoProvisioner, Provisioned, ProvisioningFailed, Replacement, ResourceWork, property_problem
 
 ENDING_CODES = {EndReason.INVOCATION_BUDGET: "ServiceTimeout", EndReason.OPERATION_TIMEOUT: "NotStabilized"}
 
@@ -67,7 +67,7 @@ class UserTypes:
         lines = service_problems(schema, typed)
         lines += [f"#{p.replace('/properties', '', 1)}: readOnly property {p} cannot be set" for p in schema.read_only_properties
                   if schema.has_value(typed, p)]
-        return f"Properties validation failed for resource {logical_id} with message:\n" + "\n".join(lines) if lines else None
+        return property_problem(logical_id, *lines) if lines else None
 
     def lacks_attribute(self, type_name: str, attribute: str) -> bool:
         """``AttributeNames``: Fn::GetAtt reads a registry type's readOnly properties (AWS's knowledge-center article on the
