@@ -136,6 +136,57 @@ def test_a_custom_event_bus_is_referred_to_by_its_name_and_its_rule_lands_on_it(
     assert [b["Name"] for b in events.list_event_buses()["EventBuses"]] == ["default"]
 
 
+def _secrets_template(description: str) -> str:
+    return json.dumps({
+        "Parameters": {"ApiKey": {"Type": "String", "NoEcho": True}},
+        "Resources": {
+            "Generated": {"Type": "AWS::SecretsManager::Secret", "Properties": {"Description": description, "GenerateSecretString": {
+                "SecretStringTemplate": json.dumps({"username": "app"}), "GenerateStringKey": "password",
+                "PasswordLength": 24, "ExcludePunctuation": True}}},
+            "Given": {"Type": "AWS::SecretsManager::Secret", "Properties": {"Name": "app/api-key", "SecretString": {"Ref": "ApiKey"}}},
+            "User": {"Type": "AWS::SSM::Parameter", "Properties": {
+                "Type": "String", "Value": {"Fn::Sub": "{{resolve:secretsmanager:${Generated}:SecretString:username}}"}}},
+        },
+        "Outputs": {"Generated": {"Value": {"Ref": "Generated"}}, "GivenId": {"Value": {"Fn::GetAtt": ["Given", "Id"]}}},
+    })
+
+
+def test_secrets_are_made_generated_read_by_a_dynamic_reference_updated_and_deleted_without_their_values_shown(serve: ServerProcess) -> None:
+    # moto's CloudFormation completes a stack declaring an AWS::SecretsManager::Secret without making it
+    import boto3
+
+    cloudformation = _cloudformation(serve)
+    secrets = boto3.client("secretsmanager", endpoint_url=serve.moto_url(), **CREDENTIALS)
+    ssm = boto3.client("ssm", endpoint_url=serve.moto_url(), **CREDENTIALS)
+    parameters = [{"ParameterKey": "ApiKey", "ParameterValue": "first-key-2f81"}]
+    cloudformation.create_stack(StackName="vault", TemplateBody=_secrets_template("one"), Parameters=parameters)
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="vault", WaiterConfig=FAST)
+    made = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in cloudformation.describe_stack_resources(StackName="vault")["StackResources"]}
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in cloudformation.describe_stacks(StackName="vault")["Stacks"][0]["Outputs"]}
+    assert outputs == {"Generated": made["Generated"], "GivenId": made["Given"]}
+    generated = secrets.describe_secret(SecretId=made["Generated"])
+    assert generated["ARN"] == made["Generated"] and re.fullmatch(r"Generated-[A-Za-z0-9]{12}", generated["Name"]), generated
+    value = json.loads(secrets.get_secret_value(SecretId=made["Generated"])["SecretString"])
+    assert value["username"] == "app" and re.fullmatch(r"[A-Za-z0-9]{24}", value["password"]), value
+    assert secrets.get_secret_value(SecretId="app/api-key")["SecretString"] == "first-key-2f81"
+    assert ssm.get_parameter(Name=made["User"])["Parameter"]["Value"] == "app"  # the dynamic reference read the new secret
+
+    parameters = [{"ParameterKey": "ApiKey", "ParameterValue": "second-key-77c0"}]
+    cloudformation.update_stack(StackName="vault", TemplateBody=_secrets_template("two"), Parameters=parameters)
+    cloudformation.get_waiter("stack_update_complete").wait(StackName="vault", WaiterConfig=FAST)
+    assert secrets.describe_secret(SecretId=made["Generated"])["Description"] == "two"
+    assert json.loads(secrets.get_secret_value(SecretId=made["Generated"])["SecretString"]) == value  # its value unchanged
+    assert secrets.get_secret_value(SecretId="app/api-key")["SecretString"] == "second-key-77c0"
+
+    cloudformation.delete_stack(StackName="vault")
+    cloudformation.get_waiter("stack_delete_complete").wait(StackName="vault", WaiterConfig=FAST)
+    assert secrets.list_secrets()["SecretList"] == []
+    assert serve.stop() == 0
+    console = serve.printed_until_exit()
+    for secret in ("first-key-2f81", "second-key-77c0", value["password"]):
+        assert secret not in console
+
+
 class NeverSettles(http.server.BaseHTTPRequestHandler):
     """An AWS endpoint stand-in: moto behind it, except that its CloudFormation never reports a stack holding a resource
     named ``Unsettled`` complete (as an endpoint that never stabilizes a resource: moto, for a stack it broke making)."""

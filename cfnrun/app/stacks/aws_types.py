@@ -10,7 +10,8 @@ the common types; LocalStack covers more); a type it does not know fails the res
 endpoint's own message, except the types ``direct_types.py`` makes through the endpoint's service
 APIs: AWS::S3::BucketPolicy (``bucket_policies.py``: cfn submit's upload infrastructure stack declares
 two), AWS::SQS::QueuePolicy (``queue_policies.py``), AWS::SNS::Subscription (``sns_subscriptions.py``),
-AWS::EC2::SubnetRouteTableAssociation (``route_table_associations.py``) and AWS::ApiGateway::Stage once the endpoint's stack completes without them, and SAM's REST APIs
+AWS::EC2::SubnetRouteTableAssociation (``route_table_associations.py``), AWS::SecretsManager::Secret
+(``secrets.py``) and AWS::ApiGateway::Stage once the endpoint's stack completes without them, and SAM's REST APIs
 with an OpenAPI body and their deployments from the start (``rest_apis.py``). A role's and a managed
 policy's delete detach and delete their policies first, as the service's do (``iam_deletes.py``); a
 VPC's route tables, routes, gateways and their attachments, which moto's stack delete leaves, are
@@ -44,6 +45,7 @@ from cfnrun.app.stacks.http_apis import HTTP_API, INTEGRATION, ROUTE, STAGE as H
 from cfnrun.app.stacks.queue_policies import QUEUE_POLICY, QueuePolicies
 from cfnrun.app.stacks.sns_subscriptions import SUBSCRIPTION, SnsSubscriptions
 from cfnrun.app.stacks.route_table_associations import ASSOCIATION, RouteTableAssociations
+from cfnrun.app.stacks.secrets import SECRET, Secrets
 from cfnrun.app.stacks.rest_apis import DEPLOYMENT, REST_API, STAGE, Deployments, RestApis, Stages
 
 SETTLED_SUFFIXES = ("_COMPLETE", "_FAILED")
@@ -143,7 +145,7 @@ class AwsTypes:
             DEPLOYMENT: Deployments(endpoint_url, region), STAGE: Stages(endpoint_url, region),
             HTTP_API: HttpApis(endpoint_url, region),
             QUEUE_POLICY: QueuePolicies(endpoint_url, region), SUBSCRIPTION: SnsSubscriptions(endpoint_url, region),
-            ASSOCIATION: RouteTableAssociations(endpoint_url, region),
+            ASSOCIATION: RouteTableAssociations(endpoint_url, region), SECRET: Secrets(endpoint_url, region),
             **{part.type_name: ApiParts(part, endpoint_url, region) for part in (HTTP_STAGE, ROUTE, INTEGRATION)},
         } if endpoint_url else {}
         self.iam_deletes = IamDeletes(endpoint_url, region) if endpoint_url else None
