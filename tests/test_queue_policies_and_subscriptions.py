@@ -1,6 +1,7 @@
-"""AWS::SQS::QueuePolicy and AWS::SNS::Subscription in local stacks on ``--moto``, whose CloudFormation completes both types
-without making them: made, updated, replaced and deleted through moto's SQS and SNS APIs (``app/stacks/queue_policies.py``,
-``app/stacks/sns_subscriptions.py``), so a topic fanning out to a queue works as the template says."""
+"""AWS::SQS::QueuePolicy, AWS::SNS::TopicPolicy and AWS::SNS::Subscription in local stacks on ``--moto``, whose CloudFormation
+completes these types without making them: made, updated, replaced and deleted through moto's SQS and SNS APIs
+(``app/stacks/resource_policies.py``, ``app/stacks/sns_subscriptions.py``), so a topic fanning out to a queue works as the
+template says."""
 from __future__ import annotations
 
 import json
@@ -23,6 +24,10 @@ def _template(policy_queue: str, subscribed: str, subscription: Dict[str, Any]) 
                  "Resource": {"Fn::GetAtt": [policy_queue, "Arn"]}, "Condition": {"ArnEquals": {"aws:SourceArn": {"Ref": "Topic"}}}}
     return json.dumps({"Resources": {
         "Topic": {"Type": "AWS::SNS::Topic"},
+        "Alerts": {"Type": "AWS::SNS::Topic"},
+        "TopicPolicy": {"Type": "AWS::SNS::TopicPolicy", "Properties": {
+            "Topics": [{"Ref": "Topic" if policy_queue == "Inbox" else "Alerts"}], "PolicyDocument": {"Statement": [{
+                "Effect": "Allow", "Principal": {"Service": "events.amazonaws.com"}, "Action": "sns:Publish", "Resource": "*"}]}}},
         "Inbox": {"Type": "AWS::SQS::Queue"},
         "Archive": {"Type": "AWS::SQS::Queue"},
         "Policy": {"Type": "AWS::SQS::QueuePolicy",
@@ -30,6 +35,10 @@ def _template(policy_queue: str, subscribed: str, subscription: Dict[str, Any]) 
         "Subscription": {"Type": "AWS::SNS::Subscription", "Properties": {
             "TopicArn": {"Ref": "Topic"}, "Protocol": "sqs", "Endpoint": {"Fn::GetAtt": [subscribed, "Arn"]}, **subscription}},
     }, "Outputs": {"PolicyId": {"Value": {"Ref": "Policy"}}, "SubscriptionArn": {"Value": {"Fn::GetAtt": ["Subscription", "Arn"]}}}})
+
+
+def _topic_policy(sns: Any, topic: str) -> Dict[str, Any]:
+    return dict(json.loads(sns.get_topic_attributes(TopicArn=topic)["Attributes"]["Policy"]))
 
 
 def _received(sqs: Any, queue: str) -> Optional[str]:
@@ -44,7 +53,7 @@ def _policy(sqs: Any, queue: str) -> Optional[str]:
     return sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["Policy"]).get("Attributes", {}).get("Policy")
 
 
-def test_a_topic_fans_out_to_a_queue_whose_policy_and_subscription_are_made_updated_replaced_and_deleted(tmp_path: Path) -> None:
+def test_a_topic_fans_out_to_a_queue_whose_policies_and_subscription_are_made_updated_replaced_and_deleted(tmp_path: Path) -> None:
     import boto3
 
     project = tmp_path / "parameter"
@@ -62,6 +71,9 @@ def test_a_topic_fans_out_to_a_queue_whose_policy_and_subscription_are_made_upda
         assert outputs == {"PolicyId": resources["Policy"], "SubscriptionArn": arn}
         assert resources["Policy"].startswith("fanout-Policy-") and arn.startswith(topic + ":")
         assert json.loads(_policy(sqs, inbox) or "{}")["Statement"][0]["Action"] == "sqs:SendMessage" and _policy(sqs, archive) is None
+        alerts = resources["Alerts"]
+        assert _topic_policy(sns, topic)["Statement"][0]["Principal"] == {"Service": "events.amazonaws.com"}
+        assert _topic_policy(sns, alerts)["Id"] == "__default_policy_ID"
         # the subscription's settings hold: the matching message arrives raw, the other is filtered out
         sns.publish(TopicArn=topic, Message="skipped", MessageAttributes={"kind": {"DataType": "String", "StringValue": "other"}})
         sns.publish(TopicArn=topic, Message="hello", MessageAttributes={"kind": {"DataType": "String", "StringValue": "note"}})
@@ -73,6 +85,9 @@ def test_a_topic_fans_out_to_a_queue_whose_policy_and_subscription_are_made_upda
         after = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in cloudformation.describe_stack_resources(StackName="fanout")["StackResources"]}
         assert after == resources
         assert _policy(sqs, inbox) is None and _policy(sqs, archive) is not None
+        # the topic policy moved too: the topic it left has SNS's default policy back
+        assert _topic_policy(sns, topic)["Id"] == "__default_policy_ID" and _topic_policy(sns, topic)["Statement"][0]["Condition"]
+        assert _topic_policy(sns, alerts)["Statement"][0]["Principal"] == {"Service": "events.amazonaws.com"}
         settings = sns.get_subscription_attributes(SubscriptionArn=arn)["Attributes"]
         assert (json.loads(settings["FilterPolicy"]), settings["RawMessageDelivery"]) == ({"kind": ["todo"]}, "false")
 

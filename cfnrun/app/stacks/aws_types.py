@@ -9,7 +9,7 @@ What a user can rely on is what the endpoint implements (moto's CloudFormation s
 the common types; LocalStack covers more); a type it does not know fails the resource with the
 endpoint's own message, except the types ``direct_types.py`` makes through the endpoint's service
 APIs: AWS::S3::BucketPolicy (``bucket_policies.py``: cfn submit's upload infrastructure stack declares
-two), AWS::SQS::QueuePolicy (``queue_policies.py``), AWS::SNS::Subscription (``sns_subscriptions.py``),
+two), AWS::SQS::QueuePolicy and AWS::SNS::TopicPolicy (``resource_policies.py``), AWS::SNS::Subscription (``sns_subscriptions.py``),
 AWS::EC2::SubnetRouteTableAssociation (``route_table_associations.py``), AWS::SecretsManager::Secret
 (``secrets.py``) and AWS::ApiGateway::Stage once the endpoint's stack completes without them, and SAM's REST APIs
 with an OpenAPI body and their deployments from the start (``rest_apis.py``). A role's and a managed
@@ -42,7 +42,7 @@ from cfnrun.app.stacks.dynamodb_tables import TABLE, DynamoDbTables
 from cfnrun.app.stacks.ec2_deletes import Ec2Deletes
 from cfnrun.app.stacks.iam_deletes import IamDeletes
 from cfnrun.app.stacks.http_apis import HTTP_API, INTEGRATION, ROUTE, STAGE as HTTP_STAGE, ApiParts, HttpApis
-from cfnrun.app.stacks.queue_policies import QUEUE_POLICY, QueuePolicies
+from cfnrun.app.stacks.resource_policies import QUEUE_POLICY, TOPIC_POLICY, QueuePolicies, TopicPolicies
 from cfnrun.app.stacks.sns_subscriptions import SUBSCRIPTION, SnsSubscriptions
 from cfnrun.app.stacks.route_table_associations import ASSOCIATION, RouteTableAssociations
 from cfnrun.app.stacks.secrets import SECRET, Secrets
@@ -144,7 +144,8 @@ class AwsTypes:
             BUCKET_POLICY: BucketPolicies(endpoint_url, region), REST_API: RestApis(endpoint_url, region),
             DEPLOYMENT: Deployments(endpoint_url, region), STAGE: Stages(endpoint_url, region),
             HTTP_API: HttpApis(endpoint_url, region),
-            QUEUE_POLICY: QueuePolicies(endpoint_url, region), SUBSCRIPTION: SnsSubscriptions(endpoint_url, region),
+            QUEUE_POLICY: QueuePolicies(endpoint_url, region), TOPIC_POLICY: TopicPolicies(endpoint_url, region),
+            SUBSCRIPTION: SnsSubscriptions(endpoint_url, region),
             ASSOCIATION: RouteTableAssociations(endpoint_url, region), SECRET: Secrets(endpoint_url, region),
             **{part.type_name: ApiParts(part, endpoint_url, region) for part in (HTTP_STAGE, ROUTE, INTEGRATION)},
         } if endpoint_url else {}

@@ -3,7 +3,7 @@
 ``aws_types.py`` makes each AWS resource as a one-resource stack on the endpoint's CloudFormation. Where
 that CloudFormation lacks a type, or makes it without what the service would (moto's), a ``DirectType``
 makes it with the service's own calls, as the type's handler on AWS does: bucket policies
-(``bucket_policies.py``), queue policies (``queue_policies.py``), SNS subscriptions (``sns_subscriptions.py``),
+(``bucket_policies.py``), queue and topic policies (``resource_policies.py``), SNS subscriptions (``sns_subscriptions.py``),
 REST APIs defined by an OpenAPI body and their stages (``rest_apis.py``), HTTP APIs and their stages,
 routes and integrations (``http_apis.py``). What the resource keeps in its record says so
 (``DIRECT_KEY``), so its update, delete and the checks after a restart or a delete go the same way.
