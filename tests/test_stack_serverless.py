@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any, Tuple
 
 import pytest
 from botocore.exceptions import ClientError, WaiterError
@@ -35,12 +36,17 @@ Outputs:
 """
 
 
-def test_a_sam_template_becomes_aws_resources_on_the_endpoint(serve, tmp_path: Path) -> None:
+def _on_moto(serve: Any, tmp_path: Path) -> Tuple[Any, Any]:
+    """serve on a copy of the note sample with --moto, and a CloudFormation client of it."""
     import boto3
 
     shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
     server = serve(tmp_path / "note", "--no-reload", "--moto")
-    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    return server, boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+
+
+def test_a_sam_template_becomes_aws_resources_on_the_endpoint(serve, tmp_path: Path) -> None:
+    server, cloudformation = _on_moto(serve, tmp_path)
 
     with pytest.raises(ClientError) as refused:  # a hosted macro, acknowledged as any macro is (botocore's documentation)
         cloudformation.create_stack(StackName="sam", TemplateBody=SAM_TEMPLATE, Capabilities=["CAPABILITY_IAM"])
@@ -68,11 +74,7 @@ def test_a_sam_template_becomes_aws_resources_on_the_endpoint(serve, tmp_path: P
 
 
 def test_a_sam_template_the_translator_refuses_is_refused_in_its_words(serve, tmp_path: Path) -> None:
-    import boto3
-
-    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
-    server = serve(tmp_path / "note", "--no-reload", "--moto")
-    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    server, cloudformation = _on_moto(serve, tmp_path)
     broken = SAM_TEMPLATE.replace("      Runtime: python3.12\n      Handler: index.handler\n", "")
     broken = broken.replace("InlineCode", "CodeUri: s3://b/k\n      InlineCode")
     # the service runs the transform as the operation runs: a change set ends FAILED in its words (as `sam deploy` reports)...
@@ -187,11 +189,8 @@ def test_aws_cloudformation_deploy_takes_a_sam_template_through_a_change_set(ser
 def test_a_sam_function_with_an_event_source_leaves_no_translator_warning_on_the_console(serve, tmp_path: Path) -> None:
     # sam init's event-driven apps: the translator times each push event source (here a Schedule) for metrics it never
     # sends, and printed "There are unpublished metrics..." on serve's console when the next translation replaced them
-    import boto3
 
-    shutil.copytree(SAMPLES / "note", tmp_path / "note", ignore=LOCAL_STATE)
-    server = serve(tmp_path / "note", "--no-reload", "--moto")
-    cloudformation = boto3.client("cloudformation", endpoint_url=server.url, **CREDENTIALS)
+    server, cloudformation = _on_moto(serve, tmp_path)
     scheduled = SAM_TEMPLATE.replace(
         "      Policies: [AmazonDynamoDBReadOnlyAccess]\n",
         "      Events:\n        Daily:\n          Type: Schedule\n          Properties:\n            Schedule: rate(1 day)\n",
@@ -223,3 +222,60 @@ def test_functions_sharing_a_code_folder_are_created_together(serve, tmp_path: P
                                 Capabilities=["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"])
     cloudformation.get_waiter("stack_create_complete").wait(StackName="shared", WaiterConfig={"Delay": 0.2, "MaxAttempts": 150})
     assert not [line for line in server.output if "closed file" in line], server.output
+
+
+def _published(greeting: str) -> str:
+    return f"""\
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  Hello:
+    Type: AWS::Serverless::Function
+    Properties:
+      Runtime: python3.12
+      Handler: index.handler
+      InlineCode: |
+        def handler(event, context):
+            return {{"{greeting}": event.get("name")}}
+      AutoPublishAlias: live
+      FunctionUrlConfig:
+        AuthType: NONE
+Outputs:
+  Alias:
+    Value: !Ref HelloAliaslive
+  Url:
+    Value: !GetAtt HelloUrl.FunctionUrl
+"""
+
+
+def test_auto_publish_alias_publishes_a_version_per_code_change_and_the_alias_invokes_the_latest(serve, tmp_path: Path) -> None:
+    # moto's CloudFormation reported no resource for a Version, has no Alias type and broke on a Url's Fn::GetAtt: SAM's
+    # AutoPublishAlias and FunctionUrlConfig failed the stack (app/stacks/lambda_versions.py makes them through Lambda's API)
+    import boto3
+
+    server, cloudformation = _on_moto(serve, tmp_path)
+    functions = boto3.client("lambda", endpoint_url=server.url, **CREDENTIALS)
+    capabilities = ["CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"]
+
+    def invoked(name: str) -> dict:
+        return json.loads(functions.invoke(FunctionName=name, Payload=json.dumps({"name": "ada"}))["Payload"].read())
+
+    cloudformation.create_stack(StackName="published", TemplateBody=_published("hello"), Capabilities=capabilities)
+    settled(cloudformation, "published", "stack_create_complete")
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in cloudformation.describe_stacks(StackName="published")["Stacks"][0]["Outputs"]}
+    function = cloudformation.describe_stack_resource(StackName="published", LogicalResourceId="Hello")["StackResourceDetail"]["PhysicalResourceId"]
+    assert outputs["Alias"].endswith(f":function:{function}:live") and outputs["Url"].startswith("https://")
+    lambda_on_moto = boto3.client("lambda", endpoint_url=server.moto_url(), **CREDENTIALS)
+    assert lambda_on_moto.get_alias(FunctionName=function, Name="live")["FunctionVersion"] == "1"
+    assert invoked(outputs["Alias"]) == {"hello": "ada"}
+
+    cloudformation.update_stack(StackName="published", TemplateBody=_published("bonjour"), Capabilities=capabilities)
+    settled(cloudformation, "published", "stack_update_complete")
+    assert lambda_on_moto.get_alias(FunctionName=function, Name="live")["FunctionVersion"] == "2"
+    assert invoked(outputs["Alias"]) == {"bonjour": "ada"}
+    versions = [v["Version"] for v in lambda_on_moto.list_versions_by_function(FunctionName=function)["Versions"]]
+    assert versions == ["$LATEST", "1", "2"]  # SAM retains each version it published (DeletionPolicy Retain)
+
+    cloudformation.delete_stack(StackName="published")
+    settled(cloudformation, "published", "stack_delete_complete")
+    with pytest.raises(ClientError, match="ResourceNotFoundException"):
+        lambda_on_moto.get_function(FunctionName=function)
