@@ -187,6 +187,48 @@ def test_secrets_are_made_generated_read_by_a_dynamic_reference_updated_and_dele
         assert secret not in console
 
 
+def _filters_template(pattern: str, subscribed: bool) -> str:
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]}
+    resources: Dict[str, Any] = {
+        "Group": {"Type": "AWS::Logs::LogGroup", "Properties": {"LogGroupName": "/filters/app"}},
+        "Errors": {"Type": "AWS::Logs::MetricFilter", "Properties": {"LogGroupName": {"Ref": "Group"}, "FilterPattern": pattern,
+                   "MetricTransformations": [{"MetricName": "errors", "MetricNamespace": "app", "MetricValue": "1"}]}},
+        "Role": {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": trust}},
+        "Reader": {"Type": "AWS::Lambda::Function", "Properties": {"Runtime": "python3.12", "Handler": "index.handler",
+                   "Role": {"Fn::GetAtt": ["Role", "Arn"]}, "Code": {"ZipFile": "def handler(event, context):\n    return None\n"}}},
+    }
+    if subscribed:
+        resources["Shipped"] = {"Type": "AWS::Logs::SubscriptionFilter", "Properties": {
+            "LogGroupName": {"Ref": "Group"}, "FilterPattern": "", "DestinationArn": {"Fn::GetAtt": ["Reader", "Arn"]}}}
+    return json.dumps({"Resources": resources})
+
+
+def test_metric_and_subscription_filters_are_put_changed_and_removed_on_the_log_group(serve: ServerProcess) -> None:
+    # moto's CloudFormation completes a stack declaring either filter without making it
+    import boto3
+
+    cloudformation = _cloudformation(serve)
+    logs = boto3.client("logs", endpoint_url=serve.moto_url(), **CREDENTIALS)
+    cloudformation.create_stack(StackName="filters", TemplateBody=_filters_template("ERROR", subscribed=True), Capabilities=["CAPABILITY_IAM"])
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="filters", WaiterConfig=FAST)
+    made = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in cloudformation.describe_stack_resources(StackName="filters")["StackResources"]}
+    [metric] = logs.describe_metric_filters(logGroupName="/filters/app")["metricFilters"]
+    assert (metric["filterName"], metric["filterPattern"], metric["metricTransformations"][0]["metricName"]) == (made["Errors"], "ERROR", "errors")
+    assert re.fullmatch(r"filters-Errors-[A-Z0-9]{12}", made["Errors"])
+    [shipped] = logs.describe_subscription_filters(logGroupName="/filters/app")["subscriptionFilters"]
+    assert shipped["filterName"] == made["Shipped"] and shipped["destinationArn"].endswith(f":function:{made['Reader']}")
+
+    cloudformation.update_stack(StackName="filters", TemplateBody=_filters_template("FATAL", subscribed=False), Capabilities=["CAPABILITY_IAM"])
+    cloudformation.get_waiter("stack_update_complete").wait(StackName="filters", WaiterConfig=FAST)
+    assert [(f["filterName"], f["filterPattern"]) for f in logs.describe_metric_filters(logGroupName="/filters/app")["metricFilters"]] == [
+        (made["Errors"], "FATAL")]
+    assert logs.describe_subscription_filters(logGroupName="/filters/app")["subscriptionFilters"] == []
+
+    cloudformation.delete_stack(StackName="filters")
+    cloudformation.get_waiter("stack_delete_complete").wait(StackName="filters", WaiterConfig=FAST)
+    assert logs.describe_metric_filters()["metricFilters"] == []
+
+
 class NeverSettles(http.server.BaseHTTPRequestHandler):
     """An AWS endpoint stand-in: moto behind it, except that its CloudFormation never reports a stack holding a resource
     named ``Unsettled`` complete (as an endpoint that never stabilizes a resource: moto, for a stack it broke making)."""
