@@ -229,6 +229,40 @@ def test_metric_and_subscription_filters_are_put_changed_and_removed_on_the_log_
     assert logs.describe_metric_filters()["metricFilters"] == []
 
 
+def _schedule_template(rate: str) -> str:
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": "scheduler.amazonaws.com"}, "Action": "sts:AssumeRole"}]}
+    return json.dumps({"Resources": {
+        "Queue": {"Type": "AWS::SQS::Queue"},
+        "Role": {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": trust}},
+        "Tick": {"Type": "AWS::Scheduler::Schedule", "Properties": {
+            "ScheduleExpression": rate, "FlexibleTimeWindow": {"Mode": "OFF"},
+            "Target": {"Arn": {"Fn::GetAtt": ["Queue", "Arn"]}, "RoleArn": {"Fn::GetAtt": ["Role", "Arn"]}, "Input": "{}"}}},
+    }, "Outputs": {"TickArn": {"Value": {"Fn::GetAtt": ["Tick", "Arn"]}}}})
+
+
+def test_a_schedule_is_made_updated_and_deleted_on_the_endpoints_scheduler(serve: ServerProcess) -> None:
+    # moto's CloudFormation completes a stack declaring an AWS::Scheduler::Schedule without making it
+    import boto3
+
+    cloudformation = _cloudformation(serve)
+    scheduler = boto3.client("scheduler", endpoint_url=serve.moto_url(), **CREDENTIALS)
+    cloudformation.create_stack(StackName="ticks", TemplateBody=_schedule_template("rate(5 minutes)"), Capabilities=["CAPABILITY_IAM"])
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="ticks", WaiterConfig=FAST)
+    name = cloudformation.describe_stack_resource(StackName="ticks", LogicalResourceId="Tick")["StackResourceDetail"]["PhysicalResourceId"]
+    [output] = cloudformation.describe_stacks(StackName="ticks")["Stacks"][0]["Outputs"]
+    schedule = scheduler.get_schedule(Name=name)
+    assert (schedule["ScheduleExpression"], schedule["Arn"], output["OutputValue"]) == ("rate(5 minutes)", output["OutputValue"], schedule["Arn"])
+    assert re.fullmatch(r"ticks-Tick-[A-Za-z0-9]{12}", name)
+
+    cloudformation.update_stack(StackName="ticks", TemplateBody=_schedule_template("rate(1 hour)"), Capabilities=["CAPABILITY_IAM"])
+    cloudformation.get_waiter("stack_update_complete").wait(StackName="ticks", WaiterConfig=FAST)
+    assert scheduler.get_schedule(Name=name)["ScheduleExpression"] == "rate(1 hour)"
+
+    cloudformation.delete_stack(StackName="ticks")
+    cloudformation.get_waiter("stack_delete_complete").wait(StackName="ticks", WaiterConfig=FAST)
+    assert scheduler.list_schedules()["Schedules"] == []
+
+
 class NeverSettles(http.server.BaseHTTPRequestHandler):
     """An AWS endpoint stand-in: moto behind it, except that its CloudFormation never reports a stack holding a resource
     named ``Unsettled`` complete (as an endpoint that never stabilizes a resource: moto, for a stack it broke making)."""
