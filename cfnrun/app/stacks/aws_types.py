@@ -36,7 +36,7 @@ from cfnrun.stacks.in_flight import OperationStopped
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
 from cfnrun.app.stacks.local_code import staged
-from cfnrun.app.stacks.generated_names import GENERATED_NAME_KEY, named, with_name
+from cfnrun.app.stacks.generated_names import GENERATED_NAME_KEY, name_seed, named, with_name
 from cfnrun.app.stacks.bucket_policies import BUCKET_POLICY, BucketPolicies
 from cfnrun.app.stacks.direct_types import DIRECT_KEY, DirectType
 from cfnrun.app.stacks.dynamodb_tables import TABLE, DynamoDbTables
@@ -116,8 +116,8 @@ def _named(work: ResourceWork, creating: bool = True) -> "Tuple[ResourceWork, Op
     kept = (work.model or {}).get(GENERATED_NAME_KEY)
     if not creating and not isinstance(kept, str):
         return work, None
-    seed = f"{work.stack.stack_id}/{work.logical_id}/{work.client_request_token}" if work.client_request_token else None
-    given = named(work.type_name, work.stack.stack_name, work.logical_id, work.properties, kept if isinstance(kept, str) else None, seed)
+    given = named(work.type_name, work.stack.stack_name, work.logical_id, work.properties, kept if isinstance(kept, str) else None,
+                  name_seed(work))
     return dataclasses.replace(work, properties=with_name(work.type_name, work.properties, given)), given
 
 

@@ -19,6 +19,8 @@ import string
 from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
+from cfnrun.stacks.provisioning import ResourceWork
+
 GENERATED_NAME_KEY = "cfnrun:generatedName"  # where a resource's generated name is kept, in its record
 SUFFIX_LENGTH = 12
 MIXED = string.ascii_letters + string.digits
@@ -83,6 +85,16 @@ def generated_name(prefix: str, logical_id: str, max_length: int, alphabet: str 
     suffix = "".join(chooser.choice(alphabet) for _ in range(SUFFIX_LENGTH))
     prefix, logical_id = _fitted(prefix, logical_id, max_length - len(suffix) - len(ending) - 1)
     return f"{prefix + '-' if prefix else ''}{logical_id}-{suffix}{ending}"
+
+
+def name_seed(work: ResourceWork) -> Optional[str]:
+    """The seed that makes the same name for the same CREATE made again (its request token), or None without one."""
+    return f"{work.stack.stack_id}/{work.logical_id}/{work.client_request_token}" if work.client_request_token else None
+
+
+def generated_for(work: ResourceWork, max_length: int, alphabet: str, prefix: Optional[str] = None) -> str:
+    """The name the service would give ``work``'s resource: ``stack-Logical-SUFFIX`` (``prefix`` in place of the stack's name)."""
+    return generated_name(work.stack.stack_name if prefix is None else prefix, work.logical_id, max_length, alphabet, seed=name_seed(work))
 
 
 def named(type_name: str, stack_name: str, logical_id: str, properties: Dict[str, Any], kept: Optional[str],

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork, property_problem, required_key
 from cfnrun.app.stacks.direct_types import DIRECT_KEY, EndpointService
-from cfnrun.app.stacks.generated_names import UPPER, generated_name
+from cfnrun.app.stacks.generated_names import UPPER, generated_for
 
 METRIC_FILTER = "AWS::Logs::MetricFilter"
 SUBSCRIPTION_FILTER = "AWS::Logs::SubscriptionFilter"
@@ -42,9 +42,7 @@ class LogFilters:
                 raise ProvisioningFailed(property_problem(work.logical_id, required_key(name)))
         group = str(work.properties["LogGroupName"])
         kept = (work.model or {}).get("FilterName")
-        seed = f"{work.stack.stack_id}/{work.logical_id}/{work.client_request_token}" if work.client_request_token else None
-        name = kept if isinstance(kept, str) else str(
-            work.properties.get("FilterName") or generated_name(work.stack.stack_name, work.logical_id, NAME_LENGTH, UPPER, seed=seed))
+        name = kept if isinstance(kept, str) else str(work.properties.get("FilterName") or generated_for(work, NAME_LENGTH, UPPER))
         await self._put(group, name, work.properties)
         return Provisioned(name, name, {}, {DIRECT_KEY: self.type_name, "LogGroupName": group, "FilterName": name})
 

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork, property_problem, required_key
 from cfnrun.app.stacks.direct_types import DIRECT_KEY, EndpointService
-from cfnrun.app.stacks.generated_names import UPPER, generated_name
+from cfnrun.app.stacks.generated_names import UPPER, generated_for
 
 QUEUE_POLICY = "AWS::SQS::QueuePolicy"
 TOPIC_POLICY = "AWS::SNS::TopicPolicy"
@@ -57,8 +57,7 @@ class AttachedPolicies:
             if target not in targets:
                 await self._remove(target)
         kept = (work.model or {}).get("Id")
-        seed = f"{work.stack.stack_id}/{work.logical_id}/{work.client_request_token}" if work.client_request_token else None
-        policy_id = kept if isinstance(kept, str) else generated_name(work.stack.stack_name, work.logical_id, ID_LENGTH, UPPER, seed=seed)
+        policy_id = kept if isinstance(kept, str) else generated_for(work, ID_LENGTH, UPPER)
         attributes = {"Id": policy_id} if "Id" in work.attributes_wanted else {}
         return Provisioned(policy_id, policy_id, attributes, {DIRECT_KEY: self.type_name, "Id": policy_id, "Targets": targets})
 

@@ -13,7 +13,7 @@ from typing import Any, Dict, Optional
 
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork, property_problem, required_key
 from cfnrun.app.stacks.direct_types import DIRECT_KEY, EndpointService
-from cfnrun.app.stacks.generated_names import MIXED, generated_name
+from cfnrun.app.stacks.generated_names import MIXED, generated_for
 
 SCHEDULE = "AWS::Scheduler::Schedule"
 GONE = ("ResourceNotFoundException",)
@@ -36,8 +36,7 @@ class Schedules:
             if work.properties.get(name) is None:
                 raise ProvisioningFailed(property_problem(work.logical_id, required_key(name)))
         model = work.model or {}
-        seed = f"{work.stack.stack_id}/{work.logical_id}/{work.client_request_token}" if work.client_request_token else None
-        name = model.get("Name") or work.properties.get("Name") or generated_name(work.stack.stack_name, work.logical_id, NAME_LENGTH, MIXED, seed=seed)
+        name = model.get("Name") or work.properties.get("Name") or generated_for(work, NAME_LENGTH, MIXED)
         group = model.get("GroupName") or work.properties.get("GroupName")
         where = {"Name": str(name), **({"GroupName": str(group)} if group else {})}
         settings = {key: work.properties[key] for key in SETTINGS if work.properties.get(key) is not None}

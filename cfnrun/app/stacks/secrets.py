@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional
 
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork, property_problem
 from cfnrun.app.stacks.direct_types import DIRECT_KEY, EndpointService
-from cfnrun.app.stacks.generated_names import MIXED, generated_name
+from cfnrun.app.stacks.generated_names import MIXED, generated_for
 
 SECRET = "AWS::SecretsManager::Secret"
 GONE = ("ResourceNotFoundException",)
@@ -48,8 +48,7 @@ class Secrets:
                 work.logical_id, "#: only one of SecretString and GenerateSecretString may be specified"))  # inferred wording
         settings = {key: properties[key] for key in ("Description", "KmsKeyId") if properties.get(key) is not None}
         if not isinstance(arn, str):
-            seed = f"{work.stack.stack_id}/{work.logical_id}/{work.client_request_token}" if work.client_request_token else None
-            name = properties.get("Name") or generated_name("", work.logical_id, NAME_LENGTH, MIXED, seed=seed)
+            name = properties.get("Name") or generated_for(work, NAME_LENGTH, MIXED, prefix="")
             value = await self._value(work)
             made = await self.secrets.ask("create_secret", Name=str(name), **settings, **_tags(properties.get("Tags")),
                                           **({"SecretString": value} if value is not None else {}))
