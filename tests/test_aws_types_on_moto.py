@@ -263,6 +263,45 @@ def test_a_schedule_is_made_updated_and_deleted_on_the_endpoints_scheduler(serve
     assert scheduler.list_schedules()["Schedules"] == []
 
 
+def _user_pool_template(minimum_length: int, flows: List[str]) -> str:
+    return json.dumps({"Resources": {
+        "Users": {"Type": "AWS::Cognito::UserPool", "Properties": {
+            "UserPoolName": "app-users", "UsernameAttributes": ["email"], "AutoVerifiedAttributes": ["email"],
+            "Policies": {"PasswordPolicy": {"MinimumLength": minimum_length}}}},
+        "Web": {"Type": "AWS::Cognito::UserPoolClient", "Properties": {
+            "UserPoolId": {"Ref": "Users"}, "ClientName": "web", "GenerateSecret": False, "ExplicitAuthFlows": flows}},
+    }, "Outputs": {"Issuer": {"Value": {"Fn::GetAtt": ["Users", "ProviderURL"]}}, "Client": {"Value": {"Ref": "Web"}}}})
+
+
+def test_a_user_pool_and_its_client_are_made_updated_in_place_and_deleted_on_the_endpoints_cognito(serve: ServerProcess) -> None:
+    # moto's CloudFormation completes a stack declaring AWS::Cognito::UserPool or UserPoolClient without making it
+    import boto3
+
+    cloudformation = _cloudformation(serve)
+    cognito = boto3.client("cognito-idp", endpoint_url=serve.moto_url(), **CREDENTIALS)
+    cloudformation.create_stack(StackName="users", TemplateBody=_user_pool_template(10, ["ALLOW_USER_SRP_AUTH", "ALLOW_REFRESH_TOKEN_AUTH"]))
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="users", WaiterConfig=FAST)
+    made = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in cloudformation.describe_stack_resources(StackName="users")["StackResources"]}
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in cloudformation.describe_stacks(StackName="users")["Stacks"][0]["Outputs"]}
+    assert outputs == {"Issuer": f"https://cognito-idp.us-east-1.amazonaws.com/{made['Users']}", "Client": made["Web"]}
+    pool = cognito.describe_user_pool(UserPoolId=made["Users"])["UserPool"]
+    assert (pool["Name"], pool["UsernameAttributes"], pool["Policies"]["PasswordPolicy"]["MinimumLength"]) == ("app-users", ["email"], 10)
+    client = cognito.describe_user_pool_client(UserPoolId=made["Users"], ClientId=made["Web"])["UserPoolClient"]
+    assert client["ClientName"] == "web" and "ClientSecret" not in client
+
+    cloudformation.update_stack(StackName="users", TemplateBody=_user_pool_template(12, ["ALLOW_USER_PASSWORD_AUTH", "ALLOW_REFRESH_TOKEN_AUTH"]))
+    cloudformation.get_waiter("stack_update_complete").wait(StackName="users", WaiterConfig=FAST)
+    after = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in cloudformation.describe_stack_resources(StackName="users")["StackResources"]}
+    assert after == made
+    assert cognito.describe_user_pool(UserPoolId=made["Users"])["UserPool"]["Policies"]["PasswordPolicy"]["MinimumLength"] == 12
+    client = cognito.describe_user_pool_client(UserPoolId=made["Users"], ClientId=made["Web"])["UserPoolClient"]
+    assert sorted(client["ExplicitAuthFlows"]) == ["ALLOW_REFRESH_TOKEN_AUTH", "ALLOW_USER_PASSWORD_AUTH"]
+
+    cloudformation.delete_stack(StackName="users")
+    cloudformation.get_waiter("stack_delete_complete").wait(StackName="users", WaiterConfig=FAST)
+    assert cognito.list_user_pools(MaxResults=10)["UserPools"] == []
+
+
 class NeverSettles(http.server.BaseHTTPRequestHandler):
     """An AWS endpoint stand-in: moto behind it, except that its CloudFormation never reports a stack holding a resource
     named ``Unsettled`` complete (as an endpoint that never stabilizes a resource: moto, for a stack it broke making)."""

@@ -12,7 +12,8 @@ APIs: AWS::S3::BucketPolicy (``bucket_policies.py``: cfn submit's upload infrast
 two), AWS::SQS::QueuePolicy and AWS::SNS::TopicPolicy (``resource_policies.py``), AWS::SNS::Subscription (``sns_subscriptions.py``),
 AWS::EC2::SubnetRouteTableAssociation (``route_table_associations.py``), AWS::SecretsManager::Secret
 (``secrets.py``), AWS::Lambda::Version, Alias and Url (``lambda_versions.py``), AWS::Logs::MetricFilter and
-SubscriptionFilter (``log_filters.py``), AWS::Scheduler::Schedule (``schedules.py``) and AWS::ApiGateway::Stage once the endpoint's stack completes without them, and SAM's REST APIs
+SubscriptionFilter (``log_filters.py``), AWS::Scheduler::Schedule (``schedules.py``), AWS::Cognito::UserPool and
+UserPoolClient (``cognito.py``) and AWS::ApiGateway::Stage once the endpoint's stack completes without them, and SAM's REST APIs
 with an OpenAPI body and their deployments from the start (``rest_apis.py``). A role's and a managed
 policy's delete detach and delete their policies first, as the service's do (``iam_deletes.py``); a
 VPC's route tables, routes, gateways and their attachments, which moto's stack delete leaves, are
@@ -48,6 +49,7 @@ from cfnrun.app.stacks.sns_subscriptions import SUBSCRIPTION, SnsSubscriptions
 from cfnrun.app.stacks.route_table_associations import ASSOCIATION, RouteTableAssociations
 from cfnrun.app.stacks.secrets import SECRET, Secrets
 from cfnrun.app.stacks.schedules import SCHEDULE, Schedules
+from cfnrun.app.stacks.cognito import USER_POOL, USER_POOL_CLIENT, UserPoolClients, UserPools
 from cfnrun.app.stacks.log_filters import METRIC_FILTER, SUBSCRIPTION_FILTER, MetricFilters, SubscriptionFilters
 from cfnrun.app.stacks.lambda_versions import ALIAS, URL, VERSION, Aliases, FunctionUrls, Versions
 from cfnrun.app.stacks.rest_apis import DEPLOYMENT, REST_API, STAGE, Deployments, RestApis, Stages
@@ -154,6 +156,7 @@ class AwsTypes:
             VERSION: Versions(endpoint_url, region), ALIAS: Aliases(endpoint_url, region), URL: FunctionUrls(endpoint_url, region),
             METRIC_FILTER: MetricFilters(endpoint_url, region), SUBSCRIPTION_FILTER: SubscriptionFilters(endpoint_url, region),
             SCHEDULE: Schedules(endpoint_url, region),
+            USER_POOL: UserPools(endpoint_url, region), USER_POOL_CLIENT: UserPoolClients(endpoint_url, region),
             **{part.type_name: ApiParts(part, endpoint_url, region) for part in (HTTP_STAGE, ROUTE, INTEGRATION)},
         } if endpoint_url else {}
         self.iam_deletes = IamDeletes(endpoint_url, region) if endpoint_url else None

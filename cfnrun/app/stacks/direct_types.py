@@ -11,7 +11,7 @@ routes and integrations (``http_apis.py``). What the resource keeps in its recor
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Dict, Optional, Protocol, Tuple
+from typing import Any, Dict, FrozenSet, Optional, Protocol, Tuple
 
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork
 
@@ -51,6 +51,10 @@ class EndpointService:
                 aws_access_key_id="testing", aws_secret_access_key="testing",
             )
         return self._client
+
+    def members(self, operation: str) -> FrozenSet[str]:
+        """The parameters the API's ``operation`` (``CreateUserPool``) takes, as botocore's service model names them."""
+        return frozenset(self._service().meta.service_model.operation_model(operation).input_shape.members)
 
     async def ask(self, operation: str, **arguments: Any) -> Dict[str, Any]:
         from botocore.exceptions import BotoCoreError, ClientError
