@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any, Tuple
@@ -267,6 +268,12 @@ def test_auto_publish_alias_publishes_a_version_per_code_change_and_the_alias_in
     lambda_on_moto = boto3.client("lambda", endpoint_url=server.moto_url(), **CREDENTIALS)
     assert lambda_on_moto.get_alias(FunctionName=function, Name="live")["FunctionVersion"] == "1"
     assert invoked(outputs["Alias"]) == {"hello": "ada"}
+    # the URL's permissions: statements named as the service names them, their ids the resources' physical ids
+    permissions = [r["PhysicalResourceId"] for r in cloudformation.describe_stack_resources(StackName="published")["StackResources"]
+                   if r["ResourceType"] == "AWS::Lambda::Permission"]
+    assert permissions and all(re.fullmatch(r"published-Hello\w+-[A-Z0-9]{12}", p) for p in permissions), permissions
+    policy = lambda_on_moto.get_policy(FunctionName=outputs["Alias"])["Policy"]
+    assert all(p in policy for p in permissions), policy
 
     cloudformation.update_stack(StackName="published", TemplateBody=_published("bonjour"), Capabilities=capabilities)
     settled(cloudformation, "published", "stack_update_complete")

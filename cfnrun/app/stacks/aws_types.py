@@ -11,7 +11,7 @@ endpoint's own message, except the types ``direct_types.py`` makes through the e
 APIs: AWS::S3::BucketPolicy (``bucket_policies.py``: cfn submit's upload infrastructure stack declares
 two), AWS::SQS::QueuePolicy and AWS::SNS::TopicPolicy (``resource_policies.py``), AWS::SNS::Subscription (``sns_subscriptions.py``),
 AWS::EC2::SubnetRouteTableAssociation (``route_table_associations.py``), AWS::SecretsManager::Secret
-(``secrets.py``), AWS::Lambda::Version, Alias and Url (``lambda_versions.py``), AWS::Logs::MetricFilter and
+(``secrets.py``), AWS::Lambda::Version, Alias, Url and Permission (``lambda_versions.py``), AWS::Logs::MetricFilter and
 SubscriptionFilter (``log_filters.py``), AWS::Scheduler::Schedule (``schedules.py``), AWS::Cognito::UserPool and
 UserPoolClient (``cognito.py``) and AWS::ApiGateway::Stage once the endpoint's stack completes without them, and SAM's REST APIs
 with an OpenAPI body and their deployments from the start (``rest_apis.py``). A role's and a managed
@@ -51,7 +51,7 @@ from cfnrun.app.stacks.secrets import SECRET, Secrets
 from cfnrun.app.stacks.schedules import SCHEDULE, Schedules
 from cfnrun.app.stacks.cognito import USER_POOL, USER_POOL_CLIENT, UserPoolClients, UserPools
 from cfnrun.app.stacks.log_filters import METRIC_FILTER, SUBSCRIPTION_FILTER, MetricFilters, SubscriptionFilters
-from cfnrun.app.stacks.lambda_versions import ALIAS, URL, VERSION, Aliases, FunctionUrls, Versions
+from cfnrun.app.stacks.lambda_versions import ALIAS, PERMISSION, URL, VERSION, Aliases, FunctionUrls, Permissions, Versions
 from cfnrun.app.stacks.rest_apis import DEPLOYMENT, REST_API, STAGE, Deployments, RestApis, Stages
 
 SETTLED_SUFFIXES = ("_COMPLETE", "_FAILED")
@@ -154,6 +154,7 @@ class AwsTypes:
             SUBSCRIPTION: SnsSubscriptions(endpoint_url, region),
             ASSOCIATION: RouteTableAssociations(endpoint_url, region), SECRET: Secrets(endpoint_url, region),
             VERSION: Versions(endpoint_url, region), ALIAS: Aliases(endpoint_url, region), URL: FunctionUrls(endpoint_url, region),
+            PERMISSION: Permissions(endpoint_url, region),
             METRIC_FILTER: MetricFilters(endpoint_url, region), SUBSCRIPTION_FILTER: SubscriptionFilters(endpoint_url, region),
             SCHEDULE: Schedules(endpoint_url, region),
             USER_POOL: UserPools(endpoint_url, region), USER_POOL_CLIENT: UserPoolClients(endpoint_url, region),

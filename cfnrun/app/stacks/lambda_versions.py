@@ -1,4 +1,4 @@
-"""AWS::Lambda::Version, Alias and Url made through the AWS endpoint's Lambda API rather than its CloudFormation.
+"""AWS::Lambda::Version, Alias, Url and Permission made through the AWS endpoint's Lambda API rather than its CloudFormation.
 
 moto's CloudFormation (5.2) publishes a version but reports no resource for it, has no alias type,
 and breaks on a function URL's Fn::GetAtt; SAM's ``AutoPublishAlias`` (a Version and an Alias beside
@@ -17,6 +17,12 @@ them:
   a URL (SAM's ``AutoPublishAlias`` with ``FunctionUrlConfig`` points it at the alias): the URL is then
   made for the function itself, and its event says so.
 
+- a **Permission** with AddPermission, its properties under the API's names, its ``StatementId``
+  generated as the service generates it (``stack-Logical-SUFFIX``); its physical id and Ref are that
+  statement id (as a 2026 report of DescribeStackResources says; moto's CloudFormation gave the text
+  of a Python object, and its stack delete left the statement in the function's policy). Its
+  properties are createOnly, so a change replaces it; a delete is RemovePermission.
+
 ``ProvisionedConcurrencyConfig`` is not applied (moto has no provisioned concurrency); the resource's
 event says so.
 """
@@ -26,10 +32,15 @@ from typing import Any, Dict, Optional
 
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork, property_problem, required_key
 from cfnrun.app.stacks.direct_types import DIRECT_KEY, EndpointService
+from cfnrun.app.stacks.generated_names import UPPER, generated_for
 
 VERSION = "AWS::Lambda::Version"
 ALIAS = "AWS::Lambda::Alias"
 URL = "AWS::Lambda::Url"
+PERMISSION = "AWS::Lambda::Permission"
+STATEMENT_ID_LENGTH = 100  # AddPermission's limit for a StatementId
+PERMISSION_SETTINGS = ("Action", "EventSourceToken", "FunctionUrlAuthType", "InvokedViaFunctionUrl", "Principal", "PrincipalOrgID",
+                       "SourceAccount", "SourceArn")
 GONE = ("ResourceNotFoundException",)
 NO_QUALIFIER = ("cfnrun made the URL for the function itself, not its alias or version: the AWS endpoint (moto) takes no "
                 "qualifier for a function URL")
@@ -162,3 +173,36 @@ class FunctionUrls:
         if not isinstance(target, dict):
             return "cfnrun has no record of the URL's function"
         return await self.api.still_there(GONE, f"the URL of {target.get('FunctionName')}", "get_function_url_config", **target)
+
+
+class Permissions:
+    """Statements in the policies of the stack's functions, on the endpoint's Lambda."""
+
+    def __init__(self, endpoint_url: str, region: str) -> None:
+        self.api = _service(endpoint_url, region)
+
+    def takes(self, work: ResourceWork) -> bool:
+        return True  # made here from the start: moto's CloudFormation names it by a Python object's text and never removes it
+
+    async def put(self, work: ResourceWork) -> Provisioned:
+        statement, function = (work.model or {}).get("StatementId"), (work.model or {}).get("FunctionName")
+        if not isinstance(statement, str) or not isinstance(function, str):  # every property is createOnly: an update changes nothing
+            _required(work, "FunctionName", "Action", "Principal")
+            function, statement = str(work.properties["FunctionName"]), generated_for(work, STATEMENT_ID_LENGTH, UPPER)
+            await self.api.ask("add_permission", FunctionName=function, StatementId=statement, **_given(work.properties, *PERMISSION_SETTINGS))
+        return Provisioned(statement, statement, {}, {DIRECT_KEY: PERMISSION, "FunctionName": function, "StatementId": statement})
+
+    async def delete(self, work: ResourceWork) -> None:
+        model = work.model or {}
+        if not work.retain and isinstance(model.get("FunctionName"), str) and isinstance(model.get("StatementId"), str):
+            await self.api.unless_gone(GONE, "remove_permission", FunctionName=model["FunctionName"], StatementId=model["StatementId"])
+
+    async def left(self, model: Dict[str, Any]) -> Optional[str]:
+        function, statement = model.get("FunctionName"), model.get("StatementId")
+        if not isinstance(function, str) or not isinstance(statement, str):
+            return "cfnrun has no record of the permission's function and statement"
+        try:
+            policy = await self.api.unless_gone(GONE, "get_policy", FunctionName=function)
+        except ProvisioningFailed as error:
+            return error.reason
+        return f"the statement {statement} is still in the policy of {function}" if policy and statement in str(policy.get("Policy")) else None
