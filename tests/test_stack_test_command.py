@@ -312,3 +312,32 @@ def test_a_template_with_cfnruns_own_types_and_a_key_pair_parameter_passes_on_th
     result = records(completed)[-1]
     assert result["leftovers"] == [] and result["unchecked"] == [], result
     assert result["checkedGone"] == 2, result
+
+
+REST_API = """\
+Resources:
+  Api:
+    Type: AWS::ApiGateway::RestApi
+    Properties: {Name: items}
+  Items:
+    Type: AWS::ApiGateway::Resource
+    Properties: {RestApiId: !Ref Api, ParentId: !GetAtt Api.RootResourceId, PathPart: items}
+  List:
+    Type: AWS::ApiGateway::Method
+    Properties: {RestApiId: !Ref Api, ResourceId: !Ref Items, HttpMethod: GET, AuthorizationType: NONE, Integration: {Type: HTTP_PROXY, IntegrationHttpMethod: GET, Uri: "https://example.com/items"}}
+  Deployment:
+    Type: AWS::ApiGateway::Deployment
+    DependsOn: List
+    Properties: {RestApiId: !Ref Api, StageName: prod}
+"""
+
+
+def test_a_deleted_rest_api_deployment_is_confirmed_gone(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    # moto's GetDeployment of a deployment it deleted breaks (KeyError) instead of answering NotFound: the check after the
+    # delete called the deployment a leftover, and the stack test failed
+    sample("note")
+    (tmp_path / "api.yaml").write_text(REST_API, encoding="utf-8")
+    completed = cfnrun("stack", "test", "api.yaml", "--provider", "note", "--moto", "--json", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    result = records(completed)[-1]
+    assert (result["leftovers"], result["checkedGone"], result["resources"]) == ([], 4, 4), result

@@ -214,8 +214,12 @@ class Deployments:
         api_id, deployment_id = model.get("RestApiId"), model.get("DeploymentId")
         if not isinstance(api_id, str) or not isinstance(deployment_id, str):
             return "cfnrun has no record of the deployment's API and id"
-        return await self.api.still_there(
-            GONE, f"the deployment {deployment_id} of the REST API {api_id}", "get_deployment", restApiId=api_id, deploymentId=deployment_id)
+        try:  # listed, not asked for: moto's GetDeployment of an id it no longer has breaks (KeyError) rather than answering NotFound
+            found = await self.api.unless_gone(GONE, "get_deployments", restApiId=api_id)
+        except ProvisioningFailed as error:
+            return error.reason
+        there = any(item.get("id") == deployment_id for item in (found or {}).get("items", []))
+        return f"the deployment {deployment_id} of the REST API {api_id} is still on the AWS endpoint" if there else None
 
 
 class Stages:
