@@ -42,10 +42,15 @@ def _text(fragment: Dict[str, Any]) -> st.SearchStrategy[str]:
         return st.text(_CHARACTERS, min_size=low, max_size=high)
     try:
         # ASCII: \d and \w are ASCII in ECMAScript; Python's Unicode ones would be drawn, then mostly rejected.
-        candidates: st.SearchStrategy[str] = st.from_regex(re.compile(pattern, re.ASCII))
+        candidates: st.SearchStrategy[str] = st.from_regex(re.compile(pattern, re.ASCII), fullmatch=_anchored(pattern))
     except (re.error, OverflowError):  # Python cannot read it (surrogate pairs, ECMAScript-only syntax): plain text, filtered below
         candidates = st.text(_CHARACTERS, min_size=low, max_size=high)
     return candidates.filter(lambda text: low <= len(text) <= high and ecma_search(pattern, text) is not False)
+
+
+def _anchored(pattern: str) -> bool:
+    """``^…$``: only whole matches can pass."""
+    return pattern.startswith("^") and pattern.endswith("$") and not pattern.endswith("\\$")
 
 
 def _number(fragment: Dict[str, Any], integer: bool) -> st.SearchStrategy[Any]:

@@ -14,6 +14,7 @@ from cfnrun.fuzz.explore import FuzzBudget, declared_actions, explore
 from cfnrun.fuzz.pins import parse_pins
 from cfnrun.fuzz.sequence import SequenceFailed, SequenceRun
 from cfnrun.fuzz.steps import Step
+from cfnrun.fuzz import strategies
 from cfnrun.fuzz.strategies import MAX_DEPTH, ModelStrategies
 from cfnrun.model.action import Action
 from cfnrun.model.endings import EndReason
@@ -52,6 +53,30 @@ ECMA = _schema({"Code": {"type": "string", "pattern": "^\\d{3}$"}, "Text": {"typ
 def test_patterns_are_honoured_as_ecmascript_reads_them(model: Dict[str, Any]) -> None:
     assert all(c in "0123456789" for c in model["Code"])  # \d is ASCII in ECMAScript (Python's re would allow '٣')
     assert ecma_search(SURROGATE_PAIRS, model["Text"]) is True  # Python's re cannot even compile this one
+
+
+def test_an_anchored_pattern_draws_no_candidate_ecmascript_refuses(monkeypatch: Any) -> None:
+    """``^…$`` is drawn as a whole match: Python's ``$`` also matches before a final newline, which ECMAScript's does not,
+    so every such candidate was drawn and thrown away."""
+    refused: List[str] = []
+
+    def judging(pattern: str, text: str) -> Optional[bool]:
+        verdict = ecma_search(pattern, text)
+        if verdict is False:
+            refused.append(text)
+        return verdict
+
+    monkeypatch.setattr(strategies, "ecma_search", judging)
+    zones: List[str] = []
+
+    @settings(max_examples=100, deadline=None, database=None)
+    @given(ModelStrategies(_schema({"Zone": {"type": "string", "pattern": "^zone-[a-c]$"}}, required=["Zone"])).model())
+    def drawing(model: Dict[str, Any]) -> None:
+        zones.append(model["Zone"])
+
+    drawing()
+    assert set(zones) == {"zone-a", "zone-b", "zone-c"}
+    assert refused == []
 
 
 DEPENDENT = _schema({"A": {"type": "boolean"}, "B": {"type": "integer", "minimum": 3, "maximum": 5}, "C": {"enum": ["x", "y"]}},
