@@ -270,12 +270,36 @@ def test_outputs_that_are_booleans_or_numbers_read_as_the_service_writes_them(se
         "  Branch: {Value: !If [Always, false, true]}\n"
         "  Joined: {Value: !Join [',', [true, 1]]}\n"
         "  Number: {Value: 2.0}\n"
-        "  List: {Value: !Split [',', !Join [',', [true, false]]]}\n"
     )
     served.cloudformation.create_stack(StackName="scalar-outputs", TemplateBody=body)
     served.wait("stack_create_complete", "scalar-outputs")
-    assert served.outputs("scalar-outputs") == {
-        "Literal": "true", "Affirmed": "true", "Branch": "false", "Joined": "true,1", "Number": "2", "List": "true,false"}
+    assert served.outputs("scalar-outputs") == {"Literal": "true", "Affirmed": "true", "Branch": "false", "Joined": "true,1", "Number": "2"}
+
+
+TYPED_LIST = "Template format error: The Value field of every Outputs member must evaluate to a String."
+
+
+@pytest.mark.parametrize("name, value, refusal", [
+    ("list-parameter", {"Ref": "Names"}, TYPED_LIST),
+    ("list-attribute", {"Fn::GetAtt": ["Vpc", "CidrBlockAssociations"]}, TYPED_LIST),  # an array in AWS::EC2::VPC's schema
+    ("split", {"Fn::Split": [",", "a,b"]}, TYPED_LIST),
+    ("found-list", {"Fn::FindInMap": ["Zones", "dev", "Names"]}, TYPED_LIST[:-1] + " and not a List."),
+], ids=["list-parameter", "list-attribute", "split", "found-list"])
+def test_an_output_whose_value_is_a_list_refuses_the_call_and_makes_nothing(served: Served, name: str, value: Any, refusal: str) -> None:
+    """The service's CreateStack answers as users quote them; the stack is never made, nor the VPC it declares."""
+    vpcs = len(served.ec2.describe_vpcs()["Vpcs"])
+    body = json.dumps({
+        "Parameters": {"Names": {"Type": "CommaDelimitedList", "Default": "a,b"}},
+        "Mappings": {"Zones": {"dev": {"Names": ["a", "b"]}}},
+        "Resources": {"Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.9.0.0/16"}}},
+        "Outputs": {"Out": {"Value": value}, "Joined": {"Value": {"Fn::Join": [",", {"Ref": "Names"}]}}},
+    })
+    with pytest.raises(ClientError) as refused:
+        served.cloudformation.create_stack(StackName=name, TemplateBody=body)
+    assert (refused.value.response["Error"]["Code"], refused.value.response["Error"]["Message"]) == ("ValidationError", refusal)
+    with pytest.raises(ClientError, match="does not exist"):
+        served.cloudformation.describe_stacks(StackName=name)
+    assert len(served.ec2.describe_vpcs()["Vpcs"]) == vpcs
 
 
 AWS_TYPED = json.dumps(

@@ -199,6 +199,18 @@ class ResourceSchema:
                 return False
         return True
 
+    def property_type(self, path: Sequence[str]) -> Optional[str]:
+        """The JSON type the schema gives the property at ``path`` (``["A", "B"]``: ``B`` inside the object ``A``), its
+        ``$ref`` followed; None when the schema has no such property or gives it no single type."""
+        fragment: Dict[str, Any] = self.document
+        for name in path:
+            properties = self.subschema(fragment).get("properties")
+            if not isinstance(properties, dict) or not isinstance(properties.get(name), dict):
+                return None
+            fragment = properties[name]
+        kind = self.subschema(fragment).get("type")
+        return kind if isinstance(kind, str) else None
+
     def subschema(self, fragment: Dict[str, Any]) -> Dict[str, Any]:
         """Follow a local ``$ref`` (``#/definitions/Tag``) to the fragment it names."""
         seen = 0

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from cfnrun.stacks.exports import Exports
+from cfnrun.stacks.output_values import list_output_refusal
 from cfnrun.stacks.provisioning import NoProvisioner, Provisioners
 from cfnrun.stacks.records import StackOutput, StackResource
 from cfnrun.stacks.template.availability_zones import listed_zones
@@ -224,6 +225,17 @@ class Blueprint:
             shown.append(StackOutput(name, _text(value), output.description, str(export) if export is not None else None))
         return shown
 
+    def outputs_before_resources(self) -> Dict[str, Any]:
+        """Each output's Value as the parameters, mappings and conditions alone work it out (KNOWN_AFTER_APPLY where it
+        reads a resource or cannot be worked out yet)."""
+        worked_out: Dict[str, Any] = {}
+        for name, output in self.template.outputs.items():
+            try:
+                worked_out[name] = resolve(output.value, _Values(self, {}), f"Outputs.{name}.Value")
+            except TemplateError:
+                worked_out[name] = KNOWN_AFTER_APPLY
+        return worked_out
+
     def output_attribute_reads(self) -> List[AttributeRead]:
         """The attributes the Value of each output whose condition holds reads, paths from the template's root
         (``/Outputs/Name/Value/Fn::GetAtt``)."""
@@ -414,4 +426,7 @@ class Blueprints:
         for name in sorted(blueprint.imports()):
             if self.exports.value(name) is None:
                 raise TemplateError(f"No export named {name} found.")
+        refusal = list_output_refusal(blueprint.template, blueprint.conditions, self.provisioners, blueprint.outputs_before_resources())
+        if refusal is not None:
+            raise TemplateError(refusal)
         return blueprint

@@ -132,6 +132,10 @@ class AttributeNames(Protocol):
     def lacks_attribute(self, type_name: str, attribute: str) -> bool:
         """Is ``attribute`` (``A`` or ``A.B``) surely no attribute of ``type_name``? False when it cannot tell."""
 
+    def attribute_type(self, type_name: str, attribute: str) -> Optional[str]:
+        """The JSON type of ``attribute``'s values (``array``, ``string`` ...) as the type's schema gives it; None when it
+        cannot tell."""
+
 
 class Provisioners(Protocol):
     def for_type(self, type_name: str) -> Provisioner:

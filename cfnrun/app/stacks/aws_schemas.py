@@ -45,6 +45,11 @@ class AwsSchemas(AwsTypeSchemas):
         properties = schema.document.get("properties")
         return isinstance(properties, dict) and attribute.split(".", 1)[0] not in properties
 
+    def attribute_type(self, type_name: str, attribute: str) -> Optional[str]:
+        """The type the schema gives the property ``attribute`` (``A`` or ``A.B``) reads; None when it does not say."""
+        schema = self.schema(type_name)
+        return schema.property_type(attribute.split(".")) if schema is not None else None
+
     def mask_write_only(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:
         schema = self.schema(type_name)
         return (schema.mask_write_only(properties) or {}) if schema is not None else properties

@@ -219,6 +219,10 @@ class AwsTypes:
         """``AttributeNames``: the type's schema has no property the attribute names (``AwsSchemas.lacks_attribute``)."""
         return self.schemas.lacks_attribute(type_name, attribute)
 
+    def attribute_type(self, type_name: str, attribute: str) -> Optional[str]:
+        """``AttributeNames``: the type the type's schema gives the attribute (``AwsSchemas.attribute_type``)."""
+        return self.schemas.attribute_type(type_name, attribute)
+
     def _gettable(self, work: ResourceWork) -> ResourceWork:
         """``work`` without the wanted attributes its type's schema has no property for: the endpoint is not asked for
         them (moto would fail the resource itself), so the resource that reads one fails, as on the service."""

@@ -77,6 +77,13 @@ class UserTypes:
         except NoProvisioner:
             return False
 
+    def attribute_type(self, type_name: str, attribute: str) -> Optional[str]:
+        """``AttributeNames``: the type the schema gives the property ``attribute`` reads."""
+        try:
+            return self._schema(type_name).property_type(attribute.split("."))
+        except NoProvisioner:
+            return None
+
     def shown(self, type_name: str, properties: Dict[str, Any]) -> Dict[str, Any]:
         return self._schema(type_name).mask_write_only(properties) or {}
 
