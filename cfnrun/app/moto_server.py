@@ -16,6 +16,7 @@ import time
 import traceback
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, Optional
+from urllib.parse import unquote
 
 from cfnrun.model.endpoint_url import check_endpoint_url
 from cfnrun.model.errors import CfnrunError
@@ -113,8 +114,7 @@ class AwsShapedFailures:
             if not repeated:
                 logging.getLogger("werkzeug").error(line)
             message = "moto " + line[len("moto server: "):]
-            json_protocol = "HTTP_X_AMZ_TARGET" in environ or "json" in str(environ.get("CONTENT_TYPE", ""))
-            if json_protocol:
+            if _reads_json(environ):
                 body = json.dumps({"__type": "InternalFailure", "message": message}).encode()
                 content_type = "application/x-amz-json-1.1"
             else:
@@ -129,6 +129,31 @@ class AwsShapedFailures:
                 ("Content-Type", content_type), ("Content-Length", str(len(body))), ("x-amzn-ErrorType", "InternalFailure"),
             ], sys.exc_info())
             return [body]
+
+
+# The services whose REST calls are answered in XML (botocore's ``rest-xml`` protocol); any other REST call's in JSON.
+REST_XML_SIGNING_NAMES = frozenset({"s3", "s3-outposts", "route53", "cloudfront"})
+
+
+def _reads_json(environ: Dict[str, Any]) -> bool:
+    """Does the caller read a JSON answer? A JSON call (``X-Amz-Target``, a JSON body), or a REST call (any but a POST to
+    ``/``: the query protocol's form) to a service other than S3, Route 53 and CloudFront, by the service its signature
+    names (API Gateway's GET of a deployment, Lambda's GET of a function)."""
+    if "HTTP_X_AMZ_TARGET" in environ or "json" in str(environ.get("CONTENT_TYPE", "")):
+        return True
+    if environ.get("REQUEST_METHOD") == "POST" and environ.get("PATH_INFO", "/") in ("", "/"):
+        return False
+    return _signing_name(environ) not in REST_XML_SIGNING_NAMES
+
+
+def _signing_name(environ: Dict[str, Any]) -> str:
+    """The service of the call's SigV4 credential scope (``Credential=AKID/20261129/us-east-1/apigateway/aws4_request``),
+    from its Authorization header or a presigned URL's ``X-Amz-Credential``; "" when unsigned."""
+    credential = str(environ.get("HTTP_AUTHORIZATION", "")).partition("Credential=")[2]
+    if not credential:
+        credential = unquote(str(environ.get("QUERY_STRING", "")).partition("X-Amz-Credential=")[2])
+    scope = credential.split(",", 1)[0].split("&", 1)[0].split("/")
+    return scope[3] if len(scope) > 3 else ""
 
 
 def _traceback_text(error: BaseException) -> str:
