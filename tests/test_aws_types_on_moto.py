@@ -263,6 +263,52 @@ def test_a_schedule_is_made_updated_and_deleted_on_the_endpoints_scheduler(serve
     assert scheduler.list_schedules()["Schedules"] == []
 
 
+def _monitoring_template(threshold: str, interval: int) -> str:
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": "firehose.amazonaws.com"}, "Action": "sts:AssumeRole"}]}
+    return json.dumps({"Resources": {
+        "Stream": {"Type": "AWS::Kinesis::Stream", "Properties": {"ShardCount": 1}},
+        "Lake": {"Type": "AWS::S3::Bucket"},
+        "Role": {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": trust}},
+        "Busy": {"Type": "AWS::CloudWatch::Alarm", "Properties": {
+            "Namespace": "AWS/Kinesis", "MetricName": "IncomingRecords", "Dimensions": [{"Name": "StreamName", "Value": {"Ref": "Stream"}}],
+            "Statistic": "Sum", "Period": "60", "EvaluationPeriods": 1, "Threshold": threshold, "ComparisonOperator": "GreaterThanThreshold"}},
+        "Delivery": {"Type": "AWS::KinesisFirehose::DeliveryStream", "Properties": {
+            "DeliveryStreamType": "KinesisStreamAsSource",
+            "KinesisStreamSourceConfiguration": {"KinesisStreamARN": {"Fn::GetAtt": ["Stream", "Arn"]}, "RoleARN": {"Fn::GetAtt": ["Role", "Arn"]}},
+            "S3DestinationConfiguration": {"BucketARN": {"Fn::GetAtt": ["Lake", "Arn"]}, "RoleARN": {"Fn::GetAtt": ["Role", "Arn"]},
+                                           "BufferingHints": {"IntervalInSeconds": interval, "SizeInMBs": 5}}}},
+    }, "Outputs": {"AlarmArn": {"Value": {"Fn::GetAtt": ["Busy", "Arn"]}}, "DeliveryArn": {"Value": {"Fn::GetAtt": ["Delivery", "Arn"]}}}})
+
+
+def test_an_alarm_and_a_delivery_stream_are_made_updated_and_deleted_on_the_endpoints_services(serve: ServerProcess) -> None:
+    # moto's CloudFormation does not implement AWS::CloudWatch::Alarm or AWS::KinesisFirehose::DeliveryStream: the stack failed
+    import boto3
+
+    cloudformation = _cloudformation(serve)
+    cloudwatch = boto3.client("cloudwatch", endpoint_url=serve.moto_url(), **CREDENTIALS)
+    firehose = boto3.client("firehose", endpoint_url=serve.moto_url(), **CREDENTIALS)
+    cloudformation.create_stack(StackName="watch", TemplateBody=_monitoring_template("80", 60), Capabilities=["CAPABILITY_IAM"])
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="watch", WaiterConfig=FAST)
+    physical = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in cloudformation.describe_stack_resources(StackName="watch")["StackResources"]}
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in cloudformation.describe_stacks(StackName="watch")["Stacks"][0]["Outputs"]}
+    [alarm] = cloudwatch.describe_alarms(AlarmNames=[physical["Busy"]])["MetricAlarms"]
+    assert re.fullmatch(r"watch-Busy-[A-Z0-9]{12}", physical["Busy"])
+    assert (alarm["Threshold"], alarm["Period"], alarm["Dimensions"], alarm["AlarmArn"]) == (
+        80.0, 60, [{"Name": "StreamName", "Value": physical["Stream"]}], outputs["AlarmArn"])  # "80" and "60" typed as the schema says
+    described = firehose.describe_delivery_stream(DeliveryStreamName=physical["Delivery"])["DeliveryStreamDescription"]
+    assert described["DeliveryStreamARN"] == outputs["DeliveryArn"] and described["DeliveryStreamType"] == "KinesisStreamAsSource"
+
+    cloudformation.update_stack(StackName="watch", TemplateBody=_monitoring_template("95", 300), Capabilities=["CAPABILITY_IAM"])
+    cloudformation.get_waiter("stack_update_complete").wait(StackName="watch", WaiterConfig=FAST)
+    assert cloudwatch.describe_alarms(AlarmNames=[physical["Busy"]])["MetricAlarms"][0]["Threshold"] == 95.0
+    [destination] = firehose.describe_delivery_stream(DeliveryStreamName=physical["Delivery"])["DeliveryStreamDescription"]["Destinations"]
+    assert destination["S3DestinationDescription"]["BufferingHints"] == {"IntervalInSeconds": 300, "SizeInMBs": 5}
+
+    cloudformation.delete_stack(StackName="watch")
+    cloudformation.get_waiter("stack_delete_complete").wait(StackName="watch", WaiterConfig=FAST)
+    assert cloudwatch.describe_alarms()["MetricAlarms"] == [] and firehose.list_delivery_streams()["DeliveryStreamNames"] == []
+
+
 def _user_pool_template(minimum_length: int, flows: List[str]) -> str:
     return json.dumps({"Resources": {
         "Users": {"Type": "AWS::Cognito::UserPool", "Properties": {

@@ -39,6 +39,8 @@ from cfnrun.app.stacks.aws_schemas import AwsSchemas
 from cfnrun.app.stacks.local_code import staged
 from cfnrun.app.stacks.generated_names import GENERATED_NAME_KEY, name_seed, named, with_name
 from cfnrun.app.stacks.bucket_policies import BUCKET_POLICY, BucketPolicies
+from cfnrun.app.stacks.alarms import ALARM, Alarms
+from cfnrun.app.stacks.delivery_streams import DELIVERY_STREAM, DeliveryStreams
 from cfnrun.app.stacks.direct_types import DIRECT_KEY, DirectType
 from cfnrun.app.stacks.dynamodb_tables import TABLE, DynamoDbTables
 from cfnrun.app.stacks.ec2_deletes import Ec2Deletes
@@ -156,7 +158,8 @@ class AwsTypes:
             VERSION: Versions(endpoint_url, region), ALIAS: Aliases(endpoint_url, region), URL: FunctionUrls(endpoint_url, region),
             PERMISSION: Permissions(endpoint_url, region),
             METRIC_FILTER: MetricFilters(endpoint_url, region), SUBSCRIPTION_FILTER: SubscriptionFilters(endpoint_url, region),
-            SCHEDULE: Schedules(endpoint_url, region),
+            SCHEDULE: Schedules(endpoint_url, region), ALARM: Alarms(endpoint_url, region, schemas.typed),
+            DELIVERY_STREAM: DeliveryStreams(endpoint_url, region),
             USER_POOL: UserPools(endpoint_url, region), USER_POOL_CLIENT: UserPoolClients(endpoint_url, region),
             **{part.type_name: ApiParts(part, endpoint_url, region) for part in (HTTP_STAGE, ROUTE, INTEGRATION)},
         } if endpoint_url else {}

@@ -16,10 +16,10 @@ attributes masked wherever cfnrun shows or keeps them, as a NoEcho answer's are.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Dict, Optional
 
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork, property_problem, required_key
-from cfnrun.app.stacks.direct_types import DIRECT_KEY, EndpointService
+from cfnrun.app.stacks.direct_types import DIRECT_KEY, EndpointService, taken_arguments
 
 USER_POOL = "AWS::Cognito::UserPool"
 USER_POOL_CLIENT = "AWS::Cognito::UserPoolClient"
@@ -29,24 +29,6 @@ RENAMED = {"UserPoolName": "PoolName"}
 
 def _service(endpoint_url: str, region: str) -> EndpointService:
     return EndpointService("cognito-idp", "Cognito", endpoint_url, region)
-
-
-def _arguments(service: EndpointService, operation: str, properties: Dict[str, Any], work: ResourceWork,
-               identity: Iterable[str] = ()) -> Dict[str, Any]:
-    """The properties ``operation`` takes, under its names; the others (that an update changed) named in the resource's event."""
-    taken = service.members(operation) - set(identity)
-    arguments: Dict[str, Any] = {}
-    left_out = []
-    for name, value in properties.items():
-        if value is None:
-            continue
-        if RENAMED.get(name, name) in taken:
-            arguments[RENAMED.get(name, name)] = value
-        elif work.previous_properties is None or work.previous_properties.get(name) != value:
-            left_out.append(name)
-    if left_out:
-        work.note(f"cfnrun left out what {operation} does not take on the AWS endpoint: {', '.join(sorted(left_out))}")
-    return arguments
 
 
 class UserPools:
@@ -62,11 +44,11 @@ class UserPools:
     async def put(self, work: ResourceWork) -> Provisioned:
         pool_id = (work.model or {}).get("UserPoolId")
         if isinstance(pool_id, str):  # UpdateUserPool puts back the default of each setting it is not given: all are sent
-            await self.cognito.ask("update_user_pool", UserPoolId=pool_id, **_arguments(
-                self.cognito, "UpdateUserPool", work.properties, work, identity=("UserPoolId",)))
+            await self.cognito.ask("update_user_pool", UserPoolId=pool_id, **taken_arguments(
+                self.cognito, "UpdateUserPool", work.properties, work, identity=("UserPoolId",), renamed=RENAMED))
         else:
             properties = {"UserPoolName": work.logical_id, **work.properties}  # inferred: a pool needs a name, the service gives one
-            made = await self.cognito.ask("create_user_pool", **_arguments(self.cognito, "CreateUserPool", properties, work))
+            made = await self.cognito.ask("create_user_pool", **taken_arguments(self.cognito, "CreateUserPool", properties, work, renamed=RENAMED))
             pool_id = str(made["UserPool"]["Id"])
         arn = str((await self.cognito.ask("describe_user_pool", UserPoolId=pool_id))["UserPool"]["Arn"])
         provider = f"cognito-idp.{self.region}.amazonaws.com/{pool_id}"
@@ -102,10 +84,10 @@ class UserPoolClients:
         properties = {"ClientName": work.logical_id, **work.properties}  # inferred: a client needs a name, the service gives one
         client_id = (work.model or {}).get("ClientId")
         if isinstance(client_id, str):
-            arguments = _arguments(self.cognito, "UpdateUserPoolClient", properties, work, identity=("UserPoolId", "ClientId"))
+            arguments = taken_arguments(self.cognito, "UpdateUserPoolClient", properties, work, identity=("UserPoolId", "ClientId"), renamed=RENAMED)
             client = (await self.cognito.ask("update_user_pool_client", UserPoolId=pool_id, ClientId=client_id, **arguments))["UserPoolClient"]
         else:
-            arguments = _arguments(self.cognito, "CreateUserPoolClient", properties, work, identity=("UserPoolId",))
+            arguments = taken_arguments(self.cognito, "CreateUserPoolClient", properties, work, identity=("UserPoolId",), renamed=RENAMED)
             client = (await self.cognito.ask("create_user_pool_client", UserPoolId=pool_id, **arguments))["UserPoolClient"]
         client_id = str(client["ClientId"])
         known = {"ClientId": client_id, "Name": client.get("ClientName"), "ClientSecret": client.get("ClientSecret")}

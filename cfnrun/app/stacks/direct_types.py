@@ -5,13 +5,14 @@ that CloudFormation lacks a type, or makes it without what the service would (mo
 makes it with the service's own calls, as the type's handler on AWS does: bucket policies
 (``bucket_policies.py``), queue and topic policies (``resource_policies.py``), SNS subscriptions (``sns_subscriptions.py``),
 REST APIs defined by an OpenAPI body and their stages (``rest_apis.py``), HTTP APIs and their stages,
-routes and integrations (``http_apis.py``). What the resource keeps in its record says so
+routes and integrations (``http_apis.py``), and the others ``aws_types.py`` lists (alarms, delivery streams,
+schedules, secrets, user pools ...). What the resource keeps in its record says so
 (``DIRECT_KEY``), so its update, delete and the checks after a restart or a delete go the same way.
 """
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Dict, FrozenSet, Optional, Protocol, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, Mapping, Optional, Protocol, Tuple
 
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, ResourceWork
 
@@ -85,3 +86,24 @@ class EndpointService:
         except ProvisioningFailed as error:
             return error.reason
         return None if there is None else f"{what} is still on the AWS endpoint"
+
+
+def taken_arguments(service: EndpointService, operation: str, properties: Dict[str, Any], work: ResourceWork,
+                    identity: Iterable[str] = (), renamed: Mapping[str, str] = {}) -> Dict[str, Any]:
+    """The properties ``operation`` takes, under its names (``renamed``: a property's name in the API where it differs),
+    but ``identity`` (the call names the resource by those itself); the others, when new or changed, named in the
+    resource's event."""
+    named_by_call = set(identity)
+    taken = service.members(operation) - named_by_call
+    arguments: Dict[str, Any] = {}
+    left_out = []
+    for name, value in properties.items():
+        if value is None or renamed.get(name, name) in named_by_call:
+            continue
+        if renamed.get(name, name) in taken:
+            arguments[renamed.get(name, name)] = value
+        elif work.previous_properties is None or work.previous_properties.get(name) != value:
+            left_out.append(name)
+    if left_out:
+        work.note(f"cfnrun left out what {operation} does not take on the AWS endpoint: {', '.join(sorted(left_out))}")
+    return arguments
