@@ -309,6 +309,63 @@ def test_an_alarm_and_a_delivery_stream_are_made_updated_and_deleted_on_the_endp
     assert cloudwatch.describe_alarms()["MetricAlarms"] == [] and firehose.list_delivery_streams()["DeliveryStreamNames"] == []
 
 
+def _bucket_template(days: int, cors: bool) -> str:
+    delivery = {"Effect": "Allow", "Principal": {"Service": "s3.amazonaws.com"}, "Action": "sqs:SendMessage", "Resource": {"Fn::GetAtt": ["Inbox", "Arn"]}}
+    settings: Dict[str, Any] = {
+        "VersioningConfiguration": {"Status": "Enabled"},
+        "PublicAccessBlockConfiguration": {"BlockPublicAcls": "true", "BlockPublicPolicy": True, "IgnorePublicAcls": True, "RestrictPublicBuckets": True},
+        "LifecycleConfiguration": {"Rules": [{"Id": "expire", "Status": "Enabled", "Prefix": "logs/", "ExpirationInDays": days,
+                                              "Transitions": [{"StorageClass": "GLACIER", "TransitionInDays": 10}]}]},
+        "NotificationConfiguration": {"QueueConfigurations": [{"Event": "s3:ObjectCreated:*", "Queue": {"Fn::GetAtt": ["Inbox", "Arn"]},
+                                                               "Filter": {"S3Key": {"Rules": [{"Name": "suffix", "Value": ".csv"}]}}}]},
+    }
+    if cors:
+        settings["CorsConfiguration"] = {"CorsRules": [{"Id": "web", "AllowedMethods": ["GET"], "AllowedOrigins": ["*"], "MaxAge": 300}]}
+    return json.dumps({"Resources": {
+        "Inbox": {"Type": "AWS::SQS::Queue"},
+        "InboxPolicy": {"Type": "AWS::SQS::QueuePolicy", "Properties": {"Queues": [{"Ref": "Inbox"}],
+                                                                        "PolicyDocument": {"Version": "2012-10-17", "Statement": [delivery]}}},
+        "Data": {"Type": "AWS::S3::Bucket", "DependsOn": "InboxPolicy", "Properties": settings},
+    }})
+
+
+def test_a_buckets_settings_moto_leaves_out_are_put_through_s3_and_its_notifications_reach_the_queue(serve: ServerProcess) -> None:
+    # moto's CloudFormation made a bucket with its name, encryption and tags only: SAM's S3 events never fired
+    import boto3
+
+    cloudformation = _cloudformation(serve)
+    s3 = boto3.client("s3", endpoint_url=serve.moto_url(), **CREDENTIALS)
+    sqs = boto3.client("sqs", endpoint_url=serve.moto_url(), **CREDENTIALS)
+    cloudformation.create_stack(StackName="data", TemplateBody=_bucket_template(30, cors=True))
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="data", WaiterConfig=FAST)
+    physical = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in cloudformation.describe_stack_resources(StackName="data")["StackResources"]}
+    bucket = physical["Data"]
+    assert s3.get_bucket_versioning(Bucket=bucket)["Status"] == "Enabled"
+    assert s3.get_public_access_block(Bucket=bucket)["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True, "BlockPublicPolicy": True, "IgnorePublicAcls": True, "RestrictPublicBuckets": True}
+    assert s3.get_bucket_cors(Bucket=bucket)["CORSRules"] == [{"ID": "web", "AllowedMethods": ["GET"], "AllowedOrigins": ["*"], "MaxAgeSeconds": 300}]
+    [rule] = s3.get_bucket_lifecycle_configuration(Bucket=bucket)["Rules"]
+    assert (rule["ID"], rule["Filter"], rule["Expiration"], rule["Transitions"]) == (
+        "expire", {"Prefix": "logs/"}, {"Days": 30}, [{"Days": 10, "StorageClass": "GLACIER"}])
+    s3.put_object(Bucket=bucket, Key="report.csv", Body=b"a,b")
+    s3.put_object(Bucket=bucket, Key="notes.txt", Body=b"-")  # the filter's suffix leaves it out
+    received = sqs.receive_message(QueueUrl=physical["Inbox"], MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", [])
+    records = [record["s3"]["object"]["key"] for m in received for record in json.loads(m["Body"]).get("Records", [])]
+    assert records == ["report.csv"], received
+
+    cloudformation.update_stack(StackName="data", TemplateBody=_bucket_template(60, cors=False))
+    cloudformation.get_waiter("stack_update_complete").wait(StackName="data", WaiterConfig=FAST)
+    assert s3.get_bucket_lifecycle_configuration(Bucket=bucket)["Rules"][0]["Expiration"] == {"Days": 60}
+    with pytest.raises(s3.exceptions.ClientError, match="NoSuchCORSConfiguration"):
+        s3.get_bucket_cors(Bucket=bucket)
+
+    for version in s3.list_object_versions(Bucket=bucket).get("Versions", []):  # the service deletes no bucket that holds objects
+        s3.delete_object(Bucket=bucket, Key=version["Key"], VersionId=version["VersionId"])
+    cloudformation.delete_stack(StackName="data")
+    cloudformation.get_waiter("stack_delete_complete").wait(StackName="data", WaiterConfig=FAST)
+    assert bucket not in [b["Name"] for b in s3.list_buckets()["Buckets"]]
+
+
 def _user_pool_template(minimum_length: int, flows: List[str]) -> str:
     return json.dumps({"Resources": {
         "Users": {"Type": "AWS::Cognito::UserPool", "Properties": {

@@ -39,6 +39,7 @@ from cfnrun.app.stacks.aws_schemas import AwsSchemas
 from cfnrun.app.stacks.local_code import staged
 from cfnrun.app.stacks.generated_names import GENERATED_NAME_KEY, name_seed, named, with_name
 from cfnrun.app.stacks.bucket_policies import BUCKET_POLICY, BucketPolicies
+from cfnrun.app.stacks.bucket_settings import BUCKET, BucketSettings
 from cfnrun.app.stacks.alarms import ALARM, Alarms
 from cfnrun.app.stacks.delivery_streams import DELIVERY_STREAM, DeliveryStreams
 from cfnrun.app.stacks.direct_types import DIRECT_KEY, DirectType
@@ -166,6 +167,7 @@ class AwsTypes:
         self.iam_deletes = IamDeletes(endpoint_url, region) if endpoint_url else None
         self.ec2_deletes = Ec2Deletes(endpoint_url, region) if endpoint_url else None  # what moto's stack delete leaves of a VPC's parts
         self.tables = DynamoDbTables(endpoint_url, region) if endpoint_url else None  # updated in place with DynamoDB's API
+        self.bucket_settings = BucketSettings(endpoint_url, region) if endpoint_url else None  # what moto's CloudFormation leaves out
         self._lacking: Set[str] = set()  # the types this endpoint's CloudFormation was found not to implement
         # per stack on the endpoint, the properties its resource was last made or updated with, and what that gave: the
         # resource as it still is when the endpoint's CloudFormation cannot update its type (in this serve's memory)
@@ -211,12 +213,20 @@ class AwsTypes:
             if "AlreadyExists" not in failed.reason:
                 raise  # (a stack of that name was made by the same request: its CREATE made again goes on with it)
         try:
-            return await self._settled(work, name, given_name)
+            made = await self._settled(work, name, given_name)
         except NotImplementedThere:
             if direct is None:
                 raise
             self._lacking.add(work.type_name)  # asked once per serve: from now on straight to the service's API
             return await direct.put(work)
+        await self._settings(work, made, creating=True)
+        return made
+
+    async def _settings(self, work: ResourceWork, made: Provisioned, creating: bool) -> None:
+        """What the endpoint's CloudFormation left out of a bucket it made or updated, put through its S3 API."""
+        if work.type_name == BUCKET and self.bucket_settings is not None:
+            before = None if creating or work.previous_properties is None else self.schemas.typed(BUCKET, work.previous_properties)
+            await self.bucket_settings.put(str(made.physical_id), self.schemas.typed(BUCKET, work.properties), before)
 
     def lacks_attribute(self, type_name: str, attribute: str) -> bool:
         """``AttributeNames``: the type's schema has no property the attribute names (``AwsSchemas.lacks_attribute``)."""
@@ -256,7 +266,9 @@ class AwsTypes:
             except ProvisioningFailed as error:
                 if "No updates are to be performed" not in error.reason:
                     raise
-            return await self._settled(work, name, given_name, updating=True)
+            made = await self._settled(work, name, given_name, updating=True)
+            await self._settings(work, made, creating=False)
+            return made
         except ProvisioningFailed as failed:
             if not isinstance(failed, NoUpdateThere) and f"undefined resource {work.logical_id}" not in failed.reason:
                 raise
