@@ -260,6 +260,8 @@ def test_a_table_is_updated_in_place_through_dynamodb_and_deleted_with_its_stack
             "AttributeDefinitions": [{"AttributeName": "Id", "AttributeType": "S"}],
             "KeySchema": [{"AttributeName": "Id", "KeyType": "HASH"}],
             "ProvisionedThroughput": {"ReadCapacityUnits": {"Ref": "Reads"}, "WriteCapacityUnits": 1},
+            "TimeToLiveSpecification": {"AttributeName": "expires", "Enabled": "true"},
+            "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
         }}},
         "Outputs": {"Name": {"Value": {"Ref": "Table"}}, "Arn": {"Value": {"Fn::GetAtt": ["Table", "Arn"]}}},
     }
@@ -268,6 +270,11 @@ def test_a_table_is_updated_in_place_through_dynamodb_and_deleted_with_its_stack
     stacks.wait("stack_create_complete", StackName="capacity")
     before = stacks.outputs("capacity")
     dynamodb = boto3.client("dynamodb", endpoint_url=stacks.moto, **CREDENTIALS)
+    # moto's CloudFormation makes the table without them: put with their own calls once it is made
+    assert dynamodb.describe_time_to_live(TableName=before["Name"])["TimeToLiveDescription"] == {
+        "TimeToLiveStatus": "ENABLED", "AttributeName": "expires"}
+    backups = dynamodb.describe_continuous_backups(TableName=before["Name"])["ContinuousBackupsDescription"]
+    assert backups["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"] == "ENABLED"
 
     template["Resources"]["Table"]["Properties"]["Tags"] = [{"Key": "team", "Value": "web"}]
     stacks.cloudformation.update_stack(StackName="capacity", TemplateBody=json.dumps(template), Parameters=[{"ParameterKey": "Reads", "ParameterValue": "2"}])

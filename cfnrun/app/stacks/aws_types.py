@@ -223,7 +223,10 @@ class AwsTypes:
         return made
 
     async def _settings(self, work: ResourceWork, made: Provisioned, creating: bool) -> None:
-        """What the endpoint's CloudFormation left out of a bucket it made or updated, put through its S3 API."""
+        """What the endpoint's CloudFormation left out of a bucket it made or updated, or of a table it made, put through
+        the service's API."""
+        if work.type_name == TABLE and creating and self.tables is not None:
+            await self.tables.made(dataclasses.replace(work, properties=self.schemas.typed(TABLE, work.properties)), str(made.physical_id))
         if work.type_name == BUCKET and self.bucket_settings is not None:
             before = None if creating or work.previous_properties is None else self.schemas.typed(BUCKET, work.previous_properties)
             await self.bucket_settings.put(str(made.physical_id), self.schemas.typed(BUCKET, work.properties), before)

@@ -10,7 +10,8 @@ changes: ``TableName`` is create-only). Changed in place: ``BillingMode`` and ``
 ``TimeToLiveSpecification`` (UpdateTimeToLive), ``PointInTimeRecoverySpecification``
 (UpdateContinuousBackups) and ``Tags`` (TagResource, UntagResource). A change to any other property that
 does not replace the table (``GlobalSecondaryIndexes``, ``AttributeDefinitions``...) fails the update,
-naming them; the rollback puts back what was changed.
+naming them; the rollback puts back what was changed. moto's CloudFormation also makes a table without its
+``TimeToLiveSpecification`` and ``PointInTimeRecoverySpecification``: those are put with their calls once it is made.
 """
 from __future__ import annotations
 
@@ -51,6 +52,11 @@ class DynamoDbTables:
         if _changed(work, "Tags"):
             await self._tagged(work, str(table["TableArn"]))
         return await self._provisioned(work, name)
+
+    async def made(self, work: ResourceWork, name: str) -> None:
+        """A new table's ``TimeToLiveSpecification`` and ``PointInTimeRecoverySpecification``, which moto's CloudFormation
+        leaves out when it makes the table, put with their calls."""
+        await self._ttl_and_backups(work, name)
 
     async def _table_updated(self, work: ResourceWork, name: str) -> None:
         changes: Dict[str, Any] = {}
