@@ -366,6 +366,56 @@ def test_a_buckets_settings_moto_leaves_out_are_put_through_s3_and_its_notificat
     assert bucket not in [b["Name"] for b in s3.list_buckets()["Buckets"]]
 
 
+def _web_tier_template(instance_class: str) -> str:
+    subnet = lambda cidr, zone: {"Type": "AWS::EC2::Subnet", "Properties": {"VpcId": {"Ref": "Vpc"}, "CidrBlock": cidr, "AvailabilityZone": zone}}  # noqa: E731
+    return json.dumps({"Resources": {
+        "Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.20.0.0/16"}},
+        "SubnetA": subnet("10.20.1.0/24", "us-east-1a"), "SubnetB": subnet("10.20.2.0/24", "us-east-1b"),
+        "Lb": {"Type": "AWS::ElasticLoadBalancingV2::LoadBalancer", "Properties": {"Subnets": [{"Ref": "SubnetA"}, {"Ref": "SubnetB"}], "Scheme": "internal"}},
+        "Tg": {"Type": "AWS::ElasticLoadBalancingV2::TargetGroup", "Properties": {"VpcId": {"Ref": "Vpc"}, "Port": 80, "Protocol": "HTTP", "TargetType": "ip"}},
+        "Cluster": {"Type": "AWS::ECS::Cluster"},
+        "Task": {"Type": "AWS::ECS::TaskDefinition", "Properties": {
+            "Family": "web", "RequiresCompatibilities": ["FARGATE"], "NetworkMode": "awsvpc", "Cpu": "256", "Memory": "512",
+            "ContainerDefinitions": [{"Name": "web", "Image": "nginx"}]}},
+        "Service": {"Type": "AWS::ECS::Service", "Properties": {
+            "Cluster": {"Ref": "Cluster"}, "TaskDefinition": {"Ref": "Task"}, "LaunchType": "FARGATE", "DesiredCount": 1,
+            "NetworkConfiguration": {"AwsvpcConfiguration": {"Subnets": [{"Ref": "SubnetA"}]}}}},
+        "DbSubnets": {"Type": "AWS::RDS::DBSubnetGroup", "Properties": {"DBSubnetGroupDescription": "db", "SubnetIds": [{"Ref": "SubnetA"}, {"Ref": "SubnetB"}]}},
+        "Db": {"Type": "AWS::RDS::DBInstance", "Properties": {
+            "Engine": "postgres", "DBInstanceClass": instance_class, "AllocatedStorage": "20", "MasterUsername": "app",
+            "MasterUserPassword": "not-a-secret-1", "DBSubnetGroupName": {"Ref": "DbSubnets"}}},
+    }, "Outputs": {"DbAddress": {"Value": {"Fn::GetAtt": ["Db", "Endpoint.Address"]}}, "Service": {"Value": {"Fn::GetAtt": ["Service", "Name"]}}}})
+
+
+def test_a_web_tier_is_named_as_the_service_names_it_and_its_database_is_made_in_its_subnet_group(serve: ServerProcess) -> None:
+    # moto's CloudFormation broke making a DB instance whose subnet group is given by name (the stack waited two hours for
+    # it), gave a subnet group a Python object's text for its Ref, and named load balancers, target groups and services
+    # after the one-resource stack cfnrun makes there (web-Lb-1a2b3c4d-Lb-...)
+    import boto3
+
+    cloudformation = _cloudformation(serve)
+    rds = boto3.client("rds", endpoint_url=serve.moto_url(), **CREDENTIALS)
+    cloudformation.create_stack(StackName="web", TemplateBody=_web_tier_template("db.t3.micro"))
+    cloudformation.get_waiter("stack_create_complete").wait(StackName="web", WaiterConfig=FAST)
+    physical = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in cloudformation.describe_stack_resources(StackName="web")["StackResources"]}
+    assert re.fullmatch(r"arn:aws:elasticloadbalancing:us-east-1:\d{12}:loadbalancer/app/web-Lb-[A-Z0-9]{12}/\w+", physical["Lb"])
+    assert re.fullmatch(r"arn:aws:elasticloadbalancing:us-east-1:\d{12}:targetgroup/web-Tg-[A-Z0-9]{12}/\w+", physical["Tg"])
+    assert re.fullmatch(r"web-dbsubnets-[a-z0-9]{12}", physical["DbSubnets"]) and re.fullmatch(r"web-db-[a-z0-9]{12}", physical["Db"])
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in cloudformation.describe_stacks(StackName="web")["Stacks"][0]["Outputs"]}
+    assert re.fullmatch(r"web-Service-[A-Za-z0-9]{12}", outputs["Service"])
+    [db] = rds.describe_db_instances(DBInstanceIdentifier=physical["Db"])["DBInstances"]
+    assert (db["DBSubnetGroup"]["DBSubnetGroupName"], db["AllocatedStorage"], db["Endpoint"]["Address"]) == (
+        physical["DbSubnets"], 20, outputs["DbAddress"])  # "20" typed as the API types it
+
+    cloudformation.update_stack(StackName="web", TemplateBody=_web_tier_template("db.t3.small"))
+    cloudformation.get_waiter("stack_update_complete").wait(StackName="web", WaiterConfig=FAST)
+    assert rds.describe_db_instances(DBInstanceIdentifier=physical["Db"])["DBInstances"][0]["DBInstanceClass"] == "db.t3.small"
+
+    cloudformation.delete_stack(StackName="web")
+    cloudformation.get_waiter("stack_delete_complete").wait(StackName="web", WaiterConfig=FAST)
+    assert rds.describe_db_instances()["DBInstances"] == [] and rds.describe_db_subnet_groups()["DBSubnetGroups"] == []
+
+
 def _user_pool_template(minimum_length: int, flows: List[str]) -> str:
     return json.dumps({"Resources": {
         "Users": {"Type": "AWS::Cognito::UserPool", "Properties": {

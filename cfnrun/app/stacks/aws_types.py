@@ -41,8 +41,9 @@ from cfnrun.app.stacks.generated_names import GENERATED_NAME_KEY, name_seed, nam
 from cfnrun.app.stacks.bucket_policies import BUCKET_POLICY, BucketPolicies
 from cfnrun.app.stacks.bucket_settings import BUCKET, BucketSettings
 from cfnrun.app.stacks.alarms import ALARM, Alarms
+from cfnrun.app.stacks.db_instances import DB_INSTANCE, DbInstances
 from cfnrun.app.stacks.delivery_streams import DELIVERY_STREAM, DeliveryStreams
-from cfnrun.app.stacks.direct_types import DIRECT_KEY, DirectType
+from cfnrun.app.stacks.direct_types import DIRECT_KEY, DirectType, endpoint_config
 from cfnrun.app.stacks.dynamodb_tables import TABLE, DynamoDbTables
 from cfnrun.app.stacks.ec2_deletes import Ec2Deletes
 from cfnrun.app.stacks.iam_deletes import IamDeletes
@@ -63,11 +64,13 @@ REF_OUTPUT = "Ref"
 # moto's CloudFormation gives some types' physical id and Ref as the text of its Python object ("<moto.events.models.EventBus
 # object at 0x7f...>"); where the service's Ref is one of the resource's properties, that property is its Ref and physical id
 OBJECT_TEXT = re.compile(r"<[\w.]+ object at 0x[0-9a-f]+>")
-REF_PROPERTY = {"AWS::Events::EventBus": "Name"}  # the type's reference: Ref returns the event bus's name
+# the property whose value the type's Ref returns where moto's CloudFormation gives the text of a Python object
+REF_PROPERTY = {"AWS::Events::EventBus": "Name", "AWS::RDS::DBSubnetGroup": "DBSubnetGroupName"}
 NO_ENDPOINT = (
     "{type_name} resources need an AWS endpoint: start serve with --moto (an embedded moto) "
     "or --aws-endpoint URL (an external moto or LocalStack)"
 )
+STACK_EXISTS = "(the AWS endpoint's AlreadyExistsException)"  # CreateStack's answer for a stack name in use (not a resource's: BucketAlreadyExists)
 POLL_FIRST_S = 0.05
 POLL_MAX_S = 1.0
 
@@ -160,7 +163,7 @@ class AwsTypes:
             PERMISSION: Permissions(endpoint_url, region),
             METRIC_FILTER: MetricFilters(endpoint_url, region), SUBSCRIPTION_FILTER: SubscriptionFilters(endpoint_url, region),
             SCHEDULE: Schedules(endpoint_url, region), ALARM: Alarms(endpoint_url, region, schemas.typed),
-            DELIVERY_STREAM: DeliveryStreams(endpoint_url, region),
+            DELIVERY_STREAM: DeliveryStreams(endpoint_url, region), DB_INSTANCE: DbInstances(endpoint_url, region),
             USER_POOL: UserPools(endpoint_url, region), USER_POOL_CLIENT: UserPoolClients(endpoint_url, region),
             **{part.type_name: ApiParts(part, endpoint_url, region) for part in (HTTP_STAGE, ROUTE, INTEGRATION)},
         } if endpoint_url else {}
@@ -184,6 +187,7 @@ class AwsTypes:
                 region_name=self.region,
                 aws_access_key_id="testing",
                 aws_secret_access_key="testing",
+                config=endpoint_config(),
             )
         return self._client
 
@@ -210,8 +214,9 @@ class AwsTypes:
         try:
             await self._call(work, "create_stack", StackName=name, TemplateBody=body)
         except ProvisioningFailed as failed:
-            if "AlreadyExists" not in failed.reason:
-                raise  # (a stack of that name was made by the same request: its CREATE made again goes on with it)
+            if STACK_EXISTS not in failed.reason:  # (a stack of that name was made by the same request: its CREATE made again goes on with it)
+                await self._half_made_deleted(name)
+                raise
         try:
             made = await self._settled(work, name, given_name)
         except NotImplementedThere:
@@ -230,6 +235,15 @@ class AwsTypes:
         if work.type_name == BUCKET and self.bucket_settings is not None:
             before = None if creating or work.previous_properties is None else self.schemas.typed(BUCKET, work.previous_properties)
             await self.bucket_settings.put(str(made.physical_id), self.schemas.typed(BUCKET, work.properties), before)
+
+    async def _half_made_deleted(self, name: str) -> None:
+        """The endpoint's stack ``name`` deleted after its CreateStack failed: moto registers the stack before it makes the
+        resource, and one it broke making stays CREATE_IN_PROGRESS, where a retry of the CREATE (a retriable failure)
+        found it, AlreadyExists, and waited for it until the operation's budget ran out."""
+        try:
+            await self._ask("delete_stack", StackName=name)
+        except ProvisioningFailed:
+            pass  # nothing there, or the endpoint cannot say: the failure being raised says what broke
 
     def lacks_attribute(self, type_name: str, attribute: str) -> bool:
         """``AttributeNames``: the type's schema has no property the attribute names (``AwsSchemas.lacks_attribute``)."""

@@ -33,6 +33,16 @@ class DirectType(Protocol):
         """Why the resource may still be on the endpoint, or None when it is gone."""
 
 
+def endpoint_config() -> Any:
+    """botocore's configuration of cfnrun's own clients of the AWS endpoint: each call made once. The endpoint is moto
+    on this machine (or a stand-in like it): a 500 means it broke on the call, and botocore's retry of a create it broke
+    on half way found what it had half made (CreateStack answered AlreadyExists, and the resource waited for a stack
+    that never settled)."""
+    from botocore.config import Config
+
+    return Config(retries={"total_max_attempts": 1, "mode": "standard"})
+
+
 class EndpointService:
     """One AWS service's API on the endpoint; whatever goes wrong fails the resource, in the endpoint's words."""
 
@@ -49,13 +59,25 @@ class EndpointService:
 
             self._client = boto3.client(
                 self.service, endpoint_url=self.endpoint_url, region_name=self.region,
-                aws_access_key_id="testing", aws_secret_access_key="testing",
+                aws_access_key_id="testing", aws_secret_access_key="testing", config=endpoint_config(),
             )
         return self._client
 
     def members(self, operation: str) -> FrozenSet[str]:
         """The parameters the API's ``operation`` (``CreateUserPool``) takes, as botocore's service model names them."""
         return frozenset(self._service().meta.service_model.operation_model(operation).input_shape.members)
+
+    def typed(self, operation: str, name: str, value: Any) -> Any:
+        """``value`` of the parameter ``name`` as the API's model types it: a template's text for an integer or a boolean
+        (``AllocatedStorage: "20"``, ``MultiAZ: "true"``: the type's schema says string) as that integer or boolean."""
+        shape = self._service().meta.service_model.operation_model(operation).input_shape.members.get(name)
+        if shape is None or not isinstance(value, str):
+            return value
+        if shape.type_name in ("integer", "long") and value.strip().lstrip("-").isdigit():
+            return int(value)
+        if shape.type_name == "boolean" and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        return value
 
     async def ask(self, operation: str, **arguments: Any) -> Dict[str, Any]:
         from botocore.exceptions import BotoCoreError, ClientError
@@ -101,7 +123,7 @@ def taken_arguments(service: EndpointService, operation: str, properties: Dict[s
         if value is None or renamed.get(name, name) in named_by_call:
             continue
         if renamed.get(name, name) in taken:
-            arguments[renamed.get(name, name)] = value
+            arguments[renamed.get(name, name)] = service.typed(operation, renamed.get(name, name), value)
         elif work.previous_properties is None or work.previous_properties.get(name) != value:
             left_out.append(name)
     if left_out:

@@ -60,6 +60,14 @@ NAME_RULES: Dict[str, NameRule] = {
     "AWS::IAM::InstanceProfile": NameRule("InstanceProfileName", 128),
     "AWS::ECR::Repository": NameRule("RepositoryName", 256, lower_case=True),  # ECR takes lower-case names only
     "AWS::ECS::Cluster": NameRule("ClusterName", 255, alphabet=MIXED),
+    # a load balancer's and a target group's names are 32 characters at most; upper-case suffixes, as the service's
+    # generated ALB names show (inferred for target groups and Auto Scaling groups)
+    "AWS::ElasticLoadBalancingV2::LoadBalancer": NameRule("Name", 32),
+    "AWS::ElasticLoadBalancingV2::TargetGroup": NameRule("Name", 32),
+    "AWS::AutoScaling::AutoScalingGroup": NameRule("AutoScalingGroupName", 255),
+    "AWS::ECS::Service": NameRule("ServiceName", 255, alphabet=MIXED),  # mixed case, as the ECS cluster's (inferred)
+    # RDS keeps names lower-case (it lower-cases what it is given); a subnet group's name is its Ref
+    "AWS::RDS::DBSubnetGroup": NameRule("DBSubnetGroupName", 255, lower_case=True),
 }
 
 

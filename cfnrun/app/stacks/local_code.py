@@ -1,4 +1,5 @@
-"""Code on disk for the AWS endpoint: a SAM ``CodeUri``/``ContentUri`` folder zipped into the endpoint's S3.
+"""Code on disk for the AWS endpoint: a SAM ``CodeUri``/``ContentUri`` folder zipped into the endpoint's S3 (and a
+function's inline ``ZipFile`` too).
 
 ``sam build`` output names each function's code by a local path, which the SAM translation
 keeps as ``S3Bucket: cfnrun-local-code, S3Key: <path>`` (``stacks/template/serverless.py``).
@@ -48,16 +49,37 @@ def zipped(path: Path) -> bytes:
     return buffer.getvalue()
 
 
+def inline_zipped(properties: Dict[str, Any]) -> Optional[bytes]:
+    """A function's inline code (``Code.ZipFile``) in a zip as Lambda makes it: ``index.js`` for Node.js, else
+    ``index.py``; None when its code is not inline."""
+    code = properties.get("Code")
+    if not isinstance(code, dict) or not isinstance(code.get("ZipFile"), str):
+        return None
+    name = "index.js" if str(properties.get("Runtime", "")).startswith("nodejs") else "index.py"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+        info.external_attr = 0o644 << 16
+        archive.writestr(info, code["ZipFile"])
+    return buffer.getvalue()
+
+
 async def staged(type_name: str, properties: Dict[str, Any], endpoint_url: Optional[str], region: str) -> Dict[str, Any]:
-    """``properties`` with local code replaced by its zip in the endpoint's S3; unchanged when the code is not local."""
-    where = local_path(type_name, properties)
-    if where is None or endpoint_url is None:
+    """``properties`` with local code replaced by its zip in the endpoint's S3, and a function's inline code too (moto's
+    CloudFormation updates a function's code by decoding ``ZipFile`` as base64: it broke on the text, or stored garbage);
+    unchanged when the code is neither."""
+    if endpoint_url is None:
         return properties
-    path = Path(where).expanduser()
-    if not path.exists():
-        raise ProvisioningFailed(f"the local code {where} does not exist (a relative CodeUri/ContentUri is read from the folder "
-                                 f"serve runs in, {Path.cwd()}; give an absolute path or start serve next to the template)")
-    body = await asyncio.to_thread(zipped, path)
+    where = local_path(type_name, properties)
+    body = inline_zipped(properties) if type_name == "AWS::Lambda::Function" and where is None else None
+    if where is None and body is None:
+        return properties
+    if body is None:
+        path = Path(str(where)).expanduser()
+        if not path.exists():
+            raise ProvisioningFailed(f"the local code {where} does not exist (a relative CodeUri/ContentUri is read from the folder "
+                                     f"serve runs in, {Path.cwd()}; give an absolute path or start serve next to the template)")
+        body = await asyncio.to_thread(zipped, path)
     key = f"{hashlib.sha256(body).hexdigest()}.zip"
     async with _PUTTING.setdefault((endpoint_url, key), asyncio.Lock()):  # functions sharing a CodeUri: put once, not at once
         await asyncio.to_thread(_put, endpoint_url, region, key, body)
