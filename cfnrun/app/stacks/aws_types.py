@@ -234,7 +234,7 @@ class AwsTypes:
             await self.tables.made(dataclasses.replace(work, properties=self.schemas.typed(TABLE, work.properties)), str(made.physical_id))
         if work.type_name == BUCKET and self.bucket_settings is not None:
             before = None if creating or work.previous_properties is None else self.schemas.typed(BUCKET, work.previous_properties)
-            await self.bucket_settings.put(str(made.physical_id), self.schemas.typed(BUCKET, work.properties), before)
+            await self.bucket_settings.put(str(made.physical_id), self.schemas.typed(BUCKET, work.properties), before, work.note)
 
     async def _half_made_deleted(self, name: str) -> None:
         """The endpoint's stack ``name`` deleted after its CreateStack failed: moto registers the stack before it makes the

@@ -7,7 +7,9 @@ endpoint's stack makes or updates the bucket, each of those the template sets (o
 changed) is put with the call the type's handler on AWS makes, the template's shape written as the API's
 (``CorsRules``' ``MaxAge`` as ``MaxAgeSeconds``, a lifecycle rule's ``ExpirationInDays`` as
 ``Expiration.Days``, a ``LambdaConfigurations`` entry's ``Function`` as ``LambdaFunctionArn``); one the
-update takes out is deleted (versioning, which cannot be, is suspended: inferred).
+update takes out is deleted (versioning, which cannot be, is suspended: inferred). Access logging that moto refuses
+because the target bucket does not yet grant the logging service its writes is left off, and the resource's event
+says so: the service took the same template.
 """
 from __future__ import annotations
 
@@ -140,12 +142,22 @@ def setting_calls(bucket: str, properties: Dict[str, Any], before: Optional[Dict
     return calls
 
 
+# moto refuses logging to a bucket that does not yet grant the logging service its writes; the service took the same
+# template (cloudformation-cli's upload infrastructure, whose log bucket's policy is made after the bucket that logs to it)
+LOGGING_REFUSED = "InvalidTargetBucketForLogging"
+
+
 class BucketSettings:
     """The settings of buckets the endpoint's CloudFormation made, put through its S3 API."""
 
     def __init__(self, endpoint_url: str, region: str) -> None:
         self.s3 = EndpointService("s3", "S3", endpoint_url, region)
 
-    async def put(self, bucket: str, properties: Dict[str, Any], before: Optional[Dict[str, Any]]) -> None:
+    async def put(self, bucket: str, properties: Dict[str, Any], before: Optional[Dict[str, Any]], note: Callable[[str], None]) -> None:
+        """Each call of ``setting_calls``; ``note``: says in the resource's events what the endpoint would not take."""
         for operation, arguments in setting_calls(bucket, properties, before):
-            await self.s3.ask(operation, Bucket=bucket, **arguments)
+            if operation != "put_bucket_logging":
+                await self.s3.ask(operation, Bucket=bucket, **arguments)
+            elif await self.s3.unless_gone((LOGGING_REFUSED,), operation, Bucket=bucket, **arguments) is None:
+                note(f"cfnrun left access logging off on the AWS endpoint, which refused it ({LOGGING_REFUSED}): the target "
+                     "bucket does not grant the logging service its writes yet")
