@@ -141,7 +141,10 @@ class ModelStrategies:
             branches = fragment.get(combinator)
             if isinstance(branches, list) and branches:
                 base = {key: value for key, value in fragment.items() if key != combinator}
-                return _possible([{**base, **self.schema.subschema(branch)} for branch in branches], lambda part: self.values(part, where, depth))
+                parts = [{**base, **self.schema.subschema(branch)} for branch in branches]
+                if combinator == "oneOf":
+                    parts = _one_branch_each(parts)
+                return _possible(parts, lambda part: self.values(part, where, depth))
         if isinstance(fragment.get("allOf"), list):
             merged = {key: value for key, value in fragment.items() if key != "allOf"}
             for part in fragment["allOf"]:
@@ -195,6 +198,29 @@ class ModelStrategies:
         if not entries:
             return st.just({})
         return st.lists(st.one_of(entries), max_size=MAX_ITEMS).map(dict)
+
+
+def _one_branch_each(parts: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """oneOf's branches, each drawn without the properties only the other branches require.
+
+    A value must match exactly one branch, and branches told apart by what they require (DynamoDB's AttributeValue:
+    one of S, N, BOOL, NULL, L or M) are matched by a value that holds what another requires. Drawn with them, most
+    values of a branch matched two and were thrown away, and a recursive schema's nested values almost always held
+    one such: 150 valid models of AttributeValue took 40 s of draws (measured 2026-11-29).
+    """
+
+    def required(part: Dict[str, Any]) -> Set[str]:
+        names = part.get("required")
+        return {name for name in names if isinstance(name, str)} if isinstance(names, list) else set()
+
+    narrowed = []
+    for index, part in enumerate(parts):
+        others = set().union(*(required(other) for n, other in enumerate(parts) if n != index)) - required(part)
+        properties = part.get("properties")
+        if others and isinstance(properties, dict):
+            part = {**part, "properties": {name: sub for name, sub in properties.items() if name not in others}}
+        narrowed.append(part)
+    return narrowed
 
 
 def _possible(parts: List[Dict[str, Any]], values: Callable[[Dict[str, Any]], st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:

@@ -296,6 +296,25 @@ def test_a_recursive_schema_gives_valid_models_of_bounded_depth(model: Dict[str,
     assert _depth(model) <= 2 * MAX_DEPTH + 2
 
 
+def test_a_one_of_branch_draws_no_property_another_branch_requires(monkeypatch: Any) -> None:
+    """A value of one oneOf branch holding what another requires matches both and is thrown away; in a recursive
+    schema nearly every model held one somewhere. Models are still drawn through L and M, nested."""
+    models = ModelStrategies(RECURSIVE)
+    judged: List[bool] = []
+    judge = models.valid
+    monkeypatch.setattr(models, "valid", lambda model: judged.append(judge(model)) or judged[-1])
+    depths: List[int] = []
+
+    @settings(max_examples=60, deadline=None, database=None)
+    @given(models.model())
+    def drawing(model: Dict[str, Any]) -> None:
+        depths.append(_depth(model))
+
+    drawing()
+    assert judged and all(judged)
+    assert max(depths) >= 5  # Item's L or M holding AttributeValues that hold more
+
+
 def test_a_recursive_schema_is_explored() -> None:
     """DynamoDB's AttributeValue crashed fuzz with RecursionError before its first example."""
     exploration = explore(RECURSIVE, Boxes(fixed=True), FuzzBudget(max_examples=20, seed=1))
