@@ -16,11 +16,13 @@ import asyncio
 import copy
 import dataclasses
 import json
+import re
 import signal
 import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
+from cfnrun.app.moto_server import warm_cloudformation
 from cfnrun.app.serve import Sources, aws_calls_routed, start_server
 from cfnrun.app.serve_settings import ServeSettings
 from cfnrun.app.stacks.flag_hints import for_command
@@ -51,6 +53,7 @@ COMMAND = "cfnrun stack test"  # what the user ran: hints name its flags
 STACK_TYPE = "AWS::CloudFormation::Stack"
 PROGRESS_EVERY_S = 0.2  # how often a running step reports the resources still at work
 STEP_ENDS = {"create": "CREATE_COMPLETE", "update": "UPDATE_COMPLETE", "delete": "DELETE_COMPLETE"}
+AWS_RESOURCE = re.compile(r"""["']?Type["']?\s*:\s*["']?AWS::(?!CloudFormation::)""")  # a resource of an AWS type, roughly: for warming moto only
 PLACEHOLDER_ID = "arn:aws:cloudformation:us-east-1:000000000000:stack/checking/0"
 
 
@@ -138,6 +141,8 @@ async def run_stack_test(
     loop.add_signal_handler(signal.SIGTERM, running.cancel)
     try:
         with state_held(settings.stack_state) as hold, aws_calls_routed(settings, console) as routed:
+            if AWS_RESOURCE.search(plan.body):
+                warm_cloudformation()
             server = await start_server(sources, routed, console)
             hold.tell(server.url)
             try:
