@@ -42,6 +42,7 @@ from cfnrun.events.stack import (
     StepStarted,
 )
 from cfnrun.model.errors import CfnrunError
+from cfnrun.stacks.lint_process import lints_waited_for
 from cfnrun.stacks.iam_capabilities import CAPABILITY_IAM, CAPABILITY_NAMED_IAM
 from cfnrun.stacks.blueprint import Blueprint
 from cfnrun.stacks.records import Stack, StackResource, shown_parameters
@@ -139,6 +140,7 @@ async def run_stack_test(
     running = asyncio.current_task()
     assert running is not None
     loop.add_signal_handler(signal.SIGTERM, running.cancel)
+    lints_waited_for()  # the steps wait for the template's lint
     try:
         with state_held(settings.stack_state) as hold, aws_calls_routed(settings, console) as routed:
             if AWS_RESOURCE.search(plan.body):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from typing import Any, Awaitable, Callable, Dict, List, Optional
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple
 
 from cfnrun.model.pattern_worker import PACKAGE_HOME
 
@@ -33,6 +33,7 @@ class LineChildren:
     def __init__(self, module: str, idle: int = 2, most: Optional[int] = None) -> None:
         """``idle``: children kept between requests; ``most``: children at work at once (the rest wait their turn)."""
         self.module = module
+        self.arguments: Tuple[str, ...] = ()  # given to the children started from now on
         self.idle = idle
         self.most = most
         self._idle: List[asyncio.subprocess.Process] = []
@@ -92,7 +93,7 @@ class LineChildren:
             if child.returncode is None:
                 return child
         return await asyncio.create_subprocess_exec(
-            sys.executable, "-m", self.module, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=LINE_LIMIT_BYTES,
+            sys.executable, "-m", self.module, *self.arguments, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=LINE_LIMIT_BYTES,
             cwd=PACKAGE_HOME,  # "-m" imports from the folder it starts in first: the one that holds this cfnrun
         )
 

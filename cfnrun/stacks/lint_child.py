@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 from typing import Any, Dict
 
 from cfnrun.runtime.line_answers import answer_lines
@@ -22,6 +23,9 @@ NOT_REFUSED = "the template is not refused"
 # 2-core machine's handler calls run the stack, and a lint beside them at equal priority slowed
 # a six-cluster create on --virtual-clock from 0.19 s to 0.27-0.35 s, measured 2026-11-27).
 LOW_PRIORITY = 10
+# ``lint_process.lints_waited_for``: this child's lints are waited for (``cfnrun stack test``'s steps), so it keeps
+# serve's priority. At low priority beside busy processes of normal priority it got a few percent of a core.
+WAITED_FOR = "--waited-for"
 
 
 def answer(request: Dict[str, Any]) -> Dict[str, Any]:
@@ -54,6 +58,7 @@ def _answer_collecting_after_the_first(request: Dict[str, Any]) -> Dict[str, Any
 
 
 if __name__ == "__main__":
-    os.nice(LOW_PRIORITY)
+    if WAITED_FOR not in sys.argv[1:]:
+        os.nice(LOW_PRIORITY)
     gc.disable()
     answer_lines(_answer_collecting_after_the_first)

@@ -19,12 +19,23 @@ from collections import OrderedDict
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence
 
 from cfnrun.runtime.line_children import ChildEnded, ChildTimedOut, LineChildren
-from cfnrun.stacks.lint_child import NOT_REFUSED
+from cfnrun.stacks.lint_child import NOT_REFUSED, WAITED_FOR
 
 LINT_LIMIT_S = 120.0  # cfn-lint over the largest template the service takes (1 MB) is well within it
 CHILDREN = LineChildren("cfnrun.stacks.lint_child", idle=1, most=1)  # one lint at a time: a second child would cost a start (a second of CPU)
 SEEN_MOST = 64  # templates whose lint is remembered (a template created again is not linted again)
 _seen: "OrderedDict[str, List[str]]" = OrderedDict()
+
+
+def lints_waited_for() -> None:
+    """The lints of this process are waited for from now on (``cfnrun stack test``'s steps wait for the template's): the
+    children started after this run at normal priority.
+
+    At low priority, a lint child beside processes of normal priority gets a share of the CPU weighted 110 to their 1,024
+    each: on a two-core machine with other work running (a CI runner's other jobs; the suite's other tests), a few
+    percent of a core, and a ``stack test`` waited on a lint of seconds of CPU for tens of seconds.
+    """
+    CHILDREN.arguments = (WAITED_FOR,)
 
 
 async def lint_lines(

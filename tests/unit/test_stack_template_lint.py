@@ -93,6 +93,31 @@ def test_serve_lints_in_a_child_process_and_a_lint_past_its_limit_is_stopped_not
     asyncio.run(main())
 
 
+def test_a_lint_that_nothing_waits_for_runs_at_low_priority_and_stack_test_s_at_serve_s(monkeypatch: Any) -> None:
+    """serve's lints run beside its handler calls, at low priority; ``cfnrun stack test``'s steps wait for the
+    template's lint, whose child (started after ``lints_waited_for``) keeps the command's priority."""
+    import asyncio
+    import os
+    import uuid
+
+    from cfnrun.stacks import lint_process
+    from cfnrun.stacks.lint_child import LOW_PRIORITY
+
+    def niceness(pid: int) -> int:
+        with open(f"/proc/{pid}/stat") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[16])
+
+    async def child_priority() -> int:
+        assert await lint_process.lint_lines(TEMPLATE + f"# {uuid.uuid4()}\n", [_note_schema()], "us-east-1") == []
+        [child] = lint_process.CHILDREN._idle
+        return niceness(child.pid) - niceness(os.getpid())
+
+    monkeypatch.setattr(lint_process.CHILDREN, "arguments", ())
+    assert asyncio.run(child_priority()) == LOW_PRIORITY
+    lint_process.lints_waited_for()
+    assert asyncio.run(child_priority()) == 0
+
+
 def test_a_lint_waits_until_ready_once_its_turn_has_come_and_a_remembered_one_does_not_wait() -> None:
     """serve's lint waits for a pause in the handler calls once its turn has come (one lint at a time): a second lint
     asked meanwhile is not ready-checked until the first is answered; a template linted before is answered at once."""
