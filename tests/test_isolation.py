@@ -58,11 +58,11 @@ def test_a_setsid_daemon_dies_with_the_crashed_worker_and_the_answer_does_not_wa
     pid_file = tmp_path / "daemon.pid"
 
     async def body(pool: FunctionPool) -> None:
-        crashed = await pool.invoke({"do": "daemon", "pid_file": str(pid_file), "then": "crash"}, 10)
-        answered = time.time() - pid_file.stat().st_mtime  # the worker crashes right after the daemon wrote it
+        # The daemon holds the log pipe for 600 s: an answer that waited for the pipe's EOF would come
+        # as the budget's timeout, not as the crash.
+        crashed = await pool.invoke({"do": "daemon", "pid_file": str(pid_file), "then": "crash"}, 30)
         assert crashed.kind is OutcomeKind.WORKER_DIED
         assert "exited with status 9" in crashed.error_message
-        assert answered < 1.0, f"the crash answer came {answered:.1f} s after the crash"
         daemon = int(pid_file.read_text())
         assert not pid_alive(daemon), f"daemon {daemon} still runs after the crash answer"  # killed before answering
         assert (await pool.invoke({"do": "echo"}, 5)).kind is OutcomeKind.RETURNED
