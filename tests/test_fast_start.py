@@ -306,7 +306,7 @@ def test_serve_stopped_while_a_worker_imports_leaves_no_process(gated_project: P
     )
     workers = server.worker_pids()
     server.stop_cleanly()
-    wait_until(lambda: not any(pid_alive(pid) for pid in workers), timeout=5, what="workers to exit")
+    wait_until(lambda: not any(pid_alive(pid) for pid in workers), timeout=30, what="workers to exit")
 
 
 def test_serve_on_a_taken_port_is_a_usage_error_while_workers_import(gated_project: Path) -> None:
@@ -971,4 +971,4 @@ def test_a_second_signal_ends_a_start_that_waits(gated_project: Path) -> None:
     assert process.returncode == 130, "".join(lines) + rest
     assert "cfnrun: interrupted while starting; workers stopped" in rest
     assert "listening" not in rest and "Traceback" not in rest
-    wait_until(lambda: not sandboxes_of(process.pid), timeout=5, what="no worker of this serve to be left")
+    wait_until(lambda: not sandboxes_of(process.pid), timeout=30, what="no worker of this serve to be left")

@@ -110,7 +110,7 @@ def test_sigterm_while_serve_starts_stops_it_gracefully(tmp_path: Path) -> None:
     rest = process.communicate(timeout=30)[0]
     assert process.returncode == 0, "".join(before) + rest
     assert "stopped" in rest.splitlines()
-    wait_until(lambda: not sandboxes_of(process.pid), timeout=5, what="no worker of this serve to be left")
+    wait_until(lambda: not sandboxes_of(process.pid), timeout=30, what="no worker of this serve to be left")
 
 
 # -- payloads --------------------------------------------------------------------
@@ -225,14 +225,12 @@ def test_slow_headers_and_bodies_are_cut_and_connections_capped(serve: Callable[
     # Slow-loris: headers that never end are cut at the deadline.
     loris = socket.create_connection((host, port))
     loris.sendall(f"POST {INVOKE} HTTP/1.1\r\nHost: x\r\n".encode())
-    started = time.monotonic()
-    assert closed_by_server(loris, timeout=5)
-    assert time.monotonic() - started < 3
+    assert closed_by_server(loris, timeout=20)  # by the 0.5 s deadline: the default one is 30 s
 
     # A body that stops short gets a 408 at the body deadline.
     slow_body = socket.create_connection((host, port))
     slow_body.sendall(f"POST {INVOKE} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{{".encode())
-    slow_body.settimeout(5)
+    slow_body.settimeout(20)
     assert slow_body.recv(4096).startswith(b"HTTP/1.1 408")
     slow_body.close()
 
@@ -246,7 +244,7 @@ def test_slow_headers_and_bodies_are_cut_and_connections_capped(serve: Callable[
     idle: List[socket.socket] = [socket.create_connection((host, port)) for _ in range(2)]
     fresh = server.client()  # its own connection
     assert payload(fresh.invoke(FunctionName="TypeFunction", Payload=b'{"do": "echo"}'))["count"] == 2
-    assert closed_by_server(idle[0], timeout=5) and closed_by_server(idle[1], timeout=5)
+    assert closed_by_server(idle[0], timeout=20) and closed_by_server(idle[1], timeout=20)
     runner.join(timeout=10)
     assert long_call == {"slept": 1.5, "version": 1}
     server.wait_for_line(r"echo call 2")  # the call after the cut has printed: what the cut printed is in by now
