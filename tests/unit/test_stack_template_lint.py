@@ -77,10 +77,14 @@ def test_a_pattern_cfn_lint_cannot_compile_is_no_finding() -> None:
     assert lint_template(TEMPLATE, [schema]) == []
 
 
-def test_serve_lints_in_a_child_process_and_a_lint_past_its_limit_is_stopped_not_refused() -> None:
+def test_serve_lints_in_a_child_process_and_a_lint_past_its_limit_is_stopped_not_refused(monkeypatch: Any) -> None:
     import asyncio
 
+    from cfnrun.stacks import lint_process
+    from cfnrun.stacks.lint_child import WAITED_FOR
     from cfnrun.stacks.lint_process import lint_lines
+
+    monkeypatch.setattr(lint_process.CHILDREN, "arguments", (WAITED_FOR,))  # this test waits: not at low priority
 
     async def main() -> None:
         misspelt = await lint_lines(TEMPLATE.replace("Title: hello", "Titel: hello"), [_note_schema()], "us-east-1")
