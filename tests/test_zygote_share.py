@@ -234,6 +234,43 @@ def test_a_reload_importing_a_new_dependency_replaces_the_shared_zygote_and_the_
         server.stop()
 
 
+# The twin's code after a save: each worker's import says which function it loads for, and TestEntrypoint's waits for
+# the test's word (a file) before it ends, so the test sees what started while that import ran.
+GATED_IMPORT = """
+import time
+
+with open(os.environ["SHAREDEP_LOG"] + ".imports", "a") as log:
+    log.write(os.environ["AWS_LAMBDA_FUNCTION_NAME"] + " importing\\n")
+if os.environ["AWS_LAMBDA_FUNCTION_NAME"] == "TestEntrypoint":
+    while not os.path.exists(os.environ["SHAREDEP_LOG"] + ".release"):
+        time.sleep(0.005)
+    with open(os.environ["SHAREDEP_LOG"] + ".imports", "a") as log:
+        log.write("TestEntrypoint imported\\n")
+DEPENDENCY = "gated"
+"""
+
+
+def test_a_reload_loads_the_function_called_last_first_and_the_others_once_it_is_warm(tmp_path: Path) -> None:
+    server = twin_serve(tmp_path)
+    try:
+        identity(server, "TypeFunction")
+        identity(server, "TestEntrypoint")  # called last: its new code is loaded first
+        imports = tmp_path / "sharedep.log.imports"
+        (tmp_path / "twin" / "twin.py").write_text(TWIN.replace("DEPENDENCY = None  # tests replace this line", GATED_IMPORT))
+        wait_until(lambda: imports.exists() and imports.read_text().endswith("\n"), timeout=PATIENCE_S, what="the first import of the new code")
+        assert imports.read_text() == "TestEntrypoint importing\n"
+        (tmp_path / "sharedep.log.release").touch()
+        server.wait_for_line(r"reload: new code live in \d+ ms: TypeFunction, TestEntrypoint")
+        # TypeFunction's worker started once TestEntrypoint's was warm: on a small machine they did not share the cores.
+        assert imports.read_text().splitlines() == ["TestEntrypoint importing", "TestEntrypoint imported", "twin-resource importing"]
+        for function in OWN:
+            answer = identity(server, function)
+            assert answer["dependency"] == "gated"
+            assert_own_identity(answer, function)
+    finally:
+        server.stop()
+
+
 # -- pools sharing a zygote, driven directly -----------------------------------------------------
 
 

@@ -75,6 +75,7 @@ class FunctionPool:
         self.size = size
         self.generation = 0
         self._idle: List[WorkerProcess] = []
+        self._retired: List[WorkerProcess] = []  # idle on the old code at a reload: stopped once a worker of the new code has loaded
         self._workers: Set[WorkerProcess] = set()
         self._slots = 0  # workers of the current generation, alive or starting
         self._arriving = 0  # workers starting for the pool (warm, replacement), not for one caller
@@ -168,6 +169,18 @@ class FunctionPool:
 
     async def reload(self) -> Optional[WorkerInitError]:
         """Switch to the code now on disk; the new code's init error, if it has one."""
+        self.switch()
+        try:
+            await self.warm()
+        except WorkerInitError as error:
+            return error
+        return None
+
+    def switch(self) -> None:
+        """Let the workers started on the old code go: from now on calls wait for, or start, a worker of the code on disk.
+
+        The idle ones are stopped once the first worker of the new code has loaded (or failed to): stopping one sweeps
+        ``/proc`` for what it started (``sandbox.py``), work that would otherwise compete with the new code's import."""
         self.generation += 1
         retired, self._idle = self._idle, []
         if self._first is not None:  # started on the old code
@@ -175,15 +188,9 @@ class FunctionPool:
             self._first = None
         for worker in retired:
             self._workers.discard(worker)
+        self._retired += retired
         self._slots = 0
         self._wake_all()
-        for worker in retired:
-            self._in_background(worker.stop())
-        try:
-            await self.warm()
-        except WorkerInitError as error:
-            return error
-        return None
 
     @property
     def idle(self) -> int:
@@ -208,6 +215,7 @@ class FunctionPool:
         for worker in idle + ([first] if first is not None else []):
             self._workers.discard(worker)
             self._in_background(worker.stop())
+        self._stop_retired()
         self._in_background(self._source.close())  # a zygote outlives the calls still running on its forks
 
     async def close(self) -> None:
@@ -220,7 +228,8 @@ class FunctionPool:
         first, self._first = self._first, None
         if first is not None:
             await first.kill()
-        await asyncio.gather(*(w.kill() for w in list(self._workers)), return_exceptions=True)
+        retired, self._retired = self._retired, []
+        await asyncio.gather(*(w.kill() for w in [*self._workers, *retired]), return_exceptions=True)
         self._workers.clear()
         self._idle.clear()
         await self._source.close()
@@ -308,6 +317,17 @@ class FunctionPool:
         return None
 
     async def _start_worker(self, generation: int) -> WorkerProcess:
+        try:
+            return await self._load_worker(generation)
+        finally:
+            self._stop_retired()
+
+    def _stop_retired(self) -> None:
+        retired, self._retired = self._retired, []
+        for worker in retired:
+            self._in_background(worker.stop())
+
+    async def _load_worker(self, generation: int) -> WorkerProcess:
         worker: Optional[WorkerProcess] = None
         try:
             worker, self._first = self._first, None

@@ -37,6 +37,7 @@ class FunctionRegistry(Generic[S]):
         self._spares = False  # settings.standby takes effect at keep_spares_when_warm(): start-up first
         self._zygotes = ZygoteShare()  # one zygote for the functions of one code folder (zygote_share.py)
         self._spares_task: Optional["asyncio.Task[None]"] = None
+        self._last_called: Optional[str] = None  # the function the latest call went to: a reload warms it first
 
     def keep_spares_when_warm(self) -> None:
         """Once every function's first worker is warm (or failed), pools keep their spares (settings.standby).
@@ -72,6 +73,7 @@ class FunctionRegistry(Generic[S]):
         return sum(pool.calls for pool in self._pools.values())
 
     def pool(self, function: FunctionSpec) -> FunctionPool:
+        self._last_called = function.logical_id
         pool = self._pools.get(function.logical_id)
         if pool is None:
             pool = self._new_pool(function)
@@ -91,9 +93,12 @@ class FunctionRegistry(Generic[S]):
     async def reload(self, project: Optional[S] = None) -> Dict[str, Optional[WorkerInitError]]:
         """Move every function to the code on disk, and to ``project``'s functions if given.
 
-        Functions whose configuration is unchanged reload their code in place; added ones
-        get a pool, removed ones finish their calls in flight and go. Returns the init
-        error (or None) of every function now served.
+        Functions whose configuration is unchanged reload their code in place, all switched at
+        once (a call from then on runs the new code); the one the latest call went to starts its
+        new worker first and the others once it is warm, so on a small machine the function in
+        use does not share the cores with the others' imports (a call for one of them starts its
+        worker at once). Added functions get a pool, removed ones finish their calls in flight
+        and go. Returns the init error (or None) of every function now served.
         """
         if project is not None:
             self.project = project
@@ -101,12 +106,27 @@ class FunctionRegistry(Generic[S]):
         for name in [n for n in self._pools if n not in current]:
             await self._pools.pop(name).retire()
         results: Dict[str, Optional[WorkerInitError]] = {}
+        in_place = {
+            name: pool for name, pool in self._pools.items()
+            if name in current and pool.spec == worker_spec(self.project, current[name], self.settings)
+        }
+        for pool in in_place.values():
+            pool.switch()
+        order = sorted(in_place, key=lambda name: name != self._last_called)  # stable: then as declared
+        warming: Dict[str, "asyncio.Task[Optional[WorkerInitError]]"] = {}
+        if order:
+            first_pool = in_place[order[0]]
+            warming[order[0]] = first = asyncio.ensure_future(_warmed(first_pool.start_warming()))
+            for name in order[1:]:
+                self._asked[name] = asyncio.get_running_loop().create_future()  # set by ``pool`` for a call
+                warming[name] = asyncio.ensure_future(self._warm_after(name, in_place[name], first, first_pool, self._asked[name]))
+            self._warming.update(warming)  # cancelled by ``close`` and ``rest`` as the first warm-ups are
 
         async def refresh(function: FunctionSpec) -> None:
-            pool = self._pools.get(function.logical_id)
-            if pool is not None and pool.spec == worker_spec(self.project, function, self.settings):
-                results[function.logical_id] = await pool.reload()
+            if function.logical_id in warming:
+                results[function.logical_id] = await warming[function.logical_id]
                 return
+            pool = self._pools.get(function.logical_id)
             if pool is not None:
                 await pool.retire()
             fresh = self._pools[function.logical_id] = self._new_pool(function)
