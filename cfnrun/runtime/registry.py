@@ -106,9 +106,9 @@ class FunctionRegistry(Generic[S]):
         for name in [n for n in self._pools if n not in current]:
             await self._pools.pop(name).retire()
         results: Dict[str, Optional[WorkerInitError]] = {}
-        in_place = {
+        in_place = {  # a save of code alone (no new project) changes no function's configuration
             name: pool for name, pool in self._pools.items()
-            if name in current and pool.spec == worker_spec(self.project, current[name], self.settings)
+            if name in current and (project is None or pool.spec == worker_spec(self.project, current[name], self.settings))
         }
         for pool in in_place.values():
             pool.switch()
