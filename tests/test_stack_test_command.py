@@ -189,6 +189,25 @@ def test_usage_errors_exit_2_with_one_line(stack_samples: Path, args: List[str],
     assert "step 1" not in completed.stdout  # refused before anything was made
 
 
+def test_a_value_the_service_refuses_is_told_without_waiting_for_the_templates_lint(sample: Callable[[str], Path], tmp_path: Path) -> None:
+    """The refusal comes once serve has read the template; the lint started beside it is stopped, its findings (which
+    the same template with an allowed value writes to the log) never written."""
+    sample("note")
+    (tmp_path / "env.yaml").write_text(
+        "Parameters:\n  Env: {Type: String, AllowedValues: [dev, prod]}\n  Unused: {Type: String, Default: x}\n"
+        "Resources:\n  Note:\n    Type: Cfnrun::Sample::Note\n    Properties: {Title: !Ref Env}\n",
+        encoding="utf-8",
+    )
+    log = tmp_path / ".cfnrun" / "stack-test.log"
+    refused = cfnrun("stack", "test", "env.yaml", "--provider", "note", "--parameters", "Env=test", cwd=tmp_path)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert refused.stderr == "cfnrun: error: env.yaml: Parameter 'Env' must be one of AllowedValues\n"
+    assert "template lint" not in log.read_text()
+    accepted = cfnrun("stack", "test", "env.yaml", "--provider", "note", "--parameters", "Env=dev", "--virtual-clock", cwd=tmp_path)
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    assert "[W2001] Parameter Unused not used" in log.read_text()
+
+
 @pytest.fixture
 def rule_breaker_stack(tmp_path: Path) -> Path:
     """The rule breaker fixture's type, in a one-resource stack whose CREATE answers a null value (a MUST violation)."""

@@ -239,7 +239,19 @@ class StackLifecycle:
                 f"a stack named {plan.stack_name} is already kept in {store.state} ({kept.status}): delete it (cfnrun serve "
                 f"--state {store.state}, then aws cloudformation delete-stack) or name this one with --stack-name"
             )
-        await self.stacks.calls.lint(plan.body)  # cfn-lint's findings are warnings on the console
+        # cfn-lint's findings are warnings on the console, shown before the first step; a refusal does not wait for them.
+        linted = asyncio.ensure_future(self.stacks.calls.lint(plan.body))
+        try:
+            checked = await self._steps_the_service_accepts()
+        except BaseException:
+            linted.cancel()
+            await asyncio.gather(linted, return_exceptions=True)
+            raise
+        await linted
+        return checked
+
+    async def _steps_the_service_accepts(self) -> Tuple[List[Step], Tuple[str, ...]]:
+        plan, store = self.plan, self.stacks.store
         steps = [Step("create", dict(plan.parameters))]
         try:
             await self.stacks.calls.run_macros(plan.body, dict(plan.parameters))  # the account's macros, for the engine to read
