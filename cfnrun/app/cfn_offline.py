@@ -48,7 +48,7 @@ import types
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
-from cfnrun.invoker.credentials import PLACEHOLDER
+from cfnrun.invoker.placeholder_keys import placeholder_variables
 from cfnrun.model.hook_targets import bundled_target_schemas
 from cfnrun.model.schema import ResourceSchema
 
@@ -190,9 +190,7 @@ def offline_credentials() -> None:
     """cloudformation-cli signs its STS calls, so it needs some keys; offline, placeholders do."""
     if os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE"):
         return
-    os.environ["AWS_ACCESS_KEY_ID"] = PLACEHOLDER.accessKeyId
-    os.environ["AWS_SECRET_ACCESS_KEY"] = PLACEHOLDER.secretAccessKey
-    os.environ["AWS_SESSION_TOKEN"] = PLACEHOLDER.sessionToken
+    os.environ.update(placeholder_variables())
 
 
 def arguments_later(fd: int) -> Optional[List[str]]:

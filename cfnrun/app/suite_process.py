@@ -29,20 +29,14 @@ def require_cloudformation_cli() -> None:
 
 def suite_environment(region: str, use_aws: bool) -> Dict[str, str]:
     """The suite's environment: this one, in ``region``; without ``use_aws``, placeholder keys and no profile."""
-    from cfnrun.invoker.credentials import PLACEHOLDER
+    from cfnrun.invoker.placeholder_keys import placeholder_variables
 
     env = dict(os.environ)
     env["AWS_DEFAULT_REGION"] = env["AWS_REGION"] = region
     if not use_aws:
         for key in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
             env.pop(key, None)
-        env.update(
-            {
-                "AWS_ACCESS_KEY_ID": PLACEHOLDER.accessKeyId,
-                "AWS_SECRET_ACCESS_KEY": PLACEHOLDER.secretAccessKey,
-                "AWS_SESSION_TOKEN": PLACEHOLDER.sessionToken,
-            }
-        )
+        env.update(placeholder_variables())
     return env
 
 

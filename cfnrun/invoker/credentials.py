@@ -17,13 +17,10 @@ from typing import Optional
 
 from cfnrun.model.protocol import Credentials
 from cfnrun.invoker.aws_files import nothing_to_find, plain_profile
+from cfnrun.invoker.placeholder_keys import ACCESS_KEY_ID, SECRET_ACCESS_KEY, SESSION_TOKEN
 from cfnrun.invoker.region import no_such_profile
 
-PLACEHOLDER = Credentials(
-    accessKeyId="CFNRUNLOCALPLACEHOLDER",
-    secretAccessKey="cfnrun-local-placeholder-secret",
-    sessionToken="cfnrun-local-placeholder-token",
-)
+PLACEHOLDER = Credentials(accessKeyId=ACCESS_KEY_ID, secretAccessKey=SECRET_ACCESS_KEY, sessionToken=SESSION_TOKEN)
 
 
 NO_LOCAL_CREDENTIALS = (

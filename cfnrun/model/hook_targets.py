@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from cfnrun.model.aws_type_schemas import AwsTypeSchemas
-from cfnrun.model.protocol import Action
+from cfnrun.model.action import Action
 from cfnrun.model.schema import ResourceSchema
 
 TARGET_SCHEMAS_FOLDER = "target-schemas"
