@@ -438,7 +438,8 @@ async def _closed(target: FunctionTarget, history: Optional[HistoryWriter]) -> N
 
 def _ready_for_the_call(prepared: PreparedInvoke) -> None:
     """What the first call needs, loaded while the worker imports the provider rather than after: the contract
-    checker's modules and the validators of the request's and the answer's wire models (built once, when first used).
+    checker's modules and the validators of the wire models (built once, when first used) of the answer and, for a
+    hook, of the request (a resource type's HandlerRequest is a plain dict).
 
     Nothing here is kept or sent: the request is built again, the same, for the call (which raises what building
     it raises, where it did)."""

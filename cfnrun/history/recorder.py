@@ -64,14 +64,14 @@ class OperationRecorder:
                 "invocations": result.invocations,
                 "duration_s": result.elapsed_s,
             }
-            events = [self.masker.dumps(r) for r in self._records]
-            request = self.masker.dumps(self.request)
-            if self.writer is not None:
-                self.writer.write(lambda: self._add(head, request, events))
+            records = self._records  # the next OperationStarted (``invoke --watch``) starts a new list
+            if self.writer is not None:  # their JSON text made in serve's batch: off the path from this answer to the next call
+                self.writer.write(lambda: self._add(head, records))
             else:
-                self._add(head, request, events)
+                self._add(head, records)
 
-    def _add(self, head: Dict[str, Any], request: str, events: List[str]) -> None:
+    def _add(self, head: Dict[str, Any], records: List[Record]) -> None:
+        request, events = self.masker.dumps(self.request), [self.masker.dumps(r) for r in records]
         try:
             self.recorded_id = self.store.add(self.request.get("source", "invoke"), self.token, head, request, events)
         except (sqlite3.Error, OSError, CfnrunError) as error:

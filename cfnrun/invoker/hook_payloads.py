@@ -48,8 +48,8 @@ class HookOperationRequest(OperationRequest):
         if self.operation.stack_level is not None:
             return dict(self.operation.stack_level.model)  # the test entrypoint downloads nothing: the document itself
         return HookTargetModel(
-            resourceProperties=self._properties(self.operation.desired),
-            previousResourceProperties=self._properties(self.operation.previous),
+            resourceProperties=self._sent(self.operation.desired),
+            previousResourceProperties=self._sent(self.operation.previous),
         ).model_dump(exclude_none=True)
 
     @property

@@ -9,7 +9,7 @@ nextToken of a LIST page.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Mapping, Optional
 
 from cfnrun.invoker.choices import Entrypoint
 from cfnrun.invoker.credentials import PLACEHOLDER
@@ -76,35 +76,48 @@ class OperationRequest:
     def next_page(self, token: str) -> None:
         self.next_token = token
 
-    def payload(self) -> Dict[str, Any]:
+    def payload(self) -> Mapping[str, Any]:
         if self.entrypoint is Entrypoint.TEST:
             return self._test_event()
         return self._handler_request()
 
-    def _properties(self, model: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
-        return stringify_primitives(model) if self.string_primitives and model is not None else model
+    def _handler_request(self) -> HandlerRequest:
+        """The HandlerRequest, each value a copy of its own (a handler run in this process may change what it is given)."""
+        data: RequestData = {}
+        if self.credentials is not None:
+            data["callerCredentials"] = dict(self.credentials)
+        data["resourceProperties"] = self._sent(self.resource_properties) or {}
+        previous = self._sent(self.operation.previous)
+        if previous is not None:
+            data["previousResourceProperties"] = previous
+        data["logicalResourceId"] = self.logical_resource_id
+        if self.operation.type_configuration is not None:
+            data["typeConfiguration"] = json_copy(self.operation.type_configuration)
+        for key, tags in self.operation.tags.items():
+            if tags is not None:
+                data[key] = dict(tags)  # type: ignore[literal-required]  # stackTags, systemTags or their previous*
+        request: HandlerRequest = {
+            "action": self.action.value,
+            "awsAccountId": self.account_id,
+            "bearerToken": self.client_request_token,
+            "region": self.region,
+            "resourceType": self.type_name,
+            "requestData": data,
+            "stackId": self.stack_id,
+        }
+        if self.callback_context is not None:
+            request["callbackContext"] = json_copy(self.callback_context)
+        if self.next_token is not None:
+            request["nextToken"] = self.next_token
+        request["responseEndpoint"] = f"https://cloudformation.{self.region}.amazonaws.com"
+        request["resourceTypeVersion"] = RESOURCE_TYPE_VERSION
+        return request
 
-    def _handler_request(self) -> Dict[str, Any]:
-        return HandlerRequest(
-            action=self.action,
-            awsAccountId=self.account_id,
-            bearerToken=self.client_request_token,
-            region=self.region,
-            resourceType=self.type_name,
-            stackId=self.stack_id,
-            callbackContext=self.callback_context,
-            nextToken=self.next_token,
-            responseEndpoint=f"https://cloudformation.{self.region}.amazonaws.com",
-            resourceTypeVersion=RESOURCE_TYPE_VERSION,
-            requestData=RequestData(
-                callerCredentials=self.credentials,
-                resourceProperties=self._properties(self.resource_properties) or {},
-                previousResourceProperties=self._properties(self.operation.previous),
-                logicalResourceId=self.logical_resource_id,
-                typeConfiguration=self.operation.type_configuration,
-                **self.operation.tags,
-            ),
-        ).wire()
+    def _sent(self, model: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+        """A model as the request carries it: its own copy, numbers and booleans as text where template values are sent."""
+        if model is None:
+            return None
+        return stringify_primitives(model) if self.string_primitives else json_copy(model)
 
     def _test_tags(self) -> Dict[str, Any]:
         """The request's tags under the names the test entrypoint's request uses."""
@@ -119,8 +132,8 @@ class OperationRequest:
             callbackContext=self.callback_context,
             request=TestRequest(
                 clientRequestToken=self.client_request_token,
-                desiredResourceState=self._properties(self.resource_properties),
-                previousResourceState=self._properties(self.operation.previous),
+                desiredResourceState=self._sent(self.resource_properties),
+                previousResourceState=self._sent(self.operation.previous),
                 logicalResourceIdentifier=self.logical_resource_id,
                 typeConfiguration=self.operation.type_configuration,
                 nextToken=self.next_token,

@@ -7,9 +7,9 @@ models here are the single source of truth for those names.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from cfnrun.model.action import HOOK_POINTS as HOOK_POINTS  # light home, for the command line
 from cfnrun.model.action import RESOURCE_ACTIONS as RESOURCE_ACTIONS
@@ -98,35 +98,37 @@ class Credentials(WireModel):
     sessionToken: str = ""
 
 
-class RequestData(WireModel):
-    callerCredentials: Optional[Credentials] = None
-    resourceProperties: Dict[str, Any] = Field(default_factory=dict)
-    previousResourceProperties: Optional[Dict[str, Any]] = None
-    logicalResourceId: Optional[str] = None
-    typeConfiguration: Optional[Dict[str, Any]] = None
-    stackTags: Optional[Dict[str, str]] = None
-    previousStackTags: Optional[Dict[str, str]] = None
-    systemTags: Optional[Dict[str, str]] = None
-    previousSystemTags: Optional[Dict[str, str]] = None
+class RequestData(TypedDict, total=False):
+    """A HandlerRequest's ``requestData``: ``resourceProperties`` always, the others when they have a value."""
+
+    callerCredentials: Dict[str, str]  # accessKeyId, secretAccessKey, sessionToken (``Credentials``)
+    resourceProperties: Dict[str, Any]
+    previousResourceProperties: Dict[str, Any]
+    logicalResourceId: str
+    typeConfiguration: Dict[str, Any]
+    stackTags: Dict[str, str]
+    previousStackTags: Dict[str, str]
+    systemTags: Dict[str, str]
+    previousSystemTags: Dict[str, str]
 
 
-class HandlerRequest(WireModel):
-    """The payload CloudFormation sends to the production entrypoint (TypeFunction)."""
+class HandlerRequest(TypedDict, total=False):
+    """The payload CloudFormation sends to the production entrypoint (TypeFunction): ``action`` to ``requestData``
+    always, the others when they have a value. A plain dict, not a model: cfnrun builds one for every call it makes
+    (``invoker/payloads.py``) from values it has checked already, and validating it again was a tenth of a stack's
+    time between one answer and the next call."""
 
-    action: Action
+    action: str
     awsAccountId: str
     bearerToken: str
     region: str
     resourceType: str
     requestData: RequestData
-    stackId: Optional[str] = None
-    callbackContext: Optional[Dict[str, Any]] = None
-    nextToken: Optional[str] = None
-    responseEndpoint: Optional[str] = None
-    resourceTypeVersion: Optional[str] = None
-
-    def wire(self) -> Dict[str, Any]:
-        return self.model_dump(exclude_none=True, mode="json")
+    stackId: str
+    callbackContext: Dict[str, Any]
+    nextToken: str
+    responseEndpoint: str
+    resourceTypeVersion: str
 
 
 class TestRequest(WireModel):
