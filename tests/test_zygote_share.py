@@ -229,7 +229,36 @@ def test_a_reload_importing_a_new_dependency_replaces_the_shared_zygote_and_the_
             what="no sandbox left but the zygote and the current workers",
         )
         assert first["pid"] not in sandboxes_of(server.process.pid)
-        assert len(server.worker_pids()) == 3  # one worker per function, one zygote
+        wait_until(lambda: len(server.worker_pids()) == 5, timeout=PATIENCE_S, what="the forks made ahead of the next save")
+        assert server.zygote_pids() == [new]  # per function, one worker and one fork made ahead; one zygote
+    finally:
+        server.stop()
+
+
+def test_after_a_reload_the_next_saves_worker_is_forked_ahead_and_answers_it(tmp_path: Path) -> None:
+    server = twin_serve(tmp_path)
+    try:
+        identity(server, "TypeFunction")
+        twin = tmp_path / "twin" / "twin.py"
+        twin.write_text(TWIN.replace("DEPENDENCY = None  # tests replace this line", "DEPENDENCY = 'first save'"))
+        server.wait_for_line(r"reload: new code live")
+        answer = identity(server, "TypeFunction")
+        assert answer["dependency"] == "first save"
+        (zygote,) = server.zygote_pids()
+
+        def waiting_forks() -> List[int]:
+            """TypeFunction's forks of the zygote that answer no call: the fork made ahead."""
+            return [pid for pid in server.worker_pids("twin-resource") if pid not in (zygote, answer["pid"])]
+
+        wait_until(lambda: len(waiting_forks()) == 1, timeout=PATIENCE_S, what="TypeFunction's fork made ahead")
+        (ahead,) = waiting_forks()
+        assert parent_of(ahead) == zygote
+
+        twin.write_text(TWIN.replace("DEPENDENCY = None  # tests replace this line", "DEPENDENCY = 'second save'"))
+        server.wait_for_line(r"reload: new code live")
+        again = identity(server, "TypeFunction")
+        assert again["dependency"] == "second save" and again["pid"] == ahead, (again, ahead)
+        assert_own_identity(again, "TypeFunction")  # a fork made ahead carries its own function's variables
     finally:
         server.stop()
 

@@ -340,6 +340,8 @@ class FunctionPool:
             finally:
                 if self._loaded:
                     self._source.prepare(self._dependencies)
+                if generation:  # a reload's worker: the next save's is forked now
+                    self._source.fork_ahead()
         except BaseException:
             if worker is not None:  # failed or cancelled half-way (the pool closing): leave nothing behind
                 await worker.kill()
