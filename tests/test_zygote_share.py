@@ -259,8 +259,11 @@ def test_after_a_reload_the_next_saves_worker_is_forked_ahead_and_answers_it(tmp
         again = identity(server, "TypeFunction")
         assert again["dependency"] == "second save" and again["pid"] == ahead, (again, ahead)
         assert_own_identity(again, "TypeFunction")  # a fork made ahead carries its own function's variables
+        wait_until(lambda: len(waiting_forks()) == 2, timeout=PATIENCE_S, what="the fork made ahead of the third save")
+        everyone = server.worker_pids()
     finally:
         server.stop()
+    wait_until(lambda: not any(pid_alive(pid) for pid in everyone), timeout=PATIENCE_S, what="every fork to end with serve")
 
 
 # The twin's code after a save: each worker's import says which function it loads for, and TestEntrypoint's waits for
