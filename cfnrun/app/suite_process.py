@@ -9,7 +9,6 @@ failed, Ctrl-C) closes the pipe instead, and the process exits without running a
 """
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import json
 import os
@@ -67,12 +66,12 @@ class SuiteProcess:
         assert end is not None, "run once, never after abandon"
         with os.fdopen(end, "wb") as sending:
             sending.write(json.dumps(arguments).encode("utf-8"))
-        return await asyncio.to_thread(self.process.wait)
+        return await _waited(self.process)
 
     async def abandon(self) -> None:
         """Not run after all: it exits without running anything; wait until it has."""
         self.close()
-        await asyncio.to_thread(self.process.wait)
+        await _waited(self.process)
 
     def close(self) -> None:
         """Its arguments will not come (unless sent already): then it exits without running anything."""
@@ -83,3 +82,11 @@ class SuiteProcess:
     def _take_end(self) -> Optional[int]:
         end, self._arguments_end = self._arguments_end, None
         return end
+
+
+async def _waited(process: "subprocess.Popen[bytes]") -> int:
+    """The process's exit status, waited for on a thread. asyncio is imported here, not with this module: ``cfnrun test``
+    imports it before it starts the process, and asyncio's import (~40 ms) would come first."""
+    import asyncio
+
+    return await asyncio.to_thread(process.wait)

@@ -1,7 +1,6 @@
 """``cfnrun test``: cloudformation-cli's contract suite against an embedded cfnrun endpoint; exits with pytest's status."""
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +35,8 @@ def run(options: ContractTestOptions, early: EarlyStart) -> int:
     except CfnrunError as error:
         return usage_error(str(error))
     try:
+        import asyncio  # imported once the suite has started: ~40 ms not on the path to it
+
         from cfnrun.app.contract_suite import run_contract_tests  # serve and the suite's driver
 
         return asyncio.run(run_contract_tests(loaded, contract_settings(options, region), suite))
