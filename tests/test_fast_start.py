@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional
 import pytest
 
 from cfnrun import __version__
-from conftest import LOCAL_STATE, MISBEHAVING, ROOT, ServerProcess, cfnrun, pid_alive, read_until, result_of, sandboxes_of, start_serve, wait_until
+from conftest import LOCAL_STATE, MISBEHAVING, PATIENCE_S, ROOT, ServerProcess, cfnrun, pid_alive, read_until, result_of, sandboxes_of, start_serve, wait_until
 
 # What only `cfnrun serve` and `cfnrun test` need.
 SERVER_AND_SUITE = ["aiohttp", "rpdk", "cfnrun.app.serve", "cfnrun.app.contract_suite", "cfnrun.api.lambda_api"]
@@ -972,3 +972,21 @@ def test_a_second_signal_ends_a_start_that_waits(gated_project: Path) -> None:
     assert "cfnrun: interrupted while starting; workers stopped" in rest
     assert "listening" not in rest and "Traceback" not in rest
     wait_until(lambda: not sandboxes_of(process.pid), timeout=30, what="no worker of this serve to be left")
+
+
+def test_cfnrun_tests_suite_process_loads_cfn_without_the_docker_sdk(tmp_path: Path) -> None:
+    """The process ``cfnrun test`` starts runs ``cfn test`` alone: it loads cfn's command line as it waits for its
+    arguments, but not the Docker SDK, which only ``cfn build-image`` and ``cfn test --docker-image`` use."""
+    reading, writing = os.pipe()
+    process = subprocess.Popen(
+        [sys.executable, "-X", "importtime", "-m", "cfnrun.app.cfn_offline", "--arguments-from", str(reading)],
+        cwd=str(tmp_path), pass_fds=(reading,), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    os.close(reading)
+    with os.fdopen(writing, "w") as arguments:
+        arguments.write(json.dumps(["--version"]))
+    out, err = process.communicate(timeout=PATIENCE_S)
+    assert process.returncode == 0, out + err
+    imported = {line.rsplit("|", 1)[1].strip() for line in err.splitlines() if line.startswith("import time:")}
+    assert "rpdk.core.cli" in imported, err[-2000:]
+    assert not {name for name in imported if name == "docker" or name.startswith("docker.")}, sorted(n for n in imported if "docker" in n)

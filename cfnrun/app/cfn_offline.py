@@ -6,7 +6,8 @@ or ``python -m cfnrun.app.cfn_offline --arguments-from FD``:
 - ``--arguments-from FD``: all of the arguments below come later, as one JSON array on file
   descriptor FD, and cfn's modules load meanwhile: ``cfnrun test`` starts this process before its
   endpoint listens, whose address the arguments name. End of file instead: nothing runs, and the
-  process exits 0. Until the arguments come, Ctrl-C is the caller's to handle.
+  process exits 0. Until the arguments come, Ctrl-C is the caller's to handle. This process runs ``cfn test``
+  alone: docker's SDK loads only if used, and ``cfn build-image`` is not offered (``_docker_when_used``).
 
 - ``--sts-endpoint URL``: cloudformation-cli builds its STS clients with the fixed AWS
   address from ``rpdk.core.boto_helpers.get_service_endpoint``; this swaps that one
@@ -155,6 +156,30 @@ def _cfn_lint_when_used() -> None:
     sys.modules[LINT_PRINTER] = stand_in
 
 
+BUILD_IMAGE = "rpdk.core.build_image"  # ``cfn build-image``, cfn's only importer of docker's errors as it starts
+
+
+def _docker_when_used() -> None:
+    """The process ``cfnrun test`` starts (``--arguments-from``), which runs ``cfn test`` and nothing else, without the
+    Docker SDK: cfn imports it as it starts (about a tenth of that start) for ``cfn build-image`` and ``cfn test
+    --docker-image``, which ``cfnrun test`` never runs. ``import docker`` gives a module that imports the SDK at the first
+    use of any of its names; ``cfn build-image``, whose module names docker's errors as it loads, is not offered here."""
+    if "docker" not in sys.modules:
+        stand_in = types.ModuleType("docker", "the Docker SDK, imported when one of its names is first used")
+
+        def first_use(name: str) -> Any:
+            if sys.modules.get("docker") is stand_in:
+                del sys.modules["docker"]
+            return getattr(importlib.import_module("docker"), name)
+
+        vars(stand_in)["__getattr__"] = first_use  # a module's own __getattr__ (PEP 562)
+        sys.modules["docker"] = stand_in
+    if BUILD_IMAGE not in sys.modules:
+        left_out = types.ModuleType(BUILD_IMAGE, "cfn build-image: not offered where only cfn test runs")
+        left_out.setup_subparser = lambda subparsers, parents: None  # type: ignore[attr-defined]
+        sys.modules[BUILD_IMAGE] = left_out
+
+
 def run_cfn(
     argv: List[str], sts_endpoint: Optional[str], virtual_clock: bool = False, project_targets: bool = False,
     exports: Optional[Dict[str, str]] = None,
@@ -200,6 +225,7 @@ def arguments_later(fd: int) -> Optional[List[str]]:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller stops this process by closing ``fd``
     _cfn_lint_when_used()
+    _docker_when_used()
     import rpdk.core.cli  # noqa: F401 - loaded while the caller starts its endpoint
 
     with os.fdopen(fd, "rb") as given:
