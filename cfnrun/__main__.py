@@ -25,6 +25,9 @@ def _command() -> None:
         print(f"cfnrun {__version__}")
         return
     command = sys.argv[1] if len(sys.argv) > 1 else ""
+    from cfnrun.app.loaded_objects import off_while_loading
+
+    off_while_loading(command)
     waiting = None
     if command == "invoke":  # its worker's interpreter starts before anything else loads, then waits for its spec
         from cfnrun.runtime.waiting_worker import WaitingWorker, worth_starting

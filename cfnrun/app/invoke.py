@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
+from cfnrun.app.loaded_objects import keep_what_loaded
 from cfnrun.contract.mode import ContractMode
 from cfnrun.model.endpoint_url import check_endpoint_url
 from cfnrun.model.errors import CfnrunError
@@ -387,6 +388,7 @@ async def run_watched(
             try:
                 await asyncio.sleep(0)  # the worker's start begins (one the early start spawned imports the provider already)
                 _ready_for_the_call(prepared)
+                keep_what_loaded()
             except BaseException:  # noqa: B902 - interrupted meanwhile: the warm-up goes too, then the target closes
                 warming.cancel()
                 await asyncio.gather(warming, return_exceptions=True)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import gc
 import importlib
 import signal
 import time
@@ -29,6 +28,7 @@ from cfnrun.model.patterns import skipped_pattern_note, unusable_patterns
 from cfnrun.model.project import Project
 from cfnrun.app.settings.serve import DEFAULT_HOST
 from cfnrun.app.serve_settings import ServeSettings
+from cfnrun.app.loaded_objects import keep_what_loaded
 from cfnrun.app.moto_server import aws_endpoint_choice, moto_server
 from cfnrun.app.served import Served, Warming
 from cfnrun.app.state_lock import StateHold, state_held
@@ -264,15 +264,8 @@ async def _announce_when_loaded(settings: ServeSettings, server: RunningServer, 
         await asyncio.shield(server.loaded)
     except Exception:  # noqa: B902 - reported where serve stops on it
         return
-    keep_what_loaded()
+    keep_what_loaded()  # the modules, the app, the served projects: kept for the life of the process
     _announce(settings, server, console)
-
-
-def keep_what_loaded() -> None:
-    """What serve has loaded by now (its modules, the app, the served projects) stays for the life of the process: it is
-    moved out of the cyclic collector's way (``gc.freeze``), so a full collection walks what serve made since, not again
-    the ~70,000 objects of its start (50-65 ms of the main thread each, one or more in a wide stack's create)."""
-    gc.freeze()
 
 
 async def _until_stopped(server: RunningServer, stop: asyncio.Event) -> None:

@@ -33,7 +33,7 @@ from typing import Dict, List, Mapping, Tuple
 
 from .botocore_sessions import prepare_sessions
 from .channel import take_over_fds
-from .lifecycle import keep_loaded_objects_out_of_collections, preload, run
+from .lifecycle import keep_loaded_objects_out_of_collections, no_collections_while_loading, preload, run
 from .lifeline import die_with_parent, killed_with_parent
 from .protocol import encode_json
 
@@ -46,6 +46,7 @@ Slots = Dict[str, Tuple[int, int]]
 
 def serve_forks(code_dir: str) -> int:
     """Preload the dependencies, then fork a worker per request until the parent closes fd 0."""
+    no_collections_while_loading()
     killed_with_parent()
     control = socket.socket(fileno=os.dup(0))
     devnull = os.open(os.devnull, os.O_RDONLY)
