@@ -49,6 +49,7 @@ import types
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
+from cfnrun.app.loaded_objects import keep_what_loaded
 from cfnrun.invoker.placeholder_keys import placeholder_variables
 from cfnrun.model.hook_targets import bundled_target_schemas
 from cfnrun.model.schema import ResourceSchema
@@ -187,6 +188,7 @@ def run_cfn(
     _cfn_lint_when_used()  # before cfn's modules load
     from rpdk.core.cli import main as cfn_main
 
+    keep_what_loaded()  # cfn's, pytest's and boto3's modules
     _examples_kept_in_local_state()
     _transforms_as_the_service_does()
     if sts_endpoint is not None:
@@ -268,8 +270,10 @@ def main(argv: List[str]) -> None:
 
 
 if __name__ == "__main__":
+    from cfnrun.app.loaded_objects import off_while_loading
     from cfnrun.app.process_end import leave  # as cfnrun itself ends: without freeing pytest's, cfn's and boto3's modules one by one
 
+    off_while_loading("test")  # until cfn's modules are in (run_cfn)
     try:
         main(sys.argv[1:])
     except SystemExit as exited:

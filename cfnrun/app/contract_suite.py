@@ -22,6 +22,7 @@ from cfnrun.model.hook_targets import TARGET_SCHEMAS_FOLDER, undescribed_targets
 from cfnrun.model.project import Project
 from cfnrun.ui.console import Console
 from cfnrun.app.contract_results import MAX_SUMMARY_LINES, RESULTS_FILE, failed_tests
+from cfnrun.app.loaded_objects import keep_what_loaded
 from cfnrun.app.serve import Sources, aws_calls_routed, start_server
 from cfnrun.app.serve_settings import ServeSettings
 from cfnrun.app.suite_process import SuiteProcess
@@ -98,6 +99,7 @@ async def _run_suite(project: Project, settings: ContractSettings, log_path: Pat
             server = await start_server(Sources.of(project), serve, console)
             try:
                 parts = await server.loaded  # all of it before the suite: an unusable schema stops here
+                keep_what_loaded()
                 deployed = DependencyStacks(parts.stacks.store)
                 problem = await deployed.create(settings.stacks)
                 if problem is not None:

@@ -1,21 +1,23 @@
 """The cyclic garbage collector and what a command loads as it starts: off until then, then kept out of its way.
 
-``cfnrun serve`` and ``cfnrun invoke`` import most of what they run as they start (aiohttp, pydantic's
-models, the contract checker, the stacks engine): objects that live as long as the process. The
-collector, run every few hundred new objects, walked them again and again while they were made: ~140
-collections, ~90 ms of the ~0.8 s serve's imports take (measured 2026-11-29 with ``gc.callbacks``). So
-``cfnrun/__main__.py`` turns it off for those two commands (``off_while_loading``), and each turns it on
-once it has loaded what its calls need (``keep_what_loaded``): serve once what it loads after listening is
-in (``app/serve.py``), invoke once its first call's modules are loaded, while its worker imports
-the provider (``app/invoke.py``). What they loaded is frozen then (``gc.freeze``), so a full collection later walks what
-the command made since, not again the ~70,000 objects of its start (50-65 ms each, one or more in a wide
-stack's create). The start's own garbage cycles (~1,900 objects for serve) are frozen with it and never freed.
+``cfnrun serve``, ``invoke``, ``test`` and ``stack test`` import most of what they run as they start
+(aiohttp, pydantic's models, the contract checker, the stacks engine): objects that live as long as the
+process. The collector, run every few hundred new objects, walked them again and again while they were
+made: ~150 collections, ~100 ms of serve's start (measured 2026-11-29 with ``gc.callbacks``). So
+``cfnrun/__main__.py`` turns it off for those commands (``off_while_loading``), and each turns it on once it
+has loaded what its calls need (``keep_what_loaded``): serve once what it loads after listening is in
+(``app/serve.py``; ``test`` and ``stack test`` likewise for the serve they start), invoke once its first
+call's modules are loaded, while its worker imports the provider (``app/invoke.py``). ``cfnrun test``'s
+suite process does the same around cfn's import (``app/cfn_offline.py``). What they loaded is frozen then
+(``gc.freeze``), so a full collection later walks what the command made since, not again the ~70,000
+objects of its start (50-65 ms each, one or more in a wide stack's create). The start's own garbage
+cycles (~1,900 objects for serve) are frozen with it and never freed.
 """
 from __future__ import annotations
 
 import gc
 
-COMMANDS = ("serve", "invoke")
+COMMANDS = ("serve", "invoke", "test", "stack")  # ``cfnrun stack`` has one command, ``stack test``
 
 
 def off_while_loading(command: str) -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from cfnrun.app.moto_server import warm_cloudformation
+from cfnrun.app.loaded_objects import keep_what_loaded
 from cfnrun.app.serve import Sources, aws_calls_routed, start_server
 from cfnrun.app.serve_settings import ServeSettings
 from cfnrun.app.stacks.flag_hints import for_command
@@ -149,6 +150,7 @@ async def run_stack_test(
             hold.tell(server.url)
             try:
                 parts = await server.loaded  # an unusable schema stops here
+                keep_what_loaded()
                 return await StackLifecycle(plan, parts.stacks, observer, routed).run()
             finally:
                 await server.stop(routed.shutdown_timeout_s)
