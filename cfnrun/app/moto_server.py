@@ -19,6 +19,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional
 from urllib.parse import unquote
 
+from cfnrun.app.loaded_objects import no_collections_meanwhile
 from cfnrun.model.endpoint_url import check_endpoint_url
 from cfnrun.model.errors import CfnrunError
 
@@ -69,7 +70,9 @@ def warm_cloudformation() -> None:
     moto imports its CloudFormation (and with it most of its backends: about 2 s of CPU) at the first call, which
     a stack's first AWS resource then waited for. ``cfnrun stack test`` knows its template as it starts: where it
     has AWS resources, the import runs beside serve's start and the workers' (measured 2026-11-29: the sample
-    stack's run 0.7 s shorter). Without an embedded moto (``--aws-endpoint``), nothing is done.
+    stack's run 0.7 s shorter). serve's stacks call it as their first AWS resource goes to moto's CloudFormation
+    (``app/stacks/aws_types.py``): that call then waits for this import, made without cyclic collections. Without
+    an embedded moto (``--aws-endpoint``), nothing is done.
     """
     if not _EMBEDDED or _warming:
         return
@@ -82,7 +85,8 @@ def _import_cloudformation() -> None:
     try:
         from moto.backends import get_backend
 
-        get_backend("cloudformation")
+        with no_collections_meanwhile():
+            get_backend("cloudformation")
     except Exception:  # noqa: B902 - moto's first call imports it again, and its failure is told there
         pass
 

@@ -35,6 +35,7 @@ from cfnrun.model.budgets import Budget, Budgets
 from cfnrun.model.schema import ResourceSchema
 from cfnrun.stacks.in_flight import OperationStopped
 from cfnrun.stacks.provisioning import Provisioned, ProvisioningFailed, Replacement, ResourceWork
+from cfnrun.app.moto_server import warm_cloudformation
 from cfnrun.app.stacks.aws_schemas import AwsSchemas
 from cfnrun.app.stacks.local_code import staged
 from cfnrun.app.stacks.generated_names import GENERATED_NAME_KEY, name_seed, named, with_name
@@ -181,6 +182,7 @@ class AwsTypes:
         if self._client is None:
             import boto3  # what the endpoint speaks; imported once a stack has an AWS resource
 
+            warm_cloudformation()  # an embedded moto's CloudFormation, imported without cyclic collections
             self._client = boto3.client(
                 "cloudformation",
                 endpoint_url=self.endpoint_url,
