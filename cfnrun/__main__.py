@@ -25,15 +25,15 @@ def _command() -> None:
         print(f"cfnrun {__version__}")
         return
     command = sys.argv[1] if len(sys.argv) > 1 else ""
-    from cfnrun.app.loaded_objects import off_while_loading
-
-    off_while_loading(command)
     waiting = None
     if command == "invoke":  # its worker's interpreter starts before anything else loads, then waits for its spec
         from cfnrun.runtime.waiting_worker import WaitingWorker, worth_starting
 
         waiting = WaitingWorker.start() if worth_starting(sys.argv[2:]) else None
     try:
+        from cfnrun.app.loaded_objects import off_while_loading
+
+        off_while_loading(command)  # after the waiting interpreter's start, which nothing may come before
         from cfnrun.app.early_start import begin
     except BaseException:  # noqa: B902 - interrupted: nothing is left behind
         if waiting is not None:

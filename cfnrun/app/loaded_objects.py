@@ -18,7 +18,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
-from typing import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Iterator
 
 COMMANDS = ("serve", "invoke", "test", "stack")  # ``cfnrun stack`` has one command, ``stack test``
 _lock = threading.Lock()
@@ -42,7 +45,7 @@ def keep_what_loaded() -> None:
 
 
 @contextlib.contextmanager
-def no_collections_meanwhile() -> Iterator[None]:
+def no_collections_meanwhile() -> "Iterator[None]":
     """No cyclic collections while the block runs, in any thread (the collector is the process's): for a large import
     on a thread of its own, such as moto's CloudFormation (``app/moto_server.py``), ~0.8 s of whose ~2.5 s of CPU were
     collections (measured 2026-11-29). The collector is on again once the last such block ends, if it was on as the
