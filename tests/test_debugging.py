@@ -103,10 +103,12 @@ def test_breakpoint_stops_pdb_in_the_handler_on_a_clean_line(tmp_path: Path) -> 
         status = terminal.close()
     handler_file = re.escape(str(tmp_path / "stopping.py"))
     current = [line for line in where.splitlines() if line.startswith("> ")]
-    assert current and re.match(rf"> {handler_file}\({LINE_AFTER_BREAKPOINT}\)handler\(\)", current[0]), where
+    # pdb stops on the line after breakpoint(); from Python 3.13 on, pdb itself stops on the breakpoint() line
+    stopped_at, source = (LINE_AFTER_BREAKPOINT, 'reached = "after the breakpoint"') if sys.version_info < (3, 13) else (BREAKPOINT_LINE, "breakpoint()")
+    assert current and re.match(rf"> {handler_file}\({stopped_at}\)handler\(\)", current[0]), where
     assert "'before the breakpoint'" in value
     assert "hook()" not in where  # the innermost frame is the user's, not cfnrun's breakpointhook
-    assert where.split(current[0], 1)[1].lstrip().startswith('-> reached = "after the breakpoint"'), where
+    assert where.split(current[0], 1)[1].lstrip().startswith(f"-> {source}"), where
     assert status == 0
     # The countdown of the wait before call #2 was erased before pdb wrote its first line.
     first_pdb_line = next(raw for raw in stopped.split("\n") if "stopping.py" in raw)

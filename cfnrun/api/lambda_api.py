@@ -73,7 +73,7 @@ async def _within(awaitable: Awaitable[bytes], seconds: float, task: "asyncio.Ta
     cancellation of the task from elsewhere (serve stopping) is told apart as ``asyncio.timeout`` tells it."""
     loop = task.get_loop()
     deadline = _Deadline(task)
-    cancelling = task.cancelling() if _COUNTS_CANCELS else 0
+    cancelling = task.cancelling() if _COUNTS_CANCELS else 0  # type: ignore[attr-defined]  # Python 3.11's, as below
     timer = loop.call_at(loop.time() + seconds, deadline.expire)
     try:
         return await awaitable

@@ -103,7 +103,7 @@ def _shipped_schema(name: str) -> Optional[Dict[str, Any]]:
     try:
         from importlib import resources
 
-        shipped = resources.files("rpdk.core").joinpath("data", "examples", "hook", "targets", f"{name.lower().replace('::', '-')}.json")
+        shipped = resources.files("rpdk.core") / "data" / "examples" / "hook" / "targets" / f"{name.lower().replace('::', '-')}.json"
         document = json.loads(shipped.read_text(encoding="utf-8"))
         if isinstance(document, dict) and document.get("typeName") == name:
             return document

@@ -8,6 +8,7 @@ ends; a failure is ``ProvisioningFailed`` with the reason a stack event shows.
 from __future__ import annotations
 
 import enum
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, Optional, Protocol, Tuple, runtime_checkable
 
@@ -135,6 +136,23 @@ class AttributeNames(Protocol):
     def attribute_type(self, type_name: str, attribute: str) -> Optional[str]:
         """The JSON type of ``attribute``'s values (``array``, ``string`` ...) as the type's schema gives it; None when it
         cannot tell."""
+
+
+def forward_methods(wrapper: object, inner: object) -> None:
+    """Give ``wrapper`` (a provisioner that changes some calls of ``inner`` and passes the rest on) each public method of
+    ``inner`` its own class does not define, bound to ``inner``, as an attribute of its own.
+
+    A ``__getattr__`` that passes them on is not enough: from Python 3.12 on, ``isinstance`` against a runtime-checkable
+    protocol (``AttributeNames``, ``AttributeReader``, ``Importer``) looks the protocol's methods up statically, without
+    calling ``__getattr__``, so the wrapper would seem to have none of them (imports refused, attribute names not
+    checked). Properties are not read here."""
+    own = type(wrapper)
+    for name in dir(inner):
+        if name.startswith("_") or hasattr(own, name):
+            continue
+        found = inspect.getattr_static(inner, name)
+        if inspect.isfunction(found) or inspect.ismethod(found) or isinstance(found, (staticmethod, classmethod)):
+            setattr(wrapper, name, getattr(inner, name))
 
 
 class Provisioners(Protocol):

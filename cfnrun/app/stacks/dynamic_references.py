@@ -18,9 +18,9 @@ import asyncio
 import dataclasses
 import json
 import re
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from cfnrun.stacks.provisioning import Provisioned, Provisioner, Provisioners, ProvisioningFailed, ResourceWork
+from cfnrun.stacks.provisioning import Provisioned, Provisioner, Provisioners, ProvisioningFailed, ResourceWork, forward_methods
 
 SECURE_SERVICES = ("ssm-secure", "secretsmanager")  # references whose values are secrets: masked wherever a call made with them is shown
 REFERENCE = re.compile(r"\{\{resolve:(ssm|ssm-secure|secretsmanager):([^}]+)\}\}")
@@ -120,6 +120,7 @@ class ResolvingProvisioner:
     def __init__(self, inner: Provisioner, values: EndpointValues) -> None:
         self.inner = inner
         self.values = values
+        forward_methods(self, inner)  # the inner's Importer, AttributeNames... methods, as isinstance sees them
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -162,6 +163,11 @@ class ResolvingProvisioners:
     def __init__(self, inner: Provisioners, values: EndpointValues) -> None:
         self.inner = inner
         self.values = values
+        self._wrapped: Dict[int, Tuple[Provisioner, ResolvingProvisioner]] = {}  # by the inner provisioner's id: one wrapper each
 
     def for_type(self, type_name: str) -> Provisioner:
-        return ResolvingProvisioner(self.inner.for_type(type_name), self.values)  # type: ignore[return-value]
+        inner = self.inner.for_type(type_name)
+        kept = self._wrapped.get(id(inner))
+        if kept is None or kept[0] is not inner:
+            kept = self._wrapped[id(inner)] = (inner, ResolvingProvisioner(inner, self.values))
+        return kept[1]  # type: ignore[return-value]

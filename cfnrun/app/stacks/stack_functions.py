@@ -26,7 +26,7 @@ from cfnrun.app.stacks.local_code import local_path
 from cfnrun.model.function_template import FunctionTemplate
 from cfnrun.model.template import FunctionSpec
 from cfnrun.runtime.registry import FunctionRegistry
-from cfnrun.stacks.provisioning import Provisioned, ResourceWork
+from cfnrun.stacks.provisioning import Provisioned, ResourceWork, forward_methods
 from cfnrun.stacks.blueprint import Blueprint
 from cfnrun.stacks.records import Stack
 
@@ -112,6 +112,7 @@ class LocalLambdas:
     def __init__(self, aws_types: AwsTypes, functions: StackFunctions) -> None:
         self.aws_types = aws_types
         self.functions = functions
+        forward_methods(self, aws_types)  # the endpoint's AttributeNames... methods, as isinstance sees them
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.aws_types, name)  # validate, shown, replacement, still_there, ...: the endpoint's
