@@ -49,7 +49,7 @@ def _evolve_as_read(evolve: Any) -> bool:
     code = getattr(evolve, "__code__", None)
     if code is None or set(code.co_names) != EVOLVE_NAMES:
         return False
-    return set(code.co_consts) - {evolve.__doc__} == EVOLVE_CONSTANTS
+    return set(code.co_consts) - {evolve.__doc__, None} == EVOLVE_CONSTANTS  # Python 3.10 keeps the implicit return's None there
 
 
 def copies_as_init(cls: type) -> bool:
