@@ -32,7 +32,9 @@ def test_it_waits_while_calls_run_and_goes_once_none_has_run_for_the_quiet_time(
 def test_a_call_in_the_quiet_time_starts_it_over() -> None:
     async def scenario() -> None:
         loop = asyncio.get_running_loop()
-        seen = iter([0, 0, 1])  # quiet, then a call, then quiet for good
+        # quiet, then a call, then quiet for good: the call comes at the second look, which comes before the quiet time can
+        # have passed however late the loop wakes (a call at a third look came after it when a busy machine woke the loop late)
+        seen = iter([0, 1])
         looks: List[Tuple[float, int]] = []
 
         def calls() -> int:
